@@ -1,0 +1,51 @@
+/**
+ * The provider adapter contract. An adapter is a pure function of its settings, the request and
+ * an injected fetch: no config lookups, no globals, so a Durable Object can run it from a
+ * serialisable job description.
+ */
+import type { FetchFn } from "../../ports";
+
+export const SEARCH_PROVIDERS = ["tavily", "brave", "exa", "firecrawl", "searxng", "keyless"] as const;
+export type SearchProviderName = (typeof SEARCH_PROVIDERS)[number];
+
+export const EXTRACT_PROVIDERS = ["firecrawl", "tavily", "jina", "direct"] as const;
+export type ExtractProviderName = (typeof EXTRACT_PROVIDERS)[number];
+
+/** Everything an adapter needs to reach its backend. Serialisable. */
+export interface ProviderSettings {
+  name: string;
+  /** Operator-configured base URL, trusted, without a trailing slash. */
+  baseUrl: string;
+  /** Secret; never logged, never put in an error message. */
+  apiKey?: string;
+  timeoutMs: number;
+}
+
+export interface SearchHit {
+  title: string;
+  url: string;
+  description: string;
+  position: number;
+}
+
+export interface SearchRequest {
+  query: string;
+  /** How many results to ask the backend for (the limit tier). */
+  count: number;
+}
+
+export type SearchAdapter = (settings: ProviderSettings, request: SearchRequest, fetch: FetchFn) => Promise<SearchHit[]>;
+
+export type ExtractFormat = "markdown" | "text";
+
+export interface ExtractedPage {
+  url: string;
+  final_url: string;
+  title: string;
+  content: string;
+}
+
+export interface ExtractRequest {
+  url: string;
+  format: ExtractFormat;
+}

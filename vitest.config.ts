@@ -1,16 +1,53 @@
 import { defineConfig } from "vitest/config";
 import { cloudflareTest } from "@cloudflare/vitest-pool-workers";
 
+/**
+ * Two projects: `unit` runs pure domain code and tools in Node; `workers` runs the service inside
+ * real workerd with miniflare's KV and Durable Objects, its providers pointed at the loopback
+ * emulator that test/global-setup.ts starts.
+ */
 export default defineConfig({
   test: {
     reporters: ["default", ["json", { outputFile: ".vitest-results.json" }]],
     projects: [
       {
-        test: { name: "unit", include: ["test/unit/**/*.test.ts"], environment: "node" },
+        test: {
+          name: "unit",
+          include: ["test/unit/**/*.test.ts"],
+          environment: "node",
+          testTimeout: 60_000,
+        },
       },
       {
-        plugins: [cloudflareTest({ wrangler: { configPath: "./wrangler.toml" } })],
-        test: { name: "workers", include: ["test/workers/**/*.test.ts"] },
+        plugins: [
+          cloudflareTest(({ inject }) => {
+            const emulator = inject<string>("emulatorUrl");
+            return {
+              wrangler: { configPath: "./wrangler.toml" },
+              miniflare: {
+                bindings: {
+                  EMULATOR_URL: emulator,
+                  PROVIDERS_TAVILY_BASE_URL: `${emulator}/tavily`,
+                  PROVIDERS_BRAVE_BASE_URL: `${emulator}/brave`,
+                  PROVIDERS_EXA_BASE_URL: `${emulator}/exa`,
+                  PROVIDERS_FIRECRAWL_BASE_URL: `${emulator}/firecrawl`,
+                  PROVIDERS_SEARXNG_BASE_URL: `${emulator}/searxng`,
+                  PROVIDERS_KEYLESS_BASE_URL: `${emulator}/keyless`,
+                  PROVIDERS_JINA_BASE_URL: `${emulator}/jina`,
+                  SECURITY_DNS_RESOLVER_URL: `${emulator}/dns-query`,
+                  AUXILIARY_VISION_BASE_URL: `${emulator}/openai/v1`,
+                  TAVILY_API_KEY: "tvly-emulator-key-0000000000",
+                },
+              },
+            };
+          }),
+        ],
+        test: {
+          name: "workers",
+          include: ["test/workers/**/*.test.ts"],
+          globalSetup: ["test/global-setup.ts"],
+          testTimeout: 60_000,
+        },
       },
     ],
   },

@@ -1,7 +1,20 @@
-import { DurableObject } from "cloudflare:workers";
-export class FlightDO extends DurableObject {}
+/** The Workers entry: builds the app from bindings (once per env object) and exports the DOs. */
+import type { Hono } from "hono";
+import { createApp } from "../shared/app";
+import { workersDeps } from "./deps";
+import type { WorkerEnv } from "./env";
+
+export { FlightDO } from "./flight.do";
+
+const apps = new WeakMap<object, Hono<any>>();
+
 export default {
-  async fetch(): Promise<Response> {
-    return new Response("ok");
+  fetch(request: Request, env: WorkerEnv, ctx: ExecutionContext): Response | Promise<Response> {
+    let app = apps.get(env);
+    if (!app) {
+      app = createApp(workersDeps(env));
+      apps.set(env, app);
+    }
+    return app.fetch(request, env, ctx);
   },
-};
+} satisfies ExportedHandler<WorkerEnv>;

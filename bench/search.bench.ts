@@ -1,0 +1,96 @@
+/**
+ * web_search under `wrangler dev`, measured side by side in one run:
+ * 1. cache-hit latency of POST /v1/web_search vs a bare Worker returning the same JSON;
+ * 2. N identical concurrent requests (N = 1, 4, 16, 64): provider calls, and latency of the
+ *    leader (the one that paid) vs the joiners.
+ * Run: npm run bench (or npx tsx bench/search.bench.ts).
+ */
+import { spawn } from "node:child_process";
+import { freePort, startLocalStack } from "../scripts/local-stack";
+import { median, ms, percentile } from "./stats";
+
+const HIT_ROUNDS = 400;
+const PROVIDER_DELAY_MS = 250;
+
+async function timed(fn: () => Promise<Response>): Promise<{ ms: number; cache: string }> {
+  const start = performance.now();
+  const response = await fn();
+  await response.arrayBuffer();
+  return { ms: performance.now() - start, cache: response.headers.get("x-cache") ?? "" };
+}
+
+async function startBare(payload: string): Promise<{ url: string; stop: () => void }> {
+  const port = await freePort();
+  const child = spawn("npx", ["wrangler", "dev", "--config", "bench/bare-worker/wrangler.toml", "--ip", "127.0.0.1", "--port", String(port), "--var", `PAYLOAD:${payload}`, "--show-interactive-dev-session=false", "--log-level", "warn"], {
+    env: { ...process.env, WRANGLER_SEND_METRICS: "false", CI: "true" },
+    stdio: "ignore",
+    detached: true,
+  });
+  const url = `http://127.0.0.1:${port}`;
+  for (let i = 0; i < 360; i++) {
+    try {
+      if ((await fetch(url)).ok) break;
+    } catch {}
+    await new Promise((r) => setTimeout(r, 250));
+  }
+  return { url, stop: () => child.pid && process.kill(-child.pid, "SIGTERM") };
+}
+
+async function main() {
+  const stack = await startLocalStack();
+  const run = Date.now().toString(36);
+  const search = (query: string) => () =>
+    fetch(`${stack.url}/v1/web_search`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ query }) });
+  const lines: string[] = [];
+  try {
+    // 1. Cache hit vs bare route.
+    const hitQuery = `bench hit ${run}`;
+    const warm = await search(hitQuery)();
+    const payload = await warm.text();
+    const bare = await startBare(payload.replace('"cache":"miss"', '"cache":"hit"'));
+    try {
+      const hit: number[] = [];
+      const base: number[] = [];
+      for (let i = 0; i < 30; i++) {
+        await timed(search(hitQuery));
+        await timed(() => fetch(bare.url, { method: "POST", body: "{}" }));
+      }
+      for (let i = 0; i < HIT_ROUNDS; i++) {
+        const a = await timed(search(hitQuery));
+        if (a.cache !== "HIT") throw new Error(`expected a cache hit, got ${a.cache}`);
+        hit.push(a.ms);
+        base.push((await timed(() => fetch(bare.url, { method: "POST", body: "{}" }))).ms);
+      }
+      lines.push("### Cache hit vs a bare Worker returning the same JSON", "", `${HIT_ROUNDS} sequential requests each, interleaved, after 30 warm-up pairs.`, "");
+      lines.push("| route | p50 ms | p99 ms |", "|---|---|---|");
+      lines.push(`| POST /v1/web_search (hit) | ${ms(median(hit))} | ${ms(percentile(hit, 99))} |`);
+      lines.push(`| bare Worker, same JSON | ${ms(median(base))} | ${ms(percentile(base, 99))} |`);
+      lines.push(`| ratio hit / bare | ${(median(hit) / median(base)).toFixed(2)}x | ${(percentile(hit, 99) / percentile(base, 99)).toFixed(2)}x |`, "");
+    } finally {
+      bare.stop();
+    }
+
+    // 2. Identical concurrent requests.
+    lines.push(`### N identical concurrent requests (provider answers in ${PROVIDER_DELAY_MS} ms)`, "");
+    lines.push("| N | provider calls | leader ms | joiners p50 ms | joiners p99 ms | statuses |", "|---|---|---|---|---|---|");
+    for (const n of [1, 4, 16, 64]) {
+      const token = `${run}n${n}`;
+      const query = `bench flight [slow:${PROVIDER_DELAY_MS}] ${token}`;
+      const results = await Promise.all(Array.from({ length: n }, () => timed(search(query))));
+      const leader = results.filter((r) => r.cache === "MISS");
+      const joiners = results.filter((r) => r.cache !== "MISS").map((r) => r.ms);
+      const counts = new Map<string, number>();
+      for (const r of results) counts.set(r.cache, (counts.get(r.cache) ?? 0) + 1);
+      const statuses = [...counts].map(([k, v]) => `${k}×${v}`).join(" ");
+      lines.push(`| ${n} | ${await stack.providerCalls("tavily", token)} | ${ms(leader[0]?.ms ?? Number.NaN)} | ${ms(median(joiners))} | ${ms(percentile(joiners, 99))} | ${statuses} |`);
+    }
+  } finally {
+    await stack.stop();
+  }
+  console.log(lines.join("\n"));
+}
+
+main().catch((error) => {
+  console.error(error);
+  process.exit(1);
+});

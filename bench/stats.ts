@@ -1,0 +1,11 @@
+/** Small statistics helpers shared by the benchmarks. */
+export function percentile(values: number[], p: number): number {
+  if (values.length === 0) return Number.NaN;
+  const sorted = [...values].sort((a, b) => a - b);
+  const index = Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1));
+  return sorted[index]!;
+}
+
+export const median = (values: number[]): number => percentile(values, 50);
+
+export const ms = (value: number): string => (Number.isFinite(value) ? value.toFixed(2) : "-");

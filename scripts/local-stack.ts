@@ -1,0 +1,102 @@
+/**
+ * Starts the loopback provider emulator and the service under `wrangler dev` (real workerd, local
+ * KV and Durable Objects, a fresh state folder), pointed at each other. Used by `npm run demo` and
+ * `npm run bench`; nothing leaves 127.0.0.1.
+ */
+import { spawn, type ChildProcess } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
+import { createServer } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { startEmulator } from "../test/emulator/server";
+
+export interface LocalStack {
+  /** Base URL of the service, e.g. http://127.0.0.1:8790 */
+  url: string;
+  emulatorUrl: string;
+  /** How many calls the emulator saw for `provider` whose query/URL contains `contains`. */
+  providerCalls(provider: string, contains: string): Promise<number>;
+  stop(): Promise<void>;
+}
+
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once("error", reject);
+    server.listen(0, "127.0.0.1", () => {
+      const address = server.address();
+      const port = typeof address === "object" && address ? address.port : 0;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+/** The provider variables that point the service at the emulator. */
+export function emulatorVars(emulatorUrl: string): Record<string, string> {
+  return {
+    PROVIDERS_TAVILY_BASE_URL: `${emulatorUrl}/tavily`,
+    PROVIDERS_BRAVE_BASE_URL: `${emulatorUrl}/brave`,
+    PROVIDERS_EXA_BASE_URL: `${emulatorUrl}/exa`,
+    PROVIDERS_FIRECRAWL_BASE_URL: `${emulatorUrl}/firecrawl`,
+    PROVIDERS_KEYLESS_BASE_URL: `${emulatorUrl}/keyless`,
+    PROVIDERS_JINA_BASE_URL: `${emulatorUrl}/jina`,
+    SECURITY_DNS_RESOLVER_URL: `${emulatorUrl}/dns-query`,
+    AUXILIARY_VISION_BASE_URL: `${emulatorUrl}/openai/v1`,
+    TAVILY_API_KEY: "tvly-demo-key-not-a-real-one",
+  };
+}
+
+export async function startLocalStack(options: { vars?: Record<string, string>; quiet?: boolean } = {}): Promise<LocalStack> {
+  const emulator = await startEmulator();
+  const port = await freePort();
+  const state = mkdtempSync(join(tmpdir(), "edge-tools-state-"));
+  const vars = { ...emulatorVars(emulator.url), ...options.vars };
+  const args = ["wrangler", "dev", "--ip", "127.0.0.1", "--port", String(port), "--persist-to", state, "--show-interactive-dev-session=false", "--log-level", "warn"];
+  for (const [key, value] of Object.entries(vars)) args.push("--var", `${key}:${value}`);
+  const child: ChildProcess = spawn("npx", args, {
+    env: { ...process.env, WRANGLER_SEND_METRICS: "false", CI: "true" },
+    stdio: options.quiet === false ? "inherit" : ["ignore", "ignore", "pipe"],
+    detached: true,
+  });
+  let stderr = "";
+  child.stderr?.on("data", (chunk) => (stderr = (stderr + String(chunk)).slice(-4000)));
+  const url = `http://127.0.0.1:${port}`;
+
+  const stop = async () => {
+    if (child.pid && child.exitCode === null) {
+      try {
+        process.kill(-child.pid, "SIGTERM");
+      } catch {}
+      await new Promise((resolve) => setTimeout(resolve, 300));
+    }
+    await emulator.close();
+    rmSync(state, { recursive: true, force: true });
+  };
+
+  const deadline = Date.now() + 90_000;
+  for (;;) {
+    if (child.exitCode !== null) {
+      await stop();
+      throw new Error(`wrangler dev exited early: ${stderr}`);
+    }
+    try {
+      const response = await fetch(`${url}/healthz`);
+      if (response.ok) break;
+    } catch {}
+    if (Date.now() > deadline) {
+      await stop();
+      throw new Error(`wrangler dev did not answer /healthz within 90 s: ${stderr}`);
+    }
+    await new Promise((resolve) => setTimeout(resolve, 250));
+  }
+
+  return {
+    url,
+    emulatorUrl: emulator.url,
+    async providerCalls(provider, contains) {
+      const response = await fetch(`${emulator.url}/__calls?provider=${encodeURIComponent(provider)}&contains=${encodeURIComponent(contains)}`);
+      return ((await response.json()) as { count: number }).count;
+    },
+    stop,
+  };
+}

@@ -1,0 +1,93 @@
+/**
+ * The pure application: routes, middleware and error rendering, built from ports only.
+ * Each runtime's entry (workers/index.ts, deno/main.ts) turns its bindings into `AppDeps`.
+ */
+import { Hono, type Context } from "hono";
+import type { LoadedConfig } from "./config/config.load";
+import { publicConfig } from "./config/config.load";
+import { authorize } from "./http/auth";
+import { BODY_LIMITS, readJsonBody } from "./http/body";
+import { AppError } from "./http/errors";
+import { errorResponse, jsonResponse } from "./http/respond";
+import { parseRequest } from "./http/validate";
+import type { Logger } from "./log";
+import type { CacheStore, Clock, FetchFn } from "./ports";
+import type { SingleFlight } from "./web/flight";
+import { SearchRequest } from "./web/search.schema";
+import { webSearch } from "./web/search.service";
+
+export interface AppDeps {
+  runtime: "workerd" | "deno";
+  version: string;
+  /** The effective configuration; throws AppError 500 `config_error` when it is unusable. */
+  config: () => LoadedConfig;
+  cache: CacheStore;
+  flight: SingleFlight;
+  fetch: FetchFn;
+  clock: Clock;
+  log: Logger;
+}
+
+type Env = { Variables: { requestId: string; loaded: LoadedConfig } };
+type Handler = (c: Context<Env>) => Promise<Response> | Response;
+
+const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+
+export function createApp(deps: AppDeps): Hono<Env> {
+  const app = new Hono<Env>();
+
+  app.use("*", async (c, next) => {
+    const given = c.req.header("x-request-id");
+    c.set("requestId", given && REQUEST_ID.test(given) ? given : crypto.randomUUID());
+    await next();
+    c.res.headers.set("x-request-id", c.get("requestId"));
+  });
+
+  const authenticate = async (c: Context<Env>, next: () => Promise<void>) => {
+    const loaded = deps.config();
+    c.set("loaded", loaded);
+    await authorize(c.req.header("authorization") ?? null, loaded.secrets.API_TOKENS, loaded.config.security.allow_anonymous);
+    await next();
+  };
+  app.use("/v1/*", authenticate);
+  app.use("/mcp", authenticate);
+
+  /** Registers a path's methods, and a 405 with `Allow` for every other method. */
+  const route = (path: string, methods: Partial<Record<"GET" | "POST", Handler>>) => {
+    for (const [method, handler] of Object.entries(methods)) app.on(method, path, handler);
+    const allow = Object.keys(methods).flatMap((m) => (m === "GET" ? ["GET", "HEAD"] : [m])).join(", ");
+    app.all(path, () => {
+      throw new AppError(405, "method_not_allowed", `This route takes ${allow} only.`, { details: { allow } });
+    });
+  };
+
+  route("/healthz", {
+    GET: () => jsonResponse({ ok: true, version: deps.version, runtime: deps.runtime }),
+  });
+
+  route("/v1/config", {
+    GET: (c) => jsonResponse(publicConfig(c.get("loaded"))),
+  });
+
+  route("/v1/web_search", {
+    POST: async (c) => {
+      const input = parseRequest(SearchRequest, await readJsonBody(c.req.raw, BODY_LIMITS.default));
+      const body = await webSearch({ ...deps, config: c.get("loaded") }, input);
+      return jsonResponse(body, 200, { "x-cache": body.cache.toUpperCase() });
+    },
+  });
+
+  app.notFound((c) => errorResponse(new AppError(404, "not_found", `No route ${c.req.method} ${new URL(c.req.url).pathname}; see GET /openapi.json for the routes.`)));
+
+  app.onError((error, c) => {
+    const appError = error instanceof AppError ? error : new AppError(500, "internal_error", "The service failed unexpectedly; try again, and report the request id if it persists.", { cause: error });
+    if (appError.status >= 500) {
+      deps.log.error("request_failed", { request_id: c.get("requestId"), code: appError.code, path: new URL(c.req.url).pathname, cause: appError.privateCause === undefined ? undefined : String(appError.privateCause) });
+    }
+    const headers: Record<string, string> = { "x-request-id": c.get("requestId") ?? crypto.randomUUID() };
+    if (appError.code === "method_not_allowed") headers.allow = (appError.details as { allow: string }).allow;
+    return errorResponse(appError, headers);
+  });
+
+  return app;
+}

@@ -1,0 +1,94 @@
+/**
+ * Builds the effective configuration from its layers (config.md): defaults, then per-section
+ * tables (`[vars.web]` in wrangler.toml, config.json on Deno), then flat `SECTION_KEY` variables.
+ * Runtime-agnostic: the caller hands in a plain record of its environment.
+ */
+import { z } from "zod";
+import { AppError } from "../http/errors";
+import { Config, SECRET_NAMES, type Secrets } from "./config.schema";
+
+export interface LoadedConfig {
+  config: Config;
+  secrets: Secrets;
+}
+
+/** Old or friendlier names accepted for a key, flat form → dotted key. */
+const FLAT_ALIASES: Record<string, string> = {
+  PROVIDERS_DUCKDUCKGO_BASE_URL: "providers.keyless_base_url",
+};
+
+/** Every leaf key of the schema as a dotted path (`web.cache_ttl_minutes`, `auxiliary.vision.model`). */
+export const CONFIG_KEYS: readonly string[] = (function leaves(schema: z.ZodObject, prefix: string): string[] {
+  return Object.entries(schema.shape).flatMap(([name, field]) =>
+    field instanceof z.ZodObject ? leaves(field, `${prefix}${name}.`) : [`${prefix}${name}`],
+  );
+})(Config, "");
+
+/** `web.cache_ttl_minutes` → `WEB_CACHE_TTL_MINUTES`. */
+export const flatName = (key: string): string => key.replaceAll(".", "_").toUpperCase();
+
+/**
+ * Reads the configuration out of a runtime environment record.
+ * @throws AppError 500 `config_error` naming the first unusable key and its value.
+ * @example loadConfig({ web: { cache_ttl_minutes: 60 }, WEB_CACHE_ENABLED: "false" })
+ */
+export function loadConfig(env: Record<string, unknown>): LoadedConfig {
+  const raw: Record<string, unknown> = {};
+  for (const key of CONFIG_KEYS) setPath(raw, key, tableValue(env, key));
+  for (const [flat, key] of Object.entries(FLAT_ALIASES)) {
+    if (env[flat] !== undefined) setPath(raw, key, env[flat]);
+  }
+  for (const key of CONFIG_KEYS) {
+    const value = env[flatName(key)];
+    if (value !== undefined) setPath(raw, key, value);
+  }
+  const parsed = Config.safeParse(raw);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    const key = issue?.path.join(".") ?? "config";
+    throw new AppError(500, "config_error", `Configuration key ${key} is unusable: ${issue?.message ?? "invalid value"}. Fix it in wrangler.toml or the ${flatName(key)} variable.`);
+  }
+  const secrets: Secrets = {};
+  for (const name of SECRET_NAMES) {
+    const value = env[name];
+    if (typeof value === "string" && value.trim() !== "") secrets[name] = value.trim();
+  }
+  return { config: parsed.data, secrets };
+}
+
+/**
+ * The configuration as `GET /v1/config` shows it: effective values, every secret as `"set"` or null.
+ */
+export function publicConfig(loaded: LoadedConfig): Record<string, unknown> {
+  const secrets = Object.fromEntries(SECRET_NAMES.map((name) => [name, loaded.secrets[name] ? "set" : null]));
+  return { ...loaded.config, secrets };
+}
+
+/** Value of a dotted key inside the section tables (`env.web.cache_ttl_minutes`). */
+function tableValue(env: Record<string, unknown>, key: string): unknown {
+  let node: unknown = env;
+  for (const part of key.split(".")) {
+    if (typeof node === "string" && node.trim().startsWith("{")) node = safeJson(node);
+    if (node === null || typeof node !== "object") return undefined;
+    node = (node as Record<string, unknown>)[part];
+  }
+  return node;
+}
+
+function setPath(target: Record<string, unknown>, key: string, value: unknown): void {
+  const parts = key.split(".");
+  let node = target;
+  for (const part of parts.slice(0, -1)) {
+    node[part] ??= {};
+    node = node[part] as Record<string, unknown>;
+  }
+  node[parts[parts.length - 1]!] = value;
+}
+
+function safeJson(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+}

@@ -1,0 +1,151 @@
+/**
+ * The configuration schema: every key of config.md with its default, clamp and fallback, in one
+ * zod schema. Values arrive as TOML/JSON values or as strings from flat env vars, so every field
+ * accepts both; `config.load.ts` gathers the layers and calls this.
+ */
+import { z } from "zod";
+import { EXTRACT_PROVIDERS, SEARCH_PROVIDERS } from "../web/providers/provider.types";
+
+/** Raised by a field that cannot be read; becomes a 500 `config_error` naming the key. */
+const unusable = (ctx: z.RefinementCtx, what: string) => {
+  ctx.addIssue({ code: "custom", message: what });
+  return z.NEVER;
+};
+
+const asNumber = (value: unknown): number =>
+  typeof value === "number" ? value : typeof value === "string" && value.trim() !== "" ? Number(value) : Number.NaN;
+
+/** Boolean from a TOML boolean or an env string (`true/false/1/0/yes/no/on/off`). */
+const flag = (fallback: boolean) =>
+  z.unknown().transform((value, ctx): boolean => {
+    if (value === undefined || value === null || value === "") return fallback;
+    if (typeof value === "boolean") return value;
+    const text = String(value).trim().toLowerCase();
+    if (["true", "1", "yes", "on"].includes(text)) return true;
+    if (["false", "0", "no", "off"].includes(text)) return false;
+    return unusable(ctx, `expected true or false, got "${String(value).slice(0, 40)}"`);
+  });
+
+/** Integer clamped into [min, max]; `onNaN` decides between a fallback and a config error. */
+const clampedInt = (fallback: number, min: number, max: number, onNaN: "default" | "error" = "error") =>
+  z.unknown().transform((value, ctx): number => {
+    if (value === undefined || value === null || value === "") return fallback;
+    const n = asNumber(value);
+    if (!Number.isFinite(n)) {
+      if (onNaN === "default") return fallback;
+      return unusable(ctx, `expected a number, got "${String(value).slice(0, 40)}"`);
+    }
+    return Math.min(max, Math.max(min, Math.round(n)));
+  });
+
+/** A list from a TOML array or a comma-separated env string; entries trimmed and lower-cased. */
+const hostList = z.unknown().transform((value, ctx): string[] => {
+  if (value === undefined || value === null || value === "") return [];
+  const items = Array.isArray(value) ? value : typeof value === "string" ? value.split(",") : null;
+  if (!items) return unusable(ctx, "expected a list or a comma-separated string");
+  return items.map((item) => String(item).trim().toLowerCase()).filter((item) => item !== "");
+});
+
+const optionalUrl = z.unknown().transform((value, ctx): string | null => {
+  if (value === undefined || value === null || value === "") return null;
+  const text = String(value).trim();
+  if (!URL.canParse(text) || !/^https?:$/.test(new URL(text).protocol)) {
+    return unusable(ctx, `expected an http(s) URL, got "${text.slice(0, 80)}"`);
+  }
+  return text.replace(/\/+$/, "");
+});
+
+const urlWithDefault = (fallback: string) => optionalUrl.transform((value) => value ?? fallback);
+
+const choice = <T extends readonly string[]>(names: T, fallback: T[number]) =>
+  z.unknown().transform((value, ctx): T[number] => {
+    if (value === undefined || value === null || value === "") return fallback;
+    const text = String(value).trim().toLowerCase();
+    if ((names as readonly string[]).includes(text)) return text as T[number];
+    return unusable(ctx, `expected one of ${names.join(", ")}, got "${String(value).slice(0, 40)}"`);
+  });
+
+/** `vision.embed_target_bytes`: clamped; a non-integer or a boolean gives the default. */
+const embedTargetBytes = z.unknown().transform((value): number => {
+  const fallback = 262_144;
+  if (typeof value === "boolean" || value === undefined || value === null || value === "") return fallback;
+  const n = asNumber(value);
+  if (!Number.isInteger(n)) return fallback;
+  return Math.min(4_194_304, Math.max(65_536, n));
+});
+
+/** `vision.max_calls_per_image`: unset (null) or an integer N ≥ 0 (0 = unlimited). */
+const maxCallsPerImage = z.unknown().transform((value, ctx): number | null => {
+  if (value === undefined || value === null || value === "") return null;
+  const n = asNumber(value);
+  if (!Number.isInteger(n) || n < 0) return unusable(ctx, `expected an integer ≥ 0 or unset, got "${String(value).slice(0, 40)}"`);
+  return n;
+});
+
+/** Measured default for `vision.max_input_pixels` (see docs/benchmarks.md, "Vision fit"). */
+export const DEFAULT_MAX_INPUT_PIXELS = 16_777_216;
+
+export const PUBLIC_BASE_URLS = {
+  tavily: "https://api.tavily.com",
+  brave: "https://api.search.brave.com",
+  exa: "https://api.exa.ai",
+  firecrawl: "https://api.firecrawl.dev",
+  keyless: "https://html.duckduckgo.com",
+  jina: "https://r.jina.ai",
+} as const;
+
+export const Config = z.object({
+  web: z.object({
+    cache_enabled: flag(true).describe("false turns off the search and extract caches (every call pays)"),
+    cache_ttl_minutes: clampedInt(20, 1, 1440, "default").describe("Cache TTL in minutes, 1..1440"),
+    cache_exempt_hosts: hostList.describe("Hosts never cached: exact, *.example.com, or a bare suffix"),
+    search_provider: choice([...SEARCH_PROVIDERS, "auto"] as const, "auto").describe("Search backend or auto"),
+    extract_provider: choice([...EXTRACT_PROVIDERS, "auto"] as const, "auto").describe("Extract backend or auto"),
+    keyless_fallback: flag(true).describe("One keyless search attempt after a provider failure; never cached"),
+    search_timeout_seconds: clampedInt(20, 1, 120).describe("Timeout of one search provider call"),
+    extract_timeout_seconds: clampedInt(60, 1, 300).describe("Timeout of one extract provider call"),
+    max_page_chars: clampedInt(2_000_000, 1, 100_000_000).describe("Pages longer than this are never cached"),
+    char_limit: clampedInt(15_000, 2_000, 500_000).describe("Content over this is cut, head and tail kept"),
+  }),
+  vision: z.object({
+    embed_target_bytes: embedTargetBytes.describe("Embed budget: data-URL length, 64 KiB..4 MiB"),
+    max_calls_per_image: maxCallsPerImage.describe("Repeat cap per image and session; unset: subagents 3, main unlimited; 0 = unlimited"),
+    max_long_edge: clampedInt(1568, 256, 8192).describe("Long edge of an embedded image"),
+    max_input_pixels: clampedInt(DEFAULT_MAX_INPUT_PIXELS, 1_000_000, 100_000_000).describe("Larger images are refused before decoding"),
+  }),
+  security: z.object({
+    website_blocklist: hostList.describe("Domains refused by web_extract and vision URL fetches"),
+    allow_private_urls: flag(false).describe("Allow private hosts (metadata stays blocked)"),
+    dns_resolver_url: urlWithDefault("https://cloudflare-dns.com/dns-query").describe("DNS-over-HTTPS JSON endpoint"),
+    allow_anonymous: flag(false).describe("Serve /v1 without API_TOKENS (local dev only)"),
+  }),
+  providers: z.object({
+    tavily_base_url: urlWithDefault(PUBLIC_BASE_URLS.tavily),
+    brave_base_url: urlWithDefault(PUBLIC_BASE_URLS.brave),
+    exa_base_url: urlWithDefault(PUBLIC_BASE_URLS.exa),
+    firecrawl_base_url: urlWithDefault(PUBLIC_BASE_URLS.firecrawl),
+    searxng_base_url: optionalUrl.describe("SearXNG has no public default; set it to enable searxng"),
+    keyless_base_url: urlWithDefault(PUBLIC_BASE_URLS.keyless),
+    jina_base_url: urlWithDefault(PUBLIC_BASE_URLS.jina),
+  }),
+  auxiliary: z.object({
+    vision: z.object({
+      base_url: optionalUrl.describe("OpenAI-compatible endpoint for the descriptor path"),
+      model: z.unknown().transform((v) => (v === undefined || v === null || v === "" ? null : String(v))),
+    }),
+  }),
+});
+export type Config = z.infer<typeof Config>;
+
+/** Secrets: read from the environment only, never from wrangler.toml, never shown. */
+export const SECRET_NAMES = [
+  "API_TOKENS",
+  "TAVILY_API_KEY",
+  "BRAVE_API_KEY",
+  "EXA_API_KEY",
+  "FIRECRAWL_API_KEY",
+  "JINA_API_KEY",
+  "AUXILIARY_VISION_API_KEY",
+] as const;
+export type SecretName = (typeof SECRET_NAMES)[number];
+export type Secrets = Partial<Record<SecretName, string>>;

@@ -1,0 +1,38 @@
+/**
+ * Bearer-token auth for `/v1/*` and `/mcp` (api.md): tokens from the `API_TOKENS` secret,
+ * compared in constant time; anonymous access only where `security.allow_anonymous` is on.
+ */
+import { AppError } from "./errors";
+
+const unauthorized = (why: string) => new AppError(401, "unauthorized", why);
+
+/**
+ * Throws 401 unless the request may proceed.
+ * @param tokensSecret the raw `API_TOKENS` value (comma-separated) or undefined
+ */
+export async function authorize(authorization: string | null, tokensSecret: string | undefined, allowAnonymous: boolean): Promise<void> {
+  const tokens = (tokensSecret ?? "").split(",").map((t) => t.trim()).filter((t) => t !== "");
+  if (tokens.length === 0) {
+    if (allowAnonymous) return;
+    throw unauthorized("This service has no API tokens configured and anonymous access is off; set the API_TOKENS secret and send Authorization: Bearer <token>.");
+  }
+  const match = /^Bearer\s+(\S+)\s*$/i.exec(authorization ?? "");
+  if (!match) throw unauthorized("Send Authorization: Bearer <token> with one of the service's API tokens.");
+  const presented = await digest(match[1]!);
+  let accepted = false;
+  for (const token of tokens) {
+    // Compare every token (no early exit) on fixed-length digests, so timing says nothing.
+    if (equalDigests(presented, await digest(token))) accepted = true;
+  }
+  if (!accepted) throw unauthorized("The bearer token is not valid for this service.");
+}
+
+async function digest(text: string): Promise<Uint8Array> {
+  return new Uint8Array(await crypto.subtle.digest("SHA-256", new TextEncoder().encode(text)));
+}
+
+function equalDigests(a: Uint8Array, b: Uint8Array): boolean {
+  let diff = 0;
+  for (let i = 0; i < a.length; i++) diff |= a[i]! ^ b[i]!;
+  return diff === 0;
+}

@@ -1,0 +1,16 @@
+/** Schema validation of request bodies: a zod failure becomes a 400 listing every bad field. */
+import type { z } from "zod";
+import { AppError } from "./errors";
+
+/**
+ * Parses `value` with `schema` or throws 400 `invalid_request` with `details: [{path, message}]`.
+ * @example const body = parseRequest(SearchRequest, await readJsonBody(c.req.raw));
+ */
+export function parseRequest<S extends z.ZodType>(schema: S, value: unknown): z.output<S> {
+  const result = schema.safeParse(value);
+  if (result.success) return result.data;
+  const details = result.error.issues.map((issue) => ({ path: issue.path.map((p) => (typeof p === "symbol" ? String(p) : p)), message: issue.message }));
+  const first = details[0];
+  const where = first && first.path.length > 0 ? `${first.path.join(".")}: ` : "";
+  throw new AppError(400, "invalid_request", `The request is invalid (${where}${first?.message ?? "unknown error"}); see details for every bad field.`, { details });
+}

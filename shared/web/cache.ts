@@ -1,0 +1,67 @@
+/**
+ * The read-through cache of paid calls: global read tier first, then the single-flight owner,
+ * which pays at most once per key. Every safety check has run before a caller gets here.
+ */
+import type { Logger } from "../log";
+import type { CacheStore, Clock, FetchFn } from "../ports";
+import { type CacheStatus, fromFlightError, type SingleFlight } from "./flight";
+import { isStorable, type Job, type JobValue, runJob } from "./jobs";
+
+export interface PaidCallDeps {
+  cache: CacheStore;
+  flight: SingleFlight;
+  fetch: FetchFn;
+  clock: Clock;
+  log: Logger;
+}
+
+export interface PaidCallOptions {
+  enabled: boolean;
+  ttlMs: number;
+  /** False when the answer must never be stored (exempt or local hosts). */
+  store: boolean;
+}
+
+export interface PaidCallResult {
+  value: JobValue;
+  cache: CacheStatus;
+}
+
+/**
+ * Answers `job` from the cache or pays for it once.
+ * @throws AppError from the provider (the failure is not stored)
+ */
+export async function paidCall(deps: PaidCallDeps, key: string, job: Job, options: PaidCallOptions): Promise<PaidCallResult> {
+  if (!options.enabled) return { value: await runJob(job, deps.fetch), cache: "bypass" };
+
+  const now = deps.clock();
+  if (options.store) {
+    const entry = await readQuietly(deps, key);
+    if (entry && entry.expiresAt > now) return { value: entry.value, cache: "hit" };
+  }
+
+  let outcome;
+  try {
+    outcome = await deps.flight.run(key, job, { now, ttlMs: options.ttlMs, store: options.store });
+  } catch (error) {
+    // The single-flight owner is unreachable: still answer, just without coalescing.
+    deps.log.warn("single_flight_unreachable", { key, error: String(error) });
+    const value = await runJob(job, deps.fetch);
+    if (options.store && isStorable(job, value)) {
+      await deps.cache.put(key, { value, expiresAt: now + options.ttlMs }, options.ttlMs).catch(() => {});
+    }
+    return { value, cache: "miss" };
+  }
+  if (!outcome.ok) throw fromFlightError(outcome.error);
+  return { value: outcome.value, cache: outcome.cache };
+}
+
+async function readQuietly(deps: PaidCallDeps, key: string) {
+  try {
+    return await deps.cache.get<JobValue>(key);
+  } catch (error) {
+    deps.log.warn("cache_read_failed", { key, error: String(error) });
+    return null;
+  }
+}
+

@@ -1,0 +1,108 @@
+/**
+ * Single-flight with an authoritative copy (web.md, "Storage and single-flight"): for one cache
+ * key, answer from the owner's own copy, else join the call already in flight, else pay the
+ * provider once, store, publish to the global read tier, and give every waiter the same answer.
+ * Runtime-agnostic: the Workers Durable Object and the Deno process both host one of these.
+ */
+import { AppError } from "../http/errors";
+import type { Logger } from "../log";
+import type { CacheStore, FetchFn } from "../ports";
+import { isStorable, type Job, type JobValue, runJob } from "./jobs";
+
+export type CacheStatus = "hit" | "miss" | "coalesced" | "bypass";
+
+/** Error as it crosses the single-flight boundary (RPC-safe). */
+export interface FlightError {
+  status: number;
+  code: string;
+  message: string;
+}
+
+export type FlightOutcome =
+  | { ok: true; value: JobValue; cache: Exclude<CacheStatus, "bypass">; stored: boolean }
+  | { ok: false; error: FlightError };
+
+export interface FlightOptions {
+  /** The caller's clock, so the TTL is judged by one clock end to end. */
+  now: number;
+  ttlMs: number;
+  /** False for values that must never be stored whatever they contain (e.g. exempt hosts). */
+  store: boolean;
+}
+
+/** The single-flight port the request path calls. */
+export interface SingleFlight {
+  run(key: string, job: Job, options: FlightOptions): Promise<FlightOutcome>;
+}
+
+export function toFlightError(error: unknown): FlightError {
+  if (error instanceof AppError) return { status: error.status, code: error.code, message: error.message };
+  return { status: 500, code: "internal_error", message: "The service failed unexpectedly while calling the provider; try again." };
+}
+
+export function fromFlightError(error: FlightError): AppError {
+  return new AppError(error.status, error.code as AppError["code"], error.message);
+}
+
+export class FlightCoordinator implements SingleFlight {
+  private readonly inflight = new Map<string, Promise<FlightOutcome>>();
+
+  constructor(
+    private readonly deps: {
+      /** The authoritative copy (Durable Object storage; Deno KV on Deno). */
+      authority: CacheStore;
+      /** The global read tier to publish to (KV), if it is not the authority itself. */
+      publish?: CacheStore;
+      fetch: FetchFn;
+      log: Logger;
+    },
+  ) {}
+
+  async run(key: string, job: Job, options: FlightOptions): Promise<FlightOutcome> {
+    const joined = this.inflight.get(key);
+    if (joined) return coalesced(await joined);
+
+    const own = await this.deps.authority.get<JobValue>(key);
+    // Storage awaits do not let other requests in on Durable Objects (input gates), but they do
+    // elsewhere: look again before becoming the leader.
+    const joinedLate = this.inflight.get(key);
+    if (joinedLate) return coalesced(await joinedLate);
+    if (own && own.expiresAt > options.now) {
+      return { ok: true, value: own.value, cache: "hit", stored: true };
+    }
+
+    const leader = this.pay(key, job, options);
+    this.inflight.set(key, leader);
+    try {
+      return await leader;
+    } finally {
+      this.inflight.delete(key);
+    }
+  }
+
+  private async pay(key: string, job: Job, options: FlightOptions): Promise<FlightOutcome> {
+    let value: JobValue;
+    try {
+      value = await runJob(job, this.deps.fetch);
+    } catch (error) {
+      if (!(error instanceof AppError)) this.deps.log.error("provider_call_crashed", { kind: job.kind, provider: job.settings.name, error: String(error) });
+      return { ok: false, error: toFlightError(error) };
+    }
+    const stored = options.store && isStorable(job, value);
+    if (stored) {
+      const entry = { value, expiresAt: options.now + options.ttlMs };
+      try {
+        await this.deps.authority.put(key, entry, options.ttlMs);
+        await this.deps.publish?.put(key, entry, options.ttlMs);
+      } catch (error) {
+        // A storage failure loses the cache entry, not the answer.
+        this.deps.log.warn("cache_store_failed", { key, error: String(error) });
+      }
+    }
+    return { ok: true, value, cache: "miss", stored };
+  }
+}
+
+function coalesced(outcome: FlightOutcome): FlightOutcome {
+  return outcome.ok ? { ...outcome, cache: "coalesced" } : outcome;
+}

@@ -1,0 +1,35 @@
+/** The web_search request and response (api.md); the same schemas feed OpenAPI and MCP. */
+import { z } from "zod";
+
+export const SearchRequest = z.object({
+  query: z
+    .string()
+    .min(1)
+    .max(2048)
+    .refine((q) => q.trim() !== "", { message: "query must not be blank" })
+    .describe("What to search for, 1..2048 characters"),
+  limit: z
+    .number()
+    .int()
+    .optional()
+    .transform((limit) => Math.min(100, Math.max(1, limit ?? 5)))
+    .describe("How many results (default 5); integers outside 1..100 are clamped"),
+});
+export type SearchRequest = z.infer<typeof SearchRequest>;
+
+export const SearchResult = z.object({
+  title: z.string().describe("Page title"),
+  url: z.string().describe("Page URL"),
+  description: z.string().describe("Snippet"),
+  position: z.number().int().describe("1-based rank in provider order"),
+});
+
+export const SearchResponse = z.object({
+  success: z.literal(true),
+  query: z.string().describe("The query as given"),
+  limit: z.number().int().describe("The effective limit"),
+  provider: z.string().describe("The backend that answered"),
+  results: z.array(SearchResult),
+  cache: z.enum(["hit", "miss", "coalesced", "bypass"]).describe("How this answer was obtained"),
+});
+export type SearchResponse = z.infer<typeof SearchResponse>;

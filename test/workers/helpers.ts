@@ -1,0 +1,57 @@
+/**
+ * Test helpers for route tests inside workerd: call the real Workers entry with the real
+ * bindings (optionally with extra variables, as `.dev.vars` would add), and ask the loopback
+ * emulator how often a provider was paid.
+ */
+import { createExecutionContext, waitOnExecutionContext } from "cloudflare:test";
+import { env } from "cloudflare:workers";
+import worker from "../../workers/index";
+import type { WorkerEnv } from "../../workers/env";
+
+export const testEnv = env as unknown as WorkerEnv;
+export const EMULATOR = testEnv.EMULATOR_URL as string;
+
+/** A token that makes this test's queries and URLs unique in the shared emulator. */
+export const uniqueToken = (): string => `t${crypto.randomUUID().replaceAll("-", "").slice(0, 12)}`;
+
+export interface CallOptions {
+  method?: string;
+  body?: unknown;
+  /** Raw body text, sent as is. */
+  raw?: string | Uint8Array<ArrayBuffer>;
+  headers?: Record<string, string>;
+  /** Extra environment variables for this call (flat `SECTION_KEY` overrides, secrets). */
+  vars?: Record<string, unknown>;
+}
+
+export async function call(path: string, options: CallOptions = {}): Promise<Response> {
+  const method = options.method ?? (options.body !== undefined || options.raw !== undefined ? "POST" : "GET");
+  const body = options.raw ?? (options.body === undefined ? undefined : JSON.stringify(options.body));
+  const headers = { ...(body !== undefined ? { "content-type": "application/json" } : {}), ...options.headers };
+  const request = new Request(`https://service.test${path}`, { method, headers, body });
+  const ctx = createExecutionContext();
+  const response = await worker.fetch(request, options.vars ? { ...testEnv, ...options.vars } : testEnv, ctx);
+  await waitOnExecutionContext(ctx);
+  return response;
+}
+
+export async function callJson(path: string, options: CallOptions = {}): Promise<{ status: number; headers: Headers; body: any }> {
+  const response = await call(path, options);
+  return { status: response.status, headers: response.headers, body: await response.json() };
+}
+
+/** How many calls the emulator received for `provider` whose query or URL contains `contains`. */
+export async function providerCalls(provider: string, contains: string): Promise<number> {
+  const url = `${EMULATOR}/__calls?provider=${encodeURIComponent(provider)}&contains=${encodeURIComponent(contains)}`;
+  const response = await fetch(url);
+  const body = (await response.json()) as { count: number };
+  return body.count;
+}
+
+/** Asserts the api.md error shape and returns the error object. */
+export function expectErrorShape(body: any): { code: string; message: string; details?: unknown } {
+  if (body?.success !== false || typeof body?.error?.code !== "string" || typeof body?.error?.message !== "string") {
+    throw new Error(`not an api.md error body: ${JSON.stringify(body).slice(0, 300)}`);
+  }
+  return body.error;
+}

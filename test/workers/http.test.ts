@@ -1,0 +1,150 @@
+/**
+ * The HTTP basics of api.md through the real Workers entry: one error shape for every failure,
+ * body limits before parsing, content types, Unicode, request ids, auth, health and config.
+ */
+import { describe, expect, it } from "vitest";
+import pkg from "../../package.json";
+import { call, callJson, expectErrorShape } from "./helpers";
+
+describe("health and config", () => {
+  it("GET /healthz answers without auth", async () => {
+    const response = await callJson("/healthz", { vars: { API_TOKENS: "secret-token-1" } });
+    expect(response.status).toBe(200);
+    expect(response.body).toEqual({ ok: true, version: pkg.version, runtime: "workerd" });
+    expect(response.headers.get("content-type")).toBe("application/json; charset=utf-8");
+  });
+
+  it("GET /v1/config shows effective values after overrides and clamps, secrets only as set/null", async () => {
+    const response = await callJson("/v1/config", { vars: { WEB_CACHE_TTL_MINUTES: "0", VISION_EMBED_TARGET_BYTES: "true", BRAVE_API_KEY: "brave-secret-value" } });
+    expect(response.status).toBe(200);
+    expect(response.body.web.cache_ttl_minutes).toBe(1);
+    expect(response.body.vision.embed_target_bytes).toBe(262144);
+    expect(response.body.security.allow_anonymous).toBe(true);
+    expect(response.body.secrets.BRAVE_API_KEY).toBe("set");
+    expect(response.body.secrets.EXA_API_KEY).toBeNull();
+    expect(JSON.stringify(response.body)).not.toContain("brave-secret-value");
+    expect(JSON.stringify(response.body)).not.toContain("tvly-emulator-key");
+  });
+
+  it("reads [vars.web] tables, with flat variables winning over them", async () => {
+    const table = await callJson("/v1/config", { vars: { web: { cache_ttl_minutes: 45, char_limit: 999_999 } } });
+    expect(table.body.web.cache_ttl_minutes).toBe(45);
+    expect(table.body.web.char_limit).toBe(500_000);
+    const flat = await callJson("/v1/config", { vars: { web: { cache_ttl_minutes: 45 }, WEB_CACHE_TTL_MINUTES: "90" } });
+    expect(flat.body.web.cache_ttl_minutes).toBe(90);
+  });
+
+  it("names the key and value of an unusable setting in a 500 config_error", async () => {
+    const response = await callJson("/v1/config", { vars: { WEB_SEARCH_PROVIDER: "bing" } });
+    expect(response.status).toBe(500);
+    const error = expectErrorShape(response.body);
+    expect(error.code).toBe("config_error");
+    expect(error.message).toContain("web.search_provider");
+    expect(error.message).toContain("bing");
+  });
+});
+
+describe("auth", () => {
+  const tokens = { API_TOKENS: "token-alpha-123, token-beta-456" };
+
+  it("refuses a request without a bearer token when API_TOKENS is set", async () => {
+    const response = await callJson("/v1/config", { vars: tokens });
+    expect(response.status).toBe(401);
+    expect(expectErrorShape(response.body).code).toBe("unauthorized");
+  });
+
+  it("refuses a wrong token and accepts each configured one", async () => {
+    const wrong = await call("/v1/config", { vars: tokens, headers: { authorization: "Bearer token-alpha-12" } });
+    const alpha = await call("/v1/config", { vars: tokens, headers: { authorization: "Bearer token-alpha-123" } });
+    const beta = await call("/v1/config", { vars: tokens, headers: { authorization: "bearer token-beta-456" } });
+    expect([wrong.status, alpha.status, beta.status]).toEqual([401, 200, 200]);
+  });
+
+  it("refuses anonymous requests where allow_anonymous is off, as in deployed environments", async () => {
+    const response = await callJson("/v1/web_search", { body: { query: "x" }, vars: { SECURITY_ALLOW_ANONYMOUS: "false" } });
+    expect(response.status).toBe(401);
+    expect(expectErrorShape(response.body).message).toContain("API_TOKENS");
+  });
+
+  it("guards /mcp the same way", async () => {
+    const response = await call("/mcp", { body: {}, vars: tokens });
+    expect(response.status).toBe(401);
+  });
+});
+
+describe("one error shape for every failure", () => {
+  it("404 for an unknown route", async () => {
+    const response = await callJson("/v1/nope");
+    expect(response.status).toBe(404);
+    expect(expectErrorShape(response.body).code).toBe("not_found");
+  });
+
+  it("405 with Allow for a method the route does not take", async () => {
+    const response = await callJson("/v1/web_search", { method: "GET" });
+    expect(response.status).toBe(405);
+    expect(response.headers.get("allow")).toBe("POST");
+    expect(expectErrorShape(response.body).code).toBe("method_not_allowed");
+    const health = await call("/healthz", { method: "DELETE" });
+    expect(health.status).toBe(405);
+    expect(health.headers.get("allow")).toBe("GET, HEAD");
+  });
+
+  it("415 for a body that is not JSON, any charset case accepted", async () => {
+    const text = await callJson("/v1/web_search", { raw: "query=x", headers: { "content-type": "text/plain" } });
+    expect(text.status).toBe(415);
+    expect(expectErrorShape(text.body).code).toBe("unsupported_media_type");
+    const missing = await callJson("/v1/web_search", { raw: '{"query":"x"}', headers: { "content-type": "" } });
+    expect(missing.status).toBe(415);
+    const charset = await call("/v1/web_search", { raw: '{"query":"charset case"}', headers: { "content-type": "Application/JSON; Charset=UTF-8" } });
+    expect(charset.status).toBe(200);
+  });
+
+  it("413 for a body over 1 MiB, before parsing it", async () => {
+    const big = `{"query":"${"a".repeat(1024 * 1024 + 10)}"}`;
+    const response = await callJson("/v1/web_search", { raw: big });
+    expect(response.status).toBe(413);
+    expect(expectErrorShape(response.body).code).toBe("payload_too_large");
+    // Not even valid JSON: still 413, so the limit came before the parse.
+    const junk = await callJson("/v1/web_search", { raw: "{".repeat(1024 * 1024 + 1) });
+    expect(junk.status).toBe(413);
+  });
+
+  it("400 invalid_json for malformed JSON and for bytes that are not UTF-8", async () => {
+    const malformed = await callJson("/v1/web_search", { raw: '{"query": "x",' });
+    expect(malformed.status).toBe(400);
+    expect(expectErrorShape(malformed.body).code).toBe("invalid_json");
+    const latin1 = await callJson("/v1/web_search", { raw: new Uint8Array([0x7b, 0x22, 0x71, 0x22, 0x3a, 0x22, 0xe9, 0x22, 0x7d]) });
+    expect(latin1.status).toBe(400);
+    expect(expectErrorShape(latin1.body).code).toBe("invalid_json");
+  });
+
+  it("400 for a lone surrogate instead of a crash further down", async () => {
+    const response = await callJson("/v1/web_search", { raw: '{"query": "abc \\ud800 def"}' });
+    expect(response.status).toBe(400);
+    const error = expectErrorShape(response.body);
+    expect(error.code).toBe("invalid_request");
+    expect(error.message).toContain("query");
+  });
+
+  it("400 for a JSON body that is not an object", async () => {
+    const response = await callJson("/v1/web_search", { raw: "[1,2]" });
+    expect(response.status).toBe(400);
+    expect(expectErrorShape(response.body).code).toBe("invalid_request");
+  });
+});
+
+describe("request ids", () => {
+  it("echoes the caller's X-Request-Id, on errors too", async () => {
+    const ok = await call("/healthz", { headers: { "x-request-id": "req-abc.123" } });
+    expect(ok.headers.get("x-request-id")).toBe("req-abc.123");
+    const failed = await call("/v1/nope", { headers: { "x-request-id": "req-err-9" } });
+    expect(failed.headers.get("x-request-id")).toBe("req-err-9");
+  });
+
+  it("makes a new one when none (or an unusable one) is given", async () => {
+    const fresh = await call("/healthz");
+    const bad = await call("/healthz", { headers: { "x-request-id": "has spaces and <html>" } });
+    expect(fresh.headers.get("x-request-id")).toMatch(/^[0-9a-f-]{36}$/);
+    expect(bad.headers.get("x-request-id")).toMatch(/^[0-9a-f-]{36}$/);
+  });
+});

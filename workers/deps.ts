@@ -1,0 +1,48 @@
+/**
+ * The Workers composition root: turns bindings into the app's ports. The configuration is parsed
+ * once per isolate (per env object) and a config error is remembered the same way.
+ */
+import pkg from "../package.json";
+import type { AppDeps } from "../shared/app";
+import { loadConfig, type LoadedConfig } from "../shared/config/config.load";
+import { consoleLogger } from "../shared/log";
+import type { SingleFlight } from "../shared/web/flight";
+import type { WorkerEnv } from "./env";
+import { KvStore } from "./kv.store";
+
+const configs = new WeakMap<object, LoadedConfig | Error>();
+
+function configOf(env: WorkerEnv): LoadedConfig {
+  let loaded = configs.get(env);
+  if (!loaded) {
+    try {
+      loaded = loadConfig(env);
+    } catch (error) {
+      loaded = error as Error;
+    }
+    configs.set(env, loaded);
+  }
+  if (loaded instanceof Error) throw loaded;
+  return loaded;
+}
+
+/** Single-flight through the Durable Object named by the cache key. */
+function durableFlight(namespace: WorkerEnv["FLIGHT"]): SingleFlight {
+  return {
+    run: (key, job, options) => namespace.get(namespace.idFromName(key)).run(key, job, options),
+  };
+}
+
+export function workersDeps(env: WorkerEnv, overrides: Partial<AppDeps> = {}): AppDeps {
+  return {
+    runtime: "workerd",
+    version: pkg.version,
+    config: () => configOf(env),
+    cache: new KvStore(env.CACHE),
+    flight: durableFlight(env.FLIGHT),
+    fetch: (input, init) => fetch(input, init),
+    clock: Date.now,
+    log: consoleLogger,
+    ...overrides,
+  };
+}

@@ -13,8 +13,10 @@ import { parseRequest } from "./http/validate";
 import type { Logger } from "./log";
 import type { CacheStore, Clock, FetchFn } from "./ports";
 import type { SingleFlight } from "./web/flight";
-import { SearchRequest } from "./web/search.schema";
-import { webSearch } from "./web/search.service";
+import { handleMcp } from "./mcp/mcp";
+import { openApiDocument } from "./openapi";
+import { TOOLS } from "./tools/registry";
+import type { ToolContext } from "./tools/tool.types";
 
 export interface AppDeps {
   runtime: "workerd" | "deno";
@@ -69,12 +71,24 @@ export function createApp(deps: AppDeps): Hono<Env> {
     GET: (c) => jsonResponse(publicConfig(c.get("loaded"))),
   });
 
-  route("/v1/web_search", {
-    POST: async (c) => {
-      const input = parseRequest(SearchRequest, await readJsonBody(c.req.raw, BODY_LIMITS.default));
-      const body = await webSearch({ ...deps, config: c.get("loaded") }, input);
-      return jsonResponse(body, 200, { "x-cache": body.cache.toUpperCase() });
-    },
+  const toolContext = (c: Context<Env>): ToolContext => ({ deps, loaded: c.get("loaded"), requestId: c.get("requestId") });
+
+  for (const tool of TOOLS) {
+    route(tool.path, {
+      POST: async (c) => {
+        const input = parseRequest(tool.input, await readJsonBody(c.req.raw, tool.bodyLimit));
+        const answer = await tool.run(toolContext(c), input);
+        return jsonResponse(answer.body, 200, answer.headers);
+      },
+    });
+  }
+
+  route("/mcp", {
+    POST: async (c) => handleMcp(toolContext(c), TOOLS, await readJsonBody(c.req.raw, BODY_LIMITS.vision)),
+  });
+
+  route("/openapi.json", {
+    GET: () => jsonResponse(openApiDocument(TOOLS, deps.version)),
   });
 
   app.notFound((c) => errorResponse(new AppError(404, "not_found", `No route ${c.req.method} ${new URL(c.req.url).pathname}; see GET /openapi.json for the routes.`)));

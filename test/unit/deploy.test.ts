@@ -1,0 +1,35 @@
+/**
+ * Deployment per environment builds offline: `wrangler deploy --dry-run --env <env>` bundles the
+ * Worker with that environment's bindings and vars, and deployed environments never allow
+ * anonymous access.
+ */
+import { execFileSync } from "node:child_process";
+import { mkdtempSync, readdirSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+
+function dryRun(environment: string): { output: string; files: string[] } {
+  const outdir = mkdtempSync(join(tmpdir(), `dry-run-${environment}-`));
+  try {
+    const output = execFileSync("npx", ["wrangler", "deploy", "--dry-run", "--env", environment, "--outdir", outdir], {
+      env: { ...process.env, WRANGLER_SEND_METRICS: "false", CI: "true" },
+      encoding: "utf8",
+      stdio: ["ignore", "pipe", "pipe"],
+      timeout: 120_000,
+    });
+    return { output, files: readdirSync(outdir) };
+  } finally {
+    rmSync(outdir, { recursive: true, force: true });
+  }
+}
+
+describe("wrangler deploy --dry-run", () => {
+  it.each(["production", "staging"])("builds the %s environment offline with its bindings", (environment) => {
+    const { output, files } = dryRun(environment);
+    expect(files).toContain("index.js");
+    expect(output).toContain("env.FLIGHT (FlightDO)");
+    expect(output).toContain("env.CACHE");
+    expect(output).toContain('env.security ({"allow_anonymous":false})');
+  });
+});

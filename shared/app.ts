@@ -8,11 +8,15 @@ import { publicConfig } from "./config/config.load";
 import { authorize } from "./http/auth";
 import { BODY_LIMITS, readJsonBody } from "./http/body";
 import { AppError } from "./http/errors";
+import { isMultipart, readMultipart } from "./http/multipart";
 import { errorResponse, jsonResponse } from "./http/respond";
 import { parseRequest } from "./http/validate";
 import type { Logger } from "./log";
 import type { CacheStore, Clock, FetchFn } from "./ports";
 import type { SingleFlight } from "./web/flight";
+import type { EmbedCounter } from "./embeds/embed-cap";
+import type { DnsResolver } from "./safety/dns";
+import type { FitOptions, FitResult } from "./vision/fit";
 import { handleMcp } from "./mcp/mcp";
 import { openApiDocument } from "./openapi";
 import { TOOLS } from "./tools/registry";
@@ -28,6 +32,12 @@ export interface AppDeps {
   fetch: FetchFn;
   clock: Clock;
   log: Logger;
+  /** Fits an image into the embed budget (WASM codecs bound by the runtime entry). */
+  fitImage: (bytes: Uint8Array, options: FitOptions) => Promise<FitResult>;
+  /** Per-session repeat-cap counters. */
+  embeds: EmbedCounter;
+  /** A DNS-over-HTTPS resolver per resolver URL, with its answer cache kept for the isolate. */
+  dnsResolver: (url: string) => DnsResolver;
 }
 
 type Env = { Variables: { requestId: string; loaded: LoadedConfig } };
@@ -76,6 +86,11 @@ export function createApp(deps: AppDeps): Hono<Env> {
   for (const tool of TOOLS) {
     route(tool.path, {
       POST: async (c) => {
+        if (tool.upload && isMultipart(c.req.header("content-type") ?? null)) {
+          const { fields, file } = await readMultipart(c.req.raw, tool.bodyLimit, tool.upload.field, tool.upload.maxBytes);
+          const answer = await tool.run(toolContext(c), parseRequest(tool.upload.fields, fields), file);
+          return jsonResponse(answer.body, 200, answer.headers);
+        }
         const input = parseRequest(tool.input, await readJsonBody(c.req.raw, tool.bodyLimit));
         const answer = await tool.run(toolContext(c), input);
         return jsonResponse(answer.body, 200, answer.headers);

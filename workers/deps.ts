@@ -9,6 +9,10 @@ import { consoleLogger } from "../shared/log";
 import type { SingleFlight } from "../shared/web/flight";
 import type { WorkerEnv } from "./env";
 import { KvStore } from "./kv.store";
+import { createImageFitter } from "../shared/vision/fit";
+import { createDnsResolver, type DnsResolver } from "../shared/safety/dns";
+import type { EmbedCounter } from "../shared/embeds/embed-cap";
+import { visionWasm } from "./vision.wasm";
 
 const configs = new WeakMap<object, LoadedConfig | Error>();
 
@@ -33,6 +37,19 @@ function durableFlight(namespace: WorkerEnv["FLIGHT"]): SingleFlight {
   };
 }
 
+/** Repeat-cap counters in the session's own Durable Object. */
+function durableEmbeds(namespace: WorkerEnv["SESSIONS"]): EmbedCounter {
+  const session = (id: string) => namespace.get(namespace.idFromName(id));
+  return {
+    reserve: (sessionId, imageKey, cap) => session(sessionId).reserve(imageKey, cap),
+    release: (sessionId, imageKey) => session(sessionId).release(imageKey),
+  };
+}
+
+/** One resolver (and answer cache) per resolver URL for the life of the isolate. */
+const resolvers = new Map<string, DnsResolver>();
+const fitImage = createImageFitter(visionWasm);
+
 export function workersDeps(env: WorkerEnv, overrides: Partial<AppDeps> = {}): AppDeps {
   return {
     runtime: "workerd",
@@ -43,6 +60,16 @@ export function workersDeps(env: WorkerEnv, overrides: Partial<AppDeps> = {}): A
     fetch: (input, init) => fetch(input, init),
     clock: Date.now,
     log: consoleLogger,
+    fitImage,
+    embeds: durableEmbeds(env.SESSIONS),
+    dnsResolver: (url) => {
+      let resolver = resolvers.get(url);
+      if (!resolver) {
+        resolver = createDnsResolver({ url, fetch: (input, init) => fetch(input, init), clock: Date.now });
+        resolvers.set(url, resolver);
+      }
+      return resolver;
+    },
     ...overrides,
   };
 }

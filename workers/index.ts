@@ -5,6 +5,7 @@ import { workersDeps } from "./deps";
 import type { WorkerEnv } from "./env";
 
 export { FlightDO } from "./flight.do";
+export { SessionDO } from "./session.do";
 
 const apps = new WeakMap<object, Hono<any>>();
 

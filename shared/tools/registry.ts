@@ -2,7 +2,9 @@
 import { BODY_LIMITS } from "../http/body";
 import { SearchRequest, SearchResponse } from "../web/search.schema";
 import { webSearch } from "../web/search.service";
-import { defineTool, type ToolDefinition } from "./tool.types";
+import { MAX_IMAGE_BYTES, analyzeImage } from "../vision/vision.service";
+import { VisionRequest, VisionResponse } from "../vision/vision.schema";
+import { defineTool, type ToolContext, type ToolDefinition } from "./tool.types";
 
 export const webSearchTool = defineTool({
   name: "web_search",
@@ -18,4 +20,30 @@ export const webSearchTool = defineTool({
   },
 });
 
-export const TOOLS: ToolDefinition<any>[] = [webSearchTool];
+const visionDeps = ({ deps, loaded }: ToolContext) => ({
+  config: loaded,
+  fetch: deps.fetch,
+  fit: deps.fitImage,
+  embeds: deps.embeds,
+  dnsResolver: deps.dnsResolver,
+  log: deps.log,
+});
+
+export const visionAnalyzeTool = defineTool({
+  name: "vision_analyze",
+  path: "/v1/vision_analyze",
+  description:
+    "Look at an image. Native path: returns the image fitted to the embed budget with provider-ready blocks (repeat loads of one image per session are capped). Descriptor path: returns an auxiliary model's description.",
+  input: VisionRequest,
+  output: VisionResponse,
+  bodyLimit: BODY_LIMITS.vision,
+  mcp: true,
+  upload: { field: "image", maxBytes: MAX_IMAGE_BYTES, fields: VisionRequest.omit({ image: true }) },
+  async run(ctx, input, upload) {
+    const body = await analyzeImage(visionDeps(ctx), input, upload);
+    const image = body.image as { data: string; media_type: string } | undefined;
+    return { body, mcpContent: image ? [{ type: "image", data: image.data, mimeType: image.media_type }] : undefined };
+  },
+});
+
+export const TOOLS: ToolDefinition<any>[] = [webSearchTool, visionAnalyzeTool];

@@ -34,7 +34,12 @@ export interface ToolDefinition<S extends z.ZodType = z.ZodType> {
   bodyLimit: number;
   /** Offered on /mcp too. */
   mcp: boolean;
-  run(ctx: ToolContext, input: z.output<S>): Promise<ToolAnswer>;
+  /**
+   * Multipart uploads (vision): the file field's name and the schema of the other form fields.
+   * `run` then receives the file's bytes as `upload`.
+   */
+  upload?: { field: string; maxBytes: number; fields: z.ZodType };
+  run(ctx: ToolContext, input: z.output<S>, upload?: Uint8Array): Promise<ToolAnswer>;
 }
 
 /** Keeps the schema's type attached to `run`'s input. */

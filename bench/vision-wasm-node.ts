@@ -1,0 +1,15 @@
+/** Node adapter of the VisionWasm port for the bench: compiles the same .wasm files workerd imports. */
+import { readFileSync } from "node:fs";
+import { createRequire } from "node:module";
+import type { VisionWasm } from "../shared/vision/codecs";
+
+const require = createRequire(import.meta.url);
+const compile = (specifier: string) => new WebAssembly.Module(readFileSync(require.resolve(specifier)));
+
+export function loadVisionWasmNode(): VisionWasm {
+  return {
+    jpegDecoder: compile("@cwasm/jpeg-turbo/jpeg-turbo.wasm"),
+    jpegEncoder: compile("@jsquash/jpeg/codec/enc/mozjpeg_enc.wasm"),
+    photon: new WebAssembly.Module(readFileSync(require.resolve("@cf-wasm/photon/photon.wasm"))),
+  };
+}

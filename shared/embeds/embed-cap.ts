@@ -1,0 +1,66 @@
+/**
+ * The per-session repeat cap of natively embedded images (vision.md, "The repeat cap"): which cap
+ * applies to a caller, the atomic reserve/release ledger, and the exact refusal. The ledger runs
+ * where a session's counters live (a Durable Object per session on Workers, the process on Deno).
+ */
+import { AppError } from "../http/errors";
+
+export type Caller = "main" | "subagent";
+
+/** Counters are dropped after this much inactivity in a session. */
+export const SESSION_IDLE_MS = 24 * 60 * 60 * 1000;
+
+/** The cap when `vision.max_calls_per_image` is unset and the caller is a subagent. */
+export const DEFAULT_SUBAGENT_CAP = 3;
+
+/**
+ * The cap that applies, or null for unlimited.
+ * @example effectiveCap(null, "subagent") // 3
+ * @example effectiveCap(0, "subagent")    // null (0 = unlimited)
+ */
+export function effectiveCap(configured: number | null, caller: Caller): number | null {
+  if (configured === null) return caller === "subagent" ? DEFAULT_SUBAGENT_CAP : null;
+  return configured === 0 ? null : configured;
+}
+
+export type Reservation = { ok: true; count: number } | { ok: false; count: number };
+
+/** The port a request uses; one implementation per runtime. */
+export interface EmbedCounter {
+  /** Atomically takes a slot for `imageKey` in `sessionId` unless `cap` slots are taken. */
+  reserve(sessionId: string, imageKey: string, cap: number | null): Promise<Reservation>;
+  /** Gives a slot back after a load that failed. */
+  release(sessionId: string, imageKey: string): Promise<void>;
+}
+
+/** Storage a ledger needs: synchronous-looking get/put of small counters. */
+export interface CounterStore {
+  get(key: string): Promise<number | undefined>;
+  put(key: string, value: number): Promise<void>;
+}
+
+/**
+ * The ledger of one session. Callers must serialise calls per session (a Durable Object does
+ * this by itself: storage awaits hold other requests at its input gate).
+ */
+export async function reserveSlot(store: CounterStore, imageKey: string, cap: number | null): Promise<Reservation> {
+  const count = (await store.get(imageKey)) ?? 0;
+  if (cap !== null && count >= cap) return { ok: false, count };
+  await store.put(imageKey, count + 1);
+  return { ok: true, count: count + 1 };
+}
+
+export async function releaseSlot(store: CounterStore, imageKey: string): Promise<void> {
+  const count = (await store.get(imageKey)) ?? 0;
+  if (count > 0) await store.put(imageKey, count - 1);
+}
+
+/** The 409 of api.md, word for word. */
+export function embedCapReached(count: number, cap: number): AppError {
+  return new AppError(
+    409,
+    "embed_cap_reached",
+    `vision_analyze refused: this image has already been loaded into context ${count} time(s) in this session (region crops of the same image count too), and every native load re-sends the full image on each later API call. Answer from what you can already see, or ask the user. (vision.max_calls_per_image = ${cap}; 0 = unlimited)`,
+    { details: { embed_count: count, embed_cap: cap } },
+  );
+}

@@ -1,0 +1,26 @@
+/**
+ * The port between image fitting and the WASM codecs it runs. Loading a `.wasm` file is the one
+ * runtime-specific step (workerd imports it as a compiled module, Node and Deno read bytes), so each
+ * runtime entry compiles the modules once and hands them in; fitting instantiates them fresh per
+ * request, which is what lets an isolate's WASM memory be collected after every image.
+ */
+import type { StreamingResampler } from "./resample";
+
+export interface VisionWasm {
+  /** libjpeg-turbo's TurboJPEG decoder, a WASI build (`@cwasm/jpeg-turbo/jpeg-turbo.wasm`): DCT-domain scaling. */
+  jpegDecoder: WebAssembly.Module;
+  /** MozJPEG encoder, an emscripten build (`@jsquash/jpeg/codec/enc/mozjpeg_enc.wasm`): 4:2:0, optimized Huffman. */
+  jpegEncoder: WebAssembly.Module;
+  /** photon (`@cf-wasm/photon/photon.wasm`): GIF, WebP and interlaced PNG, which have no streaming path. */
+  photon: WebAssembly.Module;
+}
+
+/** Builds the resampler once the decoder knows the size it will actually deliver. */
+export type ResamplerFactory = (decodedWidth: number, decodedHeight: number) => StreamingResampler;
+
+/** What a decode reports for memory accounting (WASM memory never shrinks, so its final size is its peak). */
+export interface DecodeStats {
+  wasmBytes: number;
+  decodedWidth: number;
+  decodedHeight: number;
+}

@@ -1,0 +1,298 @@
+/**
+ * Fits an image into the vision embed budget (vision.md): pass through what already fits, else
+ * crop, flatten, scale straight to the long-edge cap and search the highest JPEG quality whose
+ * `data:` URL fits, shrinking by the square root of the overshoot only when the lowest acceptable
+ * quality still does not fit. Every codec instance lives for one call, so memory does not ratchet.
+ */
+import { AppError } from "../http/errors";
+import type { VisionWasm } from "./codecs";
+import { readImageHeader, type SupportedMediaType } from "./format";
+import { createJpegEncoder, DEFAULT_JPEG_SETTINGS, type JpegEncodeSettings } from "./jpeg.encode";
+import { decodeJpegRows } from "./jpeg.decode";
+import { decodePngRows } from "./png.decode";
+import { decodeWithPhoton } from "./photon.decode";
+import { StreamingResampler, resizeRgb, type SourceWindow } from "./resample";
+
+export type ImageMediaType = SupportedMediaType;
+
+export interface FitOptions {
+  /** Maximum length of the `data:<type>;base64,...` URL (vision.embed_target_bytes). */
+  embedTargetBytes: number;
+  /** Long edge of the embedded image (vision.max_long_edge). */
+  maxLongEdge: number;
+  /** Width x height from the header above which the image is refused before decoding. */
+  maxInputPixels: number;
+  /** [x1, y1, x2, y2] in original pixels, clamped to the image. */
+  region?: [number, number, number, number];
+}
+
+export interface FitResult {
+  mediaType: ImageMediaType;
+  data: Uint8Array;
+  width: number;
+  height: number;
+  /** Length of the data: URL that embeds `data`; never over the budget. */
+  dataUrlBytes: number;
+  original: { mediaType: ImageMediaType; width: number; height: number; bytes: number };
+  note: string;
+  encodeAttempts: number;
+  passedThrough: boolean;
+  /** Output pixels per original pixel (1 when not scaled). */
+  scale: number;
+  crop?: { x: number; y: number; width: number; height: number };
+  /** Largest WASM memory any codec instance of this call reached (bytes); for logs and benchmarks. */
+  wasmPeakBytes: number;
+  /** JPEG quality of the output, absent when passed through. */
+  quality?: number;
+}
+
+/** Quality range searched: above 90 bytes grow fast for no visible gain; below 50 text smears. */
+export const QUALITY_MAX = 90;
+export const QUALITY_MIN = 50;
+/**
+ * photon decodes a whole frame to RGBA and copies it out (about 15 bytes of WASM memory per pixel,
+ * measured: 179 MB for a 12 MP WebP), so GIF, WebP and interlaced PNG get their own lower cap.
+ */
+export const PHOTON_MAX_PIXELS = 6_000_000;
+/** A fit that uses this share of the budget is accepted without searching the last quality points. */
+const GOOD_ENOUGH_SHARE = 0.93;
+
+/** Length of `data:<mediaType>;base64,<base64 of byteLength bytes>`. */
+export function dataUrlLength(mediaType: string, byteLength: number): number {
+  return 5 + mediaType.length + 8 + 4 * Math.ceil(byteLength / 3);
+}
+
+/** Largest payload whose data: URL fits `budget`. */
+function maxPayloadBytes(mediaType: string, budget: number): number {
+  const room = budget - (5 + mediaType.length + 8);
+  return room <= 0 ? 0 : Math.floor(room / 4) * 3;
+}
+
+const B64 = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+const PAIRS = (() => {
+  // 4096 two-character pairs: one table look-up per 12 bits keeps multi-MB inputs fast.
+  const table: string[] = new Array(4096);
+  for (let i = 0; i < 4096; i++) table[i] = B64[i >> 6]! + B64[i & 63]!;
+  return table;
+})();
+
+/** Standard base64 (with padding) of `bytes`; web-standard, no Buffer/btoa round trip through binary strings. */
+export function toBase64(bytes: Uint8Array): string {
+  const parts: string[] = [];
+  const CHUNK = 3 * 8192;
+  const full = bytes.length - (bytes.length % 3);
+  for (let start = 0; start < full; start += CHUNK) {
+    const end = Math.min(start + CHUNK, full);
+    let s = "";
+    for (let i = start; i < end; i += 3) {
+      const n = (bytes[i]! << 16) | (bytes[i + 1]! << 8) | bytes[i + 2]!;
+      s += PAIRS[n >> 12]! + PAIRS[n & 4095]!;
+    }
+    parts.push(s);
+  }
+  const rest = bytes.length - full;
+  if (rest === 1) {
+    const n = bytes[full]! << 16;
+    parts.push(B64[n >> 18]! + B64[(n >> 12) & 63]! + "==");
+  } else if (rest === 2) {
+    const n = (bytes[full]! << 16) | (bytes[full + 1]! << 8);
+    parts.push(B64[n >> 18]! + B64[(n >> 12) & 63]! + B64[(n >> 6) & 63]! + "=");
+  }
+  return parts.join("");
+}
+
+function formatFactor(value: number): string {
+  return value.toFixed(2).replace(/\.?0+$/, "");
+}
+
+interface Crop {
+  x: number;
+  y: number;
+  width: number;
+  height: number;
+}
+
+function clampRegion(region: [number, number, number, number], width: number, height: number): Crop {
+  if (region.length !== 4 || region.some((v) => typeof v !== "number" || !Number.isFinite(v))) {
+    throw new AppError(400, "invalid_request", `region must be four numbers [x1, y1, x2, y2] in pixels of the ${width}x${height} image.`);
+  }
+  const [x1, y1, x2, y2] = region;
+  const left = Math.max(0, Math.min(width, Math.floor(x1)));
+  const top = Math.max(0, Math.min(height, Math.floor(y1)));
+  const right = Math.max(0, Math.min(width, Math.ceil(x2)));
+  const bottom = Math.max(0, Math.min(height, Math.ceil(y2)));
+  if (right <= left || bottom <= top) {
+    throw new AppError(400, "invalid_request", `region [${region.join(", ")}] has zero area inside the ${width}x${height} image; give [x1, y1, x2, y2] with 0 <= x1 < x2 <= ${width} and 0 <= y1 < y2 <= ${height}.`);
+  }
+  return { x: left, y: top, width: right - left, height: bottom - top };
+}
+
+function describe(original: { width: number; height: number }, crop: Crop | undefined, width: number, height: number): string {
+  const factorX = (crop?.width ?? original.width) / width;
+  const factorY = (crop?.height ?? original.height) / height;
+  const factor = Math.abs(factorX - factorY) < 0.01
+    ? `multiply coordinates by ${formatFactor(factorX)}`
+    : `multiply x by ${formatFactor(factorX)} and y by ${formatFactor(factorY)}`;
+  const scaled = width !== (crop?.width ?? original.width) || height !== (crop?.height ?? original.height);
+  if (!crop) return `Image downscaled from ${original.width}x${original.height} to ${width}x${height} for vision; ${factor}.`;
+  const region = `[${crop.x},${crop.y},${crop.x + crop.width},${crop.y + crop.height}]`;
+  if (!scaled) return `Cropped to region ${region} of the ${original.width}x${original.height} original (${width}x${height}, not scaled); add (${crop.x}, ${crop.y}) to map coordinates back.`;
+  return `Cropped to region ${region} of the ${original.width}x${original.height} original and downscaled to ${width}x${height}; ${factor}, then add (${crop.x}, ${crop.y}).`;
+}
+
+function toRgba(rgb: Uint8Array): Uint8Array {
+  const rgba = new Uint8Array((rgb.length / 3) * 4);
+  for (let i = 0, o = 0; i < rgb.length; i += 3, o += 4) {
+    rgba[o] = rgb[i]!; rgba[o + 1] = rgb[i + 1]!; rgba[o + 2] = rgb[i + 2]!; rgba[o + 3] = 255;
+  }
+  return rgba;
+}
+
+/** Output size for a window: long edge at most `maxLongEdge`, never upscaled. */
+function targetSize(width: number, height: number, maxLongEdge: number): { width: number; height: number } {
+  const scale = Math.min(1, maxLongEdge / Math.max(width, height));
+  return { width: Math.max(1, Math.round(width * scale)), height: Math.max(1, Math.round(height * scale)) };
+}
+
+interface SearchOutcome {
+  data?: Uint8Array;
+  quality?: number;
+  /** Size at QUALITY_MIN when even that did not fit. */
+  sizeAtMin?: number;
+}
+
+/**
+ * Highest quality in [QUALITY_MIN, QUALITY_MAX] whose encode fits `maxBytes`. Sizes are modelled as
+ * log-linear in quality and each guess is interpolated from the last two encodes, so a search
+ * usually ends after two or three encodes instead of a bisection's five or six.
+ */
+export function searchQuality(encode: (q: number) => Uint8Array, maxBytes: number, firstGuess: number, counter: { attempts: number }): SearchOutcome {
+  const tried = new Map<number, number>();
+  let bestFit: { q: number; data: Uint8Array } | undefined;
+  let lowestFail = QUALITY_MAX + 1;
+  let q = Math.max(QUALITY_MIN, Math.min(QUALITY_MAX, Math.round(firstGuess)));
+  const aim = Math.log(maxBytes * 0.97);
+  for (;;) {
+    const data = encode(q);
+    counter.attempts++;
+    tried.set(q, data.length);
+    if (data.length <= maxBytes) {
+      if (!bestFit || q > bestFit.q) bestFit = { q, data };
+    } else {
+      lowestFail = Math.min(lowestFail, q);
+    }
+    if (bestFit && (bestFit.q === QUALITY_MAX || lowestFail - bestFit.q <= 1 || bestFit.data.length >= maxBytes * GOOD_ENOUGH_SHARE)) break;
+    if (!bestFit && q === QUALITY_MIN) return { sizeAtMin: data.length };
+    // Interpolate ln(size) over quality through the two nearest points; one point: typical slope.
+    const points = [...tried.entries()].sort((a, b) => Math.abs(a[0] - q) - Math.abs(b[0] - q)).slice(0, 2);
+    let slope = 0.035;
+    if (points.length === 2) {
+      const [[qa, sa], [qb, sb]] = points as [[number, number], [number, number]];
+      const measured = (Math.log(sa) - Math.log(sb)) / (qa - qb);
+      if (Number.isFinite(measured) && measured > 0.005) slope = measured;
+    }
+    let next = Math.floor(q + (aim - Math.log(data.length)) / slope);
+    const low = bestFit ? bestFit.q + 1 : QUALITY_MIN;
+    const high = lowestFail - 1;
+    next = Math.max(low, Math.min(high, next));
+    if (tried.has(next)) {
+      // The model stalled on a tried point: bisect the open interval instead.
+      next = Math.floor((low + high) / 2);
+      if (tried.has(next)) break;
+    }
+    q = next;
+  }
+  return bestFit ? { data: bestFit.data, quality: bestFit.q } : {};
+}
+
+/**
+ * Fits `bytes` into the embed budget; see vision.md for the rules.
+ * @throws AppError 413 over `maxInputPixels` (before any decode), 415 for unsupported formats, 400 for
+ * corrupt data or a zero-area region.
+ * @example
+ * const fitted = await fitImage(bytes, { embedTargetBytes: 262144, maxLongEdge: 1568, maxInputPixels: 16_777_216 }, wasm);
+ * const url = `data:${fitted.mediaType};base64,${toBase64(fitted.data)}`;
+ */
+export async function fitImage(bytes: Uint8Array, opts: FitOptions, wasm: VisionWasm, settings: JpegEncodeSettings = DEFAULT_JPEG_SETTINGS): Promise<FitResult> {
+  const header = readImageHeader(bytes);
+  const { width, height, mediaType } = header;
+  const original = { mediaType, width, height, bytes: bytes.length };
+  if (width * height > opts.maxInputPixels) {
+    throw new AppError(413, "image_too_large", `The image is ${width}x${height} (${(width * height / 1e6).toFixed(1)} MP), over this service's limit of ${(opts.maxInputPixels / 1e6).toFixed(1)} MP. Downscale or crop it before sending (a region does not help: the whole image must be decoded).`);
+  }
+  const crop = opts.region ? clampRegion(opts.region, width, height) : undefined;
+  const originalUrlBytes = dataUrlLength(mediaType, bytes.length);
+  if (!crop && !header.animated && originalUrlBytes <= opts.embedTargetBytes && Math.max(width, height) <= opts.maxLongEdge) {
+    return {
+      mediaType, data: bytes, width, height, dataUrlBytes: originalUrlBytes, original,
+      note: `Image passed through unchanged (${width}x${height}); coordinates are in original pixels.`,
+      encodeAttempts: 0, passedThrough: true, scale: 1, wasmPeakBytes: 0,
+    };
+  }
+
+  const window: Crop = crop ?? { x: 0, y: 0, width, height };
+  const target = targetSize(window.width, window.height, opts.maxLongEdge);
+  const makeResampler = (decodedWidth: number, decodedHeight: number) => {
+    const sx = decodedWidth / width;
+    const sy = decodedHeight / height;
+    const mapped: SourceWindow = { x: window.x * sx, y: window.y * sy, width: window.width * sx, height: window.height * sy };
+    return new StreamingResampler(decodedWidth, decodedHeight, mapped, target.width, target.height);
+  };
+
+  let wasmPeakBytes = 0;
+  let rgb: Uint8Array;
+  if (mediaType === "image/jpeg") {
+    const minScale = Math.max(target.width / window.width, target.height / window.height);
+    const decoded = decodeJpegRows(bytes, width, height, minScale, wasm.jpegDecoder, makeResampler);
+    wasmPeakBytes = decoded.stats.wasmBytes;
+    rgb = decoded.resampler.finish();
+  } else if (mediaType === "image/png" && !header.interlaced) {
+    rgb = (await decodePngRows(bytes, makeResampler)).finish();
+  } else {
+    if (width * height > PHOTON_MAX_PIXELS) {
+      const kind = mediaType === "image/png" ? "interlaced PNG" : mediaType.slice(6).toUpperCase();
+      throw new AppError(413, "image_too_large", `The ${width}x${height} ${kind} is over this service's ${(PHOTON_MAX_PIXELS / 1e6).toFixed(0)} MP limit for ${kind} images. Send it as JPEG or (non-interlaced) PNG, or downscale it.`);
+    }
+    const decoded = decodeWithPhoton(bytes, mediaType.slice(6).toUpperCase(), wasm.photon, makeResampler);
+    wasmPeakBytes = decoded.stats.wasmBytes;
+    rgb = decoded.resampler.finish();
+  }
+
+  const encoder = await createJpegEncoder(wasm.jpegEncoder, settings);
+  const outType = "image/jpeg";
+  const maxBytes = maxPayloadBytes(outType, opts.embedTargetBytes);
+  const counter = { attempts: 0 };
+  let size = target;
+  let firstGuess = 80;
+  for (let round = 0; ; round++) {
+    const rgba = toRgba(rgb);
+    const outcome = searchQuality((q) => encoder.encode(rgba, size.width, size.height, q), maxBytes, firstGuess, counter);
+    wasmPeakBytes = Math.max(wasmPeakBytes, encoder.wasmBytes());
+    if (outcome.data && outcome.quality !== undefined) {
+      const note = describe(original, crop, size.width, size.height);
+      return {
+        mediaType: outType, data: outcome.data, width: size.width, height: size.height,
+        dataUrlBytes: dataUrlLength(outType, outcome.data.length), original, note,
+        encodeAttempts: counter.attempts, passedThrough: false,
+        scale: size.width / window.width, crop, wasmPeakBytes, quality: outcome.quality,
+      };
+    }
+    if (size.width === 1 && size.height === 1 || round > 8) {
+      throw new AppError(400, "invalid_request", `The image cannot be fitted into ${opts.embedTargetBytes} bytes; raise vision.embed_target_bytes.`);
+    }
+    // Bytes scale roughly with pixel count, so the side shrinks by the square root of the overshoot.
+    const shrink = Math.sqrt(maxBytes / (outcome.sizeAtMin ?? maxBytes * 2)) * 0.97;
+    const next = { width: Math.max(1, Math.floor(size.width * shrink)), height: Math.max(1, Math.floor(size.height * shrink)) };
+    rgb = resizeRgb(rgb, size.width, size.height, next.width, next.height);
+    size = next;
+    firstGuess = QUALITY_MIN + 5;
+  }
+}
+
+/**
+ * Binds the codecs once (at the runtime's composition root) and gives the `fitImage(bytes, opts)`
+ * the route calls.
+ */
+export function createImageFitter(wasm: VisionWasm, settings: JpegEncodeSettings = DEFAULT_JPEG_SETTINGS): (bytes: Uint8Array, opts: FitOptions) => Promise<FitResult> {
+  return (bytes, opts) => fitImage(bytes, opts, wasm, settings);
+}

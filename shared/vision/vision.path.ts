@@ -1,0 +1,71 @@
+/**
+ * Native or descriptor (vision.md, "Two paths"): native when the caller's model sees images in
+ * tool results, and the provider-ready content blocks for that provider.
+ */
+import type { VisionModel } from "./vision.schema";
+
+export type VisionPath = "native" | "descriptor";
+export type BlockStyle = "anthropic" | "openai" | "gemini";
+
+/** Providers that take images in tool results for their vision models. */
+const NATIVE_PROVIDERS: Record<string, BlockStyle> = {
+  anthropic: "anthropic",
+  openai: "openai",
+  azure: "openai",
+  "azure-openai": "openai",
+  azure_openai: "openai",
+};
+
+/** Providers that front other vendors' models: the model name decides. */
+const FRONTS = new Set(["openrouter", "bedrock", "vertex", "vertex-ai", "google-vertex", "aws-bedrock"]);
+const GEMINI_PROVIDERS = new Set(["gemini", "google", "google-ai", "googleai"]);
+
+/** Model names known to be text-only on otherwise native providers. */
+const TEXT_ONLY = /(^|\/)(gpt-3\.5|o1-mini|o3-mini|text-|davinci|babbage|claude-2|claude-instant)/i;
+
+function styleOfModelName(name: string): BlockStyle | null {
+  const n = name.toLowerCase();
+  if (n.includes("claude")) return "anthropic";
+  if (/(^|\/)(gpt-4o|gpt-4\.1|gpt-4-turbo|gpt-5|o3|o4|chatgpt-4o)/.test(n)) return "openai";
+  if (/gemini-3/.test(n)) return "gemini";
+  return null;
+}
+
+/**
+ * Which path serves this caller, and in which block style.
+ * @example choosePath({ provider: "openrouter", name: "anthropic/claude-sonnet-4.5" }) // { path: "native", style: "anthropic" }
+ */
+export function choosePath(model: VisionModel | undefined): { path: VisionPath; style: BlockStyle } {
+  if (!model) return { path: "native", style: "anthropic" };
+  const provider = model.provider.trim().toLowerCase();
+  const name = model.name ?? "";
+  if (name && TEXT_ONLY.test(name)) return { path: "descriptor", style: "openai" };
+  const native = NATIVE_PROVIDERS[provider];
+  if (native) return { path: "native", style: provider === "anthropic" ? "anthropic" : "openai" };
+  if (GEMINI_PROVIDERS.has(provider)) {
+    return /gemini-3/i.test(name) ? { path: "native", style: "gemini" } : { path: "descriptor", style: "gemini" };
+  }
+  if (FRONTS.has(provider)) {
+    const style = styleOfModelName(name);
+    if (style) return { path: "native", style: provider === "openrouter" && style !== "gemini" ? "openai" : style };
+  }
+  return { path: "descriptor", style: "openai" };
+}
+
+/** Content blocks a client can put straight into its provider's tool result. */
+export function contentBlocks(style: BlockStyle, mediaType: string, base64: string, note: string): Record<string, unknown>[] {
+  switch (style) {
+    case "anthropic":
+      return [
+        { type: "image", source: { type: "base64", media_type: mediaType, data: base64 } },
+        { type: "text", text: note },
+      ];
+    case "openai":
+      return [
+        { type: "image_url", image_url: { url: `data:${mediaType};base64,${base64}` } },
+        { type: "text", text: note },
+      ];
+    case "gemini":
+      return [{ inline_data: { mime_type: mediaType, data: base64 } }, { text: note }];
+  }
+}

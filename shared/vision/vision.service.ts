@@ -1,0 +1,165 @@
+/**
+ * vision_analyze: get the image (through the safety gate for URLs), read its header, choose the
+ * native or descriptor path, hold a repeat-cap slot for native loads (given back on failure), fit
+ * the image into the embed budget, and answer with provider-ready blocks or the auxiliary model's
+ * description.
+ */
+import type { LoadedConfig } from "../config/config.load";
+import type { EmbedCounter } from "../embeds/embed-cap";
+import { effectiveCap, embedCapReached } from "../embeds/embed-cap";
+import { AppError } from "../http/errors";
+import { sha256Hex } from "../hash";
+import type { Logger } from "../log";
+import type { FetchFn } from "../ports";
+import type { DnsResolver } from "../safety/dns";
+import { assertAllowedByPolicy, assertNoSecretInUrl, assertSsrfSafe, normalizeUrlForCache, parseTargetUrl } from "../safety/gate";
+import { toRefusal } from "../safety/refusal";
+import { safeFetch } from "../safety/safe-fetch";
+import { callProvider, providerUrl, unexpectedShape } from "../web/providers/http";
+import { decodeImageData } from "./base64.decode";
+import type { FitOptions, FitResult } from "./fit";
+import { toBase64 } from "./fit";
+import { readImageHeader } from "./format";
+import { choosePath, contentBlocks } from "./vision.path";
+import type { VisionRequest } from "./vision.schema";
+
+/** The largest image accepted, as an upload or a download (api.md). */
+export const MAX_IMAGE_BYTES = 25 * 1024 * 1024;
+const IMAGE_FETCH_TIMEOUT_MS = 30_000;
+const AUXILIARY_TIMEOUT_MS = 60_000;
+const DEFAULT_QUESTION = "Describe this image in detail: its layout, every piece of visible text, and anything notable. Be exact about numbers and labels.";
+
+export interface VisionDeps {
+  config: LoadedConfig;
+  fetch: FetchFn;
+  fit: (bytes: Uint8Array, options: FitOptions) => Promise<FitResult>;
+  embeds: EmbedCounter;
+  dnsResolver: (url: string) => DnsResolver;
+  log: Logger;
+}
+
+/** An image as it arrived: bytes now, or a URL to fetch once a cap slot is held. */
+type ImageSource = { kind: "bytes"; bytes: Uint8Array } | { kind: "url"; url: URL };
+
+export async function analyzeImage(deps: VisionDeps, input: VisionRequest, upload?: Uint8Array): Promise<Record<string, unknown>> {
+  const { config } = deps.config;
+  const source = await receiveImage(deps, input, upload);
+  const identity = source.kind === "url" ? `url:${normalizeUrlForCache(source.url)}` : `sha256:${await sha256Hex(source.bytes as Uint8Array<ArrayBuffer>)}`;
+  if (source.kind === "bytes") readImageHeader(source.bytes); // refuse bad formats before any slot is taken
+  const { path, style } = choosePath(input.model);
+
+  if (path === "descriptor") {
+    const fitted = await deps.fit(await imageBytes(deps, source), fitOptions(deps.config, input));
+    return describe(deps, fitted, input.question);
+  }
+
+  const cap = effectiveCap(config.vision.max_calls_per_image, input.caller);
+  const reservation = await deps.embeds.reserve(input.session_id, await sha256Hex(identity), cap);
+  if (!reservation.ok) throw embedCapReached(reservation.count, cap ?? 0);
+  let fitted: FitResult;
+  try {
+    fitted = await deps.fit(await imageBytes(deps, source), fitOptions(deps.config, input));
+  } catch (error) {
+    await deps.embeds.release(input.session_id, await sha256Hex(identity)).catch((cause) => deps.log.warn("embed_release_failed", { error: String(cause) }));
+    throw error;
+  }
+  const base64 = toBase64(fitted.data);
+  deps.log.info("vision_fitted", { path, encode_attempts: fitted.encodeAttempts, bytes: fitted.dataUrlBytes, passed_through: fitted.passedThrough });
+  return {
+    success: true,
+    path: "native",
+    image: { media_type: fitted.mediaType, data: base64, width: fitted.width, height: fitted.height, bytes: fitted.dataUrlBytes },
+    original: { media_type: fitted.original.mediaType, width: fitted.original.width, height: fitted.original.height, bytes: fitted.original.bytes },
+    note: fitted.note,
+    embed_count: reservation.count,
+    embed_cap: cap,
+    content: contentBlocks(style, fitted.mediaType, base64, fitted.note),
+  };
+}
+
+function fitOptions(loaded: LoadedConfig, input: VisionRequest): FitOptions {
+  const { vision } = loaded.config;
+  return { embedTargetBytes: vision.embed_target_bytes, maxLongEdge: vision.max_long_edge, maxInputPixels: vision.max_input_pixels, region: input.region };
+}
+
+/** Uploaded bytes, inline data, or a URL that passed every check of the gate (not yet fetched). */
+async function receiveImage(deps: VisionDeps, input: VisionRequest, upload?: Uint8Array): Promise<ImageSource> {
+  if (upload) return { kind: "bytes", bytes: checkSize(upload) };
+  if ("data" in input.image) return { kind: "bytes", bytes: checkSize(decodeImageData(input.image.data).bytes) };
+  const { security } = deps.config.config;
+  try {
+    assertNoSecretInUrl(input.image.url, "image.url");
+    const url = parseTargetUrl(input.image.url);
+    await assertSsrfSafe(url, { allowPrivate: security.allow_private_urls, resolver: deps.dnsResolver(security.dns_resolver_url) });
+    assertAllowedByPolicy(url, security.website_blocklist);
+    return { kind: "url", url };
+  } catch (error) {
+    throw asVisionError(error);
+  }
+}
+
+async function imageBytes(deps: VisionDeps, source: ImageSource): Promise<Uint8Array> {
+  if (source.kind === "bytes") return source.bytes;
+  const { security } = deps.config.config;
+  try {
+    const response = await safeFetch(source.url, {
+      fetch: deps.fetch,
+      gate: { allowPrivate: security.allow_private_urls, resolver: deps.dnsResolver(security.dns_resolver_url), blocklist: security.website_blocklist },
+      maxBytes: MAX_IMAGE_BYTES,
+      timeoutMs: IMAGE_FETCH_TIMEOUT_MS,
+      headers: { accept: "image/*" },
+    });
+    return response.body;
+  } catch (error) {
+    throw asVisionError(error);
+  }
+}
+
+/** Gate refusals end a vision call with their status (api.md); a body too big is `image_too_large`. */
+function asVisionError(error: unknown): unknown {
+  const refusal = toRefusal(error);
+  if (!refusal) return error;
+  if (refusal.code === "too_large") return new AppError(413, "image_too_large", `The image at that URL is larger than ${MAX_IMAGE_BYTES / 1024 / 1024} MiB; send a smaller image.`);
+  if (refusal.code === "unsupported_content") return new AppError(415, "unsupported_media_type", refusal.message);
+  return new AppError(refusal.status, refusal.code, refusal.message);
+}
+
+function checkSize(bytes: Uint8Array): Uint8Array {
+  if (bytes.byteLength > MAX_IMAGE_BYTES) {
+    throw new AppError(413, "image_too_large", `The image is ${(bytes.byteLength / 1024 / 1024).toFixed(1)} MiB; the limit is 25 MiB. Send a smaller image.`);
+  }
+  if (bytes.byteLength === 0) throw new AppError(400, "invalid_request", "The image is empty; send the image bytes.");
+  return bytes;
+}
+
+/** The descriptor path: the fitted image goes to the auxiliary model, only its text comes back. */
+async function describe(deps: VisionDeps, fitted: FitResult, question: string | undefined): Promise<Record<string, unknown>> {
+  const { config, secrets } = deps.config;
+  const { base_url: baseUrl, model } = config.auxiliary.vision;
+  if (!baseUrl || !model) {
+    throw new AppError(503, "no_provider", "This model cannot see images in tool results and no auxiliary vision model is configured; set auxiliary.vision.base_url and auxiliary.vision.model.");
+  }
+  const settings = { name: "auxiliary vision", baseUrl, apiKey: secrets.AUXILIARY_VISION_API_KEY, timeoutMs: AUXILIARY_TIMEOUT_MS };
+  const headers: Record<string, string> = { "content-type": "application/json" };
+  if (settings.apiKey) headers.authorization = `Bearer ${settings.apiKey}`;
+  const dataUrl = `data:${fitted.mediaType};base64,${toBase64(fitted.data)}`;
+  const answer = await callProvider(settings, deps.fetch, providerUrl(baseUrl, "/chat/completions"), {
+    method: "POST",
+    headers,
+    body: JSON.stringify({
+      model,
+      messages: [
+        {
+          role: "user",
+          content: [
+            { type: "text", text: `${question ?? DEFAULT_QUESTION}\n\n(${fitted.note})` },
+            { type: "image_url", image_url: { url: dataUrl } },
+          ],
+        },
+      ],
+    }),
+  });
+  const description = (answer as { choices?: { message?: { content?: unknown } }[] })?.choices?.[0]?.message?.content;
+  if (typeof description !== "string" || description.trim() === "") throw unexpectedShape(settings, "no message content");
+  return { success: true, path: "descriptor", description, model };
+}

@@ -1,0 +1,125 @@
+/**
+ * The one way an adapter talks to its backend: timeout, status mapping and body parsing in one
+ * place, so every provider fails the same way and no upstream body or API key reaches a client.
+ */
+import type { FetchFn } from "../../ports";
+import { AppError, providerError, providerTimeout } from "../../http/errors";
+import type { ProviderSettings } from "./provider.types";
+
+/** How much of an upstream error body is kept (redacted) in the private, logged-only cause. */
+const CAUSE_SNIPPET_CHARS = 200;
+
+/**
+ * Call a provider and parse its JSON answer. The deadline covers the whole exchange, body
+ * included: a backend that sends headers quickly and then stalls still times out.
+ *
+ * @example
+ * const body = await callProvider(settings, fetch, `${settings.baseUrl}/search`, {
+ *   method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(q),
+ * });
+ */
+export async function callProvider(settings: ProviderSettings, fetch: FetchFn, url: string, init: RequestInit = {}): Promise<unknown> {
+  const text = await callProviderText(settings, fetch, url, withDefaultAccept(init, "application/json"));
+  try {
+    return JSON.parse(text) as unknown;
+  } catch (cause) {
+    throw providerError(settings.name, "its answer was not valid JSON", { reason: String(cause) });
+  }
+}
+
+/** Call a provider whose answer is not JSON (an HTML results page, plain text). */
+export async function callProviderText(settings: ProviderSettings, fetch: FetchFn, url: string, init: RequestInit = {}): Promise<string> {
+  const deadline = new Deadline(settings.timeoutMs, init.signal ?? undefined);
+  try {
+    let response: Response;
+    try {
+      response = await fetch(url, { ...init, signal: deadline.signal });
+    } catch (cause) {
+      throw deadline.expired ? timeoutError(settings) : providerError(settings.name, "the request could not be sent (network error)", describeCause(cause, settings));
+    }
+    let body: string;
+    try {
+      body = await response.text();
+    } catch (cause) {
+      throw deadline.expired ? timeoutError(settings) : providerError(settings.name, "the connection broke while reading its answer", describeCause(cause, settings));
+    }
+    if (!response.ok) throw statusError(settings, response.status, body);
+    return body;
+  } finally {
+    deadline.clear();
+  }
+}
+
+/** Map a failure status to a 502 that names the provider and status and nothing upstream said. */
+export function statusError(settings: ProviderSettings, status: number, upstreamBody = ""): AppError {
+  const cause = { status, body: redact(upstreamBody.slice(0, CAUSE_SNIPPET_CHARS), settings.apiKey) };
+  if (status === 401 || status === 403) {
+    const why = settings.apiKey
+      ? `HTTP ${status}: it rejected the configured API key; check the key for this provider`
+      : `HTTP ${status}: it needs an API key and none is configured`;
+    return providerError(settings.name, why, cause);
+  }
+  if (status === 429) return providerError(settings.name, "HTTP 429: rate limited", cause);
+  if (status === 402) return providerError(settings.name, "HTTP 402: the account has no credits left", cause);
+  return providerError(settings.name, `HTTP ${status}`, cause);
+}
+
+/** Join the operator's base URL and an API path without doubling or losing a slash. */
+export function providerUrl(baseUrl: string, path: string): string {
+  return `${baseUrl.replace(/\/+$/, "")}/${path.replace(/^\/+/, "")}`;
+}
+
+/** A 502 for a 2xx answer whose shape is not what the provider documents. */
+export function unexpectedShape(settings: ProviderSettings, what: string): AppError {
+  return providerError(settings.name, `its answer had an unexpected shape (${what})`);
+}
+
+function timeoutError(settings: ProviderSettings): AppError {
+  // One decimal keeps sub-second test timeouts readable ("0.2 s") without noise for whole seconds.
+  return providerTimeout(settings.name, Math.round(settings.timeoutMs / 100) / 10);
+}
+
+function withDefaultAccept(init: RequestInit, accept: string): RequestInit {
+  const headers = new Headers(init.headers);
+  if (!headers.has("accept")) headers.set("accept", accept);
+  return { ...init, headers };
+}
+
+function describeCause(cause: unknown, settings: ProviderSettings): { reason: string } {
+  const reason = cause instanceof Error ? `${cause.name}: ${cause.message}` : String(cause);
+  return { reason: redact(reason, settings.apiKey) };
+}
+
+function redact(text: string, secret: string | undefined): string {
+  return secret ? text.split(secret).join("[redacted]") : text;
+}
+
+/**
+ * A timer-driven abort that also follows the caller's signal. Kept by hand rather than
+ * AbortSignal.timeout so a timeout can be told apart from the caller cancelling.
+ */
+class Deadline {
+  readonly signal: AbortSignal;
+  expired = false;
+  private readonly controller = new AbortController();
+  private readonly timer: ReturnType<typeof setTimeout>;
+  private readonly onOuterAbort?: () => void;
+
+  constructor(ms: number, private readonly outer?: AbortSignal) {
+    this.signal = this.controller.signal;
+    this.timer = setTimeout(() => {
+      this.expired = true;
+      this.controller.abort(new DOMException("provider deadline passed", "TimeoutError"));
+    }, Math.max(1, ms));
+    if (outer) {
+      if (outer.aborted) this.controller.abort(outer.reason);
+      this.onOuterAbort = () => this.controller.abort(outer.reason);
+      outer.addEventListener("abort", this.onOuterAbort, { once: true });
+    }
+  }
+
+  clear(): void {
+    clearTimeout(this.timer);
+    if (this.outer && this.onOuterAbort) this.outer.removeEventListener("abort", this.onOuterAbort);
+  }
+}

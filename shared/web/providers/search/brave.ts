@@ -1,0 +1,40 @@
+/**
+ * Brave web search (`GET /res/v1/web/search`). Brave returns at most 20 results per page and
+ * counts `offset` in pages (0..9), so a larger tier is fetched page by page until it is filled
+ * or Brave says there are no more.
+ */
+import { callProvider, providerUrl } from "../http";
+import type { SearchAdapter } from "../provider.types";
+import { htmlSnippetToText } from "../../html-entities";
+import { arrayField, type HitCandidate, isRecord, rankHits } from "./hits";
+
+export const BRAVE_PAGE_SIZE = 20;
+const BRAVE_MAX_OFFSET = 9;
+
+export const braveSearch: SearchAdapter = async (settings, request, fetch) => {
+  const pageSize = Math.min(request.count, BRAVE_PAGE_SIZE);
+  const headers: Record<string, string> = {};
+  if (settings.apiKey) headers["x-subscription-token"] = settings.apiKey;
+  const candidates: HitCandidate[] = [];
+  for (let offset = 0; offset <= BRAVE_MAX_OFFSET && candidates.length < request.count; offset++) {
+    const url = new URL(providerUrl(settings.baseUrl, "/res/v1/web/search"));
+    url.searchParams.set("q", request.query);
+    url.searchParams.set("count", String(pageSize));
+    if (offset > 0) url.searchParams.set("offset", String(offset));
+    const body = await callProvider(settings, fetch, url.href, { method: "GET", headers });
+    const web = isRecord(body) ? body.web : undefined;
+    const page = arrayField(web, "results").filter(isRecord);
+    // Brave marks its highlights with <strong> and escapes entities; agents want plain text.
+    for (const r of page) {
+      candidates.push({ title: plain(r.title), url: r.url, description: plain(r.description) });
+    }
+    const query = isRecord(body) ? body.query : undefined;
+    const more = isRecord(query) ? query.more_results_available : undefined;
+    if (page.length < pageSize || more === false) break;
+  }
+  return rankHits(candidates, request.count);
+};
+
+function plain(value: unknown): string {
+  return typeof value === "string" ? htmlSnippetToText(value) : "";
+}

@@ -1,0 +1,34 @@
+/**
+ * SearXNG (`GET /search?format=json`), usually self-hosted and keyless. Its page size is set by
+ * the instance, not the caller, so pages are read in order until the tier is filled, a page adds
+ * nothing new, or MAX_PAGES is reached.
+ */
+import { callProvider, providerUrl } from "../http";
+import type { SearchAdapter } from "../provider.types";
+import { arrayField, type HitCandidate, isRecord, rankHits } from "./hits";
+
+/** An instance page is typically 10 or more results; 10 pages covers the largest tier (100). */
+const MAX_PAGES = 10;
+
+export const searxngSearch: SearchAdapter = async (settings, request, fetch) => {
+  const headers: Record<string, string> = {};
+  // Some operators put their instance behind a token; send it when one is configured.
+  if (settings.apiKey) headers.authorization = `Bearer ${settings.apiKey}`;
+  const candidates: HitCandidate[] = [];
+  const seen = new Set<unknown>();
+  for (let page = 1; page <= MAX_PAGES && seen.size < request.count; page++) {
+    const url = new URL(providerUrl(settings.baseUrl, "/search"));
+    url.searchParams.set("q", request.query);
+    url.searchParams.set("format", "json");
+    if (page > 1) url.searchParams.set("pageno", String(page));
+    const body = await callProvider(settings, fetch, url.href, { method: "GET", headers });
+    const results = arrayField(body, "results").filter(isRecord);
+    const before = seen.size;
+    for (const r of results) {
+      seen.add(r.url);
+      candidates.push({ title: r.title, url: r.url, description: r.content });
+    }
+    if (seen.size === before) break;
+  }
+  return rankHits(candidates, request.count);
+};

@@ -1,0 +1,43 @@
+import { describe, expect, it } from "vitest";
+import fc from "fast-check";
+import { readImageHeader } from "../../shared/vision/format";
+import { dataUrlLength, toBase64 } from "../../shared/vision/fit";
+
+const bytes = (...parts: Array<number[] | string>) =>
+  new Uint8Array(parts.flatMap((p) => (typeof p === "string" ? [...p].map((c) => c.charCodeAt(0)) : p)));
+
+describe("readImageHeader", () => {
+  it("finds the JPEG size in SOF after other segments, without decoding", () => {
+    const jpeg = bytes([0xff, 0xd8, 0xff, 0xe0, 0, 16], "JFIF\0", [1, 1, 0, 0, 1, 0, 1, 0, 0], [0xff, 0xc2, 0, 17, 8, 0x0b, 0xd0, 0x0f, 0xc0, 3]);
+    expect(readImageHeader(jpeg)).toMatchObject({ mediaType: "image/jpeg", width: 4032, height: 3024, progressive: true });
+  });
+
+  it("a JPEG cut before its SOF is a 400, not a 415", () => {
+    expect(() => readImageHeader(bytes([0xff, 0xd8, 0xff, 0xe0, 0, 16], "JF"))).toThrow(expect.objectContaining({ status: 400 }));
+  });
+
+  it("reads WebP VP8L and GIF sizes", () => {
+    const w = 1999, h = 999; // stored minus one, 14 bits each
+    const bits = w | (h << 14);
+    const vp8l = bytes("RIFF", [0, 0, 0, 0], "WEBPVP8L", [0, 0, 0, 0, 0x2f, bits & 0xff, (bits >> 8) & 0xff, (bits >> 16) & 0xff, (bits >>> 24) & 0xff]);
+    expect(readImageHeader(vp8l)).toMatchObject({ mediaType: "image/webp", width: 2000, height: 1000 });
+    const gif = bytes("GIF89a", [0x10, 0x02, 0x20, 0x01, 0, 0, 0, 0x3b]);
+    expect(readImageHeader(gif)).toMatchObject({ mediaType: "image/gif", width: 528, height: 288, animated: false });
+  });
+
+  it("names BMP, TIFF and SVG in its 415s", () => {
+    expect(() => readImageHeader(bytes("BM", [0, 0, 0, 0]))).toThrow(/BMP/);
+    expect(() => readImageHeader(bytes("II*\0", [8, 0, 0, 0]))).toThrow(/TIFF/);
+    expect(() => readImageHeader(bytes('<?xml version="1.0"?><svg xmlns="http://www.w3.org/2000/svg"/>'))).toThrow(/SVG/);
+  });
+});
+
+describe("toBase64 and dataUrlLength", () => {
+  it("match Node's base64 for any bytes", () => {
+    fc.assert(fc.property(fc.uint8Array({ maxLength: 3000 }), (data) => {
+      const b64 = toBase64(data);
+      expect(b64).toBe(Buffer.from(data).toString("base64"));
+      expect(dataUrlLength("image/jpeg", data.length)).toBe(`data:image/jpeg;base64,${b64}`.length);
+    }));
+  });
+});

@@ -1,0 +1,199 @@
+import { beforeAll, describe, expect, it } from "vitest";
+import { AppError } from "../../shared/http/errors";
+import { dataUrlLength, fitImage, toBase64, type FitOptions } from "../../shared/vision/fit";
+import { readImageHeader } from "../../shared/vision/format";
+import { visionWasm } from "../../workers/vision.wasm";
+import {
+  animatedGif, decodeRgba, encodePng, ftypHeader, junkBytes, photoJpeg, photoPixels, pngHeaderOnly,
+  screenshotPixels, webpFrom,
+} from "../fixtures/images";
+
+const KiB = 1024;
+const opts = (embedTargetBytes: number, extra: Partial<FitOptions> = {}): FitOptions => ({
+  embedTargetBytes, maxLongEdge: 1568, maxInputPixels: 16_777_216, ...extra,
+});
+const fit = (bytes: Uint8Array, o: FitOptions) => fitImage(bytes, o, visionWasm);
+
+async function refusal(promise: Promise<unknown>): Promise<AppError> {
+  const error = await promise.then(() => undefined, (e: unknown) => e);
+  expect(error).toBeInstanceOf(AppError);
+  return error as AppError;
+}
+
+let photo: Uint8Array;
+let screenshot: Uint8Array;
+let phoneTable: Uint8Array;
+
+beforeAll(async () => {
+  photo = await photoJpeg(visionWasm, 4032, 3024);
+  screenshot = await encodePng(screenshotPixels(2880, 1800), 2880, 1800, 3);
+  phoneTable = await encodePng(screenshotPixels(1170, 2532, 5), 1170, 2532, 3);
+}, 60_000);
+
+describe("fitImage budgets", () => {
+  for (const budget of [64 * KiB, 256 * KiB, 1024 * KiB]) {
+    it(`12 MP photo fits ${budget / KiB} KiB with long edge <= 1568 and memory under the isolate limit`, async () => {
+      const out = await fit(photo, opts(budget));
+      expect(out.dataUrlBytes).toBeLessThanOrEqual(budget);
+      expect(out.dataUrlBytes).toBe(dataUrlLength("image/jpeg", out.data.length));
+      expect(Math.max(out.width, out.height)).toBeLessThanOrEqual(1568);
+      if (budget >= 256 * KiB) expect([out.width, out.height]).toEqual([1568, 1176]);
+      expect(out.original).toEqual({ mediaType: "image/jpeg", width: 4032, height: 3024, bytes: photo.length });
+      expect(out.passedThrough).toBe(false);
+      expect(out.wasmPeakBytes).toBeLessThan(64 * 1024 * 1024);
+      const decoded = decodeRgba(out.data);
+      expect([decoded.width, decoded.height]).toEqual([out.width, out.height]);
+    });
+  }
+
+  it("the 2880x1800 screenshot comes back exactly 1568x980 with the scale in the note", async () => {
+    for (const budget of [256 * KiB, 1024 * KiB]) {
+      const out = await fit(screenshot, opts(budget));
+      expect([out.width, out.height]).toEqual([1568, 980]);
+      expect(out.dataUrlBytes).toBeLessThanOrEqual(budget);
+      expect(out.note).toBe("Image downscaled from 2880x1800 to 1568x980 for vision; multiply coordinates by 1.84.");
+      expect(out.encodeAttempts).toBeLessThanOrEqual(4);
+    }
+  });
+
+  it("the tall phone table keeps its aspect ratio at the long-edge cap", async () => {
+    const out = await fit(phoneTable, opts(256 * KiB));
+    expect([out.width, out.height]).toEqual([725, 1568]);
+    expect(out.dataUrlBytes).toBeLessThanOrEqual(256 * KiB);
+  });
+
+  it("a budget too small for the lowest quality shrinks by the square root of the overshoot, not by halves", async () => {
+    const out = await fit(screenshot, opts(64 * KiB));
+    expect(out.dataUrlBytes).toBeLessThanOrEqual(64 * KiB);
+    expect(out.width).toBeLessThan(1568);
+    expect([784, 392, 196]).not.toContain(out.width);
+    expect(out.note).toMatch(/^Image downscaled from 2880x1800 to \d+x\d+ for vision; multiply coordinates by [\d.]+\.$/);
+  });
+});
+
+describe("fitImage pass-through and pixels", () => {
+  it("an image that fits is passed through byte-identical", async () => {
+    const small = await encodePng(photoPixels(300, 200), 300, 200, 3);
+    const out = await fit(small, opts(256 * KiB));
+    expect(out.passedThrough).toBe(true);
+    expect(out.data).toBe(small);
+    expect(out.mediaType).toBe("image/png");
+    expect(out.encodeAttempts).toBe(0);
+    expect(out.dataUrlBytes).toBe(`data:image/png;base64,${toBase64(small)}`.length);
+  });
+
+  it("transparency is flattened on white", async () => {
+    const w = 2000, h = 1000;
+    const rgba = new Uint8Array(w * h * 4);
+    for (let i = 0; i < w * h; i++) {
+      const x = i % w;
+      rgba.set(x < w / 2 ? [0, 0, 0, 0] : [200, 0, 0, 255], i * 4);
+    }
+    const png = await encodePng(rgba, w, h, 4);
+    const out = await fit(png, opts(256 * KiB));
+    const { rgba: px, width } = decodeRgba(out.data);
+    const at = (x: number, y: number) => Array.from(px.subarray((y * width + x) * 4, (y * width + x) * 4 + 3));
+    for (const v of at(100, 300)) expect(v).toBeGreaterThan(245);
+    const red = at(1400, 300);
+    expect(red[0]).toBeGreaterThan(180);
+    expect(red[1]).toBeLessThan(30);
+  });
+
+  it("an animated GIF becomes its first frame", async () => {
+    const gif = animatedGif();
+    expect(readImageHeader(gif).animated).toBe(true);
+    const out = await fit(gif, opts(256 * KiB));
+    expect(out.passedThrough).toBe(false);
+    expect(out.mediaType).toBe("image/jpeg");
+    const { rgba } = decodeRgba(out.data);
+    expect(rgba[0]).toBeGreaterThan(200);
+    expect(rgba[2]).toBeLessThan(60);
+  });
+
+  it("a WebP is decoded and fitted", async () => {
+    const webp = webpFrom(photoPixels(2000, 1000), 2000, 1000);
+    expect(readImageHeader(webp)).toMatchObject({ mediaType: "image/webp", width: 2000, height: 1000 });
+    const out = await fit(webp, opts(256 * KiB));
+    expect([out.width, out.height]).toEqual([1568, 784]);
+    expect(out.dataUrlBytes).toBeLessThanOrEqual(256 * KiB);
+  });
+});
+
+describe("fitImage regions", () => {
+  it("crops in original pixels before scaling and says how to map back", async () => {
+    const out = await fit(screenshot, opts(256 * KiB, { region: [100, 200, 700, 600] }));
+    expect([out.width, out.height]).toEqual([600, 400]);
+    expect(out.crop).toEqual({ x: 100, y: 200, width: 600, height: 400 });
+    expect(out.note).toContain("[100,200,700,600]");
+    expect(out.note).toContain("add (100, 200)");
+  });
+
+  it("a large region is cropped then scaled, and the note gives both", async () => {
+    const out = await fit(photo, opts(256 * KiB, { region: [0, 0, 3136, 1000] }));
+    expect([out.width, out.height]).toEqual([1568, 500]);
+    expect(out.note).toBe("Cropped to region [0,0,3136,1000] of the 4032x3024 original and downscaled to 1568x500; multiply coordinates by 2, then add (0, 0).");
+  });
+
+  it("a region is clamped to the image", async () => {
+    const out = await fit(screenshot, opts(256 * KiB, { region: [2500, 1500, 99999, 99999] }));
+    expect(out.crop).toEqual({ x: 2500, y: 1500, width: 380, height: 300 });
+  });
+
+  it("a zero-area region is a 400 that gives the image size", async () => {
+    const error = await refusal(fit(screenshot, opts(256 * KiB, { region: [10, 10, 10, 500] })));
+    expect(error.status).toBe(400);
+    expect(error.message).toContain("2880x1800");
+    const outside = await refusal(fit(screenshot, opts(256 * KiB, { region: [5000, 5000, 6000, 6000] })));
+    expect(outside.status).toBe(400);
+  });
+});
+
+describe("fitImage refusals", () => {
+  it("HEIC and AVIF are 415s that name the format and say what to do", async () => {
+    const heic = await refusal(fit(ftypHeader("mif1", ["mif1", "heic"]), opts(256 * KiB)));
+    expect(heic.status).toBe(415);
+    expect(heic.code).toBe("unsupported_media_type");
+    expect(heic.message).toContain("HEIC");
+    expect(heic.message).toContain("JPEG or PNG");
+    const avif = await refusal(fit(ftypHeader("avif", ["mif1", "miaf"]), opts(256 * KiB)));
+    expect(avif.status).toBe(415);
+    expect(avif.message).toContain("AVIF");
+  });
+
+  it("a brand past the ftyp box's declared size does not count", () => {
+    const bytes = ftypHeader("isom", ["mp41"]);
+    const padded = new Uint8Array(bytes.length + 4);
+    padded.set(bytes);
+    padded.set(new TextEncoder().encode("heic"), bytes.length);
+    expect(() => readImageHeader(padded)).toThrow(/ISO media container/);
+  });
+
+  it("junk bytes are a 415", async () => {
+    const error = await refusal(fit(junkBytes(), opts(256 * KiB)));
+    expect(error.status).toBe(415);
+  });
+
+  it("a truncated header is a 400", async () => {
+    const error = await refusal(fit(pngHeaderOnly(100, 100).subarray(0, 20), opts(256 * KiB)));
+    expect(error.status).toBe(400);
+  });
+
+  it("a WebP over photon's lower pixel cap is a 413 before decoding", async () => {
+    const webp = new Uint8Array(30);
+    const enc = new TextEncoder();
+    webp.set(enc.encode("RIFF"), 0);
+    webp.set(enc.encode("WEBPVP8X"), 8);
+    const w = 4000 - 1, h = 3000 - 1;
+    webp.set([w & 0xff, (w >> 8) & 0xff, w >> 16, h & 0xff, (h >> 8) & 0xff, h >> 16], 24);
+    const error = await refusal(fit(webp, opts(256 * KiB)));
+    expect(error.status).toBe(413);
+    expect(error.message).toContain("4000x3000 WEBP");
+  });
+
+  it("a 60 MP image is a 413 from its header alone (its body is not even decodable)", async () => {
+    const error = await refusal(fit(pngHeaderOnly(10000, 6000), opts(256 * KiB)));
+    expect(error.status).toBe(413);
+    expect(error.code).toBe("image_too_large");
+    expect(error.message).toContain("10000x6000");
+  });
+});

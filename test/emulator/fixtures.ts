@@ -17,9 +17,14 @@ export interface Markers {
   failed: boolean;
 }
 
-export function readMarkers(subject: string): Markers {
+/**
+ * Reads the markers of one call. `[fail:503@tavily]` fails only calls to that provider, so a test
+ * can break the configured provider while the keyless rescue still answers.
+ */
+export function readMarkers(subject: string, provider?: string): Markers {
   const text = safeDecode(subject);
-  const fail = /\[fail:(\d{3})\]/.exec(text);
+  const scopedFail = /\[fail:(\d{3})(?:@([a-z]+))?\]/.exec(text);
+  const fail = scopedFail && (!scopedFail[2] || scopedFail[2] === provider) ? scopedFail : null;
   const slow = /\[slow:(\d{1,6})\]/.exec(text);
   return {
     failStatus: fail ? Number(fail[1]) : undefined,

@@ -486,7 +486,7 @@ async function gate(ex: Exchange, facts: CallFacts, subject: string): Promise<bo
   if (facts.count !== undefined) call.count = facts.count;
   ex.state.calls.push(call);
 
-  const markers = readMarkers(subject);
+  const markers = readMarkers(subject, facts.provider);
   if (markers.slowMs) await sleep(markers.slowMs);
   if (markers.auth && !keyOk) {
     // Like some real providers, the refusal repeats what it was sent: adapters must not echo it.

@@ -128,7 +128,7 @@ describe("web_search never stores a failure", () => {
 
   it("answers once from keyless after a failure, and never stores that rescue", async () => {
     const token = uniqueToken();
-    const q = `rescue [fail:500] ${token}`;
+    const q = `rescue [fail:500@tavily] ${token}`;
     const first = await search(q);
     const second = await search(q);
     expect(first.status).toBe(200);
@@ -171,12 +171,14 @@ describe("web_search TTL", () => {
 describe("web_search input", () => {
   it("clamps the limit into 1..100 and reports the effective value", async () => {
     const token = uniqueToken();
-    const low = await search(`clamp ${token}`, { limit: 0 });
-    const high = await search(`clamp ${token}`, { limit: 500 });
+    const brave = { WEB_SEARCH_PROVIDER: "brave", BRAVE_API_KEY: "brave-emulator-key" };
+    const low = await search(`clamp ${token}`, { limit: 0 }, brave);
+    const high = await search(`clamp ${token}`, { limit: 500 }, brave);
     expect(low.body.limit).toBe(1);
     expect(low.body.results).toHaveLength(1);
     expect(high.body.limit).toBe(100);
     expect(high.body.results).toHaveLength(100);
+    expect(high.body.results[99].position).toBe(100);
   });
 
   it.each([
@@ -207,6 +209,13 @@ describe("web_search input", () => {
     const response = await search(`auto keyless ${token}`, {}, { TAVILY_API_KEY: "", PROVIDERS_SEARXNG_BASE_URL: "" });
     expect(response.body.provider).toBe("keyless");
     expect(await providerCalls("keyless", token)).toBe(1);
+  });
+
+  it("gets at most Tavily's own cap of 20 results from Tavily, whatever the limit", async () => {
+    const token = uniqueToken();
+    const response = await search(`tavily cap ${token}`, { limit: 50 });
+    expect(response.body.limit).toBe(50);
+    expect(response.body.results).toHaveLength(20);
   });
 
   it("sends the configured key to the provider", async () => {

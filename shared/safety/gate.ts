@@ -1,0 +1,120 @@
+/**
+ * The order of checks for user-supplied URLs, in one place (web.md "The order of steps is a
+ * security property"). Routes call the steps separately so provider resolution can sit between
+ * SSRF and policy; `gateUrl` runs them all for a single URL (and for every redirect hop).
+ */
+import { AppError } from "../http/errors";
+import { compileHostList } from "./policy";
+import { findSecretInUrl } from "./secrets";
+import { type SsrfOptions, checkUrlSafety } from "./ssrf";
+
+export { isLocalLookingHost } from "./ssrf";
+
+export interface GateOptions extends SsrfOptions {
+  /** `security.website_blocklist` (exact host, `*.example.com`, or a bare suffix). */
+  blocklist: readonly string[];
+}
+
+/** Compiled blocklists, keyed by the config array (config is parsed once per isolate). */
+const compiledLists = new WeakMap<readonly string[], (host: string) => boolean>();
+
+function blocklistMatcher(list: readonly string[]): (host: string) => boolean {
+  let matcher = compiledLists.get(list);
+  if (matcher === undefined) {
+    matcher = compileHostList(list);
+    compiledLists.set(list, matcher);
+  }
+  return matcher;
+}
+
+/**
+ * Step 2 for one URL: throws 422 `secret_in_url` when it looks like it carries a credential. The
+ * message names the kind of secret, never the value or the URL.
+ */
+export function assertNoSecretInUrl(rawUrl: string, where = "A URL in this request"): void {
+  const finding = findSecretInUrl(rawUrl);
+  if (finding === null) return;
+  throw new AppError(
+    422,
+    "secret_in_url",
+    `${where} looks like it carries a secret (${finding.kind}); remove the credential from the URL and try again.`,
+    { details: { kind: finding.kind } },
+  );
+}
+
+/**
+ * Step 2 for a whole call: run it on EVERY URL before anything else happens, because one secret
+ * refuses the whole call (nothing fetched, nothing cached). `details.index` is the position of the
+ * first offending URL.
+ */
+export function assertNoSecretInUrls(rawUrls: readonly string[]): void {
+  rawUrls.forEach((raw, index) => {
+    const finding = findSecretInUrl(raw);
+    if (finding === null) return;
+    throw new AppError(
+      422,
+      "secret_in_url",
+      `URL ${index + 1} of this request looks like it carries a secret (${finding.kind}); remove the credential from the URL and try again.`,
+      { details: { index, kind: finding.kind } },
+    );
+  });
+}
+
+/** Parse a user-supplied URL (400 `invalid_request` when it is not an absolute URL). */
+export function parseTargetUrl(rawUrl: string): URL {
+  try {
+    return new URL(rawUrl);
+  } catch {
+    throw new AppError(400, "invalid_request", "The URL could not be parsed; give a full http or https URL.");
+  }
+}
+
+/**
+ * Step 3: throws 403 `blocked_private_address` when the URL's host is not public (or cannot be
+ * verified), 400 `invalid_request` for a scheme other than http/https, a missing host or user-info.
+ */
+export async function assertSsrfSafe(url: URL, options: SsrfOptions): Promise<void> {
+  const verdict = await checkUrlSafety(url, options);
+  if (verdict.ok) return;
+  if (verdict.code === "invalid_url") throw new AppError(400, "invalid_request", verdict.message);
+  throw new AppError(403, "blocked_private_address", verdict.message);
+}
+
+/** Step 5: throws 403 `blocked_by_policy` when the host is on `security.website_blocklist`. */
+export function assertAllowedByPolicy(url: URL, blocklist: readonly string[]): void {
+  if (blocklist.length === 0 || !blocklistMatcher(blocklist)(url.hostname)) return;
+  throw new AppError(
+    403,
+    "blocked_by_policy",
+    `The host ${url.hostname} is on this service's website blocklist, so it is not fetched.`,
+  );
+}
+
+/**
+ * Every check for one URL, in order: secrets, parse, SSRF, policy. Returns the parsed URL.
+ * Used by safeFetch on each hop; a route that handles several URLs runs the steps itself so that
+ * secrets are checked for all URLs first.
+ *
+ * @example
+ * const url = await gateUrl(body.image.url, { allowPrivate: false, resolver, blocklist: cfg.website_blocklist });
+ */
+export async function gateUrl(rawUrl: string, options: GateOptions): Promise<URL> {
+  assertNoSecretInUrl(rawUrl, "The URL");
+  const url = parseTargetUrl(rawUrl);
+  await assertSsrfSafe(url, options);
+  assertAllowedByPolicy(url, options.blocklist);
+  return url;
+}
+
+/**
+ * Extract cache key part for a URL (web.md "Extract cache"): lower-case scheme and host, no default
+ * port, no fragment; path and query exactly as given (case, order, repeated keys). WHATWG URL
+ * already lower-cases the scheme and host and drops default ports; only the fragment is removed.
+ *
+ * @example normalizeUrlForCache("HTTP://Example.COM:80/a#x") // "http://example.com/a"
+ */
+export function normalizeUrlForCache(url: URL | string): string {
+  const copy = new URL(url.toString());
+  copy.hash = "";
+  return copy.href;
+}

@@ -1,0 +1,230 @@
+/**
+ * The only way the service fetches a user-supplied URL: redirects followed by hand with the whole
+ * gate re-run on every hop, one deadline for the whole exchange, and a byte limit on the body.
+ */
+import type { FetchFn } from "../ports";
+import { AppError } from "../http/errors";
+import { type GateOptions, assertAllowedByPolicy, assertNoSecretInUrl, assertSsrfSafe, gateUrl } from "./gate";
+import { FetchLimitError } from "./refusal";
+
+export interface SafeFetchOptions {
+  fetch: FetchFn;
+  gate: GateOptions;
+  /** The body is read up to this many bytes; one byte more is `too_large`. */
+  maxBytes: number;
+  /** One deadline for every hop and the body; past it the fetch is `fetch_failed`. */
+  timeoutMs: number;
+  headers?: HeadersInit;
+  method?: "GET" | "HEAD";
+  /** Default 5 (web.md). */
+  maxRedirects?: number;
+  /** Return false to refuse the final response's media type (`unsupported_content`). */
+  acceptContentType?: (mediaType: string) => boolean;
+}
+
+export interface SafeFetchResult {
+  /** After redirects. */
+  finalUrl: string;
+  status: number;
+  headers: Headers;
+  body: Uint8Array;
+}
+
+const REDIRECT_STATUSES = new Set([301, 302, 303, 307, 308]);
+/** Never forwarded to another origin on a redirect (the fetch standard drops them too). */
+const ORIGIN_BOUND_HEADERS = ["authorization", "cookie", "proxy-authorization"];
+
+class DeadlineExceeded extends Error {}
+
+/**
+ * Fetch a user-supplied URL safely. Throws AppError (`secret_in_url` 422, `blocked_private_address`
+ * 403, `blocked_by_policy` 403, `invalid_request` 400 for the first URL, `fetch_failed` 502) or
+ * FetchLimitError (`too_large` 413, `unsupported_content` 415); `toRefusal` maps both.
+ *
+ * @example
+ * const page = await safeFetch(url, { fetch, gate, maxBytes: 5_000_000, timeoutMs: 60_000,
+ *   headers: { accept: "text/markdown, text/html;q=0.9" } });
+ */
+export async function safeFetch(input: string | URL, options: SafeFetchOptions): Promise<SafeFetchResult> {
+  const maxRedirects = options.maxRedirects ?? 5;
+  let current = await gateUrl(input.toString(), options.gate);
+  const headers = new Headers(options.headers);
+  const visited = new Set<string>([withoutFragment(current)]);
+
+  const controller = new AbortController();
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const deadline = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => {
+      controller.abort();
+      reject(new DeadlineExceeded());
+    }, options.timeoutMs);
+  });
+  // The deadline may reject while nothing awaits it; that is expected, not an unhandled rejection.
+  deadline.catch(() => undefined);
+  const withinDeadline = <T>(work: Promise<T>): Promise<T> => Promise.race([work, deadline]);
+
+  try {
+    for (let redirects = 0; ; redirects++) {
+      const response = await send(options, current, headers, controller.signal, withinDeadline);
+      if (REDIRECT_STATUSES.has(response.status) && response.headers.has("location")) {
+        const location = response.headers.get("location") ?? "";
+        await discard(response);
+        if (redirects >= maxRedirects) {
+          throw fetchFailed(current, `it redirected more than ${maxRedirects} times`);
+        }
+        const next = await gateRedirect(location, current, options.gate);
+        const key = withoutFragment(next);
+        if (visited.has(key)) throw fetchFailed(current, "its redirects form a loop");
+        visited.add(key);
+        if (next.origin !== current.origin) for (const name of ORIGIN_BOUND_HEADERS) headers.delete(name);
+        current = next;
+        continue;
+      }
+      if (response.status < 200 || response.status > 299) {
+        await discard(response);
+        throw fetchFailed(current, `it answered with HTTP ${response.status}`);
+      }
+      const mediaType = mediaTypeOf(response.headers.get("content-type"));
+      if (options.acceptContentType && !options.acceptContentType(mediaType)) {
+        await discard(response);
+        throw new FetchLimitError(
+          415,
+          "unsupported_content",
+          `The page at ${current.hostname} is ${mediaType || "of an unknown content type"}, which this tool cannot read.`,
+        );
+      }
+      const body =
+        (options.method ?? "GET") === "HEAD"
+          ? new Uint8Array(0)
+          : await readLimited(response, options.maxBytes, current, withinDeadline);
+      return { finalUrl: current.href, status: response.status, headers: response.headers, body };
+    }
+  } catch (error) {
+    if (error instanceof DeadlineExceeded) {
+      throw new AppError(
+        502,
+        "fetch_failed",
+        `The page at ${current.hostname} did not answer within ${formatSeconds(options.timeoutMs)} s.`,
+      );
+    }
+    throw error;
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+async function send(
+  options: SafeFetchOptions,
+  url: URL,
+  headers: Headers,
+  signal: AbortSignal,
+  withinDeadline: <T>(work: Promise<T>) => Promise<T>,
+): Promise<Response> {
+  try {
+    return await withinDeadline(
+      options.fetch(url.href, { method: options.method ?? "GET", headers, redirect: "manual", signal }),
+    );
+  } catch (error) {
+    if (error instanceof DeadlineExceeded || signal.aborted) throw new DeadlineExceeded();
+    throw fetchFailed(url, "the connection failed", error);
+  }
+}
+
+/**
+ * A redirect target goes through the whole gate again: secrets (in the Location as sent and as
+ * resolved), SSRF, policy. A target that is not an http(s) URL is a failed fetch, not a bad request.
+ */
+async function gateRedirect(location: string, current: URL, gate: GateOptions): Promise<URL> {
+  const where = `A redirect from ${current.hostname}`;
+  assertNoSecretInUrl(location, where);
+  let next: URL;
+  try {
+    next = new URL(location, current);
+  } catch {
+    throw fetchFailed(current, "it redirected to an unparseable location");
+  }
+  assertNoSecretInUrl(next.href, where);
+  try {
+    await assertSsrfSafe(next, gate);
+  } catch (error) {
+    if (error instanceof AppError && error.code === "invalid_request") {
+      throw fetchFailed(current, "it redirected to something other than an http or https URL with a host");
+    }
+    throw error;
+  }
+  assertAllowedByPolicy(next, gate.blocklist);
+  return next;
+}
+
+async function readLimited(
+  response: Response,
+  maxBytes: number,
+  url: URL,
+  withinDeadline: <T>(work: Promise<T>) => Promise<T>,
+): Promise<Uint8Array> {
+  const declared = Number(response.headers.get("content-length"));
+  if (Number.isFinite(declared) && declared > maxBytes) {
+    await discard(response);
+    throw tooLarge(url, maxBytes);
+  }
+  if (response.body === null) return new Uint8Array(0);
+  const reader = response.body.getReader();
+  const chunks: Uint8Array[] = [];
+  let total = 0;
+  try {
+    for (;;) {
+      const { done, value } = await withinDeadline(reader.read());
+      if (done) break;
+      total += value.byteLength;
+      if (total > maxBytes) {
+        await reader.cancel().catch(() => undefined);
+        throw tooLarge(url, maxBytes);
+      }
+      chunks.push(value);
+    }
+  } catch (error) {
+    if (error instanceof FetchLimitError || error instanceof DeadlineExceeded) throw error;
+    throw fetchFailed(url, "the connection broke while reading the page", error);
+  } finally {
+    reader.releaseLock();
+  }
+  const body = new Uint8Array(total);
+  let offset = 0;
+  for (const chunk of chunks) {
+    body.set(chunk, offset);
+    offset += chunk.byteLength;
+  }
+  return body;
+}
+
+async function discard(response: Response): Promise<void> {
+  try {
+    await response.body?.cancel();
+  } catch {
+    // Nothing to free; the connection is gone already.
+  }
+}
+
+function fetchFailed(url: URL, why: string, cause?: unknown): AppError {
+  return new AppError(502, "fetch_failed", `The page at ${url.hostname} could not be fetched: ${why}.`, { cause });
+}
+
+function tooLarge(url: URL, maxBytes: number): FetchLimitError {
+  return new FetchLimitError(413, "too_large", `The page at ${url.hostname} is larger than the ${maxBytes}-byte limit.`);
+}
+
+function withoutFragment(url: URL): string {
+  const copy = new URL(url.href);
+  copy.hash = "";
+  return copy.href;
+}
+
+/** `text/html; charset=utf-8` → `text/html`, restricted to media-type characters. */
+function mediaTypeOf(contentType: string | null): string {
+  const type = (contentType ?? "").split(";")[0]?.trim().toLowerCase() ?? "";
+  return /^[a-z0-9!#$&^_.+-]+\/[a-z0-9!#$&^_.+-]+$/.test(type) ? type.slice(0, 100) : "";
+}
+
+function formatSeconds(ms: number): string {
+  return (ms / 1000).toFixed(ms % 1000 === 0 ? 0 : 1);
+}

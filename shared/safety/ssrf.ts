@@ -1,0 +1,150 @@
+/**
+ * SSRF check for user-supplied URLs (web.md step 3): decides whether the host of an already parsed
+ * WHATWG URL may be fetched. Literal addresses are classified directly, plainly local names are
+ * refused without a lookup, other names are resolved through DoH and every answer must be public.
+ */
+import type { DnsResolver } from "./dns";
+import { type AddressClass, PRIVATE_KINDS, classifyIPv4, classifyIPv6, parseIPv4, parseIPv6 } from "./ip";
+
+export type GateVerdict =
+  | { ok: true }
+  | { ok: false; code: "blocked_private_address" | "invalid_url"; message: string };
+
+export interface SsrfOptions {
+  /**
+   * `security.allow_private_urls`: opens loopback, RFC 1918, unique-local, CGNAT and site-local
+   * addresses (and `localhost`). Metadata, link-local, unspecified, multicast, broadcast,
+   * reserved and documentation ranges stay refused.
+   */
+  allowPrivate: boolean;
+  resolver: DnsResolver;
+}
+
+/** Metadata service names, refused whatever `allowPrivate` says. */
+const METADATA_NAMES = new Set([
+  "metadata",
+  "metadata.google.internal",
+  "metadata.goog",
+  "instance-data",
+  "instance-data.ec2.internal",
+  "metadata.tencentyun.com",
+  "metadata.platformequinix.com",
+]);
+
+/** Suffixes that never name a public host (RFC 6761, RFC 8375, ICANN's .internal, common LAN names). */
+const LOCAL_SUFFIXES = [".localhost", ".local", ".internal", ".home.arpa", ".localdomain", ".lan", ".intranet", ".corp", ".home"];
+
+/** A DNS name as WHATWG URL leaves it for http(s): lower-case ASCII labels (IDN already punycoded). */
+const DNS_NAME = /^(?=.{1,253}$)[a-z0-9_](?:[a-z0-9_-]{0,61}[a-z0-9_])?(?:\.[a-z0-9_](?:[a-z0-9_-]{0,61}[a-z0-9_])?)*$/;
+
+const OK: GateVerdict = { ok: true };
+
+/** Host without brackets, lower-cased, trailing dots removed. */
+function bareHost(hostname: string): string {
+  let host = hostname.toLowerCase();
+  if (host.startsWith("[") && host.endsWith("]")) return host.slice(1, -1);
+  while (host.endsWith(".")) host = host.slice(0, -1);
+  return host;
+}
+
+/** Classify a literal address host; null for a name. */
+function classifyLiteral(host: string): AddressClass | null {
+  if (host.includes(":")) {
+    const groups = parseIPv6(host);
+    return groups === null ? null : classifyIPv6(groups);
+  }
+  const ip = parseIPv4(host);
+  return ip === null ? null : classifyIPv4(ip);
+}
+
+/**
+ * True for hosts that plainly are not on the public internet: `localhost`, `*.localhost`,
+ * `*.local`, `*.internal`, `*.home.arpa` and friends, single-label names, metadata names, and IP
+ * literals outside public space. Used by the SSRF check (refused without a lookup) and by the
+ * extract cache (never stored).
+ *
+ * @example isLocalLookingHost("printer.local") // true
+ * @example isLocalLookingHost("example.com.") // false
+ */
+export function isLocalLookingHost(hostname: string): boolean {
+  const host = bareHost(hostname);
+  if (host === "") return true;
+  const literal = classifyLiteral(host);
+  if (literal !== null) return literal.kind !== "public";
+  if (host === "localhost" || METADATA_NAMES.has(host) || !host.includes(".")) return true;
+  return LOCAL_SUFFIXES.some((suffix) => host.endsWith(suffix));
+}
+
+function refuse(message: string): GateVerdict {
+  return { ok: false, code: "blocked_private_address", message };
+}
+
+function invalid(message: string): GateVerdict {
+  return { ok: false, code: "invalid_url", message };
+}
+
+function allowed(cls: AddressClass, allowPrivate: boolean): boolean {
+  return cls.kind === "public" || (allowPrivate && PRIVATE_KINDS.has(cls.kind));
+}
+
+/**
+ * Decide whether `url` may be fetched. Never throws; a refusal names the host and the range (no
+ * query, path or secret is echoed).
+ *
+ * @example
+ * await checkUrlSafety(new URL("http://0x7f.1/"), { allowPrivate: false, resolver })
+ * // { ok: false, code: "blocked_private_address", message: "The host 127.0.0.1 is not a public address (loopback, ..." }
+ */
+export async function checkUrlSafety(url: URL, options: SsrfOptions): Promise<GateVerdict> {
+  if (url.protocol !== "http:" && url.protocol !== "https:") {
+    return invalid(`Only http and https URLs can be fetched, not ${url.protocol.slice(0, 16)} URLs.`);
+  }
+  const host = bareHost(url.hostname);
+  if (host === "") return invalid("The URL has no host name; give a full http or https URL.");
+
+  const literal = classifyLiteral(host);
+  if (literal !== null) {
+    if (allowed(literal, options.allowPrivate)) return url.username || url.password ? userInfoRefusal() : OK;
+    return refuse(`The host ${url.hostname} is not a public address (${literal.label}), so it is not fetched.`);
+  }
+  // WHATWG URL turns every numeric host form into a dotted quad; anything numeric-looking left over
+  // came from a parser that did not, so it is refused rather than guessed at.
+  if (/^[0-9.]+$/.test(host) || /(?:^|\.)0x[0-9a-f]*(?:\.|$)/.test(host)) {
+    return invalid("The URL's host is neither a valid IP address nor a host name.");
+  }
+  if (METADATA_NAMES.has(host)) {
+    return refuse(`The host ${host} is a cloud metadata service; it can never be fetched.`);
+  }
+  const loopbackName = host === "localhost" || host.endsWith(".localhost");
+  if (loopbackName && options.allowPrivate) return url.username || url.password ? userInfoRefusal() : OK;
+  if (isLocalLookingHost(host)) {
+    return refuse(`The host ${host} is a local network name; only public hosts can be fetched.`);
+  }
+  if (url.username || url.password) return userInfoRefusal();
+  if (!DNS_NAME.test(host)) return invalid("The URL's host is not a valid DNS name.");
+
+  const lookup = await options.resolver.lookup(host);
+  if (!lookup.ok) {
+    const why =
+      lookup.reason === "nxdomain"
+        ? "does not exist in DNS"
+        : lookup.reason === "no_address"
+          ? "has no IPv4 or IPv6 address in DNS"
+          : lookup.reason === "timeout"
+            ? "could not be resolved in time"
+            : "could not be resolved";
+    return refuse(`The host ${host} ${why}, so it cannot be verified as public; check the URL and try again.`);
+  }
+  for (const answer of lookup.addresses) {
+    if (!allowed(answer.cls, options.allowPrivate)) {
+      return refuse(
+        `The host ${host} resolves to ${answer.address}, which is not a public address (${answer.cls.label}), so it is not fetched.`,
+      );
+    }
+  }
+  return OK;
+}
+
+function userInfoRefusal(): GateVerdict {
+  return invalid("URLs with a user name or password in them are not fetched; remove the part before '@'.");
+}

@@ -1,0 +1,73 @@
+/**
+ * Times the eviction policy where it runs: on every outbound request. A 2,000-message conversation
+ * with 300 tool screenshots (60 KB of base64 each, so the block ceiling binds) in both formats;
+ * prints the median µs per request of the whole `evictContext` and of its parts.
+ *
+ *   npx tsx bench/eviction.bench.ts [--runs 500]
+ */
+import { anthropicAdapter } from "../shared/eviction/anthropic";
+import { evictContext } from "../shared/eviction/evict.service";
+import { imageSteps, type EvictionAdapter } from "../shared/eviction/inventory";
+import { openaiAdapter } from "../shared/eviction/openai";
+import { retirementFront } from "../shared/eviction/policy";
+import { conversation, type Format, type Turn } from "../test/unit/eviction.fixtures";
+
+const MESSAGES = 2_000;
+const IMAGES = 300;
+const IMAGE_BYTES = 60_000;
+const runsFlag = process.argv.indexOf("--runs");
+const RUNS = runsFlag > 0 ? Number(process.argv[runsFlag + 1]) : 500;
+const WARMUP = 100;
+
+/** 300 tool turns (2 messages each) spread evenly among 1,400 text messages. */
+function session(): Turn[] {
+  const turns: Turn[] = [];
+  const textMessages = MESSAGES - 2 * IMAGES;
+  for (let i = 0; i < IMAGES; i++) {
+    turns.push({ kind: "tool", images: [IMAGE_BYTES] });
+    const texts = Math.floor(((i + 1) * textMessages) / IMAGES) - Math.floor((i * textMessages) / IMAGES);
+    for (let j = 0; j < texts; j++) turns.push({ kind: "text", text: `step ${i}.${j}: ${"reasoning ".repeat(20)}` });
+  }
+  return turns;
+}
+
+function medianMicros(fn: () => unknown): number {
+  for (let i = 0; i < WARMUP; i++) fn();
+  const samples: number[] = [];
+  for (let i = 0; i < RUNS; i++) {
+    const start = performance.now();
+    fn();
+    samples.push((performance.now() - start) * 1_000);
+  }
+  samples.sort((a, b) => a - b);
+  return samples[Math.floor(samples.length / 2)]!;
+}
+
+const adapters: Record<Format, EvictionAdapter> = { anthropic: anthropicAdapter, openai: openaiAdapter };
+const rows: string[][] = [];
+for (const format of ["anthropic", "openai"] as const) {
+  const messages = conversation(format, session());
+  if (messages.length !== MESSAGES) throw new Error(`built ${messages.length} messages, wanted ${MESSAGES}`);
+  const adapter = adapters[format];
+  const result = evictContext({ format, messages });
+  const inventory = adapter.inventory(messages);
+  const steps = imageSteps(inventory);
+  const retired = inventory.carriers.slice(0, result.retired);
+
+  rows.push([
+    format,
+    String(result.retired),
+    medianMicros(() => evictContext({ format, messages })).toFixed(1),
+    medianMicros(() => adapter.inventory(messages)).toFixed(1),
+    medianMicros(() => retirementFront(steps)).toFixed(1),
+    medianMicros(() => adapter.retire(messages, retired)).toFixed(1),
+  ]);
+}
+
+const header = ["format", "retired", "evictContext µs", "inventory µs", "policy µs", "rewrite µs"];
+const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
+const line = (cells: string[]) => `| ${cells.map((c, i) => (i === 0 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join(" | ")} |`;
+console.log(`${MESSAGES} messages, ${IMAGES} tool images of ${IMAGE_BYTES} bytes; median of ${RUNS} runs after ${WARMUP} warm-up; node ${process.version}`);
+console.log(line(header));
+console.log(`|${widths.map((w, i) => `${"-".repeat(w + 1)}${i === 0 ? "-" : ":"}`).join("|")}|`);
+for (const row of rows) console.log(line(row));

@@ -1,0 +1,87 @@
+/**
+ * What the format adapters tell the policy about a conversation: where every image sits, which are
+ * retirable tool images (grouped by the tool result that carries them) and which are user uploads,
+ * and the text a retired image becomes. Format-neutral, so the service, the replay and the tests
+ * handle Anthropic and OpenAI conversations the same way.
+ */
+import type { ImageLoad, ImageStep } from "./policy";
+
+/**
+ * The text a retired image becomes. Fixed bytes, nothing time- or request-dependent, so every
+ * later request carries the exact same prefix and the provider's cache keeps serving it.
+ */
+export const RETIRED_IMAGE_TEXT = "[screenshot removed to save context]";
+
+/** Where one image block sits and what it weighs. */
+export interface ImageRef {
+  /** Index in the `messages` array. */
+  readonly message: number;
+  /** Index in that message's `content` array. */
+  readonly block: number;
+  /** Index inside the block's own `content` array when the image is nested (Anthropic tool_result). */
+  readonly part?: number;
+  /** Base64 / data-URL characters; 0 for an image referenced by URL or file id. */
+  readonly bytes: number;
+}
+
+/** One retirable unit: a tool result with the images it carries. Retired all at once. */
+export interface Carrier extends ImageLoad {
+  /** Index in the `messages` array. */
+  readonly message: number;
+  /** Index in the message's `content` array (Anthropic tool_result); -1 for a whole OpenAI tool message. */
+  readonly block: number;
+  readonly images: readonly ImageRef[];
+}
+
+/** Every image of a conversation, classified. */
+export interface ImageInventory {
+  /** Tool-image carriers, oldest first (reverse of the newest-first walk of the spec). */
+  readonly carriers: readonly Carrier[];
+  /** User uploads: counted against the ceilings, never rewritten. */
+  readonly uploads: readonly ImageRef[];
+}
+
+/** A format adapter: finds the images of a conversation and writes the outbound copy. */
+export interface EvictionAdapter {
+  readonly format: "anthropic" | "openai";
+  /** Classify every image block; never modifies `messages`. */
+  inventory(messages: readonly unknown[]): ImageInventory;
+  /**
+   * A copy of `messages` in which every image of `retired` is replaced by one text block of
+   * `RETIRED_IMAGE_TEXT`. Untouched messages are shared, touched ones copied; the input is never
+   * modified.
+   */
+  retire(messages: readonly unknown[], retired: readonly Carrier[]): unknown[];
+}
+
+/** Blocks and bytes of some image references. */
+export function loadOf(images: readonly ImageRef[]): ImageLoad {
+  let bytes = 0;
+  for (const image of images) bytes += image.bytes;
+  return { blocks: images.length, bytes };
+}
+
+/**
+ * The inventory as the policy's per-message steps (oldest message first), so the front can be
+ * held where earlier requests of the same conversation put it.
+ */
+export function imageSteps(inventory: ImageInventory): ImageStep[] {
+  const byMessage = new Map<number, { carriers: ImageLoad[]; uploads: ImageRef[] }>();
+  const stepOf = (message: number) => {
+    let step = byMessage.get(message);
+    if (!step) byMessage.set(message, (step = { carriers: [], uploads: [] }));
+    return step;
+  };
+  for (const carrier of inventory.carriers) stepOf(carrier.message).carriers.push(carrier);
+  for (const upload of inventory.uploads) stepOf(upload.message).uploads.push(upload);
+  return [...byMessage.entries()]
+    .sort(([a], [b]) => a - b)
+    .map(([, step]) => ({ carriers: step.carriers, uploads: loadOf(step.uploads) }));
+}
+
+/** A plain-object view of an unknown JSON value, or null. */
+export function asRecord(value: unknown): Record<string, unknown> | null {
+  return typeof value === "object" && value !== null && !Array.isArray(value)
+    ? (value as Record<string, unknown>)
+    : null;
+}

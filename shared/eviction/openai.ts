@@ -1,0 +1,60 @@
+/**
+ * OpenAI Chat Completions adapter: tool images are the image parts of `role: "tool"` messages, one
+ * carrier per tool message; image parts anywhere else are user uploads. Understands `image_url`
+ * parts (`image_url: {url}` or a bare string) and `input_image` parts (`image_url: "..."`), the
+ * shapes OpenAI-compatible providers accept. Knows nothing of ceilings or batches: that is policy.ts.
+ */
+import { asRecord, RETIRED_IMAGE_TEXT, type Carrier, type EvictionAdapter, type ImageInventory, type ImageRef } from "./inventory";
+
+/** The URL of an image part, or null when the part is not an image. */
+function imageUrl(part: Record<string, unknown> | null): string | null {
+  if (part?.type !== "image_url" && part?.type !== "input_image") return null;
+  const field = part.image_url;
+  if (typeof field === "string") return field;
+  const url = asRecord(field)?.url;
+  return typeof url === "string" ? url : ""; // e.g. an input_image by file_id: an image, 0 bytes
+}
+
+/** A data URL travels inline and counts its full length; an http(s) URL is a reference (0). */
+const urlBytes = (url: string) => (url.startsWith("data:") ? url.length : 0);
+
+function inventory(messages: readonly unknown[]): ImageInventory {
+  const carriers: Carrier[] = [];
+  const uploads: ImageRef[] = [];
+  messages.forEach((raw, message) => {
+    const entry = asRecord(raw);
+    if (!entry || !Array.isArray(entry.content)) return;
+    const images: ImageRef[] = [];
+    entry.content.forEach((rawPart, block) => {
+      const url = imageUrl(asRecord(rawPart));
+      if (url !== null) images.push({ message, block, bytes: urlBytes(url) });
+    });
+    if (images.length === 0) return;
+    if (entry.role !== "tool") {
+      uploads.push(...images);
+      return;
+    }
+    let bytes = 0;
+    for (const image of images) bytes += image.bytes;
+    carriers.push({ message, block: -1, images, blocks: images.length, bytes });
+  });
+  return { carriers, uploads };
+}
+
+function retire(messages: readonly unknown[], retired: readonly Carrier[]): unknown[] {
+  const outbound = messages.slice();
+  for (const carrier of retired) {
+    const message = asRecord(messages[carrier.message])!;
+    const content = (message.content as unknown[]).slice();
+    for (const image of carrier.images) {
+      // Keep the part family: Responses-style input_image parts become input_text.
+      const kind = asRecord(content[image.block])?.type === "input_image" ? "input_text" : "text";
+      content[image.block] = { type: kind, text: RETIRED_IMAGE_TEXT };
+    }
+    outbound[carrier.message] = { ...message, content };
+  }
+  return outbound;
+}
+
+/** The OpenAI Chat Completions format adapter. */
+export const openaiAdapter: EvictionAdapter = { format: "openai", inventory, retire };

@@ -1,6 +1,23 @@
 import { defineConfig } from "vitest/config";
 import { cloudflareTest } from "@cloudflare/vitest-pool-workers";
 
+const TEST_SITES = /(^|\.)example\.(com|org|net)$/;
+
+async function routeTestNetwork(request: Request, emulator: string): Promise<Response> {
+  const url = new URL(request.url);
+  const target = TEST_SITES.test(url.hostname) ? `${emulator}${url.pathname}${url.search}` : url.hostname === "127.0.0.1" ? url.href : null;
+  if (!target) return new Response(`no network in tests: ${url.hostname}`, { status: 502 });
+  const body = request.method === "GET" || request.method === "HEAD" ? undefined : await request.arrayBuffer();
+  const headers = new Headers(request.headers);
+  for (const hop of ["host", "content-length", "transfer-encoding", "connection"]) headers.delete(hop);
+  try {
+    return await fetch(target, { method: request.method, headers, body, redirect: "manual" });
+  } catch (error) {
+    console.error("test network:", error);
+    throw error;
+  }
+}
+
 /**
  * Two projects: `unit` runs pure domain code and tools in Node; `workers` runs the service inside
  * real workerd with miniflare's KV and Durable Objects, its providers pointed at the loopback
@@ -25,6 +42,9 @@ export default defineConfig({
             return {
               wrangler: { configPath: "./wrangler.toml" },
               miniflare: {
+                // The test network: public-looking example.com/.org/.net names (which the emulated
+                // DNS answers as public) reach the emulator; nothing else leaves the machine.
+                outboundService: (request: Request) => routeTestNetwork(request, emulator),
                 bindings: {
                   EMULATOR_URL: emulator,
                   PROVIDERS_TAVILY_BASE_URL: `${emulator}/tavily`,

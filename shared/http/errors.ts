@@ -17,6 +17,8 @@ export type ErrorCode =
   | "blocked_private_address"
   | "blocked_by_policy"
   | "fetch_failed"
+  | "too_large"
+  | "unsupported_content"
   | "provider_error"
   | "no_provider"
   | "provider_timeout"

@@ -1,25 +1,18 @@
 /**
- * The gate's refusals in one shape. Most are AppErrors; `too_large` and `unsupported_content` are
- * in-band codes of api.md that the shared ErrorCode union does not list yet, so they travel as a
- * small FetchLimitError with the same fields until it does.
+ * The gate's refusals in one shape: every refusal is an AppError; `toRefusal` tells a refusal
+ * (which a route reports, in-band or as its status) from a bug (which it rethrows).
  */
 import { AppError } from "../http/errors";
 
 export type FetchLimitCode = "too_large" | "unsupported_content";
 
-/** A fetched body over the byte limit, or of a content type the caller does not read. */
-export class FetchLimitError extends Error {
-  readonly status: number;
-  readonly code: FetchLimitCode;
-  /** Private: logged, never sent to a client. */
-  readonly privateCause?: unknown;
+/** A fetched body over the byte limit (413), or of a content type the caller does not read (415). */
+export class FetchLimitError extends AppError {
+  declare readonly code: FetchLimitCode;
 
-  constructor(status: number, code: FetchLimitCode, message: string, options: { cause?: unknown } = {}) {
-    super(message);
+  constructor(status: 413 | 415, code: FetchLimitCode, message: string, options: { cause?: unknown } = {}) {
+    super(status, code, message, options);
     this.name = "FetchLimitError";
-    this.status = status;
-    this.code = code;
-    this.privateCause = options.cause;
   }
 }
 
@@ -46,6 +39,8 @@ const REFUSAL_CODES = new Set<string>([
   "blocked_private_address",
   "blocked_by_policy",
   "fetch_failed",
+  "too_large",
+  "unsupported_content",
 ]);
 
 /**
@@ -59,7 +54,6 @@ const REFUSAL_CODES = new Set<string>([
  * }
  */
 export function toRefusal(error: unknown): Refusal | null {
-  if (error instanceof FetchLimitError) return { status: error.status, code: error.code, message: error.message };
   if (error instanceof AppError && REFUSAL_CODES.has(error.code)) {
     return { status: error.status, code: error.code as RefusalCode, message: error.message };
   }

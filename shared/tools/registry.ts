@@ -1,5 +1,9 @@
 /** Every tool the service offers, in the order OpenAPI and MCP list them. */
+import { EvictRequest, EvictResponse } from "../eviction/evict.schema";
+import { evictContext } from "../eviction/evict.service";
 import { BODY_LIMITS } from "../http/body";
+import { ExtractRequest, ExtractResponse } from "../web/extract.schema";
+import { webExtract } from "../web/extract.service";
 import { SearchRequest, SearchResponse } from "../web/search.schema";
 import { webSearch } from "../web/search.service";
 import { MAX_IMAGE_BYTES, analyzeImage } from "../vision/vision.service";
@@ -17,6 +21,21 @@ export const webSearchTool = defineTool({
   async run({ deps, loaded }, input) {
     const body = await webSearch({ ...deps, config: loaded }, input);
     return { body, headers: { "x-cache": body.cache.toUpperCase() } };
+  },
+});
+
+export const webExtractTool = defineTool({
+  name: "web_extract",
+  path: "/v1/web_extract",
+  description:
+    "Read 1..5 web pages as markdown or text. Every URL passes the safety gate (secrets, private addresses, website policy) before the shared cache; repeats within the TTL are free.",
+  input: ExtractRequest,
+  output: ExtractResponse,
+  bodyLimit: BODY_LIMITS.default,
+  mcp: true,
+  async run({ deps, loaded }, input) {
+    const answer = await webExtract({ ...deps, config: loaded }, input);
+    return { body: answer.body, headers: { "x-cache": answer.cacheHeader } };
   },
 });
 
@@ -46,4 +65,19 @@ export const visionAnalyzeTool = defineTool({
   },
 });
 
-export const TOOLS: ToolDefinition<any>[] = [webSearchTool, visionAnalyzeTool];
+export const contextEvictTool = defineTool({
+  name: "context_evict",
+  path: "/v1/context/evict",
+  description:
+    "Retire the oldest tool images of an outbound request only when it would pass the provider's image ceilings, in batches, so the cached prompt prefix survives. User uploads are never rewritten.",
+  input: EvictRequest,
+  output: EvictResponse,
+  bodyLimit: BODY_LIMITS.evict,
+  // A client-side transformation of the client's own request: HTTP only, not an MCP tool.
+  mcp: false,
+  async run(_ctx, input) {
+    return { body: evictContext(input) };
+  },
+});
+
+export const TOOLS: ToolDefinition<any>[] = [webSearchTool, webExtractTool, visionAnalyzeTool, contextEvictTool];

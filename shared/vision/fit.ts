@@ -9,6 +9,7 @@ import type { VisionWasm } from "./codecs";
 import { readImageHeader, type SupportedMediaType } from "./format";
 import { createJpegEncoder, DEFAULT_JPEG_SETTINGS, type JpegEncodeSettings } from "./jpeg.encode";
 import { decodeJpegRows } from "./jpeg.decode";
+import { prepareJpeg, type PreparedJpeg } from "./jpeg.baseline";
 import { decodePngRows } from "./png.decode";
 import { decodeWithPhoton } from "./photon.decode";
 import { StreamingResampler, resizeRgb, type SourceWindow } from "./resample";
@@ -140,6 +141,46 @@ function describe(original: { width: number; height: number }, crop: Crop | unde
   return `Cropped to region ${region} of the ${original.width}x${original.height} original and downscaled to ${width}x${height}; ${factor}, then add (${crop.x}, ${crop.y}).`;
 }
 
+/** A displayed-pixel rectangle as the rectangle of stored pixels that shows there (EXIF 1..8). */
+function toStored(r: Crop, orientation: number, storedWidth: number, storedHeight: number): Crop {
+  const W = storedWidth, H = storedHeight;
+  switch (orientation) {
+    case 2: return { x: W - r.x - r.width, y: r.y, width: r.width, height: r.height };
+    case 3: return { x: W - r.x - r.width, y: H - r.y - r.height, width: r.width, height: r.height };
+    case 4: return { x: r.x, y: H - r.y - r.height, width: r.width, height: r.height };
+    case 5: return { x: r.y, y: r.x, width: r.height, height: r.width };
+    case 6: return { x: r.y, y: H - r.x - r.width, width: r.height, height: r.width };
+    case 7: return { x: W - r.y - r.height, y: H - r.x - r.width, width: r.height, height: r.width };
+    case 8: return { x: W - r.y - r.height, y: r.x, width: r.height, height: r.width };
+    default: return r;
+  }
+}
+
+/** Turns a stored-orientation RGB image (`width`x`height`) into its displayed orientation. */
+export function orient(rgb: Uint8Array, width: number, height: number, orientation: number): Uint8Array {
+  if (orientation <= 1 || orientation > 8) return rgb;
+  const turned = orientation >= 5;
+  const dw = turned ? height : width, dh = turned ? width : height;
+  const out = new Uint8Array(rgb.length);
+  for (let dy = 0; dy < dh; dy++) {
+    for (let dx = 0; dx < dw; dx++) {
+      let sx: number, sy: number;
+      switch (orientation) {
+        case 2: sx = width - 1 - dx; sy = dy; break;
+        case 3: sx = width - 1 - dx; sy = height - 1 - dy; break;
+        case 4: sx = dx; sy = height - 1 - dy; break;
+        case 5: sx = dy; sy = dx; break;
+        case 6: sx = dy; sy = height - 1 - dx; break;
+        case 7: sx = width - 1 - dy; sy = height - 1 - dx; break;
+        default: sx = width - 1 - dy; sy = dx; break; // 8
+      }
+      const s = (sy * width + sx) * 3, o = (dy * dw + dx) * 3;
+      out[o] = rgb[s]!; out[o + 1] = rgb[s + 1]!; out[o + 2] = rgb[s + 2]!;
+    }
+  }
+  return out;
+}
+
 function toRgba(rgb: Uint8Array): Uint8Array {
   const rgba = new Uint8Array((rgb.length / 3) * 4);
   for (let i = 0, o = 0; i < rgb.length; i += 3, o += 4) {
@@ -215,14 +256,19 @@ export function searchQuality(encode: (q: number) => Uint8Array, maxBytes: numbe
  */
 export async function fitImage(bytes: Uint8Array, opts: FitOptions, wasm: VisionWasm, settings: JpegEncodeSettings = DEFAULT_JPEG_SETTINGS): Promise<FitResult> {
   const header = readImageHeader(bytes);
-  const { width, height, mediaType } = header;
+  const { mediaType, orientation } = header;
+  const turned = orientation >= 5;
+  // Everything the caller sees (size, region, note) is in displayed pixels; the decoders work on
+  // the stored ones, and the orientation is applied to the small, fitted image.
+  const width = turned ? header.height : header.width;
+  const height = turned ? header.width : header.height;
   const original = { mediaType, width, height, bytes: bytes.length };
   if (width * height > opts.maxInputPixels) {
     throw new AppError(413, "image_too_large", `The image is ${width}x${height} (${(width * height / 1e6).toFixed(1)} MP), over this service's limit of ${(opts.maxInputPixels / 1e6).toFixed(1)} MP. Downscale or crop it before sending (a region does not help: the whole image must be decoded).`);
   }
   const crop = opts.region ? clampRegion(opts.region, width, height) : undefined;
   const originalUrlBytes = dataUrlLength(mediaType, bytes.length);
-  if (!crop && !header.animated && originalUrlBytes <= opts.embedTargetBytes && Math.max(width, height) <= opts.maxLongEdge) {
+  if (!crop && !header.animated && orientation === 1 && originalUrlBytes <= opts.embedTargetBytes && Math.max(width, height) <= opts.maxLongEdge) {
     return {
       mediaType, data: bytes, width, height, dataUrlBytes: originalUrlBytes, original,
       note: `Image passed through unchanged (${width}x${height}); coordinates are in original pixels.`,
@@ -232,20 +278,22 @@ export async function fitImage(bytes: Uint8Array, opts: FitOptions, wasm: Vision
 
   const window: Crop = crop ?? { x: 0, y: 0, width, height };
   const target = targetSize(window.width, window.height, opts.maxLongEdge);
+  const storedWindow = toStored(window, orientation, header.width, header.height);
+  const storedTarget = turned ? { width: target.height, height: target.width } : target;
   const makeResampler = (decodedWidth: number, decodedHeight: number) => {
-    const sx = decodedWidth / width;
-    const sy = decodedHeight / height;
-    const mapped: SourceWindow = { x: window.x * sx, y: window.y * sy, width: window.width * sx, height: window.height * sy };
-    return new StreamingResampler(decodedWidth, decodedHeight, mapped, target.width, target.height);
+    const sx = decodedWidth / header.width;
+    const sy = decodedHeight / header.height;
+    const mapped: SourceWindow = { x: storedWindow.x * sx, y: storedWindow.y * sy, width: storedWindow.width * sx, height: storedWindow.height * sy };
+    return new StreamingResampler(decodedWidth, decodedHeight, mapped, storedTarget.width, storedTarget.height);
   };
 
   let wasmPeakBytes = 0;
   let rgb: Uint8Array;
   if (mediaType === "image/jpeg") {
-    const minScale = Math.max(target.width / window.width, target.height / window.height);
-    const decoded = decodeJpegRows(bytes, width, height, minScale, wasm.jpegDecoder, makeResampler);
+    const minScale = Math.max(storedTarget.width / storedWindow.width, storedTarget.height / storedWindow.height);
+    const decoded = decodeJpegRows(bytes, header.width, header.height, minScale, wasm.jpegDecoder, makeResampler);
     wasmPeakBytes = decoded.stats.wasmBytes;
-    rgb = decoded.resampler.finish();
+    rgb = orient(decoded.resampler.finish(), storedTarget.width, storedTarget.height, orientation);
   } else if (mediaType === "image/png" && !header.interlaced) {
     rgb = (await decodePngRows(bytes, makeResampler)).finish();
   } else {
@@ -258,16 +306,20 @@ export async function fitImage(bytes: Uint8Array, opts: FitOptions, wasm: Vision
     rgb = decoded.resampler.finish();
   }
 
-  const encoder = await createJpegEncoder(wasm.jpegEncoder, settings);
   const outType = "image/jpeg";
   const maxBytes = maxPayloadBytes(outType, opts.embedTargetBytes);
   const counter = { attempts: 0 };
+  const mozjpeg = settings.encoder === "mozjpeg" ? await createJpegEncoder(wasm.jpegEncoder, settings) : undefined;
   let size = target;
-  let firstGuess = 80;
   for (let round = 0; ; round++) {
-    const rgba = toRgba(rgb);
-    const outcome = searchQuality((q) => encoder.encode(rgba, size.width, size.height, q), maxBytes, firstGuess, counter);
-    wasmPeakBytes = Math.max(wasmPeakBytes, encoder.wasmBytes());
+    let outcome: SearchOutcome;
+    if (mozjpeg) {
+      const rgba = toRgba(rgb);
+      outcome = searchQuality((q) => mozjpeg.encode(rgba, size.width, size.height, q), maxBytes, round === 0 ? 80 : QUALITY_MIN + 5, counter);
+      wasmPeakBytes = Math.max(wasmPeakBytes, mozjpeg.wasmBytes());
+    } else {
+      outcome = searchPrepared(prepareJpeg(rgb, size.width, size.height), maxBytes, counter);
+    }
     if (outcome.data && outcome.quality !== undefined) {
       const note = describe(original, crop, size.width, size.height);
       return {
@@ -285,8 +337,61 @@ export async function fitImage(bytes: Uint8Array, opts: FitOptions, wasm: Vision
     const next = { width: Math.max(1, Math.floor(size.width * shrink)), height: Math.max(1, Math.floor(size.height * shrink)) };
     rgb = resizeRgb(rgb, size.width, size.height, next.width, next.height);
     size = next;
-    firstGuess = QUALITY_MIN + 5;
   }
+}
+
+/**
+ * Highest quality in [QUALITY_MIN, QUALITY_MAX] whose encode fits, on an image whose DCT is already
+ * done. The first guess comes from a 1/16 sample of the blocks (cheap, not counted as an encode);
+ * each counted attempt quantises and entropy-sizes the whole image, and only the winner is written.
+ */
+export function searchPrepared(prepared: PreparedJpeg, maxBytes: number, counter: { attempts: number }): SearchOutcome {
+  const estimate = new Map<number, number>();
+  const estimateAt = (q: number) => {
+    let v = estimate.get(q);
+    if (v === undefined) estimate.set(q, (v = prepared.estimateAt(q)));
+    return v;
+  };
+  // Bisect the estimate for the highest quality it says fits.
+  let low = QUALITY_MIN, high = QUALITY_MAX;
+  if (estimateAt(QUALITY_MAX) <= maxBytes) low = QUALITY_MAX;
+  else {
+    while (high - low > 1) {
+      const mid = (low + high) >> 1;
+      if (estimateAt(mid) <= maxBytes) low = mid; else high = mid;
+    }
+  }
+  const sizes = new Map<number, number>();
+  const measure = (q: number) => {
+    counter.attempts++;
+    const v = prepared.sizeAt(q);
+    sizes.set(q, v);
+    return v;
+  };
+  let q = low;
+  let fits: number | undefined;
+  if (measure(q) <= maxBytes) {
+    fits = q;
+    // Step up while the next quality is predicted (estimate corrected by this measure) to fit.
+    while (q < QUALITY_MAX) {
+      const predicted = estimateAt(q + 1) * (sizes.get(q)! / estimateAt(q));
+      if (predicted > maxBytes * 1.01) break;
+      if (measure(q + 1) > maxBytes) break;
+      fits = ++q;
+    }
+  } else {
+    while (q > QUALITY_MIN) {
+      q--;
+      if (measure(q) <= maxBytes) { fits = q; break; }
+    }
+  }
+  if (fits === undefined) return { sizeAtMin: sizes.get(QUALITY_MIN) };
+  // The stuffing allowance makes sizeAt an upper bound; the loop guards the rare exception.
+  for (let quality = fits; quality >= QUALITY_MIN; quality--) {
+    const data = prepared.encode(quality);
+    if (data.length <= maxBytes) return { data, quality };
+  }
+  return { sizeAtMin: sizes.get(QUALITY_MIN) ?? maxBytes * 2 };
 }
 
 /**

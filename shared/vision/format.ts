@@ -18,6 +18,11 @@ export interface ImageHeader {
   interlaced: boolean;
   /** JPEG only: progressive files keep every coefficient in memory while decoding. */
   progressive: boolean;
+  /**
+   * EXIF orientation (1..8; 1 when absent or not a JPEG): how the stored pixels must be turned for
+   * display. `width`/`height` are the stored size; 5..8 swap them on screen.
+   */
+  orientation: number;
 }
 
 const HEIC_BRANDS = new Set(["heic", "heix", "hevc", "hevx", "heim", "heis", "hevm", "hevs"]);
@@ -99,8 +104,30 @@ function isStartOfFrame(marker: number): boolean {
   return marker >= 0xc0 && marker <= 0xcf && marker !== 0xc4 && marker !== 0xc8 && marker !== 0xcc;
 }
 
+/** The Orientation tag (0x0112) of IFD0 in an APP1 "Exif" segment; 1 when absent or malformed. */
+function exifOrientation(bytes: Uint8Array, start: number, end: number): number {
+  if (end - start < 14 || ascii(bytes, start, 6) !== "Exif\0\0") return 1;
+  const tiff = start + 6;
+  const little = ascii(bytes, tiff, 2) === "II";
+  if (!little && ascii(bytes, tiff, 2) !== "MM") return 1;
+  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  const u16 = (at: number) => (at + 2 <= end ? view.getUint16(at, little) : -1);
+  const ifd = tiff + (tiff + 8 <= end ? view.getUint32(tiff + 4, little) : end);
+  const entries = u16(ifd);
+  for (let i = 0; i < entries; i++) {
+    const entry = ifd + 2 + i * 12;
+    if (entry + 12 > end) break;
+    if (u16(entry) === 0x0112 && u16(entry + 2) === 3) {
+      const value = u16(entry + 8);
+      return value >= 1 && value <= 8 ? value : 1;
+    }
+  }
+  return 1;
+}
+
 function readJpeg(bytes: Uint8Array): ImageHeader {
   let at = 2;
+  let orientation = 1;
   while (at < bytes.length) {
     if (bytes[at] !== 0xff) {
       throw new AppError(400, "invalid_request", "The JPEG image is corrupt: its header has no valid marker where one was expected. Send the original file.");
@@ -121,11 +148,12 @@ function readJpeg(bytes: Uint8Array): ImageHeader {
         throw unsupported("The JPEG uses lossless, hierarchical or arithmetic coding, which is not supported. Re-save it as a standard JPEG or PNG.");
       }
       if (width === 0 || height === 0) throw new AppError(400, "invalid_request", "The JPEG image declares a zero width or height.");
-      return { mediaType: "image/jpeg", width, height, animated: false, interlaced: false, progressive: marker === 0xc2 };
+      return { mediaType: "image/jpeg", width, height, animated: false, interlaced: false, progressive: marker === 0xc2, orientation };
     }
     if (marker === 0xda || marker === 0xd9) {
       throw new AppError(400, "invalid_request", "The JPEG image is corrupt: it has no frame header before its image data.");
     }
+    if (marker === 0xe1 && orientation === 1) orientation = exifOrientation(bytes, at + 2, Math.min(bytes.length, at + length));
     at += length;
   }
   throw truncated("JPEG");
@@ -138,7 +166,7 @@ function readPng(bytes: Uint8Array): ImageHeader {
   const width = view.getUint32(16);
   const height = view.getUint32(20);
   if (width === 0 || height === 0) throw new AppError(400, "invalid_request", "The PNG image declares a zero width or height.");
-  return { mediaType: "image/png", width, height, animated: false, interlaced: bytes[28] === 1, progressive: false };
+  return { mediaType: "image/png", width, height, animated: false, interlaced: bytes[28] === 1, progressive: false, orientation: 1 };
 }
 
 function readGif(bytes: Uint8Array): ImageHeader {
@@ -146,7 +174,7 @@ function readGif(bytes: Uint8Array): ImageHeader {
   const width = bytes[6]! | (bytes[7]! << 8);
   const height = bytes[8]! | (bytes[9]! << 8);
   if (width === 0 || height === 0) throw new AppError(400, "invalid_request", "The GIF image declares a zero width or height.");
-  return { mediaType: "image/gif", width, height, animated: countGifFrames(bytes, 2) > 1, interlaced: false, progressive: false };
+  return { mediaType: "image/gif", width, height, animated: countGifFrames(bytes, 2) > 1, interlaced: false, progressive: false, orientation: 1 };
 }
 
 /** Walks GIF blocks (no decompression) and counts image descriptors, stopping at `limit`. */
@@ -179,7 +207,7 @@ function countGifFrames(bytes: Uint8Array, limit: number): number {
 
 function readWebp(bytes: Uint8Array): ImageHeader {
   const chunk = ascii(bytes, 12, 4);
-  const base = { mediaType: "image/webp" as const, interlaced: false, progressive: false };
+  const base = { mediaType: "image/webp" as const, interlaced: false, progressive: false, orientation: 1 };
   if (chunk === "VP8 ") {
     if (bytes.length < 30) throw truncated("WebP");
     if (bytes[23] !== 0x9d || bytes[24] !== 0x01 || bytes[25] !== 0x2a) {

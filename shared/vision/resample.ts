@@ -1,7 +1,7 @@
 /**
  * Streaming Lanczos-3 resampler: source rows arrive one at a time (from a row-by-row PNG decode or
- * straight out of a decoder's WASM memory) and only the destination-sized accumulator is ever
- * held, so a 5K screenshot never exists as a full RGB buffer in the JS heap.
+ * straight out of a decoder's WASM memory) and only the destination image plus a few filtered rows
+ * are ever held, so a 5K screenshot never exists as a full RGB buffer in the JS heap.
  */
 
 /** A window of the source, in source pixels (fractions allowed: a crop mapped through a DCT scale). */
@@ -16,8 +16,13 @@ interface Taps {
   start: Int32Array;
   count: Int32Array;
   weights: Float32Array;
+  /** The same weights in 1/16384 units (rounded so each row of taps sums to exactly 16384). */
+  fixed: Int32Array;
   maxTaps: number;
 }
+
+/** Fixed-point unit of the horizontal pass: integer multiply-adds are cheaper than float ones in JS. */
+const ONE = 1 << 14;
 
 function lanczos3(x: number): number {
   if (x === 0) return 1;
@@ -35,6 +40,7 @@ function computeTaps(srcSize: number, winStart: number, winSize: number, dstSize
   const start = new Int32Array(dstSize);
   const count = new Int32Array(dstSize);
   const weights = new Float32Array(dstSize * maxTaps);
+  const fixed = new Int32Array(dstSize * maxTaps);
   for (let i = 0; i < dstSize; i++) {
     const center = winStart + (i + 0.5) * ratio;
     let first = Math.max(0, Math.floor(center - support));
@@ -51,22 +57,34 @@ function computeTaps(srcSize: number, winStart: number, winSize: number, dstSize
     if (sum !== 0) for (let k = 0; k < n; k++) weights[base + k]! /= sum;
     start[i] = first;
     count[i] = n;
+    let fixedSum = 0, largest = 0;
+    for (let k = 0; k < n; k++) {
+      const f = Math.round(weights[base + k]! * ONE);
+      fixed[base + k] = f;
+      fixedSum += f;
+      if (Math.abs(f) > Math.abs(fixed[base + largest]!)) largest = k;
+    }
+    fixed[base + largest]! += ONE - fixedSum;
   }
-  return { start, count, weights, maxTaps };
+  return { start, count, weights, fixed, maxTaps };
 }
 
 /**
  * Accepts RGB rows of the source in increasing order and produces a `dstWidth`x`dstHeight` RGB image
- * of the window. Rows outside the window's filter support are skipped cheaply (`wantsRow`).
+ * of the window. Rows outside the window's filter support are skipped cheaply (`wantsRow`). Each
+ * source row is filtered horizontally once into a ring of `maxTaps` rows; a destination row is
+ * written (as bytes) as soon as its last source row arrives, so the only large buffer is the output.
  */
 export class StreamingResampler {
   private readonly horizontal: Taps;
   private readonly vertical: Taps;
-  /** For each source row, the first and last destination rows it contributes to. */
-  private readonly rowFirst: Int32Array;
-  private readonly rowLast: Int32Array;
-  private readonly acc: Float32Array;
-  private readonly line: Float32Array;
+  private readonly wanted: Uint8Array;
+  /** Horizontally filtered rows, in 1/16384 units. */
+  private readonly ring: Int32Array[];
+  private readonly out: Uint8Array;
+  private readonly sum: Float32Array;
+  /** Next destination row to write. */
+  private nextY = 0;
 
   constructor(
     readonly srcWidth: number,
@@ -77,65 +95,75 @@ export class StreamingResampler {
   ) {
     this.horizontal = computeTaps(srcWidth, window.x, window.width, dstWidth);
     this.vertical = computeTaps(srcHeight, window.y, window.height, dstHeight);
-    this.rowFirst = new Int32Array(srcHeight).fill(-1);
-    this.rowLast = new Int32Array(srcHeight).fill(-2);
+    this.wanted = new Uint8Array(srcHeight);
     for (let y = 0; y < dstHeight; y++) {
       const first = this.vertical.start[y]!;
-      const end = first + this.vertical.count[y]!;
-      for (let r = first; r < end; r++) {
-        if (this.rowFirst[r] === -1) this.rowFirst[r] = y;
-        this.rowLast[r] = y;
-      }
+      this.wanted.fill(1, first, first + this.vertical.count[y]!);
     }
-    this.acc = new Float32Array(dstWidth * dstHeight * 3);
-    this.line = new Float32Array(dstWidth * 3);
+    this.ring = Array.from({ length: this.vertical.maxTaps }, () => new Int32Array(dstWidth * 3));
+    this.out = new Uint8Array(dstWidth * dstHeight * 3);
+    this.sum = new Float32Array(dstWidth * 3);
   }
 
   wantsRow(row: number): boolean {
-    return row >= 0 && row < this.srcHeight && this.rowFirst[row]! >= 0;
+    return row >= 0 && row < this.srcHeight && this.wanted[row] === 1;
   }
 
   /** `rgb` holds the source row at `offset` (3 bytes per pixel, `srcWidth` pixels). */
   pushRow(row: number, rgb: Uint8Array, offset = 0): void {
     if (!this.wantsRow(row)) return;
-    const { start, count, weights, maxTaps } = this.horizontal;
-    const line = this.line;
-    for (let x = 0; x < this.dstWidth; x++) {
+    const { start, count, fixed, maxTaps } = this.horizontal;
+    const line = this.ring[row % this.ring.length]!;
+    const dstWidth = this.dstWidth;
+    for (let x = 0; x < dstWidth; x++) {
       let r = 0, g = 0, b = 0;
       let p = offset + start[x]! * 3;
-      const base = x * maxTaps;
-      const n = count[x]!;
-      for (let k = 0; k < n; k++) {
-        const w = weights[base + k]!;
-        r += rgb[p]! * w;
-        g += rgb[p + 1]! * w;
-        b += rgb[p + 2]! * w;
-        p += 3;
+      let w = x * maxTaps;
+      const end = w + count[x]!;
+      for (; w < end; w++, p += 3) {
+        const k = fixed[w]!;
+        r += rgb[p]! * k;
+        g += rgb[p + 1]! * k;
+        b += rgb[p + 2]! * k;
       }
       line[x * 3] = r;
       line[x * 3 + 1] = g;
       line[x * 3 + 2] = b;
     }
+    this.emitThrough(row);
+  }
+
+  /** Writes every destination row whose source rows all arrived (the last one being `row`). */
+  private emitThrough(row: number): void {
     const v = this.vertical;
-    const acc = this.acc;
     const rowLen = this.dstWidth * 3;
-    for (let y = this.rowFirst[row]!; y <= this.rowLast[row]!; y++) {
-      const w = v.weights[y * v.maxTaps + row - v.start[y]!]!;
-      if (w === 0) continue;
+    const sum = this.sum;
+    const out = this.out;
+    while (this.nextY < this.dstHeight) {
+      const y = this.nextY;
+      const first = v.start[y]!;
+      const n = v.count[y]!;
+      if (first + n - 1 > row) return;
+      sum.fill(0);
+      for (let t = 0; t < n; t++) {
+        const w = v.weights[y * v.maxTaps + t]! / ONE;
+        if (w === 0) continue;
+        const src = this.ring[(first + t) % this.ring.length]!;
+        for (let i = 0; i < rowLen; i++) sum[i]! += src[i]! * w;
+      }
       let o = y * rowLen;
-      for (let i = 0; i < rowLen; i++) acc[o++]! += line[i]! * w;
+      for (let i = 0; i < rowLen; i++) {
+        const value = sum[i]! + 0.5;
+        out[o++] = value <= 0 ? 0 : value >= 255 ? 255 : value;
+      }
+      this.nextY++;
     }
   }
 
-  /** The finished image, rounded and clamped to bytes. */
+  /** The finished image. */
   finish(): Uint8Array {
-    const out = new Uint8Array(this.acc.length);
-    const acc = this.acc;
-    for (let i = 0; i < out.length; i++) {
-      const value = acc[i]! + 0.5;
-      out[i] = value <= 0 ? 0 : value >= 255 ? 255 : value;
-    }
-    return out;
+    if (this.nextY < this.dstHeight) throw new Error(`resampler finished at row ${this.nextY} of ${this.dstHeight}: source rows missing`);
+    return this.out;
   }
 }
 

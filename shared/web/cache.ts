@@ -5,7 +5,7 @@
 import type { Logger } from "../log";
 import type { CacheStore, Clock, FetchFn } from "../ports";
 import { type CacheStatus, fromFlightError, type SingleFlight } from "./flight";
-import { isStorable, type Job, type JobValue, runJob } from "./jobs";
+import { isStorable, type Job, type JobValue, runJob, type ValueOf } from "./jobs";
 
 export interface PaidCallDeps {
   cache: CacheStore;
@@ -22,8 +22,8 @@ export interface PaidCallOptions {
   store: boolean;
 }
 
-export interface PaidCallResult {
-  value: JobValue;
+export interface PaidCallResult<V extends JobValue = JobValue> {
+  value: V;
   cache: CacheStatus;
 }
 
@@ -31,7 +31,11 @@ export interface PaidCallResult {
  * Answers `job` from the cache or pays for it once.
  * @throws AppError from the provider (the failure is not stored)
  */
-export async function paidCall(deps: PaidCallDeps, key: string, job: Job, options: PaidCallOptions): Promise<PaidCallResult> {
+export async function paidCall<J extends Job>(deps: PaidCallDeps, key: string, job: J, options: PaidCallOptions): Promise<PaidCallResult<ValueOf<J>>> {
+  return (await paidCallUntyped(deps, key, job, options)) as PaidCallResult<ValueOf<J>>;
+}
+
+async function paidCallUntyped(deps: PaidCallDeps, key: string, job: Job, options: PaidCallOptions): Promise<PaidCallResult> {
   if (!options.enabled) return { value: await runJob(job, deps.fetch), cache: "bypass" };
 
   const now = deps.clock();

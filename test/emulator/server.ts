@@ -16,6 +16,7 @@
  */
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
+import { deflateSync } from "node:zlib";
 import { pathToFileURL } from "node:url";
 import {
   ARTICLE_HTML,
@@ -408,6 +409,10 @@ function readChatMessages(messages: unknown): { question: string; imageUrl: stri
 // ---------------------------------------------------------------------------------------------
 // DNS over HTTPS (JSON), answers from the table set through POST /__dns
 
+/** Names the emulated DNS answers with a public address by default (RFC 2606 example domains). */
+export const PUBLIC_TEST_DOMAIN = /(^|\.)example\.(com|org|net)$/;
+const PUBLIC_TEST_ADDRESS = "93.184.215.14";
+
 const DNS_TYPES: Record<string, number> = { A: 1, AAAA: 28, "1": 1, "28": 28 };
 
 async function dnsQuery(ex: Exchange): Promise<void> {
@@ -421,7 +426,14 @@ async function dnsQuery(ex: Exchange): Promise<void> {
   if (entry?.httpStatus) return sendJson(ex.res, entry.httpStatus, { error: "resolver unavailable" });
   const question = [{ name: `${name}.`, type }];
   const base = { TC: false, RD: true, RA: true, AD: false, CD: false, Question: question };
-  if (!entry) return sendDnsJson(ex.res, { Status: 3, ...base });
+  if (!entry) {
+    // The emulated internet: example.com/.org/.net names are public unless a test says otherwise.
+    if (PUBLIC_TEST_DOMAIN.test(name)) {
+      const Answer = type === 1 ? [{ name: `${name}.`, type, TTL: 300, data: PUBLIC_TEST_ADDRESS }] : [];
+      return sendDnsJson(ex.res, { Status: 0, ...base, ...(Answer.length ? { Answer } : {}) });
+    }
+    return sendDnsJson(ex.res, { Status: 3, ...base });
+  }
   if (entry.status !== undefined && entry.status !== 0) return sendDnsJson(ex.res, { Status: entry.status, ...base });
   const addresses = (type === 1 ? entry.A : entry.AAAA) ?? [];
   const Answer = addresses.map((data) => ({ name: `${name}.`, type, TTL: 300, data }));
@@ -453,12 +465,27 @@ async function testPage(ex: Exchange): Promise<void> {
   }
   if (name === "latin1") return sendBytes(res, 200, "text/html; charset=windows-1252", latin1PageBytes(false));
   if (name === "latin1-meta") return sendBytes(res, 200, "text/html", latin1PageBytes(true));
+  if (name === "loop") {
+    res.writeHead(302, { location: target, "content-length": "0" });
+    return void res.end();
+  }
+  if (name === "hops") {
+    // /pages/hops?n=K redirects K times (relative Location), then serves the article.
+    const left = intParam(url, "n", 0);
+    if (left <= 0) return sendText(res, 200, "text/html; charset=utf-8", ARTICLE_HTML);
+    const next = new URLSearchParams(url.search);
+    next.set("n", String(left - 1));
+    res.writeHead(302, { location: `/pages/hops?${next}`, "content-length": "0" });
+    return void res.end();
+  }
   if (name === "redirect") {
     const to = url.searchParams.get("to") ?? "/pages/article";
     const status = intParam(url, "status", 302);
     res.writeHead([301, 302, 303, 307, 308].includes(status) ? status : 302, { location: to, "content-length": "0" });
     return void res.end();
   }
+  if (name === "image.png") return sendBytes(res, 200, "image/png", gradientPng(intParam(url, "w", 640), intParam(url, "h", 400)));
+  if (name === "junk.bin") return sendBytes(res, 200, "application/octet-stream", new Uint8Array(2048).fill(0x5a));
   if (name === "text") return sendText(res, 200, "text/plain; charset=utf-8", "Plain text page.\nSecond line.");
   if (name === "json") return sendJson(res, 200, { page: "json", ok: true });
   return sendText(res, 200, "text/html; charset=utf-8", genericPage(url.pathname));
@@ -601,4 +628,42 @@ if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) 
   const stop = () => void emulator.close().finally(() => process.exit(0));
   process.on("SIGINT", stop);
   process.on("SIGTERM", stop);
+}
+
+/** A gradient PNG of the given size (RGB, 8 bits), for vision tests that fetch images by URL. */
+export function gradientPng(width: number, height: number): Uint8Array {
+  const w = Math.max(1, Math.min(width, 8000));
+  const h = Math.max(1, Math.min(height, 8000));
+  const raw = Buffer.alloc((w * 3 + 1) * h);
+  for (let y = 0; y < h; y++) {
+    const row = y * (w * 3 + 1);
+    for (let x = 0; x < w; x++) {
+      raw[row + 1 + x * 3] = (x * 255) / w;
+      raw[row + 2 + x * 3] = (y * 255) / h;
+      raw[row + 3 + x * 3] = ((x ^ y) & 0xff);
+    }
+  }
+  const chunk = (type: string, data: Buffer) => {
+    const out = Buffer.alloc(12 + data.length);
+    out.writeUInt32BE(data.length, 0);
+    out.write(type, 4, "ascii");
+    data.copy(out, 8);
+    out.writeUInt32BE(crc32(out.subarray(4, 8 + data.length)), 8 + data.length);
+    return out;
+  };
+  const ihdr = Buffer.alloc(13);
+  ihdr.writeUInt32BE(w, 0);
+  ihdr.writeUInt32BE(h, 4);
+  ihdr[8] = 8;
+  ihdr[9] = 2;
+  return new Uint8Array(Buffer.concat([Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]), chunk("IHDR", ihdr), chunk("IDAT", deflateSync(raw)), chunk("IEND", Buffer.alloc(0))]));
+}
+
+function crc32(bytes: Uint8Array): number {
+  let crc = 0xffffffff;
+  for (const byte of bytes) {
+    crc ^= byte;
+    for (let k = 0; k < 8; k++) crc = crc & 1 ? (crc >>> 1) ^ 0xedb88320 : crc >>> 1;
+  }
+  return (crc ^ 0xffffffff) >>> 0;
 }

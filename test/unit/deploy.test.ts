@@ -29,6 +29,7 @@ describe("wrangler deploy --dry-run", () => {
     const { output, files } = dryRun(environment);
     expect(files).toContain("index.js");
     expect(output).toContain("env.FLIGHT (FlightDO)");
+    expect(output).toContain("env.SESSIONS (SessionDO)");
     expect(output).toContain("env.CACHE");
     expect(output).toContain('env.security ({"allow_anonymous":false})');
   });

@@ -4,7 +4,7 @@ import { dataUrlLength, fitImage, toBase64, type FitOptions } from "../../shared
 import { readImageHeader } from "../../shared/vision/format";
 import { visionWasm } from "../../workers/vision.wasm";
 import {
-  animatedGif, decodeRgba, encodePng, ftypHeader, junkBytes, photoJpeg, photoPixels, pngHeaderOnly,
+  animatedGif, cornerMarkedJpeg, decodeRgba, encodePng, ftypHeader, junkBytes, photoJpeg, photoPixels, pngHeaderOnly,
   screenshotPixels, webpFrom,
 } from "../fixtures/images";
 
@@ -116,6 +116,46 @@ describe("fitImage pass-through and pixels", () => {
     const out = await fit(webp, opts(256 * KiB));
     expect([out.width, out.height]).toEqual([1568, 784]);
     expect(out.dataUrlBytes).toBeLessThanOrEqual(256 * KiB);
+  });
+});
+
+describe("fitImage EXIF orientation", () => {
+  const redAt = (out: { data: Uint8Array }, x: number, y: number) => {
+    const { rgba, width } = decodeRgba(out.data);
+    const p = (y * width + x) * 4;
+    return rgba[p]! > 180 && rgba[p + 1]! < 70 && rgba[p + 2]! < 70;
+  };
+
+  it("orientation 6 (a phone held upright) comes back upright: size swapped, stored top-left at the top-right", async () => {
+    const jpeg = await cornerMarkedJpeg(visionWasm, 6);
+    expect(readImageHeader(jpeg)).toMatchObject({ width: 2000, height: 1000, orientation: 6 });
+    const out = await fit(jpeg, opts(256 * KiB));
+    expect([out.width, out.height]).toEqual([784, 1568]);
+    expect(out.original).toMatchObject({ width: 1000, height: 2000 });
+    expect(out.note).toBe("Image downscaled from 1000x2000 to 784x1568 for vision; multiply coordinates by 1.28.");
+    // The red block covers displayed x 800..1000, y 0..200, i.e. output x 627..784, y 0..157.
+    expect(redAt(out, 740, 40)).toBe(true);
+    expect(redAt(out, 40, 40)).toBe(false);
+    expect(redAt(out, 740, 1500)).toBe(false);
+  });
+
+  it("a region is in displayed pixels", async () => {
+    const jpeg = await cornerMarkedJpeg(visionWasm, 6);
+    const out = await fit(jpeg, opts(256 * KiB, { region: [800, 0, 1000, 400] }));
+    expect([out.width, out.height]).toEqual([200, 400]);
+    expect(out.crop).toEqual({ x: 800, y: 0, width: 200, height: 400 });
+    expect(redAt(out, 100, 100)).toBe(true);
+    expect(redAt(out, 100, 300)).toBe(false);
+  });
+
+  it("a small rotated JPEG that would fit is re-encoded upright rather than passed through", async () => {
+    const jpeg = await cornerMarkedJpeg(visionWasm, 8);
+    const out = await fit(jpeg, opts(4 * 1024 * KiB, { maxLongEdge: 2000 }));
+    expect(out.passedThrough).toBe(false);
+    expect([out.width, out.height]).toEqual([1000, 2000]);
+    // Orientation 8 turns the stored top-left to the bottom-left.
+    expect(redAt(out, 100, 1900)).toBe(true);
+    expect(redAt(out, 100, 100)).toBe(false);
   });
 });
 

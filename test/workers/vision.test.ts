@@ -210,3 +210,39 @@ describe("the descriptor path", () => {
     expect(expectErrorShape(body).message).toContain("auxiliary.vision");
   });
 });
+
+describe("images by URL go through the same gate as web_extract", () => {
+  it("fetches a public image URL and fits it", async () => {
+    const url = `http://img.example.com/pages/image.png?w=2000&h=1000&t=${uniqueToken()}`;
+    const { status, body } = await analyze({ image: { url }, session_id: uniqueToken() });
+    expect(status).toBe(200);
+    expect(body.original).toMatchObject({ media_type: "image/png", width: 2000, height: 1000 });
+    expect([body.image.width, body.image.height]).toEqual([1568, 784]);
+  });
+
+  it.each([
+    ["a secret in the URL", "https://img.example.com/a.png?api_key=sk-proj-AbCdEf1234567890GhIjKlMnOpQrSt", 422, "secret_in_url"],
+    ["cloud metadata", "http://169.254.169.254/latest/meta-data/image.png", 403, "blocked_private_address"],
+    ["a private address", "http://192.168.0.10/cam.png", 403, "blocked_private_address"],
+    ["a blocked site", "http://blocked.example.org/pages/image.png", 403, "blocked_by_policy"],
+    ["a page that fails", "http://img.example.com/pages/image.png?[fail:404]", 502, "fetch_failed"],
+    ["a redirect to metadata", `http://img.example.com/pages/redirect?to=${encodeURIComponent("http://169.254.169.254/")}`, 403, "blocked_private_address"],
+  ])("refuses %s", async (_name, url, status, code) => {
+    const response = await analyze({ image: { url }, session_id: uniqueToken() }, { SECURITY_WEBSITE_BLOCKLIST: "blocked.example.org" });
+    expect(response.status).toBe(status);
+    const error = expectErrorShape(response.body);
+    expect(error.code).toBe(code);
+    expect(error.message).not.toContain("sk-proj-");
+  });
+
+  it("gives the slot back when a load fails after reserving it", async () => {
+    const session = uniqueToken();
+    const capOne = { VISION_MAX_CALLS_PER_IMAGE: "1" };
+    const junk = `http://img.example.com/pages/junk.bin?t=${session}`;
+    expect((await analyze({ image: { url: junk }, session_id: session }, capOne)).status).toBe(415);
+    expect((await analyze({ image: { url: junk }, session_id: session }, capOne)).status).toBe(415);
+    const image = `http://img.example.com/pages/image.png?w=300&h=200&t=${session}`;
+    expect((await analyze({ image: { url: image }, session_id: session }, capOne)).status).toBe(200);
+    expect((await analyze({ image: { url: `${image}#again` }, session_id: session }, capOne)).status).toBe(409);
+  });
+});

@@ -5,7 +5,7 @@
 import type { LoadedConfig } from "../../config/config.load";
 import type { SecretName } from "../../config/config.schema";
 import { AppError } from "../../http/errors";
-import { SEARCH_PROVIDERS, type ProviderSettings, type SearchProviderName } from "./provider.types";
+import { type ExtractProviderName, type ProviderSettings, SEARCH_PROVIDERS, type SearchProviderName } from "./provider.types";
 
 /** The secret each search provider needs; searxng needs a URL instead, keyless nothing. */
 const SEARCH_KEYS: Record<SearchProviderName, SecretName | null> = {
@@ -59,4 +59,39 @@ export function resolveSearchProvider(loaded: LoadedConfig): ResolvedSearchProvi
 /** The keyless provider, for the one-shot rescue after a provider failure. */
 export function keylessSearchProvider(loaded: LoadedConfig): ResolvedSearchProvider {
   return searchSettings(loaded, "keyless") as ResolvedSearchProvider;
+}
+
+/** The secret each hosted extract provider needs under `auto` (jina also works without one). */
+const EXTRACT_KEYS: Record<Exclude<ExtractProviderName, "direct">, SecretName> = {
+  firecrawl: "FIRECRAWL_API_KEY",
+  tavily: "TAVILY_API_KEY",
+  jina: "JINA_API_KEY",
+};
+
+export interface ResolvedExtractProvider extends ProviderSettings {
+  name: ExtractProviderName;
+}
+
+/**
+ * The extract provider for this request: the configured one, or under `auto` the first of
+ * firecrawl, tavily, jina with a key, else `direct` (the service fetches the page itself).
+ * @throws 503 `no_provider` when firecrawl or tavily is configured without its key
+ */
+export function resolveExtractProvider(loaded: LoadedConfig): ResolvedExtractProvider {
+  const { config, secrets } = loaded;
+  const timeoutMs = config.web.extract_timeout_seconds * 1000;
+  const settingsOf = (name: ExtractProviderName): ResolvedExtractProvider => {
+    if (name === "direct") return { name, baseUrl: "", timeoutMs };
+    const apiKey = secrets[EXTRACT_KEYS[name]];
+    return { name, baseUrl: config.providers[`${name}_base_url`], timeoutMs, ...(apiKey ? { apiKey } : {}) };
+  };
+  const wanted = config.web.extract_provider;
+  if (wanted === "auto") {
+    const keyed = (["firecrawl", "tavily", "jina"] as const).find((name) => secrets[EXTRACT_KEYS[name]]);
+    return settingsOf(keyed ?? "direct");
+  }
+  if ((wanted === "firecrawl" || wanted === "tavily") && !secrets[EXTRACT_KEYS[wanted]]) {
+    throw new AppError(503, "no_provider", `web.extract_provider is ${wanted} but ${EXTRACT_KEYS[wanted]} is not set; set it or choose another provider.`);
+  }
+  return settingsOf(wanted);
 }

@@ -1,0 +1,378 @@
+/**
+ * Baseline JPEG encoder (4:2:0, optimized Huffman tables) built for the quality search: colour
+ * conversion, chroma subsampling and the DCT run once per image, and each quality only
+ * re-quantises the stored coefficients and counts Huffman symbols, which gives the exact entropy
+ * size without writing a bit. A search of several qualities then costs about one full encode.
+ */
+
+/** ITU-T T.81 Annex K tables (natural order): what libjpeg, and so sharp, scales by quality. */
+const LUMA_BASE = [
+  16, 11, 10, 16, 24, 40, 51, 61, 12, 12, 14, 19, 26, 58, 60, 55, 14, 13, 16, 24, 40, 57, 69, 56,
+  14, 17, 22, 29, 51, 87, 80, 62, 18, 22, 37, 56, 68, 109, 103, 77, 24, 35, 55, 64, 81, 104, 113, 92,
+  49, 64, 78, 87, 103, 121, 120, 101, 72, 92, 95, 98, 112, 100, 103, 99,
+];
+const CHROMA_BASE = [
+  17, 18, 24, 47, 99, 99, 99, 99, 18, 21, 26, 66, 99, 99, 99, 99, 24, 26, 56, 99, 99, 99, 99, 99,
+  47, 66, 99, 99, 99, 99, 99, 99, 99, 99, 99, 99, 99, 99, 99, 99, 99, 99, 99, 99, 99, 99, 99, 99,
+  99, 99, 99, 99, 99, 99, 99, 99, 99, 99, 99, 99, 99, 99, 99, 99,
+];
+
+/** ZIGZAG[k] = natural index of the k-th coefficient in zigzag order. */
+const ZIGZAG = (() => {
+  const order = new Int32Array(64);
+  let i = 0;
+  for (let s = 0; s < 15; s++) {
+    const cells: number[] = [];
+    for (let y = 0; y < 8; y++) { const x = s - y; if (x >= 0 && x < 8) cells.push(y * 8 + x); }
+    if (s % 2 === 0) cells.reverse(); // even diagonals run bottom-left to top-right
+    for (const c of cells) order[i++] = c;
+  }
+  return order;
+})();
+
+/**
+ * Scale that turns the Arai-Agui-Nakajima DCT's output (zigzag index) into the JPEG (orthonormal)
+ * coefficient: 1 / (8 · s(u) · s(v)), s(0) = 1, s(k) = √2·cos(kπ/16).
+ */
+const AAN_TO_JPEG = (() => {
+  const s = [1, ...Array.from({ length: 7 }, (_, k) => Math.SQRT2 * Math.cos(((k + 1) * Math.PI) / 16))];
+  const out = new Float64Array(64);
+  for (let k = 0; k < 64; k++) { const n = ZIGZAG[k]!; out[k] = 1 / (8 * s[n >> 3]! * s[n & 7]!); }
+  return out;
+})();
+
+/** In-place 8-point AAN forward DCT of `d[at], d[at+step], ...` (scaled output, see AAN_TO_JPEG). */
+function aan8(d: Float64Array, at: number, step: number): void {
+  const i0 = at, i1 = at + step, i2 = at + 2 * step, i3 = at + 3 * step;
+  const i4 = at + 4 * step, i5 = at + 5 * step, i6 = at + 6 * step, i7 = at + 7 * step;
+  const t0 = d[i0]! + d[i7]!, t7 = d[i0]! - d[i7]!;
+  const t1 = d[i1]! + d[i6]!, t6 = d[i1]! - d[i6]!;
+  const t2 = d[i2]! + d[i5]!, t5 = d[i2]! - d[i5]!;
+  const t3 = d[i3]! + d[i4]!, t4 = d[i3]! - d[i4]!;
+  const e10 = t0 + t3, e13 = t0 - t3, e11 = t1 + t2, e12 = t1 - t2;
+  d[i0] = e10 + e11;
+  d[i4] = e10 - e11;
+  const z1 = (e12 + e13) * 0.7071067811865476;
+  d[i2] = e13 + z1;
+  d[i6] = e13 - z1;
+  const o10 = t4 + t5, o11 = t5 + t6, o12 = t6 + t7;
+  const z5 = (o10 - o12) * 0.3826834323650898;
+  const z2 = 0.5411961001461969 * o10 + z5;
+  const z4 = 1.3065629648763766 * o12 + z5;
+  const z3 = o11 * 0.7071067811865476;
+  const z11 = t7 + z3, z13 = t7 - z3;
+  d[i5] = z13 + z2;
+  d[i3] = z13 - z2;
+  d[i1] = z11 + z4;
+  d[i7] = z11 - z4;
+}
+
+/** IJG quality scaling of a base table, clamped to 1..255 (baseline), in zigzag order. */
+function quantTable(base: number[], quality: number): Uint16Array {
+  const q = Math.max(1, Math.min(100, Math.round(quality)));
+  const scale = q < 50 ? 5000 / q : 200 - 2 * q;
+  const out = new Uint16Array(64);
+  for (let k = 0; k < 64; k++) out[k] = Math.max(1, Math.min(255, Math.floor((base[ZIGZAG[k]!]! * scale + 50) / 100)));
+  return out;
+}
+
+/** Number of bits of |v| (the JPEG "category"). */
+function category(v: number): number {
+  return 32 - Math.clz32(v < 0 ? -v : v);
+}
+
+interface HuffmanTable {
+  /** BITS: how many codes of each length 1..16. */
+  counts: Uint8Array;
+  /** HUFFVAL: symbols ordered by code length. */
+  symbols: Uint8Array;
+  code: Uint16Array;
+  length: Uint8Array;
+}
+
+/** Optimal code lengths limited to 16 bits (T.81 K.2/K.3), with the all-ones code kept free. */
+function buildHuffman(freq: Uint32Array): HuffmanTable {
+  const f = new Float64Array(257);
+  for (let i = 0; i < 256; i++) f[i] = freq[i]!;
+  f[256] = 1; // reserved symbol: guarantees no real code is all ones
+  const codesize = new Int32Array(257);
+  const others = new Int32Array(257).fill(-1);
+  for (;;) {
+    let c1 = -1, c2 = -1;
+    for (let i = 0; i < 257; i++) {
+      if (f[i] === 0) continue;
+      if (c1 < 0 || f[i]! <= f[c1]!) { c2 = c1; c1 = i; } else if (c2 < 0 || f[i]! <= f[c2]!) c2 = i;
+    }
+    if (c2 < 0) break;
+    f[c1]! += f[c2]!;
+    f[c2] = 0;
+    for (;;) { codesize[c1]!++; if (others[c1]! < 0) break; c1 = others[c1]!; }
+    others[c1] = c2;
+    for (;;) { codesize[c2]!++; if (others[c2]! < 0) break; c2 = others[c2]!; }
+  }
+  const bits = new Int32Array(33);
+  for (let i = 0; i < 257; i++) if (codesize[i]) bits[codesize[i]!]!++;
+  for (let i = 32; i > 16; i--) {
+    while (bits[i]! > 0) {
+      let j = i - 2;
+      while (bits[j] === 0) j--;
+      bits[i]! -= 2; bits[i - 1]!++; bits[j + 1]! += 2; bits[j]!--;
+    }
+  }
+  let i = 16;
+  while (bits[i] === 0) i--;
+  bits[i]!--; // drop the reserved symbol
+  const counts = new Uint8Array(16);
+  for (let l = 1; l <= 16; l++) counts[l - 1] = bits[l]!;
+  const ordered: number[] = [];
+  for (let l = 1; l <= 32; l++) for (let s = 0; s < 256; s++) if (codesize[s] === l) ordered.push(s);
+  const symbols = Uint8Array.from(ordered.slice(0, counts.reduce((a, b) => a + b, 0)));
+  const code = new Uint16Array(256);
+  const length = new Uint8Array(256);
+  let next = 0, at = 0;
+  for (let l = 1; l <= 16; l++) {
+    for (let n = 0; n < counts[l - 1]!; n++) { code[symbols[at]!] = next++; length[symbols[at]!] = l; at++; }
+    next <<= 1;
+  }
+  return { counts, symbols, code, length };
+}
+
+/** Symbol statistics of one quantisation: four histograms and the raw magnitude bits. */
+interface Statistics {
+  dcLuma: Uint32Array; acLuma: Uint32Array; dcChroma: Uint32Array; acChroma: Uint32Array;
+  extraBits: number;
+}
+
+class BitWriter {
+  private buffer: Uint8Array;
+  private at = 0;
+  private acc = 0;
+  private count = 0;
+  constructor(capacity: number) { this.buffer = new Uint8Array(capacity); }
+  private byte(b: number): void {
+    if (this.at + 2 > this.buffer.length) { const grown = new Uint8Array(this.buffer.length * 2); grown.set(this.buffer); this.buffer = grown; }
+    this.buffer[this.at++] = b;
+  }
+  raw(bytes: ArrayLike<number>): void { for (let i = 0; i < bytes.length; i++) this.byte(bytes[i]!); }
+  /** Entropy-coded bits (≤ 16 at a time), with 0xFF stuffing. */
+  bits(value: number, n: number): void {
+    this.acc = (this.acc << n) | (value & ((1 << n) - 1));
+    this.count += n;
+    while (this.count >= 8) {
+      this.count -= 8;
+      const b = (this.acc >> this.count) & 0xff;
+      this.byte(b);
+      if (b === 0xff) this.byte(0);
+    }
+    this.acc &= (1 << this.count) - 1;
+  }
+  flush(): void { if (this.count > 0) this.bits(0x7f, 8 - this.count); }
+  result(): Uint8Array { return this.buffer.slice(0, this.at); }
+}
+
+/**
+ * An image prepared for encoding: its 4:2:0 YCbCr DCT coefficients (Float32, MCU order Y00 Y01
+ * Y10 Y11 Cb Cr, zigzag), 6 bytes per pixel, held only for the duration of one fit.
+ */
+export interface PreparedJpeg {
+  width: number;
+  height: number;
+  /** Size from a sample of the blocks: a first guess, not a promise. */
+  estimateAt(quality: number): number;
+  /** Size of the encode at `quality`: exact entropy size plus a safe allowance for 0xFF stuffing. */
+  sizeAt(quality: number): number;
+  encode(quality: number): Uint8Array;
+}
+
+const HEADER_BYTES = 2 + 18 + 2 * 69 + 19 + 14 + 2; // SOI, APP0, 2 DQT, SOF0, SOS, EOI (DHT added per table)
+
+/**
+ * Converts RGB to YCbCr 4:2:0 and runs the DCT once; the returned object quantises and codes it.
+ * @example
+ * const prepared = prepareJpeg(rgb, 1568, 1176);
+ * const q = prepared.sizeAt(85) <= maxBytes ? 85 : 75;
+ * const jpeg = prepared.encode(q);
+ */
+export function prepareJpeg(rgb: Uint8Array, width: number, height: number): PreparedJpeg {
+  const mcuX = Math.ceil(width / 16), mcuY = Math.ceil(height / 16);
+  const mcus = mcuX * mcuY;
+  const coeffs = new Float32Array(mcus * 6 * 64);
+  const block = new Float64Array(64);
+  // One MCU row at a time: 16 rows of level-shifted Y and 8 rows of 2x2-averaged Cb/Cr, padded
+  // to whole MCUs by repeating the last column and row.
+  const padded = mcuX * 16;
+  const yRows = new Float64Array(16 * padded);
+  const cbRows = new Float64Array(8 * (padded >> 1));
+  const crRows = new Float64Array(8 * (padded >> 1));
+  const cbLine = new Float64Array(padded), crLine = new Float64Array(padded);
+
+  const dctInto = (plane: Float64Array, stride: number, x0: number, out: number) => {
+    for (let y = 0; y < 8; y++) for (let x = 0; x < 8; x++) block[y * 8 + x] = plane[y * stride + x0 + x]!;
+    for (let y = 0; y < 8; y++) aan8(block, y * 8, 1);
+    for (let x = 0; x < 8; x++) aan8(block, x, 8);
+    for (let k = 0; k < 64; k++) coeffs[out + k] = block[ZIGZAG[k]!]! * AAN_TO_JPEG[k]!;
+  };
+
+  const half = padded >> 1;
+  for (let my = 0; my < mcuY; my++) {
+    for (let dy = 0; dy < 16; dy++) {
+      const sy = Math.min(height - 1, my * 16 + dy);
+      const rowAt = sy * width * 3;
+      const yAt = dy * padded;
+      for (let x = 0; x < padded; x++) {
+        const p = rowAt + (x < width ? x : width - 1) * 3;
+        const r = rgb[p]!, g = rgb[p + 1]!, b = rgb[p + 2]!;
+        yRows[yAt + x] = 0.299 * r + 0.587 * g + 0.114 * b - 128;
+        cbLine[x] = -0.168736 * r - 0.331264 * g + 0.5 * b;
+        crLine[x] = 0.5 * r - 0.418688 * g - 0.081312 * b;
+      }
+      const cAt = (dy >> 1) * half;
+      if ((dy & 1) === 0) {
+        for (let x = 0; x < half; x++) { cbRows[cAt + x] = cbLine[2 * x]! + cbLine[2 * x + 1]!; crRows[cAt + x] = crLine[2 * x]! + crLine[2 * x + 1]!; }
+      } else {
+        for (let x = 0; x < half; x++) {
+          cbRows[cAt + x] = (cbRows[cAt + x]! + cbLine[2 * x]! + cbLine[2 * x + 1]!) * 0.25;
+          crRows[cAt + x] = (crRows[cAt + x]! + crLine[2 * x]! + crLine[2 * x + 1]!) * 0.25;
+        }
+      }
+    }
+    for (let mx = 0; mx < mcuX; mx++) {
+      const base = (my * mcuX + mx) * 6 * 64;
+      dctInto(yRows, padded, mx * 16, base);
+      dctInto(yRows, padded, mx * 16 + 8, base + 64);
+      dctInto(yRows.subarray(8 * padded), padded, mx * 16, base + 128);
+      dctInto(yRows.subarray(8 * padded), padded, mx * 16 + 8, base + 192);
+      dctInto(cbRows, half, mx * 8, base + 256);
+      dctInto(crRows, half, mx * 8, base + 320);
+    }
+  }
+
+  const tablesFor = (quality: number) => {
+    const luma = quantTable(LUMA_BASE, quality), chroma = quantTable(CHROMA_BASE, quality);
+    const recipLuma = new Float32Array(64), recipChroma = new Float32Array(64);
+    for (let k = 0; k < 64; k++) { recipLuma[k] = 1 / luma[k]!; recipChroma[k] = 1 / chroma[k]!; }
+    return { luma, chroma, recipLuma, recipChroma };
+  };
+
+  /** Quantises block `b` (index into coeffs) into `q`; returns the index of the last nonzero AC (0 if none). */
+  const quantise = (at: number, recip: Float32Array, q: Int32Array): number => {
+    let last = 0;
+    for (let k = 0; k < 64; k++) {
+      const v = coeffs[at + k]! * recip[k]!;
+      const r = v < 0 ? -((0.5 - v) | 0) : (v + 0.5) | 0;
+      q[k] = r;
+      if (r !== 0) last = k;
+    }
+    return last;
+  };
+
+  const statistics = (quality: number, stride = 1): Statistics => {
+    const { recipLuma, recipChroma } = tablesFor(quality);
+    const s: Statistics = { dcLuma: new Uint32Array(256), acLuma: new Uint32Array(256), dcChroma: new Uint32Array(256), acChroma: new Uint32Array(256), extraBits: 0 };
+    const q = new Int32Array(64);
+    const pred = new Int32Array(3);
+    let extra = 0;
+    for (let m = 0; m < mcus; m += stride) {
+      for (let b = 0; b < 6; b++) {
+        const chroma = b >= 4;
+        const last = quantise((m * 6 + b) * 64, chroma ? recipChroma : recipLuma, q);
+        const comp = b < 4 ? 0 : b - 3;
+        const diff = q[0]! - pred[comp]!;
+        pred[comp] = q[0]!;
+        const dcCat = category(diff);
+        (chroma ? s.dcChroma : s.dcLuma)[dcCat]!++;
+        extra += dcCat;
+        const acHist = chroma ? s.acChroma : s.acLuma;
+        let run = 0;
+        for (let k = 1; k <= last; k++) {
+          const v = q[k]!;
+          if (v === 0) { run++; continue; }
+          while (run > 15) { acHist[0xf0]!++; run -= 16; }
+          const c = category(v);
+          acHist[(run << 4) | c]!++;
+          extra += c;
+          run = 0;
+        }
+        if (last < 63) acHist[0]!++;
+      }
+    }
+    s.extraBits = extra;
+    return s;
+  };
+
+  const huffmanBits = (hist: Uint32Array, table: HuffmanTable) => {
+    let bits = 0;
+    for (let i = 0; i < 256; i++) if (hist[i]) bits += hist[i]! * table.length[i]!;
+    return bits;
+  };
+
+  const measure = (quality: number, stride = 1) => {
+    const s = statistics(quality, stride);
+    const tables = [buildHuffman(s.dcLuma), buildHuffman(s.acLuma), buildHuffman(s.dcChroma), buildHuffman(s.acChroma)];
+    const bits = stride * s.extraBits + stride * ( huffmanBits(s.dcLuma, tables[0]!) + huffmanBits(s.acLuma, tables[1]!) + huffmanBits(s.dcChroma, tables[2]!) + huffmanBits(s.acChroma, tables[3]!));
+    const dht = tables.reduce((n, t) => n + 4 + 1 + 16 + t.symbols.length, 0);
+    return { tables, entropyBytes: Math.ceil(bits / 8), headerBytes: HEADER_BYTES + dht };
+  };
+
+  return {
+    width,
+    height,
+    estimateAt(quality) {
+      // Every 16th MCU: about 1/16 of a measure, within a few per cent of the real size.
+      const stride = mcus >= 256 ? 16 : 1;
+      const m = measure(quality, stride);
+      return m.headerBytes + Math.ceil(m.entropyBytes * (1 + 1 / 160));
+    },
+    sizeAt(quality) {
+      const m = measure(quality);
+      // 0xFF stuffing adds a byte per 0xFF in the entropy data: about 1/256 of it, budgeted at 1/160.
+      return m.headerBytes + Math.ceil(m.entropyBytes * (1 + 1 / 160));
+    },
+    encode(quality) {
+      const { tables, entropyBytes, headerBytes } = measure(quality);
+      const [dcL, acL, dcC, acC] = tables as [HuffmanTable, HuffmanTable, HuffmanTable, HuffmanTable];
+      const { luma, chroma } = tablesFor(quality);
+      const w = new BitWriter(headerBytes + entropyBytes + (entropyBytes >> 6) + 64);
+      const u16 = (v: number) => [v >> 8, v & 0xff];
+      w.raw([0xff, 0xd8, 0xff, 0xe0, 0, 16, 0x4a, 0x46, 0x49, 0x46, 0, 1, 1, 0, 0, 1, 0, 1, 0, 0]);
+      for (const [id, table] of [[0, luma], [1, chroma]] as const) w.raw([0xff, 0xdb, 0, 67, id, ...table]);
+      w.raw([0xff, 0xc0, 0, 17, 8, ...u16(height), ...u16(width), 3, 1, 0x22, 0, 2, 0x11, 1, 3, 0x11, 1]);
+      for (const [klass, table] of [[0x00, dcL], [0x10, acL], [0x01, dcC], [0x11, acC]] as const) {
+        w.raw([0xff, 0xc4, ...u16(2 + 1 + 16 + table.symbols.length), klass, ...table.counts, ...table.symbols]);
+      }
+      w.raw([0xff, 0xda, 0, 12, 3, 1, 0x00, 2, 0x11, 3, 0x11, 0, 63, 0]);
+      const { recipLuma, recipChroma } = tablesFor(quality);
+      const q = new Int32Array(64);
+      const pred = new Int32Array(3);
+      for (let m = 0; m < mcus; m++) {
+        for (let b = 0; b < 6; b++) {
+          const isChroma = b >= 4;
+          const dc = isChroma ? dcC : dcL;
+          const ac = isChroma ? acC : acL;
+          const last = quantise((m * 6 + b) * 64, isChroma ? recipChroma : recipLuma, q);
+          const comp = b < 4 ? 0 : b - 3;
+          const d = q[0]! - pred[comp]!;
+          pred[comp] = q[0]!;
+          const dcCat = category(d);
+          w.bits(dc.code[dcCat]!, dc.length[dcCat]!);
+          if (dcCat) w.bits(d < 0 ? d + (1 << dcCat) - 1 : d, dcCat);
+          let run = 0;
+          for (let k = 1; k <= last; k++) {
+            const v = q[k]!;
+            if (v === 0) { run++; continue; }
+            while (run > 15) { w.bits(ac.code[0xf0]!, ac.length[0xf0]!); run -= 16; }
+            const c = category(v);
+            const sym = (run << 4) | c;
+            w.bits(ac.code[sym]!, ac.length[sym]!);
+            w.bits(v < 0 ? v + (1 << c) - 1 : v, c);
+            run = 0;
+          }
+          if (last < 63) w.bits(ac.code[0]!, ac.length[0]!);
+        }
+      }
+      w.flush();
+      w.raw([0xff, 0xd9]);
+      return w.result();
+    },
+  };
+}

@@ -1,0 +1,29 @@
+/** The web_extract request and response (api.md); the same schemas feed OpenAPI and MCP. */
+import { z } from "zod";
+
+export const ExtractRequest = z.object({
+  urls: z.array(z.string().min(1).max(8192).describe("An http(s) URL")).min(1).max(5).describe("1..5 URLs; results come back in the same order"),
+  format: z.enum(["markdown", "text"]).default("markdown").describe("markdown (default) or plain text"),
+});
+export type ExtractRequest = z.infer<typeof ExtractRequest>;
+
+export const ExtractError = z.object({
+  code: z.enum(["blocked_private_address", "blocked_by_policy", "fetch_failed", "provider_error", "too_large", "unsupported_content", "secret_in_url"]),
+  message: z.string(),
+});
+
+export const ExtractResult = z.union([
+  z.object({
+    url: z.string().describe("As given"),
+    final_url: z.string().describe("After redirects"),
+    title: z.string(),
+    content: z.string(),
+    cached: z.boolean().describe("Answered without paying the provider (from the cache, or joined an identical call in flight)"),
+    truncated: z.boolean().describe("Content was cut to web.char_limit (head and tail kept)"),
+  }),
+  z.object({ url: z.string(), error: ExtractError }),
+]);
+export type ExtractResult = z.infer<typeof ExtractResult>;
+
+export const ExtractResponse = z.object({ success: z.literal(true), results: z.array(ExtractResult) });
+export type ExtractResponse = z.infer<typeof ExtractResponse>;

@@ -1,0 +1,166 @@
+/**
+ * web_extract, in the order web.md makes a security property: validate, refuse the whole call on
+ * a secret in any URL, SSRF per URL, resolve the provider, website policy per URL, and only then
+ * the cache (KV, then the per-key single-flight), the provider, and the store. A cache hit may
+ * skip the network, never a check: a hit's stored final URL is checked again.
+ */
+import type { LoadedConfig } from "../config/config.load";
+import { AppError } from "../http/errors";
+import { sha256Hex } from "../hash";
+import type { DnsResolver } from "../safety/dns";
+import { assertAllowedByPolicy, assertNoSecretInUrls, assertSsrfSafe, isLocalLookingHost, normalizeUrlForCache, parseTargetUrl } from "../safety/gate";
+import { classifyIpLiteral } from "../safety/ip";
+import { compileHostList } from "../safety/policy";
+import { paidCall, type PaidCallDeps } from "./cache";
+import type { ExtractRequest, ExtractResponse, ExtractResult } from "./extract.schema";
+import type { ExtractJob } from "./jobs";
+import { resolveExtractProvider, type ResolvedExtractProvider } from "./providers/resolve";
+
+export interface ExtractDeps extends PaidCallDeps {
+  config: LoadedConfig;
+  dnsResolver: (url: string) => DnsResolver;
+}
+
+/** Bytes the direct provider reads from one page: a little over `web.max_page_chars` of UTF-8. */
+const DIRECT_MAX_BYTES = 16 * 1024 * 1024;
+
+/** In-band error codes of api.md; anything else escapes as a real error. */
+const IN_BAND = new Set(["blocked_private_address", "blocked_by_policy", "fetch_failed", "too_large", "unsupported_content", "secret_in_url"]);
+
+export interface ExtractAnswer {
+  body: ExtractResponse;
+  /** `HIT=n,MISS=n` for the X-Cache header. */
+  cacheHeader: string;
+}
+
+export async function webExtract(deps: ExtractDeps, input: ExtractRequest): Promise<ExtractAnswer> {
+  const { config } = deps.config;
+  // Step 2 before anything else: one secret refuses the whole call.
+  assertNoSecretInUrls(input.urls);
+  const targets = input.urls.map((raw, index) => {
+    const url = URL.canParse(raw) ? new URL(raw) : null;
+    if (!url || (url.protocol !== "http:" && url.protocol !== "https:") || url.hostname === "") {
+      throw new AppError(400, "invalid_request", `urls.${index} is not a full http or https URL.`, { details: [{ path: ["urls", index], message: "not an absolute http(s) URL" }] });
+    }
+    return url;
+  });
+  const resolver = deps.dnsResolver(config.security.dns_resolver_url);
+  const ssrfOptions = { allowPrivate: config.security.allow_private_urls, resolver };
+
+  // Step 3, per URL, in-band.
+  const refusals = await Promise.all(targets.map((url) => refusalOf(() => assertSsrfSafe(url, ssrfOptions))));
+  // Step 4: which backend answers (503 when none can).
+  const provider = resolveExtractProvider(deps.config);
+  // Step 5, per URL, in-band.
+  targets.forEach((url, i) => {
+    refusals[i] ??= refusalOfSync(() => assertAllowedByPolicy(url, config.security.website_blocklist));
+  });
+
+  const exempt = compileHostList(config.web.cache_exempt_hosts);
+  let hits = 0;
+  let misses = 0;
+  const results = await Promise.all(
+    targets.map(async (url, i): Promise<ExtractResult> => {
+      const given = input.urls[i]!;
+      const refused = refusals[i];
+      if (refused) return { url: given, error: refused };
+      try {
+        const job = extractJob(deps.config, provider, url, input.format);
+        const key = await extractCacheKey(provider, url, input.format);
+        const store = !exempt(url.hostname) && !isLocalHost(url.hostname);
+        const answer = await paidCall(deps, key, job, { enabled: config.web.cache_enabled, ttlMs: config.web.cache_ttl_minutes * 60_000, store });
+        const cached = answer.cache === "hit" || answer.cache === "coalesced";
+        if (answer.cache === "hit") {
+          // The stored final URL passes the same checks as a fresh one (policy may have changed).
+          const final = parseTargetUrl(answer.value.page.final_url || url.href);
+          await assertSsrfSafe(final, ssrfOptions);
+          assertAllowedByPolicy(final, config.security.website_blocklist);
+        }
+        if (cached) hits++;
+        else misses++;
+        const { content, truncated } = truncateContent(answer.value.page.content, config.web.char_limit);
+        return { url: given, final_url: answer.value.page.final_url, title: answer.value.page.title, content, cached, truncated };
+      } catch (error) {
+        return { url: given, error: inBandError(error) };
+      }
+    }),
+  );
+  return { body: { success: true, results }, cacheHeader: `HIT=${hits},MISS=${misses}` };
+}
+
+/**
+ * Cache key: provider + how it is reached + format + normalized URL (hashed). Path and query keep
+ * their case and order, so two different resources never share an entry.
+ */
+export async function extractCacheKey(provider: ResolvedExtractProvider, url: URL, format: string): Promise<string> {
+  return `extract:v1:${provider.name}:${format}:${await sha256Hex(`${provider.baseUrl}\n${normalizeUrlForCache(url)}`)}`;
+}
+
+function extractJob(loaded: LoadedConfig, provider: ResolvedExtractProvider, url: URL, format: ExtractRequest["format"]): ExtractJob {
+  const { config } = loaded;
+  const job: ExtractJob = { kind: "extract", provider: provider.name, settings: provider, request: { url: url.href, format }, maxPageChars: config.web.max_page_chars };
+  if (provider.name === "direct") {
+    job.direct = {
+      allowPrivate: config.security.allow_private_urls,
+      resolverUrl: config.security.dns_resolver_url,
+      blocklist: config.security.website_blocklist,
+      maxBytes: DIRECT_MAX_BYTES,
+    };
+  }
+  return job;
+}
+
+/** Local-looking names and non-public literals are never cached, even where they may be fetched. */
+function isLocalHost(hostname: string): boolean {
+  if (isLocalLookingHost(hostname)) return true;
+  const literal = classifyIpLiteral(hostname);
+  return literal !== null && literal.kind !== "public";
+}
+
+/**
+ * Cuts content over `limit` characters, keeping the head and the tail with a marker between.
+ * @example truncateContent("a".repeat(30000), 15000).content.length // 15000
+ */
+export function truncateContent(content: string, limit: number): { content: string; truncated: boolean } {
+  if (content.length <= limit) return { content, truncated: false };
+  const marker = (omitted: number) => `\n\n[... ${omitted} characters omitted ...]\n\n`;
+  const room = limit - marker(content.length).length;
+  let headEnd = Math.floor(room * 0.7);
+  let tailStart = content.length - (room - headEnd);
+  // Never split a surrogate pair.
+  if (isHighSurrogate(content.charCodeAt(headEnd - 1))) headEnd--;
+  if (isLowSurrogate(content.charCodeAt(tailStart))) tailStart++;
+  return { content: content.slice(0, headEnd) + marker(tailStart - headEnd) + content.slice(tailStart), truncated: true };
+}
+
+const isHighSurrogate = (code: number) => code >= 0xd800 && code <= 0xdbff;
+const isLowSurrogate = (code: number) => code >= 0xdc00 && code <= 0xdfff;
+
+type InBandError = { code: "blocked_private_address" | "blocked_by_policy" | "fetch_failed" | "provider_error" | "too_large" | "unsupported_content" | "secret_in_url"; message: string };
+
+function inBandError(error: unknown): InBandError {
+  if (!(error instanceof AppError)) throw error;
+  if (IN_BAND.has(error.code)) return { code: error.code as InBandError["code"], message: error.message };
+  if (error.code === "provider_error" || error.code === "provider_timeout") return { code: "provider_error", message: error.message };
+  // A malformed redirect target is the page's failure, not the caller's request.
+  if (error.code === "invalid_request") return { code: "fetch_failed", message: error.message };
+  throw error;
+}
+
+async function refusalOf(check: () => Promise<void>): Promise<InBandError | undefined> {
+  try {
+    await check();
+    return undefined;
+  } catch (error) {
+    return inBandError(error);
+  }
+}
+
+function refusalOfSync(check: () => void): InBandError | undefined {
+  try {
+    check();
+    return undefined;
+  } catch (error) {
+    return inBandError(error);
+  }
+}

@@ -1,0 +1,47 @@
+/**
+ * The `direct` extractor: the service fetches the page itself through the SSRF-safe fetch (every
+ * hop gated, body size limited) and converts HTML to markdown. Runs wherever the single-flight
+ * owner runs, so its gate settings travel in the job.
+ */
+import type { FetchFn } from "../../../ports";
+import { createDnsResolver } from "../../../safety/dns";
+import { safeFetch } from "../../../safety/safe-fetch";
+import { decodeHtmlBody, htmlToMarkdown, markdownToText } from "../../html-to-markdown";
+import type { ExtractedPage, ExtractRequest, ProviderSettings } from "../provider.types";
+
+/** What the direct fetch needs of the gate: serialisable, from the effective config. */
+export interface DirectFetchSettings {
+  allowPrivate: boolean;
+  resolverUrl: string;
+  blocklist: string[];
+  /** Bytes read from a page before it is `too_large`. */
+  maxBytes: number;
+}
+
+const READABLE = new Set(["text/html", "application/xhtml+xml", "text/markdown", "text/plain", "text/x-markdown"]);
+
+export async function directExtract(settings: ProviderSettings, direct: DirectFetchSettings, request: ExtractRequest, fetch: FetchFn): Promise<ExtractedPage> {
+  const resolver = createDnsResolver({ url: direct.resolverUrl, fetch, clock: Date.now });
+  const page = await safeFetch(request.url, {
+    fetch,
+    gate: { allowPrivate: direct.allowPrivate, resolver, blocklist: direct.blocklist },
+    maxBytes: direct.maxBytes,
+    timeoutMs: settings.timeoutMs,
+    headers: { accept: "text/markdown, text/html;q=0.9, text/plain;q=0.5" },
+    acceptContentType: (mediaType) => mediaType === "" || READABLE.has(mediaType),
+  });
+  const contentType = page.headers.get("content-type");
+  const text = decodeHtmlBody(page.body, contentType);
+  const isHtml = !contentType || /html/i.test(contentType);
+  const converted = isHtml ? htmlToMarkdown(text, page.finalUrl) : { title: firstHeading(text), markdown: text };
+  return {
+    url: request.url,
+    final_url: page.finalUrl,
+    title: converted.title,
+    content: request.format === "text" ? markdownToText(converted.markdown) : converted.markdown,
+  };
+}
+
+function firstHeading(markdown: string): string {
+  return /^#{1,6}\s+(.+)$/m.exec(markdown)?.[1]?.trim() ?? "";
+}

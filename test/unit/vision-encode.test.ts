@@ -1,0 +1,53 @@
+import { describe, expect, it } from "vitest";
+import fc from "fast-check";
+import sharp from "sharp";
+import { prepareJpeg } from "../../shared/vision/jpeg.baseline";
+import { readImageHeader } from "../../shared/vision/format";
+import { photoPixels, screenshotPixels, withExifOrientation } from "../fixtures/images";
+
+async function psnr(rgb: Uint8Array, jpeg: Uint8Array): Promise<number> {
+  const decoded = await sharp(jpeg).raw().toBuffer();
+  let se = 0;
+  for (let i = 0; i < rgb.length; i++) { const d = rgb[i]! - decoded[i]!; se += d * d; }
+  return 10 * Math.log10((255 * 255) / (se / rgb.length));
+}
+
+describe("prepareJpeg (baseline 4:2:0 encoder)", () => {
+  it("decodes elsewhere at the right size, quality rises with q, and sizeAt never under-reports", async () => {
+    const [w, h] = [333, 217]; // not multiples of 16: exercises edge padding
+    const rgb = photoPixels(w, h, 7);
+    const prepared = prepareJpeg(rgb, w, h);
+    let last = 0;
+    for (const q of [50, 70, 90]) {
+      const jpeg = prepared.encode(q);
+      expect(prepared.sizeAt(q)).toBeGreaterThanOrEqual(jpeg.length);
+      expect(prepared.sizeAt(q)).toBeLessThan(jpeg.length * 1.01 + 16);
+      const meta = await sharp(jpeg).metadata();
+      expect([meta.width, meta.height, meta.chromaSubsampling]).toEqual([w, h, "4:2:0"]);
+      const quality = await psnr(rgb, jpeg);
+      expect(quality).toBeGreaterThan(last);
+      last = quality;
+    }
+    expect(last).toBeGreaterThan(34);
+  });
+
+  it("text at q90 keeps its strokes (PSNR like libjpeg's at the same quality)", async () => {
+    const [w, h] = [640, 400];
+    const rgb = screenshotPixels(w, h);
+    const ours = prepareJpeg(rgb, w, h).encode(90);
+    const reference = await sharp(rgb, { raw: { width: w, height: h, channels: 3 } }).jpeg({ quality: 90, chromaSubsampling: "4:2:0" }).toBuffer();
+    expect(await psnr(rgb, ours)).toBeGreaterThan((await psnr(rgb, reference)) - 0.2);
+    expect(ours.length).toBeLessThan(reference.length * 1.03);
+  });
+});
+
+describe("EXIF orientation in the JPEG header", () => {
+  it("reads the tag 1..8 from a big-endian APP1, and 1 without one", () => {
+    const plain = prepareJpeg(photoPixels(32, 16), 32, 16).encode(80);
+    expect(readImageHeader(plain).orientation).toBe(1);
+    fc.assert(fc.property(fc.integer({ min: 1, max: 8 }), (o) => {
+      expect(readImageHeader(withExifOrientation(plain, o))).toMatchObject({ width: 32, height: 16, orientation: o });
+    }));
+    expect(readImageHeader(withExifOrientation(plain, 9)).orientation).toBe(1);
+  });
+});

@@ -1,0 +1,94 @@
+/**
+ * POST /v1/context/evict through the real Workers entry: the policy's counts in both formats, the
+ * outbound copy, uploads untouched, limits per request, the 64 MiB body limit.
+ */
+import { describe, expect, it } from "vitest";
+import { callJson, expectErrorShape } from "./helpers";
+
+const screenshot = (i: number) => `iVBORw0KGgo${"A".repeat(400)}${i.toString().padStart(6, "0")}`;
+
+/** An Anthropic conversation with one screenshot per tool result. */
+function anthropic(toolImages: number, uploads = 0) {
+  const messages: any[] = [];
+  for (let u = 0; u < uploads; u++) messages.push({ role: "user", content: [{ type: "image", source: { type: "base64", media_type: "image/png", data: screenshot(1000 + u) } }, { type: "text", text: "look" }] });
+  for (let i = 0; i < toolImages; i++) {
+    messages.push({ role: "assistant", content: [{ type: "tool_use", id: `t${i}`, name: "screenshot", input: {} }] });
+    messages.push({ role: "user", content: [{ type: "tool_result", tool_use_id: `t${i}`, content: [{ type: "image", source: { type: "base64", media_type: "image/png", data: screenshot(i) } }] }] });
+  }
+  return messages;
+}
+
+/** An OpenAI conversation with one screenshot per tool message. */
+function openai(toolImages: number) {
+  const messages: any[] = [{ role: "system", content: "You are a browser agent." }];
+  for (let i = 0; i < toolImages; i++) {
+    messages.push({ role: "assistant", content: null, tool_calls: [{ id: `c${i}`, type: "function", function: { name: "shot", arguments: "{}" } }] });
+    messages.push({ role: "tool", tool_call_id: `c${i}`, content: [{ type: "image_url", image_url: { url: `data:image/png;base64,${screenshot(i)}` } }] });
+  }
+  return messages;
+}
+
+const evict = (body: unknown) => callJson("/v1/context/evict", { body });
+
+describe("POST /v1/context/evict", () => {
+  it.each([
+    [20, 0],
+    [21, 8],
+    [28, 8],
+    [29, 16],
+  ])("retires the oldest in batches: %i screenshots → %i retired (both formats)", async (count, retired) => {
+    for (const [format, messages] of [["anthropic", anthropic(count)], ["openai", openai(count)]] as const) {
+      const { status, body } = await evict({ format, messages });
+      expect(status).toBe(200);
+      expect(body.retired).toBe(retired);
+      expect(body.stats.image_blocks_before).toBe(count);
+      expect(body.stats.image_blocks_after).toBe(count - retired);
+      expect(body.evicted).toHaveLength(retired);
+      // The oldest go first: the retired ones are the first `retired` tool messages.
+      const firstToolIndex = format === "anthropic" ? 1 : 2;
+      expect(body.evicted.map((e: any) => e.message).sort((a: number, b: number) => a - b)).toEqual(Array.from({ length: retired }, (_, i) => firstToolIndex + 2 * i));
+    }
+  });
+
+  it("returns a deterministic text block in place of each retired image and never changes uploads", async () => {
+    const messages = anthropic(21, 2);
+    const first = await evict({ format: "anthropic", messages });
+    const second = await evict({ format: "anthropic", messages });
+    expect(JSON.stringify(first.body.messages)).toBe(JSON.stringify(second.body.messages));
+    expect(first.body.messages.slice(0, 2)).toEqual(messages.slice(0, 2));
+    const retiredMessage = first.body.messages[first.body.evicted[0].message];
+    expect(JSON.stringify(retiredMessage)).not.toContain("iVBORw0KGgo");
+    expect(first.body.stats.reserved_blocks).toBe(2);
+  });
+
+  it("takes per-request limits", async () => {
+    const { body } = await evict({ format: "openai", messages: openai(12), limits: { max_blocks: 10, batch: 4 } });
+    expect(body.retired).toBe(4);
+  });
+
+  it("reports in stats, without failing, when nothing can make the request fit", async () => {
+    const messages = [...anthropic(2, 25)];
+    const { status, body } = await evict({ format: "anthropic", messages });
+    expect(status).toBe(200);
+    expect(body.retired).toBe(0);
+    expect(body.stats.fits).toBe(false);
+    expect(typeof body.stats.reason).toBe("string");
+  });
+
+  it("refuses an unknown format and bad limits with 400", async () => {
+    expect((await evict({ format: "gemini", messages: [] })).status).toBe(400);
+    const bad = await evict({ format: "openai", messages: [], limits: { batch: 0 } });
+    expect(bad.status).toBe(400);
+    expect(expectErrorShape(bad.body).code).toBe("invalid_request");
+  });
+
+  it("accepts bodies over 1 MiB (a whole conversation with images) up to 64 MiB", async () => {
+    const big = anthropic(3);
+    big[1].content[0].content[0].source.data = "A".repeat(3 * 1024 * 1024);
+    const { status, body } = await evict({ format: "anthropic", messages: big });
+    expect(status).toBe(200);
+    expect(body.stats.bytes_before).toBeGreaterThan(3 * 1024 * 1024);
+    const over = await callJson("/v1/context/evict", { raw: "x".repeat(64 * 1024 * 1024 + 1) });
+    expect(over.status).toBe(413);
+  });
+});

@@ -12,7 +12,7 @@ import { KvStore } from "./kv.store";
 import { createImageFitter } from "../shared/vision/fit";
 import { createDnsResolver, type DnsResolver } from "../shared/safety/dns";
 import type { EmbedCounter } from "../shared/embeds/embed-cap";
-import { visionWasm } from "./vision.wasm";
+import { visionWasm } from "./vision-codecs";
 
 const configs = new WeakMap<object, LoadedConfig | Error>();
 

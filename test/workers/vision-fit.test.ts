@@ -2,7 +2,7 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { AppError } from "../../shared/http/errors";
 import { dataUrlLength, fitImage, toBase64, type FitOptions } from "../../shared/vision/fit";
 import { readImageHeader } from "../../shared/vision/format";
-import { visionWasm } from "../../workers/vision.wasm";
+import { visionWasm } from "../../workers/vision-codecs";
 import {
   animatedGif, cornerMarkedJpeg, decodeRgba, encodePng, ftypHeader, junkBytes, photoJpeg, photoPixels, pngHeaderOnly,
   screenshotPixels, webpFrom,

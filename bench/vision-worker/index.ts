@@ -1,0 +1,32 @@
+/**
+ * Bench-only Worker: runs `fitImage` inside workerd on the POSTed image bytes and answers with the
+ * fitted JPEG as the body and the fit's numbers in `x-fit` (JSON). Started by bench/vision.bench.ts
+ * through `wrangler dev`; timing is taken on the Node side (workerd's clock only moves on I/O).
+ */
+import { fitImage } from "../../shared/vision/fit";
+// Not "../../workers/vision-codecs": wrangler's bundler takes any specifier ending in .wasm for a
+// WebAssembly module, so the same three imports are made here.
+import jpegDecoder from "@cwasm/jpeg-turbo/jpeg-turbo.wasm";
+import jpegEncoder from "@jsquash/jpeg/codec/enc/mozjpeg_enc.wasm";
+import photon from "@cf-wasm/photon/photon.wasm";
+import type { VisionWasm } from "../../shared/vision/codecs";
+import type { JpegEncodeSettings } from "../../shared/vision/jpeg.encode";
+
+const visionWasm: VisionWasm = { jpegDecoder, jpegEncoder, photon };
+
+export default {
+  async fetch(request: Request): Promise<Response> {
+    if (request.method !== "POST") return new Response("POST the image bytes; ?budget=<bytes>&encoder=baseline|mozjpeg", { status: 405 });
+    const url = new URL(request.url);
+    const budget = Number(url.searchParams.get("budget") ?? 262144);
+    const encoder = url.searchParams.get("encoder") === "mozjpeg" ? "mozjpeg" : "baseline";
+    const settings: JpegEncodeSettings = { encoder, progressive: false, trellis: false };
+    const bytes = new Uint8Array(await request.arrayBuffer());
+    const out = await fitImage(bytes, { embedTargetBytes: budget, maxLongEdge: 1568, maxInputPixels: 16_777_216 }, visionWasm, settings);
+    const fit = {
+      attempts: out.encodeAttempts, dataUrlBytes: out.dataUrlBytes, width: out.width, height: out.height,
+      quality: out.quality, wasmPeakBytes: out.wasmPeakBytes,
+    };
+    return new Response(out.data as Uint8Array<ArrayBuffer>, { headers: { "content-type": out.mediaType, "x-fit": JSON.stringify(fit) } });
+  },
+};

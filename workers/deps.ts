@@ -10,7 +10,7 @@ import type { SingleFlight } from "../shared/web/flight";
 import type { WorkerEnv } from "./env";
 import { KvStore } from "./kv.store";
 import { createImageFitter } from "../shared/vision/fit";
-import { createDnsResolver, type DnsResolver } from "../shared/safety/dns";
+import { dnsResolverPool } from "../shared/safety/dns";
 import type { EmbedCounter } from "../shared/embeds/embed-cap";
 import { visionWasm } from "./vision-codecs";
 
@@ -46,9 +46,8 @@ function durableEmbeds(namespace: WorkerEnv["SESSIONS"]): EmbedCounter {
   };
 }
 
-/** One resolver (and answer cache) per resolver URL for the life of the isolate. */
-const resolvers = new Map<string, DnsResolver>();
 const fitImage = createImageFitter(visionWasm);
+const dnsResolver = dnsResolverPool((input, init) => fetch(input, init), Date.now);
 
 export function workersDeps(env: WorkerEnv, overrides: Partial<AppDeps> = {}): AppDeps {
   return {
@@ -62,14 +61,7 @@ export function workersDeps(env: WorkerEnv, overrides: Partial<AppDeps> = {}): A
     log: consoleLogger,
     fitImage,
     embeds: durableEmbeds(env.SESSIONS),
-    dnsResolver: (url) => {
-      let resolver = resolvers.get(url);
-      if (!resolver) {
-        resolver = createDnsResolver({ url, fetch: (input, init) => fetch(input, init), clock: Date.now });
-        resolvers.set(url, resolver);
-      }
-      return resolver;
-    },
+    dnsResolver,
     ...overrides,
   };
 }

@@ -4,15 +4,8 @@
  * through `wrangler dev`; timing is taken on the Node side (workerd's clock only moves on I/O).
  */
 import { fitImage } from "../../shared/vision/fit";
-// Not "../../workers/vision-codecs": wrangler's bundler takes any specifier ending in .wasm for a
-// WebAssembly module, so the same three imports are made here.
-import jpegDecoder from "@cwasm/jpeg-turbo/jpeg-turbo.wasm";
-import jpegEncoder from "@jsquash/jpeg/codec/enc/mozjpeg_enc.wasm";
-import photon from "@cf-wasm/photon/photon.wasm";
-import type { VisionWasm } from "../../shared/vision/codecs";
+import { visionWasm } from "../../workers/vision-codecs";
 import type { JpegEncodeSettings } from "../../shared/vision/jpeg.encode";
-
-const visionWasm: VisionWasm = { jpegDecoder, jpegEncoder, photon };
 
 export default {
   async fetch(request: Request): Promise<Response> {

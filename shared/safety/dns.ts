@@ -178,3 +178,19 @@ function parseAnswer(body: unknown): QueryResult {
   }
   return { ok: true, addresses, ttlSeconds };
 }
+
+/**
+ * One resolver (and so one answer cache) per resolver URL, for the life of an isolate or process.
+ * @example const dnsResolver = dnsResolverPool(fetch, Date.now); dnsResolver(config.security.dns_resolver_url)
+ */
+export function dnsResolverPool(fetch: FetchFn, clock: Clock): (url: string) => DnsResolver {
+  const resolvers = new Map<string, DnsResolver>();
+  return (url) => {
+    let resolver = resolvers.get(url);
+    if (!resolver) {
+      resolver = createDnsResolver({ url, fetch, clock });
+      resolvers.set(url, resolver);
+    }
+    return resolver;
+  };
+}

@@ -85,6 +85,14 @@ export function escapeHtml(text: string): string {
 export function pageMarkdownFor(url: string): { title: string; markdown: string } {
   if (readMarkers(url).empty) return { title: "", markdown: "" };
   const title = `Page at ${url}`;
+  // `[chars:N]` asks for a page of about N characters (long pages, storage chunking).
+  const size = /\[chars:(\d{1,8})\]/.exec(safeDecode(url));
+  if (size) {
+    const paragraph = "Long page content, paragraph after paragraph, with words that do not repeat exactly: ";
+    let markdown = `# ${title}\n\n`;
+    for (let i = 0; markdown.length < Number(size[1]); i++) markdown += `${paragraph}${i}.\n\n`;
+    return { title, markdown };
+  }
   return {
     title,
     markdown: `# ${title}\n\nThis is the **extracted** content of [the page](${url}).\n\n- first point\n- second point\n\nEnd of page.`,

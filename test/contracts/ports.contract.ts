@@ -1,0 +1,98 @@
+/**
+ * Contract suites for the ports, run against every adapter: Workers KV and Durable Object storage
+ * (test/workers/ports.contract.test.ts) and Deno KV / the in-process ledger
+ * (test/deno/ports.contract.test.ts). Runtime-agnostic on purpose: each runner brings its own
+ * test function and this tiny assert.
+ */
+import type { EmbedCounter } from "../../shared/embeds/embed-cap";
+import type { CacheStore } from "../../shared/ports";
+
+export interface Check {
+  equal(actual: unknown, expected: unknown, what: string): void;
+}
+
+export interface ContractCase<P> {
+  name: string;
+  run(port: P, check: Check, unique: string): Promise<void>;
+}
+
+/** A text with multi-byte characters, long enough to cross every adapter's value-size limit. */
+const LONG_TEXT = "Grüße, 世界 — 🙂 ".repeat(20_000);
+
+export const cacheStoreContract: ContractCase<CacheStore>[] = [
+  {
+    name: "a key never written is a miss",
+    async run(store, check, unique) {
+      check.equal(await store.get(`missing:${unique}`), null, "get of an unknown key");
+    },
+  },
+  {
+    name: "returns what was put, with its expiry inside the value",
+    async run(store, check, unique) {
+      const entry = { value: { results: [{ title: "a", position: 1 }] }, expiresAt: 1_800_000_000_000 };
+      await store.put(`k:${unique}`, entry, 20 * 60_000);
+      check.equal(await store.get(`k:${unique}`), entry, "the entry read back");
+    },
+  },
+  {
+    name: "stores values larger than the platform's per-value limit, multi-byte text intact",
+    async run(store, check, unique) {
+      const entry = { value: { page: { content: LONG_TEXT } }, expiresAt: 1_800_000_000_000 };
+      await store.put(`big:${unique}`, entry, 60_000);
+      const read = await store.get<{ page: { content: string } }>(`big:${unique}`);
+      check.equal(read?.value.page.content.length, LONG_TEXT.length, "length of the long value");
+      check.equal(read?.value.page.content === LONG_TEXT, true, "the long value is identical");
+    },
+  },
+  {
+    name: "a later put replaces the entry, also when the new one is smaller",
+    async run(store, check, unique) {
+      await store.put(`r:${unique}`, { value: LONG_TEXT, expiresAt: 1 }, 60_000);
+      await store.put(`r:${unique}`, { value: "short", expiresAt: 2 }, 60_000);
+      check.equal(await store.get(`r:${unique}`), { value: "short", expiresAt: 2 }, "the replaced entry");
+    },
+  },
+  {
+    name: "takes a TTL below the platform minimum (the expiry in the value decides)",
+    async run(store, check, unique) {
+      await store.put(`ttl:${unique}`, { value: 1, expiresAt: 5 }, 1_000);
+      check.equal((await store.get(`ttl:${unique}`))?.expiresAt, 5, "expiry of a 1-second entry");
+    },
+  },
+];
+
+export const embedCounterContract: ContractCase<EmbedCounter>[] = [
+  {
+    name: "reserves up to the cap, then refuses with the count",
+    async run(counter, check, unique) {
+      const results = [];
+      for (let i = 0; i < 4; i++) results.push(await counter.reserve(unique, "img", 3));
+      check.equal(results, [{ ok: true, count: 1 }, { ok: true, count: 2 }, { ok: true, count: 3 }, { ok: false, count: 3 }], "four reservations with cap 3");
+    },
+  },
+  {
+    name: "a released slot can be taken again",
+    async run(counter, check, unique) {
+      await counter.reserve(unique, "img", 1);
+      await counter.release(unique, "img");
+      check.equal(await counter.reserve(unique, "img", 1), { ok: true, count: 1 }, "reservation after a release");
+    },
+  },
+  {
+    name: "six parallel reservations with cap 3 take exactly 3 slots",
+    async run(counter, check, unique) {
+      const results = await Promise.all(Array.from({ length: 6 }, () => counter.reserve(unique, "img", 3)));
+      check.equal(results.filter((r) => r.ok).length, 3, "granted reservations");
+    },
+  },
+  {
+    name: "images and sessions are counted apart, and no cap means unlimited",
+    async run(counter, check, unique) {
+      await counter.reserve(unique, "a", 1);
+      check.equal((await counter.reserve(unique, "b", 1)).ok, true, "another image in the session");
+      check.equal((await counter.reserve(`${unique}-other`, "a", 1)).ok, true, "the same image in another session");
+      for (let i = 0; i < 5; i++) await counter.reserve(unique, "free", null);
+      check.equal(await counter.reserve(unique, "free", null), { ok: true, count: 6 }, "unlimited reservations");
+    },
+  },
+];

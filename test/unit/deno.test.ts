@@ -1,0 +1,107 @@
+/**
+ * The same service on Deno from the same code (deno/main.ts): Deno KV as the cache and its
+ * authoritative copy, an in-process single-flight and repeat-cap ledger, the same WASM codecs.
+ * Driven over real HTTP against the loopback emulator.
+ */
+import { type ChildProcess, spawn, spawnSync } from "node:child_process";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { emulatorVars, freePort } from "../../scripts/local-stack";
+import { startEmulator } from "../emulator/server";
+
+let emulator: Awaited<ReturnType<typeof startEmulator>>;
+let deno: ChildProcess;
+let url: string;
+let stderr = "";
+
+beforeAll(async () => {
+  emulator = await startEmulator();
+  const port = await freePort();
+  url = `http://127.0.0.1:${port}`;
+  deno = spawn("node_modules/.bin/deno", ["run", "--allow-net", "--allow-read", "--allow-env", "deno/main.ts"], {
+    env: { ...process.env, ...emulatorVars(emulator.url), PORT: String(port), DENO_KV_PATH: ":memory:", WEB_CHAR_LIMIT: "500000", SECURITY_ALLOW_ANONYMOUS: "true", DENO_NO_UPDATE_CHECK: "1" },
+    stdio: ["ignore", "ignore", "pipe"],
+  });
+  deno.stderr?.on("data", (chunk) => (stderr = (stderr + String(chunk)).slice(-4000)));
+  for (let i = 0; ; i++) {
+    try {
+      if ((await fetch(`${url}/healthz`)).ok) break;
+    } catch {}
+    if (i > 240 || deno.exitCode !== null) throw new Error(`deno did not start: ${stderr}`);
+    await new Promise((resolve) => setTimeout(resolve, 250));
+  }
+}, 90_000);
+
+afterAll(async () => {
+  if (process.env.DEBUG_DENO) console.log(stderr);
+  deno?.kill("SIGTERM");
+  await emulator?.close();
+});
+
+const post = (path: string, body: unknown) =>
+  fetch(`${url}${path}`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) });
+
+const calls = async (provider: string, contains: string) =>
+  ((await (await fetch(`${emulator.url}/__calls?provider=${provider}&contains=${encodeURIComponent(contains)}`)).json()) as { count: number }).count;
+
+describe("on Deno", () => {
+  it("answers /healthz as deno", async () => {
+    expect(await (await fetch(`${url}/healthz`)).json()).toMatchObject({ ok: true, runtime: "deno" });
+  });
+
+  it("pays once for a repeated search and once for four concurrent ones", async () => {
+    const token = `deno${Date.now().toString(36)}`;
+    const first = await post("/v1/web_search", { query: `twice ${token}` });
+    const second = await post("/v1/web_search", { query: `twice ${token}` });
+    expect([first.headers.get("x-cache"), second.headers.get("x-cache")]).toEqual(["MISS", "HIT"]);
+    expect(await calls("tavily", `twice ${token}`)).toBe(1);
+    const together = await Promise.all([1, 2, 3, 4].map(() => post("/v1/web_search", { query: `together [slow:300] ${token}` })));
+    expect(together.map((r) => r.headers.get("x-cache")).sort()).toEqual(["COALESCED", "COALESCED", "COALESCED", "MISS"]);
+    expect(await calls("tavily", `together [slow:300] ${token}`)).toBe(1);
+  });
+
+  it("stores a long page in Deno KV across its 64 KiB value limit", async () => {
+    const token = `denokv${Date.now().toString(36)}`;
+    const page = `https://docs.example.com/[chars:300000]/${token}`;
+    const first = (await (await post("/v1/web_extract", { urls: [page] })).json()) as any;
+    const second = (await (await post("/v1/web_extract", { urls: [page] })).json()) as any;
+    expect(first.results[0].content.length).toBeGreaterThan(300_000);
+    expect(second.results[0].cached).toBe(true);
+    expect(second.results[0].content).toBe(first.results[0].content);
+    expect(await calls("tavily", token)).toBe(1);
+  });
+
+  it("fits an image and caps repeat embeds per session", async () => {
+    const png = Buffer.from(await (await fetch(`${emulator.url}/pages/image.png?w=2400&h=1600`)).arrayBuffer()).toString("base64");
+    const session = `s${Date.now()}`;
+    const statuses = [];
+    for (let i = 0; i < 4; i++) statuses.push((await post("/v1/vision_analyze", { image: { data: png }, session_id: session, caller: "subagent" })).status);
+    expect(statuses).toEqual([200, 200, 200, 409]);
+    const fitted = (await (await post("/v1/vision_analyze", { image: { data: png }, session_id: `${session}b` })).json()) as any;
+    expect([fitted.image.width, fitted.image.height]).toEqual([1568, 1045]);
+  });
+
+  it("refuses a private address through the same gate", async () => {
+    const response = await post("/v1/web_extract", { urls: ["http://169.254.169.254/latest/"] });
+    expect(((await response.json()) as any).results[0].error.code).toBe("blocked_private_address");
+  });
+});
+
+describe("port contracts on Deno", () => {
+  it("passes the CacheStore and EmbedCounter contracts with Deno KV and the in-process ledger", () => {
+    const result = spawnSync("node_modules/.bin/deno", ["test", "--allow-read", "--allow-env", "test/deno/ports.contract.test.ts"], {
+      encoding: "utf8",
+      env: { ...process.env, DENO_NO_UPDATE_CHECK: "1", NO_COLOR: "1" },
+      timeout: 120_000,
+    });
+    const output = `${result.stdout}\n${result.stderr}`;
+    expect(output, output.slice(-2000)).toMatch(/ok \| 9 passed \| 0 failed/);
+    expect(result.status).toBe(0);
+  });
+});
+
+describe("the Deno entry type-checks", () => {
+  it("deno check deno/main.ts", () => {
+    const result = spawnSync("node_modules/.bin/deno", ["check", "deno/main.ts"], { encoding: "utf8", env: { ...process.env, DENO_NO_UPDATE_CHECK: "1", NO_COLOR: "1" }, timeout: 120_000 });
+    expect(result.status, `${result.stdout}\n${result.stderr}`.slice(-2000)).toBe(0);
+  });
+});

@@ -1,0 +1,28 @@
+/** The port contracts against the Workers adapters: KV, Durable Object storage, SessionDO. */
+import { runInDurableObject } from "cloudflare:test";
+import { describe, expect, it } from "vitest";
+import { KvStore } from "../../workers/kv.store";
+import { DurableObjectStore } from "../../workers/do-storage.store";
+import { workersDeps } from "../../workers/deps";
+import { cacheStoreContract, type Check, embedCounterContract } from "../contracts/ports.contract";
+import { testEnv, uniqueToken } from "./helpers";
+
+const check: Check = { equal: (actual, expected, what) => expect(actual, what).toEqual(expected) };
+
+describe("CacheStore contract: Workers KV", () => {
+  for (const c of cacheStoreContract) it(c.name, () => c.run(new KvStore(testEnv.CACHE), check, uniqueToken()));
+});
+
+describe("CacheStore contract: Durable Object storage", () => {
+  for (const c of cacheStoreContract) {
+    it(c.name, async () => {
+      const stub = testEnv.FLIGHT.get(testEnv.FLIGHT.idFromName(`contract-${uniqueToken()}`));
+      await runInDurableObject(stub, (_instance, state) => c.run(new DurableObjectStore(state.storage), check, uniqueToken()));
+    });
+  }
+});
+
+describe("EmbedCounter contract: SessionDO", () => {
+  const counter = workersDeps(testEnv).embeds;
+  for (const c of embedCounterContract) it(c.name, () => c.run(counter, check, uniqueToken()));
+});

@@ -1,5 +1,6 @@
 import { defineConfig } from "vitest/config";
 import { cloudflareTest } from "@cloudflare/vitest-pool-workers";
+import { emulatorVars } from "./scripts/local-stack";
 
 const TEST_SITES = /(^|\.)example\.(com|org|net)$/;
 
@@ -45,19 +46,7 @@ export default defineConfig({
                 // The test network: public-looking example.com/.org/.net names (which the emulated
                 // DNS answers as public) reach the emulator; nothing else leaves the machine.
                 outboundService: (request: Request) => routeTestNetwork(request, emulator),
-                bindings: {
-                  EMULATOR_URL: emulator,
-                  PROVIDERS_TAVILY_BASE_URL: `${emulator}/tavily`,
-                  PROVIDERS_BRAVE_BASE_URL: `${emulator}/brave`,
-                  PROVIDERS_EXA_BASE_URL: `${emulator}/exa`,
-                  PROVIDERS_FIRECRAWL_BASE_URL: `${emulator}/firecrawl`,
-                  PROVIDERS_SEARXNG_BASE_URL: `${emulator}/searxng`,
-                  PROVIDERS_KEYLESS_BASE_URL: `${emulator}/keyless`,
-                  PROVIDERS_JINA_BASE_URL: `${emulator}/jina`,
-                  SECURITY_DNS_RESOLVER_URL: `${emulator}/dns-query`,
-                  AUXILIARY_VISION_BASE_URL: `${emulator}/openai/v1`,
-                  TAVILY_API_KEY: "tvly-emulator-key-0000000000",
-                },
+                bindings: { EMULATOR_URL: emulator, ...emulatorVars(emulator) },
               },
             };
           }),

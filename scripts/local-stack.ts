@@ -38,11 +38,13 @@ export function emulatorVars(emulatorUrl: string): Record<string, string> {
     PROVIDERS_BRAVE_BASE_URL: `${emulatorUrl}/brave`,
     PROVIDERS_EXA_BASE_URL: `${emulatorUrl}/exa`,
     PROVIDERS_FIRECRAWL_BASE_URL: `${emulatorUrl}/firecrawl`,
+    PROVIDERS_SEARXNG_BASE_URL: `${emulatorUrl}/searxng`,
     PROVIDERS_KEYLESS_BASE_URL: `${emulatorUrl}/keyless`,
     PROVIDERS_JINA_BASE_URL: `${emulatorUrl}/jina`,
     SECURITY_DNS_RESOLVER_URL: `${emulatorUrl}/dns-query`,
     AUXILIARY_VISION_BASE_URL: `${emulatorUrl}/openai/v1`,
-    TAVILY_API_KEY: "tvly-demo-key-not-a-real-one",
+    // A key for the emulator only: it proves the key is sent, and that no message echoes it.
+    TAVILY_API_KEY: "tvly-emulator-key-0000000000",
   };
 }
 

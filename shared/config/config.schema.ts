@@ -83,7 +83,7 @@ const maxCallsPerImage = z.unknown().transform((value, ctx): number | null => {
 });
 
 /** Measured default for `vision.max_input_pixels` (see docs/benchmarks.md, "Vision fit"). */
-export const DEFAULT_MAX_INPUT_PIXELS = 16_777_216;
+export const DEFAULT_MAX_INPUT_PIXELS = 14_745_600;
 
 export const PUBLIC_BASE_URLS = {
   tavily: "https://api.tavily.com",

@@ -3,6 +3,7 @@
  * JSON, and well-formed Unicode in every string, so bad input is a clear 4xx and never a crash
  * further down.
  */
+import { readAtMost } from "../bytes";
 import { AppError } from "./errors";
 
 export const MiB = 1024 * 1024;
@@ -25,27 +26,7 @@ export async function readBodyBytes(request: Request, limit: number): Promise<Ui
   const declared = request.headers.get("content-length");
   if (declared !== null && Number(declared) > limit) throw tooLarge(limit);
   if (!request.body) return new Uint8Array(0);
-  const reader = request.body.getReader();
-  const chunks: Uint8Array[] = [];
-  let total = 0;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    total += value.byteLength;
-    if (total > limit) {
-      await reader.cancel().catch(() => {});
-      throw tooLarge(limit);
-    }
-    chunks.push(value);
-  }
-  if (chunks.length === 1) return chunks[0]!;
-  const bytes = new Uint8Array(total);
-  let offset = 0;
-  for (const chunk of chunks) {
-    bytes.set(chunk, offset);
-    offset += chunk.byteLength;
-  }
-  return bytes;
+  return readAtMost(request.body, limit, () => tooLarge(limit));
 }
 
 /** True when the Content-Type is JSON (`application/json`, any parameters, any case). */

@@ -6,6 +6,7 @@ import type { FetchFn } from "../ports";
 import { AppError } from "../http/errors";
 import { type GateOptions, assertAllowedByPolicy, assertNoSecretInUrl, assertSsrfSafe, gateUrl } from "./gate";
 import { FetchLimitError } from "./refusal";
+import { readAtMost } from "../bytes";
 
 export interface SafeFetchOptions {
   fetch: FetchFn;
@@ -168,33 +169,12 @@ async function readLimited(
     throw tooLarge(url, maxBytes);
   }
   if (response.body === null) return new Uint8Array(0);
-  const reader = response.body.getReader();
-  const chunks: Uint8Array[] = [];
-  let total = 0;
   try {
-    for (;;) {
-      const { done, value } = await withinDeadline(reader.read());
-      if (done) break;
-      total += value.byteLength;
-      if (total > maxBytes) {
-        await reader.cancel().catch(() => undefined);
-        throw tooLarge(url, maxBytes);
-      }
-      chunks.push(value);
-    }
+    return await readAtMost(response.body, maxBytes, () => tooLarge(url, maxBytes), withinDeadline);
   } catch (error) {
     if (error instanceof FetchLimitError || error instanceof DeadlineExceeded) throw error;
     throw fetchFailed(url, "the connection broke while reading the page", error);
-  } finally {
-    reader.releaseLock();
   }
-  const body = new Uint8Array(total);
-  let offset = 0;
-  for (const chunk of chunks) {
-    body.set(chunk, offset);
-    offset += chunk.byteLength;
-  }
-  return body;
 }
 
 async function discard(response: Response): Promise<void> {

@@ -2,8 +2,9 @@
  * web_search under `wrangler dev`, measured side by side in one run:
  * 1. cache-hit latency of POST /v1/web_search vs a bare Worker returning the same JSON;
  * 2. N identical concurrent requests (N = 1, 4, 16, 64): provider calls, and latency of the
- *    leader (the one that paid) vs the joiners.
- * Run: npm run bench (or npx tsx bench/search.bench.ts).
+ *    leader (the one that paid) vs the joiners;
+ * 3. web_extract through the Worker: a miss (the provider pays) vs a hit of the same URL.
+ * Run: npm run bench -- web (or npx tsx bench/web.bench.ts).
  */
 import { spawn } from "node:child_process";
 import { freePort, startLocalStack } from "../scripts/local-stack";
@@ -11,6 +12,8 @@ import { median, ms, percentile } from "./stats";
 
 const HIT_ROUNDS = 400;
 const PROVIDER_DELAY_MS = 250;
+const EXTRACT_URLS = 100;
+const EXTRACT_DELAY_MS = 150;
 
 async function timed(fn: () => Promise<Response>): Promise<{ ms: number; cache: string }> {
   const start = performance.now();
@@ -84,6 +87,25 @@ async function main() {
       const statuses = [...counts].map(([k, v]) => `${k}×${v}`).join(" ");
       lines.push(`| ${n} | ${await stack.providerCalls("tavily", token)} | ${ms(leader[0]?.ms ?? Number.NaN)} | ${ms(median(joiners))} | ${ms(percentile(joiners, 99))} | ${statuses} |`);
     }
+
+    // 3. Extract: miss vs hit of the same URLs (emulated provider answers in EXTRACT_DELAY_MS).
+    const extract = (url: string) => () =>
+      fetch(`${stack.url}/v1/web_extract`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ urls: [url] }) });
+    const misses: number[] = [];
+    const hits: number[] = [];
+    for (let i = 0; i < EXTRACT_URLS; i++) {
+      const url = `https://docs.example.com/[slow:${EXTRACT_DELAY_MS}]/bench/${run}/${i}`;
+      const miss = await timed(extract(url));
+      const hit = await timed(extract(url));
+      if (miss.cache !== "HIT=0,MISS=1" || hit.cache !== "HIT=1,MISS=0") throw new Error(`unexpected X-Cache ${miss.cache} / ${hit.cache}`);
+      misses.push(miss.ms);
+      hits.push(hit.ms);
+    }
+    lines.push("", `### web_extract: miss vs hit of the same URL (provider answers in ${EXTRACT_DELAY_MS} ms)`, "", `${EXTRACT_URLS} URLs, each extracted twice in a row.`, "");
+    lines.push("| request | p50 ms | p99 ms |", "|---|---|---|");
+    lines.push(`| miss (provider paid) | ${ms(median(misses))} | ${ms(percentile(misses, 99))} |`);
+    lines.push(`| hit (gate + cache) | ${ms(median(hits))} | ${ms(percentile(hits, 99))} |`);
+    lines.push(`| provider calls | ${await stack.providerCalls("tavily", `/bench/${run}/`)} for ${EXTRACT_URLS * 2} requests | |`);
   } finally {
     await stack.stop();
   }

@@ -22,6 +22,7 @@ describe("/mcp", () => {
 
   it("lists web_search with the JSON schema of its zod input", async () => {
     const { body } = await rpc({ jsonrpc: "2.0", id: "list", method: "tools/list" });
+    expect(body.result.tools.map((t: any) => t.name)).toEqual(["web_search", "web_extract", "vision_analyze"]);
     const search = body.result.tools.find((t: any) => t.name === "web_search");
     expect(search.inputSchema.type).toBe("object");
     expect(search.inputSchema.required).toEqual(["query"]);
@@ -39,6 +40,15 @@ describe("/mcp", () => {
     expect(body.result.structuredContent.results).toHaveLength(3);
     expect(JSON.parse(body.result.content[0].text).results).toHaveLength(3);
     expect(await providerCalls("tavily", token)).toBe(1);
+  });
+
+  it("calls vision_analyze and returns the fitted image as an MCP image block too", async () => {
+    // A 2x1 PNG: passes through as it is.
+    const png = "iVBORw0KGgoAAAANSUhEUgAAAAIAAAABCAIAAAB7QOjdAAAAEElEQVR4nGP4z8DAwMDAAAAJ/wH/1H5nSgAAAABJRU5ErkJggg==";
+    const { body } = await rpc({ jsonrpc: "2.0", id: 9, method: "tools/call", params: { name: "vision_analyze", arguments: { image: { data: png }, session_id: uniqueToken() } } });
+    expect(body.result.isError).toBe(false);
+    expect(body.result.structuredContent.path).toBe("native");
+    expect(body.result.content[1]).toEqual({ type: "image", data: png, mimeType: "image/png" });
   });
 
   it("reports bad tool arguments as a tool error the model can read", async () => {
@@ -77,5 +87,7 @@ describe("/openapi.json", () => {
     const search = body.paths["/v1/web_search"].post;
     expect(search.requestBody.content["application/json"].schema.properties.query.type).toBe("string");
     expect(search.responses["200"].content["application/json"].schema.properties.cache.enum).toEqual(["hit", "miss", "coalesced", "bypass"]);
+    for (const path of ["/healthz", "/v1/config", "/v1/web_extract", "/v1/vision_analyze", "/v1/context/evict", "/mcp"]) expect(body.paths[path], path).toBeDefined();
+    expect(body.paths["/v1/web_extract"].post.requestBody.content["application/json"].schema.properties.urls.maxItems).toBe(5);
   });
 });

@@ -44,7 +44,7 @@ export function emulatorVars(emulatorUrl: string): Record<string, string> {
     SECURITY_DNS_RESOLVER_URL: `${emulatorUrl}/dns-query`,
     AUXILIARY_VISION_BASE_URL: `${emulatorUrl}/openai/v1`,
     // A key for the emulator only: it proves the key is sent, and that no message echoes it.
-    TAVILY_API_KEY: "tvly-emulator-key-0000000000",
+    TAVILY_API_KEY: "emulator-tavily-key-0000000000",
   };
 }
 

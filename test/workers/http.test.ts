@@ -23,7 +23,7 @@ describe("health and config", () => {
     expect(response.body.secrets.BRAVE_API_KEY).toBe("set");
     expect(response.body.secrets.EXA_API_KEY).toBeNull();
     expect(JSON.stringify(response.body)).not.toContain("brave-secret-value");
-    expect(JSON.stringify(response.body)).not.toContain("tvly-emulator-key");
+    expect(JSON.stringify(response.body)).not.toContain("emulator-tavily-key");
   });
 
   it("reads [vars.web] tables, with flat variables winning over them", async () => {

@@ -113,7 +113,7 @@ describe("web_search never stores a failure", () => {
     const error = expectErrorShape(first.body);
     expect(error.code).toBe("provider_error");
     expect(error.message).toContain("tavily");
-    expect(error.message).not.toContain("tvly-emulator-key");
+    expect(error.message).not.toContain("emulator-tavily-key");
     expect(error.message).not.toContain("emulated upstream failure");
     expect(second.status).toBe(502);
     expect(await providerCalls("tavily", token)).toBe(2);

@@ -10,7 +10,7 @@ import { createServer } from "node:net";
 import sharp from "sharp";
 import * as photon from "@cf-wasm/photon";
 import { fitImage, dataUrlLength, searchQuality, QUALITY_MIN, type FitResult } from "../shared/vision/fit";
-import type { JpegEncodeSettings } from "../shared/vision/jpeg.encode";
+import type { JpegEncodeSettings } from "../shared/vision/jpeg.settings";
 import { loadVisionWasmNode } from "./vision-wasm-node";
 import { median } from "./stats";
 import { photoPixels, screenshotPixels } from "../test/fixtures/images";

@@ -7,10 +7,6 @@ import type { VisionWasm } from "../shared/vision/codecs";
 const compile = async (path: string) => WebAssembly.compile(await Deno.readFile(new URL(`../node_modules/${path}`, import.meta.url)));
 
 export async function loadVisionWasm(): Promise<VisionWasm> {
-  const [jpegDecoder, jpegEncoder, photon] = await Promise.all([
-    compile("@cwasm/jpeg-turbo/jpeg-turbo.wasm"),
-    compile("@jsquash/jpeg/codec/enc/mozjpeg_enc.wasm"),
-    compile("@cf-wasm/photon/dist/lib/photon_rs_bg.wasm"),
-  ]);
-  return { jpegDecoder, jpegEncoder, photon };
+  const [jpegDecoder, photon] = await Promise.all([compile("@cwasm/jpeg-turbo/jpeg-turbo.wasm"), compile("@cf-wasm/photon/dist/lib/photon_rs_bg.wasm")]);
+  return { jpegDecoder, photon };
 }

@@ -1,10 +1,11 @@
 /**
  * Workers adapter of the VisionWasm port: workerd imports `.wasm` files as compiled modules, so the
- * codecs are compiled once per isolate here and instantiated per request by shared/vision.
+ * codecs are compiled once per isolate here and instantiated per request by shared/vision. MozJPEG
+ * (the port's optional `jpegEncoder`) is left out: production fits use our own JPEG encoder, so the
+ * bundle does not carry its 250 KB module.
  */
 import jpegDecoder from "@cwasm/jpeg-turbo/jpeg-turbo.wasm";
-import jpegEncoder from "@jsquash/jpeg/codec/enc/mozjpeg_enc.wasm";
 import photon from "@cf-wasm/photon/photon.wasm";
 import type { VisionWasm } from "../shared/vision/codecs";
 
-export const visionWasm: VisionWasm = { jpegDecoder, jpegEncoder, photon };
+export const visionWasm: VisionWasm = { jpegDecoder, photon };

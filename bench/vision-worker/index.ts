@@ -5,7 +5,12 @@
  */
 import { fitImage } from "../../shared/vision/fit";
 import { visionWasm } from "../../workers/vision-codecs";
-import type { JpegEncodeSettings } from "../../shared/vision/jpeg.encode";
+import jpegEncoder from "@jsquash/jpeg/codec/enc/mozjpeg_enc.wasm";
+import type { JpegEncodeSettings } from "../../shared/vision/jpeg.settings";
+import type { VisionWasm } from "../../shared/vision/codecs";
+
+/** The production codecs plus MozJPEG, which only this bench's comparison rows use. */
+const benchWasm: VisionWasm = { ...visionWasm, jpegEncoder };
 
 export default {
   async fetch(request: Request): Promise<Response> {
@@ -15,7 +20,7 @@ export default {
     const encoder = url.searchParams.get("encoder") === "mozjpeg" ? "mozjpeg" : "baseline";
     const settings: JpegEncodeSettings = { encoder, progressive: false, trellis: false };
     const bytes = new Uint8Array(await request.arrayBuffer());
-    const out = await fitImage(bytes, { embedTargetBytes: budget, maxLongEdge: 1568, maxInputPixels: 16_777_216 }, visionWasm, settings);
+    const out = await fitImage(bytes, { embedTargetBytes: budget, maxLongEdge: 1568, maxInputPixels: 16_777_216 }, benchWasm, settings);
     const fit = {
       attempts: out.encodeAttempts, dataUrlBytes: out.dataUrlBytes, width: out.width, height: out.height,
       quality: out.quality, wasmPeakBytes: out.wasmPeakBytes,

@@ -9,8 +9,12 @@ import type { StreamingResampler } from "./resample";
 export interface VisionWasm {
   /** libjpeg-turbo's TurboJPEG decoder, a WASI build (`@cwasm/jpeg-turbo/jpeg-turbo.wasm`): DCT-domain scaling. */
   jpegDecoder: WebAssembly.Module;
-  /** MozJPEG encoder, an emscripten build (`@jsquash/jpeg/codec/enc/mozjpeg_enc.wasm`): 4:2:0, optimized Huffman. */
-  jpegEncoder: WebAssembly.Module;
+  /**
+   * MozJPEG encoder, an emscripten build (`@jsquash/jpeg/codec/enc/mozjpeg_enc.wasm`). Optional:
+   * only `settings.encoder = "mozjpeg"` (the bench's comparison, test fixtures) uses it; production
+   * fits use our own encoder (jpeg.baseline.ts), so runtime entries leave it out of their bundle.
+   */
+  jpegEncoder?: WebAssembly.Module;
   /** photon (`@cf-wasm/photon/photon.wasm`): GIF, WebP and interlaced PNG, which have no streaming path. */
   photon: WebAssembly.Module;
 }

@@ -7,7 +7,8 @@
 import { AppError } from "../http/errors";
 import type { VisionWasm } from "./codecs";
 import { readImageHeader, type SupportedMediaType } from "./format";
-import { createJpegEncoder, DEFAULT_JPEG_SETTINGS, type JpegEncodeSettings } from "./jpeg.encode";
+import { DEFAULT_JPEG_SETTINGS, type JpegEncodeSettings } from "./jpeg.settings";
+import type { JpegEncoder } from "./jpeg.encode";
 import { decodeJpegRows } from "./jpeg.decode";
 import { prepareJpeg, type PreparedJpeg } from "./jpeg.baseline";
 import { decodePngRows } from "./png.decode";
@@ -246,6 +247,13 @@ export function searchQuality(encode: (q: number) => Uint8Array, maxBytes: numbe
   return bestFit ? { data: bestFit.data, quality: bestFit.q } : {};
 }
 
+/** MozJPEG for the bench's comparison: loaded on demand so the default path never imports its glue. */
+async function loadMozJpeg(wasm: VisionWasm, settings: JpegEncodeSettings): Promise<JpegEncoder> {
+  if (!wasm.jpegEncoder) throw new Error('settings.encoder = "mozjpeg" needs VisionWasm.jpegEncoder (mozjpeg_enc.wasm); this runtime entry does not provide it.');
+  const { createJpegEncoder } = await import("./jpeg.encode");
+  return createJpegEncoder(wasm.jpegEncoder, settings);
+}
+
 /**
  * Fits `bytes` into the embed budget; see vision.md for the rules.
  * @throws AppError 413 over `maxInputPixels` (before any decode), 415 for unsupported formats, 400 for
@@ -309,7 +317,7 @@ export async function fitImage(bytes: Uint8Array, opts: FitOptions, wasm: Vision
   const outType = "image/jpeg";
   const maxBytes = maxPayloadBytes(outType, opts.embedTargetBytes);
   const counter = { attempts: 0 };
-  const mozjpeg = settings.encoder === "mozjpeg" ? await createJpegEncoder(wasm.jpegEncoder, settings) : undefined;
+  const mozjpeg = settings.encoder === "mozjpeg" ? await loadMozJpeg(wasm, settings) : undefined;
   let size = target;
   for (let round = 0; ; round++) {
     let outcome: SearchOutcome;

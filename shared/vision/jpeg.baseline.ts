@@ -76,11 +76,6 @@ function quantTable(base: number[], quality: number): Uint16Array {
   return out;
 }
 
-/** Number of bits of |v| (the JPEG "category"). */
-function category(v: number): number {
-  return 32 - Math.clz32(v < 0 ? -v : v);
-}
-
 interface HuffmanTable {
   /** BITS: how many codes of each length 1..16. */
   counts: Uint8Array;
@@ -249,55 +244,60 @@ export function prepareJpeg(rgb: Uint8Array, width: number, height: number): Pre
 
   const tablesFor = (quality: number) => {
     const luma = quantTable(LUMA_BASE, quality), chroma = quantTable(CHROMA_BASE, quality);
-    const recipLuma = new Float32Array(64), recipChroma = new Float32Array(64);
-    for (let k = 0; k < 64; k++) { recipLuma[k] = 1 / luma[k]!; recipChroma[k] = 1 / chroma[k]!; }
-    return { luma, chroma, recipLuma, recipChroma };
+    // One reciprocal table per block slot of the MCU (4 luma, 2 chroma), so the hot loop indexes.
+    const recip = new Float64Array(6 * 64);
+    for (let b = 0; b < 6; b++) for (let k = 0; k < 64; k++) recip[b * 64 + k] = 1 / (b < 4 ? luma : chroma)[k]!;
+    return { luma, chroma, recip };
   };
 
-  /** Quantises block `b` (index into coeffs) into `q`; returns the index of the last nonzero AC (0 if none). */
-  const quantise = (at: number, recip: Float32Array, q: Int32Array): number => {
-    let last = 0;
-    for (let k = 0; k < 64; k++) {
-      const v = coeffs[at + k]! * recip[k]!;
-      const r = v < 0 ? -((0.5 - v) | 0) : (v + 0.5) | 0;
-      q[k] = r;
-      if (r !== 0) last = k;
-    }
-    return last;
-  };
+  /**
+   * Quantised coefficients of the last full statistics pass (`quantQuality`), so the write of that
+   * quality does not quantise again. 2 bytes per coefficient.
+   */
+  const quant = new Int16Array(mcus * 6 * 64);
+  let quantQuality = -1;
 
+  /**
+   * Quantises every `stride`-th MCU and counts its Huffman symbols: histograms at 0 (DC luma),
+   * 256 (AC luma), 512 (DC chroma), 768 (AC chroma), plus the raw magnitude bits.
+   */
   const statistics = (quality: number, stride = 1): Statistics => {
-    const { recipLuma, recipChroma } = tablesFor(quality);
-    const s: Statistics = { dcLuma: new Uint32Array(256), acLuma: new Uint32Array(256), dcChroma: new Uint32Array(256), acChroma: new Uint32Array(256), extraBits: 0 };
-    const q = new Int32Array(64);
-    const pred = new Int32Array(3);
+    const { recip } = tablesFor(quality);
+    const hist = new Uint32Array(1024);
+    const keep = stride === 1;
+    let predY = 0, predCb = 0, predCr = 0;
     let extra = 0;
     for (let m = 0; m < mcus; m += stride) {
       for (let b = 0; b < 6; b++) {
-        const chroma = b >= 4;
-        const last = quantise((m * 6 + b) * 64, chroma ? recipChroma : recipLuma, q);
-        const comp = b < 4 ? 0 : b - 3;
-        const diff = q[0]! - pred[comp]!;
-        pred[comp] = q[0]!;
-        const dcCat = category(diff);
-        (chroma ? s.dcChroma : s.dcLuma)[dcCat]!++;
+        const at = (m * 6 + b) * 64;
+        const r0 = b * 64;
+        const dcBase = b < 4 ? 0 : 512;
+        const acBase = dcBase + 256;
+        const v0 = coeffs[at]! * recip[r0]!;
+        const dc = v0 < 0 ? -((0.5 - v0) | 0) : (v0 + 0.5) | 0;
+        if (keep) quant[at] = dc;
+        let diff: number;
+        if (b < 4) { diff = dc - predY; predY = dc; } else if (b === 4) { diff = dc - predCb; predCb = dc; } else { diff = dc - predCr; predCr = dc; }
+        const dcCat = 32 - Math.clz32(diff < 0 ? -diff : diff);
+        hist[dcBase + dcCat]!++;
         extra += dcCat;
-        const acHist = chroma ? s.acChroma : s.acLuma;
         let run = 0;
-        for (let k = 1; k <= last; k++) {
-          const v = q[k]!;
-          if (v === 0) { run++; continue; }
-          while (run > 15) { acHist[0xf0]!++; run -= 16; }
-          const c = category(v);
-          acHist[(run << 4) | c]!++;
+        for (let k = 1; k < 64; k++) {
+          const v = coeffs[at + k]! * recip[r0 + k]!;
+          const r = v < 0 ? -((0.5 - v) | 0) : (v + 0.5) | 0;
+          if (keep) quant[at + k] = r;
+          if (r === 0) { run++; continue; }
+          while (run > 15) { hist[acBase + 0xf0]!++; run -= 16; }
+          const c = 32 - Math.clz32(r < 0 ? -r : r);
+          hist[acBase + ((run << 4) | c)]!++;
           extra += c;
           run = 0;
         }
-        if (last < 63) acHist[0]!++;
+        if (run > 0) hist[acBase]!++; // EOB
       }
     }
-    s.extraBits = extra;
-    return s;
+    if (keep) quantQuality = quality;
+    return { dcLuma: hist.subarray(0, 256), acLuma: hist.subarray(256, 512), dcChroma: hist.subarray(512, 768), acChroma: hist.subarray(768, 1024), extraBits: extra };
   };
 
   const huffmanBits = (hist: Uint32Array, table: HuffmanTable) => {
@@ -306,12 +306,64 @@ export function prepareJpeg(rgb: Uint8Array, width: number, height: number): Pre
     return bits;
   };
 
-  const measure = (quality: number, stride = 1) => {
+  interface Measure { tables: HuffmanTable[]; entropyBytes: number; headerBytes: number }
+  /** Full measures by quality: the write of a measured quality reuses its Huffman tables. */
+  const measured = new Map<number, Measure>();
+  const measure = (quality: number, stride = 1): Measure => {
+    const known = stride === 1 ? measured.get(quality) : undefined;
+    if (known) return known;
     const s = statistics(quality, stride);
     const tables = [buildHuffman(s.dcLuma), buildHuffman(s.acLuma), buildHuffman(s.dcChroma), buildHuffman(s.acChroma)];
     const bits = stride * s.extraBits + stride * ( huffmanBits(s.dcLuma, tables[0]!) + huffmanBits(s.acLuma, tables[1]!) + huffmanBits(s.dcChroma, tables[2]!) + huffmanBits(s.acChroma, tables[3]!));
     const dht = tables.reduce((n, t) => n + 4 + 1 + 16 + t.symbols.length, 0);
-    return { tables, entropyBytes: Math.ceil(bits / 8), headerBytes: HEADER_BYTES + dht };
+    const m = { tables, entropyBytes: Math.ceil(bits / 8), headerBytes: HEADER_BYTES + dht };
+    if (stride === 1) measured.set(quality, m);
+    return m;
+  };
+
+  /** Entropy-codes every block at `quality` with `tables` (DC/AC luma, DC/AC chroma) into `w`. */
+  const writeScan = (quality: number, tables: HuffmanTable[], w: BitWriter) => {
+    const [dcL, acL, dcC, acC] = tables as [HuffmanTable, HuffmanTable, HuffmanTable, HuffmanTable];
+    const { recip } = tablesFor(quality);
+    const reuse = quantQuality === quality;
+    const q = new Int32Array(64);
+    let predY = 0, predCb = 0, predCr = 0;
+    for (let m = 0; m < mcus; m++) {
+      for (let b = 0; b < 6; b++) {
+        const at = (m * 6 + b) * 64;
+        if (reuse) {
+          for (let k = 0; k < 64; k++) q[k] = quant[at + k]!;
+        } else {
+          for (let k = 0; k < 64; k++) {
+            const v = coeffs[at + k]! * recip[b * 64 + k]!;
+            q[k] = v < 0 ? -((0.5 - v) | 0) : (v + 0.5) | 0;
+          }
+        }
+        const dcTable = b < 4 ? dcL : dcC;
+        const acTable = b < 4 ? acL : acC;
+        const dc = q[0]!;
+        let d: number;
+        if (b < 4) { d = dc - predY; predY = dc; } else if (b === 4) { d = dc - predCb; predCb = dc; } else { d = dc - predCr; predCr = dc; }
+        const dcCat = 32 - Math.clz32(d < 0 ? -d : d);
+        w.bits(dcTable.code[dcCat]!, dcTable.length[dcCat]!);
+        if (dcCat) w.bits(d < 0 ? d + (1 << dcCat) - 1 : d, dcCat);
+        const code = acTable.code, length = acTable.length;
+        let run = 0;
+        for (let k = 1; k < 64; k++) {
+          const v = q[k]!;
+          if (v === 0) { run++; continue; }
+          while (run > 15) { w.bits(code[0xf0]!, length[0xf0]!); run -= 16; }
+          const c = 32 - Math.clz32(v < 0 ? -v : v);
+          const sym = (run << 4) | c;
+          // Huffman code (≤ 16 bits) and magnitude (≤ 11 bits) go out in one call when they fit.
+          const n = length[sym]!;
+          if (n + c <= 24) w.bits((code[sym]! << c) | ((v < 0 ? v + (1 << c) - 1 : v) & ((1 << c) - 1)), n + c);
+          else { w.bits(code[sym]!, n); w.bits(v < 0 ? v + (1 << c) - 1 : v, c); }
+          run = 0;
+        }
+        if (run > 0) w.bits(code[0]!, length[0]!);
+      }
+    }
   };
 
   return {
@@ -341,35 +393,7 @@ export function prepareJpeg(rgb: Uint8Array, width: number, height: number): Pre
         w.raw([0xff, 0xc4, ...u16(2 + 1 + 16 + table.symbols.length), klass, ...table.counts, ...table.symbols]);
       }
       w.raw([0xff, 0xda, 0, 12, 3, 1, 0x00, 2, 0x11, 3, 0x11, 0, 63, 0]);
-      const { recipLuma, recipChroma } = tablesFor(quality);
-      const q = new Int32Array(64);
-      const pred = new Int32Array(3);
-      for (let m = 0; m < mcus; m++) {
-        for (let b = 0; b < 6; b++) {
-          const isChroma = b >= 4;
-          const dc = isChroma ? dcC : dcL;
-          const ac = isChroma ? acC : acL;
-          const last = quantise((m * 6 + b) * 64, isChroma ? recipChroma : recipLuma, q);
-          const comp = b < 4 ? 0 : b - 3;
-          const d = q[0]! - pred[comp]!;
-          pred[comp] = q[0]!;
-          const dcCat = category(d);
-          w.bits(dc.code[dcCat]!, dc.length[dcCat]!);
-          if (dcCat) w.bits(d < 0 ? d + (1 << dcCat) - 1 : d, dcCat);
-          let run = 0;
-          for (let k = 1; k <= last; k++) {
-            const v = q[k]!;
-            if (v === 0) { run++; continue; }
-            while (run > 15) { w.bits(ac.code[0xf0]!, ac.length[0xf0]!); run -= 16; }
-            const c = category(v);
-            const sym = (run << 4) | c;
-            w.bits(ac.code[sym]!, ac.length[sym]!);
-            w.bits(v < 0 ? v + (1 << c) - 1 : v, c);
-            run = 0;
-          }
-          if (last < 63) w.bits(ac.code[0]!, ac.length[0]!);
-        }
-      }
+      writeScan(quality, tables, w);
       w.flush();
       w.raw([0xff, 0xd9]);
       return w.result();

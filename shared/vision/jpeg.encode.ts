@@ -5,19 +5,9 @@
  */
 import mozjpegFactory from "@jsquash/jpeg/codec/enc/mozjpeg_enc.js";
 
-/** Encoder knobs (a subset of MozJPEG's); the defaults below were chosen by bench/vision.bench.ts. */
-export interface JpegEncodeSettings {
-  /**
-   * "baseline" (default): our encoder in jpeg.baseline.ts, DCT once per image, Annex K tables.
-   * "mozjpeg": this file's MozJPEG (trellis always on), kept for comparison in the bench.
-   */
-  encoder?: "baseline" | "mozjpeg";
-  progressive: boolean;
-  /** MozJPEG trellis extras (multipass, EOB and table optimisation); its basic trellis is always on in this build. */
-  trellis: boolean;
-}
+import { DEFAULT_JPEG_SETTINGS, type JpegEncodeSettings } from "./jpeg.settings";
 
-export const DEFAULT_JPEG_SETTINGS: JpegEncodeSettings = { encoder: "baseline", progressive: false, trellis: false };
+export { DEFAULT_JPEG_SETTINGS, type JpegEncodeSettings };
 
 interface MozJpegModule {
   encode(data: Uint8Array, width: number, height: number, options: Record<string, unknown>): Uint8Array;

@@ -59,30 +59,31 @@ function parseChunks(bytes: Uint8Array): PngInfo {
   return info;
 }
 
-function paeth(a: number, b: number, c: number): number {
-  const p = a + b - c;
-  const pa = Math.abs(p - a), pb = Math.abs(p - b), pc = Math.abs(p - c);
-  return pa <= pb && pa <= pc ? a : pb <= pc ? b : c;
-}
-
 function unfilter(filter: number, cur: Uint8Array, prev: Uint8Array, bpp: number): void {
   const n = cur.length;
   switch (filter) {
     case 0:
       return;
     case 1:
-      for (let i = bpp; i < n; i++) cur[i] = (cur[i]! + cur[i - bpp]!) & 0xff;
+      for (let i = bpp; i < n; i++) cur[i] = cur[i]! + cur[i - bpp]!;
       return;
     case 2:
-      for (let i = 0; i < n; i++) cur[i] = (cur[i]! + prev[i]!) & 0xff;
+      for (let i = 0; i < n; i++) cur[i] = cur[i]! + prev[i]!;
       return;
     case 3:
-      for (let i = 0; i < bpp; i++) cur[i] = (cur[i]! + (prev[i]! >> 1)) & 0xff;
-      for (let i = bpp; i < n; i++) cur[i] = (cur[i]! + ((cur[i - bpp]! + prev[i]!) >> 1)) & 0xff;
+      for (let i = 0; i < bpp; i++) cur[i] = cur[i]! + (prev[i]! >> 1);
+      for (let i = bpp; i < n; i++) cur[i] = cur[i]! + ((cur[i - bpp]! + prev[i]!) >> 1);
       return;
     case 4:
       for (let i = 0; i < bpp; i++) cur[i] = (cur[i]! + prev[i]!) & 0xff;
-      for (let i = bpp; i < n; i++) cur[i] = (cur[i]! + paeth(cur[i - bpp]!, prev[i]!, prev[i - bpp]!)) & 0xff;
+      // Paeth predictor inlined: it runs on most rows of a screenshot and dominated the decode.
+      for (let i = bpp; i < n; i++) {
+        const a = cur[i - bpp]!, b = prev[i]!, c = prev[i - bpp]!;
+        const pa0 = b - c, pb0 = a - c;
+        const pa = pa0 < 0 ? -pa0 : pa0, pb = pb0 < 0 ? -pb0 : pb0;
+        const pc0 = pa0 + pb0, pc = pc0 < 0 ? -pc0 : pc0;
+        cur[i] = cur[i]! + (pa <= pb && pa <= pc ? a : pb <= pc ? b : c);
+      }
       return;
     default:
       throw corrupt(`unknown row filter ${filter}`);
@@ -90,9 +91,28 @@ function unfilter(filter: number, cur: Uint8Array, prev: Uint8Array, bpp: number
 }
 
 /** Converts one unfiltered scanline to RGB, flattening any transparency on white. */
-function makeRowConverter(info: PngInfo): (line: Uint8Array, out: Uint8Array) => void {
+function makeRowConverter(info: PngInfo): ((line: Uint8Array, out: Uint8Array) => void) | undefined {
   const { width, bitDepth, colorType, palette, transparency } = info;
   const blend = (c: number, a: number) => ((c * a + 255 * (255 - a)) / 255 + 0.5) | 0;
+  // 8-bit RGB without a transparent colour is already what the resampler takes: no conversion.
+  if (colorType === 2 && bitDepth === 8 && !(transparency && transparency.length >= 6)) return undefined;
+  if (colorType === 6 && bitDepth === 8) {
+    return (line, out) => {
+      for (let p = 0, o = 0, end = width * 4; p < end; p += 4, o += 3) {
+        const a = line[p + 3]!;
+        if (a === 255) {
+          out[o] = line[p]!; out[o + 1] = line[p + 1]!; out[o + 2] = line[p + 2]!;
+        } else {
+          // round((c·a + 255·(255 − a)) / 255), the flatten on white, in integers (exact for all c, a).
+          const keep = (255 - a) * 255 + 128;
+          const r = line[p]! * a + keep, g = line[p + 1]! * a + keep, b = line[p + 2]! * a + keep;
+          out[o] = (r + (r >> 8)) >> 8;
+          out[o + 1] = (g + (g >> 8)) >> 8;
+          out[o + 2] = (b + (b >> 8)) >> 8;
+        }
+      }
+    };
+  }
   if (colorType === 0 || colorType === 3) {
     const max = (1 << bitDepth) - 1;
     const transparentGray = colorType === 0 && transparency && transparency.length >= 2 ? (transparency[0]! << 8) | transparency[1]! : -1;
@@ -204,8 +224,12 @@ export async function decodePngRows(bytes: Uint8Array, makeResampler: ResamplerF
         if (filled === stride) {
           unfilter(filter, cur, prev, bpp);
           if (resampler.wantsRow(row)) {
-            convert(cur, rgb);
-            resampler.pushRow(row, rgb);
+            if (convert) {
+              convert(cur, rgb);
+              resampler.pushRow(row, rgb);
+            } else {
+              resampler.pushRow(row, cur);
+            }
           }
           [prev, cur] = [cur, prev];
           filled = 0;

@@ -1,7 +1,9 @@
 /**
  * Streaming Lanczos-3 resampler: source rows arrive one at a time (from a row-by-row PNG decode or
  * straight out of a decoder's WASM memory) and only the destination image plus a few filtered rows
- * are ever held, so a 5K screenshot never exists as a full RGB buffer in the JS heap.
+ * are ever held, so a 5K screenshot never exists as a full RGB buffer in the JS heap. When the
+ * shrink is large, whole k x k boxes of source pixels are averaged first (integer sums, one add per
+ * source sample) so the Lanczos filter only ever sees about twice the target size.
  */
 
 /** A window of the source, in source pixels (fractions allowed: a crop mapped through a DCT scale). */
@@ -15,14 +17,22 @@ export interface SourceWindow {
 interface Taps {
   start: Int32Array;
   count: Int32Array;
-  weights: Float32Array;
-  /** The same weights in 1/16384 units (rounded so each row of taps sums to exactly 16384). */
+  /** Weights in 1/`unit` units, rounded so each output's taps sum to exactly `unit`. */
   fixed: Int32Array;
   maxTaps: number;
 }
 
-/** Fixed-point unit of the horizontal pass: integer multiply-adds are cheaper than float ones in JS. */
-const ONE = 1 << 14;
+/** Fixed-point unit of the horizontal weights. */
+const H_ONE = 1 << 14;
+/** Fixed-point unit of the vertical weights. */
+const V_ONE = 1 << 12;
+/** Horizontally filtered rows are kept in 1/256 of a level: fine enough, and int32 math stays exact. */
+const ROW_SHIFT = 8;
+/**
+ * Box pre-shrink keeps at least this much of the target's resolution for the Lanczos stage (as
+ * libvips does), so the box's own softening stays far above the final Nyquist frequency.
+ */
+const BOX_GAP = 2;
 
 function lanczos3(x: number): number {
   if (x === 0) return 1;
@@ -32,57 +42,71 @@ function lanczos3(x: number): number {
 }
 
 /** Filter taps for one axis; the kernel widens with the downscale factor so it also antialiases. */
-function computeTaps(srcSize: number, winStart: number, winSize: number, dstSize: number): Taps {
+function computeTaps(srcSize: number, winStart: number, winSize: number, dstSize: number, unit: number): Taps {
   const ratio = winSize / dstSize;
   const scale = Math.max(1, ratio);
   const support = 3 * scale;
   const maxTaps = Math.ceil(support * 2) + 2;
   const start = new Int32Array(dstSize);
   const count = new Int32Array(dstSize);
-  const weights = new Float32Array(dstSize * maxTaps);
   const fixed = new Int32Array(dstSize * maxTaps);
+  const weights = new Float64Array(maxTaps);
   for (let i = 0; i < dstSize; i++) {
     const center = winStart + (i + 0.5) * ratio;
     let first = Math.max(0, Math.floor(center - support));
     const last = Math.min(srcSize - 1, Math.ceil(center + support));
     if (last - first + 1 > maxTaps) first = last - maxTaps + 1;
+    const n = last - first + 1;
     let sum = 0;
-    const base = i * maxTaps;
-    for (let s = first; s <= last; s++) {
-      const w = lanczos3((s + 0.5 - center) / scale);
-      weights[base + s - first] = w;
+    for (let k = 0; k < n; k++) {
+      const w = lanczos3((first + k + 0.5 - center) / scale);
+      weights[k] = w;
       sum += w;
     }
-    const n = last - first + 1;
-    if (sum !== 0) for (let k = 0; k < n; k++) weights[base + k]! /= sum;
-    start[i] = first;
-    count[i] = n;
+    const base = i * maxTaps;
     let fixedSum = 0, largest = 0;
     for (let k = 0; k < n; k++) {
-      const f = Math.round(weights[base + k]! * ONE);
+      const f = Math.round((sum !== 0 ? weights[k]! / sum : 0) * unit);
       fixed[base + k] = f;
       fixedSum += f;
       if (Math.abs(f) > Math.abs(fixed[base + largest]!)) largest = k;
     }
-    fixed[base + largest]! += ONE - fixedSum;
+    fixed[base + largest]! += unit - fixedSum;
+    start[i] = first;
+    count[i] = n;
   }
-  return { start, count, weights, fixed, maxTaps };
+  return { start, count, fixed, maxTaps };
+}
+
+/** Integer box factor for an axis shrinking `ratio` times: leaves at least BOX_GAP x the target. */
+export function boxFactor(ratio: number): number {
+  return Math.max(1, Math.floor(ratio / BOX_GAP));
 }
 
 /**
  * Accepts RGB rows of the source in increasing order and produces a `dstWidth`x`dstHeight` RGB image
  * of the window. Rows outside the window's filter support are skipped cheaply (`wantsRow`). Each
- * source row is filtered horizontally once into a ring of `maxTaps` rows; a destination row is
- * written (as bytes) as soon as its last source row arrives, so the only large buffer is the output.
+ * source row is (box-summed and) filtered horizontally once into a ring of `maxTaps` rows; a
+ * destination row is written as soon as its last source row arrives, so the only large buffer is
+ * the output.
  */
 export class StreamingResampler {
+  private readonly boxX: number;
+  private readonly boxY: number;
+  /** Size of the box-averaged grid the Lanczos stage reads. */
+  private readonly gridWidth: number;
+  private readonly gridHeight: number;
   private readonly horizontal: Taps;
   private readonly vertical: Taps;
   private readonly wanted: Uint8Array;
-  /** Horizontally filtered rows, in 1/16384 units. */
+  /** Horizontally filtered grid rows, in 1/256 of a level. */
   private readonly ring: Int32Array[];
   private readonly out: Uint8Array;
-  private readonly sum: Float32Array;
+  private readonly acc: Int32Array;
+  /** Sums of boxX x boxY source pixels for the grid row being gathered (box mode only). */
+  private readonly boxSums: Int32Array;
+  /** Source rows summed into `boxSums` so far. */
+  private boxRows = 0;
   /** Next destination row to write. */
   private nextY = 0;
 
@@ -93,68 +117,158 @@ export class StreamingResampler {
     readonly dstWidth: number,
     readonly dstHeight: number,
   ) {
-    this.horizontal = computeTaps(srcWidth, window.x, window.width, dstWidth);
-    this.vertical = computeTaps(srcHeight, window.y, window.height, dstHeight);
-    this.wanted = new Uint8Array(srcHeight);
+    this.boxX = boxFactor(window.width / dstWidth);
+    this.boxY = boxFactor(window.height / dstHeight);
+    this.gridWidth = Math.ceil(srcWidth / this.boxX);
+    this.gridHeight = Math.ceil(srcHeight / this.boxY);
+    this.horizontal = computeTaps(this.gridWidth, window.x / this.boxX, window.width / this.boxX, dstWidth, H_ONE);
+    this.vertical = computeTaps(this.gridHeight, window.y / this.boxY, window.height / this.boxY, dstHeight, V_ONE);
+    this.wanted = new Uint8Array(this.gridHeight);
     for (let y = 0; y < dstHeight; y++) {
       const first = this.vertical.start[y]!;
       this.wanted.fill(1, first, first + this.vertical.count[y]!);
     }
     this.ring = Array.from({ length: this.vertical.maxTaps }, () => new Int32Array(dstWidth * 3));
     this.out = new Uint8Array(dstWidth * dstHeight * 3);
-    this.sum = new Float32Array(dstWidth * 3);
+    this.acc = new Int32Array(dstWidth * 3);
+    this.boxSums = new Int32Array(this.boxX > 1 || this.boxY > 1 ? this.gridWidth * 3 : 0);
   }
 
   wantsRow(row: number): boolean {
-    return row >= 0 && row < this.srcHeight && this.wanted[row] === 1;
+    return row >= 0 && row < this.srcHeight && this.wanted[(row / this.boxY) | 0] === 1;
   }
 
   /** `rgb` holds the source row at `offset` (3 bytes per pixel, `srcWidth` pixels). */
   pushRow(row: number, rgb: Uint8Array, offset = 0): void {
     if (!this.wantsRow(row)) return;
-    const { start, count, fixed, maxTaps } = this.horizontal;
-    const line = this.ring[row % this.ring.length]!;
-    const dstWidth = this.dstWidth;
-    for (let x = 0; x < dstWidth; x++) {
+    if (this.boxSums.length === 0) {
+      this.filterRow(rgb, offset, this.ring[row % this.ring.length]!, 14 - ROW_SHIFT, 1);
+      this.emitThrough(row);
+      return;
+    }
+    this.addToBox(rgb, offset);
+    this.boxRows++;
+    const gridRow = (row / this.boxY) | 0;
+    if (this.boxRows < this.boxY && row < this.srcHeight - 1) return;
+    // Average of each box = sum / (boxX * rows); a short last column or row is scaled up to full.
+    const pixels = this.boxX * this.boxRows;
+    this.filterRow(this.boxSums, 0, this.ring[gridRow % this.ring.length]!, 0, H_ONE / (1 << ROW_SHIFT) * pixels);
+    this.boxSums.fill(0);
+    this.boxRows = 0;
+    this.emitThrough(gridRow);
+  }
+
+  /** Adds one source row to the current grid row's box sums. */
+  private addToBox(rgb: Uint8Array, offset: number): void {
+    const k = this.boxX;
+    const sums = this.boxSums;
+    const width = this.srcWidth;
+    const full = Math.floor(width / k);
+    let p = offset;
+    if (k === 2) {
+      for (let j = 0, o = 0; j < full; j++, o += 3, p += 6) {
+        sums[o]! += rgb[p]! + rgb[p + 3]!;
+        sums[o + 1]! += rgb[p + 1]! + rgb[p + 4]!;
+        sums[o + 2]! += rgb[p + 2]! + rgb[p + 5]!;
+      }
+    } else {
+      for (let j = 0, o = 0; j < full; j++, o += 3) {
+        let r = 0, g = 0, b = 0;
+        for (let t = 0; t < k; t++, p += 3) { r += rgb[p]!; g += rgb[p + 1]!; b += rgb[p + 2]!; }
+        sums[o]! += r; sums[o + 1]! += g; sums[o + 2]! += b;
+      }
+    }
+    const rest = width - full * k;
+    if (rest > 0) {
       let r = 0, g = 0, b = 0;
-      let p = offset + start[x]! * 3;
+      for (let t = 0; t < rest; t++, p += 3) { r += rgb[p]!; g += rgb[p + 1]!; b += rgb[p + 2]!; }
+      const o = full * 3;
+      sums[o]! += Math.round((r * k) / rest); sums[o + 1]! += Math.round((g * k) / rest); sums[o + 2]! += Math.round((b * k) / rest);
+    }
+  }
+
+  /**
+   * Horizontal Lanczos pass of one grid row into `line` (1/256 of a level): either bytes
+   * (`shift` drops the weight unit down to 1/256) or box sums (`divisor` turns sums x weights into
+   * averages in 1/256 units).
+   */
+  private filterRow(src: Uint8Array | Int32Array, offset: number, line: Int32Array, shift: number, divisor: number): void {
+    const { start, count, fixed, maxTaps } = this.horizontal;
+    const dstWidth = this.dstWidth;
+    if (divisor === 1) {
+      const bytes = src as Uint8Array;
+      const round = 1 << (shift - 1);
+      for (let x = 0, o = 0; x < dstWidth; x++, o += 3) {
+        let r = round, g = round, b = round;
+        let p = offset + start[x]! * 3;
+        let w = x * maxTaps;
+        const end = w + count[x]!;
+        for (; w < end; w++, p += 3) {
+          const k = fixed[w]!;
+          r += bytes[p]! * k;
+          g += bytes[p + 1]! * k;
+          b += bytes[p + 2]! * k;
+        }
+        line[o] = r >> shift;
+        line[o + 1] = g >> shift;
+        line[o + 2] = b >> shift;
+      }
+      return;
+    }
+    const sums = src as Int32Array;
+    const scale = 1 / divisor;
+    for (let x = 0, o = 0; x < dstWidth; x++, o += 3) {
+      // Sums reach boxX*boxY*255, times 2^14: past int32, so these accumulate as doubles.
+      let r = 0, g = 0, b = 0;
+      let p = start[x]! * 3;
       let w = x * maxTaps;
       const end = w + count[x]!;
       for (; w < end; w++, p += 3) {
         const k = fixed[w]!;
-        r += rgb[p]! * k;
-        g += rgb[p + 1]! * k;
-        b += rgb[p + 2]! * k;
+        r += sums[p]! * k;
+        g += sums[p + 1]! * k;
+        b += sums[p + 2]! * k;
       }
-      line[x * 3] = r;
-      line[x * 3 + 1] = g;
-      line[x * 3 + 2] = b;
+      line[o] = Math.round(r * scale);
+      line[o + 1] = Math.round(g * scale);
+      line[o + 2] = Math.round(b * scale);
     }
-    this.emitThrough(row);
   }
 
-  /** Writes every destination row whose source rows all arrived (the last one being `row`). */
+  /** Writes every destination row whose grid rows all arrived (the last one being `row`). */
   private emitThrough(row: number): void {
     const v = this.vertical;
     const rowLen = this.dstWidth * 3;
-    const sum = this.sum;
+    const acc = this.acc;
     const out = this.out;
+    const ring = this.ring;
+    const shift = ROW_SHIFT + 12;
+    const round = 1 << (shift - 1);
     while (this.nextY < this.dstHeight) {
       const y = this.nextY;
       const first = v.start[y]!;
       const n = v.count[y]!;
       if (first + n - 1 > row) return;
-      sum.fill(0);
-      for (let t = 0; t < n; t++) {
-        const w = v.weights[y * v.maxTaps + t]! / ONE;
-        if (w === 0) continue;
-        const src = this.ring[(first + t) % this.ring.length]!;
-        for (let i = 0; i < rowLen; i++) sum[i]! += src[i]! * w;
+      // Rows in 1/256 (|v| < 2^17) times weights in 1/4096 (sum of |w| < 2): stays inside int32.
+      // Four taps per sweep over the row: a quarter of the accumulator traffic of one at a time.
+      const base = y * v.maxTaps;
+      const at = (t: number) => ring[(first + t) % ring.length]!;
+      let t = 0;
+      for (; t + 4 <= n; t += 4) {
+        const r0 = at(t), r1 = at(t + 1), r2 = at(t + 2), r3 = at(t + 3);
+        const w0 = v.fixed[base + t]!, w1 = v.fixed[base + t + 1]!, w2 = v.fixed[base + t + 2]!, w3 = v.fixed[base + t + 3]!;
+        if (t === 0) for (let i = 0; i < rowLen; i++) acc[i] = round + r0[i]! * w0 + r1[i]! * w1 + r2[i]! * w2 + r3[i]! * w3;
+        else for (let i = 0; i < rowLen; i++) acc[i]! += r0[i]! * w0 + r1[i]! * w1 + r2[i]! * w2 + r3[i]! * w3;
+      }
+      if (t === 0) acc.fill(round);
+      for (; t < n; t++) {
+        const r0 = at(t), w0 = v.fixed[base + t]!;
+        for (let i = 0; i < rowLen; i++) acc[i]! += r0[i]! * w0;
       }
       let o = y * rowLen;
       for (let i = 0; i < rowLen; i++) {
-        const value = sum[i]! + 0.5;
-        out[o++] = value <= 0 ? 0 : value >= 255 ? 255 : value;
+        const value = acc[i]! >> shift;
+        out[o++] = value < 0 ? 0 : value > 255 ? 255 : value;
       }
       this.nextY++;
     }

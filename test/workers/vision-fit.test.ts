@@ -3,6 +3,7 @@ import { AppError } from "../../shared/http/errors";
 import { dataUrlLength, fitImage, toBase64, type FitOptions } from "../../shared/vision/fit";
 import { readImageHeader } from "../../shared/vision/format";
 import { visionWasm } from "../../workers/vision-codecs";
+import mozjpeg from "@jsquash/jpeg/codec/enc/mozjpeg_enc.wasm";
 import {
   animatedGif, cornerMarkedJpeg, decodeRgba, encodePng, ftypHeader, junkBytes, photoJpeg, photoPixels, pngHeaderOnly,
   screenshotPixels, webpFrom,
@@ -13,6 +14,8 @@ const opts = (embedTargetBytes: number, extra: Partial<FitOptions> = {}): FitOpt
   embedTargetBytes, maxLongEdge: 1568, maxInputPixels: 16_777_216, ...extra,
 });
 const fit = (bytes: Uint8Array, o: FitOptions) => fitImage(bytes, o, visionWasm);
+/** Only the JPEG fixtures are made with MozJPEG; every fit runs on the production codecs. */
+const fixtureWasm = { ...visionWasm, jpegEncoder: mozjpeg };
 
 async function refusal(promise: Promise<unknown>): Promise<AppError> {
   const error = await promise.then(() => undefined, (e: unknown) => e);
@@ -25,7 +28,7 @@ let screenshot: Uint8Array;
 let phoneTable: Uint8Array;
 
 beforeAll(async () => {
-  photo = await photoJpeg(visionWasm, 4032, 3024);
+  photo = await photoJpeg(fixtureWasm, 4032, 3024);
   screenshot = await encodePng(screenshotPixels(2880, 1800), 2880, 1800, 3);
   phoneTable = await encodePng(screenshotPixels(1170, 2532, 5), 1170, 2532, 3);
 }, 60_000);
@@ -127,7 +130,7 @@ describe("fitImage EXIF orientation", () => {
   };
 
   it("orientation 6 (a phone held upright) comes back upright: size swapped, stored top-left at the top-right", async () => {
-    const jpeg = await cornerMarkedJpeg(visionWasm, 6);
+    const jpeg = await cornerMarkedJpeg(fixtureWasm, 6);
     expect(readImageHeader(jpeg)).toMatchObject({ width: 2000, height: 1000, orientation: 6 });
     const out = await fit(jpeg, opts(256 * KiB));
     expect([out.width, out.height]).toEqual([784, 1568]);
@@ -140,7 +143,7 @@ describe("fitImage EXIF orientation", () => {
   });
 
   it("a region is in displayed pixels", async () => {
-    const jpeg = await cornerMarkedJpeg(visionWasm, 6);
+    const jpeg = await cornerMarkedJpeg(fixtureWasm, 6);
     const out = await fit(jpeg, opts(256 * KiB, { region: [800, 0, 1000, 400] }));
     expect([out.width, out.height]).toEqual([200, 400]);
     expect(out.crop).toEqual({ x: 800, y: 0, width: 200, height: 400 });
@@ -149,7 +152,7 @@ describe("fitImage EXIF orientation", () => {
   });
 
   it("a small rotated JPEG that would fit is re-encoded upright rather than passed through", async () => {
-    const jpeg = await cornerMarkedJpeg(visionWasm, 8);
+    const jpeg = await cornerMarkedJpeg(fixtureWasm, 8);
     const out = await fit(jpeg, opts(4 * 1024 * KiB, { maxLongEdge: 2000 }));
     expect(out.passedThrough).toBe(false);
     expect([out.width, out.height]).toEqual([1000, 2000]);

@@ -15,7 +15,7 @@ import type { DnsResolver } from "../safety/dns";
 import { assertAllowedByPolicy, assertNoSecretInUrl, assertSsrfSafe, normalizeUrlForCache, parseTargetUrl } from "../safety/gate";
 import { toRefusal } from "../safety/refusal";
 import { safeFetch } from "../safety/safe-fetch";
-import { callProvider, providerUrl, unexpectedShape } from "../web/providers/http";
+import { postJson, unexpectedShape } from "../web/providers/http";
 import { decodeImageData } from "./base64.decode";
 import type { FitOptions, FitResult } from "./fit";
 import { toBase64 } from "./fit";
@@ -140,24 +140,18 @@ async function describe(deps: VisionDeps, fitted: FitResult, question: string | 
     throw new AppError(503, "no_provider", "This model cannot see images in tool results and no auxiliary vision model is configured; set auxiliary.vision.base_url and auxiliary.vision.model.");
   }
   const settings = { name: "auxiliary vision", baseUrl, apiKey: secrets.AUXILIARY_VISION_API_KEY, timeoutMs: AUXILIARY_TIMEOUT_MS };
-  const headers: Record<string, string> = { "content-type": "application/json" };
-  if (settings.apiKey) headers.authorization = `Bearer ${settings.apiKey}`;
   const dataUrl = `data:${fitted.mediaType};base64,${toBase64(fitted.data)}`;
-  const answer = await callProvider(settings, deps.fetch, providerUrl(baseUrl, "/chat/completions"), {
-    method: "POST",
-    headers,
-    body: JSON.stringify({
-      model,
-      messages: [
-        {
-          role: "user",
-          content: [
-            { type: "text", text: `${question ?? DEFAULT_QUESTION}\n\n(${fitted.note})` },
-            { type: "image_url", image_url: { url: dataUrl } },
-          ],
-        },
-      ],
-    }),
+  const answer = await postJson(settings, deps.fetch, "/chat/completions", {
+    model,
+    messages: [
+      {
+        role: "user",
+        content: [
+          { type: "text", text: `${question ?? DEFAULT_QUESTION}\n\n(${fitted.note})` },
+          { type: "image_url", image_url: { url: dataUrl } },
+        ],
+      },
+    ],
   });
   const description = (answer as { choices?: { message?: { content?: unknown } }[] })?.choices?.[0]?.message?.content;
   if (typeof description !== "string" || description.trim() === "") throw unexpectedShape(settings, "no message content");

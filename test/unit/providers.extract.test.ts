@@ -2,8 +2,8 @@
  * The hosted extract adapters against the loopback emulator with a real fetch: mapping, the
  * text format, keys, and the failures a client would see.
  */
+import { appErrorOf } from "../support/app-error";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { AppError } from "../../shared/http/errors";
 import { extractAdapters } from "../../shared/web/providers/extract";
 import type { ProviderSettings } from "../../shared/web/providers/provider.types";
 import { EMULATOR_API_KEY, type EmulatorCall, type RunningEmulator, startEmulator } from "../emulator/server";
@@ -29,16 +29,6 @@ const token = () => `ext${Date.now().toString(36)}x${(counter++).toString(36)}`;
 async function callsFor(provider: string, contains: string): Promise<EmulatorCall[]> {
   const body = (await (await fetch(`${emulator.url}/__calls?provider=${provider}&contains=${encodeURIComponent(contains)}`)).json()) as { calls: EmulatorCall[] };
   return body.calls;
-}
-
-async function failure(promise: Promise<unknown>): Promise<AppError> {
-  try {
-    await promise;
-  } catch (error) {
-    expect(error).toBeInstanceOf(AppError);
-    return error as AppError;
-  }
-  throw new Error("expected the adapter to fail");
 }
 
 describe.each(NAMES)("%s extract adapter", (name) => {
@@ -78,7 +68,7 @@ describe.each(NAMES)("%s extract adapter", (name) => {
   });
 
   it("maps an upstream 503 to a 502 naming the provider, without body or key", async () => {
-    const error = await failure(extract(`https://docs.example.com/${token()}/[fail:503]`));
+    const error = await appErrorOf(extract(`https://docs.example.com/${token()}/[fail:503]`));
     expect(error.status).toBe(502);
     expect(error.message).toContain(name);
     expect(error.message).toContain("HTTP 503");
@@ -88,22 +78,22 @@ describe.each(NAMES)("%s extract adapter", (name) => {
   });
 
   it("maps a page the provider could not read to a 502", async () => {
-    const error = await failure(extract(`https://docs.example.com/${token()}/[failed]`));
+    const error = await appErrorOf(extract(`https://docs.example.com/${token()}/[failed]`));
     expect(error.status).toBe(502);
     expect(error.code).toBe("provider_error");
     expect(error.message).toContain(name);
   });
 
   it("maps a non-JSON answer to a 502 and a slow one to a 504", async () => {
-    expect((await failure(extract(`https://docs.example.com/${token()}/[badjson]`))).status).toBe(502);
-    const slow = await failure(extract(`https://docs.example.com/${token()}/[slow:1500]`, "markdown", { timeoutMs: 200 }));
+    expect((await appErrorOf(extract(`https://docs.example.com/${token()}/[badjson]`))).status).toBe(502);
+    const slow = await appErrorOf(extract(`https://docs.example.com/${token()}/[slow:1500]`, "markdown", { timeoutMs: 200 }));
     expect(slow.status).toBe(504);
     expect(slow.message).toContain(name);
   });
 
   it("names a rejected key without repeating it", async () => {
     const wrongKey = "wrong-extract-key-77aa";
-    const error = await failure(extract(`https://docs.example.com/${token()}/[auth]`, "markdown", { apiKey: wrongKey }));
+    const error = await appErrorOf(extract(`https://docs.example.com/${token()}/[auth]`, "markdown", { apiKey: wrongKey }));
     expect(error.message).toContain("rejected the configured API key");
     expect(JSON.stringify(error.toBody())).not.toContain(wrongKey);
   });

@@ -2,6 +2,7 @@
  * Every search adapter against the loopback emulator with a real fetch: mapping, counts, auth,
  * and the failure mapping a client would see (502/504, provider named, nothing upstream echoed).
  */
+import { appErrorOf } from "../support/app-error";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { AppError } from "../../shared/http/errors";
 import { SEARCH_PROVIDERS, type ProviderSettings, type SearchProviderName } from "../../shared/web/providers/provider.types";
@@ -33,16 +34,6 @@ async function callsFor(provider: string, contains: string): Promise<EmulatorCal
   const body = (await res.json()) as { count: number; calls: EmulatorCall[] };
   expect(body.count).toBe(body.calls.length);
   return body.calls;
-}
-
-async function failure(promise: Promise<unknown>): Promise<AppError> {
-  try {
-    await promise;
-  } catch (error) {
-    expect(error).toBeInstanceOf(AppError);
-    return error as AppError;
-  }
-  throw new Error("expected the adapter to fail");
 }
 
 function expectNothingLeaked(error: AppError): void {
@@ -80,7 +71,7 @@ describe.each(SEARCH_PROVIDERS)("%s search adapter", (name) => {
   });
 
   it("maps an upstream 503 to a 502 naming the provider, without the upstream body or key", async () => {
-    const error = await failure(search(`broken [fail:503] ${token()}`, 10));
+    const error = await appErrorOf(search(`broken [fail:503] ${token()}`, 10));
     expect(error.status).toBe(502);
     expect(error.code).toBe("provider_error");
     expect(error.message).toContain(name);
@@ -89,7 +80,7 @@ describe.each(SEARCH_PROVIDERS)("%s search adapter", (name) => {
   });
 
   it("maps 429 to a 502 that says it was rate limited", async () => {
-    const error = await failure(search(`busy [fail:429] ${token()}`, 10));
+    const error = await appErrorOf(search(`busy [fail:429] ${token()}`, 10));
     expect(error.status).toBe(502);
     expect(error.message).toContain("rate limited");
     expectNothingLeaked(error);
@@ -97,7 +88,7 @@ describe.each(SEARCH_PROVIDERS)("%s search adapter", (name) => {
 
   it("maps a slow answer past the timeout to a 504 naming the provider", async () => {
     const started = Date.now();
-    const error = await failure(search(`slow [slow:1500] ${token()}`, 10, { timeoutMs: 200 }));
+    const error = await appErrorOf(search(`slow [slow:1500] ${token()}`, 10, { timeoutMs: 200 }));
     expect(Date.now() - started).toBeLessThan(1200);
     expect(error.status).toBe(504);
     expect(error.code).toBe("provider_timeout");
@@ -108,7 +99,7 @@ describe.each(SEARCH_PROVIDERS)("%s search adapter", (name) => {
   it("maps a refused connection to a 502 network error", async () => {
     const closed = await startEmulator();
     await closed.close();
-    const error = await failure(search(`offline ${token()}`, 10, { baseUrl: `${closed.url}/${name}` }));
+    const error = await appErrorOf(search(`offline ${token()}`, 10, { baseUrl: `${closed.url}/${name}` }));
     expect(error.status).toBe(502);
     expect(error.message).toContain(name);
     expect(error.message).toContain("network error");
@@ -116,7 +107,7 @@ describe.each(SEARCH_PROVIDERS)("%s search adapter", (name) => {
 
   if (name !== "keyless") {
     it("maps a non-JSON 200 to a 502", async () => {
-      const error = await failure(search(`garbled [badjson] ${token()}`, 10));
+      const error = await appErrorOf(search(`garbled [badjson] ${token()}`, 10));
       expect(error.status).toBe(502);
       expect(error.message).toContain("not valid JSON");
       expectNothingLeaked(error);
@@ -136,7 +127,7 @@ describe.each(SEARCH_PROVIDERS)("%s search adapter", (name) => {
 
     it("reports a rejected key as a 502 without repeating the key", async () => {
       const wrongKey = "wrong-key-3b8e1f0c99";
-      const error = await failure(search(`keyed [auth] ${token()}`, 5, { apiKey: wrongKey }));
+      const error = await appErrorOf(search(`keyed [auth] ${token()}`, 5, { apiKey: wrongKey }));
       expect(error.status).toBe(502);
       expect(error.message).toContain(name);
       expect(error.message).toContain("rejected the configured API key");
@@ -145,7 +136,7 @@ describe.each(SEARCH_PROVIDERS)("%s search adapter", (name) => {
     });
 
     it("says a key is needed when none is configured", async () => {
-      const error = await failure(search(`keyed [auth] ${token()}`, 5, { apiKey: undefined }));
+      const error = await appErrorOf(search(`keyed [auth] ${token()}`, 5, { apiKey: undefined }));
       expect(error.status).toBe(502);
       expect(error.message).toContain("needs an API key");
     });

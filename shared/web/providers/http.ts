@@ -69,6 +69,20 @@ export function providerUrl(baseUrl: string, path: string): string {
   return `${baseUrl.replace(/\/+$/, "")}/${path.replace(/^\/+/, "")}`;
 }
 
+/**
+ * POSTs a JSON payload to `path` under the provider's base URL, with the key as a bearer token (or
+ * in the named header), and returns the parsed JSON answer.
+ * @example await postJson(settings, fetch, "/search", { query }, { keyHeader: "x-api-key" })
+ */
+export function postJson(settings: ProviderSettings, fetch: FetchFn, path: string, payload: unknown, options: { keyHeader?: string } = {}): Promise<unknown> {
+  const headers: Record<string, string> = { "content-type": "application/json" };
+  if (settings.apiKey) {
+    if (options.keyHeader) headers[options.keyHeader] = settings.apiKey;
+    else headers.authorization = `Bearer ${settings.apiKey}`;
+  }
+  return callProvider(settings, fetch, providerUrl(settings.baseUrl, path), { method: "POST", headers, body: JSON.stringify(payload) });
+}
+
 /** A 502 for a 2xx answer whose shape is not what the provider documents. */
 export function unexpectedShape(settings: ProviderSettings, what: string): AppError {
   return providerError(settings.name, `its answer had an unexpected shape (${what})`);

@@ -3,18 +3,12 @@
  * load inside a 200 (`success: false`, or the page's own status in metadata), so both are failures here.
  */
 import { providerError } from "../../../http/errors";
-import { callProvider, providerUrl, unexpectedShape } from "../http";
+import { postJson, unexpectedShape } from "../http";
 import { isRecord } from "../search/hits";
 import { type ExtractAdapter, toExtractedPage } from "./page";
 
 export const firecrawlExtract: ExtractAdapter = async (settings, request, fetch) => {
-  const headers: Record<string, string> = { "content-type": "application/json" };
-  if (settings.apiKey) headers.authorization = `Bearer ${settings.apiKey}`;
-  const body = await callProvider(settings, fetch, providerUrl(settings.baseUrl, "/v1/scrape"), {
-    method: "POST",
-    headers,
-    body: JSON.stringify({ url: request.url, formats: ["markdown"], onlyMainContent: true }),
-  });
+  const body = await postJson(settings, fetch, "/v1/scrape", { url: request.url, formats: ["markdown"], onlyMainContent: true });
   if (!isRecord(body)) throw unexpectedShape(settings, "not an object");
   if (body.success === false) throw providerError(settings.name, "it could not scrape the page");
   const data = isRecord(body.data) ? body.data : null;

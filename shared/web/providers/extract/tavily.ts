@@ -3,18 +3,12 @@
  * inside a 200, which is a provider failure for us.
  */
 import { providerError } from "../../../http/errors";
-import { callProvider, providerUrl, unexpectedShape } from "../http";
+import { postJson, unexpectedShape } from "../http";
 import { arrayField, isRecord } from "../search/hits";
 import { type ExtractAdapter, toExtractedPage } from "./page";
 
 export const tavilyExtract: ExtractAdapter = async (settings, request, fetch) => {
-  const headers: Record<string, string> = { "content-type": "application/json" };
-  if (settings.apiKey) headers.authorization = `Bearer ${settings.apiKey}`;
-  const body = await callProvider(settings, fetch, providerUrl(settings.baseUrl, "/extract"), {
-    method: "POST",
-    headers,
-    body: JSON.stringify({ urls: [request.url], format: "markdown", extract_depth: "basic" }),
-  });
+  const body = await postJson(settings, fetch, "/extract", { urls: [request.url], format: "markdown", extract_depth: "basic" });
   if (!isRecord(body)) throw unexpectedShape(settings, "not an object");
   const result = arrayField(body, "results").find(isRecord);
   if (!result) {

@@ -2,7 +2,7 @@
  * Exa search (`POST /search`, header `x-api-key`). Exa returns no snippet unless contents are
  * asked for, so a short text excerpt is requested to fill the description.
  */
-import { callProvider, providerUrl } from "../http";
+import { postJson } from "../http";
 import type { SearchAdapter } from "../provider.types";
 import { arrayField, isRecord, rankHits } from "./hits";
 
@@ -10,17 +10,8 @@ export const EXA_MAX_RESULTS = 100;
 const EXCERPT_CHARS = 300;
 
 export const exaSearch: SearchAdapter = async (settings, request, fetch) => {
-  const headers: Record<string, string> = { "content-type": "application/json" };
-  if (settings.apiKey) headers["x-api-key"] = settings.apiKey;
-  const body = await callProvider(settings, fetch, providerUrl(settings.baseUrl, "/search"), {
-    method: "POST",
-    headers,
-    body: JSON.stringify({
-      query: request.query,
-      numResults: Math.min(request.count, EXA_MAX_RESULTS),
-      contents: { text: { maxCharacters: EXCERPT_CHARS } },
-    }),
-  });
+  const payload = { query: request.query, numResults: Math.min(request.count, EXA_MAX_RESULTS), contents: { text: { maxCharacters: EXCERPT_CHARS } } };
+  const body = await postJson(settings, fetch, "/search", payload, { keyHeader: "x-api-key" });
   const results = arrayField(body, "results").filter(isRecord);
   return rankHits(
     results.map((r) => ({ title: r.title, url: r.url, description: excerpt(r) })),

@@ -2,20 +2,14 @@
  * Firecrawl search (`POST /v1/search`, Bearer key, `limit`). v1 answers `data` as a list; the
  * newer grouped shape (`data.web`) is read too so a self-hosted upgrade does not break us.
  */
-import { callProvider, providerUrl, unexpectedShape } from "../http";
+import { postJson, unexpectedShape } from "../http";
 import type { SearchAdapter } from "../provider.types";
 import { arrayField, isRecord, rankHits } from "./hits";
 
 export const FIRECRAWL_MAX_RESULTS = 100;
 
 export const firecrawlSearch: SearchAdapter = async (settings, request, fetch) => {
-  const headers: Record<string, string> = { "content-type": "application/json" };
-  if (settings.apiKey) headers.authorization = `Bearer ${settings.apiKey}`;
-  const body = await callProvider(settings, fetch, providerUrl(settings.baseUrl, "/v1/search"), {
-    method: "POST",
-    headers,
-    body: JSON.stringify({ query: request.query, limit: Math.min(request.count, FIRECRAWL_MAX_RESULTS) }),
-  });
+  const body = await postJson(settings, fetch, "/v1/search", { query: request.query, limit: Math.min(request.count, FIRECRAWL_MAX_RESULTS) });
   if (isRecord(body) && body.success === false) throw unexpectedShape(settings, "success: false");
   const data = isRecord(body) ? body.data : undefined;
   const results = (Array.isArray(data) ? data : arrayField(data, "web")).filter(isRecord);

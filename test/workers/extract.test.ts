@@ -81,6 +81,16 @@ describe("web_extract pays once", () => {
 });
 
 describe("what the extract cache never stores", () => {
+  it("pays on every call when the cache is disabled", async () => {
+    const url = `https://docs.example.com/nocache/${uniqueToken()}`;
+    const off = { WEB_CACHE_ENABLED: "false" };
+    const first = await extract([url], off);
+    const second = await extract([url], off);
+    expect([first.body.results[0].cached, second.body.results[0].cached]).toEqual([false, false]);
+    expect(second.headers.get("x-cache")).toBe("HIT=0,MISS=1");
+    expect(await providerCalls("tavily", url)).toBe(2);
+  });
+
   it("does not store a failure: the next call pays again", async () => {
     const url = `https://docs.example.com/[fail:503]/${uniqueToken()}`;
     const first = await extract([url]);

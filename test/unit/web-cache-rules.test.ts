@@ -1,0 +1,73 @@
+/** The pure rules of the web caches: query normalization, limit tiers, truncation. */
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import { truncateContent } from "../../shared/web/extract.service";
+import { LIMIT_TIERS, limitTier, normalizeQuery } from "../../shared/web/query";
+
+describe("normalizeQuery", () => {
+  it("trims, lower-cases and collapses whitespace", () => {
+    expect(normalizeQuery("  Weather  in\tVegas ")).toBe("weather in vegas");
+    expect(normalizeQuery("A\n\nB\u00a0C")).toBe("a b c");
+  });
+
+  it("is idempotent, and never merges queries that differ in more than case and spacing", () => {
+    fc.assert(
+      fc.property(fc.string(), fc.string(), (a, b) => {
+        expect(normalizeQuery(normalizeQuery(a))).toBe(normalizeQuery(a));
+        const squash = (s: string) => s.toLowerCase().replace(/\s+/gu, "");
+        if (normalizeQuery(a) === normalizeQuery(b)) expect(squash(a)).toBe(squash(b));
+      }),
+    );
+  });
+});
+
+describe("limitTier", () => {
+  it.each([
+    [1, 10],
+    [5, 10],
+    [10, 10],
+    [11, 20],
+    [20, 20],
+    [21, 50],
+    [50, 50],
+    [51, 100],
+    [99, 100],
+    [100, 100],
+  ])("limit %i → tier %i", (limit, tier) => expect(limitTier(limit)).toBe(tier));
+
+  it("is the smallest tier at or above the limit", () => {
+    fc.assert(
+      fc.property(fc.integer({ min: 1, max: 100 }), (limit) => {
+        const tier = limitTier(limit);
+        expect(tier).toBeGreaterThanOrEqual(limit);
+        expect(LIMIT_TIERS.filter((t) => t >= limit && t < tier)).toEqual([]);
+      }),
+    );
+  });
+});
+
+describe("truncateContent", () => {
+  it("leaves content within the limit alone", () => {
+    expect(truncateContent("short", 2000)).toEqual({ content: "short", truncated: false });
+  });
+
+  it("keeps head and tail within the limit, saying how much was cut", () => {
+    const text = `HEAD-${"x".repeat(50_000)}-TAIL`;
+    const { content, truncated } = truncateContent(text, 15_000);
+    expect(truncated).toBe(true);
+    expect(content.length).toBeLessThanOrEqual(15_000);
+    expect(content.startsWith("HEAD-")).toBe(true);
+    expect(content.endsWith("-TAIL")).toBe(true);
+    expect(content).toMatch(/\[\.\.\. \d+ characters omitted \.\.\.\]/);
+  });
+
+  it("never splits a surrogate pair and never passes the limit", () => {
+    fc.assert(
+      fc.property(fc.string({ unit: "grapheme", minLength: 0, maxLength: 3000 }), fc.integer({ min: 200, max: 2500 }), (text, limit) => {
+        const { content } = truncateContent(text, limit);
+        expect(content.length).toBeLessThanOrEqual(limit);
+        expect(content.isWellFormed()).toBe(text.isWellFormed());
+      }),
+    );
+  });
+});

@@ -82,6 +82,12 @@ describe("refusals", () => {
     expect(expectErrorShape(body).message).toContain("320x200");
   });
 
+  it("refuses a region entirely outside the image with the image size in the message", async () => {
+    const { status, body } = await analyze({ image: inline(small), region: [5000, 5000, 6000, 6000], session_id: uniqueToken() });
+    expect(status).toBe(400);
+    expect(expectErrorShape(body).message).toContain("320x200");
+  });
+
   it.each([
     ["HEIC", ftypHeader("heic", ["mif1", "heic"])],
     ["AVIF", ftypHeader("avif", ["mif1", "avif"])],

@@ -1,7 +1,8 @@
 /**
  * Profiling helper for the vision fit (Node): builds the bench inputs once (cached in $TMPDIR) and
  * times fitImage on each, so `node --cpu-prof --import tsx bench/vision-profile.ts` shows where the
- * time goes. Not a benchmark: the numbers that count are bench/vision.bench.ts's, in workerd.
+ * time goes (SIMD=0 drops our SIMD module: the JS fallback). Not a benchmark: the numbers that
+ * count are bench/vision.bench.ts's, in workerd.
  */
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -11,7 +12,8 @@ import { fitImage } from "../shared/vision/fit";
 import { loadVisionWasmNode } from "./vision-wasm-node";
 import { photoPixels, screenshotPixels } from "../test/fixtures/images";
 
-const wasm = loadVisionWasmNode();
+const { simd, ...withoutSimd } = loadVisionWasmNode();
+const wasm = process.env.SIMD === "0" ? withoutSimd : { ...withoutSimd, simd };
 const raw = (rgb: Uint8Array, width: number, height: number) => sharp(Buffer.from(rgb), { raw: { width, height, channels: 3 } });
 const inputs: Array<[string, () => Promise<Buffer>]> = [
   ["photo12", () => raw(photoPixels(4032, 3024), 4032, 3024).jpeg({ quality: 92 }).toBuffer()],

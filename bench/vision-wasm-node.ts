@@ -11,5 +11,6 @@ export function loadVisionWasmNode(): VisionWasm {
     jpegDecoder: compile("@cwasm/jpeg-turbo/jpeg-turbo.wasm"),
     jpegEncoder: compile("@jsquash/jpeg/codec/enc/mozjpeg_enc.wasm"),
     photon: new WebAssembly.Module(readFileSync(require.resolve("@cf-wasm/photon/photon.wasm"))),
+    simd: new WebAssembly.Module(readFileSync(new URL("../shared/vision/wasm/vision.simd.wasm", import.meta.url))),
   };
 }

@@ -1,8 +1,8 @@
 /**
  * Vision fit bench, one run, same inputs and budgets side by side: our fit running inside workerd
- * (a bench-only Worker, bench/vision-worker, started here with `wrangler dev`), with our baseline
- * encoder and with MozJPEG, vs the same algorithm on sharp (native libvips, in Node) vs the old
- * halving ladder (photon in Node). Run: npm run bench -- vision (re-spawns itself with --expose-gc).
+ * (a bench-only Worker, bench/vision-worker, started here with `wrangler dev`), with and without our
+ * SIMD kernels (baseline encoder) and with MozJPEG, vs the same algorithm on sharp (native libvips,
+ * in Node) vs the old halving ladder (photon in Node). Run: npm run bench -- vision (re-spawns itself with --expose-gc).
  * Times are request round trips on loopback (workerd's clock only moves on I/O), after a warm-up.
  */
 import { spawn, spawnSync } from "node:child_process";
@@ -21,6 +21,7 @@ if (!(globalThis as { gc?: unknown }).gc) {
   process.exit(child.status ?? 1);
 }
 const wasm = loadVisionWasmNode();
+const { simd: _simd, ...wasmWithoutSimd } = wasm;
 const MAX_EDGE = 1568;
 const gc = (globalThis as unknown as { gc: () => void }).gc;
 
@@ -54,11 +55,11 @@ async function startWorker(): Promise<{ url: string; stop: () => void }> {
   throw new Error(`wrangler dev did not start:\n${log}`);
 }
 
-interface WorkerFit { attempts: number; dataUrlBytes: number; width: number; height: number; quality?: number; wasmPeakBytes: number }
+interface WorkerFit { attempts: number; dataUrlBytes: number; width: number; height: number; quality?: number; wasmPeakBytes: number; simd: boolean }
 
-async function inWorkerd(url: string, input: Buffer, budget: number, encoder: string): Promise<{ fit: WorkerFit; data: Uint8Array; ms: number }> {
+async function inWorkerd(url: string, input: Buffer, budget: number, encoder: string, simd: boolean): Promise<{ fit: WorkerFit; data: Uint8Array; ms: number }> {
   const t = performance.now();
-  const response = await fetch(`${url}/?budget=${budget}&encoder=${encoder}`, { method: "POST", body: new Uint8Array(input) });
+  const response = await fetch(`${url}/?budget=${budget}&encoder=${encoder}&simd=${simd ? 1 : 0}`, { method: "POST", body: new Uint8Array(input) });
   const data = new Uint8Array(await response.arrayBuffer());
   const ms = performance.now() - t;
   if (!response.ok) throw new Error(`worker answered ${response.status}: ${new TextDecoder().decode(data)}`);
@@ -86,10 +87,10 @@ async function psnr(original: Buffer, output: Uint8Array): Promise<number> {
 }
 
 /** The same fit in Node, only for the JS-heap column (workerd exposes no heap numbers). */
-async function ours(input: Buffer, budget: number, settings: JpegEncodeSettings): Promise<{ r: FitResult; jsMB: number }> {
+async function ours(input: Buffer, budget: number, settings: JpegEncodeSettings, simd: boolean): Promise<{ r: FitResult; jsMB: number }> {
   gc();
   const before = process.memoryUsage();
-  const r = await fitImage(new Uint8Array(input), { embedTargetBytes: budget, maxLongEdge: MAX_EDGE, maxInputPixels: 16_777_216 }, wasm, settings);
+  const r = await fitImage(new Uint8Array(input), { embedTargetBytes: budget, maxLongEdge: MAX_EDGE, maxInputPixels: 16_777_216 }, simd ? wasm : wasmWithoutSimd, settings);
   const after = process.memoryUsage();
   // JS-side allocations still held at the end of the call (no GC in between), excluding WASM memories.
   const jsMB = (after.heapUsed - before.heapUsed + after.arrayBuffers - before.arrayBuffers - r.wasmPeakBytes) / 2 ** 20;
@@ -151,14 +152,21 @@ const inputs = await makeInputs();
 const worker = await startWorker();
 try {
   // Warm-up: the first request compiles the WASM modules and JITs the JS.
-  await inWorkerd(worker.url, inputs[3]![1], 262144, "baseline");
-  await inWorkerd(worker.url, inputs[3]![1], 262144, "mozjpeg");
+  await inWorkerd(worker.url, inputs[3]![1], 262144, "baseline", true);
+  await inWorkerd(worker.url, inputs[3]![1], 262144, "baseline", false);
+  await inWorkerd(worker.url, inputs[3]![1], 262144, "mozjpeg", false);
   for (const [name, input] of inputs) {
     for (const budget of [256 * 1024, 1024 * 1024]) {
       const budgetLabel = `${budget / 1024} KiB`;
-      for (const [label, encoder] of [["ours in workerd (baseline encoder)", "baseline"], ["ours in workerd (MozJPEG, before)", "mozjpeg"]] as const) {
-        const { fit, data, ms } = await inWorkerd(worker.url, input, budget, encoder);
-        const { jsMB } = await ours(input, budget, { encoder, progressive: false, trellis: false });
+      const methods = [
+        ["ours in workerd (SIMD kernels, baseline encoder)", "baseline", true],
+        ["ours in workerd (JS kernels, baseline encoder; before)", "baseline", false],
+        ["ours in workerd (MozJPEG, JS resampler)", "mozjpeg", false],
+      ] as const;
+      for (const [label, encoder, simd] of methods) {
+        const { fit, data, ms } = await inWorkerd(worker.url, input, budget, encoder, simd);
+        if (fit.simd !== simd) throw new Error(`${label}: the worker reported simd=${fit.simd}`);
+        const { jsMB } = await ours(input, budget, { encoder, progressive: false, trellis: false }, simd);
         rows.push({ input: name, budget: budgetLabel, method: label, ms, attempts: fit.attempts, bytes: fit.dataUrlBytes, dims: `${fit.width}x${fit.height} q${fit.quality}`, psnr: await psnr(input, data), wasmMB: fit.wasmPeakBytes / 2 ** 20, jsMB });
       }
       let t = performance.now();

@@ -1,12 +1,19 @@
 /**
  * Deno adapter of the VisionWasm port: the same .wasm files the Workers bundle imports, read from
- * node_modules and compiled once per process; shared/vision instantiates them per request.
+ * node_modules (ours from shared/vision/wasm) and compiled once per process; shared/vision
+ * instantiates them per request.
  */
 import type { VisionWasm } from "../shared/vision/codecs";
 
-const compile = async (path: string) => WebAssembly.compile(await Deno.readFile(new URL(`../node_modules/${path}`, import.meta.url)));
+const compileFile = async (url: URL) => WebAssembly.compile(await Deno.readFile(url));
+const compile = (path: string) => compileFile(new URL(`../node_modules/${path}`, import.meta.url));
 
 export async function loadVisionWasm(): Promise<VisionWasm> {
-  const [jpegDecoder, photon] = await Promise.all([compile("@cwasm/jpeg-turbo/jpeg-turbo.wasm"), compile("@cf-wasm/photon/dist/lib/photon_rs_bg.wasm")]);
-  return { jpegDecoder, photon };
+  const [jpegDecoder, photon, simd] = await Promise.all([
+    compile("@cwasm/jpeg-turbo/jpeg-turbo.wasm"),
+    compile("@cf-wasm/photon/dist/lib/photon_rs_bg.wasm"),
+    // Our own SIMD kernels, committed next to their WAT source.
+    compileFile(new URL("../shared/vision/wasm/vision.simd.wasm", import.meta.url)),
+  ]);
+  return { jpegDecoder, photon, simd };
 }

@@ -17,6 +17,12 @@ export interface VisionWasm {
   jpegEncoder?: WebAssembly.Module;
   /** photon (`@cf-wasm/photon/photon.wasm`): GIF, WebP and interlaced PNG, which have no streaming path. */
   photon: WebAssembly.Module;
+  /**
+   * Our own 128-bit SIMD kernels (`shared/vision/wasm/vision.simd.wasm`, built from the .wat beside
+   * it): the resampler's Lanczos passes and the encoder's colour conversion + DCT. Optional: without
+   * it fitting runs the same arithmetic in JS, only slower.
+   */
+  simd?: WebAssembly.Module;
 }
 
 /** Builds the resampler once the decoder knows the size it will actually deliver. */

@@ -46,6 +46,8 @@ export interface FitResult {
   wasmPeakBytes: number;
   /** JPEG quality of the output, absent when passed through. */
   quality?: number;
+  /** True when our WASM SIMD kernels (VisionWasm.simd) ran the resampling (and the baseline encoder); for logs and benchmarks. */
+  simd?: boolean;
 }
 
 /** Quality range searched: above 90 bytes grow fast for no visible gain; below 50 text smears. */
@@ -288,11 +290,16 @@ export async function fitImage(bytes: Uint8Array, opts: FitOptions, wasm: Vision
   const target = targetSize(window.width, window.height, opts.maxLongEdge);
   const storedWindow = toStored(window, orientation, header.width, header.height);
   const storedTarget = turned ? { width: target.height, height: target.width } : target;
+  let simdBytes = 0;
+  let usedSimd = false;
   const makeResampler = (decodedWidth: number, decodedHeight: number) => {
     const sx = decodedWidth / header.width;
     const sy = decodedHeight / header.height;
     const mapped: SourceWindow = { x: storedWindow.x * sx, y: storedWindow.y * sy, width: storedWindow.width * sx, height: storedWindow.height * sy };
-    return new StreamingResampler(decodedWidth, decodedHeight, mapped, storedTarget.width, storedTarget.height);
+    const resampler = new StreamingResampler(decodedWidth, decodedHeight, mapped, storedTarget.width, storedTarget.height, wasm.simd);
+    simdBytes = resampler.wasmBytes;
+    usedSimd = resampler.usesSimd;
+    return resampler;
   };
 
   let wasmPeakBytes = 0;
@@ -314,6 +321,8 @@ export async function fitImage(bytes: Uint8Array, opts: FitOptions, wasm: Vision
     rgb = decoded.resampler.finish();
   }
 
+  // Codec instances run one after another, so the call's peak is the largest single one.
+  wasmPeakBytes = Math.max(wasmPeakBytes, simdBytes);
   const outType = "image/jpeg";
   const maxBytes = maxPayloadBytes(outType, opts.embedTargetBytes);
   const counter = { attempts: 0 };
@@ -326,7 +335,9 @@ export async function fitImage(bytes: Uint8Array, opts: FitOptions, wasm: Vision
       outcome = searchQuality((q) => mozjpeg.encode(rgba, size.width, size.height, q), maxBytes, round === 0 ? 80 : QUALITY_MIN + 5, counter);
       wasmPeakBytes = Math.max(wasmPeakBytes, mozjpeg.wasmBytes());
     } else {
-      outcome = searchPrepared(prepareJpeg(rgb, size.width, size.height), maxBytes, counter);
+      const prepared = prepareJpeg(rgb, size.width, size.height, wasm.simd);
+      wasmPeakBytes = Math.max(wasmPeakBytes, prepared.wasmBytes);
+      outcome = searchPrepared(prepared, maxBytes, counter);
     }
     if (outcome.data && outcome.quality !== undefined) {
       const note = describe(original, crop, size.width, size.height);
@@ -334,7 +345,7 @@ export async function fitImage(bytes: Uint8Array, opts: FitOptions, wasm: Vision
         mediaType: outType, data: outcome.data, width: size.width, height: size.height,
         dataUrlBytes: dataUrlLength(outType, outcome.data.length), original, note,
         encodeAttempts: counter.attempts, passedThrough: false,
-        scale: size.width / window.width, crop, wasmPeakBytes, quality: outcome.quality,
+        scale: size.width / window.width, crop, wasmPeakBytes, quality: outcome.quality, simd: usedSimd,
       };
     }
     if (size.width === 1 && size.height === 1 || round > 8) {
@@ -343,7 +354,7 @@ export async function fitImage(bytes: Uint8Array, opts: FitOptions, wasm: Vision
     // Bytes scale roughly with pixel count, so the side shrinks by the square root of the overshoot.
     const shrink = Math.sqrt(maxBytes / (outcome.sizeAtMin ?? maxBytes * 2)) * 0.97;
     const next = { width: Math.max(1, Math.floor(size.width * shrink)), height: Math.max(1, Math.floor(size.height * shrink)) };
-    rgb = resizeRgb(rgb, size.width, size.height, next.width, next.height);
+    rgb = resizeRgb(rgb, size.width, size.height, next.width, next.height, wasm.simd);
     size = next;
   }
 }

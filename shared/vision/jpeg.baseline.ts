@@ -3,7 +3,9 @@
  * conversion, chroma subsampling and the DCT run once per image, and each quality only
  * re-quantises the stored coefficients and counts Huffman symbols, which gives the exact entropy
  * size without writing a bit. A search of several qualities then costs about one full encode.
+ * With our SIMD module, colour conversion and DCT run in WASM (f32) instead of JS (f64).
  */
+import { SimdJpegKernels } from "./wasm/vision.simd";
 
 /** ITU-T T.81 Annex K tables (natural order): what libjpeg, and so sharp, scales by quality. */
 const LUMA_BASE = [
@@ -149,6 +151,12 @@ class BitWriter {
     this.buffer[this.at++] = b;
   }
   raw(bytes: ArrayLike<number>): void { for (let i = 0; i < bytes.length; i++) this.byte(bytes[i]!); }
+  /** Whole bytes already entropy-coded and stuffed elsewhere (the SIMD scan); the writer is byte-aligned. */
+  block(bytes: Uint8Array): void {
+    if (this.at + bytes.length + 2 > this.buffer.length) { const grown = new Uint8Array(this.at + bytes.length + 1024); grown.set(this.buffer.subarray(0, this.at)); this.buffer = grown; }
+    this.buffer.set(bytes, this.at);
+    this.at += bytes.length;
+  }
   /** Entropy-coded bits (≤ 16 at a time), with 0xFF stuffing. */
   bits(value: number, n: number): void {
     this.acc = (this.acc << n) | (value & ((1 << n) - 1));
@@ -177,6 +185,8 @@ export interface PreparedJpeg {
   /** Size of the encode at `quality`: exact entropy size plus a safe allowance for 0xFF stuffing. */
   sizeAt(quality: number): number;
   encode(quality: number): Uint8Array;
+  /** WASM memory the SIMD colour conversion + DCT used (0 on the JS path). */
+  wasmBytes: number;
 }
 
 const HEADER_BYTES = 2 + 18 + 2 * 69 + 19 + 14 + 2; // SOI, APP0, 2 DQT, SOF0, SOS, EOI (DHT added per table)
@@ -188,10 +198,18 @@ const HEADER_BYTES = 2 + 18 + 2 * 69 + 19 + 14 + 2; // SOI, APP0, 2 DQT, SOF0, S
  * const q = prepared.sizeAt(85) <= maxBytes ? 85 : 75;
  * const jpeg = prepared.encode(q);
  */
-export function prepareJpeg(rgb: Uint8Array, width: number, height: number): PreparedJpeg {
+export function prepareJpeg(rgb: Uint8Array, width: number, height: number, simdModule?: WebAssembly.Module): PreparedJpeg {
+  if (!simdModule) return codeCoefficients(transformJs(rgb, width, height), width, height);
+  const kernels = new SimdJpegKernels(simdModule, width, height, ZIGZAG, AAN_TO_JPEG);
+  kernels.transform(rgb);
+  // The coefficients stay in the instance's memory; the JS loops that would read them never run.
+  return codeCoefficients(new Float32Array(0), width, height, kernels);
+}
+
+/** Colour conversion + DCT in JS (f64): MCU order Y00 Y01 Y10 Y11 Cb Cr, zigzag, JPEG scale. */
+function transformJs(rgb: Uint8Array, width: number, height: number): Float32Array {
   const mcuX = Math.ceil(width / 16), mcuY = Math.ceil(height / 16);
-  const mcus = mcuX * mcuY;
-  const coeffs = new Float32Array(mcus * 6 * 64);
+  const coeffs = new Float32Array(mcuX * mcuY * 6 * 64);
   const block = new Float64Array(64);
   // One MCU row at a time: 16 rows of level-shifted Y and 8 rows of 2x2-averaged Cb/Cr, padded
   // to whole MCUs by repeating the last column and row.
@@ -241,6 +259,15 @@ export function prepareJpeg(rgb: Uint8Array, width: number, height: number): Pre
       dctInto(crRows, half, mx * 8, base + 320);
     }
   }
+  return coeffs;
+}
+
+/**
+ * Quantises and codes prepared coefficients (see PreparedJpeg); with `simd`, whose memory holds
+ * `coeffs`, the quantise-and-count passes run there (f32, so the final write quantises there too).
+ */
+function codeCoefficients(coeffs: Float32Array, width: number, height: number, simd?: SimdJpegKernels): PreparedJpeg {
+  const mcus = Math.ceil(width / 16) * Math.ceil(height / 16);
 
   const tablesFor = (quality: number) => {
     const luma = quantTable(LUMA_BASE, quality), chroma = quantTable(CHROMA_BASE, quality);
@@ -252,9 +279,9 @@ export function prepareJpeg(rgb: Uint8Array, width: number, height: number): Pre
 
   /**
    * Quantised coefficients of the last full statistics pass (`quantQuality`), so the write of that
-   * quality does not quantise again. 2 bytes per coefficient.
+   * quality does not quantise again. 2 bytes per coefficient (the SIMD path keeps them in its memory).
    */
-  const quant = new Int16Array(mcus * 6 * 64);
+  const quant = new Int16Array(simd ? 0 : mcus * 6 * 64);
   let quantQuality = -1;
 
   /**
@@ -263,8 +290,13 @@ export function prepareJpeg(rgb: Uint8Array, width: number, height: number): Pre
    */
   const statistics = (quality: number, stride = 1): Statistics => {
     const { recip } = tablesFor(quality);
-    const hist = new Uint32Array(1024);
     const keep = stride === 1;
+    if (simd) {
+      const { hist, extraBits } = simd.quantCount(recip, stride, keep);
+      if (keep) quantQuality = quality;
+      return { dcLuma: hist.subarray(0, 256), acLuma: hist.subarray(256, 512), dcChroma: hist.subarray(512, 768), acChroma: hist.subarray(768, 1024), extraBits };
+    }
+    const hist = new Uint32Array(1024);
     let predY = 0, predCb = 0, predCr = 0;
     let extra = 0;
     for (let m = 0; m < mcus; m += stride) {
@@ -369,6 +401,7 @@ export function prepareJpeg(rgb: Uint8Array, width: number, height: number): Pre
   return {
     width,
     height,
+    wasmBytes: simd?.wasmBytes ?? 0,
     estimateAt(quality) {
       // Every 16th MCU: about 1/16 of a measure, within a few per cent of the real size.
       const stride = mcus >= 256 ? 16 : 1;
@@ -393,8 +426,14 @@ export function prepareJpeg(rgb: Uint8Array, width: number, height: number): Pre
         w.raw([0xff, 0xc4, ...u16(2 + 1 + 16 + table.symbols.length), klass, ...table.counts, ...table.symbols]);
       }
       w.raw([0xff, 0xda, 0, 12, 3, 1, 0x00, 2, 0x11, 3, 0x11, 0, 63, 0]);
-      writeScan(quality, tables, w);
-      w.flush();
+      if (simd) {
+        // The scan is coded from the blocks of the last full count: recount if that was another quality.
+        if (quantQuality !== quality) statistics(quality);
+        w.block(simd.writeScan(tables, entropyBytes));
+      } else {
+        writeScan(quality, tables, w);
+        w.flush();
+      }
       w.raw([0xff, 0xd9]);
       return w.result();
     },

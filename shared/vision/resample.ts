@@ -3,8 +3,12 @@
  * straight out of a decoder's WASM memory) and only the destination image plus a few filtered rows
  * are ever held, so a 5K screenshot never exists as a full RGB buffer in the JS heap. When the
  * shrink is large, whole k x k boxes of source pixels are averaged first (integer sums, one add per
- * source sample) so the Lanczos filter only ever sees about twice the target size.
+ * source sample) so the Lanczos filter only ever sees about twice the target size. Given our SIMD
+ * module (wasm/vision.simd.wat), both Lanczos passes run there with the same integer arithmetic, so
+ * the bytes are identical; box sums (≥ 4x shrinks only) are still summed and filtered in JS, into
+ * the ring that lives in the module's memory.
  */
+import { SimdResampleKernels } from "./wasm/vision.simd";
 
 /** A window of the source, in source pixels (fractions allowed: a crop mapped through a DCT scale). */
 export interface SourceWindow {
@@ -109,6 +113,9 @@ export class StreamingResampler {
   private boxRows = 0;
   /** Next destination row to write. */
   private nextY = 0;
+  /** The WASM SIMD passes, when the caller handed in the module; the JS loops otherwise. */
+  private readonly simd?: SimdResampleKernels;
+  private readonly slots: Int32Array;
 
   constructor(
     readonly srcWidth: number,
@@ -116,6 +123,7 @@ export class StreamingResampler {
     window: SourceWindow,
     readonly dstWidth: number,
     readonly dstHeight: number,
+    simdModule?: WebAssembly.Module,
   ) {
     this.boxX = boxFactor(window.width / dstWidth);
     this.boxY = boxFactor(window.height / dstHeight);
@@ -128,10 +136,28 @@ export class StreamingResampler {
       const first = this.vertical.start[y]!;
       this.wanted.fill(1, first, first + this.vertical.count[y]!);
     }
-    this.ring = Array.from({ length: this.vertical.maxTaps }, () => new Int32Array(dstWidth * 3));
+    const ringRows = this.vertical.maxTaps;
+    if (simdModule) {
+      const simd = new SimdResampleKernels(simdModule, srcWidth, dstWidth, this.horizontal, ringRows);
+      this.simd = simd;
+      this.ring = Array.from({ length: ringRows }, (_, slot) => simd.ringRow(slot));
+    } else {
+      this.ring = Array.from({ length: ringRows }, () => new Int32Array(dstWidth * 3));
+    }
+    this.slots = new Int32Array(ringRows);
     this.out = new Uint8Array(dstWidth * dstHeight * 3);
-    this.acc = new Int32Array(dstWidth * 3);
+    this.acc = new Int32Array(this.simd ? 0 : dstWidth * 3);
     this.boxSums = new Int32Array(this.boxX > 1 || this.boxY > 1 ? this.gridWidth * 3 : 0);
+  }
+
+  /** True when the SIMD passes run (the module was given). */
+  get usesSimd(): boolean {
+    return this.simd !== undefined;
+  }
+
+  /** Bytes of WASM memory the SIMD passes hold (0 on the JS path). */
+  get wasmBytes(): number {
+    return this.simd?.wasmBytes ?? 0;
   }
 
   wantsRow(row: number): boolean {
@@ -142,7 +168,8 @@ export class StreamingResampler {
   pushRow(row: number, rgb: Uint8Array, offset = 0): void {
     if (!this.wantsRow(row)) return;
     if (this.boxSums.length === 0) {
-      this.filterRow(rgb, offset, this.ring[row % this.ring.length]!, 14 - ROW_SHIFT, 1);
+      if (this.simd) this.simd.filterBytes(rgb, offset, row % this.ring.length, 14 - ROW_SHIFT);
+      else this.filterRow(rgb, offset, this.ring[row % this.ring.length]!, 14 - ROW_SHIFT, 1);
       this.emitThrough(row);
       return;
     }
@@ -249,6 +276,12 @@ export class StreamingResampler {
       const first = v.start[y]!;
       const n = v.count[y]!;
       if (first + n - 1 > row) return;
+      if (this.simd) {
+        for (let t = 0; t < n; t++) this.slots[t] = (first + t) % ring.length;
+        this.simd.emitRow(this.slots, v.fixed, y * v.maxTaps, n, shift, out, y * rowLen);
+        this.nextY++;
+        continue;
+      }
       // Rows in 1/256 (|v| < 2^17) times weights in 1/4096 (sum of |w| < 2): stays inside int32.
       // Four taps per sweep over the row: a quarter of the accumulator traffic of one at a time.
       const base = y * v.maxTaps;
@@ -282,8 +315,8 @@ export class StreamingResampler {
 }
 
 /** Resizes an in-memory RGB image (the already-fitted image, when the budget forces a smaller one). */
-export function resizeRgb(rgb: Uint8Array, width: number, height: number, dstWidth: number, dstHeight: number): Uint8Array {
-  const resampler = new StreamingResampler(width, height, { x: 0, y: 0, width, height }, dstWidth, dstHeight);
+export function resizeRgb(rgb: Uint8Array, width: number, height: number, dstWidth: number, dstHeight: number, simdModule?: WebAssembly.Module): Uint8Array {
+  const resampler = new StreamingResampler(width, height, { x: 0, y: 0, width, height }, dstWidth, dstHeight, simdModule);
   const stride = width * 3;
   for (let row = 0; row < height; row++) resampler.pushRow(row, rgb, row * stride);
   return resampler.finish();

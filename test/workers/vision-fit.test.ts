@@ -74,6 +74,38 @@ describe("fitImage budgets", () => {
   });
 });
 
+describe("fitImage SIMD kernels in workerd", () => {
+  // The production codecs minus our SIMD module: the JS fallback the port promises.
+  const { simd, ...withoutSimd } = visionWasm;
+
+  it("the Workers entry hands in our SIMD module and workerd runs it (the JS path reports false)", async () => {
+    expect(simd).toBeInstanceOf(WebAssembly.Module);
+    expect(WebAssembly.Module.exports(simd!).map((e) => e.name)).toEqual(expect.arrayContaining(["hfilter", "vfilter", "rgbToYcc", "dctMcuRow"]));
+    const fast = await fit(screenshot, opts(256 * KiB));
+    expect(fast.simd).toBe(true);
+    const slow = await fitImage(screenshot, opts(256 * KiB), withoutSimd);
+    expect(slow.simd).toBe(false);
+  });
+
+  it("budgets, dimensions and qualities are those of the JS path, for photos, screenshots and phone tables", async () => {
+    for (const [input, budget] of [[photo, 256 * KiB], [photo, 64 * KiB], [screenshot, 256 * KiB], [screenshot, 64 * KiB], [phoneTable, 256 * KiB]] as const) {
+      const fast = await fit(input, opts(budget));
+      const slow = await fitImage(input, opts(budget), withoutSimd);
+      expect(fast.dataUrlBytes).toBeLessThanOrEqual(budget);
+      expect([fast.width, fast.height, fast.note]).toEqual([slow.width, slow.height, slow.note]);
+      // f32 vs f64 DCT can move a size across a quality step, never further.
+      expect(Math.abs(fast.quality! - slow.quality!)).toBeLessThanOrEqual(1);
+      expect(fast.encodeAttempts).toBeLessThanOrEqual(slow.encodeAttempts + 1);
+      expect(fast.wasmPeakBytes).toBeLessThan(64 * 1024 * 1024);
+      const a = decodeRgba(fast.data), b = decodeRgba(slow.data);
+      let se = 0;
+      for (let i = 0; i < a.rgba.length; i++) { const d = a.rgba[i]! - b.rgba[i]!; se += d * d; }
+      const psnr = se === 0 ? 99 : 10 * Math.log10((255 * 255) / (se / a.rgba.length));
+      expect(psnr).toBeGreaterThan(40);
+    }
+  });
+});
+
 describe("fitImage pass-through and pixels", () => {
   it("an image that fits is passed through byte-identical", async () => {
     const small = await encodePng(photoPixels(300, 200), 300, 200, 3);

@@ -1,0 +1,241 @@
+/**
+ * JS side of our SIMD kernels (vision.simd.wat): lays out one instance's memory for one resampler
+ * or one JPEG prepare, grows it once to exactly what the rows need, and drops it with the caller.
+ * Nothing here is cached across calls, so a fit leaves no WASM high-water mark behind.
+ */
+
+interface SimdExports {
+  memory: WebAssembly.Memory;
+  hfilter(src: number, dst: number, weights: number, starts: number, width: number, quads: number, shift: number): void;
+  vfilter(rows: number, taps: number, n: number, dst: number, chunks: number, shift: number): void;
+  rgbToYcc(rgb: number, stride: number, groups: number, rows: number, y: number, cb: number, cr: number): void;
+  dctMcuRow(y: number, cb: number, cr: number, mcus: number, blk: number, table: number, out: number): void;
+  quantCount(coeffs: number, quant: number, recip: number, hist: number, mcus: number, stride: number, keep: number, scratch: number): number;
+  writeScan(quant: number, mcus: number, codes: number, out: number): number;
+}
+
+const PAGE = 65536;
+
+/** A bump allocator over a fresh instance: `reserve` sizes first, then one `memory.grow`. */
+function instantiate(module: WebAssembly.Module, bytes: number): SimdExports {
+  const exports = new WebAssembly.Instance(module, {}).exports as unknown as SimdExports;
+  const have = exports.memory.buffer.byteLength;
+  if (bytes > have) exports.memory.grow(Math.ceil((bytes - have) / PAGE));
+  return exports;
+}
+
+const align16 = (n: number) => (n + 15) & ~15;
+
+/** Horizontal filter taps as the resampler computes them (fixed point, `maxTaps` per output). */
+export interface FixedTaps {
+  start: Int32Array;
+  count: Int32Array;
+  fixed: Int32Array;
+  maxTaps: number;
+}
+
+/**
+ * The resampler's two hot loops in WASM SIMD: the horizontal pass of byte rows and the vertical
+ * pass into output bytes. Filtered rows (the ring) live in the instance's memory; box-mode rows,
+ * filtered in JS, are written straight into `ringRow(slot)`.
+ */
+export class SimdResampleKernels {
+  private readonly k: SimdExports;
+  private readonly bytes: Uint8Array;
+  private readonly words: Int32Array;
+  private readonly weights: number;
+  private readonly starts: number;
+  private readonly src: number;
+  private readonly ring: number;
+  private readonly ringStride: number;
+  private readonly rowPtrs: number;
+  private readonly rowTaps: number;
+  private readonly outRow: number;
+  private readonly quads: number;
+  private readonly chunks: number;
+  private readonly rowLen: number;
+
+  constructor(module: WebAssembly.Module, private readonly srcWidth: number, private readonly dstWidth: number, horizontal: FixedTaps, ringRows: number) {
+    this.rowLen = dstWidth * 3;
+    this.chunks = Math.ceil(this.rowLen / 16);
+    this.quads = Math.ceil(horizontal.maxTaps / 4);
+    let at = 0;
+    const take = (n: number) => { const start = at; at = align16(at + n); return start; };
+    this.weights = take(dstWidth * this.quads * 32);
+    this.starts = take(dstWidth * 4);
+    // Padded taps read up to a quad of pixels (plus the 16-byte load) past the row's end.
+    this.src = take(srcWidth * 3 + this.quads * 12 + 16);
+    this.ringStride = this.chunks * 64 + 16;
+    this.ring = take(ringRows * this.ringStride);
+    this.rowPtrs = take(ringRows * 4);
+    this.rowTaps = take(ringRows * 4);
+    this.outRow = take(this.chunks * 16);
+    this.k = instantiate(module, at);
+    this.bytes = new Uint8Array(this.k.memory.buffer);
+    this.words = new Int32Array(this.k.memory.buffer);
+    const weights = new Int16Array(this.k.memory.buffer, this.weights, dstWidth * this.quads * 16);
+    const starts = this.words.subarray(this.starts >> 2, (this.starts >> 2) + dstWidth);
+    const { start, count, fixed, maxTaps } = horizontal;
+    for (let x = 0; x < dstWidth; x++) {
+      starts[x] = start[x]! * 3;
+      const n = count[x]!;
+      // Per quad: [w0 w1 w0 w1 w0 w1 0 0] [w2 w3 w2 w3 w2 w3 0 0]; taps past `n` stay zero.
+      for (let t = 0; t < n; t++) {
+        const w = fixed[x * maxTaps + t]!;
+        const base = (x * this.quads + (t >> 2)) * 16 + ((t & 2) ? 8 : 0) + (t & 1);
+        weights[base] = w; weights[base + 2] = w; weights[base + 4] = w;
+      }
+    }
+  }
+
+  /** Bytes of WASM memory this instance holds. */
+  get wasmBytes(): number {
+    return this.k.memory.buffer.byteLength;
+  }
+
+  /** The ring slot as i32 values (R G B per output pixel), for rows filtered in JS. */
+  ringRow(slot: number): Int32Array {
+    const at = (this.ring + slot * this.ringStride) >> 2;
+    return this.words.subarray(at, at + this.rowLen);
+  }
+
+  /** Horizontal pass of the RGB byte row at `rgb[offset]` into ring `slot`, in 1/2^(14-shift) units. */
+  filterBytes(rgb: Uint8Array, offset: number, slot: number, shift: number): void {
+    this.bytes.set(rgb.subarray(offset, offset + this.srcWidth * 3), this.src);
+    this.k.hfilter(this.src, this.ring + slot * this.ringStride, this.weights, this.starts, this.dstWidth, this.quads, shift);
+  }
+
+  /** Vertical pass: `n` ring slots with weights `taps[first..]` into `out[outAt..]`, clamped bytes. */
+  emitRow(slots: ArrayLike<number>, taps: Int32Array, first: number, n: number, shift: number, out: Uint8Array, outAt: number): void {
+    const ptrs = this.rowPtrs >> 2, weights = this.rowTaps >> 2;
+    for (let t = 0; t < n; t++) {
+      this.words[ptrs + t] = this.ring + slots[t]! * this.ringStride;
+      this.words[weights + t] = taps[first + t]!;
+    }
+    this.k.vfilter(this.rowPtrs, this.rowTaps, n, this.outRow, this.chunks, shift);
+    out.set(this.bytes.subarray(this.outRow, this.outRow + this.rowLen), outAt);
+  }
+}
+
+/**
+ * The JPEG encoder's SIMD half: colour conversion (RGB to level-shifted Y and 2x2-averaged Cb/Cr)
+ * and forward DCT (f32), one MCU row (16 pixel rows) at a time, straight into the coefficient
+ * array in this instance's memory; then each quality's quantise-and-count over those coefficients.
+ * The instance lives as long as the prepared image (one fit) and holds its coefficients (6 bytes
+ * per pixel) and quantised values (3 bytes per pixel), plus the entropy-coded output of a write,
+ * nothing else.
+ */
+export class SimdJpegKernels {
+  private readonly k: SimdExports;
+  private readonly mcuX: number;
+  private readonly mcus: number;
+  private readonly rgb: number;
+  private readonly stride: number;
+  private readonly y: number;
+  private readonly cb: number;
+  private readonly cr: number;
+  private readonly blk: number;
+  private readonly table: number;
+  private readonly recip: number;
+  private readonly hist: number;
+  private readonly scratch: number;
+  private readonly coeffsAt: number;
+  private readonly quantAt: number;
+  private readonly codes: number;
+  /** Start of the scan output, the last area: a write grows the memory to what its scan needs. */
+  private readonly scanAt: number;
+
+  /**
+   * `zigzag[k]` is the natural index of the k-th coefficient and `scale[k]` turns the AAN output
+   * into the JPEG coefficient, as the JS encoder defines them.
+   */
+  constructor(module: WebAssembly.Module, private readonly width: number, private readonly height: number, zigzag: Int32Array, scale: Float64Array) {
+    this.mcuX = Math.ceil(width / 16);
+    this.mcus = this.mcuX * Math.ceil(height / 16);
+    const padded = this.mcuX * 16;
+    this.stride = padded * 3;
+    let at = 0;
+    const take = (n: number) => { const start = at; at = align16(at + n); return start; };
+    this.table = take(64 * 8);
+    this.blk = take(256);
+    this.recip = take(6 * 64 * 4);
+    this.hist = take(1024 * 4);
+    this.scratch = take(128);
+    this.rgb = take(16 * this.stride + 16);
+    this.y = take(16 * padded * 4);
+    this.cb = take(8 * (padded >> 1) * 4);
+    this.cr = take(8 * (padded >> 1) * 4);
+    this.coeffsAt = take(this.mcus * 6 * 64 * 4);
+    this.quantAt = take(this.mcus * 6 * 64 * 2);
+    this.codes = take(4 * 256 * 4);
+    this.scanAt = at;
+    this.k = instantiate(module, at);
+    const view = new DataView(this.k.memory.buffer);
+    for (let k = 0; k < 64; k++) {
+      const n = zigzag[k]!;
+      // After the two passes coefficient (u = n % 8, v = n / 8) sits at row u, lane v of the scratch block.
+      view.setInt32(this.table + k * 8, ((n & 7) * 8 + (n >> 3)) * 4, true);
+      view.setFloat32(this.table + k * 8 + 4, scale[k]!, true);
+    }
+  }
+
+  /** All coefficients: MCU order Y00 Y01 Y10 Y11 Cb Cr, 64 per block, zigzag order, JPEG scale. */
+  get coefficients(): Float32Array {
+    return new Float32Array(this.k.memory.buffer, this.coeffsAt, this.mcus * 6 * 64);
+  }
+
+  get wasmBytes(): number {
+    return this.k.memory.buffer.byteLength;
+  }
+
+  /** Colour conversion + DCT of the whole RGB image; edges repeat the last column and row, as the JS path pads. */
+  transform(rgb: Uint8Array): void {
+    const { width, height, stride } = this;
+    const bytes = new Uint8Array(this.k.memory.buffer);
+    const rowBytes = width * 3;
+    for (let my = 0; my * 16 < height; my++) {
+      for (let dy = 0; dy < 16; dy++) {
+        const sy = Math.min(height - 1, my * 16 + dy);
+        const at = this.rgb + dy * stride;
+        bytes.set(rgb.subarray(sy * rowBytes, sy * rowBytes + rowBytes), at);
+        if (rowBytes < stride) {
+          const r = bytes[at + rowBytes - 3]!, g = bytes[at + rowBytes - 2]!, b = bytes[at + rowBytes - 1]!;
+          for (let p = at + rowBytes; p < at + stride; p += 3) { bytes[p] = r; bytes[p + 1] = g; bytes[p + 2] = b; }
+        }
+      }
+      this.k.rgbToYcc(this.rgb, stride, this.mcuX * 2, 16, this.y, this.cb, this.cr);
+      this.k.dctMcuRow(this.y, this.cb, this.cr, this.mcuX, this.blk, this.table, this.coeffsAt + my * this.mcuX * 6 * 64 * 4);
+    }
+  }
+
+  /**
+   * Quantises every `stride`-th MCU with `recip` (6 x 64 reciprocals, one table per block slot)
+   * and counts its symbols: histograms at 0 (DC luma), 256 (AC luma), 512 (DC chroma), 768
+   * (AC chroma) and the magnitude bits. With `keep`, the quantised blocks stay for `writeScan`.
+   */
+  quantCount(recip: ArrayLike<number>, stride: number, keep: boolean): { hist: Uint32Array; extraBits: number } {
+    new Float32Array(this.k.memory.buffer, this.recip, 6 * 64).set(recip);
+    const hist = new Uint32Array(this.k.memory.buffer, this.hist, 1024);
+    hist.fill(0);
+    const extraBits = this.k.quantCount(this.coeffsAt, this.quantAt, this.recip, this.hist, this.mcus, stride, keep ? 1 : 0, this.scratch);
+    return { hist: hist.slice(), extraBits };
+  }
+
+  /**
+   * The entropy-coded scan at the quality last counted with `keep`, with Huffman `tables` (DC luma,
+   * AC luma, DC chroma, AC chroma: `code`/`length` per symbol) built from that count, whose
+   * entropy size was `entropyBytes`: 0xFF stuffing at most doubles it, so the memory grows once to
+   * twice that, if it must. The view is valid until the next write.
+   */
+  writeScan(tables: ReadonlyArray<{ code: Uint16Array; length: Uint8Array }>, entropyBytes: number): Uint8Array {
+    const have = this.k.memory.buffer.byteLength;
+    const need = this.scanAt + 2 * entropyBytes + 64;
+    if (need > have) this.k.memory.grow(Math.ceil((need - have) / PAGE));
+    const codes = new Int32Array(this.k.memory.buffer, this.codes, 1024);
+    tables.forEach(({ code, length }, t) => {
+      for (let s = 0; s < 256; s++) codes[t * 256 + s] = code[s]! | (length[s]! << 16);
+    });
+    const n = this.k.writeScan(this.quantAt, this.mcus, this.codes, this.scanAt);
+    return new Uint8Array(this.k.memory.buffer, this.scanAt, n);
+  }
+}

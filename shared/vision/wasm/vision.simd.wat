@@ -1,0 +1,480 @@
+;; 128-bit SIMD kernels of the vision fit, our own source: the Lanczos resampler's two passes and
+;; the JPEG encoder's colour conversion, forward DCT, quantise-and-count and scan write. The module
+;; owns one memory that its JS binding (vision.simd.ts) lays out and grows to what one call needs;
+;; no function allocates, and only writeScan's bit writer keeps state (globals reset per call).
+;; Build: npm run build:wasm (scripts/build-wasm.ts) writes vision.simd.wasm next to this file.
+(module
+  (memory (export "memory") 1)
+
+  ;; Bit writer state of writeScan: pending bits (right-aligned), their count, the next output byte.
+  (global $acc (mut i64) (i64.const 0))
+  (global $count (mut i32) (i32.const 0))
+  (global $at (mut i32) (i32.const 0))
+
+  ;; Horizontal pass of one RGB byte row: for each output pixel x, taps come in quads of 4 source
+  ;; pixels (12 bytes, read as one 16-byte load) with two i16x8 weight vectors
+  ;; [w0 w1 w0 w1 w0 w1 0 0] and [w2 w3 ...]: two byte shuffles (zero-extending into i16 lanes
+  ;; r0 r1 g0 g1 b0 b1 and r2 r3 g2 g3 b2 b3) and two i32x4.dot_i16x8_s give R, G, B in lanes 0..2.
+  ;; Exact integer math, identical to the JS path: (round + sum) >> shift, stored as i32 R G B
+  ;; (the fourth lane spills onto the next pixel's R, rewritten next; the row has 4 bytes of slack).
+  ;; starts: i32 byte offset (start * 3) per output pixel; weights: quads * 32 bytes per pixel.
+  (func (export "hfilter")
+    (param $src i32) (param $dst i32) (param $weights i32) (param $starts i32)
+    (param $width i32) (param $quads i32) (param $shift i32)
+    (local $x i32) (local $p i32) (local $w i32) (local $q i32) (local $acc v128) (local $v v128)
+    (local $round v128) (local $zero v128)
+    (local.set $round (i32x4.splat (i32.shl (i32.const 1) (i32.sub (local.get $shift) (i32.const 1)))))
+    (local.set $zero (v128.const i32x4 0 0 0 0))
+    (local.set $w (local.get $weights))
+    (block $done
+      (loop $pixels
+        (br_if $done (i32.ge_u (local.get $x) (local.get $width)))
+        (local.set $p (i32.add (local.get $src) (i32.load (i32.add (local.get $starts) (i32.shl (local.get $x) (i32.const 2))))))
+        (local.set $acc (local.get $round))
+        (local.set $q (local.get $quads))
+        (loop $taps
+          (local.set $v (v128.load (local.get $p)))
+          (local.set $acc (i32x4.add (local.get $acc)
+            (i32x4.dot_i16x8_s
+              (i8x16.shuffle 0 16 3 16 1 16 4 16 2 16 5 16 16 16 16 16 (local.get $v) (local.get $zero))
+              (v128.load (local.get $w)))))
+          (local.set $acc (i32x4.add (local.get $acc)
+            (i32x4.dot_i16x8_s
+              (i8x16.shuffle 6 16 9 16 7 16 10 16 8 16 11 16 16 16 16 16 (local.get $v) (local.get $zero))
+              (v128.load offset=16 (local.get $w)))))
+          (local.set $p (i32.add (local.get $p) (i32.const 12)))
+          (local.set $w (i32.add (local.get $w) (i32.const 32)))
+          (local.set $q (i32.sub (local.get $q) (i32.const 1)))
+          (br_if $taps (local.get $q)))
+        (v128.store
+          (i32.add (local.get $dst) (i32.mul (local.get $x) (i32.const 12)))
+          (i32x4.shr_s (local.get $acc) (local.get $shift)))
+        (local.set $x (i32.add (local.get $x) (i32.const 1)))
+        (br $pixels))))
+
+  ;; Vertical pass: one output row of `chunks` x 16 bytes from `n` filtered rows (i32, 1/256 of a
+  ;; level) whose addresses and i32 weights (1/4096) sit in the `rows` and `taps` arrays.
+  ;; Sixteen lanes per sweep over the taps: (round + sum) >> shift, then saturating narrows
+  ;; i32 -> i16 -> u8, which is the JS path's clamp to 0..255. Exact, identical to the JS path.
+  (func (export "vfilter")
+    (param $rows i32) (param $taps i32) (param $n i32) (param $dst i32) (param $chunks i32) (param $shift i32)
+    (local $c i32) (local $t i32) (local $at i32) (local $k v128) (local $off i32)
+    (local $a0 v128) (local $a1 v128) (local $a2 v128) (local $a3 v128) (local $round v128)
+    (local.set $round (i32x4.splat (i32.shl (i32.const 1) (i32.sub (local.get $shift) (i32.const 1)))))
+    (block $done
+      (loop $chunk
+        (br_if $done (i32.ge_u (local.get $c) (local.get $chunks)))
+        (local.set $off (i32.shl (local.get $c) (i32.const 6)))
+        (local.set $a0 (local.get $round))
+        (local.set $a1 (local.get $round))
+        (local.set $a2 (local.get $round))
+        (local.set $a3 (local.get $round))
+        (local.set $t (i32.const 0))
+        (loop $tap
+          (local.set $at (i32.add (i32.load (i32.add (local.get $rows) (i32.shl (local.get $t) (i32.const 2)))) (local.get $off)))
+          (local.set $k (i32x4.splat (i32.load (i32.add (local.get $taps) (i32.shl (local.get $t) (i32.const 2))))))
+          (local.set $a0 (i32x4.add (local.get $a0) (i32x4.mul (v128.load (local.get $at)) (local.get $k))))
+          (local.set $a1 (i32x4.add (local.get $a1) (i32x4.mul (v128.load offset=16 (local.get $at)) (local.get $k))))
+          (local.set $a2 (i32x4.add (local.get $a2) (i32x4.mul (v128.load offset=32 (local.get $at)) (local.get $k))))
+          (local.set $a3 (i32x4.add (local.get $a3) (i32x4.mul (v128.load offset=48 (local.get $at)) (local.get $k))))
+          (local.set $t (i32.add (local.get $t) (i32.const 1)))
+          (br_if $tap (i32.lt_u (local.get $t) (local.get $n))))
+        (v128.store
+          (i32.add (local.get $dst) (i32.shl (local.get $c) (i32.const 4)))
+          (i8x16.narrow_i16x8_u
+            (i16x8.narrow_i32x4_s (i32x4.shr_s (local.get $a0) (local.get $shift)) (i32x4.shr_s (local.get $a1) (local.get $shift)))
+            (i16x8.narrow_i32x4_s (i32x4.shr_s (local.get $a2) (local.get $shift)) (i32x4.shr_s (local.get $a3) (local.get $shift)))))
+        (local.set $c (i32.add (local.get $c) (i32.const 1)))
+        (br $chunk))))
+
+  ;; Colour conversion of `rows` (even) RGB byte rows, `groups` x 8 pixels each (`stride` bytes
+  ;; apart, 4 bytes of slack after the last), into level-shifted Y (f32, `groups` x 8 per row) and
+  ;; 2x2-averaged Cb and Cr (f32, `groups` x 4 per row pair): the JPEG encoder's 4:2:0 planes.
+  ;; Even rows store the chroma pair sums, odd rows add theirs and take the average.
+  (func (export "rgbToYcc")
+    (param $rgb i32) (param $stride i32) (param $groups i32) (param $rows i32)
+    (param $y i32) (param $cb i32) (param $cr i32)
+    (local $row i32) (local $g i32) (local $p i32) (local $py i32) (local $pc i32) (local $v i32)
+    (local $r1 v128) (local $g1 v128) (local $b1 v128) (local $r2 v128) (local $g2 v128) (local $b2 v128)
+    (local $c1 v128) (local $c2 v128) (local $sum v128) (local $zero v128)
+    (local.set $zero (v128.const i32x4 0 0 0 0))
+    (block $done
+      (loop $rowLoop
+        (br_if $done (i32.ge_u (local.get $row) (local.get $rows)))
+        (local.set $p (i32.add (local.get $rgb) (i32.mul (local.get $row) (local.get $stride))))
+        (local.set $py (i32.add (local.get $y) (i32.shl (i32.mul (local.get $row) (local.get $groups)) (i32.const 5))))
+        (local.set $pc (i32.shl (i32.mul (i32.shr_u (local.get $row) (i32.const 1)) (local.get $groups)) (i32.const 4)))
+        (local.set $g (i32.const 0))
+        (loop $groupLoop
+          ;; Pixels 0..3 and 4..7 of the group: bytes -> i32 lanes -> f32.
+          (local.set $v (local.get $p))
+          (local.set $r1 (f32x4.convert_i32x4_u (i8x16.shuffle 0 16 16 16 3 16 16 16 6 16 16 16 9 16 16 16 (v128.load (local.get $v)) (local.get $zero))))
+          (local.set $g1 (f32x4.convert_i32x4_u (i8x16.shuffle 1 16 16 16 4 16 16 16 7 16 16 16 10 16 16 16 (v128.load (local.get $v)) (local.get $zero))))
+          (local.set $b1 (f32x4.convert_i32x4_u (i8x16.shuffle 2 16 16 16 5 16 16 16 8 16 16 16 11 16 16 16 (v128.load (local.get $v)) (local.get $zero))))
+          (local.set $v (i32.add (local.get $p) (i32.const 12)))
+          (local.set $r2 (f32x4.convert_i32x4_u (i8x16.shuffle 0 16 16 16 3 16 16 16 6 16 16 16 9 16 16 16 (v128.load (local.get $v)) (local.get $zero))))
+          (local.set $g2 (f32x4.convert_i32x4_u (i8x16.shuffle 1 16 16 16 4 16 16 16 7 16 16 16 10 16 16 16 (v128.load (local.get $v)) (local.get $zero))))
+          (local.set $b2 (f32x4.convert_i32x4_u (i8x16.shuffle 2 16 16 16 5 16 16 16 8 16 16 16 11 16 16 16 (v128.load (local.get $v)) (local.get $zero))))
+          ;; Y = 0.299 R + 0.587 G + 0.114 B - 128
+          (v128.store (local.get $py) (f32x4.sub
+            (f32x4.add (f32x4.add (f32x4.mul (local.get $r1) (v128.const f32x4 0.299 0.299 0.299 0.299)) (f32x4.mul (local.get $g1) (v128.const f32x4 0.587 0.587 0.587 0.587)))
+              (f32x4.mul (local.get $b1) (v128.const f32x4 0.114 0.114 0.114 0.114)))
+            (v128.const f32x4 128 128 128 128)))
+          (v128.store offset=16 (local.get $py) (f32x4.sub
+            (f32x4.add (f32x4.add (f32x4.mul (local.get $r2) (v128.const f32x4 0.299 0.299 0.299 0.299)) (f32x4.mul (local.get $g2) (v128.const f32x4 0.587 0.587 0.587 0.587)))
+              (f32x4.mul (local.get $b2) (v128.const f32x4 0.114 0.114 0.114 0.114)))
+            (v128.const f32x4 128 128 128 128)))
+          ;; Cb = -0.168736 R - 0.331264 G + 0.5 B, summed over horizontal pairs.
+          (local.set $c1 (f32x4.add (f32x4.add (f32x4.mul (local.get $r1) (v128.const f32x4 -0.168736 -0.168736 -0.168736 -0.168736)) (f32x4.mul (local.get $g1) (v128.const f32x4 -0.331264 -0.331264 -0.331264 -0.331264)))
+            (f32x4.mul (local.get $b1) (v128.const f32x4 0.5 0.5 0.5 0.5))))
+          (local.set $c2 (f32x4.add (f32x4.add (f32x4.mul (local.get $r2) (v128.const f32x4 -0.168736 -0.168736 -0.168736 -0.168736)) (f32x4.mul (local.get $g2) (v128.const f32x4 -0.331264 -0.331264 -0.331264 -0.331264)))
+            (f32x4.mul (local.get $b2) (v128.const f32x4 0.5 0.5 0.5 0.5))))
+          (local.set $sum (f32x4.add
+            (i8x16.shuffle 0 1 2 3 8 9 10 11 16 17 18 19 24 25 26 27 (local.get $c1) (local.get $c2))
+            (i8x16.shuffle 4 5 6 7 12 13 14 15 20 21 22 23 28 29 30 31 (local.get $c1) (local.get $c2))))
+          (local.set $v (i32.add (local.get $cb) (local.get $pc)))
+          (if (i32.and (local.get $row) (i32.const 1))
+            (then (v128.store (local.get $v) (f32x4.mul (f32x4.add (v128.load (local.get $v)) (local.get $sum)) (v128.const f32x4 0.25 0.25 0.25 0.25))))
+            (else (v128.store (local.get $v) (local.get $sum))))
+          ;; Cr = 0.5 R - 0.418688 G - 0.081312 B
+          (local.set $c1 (f32x4.sub (f32x4.sub (f32x4.mul (local.get $r1) (v128.const f32x4 0.5 0.5 0.5 0.5)) (f32x4.mul (local.get $g1) (v128.const f32x4 0.418688 0.418688 0.418688 0.418688)))
+            (f32x4.mul (local.get $b1) (v128.const f32x4 0.081312 0.081312 0.081312 0.081312))))
+          (local.set $c2 (f32x4.sub (f32x4.sub (f32x4.mul (local.get $r2) (v128.const f32x4 0.5 0.5 0.5 0.5)) (f32x4.mul (local.get $g2) (v128.const f32x4 0.418688 0.418688 0.418688 0.418688)))
+            (f32x4.mul (local.get $b2) (v128.const f32x4 0.081312 0.081312 0.081312 0.081312))))
+          (local.set $sum (f32x4.add
+            (i8x16.shuffle 0 1 2 3 8 9 10 11 16 17 18 19 24 25 26 27 (local.get $c1) (local.get $c2))
+            (i8x16.shuffle 4 5 6 7 12 13 14 15 20 21 22 23 28 29 30 31 (local.get $c1) (local.get $c2))))
+          (local.set $v (i32.add (local.get $cr) (local.get $pc)))
+          (if (i32.and (local.get $row) (i32.const 1))
+            (then (v128.store (local.get $v) (f32x4.mul (f32x4.add (v128.load (local.get $v)) (local.get $sum)) (v128.const f32x4 0.25 0.25 0.25 0.25))))
+            (else (v128.store (local.get $v) (local.get $sum))))
+          (local.set $p (i32.add (local.get $p) (i32.const 24)))
+          (local.set $py (i32.add (local.get $py) (i32.const 32)))
+          (local.set $pc (i32.add (local.get $pc) (i32.const 16)))
+          (local.set $g (i32.add (local.get $g) (i32.const 1)))
+          (br_if $groupLoop (i32.lt_u (local.get $g) (local.get $groups))))
+        (local.set $row (i32.add (local.get $row) (i32.const 1)))
+        (br $rowLoop))))
+
+  ;; In-place 8-point AAN forward DCT (the JS encoder's aan8) on four lanes at once: eight vectors
+  ;; at $p, $p + $s, ..., $p + 7 $s. Scaled output; the zigzag step applies the JPEG scale.
+  (func $aan8 (param $p i32) (param $s i32)
+    (local $d0 v128) (local $d1 v128) (local $d2 v128) (local $d3 v128)
+    (local $d4 v128) (local $d5 v128) (local $d6 v128) (local $d7 v128)
+    (local $t0 v128) (local $t1 v128) (local $t2 v128) (local $t3 v128)
+    (local $t4 v128) (local $t5 v128) (local $t6 v128) (local $t7 v128)
+    (local $e10 v128) (local $e11 v128) (local $e12 v128) (local $e13 v128)
+    (local $z1 v128) (local $z2 v128) (local $z3 v128) (local $z4 v128) (local $z5 v128)
+    (local $z11 v128) (local $z13 v128) (local $o10 v128) (local $o11 v128) (local $o12 v128)
+    (local $a1 i32) (local $a2 i32) (local $a3 i32) (local $a4 i32) (local $a5 i32) (local $a6 i32) (local $a7 i32)
+    (local.set $a1 (i32.add (local.get $p) (local.get $s)))
+    (local.set $a2 (i32.add (local.get $a1) (local.get $s)))
+    (local.set $a3 (i32.add (local.get $a2) (local.get $s)))
+    (local.set $a4 (i32.add (local.get $a3) (local.get $s)))
+    (local.set $a5 (i32.add (local.get $a4) (local.get $s)))
+    (local.set $a6 (i32.add (local.get $a5) (local.get $s)))
+    (local.set $a7 (i32.add (local.get $a6) (local.get $s)))
+    (local.set $d0 (v128.load (local.get $p)))
+    (local.set $d1 (v128.load (local.get $a1)))
+    (local.set $d2 (v128.load (local.get $a2)))
+    (local.set $d3 (v128.load (local.get $a3)))
+    (local.set $d4 (v128.load (local.get $a4)))
+    (local.set $d5 (v128.load (local.get $a5)))
+    (local.set $d6 (v128.load (local.get $a6)))
+    (local.set $d7 (v128.load (local.get $a7)))
+    (local.set $t0 (f32x4.add (local.get $d0) (local.get $d7)))
+    (local.set $t7 (f32x4.sub (local.get $d0) (local.get $d7)))
+    (local.set $t1 (f32x4.add (local.get $d1) (local.get $d6)))
+    (local.set $t6 (f32x4.sub (local.get $d1) (local.get $d6)))
+    (local.set $t2 (f32x4.add (local.get $d2) (local.get $d5)))
+    (local.set $t5 (f32x4.sub (local.get $d2) (local.get $d5)))
+    (local.set $t3 (f32x4.add (local.get $d3) (local.get $d4)))
+    (local.set $t4 (f32x4.sub (local.get $d3) (local.get $d4)))
+    (local.set $e10 (f32x4.add (local.get $t0) (local.get $t3)))
+    (local.set $e13 (f32x4.sub (local.get $t0) (local.get $t3)))
+    (local.set $e11 (f32x4.add (local.get $t1) (local.get $t2)))
+    (local.set $e12 (f32x4.sub (local.get $t1) (local.get $t2)))
+    (v128.store (local.get $p) (f32x4.add (local.get $e10) (local.get $e11)))
+    (v128.store (local.get $a4) (f32x4.sub (local.get $e10) (local.get $e11)))
+    (local.set $z1 (f32x4.mul (f32x4.add (local.get $e12) (local.get $e13)) (v128.const f32x4 0.7071067811865476 0.7071067811865476 0.7071067811865476 0.7071067811865476)))
+    (v128.store (local.get $a2) (f32x4.add (local.get $e13) (local.get $z1)))
+    (v128.store (local.get $a6) (f32x4.sub (local.get $e13) (local.get $z1)))
+    (local.set $o10 (f32x4.add (local.get $t4) (local.get $t5)))
+    (local.set $o11 (f32x4.add (local.get $t5) (local.get $t6)))
+    (local.set $o12 (f32x4.add (local.get $t6) (local.get $t7)))
+    (local.set $z5 (f32x4.mul (f32x4.sub (local.get $o10) (local.get $o12)) (v128.const f32x4 0.3826834323650898 0.3826834323650898 0.3826834323650898 0.3826834323650898)))
+    (local.set $z2 (f32x4.add (f32x4.mul (local.get $o10) (v128.const f32x4 0.5411961001461969 0.5411961001461969 0.5411961001461969 0.5411961001461969)) (local.get $z5)))
+    (local.set $z4 (f32x4.add (f32x4.mul (local.get $o12) (v128.const f32x4 1.3065629648763766 1.3065629648763766 1.3065629648763766 1.3065629648763766)) (local.get $z5)))
+    (local.set $z3 (f32x4.mul (local.get $o11) (v128.const f32x4 0.7071067811865476 0.7071067811865476 0.7071067811865476 0.7071067811865476)))
+    (local.set $z11 (f32x4.add (local.get $t7) (local.get $z3)))
+    (local.set $z13 (f32x4.sub (local.get $t7) (local.get $z3)))
+    (v128.store (local.get $a5) (f32x4.add (local.get $z13) (local.get $z2)))
+    (v128.store (local.get $a3) (f32x4.sub (local.get $z13) (local.get $z2)))
+    (v128.store (local.get $a1) (f32x4.add (local.get $z11) (local.get $z4)))
+    (v128.store (local.get $a7) (f32x4.sub (local.get $z11) (local.get $z4))))
+
+  ;; 4x4 transpose of the f32 vectors at $src, $src + $s, ... into $dst, $dst + 32, ...
+  (func $transpose4 (param $src i32) (param $s i32) (param $dst i32)
+    (local $a v128) (local $b v128) (local $c v128) (local $d v128) (local $t0 v128) (local $t1 v128) (local $t2 v128) (local $t3 v128)
+    (local.set $a (v128.load (local.get $src)))
+    (local.set $b (v128.load (i32.add (local.get $src) (local.get $s))))
+    (local.set $c (v128.load (i32.add (local.get $src) (i32.shl (local.get $s) (i32.const 1)))))
+    (local.set $d (v128.load (i32.add (local.get $src) (i32.mul (local.get $s) (i32.const 3)))))
+    (local.set $t0 (i8x16.shuffle 0 1 2 3 16 17 18 19 4 5 6 7 20 21 22 23 (local.get $a) (local.get $b)))
+    (local.set $t1 (i8x16.shuffle 8 9 10 11 24 25 26 27 12 13 14 15 28 29 30 31 (local.get $a) (local.get $b)))
+    (local.set $t2 (i8x16.shuffle 0 1 2 3 16 17 18 19 4 5 6 7 20 21 22 23 (local.get $c) (local.get $d)))
+    (local.set $t3 (i8x16.shuffle 8 9 10 11 24 25 26 27 12 13 14 15 28 29 30 31 (local.get $c) (local.get $d)))
+    (v128.store (local.get $dst) (i8x16.shuffle 0 1 2 3 4 5 6 7 16 17 18 19 20 21 22 23 (local.get $t0) (local.get $t2)))
+    (v128.store offset=32 (local.get $dst) (i8x16.shuffle 8 9 10 11 12 13 14 15 24 25 26 27 28 29 30 31 (local.get $t0) (local.get $t2)))
+    (v128.store offset=64 (local.get $dst) (i8x16.shuffle 0 1 2 3 4 5 6 7 16 17 18 19 20 21 22 23 (local.get $t1) (local.get $t3)))
+    (v128.store offset=96 (local.get $dst) (i8x16.shuffle 8 9 10 11 12 13 14 15 24 25 26 27 28 29 30 31 (local.get $t1) (local.get $t3))))
+
+  ;; Second DCT pass of one 8x8 block whose columns are already transformed (rows $s bytes apart
+  ;; at $src): transpose into the 256-byte scratch $blk, transform, then write the 64 coefficients
+  ;; to $out in zigzag order, each times its scale ($table: 64 x (i32 byte offset in $blk, f32)).
+  (func $finishBlock (param $src i32) (param $s i32) (param $blk i32) (param $table i32) (param $out i32)
+    (local $k i32) (local $e i32)
+    (call $transpose4 (local.get $src) (local.get $s) (local.get $blk))
+    (call $transpose4 (i32.add (local.get $src) (i32.const 16)) (local.get $s) (i32.add (local.get $blk) (i32.const 128)))
+    (call $transpose4 (i32.add (local.get $src) (i32.shl (local.get $s) (i32.const 2))) (local.get $s) (i32.add (local.get $blk) (i32.const 16)))
+    (call $transpose4 (i32.add (i32.add (local.get $src) (i32.shl (local.get $s) (i32.const 2))) (i32.const 16)) (local.get $s) (i32.add (local.get $blk) (i32.const 144)))
+    (call $aan8 (local.get $blk) (i32.const 32))
+    (call $aan8 (i32.add (local.get $blk) (i32.const 16)) (i32.const 32))
+    (loop $zigzag
+      (local.set $e (i32.add (local.get $table) (i32.shl (local.get $k) (i32.const 3))))
+      (f32.store
+        (i32.add (local.get $out) (i32.shl (local.get $k) (i32.const 2)))
+        (f32.mul (f32.load (i32.add (local.get $blk) (i32.load (local.get $e)))) (f32.load offset=4 (local.get $e))))
+      (local.set $k (i32.add (local.get $k) (i32.const 1)))
+      (br_if $zigzag (i32.lt_u (local.get $k) (i32.const 64)))))
+
+  ;; DCT of one MCU row (16 rows of Y, 8 of Cb and Cr, as rgbToYcc leaves them; `mcus` MCUs wide)
+  ;; into `out`: 6 blocks of 64 f32 per MCU (Y00 Y01 Y10 Y11 Cb Cr), zigzag order, JPEG scale.
+  ;; The column pass runs over whole strips four columns at a time, in place; the row pass per block.
+  (func (export "dctMcuRow")
+    (param $y i32) (param $cb i32) (param $cr i32) (param $mcus i32) (param $blk i32) (param $table i32) (param $out i32)
+    (local $ys i32) (local $cs i32) (local $x i32) (local $m i32) (local $at i32)
+    (local.set $ys (i32.shl (local.get $mcus) (i32.const 6)))
+    (local.set $cs (i32.shl (local.get $mcus) (i32.const 5)))
+    (loop $columns
+      (call $aan8 (i32.add (local.get $y) (local.get $x)) (local.get $ys))
+      (call $aan8 (i32.add (i32.add (local.get $y) (i32.shl (local.get $ys) (i32.const 3))) (local.get $x)) (local.get $ys))
+      (local.set $x (i32.add (local.get $x) (i32.const 16)))
+      (br_if $columns (i32.lt_u (local.get $x) (local.get $ys))))
+    (local.set $x (i32.const 0))
+    (loop $chroma
+      (call $aan8 (i32.add (local.get $cb) (local.get $x)) (local.get $cs))
+      (call $aan8 (i32.add (local.get $cr) (local.get $x)) (local.get $cs))
+      (local.set $x (i32.add (local.get $x) (i32.const 16)))
+      (br_if $chroma (i32.lt_u (local.get $x) (local.get $cs))))
+    (loop $blocks
+      (local.set $at (i32.add (local.get $y) (i32.shl (local.get $m) (i32.const 6))))
+      (call $finishBlock (local.get $at) (local.get $ys) (local.get $blk) (local.get $table) (local.get $out))
+      (call $finishBlock (i32.add (local.get $at) (i32.const 32)) (local.get $ys) (local.get $blk) (local.get $table) (i32.add (local.get $out) (i32.const 256)))
+      (local.set $at (i32.add (local.get $at) (i32.shl (local.get $ys) (i32.const 3))))
+      (call $finishBlock (local.get $at) (local.get $ys) (local.get $blk) (local.get $table) (i32.add (local.get $out) (i32.const 512)))
+      (call $finishBlock (i32.add (local.get $at) (i32.const 32)) (local.get $ys) (local.get $blk) (local.get $table) (i32.add (local.get $out) (i32.const 768)))
+      (call $finishBlock (i32.add (local.get $cb) (i32.shl (local.get $m) (i32.const 5))) (local.get $cs) (local.get $blk) (local.get $table) (i32.add (local.get $out) (i32.const 1024)))
+      (call $finishBlock (i32.add (local.get $cr) (i32.shl (local.get $m) (i32.const 5))) (local.get $cs) (local.get $blk) (local.get $table) (i32.add (local.get $out) (i32.const 1280)))
+      (local.set $out (i32.add (local.get $out) (i32.const 1536)))
+      (local.set $m (i32.add (local.get $m) (i32.const 1)))
+      (br_if $blocks (i32.lt_u (local.get $m) (local.get $mcus)))))
+
+  ;; Quantise-and-count of the encoder's quality search: every `stride`-th MCU (6 blocks of 64 f32
+  ;; coefficients, zigzag order) is quantised (times `recip`, 6 x 64 f32 reciprocals of the table
+  ;; per block slot; rounded half away from zero, as the JS path) and its Huffman symbols counted
+  ;; into `hist` (1024 u32: DC luma, AC luma, DC chroma, AC chroma). Returns the magnitude bits.
+  ;; With `keep`, the quantised blocks are written to `quant` (i16, same layout) for the final write;
+  ;; otherwise to the 128-byte `scratch`. Zero runs are skipped with a 64-bit non-zero mask (ctz).
+  (func (export "quantCount")
+    (param $coeffs i32) (param $quant i32) (param $recip i32) (param $hist i32)
+    (param $mcus i32) (param $stride i32) (param $keep i32) (param $scratch i32) (result i32)
+    (local $m i32) (local $b i32) (local $at i32) (local $q i32) (local $r i32) (local $i i32)
+    (local $extra i32) (local $predY i32) (local $predCb i32) (local $predCr i32)
+    (local $dc i32) (local $diff i32) (local $cat i32) (local $dcBase i32) (local $acBase i32)
+    (local $k i32) (local $last i32) (local $run i32) (local $val i32) (local $mask i64)
+    (local $v0 v128) (local $v1 v128) (local $packed v128) (local $sign v128) (local $half v128)
+    (local.set $sign (v128.const i32x4 0x80000000 0x80000000 0x80000000 0x80000000))
+    (local.set $half (v128.const f32x4 0.5 0.5 0.5 0.5))
+    (block $mcuDone
+      (loop $mcuLoop
+        (br_if $mcuDone (i32.ge_u (local.get $m) (local.get $mcus)))
+        (local.set $b (i32.const 0))
+        (loop $blockLoop
+          (local.set $at (i32.add (local.get $coeffs) (i32.shl (i32.add (i32.mul (local.get $m) (i32.const 6)) (local.get $b)) (i32.const 8))))
+          (local.set $q (select
+            (i32.add (local.get $quant) (i32.shl (i32.add (i32.mul (local.get $m) (i32.const 6)) (local.get $b)) (i32.const 7)))
+            (local.get $scratch) (local.get $keep)))
+          (local.set $r (i32.add (local.get $recip) (i32.shl (local.get $b) (i32.const 8))))
+          ;; Quantise 8 coefficients per step: v * recip + copysign(0.5, v), truncated, narrowed to i16.
+          (local.set $mask (i64.const 0))
+          (local.set $i (i32.const 0))
+          (loop $quantise
+            (local.set $v0 (f32x4.mul (v128.load (local.get $at)) (v128.load (local.get $r))))
+            (local.set $v1 (f32x4.mul (v128.load offset=16 (local.get $at)) (v128.load offset=16 (local.get $r))))
+            (local.set $v0 (f32x4.add (local.get $v0) (v128.or (v128.and (local.get $v0) (local.get $sign)) (local.get $half))))
+            (local.set $v1 (f32x4.add (local.get $v1) (v128.or (v128.and (local.get $v1) (local.get $sign)) (local.get $half))))
+            (local.set $packed (i16x8.narrow_i32x4_s (i32x4.trunc_sat_f32x4_s (local.get $v0)) (i32x4.trunc_sat_f32x4_s (local.get $v1))))
+            (v128.store (i32.add (local.get $q) (i32.shl (local.get $i) (i32.const 1))) (local.get $packed))
+            (local.set $mask (i64.or (local.get $mask)
+              (i64.shl
+                (i64.extend_i32_u (i16x8.bitmask (v128.not (i16x8.eq (local.get $packed) (v128.const i32x4 0 0 0 0)))))
+                (i64.extend_i32_u (local.get $i)))))
+            (local.set $at (i32.add (local.get $at) (i32.const 32)))
+            (local.set $r (i32.add (local.get $r) (i32.const 32)))
+            (local.set $i (i32.add (local.get $i) (i32.const 8)))
+            (br_if $quantise (i32.lt_u (local.get $i) (i32.const 64))))
+          ;; DC: difference from the previous block of the same component.
+          (local.set $dc (i32.load16_s (local.get $q)))
+          (if (i32.lt_u (local.get $b) (i32.const 4))
+            (then (local.set $diff (i32.sub (local.get $dc) (local.get $predY))) (local.set $predY (local.get $dc)) (local.set $dcBase (i32.const 0)))
+            (else
+              (local.set $dcBase (i32.const 2048))
+              (if (i32.eq (local.get $b) (i32.const 4))
+                (then (local.set $diff (i32.sub (local.get $dc) (local.get $predCb))) (local.set $predCb (local.get $dc)))
+                (else (local.set $diff (i32.sub (local.get $dc) (local.get $predCr))) (local.set $predCr (local.get $dc))))))
+          (local.set $acBase (i32.add (i32.add (local.get $hist) (local.get $dcBase)) (i32.const 1024)))
+          (local.set $dcBase (i32.add (local.get $hist) (local.get $dcBase)))
+          (if (i32.lt_s (local.get $diff) (i32.const 0)) (then (local.set $diff (i32.sub (i32.const 0) (local.get $diff)))))
+          (local.set $cat (i32.sub (i32.const 32) (i32.clz (local.get $diff))))
+          (local.set $k (i32.add (local.get $dcBase) (i32.shl (local.get $cat) (i32.const 2))))
+          (i32.store (local.get $k) (i32.add (i32.load (local.get $k)) (i32.const 1)))
+          (local.set $extra (i32.add (local.get $extra) (local.get $cat)))
+          ;; AC: one symbol per non-zero coefficient, (run, category), ZRL for runs past 15, then EOB.
+          (local.set $mask (i64.and (local.get $mask) (i64.const -2)))
+          (local.set $last (i32.const 0))
+          (block $acDone
+            (loop $acLoop
+              (br_if $acDone (i64.eqz (local.get $mask)))
+              (local.set $k (i32.wrap_i64 (i64.ctz (local.get $mask))))
+              (local.set $run (i32.sub (i32.sub (local.get $k) (local.get $last)) (i32.const 1)))
+              (block $zrlDone
+                (loop $zrl
+                  (br_if $zrlDone (i32.le_s (local.get $run) (i32.const 15)))
+                  (i32.store offset=960 (local.get $acBase) (i32.add (i32.load offset=960 (local.get $acBase)) (i32.const 1)))
+                  (local.set $run (i32.sub (local.get $run) (i32.const 16)))
+                  (br $zrl)))
+              (local.set $val (i32.load16_s (i32.add (local.get $q) (i32.shl (local.get $k) (i32.const 1)))))
+              (if (i32.lt_s (local.get $val) (i32.const 0)) (then (local.set $val (i32.sub (i32.const 0) (local.get $val)))))
+              (local.set $cat (i32.sub (i32.const 32) (i32.clz (local.get $val))))
+              (local.set $val (i32.add (local.get $acBase) (i32.shl (i32.or (i32.shl (local.get $run) (i32.const 4)) (local.get $cat)) (i32.const 2))))
+              (i32.store (local.get $val) (i32.add (i32.load (local.get $val)) (i32.const 1)))
+              (local.set $extra (i32.add (local.get $extra) (local.get $cat)))
+              (local.set $last (local.get $k))
+              (local.set $mask (i64.and (local.get $mask) (i64.sub (local.get $mask) (i64.const 1))))
+              (br $acLoop)))
+          (if (i32.lt_u (local.get $last) (i32.const 63))
+            (then (i32.store (local.get $acBase) (i32.add (i32.load (local.get $acBase)) (i32.const 1)))))
+          (local.set $b (i32.add (local.get $b) (i32.const 1)))
+          (br_if $blockLoop (i32.lt_u (local.get $b) (i32.const 6))))
+        (local.set $m (i32.add (local.get $m) (local.get $stride)))
+        (br $mcuLoop)))
+    (local.get $extra))
+
+  ;; Appends the low $n bits of $bits (already masked; $n <= 32) MSB first, with JPEG's 0xFF 0x00 stuffing.
+  (func $put (param $bits i32) (param $n i32)
+    (local $byte i32)
+    (global.set $acc (i64.or (i64.shl (global.get $acc) (i64.extend_i32_u (local.get $n))) (i64.extend_i32_u (local.get $bits))))
+    (global.set $count (i32.add (global.get $count) (local.get $n)))
+    (block $done
+      (loop $bytes
+        (br_if $done (i32.lt_u (global.get $count) (i32.const 8)))
+        (global.set $count (i32.sub (global.get $count) (i32.const 8)))
+        (local.set $byte (i32.and (i32.wrap_i64 (i64.shr_u (global.get $acc) (i64.extend_i32_u (global.get $count)))) (i32.const 255)))
+        (i32.store8 (global.get $at) (local.get $byte))
+        (global.set $at (i32.add (global.get $at) (i32.const 1)))
+        (if (i32.eq (local.get $byte) (i32.const 255))
+          (then
+            (i32.store8 (global.get $at) (i32.const 0))
+            (global.set $at (i32.add (global.get $at) (i32.const 1)))))
+        (br $bytes)))
+    (global.set $acc (i64.and (global.get $acc) (i64.sub (i64.shl (i64.const 1) (i64.extend_i32_u (global.get $count))) (i64.const 1)))))
+
+  ;; Entropy-coded scan of all `mcus` MCUs of quantised blocks (`quant`, as quantCount keeps them)
+  ;; into `out`; returns its length. `codes`: 4 x 256 i32 entries (code | length << 16) for DC luma,
+  ;; AC luma, DC chroma, AC chroma. The tables come from the same quantisation's statistics, so
+  ;; every symbol has a code. Ends padded with 1 bits to a whole byte.
+  (func (export "writeScan") (param $quant i32) (param $mcus i32) (param $codes i32) (param $out i32) (result i32)
+    (local $m i32) (local $b i32) (local $q i32) (local $i i32) (local $mask i64)
+    (local $predY i32) (local $predCb i32) (local $predCr i32) (local $dc i32) (local $diff i32)
+    (local $cat i32) (local $dcT i32) (local $acT i32) (local $k i32) (local $last i32) (local $run i32)
+    (local $val i32) (local $entry i32)
+    (global.set $acc (i64.const 0))
+    (global.set $count (i32.const 0))
+    (global.set $at (local.get $out))
+    (local.set $q (local.get $quant))
+    (block $mcuDone
+      (loop $mcuLoop
+        (br_if $mcuDone (i32.ge_u (local.get $m) (local.get $mcus)))
+        (local.set $b (i32.const 0))
+        (loop $blockLoop
+          (local.set $mask (i64.const 0))
+          (local.set $i (i32.const 0))
+          (loop $nonzero
+            (local.set $mask (i64.or (local.get $mask)
+              (i64.shl
+                (i64.extend_i32_u (i16x8.bitmask (i16x8.ne (v128.load (i32.add (local.get $q) (i32.shl (local.get $i) (i32.const 1)))) (v128.const i32x4 0 0 0 0))))
+                (i64.extend_i32_u (local.get $i)))))
+            (local.set $i (i32.add (local.get $i) (i32.const 8)))
+            (br_if $nonzero (i32.lt_u (local.get $i) (i32.const 64))))
+          (local.set $dc (i32.load16_s (local.get $q)))
+          (if (i32.lt_u (local.get $b) (i32.const 4))
+            (then (local.set $diff (i32.sub (local.get $dc) (local.get $predY))) (local.set $predY (local.get $dc))
+              (local.set $dcT (local.get $codes)))
+            (else
+              (local.set $dcT (i32.add (local.get $codes) (i32.const 2048)))
+              (if (i32.eq (local.get $b) (i32.const 4))
+                (then (local.set $diff (i32.sub (local.get $dc) (local.get $predCb))) (local.set $predCb (local.get $dc)))
+                (else (local.set $diff (i32.sub (local.get $dc) (local.get $predCr))) (local.set $predCr (local.get $dc))))))
+          (local.set $acT (i32.add (local.get $dcT) (i32.const 1024)))
+          ;; Category, then the magnitude bits (negative values as value - 1, the low bits kept).
+          (local.set $val (select (i32.sub (i32.const 0) (local.get $diff)) (local.get $diff) (i32.lt_s (local.get $diff) (i32.const 0))))
+          (local.set $cat (i32.sub (i32.const 32) (i32.clz (local.get $val))))
+          (local.set $entry (i32.load (i32.add (local.get $dcT) (i32.shl (local.get $cat) (i32.const 2)))))
+          (call $put (i32.and (local.get $entry) (i32.const 0xffff)) (i32.shr_u (local.get $entry) (i32.const 16)))
+          (if (local.get $cat)
+            (then (call $put
+              (i32.and (i32.sub (local.get $diff) (i32.shr_u (local.get $diff) (i32.const 31))) (i32.sub (i32.shl (i32.const 1) (local.get $cat)) (i32.const 1)))
+              (local.get $cat))))
+          (local.set $mask (i64.and (local.get $mask) (i64.const -2)))
+          (local.set $last (i32.const 0))
+          (block $acDone
+            (loop $acLoop
+              (br_if $acDone (i64.eqz (local.get $mask)))
+              (local.set $k (i32.wrap_i64 (i64.ctz (local.get $mask))))
+              (local.set $run (i32.sub (i32.sub (local.get $k) (local.get $last)) (i32.const 1)))
+              (block $zrlDone
+                (loop $zrl
+                  (br_if $zrlDone (i32.le_s (local.get $run) (i32.const 15)))
+                  (local.set $entry (i32.load offset=960 (local.get $acT)))
+                  (call $put (i32.and (local.get $entry) (i32.const 0xffff)) (i32.shr_u (local.get $entry) (i32.const 16)))
+                  (local.set $run (i32.sub (local.get $run) (i32.const 16)))
+                  (br $zrl)))
+              (local.set $diff (i32.load16_s (i32.add (local.get $q) (i32.shl (local.get $k) (i32.const 1)))))
+              (local.set $val (select (i32.sub (i32.const 0) (local.get $diff)) (local.get $diff) (i32.lt_s (local.get $diff) (i32.const 0))))
+              (local.set $cat (i32.sub (i32.const 32) (i32.clz (local.get $val))))
+              (local.set $entry (i32.load (i32.add (local.get $acT) (i32.shl (i32.or (i32.shl (local.get $run) (i32.const 4)) (local.get $cat)) (i32.const 2)))))
+              ;; Code (<= 16 bits) and magnitude (<= 10 bits) in one call.
+              (call $put
+                (i32.or
+                  (i32.shl (i32.and (local.get $entry) (i32.const 0xffff)) (local.get $cat))
+                  (i32.and (i32.sub (local.get $diff) (i32.shr_u (local.get $diff) (i32.const 31))) (i32.sub (i32.shl (i32.const 1) (local.get $cat)) (i32.const 1))))
+                (i32.add (i32.shr_u (local.get $entry) (i32.const 16)) (local.get $cat)))
+              (local.set $last (local.get $k))
+              (local.set $mask (i64.and (local.get $mask) (i64.sub (local.get $mask) (i64.const 1))))
+              (br $acLoop)))
+          (if (i32.lt_u (local.get $last) (i32.const 63))
+            (then
+              (local.set $entry (i32.load (local.get $acT)))
+              (call $put (i32.and (local.get $entry) (i32.const 0xffff)) (i32.shr_u (local.get $entry) (i32.const 16)))))
+          (local.set $q (i32.add (local.get $q) (i32.const 128)))
+          (local.set $b (i32.add (local.get $b) (i32.const 1)))
+          (br_if $blockLoop (i32.lt_u (local.get $b) (i32.const 6))))
+        (local.set $m (i32.add (local.get $m) (i32.const 1)))
+        (br $mcuLoop)))
+    (if (global.get $count)
+      (then (call $put
+        (i32.sub (i32.shl (i32.const 1) (i32.sub (i32.const 8) (global.get $count))) (i32.const 1))
+        (i32.sub (i32.const 8) (global.get $count)))))
+    (i32.sub (global.get $at) (local.get $out)))
+)

@@ -1,0 +1,102 @@
+import { readFileSync } from "node:fs";
+import { describe, expect, it } from "vitest";
+import fc from "fast-check";
+import sharp from "sharp";
+import { StreamingResampler, resizeRgb } from "../../shared/vision/resample";
+import { prepareJpeg } from "../../shared/vision/jpeg.baseline";
+import { photoPixels, prng, screenshotPixels } from "../fixtures/images";
+
+/** The committed build of shared/vision/wasm/vision.simd.wat (npm run build:wasm). */
+const simd = new WebAssembly.Module(readFileSync(new URL("../../shared/vision/wasm/vision.simd.wasm", import.meta.url)));
+
+function maxAbsDiff(a: Uint8Array, b: Uint8Array): number {
+  expect(a.length).toBe(b.length);
+  let max = 0;
+  for (let i = 0; i < a.length; i++) max = Math.max(max, Math.abs(a[i]! - b[i]!));
+  return max;
+}
+
+function psnr(a: Uint8Array, b: Uint8Array): number {
+  let se = 0;
+  for (let i = 0; i < a.length; i++) { const d = a[i]! - b[i]!; se += d * d; }
+  return se === 0 ? 99 : 10 * Math.log10((255 * 255) / (se / a.length));
+}
+
+function noise(width: number, height: number, seed: number): Uint8Array {
+  const random = prng(seed);
+  return Uint8Array.from({ length: width * height * 3 }, () => (random() * 256) | 0);
+}
+
+describe("SIMD resampler (vision.simd.wat) against the JS path", () => {
+  it("gives the same bytes on text, photos and noise, at the bench's ratios and with the box stage", () => {
+    const cases: Array<[string, Uint8Array, number, number, number, number]> = [
+      ["5K-like screenshot to the cap", screenshotPixels(2560, 1440), 2560, 1440, 1568, 882],
+      ["DCT-scaled photo to the cap", photoPixels(2016, 1512, 2), 2016, 1512, 1568, 1176],
+      ["phone table", screenshotPixels(1170, 2532, 5), 1170, 2532, 725, 1568],
+      ["same size (taps on the kernel's zeros)", photoPixels(301, 203, 8), 301, 203, 301, 203],
+      ["box stage (factor 2 x 3)", photoPixels(1600, 1000, 4), 1600, 1000, 300, 150],
+      ["full-range noise (largest overshoot, clamping)", noise(997, 631, 3), 997, 631, 411, 260],
+    ];
+    for (const [, rgb, w, h, dw, dh] of cases) {
+      const js = resizeRgb(rgb, w, h, dw, dh);
+      const wasm = resizeRgb(rgb, w, h, dw, dh, simd);
+      // Both paths do the same integer arithmetic: the brief allows 1 level, we get none.
+      expect(maxAbsDiff(js, wasm)).toBe(0);
+    }
+  });
+
+  it("matches on random sizes, windows and ratios (property)", () => {
+    fc.assert(
+      fc.property(
+        fc.integer({ min: 1, max: 120 }), fc.integer({ min: 1, max: 90 }),
+        fc.double({ min: 0.05, max: 1, noNaN: true }), fc.double({ min: 0.05, max: 1, noNaN: true }),
+        fc.double({ min: 0, max: 0.5, noNaN: true }), fc.integer({ min: 0, max: 1000 }),
+        (w, h, fx, fy, offset, seed) => {
+          const rgb = noise(w, h, seed);
+          const window = { x: offset * w * 0.5, y: offset * h * 0.5, width: w * (1 - offset * 0.5), height: h * (1 - offset * 0.5) };
+          const dw = Math.max(1, Math.round(window.width * fx)), dh = Math.max(1, Math.round(window.height * fy));
+          const run = (module?: WebAssembly.Module) => {
+            const r = new StreamingResampler(w, h, window, dw, dh, module);
+            for (let row = 0; row < h; row++) r.pushRow(row, rgb, row * w * 3);
+            return r.finish();
+          };
+          expect(maxAbsDiff(run(), run(simd))).toBe(0);
+        },
+      ),
+      { numRuns: 150 },
+    );
+  });
+
+  it("holds only what the rows need: a 5K row ring in under 1 MB of WASM memory", () => {
+    const resampler = new StreamingResampler(5120, 2880, { x: 0, y: 0, width: 5120, height: 2880 }, 1568, 882, simd);
+    expect(resampler.usesSimd).toBe(true);
+    expect(resampler.wasmBytes).toBeGreaterThan(0);
+    expect(resampler.wasmBytes).toBeLessThan(1024 * 1024);
+    expect(new StreamingResampler(10, 10, { x: 0, y: 0, width: 10, height: 10 }, 5, 5).wasmBytes).toBe(0);
+  });
+});
+
+describe("SIMD colour conversion, DCT and quantise-and-count (f32) against the JS encoder (f64)", () => {
+  it("sizes agree within 0.1 %, and the decoded pixels are the same picture (PSNR >= 50 dB between them)", async () => {
+    for (const [rgb, w, h] of [[photoPixels(1568, 1176, 5), 1568, 1176], [screenshotPixels(725, 1568, 5), 725, 1568], [photoPixels(333, 77, 9), 333, 77]] as const) {
+      const js = prepareJpeg(rgb, w, h);
+      const wasm = prepareJpeg(rgb, w, h, simd);
+      expect(js.wasmBytes).toBe(0);
+      expect(wasm.wasmBytes).toBeGreaterThan(0);
+      // The coefficients (f32) and quantised blocks (i16) live there instead of the JS heap: 9 bytes a pixel.
+      expect(wasm.wasmBytes).toBeLessThan(Math.ceil(w / 16) * Math.ceil(h / 16) * 256 * 9 + 1024 * 1024);
+      const qualities = [50, 75, 90];
+      for (const q of qualities) expect(Math.abs(wasm.sizeAt(q) - js.sizeAt(q))).toBeLessThanOrEqual(js.sizeAt(q) * 0.001);
+      // Encoding after measuring other qualities: the write must re-quantise exactly as its measure did.
+      for (const q of qualities) {
+        const [jsJpeg, wasmJpeg] = [js.encode(q), wasm.encode(q)];
+        expect(wasm.sizeAt(q)).toBeGreaterThanOrEqual(wasmJpeg.length);
+        expect(wasm.sizeAt(q)).toBeLessThan(wasmJpeg.length * 1.01 + 16);
+        const [a, b] = await Promise.all([jsJpeg, wasmJpeg].map((jpeg) => sharp(jpeg).raw().toBuffer()));
+        expect(psnr(new Uint8Array(a!), new Uint8Array(b!))).toBeGreaterThanOrEqual(50);
+        // And against the source, SIMD loses nothing measurable.
+        expect(Math.abs(psnr(rgb, new Uint8Array(b!)) - psnr(rgb, new Uint8Array(a!)))).toBeLessThan(0.01);
+      }
+    }
+  });
+});

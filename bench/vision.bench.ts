@@ -66,12 +66,24 @@ async function inWorkerd(url: string, input: Buffer, budget: number, encoder: st
   return { fit: JSON.parse(response.headers.get("x-fit")!) as WorkerFit, data, ms };
 }
 
+/** RGB to RGBA, opaque but for a sprinkle of half-transparent pixels (so the flatten has work). */
+function withAlpha(rgb: Uint8Array): Uint8Array {
+  const out = new Uint8Array((rgb.length / 3) * 4);
+  for (let p = 0, q = 0; p < rgb.length; p += 3, q += 4) {
+    out[q] = rgb[p]!; out[q + 1] = rgb[p + 1]!; out[q + 2] = rgb[p + 2]!;
+    out[q + 3] = p % 291 === 0 ? 128 : 255;
+  }
+  return out;
+}
+
 async function makeInputs(): Promise<Array<[string, Buffer]>> {
   const raw = (rgb: Uint8Array, width: number, height: number) => sharp(Buffer.from(rgb), { raw: { width, height, channels: 3 } });
   return [
     ["12 MP photo JPEG 4032x3024", await raw(photoPixels(4032, 3024), 4032, 3024).jpeg({ quality: 92 }).toBuffer()],
     ["5K screenshot PNG 5120x2880", await raw(screenshotPixels(5120, 2880), 5120, 2880).png().toBuffer()],
     ["phone table PNG 1170x2532", await raw(screenshotPixels(1170, 2532, 5), 1170, 2532).png().toBuffer()],
+    // What screenshot tools write: RGBA, libpng's adaptive row filters (sharp's default is filter None).
+    ["5K screenshot PNG 5120x2880, RGBA adaptive-filtered", await sharp(Buffer.from(withAlpha(screenshotPixels(5120, 2880))), { raw: { width: 5120, height: 2880, channels: 4 } }).png({ adaptiveFiltering: true }).toBuffer()],
     ["3 MP photo JPEG 2048x1536", await raw(photoPixels(2048, 1536, 3), 2048, 1536).jpeg({ quality: 92 }).toBuffer()],
   ];
 }
@@ -148,6 +160,7 @@ function halvingLadder(input: Buffer, budget: number) {
 }
 
 const rows: Row[] = [];
+const decodeRows: Array<{ input: string; inflate: number; simd: number; js: number }> = [];
 const inputs = await makeInputs();
 const worker = await startWorker();
 try {
@@ -177,6 +190,20 @@ try {
       rows.push({ input: name, budget: budgetLabel, method: "old ladder (photon 85/70/50, halve; Node)", ms: performance.now() - t, attempts: l.attempts, bytes: dataUrlLength("image/jpeg", l.data.length), dims: `${l.width}x${l.height}`, psnr: await psnr(input, l.data) });
       console.error(`done ${name} ${budgetLabel}`);
     }
+    if (name.includes("PNG")) {
+      const time = async (query: string) => {
+        const times: number[] = [];
+        for (let i = 0; i < 5; i++) {
+          const t = performance.now();
+          const response = await fetch(`${worker.url}/?${query}`, { method: "POST", body: new Uint8Array(input) });
+          await response.arrayBuffer();
+          if (!response.ok) throw new Error(`worker answered ${response.status} to ${query}`);
+          times.push(performance.now() - t);
+        }
+        return median(times);
+      };
+      decodeRows.push({ input: name, inflate: await time("mode=inflate"), simd: await time("mode=decode&simd=1"), js: await time("mode=decode&simd=0") });
+    }
   }
 } finally {
   worker.stop();
@@ -187,6 +214,9 @@ console.log("|---|---|---|---:|---:|---:|---|---:|---:|---:|");
 for (const r of rows) {
   console.log(`| ${r.input} | ${r.budget} | ${r.method} | ${r.ms.toFixed(0)} | ${r.attempts} | ${r.bytes} | ${r.dims} | ${r.psnr.toFixed(2)} | ${r.wasmMB?.toFixed(1) ?? "-"} | ${r.jsMB?.toFixed(1) ?? "-"} |`);
 }
+console.log("\n| PNG input | inflate only ms | decode, SIMD unfilter/flatten ms | decode, JS unfilter/flatten (before) ms |");
+console.log("|---|---:|---:|---:|");
+for (const d of decodeRows) console.log(`| ${d.input} | ${d.inflate.toFixed(0)} | ${d.simd.toFixed(0)} | ${d.js.toFixed(0)} |`);
 const byMethod = new Map<string, Row[]>();
 for (const r of rows) byMethod.set(r.method, [...(byMethod.get(r.method) ?? []), r]);
 const sharpRows = byMethod.get("sharp, same algorithm (Node)")!;

@@ -2,8 +2,8 @@
  * Workers adapter of the VisionWasm port: workerd imports `.wasm` files as compiled modules, so the
  * codecs are compiled once per isolate here and instantiated per request by shared/vision. MozJPEG
  * (the port's optional `jpegEncoder`) is left out: production fits use our own JPEG encoder, so the
- * bundle does not carry its 250 KB module. Our own SIMD kernels (`simd`, 3 KB) make the resampling
- * and the encoder's DCT several times faster than the JS fallback.
+ * bundle does not carry its 250 KB module. Our own SIMD kernels (`simd`, about 5 KB) make PNG
+ * unfiltering, the resampling and the encoder several times faster than the JS fallback.
  */
 import jpegDecoder from "@cwasm/jpeg-turbo/jpeg-turbo.wasm";
 import photon from "@cf-wasm/photon/photon.wasm";

@@ -2,8 +2,12 @@
  * Bench-only Worker: runs `fitImage` inside workerd on the POSTed image bytes and answers with the
  * fitted JPEG as the body and the fit's numbers in `x-fit` (JSON). Started by bench/vision.bench.ts
  * through `wrangler dev`; timing is taken on the Node side (workerd's clock only moves on I/O).
+ * `?mode=decode` only decodes a PNG (rows dropped), `?mode=inflate` only inflates its IDAT data:
+ * the bench's breakdown of where a PNG fit's time goes inside workerd.
  */
 import { fitImage } from "../../shared/vision/fit";
+import { decodePngRows } from "../../shared/vision/png.decode";
+import type { StreamingResampler } from "../../shared/vision/resample";
 import { visionWasm } from "../../workers/vision-codecs";
 import jpegEncoder from "@jsquash/jpeg/codec/enc/mozjpeg_enc.wasm";
 import type { JpegEncodeSettings } from "../../shared/vision/jpeg.settings";
@@ -14,15 +18,44 @@ const benchWasm: VisionWasm = { ...visionWasm, jpegEncoder };
 /** The same without our SIMD kernels: the JS fallback, for the before/after rows. */
 const { simd: _simd, ...withoutSimd } = benchWasm;
 
+/** A resampler that wants every row and drops it: decode cost alone. */
+const sink = () => ({ wantsRow: () => true, pushRow: () => undefined }) as unknown as StreamingResampler;
+
+/** Inflates the PNG's IDAT data through DecompressionStream and says how much came out in how many chunks: the decode's floor. */
+async function inflateOnly(png: Uint8Array): Promise<string> {
+  const view = new DataView(png.buffer, png.byteOffset, png.byteLength);
+  const idat: Uint8Array[] = [];
+  for (let at = 8; at + 8 <= png.length; at += 12 + view.getUint32(at)) {
+    if (String.fromCharCode(...png.subarray(at + 4, at + 8)) === "IDAT") idat.push(png.subarray(at + 8, at + 8 + view.getUint32(at)));
+  }
+  const stream = new DecompressionStream("deflate");
+  const writer = stream.writable.getWriter();
+  const feeding = (async () => {
+    for (const chunk of idat) await writer.write(chunk as Uint8Array<ArrayBuffer>);
+    await writer.close();
+  })();
+  let total = 0, chunks = 0;
+  const reader = stream.readable.getReader();
+  for (let r = await reader.read(); !r.done; r = await reader.read()) { total += r.value.length; chunks++; }
+  await feeding;
+  return `${total} bytes in ${chunks} chunks`;
+}
+
 export default {
   async fetch(request: Request): Promise<Response> {
-    if (request.method !== "POST") return new Response("POST the image bytes; ?budget=<bytes>&encoder=baseline|mozjpeg&simd=0|1", { status: 405 });
+    if (request.method !== "POST") return new Response("POST the image bytes; ?budget=<bytes>&encoder=baseline|mozjpeg&simd=0|1[&mode=decode|inflate]", { status: 405 });
     const url = new URL(request.url);
     const budget = Number(url.searchParams.get("budget") ?? 262144);
     const encoder = url.searchParams.get("encoder") === "mozjpeg" ? "mozjpeg" : "baseline";
     const settings: JpegEncodeSettings = { encoder, progressive: false, trellis: false };
     const wasm = url.searchParams.get("simd") === "0" ? withoutSimd : benchWasm;
     const bytes = new Uint8Array(await request.arrayBuffer());
+    const mode = url.searchParams.get("mode");
+    if (mode === "inflate") return new Response(String(await inflateOnly(bytes)));
+    if (mode === "decode") {
+      await decodePngRows(bytes, sink, wasm === benchWasm ? benchWasm.simd : undefined);
+      return new Response("decoded");
+    }
     const out = await fitImage(bytes, { embedTargetBytes: budget, maxLongEdge: 1568, maxInputPixels: 16_777_216 }, wasm, settings);
     const fit = {
       attempts: out.encodeAttempts, dataUrlBytes: out.dataUrlBytes, width: out.width, height: out.height,

@@ -19,8 +19,9 @@ export interface VisionWasm {
   photon: WebAssembly.Module;
   /**
    * Our own 128-bit SIMD kernels (`shared/vision/wasm/vision.simd.wasm`, built from the .wat beside
-   * it): the resampler's Lanczos passes and the encoder's colour conversion + DCT. Optional: without
-   * it fitting runs the same arithmetic in JS, only slower.
+   * it): PNG unfiltering and alpha flattening, the resampler's Lanczos passes, and the encoder's
+   * colour conversion, DCT, quantise-and-count and scan write. Optional: without it fitting runs the
+   * same arithmetic in JS, with byte-identical results, only slower.
    */
   simd?: WebAssembly.Module;
 }

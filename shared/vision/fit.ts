@@ -310,7 +310,7 @@ export async function fitImage(bytes: Uint8Array, opts: FitOptions, wasm: Vision
     wasmPeakBytes = decoded.stats.wasmBytes;
     rgb = orient(decoded.resampler.finish(), storedTarget.width, storedTarget.height, orientation);
   } else if (mediaType === "image/png" && !header.interlaced) {
-    rgb = (await decodePngRows(bytes, makeResampler)).finish();
+    rgb = (await decodePngRows(bytes, makeResampler, wasm.simd)).finish();
   } else {
     if (width * height > PHOTON_MAX_PIXELS) {
       const kind = mediaType === "image/png" ? "interlaced PNG" : mediaType.slice(6).toUpperCase();

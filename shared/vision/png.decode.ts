@@ -2,12 +2,14 @@
  * Row-by-row PNG decode: IDAT data is inflated through the web-standard DecompressionStream, each
  * scanline is unfiltered against the previous one and handed to the resampler as RGB with
  * transparency flattened on white. Only two scanlines and the destination accumulator are held, so
- * a 5K screenshot costs a few MB instead of 59 MB of RGBA. Interlaced (Adam7) files are not
+ * a 5K screenshot costs a few MB instead of 59 MB of RGBA. With our SIMD module the two scanlines
+ * live in its memory and are unfiltered (and RGBA flattened) there. Interlaced (Adam7) files are not
  * streamable and go to the photon path instead.
  */
 import { AppError } from "../http/errors";
 import type { StreamingResampler } from "./resample";
 import type { ResamplerFactory } from "./codecs";
+import { SimdPngKernels } from "./wasm/vision.simd";
 
 interface PngInfo {
   width: number;
@@ -90,8 +92,10 @@ function unfilter(filter: number, cur: Uint8Array, prev: Uint8Array, bpp: number
   }
 }
 
+type RowConverter = (line: Uint8Array, out: Uint8Array) => void;
+
 /** Converts one unfiltered scanline to RGB, flattening any transparency on white. */
-function makeRowConverter(info: PngInfo): ((line: Uint8Array, out: Uint8Array) => void) | undefined {
+function makeRowConverter(info: PngInfo): RowConverter | undefined {
   const { width, bitDepth, colorType, palette, transparency } = info;
   const blend = (c: number, a: number) => ((c * a + 255 * (255 - a)) / 255 + 0.5) | 0;
   // 8-bit RGB without a transparent colour is already what the resampler takes: no conversion.
@@ -173,8 +177,63 @@ function makeRowConverter(info: PngInfo): ((line: Uint8Array, out: Uint8Array) =
   };
 }
 
-/** Streams the rows of a non-interlaced PNG into the resampler built for its full size. */
-export async function decodePngRows(bytes: Uint8Array, makeResampler: ResamplerFactory): Promise<StreamingResampler> {
+/** Where scanlines are unfiltered: our SIMD kernels' memory, or two JS lines (the fallback). */
+interface LineStore {
+  /** Bytes that hold the line being filled at `line`. */
+  bytes: Uint8Array;
+  line: number;
+  unfilter(filter: number): void;
+  /** The finished line as the resampler's RGB input: `bytes` at the returned offset. */
+  rgbRow(): { bytes: Uint8Array; at: number };
+  nextLine(): void;
+}
+
+function simdLines(module: WebAssembly.Module, info: PngInfo, stride: number, bpp: number, convert: RowConverter | undefined): LineStore {
+  const k = new SimdPngKernels(module, stride, info.width);
+  const rgba = info.colorType === 6 && info.bitDepth === 8;
+  const rgb = new Uint8Array(convert && !rgba ? info.width * 3 : 0);
+  return {
+    bytes: k.bytes,
+    get line() { return k.line; },
+    unfilter: (filter) => {
+      if (filter > 4) throw corrupt(`unknown row filter ${filter}`);
+      k.unfilter(filter, bpp);
+    },
+    rgbRow: () => {
+      if (rgba) {
+        k.flattenRgba();
+        return { bytes: k.bytes, at: k.rgb };
+      }
+      if (!convert) return { bytes: k.bytes, at: k.line };
+      convert(k.bytes.subarray(k.line, k.line + stride), rgb);
+      return { bytes: rgb, at: 0 };
+    },
+    nextLine: () => k.nextLine(),
+  };
+}
+
+function jsLines(info: PngInfo, stride: number, bpp: number, convert: RowConverter | undefined): LineStore {
+  let cur = new Uint8Array(stride);
+  let prev = new Uint8Array(stride);
+  const rgb = new Uint8Array(convert ? info.width * 3 : 0);
+  return {
+    get bytes() { return cur; },
+    line: 0,
+    unfilter: (filter) => unfilter(filter, cur, prev, bpp),
+    rgbRow: () => {
+      if (!convert) return { bytes: cur, at: 0 };
+      convert(cur, rgb);
+      return { bytes: rgb, at: 0 };
+    },
+    nextLine: () => { [prev, cur] = [cur, prev]; },
+  };
+}
+
+/**
+ * Streams the rows of a non-interlaced PNG into the resampler built for its full size. Given our
+ * SIMD module, unfiltering and the RGBA flatten run there (same bytes as the JS loops).
+ */
+export async function decodePngRows(bytes: Uint8Array, makeResampler: ResamplerFactory, simdModule?: WebAssembly.Module): Promise<StreamingResampler> {
   const info = parseChunks(bytes);
   const { width, height, bitDepth, colorType } = info;
   const channels = CHANNELS[colorType]!;
@@ -183,9 +242,7 @@ export async function decodePngRows(bytes: Uint8Array, makeResampler: ResamplerF
   const bpp = Math.max(1, bitsPerPixel >> 3);
   const resampler = makeResampler(width, height);
   const convert = makeRowConverter(info);
-  let cur = new Uint8Array(stride);
-  let prev = new Uint8Array(stride);
-  const rgb = new Uint8Array(width * 3);
+  const lines = simdModule ? simdLines(simdModule, info, stride, bpp, convert) : jsLines(info, stride, bpp, convert);
   let lastWanted = height - 1;
   while (lastWanted > 0 && !resampler.wantsRow(lastWanted)) lastWanted--;
 
@@ -218,20 +275,16 @@ export async function decodePngRows(bytes: Uint8Array, makeResampler: ResamplerF
           continue;
         }
         const take = Math.min(stride - filled, data.length - at);
-        cur.set(data.subarray(at, at + take), filled);
+        lines.bytes.set(data.subarray(at, at + take), lines.line + filled);
         filled += take;
         at += take;
         if (filled === stride) {
-          unfilter(filter, cur, prev, bpp);
+          lines.unfilter(filter);
           if (resampler.wantsRow(row)) {
-            if (convert) {
-              convert(cur, rgb);
-              resampler.pushRow(row, rgb);
-            } else {
-              resampler.pushRow(row, cur);
-            }
+            const out = lines.rgbRow();
+            resampler.pushRow(row, out.bytes, out.at);
           }
-          [prev, cur] = [cur, prev];
+          lines.nextLine();
           filled = 0;
           filter = -1;
           row++;

@@ -1,11 +1,13 @@
 /**
- * JS side of our SIMD kernels (vision.simd.wat): lays out one instance's memory for one resampler
- * or one JPEG prepare, grows it once to exactly what the rows need, and drops it with the caller.
+ * JS side of our SIMD kernels (vision.simd.wat): lays out one instance's memory for one PNG decode,
+ * one resampler or one JPEG prepare, grows it once to exactly what the rows need, and drops it with the caller.
  * Nothing here is cached across calls, so a fit leaves no WASM high-water mark behind.
  */
 
 interface SimdExports {
   memory: WebAssembly.Memory;
+  unfilter(filter: number, cur: number, prev: number, n: number, bpp: number): void;
+  flattenRgba(src: number, dst: number, pixels: number): void;
   hfilter(src: number, dst: number, weights: number, starts: number, width: number, quads: number, shift: number): void;
   vfilter(rows: number, taps: number, n: number, dst: number, chunks: number, shift: number): void;
   rgbToYcc(rgb: number, stride: number, groups: number, rows: number, y: number, cb: number, cr: number): void;
@@ -25,6 +27,60 @@ function instantiate(module: WebAssembly.Module, bytes: number): SimdExports {
 }
 
 const align16 = (n: number) => (n + 15) & ~15;
+
+/**
+ * PNG scanline kernels: two lines (current and previous, swapped by address) and one RGB row live
+ * in the instance's memory; the decoder writes inflated bytes straight into `line`, unfilters in
+ * place and reads the row back as a view, so nothing is copied but the inflated bytes themselves.
+ */
+export class SimdPngKernels {
+  private readonly k: SimdExports;
+  private cur: number;
+  private prev: number;
+  private readonly rgbAt: number;
+  /** The whole memory as bytes; rows are addressed by offset into it (no `memory.grow` after construction). */
+  readonly bytes: Uint8Array;
+
+  constructor(module: WebAssembly.Module, private readonly stride: number, private readonly width: number) {
+    let at = 0;
+    const take = (n: number) => { const start = at; at = align16(at + n); return start; };
+    // 16 bytes of slack per area: the kernels load and store whole vectors past a row's end.
+    this.cur = take(stride + 16);
+    this.prev = take(stride + 16);
+    this.rgbAt = take(width * 3 + 16);
+    this.k = instantiate(module, at);
+    this.bytes = new Uint8Array(this.k.memory.buffer);
+  }
+
+  get wasmBytes(): number {
+    return this.k.memory.buffer.byteLength;
+  }
+
+  /** Offset in `bytes` of the line being filled (and, once `unfilter` ran, read). */
+  get line(): number {
+    return this.cur;
+  }
+
+  /** Offset in `bytes` of the RGB row `flattenRgba` writes. */
+  get rgb(): number {
+    return this.rgbAt;
+  }
+
+  /** Unfilters the current line against the previous one (filter type 0..4, checked by the caller). */
+  unfilter(filter: number, bpp: number): void {
+    this.k.unfilter(filter, this.cur, this.prev, this.stride, bpp);
+  }
+
+  /** The current line (8-bit RGBA) flattened on white into the RGB row. */
+  flattenRgba(): void {
+    this.k.flattenRgba(this.cur, this.rgbAt, this.width);
+  }
+
+  /** The current line becomes the previous one; the next line is filled where the old previous was. */
+  nextLine(): void {
+    [this.cur, this.prev] = [this.prev, this.cur];
+  }
+}
 
 /** Horizontal filter taps as the resampler computes them (fixed point, `maxTaps` per output). */
 export interface FixedTaps {

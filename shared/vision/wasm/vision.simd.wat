@@ -1,5 +1,5 @@
-;; 128-bit SIMD kernels of the vision fit, our own source: the Lanczos resampler's two passes and
-;; the JPEG encoder's colour conversion, forward DCT, quantise-and-count and scan write. The module
+;; 128-bit SIMD kernels of the vision fit, our own source: PNG row unfiltering and the RGBA flatten
+;; on white, the Lanczos resampler's two passes and the JPEG encoder's colour conversion, forward DCT, quantise-and-count and scan write. The module
 ;; owns one memory that its JS binding (vision.simd.ts) lays out and grows to what one call needs;
 ;; no function allocates, and only writeScan's bit writer keeps state (globals reset per call).
 ;; Build: npm run build:wasm (scripts/build-wasm.ts) writes vision.simd.wasm next to this file.
@@ -10,6 +10,100 @@
   (global $acc (mut i64) (i64.const 0))
   (global $count (mut i32) (i32.const 0))
   (global $at (mut i32) (i32.const 0))
+
+  ;; PNG unfilter of one scanline in place: `n` bytes at $cur, the previous (unfiltered) line at
+  ;; $prev, `bpp` bytes per pixel (1..8); both lines have 16 bytes of slack. Up adds 16 bytes at a
+  ;; time; Sub, Average and Paeth are serial per pixel, so they run one pixel per step with all its
+  ;; channels in the lanes of one vector (8-byte loads and stores; the predictor is masked to the
+  ;; pixel's `bpp` lanes, so the bytes past it are written back unchanged). The first pixel needs
+  ;; no special case: with a = c = 0 each predictor reduces to what the PNG spec says for it.
+  (func (export "unfilter") (param $filter i32) (param $cur i32) (param $prev i32) (param $n i32) (param $bpp i32)
+    (local $i i32) (local $p i32) (local $mask v128) (local $x v128) (local $a v128) (local $b v128) (local $c v128)
+    (local $a16 v128) (local $b16 v128) (local $c16 v128) (local $pa v128) (local $pb v128) (local $pc v128)
+    (local $pred v128)
+    (if (i32.eq (local.get $filter) (i32.const 2))
+      (then
+        (block $upDone
+          (loop $up
+            (br_if $upDone (i32.ge_u (local.get $i) (local.get $n)))
+            (v128.store (i32.add (local.get $cur) (local.get $i))
+              (i8x16.add (v128.load (i32.add (local.get $cur) (local.get $i))) (v128.load (i32.add (local.get $prev) (local.get $i)))))
+            (local.set $i (i32.add (local.get $i) (i32.const 16)))
+            (br $up)))
+        (return)))
+    (if (i32.eqz (local.get $filter)) (then (return)))
+    (local.set $mask (i64x2.replace_lane 0 (v128.const i64x2 0 0)
+      (select (i64.const -1)
+        (i64.sub (i64.shl (i64.const 1) (i64.extend_i32_u (i32.shl (local.get $bpp) (i32.const 3)))) (i64.const 1))
+        (i32.ge_u (local.get $bpp) (i32.const 8)))))
+    (local.set $a (v128.const i32x4 0 0 0 0))
+    (local.set $c (v128.const i32x4 0 0 0 0))
+    (block $done
+      (loop $pixel
+        (br_if $done (i32.ge_u (local.get $i) (local.get $n)))
+        (local.set $p (i32.add (local.get $cur) (local.get $i)))
+        (local.set $x (v128.load64_zero (local.get $p)))
+        (if (i32.eq (local.get $filter) (i32.const 1))
+          (then (local.set $pred (local.get $a)))
+          (else
+            (local.set $b (v128.load64_zero (i32.add (local.get $prev) (local.get $i))))
+            (if (i32.eq (local.get $filter) (i32.const 3))
+              ;; floor((a + b) / 2) = rounding average minus the carried-out low bit.
+              (then (local.set $pred (i8x16.sub (i8x16.avgr_u (local.get $a) (local.get $b))
+                (v128.and (v128.xor (local.get $a) (local.get $b)) (v128.const i8x16 1 1 1 1 1 1 1 1 1 1 1 1 1 1 1 1)))))
+              (else
+                ;; Paeth in i16 lanes: pa = |b - c|, pb = |a - c|, pc = |a + b - 2c|; ties prefer a, then b.
+                (local.set $a16 (i16x8.extend_low_i8x16_u (local.get $a)))
+                (local.set $b16 (i16x8.extend_low_i8x16_u (local.get $b)))
+                (local.set $c16 (i16x8.extend_low_i8x16_u (local.get $c)))
+                (local.set $pa (i16x8.sub (local.get $b16) (local.get $c16)))
+                (local.set $pb (i16x8.sub (local.get $a16) (local.get $c16)))
+                (local.set $pc (i16x8.abs (i16x8.add (local.get $pa) (local.get $pb))))
+                (local.set $pa (i16x8.abs (local.get $pa)))
+                (local.set $pb (i16x8.abs (local.get $pb)))
+                (local.set $pred (i8x16.narrow_i16x8_u
+                  (v128.bitselect
+                    (local.get $a16)
+                    (v128.bitselect (local.get $b16) (local.get $c16) (i16x8.le_s (local.get $pb) (local.get $pc)))
+                    (v128.and (i16x8.le_s (local.get $pa) (local.get $pb)) (i16x8.le_s (local.get $pa) (local.get $pc))))
+                  (local.get $a16)))
+                (if (i32.ne (local.get $filter) (i32.const 4)) (then (unreachable)))))
+            (local.set $c (local.get $b))))
+        (local.set $a (v128.and (i8x16.add (local.get $x) (v128.and (local.get $pred) (local.get $mask))) (local.get $mask)))
+        (v128.store64_lane 0 (local.get $p) (v128.or (local.get $a) (v128.andnot (local.get $x) (local.get $mask))))
+        (local.set $i (i32.add (local.get $i) (local.get $bpp)))
+        (br $pixel))))
+
+  ;; 8-bit RGBA to RGB flattened on white, `pixels` from $src to $dst (16 bytes of slack after
+  ;; each), four pixels per step: round((c a + 255 (255 - a)) / 255) as (v + (v >> 8)) >> 8 with
+  ;; v = c a + 255 (255 - a) + 128, which stays below 2^16, so u16 lanes are exact (the JS path's formula).
+  (func (export "flattenRgba") (param $src i32) (param $dst i32) (param $pixels i32)
+    (local $v v128) (local $lo v128) (local $hi v128) (local $zero v128)
+    (local.set $zero (v128.const i32x4 0 0 0 0))
+    (block $done
+      (loop $quad
+        (br_if $done (i32.le_s (local.get $pixels) (i32.const 0)))
+        (local.set $v (v128.load (local.get $src)))
+        (local.set $lo (call $blendWhite
+          (i16x8.extend_low_i8x16_u (local.get $v))
+          (i8x16.shuffle 3 16 3 16 3 16 3 16 7 16 7 16 7 16 7 16 (local.get $v) (local.get $zero))))
+        (local.set $hi (call $blendWhite
+          (i16x8.extend_high_i8x16_u (local.get $v))
+          (i8x16.shuffle 11 16 11 16 11 16 11 16 15 16 15 16 15 16 15 16 (local.get $v) (local.get $zero))))
+        (v128.store (local.get $dst)
+          (i8x16.shuffle 0 1 2 4 5 6 8 9 10 12 13 14 0 0 0 0 (i8x16.narrow_i16x8_u (local.get $lo) (local.get $hi)) (local.get $zero)))
+        (local.set $src (i32.add (local.get $src) (i32.const 16)))
+        (local.set $dst (i32.add (local.get $dst) (i32.const 12)))
+        (local.set $pixels (i32.sub (local.get $pixels) (i32.const 4)))
+        (br $quad))))
+
+  (func $blendWhite (param $c v128) (param $a v128) (result v128)
+    (local $v v128)
+    (local.set $v (i16x8.add
+      (i16x8.mul (local.get $c) (local.get $a))
+      (i16x8.add (i16x8.mul (i16x8.sub (v128.const i16x8 255 255 255 255 255 255 255 255) (local.get $a)) (v128.const i16x8 255 255 255 255 255 255 255 255))
+        (v128.const i16x8 128 128 128 128 128 128 128 128))))
+    (i16x8.shr_u (i16x8.add (local.get $v) (i16x8.shr_u (local.get $v) (i32.const 8))) (i32.const 8)))
 
   ;; Horizontal pass of one RGB byte row: for each output pixel x, taps come in quads of 4 source
   ;; pixels (12 bytes, read as one 16-byte load) with two i16x8 weight vectors

@@ -18,7 +18,11 @@ export interface GateOptions extends SsrfOptions {
 /** Compiled blocklists, keyed by the config array (config is parsed once per isolate). */
 const compiledLists = new WeakMap<readonly string[], (host: string) => boolean>();
 
-function blocklistMatcher(list: readonly string[]): (host: string) => boolean {
+/**
+ * A compiled host-list matcher, remembered per list (the config's arrays live for the isolate), so
+ * the per-request path does no compiling. Used for the blocklist and for `web.cache_exempt_hosts`.
+ */
+export function hostListMatcher(list: readonly string[]): (host: string) => boolean {
   let matcher = compiledLists.get(list);
   if (matcher === undefined) {
     matcher = compileHostList(list);
@@ -82,7 +86,7 @@ export async function assertSsrfSafe(url: URL, options: SsrfOptions): Promise<vo
 
 /** Step 5: throws 403 `blocked_by_policy` when the host is on `security.website_blocklist`. */
 export function assertAllowedByPolicy(url: URL, blocklist: readonly string[]): void {
-  if (blocklist.length === 0 || !blocklistMatcher(blocklist)(url.hostname)) return;
+  if (blocklist.length === 0 || !hostListMatcher(blocklist)(url.hostname)) return;
   throw new AppError(
     403,
     "blocked_by_policy",

@@ -8,9 +8,8 @@ import type { LoadedConfig } from "../config/config.load";
 import { AppError } from "../http/errors";
 import { sha256Hex } from "../hash";
 import type { DnsResolver } from "../safety/dns";
-import { assertAllowedByPolicy, assertNoSecretInUrls, assertSsrfSafe, isLocalLookingHost, normalizeUrlForCache, parseTargetUrl } from "../safety/gate";
+import { assertAllowedByPolicy, assertNoSecretInUrls, assertSsrfSafe, hostListMatcher, isLocalLookingHost, normalizeUrlForCache, parseTargetUrl } from "../safety/gate";
 import { classifyIpLiteral } from "../safety/ip";
-import { compileHostList } from "../safety/policy";
 import { paidCall, type PaidCallDeps } from "./cache";
 import type { ExtractRequest, ExtractResponse, ExtractResult } from "./extract.schema";
 import type { ExtractJob } from "./jobs";
@@ -56,7 +55,7 @@ export async function webExtract(deps: ExtractDeps, input: ExtractRequest): Prom
     refusals[i] ??= refusalOfSync(() => assertAllowedByPolicy(url, config.security.website_blocklist));
   });
 
-  const exempt = compileHostList(config.web.cache_exempt_hosts);
+  const exempt = hostListMatcher(config.web.cache_exempt_hosts);
   let hits = 0;
   let misses = 0;
   const results = await Promise.all(

@@ -1,0 +1,32 @@
+/**
+ * The commands a newcomer runs, run as they would run them: `npm run demo` prints the figures of
+ * web.md live, and `npm run replay -- ... --json` prints the one object the issue specifies.
+ */
+import { execFileSync } from "node:child_process";
+import { describe, expect, it } from "vitest";
+
+const run = (args: string[], timeout = 180_000) =>
+  execFileSync("npm", args, { encoding: "utf8", env: { ...process.env, WRANGLER_SEND_METRICS: "false" }, timeout, stdio: ["ignore", "pipe", "pipe"] });
+
+describe("npm run demo", () => {
+  it("shows 2 → 1 and 4 → 1 provider calls (and 2 → 1 for extract), measured live", () => {
+    const output = run(["run", "-s", "demo"]);
+    expect(output).toMatch(/\| same query searched twice within the TTL \| 2 \| 1 \|/);
+    expect(output).toMatch(/\| four identical searches at the same moment \| 4 \| 1 \|/);
+    expect(output).toMatch(/\| same URL extracted twice within the TTL \| 2 \| 1 \|/);
+  });
+});
+
+describe("npm run replay", () => {
+  it("prints keep3 and batched with the specified fields as one JSON object", () => {
+    const report = JSON.parse(run(["run", "-s", "replay", "--", "--turns", "40", "--images", "12", "--json"], 60_000));
+    for (const policy of ["keep3", "batched"]) {
+      for (const field of ["cache_write_tokens", "cache_read_tokens", "eviction_write_share", "worst_request_write_tokens", "cost"]) {
+        expect(typeof report[policy][field], `${policy}.${field}`).toBe("number");
+      }
+    }
+    // The light session: batching causes no eviction writes, keep-3 spends a large share on them.
+    expect(report.batched.eviction_write_share).toBe(0);
+    expect(report.keep3.eviction_write_share).toBeGreaterThan(0.3);
+  });
+});

@@ -4,6 +4,9 @@
  * Driven over real HTTP against the loopback emulator.
  */
 import { type ChildProcess, spawn, spawnSync } from "node:child_process";
+import { mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { emulatorVars, freePort } from "../../scripts/local-stack";
 import { startEmulator } from "../emulator/server";
@@ -17,8 +20,10 @@ beforeAll(async () => {
   emulator = await startEmulator();
   const port = await freePort();
   url = `http://127.0.0.1:${port}`;
+  const configPath = join(mkdtempSync(join(tmpdir(), "deno-config-")), "config.json");
+  writeFileSync(configPath, JSON.stringify({ web: { cache_ttl_minutes: 45, char_limit: 3000 }, vision: { max_long_edge: 1200 } }));
   deno = spawn("node_modules/.bin/deno", ["run", "--allow-net", "--allow-read", "--allow-env", "deno/main.ts"], {
-    env: { ...process.env, ...emulatorVars(emulator.url), PORT: String(port), DENO_KV_PATH: ":memory:", WEB_CHAR_LIMIT: "500000", SECURITY_ALLOW_ANONYMOUS: "true", DENO_NO_UPDATE_CHECK: "1" },
+    env: { ...process.env, ...emulatorVars(emulator.url), PORT: String(port), DENO_KV_PATH: ":memory:", CONFIG_PATH: configPath, WEB_CHAR_LIMIT: "500000", SECURITY_ALLOW_ANONYMOUS: "true", DENO_NO_UPDATE_CHECK: "1" },
     stdio: ["ignore", "ignore", "pipe"],
   });
   deno.stderr?.on("data", (chunk) => (stderr = (stderr + String(chunk)).slice(-4000)));
@@ -44,6 +49,14 @@ const calls = async (provider: string, contains: string) =>
   ((await (await fetch(`${emulator.url}/__calls?provider=${provider}&contains=${encodeURIComponent(contains)}`)).json()) as { count: number }).count;
 
 describe("on Deno", () => {
+  it("reads config.json section tables, with environment variables winning", async () => {
+    const config = (await (await fetch(`${url}/v1/config`)).json()) as any;
+    expect(config.web.cache_ttl_minutes).toBe(45);
+    expect(config.web.char_limit).toBe(500_000);
+    expect(config.vision.max_long_edge).toBe(1200);
+    expect(config.secrets.TAVILY_API_KEY).toBe("set");
+  });
+
   it("answers /healthz as deno", async () => {
     expect(await (await fetch(`${url}/healthz`)).json()).toMatchObject({ ok: true, runtime: "deno" });
   });
@@ -77,7 +90,7 @@ describe("on Deno", () => {
     for (let i = 0; i < 4; i++) statuses.push((await post("/v1/vision_analyze", { image: { data: png }, session_id: session, caller: "subagent" })).status);
     expect(statuses).toEqual([200, 200, 200, 409]);
     const fitted = (await (await post("/v1/vision_analyze", { image: { data: png }, session_id: `${session}b` })).json()) as any;
-    expect([fitted.image.width, fitted.image.height]).toEqual([1568, 1045]);
+    expect([fitted.image.width, fitted.image.height]).toEqual([1200, 800]);
   });
 
   it("refuses a private address through the same gate", async () => {

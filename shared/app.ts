@@ -86,13 +86,10 @@ export function createApp(deps: AppDeps): Hono<Env> {
   for (const tool of TOOLS) {
     route(tool.path, {
       POST: async (c) => {
-        if (tool.upload && isMultipart(c.req.header("content-type") ?? null)) {
-          const { fields, file } = await readMultipart(c.req.raw, tool.bodyLimit, tool.upload.field, tool.upload.maxBytes);
-          const answer = await tool.run(toolContext(c), parseRequest(tool.upload.fields, fields), file);
-          return jsonResponse(answer.body, 200, answer.headers);
-        }
-        const input = parseRequest(tool.input, await readJsonBody(c.req.raw, tool.bodyLimit));
-        const answer = await tool.run(toolContext(c), input);
+        const upload = tool.upload && isMultipart(c.req.header("content-type") ?? null) ? tool.upload : null;
+        const answer = upload
+          ? await readMultipart(c.req.raw, tool.bodyLimit, upload.field, upload.maxBytes).then(({ fields, file }) => tool.run(toolContext(c), parseRequest(upload.fields, fields), file))
+          : await tool.run(toolContext(c), parseRequest(tool.input, await readJsonBody(c.req.raw, tool.bodyLimit)));
         return jsonResponse(answer.body, 200, answer.headers);
       },
     });

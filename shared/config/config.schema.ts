@@ -4,7 +4,7 @@
  * accepts both; `config.load.ts` gathers the layers and calls this.
  */
 import { z } from "zod";
-import { EXTRACT_PROVIDERS, SEARCH_PROVIDERS } from "../web/providers/provider.types";
+import { DEFAULT_BASE_URLS, EXTRACT_PROVIDERS, SEARCH_PROVIDERS } from "../web/providers/provider.types";
 
 /** Raised by a field that cannot be read; becomes a 500 `config_error` naming the key. */
 const unusable = (ctx: z.RefinementCtx, what: string) => {
@@ -85,15 +85,6 @@ const maxCallsPerImage = z.unknown().transform((value, ctx): number | null => {
 /** Measured default for `vision.max_input_pixels` (see docs/benchmarks.md, "Vision fit"). */
 export const DEFAULT_MAX_INPUT_PIXELS = 14_745_600;
 
-export const PUBLIC_BASE_URLS = {
-  tavily: "https://api.tavily.com",
-  brave: "https://api.search.brave.com",
-  exa: "https://api.exa.ai",
-  firecrawl: "https://api.firecrawl.dev",
-  keyless: "https://html.duckduckgo.com",
-  jina: "https://r.jina.ai",
-} as const;
-
 export const Config = z.object({
   web: z.object({
     cache_enabled: flag(true).describe("false turns off the search and extract caches (every call pays)"),
@@ -120,13 +111,13 @@ export const Config = z.object({
     allow_anonymous: flag(false).describe("Serve /v1 without API_TOKENS (local dev only)"),
   }),
   providers: z.object({
-    tavily_base_url: urlWithDefault(PUBLIC_BASE_URLS.tavily),
-    brave_base_url: urlWithDefault(PUBLIC_BASE_URLS.brave),
-    exa_base_url: urlWithDefault(PUBLIC_BASE_URLS.exa),
-    firecrawl_base_url: urlWithDefault(PUBLIC_BASE_URLS.firecrawl),
+    tavily_base_url: urlWithDefault(DEFAULT_BASE_URLS.tavily),
+    brave_base_url: urlWithDefault(DEFAULT_BASE_URLS.brave),
+    exa_base_url: urlWithDefault(DEFAULT_BASE_URLS.exa),
+    firecrawl_base_url: urlWithDefault(DEFAULT_BASE_URLS.firecrawl),
     searxng_base_url: optionalUrl.describe("SearXNG has no public default; set it to enable searxng"),
-    keyless_base_url: urlWithDefault(PUBLIC_BASE_URLS.keyless),
-    jina_base_url: urlWithDefault(PUBLIC_BASE_URLS.jina),
+    keyless_base_url: urlWithDefault(DEFAULT_BASE_URLS.keyless),
+    jina_base_url: urlWithDefault(DEFAULT_BASE_URLS.jina),
   }),
   auxiliary: z.object({
     vision: z.object({

@@ -44,7 +44,6 @@ type ImageSource = { kind: "bytes"; bytes: Uint8Array } | { kind: "url"; url: UR
 export async function analyzeImage(deps: VisionDeps, input: VisionRequest, upload?: Uint8Array): Promise<Record<string, unknown>> {
   const { config } = deps.config;
   const source = await receiveImage(deps, input, upload);
-  const identity = source.kind === "url" ? `url:${normalizeUrlForCache(source.url)}` : `sha256:${await sha256Hex(source.bytes as Uint8Array<ArrayBuffer>)}`;
   if (source.kind === "bytes") readImageHeader(source.bytes); // refuse bad formats before any slot is taken
   const { path, style } = choosePath(input.model);
 
@@ -54,13 +53,17 @@ export async function analyzeImage(deps: VisionDeps, input: VisionRequest, uploa
   }
 
   const cap = effectiveCap(config.vision.max_calls_per_image, input.caller);
-  const reservation = await deps.embeds.reserve(input.session_id, await sha256Hex(identity), cap);
+  // Image identity (only the native path counts): the URL without its fragment, or the bytes' hash.
+  // The counter key is a hash of it, so no URL is kept in a session's storage.
+  const identity = source.kind === "url" ? `url:${normalizeUrlForCache(source.url)}` : `sha256:${await sha256Hex(source.bytes as Uint8Array<ArrayBuffer>)}`;
+  const imageKey = await sha256Hex(identity);
+  const reservation = await deps.embeds.reserve(input.session_id, imageKey, cap);
   if (!reservation.ok) throw embedCapReached(reservation.count, cap ?? 0);
   let fitted: FitResult;
   try {
     fitted = await deps.fit(await imageBytes(deps, source), fitOptions(deps.config, input));
   } catch (error) {
-    await deps.embeds.release(input.session_id, await sha256Hex(identity)).catch((cause) => deps.log.warn("embed_release_failed", { error: String(cause) }));
+    await deps.embeds.release(input.session_id, imageKey).catch((cause) => deps.log.warn("embed_release_failed", { error: String(cause) }));
     throw error;
   }
   const base64 = toBase64(fitted.data);

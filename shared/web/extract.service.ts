@@ -51,9 +51,9 @@ export async function webExtract(deps: ExtractDeps, input: ExtractRequest): Prom
   // Step 4: which backend answers (503 when none can).
   const provider = resolveExtractProvider(deps.config);
   // Step 5, per URL, in-band.
-  targets.forEach((url, i) => {
-    refusals[i] ??= refusalOfSync(() => assertAllowedByPolicy(url, config.security.website_blocklist));
-  });
+  for (const [i, url] of targets.entries()) {
+    refusals[i] ??= await refusalOf(() => assertAllowedByPolicy(url, config.security.website_blocklist));
+  }
 
   const exempt = hostListMatcher(config.web.cache_exempt_hosts);
   let hits = 0;
@@ -146,18 +146,10 @@ function inBandError(error: unknown): InBandError {
   throw error;
 }
 
-async function refusalOf(check: () => Promise<void>): Promise<InBandError | undefined> {
+/** Runs one gate step for one URL; its refusal becomes the URL's in-band error. */
+async function refusalOf(check: () => void | Promise<void>): Promise<InBandError | undefined> {
   try {
     await check();
-    return undefined;
-  } catch (error) {
-    return inBandError(error);
-  }
-}
-
-function refusalOfSync(check: () => void): InBandError | undefined {
-  try {
-    check();
     return undefined;
   } catch (error) {
     return inBandError(error);

@@ -11,6 +11,23 @@ export type SearchProviderName = (typeof SEARCH_PROVIDERS)[number];
 export const EXTRACT_PROVIDERS = ["firecrawl", "tavily", "jina", "direct"] as const;
 export type ExtractProviderName = (typeof EXTRACT_PROVIDERS)[number];
 
+/**
+ * Public endpoints per provider name (search and extract share one table; the config's
+ * `providers.<name>_base_url` defaults come from here). SearXNG has none: it is always
+ * self-hosted, so it is usable only once an operator configures its URL.
+ */
+export const DEFAULT_BASE_URLS = {
+  tavily: "https://api.tavily.com",
+  brave: "https://api.search.brave.com",
+  exa: "https://api.exa.ai",
+  firecrawl: "https://api.firecrawl.dev",
+  searxng: null,
+  keyless: "https://html.duckduckgo.com",
+  jina: "https://r.jina.ai",
+} as const satisfies Record<string, string | null>;
+
+export type ProviderBaseName = keyof typeof DEFAULT_BASE_URLS;
+
 /** Everything an adapter needs to reach its backend. Serialisable. */
 export interface ProviderSettings {
   name: string;

@@ -19,18 +19,4 @@ export const searchAdapters: Record<SearchProviderName, SearchAdapter> = {
   keyless: keylessSearch,
 };
 
-/**
- * Public endpoints per provider name (search and extract share one table). SearXNG has none:
- * it is always self-hosted, so it is usable only once an operator configures its URL.
- */
-export const DEFAULT_BASE_URLS = {
-  tavily: "https://api.tavily.com",
-  brave: "https://api.search.brave.com",
-  exa: "https://api.exa.ai",
-  firecrawl: "https://api.firecrawl.dev",
-  searxng: null,
-  keyless: "https://html.duckduckgo.com",
-  jina: "https://r.jina.ai",
-} as const satisfies Record<string, string | null>;
-
-export type ProviderBaseName = keyof typeof DEFAULT_BASE_URLS;
+export { DEFAULT_BASE_URLS, type ProviderBaseName } from "../provider.types";

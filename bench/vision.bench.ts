@@ -39,7 +39,7 @@ async function freePort(): Promise<number> {
 /** Starts the bench Worker in workerd and resolves its base URL once it answers. */
 async function startWorker(): Promise<{ url: string; stop: () => void }> {
   const port = await freePort();
-  const child = spawn("npx", ["wrangler", "dev", "--config", "bench/vision-worker/wrangler.toml", "--ip", "127.0.0.1", "--port", String(port), "--show-interactive-dev-session=false"], {
+  const child = spawn("npx", ["wrangler", "dev", "--config", "bench/vision-worker/wrangler.toml", "--ip", "127.0.0.1", "--port", String(port), "--inspector-port", String(await freePort()), "--show-interactive-dev-session=false"], {
     env: { ...process.env, WRANGLER_SEND_METRICS: "false" }, stdio: ["ignore", "ignore", "pipe"], detached: true,
   });
   let log = "";

@@ -51,9 +51,11 @@ export function emulatorVars(emulatorUrl: string): Record<string, string> {
 export async function startLocalStack(options: { vars?: Record<string, string>; quiet?: boolean } = {}): Promise<LocalStack> {
   const emulator = await startEmulator();
   const port = await freePort();
+  // Each wrangler dev gets its own inspector port: two on the default 9229 stop each other.
+  const inspectorPort = await freePort();
   const state = mkdtempSync(join(tmpdir(), "edge-tools-state-"));
   const vars = { ...emulatorVars(emulator.url), ...options.vars };
-  const args = ["wrangler", "dev", "--ip", "127.0.0.1", "--port", String(port), "--persist-to", state, "--show-interactive-dev-session=false", "--log-level", "warn"];
+  const args = ["wrangler", "dev", "--ip", "127.0.0.1", "--port", String(port), "--inspector-port", String(inspectorPort), "--persist-to", state, "--show-interactive-dev-session=false", "--log-level", "warn"];
   for (const [key, value] of Object.entries(vars)) args.push("--var", `${key}:${value}`);
   const child: ChildProcess = spawn("npx", args, {
     env: { ...process.env, WRANGLER_SEND_METRICS: "false", CI: "true" },

@@ -49,13 +49,32 @@ export async function readJsonBody(request: Request, limit: number = BODY_LIMITS
   return parseJsonBytes(bytes);
 }
 
-/** Strict UTF-8 decode + JSON.parse + Unicode check. */
+/** Containers (objects and arrays) nested deeper than this are refused before anything walks them. */
+export const MAX_JSON_DEPTH = 256;
+
+/** Strict UTF-8 decode + nesting limit + JSON.parse + Unicode check. */
 export function parseJsonBytes(bytes: Uint8Array): unknown {
   let text: string;
   try {
     text = new TextDecoder("utf-8", { fatal: true }).decode(bytes);
   } catch {
     throw new AppError(400, "invalid_json", "The request body is not valid UTF-8; send UTF-8 encoded JSON.");
+  }
+  return parseJsonText(text);
+}
+
+/**
+ * JSON text to a value a caller may walk: nesting is bounded first (on the text, so a deep body is
+ * refused before it is parsed), then every string and key is checked for lone surrogates.
+ * @throws 400 `invalid_json` for text that is not JSON, 400 `invalid_request` for nesting deeper
+ * than MAX_JSON_DEPTH or a string that is not well-formed Unicode.
+ */
+export function parseJsonText(text: string): unknown {
+  const depth = jsonNestingDepth(text, MAX_JSON_DEPTH);
+  if (depth > MAX_JSON_DEPTH) {
+    throw new AppError(400, "invalid_request", `The request body is nested more than ${MAX_JSON_DEPTH} levels deep; send JSON nested at most ${MAX_JSON_DEPTH} levels.`, {
+      details: [{ path: [], message: `nesting deeper than ${MAX_JSON_DEPTH} levels` }],
+    });
   }
   let value: unknown;
   try {
@@ -64,7 +83,7 @@ export function parseJsonBytes(bytes: Uint8Array): unknown {
     const detail = cause instanceof Error ? cause.message.slice(0, 120) : "parse error";
     throw new AppError(400, "invalid_json", `The request body is not valid JSON (${detail}); send a JSON object.`);
   }
-  const badPath = findIllFormedString(value, []);
+  const badPath = findIllFormedString(value);
   if (badPath) {
     throw new AppError(400, "invalid_request", `The string at ${badPath.join(".") || "(root)"} is not well-formed Unicode (a lone surrogate); send valid text.`, {
       details: [{ path: badPath, message: "lone surrogate" }],
@@ -73,21 +92,59 @@ export function parseJsonBytes(bytes: Uint8Array): unknown {
   return value;
 }
 
-/** Path of the first string (value or key) with a lone surrogate, or null. */
-function findIllFormedString(value: unknown, path: (string | number)[]): (string | number)[] | null {
-  if (typeof value === "string") return value.isWellFormed() ? null : path;
-  if (Array.isArray(value)) {
-    for (let i = 0; i < value.length; i++) {
-      const found = findIllFormedString(value[i], [...path, i]);
-      if (found) return found;
+/**
+ * The deepest container nesting in JSON text, counting `[` and `{` outside strings; one linear
+ * pass that stops as soon as `limit` is passed. Malformed text gets some number: JSON.parse judges it.
+ * @example jsonNestingDepth('{"a":[1,{"b":"[["}]}', 256) // 3
+ */
+export function jsonNestingDepth(text: string, limit: number): number {
+  let depth = 0;
+  let deepest = 0;
+  let inString = false;
+  for (let i = 0; i < text.length; i++) {
+    const code = text.charCodeAt(i);
+    if (inString) {
+      if (code === 0x5c) i++; // backslash: the next character is escaped
+      else if (code === 0x22) inString = false;
+    } else if (code === 0x22) {
+      inString = true;
+    } else if (code === 0x5b || code === 0x7b) {
+      if (++depth > deepest && (deepest = depth) > limit) return deepest;
+    } else if (code === 0x5d || code === 0x7d) {
+      depth--;
     }
-    return null;
   }
-  if (value !== null && typeof value === "object") {
-    for (const [key, child] of Object.entries(value)) {
-      if (!key.isWellFormed()) return [...path, key.toWellFormed()];
-      const found = findIllFormedString(child, [...path, key]);
-      if (found) return found;
+  return deepest;
+}
+
+/**
+ * Path of the first string (value or key) with a lone surrogate, or null. Iterative (an explicit
+ * stack), so no input can exhaust the call stack; paths are built only for the one that is bad.
+ */
+function findIllFormedString(root: unknown): (string | number)[] | null {
+  interface Frame {
+    value: unknown;
+    parent: Frame | null;
+    step: string | number | null;
+  }
+  const pathOf = (frame: Frame | null, last?: string | number): (string | number)[] => {
+    const path: (string | number)[] = last === undefined ? [] : [last];
+    for (let f = frame; f && f.step !== null; f = f.parent) path.push(f.step);
+    return path.reverse();
+  };
+  const stack: Frame[] = [{ value: root, parent: null, step: null }];
+  while (stack.length > 0) {
+    const frame = stack.pop()!;
+    const { value } = frame;
+    if (typeof value === "string") {
+      if (!value.isWellFormed()) return pathOf(frame);
+    } else if (Array.isArray(value)) {
+      // Pushed in reverse so the first bad string in document order is the one reported.
+      for (let i = value.length - 1; i >= 0; i--) stack.push({ value: value[i], parent: frame, step: i });
+    } else if (value !== null && typeof value === "object") {
+      const entries = Object.entries(value);
+      for (const [key] of entries) if (!key.isWellFormed()) return pathOf(frame, key.toWellFormed());
+      for (let i = entries.length - 1; i >= 0; i--) stack.push({ value: entries[i]![1], parent: frame, step: entries[i]![0] });
     }
   }
   return null;

@@ -3,7 +3,7 @@
  * Text fields that hold JSON (`region`, `model`) are parsed; the file field comes back as bytes.
  */
 import { AppError } from "./errors";
-import { readBodyBytes } from "./body";
+import { parseJsonText, readBodyBytes } from "./body";
 
 export function isMultipart(contentType: string | null): boolean {
   return (contentType ?? "").split(";")[0]!.trim().toLowerCase() === "multipart/form-data";
@@ -31,14 +31,18 @@ export async function readMultipart(request: Request, limit: number, fileField: 
   return { fields, file };
 }
 
-/** JSON-looking text fields (`[1,2,3,4]`, `{"provider":...}`) become values; others stay text. */
+/**
+ * JSON-looking text fields (`[1,2,3,4]`, `{"provider":...}`) become values, under the same
+ * nesting and Unicode rules as a JSON body; text that is not JSON stays text.
+ */
 function parseField(value: string): unknown {
   const trimmed = value.trim();
   if (trimmed.startsWith("[") || trimmed.startsWith("{")) {
     try {
-      return JSON.parse(trimmed);
-    } catch {
-      return value;
+      return parseJsonText(trimmed);
+    } catch (error) {
+      if (error instanceof AppError && error.code === "invalid_json") return value;
+      throw error;
     }
   }
   return value;

@@ -19,6 +19,7 @@ export type ErrorCode =
   | "fetch_failed"
   | "too_large"
   | "unsupported_content"
+  | "challenge_page"
   | "provider_error"
   | "no_provider"
   | "provider_timeout"

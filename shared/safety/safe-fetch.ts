@@ -21,7 +21,16 @@ export interface SafeFetchOptions {
   maxRedirects?: number;
   /** Return false to refuse the final response's media type (`unsupported_content`). */
   acceptContentType?: (mediaType: string) => boolean;
+  /**
+   * Look at the body of a failure answer with one of `statuses` (at most FAILED_BODY_BYTES of it)
+   * before it becomes `fetch_failed`: a bot wall's 403 is told apart from a plain one this way.
+   * The error `check` returns is thrown instead.
+   */
+  inspectFailure?: { statuses: ReadonlySet<number>; check(status: number, headers: Headers, body: Uint8Array): Error | null };
 }
+
+/** How much of a failure answer `inspectFailure` sees; challenge pages are far smaller. */
+const FAILED_BODY_BYTES = 256 * 1024;
 
 export interface SafeFetchResult {
   /** After redirects. */
@@ -82,7 +91,8 @@ export async function safeFetch(input: string | URL, options: SafeFetchOptions):
         continue;
       }
       if (response.status < 200 || response.status > 299) {
-        await discard(response);
+        const inspected = await inspectFailure(options, response, withinDeadline);
+        if (inspected) throw inspected;
         throw fetchFailed(current, `it answered with HTTP ${response.status}`);
       }
       const mediaType = mediaTypeOf(response.headers.get("content-type"));
@@ -175,6 +185,25 @@ async function readLimited(
     if (error instanceof FetchLimitError || error instanceof DeadlineExceeded) throw error;
     throw fetchFailed(url, "the connection broke while reading the page", error);
   }
+}
+
+/** The caller's verdict on a failure answer's (bounded) body, or null; the body is always released. */
+async function inspectFailure(options: SafeFetchOptions, response: Response, withinDeadline: <T>(work: Promise<T>) => Promise<T>): Promise<Error | null> {
+  const inspect = options.inspectFailure;
+  if (!inspect || !inspect.statuses.has(response.status) || response.body === null) {
+    await discard(response);
+    return null;
+  }
+  const overLimit = new Error("failure body over the inspection limit");
+  let body: Uint8Array;
+  try {
+    body = await readAtMost(response.body, FAILED_BODY_BYTES, () => overLimit, withinDeadline);
+  } catch (error) {
+    if (error instanceof DeadlineExceeded) throw error;
+    // Too long or broken: an ordinary failure.
+    return null;
+  }
+  return inspect.check(response.status, response.headers, body);
 }
 
 async function discard(response: Response): Promise<void> {

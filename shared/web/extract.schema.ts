@@ -8,9 +8,12 @@ export const ExtractRequest = z.object({
 export type ExtractRequest = z.infer<typeof ExtractRequest>;
 
 export const ExtractError = z.object({
-  code: z.enum(["blocked_private_address", "blocked_by_policy", "fetch_failed", "provider_error", "too_large", "unsupported_content", "secret_in_url"]),
+  code: z
+    .enum(["blocked_private_address", "blocked_by_policy", "fetch_failed", "provider_error", "too_large", "unsupported_content", "secret_in_url", "challenge_page"])
+    .describe("Why this URL has no content; challenge_page: a bot wall or challenge interstitial answered instead of the page (never stored)"),
   message: z.string(),
 });
+export type ExtractError = z.infer<typeof ExtractError>;
 
 export const ExtractResult = z.union([
   z.object({

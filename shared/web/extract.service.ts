@@ -11,7 +11,7 @@ import type { DnsResolver } from "../safety/dns";
 import { assertAllowedByPolicy, assertNoSecretInUrls, assertSsrfSafe, hostListMatcher, isLocalLookingHost, normalizeUrlForCache, parseTargetUrl } from "../safety/gate";
 import { classifyIpLiteral } from "../safety/ip";
 import { paidCall, type PaidCallDeps } from "./cache";
-import type { ExtractRequest, ExtractResponse, ExtractResult } from "./extract.schema";
+import { ExtractError as ExtractErrorSchema, type ExtractError, type ExtractRequest, type ExtractResponse, type ExtractResult } from "./extract.schema";
 import type { ExtractJob } from "./jobs";
 import { resolveExtractProvider, type ResolvedExtractProvider } from "./providers/resolve";
 
@@ -24,7 +24,7 @@ export interface ExtractDeps extends PaidCallDeps {
 const DIRECT_MAX_BYTES = 16 * 1024 * 1024;
 
 /** In-band error codes of api.md; anything else escapes as a real error. */
-const IN_BAND = new Set(["blocked_private_address", "blocked_by_policy", "fetch_failed", "too_large", "unsupported_content", "secret_in_url"]);
+const IN_BAND: ReadonlySet<string> = new Set(ExtractErrorSchema.shape.code.options);
 
 export interface ExtractAnswer {
   body: ExtractResponse;
@@ -135,7 +135,7 @@ export function truncateContent(content: string, limit: number): { content: stri
 const isHighSurrogate = (code: number) => code >= 0xd800 && code <= 0xdbff;
 const isLowSurrogate = (code: number) => code >= 0xdc00 && code <= 0xdfff;
 
-type InBandError = { code: "blocked_private_address" | "blocked_by_policy" | "fetch_failed" | "provider_error" | "too_large" | "unsupported_content" | "secret_in_url"; message: string };
+type InBandError = ExtractError;
 
 function inBandError(error: unknown): InBandError {
   if (!(error instanceof AppError)) throw error;

@@ -15,6 +15,10 @@ export interface Markers {
   auth: boolean;
   /** Extract APIs report the URL as failed in-band (Tavily failed_results, Firecrawl success:false). */
   failed: boolean;
+  /** `[malformed:KIND]`: a 200 whose body is not the provider's documented shape (see MALFORMED_ANSWERS). */
+  malformed?: MalformedKind;
+  /** `[challenge:VENDOR]`: the page is that vendor's bot wall (see CHALLENGE_PAGES). */
+  challenge?: ChallengeVendor;
 }
 
 /**
@@ -33,8 +37,123 @@ export function readMarkers(subject: string, provider?: string): Markers {
     badJson: text.includes("[badjson]"),
     auth: text.includes("[auth]"),
     failed: text.includes("[failed]"),
+    malformed: (/\[malformed:([a-z-]+)\]/.exec(text)?.[1] as MalformedKind | undefined) ?? undefined,
+    challenge: (/\[challenge:([a-z-]+)\]/.exec(text)?.[1] as ChallengeVendor | undefined) ?? undefined,
   };
 }
+
+/** 200 answers that break every JSON provider's documented shape, as seen from real outages. */
+export const MALFORMED_ANSWERS = {
+  "empty-object": {},
+  error: { error: "upstream-body-detail: quota exceeded" },
+  "results-string": { results: "x" },
+  "results-null": { results: null },
+  "bad-items": { results: [{ url: 42, title: { nested: true } }] },
+} as const;
+export type MalformedKind = keyof typeof MALFORMED_ANSWERS;
+
+/** A 200 HTML page that is neither a results page nor DuckDuckGo's "No results." notice. */
+export const MALFORMED_HTML = "<!DOCTYPE html><html><body><p>upstream-body-detail: something else entirely</p></body></html>";
+
+export interface ChallengeFixture {
+  /** Status the site answers with. */
+  status: number;
+  title: string;
+  /** The page as a browser (or the direct provider) receives it. */
+  html: string;
+  /** What a hosted reader makes of it (Tavily raw_content, Jina content, Firecrawl markdown). */
+  markdown: string;
+}
+
+const challengeHtml = (title: string, head: string, body: string) =>
+  `<!DOCTYPE html><html lang="en-US"><head><meta charset="utf-8"><title>${title}</title>${head}</head><body>${body}</body></html>`;
+
+/**
+ * Bot walls with the structure of the real ones (vendor scripts, element ids, wording), written
+ * for the tests: no third-party page is copied.
+ */
+export const CHALLENGE_PAGES = {
+  cloudflare: {
+    status: 403,
+    title: "Just a moment...",
+    html: challengeHtml(
+      "Just a moment...",
+      `<meta name="robots" content="noindex,nofollow"><script>(function(){window._cf_chl_opt={cvId:'3',cZone:'docs.example.com',cType:'managed'};})();</script>`,
+      `<div class="main-wrapper" role="main"><div class="main-content"><h1 class="zone-name-title h1">docs.example.com</h1><h2 class="h2" id="challenge-running">Verifying you are human. This may take a few seconds.</h2><div id="challenge-stage"></div><noscript><div class="h2">Enable JavaScript and cookies to continue</div></noscript></div></div><script src="/cdn-cgi/challenge-platform/h/b/orchestrate/chl_page/v1?ray=8c0ffee"></script>`,
+    ),
+    markdown: "##",
+  },
+  "cloudflare-blocked": {
+    status: 403,
+    title: "Attention Required! | Cloudflare",
+    html: challengeHtml(
+      "Attention Required! | Cloudflare",
+      "",
+      `<div id="cf-wrapper"><div id="cf-error-details" class="cf-error-details-wrapper"><h1 data-translate="block_headline">Sorry, you have been blocked</h1><h2>You are unable to access docs.example.com</h2><p>Cloudflare Ray ID: <strong>8c0ffee0d15ea5e</strong></p></div></div>`,
+    ),
+    markdown: "# Sorry, you have been blocked\n\n## You are unable to access docs.example.com\n\nCloudflare Ray ID: **8c0ffee0d15ea5e**\n\nPerformance & security by Cloudflare",
+  },
+  hcaptcha: {
+    status: 200,
+    title: "One more step",
+    html: challengeHtml(
+      "One more step",
+      `<script src="https://hcaptcha.com/1/api.js" async defer></script>`,
+      `<h1>One more step</h1><p>Please complete the security check to access docs.example.com.</p><form method="post"><div class="h-captcha" data-sitekey="10000000-ffff-ffff-ffff-000000000001"></div><input type="submit" value="Continue"></form>`,
+    ),
+    markdown: "# One more step\n\nPlease complete the security check to access docs.example.com.",
+  },
+  recaptcha: {
+    status: 429,
+    title: "Unusual traffic",
+    html: challengeHtml(
+      "Unusual traffic",
+      `<script src="https://www.google.com/recaptcha/api.js" async defer></script>`,
+      `<p>Our systems have detected unusual traffic from your network.</p><form action="/sorry" method="post"><div class="g-recaptcha" data-sitekey="6LeIxAcTAAAAAJcZVRqyHh71UMIEGNQ_MXjiZKhI"></div></form>`,
+    ),
+    markdown: "Our systems have detected unusual traffic from your network.",
+  },
+  akamai: {
+    status: 403,
+    title: "Access Denied",
+    html: challengeHtml(
+      "Access Denied",
+      "",
+      `<h1>Access Denied</h1>You don't have permission to access "http&#58;&#47;&#47;docs&#46;example&#46;com&#47;" on this server.<p>Reference&#32;&#35;18&#46;6f2e3b17&#46;1733050000&#46;2a1b3c</p><p>https&#58;&#47;&#47;errors&#46;edgesuite&#46;net&#47;18&#46;6f2e3b17</p>`,
+    ),
+    markdown: `# Access Denied\n\nYou don't have permission to access "http://docs.example.com/" on this server.\n\nReference #18.6f2e3b17.1733050000.2a1b3c`,
+  },
+  datadome: {
+    status: 403,
+    title: "docs.example.com",
+    html: challengeHtml(
+      "docs.example.com",
+      `<style>#cmsg{animation:A 1.5s;}</style>`,
+      `<p id="cmsg">Please enable JS and disable any ad blocker</p><script>var dd={'rt':'c','cid':'AHrlqAAAAAMA','hsh':'2211F522B61E269B','t':'fe','s':17434,'host':'geo.captcha-delivery.com'}</script><script src="https://ct.captcha-delivery.com/c.js"></script>`,
+    ),
+    markdown: "Please enable JS and disable any ad blocker",
+  },
+  perimeterx: {
+    status: 403,
+    title: "Access to this page has been denied",
+    html: challengeHtml(
+      "Access to this page has been denied",
+      `<script>window._pxAppId='PXexample1';</script>`,
+      `<div class="px-captcha-container"><h1>Before we continue...</h1><p>Press &amp; Hold to confirm you are a human (and not a bot).</p><div id="px-captcha"></div></div><script src="https://captcha.px-cdn.net/PXexample1/captcha.js"></script>`,
+    ),
+    markdown: "# Before we continue...\n\nPress & Hold to confirm you are a human (and not a bot).",
+  },
+} as const satisfies Record<string, ChallengeFixture>;
+export type ChallengeVendor = keyof typeof CHALLENGE_PAGES;
+
+/**
+ * An ordinary article with a reCAPTCHA on its comment form and a Cloudflare-served script: a
+ * detector must let it through.
+ */
+export const PAGE_WITH_CAPTCHA_FORM = `<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><title>Contact the edge team</title>
+<script src="https://www.google.com/recaptcha/api.js" async defer></script><script src="/cdn-cgi/challenge-platform/scripts/jsd/main.js"></script></head>
+<body><main><article><h1>Contact the edge team</h1><p>Write to us about caching, cost and latency. We answer within two days.</p>
+<form method="post" action="/contact"><textarea name="message"></textarea><div class="g-recaptcha" data-sitekey="6LeIxAcTAAAAAJcZVRqyHh71UMIEGNQ_MXjiZKhI"></div><button>Send</button></form></article></main></body></html>`;
 
 export function safeDecode(text: string): string {
   try {

@@ -10,7 +10,12 @@
  *
  * Markers: [fail:503] that status · [slow:1500] answer late · [empty] no results / empty page ·
  * [badjson] a non-JSON 200 · [auth] 401 unless the key is EMULATOR_API_KEY · [failed] extract APIs
- * report the URL as failed in-band.
+ * report the URL as failed in-band · [malformed:KIND] a 200 that breaks the documented shape
+ * (empty-object, error, results-string, results-null, bad-items; an unrecognisable HTML page for
+ * keyless) · [challenge:VENDOR] the page is a bot wall (cloudflare, cloudflare-blocked, hcaptcha,
+ * recaptcha, akamai, datadome, perimeterx): served with its status to the direct provider, and as
+ * the hosted readers render it by tavily, firecrawl and jina. /pages/contact is an ordinary page
+ * with a captcha on its form.
  * Control: GET /__calls?provider=&contains= · GET /__chat?contains= · POST /__dns {name, A, AAAA,
  * status, httpStatus, delayMs} (or an array) · POST /__reset (clears everything: not for shared runs).
  */
@@ -20,6 +25,10 @@ import { deflateSync } from "node:zlib";
 import { pathToFileURL } from "node:url";
 import {
   ARTICLE_HTML,
+  CHALLENGE_PAGES,
+  MALFORMED_ANSWERS,
+  MALFORMED_HTML,
+  PAGE_WITH_CAPTCHA_FORM,
   duckDuckGoPage,
   escapeHtml,
   genericPage,
@@ -316,7 +325,9 @@ async function tavilyExtract(ex: Exchange): Promise<void> {
   const results: unknown[] = [];
   const failed: unknown[] = [];
   for (const url of urls) {
+    const wall = challengeOf(url);
     if (readMarkers(url).failed) failed.push({ url, error: "Failed to fetch url" });
+    else if (wall) results.push({ url, raw_content: `# ${wall.title}\n\n${wall.markdown}`, images: [] });
     else results.push({ url, raw_content: pageMarkdownFor(url).markdown, images: [] });
   }
   sendJson(ex.res, 200, { results, failed_results: failed, response_time: 0.8 });
@@ -328,6 +339,10 @@ async function firecrawlScrape(ex: Exchange): Promise<void> {
   const url = str(body.url) ?? "";
   if (!(await gate(ex, { provider: "firecrawl", url, key: bearer(ex.req) }, url))) return;
   if (readMarkers(url).failed) return sendJson(ex.res, 200, { success: false, error: "Failed to scrape the page" });
+  const wall = challengeOf(url);
+  if (wall) {
+    return sendJson(ex.res, 200, { success: true, data: { markdown: wall.markdown, metadata: { title: wall.title, sourceURL: url, url, statusCode: wall.status } } });
+  }
   const page = pageMarkdownFor(url);
   sendJson(ex.res, 200, {
     success: true,
@@ -344,7 +359,8 @@ async function jinaRead(ex: Exchange): Promise<void> {
   const url = (ex.req.url ?? "").slice("/jina/".length);
   if (!(await gate(ex, { provider: "jina", url, key: bearer(ex.req) }, url))) return;
   if (readMarkers(url).failed) return sendJson(ex.res, 422, { data: null, code: 422, name: "AssertionFailureError", status: 42206, message: "Failed to fetch the page" });
-  const page = pageMarkdownFor(url);
+  const wall = challengeOf(url);
+  const page = wall ? { title: wall.title, markdown: wall.markdown } : pageMarkdownFor(url);
   if ((header(ex.req, "accept") ?? "").includes("application/json")) {
     return sendJson(ex.res, 200, {
       code: 200,
@@ -458,6 +474,9 @@ async function testPage(ex: Exchange): Promise<void> {
   const markers = readMarkers(target);
   const name = url.pathname.replace(/^\/pages\/?/, "");
   if (markers.empty || name === "empty") return sendText(res, 200, "text/html; charset=utf-8", "");
+  const wall = challengeOf(target);
+  if (wall) return sendText(res, wall.status, "text/html; charset=UTF-8", wall.html);
+  if (name === "contact") return sendText(res, 200, "text/html; charset=utf-8", PAGE_WITH_CAPTCHA_FORM);
   if (name === "article") return sendText(res, 200, "text/html; charset=utf-8", ARTICLE_HTML);
   if (name === "huge") {
     const chars = Math.min(Math.max(intParam(url, "chars", 100_000), 0), 50_000_000);
@@ -528,7 +547,18 @@ async function gate(ex: Exchange, facts: CallFacts, subject: string): Promise<bo
     sendText(res, 200, "application/json", "<html><body>upstream-body-detail: this is not JSON</body></html>");
     return false;
   }
+  if (markers.malformed && facts.provider !== "pages") {
+    if (facts.provider === "keyless") sendText(res, 200, "text/html; charset=UTF-8", MALFORMED_HTML);
+    else sendJson(res, 200, MALFORMED_ANSWERS[markers.malformed] ?? {});
+    return false;
+  }
   return true;
+}
+
+/** The bot wall a `[challenge:VENDOR]` marker asks for, if any. */
+function challengeOf(subject: string) {
+  const vendor = readMarkers(subject).challenge;
+  return vendor ? CHALLENGE_PAGES[vendor] : undefined;
 }
 
 // ---------------------------------------------------------------------------------------------

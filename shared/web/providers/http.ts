@@ -2,6 +2,7 @@
  * The one way an adapter talks to its backend: timeout, status mapping and body parsing in one
  * place, so every provider fails the same way and no upstream body or API key reaches a client.
  */
+import type { z } from "zod";
 import type { FetchFn } from "../../ports";
 import { AppError, providerError, providerTimeout } from "../../http/errors";
 import type { ProviderSettings } from "./provider.types";
@@ -84,8 +85,22 @@ export function postJson(settings: ProviderSettings, fetch: FetchFn, path: strin
 }
 
 /** A 502 for a 2xx answer whose shape is not what the provider documents. */
-export function unexpectedShape(settings: ProviderSettings, what: string): AppError {
-  return providerError(settings.name, `its answer had an unexpected shape (${what})`);
+export function unexpectedShape(settings: ProviderSettings, what: string, cause?: unknown): AppError {
+  return providerError(settings.name, `its answer had an unexpected shape (${what})`, cause);
+}
+
+/**
+ * Parses a provider's 2xx answer with the zod schema of its documented response, so nothing
+ * unvalidated reaches a caller or the cache. A mismatch is a 502 naming the field, never the value.
+ * @example const body = parseAnswer(settings, TavilySearchResponse, await postJson(settings, fetch, "/search", q));
+ */
+export function parseAnswer<S extends z.ZodType>(settings: ProviderSettings, schema: S, body: unknown): z.output<S> {
+  const parsed = schema.safeParse(body);
+  if (parsed.success) return parsed.data;
+  const issue = parsed.error.issues[0];
+  const where = issue && issue.path.length > 0 ? issue.path.map(String).join(".") : "the answer";
+  // The issue code and path only: zod messages may quote what the provider sent.
+  throw unexpectedShape(settings, `${where}: ${issue?.code ?? "invalid"}`, { issues: parsed.error.issues.slice(0, 3).map((i) => ({ path: i.path.map(String), code: i.code })) });
 }
 
 function timeoutError(settings: ProviderSettings): AppError {

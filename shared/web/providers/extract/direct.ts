@@ -6,6 +6,7 @@
 import type { FetchFn } from "../../../ports";
 import { createDnsResolver } from "../../../safety/dns";
 import { safeFetch } from "../../../safety/safe-fetch";
+import { assertNotChallenge, CHALLENGE_STATUSES, challengePage, detectChallenge } from "../../challenge";
 import { decodeHtmlBody, htmlToMarkdown, markdownToText } from "../../html-to-markdown";
 import type { ExtractedPage, ExtractRequest, ProviderSettings } from "../provider.types";
 
@@ -29,10 +30,20 @@ export async function directExtract(settings: ProviderSettings, direct: DirectFe
     timeoutMs: settings.timeoutMs,
     headers: { accept: "text/markdown, text/html;q=0.9, text/plain;q=0.5" },
     acceptContentType: (mediaType) => mediaType === "" || READABLE.has(mediaType),
+    // A bot wall's 403/429/503 is a challenge_page, not an ordinary failed fetch.
+    inspectFailure: {
+      statuses: CHALLENGE_STATUSES,
+      check: (status, headers, body) => {
+        const vendor = detectChallenge({ status, html: decodeHtmlBody(body, headers.get("content-type")) });
+        return vendor ? challengePage(request.url, vendor) : null;
+      },
+    },
   });
   const contentType = page.headers.get("content-type");
   const text = decodeHtmlBody(page.body, contentType);
   const isHtml = !contentType || /html/i.test(contentType);
+  // On the page as served, before any conversion: the reader never sees a bot wall.
+  assertNotChallenge(request.url, isHtml ? { status: page.status, html: text } : { status: page.status, text });
   const converted = isHtml ? htmlToMarkdown(text, page.finalUrl) : { title: firstHeading(text), markdown: text };
   return {
     url: request.url,

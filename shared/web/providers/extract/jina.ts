@@ -2,20 +2,24 @@
  * Jina Reader (`GET /{url}`, JSON answer). The key is optional: Jina serves keyless callers at a
  * lower rate limit, so one is sent only when configured.
  */
-import { callProvider, providerUrl, unexpectedShape } from "../http";
-import { isRecord } from "../search/hits";
+import { z } from "zod";
+import { callProvider, parseAnswer, providerUrl } from "../http";
 import { type ExtractAdapter, toExtractedPage } from "./page";
+
+/** Jina Reader's documented JSON answer (the fields we read). */
+export const JinaReadResponse = z.object({
+  data: z.object({ url: z.string().nullish(), title: z.string().nullish(), content: z.string() }),
+});
+export type JinaReadResponse = z.infer<typeof JinaReadResponse>;
 
 export const jinaExtract: ExtractAdapter = async (settings, request, fetch) => {
   const headers: Record<string, string> = { accept: "application/json" };
   if (settings.apiKey) headers.authorization = `Bearer ${settings.apiKey}`;
   // The target goes in as written: Jina reads everything after the first slash as the URL.
-  const body = await callProvider(settings, fetch, providerUrl(settings.baseUrl, request.url), { method: "GET", headers });
-  const data = isRecord(body) && isRecord(body.data) ? body.data : null;
-  if (!data) throw unexpectedShape(settings, "no data");
+  const body = parseAnswer(settings, JinaReadResponse, await callProvider(settings, fetch, providerUrl(settings.baseUrl, request.url), { method: "GET", headers }));
   return toExtractedPage(request, {
-    finalUrl: data.url,
-    title: data.title,
-    markdown: typeof data.content === "string" ? data.content : "",
+    finalUrl: body.data.url,
+    title: body.data.title,
+    markdown: body.data.content,
   });
 };

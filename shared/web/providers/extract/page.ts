@@ -3,6 +3,7 @@
  * into the page we return in the requested format.
  */
 import type { FetchFn } from "../../../ports";
+import { assertNotChallenge } from "../../challenge";
 import { markdownToText } from "../../html-to-markdown";
 import type { ExtractedPage, ExtractRequest, ProviderSettings } from "../provider.types";
 
@@ -12,11 +13,18 @@ export interface ProviderMarkdown {
   finalUrl?: unknown;
   title?: unknown;
   markdown: string;
+  /** The page's own HTTP status, when the provider reports it. */
+  status?: number;
 }
 
+/**
+ * A hosted provider's answer as our page. A bot wall the provider read instead of the page is a
+ * `challenge_page` error here, so no hosted provider can hand one to a caller or the cache.
+ */
 export function toExtractedPage(request: ExtractRequest, found: ProviderMarkdown): ExtractedPage {
   const markdown = found.markdown.trim();
   const title = typeof found.title === "string" && found.title.trim() ? found.title.trim() : firstHeading(markdown);
+  assertNotChallenge(request.url, { status: found.status, title, text: markdown });
   return {
     url: request.url,
     final_url: typeof found.finalUrl === "string" && /^https?:\/\//i.test(found.finalUrl) ? found.finalUrl : request.url,

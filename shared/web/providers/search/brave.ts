@@ -3,13 +3,25 @@
  * counts `offset` in pages (0..9), so a larger tier is fetched page by page until it is filled
  * or Brave says there are no more.
  */
-import { callProvider, providerUrl } from "../http";
+import { z } from "zod";
+import { callProvider, parseAnswer, providerUrl } from "../http";
 import type { SearchAdapter } from "../provider.types";
 import { htmlSnippetToText } from "../../html-entities";
-import { arrayField, type HitCandidate, isRecord, rankHits } from "./hits";
+import { type HitCandidate, rankHits } from "./hits";
 
 export const BRAVE_PAGE_SIZE = 20;
 const BRAVE_MAX_OFFSET = 9;
+
+/**
+ * Brave's documented web search answer (the fields we read). `web` is absent when Brave found no
+ * web results, which is how it says "nothing"; `type` is always "search".
+ */
+export const BraveSearchResponse = z.object({
+  type: z.literal("search"),
+  query: z.object({ more_results_available: z.boolean().optional() }).optional(),
+  web: z.object({ results: z.array(z.object({ title: z.string().nullish(), url: z.string(), description: z.string().nullish() })) }).optional(),
+});
+export type BraveSearchResponse = z.infer<typeof BraveSearchResponse>;
 
 export const braveSearch: SearchAdapter = async (settings, request, fetch) => {
   const pageSize = Math.min(request.count, BRAVE_PAGE_SIZE);
@@ -21,20 +33,17 @@ export const braveSearch: SearchAdapter = async (settings, request, fetch) => {
     url.searchParams.set("q", request.query);
     url.searchParams.set("count", String(pageSize));
     if (offset > 0) url.searchParams.set("offset", String(offset));
-    const body = await callProvider(settings, fetch, url.href, { method: "GET", headers });
-    const web = isRecord(body) ? body.web : undefined;
-    const page = arrayField(web, "results").filter(isRecord);
+    const body = parseAnswer(settings, BraveSearchResponse, await callProvider(settings, fetch, url.href, { method: "GET", headers }));
+    const page = body.web?.results ?? [];
     // Brave marks its highlights with <strong> and escapes entities; agents want plain text.
     for (const r of page) {
       candidates.push({ title: plain(r.title), url: r.url, description: plain(r.description) });
     }
-    const query = isRecord(body) ? body.query : undefined;
-    const more = isRecord(query) ? query.more_results_available : undefined;
-    if (page.length < pageSize || more === false) break;
+    if (page.length < pageSize || body.query?.more_results_available === false) break;
   }
   return rankHits(candidates, request.count);
 };
 
-function plain(value: unknown): string {
+function plain(value: string | null | undefined): string {
   return typeof value === "string" ? htmlSnippetToText(value) : "";
 }

@@ -28,12 +28,6 @@ export function rankHits(candidates: readonly HitCandidate[], count: number): Se
   return hits;
 }
 
-/** The array under `key`, or an empty one when the backend left it out. */
-export function arrayField(body: unknown, key: string): unknown[] {
-  const value = isRecord(body) ? body[key] : undefined;
-  return Array.isArray(value) ? value : [];
-}
-
 export function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === "object" && value !== null && !Array.isArray(value);
 }

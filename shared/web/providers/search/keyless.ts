@@ -3,7 +3,7 @@
  * runs the same on workerd and Deno). Only the first page is read (about 30 results): paging
  * needs a session token, and hammering a free endpoint is what gets it blocked.
  */
-import { callProviderText, providerUrl } from "../http";
+import { callProviderText, providerUrl, unexpectedShape } from "../http";
 import { providerError } from "../../../http/errors";
 import type { SearchAdapter } from "../provider.types";
 import { decodeHtmlEntities, htmlSnippetToText } from "../../html-entities";
@@ -21,11 +21,16 @@ export const keylessSearch: SearchAdapter = async (settings, request, fetch) => 
     body: new URLSearchParams({ q: request.query }).toString(),
   });
   const candidates = parseDuckDuckGoResults(html);
-  if (candidates.length === 0 && /anomaly-modal|challenge-form|g-recaptcha/i.test(html)) {
-    throw providerError(settings.name, "rate limited (it answered with a bot challenge)");
+  if (candidates.length === 0) {
+    if (/anomaly-modal|challenge-form|g-recaptcha/i.test(html)) throw providerError(settings.name, "rate limited (it answered with a bot challenge)");
+    // "Nothing found" is stored like any answer, so only a page that says so may be empty.
+    if (!NO_RESULTS.test(html)) throw unexpectedShape(settings, "neither results nor a no-results notice");
   }
   return rankHits(candidates, request.count);
 };
+
+/** DuckDuckGo's own "No results." block on a results page that found nothing. */
+const NO_RESULTS = /class\s*=\s*["']?no-results\b/i;
 
 const ANCHOR = /<a\b([^>]*)>([\s\S]*?)<\/a\s*>/gi;
 const ATTRIBUTE = /([a-zA-Z_:-]+)\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s"'>]+))/g;

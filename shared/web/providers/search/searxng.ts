@@ -3,28 +3,34 @@
  * the instance, not the caller, so pages are read in order until the tier is filled, a page adds
  * nothing new, or MAX_PAGES is reached.
  */
-import { callProvider, providerUrl } from "../http";
+import { z } from "zod";
+import { callProvider, parseAnswer, providerUrl } from "../http";
 import type { SearchAdapter } from "../provider.types";
-import { arrayField, type HitCandidate, isRecord, rankHits } from "./hits";
+import { type HitCandidate, rankHits } from "./hits";
 
 /** An instance page is typically 10 or more results; 10 pages covers the largest tier (100). */
 const MAX_PAGES = 10;
+
+/** SearXNG's JSON search answer (the fields we read). */
+export const SearxngSearchResponse = z.object({
+  results: z.array(z.object({ url: z.string(), title: z.string().nullish(), content: z.string().nullish() })),
+});
+export type SearxngSearchResponse = z.infer<typeof SearxngSearchResponse>;
 
 export const searxngSearch: SearchAdapter = async (settings, request, fetch) => {
   const headers: Record<string, string> = {};
   // Some operators put their instance behind a token; send it when one is configured.
   if (settings.apiKey) headers.authorization = `Bearer ${settings.apiKey}`;
   const candidates: HitCandidate[] = [];
-  const seen = new Set<unknown>();
+  const seen = new Set<string>();
   for (let page = 1; page <= MAX_PAGES && seen.size < request.count; page++) {
     const url = new URL(providerUrl(settings.baseUrl, "/search"));
     url.searchParams.set("q", request.query);
     url.searchParams.set("format", "json");
     if (page > 1) url.searchParams.set("pageno", String(page));
-    const body = await callProvider(settings, fetch, url.href, { method: "GET", headers });
-    const results = arrayField(body, "results").filter(isRecord);
+    const body = parseAnswer(settings, SearxngSearchResponse, await callProvider(settings, fetch, url.href, { method: "GET", headers }));
     const before = seen.size;
-    for (const r of results) {
+    for (const r of body.results) {
       seen.add(r.url);
       candidates.push({ title: r.title, url: r.url, description: r.content });
     }

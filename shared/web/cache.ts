@@ -20,6 +20,8 @@ export interface PaidCallOptions {
   ttlMs: number;
   /** False when the answer must never be stored (exempt or local hosts). */
   store: boolean;
+  /** Most content characters a caller can receive (`web.char_limit`); see FlightOptions.charLimit. */
+  charLimit?: number;
 }
 
 export interface PaidCallResult<V extends JobValue = JobValue> {
@@ -46,7 +48,7 @@ async function paidCallUntyped(deps: PaidCallDeps, key: string, job: Job, option
 
   let outcome;
   try {
-    outcome = await deps.flight.run(key, job, { now, ttlMs: options.ttlMs, store: options.store });
+    outcome = await deps.flight.run(key, job, { now, ttlMs: options.ttlMs, store: options.store, ...(options.charLimit === undefined ? {} : { charLimit: options.charLimit }) });
   } catch (error) {
     // The single-flight owner is unreachable: still answer, just without coalescing.
     deps.log.warn("single_flight_unreachable", { key, error: String(error) });

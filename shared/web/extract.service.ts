@@ -14,6 +14,9 @@ import { paidCall, type PaidCallDeps } from "./cache";
 import { ExtractError as ExtractErrorSchema, type ExtractError, type ExtractRequest, type ExtractResponse, type ExtractResult } from "./extract.schema";
 import type { ExtractJob } from "./jobs";
 import { resolveExtractProvider, type ResolvedExtractProvider } from "./providers/resolve";
+import { truncateContent } from "./truncate";
+
+export { truncateContent } from "./truncate";
 
 export interface ExtractDeps extends PaidCallDeps {
   config: LoadedConfig;
@@ -67,7 +70,7 @@ export async function webExtract(deps: ExtractDeps, input: ExtractRequest): Prom
         const job = extractJob(deps.config, provider, url, input.format);
         const key = await extractCacheKey(provider, url, input.format);
         const store = !exempt(url.hostname) && !isLocalHost(url.hostname);
-        const answer = await paidCall(deps, key, job, { enabled: config.web.cache_enabled, ttlMs: config.web.cache_ttl_minutes * 60_000, store });
+        const answer = await paidCall(deps, key, job, { enabled: config.web.cache_enabled, ttlMs: config.web.cache_ttl_minutes * 60_000, store, charLimit: config.web.char_limit });
         const cached = answer.cache === "hit" || answer.cache === "coalesced";
         if (answer.cache === "hit") {
           // The stored final URL passes the same checks as a fresh one (policy may have changed).
@@ -77,7 +80,10 @@ export async function webExtract(deps: ExtractDeps, input: ExtractRequest): Prom
         }
         if (cached) hits++;
         else misses++;
-        const { content, truncated } = truncateContent(answer.value.page.content, config.web.char_limit);
+        // The single-flight owner may have cut the content already (answers cross RPC within its limit).
+        const cut = truncateContent(answer.value.page.content, config.web.char_limit);
+        const { content } = cut;
+        const truncated = cut.truncated || answer.value.truncated === true;
         return { url: given, final_url: answer.value.page.final_url, title: answer.value.page.title, content, cached, truncated };
       } catch (error) {
         return { url: given, error: inBandError(error) };
@@ -115,25 +121,6 @@ function isLocalHost(hostname: string): boolean {
   const literal = classifyIpLiteral(hostname);
   return literal !== null && literal.kind !== "public";
 }
-
-/**
- * Cuts content over `limit` characters, keeping the head and the tail with a marker between.
- * @example truncateContent("a".repeat(30000), 15000).content.length // 15000
- */
-export function truncateContent(content: string, limit: number): { content: string; truncated: boolean } {
-  if (content.length <= limit) return { content, truncated: false };
-  const marker = (omitted: number) => `\n\n[... ${omitted} characters omitted ...]\n\n`;
-  const room = limit - marker(content.length).length;
-  let headEnd = Math.floor(room * 0.7);
-  let tailStart = content.length - (room - headEnd);
-  // Never split a surrogate pair.
-  if (isHighSurrogate(content.charCodeAt(headEnd - 1))) headEnd--;
-  if (isLowSurrogate(content.charCodeAt(tailStart))) tailStart++;
-  return { content: content.slice(0, headEnd) + marker(tailStart - headEnd) + content.slice(tailStart), truncated: true };
-}
-
-const isHighSurrogate = (code: number) => code >= 0xd800 && code <= 0xdbff;
-const isLowSurrogate = (code: number) => code >= 0xdc00 && code <= 0xdfff;
 
 type InBandError = ExtractError;
 

@@ -8,6 +8,7 @@ import { AppError } from "../http/errors";
 import type { Logger } from "../log";
 import type { CacheStore, FetchFn } from "../ports";
 import { isStorable, type Job, type JobValue, runJob } from "./jobs";
+import { truncateContent } from "./truncate";
 
 export type CacheStatus = "hit" | "miss" | "coalesced" | "bypass";
 
@@ -28,6 +29,12 @@ export interface FlightOptions {
   ttlMs: number;
   /** False for values that must never be stored whatever they contain (e.g. exempt hosts). */
   store: boolean;
+  /**
+   * Most content characters the caller can receive (`web.char_limit`). The owner stores the whole
+   * page but answers with the content already cut (`truncated: true`), so an answer of any size
+   * crosses the owner's RPC boundary (32 MiB on Workers) and is paid once.
+   */
+  charLimit?: number;
 }
 
 /** The single-flight port the request path calls. */
@@ -59,6 +66,10 @@ export class FlightCoordinator implements SingleFlight {
   ) {}
 
   async run(key: string, job: Job, options: FlightOptions): Promise<FlightOutcome> {
+    return forCaller(await this.answer(key, job, options), options.charLimit);
+  }
+
+  private async answer(key: string, job: Job, options: FlightOptions): Promise<FlightOutcome> {
     const joined = this.inflight.get(key);
     if (joined) return coalesced(await joined);
 
@@ -101,6 +112,15 @@ export class FlightCoordinator implements SingleFlight {
     }
     return { ok: true, value, cache: "miss", stored };
   }
+}
+
+/** The outcome as the caller may receive it: page content cut to `charLimit`. */
+function forCaller(outcome: FlightOutcome, charLimit: number | undefined): FlightOutcome {
+  if (!outcome.ok || charLimit === undefined || !("page" in outcome.value)) return outcome;
+  const { page } = outcome.value;
+  const cut = truncateContent(page.content, charLimit);
+  if (!cut.truncated) return outcome;
+  return { ...outcome, value: { ...outcome.value, page: { ...page, content: cut.content }, truncated: true } };
 }
 
 function coalesced(outcome: FlightOutcome): FlightOutcome {

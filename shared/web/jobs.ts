@@ -3,6 +3,7 @@
  * so the single-flight owner (a Durable Object on Workers, the process on Deno) can run it for all
  * waiters. `runJob` is the only place a job becomes a provider call.
  */
+import { AppError } from "../http/errors";
 import type { FetchFn } from "../ports";
 import { directExtract, type DirectFetchSettings } from "./providers/extract/direct";
 import { extractAdapters } from "./providers/extract";
@@ -14,6 +15,11 @@ export interface SearchJob {
   provider: SearchProviderName;
   settings: ProviderSettings;
   request: SearchRequest;
+  /**
+   * The one-shot keyless rescue (`web.keyless_fallback`): tried once if the provider fails, inside
+   * the same single flight, so every waiting caller shares one keyless call. Never stored.
+   */
+  rescue?: { provider: "keyless"; settings: ProviderSettings };
 }
 
 export interface ExtractJob {
@@ -32,11 +38,15 @@ export type Job = SearchJob | ExtractJob;
 export interface SearchValue {
   provider: SearchProviderName;
   results: SearchHit[];
+  /** Answered by the keyless rescue after the provider failed: never stored. */
+  rescued?: true;
 }
 
 export interface ExtractValue {
   provider: ExtractProviderName;
   page: ExtractedPage;
+  /** The content was already cut to the caller's `web.char_limit` (by the single-flight owner). */
+  truncated?: true;
 }
 
 export type JobValue = SearchValue | ExtractValue;
@@ -51,8 +61,14 @@ export async function runJob(job: Job, fetch: FetchFn): Promise<JobValue>;
 export async function runJob(job: Job, fetch: FetchFn): Promise<JobValue> {
   switch (job.kind) {
     case "search": {
-      const results = await searchAdapters[job.provider](job.settings, job.request, fetch);
-      return { provider: job.provider, results };
+      try {
+        const results = await searchAdapters[job.provider](job.settings, job.request, fetch);
+        return { provider: job.provider, results };
+      } catch (error) {
+        const rescued = job.rescue && isProviderFailure(error) ? await rescueQuietly(job, fetch) : null;
+        if (!rescued) throw error;
+        return rescued;
+      }
     }
     case "extract": {
       const page =
@@ -64,11 +80,26 @@ export async function runJob(job: Job, fetch: FetchFn): Promise<JobValue> {
   }
 }
 
-/** Whether a successful value may be stored (e.g. empty or oversized pages are not). */
+function isProviderFailure(error: unknown): boolean {
+  return error instanceof AppError && (error.code === "provider_error" || error.code === "provider_timeout");
+}
+
+/** One keyless attempt; its own failure leaves the provider's error to be reported. */
+async function rescueQuietly(job: SearchJob, fetch: FetchFn): Promise<SearchValue | null> {
+  const rescue = job.rescue!;
+  try {
+    const results = await searchAdapters[rescue.provider](rescue.settings, job.request, fetch);
+    return { provider: rescue.provider, results, rescued: true };
+  } catch {
+    return null;
+  }
+}
+
+/** Whether a successful value may be stored (e.g. empty or oversized pages, rescues are not). */
 export function isStorable(job: Job, value: JobValue): boolean {
   switch (job.kind) {
     case "search":
-      return "results" in value && Array.isArray(value.results);
+      return "results" in value && Array.isArray(value.results) && value.rescued !== true;
     case "extract": {
       // Empty pages and pages over web.max_page_chars are answered but never stored.
       const content = "page" in value ? value.page.content : "";

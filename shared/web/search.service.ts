@@ -1,14 +1,13 @@
 /**
  * web_search: normalize, tier, pay the provider at most once per key, slice per caller, and the
- * one-shot keyless rescue (answered, never stored) when the configured provider fails.
+ * one-shot keyless rescue (answered, never stored) when the configured provider fails; the rescue
+ * runs inside the same single flight (see SearchJob.rescue).
  */
 import type { LoadedConfig } from "../config/config.load";
-import { AppError } from "../http/errors";
 import { sha256Hex } from "../hash";
 import { paidCall, type PaidCallDeps } from "./cache";
-import type { SearchJob, SearchValue } from "./jobs";
+import type { SearchJob } from "./jobs";
 import { keylessSearchProvider, resolveSearchProvider, type ResolvedSearchProvider } from "./providers/resolve";
-import { runJob } from "./jobs";
 import { limitTier, normalizeQuery } from "./query";
 import type { SearchRequest, SearchResponse } from "./search.schema";
 
@@ -30,40 +29,24 @@ export async function webSearch(deps: SearchDeps, input: SearchRequest): Promise
   const normalized = normalizeQuery(input.query);
   const tier = limitTier(input.limit);
   const job: SearchJob = { kind: "search", provider: provider.name, settings: provider, request: { query: normalized, count: tier } };
+  // The one-shot keyless rescue travels with the job, so the single flight makes it once for all.
+  if (config.web.keyless_fallback && provider.name !== "keyless") job.rescue = { provider: "keyless", settings: keylessSearchProvider(deps.config) };
   const key = await searchCacheKey(provider, normalized, tier);
 
-  let answer: { value: SearchValue; cache: SearchResponse["cache"] };
-  try {
-    answer = await paidCall(deps, key, job, {
-      enabled: config.web.cache_enabled,
-      ttlMs: config.web.cache_ttl_minutes * 60_000,
-      store: true,
-    });
-  } catch (error) {
-    const rescued = await keylessRescue(deps, job, error);
-    if (!rescued) throw error;
-    answer = { value: rescued, cache: "bypass" };
-  }
+  const answer = await paidCall(deps, key, job, {
+    enabled: config.web.cache_enabled,
+    ttlMs: config.web.cache_ttl_minutes * 60_000,
+    store: true,
+  });
+  const rescued = answer.value.rescued === true;
+  if (rescued && answer.cache !== "coalesced") deps.log.warn("search_rescued_by_keyless", { provider: provider.name });
   return {
     success: true,
     query: input.query,
     limit: input.limit,
     provider: answer.value.provider,
     results: answer.value.results.slice(0, input.limit).map((hit, index) => ({ ...hit, position: index + 1 })),
-    cache: answer.cache,
+    // A rescued answer is never cacheable, whoever paid for it (api.md: `bypass`).
+    cache: rescued ? "bypass" : answer.cache,
   };
-}
-
-/** One keyless attempt after a provider failure (`web.keyless_fallback`); never cached. */
-async function keylessRescue(deps: SearchDeps, failed: SearchJob, error: unknown): Promise<SearchValue | null> {
-  const isProviderFailure = error instanceof AppError && (error.code === "provider_error" || error.code === "provider_timeout");
-  if (!isProviderFailure || !deps.config.config.web.keyless_fallback || failed.provider === "keyless") return null;
-  const keyless = keylessSearchProvider(deps.config);
-  try {
-    const value = await runJob({ ...failed, provider: "keyless", settings: keyless }, deps.fetch);
-    deps.log.warn("search_rescued_by_keyless", { provider: failed.provider, code: error.code });
-    return value;
-  } catch {
-    return null;
-  }
 }

@@ -5,7 +5,11 @@ import { KvStore } from "../../workers/kv.store";
 import { DurableObjectStore } from "../../workers/do-storage.store";
 import { workersDeps } from "../../workers/deps";
 import { cacheStoreContract, type Check, embedCounterContract } from "../contracts/ports.contract";
-import { testEnv, uniqueToken } from "./helpers";
+import { singleFlightContract } from "../contracts/flight.contract";
+import { FlightCoordinator } from "../../shared/web/flight";
+import { silentLogger } from "../../shared/log";
+import type { CacheEntry, CacheStore } from "../../shared/ports";
+import { EMULATOR, providerCalls, testEnv, uniqueToken } from "./helpers";
 
 const check: Check = { equal: (actual, expected, what) => expect(actual, what).toEqual(expected) };
 
@@ -25,4 +29,22 @@ describe("CacheStore contract: Durable Object storage", () => {
 describe("EmbedCounter contract: SessionDO", () => {
   const counter = workersDeps(testEnv).embeds;
   for (const c of embedCounterContract) it(c.name, () => c.run(counter, check, uniqueToken()));
+});
+
+describe("SingleFlight contract", () => {
+  const contract = singleFlightContract({ emulator: EMULATOR, calls: providerCalls });
+  const memory = (): CacheStore => {
+    const entries = new Map<string, CacheEntry<unknown>>();
+    return {
+      get: async <T>(key: string) => (entries.get(key) as CacheEntry<T> | undefined) ?? null,
+      put: async (key, entry) => void entries.set(key, entry),
+    };
+  };
+  const adapters = {
+    "FlightDO (Workers)": () => workersDeps(testEnv).flight,
+    "in-process FlightCoordinator (Deno)": () => new FlightCoordinator({ authority: memory(), fetch: (input, init) => fetch(input, init), log: silentLogger }),
+  };
+  for (const [adapter, make] of Object.entries(adapters)) {
+    for (const c of contract) it(`${adapter}: ${c.name}`, () => c.run(make(), check, uniqueToken()));
+  }
 });

@@ -1,0 +1,68 @@
+/**
+ * What the single-flight object hands back (issue 8, findings 6 and 7): an answer over the RPC
+ * limit (~32 MiB) used to fail on the way back, so the caller paid the provider again itself; and
+ * every caller waiting on one failed search made its own keyless rescue call. Now the object cuts
+ * content to `web.char_limit` before answering, and the rescue runs inside the same flight.
+ */
+import { describe, expect, it } from "vitest";
+import { createApp } from "../../shared/app";
+import type { Logger } from "../../shared/log";
+import { workersDeps } from "../../workers/deps";
+import { callJson, providerCalls, testEnv, uniqueToken } from "./helpers";
+
+/** A logger that remembers event names, to prove the single-flight object was reachable. */
+function recordingLogger(): Logger & { events: string[] } {
+  const events: string[] = [];
+  const note = (event: string) => void events.push(event);
+  return { events, info: note, warn: note, error: note };
+}
+
+describe("an answer of any size is paid once", () => {
+  it("extracts a 34-million-character page with one provider call, cut to web.char_limit", async () => {
+    const url = `https://docs.example.com/huge/[chars:34000000]/${uniqueToken()}`;
+    const log = recordingLogger();
+    const app = createApp(workersDeps(testEnv, { log }));
+    const response = await app.request("/v1/web_extract", { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ urls: [url] }) }, testEnv);
+    expect(response.status).toBe(200);
+    const result = ((await response.json()) as any).results[0];
+    expect(result.error).toBeUndefined();
+    expect(result.truncated).toBe(true);
+    expect(result.content.length).toBeLessThanOrEqual(15_000);
+    expect(result.content).toContain("characters omitted");
+    expect(log.events).not.toContain("single_flight_unreachable");
+    expect(await providerCalls("tavily", url)).toBe(1);
+  });
+
+  it("cuts to the caller's own char_limit and still reports truncated on a coalesced answer", async () => {
+    const url = `https://docs.example.com/long/[chars:40000]/[slow:300]/${uniqueToken()}`;
+    const vars = { WEB_CHAR_LIMIT: "5000" };
+    const answers = await Promise.all([1, 2, 3].map(() => callJson("/v1/web_extract", { body: { urls: [url] }, vars })));
+    for (const answer of answers) {
+      expect(answer.body.results[0].truncated).toBe(true);
+      expect(answer.body.results[0].content.length).toBeLessThanOrEqual(5000);
+    }
+    expect(await providerCalls("tavily", url)).toBe(1);
+  });
+});
+
+describe("the keyless rescue is one call for every waiting caller", () => {
+  it("16 callers waiting on one failed search share one keyless call, and nothing is stored", async () => {
+    const token = uniqueToken();
+    const q = `coalesced rescue [fail:500@tavily] [slow:300] ${token}`;
+    const answers = await Promise.all(Array.from({ length: 16 }, () => callJson("/v1/web_search", { body: { query: q } })));
+    expect(answers.map((a) => a.status)).toEqual(Array(16).fill(200));
+    for (const answer of answers) {
+      expect(answer.body.provider).toBe("keyless");
+      expect(answer.body.cache).toBe("bypass");
+      expect(answer.headers.get("x-cache")).toBe("BYPASS");
+      expect(answer.body.results.length).toBeGreaterThan(0);
+    }
+    expect(await providerCalls("tavily", token)).toBe(1);
+    expect(await providerCalls("keyless", token)).toBe(1);
+    // Never stored: the next caller pays (and is rescued) again.
+    const later = await callJson("/v1/web_search", { body: { query: q } });
+    expect(later.body.cache).toBe("bypass");
+    expect(await providerCalls("tavily", token)).toBe(2);
+    expect(await providerCalls("keyless", token)).toBe(2);
+  });
+});

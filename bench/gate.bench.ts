@@ -2,13 +2,16 @@
  * The safety gate on the hot path: µs per URL for the whole gate (secret scan, parse, SSRF,
  * blocklist) on a literal public IP and on a hostname whose DNS answer is cached (warm).
  * The DoH endpoint is an in-process fetch: only the first lookup reaches it, nothing leaves the
- * process. Run: npx tsx bench/gate.bench.ts (or npm run bench -- gate).
+ * process. A second table prices the secret scan on 8 KB URLs: a plain one against crafted ones
+ * that drive a backtracking scan quadratic (test/fixtures/crafted-urls.ts), as a ratio; the scan
+ * is linear, so each ratio should stay under 2x. Run: npx tsx bench/gate.bench.ts (or npm run bench -- gate).
  */
 import type { FetchFn } from "../shared/ports";
 import { createDnsResolver } from "../shared/safety/dns";
 import { type GateOptions, gateUrl } from "../shared/safety/gate";
 import { findSecretInUrl } from "../shared/safety/secrets";
 import { median, percentile } from "./stats";
+import { CRAFTED_8K_URLS, PLAIN_8K_URL } from "../test/fixtures/crafted-urls";
 
 const BATCH = 1000;
 const BATCHES = 300;
@@ -66,6 +69,30 @@ async function main(): Promise<void> {
   console.log("|---|---|---|");
   for (const row of rows) console.log(row);
   console.log(`\nDoH requests during the whole run: ${dohCalls} (A + AAAA for the one cold lookup).`);
+  console.log(`\nSecret scan on ${PLAIN_8K_URL.length}-character URLs (µs per URL, median of ${LONG_BATCHES} batches of ${LONG_BATCH}; plain and crafted interleaved):\n`);
+  console.log("| URL | median µs/URL | p95 µs/URL | ratio to plain (median) |");
+  console.log("|---|---|---|---|");
+  const cases: Array<[string, string]> = [["plain 8 KB URL (long path, 80+ ordinary parameters, %-encoded text)", PLAIN_8K_URL], ...CRAFTED_8K_URLS.map(([name, url]): [string, string] => [`crafted: ${name}`, url])];
+  const samples = cases.map(() => [] as number[]);
+  for (const [, url] of cases) for (let i = 0; i < 200; i++) findSecretInUrl(url); // warm up
+  for (let b = 0; b < LONG_BATCHES; b++) {
+    for (const [c, [, url]] of cases.entries()) {
+      const start = performance.now();
+      for (let i = 0; i < LONG_BATCH; i++) findSecretInUrl(url);
+      samples[c]!.push(((performance.now() - start) * 1000) / LONG_BATCH);
+    }
+  }
+  const plain = median(samples[0]!);
+  let worst = 0;
+  for (const [c, [name]] of cases.entries()) {
+    const ratio = median(samples[c]!) / plain;
+    if (c > 0) worst = Math.max(worst, ratio);
+    console.log(`| ${name} | ${median(samples[c]!).toFixed(1)} | ${percentile(samples[c]!, 95).toFixed(1)} | ${ratio.toFixed(2)}x |`);
+  }
+  console.log(`\nWorst crafted / plain: ${worst.toFixed(2)}x (target: at most 2x).`);
 }
+
+const LONG_BATCH = 20;
+const LONG_BATCHES = 60;
 
 await main();

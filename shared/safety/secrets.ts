@@ -3,123 +3,501 @@
  * key, a token or a password is refused before anything is fetched, cached or logged: fetching it
  * would hand the credential to a third party and keep it in our cache.
  *
- * A finding names the KIND of secret only. It never contains the value or the URL.
+ * The scan is linear in the URL's length: no regular expression runs on caller input; every
+ * shape is matched by hand with precomputed run ends, so a crafted URL costs about what a plain
+ * one of the same length does. A finding names the KIND of secret only, never the value or the URL.
  */
 
 export interface SecretFinding {
-  /** e.g. "OpenAI API key", "credential parameter 'api_key'", "password in the URL's user-info". */
+  /** e.g. "OpenAI API key", "credential parameter 'api_key'", "password in the URL's user-info part". */
   kind: string;
 }
 
-/** How many extra rounds of percent-decoding are checked after the raw form. */
-const MAX_DECODE_ROUNDS = 4;
+// ---------------------------------------------------------------------------------------------
+// Alphabets: which characters a key body is made of. Codes are ASCII; anything else is outside.
 
-interface VendorShape {
+type Alphabet = (code: number) => boolean;
+const isDigit: Alphabet = (c) => c >= 48 && c <= 57;
+const isUpper: Alphabet = (c) => c >= 65 && c <= 90;
+const isLower: Alphabet = (c) => c >= 97 && c <= 122;
+const isAlnum: Alphabet = (c) => isDigit(c) || isUpper(c) || isLower(c);
+const isUpperDigit: Alphabet = (c) => isDigit(c) || isUpper(c);
+const isHex: Alphabet = (c) => isDigit(c) || (c >= 97 && c <= 102) || (c >= 65 && c <= 70);
+const isLowerHex: Alphabet = (c) => isDigit(c) || (c >= 97 && c <= 102);
+/** `[A-Za-z0-9_-]`: base64url, and most vendors' key alphabet. */
+const isWord: Alphabet = (c) => isAlnum(c) || c === 95 || c === 45;
+/** `[A-Za-z0-9_]` */
+const isAlnumUnderscore: Alphabet = (c) => isAlnum(c) || c === 95;
+/** `[A-Za-z0-9+/=]`: base64. */
+const isBase64: Alphabet = (c) => isAlnum(c) || c === 43 || c === 47 || c === 61;
+
+/**
+ * Per scanned text: for an alphabet, `end[i]` is where the run of its characters starting at i
+ * stops. Built lazily (one backward pass) the first time a shape needs that alphabet.
+ */
+class RunEnds {
+  private readonly memo = new Map<Alphabet, Int32Array>();
+  constructor(readonly text: string) {}
+
+  end(alphabet: Alphabet, from: number): number {
+    let ends = this.memo.get(alphabet);
+    if (!ends) {
+      const n = this.text.length;
+      ends = new Int32Array(n + 1);
+      ends[n] = n;
+      for (let i = n - 1; i >= 0; i--) ends[i] = alphabet(this.text.charCodeAt(i)) ? ends[i + 1]! : i;
+      this.memo.set(alphabet, ends);
+    }
+    return from >= this.text.length ? this.text.length : ends[from]!;
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Vendor key shapes (the published rule sets, e.g. gitleaks', taken as facts)
+
+interface PrefixShape {
   kind: string;
-  /** Literal text every match contains; the regex only runs when one is present (hot path). */
-  hints: readonly string[];
-  /** Group 1, when present, is the random body that must look like key material. */
-  pattern: RegExp;
-  /** Minimum length of the longest letter/digit run in the body (0: the pattern is enough). */
+  /** Literal starts; the character before must not be a letter or digit. */
+  prefixes: readonly string[];
+  body: Alphabet;
+  /** Least body length. */
+  min: number;
+  /** Exact body length; the character after it must then not be in `after` (default: `body`). */
+  exact?: number;
+  after?: Alphabet;
+  /** Least length of a key-like run in the body (0: the shape is enough). */
   minRun: number;
-  /** The shape contains characters outside `[A-Za-z0-9_.-]` ("/", spaces). */
-  spansSeparators?: boolean;
 }
 
-// A key never starts in the middle of a word: "desk-..." or "mask_..." are not keys.
-const B = "(?<![A-Za-z0-9])";
-
-const VENDOR_SHAPES: readonly VendorShape[] = [
-  { kind: "Anthropic API key", hints: ["sk-ant-"], pattern: re(`${B}sk-ant-(?:[a-z]+[0-9]{0,3}-)?([A-Za-z0-9_-]{32,})`), minRun: 16 },
-  { kind: "OpenRouter API key", hints: ["sk-or-v1-"], pattern: re(`${B}sk-or-v1-([A-Za-z0-9]{32,})`), minRun: 24 },
-  { kind: "OpenAI API key", hints: ["sk-"], pattern: re(`${B}sk-(?:proj-|svcacct-|admin-|None-)?([A-Za-z0-9_-]{20,})`), minRun: 20 },
-  { kind: "Stripe secret key", hints: ["k_live_", "k_test_"], pattern: re(`${B}(?:sk|rk)_(?:live|test)_([A-Za-z0-9]{20,})`), minRun: 20 },
-  { kind: "GitHub token", hints: ["ghp_", "gho_", "ghu_", "ghs_", "ghr_"], pattern: re(`${B}gh[pousr]_([A-Za-z0-9]{30,})`), minRun: 30 },
-  { kind: "GitHub token", hints: ["github_pat_"], pattern: re(`${B}github_pat_([A-Za-z0-9_]{40,})`), minRun: 20 },
-  { kind: "GitLab token", hints: ["glpat-"], pattern: re(`${B}glpat-([A-Za-z0-9_-]{20,})`), minRun: 16 },
-  { kind: "AWS access key ID", hints: ["AKIA", "ASIA"], pattern: re(`${B}(?:AKIA|ASIA)[A-Z0-9]{16}(?![A-Za-z0-9])`), minRun: 0 },
-  { kind: "Google API key", hints: ["AIza"], pattern: re(`${B}AIza([A-Za-z0-9_-]{35})(?![A-Za-z0-9_-])`), minRun: 8 },
-  { kind: "Google OAuth access token", hints: ["ya29."], pattern: re(`${B}ya29\\.([A-Za-z0-9_-]{30,})`), minRun: 12 },
-  { kind: "Slack token", hints: ["xox"], pattern: re(`${B}xox[abposr]-([A-Za-z0-9-]{20,})`), minRun: 8 },
-  { kind: "Slack app token", hints: ["xapp-"], pattern: re(`${B}xapp-([A-Za-z0-9-]{20,})`), minRun: 8 },
-  { kind: "Slack webhook URL", hints: ["hooks.slack.com/services/"], pattern: re(`hooks\\.slack\\.com/services/T[A-Z0-9]{6,}/B[A-Z0-9]{6,}/([A-Za-z0-9]{20,})`), minRun: 20, spansSeparators: true },
-  { kind: "Tavily API key", hints: ["tvly-"], pattern: re(`${B}tvly-(?:dev-|prod-)?([A-Za-z0-9]{20,})`), minRun: 20 },
-  { kind: "Firecrawl API key", hints: ["fc-"], pattern: re(`${B}fc-([A-Za-z0-9]{24,})`), minRun: 24 },
-  { kind: "Hugging Face token", hints: ["hf_"], pattern: re(`${B}hf_([A-Za-z0-9]{30,})`), minRun: 30 },
-  { kind: "Jina API key", hints: ["jina_"], pattern: re(`${B}jina_([A-Za-z0-9_-]{40,})`), minRun: 20 },
-  { kind: "Groq API key", hints: ["gsk_"], pattern: re(`${B}gsk_([A-Za-z0-9]{40,})`), minRun: 40 },
-  { kind: "xAI API key", hints: ["xai-"], pattern: re(`${B}xai-([A-Za-z0-9]{40,})`), minRun: 40 },
-  { kind: "Perplexity API key", hints: ["pplx-"], pattern: re(`${B}pplx-([A-Za-z0-9]{40,})`), minRun: 40 },
-  { kind: "Replicate API token", hints: ["r8_"], pattern: re(`${B}r8_([A-Za-z0-9]{30,})`), minRun: 30 },
-  { kind: "npm token", hints: ["npm_"], pattern: re(`${B}npm_([A-Za-z0-9]{36})(?![A-Za-z0-9])`), minRun: 36 },
-  { kind: "SendGrid API key", hints: ["SG."], pattern: re(`${B}SG\\.([A-Za-z0-9_-]{16,})\\.[A-Za-z0-9_-]{30,}`), minRun: 8 },
-  {
-    kind: "JSON Web Token",
-    hints: ["eyJ"],
-    pattern: re(`${B}eyJ[A-Za-z0-9_-]{10,}\\.eyJ[A-Za-z0-9_-]{10,}\\.[A-Za-z0-9_-]*|${B}eyJ[A-Za-z0-9_-]{10,}\\.[A-Za-z0-9_-]{10,}\\.[A-Za-z0-9_-]{16,}`),
-    minRun: 0,
-  },
-  { kind: "private key", hints: ["PRIVATE KEY-----"], pattern: re(`-----BEGIN[ A-Z]*PRIVATE KEY-----`), minRun: 0, spansSeparators: true },
+const PREFIX_SHAPES: readonly PrefixShape[] = [
+  { kind: "Anthropic API key", prefixes: ["sk-ant-"], body: isWord, min: 32, minRun: 16 },
+  { kind: "OpenRouter API key", prefixes: ["sk-or-v1-"], body: isAlnum, min: 32, minRun: 24 },
+  { kind: "OpenAI API key", prefixes: ["sk-"], body: isWord, min: 20, minRun: 20 },
+  { kind: "Stripe secret key", prefixes: ["sk_live_", "sk_test_", "rk_live_", "rk_test_"], body: isAlnum, min: 20, minRun: 20 },
+  { kind: "Stripe webhook secret", prefixes: ["whsec_"], body: isAlnum, min: 32, minRun: 20 },
+  { kind: "GitHub token", prefixes: ["ghp_", "gho_", "ghu_", "ghs_", "ghr_"], body: isAlnum, min: 30, minRun: 30 },
+  { kind: "GitHub token", prefixes: ["github_pat_"], body: isAlnumUnderscore, min: 40, minRun: 20 },
+  { kind: "GitLab token", prefixes: ["glpat-", "gldt-", "glrt-", "glcbt-", "glimt-", "glsoat-"], body: isWord, min: 20, minRun: 16 },
+  { kind: "GitLab pipeline trigger token", prefixes: ["glptt-"], body: isLowerHex, min: 40, minRun: 16 },
+  { kind: "AWS access key ID", prefixes: ["AKIA", "ASIA", "ABIA", "ACCA"], body: isUpperDigit, min: 16, exact: 16, after: isAlnum, minRun: 0 },
+  { kind: "Google API key", prefixes: ["AIza"], body: isWord, min: 35, exact: 35, minRun: 8 },
+  { kind: "Google OAuth client secret", prefixes: ["GOCSPX-"], body: isWord, min: 28, minRun: 12 },
+  { kind: "Google OAuth access token", prefixes: ["ya29."], body: isWord, min: 30, minRun: 12 },
+  { kind: "Slack token", prefixes: ["xoxa-", "xoxb-", "xoxp-", "xoxo-", "xoxs-", "xoxr-", "xoxe-"], body: isWord, min: 20, minRun: 8 },
+  { kind: "Slack app token", prefixes: ["xapp-"], body: isWord, min: 20, minRun: 8 },
+  { kind: "Tavily API key", prefixes: ["tvly-"], body: isWord, min: 20, minRun: 20 },
+  { kind: "Firecrawl API key", prefixes: ["fc-"], body: isAlnum, min: 24, minRun: 24 },
+  { kind: "Hugging Face token", prefixes: ["hf_"], body: isAlnum, min: 30, minRun: 30 },
+  { kind: "Jina API key", prefixes: ["jina_"], body: isWord, min: 40, minRun: 20 },
+  { kind: "Groq API key", prefixes: ["gsk_"], body: isAlnum, min: 40, minRun: 40 },
+  { kind: "xAI API key", prefixes: ["xai-"], body: isAlnum, min: 40, minRun: 40 },
+  { kind: "Perplexity API key", prefixes: ["pplx-"], body: isAlnum, min: 40, minRun: 40 },
+  { kind: "Replicate API token", prefixes: ["r8_"], body: isAlnum, min: 30, minRun: 30 },
+  { kind: "npm token", prefixes: ["npm_"], body: isAlnum, min: 36, exact: 36, minRun: 36 },
+  { kind: "PyPI token", prefixes: ["pypi-"], body: isWord, min: 50, minRun: 16 },
+  { kind: "Shopify token", prefixes: ["shpat_", "shpca_", "shppa_", "shpss_"], body: isHex, min: 32, minRun: 16 },
+  { kind: "DigitalOcean token", prefixes: ["dop_v1_", "doo_v1_", "dor_v1_"], body: isLowerHex, min: 64, minRun: 16 },
+  { kind: "Azure storage account key", prefixes: ["AccountKey=", "SharedAccessKey="], body: isBase64, min: 20, minRun: 16 },
 ];
 
-const SPANNING_SHAPES = VENDOR_SHAPES.filter((shape) => shape.spansSeparators === true);
-const TOKEN_SHAPES = VENDOR_SHAPES.filter((shape) => shape.spansSeparators !== true);
+/** Key-likeness is judged on at most this many characters of a body (no key is longer at its start). */
+const BODY_WINDOW = 128;
 
-function re(source: string): RegExp {
-  return new RegExp(source, "g");
+/**
+ * One shape tried at one position. `judged` remembers, per shape, the run end of the last body it
+ * judged: occurrences inside one run share that end, and the first (longest) body speaks for all,
+ * so a run of repeated prefixes costs one judgement, not one per prefix.
+ */
+type Matcher = (text: string, at: number, runs: RunEnds, judged: Int32Array) => SecretFinding | null;
+
+function prefixMatcher(shape: PrefixShape, prefix: string, index: number): Matcher {
+  return (text, at, runs, judged) => {
+    if (!text.startsWith(prefix, at)) return null;
+    const start = at + prefix.length;
+    const end = runs.end(shape.body, start);
+    if (shape.exact !== undefined) {
+      if (end - start < shape.exact) return null;
+      const next = start + shape.exact;
+      if (next < text.length && (shape.after ?? shape.body)(text.charCodeAt(next))) return null;
+    } else if (end - start < shape.min) {
+      return null;
+    }
+    if (shape.minRun === 0) return { kind: shape.kind };
+    if (judged[index] === end) return null;
+    judged[index] = end;
+    const windowEnd = Math.min(end, start + (shape.exact ?? BODY_WINDOW));
+    return hasKeyLikeRun(text, start, windowEnd, shape.minRun) ? { kind: shape.kind } : null;
+  };
+}
+
+/** JWTs: `eyJ…` header, `.`, payload, `.`, signature, judged in O(1) with run ends. */
+const jsonWebToken: Matcher = (text, at, runs) => {
+  if (!text.startsWith("eyJ", at)) return null;
+  const headerEnd = runs.end(isWord, at);
+  if (headerEnd - at < 13 || text.charCodeAt(headerEnd) !== 46) return null;
+  const payload = headerEnd + 1;
+  const payloadEnd = runs.end(isWord, payload);
+  if (payloadEnd - payload < 10 || text.charCodeAt(payloadEnd) !== 46) return null;
+  const signatureLength = runs.end(isWord, payloadEnd + 1) - (payloadEnd + 1);
+  // A JSON payload (`eyJ`) makes it a JWT whatever the signature; otherwise ask for a signature.
+  return (text.startsWith("eyJ", payload) && payloadEnd - payload >= 13) || signatureLength >= 16 ? { kind: "JSON Web Token" } : null;
+};
+
+const SLACK_WEBHOOK = "hooks.slack.com/services/T";
+const slackWebhook: Matcher = (text, at, runs) => {
+  if (!text.startsWith(SLACK_WEBHOOK, at)) return null;
+  const team = at + SLACK_WEBHOOK.length;
+  const teamEnd = runs.end(isUpperDigit, team);
+  if (teamEnd - team < 6 || !text.startsWith("/B", teamEnd)) return null;
+  const botEnd = runs.end(isUpperDigit, teamEnd + 2);
+  if (botEnd - (teamEnd + 2) < 6 || text.charCodeAt(botEnd) !== 47) return null;
+  return runs.end(isAlnum, botEnd + 1) - (botEnd + 1) >= 20 ? { kind: "Slack webhook URL" } : null;
+};
+
+function discordWebhook(host: string): Matcher {
+  const path = `${host}/api/webhooks/`;
+  return (text, at, runs) => {
+    if (!text.startsWith(path, at)) return null;
+    const id = at + path.length;
+    const idEnd = runs.end(isDigit, id);
+    if (idEnd - id < 17 || idEnd - id > 20 || text.charCodeAt(idEnd) !== 47) return null;
+    return runs.end(isWord, idEnd + 1) - (idEnd + 1) >= 60 ? { kind: "Discord webhook URL" } : null;
+  };
+}
+
+/** Telegram bot tokens, `<5..16 digits>:A<34 of [A-Za-z0-9_-]>` (as in `api.telegram.org/bot<token>/`), tried at the colon. */
+const telegramBotToken: Matcher = (text, at, runs) => {
+  if (text.charCodeAt(at + 1) !== 65) return null; // "A"
+  let digits = 0;
+  while (digits < 17 && at - digits - 1 >= 0 && isDigit(text.charCodeAt(at - digits - 1))) digits++;
+  if (digits < 5 || digits > 16) return null;
+  return runs.end(isWord, at + 1) - (at + 1) === 35 ? { kind: "Telegram bot token" } : null;
+};
+
+/** `-----BEGIN … PRIVATE KEY-----`, the label at most 30 upper-case letters and spaces. */
+const privateKey: Matcher = (text, at) => {
+  if (!text.startsWith("-----BEGIN", at)) return null;
+  for (let i = at + 10; i < text.length && i <= at + 40; i++) {
+    if (text.startsWith("PRIVATE KEY-----", i)) return { kind: "private key" };
+    const c = text.charCodeAt(i);
+    if (c !== 32 && !isUpper(c)) return null;
+  }
+  return null;
+};
+
+/**
+ * Matchers by the two characters they start with (every shape starts with a fixed pair), so a
+ * candidate position costs one map lookup and usually no matcher at all. `BOUNDED` ones apply
+ * only where no letter or digit precedes.
+ */
+const BOUNDED = new Map<number, Matcher[]>();
+const ANYWHERE = new Map<number, Matcher[]>();
+const pairOf = (text: string, at: number) => text.charCodeAt(at) * 65_536 + text.charCodeAt(at + 1);
+const register = (table: Map<number, Matcher[]>, start: string, matcher: Matcher) => {
+  const key = pairOf(start, 0);
+  table.set(key, [...(table.get(key) ?? []), matcher]);
+};
+let shapeCount = 0;
+for (const shape of PREFIX_SHAPES) {
+  const index = shapeCount++;
+  for (const prefix of shape.prefixes) register(BOUNDED, prefix, prefixMatcher(shape, prefix, index));
+}
+register(BOUNDED, "eyJ", jsonWebToken);
+register(BOUNDED, "hooks.", slackWebhook);
+register(BOUNDED, "discord.com", discordWebhook("discord.com"));
+register(BOUNDED, "discordapp.com", discordWebhook("discordapp.com"));
+register(ANYWHERE, ":A", telegramBotToken);
+register(ANYWHERE, "-----", privateKey);
+const NONE: Matcher[] = [];
+/** Where no letter or digit precedes, both kinds apply. */
+const AT_BOUNDARY = new Map<number, Matcher[]>();
+for (const key of new Set([...BOUNDED.keys(), ...ANYWHERE.keys()])) AT_BOUNDARY.set(key, [...(BOUNDED.get(key) ?? []), ...(ANYWHERE.get(key) ?? [])]);
+
+const FIRST_CHARS = [...new Set([...BOUNDED.keys()].map((key) => String.fromCharCode(Math.floor(key / 65_536))))].join("").replace(/[-\]\\^]/g, "\\$&");
+/**
+ * Where a shape may start: a first character after a non-alphanumeric one (or at the start), or
+ * a `:` / `-` anywhere. Fixed-width character classes only, so the search cannot backtrack.
+ */
+const CANDIDATE = new RegExp(`(?:^|[^A-Za-z0-9])[${FIRST_CHARS}]|[:-]`, "g");
+
+/** Every vendor shape in one left-to-right pass: at each candidate only the shapes starting with its character. */
+function vendorShape(text: string): SecretFinding | null {
+  const runs = new RunEnds(text);
+  const judged = new Int32Array(shapeCount).fill(-1);
+  CANDIDATE.lastIndex = 0;
+  for (let m = CANDIDATE.exec(text); m !== null; m = CANDIDATE.exec(text)) {
+    // A two-character match is a separator (itself maybe `:` or `-`) and the shape's first letter.
+    const last = m.index + m[0].length - 1;
+    for (let at = m.index; at <= last; at++) {
+      const pair = pairOf(text, at);
+      const bounded = at === 0 || !isAlnum(text.charCodeAt(at - 1));
+      for (const match of (bounded ? AT_BOUNDARY : ANYWHERE).get(pair) ?? NONE) {
+        const found = match(text, at, runs, judged);
+        if (found) return found;
+      }
+    }
+    // The next candidate may begin at the letter just read (as the separator before another).
+    CANDIDATE.lastIndex = last + 1;
+  }
+  return null;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Credential-named parameters
+
+/**
+ * Names (lower-cased, punctuation removed) that carry a credential whatever the value looks like:
+ * any value but an empty one or an obvious placeholder is a secret.
+ */
+const CREDENTIAL_NAMES = new Set([
+  "password", "passwd", "pwd", "pass", "passphrase", "secret", "clientsecret", "apisecret", "secretkey",
+  "token", "accesstoken", "refreshtoken", "idtoken", "authtoken", "apitoken", "sessiontoken", "securitytoken", "bearer", "jwt",
+  "apikey", "xapikey", "authkey", "accesskey", "accesskeyid", "privatekey", "auth", "authorization",
+  "awssecretaccesskey", "secretaccesskey", "accountkey", "sharedaccesskey", "sharedaccesssignature",
+  "sig", "signature", "xamzsignature", "xamzcredential", "xamzsecuritytoken", "xgoogsignature", "xgoogcredential",
+  "subscriptionkey", "subscriptiontoken", "xsubscriptiontoken",
+]);
+
+/** Name endings that make any parameter credential-named (`github_token`, `my_api_key`, `db_password`). */
+const CREDENTIAL_SUFFIXES = ["apikey", "secret", "password", "passwd", "token", "secretkey", "privatekey", "accesskey"];
+
+/** Pagination and continuation names: cursors, not credentials, even though they end in "token". */
+const NOT_CREDENTIAL_NAMES = new Set([
+  "paginationtoken", "pagetoken", "nextpagetoken", "prevpagetoken", "previouspagetoken", "nexttoken", "prevtoken",
+  "previoustoken", "continuationtoken", "continuation", "synctoken", "cursortoken", "cursor", "nextcursor",
+  "resumptiontoken", "pagingtoken", "starttoken", "endtoken", "aftertoken", "beforetoken",
+]);
+
+/** Ambiguous names (`key=home`, `sid=...`): the value must look like key material (or be a UUID). */
+const AMBIGUOUS_NAMES = new Set(["key", "credential", "credentials", "sessionid", "jsessionid", "phpsessid", "sid", "csrftoken", "xsrftoken"]);
+
+/** Values of `auth`/`authorization` that name a sign-in method, not a credential (`?auth=google`). */
+const AUTH_METHODS = new Set(["google", "github", "gitlab", "facebook", "apple", "microsoft", "twitter", "saml", "oauth", "oauth2", "oidc", "sso", "ldap", "email", "password", "basic", "login", "signin", "required", "optional"]);
+
+/** Values that stand for "put your key here" or "nothing" (compared lower-case without punctuation). */
+const PLACEHOLDER_VALUES = new Set(["demokey", "demo", "sample", "samplekey", "example", "examplekey", "placeholder", "redacted", "changeme", "none", "null", "nil", "undefined", "na", "false", "true", "empty"]);
+
+type NameKind = "credential" | "ambiguous" | null;
+/** Parameter names repeat across requests (`id`, `q`, `ref`); a small memo keeps the scan cheap. */
+const nameKindMemo = new Map<string, NameKind>();
+
+function nameKind(name: string): NameKind {
+  let kind = nameKindMemo.get(name);
+  if (kind === undefined) {
+    kind = classifyParameterName(name);
+    if (nameKindMemo.size >= 1024) nameKindMemo.clear();
+    nameKindMemo.set(name, kind);
+  }
+  return kind;
+}
+
+function classifyParameterName(name: string): NameKind {
+  const n = alnumLower(name);
+  if (NOT_CREDENTIAL_NAMES.has(n)) return null;
+  if (AMBIGUOUS_NAMES.has(n)) return "ambiguous";
+  if (CREDENTIAL_NAMES.has(n) || CREDENTIAL_SUFFIXES.some((s) => n.endsWith(s))) return "credential";
+  return null;
+}
+
+const MAX_NAME_CHARS = 64;
+const isNameChar: Alphabet = (c) => isAlnum(c) || c === 95 || c === 46 || c === 45 || c === 91 || c === 93; // _ . - [ ]
+// Parameters start after `?`, `&`, `;` or `#`; values also stop at `?`, so a nested URL's own are read.
+
+const PARAM_START = /[?&;#]/g;
+const VALUE_STOP = /[?&;#\s]/g;
+
+/** One left-to-right pass over `name=value` pairs; each character is read at most twice. */
+function credentialParameter(text: string): SecretFinding | null {
+  PARAM_START.lastIndex = 0;
+  for (let m = PARAM_START.exec(text); m !== null; m = PARAM_START.exec(text)) {
+    const nameStart = m.index + 1;
+    let j = nameStart;
+    while (j < text.length && j - nameStart < MAX_NAME_CHARS && isNameChar(text.charCodeAt(j))) j++;
+    if (j === nameStart || text.charCodeAt(j) !== 61) {
+      PARAM_START.lastIndex = j;
+      continue;
+    }
+    const valueStart = j + 1;
+    VALUE_STOP.lastIndex = valueStart;
+    const stop = VALUE_STOP.exec(text);
+    const k = stop ? stop.index : text.length;
+    if (k > valueStart) {
+      const name = text.slice(nameStart, j);
+      const kind = nameKind(name);
+      if (kind !== null) {
+        const value = percentDecodeFixpoint(text.slice(valueStart, k));
+        if (kind === "credential" ? isCredentialValue(name, value) : looksLikeKeyMaterial(value)) return { kind: `credential parameter '${name}'` };
+      }
+    }
+    PARAM_START.lastIndex = k;
+  }
+  return null;
+}
+
+/** For credential names: anything but an empty value, a placeholder, or (for `auth`) a sign-in method. */
+function isCredentialValue(name: string, value: string): boolean {
+  if (value.trim() === "" || isPlaceholder(value)) return false;
+  const n = alnumLower(name);
+  if ((n === "auth" || n === "authorization") && AUTH_METHODS.has(value.toLowerCase())) return false;
+  return true;
 }
 
 /**
- * Query/fragment parameter names (lower-cased, punctuation removed) that always carry a credential.
- * A value of 8+ characters that is not a single plain word is enough.
+ * Obvious placeholders: `YOUR_API_KEY`, `your-token-here`, `<token>`, `{{api_key}}`, `${TOKEN}`,
+ * `[key]`, `xxxx…`, `****`, `•••`, `DEMO_KEY`, `none`.
  */
-const STRONG_PARAM_NAMES = new Set([
-  "apikey", "xapikey", "apitoken", "apisecret", "accesstoken", "accesskey", "accesskeyid",
-  "authtoken", "authkey", "refreshtoken", "idtoken", "sessiontoken", "securitytoken",
-  "clientsecret", "secret", "secretkey", "secretaccesskey", "privatekey", "password", "passwd",
-  "pwd", "passphrase", "xamzsignature", "xamzcredential", "xamzsecuritytoken", "xgoogsignature",
-  "xgoogcredential", "bearer", "jwt", "subscriptionkey", "subscriptiontoken", "xsubscriptiontoken",
-]);
+export function isPlaceholder(value: string): boolean {
+  const v = value.trim();
+  if (v.length >= 2) {
+    const first = v[0]!;
+    const last = v[v.length - 1]!;
+    if ((first === "<" && last === ">") || (first === "{" && last === "}") || (first === "[" && last === "]") || (v.startsWith("${") && last === "}") || (first === "%" && last === "%")) return true;
+  }
+  let masked = true;
+  for (const ch of v) {
+    if (!"xX*•.#_-".includes(ch)) {
+      masked = false;
+      break;
+    }
+  }
+  if (masked) return true;
+  const n = alnumLower(v);
+  return n.startsWith("your") || n.endsWith("here") || n.startsWith("insert") || n.startsWith("replace") || PLACEHOLDER_VALUES.has(n);
+}
 
-/** Name endings that make any parameter a strong credential name (`github_token`, `my_api_key`). */
-const STRONG_NAME_SUFFIXES = ["apikey", "secret", "password", "accesstoken", "authtoken", "secretkey", "privatekey"];
+const UUID_GROUPS = [8, 4, 4, 4, 12];
+
+function isUuid(value: string): boolean {
+  if (value.length !== 36) return false;
+  let at = 0;
+  for (const [g, length] of UUID_GROUPS.entries()) {
+    for (let k = 0; k < length; k++) if (!isHex(value.charCodeAt(at++))) return false;
+    if (g < UUID_GROUPS.length - 1 && value.charCodeAt(at++) !== 45) return false;
+  }
+  return true;
+}
+
+/** For ambiguous names: a UUID, or 20+ characters with a key-like run of 16 (not a SKU or a slug). */
+function looksLikeKeyMaterial(value: string): boolean {
+  if (isUuid(value)) return true;
+  if (value.length < 20) return false;
+  return hasKeyLikeRun(value, 0, Math.min(value.length, BODY_WINDOW * 4), 16);
+}
 
 /**
- * Ambiguous names (`key=home`, `auth=google`, `sig=abc`): the value must look like key material
- * (12+ characters, a run of mixed letters and digits), or be a UUID (Exa-style keys).
+ * True when text[from, to) has a run of at least `minRun` base64 characters that mixes letters with
+ * digits, or both letter cases with enough variety, the way generated keys do and words and slugs
+ * do not. One pass.
  */
-const WEAK_PARAM_NAMES = new Set([
-  "key", "token", "auth", "authorization", "sig", "signature", "credential", "credentials",
-  "sessionid", "jsessionid", "phpsessid", "sid",
-]);
+function hasKeyLikeRun(text: string, from: number, to: number, minRun: number): boolean {
+  let start = from;
+  let digits = 0;
+  let lower = 0;
+  let upper = 0;
+  let seen = new Set<number>();
+  for (let i = from; i <= to; i++) {
+    const c = i < to ? text.charCodeAt(i) : -1;
+    if (c >= 0 && isBase64(c)) {
+      if (isDigit(c)) digits++;
+      else if (isLower(c)) lower++;
+      else if (isUpper(c)) upper++;
+      if (seen.size < 8) seen.add(c);
+      continue;
+    }
+    const length = i - start;
+    if (length >= minRun && seen.size >= Math.min(8, Math.ceil(length / 3))) {
+      if (digits >= 2 && lower + upper >= 2) return true;
+      if (lower >= 3 && upper >= 3 && length >= 16) return true;
+    }
+    start = i + 1;
+    digits = lower = upper = 0;
+    if (seen.size > 0) seen = new Set<number>();
+  }
+  return false;
+}
 
-/** Names ending in "token" that are pagination cursors, not credentials. */
-const NOT_CREDENTIAL_NAMES = new Set(["pagetoken", "nextpagetoken", "continuationtoken", "synctoken", "nexttoken", "cursortoken"]);
+function alnumLower(text: string): string {
+  let out = "";
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (isDigit(c) || isLower(c)) out += text[i];
+    else if (isUpper(c)) out += String.fromCharCode(c + 32);
+  }
+  return out;
+}
 
-// Values stop at "?" too, so a URL nested in a parameter has its own parameters checked.
-const PARAM_PATTERN = /[?&;#]([A-Za-z0-9_.\-[\]]{1,64})=([^?&;#\s]*)/g;
-const USERINFO_PASSWORD = /\/\/[^/?#@\s:]*:[^/?#@\s]+@/;
-const UUID = /^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$/;
+// ---------------------------------------------------------------------------------------------
+// Percent-decoding to a fixpoint, in one pass
+
+/**
+ * Decodes `%XX` escapes until none is left, however many times the text was encoded (`%2541` →
+ * `A`), in one linear pass: each decoded character may complete an escape with what precedes
+ * it, so the output works as a stack. Bytes become characters one to one (Latin-1): every shape
+ * we look for is ASCII. Malformed escapes stay as they are.
+ * @example percentDecodeFixpoint("sk%252Dproj") // "sk-proj"
+ */
+export function percentDecodeFixpoint(text: string): string {
+  if (!text.includes("%")) return text;
+  // Fast path: one native round, then the stack pass below only if an escape is left.
+  try {
+    text = decodeURIComponent(text);
+    if (!hasEscape(text)) return text;
+  } catch {
+    // A malformed escape somewhere: the stack pass leaves it as it is.
+  }
+  return decodeByStack(text);
+}
+
+function hasEscape(text: string): boolean {
+  for (let at = text.indexOf("%"); at >= 0; at = text.indexOf("%", at + 1)) {
+    if (isHex(text.charCodeAt(at + 1)) && isHex(text.charCodeAt(at + 2))) return true;
+  }
+  return false;
+}
+
+function decodeByStack(text: string): string {
+  const out = new Uint16Array(text.length);
+  let n = 0;
+  for (let i = 0; i < text.length; i++) {
+    out[n++] = text.charCodeAt(i);
+    // The output can only end in a fresh escape after a write; each reduction shortens it by two.
+    while (n >= 3 && out[n - 3] === 37 && isHex(out[n - 2]!) && isHex(out[n - 1]!)) {
+      out[n - 3] = (hexValue(out[n - 2]!) << 4) | hexValue(out[n - 1]!);
+      n -= 2;
+    }
+  }
+  let decoded = "";
+  // apply() takes the typed array as is; a spread would walk it through the iterator protocol.
+  for (let i = 0; i < n; i += 8192) decoded += String.fromCharCode.apply(null, out.subarray(i, Math.min(n, i + 8192)) as unknown as number[]);
+  return decoded;
+}
+
+function hexValue(code: number): number {
+  return code <= 57 ? code - 48 : (code | 32) - 87;
+}
+
+// ---------------------------------------------------------------------------------------------
+
 const ASCII_TAB_OR_NEWLINE = /[\t\n\r]/g;
 
 /**
  * Find what looks like a secret in a URL: a vendor key shape anywhere in the URL, a credential-named
- * query or fragment parameter with a non-trivial value, or a password in the user-info part. The
- * raw URL and each percent-decoded form (decoded repeatedly; malformed escapes are left as they
- * are) are checked.
+ * query or fragment parameter with a real (non-placeholder) value, or a password in the user-info
+ * part. The raw URL and its fully percent-decoded form are checked.
  *
- * @example findSecretInUrl("https://x.dev/?api_key=Zx81kQ2mP0aL7vN3") // { kind: "credential parameter 'api_key'" }
- * @example findSecretInUrl("https://x.dev/docs/api_key-rotation") // null
+ * @example findSecretInUrl("https://x.dev/?password=hunter2") // { kind: "credential parameter 'password'" }
+ * @example findSecretInUrl("https://x.dev/?api_key=YOUR_API_KEY") // null
  */
 export function findSecretInUrl(rawUrl: string): SecretFinding | null {
-  const forms = decodedForms(/[\t\n\r]/.test(rawUrl) ? rawUrl.replace(ASCII_TAB_OR_NEWLINE, "") : rawUrl);
-  const first = forms[0] ?? "";
-  const userinfo = userInfoPassword(first);
+  // URL parsers drop tabs and newlines, so a key split by one is still a key.
+  const raw = rawUrl.includes("\t") || rawUrl.includes("\n") || rawUrl.includes("\r") ? rawUrl.replace(ASCII_TAB_OR_NEWLINE, "") : rawUrl;
+  const userinfo = userInfoPassword(raw);
   if (userinfo) return userinfo;
-  for (const form of forms) {
+  const decoded = percentDecodeFixpoint(raw);
+  for (const form of decoded === raw ? [raw] : [raw, decoded]) {
     const found = vendorShape(form) ?? credentialParameter(form);
     if (found) return found;
-    if (USERINFO_PASSWORD.test(form)) return { kind: "password in a URL's user-info part" };
+    if (hasUserInfoPassword(form)) return { kind: "password in a URL's user-info part" };
   }
   return null;
 }
@@ -134,155 +512,19 @@ function userInfoPassword(raw: string): SecretFinding | null {
   return parsed.password !== "" ? { kind: "password in the URL's user-info part" } : null;
 }
 
-/** The raw text followed by each distinct percent-decoded form. */
-function decodedForms(raw: string): string[] {
-  const forms = [raw];
-  let current = raw;
-  for (let round = 0; round < MAX_DECODE_ROUNDS && current.includes("%"); round++) {
-    const next = percentDecodeTolerant(current);
-    if (next === current) break;
-    forms.push(next);
-    current = next;
-  }
-  return forms;
-}
-
-/** Decode every well-formed `%XX` run; a run that is not valid UTF-8 is decoded byte by byte. */
-export function percentDecodeTolerant(text: string): string {
-  try {
-    // Fast path: the whole string decodes (the common case, several times faster than run by run).
-    return decodeURIComponent(text);
-  } catch {
-    // A malformed escape somewhere: decode run by run below.
-  }
-  return text.replace(/(?:%[0-9A-Fa-f]{2})+/g, (run) => {
-    try {
-      return decodeURIComponent(run);
-    } catch {
-      let out = "";
-      for (let i = 0; i < run.length; i += 3) out += String.fromCharCode(parseInt(run.slice(i + 1, i + 3), 16));
-      return out;
+/** `//user:password@` anywhere (a nested URL): one pass, each `//` looks only up to the next `/`. */
+function hasUserInfoPassword(text: string): boolean {
+  for (let at = text.indexOf("//"); at >= 0; at = text.indexOf("//", at + 2)) {
+    let colon = -1;
+    for (let i = at + 2; i < text.length; i++) {
+      const c = text.charCodeAt(i);
+      if (c === 47 || c === 63 || c === 35 || c === 32 || c === 9 || c === 10 || c === 13 || c === 12) break; // / ? # whitespace
+      if (c === 64) {
+        if (colon >= 0 && i > colon + 1) return true; // @ after a non-empty password
+        break;
+      }
+      if (c === 58 && colon < 0) colon = i;
     }
-  });
-}
-
-/**
- * Key candidates: runs of the characters vendor keys are made of. Every shape below fits in one
- * such run and none is shorter than 20 characters, so ordinary URLs (short path segments and
- * values) skip the per-vendor regexes entirely. Boundaries are unchanged: a run starts and ends
- * next to a character outside the run alphabet, which the shapes' own boundaries also accept.
- */
-const MIN_KEY_LENGTH = 20;
-
-function isKeyChar(code: number): boolean {
-  return (
-    (code >= 97 && code <= 122) || (code >= 65 && code <= 90) || (code >= 48 && code <= 57) ||
-    code === 95 || code === 46 || code === 45 // _ . -
-  );
-}
-
-function vendorShape(text: string): SecretFinding | null {
-  // One linear pass, no allocation for the many short runs of an ordinary URL.
-  let runStart = 0;
-  for (let i = 0; i <= text.length; i++) {
-    if (i < text.length && isKeyChar(text.charCodeAt(i))) continue;
-    if (i - runStart >= MIN_KEY_LENGTH) {
-      const found = matchShapes(text.slice(runStart, i), TOKEN_SHAPES);
-      if (found) return found;
-    }
-    runStart = i + 1;
-  }
-  // The few shapes that span other characters ("/", spaces) are checked on the whole text.
-  return matchShapes(text, SPANNING_SHAPES);
-}
-
-function matchShapes(text: string, shapes: readonly VendorShape[]): SecretFinding | null {
-  for (const shape of shapes) {
-    if (!shape.hints.some((hint) => text.includes(hint))) continue;
-    shape.pattern.lastIndex = 0;
-    let match: RegExpExecArray | null;
-    while ((match = shape.pattern.exec(text)) !== null) {
-      const body = match[1];
-      if (shape.minRun === 0 || body === undefined || hasKeyLikeRun(body, shape.minRun)) return { kind: shape.kind };
-    }
-  }
-  return null;
-}
-
-function credentialParameter(text: string): SecretFinding | null {
-  PARAM_PATTERN.lastIndex = 0;
-  let match: RegExpExecArray | null;
-  while ((match = PARAM_PATTERN.exec(text)) !== null) {
-    const name = match[1] ?? "";
-    const value = match[2] ?? "";
-    if (value === "") continue;
-    const strength = credentialNameStrength(name);
-    if (strength === "strong" ? isNonTrivialSecret(value) : strength === "weak" && looksLikeKeyMaterial(value)) {
-      return { kind: `credential parameter '${name}'` };
-    }
-  }
-  return null;
-}
-
-type NameStrength = "strong" | "weak" | null;
-/** Parameter names repeat across requests (`id`, `q`, `ref`); a small memo keeps the scan cheap. */
-const nameStrengthMemo = new Map<string, NameStrength>();
-
-function credentialNameStrength(name: string): NameStrength {
-  let strength = nameStrengthMemo.get(name);
-  if (strength === undefined) {
-    strength = classifyParameterName(name);
-    if (nameStrengthMemo.size >= 1024) nameStrengthMemo.clear();
-    nameStrengthMemo.set(name, strength);
-  }
-  return strength;
-}
-
-function classifyParameterName(name: string): NameStrength {
-  const n = name.toLowerCase().replace(/[^a-z0-9]/g, "");
-  if (NOT_CREDENTIAL_NAMES.has(n)) return null;
-  if (STRONG_PARAM_NAMES.has(n)) return "strong";
-  if (STRONG_NAME_SUFFIXES.some((s) => n.endsWith(s))) return "strong";
-  if (WEAK_PARAM_NAMES.has(n) || n.endsWith("token")) return "weak";
-  return null;
-}
-
-/** For always-credential names: 8+ characters and not one plain word of a single letter case. */
-function isNonTrivialSecret(value: string): boolean {
-  if (value.length < 8) return false;
-  if (/^(?:[a-z]+|[A-Z]+|[A-Z][a-z]+)$/.test(value)) return false;
-  if (/^(.)\1*$/.test(value)) return false;
-  return true;
-}
-
-/** For ambiguous names: a UUID, or 12+ characters with a run of mixed letters and digits. */
-function looksLikeKeyMaterial(value: string): boolean {
-  if (UUID.test(value)) return true;
-  if (value.length < 12) return false;
-  return hasKeyLikeRun(value, 10);
-}
-
-/**
- * True when the text has a run of at least `minRun` characters from the key alphabet
- * (letters, digits, and base64's `+/=`) that mixes letters with digits, or both letter cases with
- * enough variety, the way generated keys do and words and slugs do not.
- */
-function hasKeyLikeRun(text: string, minRun: number): boolean {
-  const runs = text.match(/[A-Za-z0-9+/=]+/g);
-  if (!runs) return false;
-  for (const run of runs) {
-    if (run.length < minRun) continue;
-    const digits = countMatches(run, /[0-9]/g);
-    const lower = countMatches(run, /[a-z]/g);
-    const upper = countMatches(run, /[A-Z]/g);
-    const distinct = new Set(run).size;
-    if (distinct < Math.min(8, Math.ceil(run.length / 3))) continue;
-    if (digits >= 2 && lower + upper >= 2) return true;
-    if (lower >= 3 && upper >= 3 && run.length >= 16) return true;
   }
   return false;
-}
-
-function countMatches(text: string, pattern: RegExp): number {
-  return text.match(pattern)?.length ?? 0;
 }

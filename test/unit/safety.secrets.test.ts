@@ -65,7 +65,8 @@ const ALLOWED = [
   "https://en.wikipedia.org/wiki/Access_token",
   "https://example.com/search?q=api_key+rotation",
   "https://example.com/?key=home",
-  "https://example.com/?auth=google&token=abc",
+  // `auth` naming a sign-in method is not a credential; `token=abc` is one (see ISSUE_8_REFUSED).
+  "https://example.com/?auth=google&token=",
   "https://example.com/items/3f1c9a2e-7b4d-4e8f-9a6b-2c5d8e1f0a37",
   "https://example.com/videos?pageToken=CAoQAAabcdEF12345678",
   "https://example.com/fc-barcelona-vs-real-madrid-highlights-2024",
@@ -77,6 +78,51 @@ const ALLOWED = [
   "https://example.com:8443/path?a=1&b=2#section-3",
   "https://example.com/%E0%A4%A?broken=%zz", // malformed escapes are tolerated
 ];
+
+/** Issue 8: credential names are secrets whatever the value; more vendor shapes; decoding to a fixpoint. */
+const ISSUE_8_REFUSED: Array<[label: string, url: string, kind: string]> = [
+  ["a short plain password", "https://example.com/login?password=hunter2", "credential parameter 'password'"],
+  ["a long one-word password", "https://example.com/login?password=correcthorsebatterystaple", "credential parameter 'password'"],
+  ["a short token", "https://example.com/?token=a1b2c3d4e5", "credential parameter 'token'"],
+  ["token=abc", "https://example.com/?auth=google&token=abc", "credential parameter 'token'"],
+  ["a short access token", "https://example.com/?access_token=abc123", "credential parameter 'access_token'"],
+  ["base64 user:pass in auth", "https://example.com/?auth=dXNlcjpwYXNz", "credential parameter 'auth'"],
+  ["an AWS secret access key", `https://example.com/?aws_secret_access_key=${alnum(40)}`, "credential parameter 'aws_secret_access_key'"],
+  ["pwd and pass", "https://example.com/?user=a&pwd=letmein", "credential parameter 'pwd'"],
+  ["GitLab personal token", `https://example.com/x?glpat-${alnum(20)}`, "GitLab token"],
+  ["GitLab deploy token", `https://example.com/gldt-${alnum(20, 3)}`, "GitLab token"],
+  ["GitLab pipeline trigger token", `https://example.com/t/glptt-${hex(40)}`, "GitLab pipeline trigger token"],
+  ["Stripe webhook secret", `https://example.com/?x=whsec_${alnum(32)}`, "Stripe webhook secret"],
+  ["Google OAuth client secret", `https://example.com/?cs=GOCSPX-${alnum(28)}`, "Google OAuth client secret"],
+  ["Telegram bot token in the path", `https://api.telegram.org/bot123456789:AA${alnum(33)}/getMe`, "Telegram bot token"],
+  ["Discord webhook", `https://discord.com/api/webhooks/123456789012345678/${alnum(68)}`, "Discord webhook URL"],
+  ["Slack webhook", `https://hooks.slack.com/services/T0ABCDEFG/B0ABCDEFG/${alnum(24)}`, "Slack webhook URL"],
+  ["PyPI token", `https://example.com/?p=pypi-AgEIcHlwaS5vcmc${alnum(60)}`, "PyPI token"],
+  ["Shopify token", `https://example.com/shpat_${hex(32)}`, "Shopify token"],
+  ["DigitalOcean token", `https://example.com/?t2=dop_v1_${hex(64)}`, "DigitalOcean token"],
+  ["Azure connection string", `https://example.com/?c=DefaultEndpointsProtocol=https;AccountName=acct;AccountKey=${alnum(86)}==`, "Azure storage account key"],
+  ["a key encoded five times", `https://example.com/?q=${encodeAll(OPENAI).replaceAll("%", "%25252525")}`, "OpenAI API key"],
+];
+
+const ISSUE_8_ALLOWED = [
+  "https://example.com/items?pagination_token=eyJvZmZzZXQiOjEwMH0abc123XYZ",
+  "https://example.com/items?page_token=CAoQAAabcdEF12345678&next_token=Zm9vYmFyMTIzNDU2Nzg5",
+  "https://example.com/items?pageToken=Q0FvUUFBYWJjZEVGMTIzNDU2&cursor=abc123def456ghi789",
+  "https://shop.example.com/product?key=SKU2024BLUE42XL",
+  "https://api.example.com/v1?api_key=YOUR_API_KEY",
+  "https://api.nasa.example/planetary/apod?api_key=DEMO_KEY",
+  "https://example.com/?token=%3Ctoken%3E&secret=xxxxxxxx&password=***",
+];
+
+describe("secret detection (issue 8)", () => {
+  it.each(ISSUE_8_REFUSED)("refuses %s", (_label, url, kind) => {
+    expect(findSecretInUrl(url)).toEqual({ kind });
+  });
+
+  it.each(ISSUE_8_ALLOWED)("allows %s", (url) => {
+    expect(findSecretInUrl(url)).toBeNull();
+  });
+});
 
 describe("secret detection", () => {
   it("has at least 20 refused and 8 allowed URLs", () => {

@@ -5,7 +5,7 @@
  */
 import type { SingleFlight } from "../../shared/web/flight";
 import type { ExtractJob, SearchJob } from "../../shared/web/jobs";
-import type { Check, ContractCase } from "./ports.contract";
+import type { ContractCase } from "./ports.contract";
 
 export interface FlightContext {
   /** The emulator's base URL, as the adapter's fetch reaches it. */
@@ -53,5 +53,3 @@ export function singleFlightContract(context: FlightContext): ContractCase<Singl
     },
   ];
 }
-
-export type { Check };

@@ -85,6 +85,28 @@ describe("markers", () => {
     await expect(bad.json()).rejects.toThrow();
   });
 
+  it("[malformed:KIND] answers a 200 that breaks the documented shape (HTML for keyless)", async () => {
+    const nul = await post("/tavily/search", { query: `x [malformed:results-null] ${token()}` });
+    expect(nul.status).toBe(200);
+    expect(await nul.json()).toEqual({ results: null });
+    expect(await (await post("/exa/search", { query: `x [malformed:empty-object] ${token()}` }, { "x-api-key": EMULATOR_API_KEY })).json()).toEqual({});
+    const keyless = await fetch(`${emulator.url}/keyless/html/`, { method: "POST", headers: { "content-type": "application/x-www-form-urlencoded" }, body: `q=${encodeURIComponent(`x [malformed:error] ${token()}`)}` });
+    const html = await keyless.text();
+    expect(html).not.toContain("result__a");
+    expect(html).not.toContain("no-results");
+  });
+
+  it("[challenge:VENDOR] serves the bot wall with its status to direct fetches, and as the readers render it", async () => {
+    const page = await fetch(`${emulator.url}/pages/wall/[challenge:cloudflare]/${token()}`);
+    expect(page.status).toBe(403);
+    expect(await page.text()).toContain("<title>Just a moment...</title>");
+    const scraped = (await (await post("/firecrawl/v1/scrape", { url: `https://docs.example.com/[challenge:perimeterx]/${token()}` })).json()) as any;
+    expect(scraped.data.metadata).toMatchObject({ title: "Access to this page has been denied", statusCode: 403 });
+    const contact = await fetch(`${emulator.url}/pages/contact`);
+    expect(contact.status).toBe(200);
+    expect(await contact.text()).toContain("g-recaptcha");
+  });
+
   it("[auth] needs the emulator key", async () => {
     const query = `x [auth] ${token()}`;
     expect((await post("/tavily/search", { query })).status).toBe(401);

@@ -6,7 +6,7 @@ import { Hono, type Context } from "hono";
 import type { LoadedConfig } from "./config/config.load";
 import { publicConfig } from "./config/config.load";
 import { authorize } from "./http/auth";
-import { BODY_LIMITS, readJsonBody } from "./http/body";
+import { readJsonBody } from "./http/body";
 import { AppError } from "./http/errors";
 import { isMultipart, readMultipart } from "./http/multipart";
 import { errorResponse, jsonResponse } from "./http/respond";
@@ -17,7 +17,7 @@ import type { SingleFlight } from "./web/flight";
 import type { EmbedCounter } from "./embeds/embed-cap";
 import type { DnsResolver } from "./safety/dns";
 import type { FitOptions, FitResult } from "./vision/fit";
-import { handleMcp } from "./mcp/mcp";
+import { handleMcpPost, mcpOriginRefusal } from "./mcp/mcp.http";
 import { openApiDocument } from "./openapi";
 import { TOOLS } from "./tools/registry";
 import type { ToolContext } from "./tools/tool.types";
@@ -62,6 +62,12 @@ export function createApp(deps: AppDeps): Hono<Env> {
     await next();
   };
   app.use("/v1/*", authenticate);
+  // Origin first: a foreign page's request is refused whatever its credentials.
+  app.use("/mcp", async (c, next) => {
+    const refusal = mcpOriginRefusal(c.req.raw, deps.config().config.security.allowed_origins);
+    if (refusal) return refusal;
+    await next();
+  });
   app.use("/mcp", authenticate);
 
   /** Registers a path's methods, and a 405 with `Allow` for every other method. */
@@ -96,11 +102,11 @@ export function createApp(deps: AppDeps): Hono<Env> {
   }
 
   route("/mcp", {
-    POST: async (c) => handleMcp(toolContext(c), TOOLS, await readJsonBody(c.req.raw, BODY_LIMITS.vision)),
+    POST: (c) => handleMcpPost(c.req.raw, toolContext(c), TOOLS.filter((tool) => tool.mcp)),
   });
 
   route("/openapi.json", {
-    GET: () => jsonResponse(openApiDocument(TOOLS, deps.version)),
+    GET: (c) => jsonResponse(openApiDocument(TOOLS, deps.version, new URL(c.req.url).origin)),
   });
 
   app.notFound((c) => errorResponse(new AppError(404, "not_found", `No route ${c.req.method} ${new URL(c.req.url).pathname}; see GET /openapi.json for the routes.`)));

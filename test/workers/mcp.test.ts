@@ -150,6 +150,8 @@ describe("/mcp Origin and auth", () => {
     expect(anonymous.status).toBe(401);
     expect(anonymous.body.error.code).toBe("unauthorized");
     expect((await rpc(ping, { authorization: "Bearer mcp-test-token" }, vars)).status).toBe(200);
+    // Origin is checked first: a foreign page learns nothing about the tokens.
+    expect((await rpc(ping, { origin: "https://evil.example" }, vars)).status).toBe(403);
   });
 });
 

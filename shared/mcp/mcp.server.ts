@@ -6,7 +6,7 @@
  */
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { ListToolsRequestSchema, type CallToolResult, type Tool } from "@modelcontextprotocol/sdk/types.js";
-import { CfWorkerJsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/cfworker";
+import { CfWorkerJsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/cfworker-provider.js";
 import * as z from "zod";
 import { AppError } from "../http/errors";
 import { parseRequest } from "../http/validate";
@@ -36,6 +36,8 @@ export function createMcpServer(ctx: ToolContext, tools: ToolDefinition[], sessi
     server.registerTool(tool.name, { description: tool.description, inputSchema: ANY_ARGUMENTS }, (args) => callTool(ctx, tool, args, sessionId));
   }
   server.server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: tools.map(mcpToolListing) }));
+  // registerTool announces listChanged; a stateless endpoint never sends that notification.
+  server.server.registerCapabilities({ tools: { listChanged: false } });
   return server;
 }
 

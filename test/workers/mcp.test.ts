@@ -30,7 +30,7 @@ describe("/mcp lifecycle", () => {
       expect((await initialize(version)).body.result.protocolVersion, version).toBe("2025-11-25");
     }
     const { body } = await initialize("2025-11-25");
-    expect(body.result.capabilities.tools).toBeDefined();
+    expect(body.result.capabilities.tools).toEqual({ listChanged: false });
     expect(body.result.serverInfo.name).toBe("edge-agent-tools");
   });
 

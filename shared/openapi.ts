@@ -157,11 +157,10 @@ export function openApiDocument(tools: ToolDefinition[], version: string, server
       post: {
         operationId: "mcp",
         summary: "Model Context Protocol (Streamable HTTP, JSON responses)",
-        description: `JSON-RPC 2.0 over POST; protocol revisions ${MCP_PROTOCOL_VERSIONS.join(", ")}. Tools: ${tools.filter((t) => t.mcp).map((t) => t.name).join(", ")}. An Mcp-Session-Id is issued on initialize and is the default session_id of vision_analyze.`,
+        description: `JSON-RPC 2.0 over POST; protocol revisions ${MCP_PROTOCOL_VERSIONS.join(", ")}. Tools: ${tools.filter((t) => t.mcp).map((t) => t.name).join(", ")}. Every POST sends Accept: application/json, text/event-stream (else 406). An Mcp-Session-Id is issued on initialize and is the default session_id of vision_analyze.`,
         parameters: [
           { name: "MCP-Protocol-Version", in: "header", required: false, schema: { enum: [...MCP_PROTOCOL_VERSIONS] }, description: "The negotiated revision (2025-03-26 when absent); another value is a 400" },
           { name: "Mcp-Session-Id", in: "header", required: false, schema: { type: "string", pattern: "^[\\x21-\\x7E]{1,256}$" }, description: "The id issued on initialize" },
-          { name: "Accept", in: "header", required: true, schema: { type: "string", examples: ["application/json, text/event-stream"] }, description: "Must list application/json and text/event-stream" },
         ],
         requestBody: { required: true, content: json({ oneOf: [ref("JsonRpcMessage"), { type: "array", items: ref("JsonRpcMessage"), minItems: 1 }] }) },
         responses: {

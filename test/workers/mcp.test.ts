@@ -4,6 +4,7 @@
  * test/unit/mcp-clients.test.ts drives the same endpoint with the official SDK client and the
  * Inspector CLI.
  */
+import { Validator } from "@cfworker/json-schema";
 import { describe, expect, it } from "vitest";
 import { call, callJson, providerCalls, uniqueToken } from "./helpers";
 
@@ -155,6 +156,17 @@ describe("/mcp Origin and auth", () => {
   });
 });
 
+/** Each tool's listed outputSchema, as the SDK client checks structuredContent (here with the validator the server uses). */
+async function outputValidators(): Promise<Map<string, Validator>> {
+  const { body } = await rpc({ jsonrpc: "2.0", id: "list", method: "tools/list" });
+  return new Map((body.result.tools as any[]).map((tool) => [tool.name, new Validator(tool.outputSchema, "2020-12")]));
+}
+
+function expectConforms(validators: Map<string, Validator>, name: string, result: any): void {
+  const outcome = validators.get(name)!.validate(result.structuredContent);
+  expect(outcome.errors.slice(0, 3), `${name} structuredContent vs its outputSchema`).toEqual([]);
+}
+
 describe("/mcp tools", () => {
   it("lists the tools with portable input schemas and object output schemas", async () => {
     const { body } = await rpc({ jsonrpc: "2.0", id: "list", method: "tools/list" });
@@ -211,6 +223,17 @@ describe("/mcp tools", () => {
     // Another session, or an explicit session_id, counts on its own.
     expect((await toolCall("vision_analyze", args, { "mcp-session-id": `s-${uniqueToken()}` })).body.result.structuredContent.embed_count).toBe(1);
     expect((await toolCall("vision_analyze", { ...args, session_id: uniqueToken() }, session)).body.result.structuredContent.embed_count).toBe(1);
+  });
+
+  it("returns structuredContent that matches each tool's outputSchema, in-band errors included", async () => {
+    const validators = await outputValidators();
+    for (const validator of validators.values()) expect(validator.validate({ success: true, extra: 1 }).valid).toBe(false);
+    const token = uniqueToken();
+    expectConforms(validators, "web_search", (await toolCall("web_search", { query: `conforms ${token}` })).body.result);
+    const extract = (await toolCall("web_extract", { urls: [`https://example.com/docs/${token}`, "http://10.0.0.1/admin"] })).body.result;
+    expect(extract.structuredContent.results[1].error.code).toBe("blocked_private_address");
+    expectConforms(validators, "web_extract", extract);
+    expectConforms(validators, "vision_analyze", (await toolCall("vision_analyze", { image: { data: PNG }, session_id: token })).body.result);
   });
 
   it("reports bad arguments and unknown tools as tool errors the model can read", async () => {

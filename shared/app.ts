@@ -3,6 +3,7 @@
  * Each runtime's entry (workers/index.ts, deno/main.ts) turns its bindings into `AppDeps`.
  */
 import { Hono, type Context } from "hono";
+import { cors } from "hono/cors";
 import type { LoadedConfig } from "./config/config.load";
 import { publicConfig } from "./config/config.load";
 import { authorize } from "./http/auth";
@@ -17,7 +18,7 @@ import type { SingleFlight } from "./web/flight";
 import type { EmbedCounter } from "./embeds/embed-cap";
 import type { DnsResolver } from "./safety/dns";
 import type { FitOptions, FitResult } from "./vision/fit";
-import { handleMcpPost, mcpOriginRefusal } from "./mcp/mcp.http";
+import { MCP_CORS, handleMcpPost, mcpOriginRefusal } from "./mcp/mcp.http";
 import { openApiDocument } from "./openapi";
 import { TOOLS } from "./tools/registry";
 import type { ToolContext } from "./tools/tool.types";
@@ -68,6 +69,8 @@ export function createApp(deps: AppDeps): Hono<Env> {
     if (refusal) return refusal;
     await next();
   });
+  const allowedOrigin = (origin: string) => (deps.config().config.security.allowed_origins.includes(origin.toLowerCase()) ? origin : null);
+  app.use("/mcp", cors({ origin: allowedOrigin, ...MCP_CORS }));
   app.use("/mcp", authenticate);
 
   /** Registers a path's methods, and a 405 with `Allow` for every other method. */

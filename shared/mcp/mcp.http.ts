@@ -38,6 +38,17 @@ export function mcpOriginRefusal(request: Request, allowedOrigins: readonly stri
   return rpcFailure(403, -32000, `Origin ${origin.slice(0, 200)} may not call /mcp; an operator can allow it in security.allowed_origins.`);
 }
 
+/**
+ * CORS for the origins of `security.allowed_origins` (a browser client such as the Inspector's web
+ * UI): the preflight is answered before auth, and the session and request ids are readable.
+ */
+export const MCP_CORS = {
+  allowMethods: ["POST"],
+  allowHeaders: ["content-type", "accept", "authorization", "mcp-protocol-version", "mcp-session-id", "last-event-id", "x-request-id"],
+  exposeHeaders: ["mcp-session-id", "x-request-id"],
+  maxAge: 600,
+};
+
 interface RpcMessage {
   method?: unknown;
   params?: { protocolVersion?: unknown } & Record<string, unknown>;

@@ -145,6 +145,24 @@ describe("/mcp Origin and auth", () => {
     expect((await rpc(ping, { origin: "https://other.example.com" }, vars)).status).toBe(403);
   });
 
+  it("answers an allowed origin's CORS preflight before auth, and lets it read the session id", async () => {
+    const vars = { SECURITY_ALLOWED_ORIGINS: "http://localhost:6274", API_TOKENS: "cors-token" };
+    const preflight = await call("/mcp", {
+      method: "OPTIONS",
+      vars,
+      headers: { origin: "http://localhost:6274", "access-control-request-method": "POST", "access-control-request-headers": "content-type, mcp-session-id, authorization" },
+    });
+    expect(preflight.status).toBe(204);
+    expect(preflight.headers.get("access-control-allow-origin")).toBe("http://localhost:6274");
+    expect(preflight.headers.get("access-control-allow-headers")).toContain("mcp-session-id");
+    const answer = await initialize("2025-11-25", { origin: "http://localhost:6274", authorization: "Bearer cors-token" }, vars);
+    expect(answer.status).toBe(200);
+    expect(answer.headers.get("access-control-allow-origin")).toBe("http://localhost:6274");
+    expect(answer.headers.get("access-control-expose-headers")).toContain("mcp-session-id");
+    const foreign = await call("/mcp", { method: "OPTIONS", vars, headers: { origin: "https://evil.example", "access-control-request-method": "POST" } });
+    expect(foreign.status).toBe(403);
+  });
+
   it("needs a bearer token when API_TOKENS is set", async () => {
     const vars = { API_TOKENS: "mcp-test-token" };
     const anonymous = await rpc(ping, {}, vars);

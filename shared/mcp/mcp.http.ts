@@ -60,7 +60,7 @@ interface RpcMessage {
  * when unsupported), the session id's form, and no batch under a revision without batches.
  */
 export async function handleMcpPost(request: Request, ctx: ToolContext, tools: ToolDefinition[]): Promise<Response> {
-  // The transport checks Accept and Content-Type too, but only after we have read the body.
+  // The transport checks Accept and Content-Type too, but it runs after we read the body: check first.
   const accept = request.headers.get("accept") ?? "";
   if (!accept.includes("application/json") || !accept.includes("text/event-stream")) {
     return rpcFailure(406, -32000, "Not Acceptable: send Accept: application/json, text/event-stream.");

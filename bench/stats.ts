@@ -1,4 +1,4 @@
-/** Small statistics helpers shared by the benchmarks. */
+/** Small statistics and timing helpers shared by the benchmarks. */
 export function percentile(values: number[], p: number): number {
   if (values.length === 0) return Number.NaN;
   const sorted = [...values].sort((a, b) => a - b);
@@ -9,3 +9,11 @@ export function percentile(values: number[], p: number): number {
 export const median = (values: number[]): number => percentile(values, 50);
 
 export const ms = (value: number): string => (Number.isFinite(value) ? value.toFixed(2) : "-");
+
+/** Times one request through to its last body byte; reports its X-Cache. */
+export async function timed(fn: () => Promise<Response>): Promise<{ ms: number; cache: string }> {
+  const start = performance.now();
+  const response = await fn();
+  await response.arrayBuffer();
+  return { ms: performance.now() - start, cache: response.headers.get("x-cache") ?? "" };
+}

@@ -6,38 +6,14 @@
  * 3. web_extract through the Worker: a miss (the provider pays) vs a hit of the same URL.
  * Run: npm run bench -- web (or npx tsx bench/web.bench.ts).
  */
-import { spawn } from "node:child_process";
-import { freePort, startLocalStack } from "../scripts/local-stack";
-import { median, ms, percentile } from "./stats";
+import { startLocalStack } from "../scripts/local-stack";
+import { startBare } from "./bare-worker/start";
+import { median, ms, percentile, timed } from "./stats";
 
 const HIT_ROUNDS = 400;
 const PROVIDER_DELAY_MS = 250;
 const EXTRACT_URLS = 100;
 const EXTRACT_DELAY_MS = 150;
-
-async function timed(fn: () => Promise<Response>): Promise<{ ms: number; cache: string }> {
-  const start = performance.now();
-  const response = await fn();
-  await response.arrayBuffer();
-  return { ms: performance.now() - start, cache: response.headers.get("x-cache") ?? "" };
-}
-
-async function startBare(payload: string): Promise<{ url: string; stop: () => void }> {
-  const port = await freePort();
-  const child = spawn("npx", ["wrangler", "dev", "--config", "bench/bare-worker/wrangler.toml", "--ip", "127.0.0.1", "--port", String(port), "--inspector-port", String(await freePort()), "--var", `PAYLOAD:${payload}`, "--show-interactive-dev-session=false", "--log-level", "warn"], {
-    env: { ...process.env, WRANGLER_SEND_METRICS: "false", CI: "true" },
-    stdio: "ignore",
-    detached: true,
-  });
-  const url = `http://127.0.0.1:${port}`;
-  for (let i = 0; i < 360; i++) {
-    try {
-      if ((await fetch(url)).ok) break;
-    } catch {}
-    await new Promise((r) => setTimeout(r, 250));
-  }
-  return { url, stop: () => child.pid && process.kill(-child.pid, "SIGTERM") };
-}
 
 async function main() {
   const stack = await startLocalStack();

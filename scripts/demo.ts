@@ -28,8 +28,8 @@ async function main() {
 
     const extract = await post(stack.url, "/v1/web_extract", { urls: [`https://example.com/docs/${run}`] });
     if (extract.status !== 404) {
-      await post(stack.url, "/v1/web_extract", { urls: [`https://example.com/docs/${run}`] });
-      rows.push(["same URL extracted twice within the TTL", 2, await stack.providerCalls("tavily", `docs/${run}`), ""]);
+      const again = await post(stack.url, "/v1/web_extract", { urls: [`https://example.com/docs/${run}`] });
+      rows.push(["same URL extracted twice within the TTL", 2, await stack.providerCalls("tavily", `docs/${run}`), `${extract.headers.get("x-cache")}, ${again.headers.get("x-cache")}`]);
     }
   } finally {
     await stack.stop();

@@ -48,7 +48,11 @@ export function emulatorVars(emulatorUrl: string): Record<string, string> {
   };
 }
 
-export async function startLocalStack(options: { vars?: Record<string, string>; quiet?: boolean } = {}): Promise<LocalStack> {
+/**
+ * @param options.cwd another checkout to run (its wrangler.toml and code), e.g. a benchmark's
+ *   "before" side; default the current directory
+ */
+export async function startLocalStack(options: { vars?: Record<string, string>; quiet?: boolean; cwd?: string } = {}): Promise<LocalStack> {
   const emulator = await startEmulator();
   const port = await freePort();
   // Each wrangler dev gets its own inspector port: two on the default 9229 stop each other.
@@ -58,6 +62,7 @@ export async function startLocalStack(options: { vars?: Record<string, string>; 
   const args = ["wrangler", "dev", "--ip", "127.0.0.1", "--port", String(port), "--inspector-port", String(inspectorPort), "--persist-to", state, "--show-interactive-dev-session=false", "--log-level", "warn"];
   for (const [key, value] of Object.entries(vars)) args.push("--var", `${key}:${value}`);
   const child: ChildProcess = spawn("npx", args, {
+    cwd: options.cwd,
     env: { ...process.env, WRANGLER_SEND_METRICS: "false", CI: "true" },
     stdio: options.quiet === false ? "inherit" : ["ignore", "ignore", "pipe"],
     detached: true,

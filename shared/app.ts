@@ -3,10 +3,11 @@
  * Each runtime's entry (workers/index.ts, deno/main.ts) turns its bindings into `AppDeps`.
  */
 import { Hono, type Context } from "hono";
+import { cors } from "hono/cors";
 import type { LoadedConfig } from "./config/config.load";
 import { publicConfig } from "./config/config.load";
 import { authorize } from "./http/auth";
-import { BODY_LIMITS, readJsonBody } from "./http/body";
+import { readJsonBody } from "./http/body";
 import { AppError } from "./http/errors";
 import { isMultipart, readMultipart } from "./http/multipart";
 import { errorResponse, jsonResponse } from "./http/respond";
@@ -17,7 +18,7 @@ import type { SingleFlight } from "./web/flight";
 import type { EmbedCounter } from "./embeds/embed-cap";
 import type { DnsResolver } from "./safety/dns";
 import type { FitOptions, FitResult } from "./vision/fit";
-import { handleMcp } from "./mcp/mcp";
+import { MCP_CORS, handleMcpPost, mcpOriginRefusal } from "./mcp/mcp.http";
 import { openApiDocument } from "./openapi";
 import { TOOLS } from "./tools/registry";
 import type { ToolContext } from "./tools/tool.types";
@@ -62,6 +63,14 @@ export function createApp(deps: AppDeps): Hono<Env> {
     await next();
   };
   app.use("/v1/*", authenticate);
+  // Origin first: a foreign page's request is refused whatever its credentials.
+  app.use("/mcp", async (c, next) => {
+    const refusal = mcpOriginRefusal(c.req.raw, deps.config().config.security.allowed_origins);
+    if (refusal) return refusal;
+    await next();
+  });
+  const allowedOrigin = (origin: string) => (deps.config().config.security.allowed_origins.includes(origin.toLowerCase()) ? origin : null);
+  app.use("/mcp", cors({ origin: allowedOrigin, ...MCP_CORS }));
   app.use("/mcp", authenticate);
 
   /** Registers a path's methods, and a 405 with `Allow` for every other method. */
@@ -96,11 +105,11 @@ export function createApp(deps: AppDeps): Hono<Env> {
   }
 
   route("/mcp", {
-    POST: async (c) => handleMcp(toolContext(c), TOOLS, await readJsonBody(c.req.raw, BODY_LIMITS.vision)),
+    POST: (c) => handleMcpPost(c.req.raw, toolContext(c), TOOLS.filter((tool) => tool.mcp)),
   });
 
   route("/openapi.json", {
-    GET: () => jsonResponse(openApiDocument(TOOLS, deps.version)),
+    GET: (c) => jsonResponse(openApiDocument(TOOLS, deps.version, new URL(c.req.url).origin)),
   });
 
   app.notFound((c) => errorResponse(new AppError(404, "not_found", `No route ${c.req.method} ${new URL(c.req.url).pathname}; see GET /openapi.json for the routes.`)));

@@ -1,54 +1,205 @@
-/** The OpenAPI 3.1 document, generated from the same zod schemas as the routes and MCP tools. */
-import { z } from "zod";
-import { inputJsonSchema } from "./mcp/mcp";
+/**
+ * The OpenAPI 3.1 document, generated from the same zod schemas as the routes and MCP tools: a
+ * field added to a route's schema appears here with no edit to this file.
+ */
+import { Config, SECRET_NAMES } from "./config/config.schema";
+import { MCP_PROTOCOL_VERSIONS } from "./mcp/mcp.http";
+import { toJsonSchema } from "./tools/json-schema";
 import type { ToolDefinition } from "./tools/tool.types";
 
-const ERROR_SCHEMA = {
+type Json = Record<string, unknown>;
+
+/** Set by the repository's owner; shown because API consumers (and linters) ask for it. */
+const LICENSE = { name: "Proprietary", identifier: "LicenseRef-Proprietary" };
+
+const ERROR_SCHEMA: Json = {
   type: "object",
+  description: "Every error of every route has this shape (docs/api.md).",
   required: ["success", "error"],
   properties: {
     success: { const: false },
     error: {
       type: "object",
       required: ["code", "message"],
-      properties: { code: { type: "string" }, message: { type: "string" }, details: {} },
+      properties: {
+        code: { type: "string", description: "Stable snake_case code, e.g. invalid_request" },
+        message: { type: "string", description: "What was wrong and what to do" },
+        details: { description: "For invalid_request: [{path, message}] per bad field" },
+      },
     },
   },
 };
 
-const errorResponse = (description: string) => ({ description, content: { "application/json": { schema: { $ref: "#/components/schemas/Error" } } } });
+const RPC_ID = { type: ["string", "integer"] };
+const JSONRPC = { const: "2.0" };
+const RPC_ERROR_OBJECT = {
+  type: "object",
+  required: ["code", "message"],
+  properties: { code: { type: "integer" }, message: { type: "string" }, data: {} },
+};
 
-export function openApiDocument(tools: ToolDefinition[], version: string): Record<string, unknown> {
-  const paths: Record<string, unknown> = {
-    "/healthz": { get: { summary: "Liveness", security: [], responses: { "200": { description: "The service is up" } } } },
-    "/v1/config": { get: { summary: "The effective configuration (secrets shown as set/null)", responses: { "200": { description: "Configuration" }, "401": errorResponse("Unauthorized") } } },
-    "/mcp": { post: { summary: "Model Context Protocol (Streamable HTTP, JSON-RPC 2.0)", responses: { "200": { description: "JSON-RPC reply" }, "202": { description: "Notification accepted" } } } },
-  };
-  for (const tool of tools) {
-    const output = tool.output ? (z.toJSONSchema(tool.output, { io: "output", unrepresentable: "any" }) as Record<string, unknown>) : { type: "object" };
-    delete output.$schema;
-    paths[tool.path] = {
-      post: {
-        operationId: tool.name,
-        summary: tool.description,
-        requestBody: { required: true, content: { "application/json": { schema: inputJsonSchema(tool) } } },
-        responses: {
-          "200": { description: "Success", content: { "application/json": { schema: output } } },
-          "400": errorResponse("Invalid request"),
-          "401": errorResponse("Unauthorized"),
-          "413": errorResponse("Body too large"),
-          "415": errorResponse("Not JSON"),
-          "502": errorResponse("Provider error"),
-          "503": errorResponse("No provider"),
-          "504": errorResponse("Provider timeout"),
-        },
+const SCHEMAS: Record<string, Json> = {
+  Error: ERROR_SCHEMA,
+  JsonRpcMessage: {
+    type: "object",
+    description: "One JSON-RPC 2.0 message: a request, a notification (no id), or a response to a server request. Batches only under protocol revision 2025-03-26.",
+    required: ["jsonrpc"],
+    properties: { jsonrpc: JSONRPC, id: RPC_ID, method: { type: "string" }, params: { type: "object" }, result: { type: "object" }, error: RPC_ERROR_OBJECT },
+  },
+  JsonRpcResponse: {
+    type: "object",
+    required: ["jsonrpc", "id"],
+    properties: { jsonrpc: JSONRPC, id: RPC_ID, result: { type: "object" }, error: RPC_ERROR_OBJECT },
+  },
+  JsonRpcError: {
+    type: "object",
+    description: "A transport-level failure: no message was processed, so the id is null.",
+    required: ["jsonrpc", "id", "error"],
+    properties: { jsonrpc: JSONRPC, id: { type: "null" }, error: RPC_ERROR_OBJECT },
+  },
+};
+
+const HEADERS: Record<string, Json> = {
+  RequestId: { description: "The caller's X-Request-Id if it was 1..128 of [A-Za-z0-9._:-], else a new one", schema: { type: "string" } },
+};
+
+const json = (schema: Json) => ({ "application/json": { schema } });
+const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
+const requestIdHeader = { "X-Request-Id": { $ref: "#/components/headers/RequestId" } };
+
+/** Why each status is returned, shared by every route that can return it. */
+const ERROR_STATUSES: Record<number, string> = {
+  400: "Invalid request: schema errors (details lists each bad field), invalid_json, or an invalid_image",
+  401: "unauthorized: API_TOKENS is set and no valid bearer token was sent, or anonymous access is off",
+  403: "blocked_private_address or blocked_by_policy: the image URL is refused by the safety gate",
+  409: "embed_cap_reached: this image was already loaded into context the allowed number of times in this session",
+  413: "payload_too_large (body over the route's limit) or image_too_large",
+  415: "unsupported_media_type: the body is not JSON (or multipart where accepted), or the image format is not supported",
+  422: "secret_in_url: a URL carries what looks like a credential; nothing was fetched or cached",
+  500: "config_error: the service's configuration is unusable (the message names the key)",
+  502: "provider_error or fetch_failed: the upstream failed (never echoed)",
+  503: "no_provider: the configured provider has no key, or no auxiliary vision model is configured",
+  504: "provider_timeout: the provider did not answer in time",
+};
+
+/** Statuses every authenticated JSON route can return. */
+const COMMON_STATUSES = [400, 401, 413, 415, 500];
+
+const errorResponses = (statuses: number[]) =>
+  Object.fromEntries([...new Set(statuses)].sort().map((status) => [String(status), { description: ERROR_STATUSES[status]!, headers: requestIdHeader, content: json(ref("Error")) }]));
+
+const rpcFailure = (description: string) => ({ description, headers: requestIdHeader, content: json(ref("JsonRpcError")) });
+
+/** The /v1/config answer: every key of the config schema (with its description) and the secrets. */
+function configSchema(): Json {
+  const sections = toJsonSchema(Config, "output");
+  const secrets = { type: "object", properties: Object.fromEntries(SECRET_NAMES.map((name) => [name, { enum: ["set", null] }])) };
+  return { ...sections, properties: { ...(sections.properties as Json), secrets }, required: [...((sections.required as string[]) ?? []), "secrets"] };
+}
+
+function toolOperation(tool: ToolDefinition): Json {
+  const requestContent: Json = json(toJsonSchema(tool.input, "input"));
+  if (tool.upload) {
+    const fields = toJsonSchema(tool.upload.fields, "input");
+    const properties = fields.properties as Record<string, Json>;
+    const structured = Object.keys(properties).filter((name) => properties[name]!.type === "array" || properties[name]!.type === "object");
+    requestContent["multipart/form-data"] = {
+      schema: {
+        ...fields,
+        properties: { [tool.upload.field]: { type: "string", format: "binary", description: `The file, up to ${Math.round(tool.upload.maxBytes / 1024 / 1024)} MiB` }, ...properties },
+        required: [tool.upload.field, ...((fields.required as string[]) ?? [])],
       },
+      // Arrays and objects (region, model) are sent as JSON text in their form field.
+      encoding: Object.fromEntries(structured.map((name) => [name, { contentType: "application/json" }])),
     };
   }
+  const okHeaders: Json = { ...requestIdHeader };
+  if (tool.cacheHeader) okHeaders["X-Cache"] = { description: tool.cacheHeader, schema: { type: "string" } };
+  return {
+    operationId: tool.name,
+    summary: tool.description.split(". ")[0]!.replace(/\.$/, ""),
+    description: tool.description,
+    requestBody: { required: true, content: requestContent },
+    responses: {
+      "200": { description: "Success", headers: okHeaders, content: json(tool.output ? toJsonSchema(tool.output, "output") : { type: "object" }) },
+      ...errorResponses([...COMMON_STATUSES, ...(tool.errorStatuses ?? [])]),
+    },
+  };
+}
+
+/**
+ * @param serverUrl the origin the document was requested from, so "Try it" reaches this service
+ */
+export function openApiDocument(tools: ToolDefinition[], version: string, serverUrl: string): Json {
+  const paths: Json = {
+    "/healthz": {
+      get: {
+        operationId: "healthz",
+        summary: "Liveness (always open)",
+        security: [],
+        responses: {
+          "200": {
+            description: "The service is up",
+            headers: requestIdHeader,
+            content: json({ type: "object", required: ["ok", "version", "runtime"], properties: { ok: { const: true }, version: { type: "string" }, runtime: { enum: ["workerd", "deno"] } } }),
+          },
+        },
+      },
+    },
+    "/v1/config": {
+      get: {
+        operationId: "get_config",
+        summary: "The effective configuration, secrets shown as set or null",
+        responses: { "200": { description: "Configuration after defaults, tables and flat variables", headers: requestIdHeader, content: json(configSchema()) }, ...errorResponses([401, 500]) },
+      },
+    },
+    "/mcp": {
+      post: {
+        operationId: "mcp",
+        summary: "Model Context Protocol (Streamable HTTP, JSON responses)",
+        description: `JSON-RPC 2.0 over POST; protocol revisions ${MCP_PROTOCOL_VERSIONS.join(", ")}. Tools: ${tools.filter((t) => t.mcp).map((t) => t.name).join(", ")}. Every POST sends Accept: application/json, text/event-stream (else 406). An Mcp-Session-Id is issued on initialize and is the default session_id of vision_analyze.`,
+        parameters: [
+          { name: "MCP-Protocol-Version", in: "header", required: false, schema: { enum: [...MCP_PROTOCOL_VERSIONS] }, description: "The negotiated revision (2025-03-26 when absent); another value is a 400" },
+          { name: "Mcp-Session-Id", in: "header", required: false, schema: { type: "string", pattern: "^[\\x21-\\x7E]{1,256}$" }, description: "The id issued on initialize" },
+        ],
+        requestBody: { required: true, content: json({ oneOf: [ref("JsonRpcMessage"), { type: "array", items: ref("JsonRpcMessage"), minItems: 1 }] }) },
+        responses: {
+          "200": {
+            description: "The JSON-RPC response to the request posted (initialize also sets Mcp-Session-Id)",
+            headers: { ...requestIdHeader, "Mcp-Session-Id": { description: "Issued on initialize", schema: { type: "string" } } },
+            content: json(ref("JsonRpcResponse")),
+          },
+          "202": { description: "A notification or a response was accepted; no body", headers: requestIdHeader },
+          "400": rpcFailure("Parse error (-32700), an invalid message or a batch under a revision without batches (-32600), an unsupported MCP-Protocol-Version or a malformed Mcp-Session-Id"),
+          ...errorResponses([401]),
+          "403": rpcFailure("The Origin is neither this service's nor in security.allowed_origins"),
+          "406": rpcFailure("Accept does not list application/json and text/event-stream"),
+          "413": rpcFailure("The body is over 34 MiB"),
+          "415": rpcFailure("The body is not application/json"),
+          ...errorResponses([500]),
+        },
+      },
+    },
+    "/openapi.json": {
+      get: {
+        operationId: "openapi",
+        summary: "This document",
+        security: [],
+        responses: { "200": { description: "OpenAPI 3.1", headers: requestIdHeader, content: json({ type: "object" }) } },
+      },
+    },
+  };
+  for (const tool of tools) paths[tool.path] = { post: toolOperation(tool) };
   return {
     openapi: "3.1.0",
-    info: { title: "Edge agent tools", version, description: "Cached web search/extract, budgeted vision and cache-friendly image eviction for AI agents." },
-    components: { schemas: { Error: ERROR_SCHEMA }, securitySchemes: { bearer: { type: "http", scheme: "bearer" } } },
+    info: {
+      title: "Edge agent tools",
+      version,
+      description: "Cached web search/extract, budgeted vision and cache-friendly image eviction for AI agents.",
+      license: LICENSE,
+    },
+    servers: [{ url: serverUrl, description: "The service that served this document" }],
+    components: { schemas: SCHEMAS, headers: HEADERS, securitySchemes: { bearer: { type: "http", scheme: "bearer", description: "One of the API_TOKENS" } } },
     security: [{ bearer: [] }],
     paths,
   };

@@ -3,7 +3,7 @@
  * tables (`[vars.web]` in wrangler.toml, config.json on Deno), then flat `SECTION_KEY` variables.
  * Runtime-agnostic: the caller hands in a plain record of its environment.
  */
-import { z } from "zod";
+import * as z from "zod";
 import { AppError } from "../http/errors";
 import { Config, SECRET_NAMES, type Secrets } from "./config.schema";
 

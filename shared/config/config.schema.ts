@@ -3,7 +3,7 @@
  * zod schema. Values arrive as TOML/JSON values or as strings from flat env vars, so every field
  * accepts both; `config.load.ts` gathers the layers and calls this.
  */
-import { z } from "zod";
+import * as z from "zod";
 import { DEFAULT_BASE_URLS, EXTRACT_PROVIDERS, SEARCH_PROVIDERS } from "../web/providers/provider.types";
 
 /** Raised by a field that cannot be read; becomes a 500 `config_error` naming the key. */
@@ -44,6 +44,22 @@ const hostList = z.unknown().transform((value, ctx): string[] => {
   const items = Array.isArray(value) ? value : typeof value === "string" ? value.split(",") : null;
   if (!items) return unusable(ctx, "expected a list or a comma-separated string");
   return items.map((item) => String(item).trim().toLowerCase()).filter((item) => item !== "");
+});
+
+/** Browser origins (`https://app.example.com`), from a TOML array or a comma-separated string. */
+const originList = z.unknown().transform((value, ctx): string[] => {
+  if (value === undefined || value === null || value === "") return [];
+  const items = Array.isArray(value) ? value : typeof value === "string" ? value.split(",") : null;
+  if (!items) return unusable(ctx, "expected a list or a comma-separated string of origins");
+  const origins: string[] = [];
+  for (const item of items) {
+    const text = String(item).trim();
+    if (text === "") continue;
+    const origin = URL.canParse(text) ? new URL(text).origin : "null";
+    if (origin === "null") return unusable(ctx, `expected an origin such as https://app.example.com, got "${text.slice(0, 80)}"`);
+    origins.push(origin);
+  }
+  return origins;
 });
 
 const optionalUrl = z.unknown().transform((value, ctx): string | null => {
@@ -109,6 +125,7 @@ export const Config = z.object({
     allow_private_urls: flag(false).describe("Allow private hosts (metadata stays blocked)"),
     dns_resolver_url: urlWithDefault("https://cloudflare-dns.com/dns-query").describe("DNS-over-HTTPS JSON endpoint"),
     allow_anonymous: flag(false).describe("Serve /v1 without API_TOKENS (local dev only)"),
+    allowed_origins: originList.describe("Browser origins /mcp accepts besides its own; any other Origin is a 403"),
   }),
   providers: z.object({
     tavily_base_url: urlWithDefault(DEFAULT_BASE_URLS.tavily),

@@ -1,5 +1,5 @@
 /** Schema validation of request bodies: a zod failure becomes a 400 listing every bad field. */
-import type { z } from "zod";
+import type * as z from "zod";
 import { AppError } from "./errors";
 
 /**

@@ -7,8 +7,9 @@ import { webExtract } from "../web/extract.service";
 import { SearchRequest, SearchResponse } from "../web/search.schema";
 import { webSearch } from "../web/search.service";
 import { MAX_IMAGE_BYTES, analyzeImage } from "../vision/vision.service";
-import { VisionRequest, VisionResponse } from "../vision/vision.schema";
-import { defineTool, type ToolContext, type ToolDefinition } from "./tool.types";
+import * as z from "zod";
+import { VisionDescriptorResponse, VisionNativeResponse, VisionRequest, VisionResponse } from "../vision/vision.schema";
+import { defineTool, type McpToolResult, type ToolContext, type ToolDefinition } from "./tool.types";
 
 export const webSearchTool = defineTool({
   name: "web_search",
@@ -16,6 +17,8 @@ export const webSearchTool = defineTool({
   description: "Search the web. Repeats within the cache TTL and identical concurrent searches are answered from one provider call.",
   input: SearchRequest,
   output: SearchResponse,
+  errorStatuses: [502, 503, 504],
+  cacheHeader: "HIT, MISS, COALESCED or BYPASS: the body's `cache` in upper case",
   bodyLimit: BODY_LIMITS.default,
   mcp: true,
   async run({ deps, loaded }, input) {
@@ -31,6 +34,8 @@ export const webExtractTool = defineTool({
     "Read 1..5 web pages as markdown or text. Every URL passes the safety gate (secrets, private addresses, website policy) before the shared cache; repeats within the TTL are free.",
   input: ExtractRequest,
   output: ExtractResponse,
+  errorStatuses: [422, 503],
+  cacheHeader: "HIT=n,MISS=n: how many URLs were answered without and with a provider payment",
   bodyLimit: BODY_LIMITS.default,
   mcp: true,
   async run({ deps, loaded }, input) {
@@ -48,6 +53,30 @@ const visionDeps = ({ deps, loaded }: ToolContext) => ({
   log: deps.log,
 });
 
+/** vision_analyze over MCP: the native answer without its bytes (they travel as the image block). */
+const VisionMcpResult = z.union([
+  VisionNativeResponse.omit({ content: true }).extend({
+    image: VisionNativeResponse.shape.image.omit({ data: true }).describe("The fitted image; its bytes are the result's image block"),
+  }),
+  VisionDescriptorResponse,
+]);
+
+/** Longest text block next to an image: a summary the model reads, never the bytes again. */
+const MCP_SUMMARY_MAX_CHARS = 1500;
+
+function visionForMcp(body: Record<string, unknown>): McpToolResult {
+  if (body.path !== "native") return { structured: body, text: JSON.stringify(body) };
+  const { content: _blocks, image, ...rest } = body as { content: unknown; image: { data: string; media_type: string; width: number; height: number; bytes: number } };
+  const { data, ...imageMeta } = image;
+  const cap = body.embed_cap === null ? "no cap" : `cap ${String(body.embed_cap)}`;
+  const text = `Image ${imageMeta.width}x${imageMeta.height} ${imageMeta.media_type} (${imageMeta.bytes} bytes as a data URL) in the image block. ${String(body.note)} Loads of this image in this session: ${String(body.embed_count)} (${cap}).`;
+  return {
+    structured: { ...rest, image: imageMeta },
+    text: text.slice(0, MCP_SUMMARY_MAX_CHARS),
+    images: [{ type: "image", data, mimeType: image.media_type }],
+  };
+}
+
 export const visionAnalyzeTool = defineTool({
   name: "vision_analyze",
   path: "/v1/vision_analyze",
@@ -55,13 +84,15 @@ export const visionAnalyzeTool = defineTool({
     "Look at an image. Native path: returns the image fitted to the embed budget with provider-ready blocks (repeat loads of one image per session are capped). Descriptor path: returns an auxiliary model's description.",
   input: VisionRequest,
   output: VisionResponse,
+  errorStatuses: [403, 409, 422, 502, 503, 504],
   bodyLimit: BODY_LIMITS.vision,
   mcp: true,
   upload: { field: "image", maxBytes: MAX_IMAGE_BYTES, fields: VisionRequest.omit({ image: true }) },
+  sessionArgument: "session_id",
+  mcpOutput: VisionMcpResult,
+  toMcp: visionForMcp,
   async run(ctx, input, upload) {
-    const body = await analyzeImage(visionDeps(ctx), input, upload);
-    const image = body.image as { data: string; media_type: string } | undefined;
-    return { body, mcpContent: image ? [{ type: "image", data: image.data, mimeType: image.media_type }] : undefined };
+    return { body: await analyzeImage(visionDeps(ctx), input, upload) };
   },
 });
 

@@ -3,7 +3,7 @@
  * from one zod input schema: the same validation, the same service call, the same JSON schema in
  * OpenAPI and in `tools/list`.
  */
-import type { z } from "zod";
+import type * as z from "zod";
 import type { AppDeps } from "../app";
 import type { LoadedConfig } from "../config/config.load";
 
@@ -13,14 +13,21 @@ export interface ToolContext {
   requestId: string;
 }
 
-/** An MCP content block (text or image). */
-export type McpContent = { type: "text"; text: string } | { type: "image"; data: string; mimeType: string };
+/** An MCP image content block: the only way image bytes travel in an MCP result. */
+export type McpImage = { type: "image"; data: string; mimeType: string };
+
+/** What one answer becomes in an MCP `tools/call` result. */
+export interface McpToolResult {
+  /** `structuredContent`, as the tool's `mcpOutput` (else `output`) schema describes it. */
+  structured: Record<string, unknown>;
+  /** The text block: the JSON of `structured`, or a short summary next to an image. */
+  text: string;
+  images?: McpImage[];
+}
 
 export interface ToolAnswer {
   body: Record<string, unknown>;
   headers?: Record<string, string>;
-  /** Extra MCP content after the JSON text (e.g. the fitted image itself). */
-  mcpContent?: McpContent[];
 }
 
 export interface ToolDefinition<S extends z.ZodType = z.ZodType> {
@@ -30,10 +37,23 @@ export interface ToolDefinition<S extends z.ZodType = z.ZodType> {
   input: S;
   /** Response schema for OpenAPI. */
   output?: z.ZodType;
+  /** Error statuses this tool returns besides every route's 400/401/413/415/500 (for OpenAPI). */
+  errorStatuses?: number[];
+  /** What the `X-Cache` header of a 200 says, when the tool sets one (for OpenAPI). */
+  cacheHeader?: string;
   /** Request body limit in bytes (api.md). */
   bodyLimit: number;
   /** Offered on /mcp too. */
   mcp: boolean;
+  /**
+   * How an answer reads over MCP when the HTTP body does not fit a model's context as it is (the
+   * image bytes of vision). Default: `structured` is the body, `text` its JSON.
+   */
+  toMcp?: (body: Record<string, unknown>) => McpToolResult;
+  /** Schema of `toMcp`'s `structured` (MCP `outputSchema`); default `output`. */
+  mcpOutput?: z.ZodType;
+  /** The argument that defaults to the client's `Mcp-Session-Id` when a tools/call leaves it out. */
+  sessionArgument?: string;
   /**
    * Multipart uploads (vision): the file field's name and the schema of the other form fields.
    * `run` then receives the file's bytes as `upload`.

@@ -13,7 +13,7 @@ describe("npm run demo", () => {
     const output = run(["run", "-s", "demo"]);
     expect(output).toMatch(/\| same query searched twice within the TTL \| 2 \| 1 \|/);
     expect(output).toMatch(/\| four identical searches at the same moment \| 4 \| 1 \|/);
-    expect(output).toMatch(/\| same URL extracted twice within the TTL \| 2 \| 1 \|/);
+    expect(output).toMatch(/\| same URL extracted twice within the TTL \| 2 \| 1 \| HIT=0,MISS=1, HIT=1,MISS=0 \|/);
   });
 });
 

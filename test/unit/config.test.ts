@@ -10,7 +10,7 @@ describe("defaults", () => {
     const c = config({});
     expect(c.web).toMatchObject({ cache_enabled: true, cache_ttl_minutes: 20, cache_exempt_hosts: [], search_provider: "auto", extract_provider: "auto", keyless_fallback: true, extract_timeout_seconds: 60, max_page_chars: 2_000_000, char_limit: 15_000 });
     expect(c.vision).toEqual({ embed_target_bytes: 262_144, max_calls_per_image: null, max_long_edge: 1568, max_input_pixels: 14_745_600 });
-    expect(c.security).toEqual({ website_blocklist: [], allow_private_urls: false, dns_resolver_url: "https://cloudflare-dns.com/dns-query", allow_anonymous: false });
+    expect(c.security).toEqual({ website_blocklist: [], allow_private_urls: false, dns_resolver_url: "https://cloudflare-dns.com/dns-query", allow_anonymous: false, allowed_origins: [] });
     expect(c.auxiliary.vision).toEqual({ base_url: null, model: null });
   });
 
@@ -60,6 +60,14 @@ describe("clamps and fallbacks", () => {
   it("reads lists from TOML arrays and comma-separated variables, lower-cased", () => {
     expect(config({ security: { website_blocklist: ["Evil.Example", "*.ads.test"] } }).security.website_blocklist).toEqual(["evil.example", "*.ads.test"]);
     expect(config({ WEB_CACHE_EXEMPT_HOSTS: " a.example , B.example ,," }).web.cache_exempt_hosts).toEqual(["a.example", "b.example"]);
+  });
+
+  it("reads security.allowed_origins as origins, from TOML arrays and comma-separated variables", () => {
+    expect(config({ security: { allowed_origins: ["https://App.Example.com/", "http://localhost:6274"] } }).security.allowed_origins).toEqual(["https://app.example.com", "http://localhost:6274"]);
+    expect(config({ SECURITY_ALLOWED_ORIGINS: " https://a.example , https://b.example:8443/path " }).security.allowed_origins).toEqual(["https://a.example", "https://b.example:8443"]);
+    for (const bad of ["app.example.com", "file:///etc/passwd", "*"]) {
+      expect(() => loadConfig({ SECURITY_ALLOWED_ORIGINS: bad }), bad).toThrow(/security\.allowed_origins/);
+    }
   });
 
   it("reads booleans from TOML and from strings", () => {

@@ -4,12 +4,12 @@
  * anonymous access.
  */
 import { execFileSync } from "node:child_process";
-import { mkdtempSync, readdirSync, rmSync } from "node:fs";
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 
-function dryRun(environment: string): { output: string; files: string[] } {
+function dryRun(environment: string): { output: string; files: string[]; script: string } {
   const outdir = mkdtempSync(join(tmpdir(), `dry-run-${environment}-`));
   try {
     const output = execFileSync("npx", ["wrangler", "deploy", "--dry-run", "--env", environment, "--outdir", outdir], {
@@ -18,7 +18,7 @@ function dryRun(environment: string): { output: string; files: string[] } {
       stdio: ["ignore", "pipe", "pipe"],
       timeout: 120_000,
     });
-    return { output, files: readdirSync(outdir) };
+    return { output, files: readdirSync(outdir), script: readFileSync(join(outdir, "index.js"), "utf8") };
   } finally {
     rmSync(outdir, { recursive: true, force: true });
   }
@@ -32,5 +32,14 @@ describe("wrangler deploy --dry-run", () => {
     expect(output).toContain("env.SESSIONS (SessionDO)");
     expect(output).toContain("env.CACHE");
     expect(output).toContain('env.security ({"allow_anonymous":false})');
+  });
+
+  it("ships a minified bundle under 1 MiB gzip, without eval paths or MozJPEG's glue (docs/benchmarks.md)", () => {
+    const { output, script } = dryRun("production");
+    const gzipKiB = Number(/gzip: ([\d.]+) KiB/.exec(output)?.[1]);
+    expect(gzipKiB).toBeGreaterThan(100);
+    expect(gzipKiB).toBeLessThan(1024);
+    expect(script).not.toContain("new Function");
+    expect(script).not.toContain("locateFile"); // emscripten's loader: only MozJPEG's glue has one
   });
 });

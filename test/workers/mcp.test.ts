@@ -1,93 +1,302 @@
-/** MCP (Streamable HTTP, JSON-RPC) and OpenAPI: the same tools and schemas as the HTTP routes. */
+/**
+ * /mcp inside workerd, message by message: the Streamable HTTP transport's MUSTs (status codes,
+ * JSON-RPC error forms, Origin, protocol version, Accept, batches, session id) and the tool results.
+ * test/unit/mcp-clients.test.ts drives the same endpoint with the official SDK client and the
+ * Inspector CLI.
+ */
+import { Validator } from "@cfworker/json-schema";
 import { describe, expect, it } from "vitest";
 import { call, callJson, providerCalls, uniqueToken } from "./helpers";
 
-const rpc = (body: unknown, vars?: Record<string, unknown>) =>
-  callJson("/mcp", { body, vars, headers: { accept: "application/json, text/event-stream" } });
+const ACCEPT = "application/json, text/event-stream";
 
-describe("/mcp", () => {
-  it("initializes with a supported protocol version and the tools capability", async () => {
-    const { status, body } = await rpc({ jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: "2025-03-26", capabilities: {}, clientInfo: { name: "t", version: "1" } } });
-    expect(status).toBe(200);
-    expect(body.result.protocolVersion).toBe("2025-03-26");
-    expect(body.result.capabilities.tools).toBeDefined();
+const rpc = (body: unknown, headers: Record<string, string> = {}, vars?: Record<string, unknown>) =>
+  callJson("/mcp", { body, vars, headers: { accept: ACCEPT, ...headers } });
+
+const initialize = (protocolVersion: string, headers: Record<string, string> = {}, vars?: Record<string, unknown>) =>
+  rpc({ jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion, capabilities: {}, clientInfo: { name: "t", version: "1" } } }, headers, vars);
+
+const toolCall = (name: string, args: unknown, headers: Record<string, string> = {}) =>
+  rpc({ jsonrpc: "2.0", id: 5, method: "tools/call", params: { name, arguments: args } }, { "mcp-protocol-version": "2025-11-25", ...headers });
+
+/** A 2x1 PNG: passes through the fit as it is. */
+const PNG = "iVBORw0KGgoAAAANSUhEUgAAAAIAAAABCAIAAAB7QOjdAAAAEElEQVR4nGP4z8DAwMDAAAAJ/wH/1H5nSgAAAABJRU5ErkJggg==";
+
+describe("/mcp lifecycle", () => {
+  it("negotiates 2025-11-25 down to 2025-03-26 and offers the newest for anything else", async () => {
+    for (const version of ["2025-11-25", "2025-06-18", "2025-03-26"]) {
+      expect((await initialize(version)).body.result.protocolVersion, version).toBe(version);
+    }
+    for (const version of ["2024-11-05", "2099-01-01"]) {
+      expect((await initialize(version)).body.result.protocolVersion, version).toBe("2025-11-25");
+    }
+    const { body } = await initialize("2025-11-25");
+    expect(body.result.capabilities.tools).toEqual({ listChanged: false });
     expect(body.result.serverInfo.name).toBe("edge-agent-tools");
   });
 
-  it("accepts the initialized notification with 202 and no body", async () => {
-    const response = await call("/mcp", { body: { jsonrpc: "2.0", method: "notifications/initialized" } });
-    expect(response.status).toBe(202);
-    expect(await response.text()).toBe("");
+  it("issues a fresh Mcp-Session-Id on initialize", async () => {
+    const first = (await initialize("2025-11-25")).headers.get("mcp-session-id");
+    const second = (await initialize("2025-11-25")).headers.get("mcp-session-id");
+    expect(first).toMatch(/^[\x21-\x7E]{16,256}$/);
+    expect(second).not.toBe(first);
   });
 
-  it("lists web_search with the JSON schema of its zod input", async () => {
+  it("answers notifications and posted responses with 202 and no body", async () => {
+    for (const message of [
+      { jsonrpc: "2.0", method: "notifications/initialized" },
+      { jsonrpc: "2.0", id: 99, result: {} },
+      { jsonrpc: "2.0", id: 98, error: { code: -1, message: "client side failure" } },
+    ]) {
+      const response = await call("/mcp", { body: message, headers: { accept: ACCEPT } });
+      expect(response.status, JSON.stringify(message)).toBe(202);
+      expect(await response.text()).toBe("");
+    }
+  });
+});
+
+describe("/mcp transport errors", () => {
+  it("answers malformed JSON with HTTP 400 and JSON-RPC -32700", async () => {
+    const response = await call("/mcp", { raw: '{"jsonrpc": "2.0", "id": 1, "method": ', headers: { accept: ACCEPT, "content-type": "application/json" } });
+    expect(response.status).toBe(400);
+    const body = (await response.json()) as any;
+    expect(body).toMatchObject({ jsonrpc: "2.0", id: null, error: { code: -32700 } });
+  });
+
+  it("refuses messages that are not JSON-RPC, including a request with id null", async () => {
+    for (const message of [{ hello: "world" }, { jsonrpc: "2.0", id: null, method: "ping" }]) {
+      const { status, body } = await rpc(message);
+      expect(status, JSON.stringify(message)).toBe(400);
+      expect(body.error.code).toBe(-32700);
+      expect(body.result).toBeUndefined();
+    }
+  });
+
+  it("refuses an unsupported MCP-Protocol-Version with 400", async () => {
+    for (const version of ["2024-11-05", "1999-01-01"]) {
+      const { status, body } = await rpc({ jsonrpc: "2.0", id: 1, method: "ping" }, { "mcp-protocol-version": version });
+      expect(status, version).toBe(400);
+      expect(body.error.message).toContain("2025-11-25");
+    }
+    expect((await rpc({ jsonrpc: "2.0", id: 1, method: "ping" }, { "mcp-protocol-version": "2025-06-18" })).status).toBe(200);
+  });
+
+  it("checks Accept and Content-Type", async () => {
+    const noSse = await callJson("/mcp", { body: { jsonrpc: "2.0", id: 1, method: "ping" }, headers: { accept: "application/json" } });
+    expect(noSse.status).toBe(406);
+    expect(noSse.body.error.code).toBe(-32000);
+    const text = await callJson("/mcp", { raw: '{"jsonrpc":"2.0","id":1,"method":"ping"}', headers: { accept: ACCEPT, "content-type": "text/plain" } });
+    expect(text.status).toBe(415);
+  });
+
+  it("takes batches under 2025-03-26 only", async () => {
+    const batch = [
+      { jsonrpc: "2.0", id: 1, method: "ping" },
+      { jsonrpc: "2.0", id: 2, method: "tools/list" },
+    ];
+    const old = await rpc(batch, { "mcp-protocol-version": "2025-03-26" });
+    expect(old.status).toBe(200);
+    expect(old.body.map((r: any) => r.id).sort()).toEqual([1, 2]);
+    for (const version of ["2025-06-18", "2025-11-25"]) {
+      const { status, body } = await rpc(batch, { "mcp-protocol-version": version });
+      expect(status, version).toBe(400);
+      expect(body.error.code).toBe(-32600);
+    }
+    expect((await rpc([], { "mcp-protocol-version": "2025-03-26" })).status).toBe(400);
+  });
+
+  it("refuses a malformed Mcp-Session-Id", async () => {
+    const { status } = await rpc({ jsonrpc: "2.0", id: 1, method: "ping" }, { "mcp-session-id": "has space" });
+    expect(status).toBe(400);
+  });
+
+  it("answers unknown methods with -32601", async () => {
+    const { status, body } = await rpc({ jsonrpc: "2.0", id: 1, method: "nope/nope" });
+    expect(status).toBe(200);
+    expect(body).toMatchObject({ id: 1, error: { code: -32601 } });
+  });
+
+  it("takes POST only", async () => {
+    for (const method of ["GET", "DELETE"]) {
+      const response = await call("/mcp", { method, headers: { accept: "text/event-stream" } });
+      expect(response.status, method).toBe(405);
+      expect(response.headers.get("allow")).toBe("POST");
+    }
+  });
+});
+
+describe("/mcp Origin and auth", () => {
+  const ping = { jsonrpc: "2.0", id: 1, method: "ping" };
+
+  it("refuses a foreign Origin with 403 and passes same-origin and Origin-less requests", async () => {
+    const foreign = await rpc(ping, { origin: "https://evil.example" });
+    expect(foreign.status).toBe(403);
+    expect(foreign.body.error.message).toContain("security.allowed_origins");
+    expect(foreign.headers.get("x-request-id")).toBeTruthy();
+    expect((await rpc(ping, { origin: "null" })).status).toBe(403);
+    expect((await rpc(ping, { origin: "https://service.test" })).status).toBe(200);
+    expect((await rpc(ping)).status).toBe(200);
+  });
+
+  it("accepts the origins of security.allowed_origins", async () => {
+    const vars = { SECURITY_ALLOWED_ORIGINS: "https://app.example.com/, http://localhost:6274" };
+    expect((await rpc(ping, { origin: "https://app.example.com" }, vars)).status).toBe(200);
+    expect((await rpc(ping, { origin: "http://localhost:6274" }, vars)).status).toBe(200);
+    expect((await rpc(ping, { origin: "https://other.example.com" }, vars)).status).toBe(403);
+  });
+
+  it("answers an allowed origin's CORS preflight before auth, and lets it read the session id", async () => {
+    const vars = { SECURITY_ALLOWED_ORIGINS: "http://localhost:6274", API_TOKENS: "cors-token" };
+    const preflight = await call("/mcp", {
+      method: "OPTIONS",
+      vars,
+      headers: { origin: "http://localhost:6274", "access-control-request-method": "POST", "access-control-request-headers": "content-type, mcp-session-id, authorization" },
+    });
+    expect(preflight.status).toBe(204);
+    expect(preflight.headers.get("access-control-allow-origin")).toBe("http://localhost:6274");
+    expect(preflight.headers.get("access-control-allow-headers")).toContain("mcp-session-id");
+    const answer = await initialize("2025-11-25", { origin: "http://localhost:6274", authorization: "Bearer cors-token" }, vars);
+    expect(answer.status).toBe(200);
+    expect(answer.headers.get("access-control-allow-origin")).toBe("http://localhost:6274");
+    expect(answer.headers.get("access-control-expose-headers")).toContain("mcp-session-id");
+    const foreign = await call("/mcp", { method: "OPTIONS", vars, headers: { origin: "https://evil.example", "access-control-request-method": "POST" } });
+    expect(foreign.status).toBe(403);
+  });
+
+  it("needs a bearer token when API_TOKENS is set", async () => {
+    const vars = { API_TOKENS: "mcp-test-token" };
+    const anonymous = await rpc(ping, {}, vars);
+    expect(anonymous.status).toBe(401);
+    expect(anonymous.body.error.code).toBe("unauthorized");
+    expect((await rpc(ping, { authorization: "Bearer mcp-test-token" }, vars)).status).toBe(200);
+    // Origin is checked first: a foreign page learns nothing about the tokens.
+    expect((await rpc(ping, { origin: "https://evil.example" }, vars)).status).toBe(403);
+  });
+});
+
+/** Each tool's listed outputSchema, as the SDK client checks structuredContent (here with the validator the server uses). */
+async function outputValidators(): Promise<Map<string, Validator>> {
+  const { body } = await rpc({ jsonrpc: "2.0", id: "list", method: "tools/list" });
+  return new Map((body.result.tools as any[]).map((tool) => [tool.name, new Validator(tool.outputSchema, "2020-12")]));
+}
+
+function expectConforms(validators: Map<string, Validator>, name: string, result: any): void {
+  const outcome = validators.get(name)!.validate(result.structuredContent);
+  expect(outcome.errors.slice(0, 3), `${name} structuredContent vs its outputSchema`).toEqual([]);
+}
+
+describe("/mcp tools", () => {
+  it("lists the tools with portable input schemas and object output schemas", async () => {
     const { body } = await rpc({ jsonrpc: "2.0", id: "list", method: "tools/list" });
-    expect(body.result.tools.map((t: any) => t.name)).toEqual(["web_search", "web_extract", "vision_analyze"]);
-    const search = body.result.tools.find((t: any) => t.name === "web_search");
-    expect(search.inputSchema.type).toBe("object");
-    expect(search.inputSchema.required).toEqual(["query"]);
-    expect(search.inputSchema.properties.query.maxLength).toBe(2048);
-    expect(search.inputSchema.properties.limit.type).toBe("integer");
+    const tools = body.result.tools as any[];
+    expect(tools.map((t) => t.name)).toEqual(["web_search", "web_extract", "vision_analyze"]);
+    const search = tools[0];
+    expect(search.inputSchema).toMatchObject({ type: "object", required: ["query"], properties: { query: { maxLength: 2048 }, limit: { type: "integer" } } });
+    const vision = tools[2];
+    expect(vision.inputSchema.properties.region).toEqual({
+      description: expect.any(String),
+      type: "array",
+      items: { type: "integer", minimum: 0, maximum: 1_000_000 },
+      minItems: 4,
+      maxItems: 4,
+    });
+    expect(vision.inputSchema.required).toEqual(["image"]);
+    expect(JSON.stringify(body)).not.toContain("prefixItems");
+    for (const tool of tools) expect(tool.outputSchema.type, tool.name).toBe("object");
+    expect(JSON.stringify(vision.outputSchema)).not.toContain('"data"');
   });
 
   it("calls web_search through the same cache as the HTTP route", async () => {
     const token = uniqueToken();
     await callJson("/v1/web_search", { body: { query: `mcp shared ${token}` } });
-    const { body } = await rpc({ jsonrpc: "2.0", id: 7, method: "tools/call", params: { name: "web_search", arguments: { query: `mcp shared ${token}`, limit: 3 } } });
-    expect(body.id).toBe(7);
-    expect(body.result.isError).toBe(false);
+    const { body } = await toolCall("web_search", { query: `mcp shared ${token}`, limit: 3 });
+    expect(body.id).toBe(5);
+    expect(body.result.isError).toBeUndefined();
     expect(body.result.structuredContent.cache).toBe("hit");
     expect(body.result.structuredContent.results).toHaveLength(3);
-    expect(JSON.parse(body.result.content[0].text).results).toHaveLength(3);
+    expect(JSON.parse(body.result.content[0].text)).toEqual(body.result.structuredContent);
     expect(await providerCalls("tavily", token)).toBe(1);
   });
 
-  it("calls vision_analyze and returns the fitted image as an MCP image block too", async () => {
-    // A 2x1 PNG: passes through as it is.
-    const png = "iVBORw0KGgoAAAANSUhEUgAAAAIAAAABCAIAAAB7QOjdAAAAEElEQVR4nGP4z8DAwMDAAAAJ/wH/1H5nSgAAAABJRU5ErkJggg==";
-    const { body } = await rpc({ jsonrpc: "2.0", id: 9, method: "tools/call", params: { name: "vision_analyze", arguments: { image: { data: png }, session_id: uniqueToken() } } });
-    expect(body.result.isError).toBe(false);
-    expect(body.result.structuredContent.path).toBe("native");
-    expect(body.result.content[1]).toEqual({ type: "image", data: png, mimeType: "image/png" });
+  it("returns a vision result's image only as an image block, next to a short summary", async () => {
+    const { body } = await toolCall("vision_analyze", { image: { data: PNG }, session_id: uniqueToken() });
+    const [text, image, ...rest] = body.result.content;
+    expect(rest).toEqual([]);
+    expect(image).toEqual({ type: "image", data: PNG, mimeType: "image/png" });
+    expect(text.type).toBe("text");
+    expect(text.text.length).toBeLessThan(2048);
+    expect(text.text).toContain("2x1");
+    const serialized = JSON.stringify({ text, structured: body.result.structuredContent });
+    expect(serialized).not.toContain(PNG.slice(0, 40));
+    expect(body.result.structuredContent).toMatchObject({ path: "native", image: { width: 2, height: 1, media_type: "image/png" }, embed_count: 1 });
   });
 
-  it("reports bad tool arguments as a tool error the model can read", async () => {
-    const { body } = await rpc({ jsonrpc: "2.0", id: 8, method: "tools/call", params: { name: "web_search", arguments: { query: "" } } });
-    expect(body.result.isError).toBe(true);
-    expect(body.result.structuredContent.error.code).toBe("invalid_request");
+  it("uses the Mcp-Session-Id as vision_analyze's default session_id", async () => {
+    const session = { "mcp-session-id": `s-${uniqueToken()}` };
+    const args = { image: { data: PNG }, caller: "subagent" };
+    for (let i = 1; i <= 3; i++) expect((await toolCall("vision_analyze", args, session)).body.result.structuredContent.embed_count).toBe(i);
+    const capped = await toolCall("vision_analyze", args, session);
+    expect(capped.body.result.isError).toBe(true);
+    expect(JSON.parse(capped.body.result.content[0].text).error.code).toBe("embed_cap_reached");
+    // Another session, or an explicit session_id, counts on its own.
+    expect((await toolCall("vision_analyze", args, { "mcp-session-id": `s-${uniqueToken()}` })).body.result.structuredContent.embed_count).toBe(1);
+    expect((await toolCall("vision_analyze", { ...args, session_id: uniqueToken() }, session)).body.result.structuredContent.embed_count).toBe(1);
   });
 
-  it("answers JSON-RPC errors for unknown methods, unknown tools and malformed messages", async () => {
-    expect((await rpc({ jsonrpc: "2.0", id: 1, method: "nope/nope" })).body.error.code).toBe(-32601);
-    expect((await rpc({ jsonrpc: "2.0", id: 2, method: "tools/call", params: { name: "rm_rf" } })).body.error.code).toBe(-32602);
-    expect((await rpc({ hello: "world" })).body.error.code).toBe(-32600);
+  it("returns structuredContent that matches each tool's outputSchema, in-band errors included", async () => {
+    const validators = await outputValidators();
+    for (const validator of validators.values()) expect(validator.validate({ success: true, extra: 1 }).valid).toBe(false);
+    const token = uniqueToken();
+    expectConforms(validators, "web_search", (await toolCall("web_search", { query: `conforms ${token}` })).body.result);
+    const extract = (await toolCall("web_extract", { urls: [`https://example.com/docs/${token}`, "http://10.0.0.1/admin"] })).body.result;
+    expect(extract.structuredContent.results[1].error.code).toBe("blocked_private_address");
+    expectConforms(validators, "web_extract", extract);
+    expectConforms(validators, "vision_analyze", (await toolCall("vision_analyze", { image: { data: PNG }, session_id: token })).body.result);
   });
 
-  it("answers a batch in order", async () => {
-    const { body } = await rpc([
-      { jsonrpc: "2.0", id: 1, method: "ping" },
-      { jsonrpc: "2.0", method: "notifications/initialized" },
-      { jsonrpc: "2.0", id: 2, method: "tools/list" },
-    ]);
-    expect(body.map((r: any) => r.id)).toEqual([1, 2]);
-  });
-
-  it("takes POST only", async () => {
-    const response = await call("/mcp", { method: "GET" });
-    expect(response.status).toBe(405);
-    expect(response.headers.get("allow")).toBe("POST");
+  it("reports bad arguments and unknown tools as tool errors the model can read", async () => {
+    const bad = await toolCall("web_search", { query: "" });
+    expect(bad.body.result.isError).toBe(true);
+    const error = JSON.parse(bad.body.result.content[0].text).error;
+    expect(error.code).toBe("invalid_request");
+    expect(error.details[0].path).toEqual(["query"]);
+    const noSession = await toolCall("vision_analyze", { image: { data: PNG } });
+    expect(JSON.parse(noSession.body.result.content[0].text).error.details[0].path).toEqual(["session_id"]);
+    const unknown = await toolCall("rm_rf", {});
+    expect(unknown.body.result.isError).toBe(true);
+    expect(unknown.body.result.content[0].text).toContain("rm_rf");
   });
 });
 
 describe("/openapi.json", () => {
-  it("documents every tool route with its request schema", async () => {
+  it("documents every route with an operationId, request and response schemas and its statuses", async () => {
     const { status, body } = await callJson("/openapi.json");
     expect(status).toBe(200);
     expect(body.openapi).toBe("3.1.0");
+    expect(body.servers).toEqual([{ url: "https://service.test", description: expect.any(String) }]);
+    expect(body.info.license.name).toBeTruthy();
+    const operations = Object.entries(body.paths).flatMap(([path, item]: [string, any]) => Object.entries(item).map(([method, op]: [string, any]) => ({ path, method, op })));
+    expect(operations.map((o) => `${o.method} ${o.path}`).sort()).toEqual(
+      ["get /healthz", "get /openapi.json", "get /v1/config", "post /mcp", "post /v1/context/evict", "post /v1/vision_analyze", "post /v1/web_extract", "post /v1/web_search"].sort(),
+    );
+    for (const { path, op } of operations) {
+      expect(op.operationId, path).toMatch(/^[a-z_]+$/);
+      expect(op.responses["200"].content["application/json"].schema, path).toBeDefined();
+      expect(op.responses["200"].headers["X-Request-Id"], path).toBeDefined();
+    }
     const search = body.paths["/v1/web_search"].post;
     expect(search.requestBody.content["application/json"].schema.properties.query.type).toBe("string");
     expect(search.responses["200"].content["application/json"].schema.properties.cache.enum).toEqual(["hit", "miss", "coalesced", "bypass"]);
-    for (const path of ["/healthz", "/v1/config", "/v1/web_extract", "/v1/vision_analyze", "/v1/context/evict", "/mcp"]) expect(body.paths[path], path).toBeDefined();
-    expect(body.paths["/v1/web_extract"].post.requestBody.content["application/json"].schema.properties.urls.maxItems).toBe(5);
+    expect(search.responses["200"].headers["X-Cache"]).toBeDefined();
+    expect(Object.keys(search.responses)).toEqual(expect.arrayContaining(["400", "401", "413", "415", "502", "503", "504"]));
+    expect(Object.keys(body.paths["/v1/web_extract"].post.responses)).toContain("422");
+    const vision = body.paths["/v1/vision_analyze"].post;
+    expect(Object.keys(vision.responses)).toEqual(expect.arrayContaining(["403", "409", "413", "415", "422"]));
+    const multipart = vision.requestBody.content["multipart/form-data"];
+    expect(multipart.schema.properties.image).toMatchObject({ type: "string", format: "binary" });
+    expect(multipart.schema.required).toEqual(["image", "session_id"]);
+    expect(multipart.encoding.region.contentType).toBe("application/json");
+    expect(Object.keys(body.paths["/mcp"].post.responses)).toEqual(expect.arrayContaining(["200", "202", "400", "401", "403", "406"]));
+    expect(body.paths["/v1/config"].get.responses["200"].content["application/json"].schema.properties.security.properties.allowed_origins).toBeDefined();
   });
 });

@@ -1,0 +1,73 @@
+/**
+ * The MCP server: the official SDK's `McpServer`, one tool per MCP-enabled entry of TOOLS. The SDK
+ * speaks the protocol (lifecycle, JSON-RPC, capabilities); each tool's own zod schema validates its
+ * arguments (`parseRequest`, as on the HTTP route), so both fronts refuse the same input with the
+ * same error body, and `tools/list` shows the same portable JSON Schemas as OpenAPI.
+ */
+import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
+import { ListToolsRequestSchema, type CallToolResult, type Tool } from "@modelcontextprotocol/sdk/types.js";
+import { CfWorkerJsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/cfworker-provider.js";
+import * as z from "zod";
+import { AppError } from "../http/errors";
+import { parseRequest } from "../http/validate";
+import { toObjectJsonSchema } from "../tools/json-schema";
+import type { ToolContext, ToolDefinition } from "../tools/tool.types";
+
+const INSTRUCTIONS = "Cached web search and extract, budgeted vision. Repeats are answered from a shared cache.";
+
+/**
+ * What the SDK checks before a tool runs: any object. The tool's schema is applied in `callTool`,
+ * where a failure becomes our `invalid_request` body with every bad field.
+ */
+const ANY_ARGUMENTS = z.looseObject({});
+
+/**
+ * A fresh server for one HTTP request (Workers are stateless: nothing is kept between requests).
+ * @param sessionId the client's `Mcp-Session-Id` (or the one being issued), the default of each
+ *   tool's `sessionArgument`
+ */
+export function createMcpServer(ctx: ToolContext, tools: ToolDefinition[], sessionId: string | null): McpServer {
+  const server = new McpServer(
+    { name: "edge-agent-tools", version: ctx.deps.version },
+    // The SDK's default validator (Ajv) compiles schemas with `new Function`, which workerd forbids.
+    { instructions: INSTRUCTIONS, jsonSchemaValidator: new CfWorkerJsonSchemaValidator() },
+  );
+  for (const tool of tools) {
+    server.registerTool(tool.name, { description: tool.description, inputSchema: ANY_ARGUMENTS }, (args) => callTool(ctx, tool, args, sessionId));
+  }
+  server.server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: tools.map(mcpToolListing) }));
+  // registerTool announces listChanged; a stateless endpoint never sends that notification.
+  server.server.registerCapabilities({ tools: { listChanged: false } });
+  return server;
+}
+
+/** A tool as `tools/list` shows it: portable input and output schemas from the zod schemas. */
+export function mcpToolListing(tool: ToolDefinition): Tool {
+  const inputSchema = toObjectJsonSchema(tool.input, "input");
+  if (tool.sessionArgument && Array.isArray(inputSchema.required)) {
+    inputSchema.required = inputSchema.required.filter((name) => name !== tool.sessionArgument);
+  }
+  const output = tool.mcpOutput ?? tool.output;
+  return {
+    name: tool.name,
+    description: tool.description,
+    inputSchema: inputSchema as Tool["inputSchema"],
+    ...(output ? { outputSchema: toObjectJsonSchema(output, "output") as Tool["outputSchema"] } : {}),
+    annotations: { readOnlyHint: true, openWorldHint: true },
+  };
+}
+
+async function callTool(ctx: ToolContext, tool: ToolDefinition, args: Record<string, unknown>, sessionId: string | null): Promise<CallToolResult> {
+  const session = tool.sessionArgument;
+  const given = session && sessionId !== null && args[session] === undefined ? { ...args, [session]: sessionId } : args;
+  try {
+    const answer = await tool.run(ctx, parseRequest(tool.input, given));
+    const result = tool.toMcp ? tool.toMcp(answer.body) : { structured: answer.body, text: JSON.stringify(answer.body) };
+    return { content: [{ type: "text", text: result.text }, ...(result.images ?? [])], structuredContent: result.structured };
+  } catch (error) {
+    const appError = error instanceof AppError ? error : new AppError(500, "internal_error", "The tool failed unexpectedly; try again.", { cause: error });
+    if (!(error instanceof AppError)) ctx.deps.log.error("mcp_tool_failed", { tool: tool.name, request_id: ctx.requestId, cause: String(error) });
+    // A tool failure is a result the model can read, not a protocol error (MCP spec).
+    return { content: [{ type: "text", text: JSON.stringify(appError.toBody()) }], isError: true };
+  }
+}

@@ -5,6 +5,7 @@ import {
   batchedPolicy,
   commonPrefixTokens,
   compare,
+  DEFAULT_CACHE_MODEL,
   generateSession,
   imagesIn,
   keepNewest,
@@ -47,7 +48,7 @@ describe("cache model", () => {
   it("counts reads in whole units of the granularity", () => {
     const a = [text("sys", 1000), text("t1", 500, 1)];
     const b = [...a, text("t2", 700, 2)];
-    const report = replay([a, b], keepNewest(3), { granularity: 256, placeholderTokens: 10 });
+    const report = replay([a, b], keepNewest(3), { model: { ...DEFAULT_CACHE_MODEL, granularity: 256 } });
     expect(report.perRequest[1]).toMatchObject({ cacheReadTokens: 1280, cacheWriteTokens: 920, evictionWriteTokens: 0 });
   });
 
@@ -95,10 +96,11 @@ describe("generated sessions", () => {
   it("uses the policy module: the batched replay retires what retirementFront says", () => {
     const requests = requestsFromTurns(generateSession({ turns: 30, images: 29 }), 100);
     const policy = batchedPolicy();
-    expect(policy(requests[20]!).size).toBe(0); // 20 screenshots
-    expect([...policy(requests[21]!)]).toEqual(["turn2", "turn3", "turn4", "turn5", "turn6", "turn7", "turn8", "turn9"]);
-    expect(policy(requests[29]!).size).toBe(16); // 29 screenshots
-    expect(batchedPolicy({ maxBlocks: 10, maxBytes: 24_000_000, batch: 4, floor: 3 })(requests[11]!).size).toBe(4);
+    const at = { index: 0, at: 0 };
+    expect(policy(requests[20]!, at).retired.size).toBe(0); // 20 screenshots
+    expect([...policy(requests[21]!, at).retired]).toEqual(["turn2", "turn3", "turn4", "turn5", "turn6", "turn7", "turn8", "turn9"]);
+    expect(policy(requests[29]!, at).retired.size).toBe(16); // 29 screenshots
+    expect(batchedPolicy({ maxBlocks: 10, maxBytes: 24_000_000, batch: 4, floor: 3 })(requests[11]!, at).retired.size).toBe(4);
   });
 
   it("property: a session that never passes the ceiling pays no eviction writes under the batched policy", () => {

@@ -81,8 +81,8 @@ function imageData(messages: readonly unknown[], image: ImageRef): string | null
 /** The Anthropic Messages format adapter. */
 export const anthropicAdapter: EvictionAdapter = { format: "anthropic", inventory, retire, imageData };
 
-/** Blocks that cannot carry `cache_control`. */
-const UNMARKABLE = new Set(["thinking", "redacted_thinking"]);
+/** Blocks that cannot carry `cache_control`, and user uploads, which the service never touches. */
+const UNMARKABLE = new Set(["thinking", "redacted_thinking", "image"]);
 
 /** Where a breakpoint can stand: a block of a message whose content is an array. */
 export interface BlockPosition {
@@ -97,18 +97,16 @@ export interface BlockPosition {
 export function blockBefore(messages: readonly unknown[], position: BlockPosition): BlockPosition | null {
   let message = position.message;
   let block = position.block - 1;
-  for (let steps = 0; steps < 20 && message >= 0; steps++) {
+  let steps = 0;
+  while (message >= 0 && steps < 20) {
     const content = asRecord(messages[message])?.content;
     if (!Array.isArray(content)) return null;
-    if (block < 0) block = content.length - 1;
-    if (block >= 0 && block < content.length) {
+    for (block = Math.min(block, content.length - 1); block >= 0 && steps < 20; block--, steps++) {
       const entry = asRecord(content[block]);
       if (entry && typeof entry.type === "string" && !UNMARKABLE.has(entry.type)) return { message, block };
-      block -= 1;
-      if (block >= 0) continue;
     }
     message -= 1;
-    block = -1;
+    block = Number.POSITIVE_INFINITY;
   }
   return null;
 }

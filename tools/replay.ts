@@ -30,6 +30,7 @@ import {
   validate,
   type BreakpointLayout,
   type CacheKind,
+  type CacheModel,
   type Comparison,
   type PolicyReport,
   type ReplayRequest,
@@ -174,7 +175,7 @@ const model = {
   minCacheableTokens: number("min-cacheable", base.minCacheableTokens),
   step: number("step", base.step, { min: 1 }),
   breakpoints: values.breakpoints === undefined ? base.breakpoints : choice<BreakpointLayout>("breakpoints", ["system_and_3", "rolling", "session"]),
-};
+} as { -readonly [K in keyof CacheModel]: CacheModel[K] };
 const basePrices = cacheKind === "openai" ? OPENAI_PRICES : ttlMinutes > 5 ? ANTHROPIC_1H_PRICES : DEFAULT_PRICES;
 const prices = {
   inputPerMTok: number("input-price", basePrices.inputPerMTok, { integer: false }),
@@ -223,6 +224,8 @@ if (values.session) {
     process.exit(2);
   }
   const bodies = parsed.filter((p): p is Extract<SessionLine, { kind: "request" }> => p.kind === "request");
+  // Logged bodies carry the agent's own breakpoints: use them unless told otherwise.
+  if (turns.length === 0 && values.breakpoints === undefined) model.breakpoints = "session";
   if (values.validate) {
     if (bodies.length === 0 || bodies.some((b) => b.usage === undefined)) {
       process.stderr.write("--validate needs request bodies that each carry the provider's \"usage\"\n");

@@ -712,14 +712,17 @@ export function segmentsFromBody(body: Record<string, unknown>, format: "anthrop
   }
   for (const ref of uploads) images.set(`${ref.message}/${ref.block}/`, { kind: "upload", carrier: "", bytes: ref.bytes });
 
+  // The provider's cache key is the content: a cache_control marker moved on or off a block does
+  // not change it, so it is left out of the block's id and size.
+  const content = (value: unknown) => JSON.stringify(marked(value) ? { ...(value as Record<string, unknown>), cache_control: undefined } : value) ?? "";
   const text = (value: unknown, message: number): Segment => {
-    const json = JSON.stringify(value) ?? "";
+    const json = content(value);
     return { id: contentId(json), tokens: Math.ceil(json.length / model.charsPerToken), message, ...(marked(value) ? { breakpoint: true } : {}) };
   };
   const piece = (value: unknown, message: number, key: string): Segment => {
     const image = images.get(key);
     if (!image) return text(value, message);
-    return { id: contentId(JSON.stringify(value)), tokens: model.imageTokens, message, image, ...(marked(value) ? { breakpoint: true } : {}) };
+    return { id: contentId(content(value)), tokens: model.imageTokens, message, image, ...(marked(value) ? { breakpoint: true } : {}) };
   };
 
   const segments: Segment[] = [];
@@ -850,7 +853,8 @@ export interface Validation {
  */
 export function validate(lines: ReadonlyArray<Extract<SessionLine, { kind: "request" }>>, model: CacheModel): Validation {
   const times = lines.map((line, i) => line.at ?? i * DEFAULT_THINK_MS);
-  const report = replay(lines.map((l) => l.segments), noEviction, { model, times });
+  // The breakpoints are the ones the logged bodies carried.
+  const report = replay(lines.map((l) => l.segments), noEviction, { model: { ...model, breakpoints: "session" }, times });
   const zero: LoggedUsage = { cacheWriteTokens: 0, cacheReadTokens: 0, inputTokens: 0 };
   let error = 0;
   let logged = 0;

@@ -1,4 +1,5 @@
-/** The replay model: prefix cache arithmetic, the two policies, generated and JSONL sessions. */
+/** The replay model: the cache models, the policies, generated and JSONL sessions, validation. */
+import { readFileSync } from "node:fs";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { DEFAULT_LIMITS } from "../../shared/eviction/policy";
@@ -23,8 +24,11 @@ import {
   parseSessionLine,
   replay,
   requestsFromTurns,
+  parseUsage,
+  validate,
   type CacheModel,
   type ReplayRequest,
+  type SessionLine,
   type Segment,
 } from "../../shared/eviction/replay";
 import { conversation, FORMATS, screenshots } from "./eviction.fixtures";
@@ -323,5 +327,33 @@ describe("the target sessions, faithful model (the numbers docs/eviction.md repo
       }),
       { numRuns: 60 },
     );
+  });
+});
+
+describe("validation against logged usage", () => {
+  const body = { imageTokens: 1_500, charsPerToken: 4 };
+  const image = { tokens: 1_500, bytes: 350_000 };
+  const lines = () =>
+    readFileSync(new URL("../fixtures/replay-validate.jsonl", import.meta.url), "utf8")
+      .trim()
+      .split("\n")
+      .map((line) => parseSessionLine(line, "anthropic", body, image) as Extract<SessionLine, { kind: "request" }>);
+
+  it("reproduces the hand-made session: a write under the minimum, a read from 20 blocks back, uncached tail, a cold cache", () => {
+    const result = validate(lines(), ANTHROPIC_CACHE_MODEL);
+    expect(result.rows.map((r) => r.modelled)).toEqual(result.rows.map((r) => r.logged));
+    expect(result.total_error_tokens).toBe(0);
+  });
+
+  it("reports the error when the logged usage disagrees", () => {
+    const parsed = lines();
+    parsed[1] = { ...parsed[1]!, usage: { cacheWriteTokens: 765, cacheReadTokens: 1_510, inputTokens: 0 } };
+    const result = validate(parsed, ANTHROPIC_CACHE_MODEL);
+    expect(result.total_error_tokens).toBe(2 * 507);
+    expect(result.error_share).toBeGreaterThan(0);
+  });
+
+  it("reads OpenAI's cached_tokens", () => {
+    expect(parseUsage({ prompt_tokens: 2_000, prompt_tokens_details: { cached_tokens: 1_152 } })).toEqual({ cacheWriteTokens: 0, cacheReadTokens: 1_152, inputTokens: 848 });
   });
 });

@@ -113,73 +113,73 @@ export const HORIZON = 0.5;
  * decision.rule // "cold_cache": retired down to the floor while the cache was cold anyway
  */
 export function costFront(steps: readonly CostStep[], s: CostSettings): CostDecision {
-  const floorLimit = s.limits.floor;
+  const { floor: floorLimit, maxBlocks, maxBytes } = s.limits;
+  // Running sums over the carriers, oldest first: the newest k of n weigh sum[n] - sum[n - k].
   const blocks = [0];
   const bytes = [0];
   const tokens = [0];
-  const carrierStarts: number[] = [];
+  const starts: number[] = [];
   let reservedBlocks = 0;
   let reservedBytes = 0;
   let front = 0;
   let previous = 0;
   let rule: CostRule = "under_ceiling";
   const remembered = Math.max(0, s.remembered);
-  let carrierCount = 0;
+  // Whether keeping the carriers from `from` on is within the true ceilings (no closures in the
+  // loop: it runs on every outbound request, for every message).
+  const fitsFrom = (from: number, total: number) =>
+    reservedBlocks + blocks[total]! - blocks[from]! <= maxBlocks && reservedBytes + bytes[total]! - bytes[from]! <= maxBytes;
+  /** Retire down to the floor, further only if the true ceilings still need it, never past `maxRetire`. */
+  const toFloor = (total: number, floor: number, maxRetire: number) => {
+    let to = Math.max(front, total - floor);
+    while (to < maxRetire && !fitsFrom(to, total)) to += 1;
+    return Math.max(front, Math.min(to, maxRetire));
+  };
 
-  steps.forEach((step, index) => {
+  for (let index = 0; index < steps.length; index++) {
+    const step = steps[index]!;
     const last = index === steps.length - 1;
     if (last) previous = front;
     for (const carrier of step.carriers) {
       blocks.push(blocks[blocks.length - 1]! + carrier.blocks);
       bytes.push(bytes[bytes.length - 1]! + carrier.bytes);
       tokens.push(tokens[tokens.length - 1]! + carrier.tokens);
-      carrierStarts.push(carrier.start);
-      carrierCount += 1;
+      starts.push(carrier.start);
     }
     reservedBlocks += step.uploads.blocks;
     reservedBytes += step.uploads.bytes;
-    const total = carrierCount;
-    const held = Math.min(total, Math.max(front, remembered));
-    front = held;
-    if (total === 0) return;
+    const total = starts.length;
+    front = Math.min(total, Math.max(front, remembered));
+    if (total === 0) continue;
 
     const floor = Math.min(floorLimit, total);
-    const fitsFrom = (from: number, maxBlocks: number) =>
-      reservedBlocks + blocks[total]! - blocks[from]! <= maxBlocks &&
-      reservedBytes + bytes[total]! - bytes[from]! <= s.limits.maxBytes;
-    const uploadsBreakBlocks = reservedBlocks > s.limits.maxBlocks;
-    const floorBytesFit = reservedBytes + bytes[total]! - bytes[total - floor]! <= s.limits.maxBytes;
+    const uploadsBreakBlocks = reservedBlocks > maxBlocks;
+    const floorBytesFit = reservedBytes + bytes[total]! - bytes[total - floor]! <= maxBytes;
     const maxRetire = uploadsBreakBlocks && floorBytesFit ? total - floor : total;
-    /** Retire down to the floor, further only if the true ceilings still need it. */
-    const toFloor = () => {
-      let to = Math.max(front, total - floor);
-      while (to < maxRetire && !fitsFrom(to, s.limits.maxBlocks)) to += 1;
-      return Math.min(Math.max(front, to), Math.max(front, maxRetire));
-    };
 
     let moved: CostRule | null = null;
-    if (!fitsFrom(front, s.limits.maxBlocks)) {
-      front = toFloor();
+    if (!fitsFrom(front, total)) {
+      front = toFloor(total, floor, maxRetire);
       moved = "ceiling";
-    } else if (total - front > floor && worthRetiring(s, step, tokens, carrierStarts, front, total - floor, blocks[total]! - blocks[front]! + reservedBlocks > s.baseCeiling)) {
-      front = toFloor();
+    } else if (
+      total - front > floor &&
+      worthRetiring(s, step, tokens, starts, front, total - floor, blocks[total]! - blocks[front]! + reservedBlocks > s.baseCeiling)
+    ) {
+      front = toFloor(total, floor, maxRetire);
       moved = "price";
     }
     if (last && s.cold && total - front > floor) {
-      front = toFloor();
+      front = toFloor(total, floor, maxRetire);
       moved = "cold_cache";
     }
     if (last && moved !== null && front > previous) rule = moved;
-  });
+  }
 
-  const total = carrierCount;
+  const total = starts.length;
   // The rule reported is the one that moved this request's front; otherwise it is held or untouched.
   if (front === previous) rule = front > 0 ? "held" : "under_ceiling";
   else if (rule === "under_ceiling") rule = "held"; // moved only by what the session remembered
-  const fits =
-    reservedBlocks + blocks[total]! - blocks[front]! <= s.limits.maxBlocks &&
-    reservedBytes + bytes[total]! - bytes[front]! <= s.limits.maxBytes;
-  return { retire: front, previous, fits, rule };
+  return { retire: front, previous, fits: fitsFrom(front, total), rule };
 }
 
 /** The settings a caller starts from: Anthropic-like prices, the policy's default ceilings. */

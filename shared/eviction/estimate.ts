@@ -16,23 +16,73 @@ export const MAX_IMAGE_TOKENS = 1_600;
 /** Characters per text token (a rough, provider-neutral figure). */
 export const CHARS_PER_TOKEN = 4;
 
+/** Enough base64 for the PNG, GIF and WebP headers. */
+const SHORT_HEADER_CHARS = 64;
+
 /** The stored pixel size of an inline image (base64 or a data: URL), or null when it cannot be read. */
 export function imageSize(data: string): { width: number; height: number } | null {
-  let payload = data;
-  if (payload.startsWith("data:")) {
-    const comma = payload.indexOf(",");
+  let start = 0;
+  if (data.startsWith("data:")) {
+    const comma = data.indexOf(",");
     if (comma < 0) return null;
-    payload = payload.slice(comma + 1, comma + 1 + HEADER_CHARS);
-  } else {
-    payload = payload.slice(0, HEADER_CHARS);
+    start = comma + 1;
   }
-  payload = payload.slice(0, payload.length - (payload.length % 4));
+  const head = decoded(data, start, SHORT_HEADER_CHARS);
+  if (!head || head.length < 12) return null;
+  const jpeg = head[0] === 0xff && head[1] === 0xd8 && head[2] === 0xff;
+  const png = head[0] === 0x89 && head[1] === 0x50 && head[2] === 0x4e && head[3] === 0x47;
+  const gif = head[0] === 0x47 && head[1] === 0x49 && head[2] === 0x46;
+  const webp = head[0] === 0x52 && head[1] === 0x49 && head[8] === 0x57 && head[9] === 0x45;
+  if (!jpeg && !png && !gif && !webp) return null; // not an image we know: the caller assumes the worst
+  const bytes = jpeg ? decoded(data, start, HEADER_CHARS) : head;
+  if (!bytes) return null;
   try {
-    const header = readImageHeader(decodeImageData(payload).bytes);
+    const header = readImageHeader(bytes);
     return { width: header.width, height: header.height };
   } catch {
-    return null; // a header beyond the first KB, or not an image we know: the caller assumes the worst
+    return null; // a JPEG whose size lies beyond the first KB, or a broken header
   }
+}
+
+const BASE64 = (() => {
+  const table = new Int16Array(128).fill(-1);
+  const alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  for (let i = 0; i < alphabet.length; i++) table[alphabet.charCodeAt(i)] = i;
+  table["-".charCodeAt(0)] = 62;
+  table["_".charCodeAt(0)] = 63;
+  return table;
+})();
+
+/**
+ * The first `chars` base64 characters from `start`, decoded; null when they are not plain base64.
+ * A small decoder of its own: it runs for every image of every outbound request, on a few dozen
+ * characters, where the strict upload decoder's checks and allocation dominate.
+ */
+function decoded(data: string, start: number, chars: number): Uint8Array | null {
+  const end = Math.min(data.length, start + chars);
+  const usable = end - start - ((end - start) % 4);
+  if (usable <= 0) return null;
+  if (usable > SHORT_HEADER_CHARS) {
+    try {
+      return decodeImageData(data.slice(start, start + usable)).bytes;
+    } catch {
+      return null;
+    }
+  }
+  const out = new Uint8Array((usable / 4) * 3);
+  let o = 0;
+  for (let i = start; i < start + usable; i += 4) {
+    const a = BASE64[data.charCodeAt(i)] ?? -1;
+    const b = BASE64[data.charCodeAt(i + 1)] ?? -1;
+    const c = BASE64[data.charCodeAt(i + 2)] ?? -1;
+    const d = BASE64[data.charCodeAt(i + 3)] ?? -1;
+    if ((a | b | c | d) < 0) return null;
+    const n = (a << 18) | (b << 12) | (c << 6) | d;
+    out[o++] = n >> 16;
+    out[o++] = (n >> 8) & 0xff;
+    out[o++] = n & 0xff;
+  }
+  return out;
 }
 
 /** Anthropic's published estimate, width × height / 750, capped where the provider downscales. */
@@ -62,6 +112,12 @@ function blockTokens(block: unknown): number {
   if (typeof record.text === "string") return Math.ceil(record.text.length / CHARS_PER_TOKEN);
   if (Array.isArray(record.content)) return textTokens(record.content);
   if (typeof record.content === "string") return Math.ceil(record.content.length / CHARS_PER_TOKEN);
-  const { content: _content, ...rest } = record;
-  return Math.ceil((JSON.stringify(rest)?.length ?? 0) / CHARS_PER_TOKEN);
+  // Anything else (tool_use, tool_calls, ...): its strings, and its one structured field as JSON.
+  let chars = 0;
+  for (const key in record) {
+    const field = record[key];
+    if (typeof field === "string") chars += field.length;
+    else if (key !== "content" && typeof field === "object" && field !== null) chars += JSON.stringify(field)?.length ?? 0;
+  }
+  return Math.ceil(chars / CHARS_PER_TOKEN);
 }

@@ -119,54 +119,53 @@ function costEviction(
   textOf: RetiredText,
 ): EvictResponse {
   const provider = request.provider?.toLowerCase();
-  // Sizes are read only where they decide something: Anthropic's 100-image ceiling and the token estimates.
-  const sizes = new Map<ImageRef, { width: number; height: number } | null>();
+  // One pass over the images: their estimated tokens, and whether all are small enough for
+  // Anthropic's 100-image ceiling (an unreadable size counts as too large).
   let allSmall = carriers.length + uploads.length > 0;
-  const sizeOf = (image: ImageRef) => {
-    if (!sizes.has(image)) {
-      const data = adapter.imageData(request.messages, image);
-      sizes.set(image, data === null ? null : imageSize(data));
-    }
-    return sizes.get(image)!;
-  };
-  for (const image of [...carriers.flatMap((c) => c.images), ...uploads]) {
-    const size = sizeOf(image);
+  const weigh = (image: ImageRef) => {
+    const data = adapter.imageData(request.messages, image);
+    const size = data === null ? null : imageSize(data);
     if (!size || Math.max(size.width, size.height) > ANTHROPIC_MANY_IMAGES.maxEdge) allSmall = false;
+    return imageTokens(size);
+  };
+  const carrierTokens = carriers.map((carrier) => {
+    let sum = 0;
+    for (const image of carrier.images) sum += weigh(image);
+    return sum;
+  });
+  const uploadsByMessage = new Map<number, { blocks: number; bytes: number; tokens: number }>();
+  for (const upload of uploads) {
+    const load = uploadsByMessage.get(upload.message) ?? { blocks: 0, bytes: 0, tokens: 0 };
+    uploadsByMessage.set(upload.message, { blocks: load.blocks + 1, bytes: load.bytes + upload.bytes, tokens: load.tokens + weigh(upload) });
   }
   const trueBlocks =
     provider === "anthropic" ? (allSmall ? ANTHROPIC_MANY_IMAGES.maxBlocks : requested.maxBlocks) : provider === "openai" ? OPENAI_MAX_IMAGES : requested.maxBlocks;
   const limits: EvictionLimits = { ...requested, maxBlocks: request.limits?.max_blocks ?? trueBlocks };
 
   // Steps: every message, with its carriers' estimated tokens and where they start.
-  const byMessage = new Map<number, Carrier[]>();
-  for (const carrier of carriers) {
-    const list = byMessage.get(carrier.message) ?? [];
-    list.push(carrier);
-    byMessage.set(carrier.message, list);
-  }
-  const uploadsByMessage = new Map<number, { blocks: number; bytes: number; tokens: number }>();
-  for (const upload of uploads) {
-    const load = uploadsByMessage.get(upload.message) ?? { blocks: 0, bytes: 0, tokens: 0 };
-    uploadsByMessage.set(upload.message, { blocks: load.blocks + 1, bytes: load.bytes + upload.bytes, tokens: load.tokens + imageTokens(sizeOf(upload)) });
-  }
   const steps: CostStep[] = [];
+  const none: CostCarrier[] = [];
+  const noUploads = { blocks: 0, bytes: 0 };
   let tokens = 0;
   let turns = 0;
-  request.messages.forEach((message, index) => {
+  let next = 0; // carriers are oldest first: the next one not yet placed in a step
+  for (let index = 0; index < request.messages.length; index++) {
+    const message = request.messages[index]!;
     if (message.role === "assistant") turns += 1;
     const start = tokens;
-    const list = byMessage.get(index) ?? [];
-    const costCarriers: CostCarrier[] = list.map((carrier) => {
-      let imageCost = 0;
-      for (const image of carrier.images) imageCost += imageTokens(sizeOf(image));
-      return { blocks: carrier.blocks, bytes: carrier.bytes, tokens: imageCost, start };
-    });
+    let costCarriers = none;
+    while (next < carriers.length && carriers[next]!.message === index) {
+      if (costCarriers === none) costCarriers = [];
+      const carrier = carriers[next]!;
+      costCarriers.push({ blocks: carrier.blocks, bytes: carrier.bytes, tokens: carrierTokens[next]!, start });
+      tokens += carrierTokens[next]!;
+      next += 1;
+    }
     tokens += textTokens(message);
-    for (const carrier of costCarriers) tokens += carrier.tokens;
     const uploaded = uploadsByMessage.get(index);
     tokens += uploaded?.tokens ?? 0;
-    steps.push({ carriers: costCarriers, uploads: uploaded ?? { blocks: 0, bytes: 0 }, end: tokens, turns: Math.max(1, turns) });
-  });
+    steps.push({ carriers: costCarriers, uploads: uploaded ?? noUploads, end: tokens, turns: Math.max(1, turns) });
+  }
 
   const now = context.now ?? Date.now();
   const memory = context.memory ?? null;

@@ -16,25 +16,35 @@ export const MAX_IMAGE_TOKENS = 1_600;
 /** Characters per text token (a rough, provider-neutral figure). */
 export const CHARS_PER_TOKEN = 4;
 
-/** Enough base64 for the PNG, GIF and WebP headers. */
-const SHORT_HEADER_CHARS = 64;
+/** Base64 characters that hold a PNG's or a GIF's size (24 bytes). */
+const SHORT_HEADER_CHARS = 32;
 
-/** The stored pixel size of an inline image (base64 or a data: URL), or null when it cannot be read. */
+/**
+ * The stored pixel size of an inline image (base64 or a data: URL), or null when it cannot be read.
+ * PNG and GIF sizes are read straight from the first 24 bytes (this runs for every image of every
+ * outbound request); JPEG and WebP go through the vision header reader on the first 3 KB.
+ */
 export function imageSize(data: string): { width: number; height: number } | null {
   let start = 0;
-  if (data.startsWith("data:")) {
+  if (data.charCodeAt(0) === 100 /* d */ && data.startsWith("data:")) {
     const comma = data.indexOf(",");
     if (comma < 0) return null;
     start = comma + 1;
   }
   const head = decoded(data, start, SHORT_HEADER_CHARS);
-  if (!head || head.length < 12) return null;
+  if (!head || head.length < 24) return null;
+  if (head[0] === 0x89 && head[1] === 0x50 && head[2] === 0x4e && head[3] === 0x47) {
+    const width = ((head[16]! << 24) | (head[17]! << 16) | (head[18]! << 8) | head[19]!) >>> 0;
+    const height = ((head[20]! << 24) | (head[21]! << 16) | (head[22]! << 8) | head[23]!) >>> 0;
+    return width > 0 && height > 0 ? { width, height } : null;
+  }
+  if (head[0] === 0x47 && head[1] === 0x49 && head[2] === 0x46) {
+    return { width: head[6]! | (head[7]! << 8), height: head[8]! | (head[9]! << 8) };
+  }
   const jpeg = head[0] === 0xff && head[1] === 0xd8 && head[2] === 0xff;
-  const png = head[0] === 0x89 && head[1] === 0x50 && head[2] === 0x4e && head[3] === 0x47;
-  const gif = head[0] === 0x47 && head[1] === 0x49 && head[2] === 0x46;
   const webp = head[0] === 0x52 && head[1] === 0x49 && head[8] === 0x57 && head[9] === 0x45;
-  if (!jpeg && !png && !gif && !webp) return null; // not an image we know: the caller assumes the worst
-  const bytes = jpeg ? decoded(data, start, HEADER_CHARS) : head;
+  if (!jpeg && !webp) return null; // not an image we know: the caller assumes the worst
+  const bytes = decoded(data, start, HEADER_CHARS);
   if (!bytes) return null;
   try {
     const header = readImageHeader(bytes);
@@ -62,7 +72,7 @@ function decoded(data: string, start: number, chars: number): Uint8Array | null 
   const end = Math.min(data.length, start + chars);
   const usable = end - start - ((end - start) % 4);
   if (usable <= 0) return null;
-  if (usable > SHORT_HEADER_CHARS) {
+  if (usable > 64) {
     try {
       return decodeImageData(data.slice(start, start + usable)).bytes;
     } catch {
@@ -112,12 +122,19 @@ function blockTokens(block: unknown): number {
   if (typeof record.text === "string") return Math.ceil(record.text.length / CHARS_PER_TOKEN);
   if (Array.isArray(record.content)) return textTokens(record.content);
   if (typeof record.content === "string") return Math.ceil(record.content.length / CHARS_PER_TOKEN);
-  // Anything else (tool_use, tool_calls, ...): its strings, and its one structured field as JSON.
-  let chars = 0;
-  for (const key in record) {
-    const field = record[key];
-    if (typeof field === "string") chars += field.length;
-    else if (key !== "content" && typeof field === "object" && field !== null) chars += JSON.stringify(field)?.length ?? 0;
+  // A tool call (Anthropic tool_use; an OpenAI assistant message's tool_calls): its name and input.
+  if (record.type === "tool_use") {
+    const name = typeof record.name === "string" ? record.name.length : 0;
+    return Math.ceil((name + (JSON.stringify(record.input)?.length ?? 0)) / CHARS_PER_TOKEN);
   }
-  return Math.ceil(chars / CHARS_PER_TOKEN);
+  if (Array.isArray(record.tool_calls)) {
+    let chars = 0;
+    for (const call of record.tool_calls) {
+      const fn = (call as { function?: { name?: unknown; arguments?: unknown } } | null)?.function;
+      chars += (typeof fn?.name === "string" ? fn.name.length : 0) + (typeof fn?.arguments === "string" ? fn.arguments.length : 0);
+    }
+    return Math.ceil(chars / CHARS_PER_TOKEN);
+  }
+  if (record.content !== undefined && record.content !== null) return 0; // a content we do not weigh
+  return Math.ceil((JSON.stringify(record)?.length ?? 0) / CHARS_PER_TOKEN);
 }

@@ -1,7 +1,9 @@
 /**
  * Times the eviction policy where it runs: on every outbound request. A 2,000-message conversation
  * with 300 tool screenshots (60 KB of base64 each, so the block ceiling binds) in both formats;
- * prints the median µs per request of the whole `evictContext` and of its parts.
+ * prints the median µs per request of the whole `evictContext` and of its parts, for the default
+ * strategy (hermes) and for `cost` (which also reads each image's header and estimates tokens;
+ * Anthropic with manage_cache, so the front breakpoint is placed too).
  *
  *   npx tsx bench/eviction.bench.ts [--runs 500]
  */
@@ -10,7 +12,7 @@ import { evictContext } from "../shared/eviction/evict.service";
 import { imageSteps, type EvictionAdapter } from "../shared/eviction/inventory";
 import { openaiAdapter } from "../shared/eviction/openai";
 import { retirementFront } from "../shared/eviction/policy";
-import { conversation, type Format, type Turn } from "../test/unit/eviction.fixtures";
+import { conversation, pngBase64, type Format, type Turn } from "../test/unit/eviction.fixtures";
 
 const MESSAGES = 2_000;
 const IMAGES = 300;
@@ -64,10 +66,47 @@ for (const format of ["anthropic", "openai"] as const) {
   ]);
 }
 
-const header = ["format", "retired", "evictContext µs", "inventory µs", "policy µs", "rewrite µs"];
-const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
-const line = (cells: string[]) => `| ${cells.map((c, i) => (i === 0 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join(" | ")} |`;
+/** The same conversation with real PNG headers (1280 × 800) in every image, so `cost` reads real sizes. */
+function withPngHeaders(messages: Record<string, unknown>[]): Record<string, unknown>[] {
+  const png = pngBase64(1_280, 800, IMAGE_BYTES);
+  return messages.map((message) => {
+    const content = message.content;
+    if (!Array.isArray(content)) return message;
+    const swap = (part: any): any =>
+      part?.type === "image" && part.source?.type === "base64"
+        ? { ...part, source: { ...part.source, data: png } }
+        : part?.type === "image_url"
+          ? { ...part, image_url: { url: `data:image/png;base64,${png}` } }
+          : part?.type === "tool_result" && Array.isArray(part.content)
+            ? { ...part, content: part.content.map(swap) }
+            : part;
+    return { ...message, content: content.map(swap) };
+  });
+}
+
+const costRows: string[][] = [];
+for (const format of ["anthropic", "openai"] as const) {
+  const messages = withPngHeaders(conversation(format, session()));
+  const hermes = { format, messages };
+  const cost = { format, messages, strategy: "cost", provider: format, ...(format === "anthropic" ? { manage_cache: true } : {}) } as const;
+  const costResult = evictContext(cost, { now: 0 });
+  costRows.push([
+    format,
+    medianMicros(() => evictContext(hermes)).toFixed(1),
+    `${costResult.retired} (${costResult.stats.reason})`,
+    medianMicros(() => evictContext(cost, { now: 0 })).toFixed(1),
+  ]);
+}
+
+function print(header: string[], body: string[][]) {
+  const widths = header.map((h, i) => Math.max(h.length, ...body.map((r) => r[i]!.length)));
+  const line = (cells: string[]) => `| ${cells.map((c, i) => (i === 0 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join(" | ")} |`;
+  console.log(line(header));
+  console.log(`|${widths.map((w, i) => `${"-".repeat(w + 1)}${i === 0 ? "-" : ":"}`).join("|")}|`);
+  for (const row of body) console.log(line(row));
+}
+
 console.log(`${MESSAGES} messages, ${IMAGES} tool images of ${IMAGE_BYTES} bytes; median of ${RUNS} runs after ${WARMUP} warm-up; node ${process.version}`);
-console.log(line(header));
-console.log(`|${widths.map((w, i) => `${"-".repeat(w + 1)}${i === 0 ? "-" : ":"}`).join("|")}|`);
-for (const row of rows) console.log(line(row));
+print(["format", "retired", "evictContext µs", "inventory µs", "policy µs", "rewrite µs"], rows);
+console.log(`\nThe same conversations with real PNG headers (1280 × 800), hermes vs cost (provider = format; anthropic with manage_cache):`);
+print(["format", "hermes µs", "cost: retired (rule)", "cost µs"], costRows);

@@ -1,26 +1,41 @@
 /**
- * The replay CLI: reads or generates a session and prints what the old keep-3 rule and the batched
- * eviction policy pay the provider's prompt cache, side by side. A thin wrapper: the model is in
- * shared/eviction/replay.ts, the policy in shared/eviction/policy.ts.
+ * The replay CLI: reads or generates a session and prints what the old keep-3 rule, the batched
+ * eviction policy (at 20 and at the provider's raised ceiling) and the cost strategy pay the
+ * provider's prompt cache, side by side; `--validate` checks the model against logged usage and
+ * `--suite` prints the issue's target sessions in one table. A thin wrapper: the model is in
+ * shared/eviction/replay.ts, the policies in policy.ts and cost.ts.
  *
  *   npm run replay -- --turns 40 --images 12
  *   npm run replay -- --session session.jsonl --format openai --json
+ *   npm run replay -- --session logged.jsonl --validate
+ *   npm run replay -- --suite
  */
 import { readFileSync } from "node:fs";
 import { parseArgs } from "node:util";
 import { KEEP_FLOOR, resolveLimits } from "../shared/eviction/policy";
 import {
+  ANTHROPIC_1H_PRICES,
+  CACHE_MODELS,
   compare,
-  DEFAULT_CACHE_MODEL,
   DEFAULT_PRICES,
   DEFAULT_SESSION,
+  DEFAULT_THINK_MS,
   generateSession,
   imagesIn,
+  OPENAI_PRICES,
   parseSessionLine,
+  providerCeiling,
   requestsFromTurns,
+  requestTimes,
+  validate,
+  type BreakpointLayout,
+  type CacheKind,
+  type CacheModel,
+  type Comparison,
   type PolicyReport,
   type ReplayRequest,
   type ReplayTurn,
+  type SessionLine,
 } from "../shared/eviction/replay";
 
 const HELP = `Usage: npm run replay -- [options]
@@ -40,21 +55,44 @@ Session (generated unless --session is given):
   --system-tokens S       system prompt + tool definitions (${DEFAULT_SESSION.systemTokens})
   --chars-per-token C     for request-body lines: text characters per token (4)
 
+  --think-seconds S       seconds between two requests of a generated session (${DEFAULT_THINK_MS / 1000})
+  --pause-every N         a pause after every N requests (none)
+  --pause-minutes M       length of each pause, on top of the think time (8 with --pause-every)
+
 Policies:
   --limit N               block ceiling of the batched policy (default from policy.ts)
   --max-bytes N           byte ceiling (default from policy.ts)
   --batch N --floor N     batched policy knobs (defaults from policy.ts)
   --keep N                images the old rule keeps (${KEEP_FLOOR})
+  --provider-max-blocks N the provider's true block ceiling for the raised and cost rows
+                          (anthropic and ideal: 100, images of <= 2,000 px; openai: 500)
+  --no-manage-cache       the cost strategy places no breakpoint at the front
 
 Cache model and prices:
-  --granularity G         cache reads count in whole units of G tokens (${DEFAULT_CACHE_MODEL.granularity} = exact prefix)
-  --placeholder-tokens P  tokens of a retired image's text (${DEFAULT_CACHE_MODEL.placeholderTokens})
-  --input-price P         $ per million input tokens (${DEFAULT_PRICES.inputPerMTok})
-  --write-multiplier W    cache write price / input price (${DEFAULT_PRICES.writeMultiplier})
-  --read-multiplier R     cache read price / input price (${DEFAULT_PRICES.readMultiplier})
+  --cache C               anthropic (default): entries at cache_control breakpoints, read from a
+                          breakpoint or within --lookback blocks before one, expiring after
+                          --ttl-minutes idle; openai: automatic prefix caching from
+                          --min-cacheable tokens in --step steps; ideal: the first replay's
+                          longest unchanged prefix, no time
+  --breakpoints B         anthropic: the agent's breakpoints: system_and_3 (default), rolling,
+                          or session (the cache_control blocks of --session request bodies)
+  --ttl-minutes T         idle minutes before an entry expires (5; 60 = Anthropic's 1-hour TTL,
+                          whose writes cost 2x unless --write-multiplier says otherwise)
+  --lookback N            anthropic: blocks searched before each breakpoint (20)
+  --min-cacheable N       shortest cached prefix in tokens (1024; e.g. 2048 or 4096 for some models)
+  --step N                openai: cache hits grow in steps of N tokens (128)
+  --granularity G         ideal: cache reads count in whole units of G tokens (1 = exact prefix)
+  --placeholder-tokens P  tokens of a retired image's text (10)
+  --input-price P         $ per million input tokens (anthropic/ideal ${DEFAULT_PRICES.inputPerMTok}, openai ${OPENAI_PRICES.inputPerMTok})
+  --write-multiplier W    cache write price / input price (anthropic ${DEFAULT_PRICES.writeMultiplier}, openai ${OPENAI_PRICES.writeMultiplier})
+  --read-multiplier R     cache read price / input price (anthropic ${DEFAULT_PRICES.readMultiplier}, openai ${OPENAI_PRICES.readMultiplier})
+  --uncached-multiplier U input neither read nor written / input price (1)
 
 Output:
-  --json                  one JSON object {keep3, batched, none, session, model}
+  --json                  one JSON object {keep3, batched, raised, cost, none, session, model}
+  --validate              with --session request bodies carrying "usage" (and "at"): modelled
+                          vs logged cache writes, reads and uncached input per request
+  --suite                 the target sessions (light, heavy, with and without pauses) side by side
 `;
 
 const { values } = parseArgs({
@@ -80,6 +118,20 @@ const { values } = parseArgs({
     "input-price": { type: "string" },
     "write-multiplier": { type: "string" },
     "read-multiplier": { type: "string" },
+    "uncached-multiplier": { type: "string" },
+    cache: { type: "string", default: "anthropic" },
+    breakpoints: { type: "string" },
+    "ttl-minutes": { type: "string" },
+    lookback: { type: "string" },
+    "min-cacheable": { type: "string" },
+    step: { type: "string" },
+    "think-seconds": { type: "string" },
+    "pause-every": { type: "string" },
+    "pause-minutes": { type: "string" },
+    "provider-max-blocks": { type: "string" },
+    "no-manage-cache": { type: "boolean", default: false },
+    validate: { type: "boolean", default: false },
+    suite: { type: "boolean", default: false },
     json: { type: "boolean", default: false },
     help: { type: "boolean", default: false },
   },
@@ -102,12 +154,58 @@ function number(name: keyof typeof values, fallback: number, { integer = true, m
 }
 const optional = (name: keyof typeof values, min = 1) => (values[name] === undefined ? undefined : number(name, 0, { min }));
 
+function choice<T extends string>(name: keyof typeof values, allowed: readonly T[]): T {
+  const raw = String(values[name]);
+  if (!(allowed as readonly string[]).includes(raw)) {
+    process.stderr.write(`--${name} must be one of ${allowed.join(", ")}, got "${raw}"\n`);
+    process.exit(2);
+  }
+  return raw as T;
+}
+
+const cacheKind = choice<CacheKind>("cache", ["anthropic", "openai", "ideal"]);
+const base = CACHE_MODELS[cacheKind];
+const ttlMinutes = number("ttl-minutes", base.ttlMs / 60_000, { integer: false, min: 0 });
+const model = {
+  ...base,
+  granularity: number("granularity", base.granularity, { min: 1 }),
+  placeholderTokens: number("placeholder-tokens", base.placeholderTokens),
+  ttlMs: ttlMinutes * 60_000,
+  lookback: number("lookback", base.lookback),
+  minCacheableTokens: number("min-cacheable", base.minCacheableTokens),
+  step: number("step", base.step, { min: 1 }),
+  breakpoints: values.breakpoints === undefined ? base.breakpoints : choice<BreakpointLayout>("breakpoints", ["system_and_3", "rolling", "session"]),
+} as { -readonly [K in keyof CacheModel]: CacheModel[K] };
+const basePrices = cacheKind === "openai" ? OPENAI_PRICES : ttlMinutes > 5 ? ANTHROPIC_1H_PRICES : DEFAULT_PRICES;
+const prices = {
+  inputPerMTok: number("input-price", basePrices.inputPerMTok, { integer: false }),
+  writeMultiplier: number("write-multiplier", basePrices.writeMultiplier, { integer: false }),
+  readMultiplier: number("read-multiplier", basePrices.readMultiplier, { integer: false }),
+  uncachedMultiplier: number("uncached-multiplier", basePrices.uncachedMultiplier ?? 1, { integer: false }),
+};
+const pace = {
+  thinkSeconds: number("think-seconds", DEFAULT_THINK_MS / 1000, { integer: false }),
+  pauseEvery: number("pause-every", 0),
+  pauseMinutes: number("pause-minutes", values["pause-every"] === undefined ? 0 : 8, { integer: false }),
+};
+const limits = resolveLimits({
+  maxBlocks: optional("limit"),
+  maxBytes: optional("max-bytes"),
+  batch: optional("batch"),
+  floor: optional("floor", 0),
+});
+const keep = number("keep", KEEP_FLOOR);
+const providerMaxBlocks = number("provider-max-blocks", providerCeiling(cacheKind), { min: 1 });
+const manageCache = !values["no-manage-cache"];
+const compareOptions = { limits, keep, model, prices, providerMaxBlocks, manageCache };
+
 const format = values.format === "openai" ? "openai" : "anthropic";
 const imageTokens = number("image-tokens", DEFAULT_SESSION.imageTokens);
 const imageBytes = number("image-bytes", DEFAULT_SESSION.imageBytes);
 const systemTokens = number("system-tokens", DEFAULT_SESSION.systemTokens);
 
 let requests: ReplayRequest[];
+let times: number[];
 let sessionInfo: Record<string, unknown>;
 if (values.session) {
   const lines = readFileSync(values.session, "utf8").split("\n").filter((l) => l.trim() !== "");
@@ -125,8 +223,24 @@ if (values.session) {
     process.stderr.write("a session file holds either request bodies or compact turns, not both\n");
     process.exit(2);
   }
-  requests = turns.length > 0 ? requestsFromTurns(turns, systemTokens) : parsed.map((p) => (p.kind === "request" ? p.segments : []));
+  const bodies = parsed.filter((p): p is Extract<SessionLine, { kind: "request" }> => p.kind === "request");
+  // Logged bodies carry the agent's own breakpoints: use them unless told otherwise.
+  if (turns.length === 0 && values.breakpoints === undefined) model.breakpoints = "session";
+  if (values.validate) {
+    if (bodies.length === 0 || bodies.some((b) => b.usage === undefined)) {
+      process.stderr.write("--validate needs request bodies that each carry the provider's \"usage\"\n");
+      process.exit(2);
+    }
+    const validation = validate(bodies, model);
+    process.stdout.write(values.json ? `${JSON.stringify(validation, null, 2)}\n` : renderValidation(validation));
+    process.exit(0);
+  }
+  requests = turns.length > 0 ? requestsFromTurns(turns, systemTokens) : bodies.map((p) => p.segments);
+  times = turns.length > 0 ? requestTimes(requests.length, pace) : bodies.map((b, i) => b.at ?? i * DEFAULT_THINK_MS);
   sessionInfo = { file: values.session, requests: requests.length, kind: turns.length > 0 ? "turns" : "requests" };
+} else if (values.suite) {
+  process.stdout.write(renderSuite());
+  process.exit(0);
 } else {
   const turns: ReplayTurn[] = generateSession({
     turns: number("turns", DEFAULT_SESSION.turns),
@@ -138,6 +252,7 @@ if (values.session) {
     imageBytes,
   });
   requests = requestsFromTurns(turns, systemTokens);
+  times = requestTimes(requests.length, pace);
   sessionInfo = {
     generated: true,
     turns: turns.length,
@@ -147,73 +262,133 @@ if (values.session) {
     image_tokens: imageTokens,
     image_bytes: imageBytes,
     system_tokens: systemTokens,
+    think_seconds: pace.thinkSeconds,
+    ...(pace.pauseEvery > 0 ? { pause_every: pace.pauseEvery, pause_minutes: pace.pauseMinutes } : {}),
   };
 }
 
-const limits = resolveLimits({
-  maxBlocks: optional("limit"),
-  maxBytes: optional("max-bytes"),
-  batch: optional("batch"),
-  floor: optional("floor", 0),
-});
-const model = {
-  granularity: number("granularity", DEFAULT_CACHE_MODEL.granularity, { min: 1 }),
-  placeholderTokens: number("placeholder-tokens", DEFAULT_CACHE_MODEL.placeholderTokens),
-};
-const prices = {
-  inputPerMTok: number("input-price", DEFAULT_PRICES.inputPerMTok, { integer: false }),
-  writeMultiplier: number("write-multiplier", DEFAULT_PRICES.writeMultiplier, { integer: false }),
-  readMultiplier: number("read-multiplier", DEFAULT_PRICES.readMultiplier, { integer: false }),
-};
-const keep = number("keep", KEEP_FLOOR);
-const result = compare(requests, { limits, keep, model, prices });
+const result = compare(requests, { ...compareOptions, times });
 
 if (values.json) {
-  const modelInfo = { ...model, prices, limits, keep };
+  const modelInfo = { ...model, prices, limits, keep, provider_max_blocks: providerMaxBlocks, manage_cache: manageCache };
   process.stdout.write(`${JSON.stringify({ ...result, session: sessionInfo, model: modelInfo }, null, 2)}\n`);
 } else {
-  process.stdout.write(renderTable(result, sessionInfo, limits, keep, model.granularity, prices.inputPerMTok));
+  process.stdout.write(renderTable(result, sessionInfo));
 }
 
-function renderTable(
-  r: { keep3: PolicyReport; batched: PolicyReport; none: PolicyReport },
-  session: Record<string, unknown>,
-  l: typeof limits,
-  keepN: number,
-  granularity: number,
-  price: number,
-): string {
-  const int = (n: number) => n.toLocaleString("en-US");
+function describeModel(): string {
+  const rules =
+    model.kind === "anthropic"
+      ? `anthropic: entries at breakpoints (${model.breakpoints}, at most ${model.maxBreakpoints}), read within ${model.lookback} blocks before a breakpoint, TTL ${ttlMinutes} min from last use, min ${model.minCacheableTokens} tokens`
+      : model.kind === "openai"
+        ? `openai: automatic prefix cache from ${model.minCacheableTokens} tokens in ${model.step}-token steps, idle expiry ${ttlMinutes} min`
+        : `ideal: longest unchanged prefix since the previous request (granularity ${model.granularity} tokens), no expiry`;
+  return `model: ${rules}; write ${prices.writeMultiplier}x, read ${prices.readMultiplier}x, uncached ${prices.uncachedMultiplier}x of $${prices.inputPerMTok}/MTok`;
+}
+
+function int(n: number): string {
+  return n.toLocaleString("en-US");
+}
+
+function markdownTable(header: string[], body: string[][]): string[] {
+  const widths = header.map((h, i) => Math.max(h.length, ...body.map((row) => row[i]!.length)));
+  const line = (cells: string[]) =>
+    `| ${cells.map((c, i) => (i === 0 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join(" | ")} |`;
+  const rule = `|${widths.map((w, i) => (i === 0 ? `${"-".repeat(w + 1)}-` : `${"-".repeat(w + 1)}:`)).join("|")}|`;
+  return [line(header), rule, ...body.map(line)];
+}
+
+function renderTable(r: Comparison, session: Record<string, unknown>): string {
   const rows: Array<[string, (p: PolicyReport) => string]> = [
     ["requests", (p) => int(p.requests)],
     ["input tokens", (p) => int(p.input_tokens)],
     ["cache-write tokens", (p) => int(p.cache_write_tokens)],
     ["cache-read tokens", (p) => int(p.cache_read_tokens)],
+    ["uncached input tokens", (p) => int(p.uncached_tokens)],
     ["writes caused by evictions", (p) => int(p.eviction_write_tokens)],
     ["share of writes from evictions", (p) => `${(p.eviction_write_share * 100).toFixed(1)} %`],
     ["prefix collapses (requests)", (p) => int(p.collapses)],
+    ["cold requests (cache expired)", (p) => int(p.cold_requests)],
     ["worst request: write tokens", (p) => `${int(p.worst_request_write_tokens)} (#${p.worst_request + 1})`],
     ["worst request: eviction writes", (p) => int(p.worst_request_eviction_write_tokens)],
     ["most images in one request", (p) => int(p.max_image_blocks)],
     ["requests over the ceiling", (p) => int(p.requests_over_ceiling)],
-    [`cost ($${price}/MTok input)`, (p) => `$${p.cost.toFixed(4)}`],
+    ["requests over 4 breakpoints", (p) => int(p.requests_over_breakpoints)],
+    [`cost ($${prices.inputPerMTok}/MTok input)`, (p) => `$${p.cost.toFixed(4)}`],
   ];
-  const header = ["", `keep-${keepN}`, `batched (${l.maxBlocks}/${l.batch}/${l.floor})`, "no eviction (ref.)"];
-  const body = rows.map(([name, cell]) => [name, cell(r.keep3), cell(r.batched), cell(r.none)]);
-  const widths = header.map((h, i) => Math.max(h.length, ...body.map((row) => row[i]!.length)));
-  const line = (cells: string[]) =>
-    `| ${cells.map((c, i) => (i === 0 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join(" | ")} |`;
-  const rule = `|${widths.map((w, i) => (i === 0 ? `${"-".repeat(w + 1)}-` : `${"-".repeat(w + 1)}:`)).join("|")}|`;
+  const header = [
+    "",
+    `keep-${keep}`,
+    `batched (${limits.maxBlocks}/${limits.batch}/${limits.floor})`,
+    `batched (${providerMaxBlocks}/${limits.batch}/${limits.floor})`,
+    "cost",
+    "no eviction (ref.)",
+  ];
+  const policies = [r.keep3, r.batched, r.raised, r.cost, r.none];
+  const body = rows.map(([name, cell]) => [name, ...policies.map(cell)]);
   const describe = Object.entries(session)
     .map(([k, v]) => `${k}=${String(v)}`)
     .join(" ");
+  return [`session: ${describe}`, describeModel(), "", ...markdownTable(header, body), ""].join("\n");
+}
+
+function renderValidation(v: ReturnType<typeof validate>): string {
+  const cells = (u: { cacheWriteTokens: number; cacheReadTokens: number; inputTokens: number }) => [
+    int(u.cacheWriteTokens),
+    int(u.cacheReadTokens),
+    int(u.inputTokens),
+  ];
+  const header = ["request", "modelled write", "modelled read", "modelled uncached", "logged write", "logged read", "logged uncached"];
+  const body = v.rows.map((row) => [`#${row.request + 1}`, ...cells(row.modelled), ...cells(row.logged)]);
   return [
-    `session: ${describe}`,
-    `model: cache read = longest unchanged prefix since the previous request (granularity ${granularity} tokens), write = the rest; write ${prices.writeMultiplier}x, read ${prices.readMultiplier}x input`,
+    describeModel(),
     "",
-    line(header),
-    rule,
-    ...body.map(line),
+    ...markdownTable(header, body),
+    "",
+    `total error: ${int(v.total_error_tokens)} tokens (${(v.error_share * 100).toFixed(2)} % of the logged input)`,
     "",
   ].join("\n");
+}
+
+/** The issue's target sessions, each with and without pauses, in one table. */
+function renderSuite(): string {
+  const shapes: Array<[string, { turns: number; images: number; imageEvery?: number }]> = [
+    ["light: 12 screenshots, 40 turns", { turns: 40, images: 12 }],
+    ["heavy: 60 screenshots, 80 turns", { turns: 80, images: 60 }],
+    ["heavy: 36 screenshots, 50 turns", { turns: 50, images: 36 }],
+    ["heavy: every 3rd turn, 90 turns", { turns: 90, images: 90, imageEvery: 3 }],
+  ];
+  const paces = [
+    ["", { thinkSeconds: pace.thinkSeconds, pauseEvery: 0, pauseMinutes: 0 }],
+    [` + ${pace.pauseMinutes || 8}-min pause every ${pace.pauseEvery || 15}`, { thinkSeconds: pace.thinkSeconds, pauseEvery: pace.pauseEvery || 15, pauseMinutes: pace.pauseMinutes || 8 }],
+  ] as const;
+  const body: string[][] = [];
+  for (const [name, shape] of shapes) {
+    for (const [suffix, p] of paces) {
+      const turns = generateSession({ ...shape, textTokens: DEFAULT_SESSION.textTokens, imageTokens, imageBytes });
+      const reqs = requestsFromTurns(turns, systemTokens);
+      const r = compare(reqs, { ...compareOptions, times: requestTimes(reqs.length, p) });
+      const money = (x: PolicyReport) => `$${x.cost.toFixed(2)}`;
+      const pct = (x: number, of: number) => `${(((x - of) / of) * 100).toFixed(0)} %`;
+      body.push([
+        name + suffix,
+        `${money(r.keep3)} / ${int(r.keep3.worst_request_write_tokens)} / ${(r.keep3.eviction_write_share * 100).toFixed(0)} %`,
+        `${money(r.batched)} / ${int(r.batched.worst_request_write_tokens)} / ${(r.batched.eviction_write_share * 100).toFixed(0)} %`,
+        `${money(r.raised)} / ${int(r.raised.worst_request_write_tokens)} / ${(r.raised.eviction_write_share * 100).toFixed(0)} %`,
+        `${money(r.cost)} / ${int(r.cost.worst_request_write_tokens)} / ${(r.cost.eviction_write_share * 100).toFixed(0)} %`,
+        `${pct(r.cost.cost, r.keep3.cost)} / ${pct(r.cost.cost, r.batched.cost)}`,
+        int(r.cost.eviction_write_tokens),
+      ]);
+    }
+  }
+  const header = [
+    "session",
+    `keep-${keep}: cost / worst / evict share`,
+    `batched ${limits.maxBlocks}/${limits.batch}/${limits.floor}`,
+    `batched ${providerMaxBlocks}/${limits.batch}/${limits.floor}`,
+    "cost strategy",
+    "cost vs keep-3 / vs batched",
+    "cost: eviction writes",
+  ];
+  return [describeModel(), "", ...markdownTable(header, body), ""].join("\n");
 }

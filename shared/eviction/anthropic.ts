@@ -5,7 +5,7 @@
  * inventory lists carriers in the reverse (chronological) order, which is the same ordering.
  * Knows nothing of ceilings or batches: that is policy.ts.
  */
-import { asRecord, RETIRED_IMAGE_TEXT, type Carrier, type EvictionAdapter, type ImageInventory, type ImageRef } from "./inventory";
+import { asRecord, fixedRetiredText, type Carrier, type EvictionAdapter, type ImageInventory, type ImageRef, type RetiredText } from "./inventory";
 
 /** Base64 characters of an Anthropic image block; URL and file sources travel as references (0). */
 function imageBytes(block: Record<string, unknown>): number {
@@ -43,7 +43,7 @@ function inventory(messages: readonly unknown[]): ImageInventory {
   return { carriers, uploads };
 }
 
-function retire(messages: readonly unknown[], retired: readonly Carrier[]): unknown[] {
+function retire(messages: readonly unknown[], retired: readonly Carrier[], textOf: RetiredText = fixedRetiredText): unknown[] {
   const outbound = messages.slice();
   // Group by message so each touched message is copied once, whatever it carries.
   const byMessage = new Map<number, Carrier[]>();
@@ -58,7 +58,7 @@ function retire(messages: readonly unknown[], retired: readonly Carrier[]): unkn
     for (const carrier of carriers) {
       const toolResult = asRecord(content[carrier.block])!;
       const parts = (toolResult.content as unknown[]).slice();
-      for (const image of carrier.images) parts[image.part!] = { type: "text", text: RETIRED_IMAGE_TEXT };
+      for (const image of carrier.images) parts[image.part!] = { type: "text", text: textOf(image) };
       content[carrier.block] = { ...toolResult, content: parts };
     }
     outbound[index] = { ...message, content };
@@ -66,5 +66,86 @@ function retire(messages: readonly unknown[], retired: readonly Carrier[]): unkn
   return outbound;
 }
 
+function imageData(messages: readonly unknown[], image: ImageRef): string | null {
+  const content = asRecord(messages[image.message])?.content;
+  if (!Array.isArray(content)) return null;
+  let block = asRecord(content[image.block]);
+  if (image.part !== undefined) {
+    const parts = block?.content;
+    block = Array.isArray(parts) ? asRecord(parts[image.part]) : null;
+  }
+  const source = asRecord(block?.source);
+  return source?.type === "base64" && typeof source.data === "string" ? source.data : null;
+}
+
 /** The Anthropic Messages format adapter. */
-export const anthropicAdapter: EvictionAdapter = { format: "anthropic", inventory, retire };
+export const anthropicAdapter: EvictionAdapter = { format: "anthropic", inventory, retire, imageData };
+
+/** Blocks that cannot carry `cache_control`, and user uploads, which the service never touches. */
+const UNMARKABLE = new Set(["thinking", "redacted_thinking", "image"]);
+
+/** Where a breakpoint can stand: a block of a message whose content is an array. */
+export interface BlockPosition {
+  readonly message: number;
+  readonly block: number;
+}
+
+/**
+ * The last block before `position` that can carry a `cache_control` breakpoint (at most 20 blocks
+ * back, never inside a plain-string message, whose bytes would change), or null.
+ */
+export function blockBefore(messages: readonly unknown[], position: BlockPosition): BlockPosition | null {
+  let message = position.message;
+  let block = position.block - 1;
+  let steps = 0;
+  while (message >= 0 && steps < 20) {
+    const content = asRecord(messages[message])?.content;
+    if (!Array.isArray(content)) return null;
+    for (block = Math.min(block, content.length - 1); block >= 0 && steps < 20; block--, steps++) {
+      const entry = asRecord(content[block]);
+      if (entry && typeof entry.type === "string" && !UNMARKABLE.has(entry.type)) return { message, block };
+    }
+    message -= 1;
+    block = Number.POSITIVE_INFINITY;
+  }
+  return null;
+}
+
+/** Breakpoints the client set in `messages`: top-level blocks and the parts of tool results. */
+export function countBreakpoints(messages: readonly unknown[]): { count: number; longTtl: boolean } {
+  let count = 0;
+  let longTtl = false;
+  const visit = (value: unknown) => {
+    const marker = asRecord(asRecord(value)?.cache_control);
+    if (!marker) return;
+    count += 1;
+    if (marker.ttl === "1h") longTtl = true;
+  };
+  for (const raw of messages) {
+    const content = asRecord(raw)?.content;
+    if (!Array.isArray(content)) continue;
+    for (const block of content) {
+      visit(block);
+      const nested = asRecord(block)?.content;
+      if (Array.isArray(nested)) for (const part of nested) visit(part);
+    }
+  }
+  return { count, longTtl };
+}
+
+/** Whether a block already carries a breakpoint. */
+export const hasBreakpoint = (messages: readonly unknown[], at: BlockPosition) => {
+  const content = asRecord(messages[at.message])?.content;
+  return Array.isArray(content) && asRecord(asRecord(content[at.block])?.cache_control) !== null;
+};
+
+/** A copy of `messages` with a `cache_control` breakpoint on one block (that message copied, the rest shared). */
+export function withBreakpoint(messages: readonly unknown[], at: BlockPosition, longTtl: boolean): unknown[] {
+  const outbound = messages.slice();
+  const message = asRecord(messages[at.message])!;
+  const content = (message.content as unknown[]).slice();
+  const marker = longTtl ? { type: "ephemeral", ttl: "1h" } : { type: "ephemeral" };
+  content[at.block] = { ...asRecord(content[at.block])!, cache_control: marker };
+  outbound[at.message] = { ...message, content };
+  return outbound;
+}

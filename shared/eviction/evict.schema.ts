@@ -30,17 +30,100 @@ export const EvictLimits = z.object({
 });
 export type EvictLimits = z.infer<typeof EvictLimits>;
 
-export const EvictRequest = z.object({
-  format: z
-    .enum(["anthropic", "openai"])
-    .describe("Message format: Anthropic Messages or OpenAI Chat Completions"),
-  messages: z
-    .array(z.looseObject({}).describe("One message, passed through untouched unless it carries a retired tool image"))
-    .max(100_000)
-    .describe("The whole conversation, oldest first, as it would be sent to the provider"),
-  limits: EvictLimits.optional().describe("Per-request overrides of the policy's ceilings, batch and floor"),
+export const ImageDescription = z.object({
+  message: z.number().int().min(0).describe("Index of the message in `messages` that holds the image"),
+  block: z
+    .number()
+    .int()
+    .min(0)
+    .describe("Index in that message's `content`: the tool_result block (Anthropic) or the image part (OpenAI), as in `evicted[]`"),
+  part: z.number().int().min(0).optional().describe("Anthropic only: index of the image inside the tool_result's own `content`"),
+  text: z
+    .string()
+    .min(1)
+    .max(8_000)
+    .describe("The image's description from vision_analyze (descriptor path); a retired image becomes this text instead of the fixed placeholder"),
 });
-export type EvictRequest = z.infer<typeof EvictRequest>;
+export type ImageDescription = z.infer<typeof ImageDescription>;
+
+/** Fields that only the cost strategy reads: sent with `hermes` they are a mistake worth a 400. */
+const COST_ONLY = ["provider", "model", "manage_cache", "last_request_at", "session_id", "other_breakpoints"] as const;
+
+export const EvictRequest = z
+  .object({
+    format: z
+      .enum(["anthropic", "openai"])
+      .describe("Message format: Anthropic Messages or OpenAI Chat Completions"),
+    messages: z
+      .array(z.looseObject({}).describe("One message, passed through untouched unless it carries a retired tool image"))
+      .max(100_000)
+      .describe("The whole conversation, oldest first, as it would be sent to the provider"),
+    limits: EvictLimits.optional().describe("Per-request overrides of the policy's ceilings, batch and floor"),
+    strategy: z
+      .enum(["hermes", "cost"])
+      .default("hermes")
+      .describe(
+        "hermes (default): the batched 20/8/3 policy exactly; cost: the provider's true ceilings, retirement down to the floor when the price table or a cold cache makes it pay, and (Anthropic, manage_cache) a breakpoint at the retirement front",
+      ),
+    provider: z
+      .string()
+      .min(1)
+      .max(64)
+      .optional()
+      .describe("cost: whose true ceilings and prices apply: anthropic (100 images of at most 2,000 px, else 20) or openai (500 images); others keep `limits`"),
+    model: z
+      .string()
+      .min(1)
+      .max(200)
+      .optional()
+      .describe("cost: the model, for its cache read discount (e.g. gpt-4o 0.5x, gpt-4.1 0.25x, gpt-5 0.1x of input; Claude 0.1x)"),
+    manage_cache: z
+      .boolean()
+      .optional()
+      .describe(
+        "cost, Anthropic: let the service put one cache_control breakpoint just before the retirement front (never moving the client's own, never exceeding 4 in all); stats.cache_marker says where",
+      ),
+    other_breakpoints: z
+      .number()
+      .int()
+      .min(0)
+      .max(4)
+      .optional()
+      .describe("cost, manage_cache: breakpoints the client sets outside `messages` (system, tools), which the service cannot see (default 1: the system prompt)"),
+    last_request_at: z.iso
+      .datetime({ offset: true })
+      .optional()
+      .describe("cost: ISO time of the session's previous request; a gap over the cache TTL (5 minutes) means the cache is cold"),
+    session_id: z
+      .string()
+      .min(1)
+      .max(256)
+      .optional()
+      .describe("cost: the agent session; the service remembers its retirement front and last call for 24 h, which a cold-cache retirement needs to stay retired"),
+    descriptions: z
+      .array(ImageDescription)
+      .max(100_000)
+      .optional()
+      .describe("Descriptions of tool images from vision_analyze: a retired image with one becomes that text (deterministically) instead of the fixed placeholder"),
+  })
+  .superRefine((request, ctx) => {
+    if (request.strategy === "hermes") {
+      for (const field of COST_ONLY) {
+        if (request[field] !== undefined) {
+          ctx.addIssue({ code: "custom", path: [field], message: `${field} applies to "strategy": "cost" only` });
+        }
+      }
+    }
+    if (request.manage_cache === true && request.format !== "anthropic") {
+      ctx.addIssue({ code: "custom", path: ["manage_cache"], message: "manage_cache places an Anthropic cache_control breakpoint; it needs format anthropic" });
+    }
+    request.descriptions?.forEach((entry, i) => {
+      if (entry.message >= request.messages.length) {
+        ctx.addIssue({ code: "custom", path: ["descriptions", i, "message"], message: `message ${entry.message} is beyond the ${request.messages.length} messages sent` });
+      }
+    });
+  });
+export type EvictRequest = z.input<typeof EvictRequest>;
 
 export const EvictedImage = z.object({
   message: z.number().int().describe("Index of the message in `messages`"),
@@ -67,7 +150,23 @@ export const EvictStats = z.object({
   carriers_before: z.number().int().describe("Tool results carrying images before eviction"),
   retired_blocks: z.number().int().describe("Image blocks replaced by the retired-image text"),
   fits: z.boolean().describe("Whether the outbound copy is within both ceilings"),
-  reason: z.string().optional().describe("Why the request cannot fit (only when `fits` is false)"),
+  reason: z
+    .string()
+    .optional()
+    .describe(
+      "hermes: why the request cannot fit (only when `fits` is false). cost: the rule that decided: under_ceiling, held (where an earlier request put the front), ceiling, price or cold_cache",
+    ),
+  strategy: z.enum(["hermes", "cost"]).optional().describe("cost only: the strategy applied"),
+  problem: z.string().optional().describe("cost only: why the request cannot fit (only when `fits` is false)"),
+  cache_marker: z
+    .object({
+      message: z.number().int().describe("Index of the message whose block got the breakpoint"),
+      block: z.number().int().describe("Index of that block in the message's `content`"),
+    })
+    .optional()
+    .describe("cost, manage_cache: the one breakpoint the service placed (the only marker it ever moves), just before the front"),
+  cache_marker_note: z.string().optional().describe("cost, manage_cache: why no breakpoint was placed"),
+  cold_cache: z.boolean().optional().describe("cost only: whether the provider's cache was judged expired since the previous request"),
   limits: z
     .object({
       max_blocks: z.number().int().describe("Effective block ceiling"),

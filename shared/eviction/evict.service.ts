@@ -1,24 +1,79 @@
 /**
- * The evict use case: classify a conversation's images with its format adapter, ask the policy how
- * far the retirement front stands, and return the outbound copy with the api.md counts. Pure and
- * synchronous, so the route, the MCP tool and the replay share it and it can run on every outbound
- * request.
+ * The evict use case: classify a conversation's images with its format adapter, ask the policy
+ * (hermes: policy.ts; cost: cost.ts) how far the retirement front stands, and return the outbound
+ * copy with the api.md counts. `evictContext` is pure and synchronous, so the route, the bench and
+ * the tests share it and it can run on every outbound request; `evictForSession` adds the one
+ * thing the cost strategy remembers between requests (front and last call per session_id) through
+ * the cache-store port.
  */
-import { anthropicAdapter } from "./anthropic";
-import type { EvictedImage, EvictRequest, EvictResponse } from "./evict.schema";
-import { imageSteps, loadOf, type EvictionAdapter } from "./inventory";
+import { anthropicAdapter, blockBefore, countBreakpoints, hasBreakpoint, withBreakpoint } from "./anthropic";
+import { costFront, type CostCarrier, type CostStep } from "./cost";
+import type { EvictedImage, EvictRequest, EvictResponse, EvictStats } from "./evict.schema";
+import { imageSize, imageTokens, textTokens } from "./estimate";
+import { describedImageText, fixedRetiredText, imageSteps, loadOf, type Carrier, type EvictionAdapter, type ImageRef, type RetiredText } from "./inventory";
 import { openaiAdapter } from "./openai";
-import { resolveLimits, retirementFront } from "./policy";
+import { resolveLimits, retirementFront, type EvictionLimits } from "./policy";
+import type { CacheStore } from "../ports";
+import { sha256Hex } from "../hash";
+
+
+/** What the cost strategy knows beyond the request: the time, and what the session remembers. */
+export interface EvictContext {
+  /** Epoch ms of this request. */
+  readonly now?: number;
+  /** The session's last call and front, as `evictForSession` stored them. */
+  readonly memory?: SessionMemory | null;
+}
+
+/** What the service remembers per session_id (cost strategy). */
+export interface SessionMemory {
+  /** Epoch ms of the session's previous request. */
+  readonly at: number;
+  /** Carriers retired by then. */
+  readonly front: number;
+  /** Identity of the newest retired carrier, so a different conversation under the same id is not trusted. */
+  readonly carrier: string;
+}
+
+/** The provider's prompt cache keeps an entry this long after its last use (Anthropic's default TTL; OpenAI's idle minimum). */
+export const CACHE_TTL_MS = 5 * 60_000;
+
+/** Anthropic's ceiling when every image is at most this many pixels on its long edge. */
+const ANTHROPIC_MANY_IMAGES = { maxBlocks: 100, maxEdge: 2_000 };
+const OPENAI_MAX_IMAGES = 500;
+
+/** Cache read price per model, as a multiple of input (OpenAI's discounts differ per family). */
+function readMultiplier(provider: string | undefined, model: string | undefined): number {
+  if (provider !== "openai" && provider !== "azure") return 0.1;
+  const name = (model ?? "").toLowerCase();
+  if (name.startsWith("gpt-5")) return 0.1;
+  if (name.startsWith("gpt-4.1") || name.startsWith("o3") || name.startsWith("o4")) return 0.25;
+  return 0.5;
+}
+
+const carrierKey = (carrier: Carrier) => `${carrier.message}/${carrier.block}/${carrier.bytes}`;
 
 const adapters: Record<EvictRequest["format"], EvictionAdapter> = {
   anthropic: anthropicAdapter,
   openai: openaiAdapter,
 };
 
+/** The retired-image text for each image, from the request's `descriptions`. */
+function retiredTextOf(request: EvictRequest): RetiredText {
+  if (!request.descriptions || request.descriptions.length === 0) return fixedRetiredText;
+  const byPosition = new Map<string, string>();
+  for (const d of request.descriptions) byPosition.set(`${d.message}/${d.block}/${d.part ?? ""}`, d.text);
+  return (image: ImageRef) => {
+    const text = byPosition.get(`${image.message}/${image.block}/${image.part ?? ""}`);
+    return text === undefined ? fixedRetiredText(image) : describedImageText(text);
+  };
+}
+
 /**
- * Retire the oldest tool images of a conversation in batches, only once it would pass a ceiling.
- * Never throws for a conversation that cannot fit: `stats.fits` is false and `stats.reason` says
- * why. The input is never modified; untouched messages are shared with the output.
+ * Retire the oldest tool images of a conversation, only once it would pass a ceiling (hermes) or
+ * when the price table or a cold cache makes it pay (cost). Never throws for a conversation that
+ * cannot fit: `stats.fits` is false and `stats.reason` (hermes) or `stats.problem` (cost) says why.
+ * The input is never modified; untouched messages are shared with the output.
  *
  * `evicted[]` has one entry per retired image block: `message` is the index in `messages`;
  * `block` is the index in that message's `content` array (the tool_result block for Anthropic,
@@ -31,7 +86,7 @@ const adapters: Record<EvictRequest["format"], EvictionAdapter> = {
  * if (!out.stats.fits) console.warn(out.stats.reason);
  * send(out.messages);
  */
-export function evictContext(request: EvictRequest): EvictResponse {
+export function evictContext(request: EvictRequest, context: EvictContext = {}): EvictResponse {
   const adapter = adapters[request.format];
   const limits = resolveLimits({
     maxBlocks: request.limits?.max_blocks,
@@ -40,13 +95,154 @@ export function evictContext(request: EvictRequest): EvictResponse {
     floor: request.limits?.floor,
   });
   const { carriers, uploads } = adapter.inventory(request.messages);
+  const textOf = retiredTextOf(request);
+
+  if (request.strategy === "cost") return costEviction(request, context, adapter, limits, carriers, uploads, textOf);
+
   const decision = retirementFront(imageSteps({ carriers, uploads }), limits);
-
   const retired = carriers.slice(0, decision.retire); // carriers are oldest first
-  const messages = decision.retire === 0 ? request.messages.slice() : adapter.retire(request.messages, retired);
+  const messages = decision.retire === 0 ? request.messages.slice() : adapter.retire(request.messages, retired, textOf);
+  return respond(messages, carriers, uploads, decision.retire, limits, {
+    fits: decision.fits,
+    ...(decision.reason === undefined ? {} : { reason: decision.reason }),
+  });
+}
 
+/** The cost strategy: costFront over per-message steps with estimated tokens, then the front marker. */
+function costEviction(
+  request: EvictRequest,
+  context: EvictContext,
+  adapter: EvictionAdapter,
+  requested: EvictionLimits,
+  carriers: readonly Carrier[],
+  uploads: readonly ImageRef[],
+  textOf: RetiredText,
+): EvictResponse {
+  const provider = request.provider?.toLowerCase();
+  // One pass over the images: their estimated tokens, and whether all are small enough for
+  // Anthropic's 100-image ceiling (an unreadable size counts as too large).
+  let allSmall = carriers.length + uploads.length > 0;
+  const weigh = (image: ImageRef) => {
+    const data = adapter.imageData(request.messages, image);
+    const size = data === null ? null : imageSize(data);
+    if (!size || Math.max(size.width, size.height) > ANTHROPIC_MANY_IMAGES.maxEdge) allSmall = false;
+    return imageTokens(size);
+  };
+  const carrierTokens = carriers.map((carrier) => {
+    let sum = 0;
+    for (const image of carrier.images) sum += weigh(image);
+    return sum;
+  });
+  const uploadsByMessage = new Map<number, { blocks: number; bytes: number; tokens: number }>();
+  for (const upload of uploads) {
+    const load = uploadsByMessage.get(upload.message) ?? { blocks: 0, bytes: 0, tokens: 0 };
+    uploadsByMessage.set(upload.message, { blocks: load.blocks + 1, bytes: load.bytes + upload.bytes, tokens: load.tokens + weigh(upload) });
+  }
+  const trueBlocks =
+    provider === "anthropic" ? (allSmall ? ANTHROPIC_MANY_IMAGES.maxBlocks : requested.maxBlocks) : provider === "openai" ? OPENAI_MAX_IMAGES : requested.maxBlocks;
+  const limits: EvictionLimits = { ...requested, maxBlocks: request.limits?.max_blocks ?? trueBlocks };
+
+  // Steps: every message, with its carriers' estimated tokens and where they start.
+  const steps: CostStep[] = [];
+  const none: CostCarrier[] = [];
+  const noUploads = { blocks: 0, bytes: 0 };
+  let tokens = 0;
+  let turns = 0;
+  let next = 0; // carriers are oldest first: the next one not yet placed in a step
+  for (let index = 0; index < request.messages.length; index++) {
+    const message = request.messages[index]!;
+    if (message.role === "assistant") turns += 1;
+    const start = tokens;
+    let costCarriers = none;
+    while (next < carriers.length && carriers[next]!.message === index) {
+      if (costCarriers === none) costCarriers = [];
+      const carrier = carriers[next]!;
+      costCarriers.push({ blocks: carrier.blocks, bytes: carrier.bytes, tokens: carrierTokens[next]!, start });
+      tokens += carrierTokens[next]!;
+      next += 1;
+    }
+    tokens += textTokens(message);
+    const uploaded = uploadsByMessage.get(index);
+    tokens += uploaded?.tokens ?? 0;
+    steps.push({ carriers: costCarriers, uploads: uploaded ?? noUploads, end: tokens, turns: Math.max(1, turns) });
+  }
+
+  const now = context.now ?? Date.now();
+  const memory = context.memory ?? null;
+  const remembered =
+    memory && memory.front > 0 && memory.front <= carriers.length && carrierKey(carriers[memory.front - 1]!) === memory.carrier ? memory.front : 0;
+  const lastAt = request.last_request_at !== undefined ? Date.parse(request.last_request_at) : memory?.at;
+  const cold = lastAt !== undefined && now - lastAt > CACHE_TTL_MS;
+  const managed = request.manage_cache === true && request.format === "anthropic";
+  const decision = costFront(steps, {
+    limits,
+    baseCeiling: requested.maxBlocks,
+    writeMultiplier: 1.25,
+    readMultiplier: readMultiplier(provider, request.model),
+    placeholderTokens: 10,
+    remembered,
+    // A cold-cache retirement must stay retired next time: only a remembered session can promise that.
+    cold: cold && request.session_id !== undefined,
+    managed,
+  });
+
+  const retired = carriers.slice(0, decision.retire);
+  let messages = decision.retire === 0 ? request.messages.slice() : adapter.retire(request.messages, retired, textOf);
+  const extra: Partial<EvictStats> = {};
+  if (managed) {
+    const placed = placeFrontMarker(request, messages, carriers, decision.previous);
+    if ("note" in placed) extra.cache_marker_note = placed.note;
+    else {
+      messages = placed.messages;
+      extra.cache_marker = placed.at;
+    }
+  }
+  if (cold && request.session_id === undefined) {
+    extra.cache_marker_note = [extra.cache_marker_note, "the cache looks cold, but without session_id the front could not stay where a cold retirement would put it, so nothing was retired early"]
+      .filter(Boolean)
+      .join("; ");
+  }
+  return respond(messages, carriers, uploads, decision.retire, { ...limits, batch: Math.max(1, limits.maxBlocks - limits.floor) }, {
+    fits: decision.fits,
+    reason: decision.rule,
+    strategy: "cost",
+    cold_cache: cold,
+    ...(decision.fits ? {} : { problem: "the user uploads and the floor of newest tool images alone pass the provider's ceilings; uploads are never retired" }),
+    ...extra,
+  });
+}
+
+/** The service's one breakpoint, on the last block before the front as the previous request saw it. */
+function placeFrontMarker(
+  request: EvictRequest,
+  messages: unknown[],
+  carriers: readonly Carrier[],
+  previousFront: number,
+): { messages: unknown[]; at: { message: number; block: number } } | { note: string } {
+  const front = carriers[previousFront];
+  if (!front) return { note: "no live tool image: no front to mark" };
+  const client = countBreakpoints(request.messages);
+  const others = request.other_breakpoints ?? 1;
+  if (client.count + others >= 4) {
+    return { note: `the client already uses ${client.count + others} of the 4 breakpoints (${client.count} in messages, ${others} outside); leave one free for the front marker` };
+  }
+  const at = blockBefore(messages, { message: front.message, block: front.block < 0 ? 0 : front.block });
+  if (!at) return { note: "no block before the front can carry a breakpoint without changing its bytes" };
+  if (hasBreakpoint(messages, at)) return { note: "a client breakpoint already stands just before the front" };
+  return { messages: withBreakpoint(messages, at, client.longTtl), at };
+}
+
+/** The api.md response: the outbound copy, the retired images, and the counts. */
+function respond(
+  messages: unknown[],
+  carriers: readonly Carrier[],
+  uploads: readonly ImageRef[],
+  retire: number,
+  limits: EvictionLimits,
+  verdict: Partial<EvictStats> & { fits: boolean },
+): EvictResponse {
   const evicted: EvictedImage[] = [];
-  for (const carrier of retired) {
+  for (const carrier of carriers.slice(0, retire)) {
     for (const image of carrier.images) {
       evicted.push(
         image.part === undefined
@@ -55,7 +251,6 @@ export function evictContext(request: EvictRequest): EvictResponse {
       );
     }
   }
-
   const reserved = loadOf(uploads);
   const tool = { blocks: 0, bytes: 0 };
   for (const carrier of carriers) {
@@ -63,10 +258,11 @@ export function evictContext(request: EvictRequest): EvictResponse {
     tool.bytes += carrier.bytes;
   }
   const gone = loadOf(evicted);
+  const { fits, ...rest } = verdict;
   return {
     success: true,
     messages,
-    retired: decision.retire,
+    retired: retire,
     evicted,
     stats: {
       image_blocks_before: tool.blocks + reserved.blocks,
@@ -77,9 +273,47 @@ export function evictContext(request: EvictRequest): EvictResponse {
       reserved_bytes: reserved.bytes,
       carriers_before: carriers.length,
       retired_blocks: gone.blocks,
-      fits: decision.fits,
-      ...(decision.reason === undefined ? {} : { reason: decision.reason }),
+      fits,
+      ...rest,
       limits: { max_blocks: limits.maxBlocks, max_bytes: limits.maxBytes, batch: limits.batch, floor: limits.floor },
     },
   };
+}
+
+/** Where a session's memory lives in the cache store (docs/storage.md). */
+export const sessionKey = async (sessionId: string) => `evict:v1:session:${await sha256Hex(sessionId)}`;
+/** How long a session's memory is kept after its last call. */
+export const SESSION_MEMORY_TTL_MS = 24 * 60 * 60_000;
+
+/**
+ * `evictContext` with the session's memory: with `strategy: "cost"` and a `session_id`, read the
+ * front and the last call remembered for it, and store this call's. Other requests go straight
+ * through. A store failure degrades to "nothing remembered", never to an error.
+ */
+export async function evictForSession(request: EvictRequest, deps: { cache: CacheStore; clock: () => number }): Promise<EvictResponse> {
+  if (request.strategy !== "cost" || request.session_id === undefined) return evictContext(request, { now: deps.clock() });
+  const key = await sessionKey(request.session_id);
+  const now = deps.clock();
+  let memory: SessionMemory | null = null;
+  try {
+    const entry = await deps.cache.get<SessionMemory>(key);
+    if (entry && entry.expiresAt > now && isMemory(entry.value)) memory = entry.value;
+  } catch {
+    memory = null;
+  }
+  const out = evictContext(request, { now, memory });
+  const { carriers } = adapters[request.format].inventory(request.messages);
+  const newest = out.retired > 0 ? carriers[out.retired - 1] : undefined;
+  const value: SessionMemory = { at: now, front: out.retired, carrier: newest ? carrierKey(newest) : "" };
+  try {
+    await deps.cache.put(key, { value, expiresAt: now + SESSION_MEMORY_TTL_MS }, SESSION_MEMORY_TTL_MS);
+  } catch {
+    // Forgetting costs at most one early retirement; the answer is still right.
+  }
+  return out;
+}
+
+function isMemory(value: unknown): value is SessionMemory {
+  const v = value as Record<string, unknown> | null;
+  return typeof v?.at === "number" && typeof v.front === "number" && Number.isInteger(v.front) && v.front >= 0 && typeof v.carrier === "string";
 }

@@ -48,11 +48,25 @@ export interface EvictionAdapter {
   inventory(messages: readonly unknown[]): ImageInventory;
   /**
    * A copy of `messages` in which every image of `retired` is replaced by one text block of
-   * `RETIRED_IMAGE_TEXT`. Untouched messages are shared, touched ones copied; the input is never
+   * `textOf(image)` (`RETIRED_IMAGE_TEXT` by default). Untouched messages are shared, touched ones copied; the input is never
    * modified.
    */
-  retire(messages: readonly unknown[], retired: readonly Carrier[]): unknown[];
+  retire(messages: readonly unknown[], retired: readonly Carrier[], textOf?: RetiredText): unknown[];
+  /** The inline data (base64 or data: URL) of one image of `messages`, or null for a reference. */
+  imageData(messages: readonly unknown[], image: ImageRef): string | null;
 }
+
+/** The text a retired image becomes: `RETIRED_IMAGE_TEXT`, or its description when one is known. */
+export type RetiredText = (image: ImageRef) => string;
+
+/** The default: every retired image becomes `RETIRED_IMAGE_TEXT`. */
+export const fixedRetiredText: RetiredText = () => RETIRED_IMAGE_TEXT;
+
+/**
+ * The text of a retired image whose vision_analyze description is known: fixed wording around the
+ * caller's text, so the same image always becomes the same bytes and the model keeps what it saw.
+ */
+export const describedImageText = (description: string) => `[screenshot removed to save context; it showed: ${description}]`;
 
 /** Blocks and bytes of some image references. */
 export function loadOf(images: readonly ImageRef[]): ImageLoad {

@@ -4,7 +4,7 @@
  * parts (`image_url: {url}` or a bare string) and `input_image` parts (`image_url: "..."`), the
  * shapes OpenAI-compatible providers accept. Knows nothing of ceilings or batches: that is policy.ts.
  */
-import { asRecord, RETIRED_IMAGE_TEXT, type Carrier, type EvictionAdapter, type ImageInventory, type ImageRef } from "./inventory";
+import { asRecord, fixedRetiredText, type Carrier, type EvictionAdapter, type ImageInventory, type ImageRef, type RetiredText } from "./inventory";
 
 /** The URL of an image part, or null when the part is not an image. */
 function imageUrl(part: Record<string, unknown> | null): string | null {
@@ -41,7 +41,7 @@ function inventory(messages: readonly unknown[]): ImageInventory {
   return { carriers, uploads };
 }
 
-function retire(messages: readonly unknown[], retired: readonly Carrier[]): unknown[] {
+function retire(messages: readonly unknown[], retired: readonly Carrier[], textOf: RetiredText = fixedRetiredText): unknown[] {
   const outbound = messages.slice();
   for (const carrier of retired) {
     const message = asRecord(messages[carrier.message])!;
@@ -49,12 +49,18 @@ function retire(messages: readonly unknown[], retired: readonly Carrier[]): unkn
     for (const image of carrier.images) {
       // Keep the part family: Responses-style input_image parts become input_text.
       const kind = asRecord(content[image.block])?.type === "input_image" ? "input_text" : "text";
-      content[image.block] = { type: kind, text: RETIRED_IMAGE_TEXT };
+      content[image.block] = { type: kind, text: textOf(image) };
     }
     outbound[carrier.message] = { ...message, content };
   }
   return outbound;
 }
 
+function imageData(messages: readonly unknown[], image: ImageRef): string | null {
+  const content = asRecord(messages[image.message])?.content;
+  const url = Array.isArray(content) ? imageUrl(asRecord(content[image.block])) : null;
+  return url !== null && url.startsWith("data:") ? url : null;
+}
+
 /** The OpenAI Chat Completions format adapter. */
-export const openaiAdapter: EvictionAdapter = { format: "openai", inventory, retire };
+export const openaiAdapter: EvictionAdapter = { format: "openai", inventory, retire, imageData };

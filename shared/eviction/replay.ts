@@ -1,15 +1,15 @@
 /**
  * The replay model: how much a session pays the provider's prompt cache under an eviction policy.
- * It owns the explicit cache model (a request is a sequence of segments; the cache serves the
- * longest unchanged prefix since the previous request, in whole units of `granularity` tokens, and
- * writes the rest), the two policies compared (the old keep-3 rule, and the batched policy of
- * policy.ts), session generation and JSONL parsing. Pure: `tools/replay.ts` is only the CLI.
- *
- * Assumptions, all adjustable or stated: every request re-reads its prefix within the cache TTL
- * (no cold cache); everything not read is written (a cache breakpoint at the end of every
- * request); a retired image costs `placeholderTokens`; no output tokens are priced.
+ * It owns the explicit cache models (`ideal`: the longest unchanged prefix since the previous
+ * request; `anthropic`: entries written at `cache_control` breakpoints, read back only from a
+ * breakpoint or within 20 blocks before one, expiring after idle minutes; `openai`: automatic
+ * prefix caching in 128-token steps from 1,024 tokens), the agent's breakpoint layouts, the
+ * policies compared (the old keep-3 rule, the batched policy of policy.ts, the cost strategy of
+ * cost.ts), session generation with timestamps, and JSONL parsing. Pure: `tools/replay.ts` is only
+ * the CLI. Every figure is an input; docs/eviction.md gives the source of each default.
  */
 import { anthropicAdapter } from "./anthropic";
+import { costFront, type CostCarrier, type CostStep } from "./cost";
 import type { EvictionAdapter } from "./inventory";
 import { openaiAdapter } from "./openai";
 import { DEFAULT_LIMITS, KEEP_FLOOR, retirementFront, type EvictionLimits, type ImageLoad, type ImageStep } from "./policy";
@@ -18,8 +18,10 @@ import { DEFAULT_LIMITS, KEEP_FLOOR, retirementFront, type EvictionLimits, type 
 export interface Segment {
   readonly id: string;
   readonly tokens: number;
-  /** The message it belongs to; the policy holds its front per message. */
+  /** The message it belongs to (-1: tools and system); the policy holds its front per message. */
   readonly message: number;
+  /** The agent put a `cache_control` breakpoint on this block (session files). */
+  readonly breakpoint?: boolean;
   /** Set for an image block. */
   readonly image?: {
     /** Tool images may be retired; uploads never are. */
@@ -39,26 +41,106 @@ export interface ReplayTurn {
   readonly images: ReadonlyArray<{ readonly tokens: number; readonly bytes: number; readonly upload?: boolean }>;
 }
 
-/** The explicit cache model. */
+/** Which provider cache to model. */
+export type CacheKind = "ideal" | "anthropic" | "openai";
+
+/** Where the agent puts its own breakpoints (Anthropic): Hermes's default, one at the end, or as logged. */
+export type BreakpointLayout = "system_and_3" | "rolling" | "session";
+
+/** The explicit cache model; every rule is an input. */
 export interface CacheModel {
-  /** Cache reads are counted in whole units of this many tokens (1 = exact prefix). */
+  readonly kind: CacheKind;
+  /** ideal only: cache reads are counted in whole units of this many tokens (1 = exact prefix). */
   readonly granularity: number;
   /** Tokens of the text block a retired image becomes (`[screenshot removed to save context]` ≈ 10). */
   readonly placeholderTokens: number;
+  /** anthropic / openai: an entry expires this long after its last use (ms). */
+  readonly ttlMs: number;
+  /** anthropic: blocks before a breakpoint searched for an earlier entry. */
+  readonly lookback: number;
+  /** anthropic: breakpoints a request may carry; more is a refused request. */
+  readonly maxBreakpoints: number;
+  /** Shortest prefix the provider caches (tokens). */
+  readonly minCacheableTokens: number;
+  /** openai: cache hits grow in steps of this many tokens past the minimum. */
+  readonly step: number;
+  /** anthropic: the agent's own breakpoints. */
+  readonly breakpoints: BreakpointLayout;
 }
 
-/** Price table: input price per million tokens, cache write and read as multiples of it. */
+/** Price table: input price per million tokens; cache write, cache read and uncached input as multiples of it. */
 export interface Prices {
   readonly inputPerMTok: number;
   readonly writeMultiplier: number;
   readonly readMultiplier: number;
+  readonly uncachedMultiplier?: number;
 }
 
-export const DEFAULT_CACHE_MODEL: CacheModel = { granularity: 1, placeholderTokens: 10 };
-export const DEFAULT_PRICES: Prices = { inputPerMTok: 3, writeMultiplier: 1.25, readMultiplier: 0.1 };
+const MINUTE = 60_000;
 
-/** A policy for the replay: which carriers (by id) to retire in this request. */
-export type ReplayPolicy = (request: ReplayRequest) => ReadonlySet<string>;
+/** The first replay's model: the longest unchanged prefix, no time, no breakpoints. */
+export const DEFAULT_CACHE_MODEL: CacheModel = {
+  kind: "ideal",
+  granularity: 1,
+  placeholderTokens: 10,
+  ttlMs: 5 * MINUTE,
+  lookback: 20,
+  maxBreakpoints: 4,
+  minCacheableTokens: 0,
+  step: 1,
+  breakpoints: "system_and_3",
+};
+
+/** Anthropic's prompt cache (docs/eviction.md gives the source of each figure). */
+export const ANTHROPIC_CACHE_MODEL: CacheModel = {
+  ...DEFAULT_CACHE_MODEL,
+  kind: "anthropic",
+  minCacheableTokens: 1_024,
+};
+
+/** OpenAI's automatic prefix caching. */
+export const OPENAI_CACHE_MODEL: CacheModel = {
+  ...DEFAULT_CACHE_MODEL,
+  kind: "openai",
+  minCacheableTokens: 1_024,
+  step: 128,
+};
+
+export const CACHE_MODELS: Record<CacheKind, CacheModel> = {
+  ideal: DEFAULT_CACHE_MODEL,
+  anthropic: ANTHROPIC_CACHE_MODEL,
+  openai: OPENAI_CACHE_MODEL,
+};
+
+export const DEFAULT_PRICES: Prices = { inputPerMTok: 3, writeMultiplier: 1.25, readMultiplier: 0.1, uncachedMultiplier: 1 };
+/** Anthropic's 1-hour TTL: writes at 2x. */
+export const ANTHROPIC_1H_PRICES: Prices = { ...DEFAULT_PRICES, writeMultiplier: 2 };
+/** OpenAI: no write premium; the read discount is per model (0.5 for gpt-4o, 0.25 for gpt-4.1, 0.1 for gpt-5). */
+export const OPENAI_PRICES: Prices = { inputPerMTok: 2.5, writeMultiplier: 1, readMultiplier: 0.5, uncachedMultiplier: 1 };
+
+/** What a policy knows about the request it decides for. */
+export interface PolicyContext {
+  /** 0-based index of the request in the session. */
+  readonly index: number;
+  /** When it is sent (ms). */
+  readonly at: number;
+  /** When the previous request was sent; undefined for the first. */
+  readonly previousAt?: number;
+}
+
+/** A policy's answer for one request: carriers (by id) to retire, and where it puts its own breakpoint. */
+export interface PolicyDecision {
+  readonly retired: ReadonlySet<string>;
+  /** Segment index of a service-placed breakpoint (the cost strategy's front marker). */
+  readonly marker?: number;
+  /** The agent gave the service one of its breakpoint slots (manage_cache). */
+  readonly managed?: boolean;
+  /** Which rule decided (cost strategy). */
+  readonly rule?: string;
+}
+
+/** A policy for the replay. Policies may remember earlier requests, as the route does per session. */
+export type ReplayPolicy = (request: ReplayRequest, context: PolicyContext) => PolicyDecision;
 
 /** Tool-image carriers in order of first appearance (oldest first), with their loads. */
 function carriersOf(request: ReplayRequest): Map<string, ImageLoad> {
@@ -78,44 +160,126 @@ function carriersOf(request: ReplayRequest): Map<string, ImageLoad> {
 export function keepNewest(keep: number = KEEP_FLOOR): ReplayPolicy {
   return (request) => {
     const ids = [...carriersOf(request).keys()];
-    return new Set(ids.slice(0, Math.max(0, ids.length - keep)));
+    return { retired: new Set(ids.slice(0, Math.max(0, ids.length - keep))) };
   };
+}
+
+/** Per-message image steps of a request, with the carrier ids oldest first. */
+function stepsOf(request: ReplayRequest) {
+  const byMessage = new Map<number, { carriers: Map<string, ImageLoad>; uploads: ImageLoad }>();
+  for (const segment of request) {
+    if (!segment.image) continue;
+    let step = byMessage.get(segment.message);
+    if (!step) byMessage.set(segment.message, (step = { carriers: new Map(), uploads: { blocks: 0, bytes: 0 } }));
+    if (segment.image.kind === "upload") {
+      step.uploads = { blocks: step.uploads.blocks + 1, bytes: step.uploads.bytes + segment.image.bytes };
+    } else {
+      const load = step.carriers.get(segment.image.carrier) ?? { blocks: 0, bytes: 0 };
+      step.carriers.set(segment.image.carrier, { blocks: load.blocks + 1, bytes: load.bytes + segment.image.bytes });
+    }
+  }
+  const messages = [...byMessage.keys()].sort((a, b) => a - b);
+  const steps: ImageStep[] = messages.map((m) => {
+    const step = byMessage.get(m)!;
+    return { carriers: [...step.carriers.values()], uploads: step.uploads };
+  });
+  return { steps, oldestFirst: messages.flatMap((m) => [...byMessage.get(m)!.carriers.keys()]) };
 }
 
 /** The batched policy of policy.ts, fed the same per-message steps the service builds. */
 export function batchedPolicy(limits: EvictionLimits = DEFAULT_LIMITS): ReplayPolicy {
   return (request) => {
-    const byMessage = new Map<number, { carriers: Map<string, ImageLoad>; uploads: ImageLoad }>();
-    for (const segment of request) {
-      if (!segment.image) continue;
-      let step = byMessage.get(segment.message);
-      if (!step) byMessage.set(segment.message, (step = { carriers: new Map(), uploads: { blocks: 0, bytes: 0 } }));
-      if (segment.image.kind === "upload") {
-        step.uploads = { blocks: step.uploads.blocks + 1, bytes: step.uploads.bytes + segment.image.bytes };
-      } else {
-        const load = step.carriers.get(segment.image.carrier) ?? { blocks: 0, bytes: 0 };
-        step.carriers.set(segment.image.carrier, { blocks: load.blocks + 1, bytes: load.bytes + segment.image.bytes });
-      }
-    }
-    const messages = [...byMessage.keys()].sort((a, b) => a - b);
-    const steps: ImageStep[] = messages.map((m) => {
-      const step = byMessage.get(m)!;
-      return { carriers: [...step.carriers.values()], uploads: step.uploads };
-    });
+    const { steps, oldestFirst } = stepsOf(request);
     const { retire } = retirementFront(steps, limits);
-    const oldestFirst = messages.flatMap((m) => [...byMessage.get(m)!.carriers.keys()]);
-    return new Set(oldestFirst.slice(0, retire));
+    return { retired: new Set(oldestFirst.slice(0, retire)) };
   };
 }
 
 /** No eviction at all: the baseline a session would pay if the provider had no ceiling. */
-export const noEviction: ReplayPolicy = () => new Set();
+export const noEviction: ReplayPolicy = () => ({ retired: new Set() });
+
+/** Options of the cost strategy in the replay (the route takes the same from the request). */
+export interface CostPolicyOptions {
+  /** The provider's true ceilings (Anthropic: 100 images of ≤ 2,000 px; OpenAI: 500). */
+  readonly limits: EvictionLimits;
+  /** The default ceiling the price rule goes under only when safe. */
+  readonly baseCeiling?: number;
+  readonly prices?: Prices;
+  readonly model?: CacheModel;
+  /** Anthropic: the agent lets the service place one breakpoint at the front (manage_cache). */
+  readonly manageCache?: boolean;
+}
+
+/**
+ * The cost strategy, as `context/evict` runs it with `"strategy": "cost"`: costFront over the
+ * request's messages, remembering the front and the last call like the route does per session_id.
+ */
+export function costPolicy(options: CostPolicyOptions): ReplayPolicy {
+  const model = options.model ?? ANTHROPIC_CACHE_MODEL;
+  const prices = options.prices ?? DEFAULT_PRICES;
+  const managed = (options.manageCache ?? true) && model.kind === "anthropic";
+  let remembered = 0;
+  return (request, context) => {
+    const steps: CostStep[] = [];
+    const carrierIds: string[] = [];
+    const firstSegment: number[] = [];
+    let tokens = 0;
+    let current: { message: number; carriers: Map<string, CostCarrier & { blocks: number; bytes: number; tokens: number }>; uploads: { blocks: number; bytes: number } } | null = null;
+    const close = () => {
+      if (current) steps.push({ carriers: [...current.carriers.values()], uploads: current.uploads, end: tokens, turns: Math.max(1, current.message) });
+    };
+    request.forEach((segment, i) => {
+      if (segment.message >= 0 && (current === null || current.message !== segment.message)) {
+        close();
+        current = { message: segment.message, carriers: new Map(), uploads: { blocks: 0, bytes: 0 } };
+      }
+      if (segment.image && current) {
+        if (segment.image.kind === "upload") {
+          current.uploads = { blocks: current.uploads.blocks + 1, bytes: current.uploads.bytes + segment.image.bytes };
+        } else {
+          const id = segment.image.carrier;
+          const carrier = current.carriers.get(id);
+          if (carrier) {
+            current.carriers.set(id, { ...carrier, blocks: carrier.blocks + 1, bytes: carrier.bytes + segment.image.bytes, tokens: carrier.tokens + segment.tokens });
+          } else {
+            current.carriers.set(id, { blocks: 1, bytes: segment.image.bytes, tokens: segment.tokens, start: tokens });
+            carrierIds.push(id);
+            firstSegment.push(i);
+          }
+        }
+      }
+      tokens += segment.tokens;
+    });
+    close();
+    const cold = context.previousAt !== undefined && model.kind !== "ideal" && context.at - context.previousAt > model.ttlMs;
+    const decision = costFront(steps, {
+      limits: options.limits,
+      baseCeiling: options.baseCeiling ?? DEFAULT_LIMITS.maxBlocks,
+      writeMultiplier: prices.writeMultiplier,
+      readMultiplier: prices.readMultiplier,
+      placeholderTokens: model.placeholderTokens,
+      remembered,
+      cold,
+      managed,
+    });
+    remembered = decision.retire;
+    // The marker stands on the block just before the front as the previous request saw it: the
+    // last block a retirement in this request leaves unchanged.
+    const markerAt = decision.previous < carrierIds.length ? firstSegment[decision.previous]! - 1 : undefined;
+    return {
+      retired: new Set(carrierIds.slice(0, decision.retire)),
+      ...(managed && markerAt !== undefined && markerAt >= 0 ? { marker: markerAt } : {}),
+      managed,
+      rule: decision.rule,
+    };
+  };
+}
 
 /** The outbound request: each retired image replaced by the same placeholder segment. */
-export function applyPolicy(request: ReplayRequest, retired: ReadonlySet<string>, model: CacheModel): Segment[] {
+export function applyPolicy(request: ReplayRequest, retired: ReadonlySet<string>, model: Pick<CacheModel, "placeholderTokens">): Segment[] {
   return request.map((segment) =>
     segment.image?.kind === "tool" && retired.has(segment.image.carrier)
-      ? { id: `${segment.id}|retired`, tokens: model.placeholderTokens, message: segment.message }
+      ? { id: `${segment.id}|retired`, tokens: model.placeholderTokens, message: segment.message, ...(segment.breakpoint ? { breakpoint: true } : {}) }
       : segment,
   );
 }
@@ -133,18 +297,75 @@ export function commonPrefixTokens(previous: ReplayRequest, current: ReplayReque
   return tokens;
 }
 
+/**
+ * The agent's breakpoints on a request (segment indices, ascending). `system_and_3`: the last
+ * system block and the last block of each of the 3 newest messages (Hermes); `rolling`: the last
+ * block only; `session`: the blocks that carried `cache_control` in the logged body. With
+ * `managed`, the agent leaves the service one slot: a full layout drops its oldest message marker.
+ */
+export function agentBreakpoints(request: ReplayRequest, layout: BreakpointLayout, managed = false, max = 4): number[] {
+  let points: number[];
+  if (layout === "session") {
+    points = request.flatMap((s, i) => (s.breakpoint ? [i] : []));
+  } else if (layout === "rolling") {
+    points = request.length > 0 ? [request.length - 1] : [];
+  } else {
+    points = [];
+    let system = -1;
+    request.forEach((s, i) => {
+      if (s.message < 0) system = i;
+    });
+    if (system >= 0) points.push(system);
+    const ends: number[] = [];
+    for (let i = request.length - 1; i > system && ends.length < 3; i--) {
+      if (i === request.length - 1 || request[i]!.message !== request[i + 1]!.message) ends.push(i);
+    }
+    points.push(...ends.reverse());
+  }
+  if (managed && points.length >= max) {
+    // Keep the system marker (the first), drop the oldest of the rest.
+    points = points.length > 1 ? [points[0]!, ...points.slice(2)] : [];
+  }
+  return points;
+}
+
+/** A 2 × 32-bit rolling hash of a prefix: the key of a cache entry, without keeping the prefix. */
+function prefixKeys(request: ReplayRequest): string[] {
+  const keys: string[] = [];
+  let a = 0x811c9dc5;
+  let b = 0x9747b28c;
+  for (const segment of request) {
+    const text = `${segment.id}#${segment.tokens}`;
+    for (let i = 0; i < text.length; i++) {
+      const c = text.charCodeAt(i);
+      a = Math.imul(a ^ c, 0x01000193) >>> 0;
+      b = Math.imul(b ^ c, 0x5bd1e995) >>> 0;
+    }
+    a = Math.imul(a ^ 0xff, 0x01000193) >>> 0;
+    keys.push(`${a.toString(36)}.${b.toString(36)}`);
+  }
+  return keys;
+}
+
 /** What one request paid. */
 export interface RequestCost {
   readonly inputTokens: number;
   readonly cacheReadTokens: number;
   readonly cacheWriteTokens: number;
+  /** Input neither read from nor written to the cache (after the last breakpoint, or under the minimum). */
+  readonly uncachedTokens: number;
   /**
-   * Writes beyond the turn's own new tokens: the part of the request that stands where the
-   * previous request stood (same segment positions) but could not be read back from the cache.
+   * Writes of content the previous request already carried (same segment positions) that could
+   * not be read back: the price of rewriting history. 0 on a cold request.
    */
   readonly evictionWriteTokens: number;
+  /** The cache had expired: nothing of the previous request could be read. */
+  readonly cold: boolean;
   readonly imageBlocks: number;
   readonly imageBytes: number;
+  /** Breakpoints the request carried (agent's and service's). */
+  readonly breakpoints: number;
+  readonly cost: number;
 }
 
 /** Totals of one policy over a session (snake_case: this is the CLI's JSON). */
@@ -153,11 +374,14 @@ export interface PolicyReport {
   readonly input_tokens: number;
   readonly cache_write_tokens: number;
   readonly cache_read_tokens: number;
+  readonly uncached_tokens: number;
   readonly eviction_write_tokens: number;
   /** Share of cache-write tokens caused by rewriting an already cached prefix, 0..1. */
   readonly eviction_write_share: number;
   /** Requests whose writes include a rewritten prefix (each one a prefix collapse). */
   readonly collapses: number;
+  /** Requests that found the cache expired (a pause longer than the TTL). */
+  readonly cold_requests: number;
   readonly worst_request_write_tokens: number;
   /** 0-based index of that request. */
   readonly worst_request: number;
@@ -166,81 +390,196 @@ export interface PolicyReport {
   readonly max_image_blocks: number;
   /** Requests the provider would refuse: over the block or byte ceiling of `limits`. */
   readonly requests_over_ceiling: number;
+  /** Requests with more breakpoints than the provider allows (refused by Anthropic). */
+  readonly requests_over_breakpoints: number;
   readonly cost: number;
 }
 
 const floorTo = (tokens: number, granularity: number) =>
   granularity > 1 ? Math.floor(tokens / granularity) * granularity : tokens;
 
+/** Replay options beyond the policy. */
+export interface ReplayOptions {
+  readonly model?: CacheModel;
+  readonly prices?: Prices;
+  /** The ceilings a request is checked against (`requests_over_ceiling`). */
+  readonly limits?: EvictionLimits;
+  /** When each request is sent (ms); a request every 30 s when absent. */
+  readonly times?: readonly number[];
+}
+
+/** One cache's state across a session and its rule for one request. */
+interface CacheState {
+  request(outbound: ReplayRequest, breakpoints: readonly number[], at: number): { read: number; write: number };
+}
+
+function idealCache(model: CacheModel): CacheState {
+  let previous: ReplayRequest = [];
+  return {
+    request(outbound) {
+      const total = outbound.reduce((n, s) => n + s.tokens, 0);
+      const read = floorTo(commonPrefixTokens(previous, outbound), model.granularity);
+      previous = outbound;
+      return { read, write: total - read };
+    },
+  };
+}
+
+function anthropicCache(model: CacheModel): CacheState {
+  const lastUse = new Map<string, number>();
+  const fresh = (key: string, at: number) => {
+    const used = lastUse.get(key);
+    return used !== undefined && at - used <= model.ttlMs;
+  };
+  return {
+    request(outbound, breakpoints, at) {
+      const keys = prefixKeys(outbound);
+      const cum: number[] = [];
+      let sum = 0;
+      for (const s of outbound) cum.push((sum += s.tokens));
+      // Read: the longest fresh entry at a breakpoint or within `lookback` blocks before one.
+      let best = -1;
+      for (const b of breakpoints) {
+        for (let p = b; p >= Math.max(0, b - model.lookback); p--) {
+          if (fresh(keys[p]!, at)) {
+            best = Math.max(best, p);
+            break;
+          }
+        }
+      }
+      const read = best >= 0 ? cum[best]! : 0;
+      if (best >= 0) lastUse.set(keys[best]!, at);
+      // Write: an entry at every breakpoint whose prefix is long enough; breakpoints inside the
+      // read prefix are refreshed or created at no write cost.
+      let writeEnd = read;
+      for (const b of breakpoints) {
+        if (cum[b]! < model.minCacheableTokens) continue;
+        lastUse.set(keys[b]!, at);
+        if (b > best) writeEnd = Math.max(writeEnd, cum[b]!);
+      }
+      return { read, write: writeEnd - read };
+    },
+  };
+}
+
+function openaiCache(model: CacheModel): CacheState {
+  const lastUse = new Map<string, number>();
+  return {
+    request(outbound, _breakpoints, at) {
+      const keys = prefixKeys(outbound);
+      let common = 0;
+      let sum = 0;
+      outbound.forEach((s, i) => {
+        sum += s.tokens;
+        const used = lastUse.get(keys[i]!);
+        if (used !== undefined && at - used <= model.ttlMs) common = sum;
+      });
+      const read =
+        common >= model.minCacheableTokens
+          ? model.minCacheableTokens + Math.floor((common - model.minCacheableTokens) / model.step) * model.step
+          : 0;
+      for (const key of keys) lastUse.set(key, at);
+      // Everything not read is cached for the next request once the prompt passes the minimum.
+      return { read, write: sum >= model.minCacheableTokens ? sum - read : 0 };
+    },
+  };
+}
+
+const cacheFor = (model: CacheModel): CacheState =>
+  model.kind === "anthropic" ? anthropicCache(model) : model.kind === "openai" ? openaiCache(model) : idealCache(model);
+
+/** Think time between requests when a session has no timestamps. */
+export const DEFAULT_THINK_MS = 30_000;
+
 /**
  * Replay a session under one policy, request by request.
  *
  * @example
  * const requests = requestsFromTurns(generateSession({ turns: 40, images: 12 }), 4000);
- * replay(requests, keepNewest(3)).eviction_write_share // > 0: keep-3 rewrites on every new image
+ * replay(requests, keepNewest(3), { model: ANTHROPIC_CACHE_MODEL }).eviction_write_share // > 0.5
  */
 export function replay(
   requests: readonly ReplayRequest[],
   policy: ReplayPolicy,
-  model: CacheModel = DEFAULT_CACHE_MODEL,
-  prices: Prices = DEFAULT_PRICES,
-  limits: EvictionLimits = DEFAULT_LIMITS,
+  options: ReplayOptions = {},
 ): PolicyReport & { perRequest: RequestCost[] } {
+  const model = options.model ?? DEFAULT_CACHE_MODEL;
+  const prices = options.prices ?? DEFAULT_PRICES;
+  const limits = options.limits ?? DEFAULT_LIMITS;
+  const cache = cacheFor(model);
   const perRequest: RequestCost[] = [];
   let previous: Segment[] = [];
-  for (const request of requests) {
-    const outbound = applyPolicy(request, policy(request), model);
+  let previousAt: number | undefined;
+  requests.forEach((request, index) => {
+    const at = options.times?.[index] ?? index * DEFAULT_THINK_MS;
+    const decision = policy(request, { index, at, previousAt });
+    const outbound = applyPolicy(request, decision.retired, model);
+    const layout = model.kind === "anthropic" ? agentBreakpoints(outbound, model.breakpoints, decision.managed === true, model.maxBreakpoints) : [];
+    const breakpoints = [...new Set(decision.marker === undefined ? layout : [...layout, decision.marker])].sort((a, b) => a - b);
+    const { read, write } = cache.request(outbound, breakpoints, at);
+    const cold = model.kind !== "ideal" && previousAt !== undefined && at - previousAt > model.ttlMs;
+
     let inputTokens = 0;
     let carriedTokens = 0; // the part standing where the previous request stood; the rest is this turn's own
+    let imageBlocks = 0;
+    let imageBytes = 0;
     outbound.forEach((segment, i) => {
       inputTokens += segment.tokens;
       if (i < previous.length) carriedTokens += segment.tokens;
+      if (segment.image) {
+        imageBlocks += 1;
+        imageBytes += segment.image.bytes;
+      }
     });
-    const cacheReadTokens = floorTo(commonPrefixTokens(previous, outbound), model.granularity);
-    // Had nothing been rewritten, all of the carried part would have been read back (to the
-    // granularity); what of it had to be written instead is the price of the rewrite.
-    const evictionWriteTokens = Math.max(0, floorTo(carriedTokens, model.granularity) - cacheReadTokens);
-    let imageBlocks = 0;
-    let imageBytes = 0;
-    for (const segment of outbound) {
-      if (!segment.image) continue;
-      imageBlocks += 1;
-      imageBytes += segment.image.bytes;
-    }
+    // Had nothing been rewritten, the carried part would have been read back; what of it had to
+    // be written instead is the price of the rewrite (a cold cache is not the policy's doing).
+    const carried = model.kind === "ideal" ? floorTo(carriedTokens, model.granularity) : carriedTokens;
+    const evictionWriteTokens = cold ? 0 : Math.max(0, Math.min(write, carried - read));
+    const uncachedTokens = inputTokens - read - write;
+    const cost =
+      ((write * prices.writeMultiplier + read * prices.readMultiplier + uncachedTokens * (prices.uncachedMultiplier ?? 1)) *
+        prices.inputPerMTok) /
+      1_000_000;
     perRequest.push({
       inputTokens,
-      cacheReadTokens,
-      cacheWriteTokens: inputTokens - cacheReadTokens,
+      cacheReadTokens: read,
+      cacheWriteTokens: write,
+      uncachedTokens,
       evictionWriteTokens,
+      cold,
       imageBlocks,
       imageBytes,
+      breakpoints: breakpoints.length,
+      cost,
     });
     previous = outbound;
-  }
+    previousAt = at;
+  });
 
   const total = (pick: (r: RequestCost) => number) => perRequest.reduce((n, r) => n + pick(r), 0);
   const write = total((r) => r.cacheWriteTokens);
-  const read = total((r) => r.cacheReadTokens);
   const evictionWrites = total((r) => r.evictionWriteTokens);
   let worst = 0;
   perRequest.forEach((r, i) => {
     if (r.cacheWriteTokens > perRequest[worst]!.cacheWriteTokens) worst = i;
   });
-  const cost = ((write * prices.writeMultiplier + read * prices.readMultiplier) * prices.inputPerMTok) / 1_000_000;
   return {
     requests: perRequest.length,
     input_tokens: total((r) => r.inputTokens),
     cache_write_tokens: write,
-    cache_read_tokens: read,
+    cache_read_tokens: total((r) => r.cacheReadTokens),
+    uncached_tokens: total((r) => r.uncachedTokens),
     eviction_write_tokens: evictionWrites,
     eviction_write_share: write === 0 ? 0 : evictionWrites / write,
     collapses: perRequest.filter((r) => r.evictionWriteTokens > 0).length,
+    cold_requests: perRequest.filter((r) => r.cold).length,
     worst_request_write_tokens: perRequest[worst]?.cacheWriteTokens ?? 0,
     worst_request: perRequest.length === 0 ? -1 : worst,
     worst_request_eviction_write_tokens: Math.max(0, ...perRequest.map((r) => r.evictionWriteTokens)),
     max_image_blocks: Math.max(0, ...perRequest.map((r) => r.imageBlocks)),
     requests_over_ceiling: perRequest.filter((r) => r.imageBlocks > limits.maxBlocks || r.imageBytes > limits.maxBytes).length,
-    cost: Math.round(cost * 1e6) / 1e6,
+    requests_over_breakpoints: perRequest.filter((r) => r.breakpoints > model.maxBreakpoints).length,
+    cost: Math.round(total((r) => r.cost) * 1e6) / 1e6,
     perRequest,
   };
 }
@@ -287,7 +626,7 @@ export function generateSession(shape: SessionShape): ReplayTurn[] {
  * one message; its tool images form one carrier.
  */
 export function requestsFromTurns(turns: readonly ReplayTurn[], systemTokens: number): ReplayRequest[] {
-  const history: Segment[] = [{ id: "system", tokens: systemTokens, message: 0 }];
+  const history: Segment[] = [{ id: "system", tokens: systemTokens, message: -1 }];
   return turns.map((turn, i) => {
     const message = i + 1;
     history.push({ id: `turn${message}:text`, tokens: turn.textTokens, message });
@@ -301,6 +640,34 @@ export function requestsFromTurns(turns: readonly ReplayTurn[], systemTokens: nu
     });
     return history.slice();
   });
+}
+
+/** The pace of a generated session: think time per turn, and optional long pauses. */
+export interface SessionPace {
+  /** Seconds between two requests (the agent's and the model's think time). */
+  readonly thinkSeconds?: number;
+  /** A pause after every this many requests (0: none). */
+  readonly pauseEvery?: number;
+  readonly pauseMinutes?: number;
+}
+
+/**
+ * When each request of a generated session is sent (ms from the first).
+ *
+ * @example
+ * requestTimes(4, { thinkSeconds: 30, pauseEvery: 2, pauseMinutes: 8 }) // [0, 30000, 540000, 570000]
+ */
+export function requestTimes(count: number, pace: SessionPace = {}): number[] {
+  const think = (pace.thinkSeconds ?? DEFAULT_THINK_MS / 1000) * 1000;
+  const every = pace.pauseEvery ?? 0;
+  const pause = (pace.pauseMinutes ?? 0) * 60_000;
+  const times: number[] = [];
+  let at = 0;
+  for (let i = 0; i < count; i++) {
+    if (i > 0) at += think + (every > 0 && i % every === 0 ? pause : 0);
+    times.push(at);
+  }
+  return times;
 }
 
 /** How many images a compact session actually places (fewer than asked when turns run out). */
@@ -325,10 +692,14 @@ function contentId(text: string): string {
   return `${text.length}:${a.toString(36)}:${(b & 0xfffff).toString(36)}`;
 }
 
+/** Whether a block carries an Anthropic `cache_control` breakpoint. */
+const marked = (value: unknown) => typeof value === "object" && value !== null && "cache_control" in value && (value as Record<string, unknown>).cache_control != null;
+
 /**
  * One request body (Anthropic Messages or OpenAI Chat Completions) as segments, with images found
- * by the same adapters as the service. Prefix order is tools, system, then messages; every content
- * block (and every part of an Anthropic tool_result) is one segment.
+ * by the same adapters as the service. Prefix order is tools, system, then messages; every tool,
+ * system block, content block (and every part of an Anthropic tool_result) is one segment, and a
+ * block with `cache_control` is a breakpoint.
  */
 export function segmentsFromBody(body: Record<string, unknown>, format: "anthropic" | "openai", model: BodyModel): Segment[] {
   const adapter: EvictionAdapter = format === "anthropic" ? anthropicAdapter : openaiAdapter;
@@ -341,19 +712,24 @@ export function segmentsFromBody(body: Record<string, unknown>, format: "anthrop
   }
   for (const ref of uploads) images.set(`${ref.message}/${ref.block}/`, { kind: "upload", carrier: "", bytes: ref.bytes });
 
+  // The provider's cache key is the content: a cache_control marker moved on or off a block does
+  // not change it, so it is left out of the block's id and size.
+  const content = (value: unknown) => JSON.stringify(marked(value) ? { ...(value as Record<string, unknown>), cache_control: undefined } : value) ?? "";
   const text = (value: unknown, message: number): Segment => {
-    const json = JSON.stringify(value) ?? "";
-    return { id: contentId(json), tokens: Math.ceil(json.length / model.charsPerToken), message };
+    const json = content(value);
+    return { id: contentId(json), tokens: Math.ceil(json.length / model.charsPerToken), message, ...(marked(value) ? { breakpoint: true } : {}) };
   };
   const piece = (value: unknown, message: number, key: string): Segment => {
     const image = images.get(key);
     if (!image) return text(value, message);
-    return { id: contentId(JSON.stringify(value)), tokens: model.imageTokens, message, image };
+    return { id: contentId(content(value)), tokens: model.imageTokens, message, image, ...(marked(value) ? { breakpoint: true } : {}) };
   };
 
   const segments: Segment[] = [];
-  if (body.tools !== undefined) segments.push(text(body.tools, -1));
-  if (body.system !== undefined) segments.push(text(body.system, -1));
+  for (const part of [body.tools, body.system]) {
+    if (Array.isArray(part)) for (const entry of part) segments.push(text(entry, -1));
+    else if (part !== undefined) segments.push(text(part, -1));
+  }
   messages.forEach((raw, m) => {
     const message = (raw ?? {}) as Record<string, unknown>;
     const { content, ...header } = message;
@@ -366,8 +742,10 @@ export function segmentsFromBody(body: Record<string, unknown>, format: "anthrop
       const nested = (block ?? {}) as Record<string, unknown>;
       if (format === "anthropic" && nested.type === "tool_result" && Array.isArray(nested.content)) {
         const { content: parts, ...toolHeader } = nested;
-        segments.push(text(toolHeader, m));
-        (parts as unknown[]).forEach((part, p) => segments.push(piece(part, m, `${m}/${b}/${p}`)));
+        const partSegments = (parts as unknown[]).map((part, p) => piece(part, m, `${m}/${b}/${p}`));
+        segments.push(text(toolHeader, m), ...partSegments);
+        // A breakpoint on the tool_result block itself ends after its last part.
+        if (marked(nested)) segments[segments.length - 1] = { ...segments[segments.length - 1]!, breakpoint: true };
       } else {
         segments.push(piece(block, m, `${m}/${b}/`));
       }
@@ -376,15 +754,48 @@ export function segmentsFromBody(body: Record<string, unknown>, format: "anthrop
   return segments;
 }
 
+/** Usage the provider logged for one request, normalised across formats. */
+export interface LoggedUsage {
+  readonly cacheWriteTokens: number;
+  readonly cacheReadTokens: number;
+  /** Uncached input tokens (Anthropic `input_tokens`; OpenAI prompt tokens minus cached). */
+  readonly inputTokens: number;
+}
+
 /** What one line of a session file holds: a whole request body, or one compact turn. */
 export type SessionLine =
-  | { readonly kind: "request"; readonly segments: Segment[] }
+  | { readonly kind: "request"; readonly segments: Segment[]; readonly at?: number; readonly usage?: LoggedUsage }
   | { readonly kind: "turn"; readonly turn: ReplayTurn };
+
+const count = (value: unknown, name: string): number => {
+  if (value === undefined || value === null) return 0;
+  const n = Number(value);
+  if (!Number.isFinite(n) || n < 0) throw new Error(`${name} must be a non-negative number`);
+  return n;
+};
+
+/** The provider's usage object of a logged request: Anthropic's or OpenAI's field names. */
+export function parseUsage(raw: unknown): LoggedUsage | undefined {
+  if (typeof raw !== "object" || raw === null) return undefined;
+  const usage = raw as Record<string, unknown>;
+  if ("cache_creation_input_tokens" in usage || "cache_read_input_tokens" in usage) {
+    return {
+      cacheWriteTokens: count(usage.cache_creation_input_tokens, "cache_creation_input_tokens"),
+      cacheReadTokens: count(usage.cache_read_input_tokens, "cache_read_input_tokens"),
+      inputTokens: count(usage.input_tokens, "input_tokens"),
+    };
+  }
+  const details = (usage.prompt_tokens_details ?? usage.input_tokens_details) as Record<string, unknown> | undefined;
+  const prompt = count(usage.prompt_tokens ?? usage.input_tokens, "prompt_tokens");
+  const cached = count(details?.cached_tokens, "cached_tokens");
+  return { cacheWriteTokens: 0, cacheReadTokens: cached, inputTokens: Math.max(0, prompt - cached) };
+}
 
 /**
  * Parse one JSONL line. A line with `messages` is a full request body (the request the agent sent,
- * history included); `format` on the line overrides `defaultFormat`. Otherwise the line is a
- * compact turn: `{"text_tokens": 800, "images": 1}` or
+ * history included); `format` on the line overrides `defaultFormat`; an optional `at` (ISO time
+ * or ms) says when it was sent and `usage` what the provider logged (for `--validate`). Otherwise
+ * the line is a compact turn: `{"text_tokens": 800, "images": 1}` or
  * `{"text_tokens": 800, "images": [{"tokens": 1500, "bytes": 350000, "upload": false}]}`.
  */
 export function parseSessionLine(
@@ -396,7 +807,14 @@ export function parseSessionLine(
   const value = JSON.parse(line) as Record<string, unknown>;
   if (Array.isArray(value.messages)) {
     const format = value.format === "openai" || value.format === "anthropic" ? value.format : defaultFormat;
-    return { kind: "request", segments: segmentsFromBody(value, format, body) };
+    const { usage: rawUsage, at: rawAt, format: _format, ...request } = value;
+    let at: number | undefined;
+    if (rawAt !== undefined) {
+      at = typeof rawAt === "number" ? rawAt : Date.parse(String(rawAt));
+      if (!Number.isFinite(at)) throw new Error("at must be an ISO time or epoch milliseconds");
+    }
+    const usage = parseUsage(rawUsage);
+    return { kind: "request", segments: segmentsFromBody(request, format, body), ...(at === undefined ? {} : { at }), ...(usage ? { usage } : {}) };
   }
   const textTokens = Number(value.text_tokens ?? 0);
   if (!Number.isFinite(textTokens) || textTokens < 0) throw new Error("text_tokens must be a non-negative number");
@@ -413,26 +831,90 @@ export function parseSessionLine(
   return { kind: "turn", turn: { textTokens, images } };
 }
 
+/** One request of `--validate`: what the model says against what the provider logged. */
+export interface ValidationRow {
+  readonly request: number;
+  readonly modelled: LoggedUsage;
+  readonly logged: LoggedUsage;
+}
+
+/** The comparison of `--validate`: per request, and the total absolute error over all three counts. */
+export interface Validation {
+  readonly rows: ValidationRow[];
+  /** Σ |modelled − logged| over writes, reads and uncached input, all requests. */
+  readonly total_error_tokens: number;
+  /** That error as a share of the logged input tokens, 0..1. */
+  readonly error_share: number;
+}
+
+/**
+ * Replay logged requests exactly as they were sent (no policy: the agent already evicted) and
+ * compare each with the usage the provider logged, so a user can check the model on their traffic.
+ */
+export function validate(lines: ReadonlyArray<Extract<SessionLine, { kind: "request" }>>, model: CacheModel): Validation {
+  const times = lines.map((line, i) => line.at ?? i * DEFAULT_THINK_MS);
+  // The breakpoints are the ones the logged bodies carried.
+  const report = replay(lines.map((l) => l.segments), noEviction, { model: { ...model, breakpoints: "session" }, times });
+  const zero: LoggedUsage = { cacheWriteTokens: 0, cacheReadTokens: 0, inputTokens: 0 };
+  let error = 0;
+  let logged = 0;
+  const rows = report.perRequest.map((r, i) => {
+    const modelled: LoggedUsage = { cacheWriteTokens: r.cacheWriteTokens, cacheReadTokens: r.cacheReadTokens, inputTokens: r.uncachedTokens };
+    const actual = lines[i]!.usage ?? zero;
+    error +=
+      Math.abs(modelled.cacheWriteTokens - actual.cacheWriteTokens) +
+      Math.abs(modelled.cacheReadTokens - actual.cacheReadTokens) +
+      Math.abs(modelled.inputTokens - actual.inputTokens);
+    logged += actual.cacheWriteTokens + actual.cacheReadTokens + actual.inputTokens;
+    return { request: i, modelled, logged: actual };
+  });
+  return { rows, total_error_tokens: error, error_share: logged === 0 ? 0 : error / logged };
+}
+
 /** The side-by-side comparison the CLI prints. */
 export interface Comparison {
   readonly keep3: PolicyReport;
   readonly batched: PolicyReport;
+  /** Hermes's later raised ceiling: the batched policy at the provider's true block ceiling. */
+  readonly raised: PolicyReport;
+  readonly cost: PolicyReport;
   /** The same session with no eviction at all, for reference (may pass the provider's ceiling). */
   readonly none: PolicyReport;
 }
 
-/** Run the old keep-3 rule, the batched policy and no eviction over the same requests. */
-export function compare(
-  requests: readonly ReplayRequest[],
-  options: { limits?: EvictionLimits; keep?: number; model?: CacheModel; prices?: Prices } = {},
-): Comparison {
+/** Options of a comparison. */
+export interface CompareOptions {
+  readonly limits?: EvictionLimits;
+  readonly keep?: number;
+  readonly model?: CacheModel;
+  readonly prices?: Prices;
+  readonly times?: readonly number[];
+  /** The provider's true block ceiling (Anthropic 100 for images of ≤ 2,000 px, OpenAI 500). */
+  readonly providerMaxBlocks?: number;
+  /** The cost strategy may place one breakpoint at the front (Anthropic). */
+  readonly manageCache?: boolean;
+}
+
+/** The true block ceiling of the provider a cache model stands for. */
+export const providerCeiling = (kind: CacheKind) => (kind === "openai" ? 500 : 100);
+
+/** Run the old keep-3 rule, the batched policy (at 20 and at the raised ceiling), the cost strategy and no eviction. */
+export function compare(requests: readonly ReplayRequest[], options: CompareOptions = {}): Comparison {
   const model = options.model ?? DEFAULT_CACHE_MODEL;
-  const prices = options.prices ?? DEFAULT_PRICES;
   const limits = options.limits ?? DEFAULT_LIMITS;
-  const strip = ({ perRequest: _, ...report }: PolicyReport & { perRequest: RequestCost[] }): PolicyReport => report;
+  const raisedLimits = { ...limits, maxBlocks: options.providerMaxBlocks ?? providerCeiling(model.kind) };
+  const run = (policy: ReplayPolicy, checkLimits = limits) => {
+    const { perRequest: _, ...report } = replay(requests, policy, { model, prices: options.prices, limits: checkLimits, times: options.times });
+    return report;
+  };
   return {
-    keep3: strip(replay(requests, keepNewest(options.keep ?? KEEP_FLOOR), model, prices, limits)),
-    batched: strip(replay(requests, batchedPolicy(limits), model, prices, limits)),
-    none: strip(replay(requests, noEviction, model, prices, limits)),
+    keep3: run(keepNewest(options.keep ?? KEEP_FLOOR)),
+    batched: run(batchedPolicy(limits)),
+    raised: run(batchedPolicy(raisedLimits), raisedLimits),
+    cost: run(
+      costPolicy({ limits: raisedLimits, baseCeiling: limits.maxBlocks, prices: options.prices, model, manageCache: options.manageCache }),
+      raisedLimits,
+    ),
+    none: run(noEviction),
   };
 }

@@ -1,6 +1,6 @@
 /** Every tool the service offers, in the order OpenAPI and MCP list them. */
 import { EvictRequest, EvictResponse } from "../eviction/evict.schema";
-import { evictContext } from "../eviction/evict.service";
+import { evictForSession } from "../eviction/evict.service";
 import { BODY_LIMITS } from "../http/body";
 import { ExtractRequest, ExtractResponse } from "../web/extract.schema";
 import { webExtract } from "../web/extract.service";
@@ -100,14 +100,14 @@ export const contextEvictTool = defineTool({
   name: "context_evict",
   path: "/v1/context/evict",
   description:
-    "Retire the oldest tool images of an outbound request only when it would pass the provider's image ceilings, in batches, so the cached prompt prefix survives. User uploads are never rewritten.",
+    "Retire the oldest tool images of an outbound request only when it would pass the provider's image ceilings, in batches, so the cached prompt prefix survives (strategy hermes, the default), or when the provider's price table or a cold cache makes it pay (strategy cost). User uploads are never rewritten.",
   input: EvictRequest,
   output: EvictResponse,
   bodyLimit: BODY_LIMITS.evict,
   // A client-side transformation of the client's own request: HTTP only, not an MCP tool.
   mcp: false,
-  async run(_ctx, input) {
-    return { body: evictContext(input) };
+  async run({ deps }, input) {
+    return { body: await evictForSession(input, deps) };
   },
 });
 

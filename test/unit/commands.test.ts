@@ -18,9 +18,10 @@ describe("npm run demo", () => {
 });
 
 describe("npm run replay", () => {
-  it("prints keep3 and batched with the specified fields as one JSON object", () => {
+  it("prints keep3, batched and cost with the specified fields as one JSON object", () => {
     const report = JSON.parse(run(["run", "-s", "replay", "--", "--turns", "40", "--images", "12", "--json"], 60_000));
-    for (const policy of ["keep3", "batched"]) {
+    expect(report.model.kind).toBe("anthropic");
+    for (const policy of ["keep3", "batched", "cost"]) {
       for (const field of ["cache_write_tokens", "cache_read_tokens", "eviction_write_share", "worst_request_write_tokens", "cost"]) {
         expect(typeof report[policy][field], `${policy}.${field}`).toBe("number");
       }
@@ -28,5 +29,21 @@ describe("npm run replay", () => {
     // The light session: batching causes no eviction writes, keep-3 spends a large share on them.
     expect(report.batched.eviction_write_share).toBe(0);
     expect(report.keep3.eviction_write_share).toBeGreaterThan(0.3);
+    expect(report.cost.eviction_write_share).toBe(0);
+  });
+
+  it("switches the cache model with --cache ideal|anthropic|openai", () => {
+    const costs = ["ideal", "anthropic", "openai"].map((cache) => {
+      const report = JSON.parse(run(["run", "-s", "replay", "--", "--turns", "40", "--images", "12", "--cache", cache, "--json"], 60_000));
+      expect(report.model.kind).toBe(cache);
+      return report.keep3.cost;
+    });
+    expect(new Set(costs).size).toBe(3);
+  });
+
+  it("--validate reproduces the hand-made session's logged usage exactly", () => {
+    const report = JSON.parse(run(["run", "-s", "replay", "--", "--session", "test/fixtures/replay-validate.jsonl", "--validate", "--json"], 60_000));
+    expect(report.rows).toHaveLength(4);
+    expect(report.total_error_tokens).toBe(0);
   });
 });

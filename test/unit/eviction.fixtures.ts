@@ -119,3 +119,38 @@ export function deepFreeze<T>(value: T): T {
   }
   return value;
 }
+
+/**
+ * Base64 of a PNG whose header says `width` × `height` (signature and IHDR, then zero bytes), of
+ * exactly `length` characters (a multiple of 4, at least 44): enough for every header reader.
+ */
+export function pngBase64(width: number, height: number, length = 1_000): string {
+  const header = new Uint8Array(33);
+  header.set([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0, 0, 0, 13, 0x49, 0x48, 0x44, 0x52]);
+  const view = new DataView(header.buffer);
+  view.setUint32(16, width);
+  view.setUint32(20, height);
+  header.set([8, 2, 0, 0, 0], 24);
+  const encoded = btoa(String.fromCharCode(...header));
+  return encoded + "A".repeat(Math.max(0, length - encoded.length));
+}
+
+/** An Anthropic conversation of `n` screenshots whose images are real PNG headers of the given size. */
+export function anthropicScreenshots(n: number, size: { width: number; height: number }, bytes = 1_000): Record<string, unknown>[] {
+  const messages: Record<string, unknown>[] = [{ role: "user", content: [{ type: "text", text: "browse for me" }] }];
+  for (let i = 0; i < n; i++) {
+    const id = `toolu_${i}`;
+    messages.push({ role: "assistant", content: [{ type: "text", text: `step ${i}: ${"thinking ".repeat(200)}` }, { type: "tool_use", id, name: "screenshot", input: { i } }] });
+    messages.push({
+      role: "user",
+      content: [
+        {
+          type: "tool_result",
+          tool_use_id: id,
+          content: [{ type: "text", text: `screenshot ${i}` }, { type: "image", source: { type: "base64", media_type: "image/png", data: pngBase64(size.width, size.height, bytes + (i % 7) * 4) } }],
+        },
+      ],
+    });
+  }
+  return messages;
+}

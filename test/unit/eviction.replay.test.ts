@@ -1,17 +1,34 @@
-/** The replay model: prefix cache arithmetic, the two policies, generated and JSONL sessions. */
+/** The replay model: the cache models, the policies, generated and JSONL sessions, validation. */
+import { readFileSync } from "node:fs";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
+import { DEFAULT_LIMITS } from "../../shared/eviction/policy";
 import {
+  agentBreakpoints,
+  ANTHROPIC_1H_PRICES,
+  ANTHROPIC_CACHE_MODEL,
+  applyPolicy,
   batchedPolicy,
+  costPolicy,
+  DEFAULT_PRICES,
+  noEviction,
+  OPENAI_CACHE_MODEL,
+  OPENAI_PRICES,
+  requestTimes,
   commonPrefixTokens,
   compare,
+  DEFAULT_CACHE_MODEL,
   generateSession,
   imagesIn,
   keepNewest,
   parseSessionLine,
   replay,
   requestsFromTurns,
+  parseUsage,
+  validate,
+  type CacheModel,
   type ReplayRequest,
+  type SessionLine,
   type Segment,
 } from "../../shared/eviction/replay";
 import { conversation, FORMATS, screenshots } from "./eviction.fixtures";
@@ -47,7 +64,7 @@ describe("cache model", () => {
   it("counts reads in whole units of the granularity", () => {
     const a = [text("sys", 1000), text("t1", 500, 1)];
     const b = [...a, text("t2", 700, 2)];
-    const report = replay([a, b], keepNewest(3), { granularity: 256, placeholderTokens: 10 });
+    const report = replay([a, b], keepNewest(3), { model: { ...DEFAULT_CACHE_MODEL, granularity: 256 } });
     expect(report.perRequest[1]).toMatchObject({ cacheReadTokens: 1280, cacheWriteTokens: 920, evictionWriteTokens: 0 });
   });
 
@@ -95,10 +112,11 @@ describe("generated sessions", () => {
   it("uses the policy module: the batched replay retires what retirementFront says", () => {
     const requests = requestsFromTurns(generateSession({ turns: 30, images: 29 }), 100);
     const policy = batchedPolicy();
-    expect(policy(requests[20]!).size).toBe(0); // 20 screenshots
-    expect([...policy(requests[21]!)]).toEqual(["turn2", "turn3", "turn4", "turn5", "turn6", "turn7", "turn8", "turn9"]);
-    expect(policy(requests[29]!).size).toBe(16); // 29 screenshots
-    expect(batchedPolicy({ maxBlocks: 10, maxBytes: 24_000_000, batch: 4, floor: 3 })(requests[11]!).size).toBe(4);
+    const at = { index: 0, at: 0 };
+    expect(policy(requests[20]!, at).retired.size).toBe(0); // 20 screenshots
+    expect([...policy(requests[21]!, at).retired]).toEqual(["turn2", "turn3", "turn4", "turn5", "turn6", "turn7", "turn8", "turn9"]);
+    expect(policy(requests[29]!, at).retired.size).toBe(16); // 29 screenshots
+    expect(batchedPolicy({ maxBlocks: 10, maxBytes: 24_000_000, batch: 4, floor: 3 })(requests[11]!, at).retired.size).toBe(4);
   });
 
   it("property: a session that never passes the ceiling pays no eviction writes under the batched policy", () => {
@@ -150,5 +168,192 @@ describe("session files", () => {
     expect(batched.collapses).toBe(1); // the 21st screenshot moves the front by 8
     expect(keep3.collapses).toBe(22); // screenshots 4..25
     expect(batched.max_image_blocks).toBe(20);
+  });
+});
+
+describe("faithful cache models", () => {
+  const anthropic = { ...ANTHROPIC_CACHE_MODEL, breakpoints: "session" as const };
+  /** A request of `n` text blocks of `tokens` each, breakpoints at the given indices. */
+  const blocks = (n: number, tokens: number, marks: number[], prefix = "b"): Segment[] =>
+    Array.from({ length: n }, (_, i) => ({ id: `${prefix}${i}`, tokens, message: i, ...(marks.includes(i) ? { breakpoint: true } : {}) }));
+  const run = (requests: ReplayRequest[], times: number[], model: CacheModel = anthropic, prices = DEFAULT_PRICES) =>
+    replay(requests, noEviction, { model, times, prices }).perRequest;
+
+  it("anthropic: reads an entry 20 blocks before a breakpoint, not one 21 blocks back", () => {
+    const big = (marks: number[]) => blocks(30, 200, marks);
+    // Entry written at block 5; the next request's only breakpoint is 20 (or 21) blocks later.
+    const [, at20] = run([big([5]), big([25])], [0, 1_000]);
+    expect(at20!.cacheReadTokens).toBe(6 * 200);
+    const [, at21] = run([big([5]), big([26])], [0, 1_000]);
+    expect(at21!.cacheReadTokens).toBe(0);
+    expect(at21!.cacheWriteTokens).toBe(27 * 200);
+  });
+
+  it("anthropic: an entry expires 5 idle minutes after its last use, and each read renews it", () => {
+    const r = blocks(10, 200, [9]);
+    const fresh = run([r, r], [0, 5 * 60_000]);
+    expect(fresh[1]!.cacheReadTokens).toBe(2_000);
+    const expired = run([r, r], [0, 5 * 60_000 + 1]);
+    expect(expired[1]).toMatchObject({ cacheReadTokens: 0, cacheWriteTokens: 2_000, cold: true, evictionWriteTokens: 0 });
+    // Read at 4 min renews the entry: still there at 8 min.
+    const renewed = run([r, r, r], [0, 4 * 60_000, 8 * 60_000]);
+    expect(renewed[2]!.cacheReadTokens).toBe(2_000);
+    // The 1-hour TTL is an option, with its 2x write price.
+    const hour = run([r, r], [0, 30 * 60_000], { ...anthropic, ttlMs: 60 * 60_000 }, ANTHROPIC_1H_PRICES);
+    expect(hour[1]!.cacheReadTokens).toBe(2_000);
+    expect(hour[0]!.cost).toBeCloseTo((2_000 * 2 * 3) / 1e6, 9);
+  });
+
+  it("anthropic: a prefix under the minimum is not cached; what follows the last breakpoint is uncached input", () => {
+    const small = run([blocks(4, 200, [3])], [0]); // 800 tokens < 1,024
+    expect(small[0]).toMatchObject({ cacheWriteTokens: 0, cacheReadTokens: 0, uncachedTokens: 800 });
+    const tail = run([blocks(10, 200, [5])], [0]);
+    expect(tail[0]).toMatchObject({ cacheWriteTokens: 1_200, uncachedTokens: 800 });
+    expect(tail[0]!.cost).toBeCloseTo(((1_200 * 1.25 + 800) * 3) / 1e6, 9);
+    const haiku = run([blocks(10, 200, [5])], [0], { ...anthropic, minCacheableTokens: 2_048 });
+    expect(haiku[0]!.cacheWriteTokens).toBe(0);
+  });
+
+  it("anthropic system_and_3: retiring an image deep in the history re-writes everything after the last entry before it", () => {
+    const requests = requestsFromTurns(generateSession({ turns: 30, images: 25 }), 4_000);
+    const report = replay(requests, keepNewest(3), { model: ANTHROPIC_CACHE_MODEL });
+    // Request 5 carries the 4th screenshot: keep-3 retires the first (turn 2). What is read back is
+    // the system prompt and turn 1, an entry request 3 wrote within 20 blocks of a breakpoint.
+    expect(report.perRequest[4]).toMatchObject({ cacheReadTokens: 5_000 });
+    expect(report.perRequest[4]!.cacheWriteTokens).toBe(report.perRequest[4]!.inputTokens - 5_000);
+    // Later, that entry has expired or fallen out of the lookback: the read stops at the system prompt.
+    expect(report.perRequest[20]).toMatchObject({ cacheReadTokens: 4_000 });
+    expect(report.requests_over_breakpoints).toBe(0);
+    expect(agentBreakpoints(requests[10]!, "system_and_3")).toHaveLength(4);
+    expect(agentBreakpoints(requests[10]!, "rolling")).toEqual([requests[10]!.length - 1]);
+  });
+
+  it("openai: automatic prefix caching from 1,024 tokens in 128-token steps, no write premium, idle expiry", () => {
+    const a = blocks(6, 300, []);
+    const b = [...a, ...blocks(2, 300, [], "c")];
+    const [, second] = run([a, b], [0, 1_000], OPENAI_CACHE_MODEL, OPENAI_PRICES);
+    expect(second!.cacheReadTokens).toBe(1_024 + 6 * 128); // 1,800 shared tokens, in steps
+    expect(second!.cost).toBeCloseTo(((1_792 * 0.5 + (2_400 - 1_792)) * 2.5) / 1e6, 9);
+    const [, short] = run([blocks(3, 300, []), blocks(3, 300, [])], [0, 1_000], OPENAI_CACHE_MODEL, OPENAI_PRICES);
+    expect(short!.cacheReadTokens).toBe(0); // 900 tokens: under the minimum
+    const [, idle] = run([a, b], [0, 10 * 60_000], OPENAI_CACHE_MODEL, OPENAI_PRICES);
+    expect(idle!.cacheReadTokens).toBe(0);
+  });
+
+  it("request times: think time per turn, plus optional pauses", () => {
+    expect(requestTimes(4, { thinkSeconds: 30, pauseEvery: 2, pauseMinutes: 8 })).toEqual([0, 30_000, 540_000, 570_000]);
+    expect(requestTimes(3)).toEqual([0, 30_000, 60_000]);
+  });
+});
+
+describe("the target sessions, faithful model (the numbers docs/eviction.md reports)", () => {
+  const session = (shape: { turns: number; images: number; imageEvery?: number }, pauseEvery = 0) => {
+    const requests = requestsFromTurns(generateSession(shape), 4_000);
+    return compare(requests, { model: ANTHROPIC_CACHE_MODEL, times: requestTimes(requests.length, { pauseEvery, pauseMinutes: 8 }) });
+  };
+
+  it("light session (12 screenshots, 40 turns): batched and cost pay no eviction writes; keep-3 about the measured 62 %", () => {
+    const r = session({ turns: 40, images: 12 });
+    expect(r.batched.eviction_write_tokens).toBe(0);
+    expect(r.cost.eviction_write_tokens).toBe(0);
+    expect(r.keep3.eviction_write_share).toBeGreaterThan(0.55);
+    expect(r.keep3.eviction_write_share).toBeLessThan(0.65);
+  });
+
+  it.each([
+    ["60 in 80 turns", { turns: 80, images: 60 }],
+    ["36 in 50 turns", { turns: 50, images: 36 }],
+    ["every 3rd turn over 90", { turns: 90, images: 90, imageEvery: 3 }],
+  ] as const)("heavy %s, with and without pauses: cost beats keep-3 and Hermes, its worst request no larger", (_name, shape) => {
+    for (const pauseEvery of [0, 15]) {
+      const r = session(shape, pauseEvery);
+      expect(r.cost.cost).toBeLessThan(0.8 * r.keep3.cost);
+      expect(r.cost.cost).toBeLessThan(0.85 * r.batched.cost);
+      expect(r.cost.worst_request_write_tokens).toBeLessThanOrEqual(r.batched.worst_request_write_tokens);
+      expect(r.cost.requests_over_ceiling).toBe(0);
+      expect(r.cost.requests_over_breakpoints).toBe(0);
+      if (pauseEvery > 0) expect(r.cost.cost).toBeLessThan(0.8 * r.batched.cost);
+    }
+  });
+
+  it("60 in 80 turns: cost is at least 20 % cheaper than Hermes 20/8/3 with and without pauses", () => {
+    for (const pauseEvery of [0, 15]) {
+      const r = session({ turns: 80, images: 60 }, pauseEvery);
+      expect(r.cost.cost).toBeLessThan(0.8 * r.batched.cost);
+    }
+  });
+
+  it("property: over random sessions cost never passes the ceiling, never costs more than 5 % above Hermes, and no more in at least 95 %", () => {
+    const shape = fc.record({
+      turns: fc.integer({ min: 1, max: 90 }),
+      images: fc.integer({ min: 0, max: 90 }),
+      imageEvery: fc.integer({ min: 1, max: 4 }),
+      textTokens: fc.integer({ min: 100, max: 3_000 }),
+      imageTokens: fc.integer({ min: 200, max: 3_000 }),
+      systemTokens: fc.integer({ min: 500, max: 8_000 }),
+      thinkSeconds: fc.integer({ min: 5, max: 120 }),
+      pauseEvery: fc.oneof(fc.constant(0), fc.integer({ min: 5, max: 30 })),
+      pauseMinutes: fc.integer({ min: 1, max: 20 }),
+    });
+    let runs = 0;
+    let losses = 0;
+    fc.assert(
+      fc.property(shape, (s) => {
+        const requests = requestsFromTurns(generateSession(s), s.systemTokens);
+        const r = compare(requests, { model: ANTHROPIC_CACHE_MODEL, times: requestTimes(requests.length, s) });
+        runs += 1;
+        if (r.cost.cost > r.batched.cost + 1e-9) losses += 1;
+        expect(r.cost.cost).toBeLessThanOrEqual(1.05 * r.batched.cost + 1e-9);
+        expect(r.cost.requests_over_ceiling).toBe(0);
+        expect(r.cost.requests_over_breakpoints).toBe(0);
+      }),
+      { numRuns: 120 },
+    );
+    expect(losses / runs).toBeLessThanOrEqual(0.05);
+  });
+
+  it("property: cost never rewrites an upload", () => {
+    fc.assert(
+      fc.property(fc.array(fc.record({ upload: fc.boolean(), images: fc.integer({ min: 0, max: 2 }) }), { maxLength: 60 }), (script) => {
+        const turns = script.map((t) => ({ textTokens: 500, images: Array.from({ length: t.images }, () => ({ tokens: 1_500, bytes: 1_000, upload: t.upload })) }));
+        const requests = requestsFromTurns(turns, 2_000);
+        const policy = costPolicy({ limits: { ...DEFAULT_LIMITS, maxBlocks: 100 } });
+        requests.forEach((request, index) => {
+          const { retired } = policy(request, { index, at: index * 30_000 });
+          for (const s of request) if (s.image?.kind === "upload") expect(retired.has(s.image.carrier)).toBe(false);
+          const outbound = applyPolicy(request, retired, ANTHROPIC_CACHE_MODEL);
+          expect(outbound.filter((s) => s.image?.kind === "upload")).toEqual(request.filter((s) => s.image?.kind === "upload"));
+        });
+      }),
+      { numRuns: 60 },
+    );
+  });
+});
+
+describe("validation against logged usage", () => {
+  const body = { imageTokens: 1_500, charsPerToken: 4 };
+  const image = { tokens: 1_500, bytes: 350_000 };
+  const lines = () =>
+    readFileSync(new URL("../fixtures/replay-validate.jsonl", import.meta.url), "utf8")
+      .trim()
+      .split("\n")
+      .map((line) => parseSessionLine(line, "anthropic", body, image) as Extract<SessionLine, { kind: "request" }>);
+
+  it("reproduces the hand-made session: a write under the minimum, a read from 20 blocks back, uncached tail, a cold cache", () => {
+    const result = validate(lines(), ANTHROPIC_CACHE_MODEL);
+    expect(result.rows.map((r) => r.modelled)).toEqual(result.rows.map((r) => r.logged));
+    expect(result.total_error_tokens).toBe(0);
+  });
+
+  it("reports the error when the logged usage disagrees", () => {
+    const parsed = lines();
+    parsed[1] = { ...parsed[1]!, usage: { cacheWriteTokens: 765, cacheReadTokens: 1_510, inputTokens: 0 } };
+    const result = validate(parsed, ANTHROPIC_CACHE_MODEL);
+    expect(result.total_error_tokens).toBe(2 * 507);
+    expect(result.error_share).toBeGreaterThan(0);
+  });
+
+  it("reads OpenAI's cached_tokens", () => {
+    expect(parseUsage({ prompt_tokens: 2_000, prompt_tokens_details: { cached_tokens: 1_152 } })).toEqual({ cacheWriteTokens: 0, cacheReadTokens: 1_152, inputTokens: 848 });
   });
 });

@@ -92,3 +92,72 @@ describe("POST /v1/context/evict", () => {
     expect(over.status).toBe(413);
   });
 });
+
+describe("POST /v1/context/evict: strategy cost", () => {
+  const minutesAgo = (m: number) => new Date(Date.now() - m * 60_000).toISOString();
+
+  it("defaults to hermes: the same answer with and without \"strategy\": \"hermes\"", async () => {
+    const messages = anthropic(21);
+    const plain = await evict({ format: "anthropic", messages });
+    const hermes = await evict({ format: "anthropic", messages, strategy: "hermes" });
+    expect(hermes.body).toEqual(plain.body);
+    expect(plain.body.retired).toBe(8);
+  });
+
+  it("says which rule decided, and what it applied", async () => {
+    const { status, body } = await evict({ format: "anthropic", messages: anthropic(25), strategy: "cost", provider: "anthropic" });
+    expect(status).toBe(200);
+    expect(body.stats.strategy).toBe("cost");
+    expect(["under_ceiling", "held", "ceiling", "price", "cold_cache"]).toContain(body.stats.reason);
+    // These fixtures' images have no readable header, so Anthropic's 100-image ceiling is not assumed.
+    expect(body.stats.limits.max_blocks).toBe(20);
+    expect(body.stats.image_blocks_after).toBeLessThanOrEqual(20);
+  });
+
+  it("remembers the session's front in the cache store: a cold-cache retirement stays retired on the next, warm call", async () => {
+    const session_id = `evict-${crypto.randomUUID()}`;
+    const cold = await evict({ format: "anthropic", messages: anthropic(12), strategy: "cost", session_id, last_request_at: minutesAgo(10) });
+    expect(cold.body.stats.reason).toBe("cold_cache");
+    expect(cold.body.retired).toBe(9);
+    const next = await evict({ format: "anthropic", messages: anthropic(13), strategy: "cost", session_id });
+    expect(next.body.stats.cold_cache).toBe(false);
+    expect(next.body.retired).toBe(9);
+    expect(next.body.stats.reason).toBe("held");
+    // Another session with the same conversation remembers nothing.
+    const other = await evict({ format: "anthropic", messages: anthropic(13), strategy: "cost", session_id: `${session_id}-other` });
+    expect(other.body.retired).toBe(0);
+  });
+
+  it("with manage_cache, puts one breakpoint before the front and says where", async () => {
+    const { body } = await evict({ format: "anthropic", messages: anthropic(25), strategy: "cost", manage_cache: true });
+    const at = body.stats.cache_marker;
+    expect(at).toBeDefined();
+    expect(body.messages[at.message].content[at.block].cache_control).toEqual({ type: "ephemeral" });
+    const marked = JSON.stringify(body.messages).split('"cache_control"').length - 1;
+    expect(marked).toBe(1);
+  });
+
+  it("turns a retired image into its description", async () => {
+    const messages = anthropic(21);
+    const descriptions = [{ message: 1, block: 0, part: 0, text: "a search results page" }];
+    const { body } = await evict({ format: "anthropic", messages, descriptions });
+    expect(body.evicted[0]).toMatchObject({ message: 1, block: 0, part: 0 });
+    expect(body.messages[1].content[0].content[0].text).toContain("a search results page");
+  });
+
+  it.each([
+    ["an unknown strategy", { format: "anthropic", messages: [], strategy: "fastest" }, "strategy"],
+    ["a cost-only field with hermes", { format: "anthropic", messages: [], session_id: "s" }, "session_id"],
+    ["manage_cache for OpenAI", { format: "openai", messages: [], strategy: "cost", manage_cache: true }, "manage_cache"],
+    ["last_request_at that is not an ISO time", { format: "anthropic", messages: [], strategy: "cost", last_request_at: "yesterday" }, "last_request_at"],
+    ["other_breakpoints over 4", { format: "anthropic", messages: [], strategy: "cost", other_breakpoints: 5 }, "other_breakpoints"],
+    ["a description of a message not sent", { format: "anthropic", messages: [], descriptions: [{ message: 3, block: 0, text: "x" }] }, "descriptions"],
+    ["an empty description", { format: "anthropic", messages: [{ role: "user", content: "hi" }], descriptions: [{ message: 0, block: 0, text: "" }] }, "descriptions"],
+  ])("refuses %s with a 400 naming the field", async (_name, request, field) => {
+    const { status, body } = await evict(request);
+    expect(status).toBe(400);
+    const error = expectErrorShape(body);
+    expect(error.code).toBe("invalid_request");
+    expect((error.details as Array<{ path: unknown[] }>).some((d) => d.path[0] === field)).toBe(true);
+  });
+});

@@ -1,0 +1,195 @@
+/**
+ * The `cost` strategy's arithmetic: when to move the retirement front and how far, chosen from the
+ * provider's price table instead of fixed 20/8/3. Pure, like policy.ts, and shared by the route
+ * (evict.service.ts) and the replay (replay.ts), so what the replay measures is what the route does.
+ *
+ * Rules, evaluated at every message boundary (the front never moves backwards, and every move
+ * retires down to the floor at once: a collapse costs the same however many images it retires,
+ * and each retired image is one fewer read on every later request):
+ * - ceiling: the provider's true ceilings (e.g. Anthropic's 100 images of ≤ 2,000 px) bound the
+ *   request; passing them forces a retirement;
+ * - price: retire when the reads saved over the expected rest of the session (as long again as it
+ *   has been, times `HORIZON`) outweigh the write premium of re-writing from where the cache still
+ *   holds the prompt (the front marker when managed); under the default ceiling only when one
+ *   such collapse costs at most `PREMATURE_SHARE` of what the session has paid so far;
+ * - cold_cache: when the cache has expired anyway, retiring down to the floor costs no extra write.
+ */
+import { DEFAULT_LIMITS, type EvictionLimits, type ImageLoad } from "./policy";
+
+/** A tool-image carrier with what the cost arithmetic needs beside its load. */
+export interface CostCarrier extends ImageLoad {
+  /** Estimated prompt tokens of its images. */
+  readonly tokens: number;
+  /** Prompt tokens before it: where a rewrite starts when the front stands at this carrier. */
+  readonly start: number;
+}
+
+/** One message of the conversation, oldest first (messages without images included). */
+export interface CostStep {
+  readonly carriers: readonly CostCarrier[];
+  readonly uploads: ImageLoad;
+  /** Prompt tokens up to the end of this message. */
+  readonly end: number;
+  /** Requests the session has made up to this message (e.g. assistant turns). */
+  readonly turns: number;
+}
+
+/** What the strategy is allowed to know and do. */
+export interface CostSettings {
+  /** The provider's true ceilings and the floor; `batch` is not used (the price rule sets it). */
+  readonly limits: EvictionLimits;
+  /** The trigger the price rule may go under only when it is safe (the policy's default ceiling). */
+  readonly baseCeiling: number;
+  readonly writeMultiplier: number;
+  readonly readMultiplier: number;
+  readonly placeholderTokens: number;
+  /** Carriers an earlier request of this session already retired (remembered); 0 if unknown. */
+  readonly remembered: number;
+  /** The provider's cache has expired since the previous request. */
+  readonly cold: boolean;
+  /** A breakpoint stands at the front, so a collapse rewrites from the front, not from the start. */
+  readonly managed: boolean;
+}
+
+export type CostRule = "under_ceiling" | "held" | "ceiling" | "price" | "cold_cache";
+
+export interface CostDecision {
+  /** How many of the oldest carriers to retire. */
+  readonly retire: number;
+  /** The front as the previous request (all messages but the last) saw it: where a cache marker belongs. */
+  readonly previous: number;
+  readonly fits: boolean;
+  /** Which rule decided this request's front. */
+  readonly rule: CostRule;
+}
+
+/**
+ * A premature collapse (one the default ceiling would not yet force) may cost at most this share
+ * of what the session has paid so far: what keeps `cost` within 5 % of `hermes` on every session.
+ */
+export const PREMATURE_SHARE = 0.05;
+
+/**
+ * The price rule at one boundary: retiring carriers `front..to` now rewrites the prompt from where
+ * the cache still holds it (the front marker when managed, else the first image) at the write
+ * premium, and saves their tokens from every later read. The session is expected to last
+ * `HORIZON` times as many requests again as it has so far; and a retirement the default ceiling
+ * would not yet force must also cost at most `PREMATURE_SHARE` of what the session has paid so far.
+ */
+function worthRetiring(
+  s: CostSettings,
+  step: CostStep,
+  tokens: readonly number[],
+  starts: readonly number[],
+  front: number,
+  to: number,
+  overBase: boolean,
+): boolean {
+  const retired = to - front;
+  const saved = tokens[to]! - tokens[front]! - retired * s.placeholderTokens;
+  if (saved <= 0 || s.readMultiplier <= 0) return false;
+  const resumeAt = s.managed ? starts[front]! : (starts[0] ?? 0);
+  const rewritten = Math.max(0, step.end - resumeAt - saved);
+  const premium = (s.writeMultiplier - s.readMultiplier) * rewritten;
+  const gain = s.readMultiplier * saved * step.turns * HORIZON;
+  if (gain < premium) return false;
+  if (overBase) return true;
+  const paid = s.readMultiplier * step.turns * (step.end / 2) + s.writeMultiplier * step.end;
+  return premium <= PREMATURE_SHARE * paid;
+}
+
+/**
+ * Expected remaining requests, as a multiple of the requests so far. 0.5, not 1: tuned on the
+ * replay (docs/eviction.md), where 1 retired too early on sessions that end soon after.
+ */
+export const HORIZON = 0.5;
+
+/**
+ * The cost strategy's front for a whole conversation, evaluated at every message boundary in one
+ * pass and held where earlier boundaries (and `remembered`) put it.
+ *
+ * @example
+ * const decision = costFront(steps, { ...settings, cold: true });
+ * decision.rule // "cold_cache": retired down to the floor while the cache was cold anyway
+ */
+export function costFront(steps: readonly CostStep[], s: CostSettings): CostDecision {
+  const { floor: floorLimit, maxBlocks, maxBytes } = s.limits;
+  // Running sums over the carriers, oldest first: the newest k of n weigh sum[n] - sum[n - k].
+  const blocks = [0];
+  const bytes = [0];
+  const tokens = [0];
+  const starts: number[] = [];
+  let reservedBlocks = 0;
+  let reservedBytes = 0;
+  let front = 0;
+  let previous = 0;
+  let rule: CostRule = "under_ceiling";
+  const remembered = Math.max(0, s.remembered);
+  // Whether keeping the carriers from `from` on is within the true ceilings (no closures in the
+  // loop: it runs on every outbound request, for every message).
+  const fitsFrom = (from: number, total: number) =>
+    reservedBlocks + blocks[total]! - blocks[from]! <= maxBlocks && reservedBytes + bytes[total]! - bytes[from]! <= maxBytes;
+  /** Retire down to the floor, further only if the true ceilings still need it, never past `maxRetire`. */
+  const toFloor = (total: number, floor: number, maxRetire: number) => {
+    let to = Math.max(front, total - floor);
+    while (to < maxRetire && !fitsFrom(to, total)) to += 1;
+    return Math.max(front, Math.min(to, maxRetire));
+  };
+
+  for (let index = 0; index < steps.length; index++) {
+    const step = steps[index]!;
+    const last = index === steps.length - 1;
+    if (last) previous = front;
+    for (const carrier of step.carriers) {
+      blocks.push(blocks[blocks.length - 1]! + carrier.blocks);
+      bytes.push(bytes[bytes.length - 1]! + carrier.bytes);
+      tokens.push(tokens[tokens.length - 1]! + carrier.tokens);
+      starts.push(carrier.start);
+    }
+    reservedBlocks += step.uploads.blocks;
+    reservedBytes += step.uploads.bytes;
+    const total = starts.length;
+    front = Math.min(total, Math.max(front, remembered));
+    if (total === 0) continue;
+
+    const floor = Math.min(floorLimit, total);
+    const uploadsBreakBlocks = reservedBlocks > maxBlocks;
+    const floorBytesFit = reservedBytes + bytes[total]! - bytes[total - floor]! <= maxBytes;
+    const maxRetire = uploadsBreakBlocks && floorBytesFit ? total - floor : total;
+
+    let moved: CostRule | null = null;
+    if (!fitsFrom(front, total)) {
+      front = toFloor(total, floor, maxRetire);
+      moved = "ceiling";
+    } else if (
+      total - front > floor &&
+      worthRetiring(s, step, tokens, starts, front, total - floor, blocks[total]! - blocks[front]! + reservedBlocks > s.baseCeiling)
+    ) {
+      front = toFloor(total, floor, maxRetire);
+      moved = "price";
+    }
+    if (last && s.cold && total - front > floor) {
+      front = toFloor(total, floor, maxRetire);
+      moved = "cold_cache";
+    }
+    if (last && moved !== null && front > previous) rule = moved;
+  }
+
+  const total = starts.length;
+  // The rule reported is the one that moved this request's front; otherwise it is held or untouched.
+  if (front === previous) rule = front > 0 ? "held" : "under_ceiling";
+  else if (rule === "under_ceiling") rule = "held"; // moved only by what the session remembered
+  return { retire: front, previous, fits: fitsFrom(front, total), rule };
+}
+
+/** The settings a caller starts from: Anthropic-like prices, the policy's default ceilings. */
+export const DEFAULT_COST_SETTINGS: CostSettings = Object.freeze({
+  limits: DEFAULT_LIMITS,
+  baseCeiling: DEFAULT_LIMITS.maxBlocks,
+  writeMultiplier: 1.25,
+  readMultiplier: 0.1,
+  placeholderTokens: 10,
+  remembered: 0,
+  cold: false,
+  managed: false,
+});

@@ -1,0 +1,197 @@
+/**
+ * The cost strategy of context/evict through the service: true ceilings, the cold-cache and
+ * remembered fronts, the front breakpoint (never moving the client's own, never more than 4), and
+ * retired images that become their vision_analyze description. Hermes stays the default.
+ */
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import { anthropicAdapter, countBreakpoints } from "../../shared/eviction/anthropic";
+import { EvictRequest } from "../../shared/eviction/evict.schema";
+import { CACHE_TTL_MS, evictContext } from "../../shared/eviction/evict.service";
+import { describedImageText, loadOf, RETIRED_IMAGE_TEXT } from "../../shared/eviction/inventory";
+import { anthropicScreenshots, conversation, deepFreeze, FORMATS, pngBase64, screenshots } from "./eviction.fixtures";
+
+const SMALL = { width: 1280, height: 800 };
+const NOW = Date.parse("2026-12-01T10:00:00Z");
+const parse = (body: unknown) => EvictRequest.parse(body);
+
+/** Where every cache_control of a conversation stands: "message/block" or "message/block/part". */
+function markers(messages: readonly unknown[]): string[] {
+  const out: string[] = [];
+  messages.forEach((m, i) => {
+    const content = (m as { content?: unknown }).content;
+    if (!Array.isArray(content)) return;
+    content.forEach((block, b) => {
+      if ((block as Record<string, unknown>)?.cache_control) out.push(`${i}/${b}`);
+      const nested = (block as { content?: unknown })?.content;
+      if (Array.isArray(nested)) nested.forEach((p, k) => (p as Record<string, unknown>)?.cache_control && out.push(`${i}/${b}/${k}`));
+    });
+  });
+  return out;
+}
+
+/** Hermes-style client markers on the last `n` messages' last blocks. */
+function withClientMarkers(messages: Record<string, unknown>[], n: number): Record<string, unknown>[] {
+  return messages.map((m, i) => {
+    if (i < messages.length - n || !Array.isArray(m.content)) return m;
+    const content = (m.content as Record<string, unknown>[]).slice();
+    content[content.length - 1] = { ...content[content.length - 1]!, cache_control: { type: "ephemeral" } };
+    return { ...m, content };
+  });
+}
+
+describe("strategy", () => {
+  it.each(FORMATS)("%s: hermes is the default, and exactly the policy of eviction.md", (format) => {
+    for (const n of [20, 21, 29]) {
+      const messages = conversation(format, screenshots(n));
+      const byDefault = evictContext(parse({ format, messages }));
+      expect(evictContext(parse({ format, messages, strategy: "hermes" }))).toEqual(byDefault);
+      expect(byDefault.retired).toBe({ 20: 0, 21: 8, 29: 16 }[n]);
+      expect(byDefault.stats).not.toHaveProperty("strategy");
+    }
+  });
+
+  it("refuses the cost-only fields with hermes, and manage_cache outside Anthropic", () => {
+    expect(EvictRequest.safeParse({ format: "openai", messages: [], session_id: "s" }).success).toBe(false);
+    expect(EvictRequest.safeParse({ format: "openai", messages: [], strategy: "cost", manage_cache: true }).success).toBe(false);
+    expect(EvictRequest.safeParse({ format: "anthropic", messages: [], strategy: "cost", last_request_at: "yesterday" }).success).toBe(false);
+    expect(EvictRequest.safeParse({ format: "anthropic", messages: [], strategy: "cost", manage_cache: true, last_request_at: "2026-12-01T09:00:00Z" }).success).toBe(true);
+  });
+});
+
+describe("cost: ceilings", () => {
+  it("takes Anthropic's 100-image ceiling when every image is at most 2,000 px, else the default 20", () => {
+    const small = evictContext(parse({ format: "anthropic", strategy: "cost", provider: "anthropic", messages: anthropicScreenshots(30, SMALL) }), { now: NOW });
+    expect(small.stats.limits.max_blocks).toBe(100);
+    const big = anthropicScreenshots(30, { width: 2_400, height: 1_600 });
+    const out = evictContext(parse({ format: "anthropic", strategy: "cost", provider: "anthropic", messages: big }), { now: NOW });
+    expect(out.stats.limits.max_blocks).toBe(20);
+    expect(out.stats.image_blocks_after).toBeLessThanOrEqual(20);
+    // One request sees the whole conversation: the front moved when the 21st image came, before this one.
+    expect(out.stats.reason).toBe("held");
+  });
+
+  it("moves the front only down to the floor, and never sends a request over the true ceiling", () => {
+    for (const n of [21, 60, 101, 120]) {
+      const messages = anthropicScreenshots(n, SMALL);
+      const out = evictContext(parse({ format: "anthropic", strategy: "cost", provider: "anthropic", messages }), { now: NOW });
+      expect(out.stats.fits).toBe(true);
+      expect(out.stats.image_blocks_after).toBeLessThanOrEqual(100);
+      // Where it moved last, it left exactly the floor: the rest are newer than that move.
+      const shorter = evictContext(parse({ format: "anthropic", strategy: "cost", provider: "anthropic", messages: anthropicScreenshots(out.retired + 3, SMALL) }), { now: NOW });
+      expect(shorter.retired).toBe(out.retired);
+    }
+  });
+});
+
+describe("cost: time and memory", () => {
+  const messages = anthropicScreenshots(12, SMALL);
+  const base = { format: "anthropic", strategy: "cost", provider: "anthropic", messages } as const;
+
+  it("retires down to the floor when the cache went cold, if the session can remember it", () => {
+    const cold = evictContext(parse({ ...base, session_id: "s1", last_request_at: new Date(NOW - CACHE_TTL_MS - 1_000).toISOString() }), { now: NOW });
+    expect(cold.stats.reason).toBe("cold_cache");
+    expect(cold.stats.cold_cache).toBe(true);
+    expect(cold.retired).toBe(12 - 3);
+    const warm = evictContext(parse({ ...base, session_id: "s1", last_request_at: new Date(NOW - 60_000).toISOString() }), { now: NOW });
+    expect(warm.retired).toBe(0);
+    expect(warm.stats.reason).toBe("under_ceiling");
+  });
+
+  it("does not retire early on a cold cache without session_id, and says why", () => {
+    const out = evictContext(parse({ ...base, last_request_at: new Date(NOW - 10 * 60_000).toISOString() }), { now: NOW });
+    expect(out.retired).toBe(0);
+    expect(out.stats.cache_marker_note).toMatch(/session_id/);
+  });
+
+  it("holds a front the session remembers, unless the conversation is not the one remembered", () => {
+    const { carriers } = anthropicAdapter.inventory(messages);
+    const c = carriers[8]!;
+    const memory = { at: NOW - 30_000, front: 9, carrier: `${c.message}/${c.block}/${c.bytes}` };
+    const held = evictContext(parse({ ...base, session_id: "s1" }), { now: NOW, memory });
+    expect(held.retired).toBe(9);
+    expect(held.stats.reason).toBe("held");
+    const other = evictContext(parse({ ...base, session_id: "s1" }), { now: NOW, memory: { ...memory, carrier: "3/0/1" } });
+    expect(other.retired).toBe(0);
+  });
+});
+
+describe("cost: the front breakpoint (manage_cache)", () => {
+  it("puts one cache_control on the block just before the front and reports it; the client's stay where they were", () => {
+    const client = withClientMarkers(anthropicScreenshots(30, SMALL), 2);
+    const out = evictContext(parse({ format: "anthropic", strategy: "cost", provider: "anthropic", manage_cache: true, messages: client }), { now: NOW });
+    const before = markers(client);
+    const after = markers(out.messages);
+    for (const m of before) expect(after).toContain(m);
+    expect(after).toHaveLength(before.length + 1);
+    const at = out.stats.cache_marker!;
+    expect(after).toContain(`${at.message}/${at.block}`);
+    // Just before the oldest tool image the previous request still had: the front did not move in
+    // this request (held), so that is the oldest live one, after the assistant's tool_use block.
+    expect(out.stats.reason).toBe("held");
+    const oldestLive = anthropicAdapter.inventory(client).carriers[out.retired]!;
+    expect(at).toEqual({ message: oldestLive.message - 1, block: 1 });
+  });
+
+  it("places nothing when the client already uses the 4 breakpoints, and says so", () => {
+    const client = withClientMarkers(anthropicScreenshots(30, SMALL), 3);
+    const out = evictContext(parse({ format: "anthropic", strategy: "cost", provider: "anthropic", manage_cache: true, messages: client }), { now: NOW });
+    expect(out.stats.cache_marker).toBeUndefined();
+    expect(out.stats.cache_marker_note).toMatch(/4 breakpoints/);
+    expect(markers(out.messages)).toEqual(markers(client));
+  });
+
+  it("property: never moves a client breakpoint, adds at most one, never exceeds 4, never rewrites an upload", () => {
+    const script = fc.record({
+      shots: fc.integer({ min: 0, max: 60 }),
+      clientMarkers: fc.integer({ min: 0, max: 3 }),
+      others: fc.integer({ min: 0, max: 2 }),
+      uploadAt: fc.option(fc.integer({ min: 0, max: 60 }), { nil: undefined }),
+      large: fc.boolean(),
+    });
+    fc.assert(
+      fc.property(script, ({ shots, clientMarkers, others, uploadAt, large }) => {
+        let messages = anthropicScreenshots(shots, large ? { width: 2_400, height: 1_000 } : SMALL);
+        if (uploadAt !== undefined) {
+          const at = Math.min(messages.length, uploadAt * 2 + 1);
+          const upload = { role: "user", content: [{ type: "image", source: { type: "base64", media_type: "image/png", data: pngBase64(800, 600) } }] };
+          messages = [...messages.slice(0, at), upload as Record<string, unknown>, ...messages.slice(at)];
+        }
+        messages = deepFreeze(withClientMarkers(messages, clientMarkers));
+        const out = evictContext(parse({ format: "anthropic", strategy: "cost", provider: "anthropic", manage_cache: true, other_breakpoints: others, messages }), { now: NOW });
+        const before = markers(messages);
+        const after = markers(out.messages);
+        for (const m of before) expect(after).toContain(m);
+        expect(after.length - before.length).toBeLessThanOrEqual(1);
+        expect(countBreakpoints(out.messages).count + others).toBeLessThanOrEqual(Math.max(4, before.length + others));
+        if (before.length + others < 4) expect(countBreakpoints(out.messages).count + others).toBeLessThanOrEqual(4);
+        const uploads = anthropicAdapter.inventory(messages).uploads;
+        const blockAt = (list: readonly unknown[], u: { message: number; block: number }) => (list[u.message] as { content: unknown[] }).content[u.block];
+        for (const u of uploads) expect(blockAt(out.messages, u)).toBe(blockAt(messages, u));
+        expect(loadOf(anthropicAdapter.inventory(out.messages).uploads)).toEqual(loadOf(uploads));
+        if (out.stats.fits) expect(out.stats.image_blocks_after).toBeLessThanOrEqual(out.stats.limits.max_blocks);
+      }),
+      { numRuns: 150 },
+    );
+  });
+});
+
+describe("retired images can become their description", () => {
+  it.each(FORMATS)("%s: a mapped image becomes its vision_analyze text, the others the fixed placeholder, the same bytes every time", (format) => {
+    const messages = conversation(format, screenshots(21));
+    const first = evictContext(parse({ format, messages }));
+    const target = first.evicted[2]!;
+    const descriptions = [{ message: target.message, block: target.block, ...(target.part === undefined ? {} : { part: target.part }), text: "a login form with an email field" }];
+    const a = evictContext(parse({ format, messages, descriptions }));
+    const b = evictContext(parse({ format, messages, descriptions }));
+    expect(JSON.stringify(a.messages)).toBe(JSON.stringify(b.messages));
+    const text = JSON.stringify(a.messages[target.message]);
+    expect(text).toContain(JSON.stringify(describedImageText("a login form with an email field")).slice(1, -1));
+    expect(JSON.stringify(a.messages[first.evicted[0]!.message])).toContain(RETIRED_IMAGE_TEXT);
+    expect(a.retired).toBe(first.retired);
+  });
+
+  it("refuses a description for a message that is not there", () => {
+    expect(EvictRequest.safeParse({ format: "openai", messages: [], descriptions: [{ message: 0, block: 0, text: "x" }] }).success).toBe(false);
+  });
+});

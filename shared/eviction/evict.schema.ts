@@ -3,7 +3,7 @@
  * the format adapters read them, and the route must hand back exactly what the caller sent apart
  * from the retired images. The same schemas feed OpenAPI and the MCP tool schema.
  */
-import { z } from "zod";
+import * as z from "zod";
 import { DEFAULT_LIMITS } from "./policy";
 
 const positiveInt = (max: number) => z.number().int().min(1).max(max);

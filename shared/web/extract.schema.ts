@@ -1,5 +1,5 @@
 /** The web_extract request and response (api.md); the same schemas feed OpenAPI and MCP. */
-import { z } from "zod";
+import * as z from "zod";
 
 export const ExtractRequest = z.object({
   urls: z.array(z.string().min(1).max(8192).describe("An http(s) URL")).min(1).max(5).describe("1..5 URLs; results come back in the same order"),

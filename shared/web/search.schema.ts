@@ -1,5 +1,5 @@
 /** The web_search request and response (api.md); the same schemas feed OpenAPI and MCP. */
-import { z } from "zod";
+import * as z from "zod";
 
 export const SearchRequest = z.object({
   query: z

@@ -2,7 +2,7 @@
  * Firecrawl scrape (`POST /v1/scrape`, markdown only). Firecrawl reports a page it could not
  * load inside a 200 (`success: false`, or the page's own status in metadata), so both are failures here.
  */
-import { z } from "zod";
+import * as z from "zod";
 import { providerError } from "../../../http/errors";
 import { parseAnswer, postJson } from "../http";
 import { type ExtractAdapter, toExtractedPage } from "./page";

@@ -2,7 +2,7 @@
  * Jina Reader (`GET /{url}`, JSON answer). The key is optional: Jina serves keyless callers at a
  * lower rate limit, so one is sent only when configured.
  */
-import { z } from "zod";
+import * as z from "zod";
 import { callProvider, parseAnswer, providerUrl } from "../http";
 import { type ExtractAdapter, toExtractedPage } from "./page";
 

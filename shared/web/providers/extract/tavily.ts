@@ -2,7 +2,7 @@
  * Tavily extract (`POST /extract`). A URL Tavily could not read comes back in `failed_results`
  * inside a 200, which is a provider failure for us.
  */
-import { z } from "zod";
+import * as z from "zod";
 import { providerError } from "../../../http/errors";
 import { parseAnswer, postJson, unexpectedShape } from "../http";
 import { type ExtractAdapter, toExtractedPage } from "./page";

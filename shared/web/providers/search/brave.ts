@@ -3,7 +3,7 @@
  * counts `offset` in pages (0..9), so a larger tier is fetched page by page until it is filled
  * or Brave says there are no more.
  */
-import { z } from "zod";
+import * as z from "zod";
 import { callProvider, parseAnswer, providerUrl } from "../http";
 import type { SearchAdapter } from "../provider.types";
 import { htmlSnippetToText } from "../../html-entities";

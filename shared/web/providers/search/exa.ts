@@ -2,7 +2,7 @@
  * Exa search (`POST /search`, header `x-api-key`). Exa returns no snippet unless contents are
  * asked for, so a short text excerpt is requested to fill the description.
  */
-import { z } from "zod";
+import * as z from "zod";
 import { parseAnswer, postJson } from "../http";
 import type { SearchAdapter } from "../provider.types";
 import { rankHits } from "./hits";

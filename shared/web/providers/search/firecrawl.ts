@@ -2,7 +2,7 @@
  * Firecrawl search (`POST /v1/search`, Bearer key, `limit`). v1 answers `data` as a list; the
  * newer grouped shape (`data.web`) is read too so a self-hosted upgrade does not break us.
  */
-import { z } from "zod";
+import * as z from "zod";
 import { parseAnswer, postJson, unexpectedShape } from "../http";
 import type { SearchAdapter } from "../provider.types";
 import { isRecord, rankHits } from "./hits";

@@ -3,7 +3,7 @@
  * the instance, not the caller, so pages are read in order until the tier is filled, a page adds
  * nothing new, or MAX_PAGES is reached.
  */
-import { z } from "zod";
+import * as z from "zod";
 import { callProvider, parseAnswer, providerUrl } from "../http";
 import type { SearchAdapter } from "../provider.types";
 import { type HitCandidate, rankHits } from "./hits";

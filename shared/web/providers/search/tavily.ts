@@ -2,7 +2,7 @@
  * Tavily search (`POST /search`). Tavily answers at most 20 results per call and has no paging,
  * so larger tiers get 20: the cap is the provider's, reported honestly by a shorter list.
  */
-import { z } from "zod";
+import * as z from "zod";
 import { parseAnswer, postJson } from "../http";
 import type { SearchAdapter } from "../provider.types";
 import { rankHits } from "./hits";

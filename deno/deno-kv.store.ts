@@ -1,51 +1,103 @@
 /**
  * CacheStore on Deno KV, the Deno runtime's cache and authoritative copy. Deno KV's quirks stay
- * here: values are limited to 64 KiB (entries are split into chunks, the head written last),
- * `getMany` reads at most 10 keys, and
- * `expireIn` is in milliseconds (a housekeeping hint; the `expiresAt` inside the value decides).
+ * here: values are limited to 64 KiB (entries are split into chunks under a fresh version, the
+ * head that names them written last, so a reader never sees half an entry), an atomic operation
+ * carries at most 800 KiB, `getMany` reads at most 10 keys, `expireIn` is in milliseconds and only
+ * a housekeeping hint (a local KV file still returns expired keys: the `expiresAt` inside the value
+ * decides). An entry that fits one chunk lives inside its head, so a hit is one read.
  */
 import type { CacheEntry, CacheStore } from "../shared/ports";
+import { whenUnlocked } from "./kv-busy";
 
-/** Stay under Deno KV's 65,536-byte value limit with UTF-8 of any content. */
+/** At most 32 KiB as a V8-serialised (UTF-16) string: under the 65,536-byte value limit. */
 const CHUNK_CHARS = 16 * 1024;
+/** Chunks per atomic operation: 20 × 32 KiB stays under its 819,200-byte limit. */
+const CHUNKS_PER_COMMIT = 20;
+/** `getMany` takes at most 10 keys. */
+const KEYS_PER_READ = 10;
+
+/** The head of an entry: where its chunks are, or the entry itself when it fits one chunk. */
+export interface EntryHead {
+  version: string;
+  chunks: number;
+  /** The entry's logical expiry (absent in heads written before it was kept here). */
+  expiresAt?: number;
+  /** The whole entry's JSON when it fits one chunk. */
+  text?: string;
+}
+
+export const cacheHeadKey = (key: string): Deno.KvKey => ["cache", key];
+const chunkKey = (key: string, version: string, i: number): Deno.KvKey => ["cache-chunk", key, version, i];
+
+/** Deno KV never accepts an `expireIn` of zero or less. */
+export const kvExpireIn = (ttlMs: number): number => Math.max(1000, Math.ceil(ttlMs));
 
 export class DenoKvStore implements CacheStore {
   constructor(private readonly kv: Deno.Kv) {}
 
   async get<T>(key: string): Promise<CacheEntry<T> | null> {
-    const head = await this.kv.get<{ chunks: number; version: string }>(["cache", key]);
-    if (!head.value) return null;
-    const { chunks, version } = head.value;
-    const parts: string[] = [];
-    // getMany takes at most 10 keys per call.
-    for (let first = 0; first < chunks; first += 10) {
-      const keys = Array.from({ length: Math.min(10, chunks - first) }, (_, i) => ["cache-chunk", key, version, first + i]);
-      for (const part of await this.kv.getMany<string[]>(keys)) {
-        if (typeof part.value !== "string") return null;
-        parts.push(part.value);
+    const head = await whenUnlocked(() => this.kv.get<EntryHead>(cacheHeadKey(key)));
+    return head.value ? this.entryOf<T>(key, head.value) : null;
+  }
+
+  /** The entry a head points at (one more read only for entries over one chunk). */
+  async entryOf<T>(key: string, head: EntryHead): Promise<CacheEntry<T> | null> {
+    let text = head.text;
+    if (text === undefined) {
+      const reads = [];
+      for (let first = 0; first < head.chunks; first += KEYS_PER_READ) {
+        const keys = Array.from({ length: Math.min(KEYS_PER_READ, head.chunks - first) }, (_, i) => chunkKey(key, head.version, first + i));
+        reads.push(whenUnlocked(() => this.kv.getMany<string[]>(keys)));
       }
+      const parts = (await Promise.all(reads)).flat().map((part) => part.value);
+      if (parts.some((part) => typeof part !== "string")) return null;
+      text = parts.join("");
     }
     try {
-      return JSON.parse(parts.join("")) as CacheEntry<T>;
+      return JSON.parse(text) as CacheEntry<T>;
     } catch {
       return null;
     }
   }
 
   async put<T>(key: string, entry: CacheEntry<T>, ttlMs: number): Promise<void> {
+    const result = await this.commitEntry(key, entry, ttlMs);
+    if (!result.ok) throw new Error("Deno KV refused the cache entry's head");
+  }
+
+  /**
+   * Writes `entry`; `alsoInHead` adds checks and mutations to the atomic operation that writes the
+   * head (a lease's release), so both happen together or not at all. Entries of up to 20 chunks
+   * are one atomic operation; longer ones write their chunks first.
+   */
+  async commitEntry<T>(key: string, entry: CacheEntry<T>, ttlMs: number, alsoInHead?: (op: Deno.AtomicOperation) => void): Promise<Deno.KvCommitResult | Deno.KvCommitError> {
     const text = JSON.stringify(entry);
     const version = crypto.randomUUID();
-    const expireIn = Math.max(1000, ttlMs);
+    const expireIn = kvExpireIn(ttlMs);
     const chunks = Math.max(1, Math.ceil(text.length / CHUNK_CHARS));
-    // Chunks first (under a fresh version), then the head that points at them: a reader never
-    // sees a head without its chunks.
-    for (let first = 0; first < chunks; first += 10) {
-      const op = this.kv.atomic();
-      for (let i = first; i < Math.min(chunks, first + 10); i++) {
-        op.set(["cache-chunk", key, version, i], text.slice(i * CHUNK_CHARS, (i + 1) * CHUNK_CHARS), { expireIn });
-      }
-      await op.commit();
+    const head: EntryHead = chunks === 1 ? { version, chunks, expiresAt: entry.expiresAt, text } : { version, chunks, expiresAt: entry.expiresAt };
+    const batches: number[][] = [];
+    for (let first = 0; chunks > 1 && first < chunks; first += CHUNKS_PER_COMMIT) {
+      batches.push(Array.from({ length: Math.min(CHUNKS_PER_COMMIT, chunks - first) }, (_, i) => first + i));
     }
-    await this.kv.set(["cache", key], { chunks, version }, { expireIn });
+    const setChunks = (op: Deno.AtomicOperation, batch: number[]) => {
+      for (const i of batch) op.set(chunkKey(key, version, i), text.slice(i * CHUNK_CHARS, (i + 1) * CHUNK_CHARS), { expireIn });
+    };
+    // Every batch but the last goes first, under the fresh version no head names yet.
+    const last = batches.pop() ?? [];
+    for (const batch of batches) {
+      await whenUnlocked(() => {
+        const op = this.kv.atomic();
+        setChunks(op, batch);
+        return op.commit();
+      });
+    }
+    return whenUnlocked(() => {
+      const op = this.kv.atomic();
+      setChunks(op, last);
+      op.set(cacheHeadKey(key), head, { expireIn });
+      alsoInHead?.(op);
+      return op.commit();
+    });
   }
 }

@@ -4,7 +4,9 @@
  * head that names them written last, so a reader never sees half an entry), an atomic operation
  * carries at most 800 KiB, `getMany` reads at most 10 keys, `expireIn` is in milliseconds and only
  * a housekeeping hint (a local KV file still returns expired keys: the `expiresAt` inside the value
- * decides). An entry that fits one chunk lives inside its head, so a hit is one read.
+ * decides). An entry that fits one chunk lives inside its head, so a hit is one read; a process
+ * also keeps the entries it read or wrote lately in memory until their `expiresAt` (an entry is
+ * only ever replaced once it has expired, so that copy answers as Deno KV would).
  */
 import type { CacheEntry, CacheStore } from "../shared/ports";
 import { whenUnlocked } from "./kv-busy";
@@ -32,10 +34,56 @@ const chunkKey = (key: string, version: string, i: number): Deno.KvKey => ["cach
 /** Deno KV never accepts an `expireIn` of zero or less. */
 export const kvExpireIn = (ttlMs: number): number => Math.max(1000, Math.ceil(ttlMs));
 
+/** Entries kept in process memory: each at most this long, all together at most HOT_TOTAL_CHARS. */
+const HOT_ENTRY_CHARS = 256 * 1024;
+const HOT_TOTAL_CHARS = 8 * 1024 * 1024;
+
+/** Recently used entries' JSON, dropped at their expiry or least recently used first. */
+class HotEntries {
+  private readonly entries = new Map<string, { text: string; expiresAt: number }>();
+  private chars = 0;
+
+  get(key: string, now: number): string | undefined {
+    const hot = this.entries.get(key);
+    if (!hot) return undefined;
+    this.forget(key);
+    if (hot.expiresAt <= now) return undefined;
+    this.entries.set(key, hot); // most recently used last
+    this.chars += hot.text.length;
+    return hot.text;
+  }
+
+  set(key: string, text: string, expiresAt: number, now: number): void {
+    this.forget(key);
+    if (text.length > HOT_ENTRY_CHARS || expiresAt <= now) return;
+    this.entries.set(key, { text, expiresAt });
+    this.chars += text.length;
+    for (const oldest of this.entries.keys()) {
+      if (this.chars <= HOT_TOTAL_CHARS) break;
+      this.forget(oldest);
+    }
+  }
+
+  forget(key: string): void {
+    const hot = this.entries.get(key);
+    if (!hot) return;
+    this.entries.delete(key);
+    this.chars -= hot.text.length;
+  }
+}
+
 export class DenoKvStore implements CacheStore {
-  constructor(private readonly kv: Deno.Kv) {}
+  private readonly hot = new HotEntries();
+
+  constructor(
+    private readonly kv: Deno.Kv,
+    private readonly clock: () => number = Date.now,
+  ) {}
 
   async get<T>(key: string): Promise<CacheEntry<T> | null> {
+    // Parsed on every hit: callers get their own copy to shape.
+    const hot = this.hot.get(key, this.clock());
+    if (hot !== undefined) return JSON.parse(hot) as CacheEntry<T>;
     const head = await whenUnlocked(() => this.kv.get<EntryHead>(cacheHeadKey(key)));
     return head.value ? this.entryOf<T>(key, head.value) : null;
   }
@@ -53,11 +101,14 @@ export class DenoKvStore implements CacheStore {
       if (parts.some((part) => typeof part !== "string")) return null;
       text = parts.join("");
     }
+    let entry: CacheEntry<T>;
     try {
-      return JSON.parse(text) as CacheEntry<T>;
+      entry = JSON.parse(text) as CacheEntry<T>;
     } catch {
       return null;
     }
+    if (typeof entry.expiresAt === "number") this.hot.set(key, text, entry.expiresAt, this.clock());
+    return entry;
   }
 
   async put<T>(key: string, entry: CacheEntry<T>, ttlMs: number): Promise<void> {
@@ -72,6 +123,7 @@ export class DenoKvStore implements CacheStore {
    */
   async commitEntry<T>(key: string, entry: CacheEntry<T>, ttlMs: number, alsoInHead?: (op: Deno.AtomicOperation) => void): Promise<Deno.KvCommitResult | Deno.KvCommitError> {
     const text = JSON.stringify(entry);
+    this.hot.forget(key); // whatever happens to the write, the old copy is not the answer now
     const version = crypto.randomUUID();
     const expireIn = kvExpireIn(ttlMs);
     const chunks = Math.max(1, Math.ceil(text.length / CHUNK_CHARS));
@@ -98,6 +150,9 @@ export class DenoKvStore implements CacheStore {
       op.set(cacheHeadKey(key), head, { expireIn });
       alsoInHead?.(op);
       return op.commit();
+    }).then((result) => {
+      if (result.ok) this.hot.set(key, text, entry.expiresAt, this.clock());
+      return result;
     });
   }
 }

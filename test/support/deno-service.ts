@@ -16,7 +16,7 @@ const ROOT = resolve(import.meta.dirname, "../..");
 /** The permissions the `dev:deno` script grants. */
 export const DENO_RUN = ["run", "--allow-net", "--allow-read", "--allow-write", "--allow-env"];
 
-export async function startDeno(options: { env: Record<string, string>; args?: string[]; cwd?: string; command?: string[]; port?: number }): Promise<DenoService> {
+export async function startDeno(options: { env: Record<string, string>; args?: string[]; cwd?: string; command?: string[]; port?: number; healthPath?: string }): Promise<DenoService> {
   const port = options.port ?? (await freePort());
   const command = options.command ?? [resolve(ROOT, "node_modules/.bin/deno"), ...DENO_RUN, resolve(ROOT, "deno/main.ts"), ...(options.args ?? [])];
   const child = spawn(command[0]!, command.slice(1), {
@@ -41,7 +41,7 @@ export async function startDeno(options: { env: Record<string, string>; args?: s
   };
   for (let i = 0; ; i++) {
     try {
-      if ((await fetch(`${service.url}/healthz`)).ok) return service;
+      if ((await fetch(`${service.url}${options.healthPath ?? "/healthz"}`)).ok) return service;
     } catch {}
     if (i > 360 || child.exitCode !== null) {
       await service.stop();

@@ -88,14 +88,14 @@ describe("on Deno", () => {
 });
 
 describe("port contracts on Deno", () => {
-  it("passes the CacheStore and EmbedCounter contracts with Deno KV, the Deno KV counters and the in-process ledger", () => {
-    const result = spawnSync("node_modules/.bin/deno", ["test", "--allow-read", "--allow-write", "--allow-env", "test/deno/ports.contract.test.ts"], {
+  it("passes the CacheStore and EmbedCounter contracts with Deno KV, the Deno KV counters and the in-process ledger, and the Deno KV flight's own tests", () => {
+    const result = spawnSync("node_modules/.bin/deno", ["test", "--allow-read", "--allow-write", "--allow-env", "test/deno/ports.contract.test.ts", "test/deno/flight.kv.test.ts"], {
       encoding: "utf8",
       env: { ...process.env, DENO_NO_UPDATE_CHECK: "1", NO_COLOR: "1" },
       timeout: 120_000,
     });
     const output = `${result.stdout}\n${result.stderr}`;
-    expect(output, output.slice(-2000)).toMatch(/ok \| 17 passed \| 0 failed/);
+    expect(output, output.slice(-2000)).toMatch(/ok \| 22 passed \| 0 failed/);
     expect(result.status).toBe(0);
   });
 });

@@ -2,10 +2,11 @@
  * Single-flight across every Deno process that shares one Deno KV (several `deno serve` processes
  * on one KV file, or Deno Deploy's isolates): the first caller of a key takes a lease with an
  * atomic check-and-set, pays the provider, and commits the entry and the lease's release in one
- * atomic operation; the others poll the lease and the entry's head until one of them changes.
- * A local KV file's `watch` does not see other processes' writes (denoland/deno#21640), so the
- * wait is a bounded poll everywhere. Inside one process, callers of a key join one promise first,
- * so a process has at most one caller at the lease.
+ * atomic operation; the others wait for the lease or the entry's head to change. They poll, with
+ * a bounded pause: a local KV file's `watch` does not see other processes' writes
+ * (denoland/deno#21640). Where `watch` does (Deno Deploy's KV), `timing.watch` wakes them on the
+ * change and the poll stays as the bound. Inside one process, callers of a key join one promise
+ * first, so a process has at most one caller at the lease.
  */
 import type { Logger } from "../shared/log";
 import type { FetchFn } from "../shared/ports";
@@ -22,6 +23,8 @@ export interface KvFlightTiming {
   leaseMs: number;
   /** First and longest pause between two looks at a key someone else is paying for. */
   pollMs: { first: number; max: number };
+  /** Also wake on `kv.watch` (only where it sees every writer's changes). */
+  watch?: boolean;
 }
 
 export const DEFAULT_FLIGHT_TIMING: KvFlightTiming = { leaseMs: 10_000, pollMs: { first: 10, max: 100 } };
@@ -88,6 +91,15 @@ export class DenoKvFlight implements SingleFlight {
   private async acrossProcesses(key: string, job: Job, options: FlightOptions): Promise<FlightOutcome> {
     let seen: Sighting = { lease: absent(leaseKey(key)), head: absent(cacheHeadKey(key)), outcome: null };
     let waitedOn: Lease | null = null;
+    const changes = this.timing.watch ? new Changes(this.kv, [leaseKey(key), cacheHeadKey(key)]) : null;
+    try {
+      return await this.until(key, job, options, seen, waitedOn, changes);
+    } finally {
+      changes?.close();
+    }
+  }
+
+  private async until(key: string, job: Job, options: FlightOptions, seen: Sighting, waitedOn: Lease | null, changes: Changes | null): Promise<FlightOutcome> {
     for (let look = 0; ; look++) {
       const now = this.deps.clock();
       const head = seen.head.value;
@@ -114,7 +126,8 @@ export class DenoKvFlight implements SingleFlight {
         if (taken.ok) return this.lead(key, job, options, mine, taken.versionstamp);
       } else {
         waitedOn = lease;
-        await sleep(Math.min(this.timing.pollMs.max, this.timing.pollMs.first * 1.5 ** look));
+        const pause = Math.min(this.timing.pollMs.max, this.timing.pollMs.first * 1.5 ** look);
+        await (changes ? changes.next(this.timing.pollMs.max) : sleep(pause));
       }
       seen = await this.look(key, waitedOn);
     }
@@ -206,6 +219,36 @@ export class DenoKvFlight implements SingleFlight {
     } catch (error) {
       return { ok: false, error: toFlightError(error) };
     }
+  }
+}
+
+/** Changes of a few keys from `kv.watch`, opened once per wait. */
+class Changes {
+  private readonly reader: ReadableStreamDefaultReader<unknown>;
+  /** At most one read is pending: a change resolves it, whichever pause is waiting then. */
+  private pending: Promise<unknown>;
+
+  constructor(kv: Deno.Kv, keys: Deno.KvKey[]) {
+    this.reader = kv.watch(keys).getReader();
+    // The first event is the keys' current values, which the caller has just read.
+    this.pending = this.reader.read().then(() => this.read(), () => undefined);
+  }
+
+  private read(): Promise<unknown> {
+    return this.reader.read().catch(() => undefined);
+  }
+
+  /** Resolves on the next change, or after `boundMs` whatever happens. */
+  async next(boundMs: number): Promise<void> {
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const bound = new Promise<"bound">((resolve) => (timer = setTimeout(() => resolve("bound"), boundMs)));
+    const first = await Promise.race([this.pending.then(() => "change" as const), bound]);
+    clearTimeout(timer);
+    if (first === "change") this.pending = this.read();
+  }
+
+  close(): void {
+    void this.reader.cancel().catch(() => undefined);
   }
 }
 

@@ -8,6 +8,7 @@
  *
  *   deno run --allow-net --allow-read --allow-write --allow-env deno/main.ts --port 8787 --hostname 127.0.0.1
  *   PORT=8787 HOSTNAME=127.0.0.1 CONFIG_PATH=./config.json DENO_KV_PATH=./cache.sqlite3
+ *   DENO_SINGLE_PROCESS=true DENO_FLIGHT_LEASE_MS=10000 DENO_FLIGHT_WATCH=true
  */
 import { parseArgs, parseEnv } from "node:util";
 import { createApp } from "../shared/app";
@@ -77,10 +78,12 @@ const fetchPort = (input: Request | string | URL, init?: RequestInit) => fetch(i
 const singleProcess = env.DENO_KV_PATH === ":memory:" || env.DENO_SINGLE_PROCESS === "true";
 const leaseMs = env.DENO_FLIGHT_LEASE_MS === undefined ? DEFAULT_FLIGHT_TIMING.leaseMs : Number(env.DENO_FLIGHT_LEASE_MS);
 if (!Number.isInteger(leaseMs) || leaseMs < 10) fail(`DENO_FLIGHT_LEASE_MS must be a whole number of milliseconds, at least 10 (got ${env.DENO_FLIGHT_LEASE_MS})`);
+// Deno Deploy's KV tells every isolate of a change; a local KV file tells only its own process.
+const watch = env.DENO_FLIGHT_WATCH === undefined ? env.DENO_DEPLOYMENT_ID !== undefined : env.DENO_FLIGHT_WATCH === "true";
 // One process is its own single-flight point; processes sharing a KV coordinate through it.
 const flight: SingleFlight = singleProcess
   ? new FlightCoordinator({ authority: cache, fetch: fetchPort, log: consoleLogger })
-  : new DenoKvFlight(kv, cache, { fetch: fetchPort, log: consoleLogger, clock: Date.now }, { ...DEFAULT_FLIGHT_TIMING, leaseMs });
+  : new DenoKvFlight(kv, cache, { fetch: fetchPort, log: consoleLogger, clock: Date.now }, { ...DEFAULT_FLIGHT_TIMING, leaseMs, watch });
 const embeds: EmbedCounter = singleProcess ? new MemoryEmbedCounter(Date.now) : new DenoKvEmbedCounter(kv, Date.now);
 
 const app = createApp({

@@ -163,3 +163,26 @@ Deno.test({
     kv.close();
   },
 });
+
+Deno.test({
+  name: "Deno KV flight with watch: a waiter wakes on the leader's commit, long before its poll would",
+  sanitizeResources: false,
+  async fn() {
+    const upstream = provider({ delayMs: 100 });
+    // One handle, two flights: `watch` on a local file sees only its own handle's writes.
+    const kv = await Deno.openKv(":memory:");
+    const slowPoll = { leaseMs: 5000, pollMs: { first: 3000, max: 3000 }, watch: true };
+    const [a, b] = [0, 1].map(() => {
+      const cache = new DenoKvStore(kv);
+      const flight = new DenoKvFlight(kv, cache, { fetch: upstream.fetch, log: silentLogger, clock: Date.now }, slowPoll);
+      return { cache, flight, fetch: upstream.fetch, clock: Date.now, log: silentLogger } satisfies PaidCallDeps;
+    });
+    const key = `search:${unique()}`;
+    const started = Date.now();
+    const [first, second] = await Promise.all([paidCall(a!, key, searchJob("watched"), options), sleep(20).then(() => paidCall(b!, key, searchJob("watched"), options))]);
+    const took = Date.now() - started;
+    assertEquals([first.cache, second.cache, upstream.calls()], ["miss", "coalesced", 1], "outcomes and provider calls");
+    if (took > 1500) throw new Error(`the waiter took ${took} ms: it slept through the change`);
+    kv.close();
+  },
+});

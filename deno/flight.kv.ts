@@ -8,6 +8,7 @@
  * change and the poll stays as the bound. Inside one process, callers of a key join one promise
  * first, so a process has at most one caller at the lease.
  */
+import { AppError } from "../shared/http/errors";
 import type { Logger } from "../shared/log";
 import type { FetchFn } from "../shared/ports";
 import { type FlightError, type FlightOptions, type FlightOutcome, type SingleFlight, toFlightError } from "../shared/web/flight";
@@ -89,17 +90,17 @@ export class DenoKvFlight implements SingleFlight {
    * assumes no head and no lease and reads nothing: the check-and-set proves it or fails.
    */
   private async acrossProcesses(key: string, job: Job, options: FlightOptions): Promise<FlightOutcome> {
-    let seen: Sighting = { lease: absent(leaseKey(key)), head: absent(cacheHeadKey(key)), outcome: null };
-    let waitedOn: Lease | null = null;
-    const changes = this.timing.watch ? new Changes(this.kv, [leaseKey(key), cacheHeadKey(key)]) : null;
+    const pause = new Pause(this.kv, [leaseKey(key), cacheHeadKey(key)], this.timing);
     try {
-      return await this.until(key, job, options, seen, waitedOn, changes);
+      return await this.leadOrWait(key, job, options, pause);
     } finally {
-      changes?.close();
+      pause.close();
     }
   }
 
-  private async until(key: string, job: Job, options: FlightOptions, seen: Sighting, waitedOn: Lease | null, changes: Changes | null): Promise<FlightOutcome> {
+  private async leadOrWait(key: string, job: Job, options: FlightOptions, pause: Pause): Promise<FlightOutcome> {
+    let seen: Sighting = { lease: absent(leaseKey(key)), head: absent(cacheHeadKey(key)), outcome: null };
+    let waitedOn: Lease | null = null;
     for (let look = 0; ; look++) {
       const now = this.deps.clock();
       const head = seen.head.value;
@@ -126,8 +127,7 @@ export class DenoKvFlight implements SingleFlight {
         if (taken.ok) return this.lead(key, job, options, mine, taken.versionstamp);
       } else {
         waitedOn = lease;
-        const pause = Math.min(this.timing.pollMs.max, this.timing.pollMs.first * 1.5 ** look);
-        await (changes ? changes.next(this.timing.pollMs.max) : sleep(pause));
+        await pause.next(look);
       }
       seen = await this.look(key, waitedOn);
     }
@@ -153,8 +153,7 @@ export class DenoKvFlight implements SingleFlight {
     try {
       value = await runJob(job, this.deps.fetch);
     } catch (error) {
-      const outcome = { ok: false as const, error: toFlightError(error) };
-      if (outcome.error.code === "internal_error") this.deps.log.error("provider_call_crashed", { kind: job.kind, provider: job.settings.name, error: String(error) });
+      const outcome = this.failed(job, error);
       await stopRenewing();
       await this.release(key, lease, held, outcome);
       return outcome;
@@ -217,38 +216,48 @@ export class DenoKvFlight implements SingleFlight {
     try {
       return { ok: true, value: await runJob(job, this.deps.fetch), cache: "miss", stored: false };
     } catch (error) {
-      return { ok: false, error: toFlightError(error) };
+      return this.failed(job, error);
     }
+  }
+
+  private failed(job: Job, error: unknown): { ok: false; error: FlightError } {
+    if (!(error instanceof AppError)) this.deps.log.error("provider_call_crashed", { kind: job.kind, provider: job.settings.name, error: String(error) });
+    return { ok: false, error: toFlightError(error) };
   }
 }
 
-/** Changes of a few keys from `kv.watch`, opened once per wait. */
-class Changes {
-  private readonly reader: ReadableStreamDefaultReader<unknown>;
+/**
+ * How a waiter waits between two looks: a poll whose pause grows from `pollMs.first` to
+ * `pollMs.max`, or with `watch` the next change of the keys, bounded by `pollMs.max`.
+ */
+class Pause {
+  private reader: ReadableStreamDefaultReader<unknown> | null = null;
   /** At most one read is pending: a change resolves it, whichever pause is waiting then. */
-  private pending: Promise<unknown>;
+  private change: Promise<unknown> | null = null;
 
-  constructor(kv: Deno.Kv, keys: Deno.KvKey[]) {
-    this.reader = kv.watch(keys).getReader();
-    // The first event is the keys' current values, which the caller has just read.
-    this.pending = this.reader.read().then(() => this.read(), () => undefined);
-  }
+  constructor(
+    private readonly kv: Deno.Kv,
+    private readonly keys: Deno.KvKey[],
+    private readonly timing: KvFlightTiming,
+  ) {}
 
-  private read(): Promise<unknown> {
-    return this.reader.read().catch(() => undefined);
-  }
-
-  /** Resolves on the next change, or after `boundMs` whatever happens. */
-  async next(boundMs: number): Promise<void> {
+  async next(look: number): Promise<void> {
+    const { first, max } = this.timing.pollMs;
+    if (!this.timing.watch) return sleep(Math.min(max, first * 1.5 ** look));
+    if (!this.reader) {
+      this.reader = this.kv.watch(this.keys).getReader();
+      // Its first event is the keys' current values, which the caller has just read.
+      this.change = this.reader.read().then(() => this.reader?.read(), () => undefined);
+    }
     let timer: ReturnType<typeof setTimeout> | undefined;
-    const bound = new Promise<"bound">((resolve) => (timer = setTimeout(() => resolve("bound"), boundMs)));
-    const first = await Promise.race([this.pending.then(() => "change" as const), bound]);
+    const bound = new Promise<"bound">((resolve) => (timer = setTimeout(() => resolve("bound"), max)));
+    const woke = await Promise.race([this.change!.then(() => "change" as const, () => "change" as const), bound]);
     clearTimeout(timer);
-    if (first === "change") this.pending = this.read();
+    if (woke === "change") this.change = this.reader.read().catch(() => undefined);
   }
 
   close(): void {
-    void this.reader.cancel().catch(() => undefined);
+    void this.reader?.cancel().catch(() => undefined);
   }
 }
 
@@ -256,4 +265,4 @@ function coalesced(outcome: FlightOutcome): FlightOutcome {
   return outcome.ok ? { ...outcome, cache: "coalesced" } : outcome;
 }
 
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));

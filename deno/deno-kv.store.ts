@@ -81,11 +81,27 @@ export class DenoKvStore implements CacheStore {
   ) {}
 
   async get<T>(key: string): Promise<CacheEntry<T> | null> {
-    // Parsed on every hit: callers get their own copy to shape.
-    const hot = this.hot.get(key, this.clock());
-    if (hot !== undefined) return JSON.parse(hot) as CacheEntry<T>;
+    const hot = this.peek<T>(key);
+    if (hot) return hot;
     const head = await whenUnlocked(() => this.kv.get<EntryHead>(cacheHeadKey(key)));
     return head.value ? this.entryOf<T>(key, head.value) : null;
+  }
+
+  private peek<T>(key: string): CacheEntry<T> | null {
+    const hot = this.hot.get(key, this.clock());
+    // Parsed on every hit: callers get their own copy to shape.
+    return hot === undefined ? null : (JSON.parse(hot) as CacheEntry<T>);
+  }
+
+  /**
+   * This store as the authority of an in-process single-flight (the single-process mode): reads
+   * answer from this process's memory copy only, because what was stored since the read tier
+   * missed was stored by this process; writes go to Deno KV. So a miss reads Deno KV once.
+   * (An entry over 256 Ki characters is not kept in memory: a caller whose read raced its
+   * store pays again.)
+   */
+  processCopy(): CacheStore {
+    return { get: async (key) => this.peek(key), put: (key, entry, ttlMs) => this.put(key, entry, ttlMs) };
   }
 
   /** The entry a head points at (one more read only for entries over one chunk). */

@@ -82,7 +82,7 @@ if (!Number.isInteger(leaseMs) || leaseMs < 10) fail(`DENO_FLIGHT_LEASE_MS must 
 const watch = env.DENO_FLIGHT_WATCH === undefined ? env.DENO_DEPLOYMENT_ID !== undefined : env.DENO_FLIGHT_WATCH === "true";
 // One process is its own single-flight point; processes sharing a KV coordinate through it.
 const flight: SingleFlight = singleProcess
-  ? new FlightCoordinator({ authority: cache, fetch: fetchPort, log: consoleLogger })
+  ? new FlightCoordinator({ authority: cache.processCopy(), fetch: fetchPort, log: consoleLogger })
   : new DenoKvFlight(kv, cache, { fetch: fetchPort, log: consoleLogger, clock: Date.now }, { ...DEFAULT_FLIGHT_TIMING, leaseMs, watch });
 const embeds: EmbedCounter = singleProcess ? new MemoryEmbedCounter(Date.now) : new DenoKvEmbedCounter(kv, Date.now);
 

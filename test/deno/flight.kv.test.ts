@@ -8,6 +8,7 @@ import { DenoKvStore } from "../../deno/deno-kv.store";
 import { DenoKvFlight } from "../../deno/flight.kv";
 import { silentLogger } from "../../shared/log";
 import { paidCall, type PaidCallDeps } from "../../shared/web/cache";
+import { FlightCoordinator } from "../../shared/web/flight";
 import type { ExtractJob, SearchJob } from "../../shared/web/jobs";
 
 function assertEquals(actual: unknown, expected: unknown, what: string): void {
@@ -183,6 +184,25 @@ Deno.test({
     const took = Date.now() - started;
     assertEquals([first.cache, second.cache, upstream.calls()], ["miss", "coalesced", 1], "outcomes and provider calls");
     if (took > 1500) throw new Error(`the waiter took ${took} ms: it slept through the change`);
+    kv.close();
+  },
+});
+
+Deno.test({
+  name: "single-process mode: the in-process coordinator over the store's process copy reads Deno KV once per miss and pays once",
+  sanitizeResources: false,
+  async fn() {
+    const upstream = provider({ delayMs: 100 });
+    const { kv, counts } = counted(await Deno.openKv(":memory:"));
+    const cache = new DenoKvStore(kv);
+    const flight = new FlightCoordinator({ authority: cache.processCopy(), fetch: upstream.fetch, log: silentLogger });
+    const deps: PaidCallDeps = { cache, flight, fetch: upstream.fetch, clock: Date.now, log: silentLogger };
+    const key = `search:${unique()}`;
+    const answers = await Promise.all(Array.from({ length: 8 }, () => paidCall(deps, key, searchJob("one process"), options)));
+    assertEquals(answers.map((a) => a.cache).sort(), ["coalesced", "coalesced", "coalesced", "coalesced", "coalesced", "coalesced", "coalesced", "miss"], "outcomes");
+    assertEquals([counts.reads, upstream.calls()], [8, 1], "Deno KV reads (one per caller's miss) and provider calls");
+    assertEquals((await paidCall(deps, key, searchJob("one process"), options)).cache, "hit", "a later caller");
+    assertEquals(counts.reads, 8, "Deno KV reads after the later hit");
     kv.close();
   },
 });

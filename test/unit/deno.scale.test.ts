@@ -4,9 +4,9 @@
  * against one process on `:memory:` (the explicit single-process mode). Real processes over real
  * HTTP, against the loopback emulator.
  */
-import { mkdtempSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { emulatorVars } from "../../scripts/local-stack";
 import { startEmulator } from "../emulator/server";
@@ -38,10 +38,11 @@ const MODES = [
 
 describe.each(MODES)("$name", ({ processes, kvPath }) => {
   let services: DenoService[] = [];
+  let path = "";
   const spread = <T>(n: number, request: (service: DenoService) => Promise<T>) => Promise.all(Array.from({ length: n }, (_, i) => request(services[i % services.length]!)));
 
   beforeAll(async () => {
-    const path = kvPath();
+    path = kvPath();
     const env = { ...emulatorVars(emulator.url), DENO_KV_PATH: path, DENO_FLIGHT_LEASE_MS: String(LEASE_MS), SECURITY_ALLOW_ANONYMOUS: "true", WEB_CHAR_LIMIT: "500000" };
     services = await Promise.all(Array.from({ length: processes }, () => startDeno({ env })));
     const listening = services.map((s) => JSON.parse(s.output().split("\n").find((line) => line.includes('"listening"'))!).coordination);
@@ -51,6 +52,7 @@ describe.each(MODES)("$name", ({ processes, kvPath }) => {
   afterAll(async () => {
     if (process.env.DEBUG_DENO) for (const s of services) console.log(s.output());
     await Promise.all(services.map((s) => s.stop()));
+    if (path !== ":memory:") rmSync(dirname(path), { recursive: true, force: true });
   });
 
   it("64 identical concurrent searches make 1 provider call, and every caller gets its answer", async () => {

@@ -1,51 +1,174 @@
 /**
  * CacheStore on Deno KV, the Deno runtime's cache and authoritative copy. Deno KV's quirks stay
- * here: values are limited to 64 KiB (entries are split into chunks, the head written last),
- * `getMany` reads at most 10 keys, and
- * `expireIn` is in milliseconds (a housekeeping hint; the `expiresAt` inside the value decides).
+ * here: values are limited to 64 KiB (entries are split into chunks under a fresh version, the
+ * head that names them written last, so a reader never sees half an entry), an atomic operation
+ * carries at most 800 KiB, `getMany` reads at most 10 keys, `expireIn` is in milliseconds and only
+ * a housekeeping hint (a local KV file still returns expired keys: the `expiresAt` inside the value
+ * decides). An entry that fits one chunk lives inside its head, so a hit is one read; a process
+ * also keeps the entries it read or wrote lately in memory until their `expiresAt` (an entry is
+ * only ever replaced once it has expired, so that copy answers as Deno KV would).
  */
 import type { CacheEntry, CacheStore } from "../shared/ports";
+import { whenUnlocked } from "./kv-busy";
 
-/** Stay under Deno KV's 65,536-byte value limit with UTF-8 of any content. */
+/** At most 32 KiB as a V8-serialised (UTF-16) string: under the 65,536-byte value limit. */
 const CHUNK_CHARS = 16 * 1024;
+/** Chunks per atomic operation: 20 × 32 KiB stays under its 819,200-byte limit. */
+const CHUNKS_PER_COMMIT = 20;
+/** `getMany` takes at most 10 keys. */
+const KEYS_PER_READ = 10;
 
-export class DenoKvStore implements CacheStore {
-  constructor(private readonly kv: Deno.Kv) {}
+/** The head of an entry: where its chunks are, or the entry itself when it fits one chunk. */
+export interface EntryHead {
+  version: string;
+  chunks: number;
+  /** The entry's logical expiry (absent in heads written before it was kept here). */
+  expiresAt?: number;
+  /** The whole entry's JSON when it fits one chunk. */
+  text?: string;
+}
 
-  async get<T>(key: string): Promise<CacheEntry<T> | null> {
-    const head = await this.kv.get<{ chunks: number; version: string }>(["cache", key]);
-    if (!head.value) return null;
-    const { chunks, version } = head.value;
-    const parts: string[] = [];
-    // getMany takes at most 10 keys per call.
-    for (let first = 0; first < chunks; first += 10) {
-      const keys = Array.from({ length: Math.min(10, chunks - first) }, (_, i) => ["cache-chunk", key, version, first + i]);
-      for (const part of await this.kv.getMany<string[]>(keys)) {
-        if (typeof part.value !== "string") return null;
-        parts.push(part.value);
-      }
-    }
-    try {
-      return JSON.parse(parts.join("")) as CacheEntry<T>;
-    } catch {
-      return null;
+export const cacheHeadKey = (key: string): Deno.KvKey => ["cache", key];
+const chunkKey = (key: string, version: string, i: number): Deno.KvKey => ["cache-chunk", key, version, i];
+
+/** Deno KV never accepts an `expireIn` of zero or less. */
+export const kvExpireIn = (ttlMs: number): number => Math.max(1000, Math.ceil(ttlMs));
+
+/** Entries kept in process memory: each at most this long, all together at most HOT_TOTAL_CHARS. */
+const HOT_ENTRY_CHARS = 256 * 1024;
+const HOT_TOTAL_CHARS = 8 * 1024 * 1024;
+
+/** Recently used entries' JSON, dropped at their expiry or least recently used first. */
+class HotEntries {
+  private readonly entries = new Map<string, { text: string; expiresAt: number }>();
+  private chars = 0;
+
+  get(key: string, now: number): string | undefined {
+    const hot = this.entries.get(key);
+    if (!hot) return undefined;
+    this.forget(key);
+    if (hot.expiresAt <= now) return undefined;
+    this.entries.set(key, hot); // most recently used last
+    this.chars += hot.text.length;
+    return hot.text;
+  }
+
+  set(key: string, text: string, expiresAt: number, now: number): void {
+    this.forget(key);
+    if (text.length > HOT_ENTRY_CHARS || expiresAt <= now) return;
+    this.entries.set(key, { text, expiresAt });
+    this.chars += text.length;
+    for (const oldest of this.entries.keys()) {
+      if (this.chars <= HOT_TOTAL_CHARS) break;
+      this.forget(oldest);
     }
   }
 
-  async put<T>(key: string, entry: CacheEntry<T>, ttlMs: number): Promise<void> {
-    const text = JSON.stringify(entry);
-    const version = crypto.randomUUID();
-    const expireIn = Math.max(1000, ttlMs);
-    const chunks = Math.max(1, Math.ceil(text.length / CHUNK_CHARS));
-    // Chunks first (under a fresh version), then the head that points at them: a reader never
-    // sees a head without its chunks.
-    for (let first = 0; first < chunks; first += 10) {
-      const op = this.kv.atomic();
-      for (let i = first; i < Math.min(chunks, first + 10); i++) {
-        op.set(["cache-chunk", key, version, i], text.slice(i * CHUNK_CHARS, (i + 1) * CHUNK_CHARS), { expireIn });
+  forget(key: string): void {
+    const hot = this.entries.get(key);
+    if (!hot) return;
+    this.entries.delete(key);
+    this.chars -= hot.text.length;
+  }
+}
+
+export class DenoKvStore implements CacheStore {
+  private readonly hot = new HotEntries();
+
+  constructor(
+    private readonly kv: Deno.Kv,
+    private readonly clock: () => number = Date.now,
+  ) {}
+
+  async get<T>(key: string): Promise<CacheEntry<T> | null> {
+    const hot = this.peek<T>(key);
+    if (hot) return hot;
+    const head = await whenUnlocked(() => this.kv.get<EntryHead>(cacheHeadKey(key)));
+    return head.value ? this.entryOf<T>(key, head.value) : null;
+  }
+
+  private peek<T>(key: string): CacheEntry<T> | null {
+    const hot = this.hot.get(key, this.clock());
+    // Parsed on every hit: callers get their own copy to shape.
+    return hot === undefined ? null : (JSON.parse(hot) as CacheEntry<T>);
+  }
+
+  /**
+   * This store as the authority of an in-process single-flight (the single-process mode): reads
+   * answer from this process's memory copy only, because what was stored since the read tier
+   * missed was stored by this process; writes go to Deno KV. So a miss reads Deno KV once.
+   * (An entry over 256 Ki characters is not kept in memory: a caller whose read raced its
+   * store pays again.)
+   */
+  processCopy(): CacheStore {
+    return { get: async (key) => this.peek(key), put: (key, entry, ttlMs) => this.put(key, entry, ttlMs) };
+  }
+
+  /** The entry a head points at (one more read only for entries over one chunk). */
+  async entryOf<T>(key: string, head: EntryHead): Promise<CacheEntry<T> | null> {
+    let text = head.text;
+    if (text === undefined) {
+      const reads = [];
+      for (let first = 0; first < head.chunks; first += KEYS_PER_READ) {
+        const keys = Array.from({ length: Math.min(KEYS_PER_READ, head.chunks - first) }, (_, i) => chunkKey(key, head.version, first + i));
+        reads.push(whenUnlocked(() => this.kv.getMany<string[]>(keys)));
       }
-      await op.commit();
+      const parts = (await Promise.all(reads)).flat().map((part) => part.value);
+      if (parts.some((part) => typeof part !== "string")) return null;
+      text = parts.join("");
     }
-    await this.kv.set(["cache", key], { chunks, version }, { expireIn });
+    let entry: CacheEntry<T>;
+    try {
+      entry = JSON.parse(text) as CacheEntry<T>;
+    } catch {
+      return null;
+    }
+    if (typeof entry.expiresAt === "number") this.hot.set(key, text, entry.expiresAt, this.clock());
+    return entry;
+  }
+
+  async put<T>(key: string, entry: CacheEntry<T>, ttlMs: number): Promise<void> {
+    const result = await this.commitEntry(key, entry, ttlMs);
+    if (!result.ok) throw new Error("Deno KV refused the cache entry's head");
+  }
+
+  /**
+   * Writes `entry`; `alsoInHead` adds checks and mutations to the atomic operation that writes the
+   * head (a lease's release), so both happen together or not at all. Entries of up to 20 chunks
+   * are one atomic operation; longer ones write their chunks first.
+   */
+  async commitEntry<T>(key: string, entry: CacheEntry<T>, ttlMs: number, alsoInHead?: (op: Deno.AtomicOperation) => void): Promise<Deno.KvCommitResult | Deno.KvCommitError> {
+    const text = JSON.stringify(entry);
+    this.hot.forget(key); // whatever happens to the write, the old copy is not the answer now
+    const version = crypto.randomUUID();
+    const expireIn = kvExpireIn(ttlMs);
+    const chunks = Math.max(1, Math.ceil(text.length / CHUNK_CHARS));
+    const head: EntryHead = chunks === 1 ? { version, chunks, expiresAt: entry.expiresAt, text } : { version, chunks, expiresAt: entry.expiresAt };
+    const batches: number[][] = [];
+    for (let first = 0; chunks > 1 && first < chunks; first += CHUNKS_PER_COMMIT) {
+      batches.push(Array.from({ length: Math.min(CHUNKS_PER_COMMIT, chunks - first) }, (_, i) => first + i));
+    }
+    const setChunks = (op: Deno.AtomicOperation, batch: number[]) => {
+      for (const i of batch) op.set(chunkKey(key, version, i), text.slice(i * CHUNK_CHARS, (i + 1) * CHUNK_CHARS), { expireIn });
+    };
+    // Every batch but the last goes first, under the fresh version no head names yet.
+    const last = batches.pop() ?? [];
+    for (const batch of batches) {
+      await whenUnlocked(() => {
+        const op = this.kv.atomic();
+        setChunks(op, batch);
+        return op.commit();
+      });
+    }
+    return whenUnlocked(() => {
+      const op = this.kv.atomic();
+      setChunks(op, last);
+      op.set(cacheHeadKey(key), head, { expireIn });
+      alsoInHead?.(op);
+      return op.commit();
+    }).then((result) => {
+      if (result.ok) this.hot.set(key, text, entry.expiresAt, this.clock());
+      return result;
+    });
   }
 }

@@ -1,22 +1,52 @@
 /**
- * The Deno entry: the same app as on Workers, built from Deno's ports (Deno KV as the cache and
- * authoritative copy, an in-process single-flight and repeat-cap ledger). Configuration comes from
- * an optional config.json (section tables, as in wrangler.toml) and environment variables.
+ * The Deno entry: the same app as on Workers, built from Deno's ports. Deno KV is the cache and
+ * the authoritative copy, and it coordinates single-flight and the repeat cap across every process
+ * that shares it; an explicit single-process mode (`DENO_KV_PATH=:memory:`, or
+ * `DENO_SINGLE_PROCESS=true`) keeps both in process memory instead. Configuration: an optional
+ * config.json (section tables, as in wrangler.toml), then `.dev.vars` (as wrangler dev reads it),
+ * then the environment, which wins.
  *
- *   deno run --allow-net --allow-read --allow-env deno/main.ts
+ *   deno run --allow-net --allow-read --allow-write --allow-env deno/main.ts --port 8787 --hostname 127.0.0.1
  *   PORT=8787 HOSTNAME=127.0.0.1 CONFIG_PATH=./config.json DENO_KV_PATH=./cache.sqlite3
+ *   DENO_SINGLE_PROCESS=true DENO_FLIGHT_LEASE_MS=10000 DENO_FLIGHT_WATCH=true
  */
+import { parseArgs, parseEnv } from "node:util";
 import { createApp } from "../shared/app";
 import { loadConfig, type LoadedConfig } from "../shared/config/config.load";
 import { consoleLogger } from "../shared/log";
 import { dnsResolverPool } from "../shared/safety/dns";
 import { createImageFitter } from "../shared/vision/fit";
-import { FlightCoordinator } from "../shared/web/flight";
+import { FlightCoordinator, type SingleFlight } from "../shared/web/flight";
+import type { EmbedCounter } from "../shared/embeds/embed-cap";
 import { DenoKvStore } from "./deno-kv.store";
 import { MemoryEmbedCounter } from "./embeds.memory";
+import { DenoKvEmbedCounter } from "./embeds.kv";
+import { DEFAULT_FLIGHT_TIMING, DenoKvFlight } from "./flight.kv";
 import { loadVisionWasm } from "./vision-codecs";
 
-const env = Deno.env.toObject();
+function fail(message: string): never {
+  console.error(JSON.stringify({ level: "error", event: "deno_start_failed", message }));
+  Deno.exit(1);
+}
+
+let flags: { port?: string; hostname?: string };
+try {
+  flags = parseArgs({ args: Deno.args, options: { port: { type: "string" }, hostname: { type: "string" } }, strict: true }).values;
+} catch (error) {
+  fail(`${error instanceof Error ? error.message : error}; the flags are --port <n> and --hostname <address>`);
+}
+
+/** `.dev.vars` in the working directory, read as wrangler dev reads it (dotenv syntax). */
+async function readDevVars(): Promise<Record<string, string>> {
+  try {
+    return parseEnv(await Deno.readTextFile(".dev.vars")) as Record<string, string>;
+  } catch (error) {
+    if (error instanceof Deno.errors.NotFound) return {};
+    fail(`cannot read .dev.vars: ${error instanceof Error ? error.message : error}`);
+  }
+}
+
+const env = { ...(await readDevVars()), ...Deno.env.toObject() };
 
 async function readConfigTables(): Promise<Record<string, unknown>> {
   const path = env.CONFIG_PATH ?? "config.json";
@@ -36,9 +66,25 @@ try {
   loaded = error as Error; // answered as a 500 config_error on every request, as on Workers
 }
 const pkg = JSON.parse(await Deno.readTextFile(new URL("../package.json", import.meta.url))) as { version: string };
-const kv = await Deno.openKv(env.DENO_KV_PATH);
+let kv: Deno.Kv;
+try {
+  kv = await Deno.openKv(env.DENO_KV_PATH);
+} catch (error) {
+  fail(`cannot open Deno KV at ${env.DENO_KV_PATH ?? "the default location"}: ${error instanceof Error ? error.message : error} (a KV file needs --allow-read and --allow-write)`);
+}
 const cache = new DenoKvStore(kv);
 const fetchPort = (input: Request | string | URL, init?: RequestInit) => fetch(input, init);
+
+const singleProcess = env.DENO_KV_PATH === ":memory:" || env.DENO_SINGLE_PROCESS === "true";
+const leaseMs = env.DENO_FLIGHT_LEASE_MS === undefined ? DEFAULT_FLIGHT_TIMING.leaseMs : Number(env.DENO_FLIGHT_LEASE_MS);
+if (!Number.isInteger(leaseMs) || leaseMs < 10) fail(`DENO_FLIGHT_LEASE_MS must be a whole number of milliseconds, at least 10 (got ${env.DENO_FLIGHT_LEASE_MS})`);
+// Deno Deploy's KV tells every isolate of a change; a local KV file tells only its own process.
+const watch = env.DENO_FLIGHT_WATCH === undefined ? env.DENO_DEPLOYMENT_ID !== undefined : env.DENO_FLIGHT_WATCH === "true";
+// One process is its own single-flight point; processes sharing a KV coordinate through it.
+const flight: SingleFlight = singleProcess
+  ? new FlightCoordinator({ authority: cache.processCopy(), fetch: fetchPort, log: consoleLogger })
+  : new DenoKvFlight(kv, cache, { fetch: fetchPort, log: consoleLogger, clock: Date.now }, { ...DEFAULT_FLIGHT_TIMING, leaseMs, watch });
+const embeds: EmbedCounter = singleProcess ? new MemoryEmbedCounter(Date.now) : new DenoKvEmbedCounter(kv, Date.now);
 
 const app = createApp({
   runtime: "deno",
@@ -48,16 +94,17 @@ const app = createApp({
     return loaded;
   },
   cache,
-  // One process: the in-process coordinator is the single-flight point, Deno KV its copy.
-  flight: new FlightCoordinator({ authority: cache, fetch: fetchPort, log: consoleLogger }),
+  flight,
   fetch: fetchPort,
   clock: Date.now,
   log: consoleLogger,
   fitImage: createImageFitter(await loadVisionWasm()),
-  embeds: new MemoryEmbedCounter(Date.now),
+  embeds,
   dnsResolver: dnsResolverPool(fetchPort, Date.now),
 });
 
-const port = Number(env.PORT ?? 8787);
-const hostname = env.HOSTNAME ?? "127.0.0.1";
-Deno.serve({ port, hostname, onListen: ({ port }) => console.log(JSON.stringify({ level: "info", event: "listening", url: `http://${hostname}:${port}` })) }, app.fetch);
+const port = Number(flags.port ?? env.PORT ?? 8787);
+if (!Number.isInteger(port) || port < 0 || port > 65535) fail(`the port must be a whole number from 0 to 65535 (got ${flags.port ?? env.PORT})`);
+const hostname = flags.hostname ?? env.HOSTNAME ?? "127.0.0.1";
+const coordination = singleProcess ? "in-process" : "deno-kv";
+Deno.serve({ port, hostname, onListen: ({ port }) => console.log(JSON.stringify({ level: "info", event: "listening", url: `http://${hostname}:${port}`, coordination })) }, app.fetch);

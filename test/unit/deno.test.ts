@@ -3,42 +3,30 @@
  * authoritative copy, an in-process single-flight and repeat-cap ledger, the same WASM codecs.
  * Driven over real HTTP against the loopback emulator.
  */
-import { type ChildProcess, spawn, spawnSync } from "node:child_process";
+import { spawnSync } from "node:child_process";
 import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { emulatorVars, freePort } from "../../scripts/local-stack";
 import { startEmulator } from "../emulator/server";
+import { type DenoService, startDeno } from "../support/deno-service";
 
 let emulator: Awaited<ReturnType<typeof startEmulator>>;
-let deno: ChildProcess;
+let deno: DenoService;
 let url: string;
-let stderr = "";
 
 beforeAll(async () => {
   emulator = await startEmulator();
-  const port = await freePort();
-  url = `http://127.0.0.1:${port}`;
   const configPath = join(mkdtempSync(join(tmpdir(), "deno-config-")), "config.json");
   writeFileSync(configPath, JSON.stringify({ web: { cache_ttl_minutes: 45, char_limit: 3000 }, vision: { max_long_edge: 1200 } }));
-  deno = spawn("node_modules/.bin/deno", ["run", "--allow-net", "--allow-read", "--allow-env", "deno/main.ts"], {
-    env: { ...process.env, ...emulatorVars(emulator.url), PORT: String(port), DENO_KV_PATH: ":memory:", CONFIG_PATH: configPath, WEB_CHAR_LIMIT: "500000", SECURITY_ALLOW_ANONYMOUS: "true", DENO_NO_UPDATE_CHECK: "1" },
-    stdio: ["ignore", "ignore", "pipe"],
-  });
-  deno.stderr?.on("data", (chunk) => (stderr = (stderr + String(chunk)).slice(-4000)));
-  for (let i = 0; ; i++) {
-    try {
-      if ((await fetch(`${url}/healthz`)).ok) break;
-    } catch {}
-    if (i > 240 || deno.exitCode !== null) throw new Error(`deno did not start: ${stderr}`);
-    await new Promise((resolve) => setTimeout(resolve, 250));
-  }
+  deno = await startDeno({ env: { ...emulatorVars(emulator.url), DENO_KV_PATH: ":memory:", CONFIG_PATH: configPath, WEB_CHAR_LIMIT: "500000", SECURITY_ALLOW_ANONYMOUS: "true" } });
+  url = deno.url;
 }, 90_000);
 
 afterAll(async () => {
-  if (process.env.DEBUG_DENO) console.log(stderr);
-  deno?.kill("SIGTERM");
+  if (process.env.DEBUG_DENO) console.log(deno?.output());
+  await deno?.stop();
   await emulator?.close();
 });
 
@@ -100,14 +88,14 @@ describe("on Deno", () => {
 });
 
 describe("port contracts on Deno", () => {
-  it("passes the CacheStore and EmbedCounter contracts with Deno KV and the in-process ledger", () => {
-    const result = spawnSync("node_modules/.bin/deno", ["test", "--allow-read", "--allow-env", "test/deno/ports.contract.test.ts"], {
+  it("passes the CacheStore and EmbedCounter contracts with Deno KV, the Deno KV counters and the in-process ledger, and the Deno KV flight's own tests", () => {
+    const result = spawnSync("node_modules/.bin/deno", ["test", "--allow-read", "--allow-write", "--allow-env", "test/deno/ports.contract.test.ts", "test/deno/flight.kv.test.ts"], {
       encoding: "utf8",
       env: { ...process.env, DENO_NO_UPDATE_CHECK: "1", NO_COLOR: "1" },
       timeout: 120_000,
     });
     const output = `${result.stdout}\n${result.stderr}`;
-    expect(output, output.slice(-2000)).toMatch(/ok \| 9 passed \| 0 failed/);
+    expect(output, output.slice(-2000)).toMatch(/ok \| 24 passed \| 0 failed/);
     expect(result.status).toBe(0);
   });
 });
@@ -116,5 +104,61 @@ describe("the Deno entry type-checks", () => {
   it("deno check deno/main.ts", () => {
     const result = spawnSync("node_modules/.bin/deno", ["check", "deno/main.ts"], { encoding: "utf8", env: { ...process.env, DENO_NO_UPDATE_CHECK: "1", NO_COLOR: "1" }, timeout: 120_000 });
     expect(result.status, `${result.stdout}\n${result.stderr}`.slice(-2000)).toBe(0);
+  });
+});
+
+describe("the Deno entry as the README runs it", () => {
+  const env = () => ({ ...emulatorVars(emulator.url), SECURITY_ALLOW_ANONYMOUS: "true" });
+  const search = (service: DenoService, query: string) =>
+    fetch(`${service.url}/v1/web_search`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ query }) });
+
+  it("`npm run dev:deno -- --port N --hostname H` listens there, with Deno KV in a file that outlives the process", async () => {
+    const port = await freePort();
+    const kvPath = join(mkdtempSync(join(tmpdir(), "deno-kv-file-")), "cache.sqlite3");
+    const command = ["npm", "run", "--silent", "dev:deno", "--", "--port", String(port), "--hostname", "127.0.0.1"];
+    // PORT says otherwise: the flag wins.
+    const first = await startDeno({ command, port, env: { ...env(), DENO_KV_PATH: kvPath, PORT: "1" } });
+    const query = `kv file ${Date.now().toString(36)}`;
+    try {
+      expect(first.output()).toContain(`"url":"http://127.0.0.1:${port}"`);
+      expect((await search(first, query)).headers.get("x-cache")).toBe("MISS");
+    } finally {
+      await first.stop();
+    }
+    const second = await startDeno({ command, port, env: { ...env(), DENO_KV_PATH: kvPath } });
+    try {
+      expect((await search(second, query)).headers.get("x-cache")).toBe("HIT");
+      expect(await calls("tavily", query)).toBe(1);
+    } finally {
+      await second.stop();
+    }
+  }, 120_000);
+
+  it("reads .dev.vars from the working directory as wrangler dev does; the environment wins over it", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "deno-dev-vars-"));
+    writeFileSync(join(dir, ".dev.vars"), '# local secrets\nWEB_CACHE_TTL_MINUTES=33\nWEB_CHAR_LIMIT="4321"\nSECURITY_ALLOW_ANONYMOUS=true\n');
+    writeFileSync(join(dir, "config.json"), JSON.stringify({ web: { cache_ttl_minutes: 10, char_limit: 1000 } }));
+    const service = await startDeno({ cwd: dir, env: { ...emulatorVars(emulator.url), DENO_KV_PATH: ":memory:", WEB_CHAR_LIMIT: "5555" } });
+    try {
+      const config = (await (await fetch(`${service.url}/v1/config`)).json()) as any;
+      expect([config.web.cache_ttl_minutes, config.web.char_limit]).toEqual([33, 5555]);
+    } finally {
+      await service.stop();
+    }
+  }, 120_000);
+
+  it("refuses an unknown flag with a message naming the flags it takes", async () => {
+    const result = spawnSync("node_modules/.bin/deno", ["run", "--allow-net", "--allow-read", "--allow-write", "--allow-env", "deno/main.ts", "--prot", "9000"], {
+      encoding: "utf8",
+      env: { ...process.env, DENO_KV_PATH: ":memory:", DENO_NO_UPDATE_CHECK: "1", NO_COLOR: "1" },
+      timeout: 120_000,
+    });
+    expect(result.status).toBe(1);
+    expect(result.stderr).toContain("--port <n> and --hostname <address>");
+  }, 120_000);
+
+  it("keeps config.json and local KV files out of git", () => {
+    const ignored = spawnSync("git", ["check-ignore", "config.json", "cache.sqlite3"], { encoding: "utf8" });
+    expect(ignored.stdout.trim().split("\n")).toEqual(["config.json", "cache.sqlite3"]);
   });
 });

@@ -1,0 +1,72 @@
+/**
+ * The repeat-cap counters on Deno KV, shared by every process on one KV: each reserve or release
+ * is a check-and-set on the counter's versionstamp, retried on conflict, so 64 parallel loads
+ * spread over several processes take exactly `cap` slots. Inside one process the calls on one
+ * counter queue up first, so only processes contend at the check-and-set. Each write pushes the
+ * counter's expiry a day ahead (`expireIn`); a local KV file still returns expired keys, so the
+ * idle time is also checked from the value.
+ */
+import { type CounterStore, type EmbedCounter, releaseSlot, type Reservation, reserveSlot, SESSION_IDLE_MS } from "../shared/embeds/embed-cap";
+import { sha256Hex } from "../shared/hash";
+import { whenUnlocked } from "./kv-busy";
+import type { Clock } from "../shared/ports";
+
+interface Counter {
+  count: number;
+  /** Epoch ms of the last reserve or release. */
+  touchedAt: number;
+}
+
+/** Retries of one operation lost to other processes' writes; each round one of them wins. */
+const MAX_ATTEMPTS = 200;
+
+class Conflict extends Error {}
+
+export class DenoKvEmbedCounter implements EmbedCounter {
+  private readonly queues = new Map<string, Promise<unknown>>();
+
+  constructor(
+    private readonly kv: Deno.Kv,
+    private readonly clock: Clock,
+  ) {}
+
+  reserve(sessionId: string, imageKey: string, cap: number | null): Promise<Reservation> {
+    return this.update(sessionId, imageKey, (store) => reserveSlot(store, imageKey, cap));
+  }
+
+  release(sessionId: string, imageKey: string): Promise<void> {
+    return this.update(sessionId, imageKey, (store) => releaseSlot(store, imageKey));
+  }
+
+  private update<T>(sessionId: string, imageKey: string, ledger: (store: CounterStore) => Promise<T>): Promise<T> {
+    const queueKey = `${sessionId}\n${imageKey}`;
+    const result = (this.queues.get(queueKey) ?? Promise.resolve()).then(() => this.checkAndSet(sessionId, imageKey, ledger));
+    const tail = result.catch(() => undefined);
+    this.queues.set(queueKey, tail);
+    void tail.then(() => this.queues.get(queueKey) === tail && this.queues.delete(queueKey));
+    return result;
+  }
+
+  /** Runs the shared ledger on one counter read, committing its write only if nobody wrote since. */
+  private async checkAndSet<T>(sessionId: string, imageKey: string, ledger: (store: CounterStore) => Promise<T>): Promise<T> {
+    const key = ["embed", await sha256Hex(sessionId), imageKey];
+    for (let attempt = 1; ; attempt++) {
+      const read = await whenUnlocked(() => this.kv.get<Counter>(key));
+      const now = this.clock();
+      const live = read.value && now - read.value.touchedAt < SESSION_IDLE_MS ? read.value.count : undefined;
+      const store: CounterStore = {
+        get: async () => live,
+        put: async (_, count) => {
+          const committed = await whenUnlocked(() => this.kv.atomic().check(read).set(key, { count, touchedAt: now }, { expireIn: SESSION_IDLE_MS }).commit());
+          if (!committed.ok) throw new Conflict();
+        },
+      };
+      try {
+        return await ledger(store);
+      } catch (error) {
+        if (!(error instanceof Conflict) || attempt >= MAX_ATTEMPTS) throw error;
+        await new Promise((resolve) => setTimeout(resolve, Math.random() * Math.min(20, attempt)));
+      }
+    }
+  }
+}

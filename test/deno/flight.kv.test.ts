@@ -1,0 +1,208 @@
+/**
+ * DenoKvFlight and DenoKvStore inside one Deno process (run by `deno test`, from
+ * test/unit/deno.test.ts): two handles on one KV file behave as two processes. The provider is an
+ * in-test fetch interceptor answering in Tavily's shapes and counting calls; Deno KV (not our code)
+ * is wrapped to count reads and commits. test/unit/deno.scale.test.ts runs real processes.
+ */
+import { DenoKvStore } from "../../deno/deno-kv.store";
+import { DenoKvFlight } from "../../deno/flight.kv";
+import { silentLogger } from "../../shared/log";
+import { paidCall, type PaidCallDeps } from "../../shared/web/cache";
+import { FlightCoordinator } from "../../shared/web/flight";
+import type { ExtractJob, SearchJob } from "../../shared/web/jobs";
+
+function assertEquals(actual: unknown, expected: unknown, what: string): void {
+  const a = JSON.stringify(actual);
+  const e = JSON.stringify(expected);
+  if (a !== e) throw new Error(`${what}: expected ${e}, got ${a}`);
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** A Tavily-shaped provider that answers after `delayMs`, or fails with `failStatus`. */
+function provider(options: { delayMs?: number; failStatus?: number; content?: string } = {}) {
+  let calls = 0;
+  const fetch = async (input: Request | string | URL, init?: RequestInit) => {
+    calls++;
+    await sleep(options.delayMs ?? 100);
+    if (options.failStatus) return new Response(JSON.stringify({ error: "down" }), { status: options.failStatus, headers: { "content-type": "application/json" } });
+    const path = new URL(input instanceof Request ? input.url : input).pathname;
+    const body = JSON.parse(String(init?.body ?? "{}")) as { query?: string; urls?: string[] };
+    const answer =
+      path === "/search"
+        ? { results: [{ title: `about ${body.query}`, url: "https://docs.example.com/a", content: "a result" }] }
+        : { results: [{ url: body.urls?.[0], title: "a page", raw_content: options.content ?? "# A page" }] };
+    return new Response(JSON.stringify(answer), { headers: { "content-type": "application/json" } });
+  };
+  return { fetch, calls: () => calls };
+}
+
+/** Deno KV with its reads (get, getMany) and atomic commits counted. */
+function counted(kv: Deno.Kv) {
+  const counts = { reads: 0, commits: 0 };
+  const wrapped = new Proxy(kv, {
+    get(target, name) {
+      if (name === "get" || name === "getMany") {
+        return (...args: unknown[]) => {
+          counts.reads++;
+          return (target[name] as (...a: unknown[]) => unknown).apply(target, args);
+        };
+      }
+      if (name === "atomic") {
+        return () => {
+          const op = target.atomic();
+          const commit = op.commit.bind(op);
+          op.commit = () => {
+            counts.commits++;
+            return commit();
+          };
+          return op;
+        };
+      }
+      const value = Reflect.get(target, name);
+      return typeof value === "function" ? value.bind(target) : value;
+    },
+  });
+  return { kv: wrapped, counts };
+}
+
+const settings = { name: "tavily", baseUrl: "https://provider.example.com", apiKey: "test-key-000000000000", timeoutMs: 5000 };
+const searchJob = (query: string): SearchJob => ({ kind: "search", provider: "tavily", settings, request: { query, count: 10 } });
+const extractJob = (url: string): ExtractJob => ({ kind: "extract", provider: "tavily", settings, request: { url, format: "markdown" }, maxPageChars: 2_000_000 });
+
+const file = await Deno.makeTempFile({ suffix: ".sqlite3" });
+
+/** One "process": its own handle on the shared file, its own store and flight. */
+async function processOn(fetch: PaidCallDeps["fetch"], leaseMs = 2000) {
+  const { kv, counts } = counted(await Deno.openKv(file));
+  const cache = new DenoKvStore(kv);
+  const flight = new DenoKvFlight(kv, cache, { fetch, log: silentLogger, clock: Date.now }, { leaseMs, pollMs: { first: 10, max: 50 } });
+  const deps: PaidCallDeps = { cache, flight, fetch, clock: Date.now, log: silentLogger };
+  return { deps, counts, cache };
+}
+
+const options = { enabled: true, ttlMs: 60_000, store: true };
+const unique = () => crypto.randomUUID();
+
+Deno.test({
+  name: "Deno KV flight: a miss reads Deno KV once; a repeat in the same process reads nothing; another process's first hit reads once",
+  sanitizeResources: false,
+  async fn() {
+    const upstream = provider();
+    const a = await processOn(upstream.fetch);
+    const b = await processOn(upstream.fetch);
+    const key = `search:${unique()}`;
+    assertEquals((await paidCall(a.deps, key, searchJob("once"), options)).cache, "miss", "first call");
+    assertEquals(a.counts, { reads: 1, commits: 2 }, "Deno KV calls of a miss (read the head; take the lease; commit entry + release)");
+    assertEquals((await paidCall(a.deps, key, searchJob("once"), options)).cache, "hit", "repeat");
+    assertEquals(a.counts.reads, 1, "reads after a repeat in the same process");
+    assertEquals((await paidCall(b.deps, key, searchJob("once"), options)).cache, "hit", "the other process");
+    assertEquals(b.counts, { reads: 1, commits: 0 }, "Deno KV calls of the other process's hit");
+    assertEquals(upstream.calls(), 1, "provider calls");
+  },
+});
+
+Deno.test({
+  name: "Deno KV flight: 20 concurrent callers over two processes pay once and get the same answer",
+  sanitizeResources: false,
+  async fn() {
+    const upstream = provider({ delayMs: 200 });
+    const procs = [await processOn(upstream.fetch), await processOn(upstream.fetch)];
+    const key = `search:${unique()}`;
+    const answers = await Promise.all(Array.from({ length: 20 }, (_, i) => paidCall(procs[i % 2]!.deps, key, searchJob("together"), options)));
+    assertEquals(upstream.calls(), 1, "provider calls");
+    assertEquals(new Set(answers.map((a) => JSON.stringify(a.value))).size, 1, "distinct answers");
+    assertEquals(answers.filter((a) => a.cache === "miss").length, 1, "leaders");
+  },
+});
+
+Deno.test({
+  name: "Deno KV flight: a failure reaches every waiter and stores nothing; the next caller pays again",
+  sanitizeResources: false,
+  async fn() {
+    const upstream = provider({ delayMs: 200, failStatus: 503 });
+    const procs = [await processOn(upstream.fetch), await processOn(upstream.fetch)];
+    const key = `search:${unique()}`;
+    const settled = await Promise.allSettled(Array.from({ length: 10 }, (_, i) => paidCall(procs[i % 2]!.deps, key, searchJob("down"), options)));
+    assertEquals(settled.map((s) => (s.status === "rejected" ? (s.reason as { code?: string }).code : "answered")), Array(10).fill("provider_error"), "every caller's outcome");
+    assertEquals(upstream.calls(), 1, "provider calls for the concurrent callers");
+    assertEquals(await procs[1]!.cache.get(key), null, "stored entry");
+    await paidCall(procs[1]!.deps, key, searchJob("down"), options).catch(() => undefined);
+    assertEquals(upstream.calls(), 2, "provider calls after the next caller");
+  },
+});
+
+Deno.test({
+  name: "Deno KV flight: an answer that must not be stored (an empty page) is handed to the other process's waiters, never stored",
+  sanitizeResources: false,
+  async fn() {
+    const upstream = provider({ delayMs: 200, content: "" });
+    const procs = [await processOn(upstream.fetch), await processOn(upstream.fetch)];
+    const key = `extract:${unique()}`;
+    const answers = await Promise.all(Array.from({ length: 10 }, (_, i) => paidCall(procs[i % 2]!.deps, key, extractJob("https://docs.example.com/empty"), options)));
+    assertEquals(upstream.calls(), 1, "provider calls");
+    assertEquals(answers.map((a) => ("page" in a.value ? a.value.page.content : null)), Array(10).fill(""), "every caller's page");
+    assertEquals(await procs[0]!.cache.get(key), null, "stored entry");
+  },
+});
+
+Deno.test({
+  name: "Deno KV flight: a lease its holder stopped renewing holds the key until it expires, then the next caller pays once",
+  sanitizeResources: false,
+  async fn() {
+    const upstream = provider({ delayMs: 50 });
+    const proc = await processOn(upstream.fetch);
+    const key = `search:${unique()}`;
+    // What a process killed mid-call leaves behind: its lease, no entry.
+    const kv = await Deno.openKv(file);
+    await kv.set(["flight-lease", key], { id: "crashed", expiresAt: Date.now() + 400 });
+    const started = Date.now();
+    const answer = await paidCall(proc.deps, key, searchJob("after a crash"), options);
+    const waited = Date.now() - started;
+    assertEquals([answer.cache, upstream.calls()], ["miss", 1], "outcome and provider calls");
+    if (waited < 350) throw new Error(`paid after ${waited} ms, before the crashed leader's lease expired`);
+    kv.close();
+  },
+});
+
+Deno.test({
+  name: "Deno KV flight with watch: a waiter wakes on the leader's commit, long before its poll would",
+  sanitizeResources: false,
+  async fn() {
+    const upstream = provider({ delayMs: 100 });
+    // One handle, two flights: `watch` on a local file sees only its own handle's writes.
+    const kv = await Deno.openKv(":memory:");
+    const slowPoll = { leaseMs: 5000, pollMs: { first: 3000, max: 3000 }, watch: true };
+    const [a, b] = [0, 1].map(() => {
+      const cache = new DenoKvStore(kv);
+      const flight = new DenoKvFlight(kv, cache, { fetch: upstream.fetch, log: silentLogger, clock: Date.now }, slowPoll);
+      return { cache, flight, fetch: upstream.fetch, clock: Date.now, log: silentLogger } satisfies PaidCallDeps;
+    });
+    const key = `search:${unique()}`;
+    const started = Date.now();
+    const [first, second] = await Promise.all([paidCall(a!, key, searchJob("watched"), options), sleep(20).then(() => paidCall(b!, key, searchJob("watched"), options))]);
+    const took = Date.now() - started;
+    assertEquals([first.cache, second.cache, upstream.calls()], ["miss", "coalesced", 1], "outcomes and provider calls");
+    if (took > 1500) throw new Error(`the waiter took ${took} ms: it slept through the change`);
+    kv.close();
+  },
+});
+
+Deno.test({
+  name: "single-process mode: the in-process coordinator over the store's process copy reads Deno KV once per miss and pays once",
+  sanitizeResources: false,
+  async fn() {
+    const upstream = provider({ delayMs: 100 });
+    const { kv, counts } = counted(await Deno.openKv(":memory:"));
+    const cache = new DenoKvStore(kv);
+    const flight = new FlightCoordinator({ authority: cache.processCopy(), fetch: upstream.fetch, log: silentLogger });
+    const deps: PaidCallDeps = { cache, flight, fetch: upstream.fetch, clock: Date.now, log: silentLogger };
+    const key = `search:${unique()}`;
+    const answers = await Promise.all(Array.from({ length: 8 }, () => paidCall(deps, key, searchJob("one process"), options)));
+    assertEquals(answers.map((a) => a.cache).sort(), ["coalesced", "coalesced", "coalesced", "coalesced", "coalesced", "coalesced", "coalesced", "miss"], "outcomes");
+    assertEquals([counts.reads, upstream.calls()], [8, 1], "Deno KV reads (one per caller's miss) and provider calls");
+    assertEquals((await paidCall(deps, key, searchJob("one process"), options)).cache, "hit", "a later caller");
+    assertEquals(counts.reads, 8, "Deno KV reads after the later hit");
+    kv.close();
+  },
+});

@@ -1,0 +1,52 @@
+/** Starts deno/main.ts as a real process (the way `npm run dev:deno` does) and waits for /healthz. */
+import { type ChildProcess, spawn } from "node:child_process";
+import { resolve } from "node:path";
+import { freePort } from "../../scripts/local-stack";
+
+export interface DenoService {
+  url: string;
+  process: ChildProcess;
+  /** The last few KiB of its stdout and stderr. */
+  output(): string;
+  stop(signal?: NodeJS.Signals): Promise<void>;
+}
+
+const ROOT = resolve(import.meta.dirname, "../..");
+
+/** The permissions the `dev:deno` script grants. */
+export const DENO_RUN = ["run", "--allow-net", "--allow-read", "--allow-write", "--allow-env"];
+
+export async function startDeno(options: { env: Record<string, string>; args?: string[]; cwd?: string; command?: string[]; port?: number; healthPath?: string }): Promise<DenoService> {
+  const port = options.port ?? (await freePort());
+  const command = options.command ?? [resolve(ROOT, "node_modules/.bin/deno"), ...DENO_RUN, resolve(ROOT, "deno/main.ts"), ...(options.args ?? [])];
+  const child = spawn(command[0]!, command.slice(1), {
+    cwd: options.cwd ?? ROOT,
+    env: { ...process.env, PORT: String(port), DENO_NO_UPDATE_CHECK: "1", NO_COLOR: "1", ...options.env },
+    stdio: ["ignore", "pipe", "pipe"],
+    detached: true,
+  });
+  let output = "";
+  const keep = (chunk: unknown) => (output = (output + String(chunk)).slice(-6000));
+  child.stdout?.on("data", keep);
+  child.stderr?.on("data", keep);
+  const exited = new Promise<void>((done) => child.once("exit", () => done()));
+  const service: DenoService = {
+    url: `http://127.0.0.1:${port}`,
+    process: child,
+    output: () => output,
+    async stop(signal = "SIGTERM") {
+      if (child.exitCode === null && child.signalCode === null && child.pid) process.kill(-child.pid, signal);
+      await exited;
+    },
+  };
+  for (let i = 0; ; i++) {
+    try {
+      if ((await fetch(`${service.url}${options.healthPath ?? "/healthz"}`)).ok) return service;
+    } catch {}
+    if (i > 360 || child.exitCode !== null) {
+      await service.stop();
+      throw new Error(`deno did not start: ${output}`);
+    }
+    await new Promise((r) => setTimeout(r, 250));
+  }
+}

@@ -158,9 +158,10 @@ describe("nothing unverified is passed through", () => {
     expect(body.image.media_type).toBe("image/jpeg");
   });
 
-  it("WebP: truncated (RIFF size past the end), or frame data that does not decode: each a 400", async () => {
+  it("WebP: truncated (RIFF size past the end), or a VP8 partition past its chunk: each a 400", async () => {
     expect(await refused(webp.subarray(0, webp.length - 10), 400, "invalid_image")).toBe(`The WebP image is truncated: its RIFF header declares ${webp.length} bytes but the file has ${webp.length - 10}. Re-save or re-export it and send the complete file.`);
-    expect(await refused(webpOf([["VP8L", vp8lHeader(64, 48)]]), 400, "invalid_image")).toContain("The WebP image could not be decoded");
+    const lossy = webpOf([["VP8 ", new Uint8Array([0xf0, 0xff, 0x0f, 0x9d, 0x01, 0x2a, 64, 0, 48, 0, 0, 0])]]);
+    expect(await refused(lossy, 400, "invalid_image")).toContain("its VP8 frame's first partition (32767 bytes) runs past its 12-byte chunk");
   });
 
   it("a refused broken file gives its repeat-cap slot back: four tries under a cap of 3 are four 400s, no 409", async () => {

@@ -15,7 +15,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import sharp from "sharp";
 import { ihdr, photoPixels, screenshotPixels } from "../test/fixtures/images";
-import { firstWebpChunk, jpegManyScans, pngOf, vp8x, webpOf, zerosDeflated } from "../test/fixtures/hostile";
+import { firstWebpChunk, jpegManyScans, pngOf, repeatSmallestScan, vp8x, webpOf, zerosDeflated } from "../test/fixtures/hostile";
+import { JPEG_MAX_SCANS } from "../shared/vision/verify";
 
 const CAPS_MB = [8, 12, 16, 24, 32, 48, 64, 96];
 const SEMI_SPACE_MB = 2;
@@ -50,6 +51,7 @@ async function adversarialInputs(raw: Raw): Promise<Array<[string, Uint8Array]>>
   const zeros = await zerosDeflated(30001 * 30000);
   const iend: [string, Uint8Array] = ["IEND", new Uint8Array(0)];
   const photo = (w: number, h: number) => raw(photoPixels(w, h), w, h);
+  const progressive = new Uint8Array(await photo(3840, 3840).jpeg({ quality: 92, progressive: true }).toBuffer());
   return [
     ["WebP: 1x1 VP8X canvas around an 8000x8000 VP8L frame", webpOf([["VP8X", vp8x(1, 1)], firstWebpChunk(lossless8000)])],
     ["GIF: 1x1 logical screen around an 8000x8000 frame", withGifScreen(gif8000, 1, 1)],
@@ -58,8 +60,10 @@ async function adversarialInputs(raw: Raw): Promise<Array<[string, Uint8Array]>>
     ["PNG: 30000x30000 gray zeros (bomb)", pngOf([["IHDR", ihdr(30000, 30000, 0)], ["IDAT", zeros], iend])],
     ["PNG: 1x1 whose zlib stream inflates to 900 MB", pngOf([["IHDR", ihdr(1, 1, 0)], ["IDAT", zeros], iend])],
     ["PNG: 3840x3840 RGBA zeros (at max_input_pixels)", new Uint8Array(await sharp({ create: { width: 3840, height: 3840, channels: 4, background: { r: 0, g: 0, b: 0, alpha: 0 } } }).png().toBuffer())],
-    ["JPEG: 101 progressive scans (scan bomb)", jpegManyScans(101)],
-    ["JPEG: 3840x3840 progressive photo (at max_input_pixels)", new Uint8Array(await photo(3840, 3840).jpeg({ quality: 92, progressive: true }).toBuffer())],
+    [`JPEG: ${JPEG_MAX_SCANS + 1} empty scans (scan bomb, 1 KB)`, jpegManyScans(JPEG_MAX_SCANS + 1)],
+    ["JPEG: 3840x3840 progressive photo (at max_input_pixels)", progressive],
+    [`JPEG: the same padded to ${JPEG_MAX_SCANS} scans (the scan limit)`, repeatSmallestScan(progressive, JPEG_MAX_SCANS)],
+    ["JPEG: the same padded to 100 scans (past the limit)", repeatSmallestScan(progressive, 100)],
     ["PNG: 2448x2448 interlaced photo (photon cap)", new Uint8Array(await photo(2448, 2448).png({ progressive: true }).toBuffer())],
     ["GIF: 2448x2448 photo (photon cap)", new Uint8Array(await photo(2448, 2448).gif().toBuffer())],
     ["WebP: 2448x2448 lossy photo (photon cap)", new Uint8Array(await photo(2448, 2448).webp({ quality: 90 }).toBuffer())],

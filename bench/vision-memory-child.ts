@@ -22,7 +22,8 @@ try {
 } catch (error) {
   // A refusal is an outcome too (the adversarial set); anything else is a crash and fails the run.
   if (!(error instanceof AppError)) throw error;
-  outcome = { outcome: `${error.status} ${error.code}`, message: error.message, wasmPeakBytes: 0 };
+  // A refusal carries no WASM figure: a decoder's instance may have run before it.
+  outcome = { outcome: `${error.status} ${error.code}`, message: error.message };
 }
 const cpu = process.cpuUsage(cpuBefore);
 const after = process.memoryUsage();

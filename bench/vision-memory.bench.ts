@@ -88,14 +88,15 @@ async function main() {
     for (const [name, bytes] of [...inputs, ...adversarial]) {
       const file = join(dir, `${name.replace(/\W+/g, "-")}.img`);
       writeFileSync(file, bytes);
-      let row = `| ${name} | ${(bytes.length / 1024).toFixed(1)} | - | - | > ${CAPS_MB[CAPS_MB.length - 1]} MB | - | - | - |`;
+      let row = `| ${name} | ${(bytes.length / 1024).toFixed(1)} | - | - | > ${CAPS_MB[CAPS_MB.length - 1]} MB | - | - | - | - |`;
       for (const cap of CAPS_MB) {
         const child = spawnSync(process.execPath, [`--max-old-space-size=${cap}`, `--max-semi-space-size=${SEMI_SPACE_MB}`, "--import", "tsx", "bench/vision-memory-child.ts", file, String(BUDGET)], { encoding: "utf8", timeout: 120_000 });
         if (child.status !== 0) continue;
-        const report = JSON.parse(child.stdout.trim().split("\n").pop()!) as { outcome: string; cpuMs: number; wasmPeakBytes: number; arrayBuffersBytes: number };
-        const wasmMB = report.wasmPeakBytes / 2 ** 20;
-        const buffersMB = report.arrayBuffersBytes / 2 ** 20;
-        row = `| ${name} | ${(bytes.length / 1024).toFixed(1)} | ${report.outcome} | ${report.cpuMs.toFixed(0)} | ${cap} MB | ${wasmMB.toFixed(1)} | ${buffersMB.toFixed(1)} | ${(cap + SEMI_SPACE_MB * 3 + wasmMB + buffersMB).toFixed(1)} MB |`;
+        const report = JSON.parse(child.stdout.trim().split("\n").pop()!) as { outcome: string; cpuMs: number; wasmPeakBytes?: number; arrayBuffersBytes: number };
+        const wasmMB = report.wasmPeakBytes === undefined ? undefined : report.wasmPeakBytes / 2 ** 20;
+        const buffersMB = Math.max(0, report.arrayBuffersBytes / 2 ** 20);
+        const bound = wasmMB === undefined ? "- (refused)" : `${(cap + SEMI_SPACE_MB * 3 + wasmMB + buffersMB).toFixed(1)} MB`;
+        row = `| ${name} | ${(bytes.length / 1024).toFixed(1)} | ${report.outcome} | ${report.cpuMs.toFixed(0)} | ${cap} MB | ${wasmMB === undefined ? "-" : wasmMB.toFixed(1)} | ${buffersMB.toFixed(1)} | ${bound} |`;
         break;
       }
       lines.push(row);

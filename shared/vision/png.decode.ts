@@ -83,7 +83,7 @@ function checkHeader(data: Uint8Array): Omit<PngInfo, "idat"> {
  * what is decoded.
  * @throws AppError 400 `invalid_image` naming the first rule the file breaks.
  */
-export function readPngChunks(bytes: Uint8Array): PngInfo {
+export function parseChunks(bytes: Uint8Array): PngInfo {
   const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   let at = 8;
   let info: PngInfo | undefined;
@@ -342,7 +342,7 @@ export async function readInflated(reader: ReadableStreamDefaultReader<Uint8Arra
  * SIMD module, unfiltering and the RGBA flatten run there (same bytes as the JS loops).
  */
 export async function decodePngRows(bytes: Uint8Array, makeResampler: ResamplerFactory, simdModule?: WebAssembly.Module): Promise<StreamingResampler> {
-  const info = readPngChunks(bytes);
+  const info = parseChunks(bytes);
   const { width, height, bitDepth, colorType } = info;
   const channels = CHANNELS[colorType]!;
   const bitsPerPixel = channels * bitDepth;

@@ -8,7 +8,7 @@ import { AppError } from "../http/errors";
 import type { VisionWasm } from "./codecs";
 import { invalidImage, walkGifFrames, type ImageHeader } from "./format";
 import { decodeJpegRows } from "./jpeg.decode";
-import { CHANNELS, inflateIdat, readInflated, readPngChunks, type PngInfo } from "./png.decode";
+import { CHANNELS, inflateIdat, readInflated, parseChunks, type PngInfo } from "./png.decode";
 import { StreamingResampler } from "./resample";
 
 /**
@@ -68,7 +68,7 @@ export function walkJpeg(bytes: Uint8Array): { scans: number } {
  */
 export function checkBeforeDecode(bytes: Uint8Array, header: ImageHeader): void {
   if (header.mediaType === "image/jpeg") walkJpeg(bytes);
-  else if (header.mediaType === "image/png" && header.interlaced) readPngChunks(bytes);
+  else if (header.mediaType === "image/png" && header.interlaced) parseChunks(bytes);
 }
 
 /**
@@ -81,7 +81,7 @@ export function checkBeforeDecode(bytes: Uint8Array, header: ImageHeader): void 
 export async function verifyImageData(bytes: Uint8Array, header: ImageHeader, wasm: VisionWasm): Promise<void> {
   switch (header.mediaType) {
     case "image/png":
-      return verifyPngData(readPngChunks(bytes));
+      return verifyPngData(parseChunks(bytes));
     case "image/jpeg": {
       walkJpeg(bytes);
       decodeJpegRows(bytes, header.width, header.height, 1 / 8, wasm.jpegDecoder, discardRows);

@@ -9,7 +9,7 @@ import fc from "fast-check";
 import sharp from "sharp";
 import { AppError } from "../../shared/http/errors";
 import { readImageHeader, walkGifFrames } from "../../shared/vision/format";
-import { crc32, readPngChunks } from "../../shared/vision/png.decode";
+import { crc32, parseChunks } from "../../shared/vision/png.decode";
 import { JPEG_MAX_SCANS, verifyImageData, walkJpeg } from "../../shared/vision/verify";
 import { loadVisionWasmNode } from "../../bench/vision-wasm-node";
 import { photoPixels, screenshotPixels } from "../fixtures/images";
@@ -91,7 +91,7 @@ describe("damage only a full check notices", () => {
 
   it("an interlaced PNG whose zlib stream is cut (chunks rebuilt, CRCs right) is refused", async () => {
     const png = await bytesOf(photo().png({ progressive: true }));
-    const info = readPngChunks(png);
+    const info = parseChunks(png);
     const idat = Buffer.concat(info.idat);
     const header = png.subarray(16, 29);
     const cut = pngOf([["IHDR", header], ["IDAT", idat.subarray(0, idat.length - 40)], ["IEND", new Uint8Array(0)]]);
@@ -111,7 +111,7 @@ describe("PNG chunk order (the spec's rules, one case each)", () => {
   const order = async (...types: string[]) => {
     const rows = deflateSync(new Uint8Array([0, 0, 1, 0, 1, 0, 1, 0, 1, 0]));
     const data: Record<string, Uint8Array> = { IHDR: ihdr3, PLTE: palette, tRNS: new Uint8Array([0, 255]), gAMA, iCCP: new Uint8Array([65, 0, 0, 120, 156, 3, 0, 0, 0, 0, 1]), IDAT: rows, tEXt: new TextEncoder().encode("k\0v"), prIv: new Uint8Array(2), IEND: new Uint8Array(0) };
-    return () => readPngChunks(pngOf(types.map((t) => [t, data[t]!])));
+    return () => parseChunks(pngOf(types.map((t) => [t, data[t]!])));
   };
 
   it("accepts the spec's order, with text and private ancillary chunks anywhere", async () => {
@@ -134,7 +134,7 @@ describe("PNG chunk order (the spec's rules, one case each)", () => {
 
   it("bytes after IEND are not read", async () => {
     const { png } = await smallPng(4, 4);
-    expect(readPngChunks(new Uint8Array([...png, 1, 2, 3, 4, 5])).width).toBe(4);
+    expect(parseChunks(new Uint8Array([...png, 1, 2, 3, 4, 5])).width).toBe(4);
   });
 });
 

@@ -43,8 +43,8 @@ describe("/mcp", () => {
   });
 
   it("calls vision_analyze and returns the fitted image as an MCP image block too", async () => {
-    // A 2x1 PNG: passes through as it is.
-    const png = "iVBORw0KGgoAAAANSUhEUgAAAAIAAAABCAIAAAB7QOjdAAAAEElEQVR4nGP4z8DAwMDAAAAJ/wH/1H5nSgAAAABJRU5ErkJggg==";
+    // A 2x1 PNG (red, blue) with right CRCs and zlib checksum: passes through as it is.
+    const png = "iVBORw0KGgoAAAANSUhEUgAAAAIAAAABCAIAAAB7QOjdAAAAD0lEQVR4nGP4z8DAwPAfAAcAAf9+CLHQAAAAAElFTkSuQmCC";
     const { body } = await rpc({ jsonrpc: "2.0", id: 9, method: "tools/call", params: { name: "vision_analyze", arguments: { image: { data: png }, session_id: uniqueToken() } } });
     expect(body.result.isError).toBe(false);
     expect(body.result.structuredContent.path).toBe("native");

@@ -8,6 +8,7 @@ import { describe, expect, it } from "vitest";
 import fc from "fast-check";
 import sharp from "sharp";
 import { AppError } from "../../shared/http/errors";
+import { fitImage } from "../../shared/vision/fit";
 import { readImageHeader, walkGifFrames } from "../../shared/vision/format";
 import { crc32, parseChunks } from "../../shared/vision/png.decode";
 import { JPEG_MAX_SCANS, verifyImageData, walkJpeg } from "../../shared/vision/verify";
@@ -101,6 +102,26 @@ describe("damage only a full check notices", () => {
   it("a JPEG from libjpeg-turbo cut before EOI is refused by the walk", async () => {
     const jpeg = await bytesOf(photo().jpeg({ progressive: true }));
     expect(() => walkJpeg(jpeg.subarray(0, jpeg.length - 2))).toThrow(/before its end marker \(EOI\)/);
+  });
+});
+
+describe("no strict prefix of a file is ever passed through", () => {
+  it.each([
+    ["PNG", () => photo().png({ adaptiveFiltering: true })],
+    ["PNG interlaced", () => photo().png({ progressive: true })],
+    ["JPEG progressive", () => photo().jpeg({ progressive: true })],
+    ["GIF", () => photo().gif()],
+    ["WebP lossy", () => photo().webp()],
+    ["WebP with alpha", () => photo().ensureAlpha(0.5).webp()],
+  ] as const)("%s cut anywhere is a clean 4xx (property)", async (_name, make) => {
+    const whole = await bytesOf(make());
+    const fitOpts = { embedTargetBytes: 262_144, maxLongEdge: 1568, maxInputPixels: 14_745_600 };
+    expect((await fitImage(whole, fitOpts, wasm)).passedThrough).toBe(true);
+    await fc.assert(fc.asyncProperty(fc.integer({ min: 1, max: whole.length - 1 }), async (cut) => {
+      const error = await fitImage(whole.subarray(0, cut), fitOpts, wasm).then(() => undefined, (e: unknown) => e);
+      expect(error).toBeInstanceOf(AppError);
+      expect([400, 415]).toContain((error as AppError).status);
+    }), { numRuns: 60 });
   });
 });
 

@@ -1,9 +1,11 @@
 /**
  * One fit of one image file in a Node process whose V8 heap is capped by the parent
- * (bench/vision-memory.bench.ts). Prints one JSON line: the WASM peak and the ArrayBuffer bytes
- * alive at the end of the call. Exits non-zero (V8 out of memory) when the cap is too small.
+ * (bench/vision-memory.bench.ts). Prints one JSON line: the outcome (fitted, passed through, or
+ * the refusal), the WASM peak, the CPU time of the fit and the ArrayBuffer bytes alive at the end.
+ * Exits non-zero (V8 out of memory) when the cap is too small.
  */
 import { readFileSync } from "node:fs";
+import { AppError } from "../shared/http/errors";
 import { fitImage } from "../shared/vision/fit";
 import { loadVisionWasmNode } from "./vision-wasm-node";
 
@@ -11,6 +13,18 @@ const [file, budget] = process.argv.slice(2);
 const input = new Uint8Array(readFileSync(file!));
 const { jpegEncoder: _unused, ...wasm } = loadVisionWasmNode(); // production configuration: no MozJPEG
 const before = process.memoryUsage().arrayBuffers;
-const result = await fitImage(input, { embedTargetBytes: Number(budget), maxLongEdge: 1568, maxInputPixels: 14_745_600 }, wasm);
+const cpuBefore = process.cpuUsage();
+const opts = { embedTargetBytes: Number(budget), maxLongEdge: 1568, maxInputPixels: 14_745_600 };
+let outcome: Record<string, unknown>;
+try {
+  const result = await fitImage(input, opts, wasm);
+  outcome = { outcome: result.passedThrough ? "passed through" : `fitted ${result.width}x${result.height}`, wasmPeakBytes: result.wasmPeakBytes };
+} catch (error) {
+  // A refusal is an outcome too (the adversarial set); anything else is a crash and fails the run.
+  if (!(error instanceof AppError)) throw error;
+  // A refusal carries no WASM figure: a decoder's instance may have run before it.
+  outcome = { outcome: `${error.status} ${error.code}`, message: error.message };
+}
+const cpu = process.cpuUsage(cpuBefore);
 const after = process.memoryUsage();
-console.log(JSON.stringify({ wasmPeakBytes: result.wasmPeakBytes, arrayBuffersBytes: after.arrayBuffers - before + input.byteLength, width: result.width, height: result.height }));
+console.log(JSON.stringify({ ...outcome, cpuMs: (cpu.user + cpu.system) / 1000, arrayBuffersBytes: after.arrayBuffers - before + input.byteLength }));

@@ -5,14 +5,14 @@
  * in Node) vs the old halving ladder (photon in Node). Run: npm run bench -- vision (re-spawns itself with --expose-gc).
  * Times are request round trips on loopback (workerd's clock only moves on I/O), after a warm-up.
  */
-import { spawn, spawnSync } from "node:child_process";
-import { createServer } from "node:net";
+import { spawnSync } from "node:child_process";
 import sharp from "sharp";
 import * as photon from "@cf-wasm/photon";
 import { fitImage, dataUrlLength, searchQuality, QUALITY_MIN, type FitResult } from "../shared/vision/fit";
 import type { JpegEncodeSettings } from "../shared/vision/jpeg.settings";
 import { loadVisionWasmNode } from "./vision-wasm-node";
 import { median } from "./stats";
+import { startWorker } from "./vision-worker/start";
 import { photoPixels, screenshotPixels } from "../test/fixtures/images";
 
 if (!(globalThis as { gc?: unknown }).gc) {
@@ -26,34 +26,6 @@ const MAX_EDGE = 1568;
 const gc = (globalThis as unknown as { gc: () => void }).gc;
 
 interface Row { input: string; budget: string; method: string; ms: number; attempts: number; bytes: number; dims: string; psnr: number; wasmMB?: number; jsMB?: number }
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const server = createServer().listen(0, "127.0.0.1", () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
-}
-
-/** Starts the bench Worker in workerd and resolves its base URL once it answers. */
-async function startWorker(): Promise<{ url: string; stop: () => void }> {
-  const port = await freePort();
-  const child = spawn("npx", ["wrangler", "dev", "--config", "bench/vision-worker/wrangler.toml", "--ip", "127.0.0.1", "--port", String(port), "--inspector-port", String(await freePort()), "--show-interactive-dev-session=false"], {
-    env: { ...process.env, WRANGLER_SEND_METRICS: "false" }, stdio: ["ignore", "ignore", "pipe"], detached: true,
-  });
-  let log = "";
-  child.stderr!.on("data", (d: Buffer) => { log += d.toString(); });
-  const url = `http://127.0.0.1:${port}`;
-  const stop = () => { try { process.kill(-child.pid!, "SIGTERM"); } catch { /* already gone */ } };
-  for (let i = 0; i < 120; i++) {
-    await new Promise((r) => setTimeout(r, 500));
-    if (child.exitCode !== null) break;
-    try { if ((await fetch(url)).status === 405) return { url, stop }; } catch { /* not up yet */ }
-  }
-  stop();
-  throw new Error(`wrangler dev did not start:\n${log}`);
-}
 
 interface WorkerFit { attempts: number; dataUrlBytes: number; width: number; height: number; quality?: number; wasmPeakBytes: number; simd: boolean }
 

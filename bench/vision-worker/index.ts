@@ -3,9 +3,12 @@
  * fitted JPEG as the body and the fit's numbers in `x-fit` (JSON). Started by bench/vision.bench.ts
  * through `wrangler dev`; timing is taken on the Node side (workerd's clock only moves on I/O).
  * `?mode=decode` only decodes a PNG (rows dropped), `?mode=inflate` only inflates its IDAT data:
- * the bench's breakdown of where a PNG fit's time goes inside workerd.
+ * the bench's breakdown of where a PNG fit's time goes inside workerd. `?mode=header` only reads
+ * the header (a pass-through before it was verified), and `&region=full` fits with a region of the
+ * whole image, which takes the decode path: bench/vision-passthrough.bench.ts.
  */
 import { fitImage } from "../../shared/vision/fit";
+import { readImageHeader } from "../../shared/vision/format";
 import { decodePngRows } from "../../shared/vision/png.decode";
 import type { StreamingResampler } from "../../shared/vision/resample";
 import { visionWasm } from "../../workers/vision-codecs";
@@ -43,7 +46,7 @@ async function inflateOnly(png: Uint8Array): Promise<string> {
 
 export default {
   async fetch(request: Request): Promise<Response> {
-    if (request.method !== "POST") return new Response("POST the image bytes; ?budget=<bytes>&encoder=baseline|mozjpeg&simd=0|1[&mode=decode|inflate]", { status: 405 });
+    if (request.method !== "POST") return new Response("POST the image bytes; ?budget=<bytes>&encoder=baseline|mozjpeg&simd=0|1[&mode=decode|inflate|header][&region=full]", { status: 405 });
     const url = new URL(request.url);
     const budget = Number(url.searchParams.get("budget") ?? 262144);
     const encoder = url.searchParams.get("encoder") === "mozjpeg" ? "mozjpeg" : "baseline";
@@ -52,14 +55,17 @@ export default {
     const bytes = new Uint8Array(await request.arrayBuffer());
     const mode = url.searchParams.get("mode");
     if (mode === "inflate") return new Response(String(await inflateOnly(bytes)));
+    if (mode === "header") return new Response(JSON.stringify(readImageHeader(bytes)));
     if (mode === "decode") {
       await decodePngRows(bytes, sink, wasm === benchWasm ? benchWasm.simd : undefined);
       return new Response("decoded");
     }
-    const out = await fitImage(bytes, { embedTargetBytes: budget, maxLongEdge: 1568, maxInputPixels: 16_777_216 }, wasm, settings);
+    const header = url.searchParams.get("region") === "full" ? readImageHeader(bytes) : undefined;
+    const region: [number, number, number, number] | undefined = header && [0, 0, header.width, header.height];
+    const out = await fitImage(bytes, { embedTargetBytes: budget, maxLongEdge: 1568, maxInputPixels: 16_777_216, region }, wasm, settings);
     const fit = {
       attempts: out.encodeAttempts, dataUrlBytes: out.dataUrlBytes, width: out.width, height: out.height,
-      quality: out.quality, wasmPeakBytes: out.wasmPeakBytes, simd: out.simd === true,
+      quality: out.quality, wasmPeakBytes: out.wasmPeakBytes, simd: out.simd === true, passedThrough: out.passedThrough,
     };
     return new Response(out.data as Uint8Array<ArrayBuffer>, { headers: { "content-type": out.mediaType, "x-fit": JSON.stringify(fit) } });
   },

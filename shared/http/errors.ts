@@ -13,6 +13,7 @@ export type ErrorCode =
   | "payload_too_large"
   | "image_too_large"
   | "unsupported_media_type"
+  | "invalid_image"
   | "secret_in_url"
   | "blocked_private_address"
   | "blocked_by_policy"

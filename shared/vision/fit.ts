@@ -14,6 +14,7 @@ import { prepareJpeg, type PreparedJpeg } from "./jpeg.baseline";
 import { decodePngRows } from "./png.decode";
 import { decodeWithPhoton } from "./photon.decode";
 import { StreamingResampler, resizeRgb, type SourceWindow } from "./resample";
+import { checkBeforeDecode, verifyImageData } from "./verify";
 
 export type ImageMediaType = SupportedMediaType;
 
@@ -279,6 +280,8 @@ export async function fitImage(bytes: Uint8Array, opts: FitOptions, wasm: Vision
   const crop = opts.region ? clampRegion(opts.region, width, height) : undefined;
   const originalUrlBytes = dataUrlLength(mediaType, bytes.length);
   if (!crop && !header.animated && orientation === 1 && originalUrlBytes <= opts.embedTargetBytes && Math.max(width, height) <= opts.maxLongEdge) {
+    // Embedded unchanged, the bytes reach the provider with no decoder of ours in between.
+    await verifyImageData(bytes, header, wasm);
     return {
       mediaType, data: bytes, width, height, dataUrlBytes: originalUrlBytes, original,
       note: `Image passed through unchanged (${width}x${height}); coordinates are in original pixels.`,
@@ -286,6 +289,7 @@ export async function fitImage(bytes: Uint8Array, opts: FitOptions, wasm: Vision
     };
   }
 
+  checkBeforeDecode(bytes, header);
   const window: Crop = crop ?? { x: 0, y: 0, width, height };
   const target = targetSize(window.width, window.height, opts.maxLongEdge);
   const storedWindow = toStored(window, orientation, header.width, header.height);

@@ -12,7 +12,7 @@ export interface ImageHeader {
   mediaType: SupportedMediaType;
   width: number;
   height: number;
-  /** GIF with more than one image block is not detected here (needs a full scan); WebP VP8X says so. */
+  /** GIF with more than one image descriptor; WebP with VP8X animation frames. */
   animated: boolean;
   /** PNG only: Adam7 interlacing cannot be decoded row by row. */
   interlaced: boolean;
@@ -35,8 +35,16 @@ function ascii(bytes: Uint8Array, start: number, length: number): string {
   return out;
 }
 
+/**
+ * 400 `invalid_image` (api.md): the image's data is broken, or its frame and container disagree.
+ * `what` completes "The PNG image ..." and names what is wrong.
+ */
+export function invalidImage(format: string, what: string, cause?: unknown): AppError {
+  return new AppError(400, "invalid_image", `The ${format} image ${what}. Re-save or re-export it and send the complete file.`, { cause });
+}
+
 function truncated(format: string): AppError {
-  return new AppError(400, "invalid_request", `The ${format} image is truncated: its header ends before the image size. Send the complete file.`);
+  return invalidImage(format, "is truncated: its header ends before the image size");
 }
 
 function unsupported(message: string): AppError {
@@ -62,9 +70,12 @@ export function readImageHeader(bytes: Uint8Array): ImageHeader {
   throw unsupported("The bytes are not a supported image (JPEG, PNG, GIF or WebP were expected, detected from the content, not the name).");
 }
 
+/** SVG text, with or without a UTF-8 byte order mark, an XML declaration, comments or a doctype first. */
 function looksLikeSvg(bytes: Uint8Array): boolean {
-  const head = ascii(bytes, 0, 512).replace(/^\ufeff/, "").trimStart().toLowerCase();
-  return head.startsWith("<svg") || (head.startsWith("<?xml") && head.includes("<svg"));
+  const bom = bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf ? 3 : 0;
+  const head = ascii(bytes, bom, 1024).trimStart().toLowerCase();
+  if (head.startsWith("<svg")) return true;
+  return (head.startsWith("<?xml") || head.startsWith("<!--") || head.startsWith("<!doctype")) && head.includes("<svg");
 }
 
 /** HEIF family: the answer depends on the brands of the ftyp box, read only within its declared size. */
@@ -130,7 +141,7 @@ function readJpeg(bytes: Uint8Array): ImageHeader {
   let orientation = 1;
   while (at < bytes.length) {
     if (bytes[at] !== 0xff) {
-      throw new AppError(400, "invalid_request", "The JPEG image is corrupt: its header has no valid marker where one was expected. Send the original file.");
+      throw invalidImage("JPEG", `is corrupt: its header has no marker at byte ${at}, where one was expected`);
     }
     while (at < bytes.length && bytes[at] === 0xff) at++; // fill bytes
     if (at >= bytes.length) break;
@@ -139,7 +150,7 @@ function readJpeg(bytes: Uint8Array): ImageHeader {
     if (isStandalone(marker)) continue;
     if (at + 2 > bytes.length) break;
     const length = (bytes[at]! << 8) | bytes[at + 1]!;
-    if (length < 2) throw new AppError(400, "invalid_request", "The JPEG image is corrupt: a header segment has an invalid length.");
+    if (length < 2) throw invalidImage("JPEG", "is corrupt: a header segment has an invalid length");
     if (isStartOfFrame(marker)) {
       if (at + 7 > bytes.length) break;
       const height = (bytes[at + 3]! << 8) | bytes[at + 4]!;
@@ -147,11 +158,11 @@ function readJpeg(bytes: Uint8Array): ImageHeader {
       if (marker !== 0xc0 && marker !== 0xc1 && marker !== 0xc2) {
         throw unsupported("The JPEG uses lossless, hierarchical or arithmetic coding, which is not supported. Re-save it as a standard JPEG or PNG.");
       }
-      if (width === 0 || height === 0) throw new AppError(400, "invalid_request", "The JPEG image declares a zero width or height.");
+      if (width === 0 || height === 0) throw invalidImage("JPEG", "declares a zero width or height");
       return { mediaType: "image/jpeg", width, height, animated: false, interlaced: false, progressive: marker === 0xc2, orientation };
     }
     if (marker === 0xda || marker === 0xd9) {
-      throw new AppError(400, "invalid_request", "The JPEG image is corrupt: it has no frame header before its image data.");
+      throw invalidImage("JPEG", "is corrupt: it has no frame header (SOF) before its image data");
     }
     if (marker === 0xe1 && orientation === 1) orientation = exifOrientation(bytes, at + 2, Math.min(bytes.length, at + length));
     at += length;
@@ -161,77 +172,179 @@ function readJpeg(bytes: Uint8Array): ImageHeader {
 
 function readPng(bytes: Uint8Array): ImageHeader {
   if (bytes.length < 33) throw truncated("PNG");
-  if (ascii(bytes, 12, 4) !== "IHDR") throw new AppError(400, "invalid_request", "The PNG image is corrupt: it does not start with an IHDR chunk.");
   const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  if (ascii(bytes, 12, 4) !== "IHDR" || view.getUint32(8) !== 13) throw invalidImage("PNG", "is corrupt: it does not start with a 13-byte IHDR chunk");
   const width = view.getUint32(16);
   const height = view.getUint32(20);
-  if (width === 0 || height === 0) throw new AppError(400, "invalid_request", "The PNG image declares a zero width or height.");
+  if (width === 0 || height === 0) throw invalidImage("PNG", "declares a zero width or height");
   return { mediaType: "image/png", width, height, animated: false, interlaced: bytes[28] === 1, progressive: false, orientation: 1 };
 }
 
+/**
+ * GIF: the logical screen, with every block walked (no decompression) so that no image descriptor
+ * can reach outside the screen: the decoder allocates what a frame declares, so the screen's size
+ * bounds the decode only once every frame is checked against it.
+ */
 function readGif(bytes: Uint8Array): ImageHeader {
-  if (bytes.length < 10) throw truncated("GIF");
+  if (bytes.length < 13) throw truncated("GIF");
   const width = bytes[6]! | (bytes[7]! << 8);
   const height = bytes[8]! | (bytes[9]! << 8);
-  if (width === 0 || height === 0) throw new AppError(400, "invalid_request", "The GIF image declares a zero width or height.");
-  return { mediaType: "image/gif", width, height, animated: countGifFrames(bytes, 2) > 1, interlaced: false, progressive: false, orientation: 1 };
+  if (width === 0 || height === 0) throw invalidImage("GIF", "declares a zero width or height");
+  const frames = walkGifFrames(bytes, width, height);
+  return { mediaType: "image/gif", width, height, animated: frames.length > 1, interlaced: false, progressive: false, orientation: 1 };
 }
 
-/** Walks GIF blocks (no decompression) and counts image descriptors, stopping at `limit`. */
-function countGifFrames(bytes: Uint8Array, limit: number): number {
+/** One image of a GIF: where its descriptor says it is, and where its LZW data starts. */
+export interface GifFrame {
+  left: number;
+  top: number;
+  width: number;
+  height: number;
+  /** Offset of the LZW minimum code size byte; the data sub-blocks follow it. */
+  dataStart: number;
+}
+
+/**
+ * Walks every block of a GIF to its trailer and returns its images.
+ * @throws AppError 400 `invalid_image` for a frame outside the logical screen, a block that runs
+ * past the end (truncated), a missing trailer, an unknown block, or no image at all.
+ */
+export function walkGifFrames(bytes: Uint8Array, screenWidth: number, screenHeight: number): GifFrame[] {
   let at = 13;
   if (bytes[10]! & 0x80) at += 3 * (1 << ((bytes[10]! & 7) + 1));
-  let frames = 0;
+  const frames: GifFrame[] = [];
+  const cut = () => invalidImage("GIF", `is truncated: it ends inside ${frames.length === 0 ? "its header" : `frame ${frames.length}`}, before its trailer`);
   const skipSubBlocks = () => {
     while (at < bytes.length && bytes[at] !== 0) at += bytes[at]! + 1;
+    if (at >= bytes.length) throw cut();
     at++;
   };
-  while (at < bytes.length && frames < limit) {
+  for (;;) {
+    if (at >= bytes.length) throw cut();
     const block = bytes[at]!;
+    if (block === 0x3b) break;
     if (block === 0x2c) {
-      frames++;
-      const flags = bytes[at + 9] ?? 0;
+      if (at + 10 > bytes.length) throw cut();
+      const u16 = (o: number) => bytes[at + o]! | (bytes[at + o + 1]! << 8);
+      const frame = { left: u16(1), top: u16(3), width: u16(5), height: u16(7), dataStart: 0 };
+      if (frame.left + frame.width > screenWidth || frame.top + frame.height > screenHeight) {
+        throw invalidImage("GIF", `does not match its container: frame ${frames.length + 1} (${frame.width}x${frame.height} at ${frame.left},${frame.top}) reaches outside the ${screenWidth}x${screenHeight} logical screen`);
+      }
+      const flags = bytes[at + 9]!;
       at += 10;
       if (flags & 0x80) at += 3 * (1 << ((flags & 7) + 1));
-      at++; // LZW minimum code size
+      if (at >= bytes.length) throw cut();
+      frame.dataStart = at;
+      const minCodeSize = bytes[at]!;
+      if (minCodeSize < 1 || minCodeSize > 8) throw invalidImage("GIF", `is corrupt: frame ${frames.length + 1} has an LZW code size of ${minCodeSize} (1..8 allowed)`);
+      frames.push(frame);
+      at++;
       skipSubBlocks();
     } else if (block === 0x21) {
       at += 2;
       skipSubBlocks();
     } else {
-      break; // trailer or garbage
+      throw invalidImage("GIF", `is corrupt: byte ${at} (0x${block.toString(16).padStart(2, "0")}) starts no known block`);
     }
   }
+  if (frames.length === 0) throw invalidImage("GIF", "has no image in it (no image descriptor before its trailer)");
   return frames;
 }
 
-function readWebp(bytes: Uint8Array): ImageHeader {
-  const chunk = ascii(bytes, 12, 4);
-  const base = { mediaType: "image/webp" as const, interlaced: false, progressive: false, orientation: 1 };
-  if (chunk === "VP8 ") {
-    if (bytes.length < 30) throw truncated("WebP");
-    if (bytes[23] !== 0x9d || bytes[24] !== 0x01 || bytes[25] !== 0x2a) {
-      throw new AppError(400, "invalid_request", "The WebP image is corrupt: its VP8 frame has no start code.");
+/** Size of a VP8 (lossy) or VP8L (lossless) bitstream, read from its frame header inside `chunk`. */
+function webpFrameSize(kind: string, chunk: Uint8Array): { width: number; height: number } {
+  if (kind === "VP8 ") {
+    if (chunk.length < 10) throw invalidImage("WebP", "is truncated: its VP8 frame header is cut short");
+    const tag = chunk[0]! | (chunk[1]! << 8) | (chunk[2]! << 16);
+    if (tag & 1) throw invalidImage("WebP", "is corrupt: its VP8 frame is not a key frame");
+    if (chunk[3] !== 0x9d || chunk[4] !== 0x01 || chunk[5] !== 0x2a) throw invalidImage("WebP", "is corrupt: its VP8 frame has no start code");
+    const firstPartition = tag >>> 5;
+    if (firstPartition > chunk.length - 10) throw invalidImage("WebP", `is truncated: its VP8 frame's first partition (${firstPartition} bytes) runs past its ${chunk.length}-byte chunk`);
+    const width = (chunk[6]! | (chunk[7]! << 8)) & 0x3fff;
+    const height = (chunk[8]! | (chunk[9]! << 8)) & 0x3fff;
+    if (width === 0 || height === 0) throw invalidImage("WebP", "declares a zero width or height in its VP8 frame");
+    return { width, height };
+  }
+  if (chunk.length < 5) throw invalidImage("WebP", "is truncated: its VP8L header is cut short");
+  if (chunk[0] !== 0x2f) throw invalidImage("WebP", "is corrupt: its lossless (VP8L) header has no signature");
+  const bits = (chunk[1]! | (chunk[2]! << 8) | (chunk[3]! << 16) | (chunk[4]! << 24)) >>> 0;
+  if (bits >>> 29 !== 0) throw invalidImage("WebP", `is corrupt: its VP8L version is ${bits >>> 29}, not 0`);
+  return { width: (bits & 0x3fff) + 1, height: ((bits >>> 14) & 0x3fff) + 1 };
+}
+
+interface RiffChunk {
+  fourcc: string;
+  data: Uint8Array;
+}
+
+/** The chunks of a RIFF body (`bytes` from a chunk header on), each checked to fit inside it. */
+function riffChunks(bytes: Uint8Array, where: string): RiffChunk[] {
+  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  const chunks: RiffChunk[] = [];
+  let at = 0;
+  while (at < bytes.length) {
+    if (at + 8 > bytes.length) throw invalidImage("WebP", `is corrupt: ${where} ends inside a chunk header`);
+    const fourcc = ascii(bytes, at, 4);
+    const size = view.getUint32(at + 4, true);
+    if (size > bytes.length - at - 8) {
+      throw invalidImage("WebP", `is truncated: its ${fourcc.trim()} chunk declares ${size} bytes but ${where} has ${bytes.length - at - 8} left`);
     }
-    const width = (bytes[26]! | (bytes[27]! << 8)) & 0x3fff;
-    const height = (bytes[28]! | (bytes[29]! << 8)) & 0x3fff;
-    return { ...base, width, height, animated: false };
+    chunks.push({ fourcc, data: bytes.subarray(at + 8, at + 8 + size) });
+    at += 8 + size + (size & 1);
   }
-  if (chunk === "VP8L") {
-    if (bytes.length < 25) throw truncated("WebP");
-    if (bytes[20] !== 0x2f) throw new AppError(400, "invalid_request", "The WebP image is corrupt: its lossless header has no signature.");
-    const bits = bytes[21]! | (bytes[22]! << 8) | (bytes[23]! << 16) | (bytes[24]! << 24);
-    const width = (bits & 0x3fff) + 1;
-    const height = ((bits >>> 14) & 0x3fff) + 1;
-    return { ...base, width, height, animated: false };
+  return chunks;
+}
+
+/**
+ * WebP: the RIFF size and every chunk size are checked against the file, and the size that will be
+ * decoded (the VP8/VP8L frame header, or every animation frame) against the VP8X canvas.
+ */
+function readWebp(bytes: Uint8Array): ImageHeader {
+  const base = { mediaType: "image/webp" as const, interlaced: false, progressive: false, orientation: 1 };
+  const riffSize = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength).getUint32(4, true);
+  if (riffSize < 12) throw invalidImage("WebP", `is corrupt: its RIFF header declares a ${riffSize}-byte body, too small for any image`);
+  if (riffSize > bytes.length - 8) {
+    throw invalidImage("WebP", `is truncated: its RIFF header declares ${riffSize + 8} bytes but the file has ${bytes.length}`);
   }
-  if (chunk === "VP8X") {
-    if (bytes.length < 30) throw truncated("WebP");
-    const animated = (bytes[20]! & 0x02) !== 0;
-    const width = (bytes[24]! | (bytes[25]! << 8) | (bytes[26]! << 16)) + 1;
-    const height = (bytes[27]! | (bytes[28]! << 8) | (bytes[29]! << 16)) + 1;
+  const chunks = riffChunks(bytes.subarray(12, 8 + riffSize), "the RIFF container");
+  const first = chunks[0];
+  if (!first) throw invalidImage("WebP", "has no chunks after its RIFF header");
+  if (first.fourcc === "VP8 " || first.fourcc === "VP8L") return { ...base, ...webpFrameSize(first.fourcc, first.data), animated: false };
+  if (first.fourcc !== "VP8X") throw invalidImage("WebP", `is corrupt: unknown first chunk "${first.fourcc}"`);
+  if (first.data.length < 10) throw invalidImage("WebP", "is truncated: its VP8X chunk is cut short");
+  const x = first.data;
+  const animated = (x[0]! & 0x02) !== 0;
+  const width = (x[4]! | (x[5]! << 8) | (x[6]! << 16)) + 1;
+  const height = (x[7]! | (x[8]! << 8) | (x[9]! << 16)) + 1;
+  const canvas = `${width}x${height} VP8X canvas`;
+  const image = (list: RiffChunk[]) => list.find((c) => c.fourcc === "VP8 " || c.fourcc === "VP8L");
+  if (!animated) {
+    const frame = image(chunks);
+    if (!frame) throw invalidImage("WebP", "has no image data (no VP8 or VP8L chunk after its VP8X header)");
+    const size = webpFrameSize(frame.fourcc, frame.data);
+    if (size.width !== width || size.height !== height) {
+      throw invalidImage("WebP", `does not match its container: its ${frame.fourcc.trim()} frame is ${size.width}x${size.height} inside a ${canvas}`);
+    }
     return { ...base, width, height, animated };
   }
-  if (bytes.length < 20) throw truncated("WebP");
-  throw new AppError(400, "invalid_request", `The WebP image is corrupt: unknown first chunk "${chunk}".`);
+  let count = 0;
+  for (const chunk of chunks) {
+    if (chunk.fourcc !== "ANMF") continue;
+    count++;
+    const f = chunk.data;
+    if (f.length < 16) throw invalidImage("WebP", `is truncated: animation frame ${count} has a short header`);
+    const u24 = (o: number) => f[o]! | (f[o + 1]! << 8) | (f[o + 2]! << 16);
+    const left = u24(0) * 2, top = u24(3) * 2, fw = u24(6) + 1, fh = u24(9) + 1;
+    if (left + fw > width || top + fh > height) {
+      throw invalidImage("WebP", `does not match its container: animation frame ${count} (${fw}x${fh} at ${left},${top}) reaches outside the ${canvas}`);
+    }
+    const frame = image(riffChunks(f.subarray(16), `animation frame ${count}`));
+    if (!frame) throw invalidImage("WebP", `has no image data in animation frame ${count}`);
+    const size = webpFrameSize(frame.fourcc, frame.data);
+    if (size.width !== fw || size.height !== fh) {
+      throw invalidImage("WebP", `does not match its container: animation frame ${count} declares ${fw}x${fh} but its ${frame.fourcc.trim()} data is ${size.width}x${size.height}`);
+    }
+  }
+  if (count === 0) throw invalidImage("WebP", "is marked animated but has no animation frame (ANMF)");
+  return { ...base, width, height, animated };
 }

@@ -4,6 +4,7 @@
  * instead of 48 MB of full-size RGBA; the instance and its memory are garbage once this returns.
  */
 import { AppError } from "../http/errors";
+import { invalidImage } from "./format";
 import type { DecodeStats, ResamplerFactory } from "./codecs";
 
 const TJPF_RGB = 0;
@@ -85,10 +86,10 @@ export function decodeJpegRows(
   try {
     status = tj.tjDecompress2(handle, src, bytes.length, dst, decodedWidth, pitch, decodedHeight, TJPF_RGB, 0);
   } catch (error) {
-    throw new AppError(400, "invalid_request", "The JPEG image could not be decoded: its data is corrupt or uses an unsupported variant. Re-save it as a standard JPEG or PNG.", { cause: error });
+    throw invalidImage("JPEG", "could not be decoded: its data is corrupt or uses an unsupported variant", error);
   }
   if (status !== 0) {
-    throw new AppError(400, "invalid_request", "The JPEG image could not be decoded: its data is corrupt. Re-save it as a standard JPEG or PNG.");
+    throw invalidImage("JPEG", "could not be decoded: its data is corrupt or truncated before its end (EOI)");
   }
   const resampler = makeResampler(decodedWidth, decodedHeight);
   // The view is taken after decoding: memory.grow during the decode detaches earlier views.

@@ -4,7 +4,7 @@
  * poisons it), so we bind the four exports we need ourselves; the instance is garbage afterwards.
  * photon decodes animations to their first frame.
  */
-import { AppError } from "../http/errors";
+import { invalidImage } from "./format";
 import type { DecodeStats, ResamplerFactory } from "./codecs";
 import type { StreamingResampler } from "./resample";
 
@@ -83,13 +83,13 @@ export function decodeWithPhoton(
     new Uint8Array(photon.memory.buffer, src, bytes.length).set(bytes);
     image = photon.photonimage_new_from_byteslice(src, bytes.length);
   } catch (error) {
-    throw new AppError(400, "invalid_request", `The ${format} image could not be decoded: its data is corrupt or truncated. Re-save it as PNG or JPEG and send it again.`, { cause: error });
+    throw invalidImage(format, "could not be decoded: its data is corrupt", error);
   }
   const width = photon.photonimage_get_width(image) >>> 0;
   const height = photon.photonimage_get_height(image) >>> 0;
   const [pixelsPtr, pixelsLen] = photon.photonimage_get_raw_pixels(image);
   photon.__wbg_photonimage_free(image, 0);
-  if (pixelsLen !== width * height * 4) throw new AppError(400, "invalid_request", `The ${format} image decoded to an unexpected size.`);
+  if (pixelsLen !== width * height * 4) throw invalidImage(format, `decoded to ${pixelsLen} bytes, not the ${width}x${height} it declares`);
   const resampler = makeResampler(width, height);
   const rgba = new Uint8Array(photon.memory.buffer, pixelsPtr, pixelsLen);
   const rgb = new Uint8Array(width * 3);

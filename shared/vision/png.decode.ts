@@ -7,56 +7,139 @@
  * streamable and go to the photon path instead.
  */
 import { AppError } from "../http/errors";
+import { invalidImage } from "./format";
 import type { StreamingResampler } from "./resample";
 import type { ResamplerFactory } from "./codecs";
 import { SimdPngKernels } from "./wasm/vision.simd";
 
-interface PngInfo {
+/** A PNG's chunks, validated (order, sizes, CRCs) down to IEND: what its decode and its verification read. */
+export interface PngInfo {
   width: number;
   height: number;
   bitDepth: number;
   colorType: number;
+  interlaced: boolean;
   palette?: Uint8Array;
   /** Palette alphas, or the transparent gray/RGB sample (16-bit values). */
   transparency?: Uint8Array;
   idat: Uint8Array[];
 }
 
-const CHANNELS: Record<number, number> = { 0: 1, 2: 3, 3: 1, 4: 2, 6: 4 };
+export const CHANNELS: Record<number, number> = { 0: 1, 2: 3, 3: 1, 4: 2, 6: 4 };
+/** Bit depths the PNG spec allows per colour type. */
+const BIT_DEPTHS: Record<number, number[]> = { 0: [1, 2, 4, 8, 16], 2: [8, 16], 3: [1, 2, 4, 8], 4: [8, 16], 6: [8, 16] };
+/** Ancillary chunks the spec places before PLTE and IDAT (colour space), and before IDAT only. */
+const BEFORE_PLTE = new Set(["cHRM", "gAMA", "iCCP", "sBIT", "sRGB", "cICP", "mDCV", "cLLI"]);
+const BEFORE_IDAT = new Set(["bKGD", "hIST", "tRNS", "pHYs", "sPLT", "acTL"]);
+/** Chunks that must come after PLTE when there is one. */
+const AFTER_PLTE = new Set(["bKGD", "hIST", "tRNS"]);
 
 function corrupt(what: string): AppError {
-  return new AppError(400, "invalid_request", `The PNG image could not be decoded: ${what}. Re-save it as PNG or JPEG and send it again.`);
+  return invalidImage("PNG", `could not be decoded: ${what}`);
 }
 
-function parseChunks(bytes: Uint8Array): PngInfo {
+/** CRC-32 (ISO 3309, as PNG uses it) sliced by 8 bytes: a 25 MiB file checks in tens of ms. */
+const CRC_TABLES = (() => {
+  const t = new Uint32Array(8 * 256);
+  for (let n = 0; n < 256; n++) {
+    let c = n;
+    for (let k = 0; k < 8; k++) c = c & 1 ? 0xedb88320 ^ (c >>> 1) : c >>> 1;
+    t[n] = c >>> 0;
+  }
+  for (let k = 1; k < 8; k++) for (let n = 0; n < 256; n++) t[k * 256 + n] = (t[(k - 1) * 256 + n]! >>> 8) ^ t[t[(k - 1) * 256 + n]! & 0xff]!;
+  return t;
+})();
+
+export function crc32(bytes: Uint8Array, start: number, end: number): number {
+  const t = CRC_TABLES;
+  let c = 0xffffffff;
+  let i = start;
+  for (; i + 8 <= end; i += 8) {
+    const a = c ^ (bytes[i]! | (bytes[i + 1]! << 8) | (bytes[i + 2]! << 16) | (bytes[i + 3]! << 24));
+    c = t[1792 + (a & 0xff)]! ^ t[1536 + ((a >>> 8) & 0xff)]! ^ t[1280 + ((a >>> 16) & 0xff)]! ^ t[1024 + (a >>> 24)]!
+      ^ t[768 + bytes[i + 4]!]! ^ t[512 + bytes[i + 5]!]! ^ t[256 + bytes[i + 6]!]! ^ t[bytes[i + 7]!]!;
+  }
+  for (; i < end; i++) c = t[(c ^ bytes[i]!) & 0xff]! ^ (c >>> 8);
+  return (c ^ 0xffffffff) >>> 0;
+}
+
+function checkHeader(data: Uint8Array): Omit<PngInfo, "idat"> {
+  if (data.length !== 13) throw corrupt(`its IHDR chunk is ${data.length} bytes, not 13`);
+  const view = new DataView(data.buffer, data.byteOffset, data.byteLength);
+  const width = view.getUint32(0), height = view.getUint32(4);
+  const bitDepth = data[8]!, colorType = data[9]!;
+  if (width === 0 || height === 0 || width > 0x7fffffff || height > 0x7fffffff) throw corrupt(`its IHDR declares an impossible size ${width}x${height}`);
+  if (!BIT_DEPTHS[colorType]) throw corrupt(`unknown color type ${colorType}`);
+  if (!BIT_DEPTHS[colorType]!.includes(bitDepth)) throw corrupt(`bit depth ${bitDepth} is not allowed for color type ${colorType}`);
+  if (data[10] !== 0 || data[11] !== 0) throw corrupt("its IHDR names an unknown compression or filter method");
+  if (data[12]! > 1) throw corrupt(`unknown interlace method ${data[12]}`);
+  return { width, height, bitDepth, colorType, interlaced: data[12] === 1 };
+}
+
+/**
+ * Walks every chunk to IEND: exactly one IHDR and first, PLTE (at most one) before the image data,
+ * the IDAT chunks consecutive, the ancillary chunks in the places the PNG spec gives them, every
+ * CRC right. The IHDR read here is the one the header check read, so the size limits hold for
+ * what is decoded.
+ * @throws AppError 400 `invalid_image` naming the first rule the file breaks.
+ */
+export function parseChunks(bytes: Uint8Array): PngInfo {
   const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   let at = 8;
   let info: PngInfo | undefined;
-  while (at + 8 <= bytes.length) {
+  let idatState: "before" | "in" | "after" = "before";
+  const seen = new Set<string>();
+  for (;;) {
+    if (at + 12 > bytes.length) throw invalidImage("PNG", `is truncated: it ends at byte ${bytes.length}, before its IEND chunk`);
     const length = view.getUint32(at);
     const type = String.fromCharCode(bytes[at + 4]!, bytes[at + 5]!, bytes[at + 6]!, bytes[at + 7]!);
-    const dataStart = at + 8;
-    const dataEnd = Math.min(dataStart + length, bytes.length);
+    if (!/^[A-Za-z]{4}$/.test(type)) throw corrupt(`byte ${at + 4} starts no valid chunk type`);
+    if (length > 0x7fffffff || length > bytes.length - at - 12) {
+      throw invalidImage("PNG", `is truncated: its ${type} chunk declares ${length} bytes but only ${Math.max(0, bytes.length - at - 12)} follow`);
+    }
+    const dataStart = at + 8, dataEnd = dataStart + length;
+    if (crc32(bytes, at + 4, dataEnd) !== view.getUint32(dataEnd)) throw corrupt(`its ${type} chunk has a wrong CRC (the data is damaged)`);
     const data = bytes.subarray(dataStart, dataEnd);
-    if (type === "IHDR") {
-      if (data.length < 13) throw corrupt("its IHDR chunk is short");
-      info = { width: view.getUint32(dataStart), height: view.getUint32(dataStart + 4), bitDepth: data[8]!, colorType: data[9]!, idat: [] };
-    } else if (!info) {
-      throw corrupt("its first chunk is not IHDR");
-    } else if (type === "PLTE") {
+    const critical = (bytes[at + 4]! & 0x20) === 0; // upper-case first letter
+    at = dataEnd + 4;
+    if (!info) {
+      if (type !== "IHDR") throw corrupt("its first chunk is not IHDR");
+      info = { ...checkHeader(data), idat: [] };
+      seen.add(type);
+      continue;
+    }
+    if (idatState === "in" && type !== "IDAT") idatState = "after";
+    const outOfPlace = () => corrupt(`its ${type} chunk is out of place (${type === "IHDR" ? "a second IHDR" : idatState === "before" ? "after PLTE" : "after the image data"})`);
+    if (type === "IHDR") throw outOfPlace();
+    if (type === "IEND") break;
+    if (type === "IDAT") {
+      if (idatState === "after") throw corrupt("its IDAT chunks are not consecutive");
+      idatState = "in";
+      info.idat.push(data);
+      continue;
+    }
+    if (BEFORE_PLTE.has(type) && (seen.has("PLTE") || idatState !== "before")) throw outOfPlace();
+    if (BEFORE_IDAT.has(type) && idatState !== "before") throw outOfPlace();
+    if (type === "PLTE") {
+      if (seen.has("PLTE")) throw corrupt("it has two PLTE chunks");
+      if (idatState !== "before") throw outOfPlace();
+      if ([...AFTER_PLTE].some((t) => seen.has(t))) throw corrupt("its PLTE chunk comes after a chunk that must follow it (bKGD, hIST or tRNS)");
+      if (info.colorType === 0 || info.colorType === 4) throw corrupt("it has a palette (PLTE) but a grayscale color type");
+      if (length === 0 || length % 3 !== 0 || length / 3 > 256) throw corrupt(`its PLTE chunk is ${length} bytes, not 3 per entry for 1..256 entries`);
       info.palette = data;
     } else if (type === "tRNS") {
+      if (seen.has("tRNS")) throw corrupt("it has two tRNS chunks");
+      if (info.colorType === 4 || info.colorType === 6) throw corrupt("it has a tRNS chunk but its color type already has alpha");
+      if (info.colorType === 3 && (!info.palette || length > info.palette.length / 3)) throw corrupt("its tRNS chunk does not follow a palette it fits");
+      if ((info.colorType === 0 && length !== 2) || (info.colorType === 2 && length !== 6)) throw corrupt(`its tRNS chunk is ${length} bytes, wrong for color type ${info.colorType}`);
       info.transparency = data;
-    } else if (type === "IDAT") {
-      info.idat.push(data);
-    } else if (type === "IEND") {
-      break;
+    } else if (critical) {
+      throw corrupt(`it has an unknown critical chunk ${type}`);
     }
-    at = dataEnd + 4; // skip CRC: a flipped bit costs one wrong pixel, not a refusal
+    seen.add(type);
   }
   if (!info) throw corrupt("it has no IHDR chunk");
-  if (info.idat.length === 0) throw corrupt("it has no image data");
-  if (CHANNELS[info.colorType] === undefined) throw corrupt(`unknown color type ${info.colorType}`);
+  if (info.idat.length === 0) throw corrupt("it has no image data (no IDAT chunk)");
   if (info.colorType === 3 && !info.palette) throw corrupt("it has a palette color type but no palette");
   return info;
 }
@@ -230,6 +313,31 @@ function jsLines(info: PngInfo, stride: number, bpp: number, convert: RowConvert
 }
 
 /**
+ * The IDAT data as a zlib stream being inflated: read `reader`; once done (or cancelled), await
+ * `feeding`. A corrupt stream, a wrong Adler-32 or a stream that ends early is a read error.
+ */
+export function inflateIdat(info: PngInfo): { reader: ReadableStreamDefaultReader<Uint8Array>; feeding: Promise<void> } {
+  const inflate = new DecompressionStream("deflate");
+  const writer = inflate.writable.getWriter();
+  // Write concurrently with reading: awaiting all writes first would deadlock on backpressure.
+  const feeding = (async () => {
+    for (const chunk of info.idat) await writer.write(chunk as Uint8Array<ArrayBuffer>);
+    await writer.close();
+  })().catch(() => undefined);
+  return { reader: inflate.readable.getReader(), feeding };
+}
+
+/** The next inflated bytes, undefined at the end. @throws AppError 400 `invalid_image` for a corrupt or short stream. */
+export async function readInflated(reader: ReadableStreamDefaultReader<Uint8Array>): Promise<Uint8Array | undefined> {
+  try {
+    const chunk = await reader.read();
+    return chunk.done ? undefined : chunk.value;
+  } catch (error) {
+    throw invalidImage("PNG", "could not be decoded: its compressed image data (zlib) is corrupt or ends early", error);
+  }
+}
+
+/**
  * Streams the rows of a non-interlaced PNG into the resampler built for its full size. Given our
  * SIMD module, unfiltering and the RGBA flatten run there (same bytes as the JS loops).
  */
@@ -246,28 +354,15 @@ export async function decodePngRows(bytes: Uint8Array, makeResampler: ResamplerF
   let lastWanted = height - 1;
   while (lastWanted > 0 && !resampler.wantsRow(lastWanted)) lastWanted--;
 
-  const inflate = new DecompressionStream("deflate");
-  const writer = inflate.writable.getWriter();
-  // Write concurrently with reading: awaiting all writes first would deadlock on backpressure.
-  const feeding = (async () => {
-    for (const chunk of info.idat) await writer.write(chunk as Uint8Array<ArrayBuffer>);
-    await writer.close();
-  })().catch(() => undefined);
-  const reader = inflate.readable.getReader();
+  const { reader, feeding } = inflateIdat(info);
 
   let row = 0;
   let filter = -1; // -1: next byte is the row's filter type
   let filled = 0;
   try {
     outer: while (row < height) {
-      let chunk: ReadableStreamReadResult<Uint8Array>;
-      try {
-        chunk = await reader.read();
-      } catch (error) {
-        throw new AppError(400, "invalid_request", "The PNG image could not be decoded: its compressed data is corrupt or truncated. Re-save it and send it again.", { cause: error });
-      }
-      if (chunk.done) break;
-      const data = chunk.value;
+      const data = await readInflated(reader);
+      if (!data) break;
       let at = 0;
       while (at < data.length) {
         if (filter < 0) {
@@ -297,7 +392,7 @@ export async function decodePngRows(bytes: Uint8Array, makeResampler: ResamplerF
     await feeding;
   }
   if (row <= lastWanted) {
-    throw new AppError(400, "invalid_request", `The PNG image is truncated: it has data for ${row} of its ${height} rows. Send the complete file.`);
+    throw invalidImage("PNG", `is truncated: its compressed data holds ${row} of its ${height} rows`);
   }
   return resampler;
 }

@@ -48,7 +48,7 @@ export async function analyzeImage(deps: VisionDeps, input: VisionRequest, uploa
   const { path, style } = choosePath(input.model);
 
   if (path === "descriptor") {
-    const fitted = await deps.fit(await imageBytes(deps, source), fitOptions(deps.config, input));
+    const fitted = await fitBytes(deps, await imageBytes(deps, source), input);
     return describe(deps, fitted, input.question);
   }
 
@@ -61,7 +61,7 @@ export async function analyzeImage(deps: VisionDeps, input: VisionRequest, uploa
   if (!reservation.ok) throw embedCapReached(reservation.count, cap ?? 0);
   let fitted: FitResult;
   try {
-    fitted = await deps.fit(await imageBytes(deps, source), fitOptions(deps.config, input));
+    fitted = await fitBytes(deps, await imageBytes(deps, source), input);
   } catch (error) {
     await deps.embeds.release(input.session_id, imageKey).catch((cause) => deps.log.warn("embed_release_failed", { error: String(cause) }));
     throw error;
@@ -78,6 +78,25 @@ export async function analyzeImage(deps: VisionDeps, input: VisionRequest, uploa
     embed_cap: cap,
     content: contentBlocks(style, fitted.mediaType, base64, fitted.note),
   };
+}
+
+/**
+ * Fits the bytes; a WASM codec that traps or runs out of memory on them (data our checks let
+ * through but the decoder could not take) is the image's fault, not a 500: 400 `invalid_image`,
+ * or 413 when its memory ran out. The trap itself is logged, never sent.
+ */
+async function fitBytes(deps: VisionDeps, bytes: Uint8Array, input: VisionRequest): Promise<FitResult> {
+  try {
+    return await deps.fit(bytes, fitOptions(deps.config, input));
+  } catch (error) {
+    if (error instanceof WebAssembly.RuntimeError) {
+      throw new AppError(400, "invalid_image", "The image could not be decoded: the decoder stopped on its data. Re-save or re-export it and send the complete file.", { cause: error });
+    }
+    if (error instanceof RangeError && /memory/i.test(error.message)) {
+      throw new AppError(413, "image_too_large", "The image needs more memory to decode than this service has. Send a smaller image, or a JPEG or non-interlaced PNG.", { cause: error });
+    }
+    throw error;
+  }
 }
 
 function fitOptions(loaded: LoadedConfig, input: VisionRequest): FitOptions {

@@ -2,6 +2,7 @@ import { describe, expect, it } from "vitest";
 import fc from "fast-check";
 import { readImageHeader } from "../../shared/vision/format";
 import { dataUrlLength, toBase64 } from "../../shared/vision/fit";
+import { gifOf } from "../fixtures/hostile";
 
 const bytes = (...parts: Array<number[] | string>) =>
   new Uint8Array(parts.flatMap((p) => (typeof p === "string" ? [...p].map((c) => c.charCodeAt(0)) : p)));
@@ -19,9 +20,9 @@ describe("readImageHeader", () => {
   it("reads WebP VP8L and GIF sizes", () => {
     const w = 1999, h = 999; // stored minus one, 14 bits each
     const bits = w | (h << 14);
-    const vp8l = bytes("RIFF", [0, 0, 0, 0], "WEBPVP8L", [0, 0, 0, 0, 0x2f, bits & 0xff, (bits >> 8) & 0xff, (bits >> 16) & 0xff, (bits >>> 24) & 0xff]);
+    const vp8l = bytes("RIFF", [17, 0, 0, 0], "WEBPVP8L", [5, 0, 0, 0, 0x2f, bits & 0xff, (bits >> 8) & 0xff, (bits >> 16) & 0xff, (bits >>> 24) & 0xff], [0]);
     expect(readImageHeader(vp8l)).toMatchObject({ mediaType: "image/webp", width: 2000, height: 1000 });
-    const gif = bytes("GIF89a", [0x10, 0x02, 0x20, 0x01, 0, 0, 0, 0x3b]);
+    const gif = gifOf(528, 288, [{ width: 16, height: 8 }]);
     expect(readImageHeader(gif)).toMatchObject({ mediaType: "image/gif", width: 528, height: 288, animated: false });
   });
 

@@ -4,7 +4,7 @@
  * (our own filter encoder), by sharp with adaptive filtering, in every 8-bit colour type.
  */
 import { readFileSync } from "node:fs";
-import { deflateSync, inflateSync } from "node:zlib";
+import { crc32, deflateSync, inflateSync } from "node:zlib";
 import { describe, expect, it } from "vitest";
 import fc from "fast-check";
 import sharp from "sharp";
@@ -35,7 +35,8 @@ function chunk(type: string, data: Uint8Array): Uint8Array {
   new DataView(out.buffer).setUint32(0, data.length);
   for (let i = 0; i < 4; i++) out[4 + i] = type.charCodeAt(i);
   out.set(data, 8);
-  return out; // CRC left zero: the decoder does not check it
+  new DataView(out.buffer).setUint32(8 + data.length, crc32(out.subarray(4, 8 + data.length)));
+  return out;
 }
 
 const paeth = (a: number, b: number, c: number) => {

@@ -19,8 +19,8 @@ const initialize = (protocolVersion: string, headers: Record<string, string> = {
 const toolCall = (name: string, args: unknown, headers: Record<string, string> = {}) =>
   rpc({ jsonrpc: "2.0", id: 5, method: "tools/call", params: { name, arguments: args } }, { "mcp-protocol-version": "2025-11-25", ...headers });
 
-/** A 2x1 PNG: passes through the fit as it is. */
-const PNG = "iVBORw0KGgoAAAANSUhEUgAAAAIAAAABCAIAAAB7QOjdAAAAEElEQVR4nGP4z8DAwMDAAAAJ/wH/1H5nSgAAAABJRU5ErkJggg==";
+/** A 2x1 PNG (red, blue) with right CRCs and zlib checksum: passes the full verification unchanged. */
+const PNG = "iVBORw0KGgoAAAANSUhEUgAAAAIAAAABCAIAAAB7QOjdAAAAD0lEQVR4nGP4z8DAwPAfAAcAAf9+CLHQAAAAAElFTkSuQmCC";
 
 describe("/mcp lifecycle", () => {
   it("negotiates 2025-11-25 down to 2025-03-26 and offers the newest for anything else", async () => {

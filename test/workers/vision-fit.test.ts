@@ -8,6 +8,7 @@ import {
   animatedGif, cornerMarkedJpeg, decodeRgba, encodePng, ftypHeader, junkBytes, photoJpeg, photoPixels, pngHeaderOnly,
   screenshotPixels, webpFrom,
 } from "../fixtures/images";
+import { vp8lHeader, vp8x, webpOf } from "../fixtures/hostile";
 
 const KiB = 1024;
 const opts = (embedTargetBytes: number, extra: Partial<FitOptions> = {}): FitOptions => ({
@@ -254,12 +255,7 @@ describe("fitImage refusals", () => {
   });
 
   it("a WebP over photon's lower pixel cap is a 413 before decoding", async () => {
-    const webp = new Uint8Array(30);
-    const enc = new TextEncoder();
-    webp.set(enc.encode("RIFF"), 0);
-    webp.set(enc.encode("WEBPVP8X"), 8);
-    const w = 4000 - 1, h = 3000 - 1;
-    webp.set([w & 0xff, (w >> 8) & 0xff, w >> 16, h & 0xff, (h >> 8) & 0xff, h >> 16], 24);
+    const webp = webpOf([["VP8X", vp8x(4000, 3000)], ["VP8L", vp8lHeader(4000, 3000)]]);
     const error = await refusal(fit(webp, opts(256 * KiB)));
     expect(error.status).toBe(413);
     expect(error.message).toContain("4000x3000 WEBP");

@@ -1,0 +1,170 @@
+/**
+ * The structure walks and the pass-through verification against files written by real encoders
+ * (sharp: libpng, libjpeg-turbo/mozjpeg, cgif, libwebp), so they accept every honest variant, and
+ * against the same files damaged in the ways only a full check notices.
+ */
+import { crc32 as zlibCrc32, deflateSync } from "node:zlib";
+import { describe, expect, it } from "vitest";
+import fc from "fast-check";
+import sharp from "sharp";
+import { AppError } from "../../shared/http/errors";
+import { fitImage } from "../../shared/vision/fit";
+import { readImageHeader, walkGifFrames } from "../../shared/vision/format";
+import { crc32, parseChunks } from "../../shared/vision/png.decode";
+import { JPEG_MAX_SCANS, verifyImageData, walkJpeg } from "../../shared/vision/verify";
+import { loadVisionWasmNode } from "../../bench/vision-wasm-node";
+import { photoPixels, screenshotPixels } from "../fixtures/images";
+import { jpegManyScans, pngOf, smallPng } from "../fixtures/hostile";
+
+const wasm = loadVisionWasmNode();
+const raw = (rgb: Uint8Array, width: number, height: number) => sharp(Buffer.from(rgb), { raw: { width, height, channels: 3 } });
+const photo = () => raw(photoPixels(96, 64), 96, 64);
+const screen = () => raw(screenshotPixels(96, 64), 96, 64);
+const bytesOf = async (image: ReturnType<typeof sharp>) => new Uint8Array(await image.toBuffer());
+
+async function verify(bytes: Uint8Array): Promise<void> {
+  await verifyImageData(bytes, readImageHeader(bytes), wasm);
+}
+
+async function rejection(promise: Promise<unknown>): Promise<AppError> {
+  const error = await promise.then(() => undefined, (e: unknown) => e);
+  expect(error).toBeInstanceOf(AppError);
+  expect((error as AppError).code).toBe("invalid_image");
+  return error as AppError;
+}
+
+describe("honest files from real encoders pass the walks and the verification", () => {
+  it.each([
+    ["PNG RGB", () => photo().png()],
+    ["PNG RGBA adaptive-filtered", () => photo().ensureAlpha(0.5).png({ adaptiveFiltering: true })],
+    ["PNG palette", () => screen().png({ palette: true })],
+    ["PNG grey", () => screen().greyscale().png()],
+    ["PNG 16-bit", () => photo().toColourspace("rgb16").png()],
+    ["PNG interlaced (Adam7)", () => photo().png({ progressive: true })],
+    ["JPEG baseline 4:2:0", () => photo().jpeg()],
+    ["JPEG 4:4:4", () => photo().jpeg({ chromaSubsampling: "4:4:4" })],
+    ["JPEG progressive", () => photo().jpeg({ progressive: true })],
+    ["JPEG mozjpeg", () => photo().jpeg({ mozjpeg: true })],
+    ["GIF photo (LZW codes up to 12 bits)", () => photo().gif()],
+    ["GIF screenshot", () => screen().gif()],
+    ["WebP lossy", () => photo().webp()],
+    ["WebP lossless", () => photo().webp({ lossless: true })],
+    ["WebP with alpha (VP8X + ALPH)", () => photo().ensureAlpha(0.5).webp()],
+  ] as const)("%s", async (_name, make) => {
+    const bytes = await bytesOf(make());
+    const header = readImageHeader(bytes);
+    expect([header.width, header.height]).toEqual([96, 64]);
+    await expect(verify(bytes)).resolves.toBeUndefined();
+  });
+
+  it("animated GIF and WebP: every frame is walked, and the header says animated", async () => {
+    const strip = Buffer.concat([Buffer.from(photoPixels(96, 64)), Buffer.from(screenshotPixels(96, 64))]);
+    const frames = () => sharp(strip, { raw: { width: 96, height: 128, channels: 3, pageHeight: 64 } } as never);
+    const gif = await bytesOf(frames().gif());
+    expect(readImageHeader(gif)).toMatchObject({ width: 96, height: 64, animated: true });
+    expect(walkGifFrames(gif, 96, 64)).toHaveLength(2);
+    await expect(verify(gif)).resolves.toBeUndefined();
+    const webp = await bytesOf(frames().webp());
+    expect(readImageHeader(webp)).toMatchObject({ width: 96, height: 64, animated: true });
+  });
+
+  it("walkJpeg counts scans: one for baseline, several for progressive, all under the limit", async () => {
+    expect(walkJpeg(await bytesOf(photo().jpeg())).scans).toBe(1);
+    const progressive = walkJpeg(await bytesOf(photo().jpeg({ progressive: true }))).scans;
+    expect(progressive).toBeGreaterThan(1);
+    expect(progressive).toBeLessThan(JPEG_MAX_SCANS);
+    expect(() => walkJpeg(jpegManyScans(JPEG_MAX_SCANS))).not.toThrow();
+    expect(() => walkJpeg(jpegManyScans(JPEG_MAX_SCANS + 1))).toThrow(expect.objectContaining({ status: 413, code: "image_too_large" }));
+  });
+});
+
+describe("damage only a full check notices", () => {
+  it("a real encoder's GIF cut at a sub-block boundary and closed again is refused with the pixel count", async () => {
+    const gif = await bytesOf(photo().gif());
+    const [frame] = walkGifFrames(gif, 96, 64);
+    let at = frame!.dataStart + 1;
+    at += gif[at]! + 1; // keep the first sub-block only
+    const closed = new Uint8Array([...gif.subarray(0, at), 0x00, 0x3b]);
+    readImageHeader(closed); // the structure is whole...
+    const error = await rejection(verify(closed)); // ...the pixels are not
+    expect(error.message).toMatch(/^The GIF image is truncated: frame 1 has data for \d+ of its 6144 pixels\./);
+  });
+
+  it("an interlaced PNG whose zlib stream is cut (chunks rebuilt, CRCs right) is refused", async () => {
+    const png = await bytesOf(photo().png({ progressive: true }));
+    const info = parseChunks(png);
+    const idat = Buffer.concat(info.idat);
+    const header = png.subarray(16, 29);
+    const cut = pngOf([["IHDR", header], ["IDAT", idat.subarray(0, idat.length - 40)], ["IEND", new Uint8Array(0)]]);
+    expect((await rejection(verify(cut))).message).toContain("zlib");
+  });
+
+  it("a JPEG from libjpeg-turbo cut before EOI is refused by the walk", async () => {
+    const jpeg = await bytesOf(photo().jpeg({ progressive: true }));
+    expect(() => walkJpeg(jpeg.subarray(0, jpeg.length - 2))).toThrow(/before its end marker \(EOI\)/);
+  });
+});
+
+describe("no strict prefix of a file is ever passed through", () => {
+  it.each([
+    ["PNG", () => photo().png({ adaptiveFiltering: true })],
+    ["PNG interlaced", () => photo().png({ progressive: true })],
+    ["JPEG progressive", () => photo().jpeg({ progressive: true })],
+    ["GIF", () => photo().gif()],
+    ["WebP lossy", () => photo().webp()],
+    ["WebP with alpha", () => photo().ensureAlpha(0.5).webp()],
+  ] as const)("%s cut anywhere is a clean 4xx (property)", async (_name, make) => {
+    const whole = await bytesOf(make());
+    const fitOpts = { embedTargetBytes: 262_144, maxLongEdge: 1568, maxInputPixels: 14_745_600 };
+    expect((await fitImage(whole, fitOpts, wasm)).passedThrough).toBe(true);
+    await fc.assert(fc.asyncProperty(fc.integer({ min: 1, max: whole.length - 1 }), async (cut) => {
+      const error = await fitImage(whole.subarray(0, cut), fitOpts, wasm).then(() => undefined, (e: unknown) => e);
+      expect(error).toBeInstanceOf(AppError);
+      expect([400, 415]).toContain((error as AppError).status);
+    }), { numRuns: 60 });
+  });
+});
+
+describe("PNG chunk order (the spec's rules, one case each)", () => {
+  const palette = new Uint8Array([0, 0, 0, 255, 255, 255]);
+  const ihdr3 = new Uint8Array([0, 0, 0, 4, 0, 0, 0, 2, 8, 3, 0, 0, 0]);
+  const gAMA = new Uint8Array([0, 0, 0xb1, 0x8f]);
+  const order = async (...types: string[]) => {
+    const rows = deflateSync(new Uint8Array([0, 0, 1, 0, 1, 0, 1, 0, 1, 0]));
+    const data: Record<string, Uint8Array> = { IHDR: ihdr3, PLTE: palette, tRNS: new Uint8Array([0, 255]), gAMA, iCCP: new Uint8Array([65, 0, 0, 120, 156, 3, 0, 0, 0, 0, 1]), IDAT: rows, tEXt: new TextEncoder().encode("k\0v"), prIv: new Uint8Array(2), IEND: new Uint8Array(0) };
+    return () => parseChunks(pngOf(types.map((t) => [t, data[t]!])));
+  };
+
+  it("accepts the spec's order, with text and private ancillary chunks anywhere", async () => {
+    expect((await order("IHDR", "gAMA", "tEXt", "PLTE", "tRNS", "prIv", "IDAT", "tEXt", "IEND"))()).toMatchObject({ width: 4, height: 2, colorType: 3 });
+  });
+
+  it.each([
+    [["IHDR", "PLTE", "gAMA", "IDAT", "IEND"], "its gAMA chunk is out of place (after PLTE)"],
+    [["IHDR", "PLTE", "IDAT", "iCCP", "IEND"], "its iCCP chunk is out of place (after the image data)"],
+    [["IHDR", "tRNS", "PLTE", "IDAT", "IEND"], "its tRNS chunk does not follow a palette it fits"],
+    [["IHDR", "PLTE", "IDAT", "tRNS", "IEND"], "its tRNS chunk is out of place (after the image data)"],
+    [["IHDR", "PLTE", "PLTE", "IDAT", "IEND"], "it has two PLTE chunks"],
+    [["IHDR", "IDAT", "IEND"], "it has a palette color type but no palette"],
+    [["PLTE", "IHDR", "IDAT", "IEND"], "its first chunk is not IHDR"],
+  ])("refuses %j", async (types, message) => {
+    const read = await order(...types);
+    expect(read).toThrow(message);
+    expect(read).toThrow(expect.objectContaining({ status: 400, code: "invalid_image" }));
+  });
+
+  it("bytes after IEND are not read", async () => {
+    const { png } = await smallPng(4, 4);
+    expect(parseChunks(new Uint8Array([...png, 1, 2, 3, 4, 5])).width).toBe(4);
+  });
+});
+
+describe("crc32", () => {
+  it("matches zlib's for any bytes and any sub-range", () => {
+    fc.assert(fc.property(fc.uint8Array({ maxLength: 200 }), fc.nat(), fc.nat(), (data, a, b) => {
+      const start = data.length ? a % data.length : 0;
+      const end = start + (data.length - start ? b % (data.length - start + 1) : 0);
+      expect(crc32(data, start, end)).toBe(zlibCrc32(data.subarray(start, end)));
+    }));
+  });
+});

@@ -15,7 +15,6 @@ const ROUTES: Array<[path: string, fields: string]> = [
   ["/v1/web_extract", `"urls":["https://example.com/deep"]`],
   ["/v1/vision_analyze", `"image":{"url":"https://example.com/pages/image.png"},"session_id":"deep"`],
   ["/v1/context/evict", `"format":"anthropic","messages":[]`],
-  ["/mcp", `"jsonrpc":"2.0","id":1,"method":"tools/list"`],
 ];
 
 describe("nesting deeper than 256 levels is a 400, never a crash", () => {
@@ -25,6 +24,16 @@ describe("nesting deeper than 256 levels is a 400, never a crash", () => {
     const error = expectErrorShape(await response.json());
     expect(error.code).toBe("invalid_request");
     expect(error.message).toContain("256");
+  });
+
+  it("/mcp refuses 5,000 levels as a JSON-RPC invalid request naming the limit", async () => {
+    const raw = deepField(`"jsonrpc":"2.0","id":1,"method":"tools/list"`, 5_000);
+    const response = await call("/mcp", { raw, headers: { accept: "application/json, text/event-stream" } });
+    expect(response.status).toBe(400);
+    const body = (await response.json()) as { jsonrpc: string; error: { code: number; message: string } };
+    expect(body.jsonrpc).toBe("2.0");
+    expect(body.error.code).toBe(-32600);
+    expect(body.error.message).toContain("256");
   });
 
   it("refuses 257 levels and accepts 256 (the limit is exact)", async () => {

@@ -3,7 +3,7 @@
  * into the page we return in the requested format.
  */
 import type { FetchFn } from "../../../ports";
-import { markdownToText } from "../../html-to-markdown";
+import { markdownToText } from "../../reader/html-to-markdown";
 import type { ExtractedPage, ExtractRequest, ProviderSettings } from "../provider.types";
 
 export type ExtractAdapter = (settings: ProviderSettings, request: ExtractRequest, fetch: FetchFn) => Promise<ExtractedPage>;

@@ -29,6 +29,8 @@ const NOISE_CLASSES = new Set([
   "share", "sharing", "share-bar", "social-share", "related", "related-links", "related-articles", "comments", "comment-list",
   "newsletter", "promo", "advert", "ad", "ads", "rightside", "since",
 ]);
+/** Class or id tokens of a page's header and footer drawn with plain <div>s (YUI grids call them hd and ft). */
+const CHROME_TOKENS = new Set(["header", "footer", "page-header", "page-footer", "site-header", "site-footer", "masthead", "hd", "ft"]);
 /** Class or id tokens for a box beside the text: site chrome outside the content, a TIP or note box inside it. */
 const SIDEBAR_TOKENS = new Set(["sidebar", "side-bar"]);
 
@@ -54,25 +56,29 @@ function dropClass(el: ElementNode): DropClass {
   const style = attrs.get("style");
   if (style && /display\s*:\s*none|visibility\s*:\s*hidden/i.test(style)) return DropClass.Always;
   let sidebar = false;
+  let chrome = CHROME.has(el.tag) || CHROME_ROLES.has(role);
   const classes = attrs.get("class");
   if (classes) {
     for (const token of classes.toLowerCase().split(/\s+/)) {
       if (NOISE_TOKENS.has(token) || NOISE_CLASSES.has(token)) return DropClass.Always;
       if (SIDEBAR_TOKENS.has(token)) sidebar = true;
+      if (CHROME_TOKENS.has(token)) chrome = true;
     }
   }
   const id = attrs.get("id")?.toLowerCase();
   if (id && NOISE_TOKENS.has(id)) return DropClass.Always;
   if (id && SIDEBAR_TOKENS.has(id)) sidebar = true;
+  if (id && CHROME_TOKENS.has(id)) chrome = true;
   if (sidebar || el.tag === "aside") return asideClass(el);
-  return CHROME.has(el.tag) || CHROME_ROLES.has(role) ? DropClass.Chrome : DropClass.Keep;
+  return chrome ? DropClass.Chrome : DropClass.Keep;
 }
 
 /** A box beside the text is content (a footnote, a TIP) unless it is mostly links (a menu, "related"). */
 function asideClass(el: ElementNode): DropClass {
   if (el.tag !== "aside" && !hasSidebarToken(el)) return DropClass.Chrome;
-  const total = textLength(el);
-  return total === 0 || contentWeight(el) < total * 0.5 ? DropClass.Always : DropClass.Chrome;
+  const text = { all: 0, linked: 0 };
+  measureText(el, false, text);
+  return text.all === 0 || text.linked > text.all * 0.5 ? DropClass.Always : DropClass.Chrome;
 }
 
 function hasSidebarToken(el: ElementNode): boolean {
@@ -161,14 +167,17 @@ function weigh(el: ElementNode): number {
   return sum;
 }
 
-/** All visible text below `el`, links included. */
-function textLength(el: ElementNode): number {
-  let sum = 0;
+/** All visible text below `el`, and how much of it is link text. */
+function measureText(el: ElementNode, inLink: boolean, into: { all: number; linked: number }): void {
   for (const child of el.children) {
-    if (child.kind === "text") sum += visibleLength(child.text);
-    else if (!DROPPED.has(child.tag)) sum += textLength(child);
+    if (child.kind === "text") {
+      const length = visibleLength(child.text);
+      into.all += length;
+      if (inLink) into.linked += length;
+    } else if (!DROPPED.has(child.tag)) {
+      measureText(child, inLink || child.tag === "a", into);
+    }
   }
-  return sum;
 }
 
 function visibleLength(text: string): number {

@@ -4,7 +4,8 @@
  * around it goes (breadcrumbs, language bars, copyright, permalink glyphs).
  */
 import { describe, expect, it } from "vitest";
-import { htmlToMarkdown } from "../../shared/web/reader/html-to-markdown";
+import { htmlToMarkdown, MAX_MARKDOWN_CHARS } from "../../shared/web/reader/html-to-markdown";
+import { type ElementNode, MAX_NODES, parseHtml } from "../../shared/web/reader/parse";
 import { isChromeLine } from "../../shared/web/reader/select";
 
 const md = (html: string, url = "https://docs.example.org/lib/page.html") => htmlToMarkdown(html, url).markdown;
@@ -158,5 +159,35 @@ describe("character references", () => {
     expect(out).toContain("[x] (y) čć Ž ≂̸ fj & © 2025 &unknownname;");
     expect(out).toContain("[search](https://docs.example.org/s?a=1&copy=2&lang=cs)");
     expect(out).toContain("![Plzeň](https://docs.example.org/i.png)");
+  });
+});
+
+describe("memory bounded by construction", () => {
+  const countNodes = (el: ElementNode): number => el.children.reduce((sum, child) => sum + 1 + (child.kind === "element" ? countNodes(child) : 0), 0);
+
+  it("stops building the tree at the node budget, and says where it stopped", () => {
+    const html = "<p>para <b>bold</b></p>".repeat(10_000);
+    const doc = parseHtml(html, 1_000);
+    expect(doc.truncated).toBe(true);
+    expect(countNodes(doc.root)).toBeLessThanOrEqual(1_000);
+    expect(doc.parsedChars).toBeLessThan(html.length / 10);
+    expect(parseHtml("<p>small</p>", 1_000)).toMatchObject({ truncated: false, parsedChars: 12 });
+  });
+
+  it("builds no nodes for indentation, scripts, SVG or attributes it never reads", () => {
+    const doc = parseHtml(`<div>\n  <p data-track="${"x".repeat(5_000)}" class="lead">a</p>\n  <svg><path d="M0"/><text>t</text></svg>\n  <script>var s = 1;</script>\n</div>`);
+    const div = doc.root.children[0] as ElementNode;
+    // The space after the script is kept: between inline content it would be a word break.
+    expect(div.children.map((child) => (child.kind === "element" ? child.tag : "text"))).toEqual(["p", "script", "text"]);
+    const p = div.children[0] as ElementNode;
+    expect([p.attrs.size, p.attrs.get("class"), p.attrs.get("data-track")]).toEqual([1, "lead", undefined]);
+  });
+
+  it("converts a 16 MiB page of dense tags with the tree and the output capped", () => {
+    const html = "<b>x</b>".repeat(2 * 2 ** 20);
+    const { markdown } = htmlToMarkdown(html);
+    expect(markdown.length).toBeGreaterThan(100_000);
+    expect(markdown.length).toBeLessThanOrEqual(MAX_NODES * 5);
+    expect(markdown.length).toBeLessThanOrEqual(MAX_MARKDOWN_CHARS);
   });
 });

@@ -2,15 +2,10 @@
  * Markdown writing: renders the selected content as CommonMark/GFM blocks (headings, lists,
  * fenced code, tables) and inline markup, dropping what the keep rules in select.ts say is chrome.
  */
-import { collapse, element, type ElementNode, HEADINGS, NO_ATTRIBUTES, TABLE_SECTIONS } from "./parse";
+import { BLOCK_LEVEL, collapse, element, type ElementNode, HEADINGS, NO_ATTRIBUTES, TABLE_SECTIONS } from "./parse";
 import { DROPPED, isChromeLine, isDroppedIn } from "./select";
 
-const BLOCKS = new Set([
-  "address", "article", "aside", "blockquote", "body", "caption", "center", "dd", "details", "dialog", "dir", "div", "dl", "dt",
-  "fieldset", "figcaption", "figure", "footer", "form", "h1", "h2", "h3", "h4", "h5", "h6", "header", "hgroup", "hr", "html",
-  "legend", "li", "main", "menu", "nav", "ol", "p", "pre", "search", "section", "summary", "table", "tbody", "td", "tfoot", "th",
-  "thead", "tr", "ul", "#root",
-]);
+const BLOCKS = BLOCK_LEVEL;
 
 export interface RenderContext {
   base: URL | null;
@@ -84,13 +79,15 @@ function renderBlock(el: ElementNode, ctx: RenderContext): Block | null {
   const tag = el.tag;
   if (HEADINGS.has(tag)) return renderHeading(el, ctx, Number(tag[1]));
   switch (tag) {
+    // A list of links or a table cell holding one is content (a contents page, a property table),
+    // so the chrome-line test stays out of lists and tables.
     case "ul":
     case "ol":
     case "menu":
     case "dir":
-      return { md: renderList(el, ctx, tag === "ol"), list: true };
+      return { md: renderList(el, { ...ctx, unmarked: false }, tag === "ol"), list: true };
     case "li":
-      return { md: renderListItem(el, ctx, "-"), list: true };
+      return { md: renderListItem(el, { ...ctx, unmarked: false }, "-"), list: true };
     case "pre":
       return { md: renderPre(el, ctx), list: false };
     case "blockquote": {
@@ -98,7 +95,7 @@ function renderBlock(el: ElementNode, ctx: RenderContext): Block | null {
       return { md: inner.split("\n").map((line) => (line ? `> ${line}` : ">")).join("\n"), list: false };
     }
     case "table":
-      return { md: renderTable(el, ctx), list: false };
+      return { md: renderTable(el, { ...ctx, unmarked: false }), list: false };
     case "hr":
       return { md: "---", list: false };
     case "summary":

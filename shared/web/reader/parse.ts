@@ -9,7 +9,7 @@ import { decodeHtmlAttribute, decodeHtmlEntities } from "../html-entities";
 export interface ElementNode {
   kind: "element";
   tag: string;
-  attrs: ReadonlyMap<string, string>;
+  attrs: Attributes;
   children: HtmlNode[];
   /** Cached answer of the reader's keep rules: computed once, asked for on every render pass. */
   drop: number;
@@ -40,16 +40,25 @@ export const HEADINGS = new Set(["h1", "h2", "h3", "h4", "h5", "h6"]);
 const MAX_DEPTH = 256;
 
 /** Attributes the reader reads; the rest are never stored (a page can carry kilobytes per tag). */
-const KEPT_ATTRIBUTES = new Set([
-  "href", "src", "data-src", "srcset", "alt", "class", "id", "role", "hidden", "aria-hidden", "style", "start", "colspan", "data-lang",
+const KEPT_ATTRIBUTES = new Map(
+  ["href", "src", "data-src", "srcset", "alt", "class", "id", "role", "hidden", "aria-hidden", "style", "start", "colspan", "data-lang"].map((name) => [name, name]),
+);
+
+/** Block-level elements: text between two of them that is only whitespace renders as nothing. */
+export const BLOCK_LEVEL = new Set([
+  "address", "article", "aside", "blockquote", "body", "caption", "center", "dd", "details", "dialog", "dir", "div", "dl", "dt",
+  "fieldset", "figcaption", "figure", "footer", "form", "h1", "h2", "h3", "h4", "h5", "h6", "header", "hgroup", "hr", "html",
+  "legend", "li", "main", "menu", "nav", "ol", "p", "pre", "search", "section", "summary", "table", "tbody", "td", "tfoot", "th",
+  "thead", "tr", "ul", "#root",
 ]);
 
 /**
- * Elements and text runs the tree may hold. About 130 bytes each at worst (object, children slot,
- * kept attributes), so the tree stays near 40 MB whatever the page; real pages reach it only past
- * several megabytes of markup, well beyond what an answer can carry.
+ * Elements and text runs the tree may hold: the reader's memory bound. A node costs about 160
+ * bytes in Node and about half that in workerd (pointer compression) with its children slot and
+ * kept attributes, so the tree stays under ~32 MB whatever the page. Real documentation reaches
+ * it at about 6 MB of markup, by which point the text already fills MAX_MARKDOWN_CHARS.
  */
-export const MAX_NODES = 300_000;
+export const MAX_NODES = 200_000;
 
 export interface ParsedDocument {
   root: ElementNode;
@@ -72,6 +81,8 @@ export function parseHtml(html: string, maxNodes = MAX_NODES): ParsedDocument {
   const popTo = (length: number) => {
     while (stack.length > length) {
       const el = stack.pop()!;
+      // A growing array keeps room for 16 or more children; a closed element needs exactly its own.
+      if (el.children.length > 0) el.children = el.children.slice();
       openCount.set(el.tag, openCount.get(el.tag)! - 1);
     }
   };
@@ -88,6 +99,8 @@ export function parseHtml(html: string, maxNodes = MAX_NODES): ParsedDocument {
     if (!text) return;
     const children = current().children;
     const last = children[children.length - 1];
+    // Indentation between blocks renders as nothing: not storing it saves a node per line of markup.
+    if ((last === undefined || (last.kind === "element" && BLOCK_LEVEL.has(last.tag))) && isBlank(text) && !isOpen("pre")) return;
     if (last?.kind === "text") last.text += text;
     else {
       children.push({ kind: "text", text });
@@ -212,16 +225,37 @@ const TABLE_SECTION_SCOPE = new Set(["thead", "tbody", "tfoot", "table"]);
 const TABLE_SCOPE = new Set(["table"]);
 const SELECT_SCOPE = new Set(["select", "datalist"]);
 
-/** Shared by every attribute-less element; never written to. */
-export const NO_ATTRIBUTES: ReadonlyMap<string, string> = new Map();
+/**
+ * An element's kept attributes as name, value pairs in one array: a few times smaller than a Map,
+ * and an element keeps two or three at most.
+ */
+export class Attributes {
+  constructor(private readonly pairs: readonly string[]) {}
 
-export function element(tag: string, attrs: ReadonlyMap<string, string>): ElementNode {
+  get size(): number {
+    return this.pairs.length / 2;
+  }
+
+  get(name: string): string | undefined {
+    for (let i = 0; i < this.pairs.length; i += 2) if (this.pairs[i] === name) return this.pairs[i + 1];
+    return undefined;
+  }
+
+  has(name: string): boolean {
+    return this.get(name) !== undefined;
+  }
+}
+
+/** Shared by every attribute-less element; never written to. */
+export const NO_ATTRIBUTES: Attributes = new Attributes([]);
+
+export function element(tag: string, attrs: Attributes): ElementNode {
   return { kind: "element", tag, attrs, children: [], drop: -1, weight: -1 };
 }
 
 interface StartTag {
   name: string;
-  attrs: ReadonlyMap<string, string>;
+  attrs: Attributes;
   selfClosing: boolean;
   end: number;
 }
@@ -231,16 +265,20 @@ function readStartTag(html: string, lt: number): StartTag | null {
   const n = html.length;
   let j = lt + 1;
   while (j < n && !isTagBreak(html.charCodeAt(j))) j++;
-  const name = html.slice(lt + 1, j).toLowerCase();
-  // Most tags have no attributes; they share one empty map instead of allocating their own.
-  let attrs: Map<string, string> | null = null;
+  const tagName = html.slice(lt + 1, j).toLowerCase();
+  // One shared string per known tag name instead of one copy per element.
+  const name = TAG_NAMES.get(tagName) ?? tagName;
+  // Most tags have no attributes; they share one empty set instead of allocating their own.
+  let pairs: string[] | null = null;
+  // Sliced to its length: a pushed-to array keeps room for 16 or more entries.
+  const attrs = () => (pairs ? new Attributes(pairs.slice()) : NO_ATTRIBUTES);
   while (j < n) {
     while (j < n && isSpace(html.charCodeAt(j))) j++;
     const c = html[j];
     if (c === undefined) return null;
-    if (c === ">") return { name, attrs: attrs ?? NO_ATTRIBUTES, selfClosing: false, end: j + 1 };
+    if (c === ">") return { name, attrs: attrs(), selfClosing: false, end: j + 1 };
     if (c === "/") {
-      if (html[j + 1] === ">") return { name, attrs: attrs ?? NO_ATTRIBUTES, selfClosing: true, end: j + 2 };
+      if (html[j + 1] === ">") return { name, attrs: attrs(), selfClosing: true, end: j + 2 };
       j++;
       continue;
     }
@@ -265,11 +303,22 @@ function readStartTag(html: string, lt: number): StartTag | null {
         value = html.slice(start, j);
       }
     }
-    if (!KEPT_ATTRIBUTES.has(attrName)) continue;
-    attrs ??= new Map();
-    if (!attrs.has(attrName)) attrs.set(attrName, decodeHtmlAttribute(value));
+    const kept = KEPT_ATTRIBUTES.get(attrName);
+    if (kept === undefined) continue;
+    pairs ??= [];
+    if (!pairs.some((existing, index) => index % 2 === 0 && existing === kept)) pairs.push(kept, decodeHtmlAttribute(value));
   }
   return null;
+}
+
+const TAG_NAMES = new Map(
+  [...BLOCK_LEVEL, ...VOID, ...RAW_TEXT, "a", "b", "i", "em", "strong", "code", "span", "small", "sup", "sub", "kbd", "samp", "tt", "cite", "dfn", "del", "s",
+    "strike", "u", "mark", "time", "abbr", "label", "font", "bdi", "bdo", "q", "var", "ins", "picture", "option", "select", "button", "nav", "noscript"].map((tag) => [tag, tag]),
+);
+
+function isBlank(text: string): boolean {
+  for (let i = 0; i < text.length; i++) if (!isSpace(text.charCodeAt(i))) return false;
+  return true;
 }
 
 function isSpace(code: number): boolean {

@@ -21,14 +21,15 @@ const NOISE_TOKENS = new Set([
   "cookie-banner", "cookie-consent", "sr-only", "visually-hidden", "screen-reader-text",
 ]);
 /**
- * Class tokens only (ids are section slugs on docs sites: a chapter may well be `#comments`):
- * sharing widgets, related links, reader comments, promotions, and rustdoc's version and source
- * links beside each signature.
+ * Parts of class tokens (`share-tools`, `related_stories`, `comments-section`), never of ids (ids are
+ * section slugs on docs sites: a chapter may well be `#comments`): sharing widgets, related and
+ * recommended links, reader comments, newsletter sign-ups, promotions.
  */
-const NOISE_CLASSES = new Set([
-  "share", "sharing", "share-bar", "social-share", "related", "related-links", "related-articles", "comments", "comment-list",
-  "newsletter", "promo", "advert", "ad", "ads", "rightside", "since",
+const NOISE_CLASS_PARTS = new Set([
+  "share", "sharing", "social", "related", "comments", "newsletter", "promo", "advert", "ads", "suggested", "recommendations", "recommended",
 ]);
+/** Whole class tokens: rustdoc's version and source links beside each signature. */
+const NOISE_CLASSES = new Set(["rightside", "since"]);
 /** Class or id tokens of a page's header and footer drawn with plain <div>s (YUI grids call them hd and ft). */
 const CHROME_TOKENS = new Set(["header", "footer", "page-header", "page-footer", "site-header", "site-footer", "masthead", "hd", "ft"]);
 /** Class or id tokens for a box beside the text: site chrome outside the content, a TIP or note box inside it. */
@@ -60,7 +61,8 @@ function dropClass(el: ElementNode): DropClass {
   const classes = attrs.get("class");
   if (classes) {
     for (const token of classes.toLowerCase().split(/\s+/)) {
-      if (NOISE_TOKENS.has(token) || NOISE_CLASSES.has(token)) return DropClass.Always;
+      if (NOISE_TOKENS.has(token) || NOISE_CLASSES.has(token) || isNoiseClass(token)) return DropClass.Always;
+      if (token === "src" && el.tag === "a") return DropClass.Always;
       if (SIDEBAR_TOKENS.has(token)) sidebar = true;
       if (CHROME_TOKENS.has(token)) chrome = true;
     }
@@ -71,6 +73,12 @@ function dropClass(el: ElementNode): DropClass {
   if (id && CHROME_TOKENS.has(id)) chrome = true;
   if (sidebar || el.tag === "aside") return asideClass(el);
   return chrome ? DropClass.Chrome : DropClass.Keep;
+}
+
+function isNoiseClass(token: string): boolean {
+  if (!/[-_]/.test(token)) return NOISE_CLASS_PARTS.has(token);
+  for (const part of token.split(/[-_]+/)) if (NOISE_CLASS_PARTS.has(part)) return true;
+  return false;
 }
 
 /** A box beside the text is content (a footnote, a TIP) unless it is mostly links (a menu, "related"). */
@@ -104,7 +112,12 @@ export interface MainContent {
  */
 export function mainContent(root: ElementNode): MainContent {
   const main = findFirst(root, (el) => el.tag === "main" || el.attrs.get("role") === "main");
-  if (main && contentWeight(main) > 0) return { el: main, inContent: true, unmarked: false };
+  if (main && contentWeight(main) > 0) {
+    // A story inside <main> with related links and comments around it: the story is the content.
+    const story = dominantArticle(findAll(main, (el) => el.tag === "article"));
+    const el = story && contentWeight(story) >= contentWeight(main) * 0.5 ? story : main;
+    return { el, inContent: true, unmarked: false };
+  }
   const article = dominantArticle(findAll(root, (el) => el.tag === "article"));
   if (article) return { el: article, inContent: true, unmarked: false };
   const container = proseContainer(root);

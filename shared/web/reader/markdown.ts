@@ -49,8 +49,8 @@ function childBlocks(el: ElementNode, ctx: RenderContext): Block[] {
   let inline = "";
   for (const child of el.children) {
     if (ctx.budget.left <= 0) break;
-    if (child.kind === "text") {
-      inline += collapseSpaces(child.text);
+    if (typeof child === "string") {
+      inline += collapseSpaces(child);
       continue;
     }
     if (isDropped(child, ctx)) continue;
@@ -100,7 +100,7 @@ function renderBlock(el: ElementNode, ctx: RenderContext): Block | null {
       return { md: "---", list: false };
     case "summary":
       // rustdoc and others put a whole heading (a signature) in the summary: keep it a heading.
-      if (el.children.some((child) => child.kind === "element" && BLOCKS.has(child.tag) && !isDropped(child, ctx))) {
+      if (el.children.some((child) => typeof child !== "string" && BLOCKS.has(child.tag) && !isDropped(child, ctx))) {
         return { md: renderBlocks(el, ctx), list: false };
       }
     // falls through: a plain summary line reads as a bold term
@@ -137,13 +137,13 @@ function renderList(el: ElementNode, ctx: RenderContext, ordered: boolean): stri
     }
   };
   for (const child of el.children) {
-    if (child.kind === "text" && !child.text.trim()) continue;
-    if (child.kind === "element" && isDropped(child, ctx)) continue;
-    if (child.kind === "element" && child.tag === "li") {
+    if (typeof child === "string" && !child.trim()) continue;
+    if (typeof child !== "string" && isDropped(child, ctx)) continue;
+    if (typeof child !== "string" && child.tag === "li") {
       flushLoose();
       const md = renderListItem(child, ctx, ordered ? `${number++}.` : "-");
       if (md) items.push(md);
-    } else if (child.kind === "element" && (child.tag === "ul" || child.tag === "ol") && items.length > 0 && !loose) {
+    } else if (typeof child !== "string" && (child.tag === "ul" || child.tag === "ol") && items.length > 0 && !loose) {
       // A list nested directly in a list (invalid but common) belongs to the item before it.
       const nested = renderList(child, ctx, child.tag === "ol");
       if (nested) items[items.length - 1] += `\n${indent(nested, 2)}`;
@@ -178,7 +178,7 @@ function indent(text: string, width: number): string {
 function renderPre(el: ElementNode, ctx: RenderContext): string {
   // Several multi-line <code> children in one <pre> are alternatives (Node's ESM and CommonJS
   // flavours of one example): each is a code block of its own.
-  const codes = el.children.filter((c): c is ElementNode => c.kind === "element" && c.tag === "code" && !isDropped(c, ctx));
+  const codes = el.children.filter((c): c is ElementNode => typeof c !== "string" && c.tag === "code" && !isDropped(c, ctx));
   if (codes.length > 1 && codes.every((code) => preText(code).trim().includes("\n"))) {
     return codes.map((code) => fencedCode(preText(code), languageOf(code) ?? languageOf(el), ctx)).join("\n\n");
   }
@@ -198,7 +198,7 @@ function fencedCode(text: string, language: string | null, ctx: RenderContext): 
 function preText(el: ElementNode): string {
   let out = "";
   for (const child of el.children) {
-    if (child.kind === "text") out += child.text;
+    if (typeof child === "string") out += child;
     else if (child.tag === "br") out += "\n";
     else if (!DROPPED.has(child.tag)) {
       out += preText(child);
@@ -219,9 +219,9 @@ function renderTable(el: ElementNode, ctx: RenderContext): string {
   const rows: { cells: ElementNode[]; head: boolean }[] = [];
   const collectRows = (node: ElementNode, head: boolean) => {
     for (const child of node.children) {
-      if (child.kind !== "element" || isDropped(child, ctx)) continue;
+      if (typeof child === "string" || isDropped(child, ctx)) continue;
       if (child.tag === "tr") {
-        const cells = child.children.filter((c): c is ElementNode => c.kind === "element" && (c.tag === "td" || c.tag === "th"));
+        const cells = child.children.filter((c): c is ElementNode => typeof c !== "string" && (c.tag === "td" || c.tag === "th"));
         if (cells.length) rows.push({ cells, head: head || cells.every((c) => c.tag === "th") });
       } else if (TABLE_SECTIONS.has(child.tag)) {
         collectRows(child, child.tag === "thead");
@@ -229,7 +229,7 @@ function renderTable(el: ElementNode, ctx: RenderContext): string {
     }
   };
   collectRows(el, false);
-  const caption = el.children.find((c): c is ElementNode => c.kind === "element" && c.tag === "caption");
+  const caption = el.children.find((c): c is ElementNode => typeof c !== "string" && c.tag === "caption");
   const captionText = caption ? finishInline(renderInlineChildren(caption, ctx)) : "";
   if (rows.length === 0) return captionText;
 
@@ -272,7 +272,7 @@ function tableCell(cell: ElementNode, ctx: RenderContext): string {
 export function renderInlineChildren(el: ElementNode, ctx: RenderContext): string {
   let out = "";
   for (const child of el.children) {
-    if (child.kind === "text") out += collapseSpaces(child.text);
+    if (typeof child === "string") out += collapseSpaces(child);
     else if (!isDropped(child, ctx)) out += renderInline(child, ctx);
   }
   return out;

@@ -7,7 +7,6 @@
 import { decodeHtmlAttribute, decodeHtmlEntities } from "../html-entities";
 
 export interface ElementNode {
-  kind: "element";
   tag: string;
   attrs: Attributes;
   children: HtmlNode[];
@@ -17,12 +16,8 @@ export interface ElementNode {
   weight: number;
 }
 
-export interface TextNode {
-  kind: "text";
-  text: string;
-}
-
-export type HtmlNode = ElementNode | TextNode;
+/** A run of text is the string itself: no wrapper object per run. */
+export type HtmlNode = ElementNode | string;
 
 export const VOID = new Set(["area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "param", "source", "track", "wbr", "keygen"]);
 /** Elements whose content is not markup; their bodies run to the matching end tag. */
@@ -100,10 +95,10 @@ export function parseHtml(html: string, maxNodes = MAX_NODES): ParsedDocument {
     const children = current().children;
     const last = children[children.length - 1];
     // Indentation between blocks renders as nothing: not storing it saves a node per line of markup.
-    if ((last === undefined || (last.kind === "element" && BLOCK_LEVEL.has(last.tag))) && isBlank(text) && !isOpen("pre")) return;
-    if (last?.kind === "text") last.text += text;
+    if ((last === undefined || (typeof last !== "string" && BLOCK_LEVEL.has(last.tag))) && isBlank(text) && !isOpen("pre")) return;
+    if (typeof last === "string") children[children.length - 1] = last + text;
     else {
-      children.push({ kind: "text", text });
+      children.push(text);
       nodes++;
     }
   };
@@ -199,7 +194,7 @@ export function parseHtml(html: string, maxNodes = MAX_NODES): ParsedDocument {
         continue;
       }
       const el = element(name, tag.attrs);
-      if (ESCAPABLE_RAW_TEXT.has(name)) el.children.push({ kind: "text", text: decodeHtmlEntities(raw) });
+      if (ESCAPABLE_RAW_TEXT.has(name)) el.children.push(decodeHtmlEntities(raw));
       addElement(el);
       continue;
     }
@@ -250,7 +245,7 @@ export class Attributes {
 export const NO_ATTRIBUTES: Attributes = new Attributes([]);
 
 export function element(tag: string, attrs: Attributes): ElementNode {
-  return { kind: "element", tag, attrs, children: [], drop: -1, weight: -1 };
+  return { tag, attrs, children: [], drop: -1, weight: -1 };
 }
 
 interface StartTag {
@@ -270,15 +265,13 @@ function readStartTag(html: string, lt: number): StartTag | null {
   const name = TAG_NAMES.get(tagName) ?? tagName;
   // Most tags have no attributes; they share one empty set instead of allocating their own.
   let pairs: string[] | null = null;
-  // Sliced to its length: a pushed-to array keeps room for 16 or more entries.
-  const attrs = () => (pairs ? new Attributes(pairs.slice()) : NO_ATTRIBUTES);
   while (j < n) {
     while (j < n && isSpace(html.charCodeAt(j))) j++;
     const c = html[j];
     if (c === undefined) return null;
-    if (c === ">") return { name, attrs: attrs(), selfClosing: false, end: j + 1 };
+    if (c === ">") return { name, attrs: attributesOf(pairs), selfClosing: false, end: j + 1 };
     if (c === "/") {
-      if (html[j + 1] === ">") return { name, attrs: attrs(), selfClosing: true, end: j + 2 };
+      if (html[j + 1] === ">") return { name, attrs: attributesOf(pairs), selfClosing: true, end: j + 2 };
       j++;
       continue;
     }
@@ -315,6 +308,11 @@ const TAG_NAMES = new Map(
   [...BLOCK_LEVEL, ...VOID, ...RAW_TEXT, "a", "b", "i", "em", "strong", "code", "span", "small", "sup", "sub", "kbd", "samp", "tt", "cite", "dfn", "del", "s",
     "strike", "u", "mark", "time", "abbr", "label", "font", "bdi", "bdo", "q", "var", "ins", "picture", "option", "select", "button", "nav", "noscript"].map((tag) => [tag, tag]),
 );
+
+/** Sliced to its length: a pushed-to array keeps room for 16 or more entries. */
+function attributesOf(pairs: string[] | null): Attributes {
+  return pairs ? new Attributes(pairs.slice()) : NO_ATTRIBUTES;
+}
 
 function isBlank(text: string): boolean {
   for (let i = 0; i < text.length; i++) if (!isSpace(text.charCodeAt(i))) return false;

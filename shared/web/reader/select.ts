@@ -144,7 +144,7 @@ function proseContainer(root: ElementNode): ElementNode {
     let best: ElementNode | null = null;
     let bestWeight = 0;
     for (const child of node.children) {
-      if (child.kind !== "element" || isDroppedIn(child, false)) continue;
+      if (typeof child === "string" || isDroppedIn(child, false)) continue;
       const weight = contentWeight(child);
       if (weight > bestWeight) {
         best = child;
@@ -174,7 +174,7 @@ export function contentWeight(el: ElementNode): number {
 function weigh(el: ElementNode): number {
   let sum = 0;
   for (const child of el.children) {
-    if (child.kind === "text") sum += visibleLength(child.text);
+    if (typeof child === "string") sum += visibleLength(child);
     else if (!isDroppedIn(child, false)) sum += contentWeight(child);
   }
   return sum;
@@ -183,8 +183,8 @@ function weigh(el: ElementNode): number {
 /** All visible text below `el`, and how much of it is link text. */
 function measureText(el: ElementNode, inLink: boolean, into: { all: number; linked: number }): void {
   for (const child of el.children) {
-    if (child.kind === "text") {
-      const length = visibleLength(child.text);
+    if (typeof child === "string") {
+      const length = visibleLength(child);
       into.all += length;
       if (inLink) into.linked += length;
     } else if (!DROPPED.has(child.tag)) {
@@ -201,7 +201,7 @@ function visibleLength(text: string): number {
 
 export function findFirst(root: ElementNode, test: (el: ElementNode) => boolean): ElementNode | null {
   for (const child of root.children) {
-    if (child.kind !== "element" || isDroppedIn(child, true)) continue;
+    if (typeof child === "string" || isDroppedIn(child, true)) continue;
     if (test(child)) return child;
     const found = findFirst(child, test);
     if (found) return found;
@@ -211,7 +211,7 @@ export function findFirst(root: ElementNode, test: (el: ElementNode) => boolean)
 
 function findAll(root: ElementNode, test: (el: ElementNode) => boolean, into: ElementNode[] = []): ElementNode[] {
   for (const child of root.children) {
-    if (child.kind !== "element" || isDroppedIn(child, true)) continue;
+    if (typeof child === "string" || isDroppedIn(child, true)) continue;
     if (test(child)) into.push(child);
     else findAll(child, test, into);
   }

@@ -50,7 +50,7 @@ export function isDroppedIn(el: ElementNode, inContent: boolean): boolean {
 function dropClass(el: ElementNode): DropClass {
   if (DROPPED.has(el.tag)) return DropClass.Always;
   const attrs = el.attrs;
-  if (attrs.size === 0) return CHROME.has(el.tag) ? asideClass(el) : DropClass.Keep;
+  if (attrs.size === 0) return el.tag === "aside" ? boxBesideText(el) : CHROME.has(el.tag) ? DropClass.Chrome : DropClass.Keep;
   if (attrs.has("hidden") || attrs.get("aria-hidden") === "true") return DropClass.Always;
   const role = (attrs.get("role") ?? "").toLowerCase();
   if (DROPPED_ROLES.has(role)) return DropClass.Always;
@@ -71,7 +71,7 @@ function dropClass(el: ElementNode): DropClass {
   if (id && NOISE_TOKENS.has(id)) return DropClass.Always;
   if (id && SIDEBAR_TOKENS.has(id)) sidebar = true;
   if (id && CHROME_TOKENS.has(id)) chrome = true;
-  if (sidebar || el.tag === "aside") return asideClass(el);
+  if (sidebar || el.tag === "aside") return boxBesideText(el);
   return chrome ? DropClass.Chrome : DropClass.Keep;
 }
 
@@ -82,16 +82,10 @@ function isNoiseClass(token: string): boolean {
 }
 
 /** A box beside the text is content (a footnote, a TIP) unless it is mostly links (a menu, "related"). */
-function asideClass(el: ElementNode): DropClass {
-  if (el.tag !== "aside" && !hasSidebarToken(el)) return DropClass.Chrome;
+function boxBesideText(el: ElementNode): DropClass {
   const text = { all: 0, linked: 0 };
   measureText(el, false, text);
   return text.all === 0 || text.linked > text.all * 0.5 ? DropClass.Always : DropClass.Chrome;
-}
-
-function hasSidebarToken(el: ElementNode): boolean {
-  const names = `${el.attrs.get("class") ?? ""} ${el.attrs.get("id") ?? ""}`.toLowerCase();
-  return names.split(/\s+/).some((token) => SIDEBAR_TOKENS.has(token));
 }
 
 // ---------------------------------------------------------------------------------------------

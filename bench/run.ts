@@ -1,7 +1,9 @@
 /**
  * `npm run bench`: runs every benchmark in bench/ one after another and prints their tables
  * (markdown, ready for docs/benchmarks.md). Benchmarks are not tests: they report, they do not
- * pass or fail on timings. Pass names to run a subset: `npm run bench -- search gate`.
+ * pass or fail on timings; `extract` also fails (exit 1) when the reader's quality floor breaks
+ * (recall < 95 % or precision < 97 % on a page). Pass names to run a subset:
+ * `npm run bench -- extract gate`.
  */
 import { spawnSync } from "node:child_process";
 import { readdirSync } from "node:fs";

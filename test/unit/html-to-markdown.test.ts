@@ -5,7 +5,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { decodeHtmlEntities } from "../../shared/web/html-entities";
-import { decodeHtmlBody, htmlToMarkdown, markdownToText } from "../../shared/web/html-to-markdown";
+import { decodeHtmlBody, htmlToMarkdown, markdownToText } from "../../shared/web/reader/html-to-markdown";
 import { ARTICLE_HTML, hugePage, latin1PageBytes } from "../emulator/fixtures";
 
 const DOCS_PAGE = `<!doctype html>

@@ -7,7 +7,7 @@ import type { FetchFn } from "../../../ports";
 import { createDnsResolver } from "../../../safety/dns";
 import { safeFetch } from "../../../safety/safe-fetch";
 import { assertNotChallenge, CHALLENGE_STATUSES, challengePage, detectChallenge } from "../../challenge";
-import { decodeHtmlBody, htmlToMarkdown, markdownToText } from "../../html-to-markdown";
+import { decodeHtmlBody, htmlToMarkdown, markdownToText } from "../../reader/html-to-markdown";
 import type { ExtractedPage, ExtractRequest, ProviderSettings } from "../provider.types";
 
 /** What the direct fetch needs of the gate: serialisable, from the effective config. */

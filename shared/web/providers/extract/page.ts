@@ -4,7 +4,7 @@
  */
 import type { FetchFn } from "../../../ports";
 import { assertNotChallenge } from "../../challenge";
-import { markdownToText } from "../../html-to-markdown";
+import { markdownToText } from "../../reader/html-to-markdown";
 import type { ExtractedPage, ExtractRequest, ProviderSettings } from "../provider.types";
 
 export type ExtractAdapter = (settings: ProviderSettings, request: ExtractRequest, fetch: FetchFn) => Promise<ExtractedPage>;

@@ -236,6 +236,8 @@ describe("DuckDuckGo HTML parsing", () => {
     expect(unwrapRedirect("//duckduckgo.com/l/?uddg=https%3A%2F%2Fa.example%2F&rut=1")).toBe("https://a.example/");
     expect(unwrapRedirect("https://b.example/x")).toBe("https://b.example/x");
     expect(unwrapRedirect("")).toBeNull();
+    // An href is decoded as an attribute: "&copy=" and "&not=" stay query parameters, "&amp;" decodes.
+    expect(unwrapRedirect("https://b.example/x?a=1&copy=2&not=3&amp;b=4")).toBe("https://b.example/x?a=1&copy=2&not=3&b=4");
   });
 });
 

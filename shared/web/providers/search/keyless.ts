@@ -6,7 +6,7 @@
 import { callProviderText, providerUrl, unexpectedShape } from "../http";
 import { providerError } from "../../../http/errors";
 import type { SearchAdapter } from "../provider.types";
-import { decodeHtmlEntities, htmlSnippetToText } from "../../html-entities";
+import { decodeHtmlAttribute, htmlSnippetToText } from "../../html-entities";
 import { type HitCandidate, rankHits } from "./hits";
 
 export const keylessSearch: SearchAdapter = async (settings, request, fetch) => {
@@ -61,7 +61,7 @@ export function parseDuckDuckGoResults(html: string): HitCandidate[] {
 
 /** `//duckduckgo.com/l/?uddg=<encoded target>&rut=...` → the target; direct links pass through. */
 export function unwrapRedirect(href: string): string | null {
-  const raw = decodeHtmlEntities(href.trim());
+  const raw = decodeHtmlAttribute(href.trim());
   if (!raw) return null;
   let url: URL;
   try {

@@ -249,23 +249,19 @@ describe("robustness", () => {
     );
   });
 
-  it("converts a 1 MB page well under a second", () => {
-    const html = hugePage(1_000_000);
-    const started = performance.now();
-    const { title, markdown } = htmlToMarkdown(html, "https://x.example/");
-    const elapsed = performance.now() - started;
+  // Speed is measured by `npm run bench -- extract` (ms per page, side by side); these two check
+  // that big and dense pages convert completely.
+  it("converts a 1 MB page completely", () => {
+    const { title, markdown } = htmlToMarkdown(hugePage(1_000_000), "https://x.example/");
     expect(title).toBe("Huge page");
     expect(markdown.length).toBeGreaterThan(900_000);
-    expect(elapsed).toBeLessThan(500);
   });
 
-  it("converts a 1 MB page of dense small tags well under a second", () => {
+  it("converts a 1 MB page of dense small tags row for row", () => {
     const row = `<tr><td><a href="/r/1">x</a></td><td><b>y</b> <i>z</i></td></tr>`;
-    const html = `<table>${row.repeat(Math.floor(1_000_000 / row.length))}</table>`;
-    const started = performance.now();
-    htmlToMarkdown(html, "https://x.example/");
-    // A stress case far denser than real pages; the bound leaves room for a loaded CI machine.
-    expect(performance.now() - started).toBeLessThan(1500);
+    const rows = Math.floor(1_000_000 / row.length);
+    const { markdown } = htmlToMarkdown(`<table>${row.repeat(rows)}</table>`, "https://x.example/");
+    expect(markdown.split("\n").filter((line) => line.includes("**y** *z*")).length).toBe(rows);
   });
 });
 

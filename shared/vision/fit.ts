@@ -60,6 +60,11 @@ export const QUALITY_MAX = 90;
 export const QUALITY_MIN = 30;
 export const QUALITY_COMFORT = 50;
 /**
+ * A smaller image must measure this much more faithful to replace the full-size one: near a tie,
+ * resolution (legible glyphs, exact coordinates) is worth more than a PSNR hair.
+ */
+const RESOLUTION_PREFERENCE_DB = 0.25;
+/**
  * photon decodes a whole frame to RGBA and copies it out (about 15 bytes of WASM memory per pixel,
  * measured: 179 MB for a 12 MP WebP), so GIF, WebP and interlaced PNG get their own lower cap.
  */
@@ -380,7 +385,7 @@ export async function fitImage(bytes: Uint8Array, opts: FitOptions, wasm: Vision
       if (small.data && small.quality !== undefined && small.quality > outcome.quality) {
         const fullFidelity = fidelity(outcome.data, rgb, size, wasm);
         const smallFidelity = fidelity(small.data, rgb, size, wasm);
-        if (smallFidelity > fullFidelity) return result(small.data, small.quality, smallSize);
+        if (smallFidelity > fullFidelity + RESOLUTION_PREFERENCE_DB) return result(small.data, small.quality, smallSize);
       }
       return result(outcome.data, outcome.quality, size);
     }
@@ -416,8 +421,9 @@ function fidelity(jpeg: Uint8Array, reference: Uint8Array, size: { width: number
 
 /**
  * Highest quality in [QUALITY_MIN, QUALITY_MAX] whose encode fits, on an image whose DCT is already
- * done. The first guess comes from a 1/16 sample of the blocks (cheap, not counted as an encode);
- * each counted attempt quantises and entropy-sizes the whole image, and only the winner is written.
+ * done. Guesses come from a 1/16 sample of the blocks (cheap, not counted as an encode), rescaled
+ * by how far the last measured size was from its estimate; each counted attempt quantises and
+ * entropy-sizes the whole image, and only the winner is written.
  */
 export function searchPrepared(prepared: PreparedJpeg, maxBytes: number, counter: { attempts: number }): SearchOutcome {
   const estimate = new Map<number, number>();
@@ -426,37 +432,34 @@ export function searchPrepared(prepared: PreparedJpeg, maxBytes: number, counter
     if (v === undefined) estimate.set(q, (v = prepared.estimateAt(q)));
     return v;
   };
-  // Bisect the estimate for the highest quality it says fits.
-  let low = QUALITY_MIN, high = QUALITY_MAX;
-  if (estimateAt(QUALITY_MAX) <= maxBytes) low = QUALITY_MAX;
-  else {
+  const sizes = new Map<number, number>();
+  let correction = 1;
+  const predicted = (q: number) => estimateAt(q) * correction;
+  /** Highest quality in [low, high] predicted to fit (sizes grow with quality), else `low`. */
+  const guess = (low: number, high: number) => {
+    if (predicted(high) <= maxBytes) return high;
+    if (predicted(low) > maxBytes) return low;
     while (high - low > 1) {
       const mid = (low + high) >> 1;
-      if (estimateAt(mid) <= maxBytes) low = mid; else high = mid;
+      if (predicted(mid) <= maxBytes) low = mid; else high = mid;
     }
-  }
-  const sizes = new Map<number, number>();
-  const measure = (q: number) => {
-    counter.attempts++;
-    const v = prepared.sizeAt(q);
-    sizes.set(q, v);
-    return v;
+    return low;
   };
-  let q = low;
+  let low = QUALITY_MIN, high = QUALITY_MAX;
   let fits: number | undefined;
-  if (measure(q) <= maxBytes) {
-    fits = q;
-    // Step up while the next quality is predicted (estimate corrected by this measure) to fit.
-    while (q < QUALITY_MAX) {
-      const predicted = estimateAt(q + 1) * (sizes.get(q)! / estimateAt(q));
-      if (predicted > maxBytes * 1.01) break;
-      if (measure(q + 1) > maxBytes) break;
-      fits = ++q;
-    }
-  } else {
-    while (q > QUALITY_MIN) {
-      q--;
-      if (measure(q) <= maxBytes) { fits = q; break; }
+  while (low <= high) {
+    const q = guess(low, high);
+    counter.attempts++;
+    const size = prepared.sizeAt(q);
+    sizes.set(q, size);
+    correction = size / estimateAt(q);
+    if (size <= maxBytes) {
+      fits = q;
+      low = q + 1;
+      // The next quality up is predicted (with this correction) not to fit: stop here.
+      if (low > high || predicted(low) > maxBytes * 1.01) break;
+    } else {
+      high = q - 1;
     }
   }
   if (fits === undefined) return { sizeAtMin: sizes.get(QUALITY_MIN) };

@@ -5,7 +5,7 @@
  */
 import { AppError } from "../http/errors";
 import type { DecodeStats, ResamplerFactory } from "./codecs";
-import { cmykToRgb } from "./color/cmyk";
+import { cmykConverter } from "./color/cmyk";
 
 const TJPF_RGB = 0;
 const TJPF_CMYK = 11;
@@ -123,7 +123,7 @@ function corruptJpeg(cause?: unknown): AppError {
 /** Decodes a whole JPEG at full size to RGB in the JS heap (our own small output, to measure its fidelity). */
 export function decodeJpegRgb(bytes: Uint8Array, module: WebAssembly.Module): { rgb: Uint8Array; width: number; height: number } {
   let out: { rgb: Uint8Array; width: number; height: number } | undefined;
-  decodeJpeg(bytes, 1, module, (width, height) => {
+  decodeJpeg(bytes, 8, module, (width, height) => {
     const rgb = new Uint8Array(width * height * 3);
     out = { rgb, width, height };
     return (row, pixels, at) => rgb.set(pixels.subarray(at, at + width * 3), row * width * 3);
@@ -173,12 +173,13 @@ function decodeJpeg(
   const sink = open(decodedWidth, decodedHeight);
   // The view is taken after decoding: memory.grow during the decode detaches earlier views.
   const pixels = new Uint8Array(tj.memory.buffer);
-  const inverted = cmyk && readJpegColorInfo(bytes).adobe;
+  const color = cmyk ? readJpegColorInfo(bytes) : undefined;
+  const toRgb = color && cmykConverter(color.icc);
   const rgbRow = cmyk ? new Uint8Array(decodedWidth * 3) : undefined;
   for (let row = 0; row < decodedHeight; row++) {
     if (sink.wants && !sink.wants(row)) continue;
-    if (rgbRow) {
-      cmykToRgb(pixels, dst + row * pitch, rgbRow, 0, decodedWidth, inverted);
+    if (rgbRow && toRgb) {
+      toRgb(pixels, dst + row * pitch, rgbRow, 0, decodedWidth, color.adobe);
       sink(row, rgbRow, 0);
     } else {
       sink(row, pixels, dst + row * pitch);

@@ -1,9 +1,14 @@
 /**
- * CMYK (and YCCK, which the JPEG decoder turns into CMYK) to RGB for print-ready JPEGs. Without a
- * CMYK ICC transform (LUT profiles are out of scope) the inks are treated as ideal subtractive
- * filters, the same naive model browsers fall back to; a vision model sees the right colours, not
- * press-accurate ones.
+ * CMYK (and YCCK, which the JPEG decoder turns into CMYK) to RGB for print-ready JPEGs: through the
+ * file's own CMYK profile when it embeds one we can read (icc.ts), else with the inks treated as
+ * ideal subtractive filters, the naive model browsers fall back to (right hues, not press-accurate).
  */
+import { cmykProfileToSrgb, type CmykTransform } from "./icc";
+
+/** The converter for a file's embedded profile (or none): profile tables first, ideal inks otherwise. */
+export function cmykConverter(profile: Uint8Array | undefined): CmykTransform {
+  return cmykProfileToSrgb(profile) ?? cmykToRgb;
+}
 
 /**
  * Converts `pixels` CMYK pixels at `src[from..]` into RGB at `dst[to..]`. `inverted`: the file has

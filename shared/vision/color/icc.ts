@@ -1,9 +1,9 @@
 /**
  * ICC matrix/TRC ("matrix-shaper") RGB profiles to sRGB: Display P3, Adobe RGB, Generic RGB,
  * ProPhoto and any other profile that describes its colorants by rXYZ/gXYZ/bXYZ and its tone
- * curves by rTRC/gTRC/bTRC. LUT-only profiles (A2B0 without colorants) and non-RGB profiles are
- * left alone (`undefined`): the pixels are then taken as sRGB, which is what a browser without
- * colour management would show.
+ * curves by rTRC/gTRC/bTRC; and the lut16/lut8 (mft2/mft1) device-to-PCS tables that CMYK print
+ * profiles carry. Other LUT forms (v4 mAB) are left alone (`undefined`): the pixels are then taken
+ * as sRGB (or, for CMYK, as ideal inks), which is what a browser without colour management shows.
  */
 
 /** A per-pixel transform of 8-bit RGB, in place. */
@@ -84,12 +84,11 @@ function readCurve(view: DataView, tag: Tag): Curve | undefined {
   return undefined;
 }
 
-/** An RGB matrix/TRC profile's colorants (D50 XYZ, columns) and tone curves; undefined for anything else. */
-function readMatrixShaper(profile: Uint8Array): { colorants: number[][]; curves: [Curve, Curve, Curve] } | undefined {
+function readTags(profile: Uint8Array): { view: DataView; tags: Map<string, Tag>; sig: (at: number) => string } | undefined {
   if (profile.length < 132) return undefined;
   const view = new DataView(profile.buffer, profile.byteOffset, profile.byteLength);
   const sig = (at: number) => String.fromCharCode(profile[at]!, profile[at + 1]!, profile[at + 2]!, profile[at + 3]!);
-  if (sig(36) !== "acsp" || sig(16) !== "RGB " || sig(20) !== "XYZ ") return undefined;
+  if (sig(36) !== "acsp") return undefined;
   const count = view.getUint32(128);
   if (count > 1000 || 132 + 12 * count > profile.length) return undefined;
   const tags = new Map<string, Tag>();
@@ -98,6 +97,14 @@ function readMatrixShaper(profile: Uint8Array): { colorants: number[][]; curves:
     const offset = view.getUint32(at + 4), size = view.getUint32(at + 8);
     if (offset + size <= profile.length) tags.set(sig(at), { offset, size });
   }
+  return { view, tags, sig };
+}
+
+/** An RGB matrix/TRC profile's colorants (D50 XYZ, columns) and tone curves; undefined for anything else. */
+function readMatrixShaper(profile: Uint8Array): { colorants: number[][]; curves: [Curve, Curve, Curve] } | undefined {
+  const read = readTags(profile);
+  if (!read || read.sig(16) !== "RGB " || read.sig(20) !== "XYZ ") return undefined;
+  const { view, tags } = read;
   const xyz = (name: string) => {
     const tag = tags.get(name);
     if (!tag || tag.size < 20 || view.getUint32(tag.offset) !== 0x58595a20 /* 'XYZ ' */) return undefined;
@@ -153,6 +160,119 @@ export function iccToSrgb(profile: Uint8Array | undefined): RgbTransform | undef
       rgb[i] = enc(m00! * r + m01! * g + m02! * b);
       rgb[i + 1] = enc(m10! * r + m11! * g + m12! * b);
       rgb[i + 2] = enc(m20! * r + m21! * g + m22! * b);
+    }
+  };
+}
+
+/** sRGB from D50 XYZ (relative colorimetric, clipped), 8-bit, into `dst[o..o+2]`. */
+function xyzToSrgb(x: number, y: number, z: number, dst: Uint8Array, o: number): void {
+  const enc = (v: number) => SRGB_ENCODE[v <= 0 ? 0 : v >= 1 ? ENCODE_STEPS : (v * ENCODE_STEPS + 0.5) | 0]!;
+  dst[o] = enc(XYZ_TO_SRGB[0]! * x + XYZ_TO_SRGB[1]! * y + XYZ_TO_SRGB[2]! * z);
+  dst[o + 1] = enc(XYZ_TO_SRGB[3]! * x + XYZ_TO_SRGB[4]! * y + XYZ_TO_SRGB[5]! * z);
+  dst[o + 2] = enc(XYZ_TO_SRGB[6]! * x + XYZ_TO_SRGB[7]! * y + XYZ_TO_SRGB[8]! * z);
+}
+const XYZ_TO_SRGB = invert3(SRGB_D50)!.flat();
+
+/** D50 white, the PCS's reference for Lab. */
+const D50 = [0.9642, 1, 0.82491];
+
+/** Converts `pixels` 4-channel device pixels (0 = no ink) at `src[from..]` to 8-bit sRGB at `dst[to..]`. */
+export type CmykTransform = (src: Uint8Array, from: number, dst: Uint8Array, to: number, pixels: number, inverted: boolean) => void;
+
+/**
+ * The device-to-PCS table of a CMYK print profile (A2B1, relative colorimetric, else A2B0) as a
+ * transform to sRGB; undefined when the profile is not CMYK or its table is not lut16/lut8.
+ */
+export function cmykProfileToSrgb(profile: Uint8Array | undefined): CmykTransform | undefined {
+  if (!profile) return undefined;
+  const read = readTags(profile);
+  if (!read || read.sig(16) !== "CMYK") return undefined;
+  const pcs = read.sig(20);
+  if (pcs !== "Lab " && pcs !== "XYZ ") return undefined;
+  const { view, tags } = read;
+  const tag = tags.get("A2B1") ?? tags.get("A2B0");
+  if (!tag || tag.size < 52) return undefined;
+  const type = view.getUint32(tag.offset);
+  const wide = type === 0x6d667432; /* mft2 */
+  if (!wide && type !== 0x6d667431 /* mft1 */) return undefined;
+  const inputs = view.getUint8(tag.offset + 8), outputs = view.getUint8(tag.offset + 9), grid = view.getUint8(tag.offset + 10);
+  if (inputs !== 4 || outputs !== 3 || grid < 2) return undefined;
+  const inEntries = wide ? view.getUint16(tag.offset + 48) : 256;
+  const outEntries = wide ? view.getUint16(tag.offset + 50) : 256;
+  if (inEntries < 2 || outEntries < 2) return undefined;
+  const unit = wide ? 2 : 1, max = wide ? 65535 : 255;
+  let at = tag.offset + (wide ? 52 : 48);
+  const clutPoints = grid ** 4;
+  if (at + unit * (4 * inEntries + clutPoints * 3 + 3 * outEntries) > tag.offset + tag.size) return undefined;
+  const value = (k: number) => (wide ? view.getUint16(k) : view.getUint8(k)) / max;
+  const table = (entries: number) => {
+    const t = new Float64Array(entries);
+    for (let k = 0; k < entries; k++) t[k] = value(at + unit * k);
+    at += unit * entries;
+    return (v: number) => { const x = v * (entries - 1), k = Math.min(entries - 2, Math.floor(x)); return t[k]! + (t[k + 1]! - t[k]!) * (x - k); };
+  };
+  // Per ink value: the grid cell and the fraction inside it, through the input curve.
+  const cells = Array.from({ length: 4 }, () => {
+    const curve = table(inEntries);
+    const cell = new Int32Array(256), frac = new Float64Array(256);
+    for (let v = 0; v < 256; v++) {
+      const g = Math.max(0, Math.min(1, curve(v / 255))) * (grid - 1);
+      const c = Math.min(grid - 2, Math.floor(g));
+      cell[v] = c; frac[v] = g - c;
+    }
+    return { cell, frac };
+  });
+  const clut = new Float64Array(clutPoints * 3);
+  for (let k = 0; k < clut.length; k++) clut[k] = value(at + unit * k);
+  at += unit * clut.length;
+  const outCurves = [table(outEntries), table(outEntries), table(outEntries)];
+  const sk = 3, sy = grid * 3, sm = grid * grid * 3, sc = grid * grid * grid * 3;
+  const [cc, cm, cy, ck] = cells as [typeof cells[0], typeof cells[0], typeof cells[0], typeof cells[0]];
+  const legacy = wide ? 65535 / 65280 : 1;
+  const f = (t: number) => (t > 6 / 29 ? t * t * t : 3 * (6 / 29) ** 2 * (t - 4 / 29));
+  const [o0, o1, o2] = outCurves as [(v: number) => number, (v: number) => number, (v: number) => number];
+  // Every grid node goes through the output curves and the PCS → sRGB step once; pixels then
+  // interpolate encoded sRGB, which is as even as Lab at a 9-17 point grid.
+  const nodes = new Float32Array(clutPoints * 3);
+  const rgb = new Uint8Array(3);
+  for (let n = 0; n < clutPoints; n++) {
+    const a = o0(clut[3 * n]!), b = o1(clut[3 * n + 1]!), e = o2(clut[3 * n + 2]!);
+    if (pcs === "Lab ") {
+      // Legacy Lab of lut16 (L* = 100 v·65535/65280, a*, b* = 255 v·65535/65280 − 128); lut8 without the factor.
+      const L = a * 100 * legacy, A = b * 255 * legacy - 128, B = e * 255 * legacy - 128;
+      const fl = (L + 16) / 116;
+      xyzToSrgb(D50[0]! * f(fl + A / 500), D50[1]! * f(fl), D50[2]! * f(fl - B / 200), rgb, 0);
+    } else {
+      // XYZ PCS: 1.0 + 32767/32768 full scale.
+      xyzToSrgb(a * (65535 / 32768), b * (65535 / 32768), e * (65535 / 32768), rgb, 0);
+    }
+    nodes.set(rgb, 3 * n);
+  }
+  const corners = new Int32Array(16);
+  for (let n = 0; n < 16; n++) corners[n] = (n & 8 ? sc : 0) + (n & 4 ? sm : 0) + (n & 2 ? sy : 0) + (n & 1 ? sk : 0);
+  const weights = new Float64Array(16);
+  return (src, from, dst, to, pixels, inverted) => {
+    const flip = inverted ? 255 : 0;
+    for (let p = 0, i = from, o = to; p < pixels; p++, i += 4, o += 3) {
+      const vc = flip ^ src[i]!, vm = flip ^ src[i + 1]!, vy = flip ^ src[i + 2]!, vk = flip ^ src[i + 3]!;
+      const base = cc.cell[vc]! * sc + cm.cell[vm]! * sm + cy.cell[vy]! * sy + ck.cell[vk]! * sk;
+      const fc = cc.frac[vc]!, fm = cm.frac[vm]!, fy = cy.frac[vy]!, fk = ck.frac[vk]!;
+      let n = 0;
+      for (let a = 0; a < 2; a++) {
+        const wa = a ? fc : 1 - fc;
+        for (let b = 0; b < 2; b++) {
+          const wb = wa * (b ? fm : 1 - fm);
+          const w0 = wb * (1 - fy), w1 = wb * fy;
+          weights[n++] = w0 * (1 - fk); weights[n++] = w0 * fk;
+          weights[n++] = w1 * (1 - fk); weights[n++] = w1 * fk;
+        }
+      }
+      let r = 0.5, g = 0.5, bl = 0.5;
+      for (let k = 0; k < 16; k++) {
+        const w = weights[k]!, off = base + corners[k]!;
+        r += w * nodes[off]!; g += w * nodes[off + 1]!; bl += w * nodes[off + 2]!;
+      }
+      dst[o] = r; dst[o + 1] = g; dst[o + 2] = bl;
     }
   };
 }

@@ -7,7 +7,7 @@ import { describe, expect, it } from "vitest";
 import sharp from "sharp";
 import { fitImage, type FitOptions } from "../../shared/vision/fit";
 import { jpegDctEighths } from "../../shared/vision/jpeg.decode";
-import { iccToSrgb } from "../../shared/vision/color/icc";
+import { cmykProfileToSrgb, iccToSrgb } from "../../shared/vision/color/icc";
 import { loadVisionWasmNode } from "../../bench/vision-wasm-node";
 import { photoPixels, screenshotPixels } from "../fixtures/images";
 import { ADOBE_RGB, DISPLAY_P3, PROPHOTO_RGB, matrixTrcProfile } from "../fixtures/icc";
@@ -131,6 +131,45 @@ describe("ICC profiles converted to sRGB", () => {
 const CMYK_MIN_PSNR = 15;
 /** The same profile's lut16 table, interpolated by us and by lcms. */
 const CMYK_PROFILE_MIN_PSNR = 30;
+
+describe("hostile profiles", () => {
+  /** A profile header and tag table around one tag of `data`; `space` is the data colour space. */
+  function oneTagProfile(space: string, sig: string, data: Uint8Array): Uint8Array {
+    const out = new Uint8Array(144 + data.length);
+    const view = new DataView(out.buffer);
+    const ascii = (at: number, text: string) => out.set(new TextEncoder().encode(text), at);
+    view.setUint32(0, out.length);
+    ascii(16, space); ascii(20, "Lab "); ascii(36, "acsp");
+    view.setUint32(128, 1);
+    ascii(132, sig); view.setUint32(136, 144); view.setUint32(140, data.length);
+    out.set(data, 144);
+    return out;
+  }
+
+  it("a CMYK table claiming a 255^4 grid, or running past its tag, is ignored without allocating it", () => {
+    const mft2 = new Uint8Array(52 + 1024);
+    mft2.set(new TextEncoder().encode("mft2"), 0);
+    mft2[8] = 4; mft2[9] = 3; mft2[10] = 255;
+    new DataView(mft2.buffer).setUint16(48, 2);
+    new DataView(mft2.buffer).setUint16(50, 2);
+    expect(cmykProfileToSrgb(oneTagProfile("CMYK", "A2B1", mft2))).toBeUndefined();
+    mft2[10] = 9; // 9^4 nodes need 39 KB; the tag holds 1 KB
+    expect(cmykProfileToSrgb(oneTagProfile("CMYK", "A2B1", mft2))).toBeUndefined();
+  });
+
+  it("tone curves longer than their tag and tag tables past the end are ignored", () => {
+    const valid = matrixTrcProfile(ADOBE_RGB); // curv: its count is at +8
+    expect(iccToSrgb(valid)).toBeDefined();
+    expect(iccToSrgb(valid.subarray(0, 200))).toBeUndefined();
+    const lying = valid.slice();
+    const view = new DataView(lying.buffer);
+    for (let k = 0; k < view.getUint32(128); k++) {
+      const at = 132 + 12 * k;
+      if (String.fromCharCode(...lying.subarray(at, at + 4)) === "rTRC") view.setUint32(view.getUint32(at + 4) + 8, 0x7fffffff);
+    }
+    expect(iccToSrgb(lying)).toBeUndefined();
+  });
+});
 
 describe("CMYK JPEG", () => {
   const photo = photoPixels(1400, 1000, 3);

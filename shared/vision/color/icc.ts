@@ -11,6 +11,10 @@ export type RgbTransform = (rgb: Uint8Array) => void;
 
 type Curve = (v: number) => number;
 
+/** Largest tone curve and CMYK grid we build from a file (a 17^4 grid is 1 MB of nodes). */
+const MAX_CURVE_ENTRIES = 65536;
+const MAX_CLUT_POINTS = 17 ** 4;
+
 /** sRGB's D50-adapted colorants (the columns of its RGB → XYZ(D50) matrix), as its ICC profile states them. */
 const SRGB_D50 = [
   [0.4360747, 0.3850649, 0.1430804],
@@ -56,7 +60,7 @@ function readCurve(view: DataView, tag: Tag): Curve | undefined {
       const gamma = view.getUint16(tag.offset + 12) / 256;
       return (v) => Math.pow(v, gamma);
     }
-    if (12 + 2 * count > tag.size) return undefined;
+    if (count > MAX_CURVE_ENTRIES || 12 + 2 * count > tag.size) return undefined;
     const table = new Float64Array(count);
     for (let k = 0; k < count; k++) table[k] = view.getUint16(tag.offset + 12 + 2 * k) / 65535;
     return (v) => {
@@ -203,6 +207,8 @@ export function cmykProfileToSrgb(profile: Uint8Array | undefined): CmykTransfor
   const unit = wide ? 2 : 1, max = wide ? 65535 : 255;
   let at = tag.offset + (wide ? 52 : 48);
   const clutPoints = grid ** 4;
+  // The tables come from the file: bound what they may make us allocate (real CMYK grids are 9-17).
+  if (clutPoints > MAX_CLUT_POINTS || inEntries > MAX_CURVE_ENTRIES || outEntries > MAX_CURVE_ENTRIES) return undefined;
   if (at + unit * (4 * inEntries + clutPoints * 3 + 3 * outEntries) > tag.offset + tag.size) return undefined;
   const value = (k: number) => (wide ? view.getUint16(k) : view.getUint8(k)) / max;
   const table = (entries: number) => {
@@ -222,9 +228,8 @@ export function cmykProfileToSrgb(profile: Uint8Array | undefined): CmykTransfor
     }
     return { cell, frac };
   });
-  const clut = new Float64Array(clutPoints * 3);
-  for (let k = 0; k < clut.length; k++) clut[k] = value(at + unit * k);
-  at += unit * clut.length;
+  const clutAt = at;
+  at += unit * clutPoints * 3;
   const outCurves = [table(outEntries), table(outEntries), table(outEntries)];
   const sk = 3, sy = grid * 3, sm = grid * grid * 3, sc = grid * grid * grid * 3;
   const [cc, cm, cy, ck] = cells as [typeof cells[0], typeof cells[0], typeof cells[0], typeof cells[0]];
@@ -236,7 +241,8 @@ export function cmykProfileToSrgb(profile: Uint8Array | undefined): CmykTransfor
   const nodes = new Float32Array(clutPoints * 3);
   const rgb = new Uint8Array(3);
   for (let n = 0; n < clutPoints; n++) {
-    const a = o0(clut[3 * n]!), b = o1(clut[3 * n + 1]!), e = o2(clut[3 * n + 2]!);
+    const v = clutAt + unit * 3 * n;
+    const a = o0(value(v)), b = o1(value(v + unit)), e = o2(value(v + 2 * unit));
     if (pcs === "Lab ") {
       // Legacy Lab of lut16 (L* = 100 v·65535/65280, a*, b* = 255 v·65535/65280 − 128); lut8 without the factor.
       const L = a * 100 * legacy, A = b * 255 * legacy - 128, B = e * 255 * legacy - 128;

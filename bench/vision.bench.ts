@@ -24,6 +24,7 @@ const wasm = loadVisionWasmNode();
 const { simd: _simd, ...wasmWithoutSimd } = wasm;
 const MAX_EDGE = 1568;
 const ALL = process.argv.includes("--all");
+let retries = 0;
 const gc = (globalThis as unknown as { gc: () => void }).gc;
 
 interface Row { input: string; budget: string; method: string; ms: number; attempts: number; bytes: number; dims: string; psnr: number; wasmMB?: number; jsMB?: number; nodeMs?: number }
@@ -59,8 +60,19 @@ async function startWorker(): Promise<{ url: string; stop: () => void }> {
 interface WorkerFit { attempts: number; dataUrlBytes: number; width: number; height: number; quality?: number; wasmPeakBytes: number; simd: boolean }
 
 async function inWorkerd(url: string, input: Buffer, budget: number, encoder: string, simd: boolean): Promise<{ fit: WorkerFit; data: Uint8Array; ms: number }> {
-  const t = performance.now();
-  const response = await fetch(`${url}/?budget=${budget}&encoder=${encoder}&simd=${simd ? 1 : 0}`, { method: "POST", body: new Uint8Array(input) });
+  let t = performance.now();
+  const post = () => fetch(`${url}/?budget=${budget}&encoder=${encoder}&simd=${simd ? 1 : 0}`, { method: "POST", body: new Uint8Array(input) });
+  let response: Response;
+  try {
+    response = await post();
+  } catch (error) {
+    // wrangler dev restarts a workerd that dropped the connection; say so, and time the retry.
+    retries++;
+    console.error(`retrying after a dropped connection (${String(error)})`);
+    await new Promise((r) => setTimeout(r, 3000));
+    t = performance.now();
+    response = await post();
+  }
   const data = new Uint8Array(await response.arrayBuffer());
   const ms = performance.now() - t;
   if (!response.ok) throw new Error(`worker answered ${response.status}: ${new TextDecoder().decode(data)}`);
@@ -250,6 +262,7 @@ const oursRows = byMethod.get("ours in workerd (SIMD kernels, baseline encoder)"
 // The same fit in Node runs next to sharp's (same process, same moment): a ratio that the load of
 // a shared box distorts less than the workerd round trip.
 const nodeRatios = oursRows.map((r, i) => r.nodeMs! / sharpRows[i]!.ms);
+if (retries > 0) console.log(`\n(${retries} request(s) retried after workerd dropped the connection)`);
 console.log(`\nours in Node / sharp, median over all rows: ${median(nodeRatios).toFixed(2)}x (workerd round trip / sharp: ${median(oursRows.map((r, i) => r.ms / sharpRows[i]!.ms)).toFixed(2)}x)`);
 console.log("\n| input | budget | ours output | sharp output | PSNR ours − sharp dB | time ours / sharp (workerd) | time ours / sharp (Node) |");
 console.log("|---|---|---|---|---:|---:|---:|");

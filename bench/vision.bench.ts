@@ -62,13 +62,11 @@ interface WorkerFit { attempts: number; dataUrlBytes: number; width: number; hei
 async function inWorkerd(url: string, input: Buffer, budget: number, encoder: string, simd: boolean): Promise<{ fit: WorkerFit; data: Uint8Array; ms: number }> {
   let t = performance.now();
   const post = () => fetch(`${url}/?budget=${budget}&encoder=${encoder}&simd=${simd ? 1 : 0}`, { method: "POST", body: new Uint8Array(input) });
-  let response: Response;
-  try {
-    response = await post();
-  } catch (error) {
-    // wrangler dev restarts a workerd that dropped the connection; say so, and time the retry.
+  let response = await post().catch((error: unknown) => new Response(String(error), { status: 599 }));
+  if (response.status === 599 || response.status === 503) {
+    // wrangler dev restarts a workerd that dropped the request; say so, and time the retry.
     retries++;
-    console.error(`retrying after a dropped connection (${String(error)})`);
+    console.error(`retrying after workerd dropped the request (${response.status}: ${(await response.text()).slice(0, 80)})`);
     await new Promise((r) => setTimeout(r, 3000));
     t = performance.now();
     response = await post();

@@ -26,8 +26,11 @@ export interface VisionWasm {
   simd?: WebAssembly.Module;
 }
 
-/** Builds the resampler once the decoder knows the size it will actually deliver. */
-export type ResamplerFactory = (decodedWidth: number, decodedHeight: number) => StreamingResampler;
+/**
+ * Builds the resampler once the decoder knows the size it will actually deliver. `scale`: decoded
+ * pixels per original pixel when the decoder knows it exactly (a JPEG's n/8), else the ratio of sizes.
+ */
+export type ResamplerFactory = (decodedWidth: number, decodedHeight: number, scale?: number) => StreamingResampler;
 
 /** What a decode reports for memory accounting (WASM memory never shrinks, so its final size is its peak). */
 export interface DecodeStats {

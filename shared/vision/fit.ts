@@ -9,10 +9,11 @@ import type { VisionWasm } from "./codecs";
 import { readImageHeader, type SupportedMediaType } from "./format";
 import { DEFAULT_JPEG_SETTINGS, type JpegEncodeSettings } from "./jpeg.settings";
 import type { JpegEncoder } from "./jpeg.encode";
-import { decodeJpegRows } from "./jpeg.decode";
+import { decodeJpegRgb, decodeJpegRows, readJpegColorInfo } from "./jpeg.decode";
 import { prepareJpeg, type PreparedJpeg } from "./jpeg.baseline";
-import { decodePngRows } from "./png.decode";
-import { decodeWithPhoton } from "./photon.decode";
+import { decodePngRows, pngIccProfile } from "./png.decode";
+import { decodeWithPhoton, webpIccProfile } from "./photon.decode";
+import { iccToSrgb } from "./color/icc";
 import { StreamingResampler, resizeRgb, type SourceWindow } from "./resample";
 import { checkBeforeDecode, verifyImageData } from "./verify";
 
@@ -51,9 +52,19 @@ export interface FitResult {
   simd?: boolean;
 }
 
-/** Quality range searched: above 90 bytes grow fast for no visible gain; below 50 text smears. */
+/**
+ * Quality range searched: above 90 bytes grow fast for no visible gain; below 30 blocks swamp text.
+ * Between QUALITY_MIN and QUALITY_COMFORT a full-size fit is compared (by measured PSNR) with a
+ * smaller image at QUALITY_COMFORT, and the more faithful one is kept.
+ */
 export const QUALITY_MAX = 90;
-export const QUALITY_MIN = 50;
+export const QUALITY_MIN = 30;
+export const QUALITY_COMFORT = 50;
+/**
+ * A smaller image must measure this much more faithful to replace the full-size one: near a tie,
+ * resolution (legible glyphs, exact coordinates) is worth more than a PSNR hair.
+ */
+const RESOLUTION_PREFERENCE_DB = 0.25;
 /**
  * photon decodes a whole frame to RGBA and copies it out (about 15 bytes of WASM memory per pixel,
  * measured: 179 MB for a 12 MP WebP), so GIF, WebP and interlaced PNG get their own lower cap.
@@ -293,80 +304,130 @@ export async function fitImage(bytes: Uint8Array, opts: FitOptions, wasm: Vision
   const window: Crop = crop ?? { x: 0, y: 0, width, height };
   const target = targetSize(window.width, window.height, opts.maxLongEdge);
   const storedWindow = toStored(window, orientation, header.width, header.height);
-  const storedTarget = turned ? { width: target.height, height: target.width } : target;
-  let simdBytes = 0;
+  if (mediaType !== "image/jpeg" && !(mediaType === "image/png" && !header.interlaced) && width * height > PHOTON_MAX_PIXELS) {
+    const kind = mediaType === "image/png" ? "interlaced PNG" : mediaType.slice(6).toUpperCase();
+    throw new AppError(413, "image_too_large", `The ${width}x${height} ${kind} is over this service's ${(PHOTON_MAX_PIXELS / 1e6).toFixed(0)} MP limit for ${kind} images. Send it as JPEG or (non-interlaced) PNG, or downscale it.`);
+  }
+  const toSrgb = iccToSrgb(await embeddedProfile(bytes, mediaType));
+  let wasmPeakBytes = 0;
   let usedSimd = false;
-  const makeResampler = (decodedWidth: number, decodedHeight: number) => {
-    const sx = decodedWidth / header.width;
-    const sy = decodedHeight / header.height;
-    const mapped: SourceWindow = { x: storedWindow.x * sx, y: storedWindow.y * sy, width: storedWindow.width * sx, height: storedWindow.height * sy };
-    const resampler = new StreamingResampler(decodedWidth, decodedHeight, mapped, storedTarget.width, storedTarget.height, wasm.simd);
-    simdBytes = resampler.wasmBytes;
-    usedSimd = resampler.usesSimd;
-    return resampler;
+
+  /**
+   * Decodes the source and resamples its window straight to `size` (displayed pixels), converted to
+   * sRGB. Every size starts from the source: resampling our own output would filter twice.
+   */
+  const render = async (size: { width: number; height: number }): Promise<Uint8Array> => {
+    const stored = turned ? { width: size.height, height: size.width } : size;
+    let simdBytes = 0;
+    const makeResampler = (decodedWidth: number, decodedHeight: number, scale?: number) => {
+      const sx = scale ?? decodedWidth / header.width;
+      const sy = scale ?? decodedHeight / header.height;
+      const mapped: SourceWindow = { x: storedWindow.x * sx, y: storedWindow.y * sy, width: storedWindow.width * sx, height: storedWindow.height * sy };
+      const resampler = new StreamingResampler(decodedWidth, decodedHeight, mapped, stored.width, stored.height, wasm.simd);
+      simdBytes = resampler.wasmBytes;
+      usedSimd = resampler.usesSimd;
+      return resampler;
+    };
+    let rgb: Uint8Array;
+    if (mediaType === "image/jpeg") {
+      const minScale = Math.max(stored.width / storedWindow.width, stored.height / storedWindow.height);
+      const decoded = decodeJpegRows(bytes, header.width, header.height, minScale, wasm.jpegDecoder, makeResampler);
+      wasmPeakBytes = Math.max(wasmPeakBytes, decoded.stats.wasmBytes);
+      rgb = orient(decoded.resampler.finish(), stored.width, stored.height, orientation);
+    } else if (mediaType === "image/png" && !header.interlaced) {
+      rgb = (await decodePngRows(bytes, makeResampler, wasm.simd)).finish();
+    } else {
+      const decoded = decodeWithPhoton(bytes, mediaType.slice(6).toUpperCase(), wasm.photon, makeResampler);
+      wasmPeakBytes = Math.max(wasmPeakBytes, decoded.stats.wasmBytes);
+      rgb = decoded.resampler.finish();
+    }
+    // Codec instances run one after another, so the call's peak is the largest single one.
+    wasmPeakBytes = Math.max(wasmPeakBytes, simdBytes);
+    toSrgb?.(rgb);
+    return rgb;
   };
 
-  let wasmPeakBytes = 0;
-  let rgb: Uint8Array;
-  if (mediaType === "image/jpeg") {
-    const minScale = Math.max(storedTarget.width / storedWindow.width, storedTarget.height / storedWindow.height);
-    const decoded = decodeJpegRows(bytes, header.width, header.height, minScale, wasm.jpegDecoder, makeResampler);
-    wasmPeakBytes = decoded.stats.wasmBytes;
-    rgb = orient(decoded.resampler.finish(), storedTarget.width, storedTarget.height, orientation);
-  } else if (mediaType === "image/png" && !header.interlaced) {
-    rgb = (await decodePngRows(bytes, makeResampler, wasm.simd)).finish();
-  } else {
-    if (width * height > PHOTON_MAX_PIXELS) {
-      const kind = mediaType === "image/png" ? "interlaced PNG" : mediaType.slice(6).toUpperCase();
-      throw new AppError(413, "image_too_large", `The ${width}x${height} ${kind} is over this service's ${(PHOTON_MAX_PIXELS / 1e6).toFixed(0)} MP limit for ${kind} images. Send it as JPEG or (non-interlaced) PNG, or downscale it.`);
-    }
-    const decoded = decodeWithPhoton(bytes, mediaType.slice(6).toUpperCase(), wasm.photon, makeResampler);
-    wasmPeakBytes = decoded.stats.wasmBytes;
-    rgb = decoded.resampler.finish();
-  }
-
-  // Codec instances run one after another, so the call's peak is the largest single one.
-  wasmPeakBytes = Math.max(wasmPeakBytes, simdBytes);
   const outType = "image/jpeg";
   const maxBytes = maxPayloadBytes(outType, opts.embedTargetBytes);
   const counter = { attempts: 0 };
   const mozjpeg = settings.encoder === "mozjpeg" ? await loadMozJpeg(wasm, settings) : undefined;
-  let size = target;
-  for (let round = 0; ; round++) {
-    let outcome: SearchOutcome;
+  /** The highest quality that fits at `size`, and the size any other quality would take. */
+  const search = (rgb: Uint8Array, size: { width: number; height: number }, firstGuess: number): SearchOutcome & { sizeAt: (q: number) => number } => {
     if (mozjpeg) {
       const rgba = toRgba(rgb);
-      outcome = searchQuality((q) => mozjpeg.encode(rgba, size.width, size.height, q), maxBytes, round === 0 ? 80 : QUALITY_MIN + 5, counter);
+      const encode = (q: number) => mozjpeg.encode(rgba, size.width, size.height, q);
+      const outcome = searchQuality(encode, maxBytes, firstGuess, counter);
       wasmPeakBytes = Math.max(wasmPeakBytes, mozjpeg.wasmBytes());
-    } else {
-      const prepared = prepareJpeg(rgb, size.width, size.height, wasm.simd);
-      wasmPeakBytes = Math.max(wasmPeakBytes, prepared.wasmBytes);
-      outcome = searchPrepared(prepared, maxBytes, counter);
+      return { ...outcome, sizeAt: (q) => { counter.attempts++; return encode(q).length; } };
     }
+    const prepared = prepareJpeg(rgb, size.width, size.height, wasm.simd);
+    wasmPeakBytes = Math.max(wasmPeakBytes, prepared.wasmBytes);
+    return { ...searchPrepared(prepared, maxBytes, counter), sizeAt: (q) => { counter.attempts++; return prepared.sizeAt(q); } };
+  };
+  const result = (data: Uint8Array, quality: number, size: { width: number; height: number }): FitResult => ({
+    mediaType: outType, data, width: size.width, height: size.height,
+    dataUrlBytes: dataUrlLength(outType, data.length), original, note: describe(original, crop, size.width, size.height),
+    encodeAttempts: counter.attempts, passedThrough: false,
+    scale: size.width / window.width, crop, wasmPeakBytes, quality, simd: usedSimd,
+  });
+  const shrunk = (size: { width: number; height: number }, bytesNow: number) => {
+    // Bytes scale roughly with pixel count, so the side shrinks by the square root of the overshoot.
+    const shrink = Math.min(0.97, Math.sqrt(maxBytes / bytesNow) * 0.97);
+    return { width: Math.max(1, Math.floor(size.width * shrink)), height: Math.max(1, Math.floor(size.height * shrink)) };
+  };
+
+  let size = target;
+  let rgb = await render(size);
+  for (let round = 0; ; round++) {
+    const outcome = search(rgb, size, round === 0 ? 80 : QUALITY_COMFORT);
     if (outcome.data && outcome.quality !== undefined) {
-      const note = describe(original, crop, size.width, size.height);
-      return {
-        mediaType: outType, data: outcome.data, width: size.width, height: size.height,
-        dataUrlBytes: dataUrlLength(outType, outcome.data.length), original, note,
-        encodeAttempts: counter.attempts, passedThrough: false,
-        scale: size.width / window.width, crop, wasmPeakBytes, quality: outcome.quality, simd: usedSimd,
-      };
+      if (outcome.quality >= QUALITY_COMFORT || round > 0) return result(outcome.data, outcome.quality, size);
+      // Below the comfortable quality: measure whether a smaller image at that quality would show
+      // the full-size picture more faithfully, and keep whichever does.
+      const smallSize = shrunk(size, outcome.sizeAt(QUALITY_COMFORT));
+      const small = search(await render(smallSize), smallSize, QUALITY_COMFORT);
+      if (small.data && small.quality !== undefined && small.quality > outcome.quality) {
+        const fullFidelity = fidelity(outcome.data, rgb, size, wasm);
+        const smallFidelity = fidelity(small.data, rgb, size, wasm);
+        if (smallFidelity > fullFidelity + RESOLUTION_PREFERENCE_DB) return result(small.data, small.quality, smallSize);
+      }
+      return result(outcome.data, outcome.quality, size);
     }
     if (size.width === 1 && size.height === 1 || round > 8) {
       throw new AppError(400, "invalid_request", `The image cannot be fitted into ${opts.embedTargetBytes} bytes; raise vision.embed_target_bytes.`);
     }
-    // Bytes scale roughly with pixel count, so the side shrinks by the square root of the overshoot.
-    const shrink = Math.sqrt(maxBytes / (outcome.sizeAtMin ?? maxBytes * 2)) * 0.97;
-    const next = { width: Math.max(1, Math.floor(size.width * shrink)), height: Math.max(1, Math.floor(size.height * shrink)) };
-    rgb = resizeRgb(rgb, size.width, size.height, next.width, next.height, wasm.simd);
-    size = next;
+    size = shrunk(size, outcome.sizeAtMin ?? maxBytes * 2);
+    rgb = await render(size);
   }
+}
+
+/** The embedded ICC profile of a JPEG (APP2), PNG (iCCP) or WebP (ICCP); GIF has none. */
+async function embeddedProfile(bytes: Uint8Array, mediaType: ImageMediaType): Promise<Uint8Array | undefined> {
+  if (mediaType === "image/jpeg") return readJpegColorInfo(bytes).icc;
+  if (mediaType === "image/png") return pngIccProfile(bytes);
+  if (mediaType === "image/webp") return webpIccProfile(bytes);
+  return undefined;
+}
+
+/**
+ * PSNR (dB, RGB) of an encoded JPEG against the `reference` it should show at `size`; a smaller
+ * encode is scaled back up first, which is how its lost detail shows.
+ */
+function fidelity(jpeg: Uint8Array, reference: Uint8Array, size: { width: number; height: number }, wasm: VisionWasm): number {
+  const decoded = decodeJpegRgb(jpeg, wasm.jpegDecoder);
+  const shown = decoded.width === size.width && decoded.height === size.height
+    ? decoded.rgb
+    : resizeRgb(decoded.rgb, decoded.width, decoded.height, size.width, size.height, wasm.simd);
+  let se = 0;
+  for (let i = 0; i < reference.length; i++) { const d = reference[i]! - shown[i]!; se += d * d; }
+  return se === 0 ? 99 : 10 * Math.log10((255 * 255 * reference.length) / se);
 }
 
 /**
  * Highest quality in [QUALITY_MIN, QUALITY_MAX] whose encode fits, on an image whose DCT is already
- * done. The first guess comes from a 1/16 sample of the blocks (cheap, not counted as an encode);
- * each counted attempt quantises and entropy-sizes the whole image, and only the winner is written.
+ * done. Guesses come from a 1/16 sample of the blocks (cheap, not counted as an encode), rescaled
+ * by how far the last measured size was from its estimate; each counted attempt quantises and
+ * entropy-sizes the whole image, and only the winner is written.
  */
 export function searchPrepared(prepared: PreparedJpeg, maxBytes: number, counter: { attempts: number }): SearchOutcome {
   const estimate = new Map<number, number>();
@@ -375,37 +436,34 @@ export function searchPrepared(prepared: PreparedJpeg, maxBytes: number, counter
     if (v === undefined) estimate.set(q, (v = prepared.estimateAt(q)));
     return v;
   };
-  // Bisect the estimate for the highest quality it says fits.
-  let low = QUALITY_MIN, high = QUALITY_MAX;
-  if (estimateAt(QUALITY_MAX) <= maxBytes) low = QUALITY_MAX;
-  else {
+  const sizes = new Map<number, number>();
+  let correction = 1;
+  const predicted = (q: number) => estimateAt(q) * correction;
+  /** Highest quality in [low, high] predicted to fit (sizes grow with quality), else `low`. */
+  const guess = (low: number, high: number) => {
+    if (predicted(high) <= maxBytes) return high;
+    if (predicted(low) > maxBytes) return low;
     while (high - low > 1) {
       const mid = (low + high) >> 1;
-      if (estimateAt(mid) <= maxBytes) low = mid; else high = mid;
+      if (predicted(mid) <= maxBytes) low = mid; else high = mid;
     }
-  }
-  const sizes = new Map<number, number>();
-  const measure = (q: number) => {
-    counter.attempts++;
-    const v = prepared.sizeAt(q);
-    sizes.set(q, v);
-    return v;
+    return low;
   };
-  let q = low;
+  let low = QUALITY_MIN, high = QUALITY_MAX;
   let fits: number | undefined;
-  if (measure(q) <= maxBytes) {
-    fits = q;
-    // Step up while the next quality is predicted (estimate corrected by this measure) to fit.
-    while (q < QUALITY_MAX) {
-      const predicted = estimateAt(q + 1) * (sizes.get(q)! / estimateAt(q));
-      if (predicted > maxBytes * 1.01) break;
-      if (measure(q + 1) > maxBytes) break;
-      fits = ++q;
-    }
-  } else {
-    while (q > QUALITY_MIN) {
-      q--;
-      if (measure(q) <= maxBytes) { fits = q; break; }
+  while (low <= high) {
+    const q = guess(low, high);
+    counter.attempts++;
+    const size = prepared.sizeAt(q);
+    sizes.set(q, size);
+    correction = size / estimateAt(q);
+    if (size <= maxBytes) {
+      fits = q;
+      low = q + 1;
+      // The next quality up is predicted (with this correction) not to fit: stop here.
+      if (low > high || predicted(low) > maxBytes * 1.01) break;
+    } else {
+      high = q - 1;
     }
   }
   if (fits === undefined) return { sizeAtMin: sizes.get(QUALITY_MIN) };

@@ -6,8 +6,18 @@
 import { AppError } from "../http/errors";
 import { invalidImage } from "./format";
 import type { DecodeStats, ResamplerFactory } from "./codecs";
+import { cmykConverter } from "./color/cmyk";
 
 const TJPF_RGB = 0;
+const TJPF_CMYK = 11;
+/** tjDecompressHeader3's colourspaces that need CMYK output (libjpeg refuses CMYK → RGB itself). */
+const TJCS_CMYK = 3;
+const TJCS_YCCK = 4;
+/**
+ * The DCT-scaled decode stops this factor above the target (libvips leaves its resampler 1.5–2x):
+ * n/8 IDCT scaling alone aliases and blurs block by block, Lanczos then does the real shrink.
+ */
+export const LANCZOS_MARGIN = 1.5;
 
 class WasmAbort extends Error {}
 
@@ -17,6 +27,7 @@ interface TurboJpegExports {
   free(ptr: number): void;
   tjInitDecompress(): number;
   tjDestroy(handle: number): number;
+  tjDecompressHeader3(handle: number, src: number, srcSize: number, width: number, height: number, subsamp: number, colorspace: number): number;
   tjDecompress2(handle: number, src: number, srcSize: number, dst: number, width: number, pitch: number, height: number, pixelFormat: number, flags: number): number;
 }
 
@@ -54,15 +65,136 @@ function instantiate(module: WebAssembly.Module): TurboJpegExports {
   return exports;
 }
 
-/** The smallest n/8 scale (n = 1..8) that still delivers at least `minScale` of the original size. */
+/**
+ * The smallest n/8 scale (n = 1..8) that still delivers at least LANCZOS_MARGIN x `minScale` of the
+ * original size, so the resampler keeps a real share of the shrink.
+ */
 export function jpegDctEighths(minScale: number): number {
-  for (let n = 1; n < 8; n++) if (n / 8 >= minScale - 1e-9) return n;
+  for (let n = 1; n < 8; n++) if (n / 8 >= minScale * LANCZOS_MARGIN - 1e-9) return n;
   return 8;
 }
 
+/** What the segments before the first scan say about colour: the ICC profile and Adobe's APP14. */
+export interface JpegColorInfo {
+  /** The APP2 "ICC_PROFILE" chunks joined in sequence order; absent when none or incomplete. */
+  icc?: Uint8Array;
+  /** An Adobe APP14 segment is present (its CMYK is stored inverted). */
+  adobe: boolean;
+}
+
+/** Walks the marker segments up to the first SOS (no entropy-coded data is read). */
+export function readJpegColorInfo(bytes: Uint8Array): JpegColorInfo {
+  const chunks = new Map<number, Uint8Array>();
+  let total = 0;
+  let adobe = false;
+  let at = 2;
+  while (at + 4 <= bytes.length && bytes[at] === 0xff) {
+    const marker = bytes[at + 1]!;
+    if (marker === 0xff) { at++; continue; }
+    if (marker === 0xd8 || marker === 0x01 || (marker >= 0xd0 && marker <= 0xd7)) { at += 2; continue; }
+    if (marker === 0xda || marker === 0xd9) break;
+    const length = (bytes[at + 2]! << 8) | bytes[at + 3]!;
+    const start = at + 4, end = Math.min(bytes.length, at + 2 + length);
+    if (length < 2) break;
+    const ascii = (from: number, n: number) => String.fromCharCode(...bytes.subarray(from, Math.min(end, from + n)));
+    if (marker === 0xe2 && end - start > 14 && ascii(start, 12) === "ICC_PROFILE\0") {
+      const seq = bytes[start + 12]!;
+      if (!chunks.has(seq)) { chunks.set(seq, bytes.subarray(start + 14, end)); total += end - start - 14; }
+    } else if (marker === 0xee && ascii(start, 5) === "Adobe") {
+      adobe = true;
+    }
+    at += 2 + length;
+  }
+  if (chunks.size === 0) return { adobe };
+  const icc = new Uint8Array(total);
+  let o = 0;
+  for (let seq = 1; seq <= chunks.size; seq++) {
+    const chunk = chunks.get(seq);
+    if (!chunk) return { adobe };
+    icc.set(chunk, o);
+    o += chunk.length;
+  }
+  return { icc, adobe };
+}
+
+/** A decode TurboJPEG gave up on (an exception: a variant it cannot read; a status: corrupt or cut short). */
+function corruptJpeg(cause?: unknown): AppError {
+  if (cause !== undefined) return invalidImage("JPEG", "could not be decoded: its data is corrupt or uses an unsupported variant", cause);
+  return invalidImage("JPEG", "could not be decoded: its data is corrupt or truncated before its end (EOI)");
+}
+
+/** Decodes a whole JPEG at full size to RGB in the JS heap (our own small output, to measure its fidelity). */
+export function decodeJpegRgb(bytes: Uint8Array, module: WebAssembly.Module): { rgb: Uint8Array; width: number; height: number } {
+  let out: { rgb: Uint8Array; width: number; height: number } | undefined;
+  decodeJpeg(bytes, 8, module, (width, height) => {
+    const rgb = new Uint8Array(width * height * 3);
+    out = { rgb, width, height };
+    return (row, pixels, at) => rgb.set(pixels.subarray(at, at + width * 3), row * width * 3);
+  });
+  return out!;
+}
+
 /**
- * Decodes `bytes` at the smallest DCT scale ≥ `minScale` and streams its RGB rows into the
- * resampler the factory builds for the decoded size.
+ * Decodes at n/8 and hands each RGB row (CMYK/YCCK converted) to the sink the callback builds for
+ * the decoded size; the rows live in the instance's memory only during the call.
+ */
+function decodeJpeg(
+  bytes: Uint8Array,
+  eighths: number,
+  module: WebAssembly.Module,
+  open: (decodedWidth: number, decodedHeight: number) => ((row: number, rgb: Uint8Array, at: number) => void) & { wants?: (row: number) => boolean },
+): number {
+  const tj = instantiate(module);
+  const src = tj.malloc(bytes.length);
+  const info = tj.malloc(16);
+  if (src === 0 || info === 0) throw new AppError(413, "image_too_large", "The JPEG needs more memory to decode than this service allows. Send a smaller image.");
+  new Uint8Array(tj.memory.buffer, src, bytes.length).set(bytes);
+  const handle = tj.tjInitDecompress();
+  let status: number;
+  try {
+    status = tj.tjDecompressHeader3(handle, src, bytes.length, info, info + 4, info + 8, info + 12);
+  } catch (error) {
+    throw corruptJpeg(error);
+  }
+  if (status !== 0) throw corruptJpeg();
+  const header = new DataView(tj.memory.buffer, info, 16);
+  const width = header.getInt32(0, true), height = header.getInt32(4, true), colorspace = header.getInt32(12, true);
+  const cmyk = colorspace === TJCS_CMYK || colorspace === TJCS_YCCK;
+  // Exactly what TurboJPEG delivers at n/8 (TJSCALED): a partial last block still gives a pixel.
+  const decodedWidth = Math.ceil((width * eighths) / 8);
+  const decodedHeight = Math.ceil((height * eighths) / 8);
+  const channels = cmyk ? 4 : 3;
+  const pitch = decodedWidth * channels;
+  const dst = tj.malloc(pitch * decodedHeight);
+  if (dst === 0) throw new AppError(413, "image_too_large", `The ${width}x${height} JPEG needs more memory to decode than this service allows. Send a smaller image.`);
+  try {
+    status = tj.tjDecompress2(handle, src, bytes.length, dst, decodedWidth, pitch, decodedHeight, cmyk ? TJPF_CMYK : TJPF_RGB, 0);
+  } catch (error) {
+    throw corruptJpeg(error);
+  }
+  if (status !== 0) throw corruptJpeg();
+  const sink = open(decodedWidth, decodedHeight);
+  // The view is taken after decoding: memory.grow during the decode detaches earlier views.
+  const pixels = new Uint8Array(tj.memory.buffer);
+  const color = cmyk ? readJpegColorInfo(bytes) : undefined;
+  const toRgb = color && cmykConverter(color.icc);
+  const rgbRow = cmyk ? new Uint8Array(decodedWidth * 3) : undefined;
+  for (let row = 0; row < decodedHeight; row++) {
+    if (sink.wants && !sink.wants(row)) continue;
+    if (rgbRow && toRgb) {
+      toRgb(pixels, dst + row * pitch, rgbRow, 0, decodedWidth, color.adobe);
+      sink(row, rgbRow, 0);
+    } else {
+      sink(row, pixels, dst + row * pitch);
+    }
+  }
+  return tj.memory.buffer.byteLength;
+}
+
+/**
+ * Decodes `bytes` at the DCT scale jpegDctEighths picks for `minScale` and streams its RGB rows into
+ * the resampler the factory builds for the decoded size. Decoded pixels map to the original at
+ * exactly n/8 (what the IDCT does), not decodedWidth / width, which drifts toward the far edges.
  */
 export function decodeJpegRows(
   bytes: Uint8Array,
@@ -73,29 +205,17 @@ export function decodeJpegRows(
   makeResampler: ResamplerFactory,
 ): { stats: DecodeStats; resampler: ReturnType<ResamplerFactory> } {
   const eighths = jpegDctEighths(minScale);
-  const decodedWidth = Math.ceil((width * eighths) / 8);
-  const decodedHeight = Math.ceil((height * eighths) / 8);
-  const tj = instantiate(module);
-  const src = tj.malloc(bytes.length);
-  const pitch = decodedWidth * 3;
-  const dst = tj.malloc(pitch * decodedHeight);
-  if (src === 0 || dst === 0) throw new AppError(413, "image_too_large", `The ${width}x${height} JPEG needs more memory to decode than this service allows. Send a smaller image.`);
-  new Uint8Array(tj.memory.buffer, src, bytes.length).set(bytes);
-  const handle = tj.tjInitDecompress();
-  let status: number;
-  try {
-    status = tj.tjDecompress2(handle, src, bytes.length, dst, decodedWidth, pitch, decodedHeight, TJPF_RGB, 0);
-  } catch (error) {
-    throw invalidImage("JPEG", "could not be decoded: its data is corrupt or uses an unsupported variant", error);
-  }
-  if (status !== 0) {
-    throw invalidImage("JPEG", "could not be decoded: its data is corrupt or truncated before its end (EOI)");
-  }
-  const resampler = makeResampler(decodedWidth, decodedHeight);
-  // The view is taken after decoding: memory.grow during the decode detaches earlier views.
-  const pixels = new Uint8Array(tj.memory.buffer);
-  for (let row = 0; row < decodedHeight; row++) {
-    if (resampler.wantsRow(row)) resampler.pushRow(row, pixels, dst + row * pitch);
-  }
-  return { stats: { wasmBytes: tj.memory.buffer.byteLength, decodedWidth, decodedHeight }, resampler };
+  let resampler: ReturnType<ResamplerFactory> | undefined;
+  let decodedWidth = 0, decodedHeight = 0;
+  const wasmBytes = decodeJpeg(bytes, eighths, module, (w, h) => {
+    if (w !== Math.ceil((width * eighths) / 8) || h !== Math.ceil((height * eighths) / 8)) {
+      throw invalidImage("JPEG", `has a frame of another size than its header says (${width}x${height})`);
+    }
+    decodedWidth = w;
+    decodedHeight = h;
+    const r = makeResampler(w, h, eighths / 8);
+    resampler = r;
+    return Object.assign((row: number, rgb: Uint8Array, at: number) => r.pushRow(row, rgb, at), { wants: (row: number) => r.wantsRow(row) });
+  });
+  return { stats: { wasmBytes, decodedWidth, decodedHeight }, resampler: resampler! };
 }

@@ -396,3 +396,52 @@ export async function decodePngRows(bytes: Uint8Array, makeResampler: ResamplerF
   }
   return resampler;
 }
+
+/** Largest ICC profile we inflate; real matrix/TRC profiles are a few KB, LUT ones a few hundred. */
+const MAX_ICC_BYTES = 1 << 22;
+
+/**
+ * The embedded ICC profile (iCCP chunk, before the first IDAT), inflated with a size bound;
+ * undefined when absent or unreadable (the pixels are then taken as sRGB).
+ */
+export async function pngIccProfile(bytes: Uint8Array): Promise<Uint8Array | undefined> {
+  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  let at = 8;
+  while (at + 8 <= bytes.length) {
+    const length = view.getUint32(at);
+    const type = String.fromCharCode(bytes[at + 4]!, bytes[at + 5]!, bytes[at + 6]!, bytes[at + 7]!);
+    if (type === "IDAT" || type === "IEND") return undefined;
+    if (type === "iCCP") {
+      const data = bytes.subarray(at + 8, Math.min(bytes.length, at + 8 + length));
+      const nul = data.indexOf(0);
+      if (nul < 1 || nul > 79 || data[nul + 1] !== 0) return undefined;
+      return inflateBounded(data.subarray(nul + 2), MAX_ICC_BYTES);
+    }
+    at += 12 + length;
+  }
+  return undefined;
+}
+
+async function inflateBounded(data: Uint8Array, limit: number): Promise<Uint8Array | undefined> {
+  const stream = new Blob([data as Uint8Array<ArrayBuffer>]).stream().pipeThrough(new DecompressionStream("deflate"));
+  const reader = stream.getReader();
+  const parts: Uint8Array[] = [];
+  let total = 0;
+  try {
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      total += value.length;
+      if (total > limit) return undefined;
+      parts.push(value);
+    }
+  } catch {
+    return undefined;
+  } finally {
+    await reader.cancel().catch(() => undefined);
+  }
+  const out = new Uint8Array(total);
+  let o = 0;
+  for (const part of parts) { out.set(part, o); o += part.length; }
+  return out;
+}

@@ -1,5 +1,5 @@
 /** The vision_analyze request and responses (api.md); the same schemas feed OpenAPI and MCP. */
-import { z } from "zod";
+import * as z from "zod";
 
 const coordinate = z.number().int().min(0).max(1_000_000);
 

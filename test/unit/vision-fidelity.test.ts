@@ -1,0 +1,249 @@
+/**
+ * Fidelity of the fit against libvips (sharp) as the reference decode: JPEGs whose sizes do not
+ * divide by 8 (the n/8 DCT mapping), ICC profiles (JPEG APP2, PNG iCCP, WebP ICCP), CMYK JPEGs,
+ * and the low-budget choices (quality below 50 at full size; shrinking from the source).
+ */
+import { describe, expect, it } from "vitest";
+import sharp from "sharp";
+import { fitImage, type FitOptions } from "../../shared/vision/fit";
+import { jpegDctEighths } from "../../shared/vision/jpeg.decode";
+import { cmykProfileToSrgb, iccToSrgb } from "../../shared/vision/color/icc";
+import { loadVisionWasmNode } from "../../bench/vision-wasm-node";
+import { photoPixels, screenshotPixels } from "../fixtures/images";
+import { ADOBE_RGB, DISPLAY_P3, PROPHOTO_RGB, matrixTrcProfile } from "../fixtures/icc";
+
+const wasm = loadVisionWasmNode();
+const KiB = 1024;
+const opts = (embedTargetBytes: number): FitOptions => ({ embedTargetBytes, maxLongEdge: 1568, maxInputPixels: 40_000_000 });
+
+function psnr(a: Uint8Array, b: Uint8Array): number {
+  expect(a.length).toBe(b.length);
+  let se = 0;
+  for (let i = 0; i < a.length; i++) { const d = a[i]! - b[i]!; se += d * d; }
+  return se === 0 ? 99 : 10 * Math.log10((255 * 255) / (se / a.length));
+}
+
+const raw = (rgb: Uint8Array, width: number, height: number) => sharp(Buffer.from(rgb), { raw: { width, height, channels: 3 } });
+const pixelsOf = async (image: Uint8Array | Buffer) => new Uint8Array(await sharp(image).removeAlpha().raw().toBuffer());
+/** The original as libvips shows it at `width`x`height`: decoded, converted to sRGB, Lanczos-3. */
+const reference = async (input: Buffer, width: number, height: number) =>
+  new Uint8Array(await sharp(input).resize(width, height, { fit: "fill", kernel: "lanczos3" }).removeAlpha().raw().toBuffer());
+/** What sharp's own fit writes at the same size and quality. */
+const sharpFit = async (input: Buffer, width: number, height: number, quality: number) =>
+  sharp(input).resize(width, height, { fit: "fill", kernel: "lanczos3" }).jpeg({ quality, chromaSubsampling: "4:2:0" }).toBuffer();
+
+/** PSNR of ours and of sharp's fit against the reference, at our output's size and quality. */
+async function versusSharp(input: Buffer, budget: number) {
+  const out = await fitImage(new Uint8Array(input), opts(budget), wasm);
+  const ref = await reference(input, out.width, out.height);
+  const ours = psnr(await pixelsOf(out.data), ref);
+  const theirs = psnr(await pixelsOf(await sharpFit(input, out.width, out.height, out.quality!)), ref);
+  return { out, ours, theirs };
+}
+
+/** PSNR over the right-most third of the columns only: where a drifting mapping shows. */
+function farThirdPsnr(a: Uint8Array, b: Uint8Array, width: number, height: number): number {
+  let se = 0, n = 0;
+  for (let y = 0; y < height; y++) {
+    for (let x = Math.floor((width * 2) / 3); x < width; x++) {
+      for (let c = 0; c < 3; c++) { const i = (y * width + x) * 3 + c; const d = a[i]! - b[i]!; se += d * d; n++; }
+    }
+  }
+  return 10 * Math.log10((255 * 255) / (se / n));
+}
+
+describe("JPEG DCT-scaled decode", () => {
+  it("leaves the resampler at least 1.5x of the shrink", () => {
+    // 3136 -> 1568 is 0.5: decoding at 4/8 would leave Lanczos nothing to do.
+    expect(jpegDctEighths(0.5)).toBe(6);
+    expect(jpegDctEighths(1568 / 4032)).toBe(5);
+    expect(jpegDctEighths(0.1)).toBe(2);
+    expect(jpegDctEighths(0.9)).toBe(8);
+  });
+
+  for (const [width, height] of [[3005, 2007], [2725, 2225], [3136, 2352]] as const) {
+    it(`a ${width}x${height} photo JPEG matches sharp's fit to 0.5 dB, in the far third too`, async () => {
+      const input = await raw(photoPixels(width, height, 7), width, height).jpeg({ quality: 92 }).toBuffer();
+      const { out, ours, theirs } = await versusSharp(input, 256 * KiB);
+      expect(Math.max(out.width, out.height)).toBe(1568);
+      expect(ours).toBeGreaterThan(theirs - 0.5);
+      const ref = await reference(input, out.width, out.height);
+      const mine = await pixelsOf(out.data);
+      const sharps = await pixelsOf(await sharpFit(input, out.width, out.height, out.quality!));
+      expect(farThirdPsnr(mine, ref, out.width, out.height)).toBeGreaterThan(farThirdPsnr(sharps, ref, out.width, out.height) - 0.5);
+    });
+  }
+
+  it("a 4704x2646 JPEG screenshot matches sharp's fit to 0.5 dB", async () => {
+    const input = await raw(screenshotPixels(4704, 2646), 4704, 2646).jpeg({ quality: 90 }).toBuffer();
+    const { out, ours, theirs } = await versusSharp(input, 256 * KiB);
+    expect(out.width).toBe(1568);
+    expect(ours).toBeGreaterThan(theirs - 0.5);
+  });
+});
+
+/** The stored values read as sRGB (no colour management) are visibly further off than our output. */
+async function expectShiftedWithoutConversion(input: Buffer, width: number, height: number, ours: number): Promise<void> {
+  const stored = new Uint8Array(await sharp(input, { ignoreIcc: true }).resize(width, height, { fit: "fill", kernel: "lanczos3" }).raw().toBuffer());
+  expect(psnr(stored, await reference(input, width, height))).toBeLessThan(ours - 3);
+}
+
+describe("ICC profiles converted to sRGB", () => {
+  // Saturated colours, where P3 and sRGB values differ most (what a phone photo of a sunset holds).
+  const photo = photoPixels(1200, 900, 11).map((v) => Math.max(0, Math.min(255, (v - 128) * 2 + 128)));
+
+  it("a Display P3 JPEG (APP2 ICC_PROFILE) comes out as sharp shows it, within 1 dB", async () => {
+    const input = await raw(photo, 1200, 900).withIccProfile("p3").jpeg({ quality: 92 }).toBuffer();
+    // Not passed through: the budget is below the file, so it is decoded and converted.
+    const { out, ours, theirs } = await versusSharp(input, 128 * KiB);
+    expect(out.passedThrough).toBe(false);
+    expect(ours).toBeGreaterThan(theirs - 1);
+    await expectShiftedWithoutConversion(input, out.width, out.height, ours);
+  });
+
+  for (const space of [DISPLAY_P3, ADOBE_RGB, PROPHOTO_RGB]) {
+    it(`a PNG with an iCCP ${space.name} profile (built in the test) matches sharp within 1 dB`, async () => {
+      const profile = matrixTrcProfile(space);
+      expect(iccToSrgb(profile)).toBeDefined();
+      const input = await raw(photo, 1200, 900).png().withIccProfile(await profileFile(profile)).toBuffer();
+      const { out, ours, theirs } = await versusSharp(input, 128 * KiB);
+      expect(ours).toBeGreaterThan(theirs - 1);
+      await expectShiftedWithoutConversion(input, out.width, out.height, ours);
+    });
+  }
+
+  it("a WebP with a Display P3 ICCP chunk matches sharp within 1 dB", async () => {
+    const input = await raw(photo, 1200, 900).withIccProfile("p3").webp({ quality: 95 }).toBuffer();
+    const { out, ours, theirs } = await versusSharp(input, 128 * KiB);
+    expect(ours).toBeGreaterThan(theirs - 1);
+    await expectShiftedWithoutConversion(input, out.width, out.height, ours);
+  });
+
+  it("an sRGB profile, or none, leaves the pixels alone", async () => {
+    const srgb = (await sharp(await raw(photo, 64, 64).withIccProfile("srgb").jpeg().toBuffer()).metadata()).icc!;
+    expect(iccToSrgb(new Uint8Array(srgb))).toBeUndefined();
+    expect(iccToSrgb(undefined)).toBeUndefined();
+    expect(iccToSrgb(new Uint8Array(200))).toBeUndefined();
+  });
+});
+
+/** Naive ink model against libvips' CMYK profile transform: right colours, not press-accurate ones. */
+const CMYK_MIN_PSNR = 15;
+/** The same profile's lut16 table, interpolated by us and by lcms. */
+const CMYK_PROFILE_MIN_PSNR = 30;
+
+describe("hostile profiles", () => {
+  /** A profile header and tag table around one tag of `data`; `space` is the data colour space. */
+  function oneTagProfile(space: string, sig: string, data: Uint8Array): Uint8Array {
+    const out = new Uint8Array(144 + data.length);
+    const view = new DataView(out.buffer);
+    const ascii = (at: number, text: string) => out.set(new TextEncoder().encode(text), at);
+    view.setUint32(0, out.length);
+    ascii(16, space); ascii(20, "Lab "); ascii(36, "acsp");
+    view.setUint32(128, 1);
+    ascii(132, sig); view.setUint32(136, 144); view.setUint32(140, data.length);
+    out.set(data, 144);
+    return out;
+  }
+
+  it("a CMYK table claiming a 255^4 grid, or running past its tag, is ignored without allocating it", () => {
+    const mft2 = new Uint8Array(52 + 1024);
+    mft2.set(new TextEncoder().encode("mft2"), 0);
+    mft2[8] = 4; mft2[9] = 3; mft2[10] = 255;
+    new DataView(mft2.buffer).setUint16(48, 2);
+    new DataView(mft2.buffer).setUint16(50, 2);
+    expect(cmykProfileToSrgb(oneTagProfile("CMYK", "A2B1", mft2))).toBeUndefined();
+    mft2[10] = 9; // 9^4 nodes need 39 KB; the tag holds 1 KB
+    expect(cmykProfileToSrgb(oneTagProfile("CMYK", "A2B1", mft2))).toBeUndefined();
+  });
+
+  it("tone curves longer than their tag and tag tables past the end are ignored", () => {
+    const valid = matrixTrcProfile(ADOBE_RGB); // curv: its count is at +8
+    expect(iccToSrgb(valid)).toBeDefined();
+    expect(iccToSrgb(valid.subarray(0, 200))).toBeUndefined();
+    const lying = valid.slice();
+    const view = new DataView(lying.buffer);
+    for (let k = 0; k < view.getUint32(128); k++) {
+      const at = 132 + 12 * k;
+      if (String.fromCharCode(...lying.subarray(at, at + 4)) === "rTRC") view.setUint32(view.getUint32(at + 4) + 8, 0x7fffffff);
+    }
+    expect(iccToSrgb(lying)).toBeUndefined();
+  });
+});
+
+describe("CMYK JPEG", () => {
+  const photo = photoPixels(1400, 1000, 3);
+
+  it("an Adobe (inverted) CMYK JPEG with its CMYK profile embedded goes through that profile, close to sharp", async () => {
+    const input = await raw(photo, 1400, 1000).toColourspace("cmyk").withIccProfile("cmyk").jpeg({ quality: 92 }).toBuffer();
+    const { out, ours, theirs } = await versusSharp(input, 512 * KiB);
+    expect(out.width).toBe(1400);
+    expect(ours).toBeGreaterThan(CMYK_PROFILE_MIN_PSNR);
+    expect(ours).toBeGreaterThan(theirs - 5);
+  });
+
+  it("without a profile, the inks are taken as ideal: the right colours, roughly", async () => {
+    const input = await raw(photo, 1400, 1000).toColourspace("cmyk").jpeg({ quality: 92 }).toBuffer();
+    const { out, ours } = await versusSharp(input, 512 * KiB);
+    expect(out.width).toBe(1400);
+    expect(ours).toBeGreaterThan(CMYK_MIN_PSNR);
+  });
+});
+
+describe("low budgets", () => {
+  /**
+   * The alternative the fit did not take, written by sharp: full size at the highest quality that
+   * fits (down to 30), or the size at which quality 50 fits.
+   */
+  async function otherChoice(input: Buffer, out: { width: number; height: number }, full: { width: number; height: number }, maxBytes: number): Promise<Buffer> {
+    const at = async (width: number, height: number, quality: number) => sharp(input).resize(width, height, { fit: "fill", kernel: "lanczos3" }).jpeg({ quality, chromaSubsampling: "4:2:0" }).toBuffer();
+    if (out.width < full.width) {
+      for (let q = 49; q >= 30; q--) { const data = await at(full.width, full.height, q); if (data.length <= maxBytes) return data; }
+      throw new Error("full size does not fit at quality 30: no choice was made");
+    }
+    for (let scale = 0.97; ; scale -= 0.01) {
+      const data = await at(Math.round(full.width * scale), Math.round(full.height * scale), 50);
+      if (data.length <= maxBytes) return data;
+    }
+  }
+
+  /** PSNR of `jpeg` shown at the full fitted size (scaled back up when smaller) against the original there. */
+  async function shownAtFullSize(input: Buffer, jpeg: Uint8Array | Buffer, full: { width: number; height: number }): Promise<number> {
+    const shown = new Uint8Array(await sharp(jpeg).resize(full.width, full.height, { fit: "fill", kernel: "lanczos3" }).raw().toBuffer());
+    return psnr(shown, await reference(input, full.width, full.height));
+  }
+
+  for (const [name, make, budget, full] of [
+    ["a 12 MP photo at 64 KiB", async () => raw(photoPixels(4032, 3024), 4032, 3024).jpeg({ quality: 92 }).toBuffer(), 64 * KiB, { width: 1568, height: 1176 }],
+    ["a 4704x2646 JPEG screenshot at 150 KiB", async () => raw(screenshotPixels(4704, 2646), 4704, 2646).jpeg({ quality: 90 }).toBuffer(), 150 * KiB, { width: 1568, height: 882 }],
+  ] as const) {
+    it(`${name}: full size below quality 50 or smaller at 50, whichever measures more faithful`, async () => {
+      const input = await make();
+      const out = await fitImage(new Uint8Array(input), opts(budget), wasm);
+      const maxBytes = Math.floor((budget - "data:image/jpeg;base64,".length) / 4) * 3;
+      if (out.width === full.width) expect(out.quality).toBeLessThan(50);
+      else expect(out.quality).toBeGreaterThanOrEqual(50);
+      const chosen = await shownAtFullSize(input, out.data, full);
+      const other = await shownAtFullSize(input, await otherChoice(input, out, full, maxBytes), full);
+      // Near a tie the fit keeps the resolution (RESOLUTION_PREFERENCE_DB): never more than that worse.
+      expect(chosen).toBeGreaterThan(other - 0.3);
+    });
+  }
+
+  it("a shrink resamples from the source: as faithful as sharp resizing the original to that size", async () => {
+    const input = await raw(screenshotPixels(3000, 1800), 3000, 1800).png().toBuffer();
+    const { out, ours, theirs } = await versusSharp(input, 64 * KiB);
+    expect(out.width).toBeLessThan(1568);
+    expect(ours).toBeGreaterThan(theirs - 0.5);
+  });
+});
+
+/** sharp takes a profile as a file path. */
+async function profileFile(profile: Uint8Array): Promise<string> {
+  const { mkdtempSync, writeFileSync } = await import("node:fs");
+  const { join } = await import("node:path");
+  const { tmpdir } = await import("node:os");
+  const path = join(mkdtempSync(join(tmpdir(), "icc-")), "profile.icc");
+  writeFileSync(path, profile);
+  return path;
+}

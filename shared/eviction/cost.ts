@@ -11,7 +11,8 @@
  * - price: retire when the reads saved over the expected rest of the session (as long again as it
  *   has been, times `HORIZON`) outweigh the write premium of re-writing from where the cache still
  *   holds the prompt (the front marker when managed); under the default ceiling only when one
- *   such collapse costs at most `PREMATURE_SHARE` of what the session has paid so far;
+ *   such collapse costs at most `PREMATURE_SHARE` of what the session has paid so far, or, once
+ *   the conversation has passed that ceiling (hermes has collapsed), over `HORIZON_AFTER_CEILING`;
  * - cold_cache: when the cache has expired anyway, retiring down to the floor costs no extra write.
  */
 import { DEFAULT_LIMITS, type EvictionLimits, type ImageLoad } from "./policy";
@@ -74,7 +75,9 @@ export const PREMATURE_SHARE = 0.05;
  * the cache still holds it (the front marker when managed, else the first image) at the write
  * premium, and saves their tokens from every later read. The session is expected to last
  * `HORIZON` times as many requests again as it has so far; and a retirement the default ceiling
- * would not yet force must also cost at most `PREMATURE_SHARE` of what the session has paid so far.
+ * would not yet force must also cost at most `PREMATURE_SHARE` of what the session has paid so far,
+ * unless the conversation has already passed that ceiling (`afterBase`): then it is judged over the
+ * shorter `HORIZON_AFTER_CEILING` instead.
  */
 function worthRetiring(
   s: CostSettings,
@@ -84,6 +87,7 @@ function worthRetiring(
   front: number,
   to: number,
   overBase: boolean,
+  afterBase: boolean,
 ): boolean {
   const retired = to - front;
   const saved = tokens[to]! - tokens[front]! - retired * s.placeholderTokens;
@@ -91,9 +95,10 @@ function worthRetiring(
   const resumeAt = s.managed ? starts[front]! : (starts[0] ?? 0);
   const rewritten = Math.max(0, step.end - resumeAt - saved);
   const premium = (s.writeMultiplier - s.readMultiplier) * rewritten;
-  const gain = s.readMultiplier * saved * step.turns * HORIZON;
+  const horizon = overBase || !afterBase ? HORIZON : HORIZON_AFTER_CEILING;
+  const gain = s.readMultiplier * saved * step.turns * horizon;
   if (gain < premium) return false;
-  if (overBase) return true;
+  if (overBase || afterBase) return true;
   const paid = s.readMultiplier * step.turns * (step.end / 2) + s.writeMultiplier * step.end;
   return premium <= PREMATURE_SHARE * paid;
 }
@@ -103,6 +108,14 @@ function worthRetiring(
  * replay (docs/eviction.md), where 1 retired too early on sessions that end soon after.
  */
 export const HORIZON = 0.5;
+
+/**
+ * The horizon of a move under the default ceiling once the conversation has passed it (so `hermes`
+ * has already collapsed once and will again): no share guard then, but a shorter horizon. Tuned on
+ * the replay (docs/eviction.md): 0.32–0.35 keeps every target session's gain; 0.3 misses the second
+ * collapse on 36 screenshots in 50 turns, 0.38 collapses too late in the 90-turn session to pay back.
+ */
+export const HORIZON_AFTER_CEILING = 1 / 3;
 
 /**
  * The cost strategy's front for a whole conversation, evaluated at every message boundary in one
@@ -163,7 +176,7 @@ export function costFront(steps: readonly CostStep[], s: CostSettings): CostDeci
       moved = "ceiling";
     } else if (
       total - front > floor &&
-      worthRetiring(s, step, tokens, starts, front, total - floor, blocks[total]! - blocks[front]! + reservedBlocks > s.baseCeiling)
+      worthRetiring(s, step, tokens, starts, front, total - floor, blocks[total]! - blocks[front]! + reservedBlocks > s.baseCeiling, blocks[total]! + reservedBlocks > s.baseCeiling)
     ) {
       front = toFloor(total, floor, maxRetire);
       moved = "price";

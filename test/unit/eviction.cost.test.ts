@@ -133,6 +133,25 @@ describe("cost: the front breakpoint (manage_cache)", () => {
     expect(at).toEqual({ message: oldestLive.message - 1, block: 1 });
   });
 
+  it("marks the next front before any image is retired: just before the oldest tool image, client markers untouched, at most 4", () => {
+    const client = withClientMarkers(anthropicScreenshots(12, SMALL), 2);
+    const out = evictContext(parse({ format: "anthropic", strategy: "cost", provider: "anthropic", manage_cache: true, messages: client }), { now: NOW });
+    expect(out.retired).toBe(0);
+    expect(out.stats.reason).toBe("under_ceiling");
+    const before = markers(client);
+    const after = markers(out.messages);
+    for (const m of before) expect(after).toContain(m);
+    expect(after).toHaveLength(before.length + 1);
+    expect(countBreakpoints(out.messages).count + 1).toBeLessThanOrEqual(4);
+    // The first retirement will start at the oldest tool image: the marker stands on the block before it.
+    const oldest = anthropicAdapter.inventory(client).carriers[0]!;
+    expect(out.stats.cache_marker).toEqual({ message: oldest.message - 1, block: 1 });
+    // Only the marker changed: every message but the marked one is as the client sent it.
+    out.messages.forEach((m, i) => {
+      if (i !== oldest.message - 1) expect(m).toEqual(client[i]);
+    });
+  });
+
   it("places nothing when the client already uses the 4 breakpoints, and says so", () => {
     const client = withClientMarkers(anthropicScreenshots(30, SMALL), 3);
     const out = evictContext(parse({ format: "anthropic", strategy: "cost", provider: "anthropic", manage_cache: true, messages: client }), { now: NOW });

@@ -283,6 +283,38 @@ describe("the target sessions, faithful model (the numbers docs/eviction.md repo
     }
   });
 
+  it("36 in 50 turns: cost is at least 20 % cheaper than keep-3 and Hermes 20/8/3 with and without pauses", () => {
+    for (const pauseEvery of [0, 15]) {
+      const r = session({ turns: 50, images: 36 }, pauseEvery);
+      expect(r.cost.cost).toBeLessThan(0.8 * r.batched.cost);
+      expect(r.cost.cost).toBeLessThan(0.8 * r.keep3.cost);
+    }
+  });
+
+  it("the front marker stands before the oldest tool image before anything is retired: the first collapse re-reads up to it", () => {
+    const requests = requestsFromTurns(generateSession({ turns: 50, images: 36 }), 4_000);
+    const limits = { ...DEFAULT_LIMITS, maxBlocks: 100 };
+    const managed = replay(requests, costPolicy({ limits }), { model: ANTHROPIC_CACHE_MODEL, limits });
+    const unmanaged = replay(requests, costPolicy({ limits, manageCache: false }), { model: ANTHROPIC_CACHE_MODEL, limits });
+    const first = (r: typeof managed) => r.perRequest.find((q) => q.evictionWriteTokens > 0)!;
+    // System (4,000) + turn 1 (1,000) + turn 2's text (1,000): everything before the first image is read back.
+    expect(first(managed).cacheReadTokens).toBe(6_000);
+    // Without the marker only the system prompt's entry is within reach.
+    expect(first(unmanaged).cacheReadTokens).toBe(4_000);
+    expect(managed.perRequest.every((q) => q.breakpoints <= 4)).toBe(true);
+    expect(managed.requests_over_breakpoints).toBe(0);
+  });
+
+  it("after the default ceiling has forced Hermes to collapse, cost may move again under it when the price pays (36 in 50)", () => {
+    const requests = requestsFromTurns(generateSession({ turns: 50, images: 36 }), 4_000);
+    const limits = { ...DEFAULT_LIMITS, maxBlocks: 100 };
+    const policy = costPolicy({ limits });
+    const rules = requests.map((request, index) => policy(request, { index, at: index * 30_000 }).rule);
+    // The first move when the 21st screenshot arrives, then price moves with at most 20 images live.
+    expect(rules.indexOf("price")).toBe(21);
+    expect(rules.filter((rule) => rule === "price").length).toBeGreaterThanOrEqual(2);
+  });
+
   it("property: over random sessions cost never passes the ceiling, never costs more than 5 % above Hermes, and no more in at least 95 %", () => {
     const shape = fc.record({
       turns: fc.integer({ min: 1, max: 90 }),

@@ -4,7 +4,7 @@
  * its prompt tokens, and a message's text tokens. Estimates only: they weigh a retirement against
  * its rewrite; they never decide what the provider receives.
  */
-import { decodeImageData } from "../vision/base64.decode";
+import { BASE64_VALUES, decodeImageData } from "../vision/base64.decode";
 import { readImageHeader } from "../vision/format";
 
 /** Base64 characters decoded to find an image's size: PNG, GIF, WebP and a plain JPEG fit in it. */
@@ -54,15 +54,6 @@ export function imageSize(data: string): { width: number; height: number } | nul
   }
 }
 
-const BASE64 = (() => {
-  const table = new Int16Array(128).fill(-1);
-  const alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-  for (let i = 0; i < alphabet.length; i++) table[alphabet.charCodeAt(i)] = i;
-  table["-".charCodeAt(0)] = 62;
-  table["_".charCodeAt(0)] = 63;
-  return table;
-})();
-
 /**
  * The first `chars` base64 characters from `start`, decoded; null when they are not plain base64.
  * A small decoder of its own: it runs for every image of every outbound request, on a few dozen
@@ -82,10 +73,10 @@ function decoded(data: string, start: number, chars: number): Uint8Array | null 
   const out = new Uint8Array((usable / 4) * 3);
   let o = 0;
   for (let i = start; i < start + usable; i += 4) {
-    const a = BASE64[data.charCodeAt(i)] ?? -1;
-    const b = BASE64[data.charCodeAt(i + 1)] ?? -1;
-    const c = BASE64[data.charCodeAt(i + 2)] ?? -1;
-    const d = BASE64[data.charCodeAt(i + 3)] ?? -1;
+    const a = BASE64_VALUES[data.charCodeAt(i)] ?? -1;
+    const b = BASE64_VALUES[data.charCodeAt(i + 1)] ?? -1;
+    const c = BASE64_VALUES[data.charCodeAt(i + 2)] ?? -1;
+    const d = BASE64_VALUES[data.charCodeAt(i + 3)] ?? -1;
     if ((a | b | c | d) < 0) return null;
     const n = (a << 18) | (b << 12) | (c << 6) | d;
     out[o++] = n >> 16;

@@ -1,7 +1,8 @@
 /** Strict base64 (and data: URL) decoding for uploaded images, without a binary-string round trip. */
 import { AppError } from "../http/errors";
 
-const VALUES = (() => {
+/** Each character code's base64 value (base64url's `-` and `_` too), -1 for any other character. */
+export const BASE64_VALUES = (() => {
   const table = new Int16Array(256).fill(-1);
   const alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
   for (let i = 0; i < alphabet.length; i++) table[alphabet.charCodeAt(i)] = i;
@@ -39,7 +40,7 @@ export function decodeImageData(text: string): { bytes: Uint8Array; declaredType
       continue;
     }
     if (code === 32 || code === 10 || code === 13 || code === 9) continue;
-    const value = code < 256 ? VALUES[code]! : -1;
+    const value = code < 256 ? BASE64_VALUES[code]! : -1;
     if (value < 0 || padding > 0) throw invalid();
     buffer = (buffer << 6) | value;
     bits += 6;

@@ -6,11 +6,12 @@
 import { describe, expect, it } from "vitest";
 import sharp from "sharp";
 import { fitImage, type FitOptions } from "../../shared/vision/fit";
-import { jpegDctEighths } from "../../shared/vision/jpeg.decode";
+import { decodeJpegRgb, jpegDctEighths } from "../../shared/vision/jpeg.decode";
 import { cmykProfileToSrgb, iccToSrgb } from "../../shared/vision/color/icc";
 import { loadVisionWasmNode } from "../../bench/vision-wasm-node";
 import { photoPixels, screenshotPixels } from "../fixtures/images";
 import { ADOBE_RGB, DISPLAY_P3, PROPHOTO_RGB, matrixTrcProfile } from "../fixtures/icc";
+import { adobeCmykJpeg } from "../fixtures/ycck";
 
 const wasm = loadVisionWasmNode();
 const KiB = 1024;
@@ -187,6 +188,82 @@ describe("CMYK JPEG", () => {
     const { out, ours } = await versusSharp(input, 512 * KiB);
     expect(out.width).toBe(1400);
     expect(ours).toBeGreaterThan(CMYK_MIN_PSNR);
+  });
+});
+
+describe("YCCK JPEG (Adobe APP14 transform 2, written by our test writer: no installed tool writes one)", () => {
+  const [width, height] = [1400, 1000];
+  /** The CMYK tests' photo, separated into inks by libvips (its CMYK profile), 0 = no ink. */
+  const inksOf = async () => new Uint8Array(await raw(photoPixels(width, height, 3), width, height).toColourspace("cmyk").raw().toBuffer());
+  /** The printing-ink patches a proof sheet starts with, 32x32 each, with the colour ideal inks give. */
+  const PATCHES: { name: string; inks: number[]; rgb: number[] }[] = [
+    { name: "paper", inks: [0, 0, 0, 0], rgb: [255, 255, 255] },
+    { name: "cyan", inks: [255, 0, 0, 0], rgb: [0, 255, 255] },
+    { name: "magenta", inks: [0, 255, 0, 0], rgb: [255, 0, 255] },
+    { name: "yellow", inks: [0, 0, 255, 0], rgb: [255, 255, 0] },
+    { name: "black", inks: [0, 0, 0, 255], rgb: [0, 0, 0] },
+    { name: "red (M+Y)", inks: [0, 255, 255, 0], rgb: [255, 0, 0] },
+    { name: "green (C+Y)", inks: [255, 0, 255, 0], rgb: [0, 255, 0] },
+    { name: "blue (C+M)", inks: [255, 255, 0, 0], rgb: [0, 0, 255] },
+    { name: "half black", inks: [0, 0, 0, 128], rgb: [127, 127, 127] },
+  ];
+  function patchSheet(): Uint8Array {
+    const w = 32 * PATCHES.length, inks = new Uint8Array(w * 32 * 4);
+    for (let y = 0; y < 32; y++) for (let x = 0; x < w; x++) inks.set(PATCHES[x >> 5]!.inks, (y * w + x) * 4);
+    return inks;
+  }
+
+  it("is a YCCK file that libvips decodes as the same colours as the plain CMYK file", async () => {
+    const sheet = patchSheet(), w = 32 * PATCHES.length;
+    const ycck = Buffer.from(adobeCmykJpeg(sheet, w, 32, { transform: "ycck", quality: 95 }));
+    const cmyk = Buffer.from(adobeCmykJpeg(sheet, w, 32, { transform: "cmyk", quality: 95 }));
+    expect(ycck[ycck.indexOf(Buffer.from("Adobe")) + 11]).toBe(2);
+    expect((await sharp(ycck).metadata()).space).toBe("cmyk");
+    expect(psnr(await pixelsOf(ycck), await pixelsOf(cmyk))).toBeGreaterThan(40);
+  });
+
+  it("without a profile: the patches come out in their ink colours, as from the plain CMYK file", async () => {
+    const sheet = patchSheet(), w = 32 * PATCHES.length;
+    // Over the long edge, so it is decoded and resized (a file that fits is passed through).
+    const fitOpts = { ...opts(512 * KiB), maxLongEdge: w / 2 };
+    for (const transform of ["ycck", "cmyk"] as const) {
+      const out = await fitImage(adobeCmykJpeg(sheet, w, 32, { transform, quality: 95 }), fitOpts, wasm);
+      expect(out.passedThrough).toBe(false);
+      expect([out.width, out.height]).toEqual([w / 2, 16]);
+      const pixels = await pixelsOf(out.data);
+      PATCHES.forEach(({ name, rgb }, i) => {
+        const at = (8 * out.width + i * 16 + 8) * 3;
+        const got = [...pixels.subarray(at, at + 3)];
+        for (let c = 0; c < 3; c++) expect(Math.abs(got[c]! - rgb[c]!), `${transform} ${name}: ${got.join(",")}`).toBeLessThanOrEqual(12);
+      });
+    }
+  });
+
+  it("without a profile, a photo comes out as sharp shows it, to the CMYK floor", async () => {
+    const input = Buffer.from(adobeCmykJpeg(await inksOf(), width, height, { transform: "ycck", quality: 92 }));
+    const { out, ours } = await versusSharp(input, 512 * KiB);
+    expect(out.width).toBe(width);
+    expect(ours).toBeGreaterThan(CMYK_MIN_PSNR);
+  });
+
+  it("with its CMYK profile embedded, it goes through that profile, close to sharp", async () => {
+    const sharpCmyk = await raw(photoPixels(64, 64, 3), 64, 64).toColourspace("cmyk").withIccProfile("cmyk").jpeg().toBuffer();
+    const icc = new Uint8Array((await sharp(sharpCmyk).metadata()).icc!);
+    expect(cmykProfileToSrgb(icc)).toBeDefined();
+    const input = Buffer.from(adobeCmykJpeg(await inksOf(), width, height, { transform: "ycck", quality: 92, icc }));
+    const { out, ours, theirs } = await versusSharp(input, 512 * KiB);
+    expect(out.width).toBe(width);
+    expect(ours).toBeGreaterThan(CMYK_PROFILE_MIN_PSNR);
+    expect(ours).toBeGreaterThan(theirs - 5);
+  });
+
+  it("decodes to the same pixels as the plain CMYK file of the same inks", async () => {
+    const inks = await inksOf();
+    const ycck = decodeJpegRgb(adobeCmykJpeg(inks, width, height, { transform: "ycck", quality: 100 }), wasm.jpegDecoder);
+    const cmyk = decodeJpegRgb(adobeCmykJpeg(inks, width, height, { transform: "cmyk", quality: 100 }), wasm.jpegDecoder);
+    expect([ycck.width, ycck.height]).toEqual([width, height]);
+    // Only the YCC rounding of the three colour planes differs.
+    expect(psnr(ycck.rgb, cmyk.rgb)).toBeGreaterThan(40);
   });
 });
 

@@ -290,7 +290,9 @@ export async function fitImage(bytes: Uint8Array, opts: FitOptions, wasm: Vision
   }
   const crop = opts.region ? clampRegion(opts.region, width, height) : undefined;
   const originalUrlBytes = dataUrlLength(mediaType, bytes.length);
-  if (!crop && !header.animated && orientation === 1 && originalUrlBytes <= opts.embedTargetBytes && Math.max(width, height) <= opts.maxLongEdge) {
+  // A CMYK/YCCK JPEG is always converted: vision providers expect RGB (or grey) JPEGs.
+  const printColours = header.components === 4;
+  if (!crop && !header.animated && !printColours && orientation === 1 && originalUrlBytes <= opts.embedTargetBytes && Math.max(width, height) <= opts.maxLongEdge) {
     // Embedded unchanged, the bytes reach the provider with no decoder of ours in between.
     await verifyImageData(bytes, header, wasm);
     return {

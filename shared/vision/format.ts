@@ -23,6 +23,8 @@ export interface ImageHeader {
    * display. `width`/`height` are the stored size; 5..8 swap them on screen.
    */
   orientation: number;
+  /** JPEG only: colour components in the frame (1 grey, 3 YCbCr/RGB, 4 CMYK/YCCK). */
+  components?: number;
 }
 
 const HEIC_BRANDS = new Set(["heic", "heix", "hevc", "hevx", "heim", "heis", "hevm", "hevs"]);
@@ -152,14 +154,15 @@ function readJpeg(bytes: Uint8Array): ImageHeader {
     const length = (bytes[at]! << 8) | bytes[at + 1]!;
     if (length < 2) throw invalidImage("JPEG", "is corrupt: a header segment has an invalid length");
     if (isStartOfFrame(marker)) {
-      if (at + 7 > bytes.length) break;
+      if (at + 8 > bytes.length) break;
       const height = (bytes[at + 3]! << 8) | bytes[at + 4]!;
       const width = (bytes[at + 5]! << 8) | bytes[at + 6]!;
       if (marker !== 0xc0 && marker !== 0xc1 && marker !== 0xc2) {
         throw unsupported("The JPEG uses lossless, hierarchical or arithmetic coding, which is not supported. Re-save it as a standard JPEG or PNG.");
       }
       if (width === 0 || height === 0) throw invalidImage("JPEG", "declares a zero width or height");
-      return { mediaType: "image/jpeg", width, height, animated: false, interlaced: false, progressive: marker === 0xc2, orientation };
+      const components = bytes[at + 7]!;
+      return { mediaType: "image/jpeg", width, height, animated: false, interlaced: false, progressive: marker === 0xc2, orientation, components };
     }
     if (marker === 0xda || marker === 0xd9) {
       throw invalidImage("JPEG", "is corrupt: it has no frame header (SOF) before its image data");

@@ -239,6 +239,18 @@ describe("YCCK JPEG (Adobe APP14 transform 2, written by our test writer: no ins
     }
   });
 
+  it("is converted to an RGB JPEG even when it already fits the budget and the long edge", async () => {
+    const sheet = patchSheet(), w = 32 * PATCHES.length;
+    for (const transform of ["ycck", "cmyk"] as const) {
+      const input = adobeCmykJpeg(sheet, w, 32, { transform, quality: 95 });
+      const out = await fitImage(input, opts(512 * KiB), wasm);
+      expect(out.passedThrough, transform).toBe(false);
+      expect([out.width, out.height]).toEqual([w, 32]);
+      const meta = await sharp(Buffer.from(out.data)).metadata();
+      expect([meta.format, meta.space, meta.channels]).toEqual(["jpeg", "srgb", 3]);
+    }
+  });
+
   it("without a profile, a photo comes out as sharp shows it, to the CMYK floor", async () => {
     const input = Buffer.from(adobeCmykJpeg(await inksOf(), width, height, { transform: "ycck", quality: 92 }));
     const { out, ours } = await versusSharp(input, 512 * KiB);

@@ -143,6 +143,15 @@ const jsonWebToken: Matcher = (text, at, runs) => {
   return (text.startsWith("eyJ", payload) && payloadEnd - payload >= 13) || signatureLength >= 16 ? { kind: "JSON Web Token" } : null;
 };
 
+/** SendGrid: `SG.`, a key id of 16+ and a secret of 30+ base64url characters. */
+const sendGridKey: Matcher = (text, at, runs) => {
+  if (!text.startsWith("SG.", at)) return null;
+  const id = at + 3;
+  const idEnd = runs.end(isWord, id);
+  if (idEnd - id < 16 || text.charCodeAt(idEnd) !== 46) return null;
+  return runs.end(isWord, idEnd + 1) - (idEnd + 1) >= 30 ? { kind: "SendGrid API key" } : null;
+};
+
 const SLACK_WEBHOOK = "hooks.slack.com/services/T";
 const slackWebhook: Matcher = (text, at, runs) => {
   if (!text.startsWith(SLACK_WEBHOOK, at)) return null;
@@ -203,6 +212,7 @@ for (const shape of PREFIX_SHAPES) {
   for (const prefix of shape.prefixes) register(BOUNDED, prefix, prefixMatcher(shape, prefix, index));
 }
 register(BOUNDED, "eyJ", jsonWebToken);
+register(BOUNDED, "SG.", sendGridKey);
 register(BOUNDED, "hooks.", slackWebhook);
 register(BOUNDED, "discord.com", discordWebhook("discord.com"));
 register(BOUNDED, "discordapp.com", discordWebhook("discordapp.com"));

@@ -30,6 +30,7 @@ const REFUSED: Array<[label: string, url: string, kind: string]> = [
   ["Slack bot token", `https://example.com/?t=xoxb-1234567890-1234567890123-${alnum(24)}`, "Slack token"],
   ["Stripe live secret key", `https://example.com/pay/sk_live_${alnum(24)}`, "Stripe secret key"],
   ["Stripe restricted key", `https://example.com/?k=rk_live_${alnum(24, 3)}`, "Stripe secret key"],
+  ["SendGrid API key", `https://example.com/?x=SG.${alnum(22)}.${alnum(43, 3)}`, "SendGrid API key"],
   ["Tavily key", `https://example.com/?t=tvly-${alnum(32)}`, "Tavily API key"],
   ["Firecrawl key", `https://example.com/scrape/fc-${hex(32)}`, "Firecrawl API key"],
   ["Hugging Face token", `https://example.com/?h=hf_${alnum(34)}`, "Hugging Face token"],

@@ -8,10 +8,9 @@
  * change and the poll stays as the bound. Inside one process, callers of a key join one promise
  * first, so a process has at most one caller at the lease.
  */
-import { AppError } from "../shared/http/errors";
 import type { Logger } from "../shared/log";
 import type { FetchFn } from "../shared/ports";
-import { type FlightError, type FlightOptions, type FlightOutcome, type SingleFlight, toFlightError } from "../shared/web/flight";
+import { coalesced, failedOutcome, type FlightError, type FlightOptions, type FlightOutcome, forCaller, type SingleFlight } from "../shared/web/flight";
 import { isStorable, type Job, type JobValue, runJob } from "../shared/web/jobs";
 import { whenUnlocked } from "./kv-busy";
 import { cacheHeadKey, type DenoKvStore, type EntryHead, kvExpireIn } from "./deno-kv.store";
@@ -77,6 +76,11 @@ export class DenoKvFlight implements SingleFlight {
   ) {}
 
   run(key: string, job: Job, options: FlightOptions): Promise<FlightOutcome> {
+    return this.share(key, job, options).then((outcome) => forCaller(outcome, options.charLimit));
+  }
+
+  /** One call per key in this process; across processes, the lease decides who pays. */
+  private share(key: string, job: Job, options: FlightOptions): Promise<FlightOutcome> {
     const joined = this.local.get(key);
     if (joined) return joined.then(coalesced);
     // Registered before the first await, so every caller in this process after this one joins.
@@ -153,7 +157,7 @@ export class DenoKvFlight implements SingleFlight {
     try {
       value = await runJob(job, this.deps.fetch);
     } catch (error) {
-      const outcome = this.failed(job, error);
+      const outcome = failedOutcome(this.deps.log, job, error);
       await stopRenewing();
       await this.release(key, lease, held, outcome);
       return outcome;
@@ -216,13 +220,8 @@ export class DenoKvFlight implements SingleFlight {
     try {
       return { ok: true, value: await runJob(job, this.deps.fetch), cache: "miss", stored: false };
     } catch (error) {
-      return this.failed(job, error);
+      return failedOutcome(this.deps.log, job, error);
     }
-  }
-
-  private failed(job: Job, error: unknown): { ok: false; error: FlightError } {
-    if (!(error instanceof AppError)) this.deps.log.error("provider_call_crashed", { kind: job.kind, provider: job.settings.name, error: String(error) });
-    return { ok: false, error: toFlightError(error) };
   }
 }
 
@@ -259,10 +258,6 @@ class Pause {
   close(): void {
     void this.reader?.cancel().catch(() => undefined);
   }
-}
-
-function coalesced(outcome: FlightOutcome): FlightOutcome {
-  return outcome.ok ? { ...outcome, cache: "coalesced" } : outcome;
 }
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));

@@ -18,9 +18,9 @@ import type { SingleFlight } from "./web/flight";
 import type { EmbedCounter } from "./embeds/embed-cap";
 import type { DnsResolver } from "./safety/dns";
 import type { FitOptions, FitResult } from "./vision/fit";
-import { MCP_CORS, handleMcpPost, mcpOriginRefusal } from "./mcp/mcp.http";
+import { MCP_CORS, handleMcpPost, isAllowedOrigin, mcpOriginRefusal } from "./mcp/mcp.http";
 import { openApiDocument } from "./openapi";
-import { TOOLS } from "./tools/registry";
+import { MCP_TOOLS, TOOLS } from "./tools/registry";
 import type { ToolContext } from "./tools/tool.types";
 
 export interface AppDeps {
@@ -69,7 +69,7 @@ export function createApp(deps: AppDeps): Hono<Env> {
     if (refusal) return refusal;
     await next();
   });
-  const allowedOrigin = (origin: string) => (deps.config().config.security.allowed_origins.includes(origin.toLowerCase()) ? origin : null);
+  const allowedOrigin = (origin: string) => (isAllowedOrigin(origin, deps.config().config.security.allowed_origins) ? origin : null);
   app.use("/mcp", cors({ origin: allowedOrigin, ...MCP_CORS }));
   app.use("/mcp", authenticate);
 
@@ -105,7 +105,7 @@ export function createApp(deps: AppDeps): Hono<Env> {
   }
 
   route("/mcp", {
-    POST: (c) => handleMcpPost(c.req.raw, toolContext(c), TOOLS.filter((tool) => tool.mcp)),
+    POST: (c) => handleMcpPost(c.req.raw, toolContext(c), MCP_TOOLS),
   });
 
   route("/openapi.json", {

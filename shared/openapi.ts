@@ -3,7 +3,8 @@
  * field added to a route's schema appears here with no edit to this file.
  */
 import { Config, SECRET_NAMES } from "./config/config.schema";
-import { MCP_PROTOCOL_VERSIONS } from "./mcp/mcp.http";
+import { BODY_LIMITS, formatBytes } from "./http/body";
+import { DEFAULT_PROTOCOL_VERSION, MCP_PROTOCOL_VERSIONS, SESSION_ID } from "./mcp/mcp.http";
 import { toJsonSchema } from "./tools/json-schema";
 import type { ToolDefinition } from "./tools/tool.types";
 
@@ -159,8 +160,8 @@ export function openApiDocument(tools: ToolDefinition[], version: string, server
         summary: "Model Context Protocol (Streamable HTTP, JSON responses)",
         description: `JSON-RPC 2.0 over POST; protocol revisions ${MCP_PROTOCOL_VERSIONS.join(", ")}. Tools: ${tools.filter((t) => t.mcp).map((t) => t.name).join(", ")}. Every POST sends Accept: application/json, text/event-stream (else 406). An Mcp-Session-Id is issued on initialize and is the default session_id of vision_analyze.`,
         parameters: [
-          { name: "MCP-Protocol-Version", in: "header", required: false, schema: { enum: [...MCP_PROTOCOL_VERSIONS] }, description: "The negotiated revision (2025-03-26 when absent); another value is a 400" },
-          { name: "Mcp-Session-Id", in: "header", required: false, schema: { type: "string", pattern: "^[\\x21-\\x7E]{1,256}$" }, description: "The id issued on initialize" },
+          { name: "MCP-Protocol-Version", in: "header", required: false, schema: { enum: [...MCP_PROTOCOL_VERSIONS] }, description: `The negotiated revision (${DEFAULT_PROTOCOL_VERSION} when absent); another value is a 400` },
+          { name: "Mcp-Session-Id", in: "header", required: false, schema: { type: "string", pattern: SESSION_ID.source }, description: "The id issued on initialize" },
         ],
         requestBody: { required: true, content: json({ oneOf: [ref("JsonRpcMessage"), { type: "array", items: ref("JsonRpcMessage"), minItems: 1 }] }) },
         responses: {
@@ -174,7 +175,7 @@ export function openApiDocument(tools: ToolDefinition[], version: string, server
           ...errorResponses([401]),
           "403": rpcFailure("The Origin is neither this service's nor in security.allowed_origins"),
           "406": rpcFailure("Accept does not list application/json and text/event-stream"),
-          "413": rpcFailure("The body is over 34 MiB"),
+          "413": rpcFailure(`The body is over ${formatBytes(BODY_LIMITS.vision)}`),
           "415": rpcFailure("The body is not application/json"),
           ...errorResponses([500]),
         },

@@ -7,7 +7,7 @@
  * the cache-store port.
  */
 import { anthropicAdapter, blockBefore, countBreakpoints, hasBreakpoint, withBreakpoint } from "./anthropic";
-import { costFront, type CostCarrier, type CostStep } from "./cost";
+import { costFront, DEFAULT_COST_SETTINGS, type CostCarrier, type CostStep } from "./cost";
 import type { EvictedImage, EvictRequest, EvictResponse, EvictStats } from "./evict.schema";
 import { imageSize, imageTokens, textTokens } from "./estimate";
 import { describedImageText, fixedRetiredText, imageSteps, loadOf, type Carrier, type EvictionAdapter, type ImageRef, type RetiredText } from "./inventory";
@@ -87,6 +87,11 @@ function retiredTextOf(request: EvictRequest): RetiredText {
  * send(out.messages);
  */
 export function evictContext(request: EvictRequest, context: EvictContext = {}): EvictResponse {
+  return evictWithInventory(request, context, adapters[request.format].inventory(request.messages));
+}
+
+/** evictContext on an inventory already taken of `request.messages` (it is only read). */
+function evictWithInventory(request: EvictRequest, context: EvictContext, { carriers, uploads }: ReturnType<EvictionAdapter["inventory"]>): EvictResponse {
   const adapter = adapters[request.format];
   const limits = resolveLimits({
     maxBlocks: request.limits?.max_blocks,
@@ -94,7 +99,6 @@ export function evictContext(request: EvictRequest, context: EvictContext = {}):
     batch: request.limits?.batch,
     floor: request.limits?.floor,
   });
-  const { carriers, uploads } = adapter.inventory(request.messages);
   const textOf = retiredTextOf(request);
 
   if (request.strategy === "cost") return costEviction(request, context, adapter, limits, carriers, uploads, textOf);
@@ -175,11 +179,10 @@ function costEviction(
   const cold = lastAt !== undefined && now - lastAt > CACHE_TTL_MS;
   const managed = request.manage_cache === true && request.format === "anthropic";
   const decision = costFront(steps, {
+    ...DEFAULT_COST_SETTINGS,
     limits,
     baseCeiling: requested.maxBlocks,
-    writeMultiplier: 1.25,
     readMultiplier: readMultiplier(provider, request.model),
-    placeholderTokens: 10,
     remembered,
     // A cold-cache retirement must stay retired next time: only a remembered session can promise that.
     cold: cold && request.session_id !== undefined,
@@ -301,8 +304,9 @@ export async function evictForSession(request: EvictRequest, deps: { cache: Cach
   } catch {
     memory = null;
   }
-  const out = evictContext(request, { now, memory });
-  const { carriers } = adapters[request.format].inventory(request.messages);
+  const inventory = adapters[request.format].inventory(request.messages);
+  const out = evictWithInventory(request, { now, memory }, inventory);
+  const { carriers } = inventory;
   const newest = out.retired > 0 ? carriers[out.retired - 1] : undefined;
   const value: SessionMemory = { at: now, front: out.retired, carrier: newest ? carrierKey(newest) : "" };
   try {

@@ -15,11 +15,11 @@ import { createMcpServer } from "./mcp.server";
 /** Revisions this endpoint speaks, newest first; a client asking for another is offered the newest. */
 export const MCP_PROTOCOL_VERSIONS = ["2025-11-25", "2025-06-18", "2025-03-26"] as const;
 /** Assumed when a client sends no `MCP-Protocol-Version` (transport spec, 2025-06-18). */
-const DEFAULT_PROTOCOL_VERSION = "2025-03-26";
+export const DEFAULT_PROTOCOL_VERSION = "2025-03-26";
 /** The revision that removed JSON-RPC batching. */
 const BATCHES_REMOVED_IN = "2025-06-18";
 /** Session ids: visible ASCII only (transport spec), as long as a `session_id` may be. */
-const SESSION_ID = /^[\x21-\x7E]{1,256}$/;
+export const SESSION_ID = /^[\x21-\x7E]{1,256}$/;
 
 /** A transport-level failure: an HTTP status with a JSON-RPC error body (no id: none is known). */
 function rpcFailure(status: number, code: number, message: string): Response {
@@ -33,9 +33,13 @@ function rpcFailure(status: number, code: number, message: string): Response {
 export function mcpOriginRefusal(request: Request, allowedOrigins: readonly string[]): Response | null {
   const origin = request.headers.get("origin");
   if (origin === null) return null;
-  const given = origin.trim().toLowerCase();
-  if (given === new URL(request.url).origin || allowedOrigins.includes(given)) return null;
+  if (origin.trim().toLowerCase() === new URL(request.url).origin || isAllowedOrigin(origin, allowedOrigins)) return null;
   return rpcFailure(403, -32000, `Origin ${origin.slice(0, 200)} may not call /mcp; an operator can allow it in security.allowed_origins.`);
+}
+
+/** Whether `origin` (a request's `Origin` header) is one of `security.allowed_origins` (stored lower-case). */
+export function isAllowedOrigin(origin: string, allowedOrigins: readonly string[]): boolean {
+  return allowedOrigins.includes(origin.trim().toLowerCase());
 }
 
 /**

@@ -112,3 +112,5 @@ export const contextEvictTool = defineTool({
 });
 
 export const TOOLS: ToolDefinition<any>[] = [webSearchTool, webExtractTool, visionAnalyzeTool, contextEvictTool];
+/** The tools `/mcp` offers (context/evict is HTTP only). */
+export const MCP_TOOLS: ToolDefinition<any>[] = TOOLS.filter((tool) => tool.mcp);

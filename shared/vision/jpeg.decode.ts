@@ -176,8 +176,8 @@ function decodeJpeg(
   const sink = open(decodedWidth, decodedHeight);
   // The view is taken after decoding: memory.grow during the decode detaches earlier views.
   const pixels = new Uint8Array(tj.memory.buffer);
-  const color = cmyk ? readJpegColorInfo(bytes) : undefined;
-  const toRgb = color && cmykConverter(color.icc);
+  const color = cmyk ? cmykColorOf(bytes) : undefined;
+  const toRgb = color?.toRgb;
   const rgbRow = cmyk ? new Uint8Array(decodedWidth * 3) : undefined;
   for (let row = 0; row < decodedHeight; row++) {
     if (sink.wants && !sink.wants(row)) continue;
@@ -189,6 +189,22 @@ function decodeJpeg(
     }
   }
   return tj.memory.buffer.byteLength;
+}
+
+/**
+ * A CMYK file's converter (its embedded CMYK profile's table, or ideal inks) and Adobe flag, built
+ * once per file: a fit decodes the same bytes for every size it tries, and a profile's table has up
+ * to 17^4 nodes.
+ */
+const cmykColors = new WeakMap<Uint8Array, { toRgb: ReturnType<typeof cmykConverter>; adobe: boolean }>();
+function cmykColorOf(bytes: Uint8Array): { toRgb: ReturnType<typeof cmykConverter>; adobe: boolean } {
+  let color = cmykColors.get(bytes);
+  if (!color) {
+    const info = readJpegColorInfo(bytes);
+    color = { toRgb: cmykConverter(info.icc), adobe: info.adobe };
+    cmykColors.set(bytes, color);
+  }
+  return color;
 }
 
 /**

@@ -48,7 +48,7 @@ async function paidCallUntyped(deps: PaidCallDeps, key: string, job: Job, option
 
   let outcome;
   try {
-    outcome = await deps.flight.run(key, job, { now, ttlMs: options.ttlMs, store: options.store, ...(options.charLimit === undefined ? {} : { charLimit: options.charLimit }) });
+    outcome = await deps.flight.run(key, job, { now, ttlMs: options.ttlMs, store: options.store, charLimit: options.charLimit });
   } catch (error) {
     // The single-flight owner is unreachable: still answer, just without coalescing.
     deps.log.warn("single_flight_unreachable", { key, error: String(error) });

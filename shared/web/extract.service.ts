@@ -127,7 +127,7 @@ type InBandError = ExtractError;
 function inBandError(error: unknown): InBandError {
   if (!(error instanceof AppError)) throw error;
   if (IN_BAND.has(error.code)) return { code: error.code as InBandError["code"], message: error.message };
-  if (error.code === "provider_error" || error.code === "provider_timeout") return { code: "provider_error", message: error.message };
+  if (error.code === "provider_timeout") return { code: "provider_error", message: error.message };
   // A malformed redirect target is the page's failure, not the caller's request.
   if (error.code === "invalid_request") return { code: "fetch_failed", message: error.message };
   throw error;

@@ -96,8 +96,7 @@ export class FlightCoordinator implements SingleFlight {
     try {
       value = await runJob(job, this.deps.fetch);
     } catch (error) {
-      if (!(error instanceof AppError)) this.deps.log.error("provider_call_crashed", { kind: job.kind, provider: job.settings.name, error: String(error) });
-      return { ok: false, error: toFlightError(error) };
+      return failedOutcome(this.deps.log, job, error);
     }
     const stored = options.store && isStorable(job, value);
     if (stored) {
@@ -115,7 +114,7 @@ export class FlightCoordinator implements SingleFlight {
 }
 
 /** The outcome as the caller may receive it: page content cut to `charLimit`. */
-function forCaller(outcome: FlightOutcome, charLimit: number | undefined): FlightOutcome {
+export function forCaller(outcome: FlightOutcome, charLimit: number | undefined): FlightOutcome {
   if (!outcome.ok || charLimit === undefined || !("page" in outcome.value)) return outcome;
   const { page } = outcome.value;
   const cut = truncateContent(page.content, charLimit);
@@ -123,6 +122,13 @@ function forCaller(outcome: FlightOutcome, charLimit: number | undefined): Fligh
   return { ...outcome, value: { ...outcome.value, page: { ...page, content: cut.content }, truncated: true } };
 }
 
-function coalesced(outcome: FlightOutcome): FlightOutcome {
+/** A paid call that threw: its error as waiters receive it; a crash (not an AppError) is logged. */
+export function failedOutcome(log: Logger, job: Job, error: unknown): { ok: false; error: FlightError } {
+  if (!(error instanceof AppError)) log.error("provider_call_crashed", { kind: job.kind, provider: job.settings.name, error: String(error) });
+  return { ok: false, error: toFlightError(error) };
+}
+
+/** The same outcome, as a caller that joined a call in flight receives it. */
+export function coalesced(outcome: FlightOutcome): FlightOutcome {
   return outcome.ok ? { ...outcome, cache: "coalesced" } : outcome;
 }

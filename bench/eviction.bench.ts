@@ -89,12 +89,16 @@ for (const format of ["anthropic", "openai"] as const) {
   const messages = withPngHeaders(conversation(format, session()));
   const hermes = { format, messages };
   const cost = { format, messages, strategy: "cost", provider: format, ...(format === "anthropic" ? { manage_cache: true } : {}) } as const;
+  const told = { ...cost, requests_left: 90 } as const;
   const costResult = evictContext(cost, { now: 0 });
+  const toldResult = evictContext(told, { now: 0 });
   costRows.push([
     format,
     medianMicros(() => evictContext(hermes)).toFixed(1),
     `${costResult.retired} (${costResult.stats.reason})`,
     medianMicros(() => evictContext(cost, { now: 0 })).toFixed(1),
+    `${toldResult.retired} (${toldResult.stats.reason})`,
+    medianMicros(() => evictContext(told, { now: 0 })).toFixed(1),
   ]);
 }
 
@@ -109,4 +113,4 @@ function print(header: string[], body: string[][]) {
 console.log(`${MESSAGES} messages, ${IMAGES} tool images of ${IMAGE_BYTES} bytes; median of ${RUNS} runs after ${WARMUP} warm-up; node ${process.version}`);
 print(["format", "retired", "evictContext µs", "inventory µs", "policy µs", "rewrite µs"], rows);
 console.log(`\nThe same conversations with real PNG headers (1280 × 800), hermes vs cost (provider = format; anthropic with manage_cache):`);
-print(["format", "hermes µs", "cost: retired (rule)", "cost µs"], costRows);
+print(["format", "hermes µs", "cost: retired (rule)", "cost µs", "requests_left 90: retired (rule)", "cost µs, requests_left 90"], costRows);

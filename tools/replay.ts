@@ -67,6 +67,10 @@ Policies:
   --provider-max-blocks N the provider's true block ceiling for the raised and cost rows
                           (anthropic and ideal: 100, images of <= 2,000 px; openai: 500)
   --no-manage-cache       the cost strategy places no breakpoint at the front
+  --requests-left H       what the agent tells the cost strategy of the requests left
+                          ("requests_left"): guess (default: it is told nothing), known (the
+                          session's true length), or N (an iteration budget of N requests,
+                          which the session may end before)
 
 Cache model and prices:
   --cache C               anthropic (default): entries at cache_control breakpoints, read from a
@@ -89,7 +93,7 @@ Cache model and prices:
   --uncached-multiplier U input neither read nor written / input price (1)
 
 Output:
-  --json                  one JSON object {keep3, batched, raised, cost, none, session, model}
+  --json                  one JSON object {keep3, batched, raised, cost, cost_known, none, session, model}
   --validate              with --session request bodies carrying "usage" (and "at"): modelled
                           vs logged cache writes, reads and uncached input per request
   --suite                 the target sessions (light, heavy, with and without pauses) side by side
@@ -130,6 +134,7 @@ const { values } = parseArgs({
     "pause-minutes": { type: "string" },
     "provider-max-blocks": { type: "string" },
     "no-manage-cache": { type: "boolean", default: false },
+    "requests-left": { type: "string" },
     validate: { type: "boolean", default: false },
     suite: { type: "boolean", default: false },
     json: { type: "boolean", default: false },
@@ -151,6 +156,11 @@ function number(name: keyof typeof values, fallback: number, { integer = true, m
     process.exit(2);
   }
   return n;
+}
+/** `--requests-left`: guess (default), known (the session's true length), or a budget of N requests. */
+function requestsLeftOption(raw: string | undefined): "guess" | "known" | number {
+  if (raw === undefined || raw === "guess" || raw === "known") return raw ?? "guess";
+  return number("requests-left", 0, { min: 1 });
 }
 const optional = (name: keyof typeof values, min = 1) => (values[name] === undefined ? undefined : number(name, 0, { min }));
 
@@ -197,7 +207,8 @@ const limits = resolveLimits({
 const keep = number("keep", KEEP_FLOOR);
 const providerMaxBlocks = number("provider-max-blocks", providerCeiling(cacheKind), { min: 1 });
 const manageCache = !values["no-manage-cache"];
-const compareOptions = { limits, keep, model, prices, providerMaxBlocks, manageCache };
+const horizon = requestsLeftOption(values["requests-left"]);
+const compareOptions = { limits, keep, model, prices, providerMaxBlocks, manageCache, horizon };
 
 const format = values.format === "openai" ? "openai" : "anthropic";
 const imageTokens = number("image-tokens", DEFAULT_SESSION.imageTokens);
@@ -321,10 +332,11 @@ function renderTable(r: Comparison, session: Record<string, unknown>): string {
     `keep-${keep}`,
     `batched (${limits.maxBlocks}/${limits.batch}/${limits.floor})`,
     `batched (${providerMaxBlocks}/${limits.batch}/${limits.floor})`,
-    "cost",
+    horizon === "guess" ? "cost" : `cost (requests_left ${horizon})`,
+    "cost (length known)",
     "no eviction (ref.)",
   ];
-  const policies = [r.keep3, r.batched, r.raised, r.cost, r.none];
+  const policies = [r.keep3, r.batched, r.raised, r.cost, r.cost_known, r.none];
   const body = rows.map(([name, cell]) => [name, ...policies.map(cell)]);
   const describe = Object.entries(session)
     .map(([k, v]) => `${k}=${String(v)}`)
@@ -358,26 +370,30 @@ function renderSuite(): string {
     ["heavy: 36 screenshots, 50 turns", { turns: 50, images: 36 }],
     ["heavy: every 3rd turn, 90 turns", { turns: 90, images: 90, imageEvery: 3 }],
   ];
+  const pauseEvery = pace.pauseEvery || 15;
+  const pauseMinutes = pace.pauseMinutes || 8;
   const paces = [
     ["", { thinkSeconds: pace.thinkSeconds, pauseEvery: 0, pauseMinutes: 0 }],
-    [` + ${pace.pauseMinutes || 8}-min pause every ${pace.pauseEvery || 15}`, { thinkSeconds: pace.thinkSeconds, pauseEvery: pace.pauseEvery || 15, pauseMinutes: pace.pauseMinutes || 8 }],
+    [` + ${pauseMinutes}-min pause every ${pauseEvery}`, { thinkSeconds: pace.thinkSeconds, pauseEvery, pauseMinutes }],
   ] as const;
+  const cell = (x: PolicyReport) => `$${x.cost.toFixed(2)} / ${int(x.worst_request_write_tokens)} / ${(x.eviction_write_share * 100).toFixed(0)} %`;
+  const pct = (x: number, of: number) => `${(((x - of) / of) * 100).toFixed(0)} %`;
+  const versus = (x: PolicyReport, r: Comparison) => `${pct(x.cost, r.keep3.cost)} / ${pct(x.cost, r.batched.cost)}`;
   const body: string[][] = [];
   for (const [name, shape] of shapes) {
+    const reqs = requestsFromTurns(generateSession({ ...shape, textTokens: DEFAULT_SESSION.textTokens, imageTokens, imageBytes }), systemTokens);
     for (const [suffix, p] of paces) {
-      const turns = generateSession({ ...shape, textTokens: DEFAULT_SESSION.textTokens, imageTokens, imageBytes });
-      const reqs = requestsFromTurns(turns, systemTokens);
       const r = compare(reqs, { ...compareOptions, times: requestTimes(reqs.length, p) });
-      const money = (x: PolicyReport) => `$${x.cost.toFixed(2)}`;
-      const pct = (x: number, of: number) => `${(((x - of) / of) * 100).toFixed(0)} %`;
       body.push([
         name + suffix,
-        `${money(r.keep3)} / ${int(r.keep3.worst_request_write_tokens)} / ${(r.keep3.eviction_write_share * 100).toFixed(0)} %`,
-        `${money(r.batched)} / ${int(r.batched.worst_request_write_tokens)} / ${(r.batched.eviction_write_share * 100).toFixed(0)} %`,
-        `${money(r.raised)} / ${int(r.raised.worst_request_write_tokens)} / ${(r.raised.eviction_write_share * 100).toFixed(0)} %`,
-        `${money(r.cost)} / ${int(r.cost.worst_request_write_tokens)} / ${(r.cost.eviction_write_share * 100).toFixed(0)} %`,
-        `${pct(r.cost.cost, r.keep3.cost)} / ${pct(r.cost.cost, r.batched.cost)}`,
-        int(r.cost.eviction_write_tokens),
+        cell(r.keep3),
+        cell(r.batched),
+        cell(r.raised),
+        cell(r.cost),
+        versus(r.cost, r),
+        cell(r.cost_known),
+        versus(r.cost_known, r),
+        int(r.cost_known.eviction_write_tokens),
       ]);
     }
   }
@@ -386,9 +402,11 @@ function renderSuite(): string {
     `keep-${keep}: cost / worst / evict share`,
     `batched ${limits.maxBlocks}/${limits.batch}/${limits.floor}`,
     `batched ${providerMaxBlocks}/${limits.batch}/${limits.floor}`,
-    "cost strategy",
-    "cost vs keep-3 / vs batched",
-    "cost: eviction writes",
+    horizon === "guess" ? "cost strategy" : `cost, requests_left ${horizon}`,
+    "vs keep-3 / vs batched",
+    "cost, requests_left known",
+    "vs keep-3 / vs batched",
+    "known: eviction writes",
   ];
   return [describeModel(), "", ...markdownTable(header, body), ""].join("\n");
 }

@@ -47,7 +47,7 @@ export const ImageDescription = z.object({
 export type ImageDescription = z.infer<typeof ImageDescription>;
 
 /** Fields that only the cost strategy reads: sent with `hermes` they are a mistake worth a 400. */
-const COST_ONLY = ["provider", "model", "manage_cache", "last_request_at", "session_id", "other_breakpoints"] as const;
+const COST_ONLY = ["provider", "model", "manage_cache", "last_request_at", "session_id", "other_breakpoints", "requests_left"] as const;
 
 export const EvictRequest = z
   .object({
@@ -100,6 +100,15 @@ export const EvictRequest = z
       .max(256)
       .optional()
       .describe("cost: the agent session; the service remembers its retirement front and last call for 24 h, which a cold-cache retirement needs to stay retired"),
+    requests_left: z
+      .number()
+      .int()
+      .min(0)
+      .max(1_000_000)
+      .optional()
+      .describe(
+        "cost: how many more requests the agent expects this session to make (e.g. its remaining iteration budget, when its sessions use it); a retirement is then judged over exactly that many reads instead of a guess. An over-estimate can retire too early",
+      ),
     descriptions: z
       .array(ImageDescription)
       .max(100_000)

@@ -184,6 +184,7 @@ function costEviction(
     baseCeiling: requested.maxBlocks,
     readMultiplier: readMultiplier(provider, request.model),
     remembered,
+    ...(request.requests_left === undefined ? {} : { requestsLeft: request.requests_left }),
     // A cold-cache retirement must stay retired next time: only a remembered session can promise that.
     cold: cold && request.session_id !== undefined,
     managed,

@@ -22,6 +22,11 @@ export interface Segment {
   readonly message: number;
   /** The agent put a `cache_control` breakpoint on this block (session files). */
   readonly breakpoint?: boolean;
+  /**
+   * Set on the first segment of an assistant message (one answered request of the session), so
+   * the cost strategy counts requests the way the route does; every compact turn carries one.
+   */
+  readonly answer?: boolean;
   /** Set for an image block. */
   readonly image?: {
     /** Tool images may be retired; uploads never are. */
@@ -126,6 +131,8 @@ export interface PolicyContext {
   readonly at: number;
   /** When the previous request was sent; undefined for the first. */
   readonly previousAt?: number;
+  /** Requests in the whole session (a policy told the session's length may use it). */
+  readonly count: number;
 }
 
 /** A policy's answer for one request: carriers (by id) to retire, and where it puts its own breakpoint. */
@@ -208,6 +215,65 @@ export interface CostPolicyOptions {
   readonly model?: CacheModel;
   /** Anthropic: the agent lets the service place one breakpoint at the front (manage_cache). */
   readonly manageCache?: boolean;
+  /**
+   * What the agent tells the service of the requests left (`requests_left`): nothing (the price
+   * rule guesses), the session's true length (`"known"`), or an iteration budget of this many
+   * requests, which the session may end before.
+   */
+  readonly horizon?: "guess" | "known" | number;
+}
+
+/** A request as the cost arithmetic sees it: one step per message, and where each carrier starts. */
+export interface CostView {
+  readonly steps: CostStep[];
+  /** Carrier ids, oldest first. */
+  readonly carrierIds: string[];
+  /** Index of each carrier's first segment in the request. */
+  readonly firstSegment: number[];
+}
+
+/**
+ * The steps `costFront` takes for one replayed request, built as the route builds them from a
+ * request body: per message, its carriers with their tokens and start, and the requests answered
+ * so far counted as assistant messages (each compact turn is one).
+ */
+export function costSteps(request: ReplayRequest): CostView {
+  const steps: CostStep[] = [];
+  const carrierIds: string[] = [];
+  const firstSegment: number[] = [];
+  let tokens = 0;
+  let answers = 0;
+  let current: { carriers: Map<string, CostCarrier>; uploads: { blocks: number; bytes: number } } | null = null;
+  let message = -1;
+  const close = () => {
+    if (current) steps.push({ carriers: [...current.carriers.values()], uploads: current.uploads, end: tokens, turns: Math.max(1, answers) });
+  };
+  request.forEach((segment, i) => {
+    if (segment.message >= 0 && (current === null || message !== segment.message)) {
+      close();
+      current = { carriers: new Map(), uploads: { blocks: 0, bytes: 0 } };
+      message = segment.message;
+    }
+    if (segment.answer) answers += 1;
+    if (segment.image && current) {
+      if (segment.image.kind === "upload") {
+        current.uploads = { blocks: current.uploads.blocks + 1, bytes: current.uploads.bytes + segment.image.bytes };
+      } else {
+        const id = segment.image.carrier;
+        const carrier = current.carriers.get(id);
+        if (carrier) {
+          current.carriers.set(id, { ...carrier, blocks: carrier.blocks + 1, bytes: carrier.bytes + segment.image.bytes, tokens: carrier.tokens + segment.tokens });
+        } else {
+          current.carriers.set(id, { blocks: 1, bytes: segment.image.bytes, tokens: segment.tokens, start: tokens });
+          carrierIds.push(id);
+          firstSegment.push(i);
+        }
+      }
+    }
+    tokens += segment.tokens;
+  });
+  close();
+  return { steps, carrierIds, firstSegment };
 }
 
 /**
@@ -220,39 +286,12 @@ export function costPolicy(options: CostPolicyOptions): ReplayPolicy {
   const managed = (options.manageCache ?? true) && model.kind === "anthropic";
   let remembered = 0;
   return (request, context) => {
-    const steps: CostStep[] = [];
-    const carrierIds: string[] = [];
-    const firstSegment: number[] = [];
-    let tokens = 0;
-    let current: { message: number; carriers: Map<string, CostCarrier & { blocks: number; bytes: number; tokens: number }>; uploads: { blocks: number; bytes: number } } | null = null;
-    const close = () => {
-      if (current) steps.push({ carriers: [...current.carriers.values()], uploads: current.uploads, end: tokens, turns: Math.max(1, current.message) });
-    };
-    request.forEach((segment, i) => {
-      if (segment.message >= 0 && (current === null || current.message !== segment.message)) {
-        close();
-        current = { message: segment.message, carriers: new Map(), uploads: { blocks: 0, bytes: 0 } };
-      }
-      if (segment.image && current) {
-        if (segment.image.kind === "upload") {
-          current.uploads = { blocks: current.uploads.blocks + 1, bytes: current.uploads.bytes + segment.image.bytes };
-        } else {
-          const id = segment.image.carrier;
-          const carrier = current.carriers.get(id);
-          if (carrier) {
-            current.carriers.set(id, { ...carrier, blocks: carrier.blocks + 1, bytes: carrier.bytes + segment.image.bytes, tokens: carrier.tokens + segment.tokens });
-          } else {
-            current.carriers.set(id, { blocks: 1, bytes: segment.image.bytes, tokens: segment.tokens, start: tokens });
-            carrierIds.push(id);
-            firstSegment.push(i);
-          }
-        }
-      }
-      tokens += segment.tokens;
-    });
-    close();
+    const { steps, carrierIds, firstSegment } = costSteps(request);
     const cold = context.previousAt !== undefined && model.kind !== "ideal" && context.at - context.previousAt > model.ttlMs;
+    const horizon = options.horizon ?? "guess";
+    const length = horizon === "guess" ? undefined : horizon === "known" ? context.count : horizon;
     const decision = costFront(steps, {
+      ...(length === undefined ? {} : { requestsLeft: Math.max(0, length - 1 - context.index) }),
       limits: options.limits,
       baseCeiling: options.baseCeiling ?? DEFAULT_LIMITS.maxBlocks,
       writeMultiplier: prices.writeMultiplier,
@@ -512,7 +551,7 @@ export function replay(
   let previousAt: number | undefined;
   requests.forEach((request, index) => {
     const at = options.times?.[index] ?? index * DEFAULT_THINK_MS;
-    const decision = policy(request, { index, at, previousAt });
+    const decision = policy(request, { index, at, previousAt, count: requests.length });
     const outbound = applyPolicy(request, decision.retired, model);
     const layout = model.kind === "anthropic" ? agentBreakpoints(outbound, model.breakpoints, decision.managed === true, model.maxBreakpoints) : [];
     const breakpoints = [...new Set(decision.marker === undefined ? layout : [...layout, decision.marker])].sort((a, b) => a - b);
@@ -623,13 +662,13 @@ export function generateSession(shape: SessionShape): ReplayTurn[] {
 
 /**
  * The requests of a compact session: request t is the system prompt plus turns 1..t. Each turn is
- * one message; its tool images form one carrier.
+ * one message standing for one answered request; its tool images form one carrier.
  */
 export function requestsFromTurns(turns: readonly ReplayTurn[], systemTokens: number): ReplayRequest[] {
   const history: Segment[] = [{ id: "system", tokens: systemTokens, message: -1 }];
   return turns.map((turn, i) => {
     const message = i + 1;
-    history.push({ id: `turn${message}:text`, tokens: turn.textTokens, message });
+    history.push({ id: `turn${message}:text`, tokens: turn.textTokens, message, answer: true });
     turn.images.forEach((image, j) => {
       history.push({
         id: `turn${message}:image${j}`,
@@ -733,7 +772,7 @@ export function segmentsFromBody(body: Record<string, unknown>, format: "anthrop
   messages.forEach((raw, m) => {
     const message = (raw ?? {}) as Record<string, unknown>;
     const { content, ...header } = message;
-    segments.push(text(header, m));
+    segments.push(message.role === "assistant" ? { ...text(header, m), answer: true } : text(header, m));
     if (!Array.isArray(content)) {
       if (content !== undefined && content !== null) segments.push(text(content, m));
       return;
@@ -877,7 +916,10 @@ export interface Comparison {
   readonly batched: PolicyReport;
   /** Hermes's later raised ceiling: the batched policy at the provider's true block ceiling. */
   readonly raised: PolicyReport;
+  /** The cost strategy, told of the requests left what `CompareOptions.horizon` says (default: nothing). */
   readonly cost: PolicyReport;
+  /** The cost strategy told the session's true length (`requests_left` exact at every request). */
+  readonly cost_known: PolicyReport;
   /** The same session with no eviction at all, for reference (may pass the provider's ceiling). */
   readonly none: PolicyReport;
 }
@@ -893,16 +935,20 @@ export interface CompareOptions {
   readonly providerMaxBlocks?: number;
   /** The cost strategy may place one breakpoint at the front (Anthropic). */
   readonly manageCache?: boolean;
+  /** What the cost strategy is told of the requests left (see `CostPolicyOptions.horizon`). */
+  readonly horizon?: CostPolicyOptions["horizon"];
 }
 
 /** The true block ceiling of the provider a cache model stands for. */
 export const providerCeiling = (kind: CacheKind) => (kind === "openai" ? 500 : 100);
 
-/** Run the old keep-3 rule, the batched policy (at 20 and at the raised ceiling), the cost strategy and no eviction. */
+/** Run the old keep-3 rule, the batched policy (at 20 and at the raised ceiling), the cost strategy (as told, and told the length) and no eviction. */
 export function compare(requests: readonly ReplayRequest[], options: CompareOptions = {}): Comparison {
   const model = options.model ?? DEFAULT_CACHE_MODEL;
   const limits = options.limits ?? DEFAULT_LIMITS;
   const raisedLimits = { ...limits, maxBlocks: options.providerMaxBlocks ?? providerCeiling(model.kind) };
+  const costStrategy = (horizon: CostPolicyOptions["horizon"]) =>
+    costPolicy({ limits: raisedLimits, baseCeiling: limits.maxBlocks, prices: options.prices, model, manageCache: options.manageCache, horizon });
   const run = (policy: ReplayPolicy, checkLimits = limits) => {
     const { perRequest: _, ...report } = replay(requests, policy, { model, prices: options.prices, limits: checkLimits, times: options.times });
     return report;
@@ -911,10 +957,8 @@ export function compare(requests: readonly ReplayRequest[], options: CompareOpti
     keep3: run(keepNewest(options.keep ?? KEEP_FLOOR)),
     batched: run(batchedPolicy(limits)),
     raised: run(batchedPolicy(raisedLimits), raisedLimits),
-    cost: run(
-      costPolicy({ limits: raisedLimits, baseCeiling: limits.maxBlocks, prices: options.prices, model, manageCache: options.manageCache }),
-      raisedLimits,
-    ),
+    cost: run(costStrategy(options.horizon), raisedLimits),
+    cost_known: run(costStrategy("known"), raisedLimits),
     none: run(noEviction),
   };
 }

@@ -104,6 +104,20 @@ describe("cost: time and memory", () => {
     expect(out.stats.cache_marker_note).toMatch(/session_id/);
   });
 
+  it("requests_left: a session that says it will last retires when the reads it saves pay the rewrite; one about to end does not", () => {
+    const guessed = evictContext(parse({ ...base, messages: anthropicScreenshots(14, SMALL) }), { now: NOW });
+    expect(guessed.retired).toBe(0); // 14 images, 14 requests: the guess sees too short a future
+    const lasting = evictContext(parse({ ...base, messages: anthropicScreenshots(14, SMALL), requests_left: 200 }), { now: NOW });
+    expect(lasting.retired).toBeGreaterThanOrEqual(9);
+    expect(lasting.stats.image_blocks_after).toBeLessThanOrEqual(14 - 9);
+    expect(["price", "held"]).toContain(lasting.stats.reason);
+    const ending = evictContext(parse({ ...base, messages: anthropicScreenshots(14, SMALL), requests_left: 0 }), { now: NOW });
+    expect(ending.retired).toBe(0);
+    expect(EvictRequest.safeParse({ format: "anthropic", messages: [], requests_left: 10 }).success).toBe(false); // hermes
+    expect(EvictRequest.safeParse({ ...base, requests_left: -1 }).success).toBe(false);
+    expect(EvictRequest.safeParse({ ...base, requests_left: 2.5 }).success).toBe(false);
+  });
+
   it("holds a front the session remembers, unless the conversation is not the one remembered", () => {
     const { carriers } = anthropicAdapter.inventory(messages);
     const c = carriers[8]!;

@@ -114,6 +114,15 @@ describe("POST /v1/context/evict: strategy cost", () => {
     expect(body.stats.image_blocks_after).toBeLessThanOrEqual(20);
   });
 
+  it("judges a retirement over requests_left when the agent says how long the session will last", async () => {
+    const guessed = await evict({ format: "anthropic", messages: anthropic(14), strategy: "cost" });
+    expect(guessed.body.retired).toBe(0);
+    const lasting = await evict({ format: "anthropic", messages: anthropic(14), strategy: "cost", requests_left: 200 });
+    expect(lasting.status).toBe(200);
+    expect(lasting.body.retired).toBeGreaterThanOrEqual(9);
+    expect(lasting.body.stats.image_blocks_after).toBe(14 - lasting.body.retired);
+  });
+
   it("remembers the session's front in the cache store: a cold-cache retirement stays retired on the next, warm call", async () => {
     const session_id = `evict-${crypto.randomUUID()}`;
     const cold = await evict({ format: "anthropic", messages: anthropic(12), strategy: "cost", session_id, last_request_at: minutesAgo(10) });
@@ -151,6 +160,8 @@ describe("POST /v1/context/evict: strategy cost", () => {
     ["manage_cache for OpenAI", { format: "openai", messages: [], strategy: "cost", manage_cache: true }, "manage_cache"],
     ["last_request_at that is not an ISO time", { format: "anthropic", messages: [], strategy: "cost", last_request_at: "yesterday" }, "last_request_at"],
     ["other_breakpoints over 4", { format: "anthropic", messages: [], strategy: "cost", other_breakpoints: 5 }, "other_breakpoints"],
+    ["requests_left with hermes", { format: "anthropic", messages: [], requests_left: 40 }, "requests_left"],
+    ["a negative requests_left", { format: "anthropic", messages: [], strategy: "cost", requests_left: -1 }, "requests_left"],
     ["a description of a message not sent", { format: "anthropic", messages: [], descriptions: [{ message: 3, block: 0, text: "x" }] }, "descriptions"],
     ["an empty description", { format: "anthropic", messages: [{ role: "user", content: "hi" }], descriptions: [{ message: 0, block: 0, text: "" }] }, "descriptions"],
   ])("refuses %s with a 400 naming the field", async (_name, request, field) => {

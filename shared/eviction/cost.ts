@@ -17,6 +17,15 @@
  */
 import { DEFAULT_LIMITS, type EvictionLimits, type ImageLoad } from "./policy";
 
+/**
+ * What the providers state (docs/eviction.md gives the source of each): Anthropic accepts 100
+ * images in a request when each is at most 2,000 px on its long edge; OpenAI 500 images.
+ */
+export const PROVIDER_CEILINGS = Object.freeze({ anthropicManyImages: 100, anthropicMaxEdge: 2_000, openaiImages: 500 });
+
+/** The provider's prompt cache keeps an entry this long after its last use (Anthropic's default TTL; OpenAI's idle minimum). */
+export const PROMPT_CACHE_TTL_MS = 5 * 60_000;
+
 /** A tool-image carrier with what the cost arithmetic needs beside its load. */
 export interface CostCarrier extends ImageLoad {
   /** Estimated prompt tokens of its images. */

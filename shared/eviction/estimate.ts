@@ -60,7 +60,9 @@ export function imageSize(data: string): { width: number; height: number } | nul
  * characters, where the strict upload decoder's checks and allocation dominate.
  */
 function decoded(data: string, start: number, chars: number): Uint8Array | null {
-  const end = Math.min(data.length, start + chars);
+  let end = Math.min(data.length, start + chars);
+  // A small image's padding falls inside the window: drop it with the partial last quantum.
+  if (end === data.length) while (end > start && data.charCodeAt(end - 1) === 61 /* = */) end -= 1;
   const usable = end - start - ((end - start) % 4);
   if (usable <= 0) return null;
   if (usable > 64) {

@@ -7,7 +7,7 @@
  * the cache-store port.
  */
 import { anthropicAdapter, blockBefore, countBreakpoints, hasBreakpoint, withBreakpoint } from "./anthropic";
-import { costFront, DEFAULT_COST_SETTINGS, type CostCarrier, type CostStep } from "./cost";
+import { costFront, DEFAULT_COST_SETTINGS, PROMPT_CACHE_TTL_MS, PROVIDER_CEILINGS, type CostCarrier, type CostStep } from "./cost";
 import type { EvictedImage, EvictRequest, EvictResponse, EvictStats } from "./evict.schema";
 import { imageSize, imageTokens, textTokens } from "./estimate";
 import { describedImageText, fixedRetiredText, imageSteps, loadOf, type Carrier, type EvictionAdapter, type ImageRef, type RetiredText } from "./inventory";
@@ -35,15 +35,9 @@ export interface SessionMemory {
   readonly carrier: string;
 }
 
-/** The provider's prompt cache keeps an entry this long after its last use (Anthropic's default TTL; OpenAI's idle minimum). */
-export const CACHE_TTL_MS = 5 * 60_000;
-
-/** Anthropic's ceiling when every image is at most this many pixels on its long edge. */
-const ANTHROPIC_MANY_IMAGES = { maxBlocks: 100, maxEdge: 2_000 };
-const OPENAI_MAX_IMAGES = 500;
 
 /** Cache read price per model, as a multiple of input (OpenAI's discounts differ per family). */
-function readMultiplier(provider: string | undefined, model: string | undefined): number {
+export function readMultiplier(provider: string | undefined, model: string | undefined): number {
   if (provider !== "openai" && provider !== "azure") return 0.1;
   const name = (model ?? "").toLowerCase();
   if (name.startsWith("gpt-5")) return 0.1;
@@ -129,7 +123,7 @@ function costEviction(
   const weigh = (image: ImageRef) => {
     const data = adapter.imageData(request.messages, image);
     const size = data === null ? null : imageSize(data);
-    if (!size || Math.max(size.width, size.height) > ANTHROPIC_MANY_IMAGES.maxEdge) allSmall = false;
+    if (!size || Math.max(size.width, size.height) > PROVIDER_CEILINGS.anthropicMaxEdge) allSmall = false;
     return imageTokens(size);
   };
   const carrierTokens = carriers.map((carrier) => {
@@ -143,7 +137,7 @@ function costEviction(
     uploadsByMessage.set(upload.message, { blocks: load.blocks + 1, bytes: load.bytes + upload.bytes, tokens: load.tokens + weigh(upload) });
   }
   const trueBlocks =
-    provider === "anthropic" ? (allSmall ? ANTHROPIC_MANY_IMAGES.maxBlocks : requested.maxBlocks) : provider === "openai" ? OPENAI_MAX_IMAGES : requested.maxBlocks;
+    provider === "anthropic" ? (allSmall ? PROVIDER_CEILINGS.anthropicManyImages : requested.maxBlocks) : provider === "openai" ? PROVIDER_CEILINGS.openaiImages : requested.maxBlocks;
   const limits: EvictionLimits = { ...requested, maxBlocks: request.limits?.max_blocks ?? trueBlocks };
 
   // Steps: every message, with its carriers' estimated tokens and where they start.
@@ -176,7 +170,7 @@ function costEviction(
   const remembered =
     memory && memory.front > 0 && memory.front <= carriers.length && carrierKey(carriers[memory.front - 1]!) === memory.carrier ? memory.front : 0;
   const lastAt = request.last_request_at !== undefined ? Date.parse(request.last_request_at) : memory?.at;
-  const cold = lastAt !== undefined && now - lastAt > CACHE_TTL_MS;
+  const cold = lastAt !== undefined && now - lastAt > PROMPT_CACHE_TTL_MS;
   const managed = request.manage_cache === true && request.format === "anthropic";
   const decision = costFront(steps, {
     ...DEFAULT_COST_SETTINGS,

@@ -9,7 +9,7 @@
  * the CLI. Every figure is an input; docs/eviction.md gives the source of each default.
  */
 import { anthropicAdapter } from "./anthropic";
-import { costFront, type CostCarrier, type CostStep } from "./cost";
+import { costFront, PROMPT_CACHE_TTL_MS, PROVIDER_CEILINGS, type CostCarrier, type CostStep } from "./cost";
 import type { EvictionAdapter } from "./inventory";
 import { openaiAdapter } from "./openai";
 import { DEFAULT_LIMITS, KEEP_FLOOR, retirementFront, type EvictionLimits, type ImageLoad, type ImageStep } from "./policy";
@@ -81,14 +81,12 @@ export interface Prices {
   readonly uncachedMultiplier?: number;
 }
 
-const MINUTE = 60_000;
-
 /** The first replay's model: the longest unchanged prefix, no time, no breakpoints. */
 export const DEFAULT_CACHE_MODEL: CacheModel = {
   kind: "ideal",
   granularity: 1,
   placeholderTokens: 10,
-  ttlMs: 5 * MINUTE,
+  ttlMs: PROMPT_CACHE_TTL_MS,
   lookback: 20,
   maxBreakpoints: 4,
   minCacheableTokens: 0,
@@ -940,7 +938,7 @@ export interface CompareOptions {
 }
 
 /** The true block ceiling of the provider a cache model stands for. */
-export const providerCeiling = (kind: CacheKind) => (kind === "openai" ? 500 : 100);
+export const providerCeiling = (kind: CacheKind) => (kind === "openai" ? PROVIDER_CEILINGS.openaiImages : PROVIDER_CEILINGS.anthropicManyImages);
 
 /** Run the old keep-3 rule, the batched policy (at 20 and at the raised ceiling), the cost strategy (as told, and told the length) and no eviction. */
 export function compare(requests: readonly ReplayRequest[], options: CompareOptions = {}): Comparison {

@@ -7,7 +7,8 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { anthropicAdapter, countBreakpoints } from "../../shared/eviction/anthropic";
 import { EvictRequest } from "../../shared/eviction/evict.schema";
-import { CACHE_TTL_MS, evictContext } from "../../shared/eviction/evict.service";
+import { PROMPT_CACHE_TTL_MS } from "../../shared/eviction/cost";
+import { evictContext } from "../../shared/eviction/evict.service";
 import { describedImageText, loadOf, RETIRED_IMAGE_TEXT } from "../../shared/eviction/inventory";
 import { anthropicScreenshots, conversation, deepFreeze, FORMATS, pngBase64, screenshots } from "./eviction.fixtures";
 
@@ -89,7 +90,7 @@ describe("cost: time and memory", () => {
   const base = { format: "anthropic", strategy: "cost", provider: "anthropic", messages } as const;
 
   it("retires down to the floor when the cache went cold, if the session can remember it", () => {
-    const cold = evictContext(parse({ ...base, session_id: "s1", last_request_at: new Date(NOW - CACHE_TTL_MS - 1_000).toISOString() }), { now: NOW });
+    const cold = evictContext(parse({ ...base, session_id: "s1", last_request_at: new Date(NOW - PROMPT_CACHE_TTL_MS - 1_000).toISOString() }), { now: NOW });
     expect(cold.stats.reason).toBe("cold_cache");
     expect(cold.stats.cold_cache).toBe(true);
     expect(cold.retired).toBe(12 - 3);

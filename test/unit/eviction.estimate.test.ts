@@ -1,0 +1,113 @@
+/**
+ * The cost strategy's estimates and provider facts, directly: image sizes from the first bytes of
+ * base64, image and text tokens, the read discount per model, OpenAI's 500-image ceiling and the
+ * front marker keeping the client's 1-hour TTL.
+ */
+import { describe, expect, it } from "vitest";
+import { PROVIDER_CEILINGS } from "../../shared/eviction/cost";
+import { EvictRequest } from "../../shared/eviction/evict.schema";
+import { evictContext, readMultiplier } from "../../shared/eviction/evict.service";
+import { imageSize, imageTokens, MAX_IMAGE_TOKENS, textTokens } from "../../shared/eviction/estimate";
+import { animatedGif, photoPixels, pngHeaderOnly, webpFrom } from "../fixtures/images";
+import { anthropicScreenshots, conversation, screenshots } from "./eviction.fixtures";
+
+const base64 = (bytes: Uint8Array) => Buffer.from(bytes).toString("base64");
+
+/** A baseline JPEG's first segments: SOI, APP0 (JFIF), an optional padding APP1, then SOF0 with the size. */
+function jpegHead(width: number, height: number, app1Bytes = 0): Uint8Array {
+  const parts: number[] = [0xff, 0xd8, 0xff, 0xe0, 0x00, 0x10, 0x4a, 0x46, 0x49, 0x46, 0x00, 0x01, 0x01, 0x00, 0x00, 0x01, 0x00, 0x01, 0x00, 0x00];
+  if (app1Bytes > 0) {
+    const length = app1Bytes + 2;
+    parts.push(0xff, 0xe1, length >> 8, length & 0xff, ...new Array<number>(app1Bytes).fill(0x20));
+  }
+  parts.push(0xff, 0xc0, 0x00, 0x11, 0x08, height >> 8, height & 0xff, width >> 8, width & 0xff, 0x03);
+  for (let c = 1; c <= 3; c++) parts.push(c, c === 1 ? 0x22 : 0x11, c === 1 ? 0 : 1);
+  parts.push(0xff, 0xda); // the scan would follow
+  return new Uint8Array(parts);
+}
+
+describe("imageSize", () => {
+  it("reads PNG, GIF, JPEG and WebP sizes from plain base64 and from data: URLs", () => {
+    expect(imageSize(base64(pngHeaderOnly(1280, 800)))).toEqual({ width: 1280, height: 800 });
+    expect(imageSize(`data:image/png;base64,${base64(pngHeaderOnly(3000, 20))}`)).toEqual({ width: 3000, height: 20 });
+    const gif = animatedGif();
+    const gifWidth = gif[6]! | (gif[7]! << 8);
+    const gifHeight = gif[8]! | (gif[9]! << 8);
+    expect(imageSize(base64(gif))).toEqual({ width: gifWidth, height: gifHeight });
+    // A whole image shorter than the header window: its base64 padding is inside the window.
+    expect(base64(jpegHead(1920, 1080)).endsWith("=")).toBe(true);
+    expect(imageSize(base64(jpegHead(1920, 1080)))).toEqual({ width: 1920, height: 1080 });
+    expect(imageSize(base64(jpegHead(1920, 1080, 1_000)))).toEqual({ width: 1920, height: 1080 });
+    expect(imageSize(`data:image/webp;base64,${base64(webpFrom(photoPixels(40, 24), 40, 24))}`)).toEqual({ width: 40, height: 24 });
+  });
+
+  it("says null (the caller then assumes the largest image) for what it cannot read", () => {
+    expect(imageSize("")).toBeNull();
+    expect(imageSize("data:image/png;base64")).toBeNull(); // no comma
+    expect(imageSize("not base64 at all, not at all!!")).toBeNull();
+    expect(imageSize(base64(new Uint8Array(40).fill(7)))).toBeNull(); // no known signature
+    expect(imageSize(base64(pngHeaderOnly(1280, 800)).slice(0, 20))).toBeNull(); // cut before the size
+    expect(imageSize(base64(pngHeaderOnly(0, 800)))).toBeNull();
+    // A JPEG whose SOF lies beyond the bytes decoded for the header (an 8 KB APP1 first).
+    expect(imageSize(base64(jpegHead(1920, 1080, 8_000)))).toBeNull();
+  });
+});
+
+describe("token estimates", () => {
+  it("images: width × height / 750, at least 1, capped where the provider downscales; unknown = the cap", () => {
+    expect(imageTokens({ width: 1280, height: 800 })).toBe(Math.ceil((1280 * 800) / 750));
+    expect(imageTokens({ width: 1, height: 1 })).toBe(1);
+    expect(imageTokens({ width: 5120, height: 2880 })).toBe(MAX_IMAGE_TOKENS);
+    expect(imageTokens(null)).toBe(MAX_IMAGE_TOKENS);
+  });
+
+  it("text: 4 characters a token over strings, text blocks and tool calls, never counting image data", () => {
+    expect(textTokens("abcdefgh")).toBe(2);
+    expect(textTokens([{ type: "text", text: "abcd" }, { type: "image", source: { type: "base64", data: "x".repeat(40_000) } }])).toBe(1);
+    expect(textTokens({ type: "tool_result", content: [{ type: "text", text: "12345678" }, { type: "image", source: { data: "y".repeat(9_999) } }] })).toBe(2);
+    expect(textTokens({ type: "tool_use", name: "shot", input: { a: 1 } })).toBe(Math.ceil((4 + '{"a":1}'.length) / 4));
+    expect(textTokens(null)).toBe(0);
+  });
+});
+
+describe("provider facts", () => {
+  it("the cache read discount per model: Claude 0.1x; OpenAI gpt-5 0.1x, gpt-4.1 / o3 / o4 0.25x, others 0.5x", () => {
+    expect(readMultiplier("anthropic", "claude-sonnet-4-5")).toBe(0.1);
+    expect(readMultiplier(undefined, undefined)).toBe(0.1);
+    expect(readMultiplier("openai", "gpt-5-mini")).toBe(0.1);
+    expect(readMultiplier("openai", "GPT-4.1")).toBe(0.25);
+    expect(readMultiplier("azure", "o3-mini")).toBe(0.25);
+    expect(readMultiplier("openai", "o4-mini")).toBe(0.25);
+    expect(readMultiplier("openai", "gpt-4o")).toBe(0.5);
+    expect(readMultiplier("openai", undefined)).toBe(0.5);
+  });
+
+  it("OpenAI's true ceiling is 500 images with cost (hermes keeps 20): no request goes out with more", () => {
+    const under = evictContext(EvictRequest.parse({ format: "openai", strategy: "cost", provider: "openai", messages: conversation("openai", screenshots(500)) }), { now: 0 });
+    expect(under.stats.limits.max_blocks).toBe(PROVIDER_CEILINGS.openaiImages);
+    const hermes = evictContext(EvictRequest.parse({ format: "openai", messages: conversation("openai", screenshots(500)) }));
+    expect(hermes.stats.limits.max_blocks).toBe(20);
+    const over = evictContext(EvictRequest.parse({ format: "openai", strategy: "cost", provider: "openai", messages: conversation("openai", screenshots(501)) }), { now: 0 });
+    expect(over.stats.limits.max_blocks).toBe(500);
+    expect(over.stats.fits).toBe(true);
+    expect(over.stats.image_blocks_after).toBeLessThanOrEqual(500);
+  });
+
+  it("the front marker takes the client's 1-hour TTL when the client uses it, else the default", () => {
+    const size = { width: 1280, height: 800 };
+    const run = (ttl: string | undefined) => {
+      const messages = anthropicScreenshots(25, size).map((m, i, all) => {
+        if (i !== all.length - 1 || !Array.isArray(m.content)) return m;
+        const content = (m.content as Record<string, unknown>[]).slice();
+        content[content.length - 1] = { ...content[content.length - 1]!, cache_control: ttl ? { type: "ephemeral", ttl } : { type: "ephemeral" } };
+        return { ...m, content };
+      });
+      const out = evictContext(EvictRequest.parse({ format: "anthropic", strategy: "cost", provider: "anthropic", manage_cache: true, messages }), { now: 0 });
+      const at = out.stats.cache_marker!;
+      const block = (out.messages[at.message] as { content: Record<string, unknown>[] }).content[at.block]!;
+      return block.cache_control;
+    };
+    expect(run("1h")).toEqual({ type: "ephemeral", ttl: "1h" });
+    expect(run(undefined)).toEqual({ type: "ephemeral" });
+  });
+});

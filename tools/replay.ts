@@ -2,13 +2,15 @@
  * The replay CLI: reads or generates a session and prints what the old keep-3 rule, the batched
  * eviction policy (at 20 and at the provider's raised ceiling) and the cost strategy pay the
  * provider's prompt cache, side by side; `--validate` checks the model against logged usage and
- * `--suite` prints the issue's target sessions in one table. A thin wrapper: the model is in
+ * `--suite` prints the issue's target sessions in one table, `--random N` where the cost strategy
+ * loses to hermes over N random sessions, and why. A thin wrapper: the model is in
  * shared/eviction/replay.ts, the policies in policy.ts and cost.ts.
  *
  *   npm run replay -- --turns 40 --images 12
  *   npm run replay -- --session session.jsonl --format openai --json
  *   npm run replay -- --session logged.jsonl --validate
  *   npm run replay -- --suite
+ *   npm run replay -- --random 500 --seed 1
  */
 import { readFileSync } from "node:fs";
 import { parseArgs } from "node:util";
@@ -17,6 +19,7 @@ import {
   ANTHROPIC_1H_PRICES,
   CACHE_MODELS,
   compare,
+  costLosses,
   DEFAULT_PRICES,
   DEFAULT_SESSION,
   DEFAULT_THINK_MS,
@@ -25,6 +28,7 @@ import {
   OPENAI_PRICES,
   parseSessionLine,
   providerCeiling,
+  randomSessions,
   requestsFromTurns,
   requestTimes,
   validate,
@@ -32,6 +36,7 @@ import {
   type CacheKind,
   type CacheModel,
   type Comparison,
+  type CostLossReport,
   type PolicyReport,
   type ReplayRequest,
   type ReplayTurn,
@@ -97,6 +102,9 @@ Output:
   --validate              with --session request bodies carrying "usage" (and "at"): modelled
                           vs logged cache writes, reads and uncached input per request
   --suite                 the target sessions (light, heavy, with and without pauses) side by side
+  --random N              N random sessions (the property tests' ranges): how often and by how much
+                          the cost strategy (as --requests-left says) costs more than hermes 20/8/3,
+                          and for each such session why; --seed S picks the sessions (1)
 `;
 
 const { values } = parseArgs({
@@ -137,6 +145,8 @@ const { values } = parseArgs({
     "requests-left": { type: "string" },
     validate: { type: "boolean", default: false },
     suite: { type: "boolean", default: false },
+    random: { type: "string" },
+    seed: { type: "string" },
     json: { type: "boolean", default: false },
     help: { type: "boolean", default: false },
   },
@@ -249,6 +259,10 @@ if (values.session) {
   requests = turns.length > 0 ? requestsFromTurns(turns, systemTokens) : bodies.map((p) => p.segments);
   times = turns.length > 0 ? requestTimes(requests.length, pace) : bodies.map((b, i) => b.at ?? i * DEFAULT_THINK_MS);
   sessionInfo = { file: values.session, requests: requests.length, kind: turns.length > 0 ? "turns" : "requests" };
+} else if (values.random !== undefined) {
+  const report = costLosses(randomSessions(number("random", 0, { min: 1 }), number("seed", 1)), { model, prices, limits, horizon });
+  process.stdout.write(values.json ? `${JSON.stringify(report, null, 2)}\n` : renderLosses(report));
+  process.exit(0);
 } else if (values.suite) {
   process.stdout.write(renderSuite());
   process.exit(0);
@@ -409,4 +423,18 @@ function renderSuite(): string {
     "known: eviction writes",
   ];
   return [describeModel(), "", ...markdownTable(header, body), ""].join("\n");
+}
+
+/** Where cost loses to hermes over random sessions: a summary line, then one row per loss with why. */
+function renderLosses(r: CostLossReport): string {
+  const pct = (x: number) => `${x >= 0 ? "+" : ""}${(x * 100).toFixed(1)} %`;
+  const told = horizon === "guess" ? "told nothing" : `requests_left ${horizon}`;
+  const summary = `cost (${told}) against hermes ${limits.maxBlocks}/${limits.batch}/${limits.floor} over ${r.sessions} random sessions: dearer in ${r.losses.length} (${((r.losses.length / Math.max(1, r.sessions)) * 100).toFixed(1)} %), worst ${pct(r.worst_excess)}, mean ${pct(r.mean_excess)}`;
+  const body = r.losses.map((loss) => {
+    const s = loss.session;
+    const shape = `${s.turns} turns, ${s.images} images every ${s.imageEvery}, text ${s.textTokens}, image ${s.imageTokens}, system ${s.systemTokens}, ${s.thinkSeconds} s${s.pauseEvery ? `, ${s.pauseMinutes}-min pause every ${s.pauseEvery}` : ""}`;
+    return [shape, pct(loss.excess), loss.why];
+  });
+  const table = body.length > 0 ? ["", ...markdownTable(["session", "cost vs hermes", "why"], body)] : [];
+  return [describeModel(), "", summary, ...table, ""].join("\n");
 }

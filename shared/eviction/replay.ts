@@ -707,6 +707,144 @@ export function requestTimes(count: number, pace: SessionPace = {}): number[] {
   return times;
 }
 
+/** A generated session with its pace: what the random comparisons draw. */
+export interface RandomSession extends SessionShape, SessionPace {
+  readonly imageEvery: number;
+  readonly textTokens: number;
+  readonly imageTokens: number;
+  readonly systemTokens: number;
+  readonly thinkSeconds: number;
+  /** 0: no pauses. */
+  readonly pauseEvery: number;
+  readonly pauseMinutes: number;
+}
+
+/**
+ * The ranges random sessions are drawn from (inclusive), shared by the property tests and
+ * `npm run replay -- --random N`: 1-90 turns, 0-90 images every 1-4 turns, text 100-3,000 and
+ * images 200-3,000 tokens, a system prompt of 500-8,000, 5-120 s between requests, and in half of
+ * the sessions a pause every 5-30 requests of 1-20 minutes.
+ */
+export const RANDOM_SESSION_RANGES = Object.freeze({
+  turns: [1, 90],
+  images: [0, 90],
+  imageEvery: [1, 4],
+  textTokens: [100, 3_000],
+  imageTokens: [200, 3_000],
+  systemTokens: [500, 8_000],
+  thinkSeconds: [5, 120],
+  pauseEvery: [5, 30],
+  pauseMinutes: [1, 20],
+} as const);
+
+/** `count` random sessions from a seed (a small xorshift generator: the same seed, the same sessions). */
+export function randomSessions(count: number, seed: number): RandomSession[] {
+  let state = seed >>> 0 || 0x9e3779b9;
+  const next = () => {
+    state ^= state << 13;
+    state ^= state >>> 17;
+    state ^= state << 5;
+    return (state >>> 0) / 0x1_0000_0000;
+  };
+  const draw = ([min, max]: readonly [number, number]) => min + Math.floor(next() * (max - min + 1));
+  const r = RANDOM_SESSION_RANGES;
+  return Array.from({ length: count }, () => ({
+    turns: draw(r.turns),
+    images: draw(r.images),
+    imageEvery: draw(r.imageEvery),
+    textTokens: draw(r.textTokens),
+    imageTokens: draw(r.imageTokens),
+    systemTokens: draw(r.systemTokens),
+    thinkSeconds: draw(r.thinkSeconds),
+    pauseEvery: next() < 0.5 ? 0 : draw(r.pauseEvery),
+    pauseMinutes: draw(r.pauseMinutes),
+  }));
+}
+
+/** One session where the cost strategy paid more than hermes, and why. */
+export interface CostLoss {
+  readonly session: RandomSession;
+  readonly cost: number;
+  readonly hermes: number;
+  /** cost / hermes - 1. */
+  readonly excess: number;
+  /** Requests (1-based) where each rewrote history. */
+  readonly cost_collapses: number[];
+  readonly hermes_collapses: number[];
+  readonly why: string;
+}
+
+/** What random sessions say of `cost` against hermes: how often and by how much it loses, and why. */
+export interface CostLossReport {
+  readonly sessions: number;
+  readonly losses: CostLoss[];
+  /** Mean of cost / hermes - 1 over all sessions. */
+  readonly mean_excess: number;
+  readonly worst_excess: number;
+}
+
+/**
+ * Replays each session with hermes 20/8/3 and the cost strategy (told of the requests left what
+ * `horizon` says) under one cache model, and explains every loss from where each rewrote history.
+ *
+ * @example
+ * costLosses(randomSessions(200, 1), { model: ANTHROPIC_CACHE_MODEL }).losses.length // a handful at most
+ */
+export function costLosses(
+  sessions: readonly RandomSession[],
+  options: { readonly model?: CacheModel; readonly prices?: Prices; readonly limits?: EvictionLimits; readonly horizon?: CostPolicyOptions["horizon"] } = {},
+): CostLossReport {
+  const model = options.model ?? ANTHROPIC_CACHE_MODEL;
+  const limits = options.limits ?? DEFAULT_LIMITS;
+  const raised = { ...limits, maxBlocks: providerCeiling(model.kind) };
+  const losses: CostLoss[] = [];
+  let sum = 0;
+  let worst = 0;
+  for (const session of sessions) {
+    const requests = requestsFromTurns(generateSession(session), session.systemTokens);
+    const times = requestTimes(requests.length, session);
+    const hermes = replay(requests, batchedPolicy(limits), { model, prices: options.prices, limits, times });
+    const cost = replay(
+      requests,
+      costPolicy({ limits: raised, baseCeiling: limits.maxBlocks, prices: options.prices, model, horizon: options.horizon }),
+      { model, prices: options.prices, limits: raised, times },
+    );
+    const excess = hermes.cost > 0 ? cost.cost / hermes.cost - 1 : 0;
+    sum += excess;
+    worst = Math.max(worst, excess);
+    if (cost.cost <= hermes.cost + 1e-9) continue;
+    const collapses = (r: typeof cost) => r.perRequest.flatMap((q, i) => (q.evictionWriteTokens > 0 ? [i + 1] : []));
+    const costCollapses = collapses(cost);
+    const hermesCollapses = collapses(hermes);
+    losses.push({
+      session,
+      cost: cost.cost,
+      hermes: hermes.cost,
+      excess,
+      cost_collapses: costCollapses,
+      hermes_collapses: hermesCollapses,
+      why: explainLoss(costCollapses, hermesCollapses, requests.length, cost, hermes),
+    });
+  }
+  return { sessions: sessions.length, losses, mean_excess: sessions.length ? sum / sessions.length : 0, worst_excess: worst };
+}
+
+/** One sentence on why a session cost more with `cost`: which rewrites it made that hermes did not, and how soon the session ended after. */
+function explainLoss(costAt: readonly number[], hermesAt: readonly number[], requests: number, cost: PolicyReport, hermes: PolicyReport): string {
+  const last = costAt[costAt.length - 1];
+  const hermesPart = hermesAt.length === 0 ? "hermes never rewrote history" : `hermes rewrote at request${hermesAt.length > 1 ? "s" : ""} ${hermesAt.join(", ")}`;
+  if (last === undefined) {
+    return `cost never rewrote history but read more images (${cost.max_image_blocks} at most against ${hermes.max_image_blocks}); ${hermesPart}`;
+  }
+  const extra = cost.eviction_write_tokens - hermes.eviction_write_tokens;
+  const at = `cost rewrote at request${costAt.length > 1 ? "s" : ""} ${costAt.join(", ")}`;
+  if (extra <= 0) {
+    return `${at}, no more eviction writes than hermes, but read more images (${cost.cache_read_tokens.toLocaleString("en-US")} read tokens against ${hermes.cache_read_tokens.toLocaleString("en-US")}); ${hermesPart}`;
+  }
+  const after = requests - last;
+  return `${at} (${extra.toLocaleString("en-US")} eviction-write tokens more than hermes) and the session ended ${after} request${after === 1 ? "" : "s"} after the last: the reads saved by then did not pay that back; ${hermesPart}`;
+}
+
 /** How many images a compact session actually places (fewer than asked when turns run out). */
 export const imagesIn = (turns: readonly ReplayTurn[]) => turns.reduce((n, t) => n + t.images.length, 0);
 

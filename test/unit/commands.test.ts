@@ -41,6 +41,15 @@ describe("npm run replay", () => {
     expect(new Set(costs).size).toBe(3);
   });
 
+  it("--random N says over N random sessions how often cost loses to hermes, and why (here told a 90-request budget)", () => {
+    const report = JSON.parse(run(["run", "-s", "replay", "--", "--random", "60", "--seed", "1", "--requests-left", "90", "--json"], 60_000));
+    expect(report.sessions).toBe(60);
+    expect(typeof report.mean_excess).toBe("number");
+    for (const loss of report.losses) expect(loss.why).toMatch(/^cost /);
+    const table = run(["run", "-s", "replay", "--", "--random", "60", "--seed", "1"], 60_000);
+    expect(table).toMatch(/cost \(told nothing\) against hermes 20\/8\/3 over 60 random sessions: dearer in \d+/);
+  });
+
   it("--validate reproduces the hand-made session's logged usage exactly", () => {
     const report = JSON.parse(run(["run", "-s", "replay", "--", "--session", "test/fixtures/replay-validate.jsonl", "--validate", "--json"], 60_000));
     expect(report.rows).toHaveLength(4);

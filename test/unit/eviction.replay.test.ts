@@ -11,6 +11,7 @@ import {
   applyPolicy,
   batchedPolicy,
   costPolicy,
+  costLosses,
   costSteps,
   DEFAULT_PRICES,
   noEviction,
@@ -27,6 +28,8 @@ import {
   replay,
   requestsFromTurns,
   parseUsage,
+  RANDOM_SESSION_RANGES,
+  randomSessions,
   validate,
   type CacheModel,
   type ReplayRequest,
@@ -281,17 +284,18 @@ describe("faithful cache models", () => {
   });
 });
 
-/** The random sessions of the cost properties: 1-90 turns, 0-90 images every 1-4 turns, random pace and pauses. */
+/** The random sessions of the cost properties: the ranges `npm run replay -- --random` draws from. */
+const range = (key: keyof typeof RANDOM_SESSION_RANGES) => fc.integer({ min: RANDOM_SESSION_RANGES[key][0], max: RANDOM_SESSION_RANGES[key][1] });
 const randomSession = fc.record({
-  turns: fc.integer({ min: 1, max: 90 }),
-  images: fc.integer({ min: 0, max: 90 }),
-  imageEvery: fc.integer({ min: 1, max: 4 }),
-  textTokens: fc.integer({ min: 100, max: 3_000 }),
-  imageTokens: fc.integer({ min: 200, max: 3_000 }),
-  systemTokens: fc.integer({ min: 500, max: 8_000 }),
-  thinkSeconds: fc.integer({ min: 5, max: 120 }),
-  pauseEvery: fc.oneof(fc.constant(0), fc.integer({ min: 5, max: 30 })),
-  pauseMinutes: fc.integer({ min: 1, max: 20 }),
+  turns: range("turns"),
+  images: range("images"),
+  imageEvery: range("imageEvery"),
+  textTokens: range("textTokens"),
+  imageTokens: range("imageTokens"),
+  systemTokens: range("systemTokens"),
+  thinkSeconds: range("thinkSeconds"),
+  pauseEvery: fc.oneof(fc.constant(0), range("pauseEvery")),
+  pauseMinutes: range("pauseMinutes"),
 });
 
 describe("the target sessions, faithful model (the numbers docs/eviction.md reports)", () => {
@@ -411,6 +415,32 @@ describe("the target sessions, faithful model (the numbers docs/eviction.md repo
     );
     expect(losses.cost / runs).toBeLessThanOrEqual(0.05);
     expect(losses.cost_known / runs).toBeLessThanOrEqual(0.05);
+  });
+
+  it("random sessions: the same seed draws the same sessions within the ranges; losses come with where each rewrote and why", () => {
+    const sessions = randomSessions(300, 7);
+    expect(randomSessions(300, 7)).toEqual(sessions);
+    expect(randomSessions(300, 8)).not.toEqual(sessions);
+    for (const session of sessions) {
+      for (const [key, [min, max]] of Object.entries(RANDOM_SESSION_RANGES)) {
+        const value = session[key as keyof typeof session] as number;
+        if (key === "pauseEvery" && value === 0) continue;
+        expect(value).toBeGreaterThanOrEqual(min);
+        expect(value).toBeLessThanOrEqual(max);
+      }
+    }
+    expect(sessions.some((s) => s.pauseEvery === 0) && sessions.some((s) => s.pauseEvery > 0)).toBe(true);
+    // Told a 90-request budget most of these sessions end before, cost loses some: each loss says why.
+    const report = costLosses(sessions.slice(0, 150), { model: ANTHROPIC_CACHE_MODEL, horizon: 90 });
+    expect(report.sessions).toBe(150);
+    expect(report.losses.length).toBeGreaterThan(0);
+    for (const loss of report.losses) {
+      expect(loss.cost).toBeGreaterThan(loss.hermes);
+      expect(loss.excess).toBeCloseTo(loss.cost / loss.hermes - 1, 9);
+      expect(loss.why).toMatch(/^cost (rewrote at request|never rewrote)/);
+      if (loss.cost_collapses.length > 0) expect(loss.why).toContain(`request${loss.cost_collapses.length > 1 ? "s" : ""} ${loss.cost_collapses.join(", ")}`);
+    }
+    expect(report.worst_excess).toBe(Math.max(...report.losses.map((loss) => loss.excess)));
   });
 
   it("property: cost never rewrites an upload", () => {

@@ -86,8 +86,20 @@ describe("/mcp transport errors", () => {
     const noSse = await callJson("/mcp", { body: { jsonrpc: "2.0", id: 1, method: "ping" }, headers: { accept: "application/json" } });
     expect(noSse.status).toBe(406);
     expect(noSse.body.error.code).toBe(-32000);
-    const text = await callJson("/mcp", { raw: '{"jsonrpc":"2.0","id":1,"method":"ping"}', headers: { accept: ACCEPT, "content-type": "text/plain" } });
-    expect(text.status).toBe(415);
+    for (const contentType of ["text/plain", ""]) {
+      const text = await callJson("/mcp", { raw: '{"jsonrpc":"2.0","id":1,"method":"ping"}', headers: { accept: ACCEPT, "content-type": contentType } });
+      expect(text.status, contentType).toBe(415);
+      expect(text.body, contentType).toEqual({
+        jsonrpc: "2.0",
+        id: null,
+        error: { code: -32000, message: "Unsupported Media Type: send the JSON-RPC message with Content-Type: application/json." },
+      });
+    }
+    // Content-Type is judged before the protocol version and the body.
+    const first = await callJson("/mcp", { raw: "{not json", headers: { accept: ACCEPT, "content-type": "text/plain", "mcp-protocol-version": "1999-01-01" } });
+    expect(first.status).toBe(415);
+    const json = await callJson("/mcp", { raw: '{"jsonrpc":"2.0","id":1,"method":"ping"}', headers: { accept: ACCEPT, "content-type": "application/json; charset=UTF-8" } });
+    expect(json.status).toBe(200);
   });
 
   it("takes batches under 2025-03-26 only", async () => {

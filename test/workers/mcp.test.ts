@@ -217,6 +217,8 @@ describe("/mcp tools", () => {
     expect(JSON.stringify(body)).not.toContain("prefixItems");
     for (const tool of tools) expect(tool.outputSchema.type, tool.name).toBe("object");
     expect(JSON.stringify(vision.outputSchema)).not.toContain('"data"');
+    // Built once: a second tools/list shows the very same schemas.
+    expect((await rpc({ jsonrpc: "2.0", id: "list", method: "tools/list" })).body).toEqual(body);
   });
 
   it("calls web_search through the same cache as the HTTP route", async () => {

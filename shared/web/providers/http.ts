@@ -100,7 +100,12 @@ export function parseAnswer<S extends z.ZodType>(settings: ProviderSettings, sch
   const issue = parsed.error.issues[0];
   const where = issue && issue.path.length > 0 ? issue.path.map(String).join(".") : "the answer";
   // The issue code and path only: zod messages may quote what the provider sent.
-  throw unexpectedShape(settings, `${where}: ${issue?.code ?? "invalid"}`, { issues: parsed.error.issues.slice(0, 3).map((i) => ({ path: i.path.map(String), code: i.code })) });
+  throw unexpectedShape(settings, `${where}: ${issue ? issueCode(issue) : "invalid"}`, { issues: parsed.error.issues.slice(0, 3).map((i) => ({ path: i.path.map(String), code: issueCode(i) })) });
+}
+
+/** A discriminated union that matched no branch reports its discriminator: that value is what is wrong. */
+function issueCode(issue: z.core.$ZodIssue): string {
+  return issue.code === "invalid_union" && "discriminator" in issue ? "invalid_value" : issue.code;
 }
 
 function timeoutError(settings: ProviderSettings): AppError {

@@ -45,7 +45,7 @@ export interface SearchValue {
 export interface ExtractValue {
   provider: ExtractProviderName;
   page: ExtractedPage;
-  /** The content was already cut to the caller's `web.char_limit` (by the single-flight owner). */
+  /** The content was cut to the caller's `web.char_limit` (once: see cutForCaller); never stored. */
   truncated?: true;
 }
 

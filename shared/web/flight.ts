@@ -121,15 +121,16 @@ export function forCaller(outcome: FlightOutcome, charLimit: number | undefined)
 }
 
 /**
- * The one cut of page content to `charLimit` (head and tail kept), flagged `truncated: true`. A
- * value already flagged was cut by the single-flight owner and is passed through untouched, so
- * every path cuts once: the owner for what crosses its boundary, paidCall for the paths around it.
+ * The one cut of page content to `charLimit` (head and tail kept), flagged `truncated: true`; a
+ * page the reader already stopped short is flagged too. A value already flagged was cut by the
+ * single-flight owner and is passed through untouched, so every path cuts once: the owner for
+ * what crosses its boundary, paidCall for the paths around it.
  */
 export function cutForCaller<V extends JobValue>(value: V, charLimit: number | undefined): V {
   if (charLimit === undefined || !("page" in value) || value.truncated) return value;
   const cut = truncateContent(value.page.content, charLimit);
-  if (!cut.truncated) return value;
-  return { ...value, page: { ...value.page, content: cut.content }, truncated: true };
+  if (cut.truncated) return { ...value, page: { ...value.page, content: cut.content }, truncated: true };
+  return value.page.truncated ? { ...value, truncated: true } : value;
 }
 
 /** A paid call that threw: its error as waiters receive it; a crash (not an AppError) is logged. */

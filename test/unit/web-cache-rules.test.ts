@@ -94,6 +94,13 @@ describe("cutForCaller", () => {
     expect(cutForCaller(cut, 2_000)).toBe(cut);
   });
 
+  it("flags a page the reader stopped short even when it fits the limit", () => {
+    const partial: ExtractValue = { ...page("the first part of a page"), page: { ...page("the first part of a page").page, truncated: true } };
+    const answered = cutForCaller(partial, 2_000);
+    expect(answered.truncated).toBe(true);
+    expect(answered.page.content).toBe("the first part of a page");
+  });
+
   it("leaves content within the limit, search values and an absent limit alone", () => {
     const short = page("short");
     expect(cutForCaller(short, 2_000)).toBe(short);

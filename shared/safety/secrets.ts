@@ -351,7 +351,7 @@ function isCredentialValue(name: string, value: string): boolean {
  * Obvious placeholders: `YOUR_API_KEY`, `your-token-here`, `<token>`, `{{api_key}}`, `${TOKEN}`,
  * `[key]`, `xxxx…`, `****`, `•••`, `DEMO_KEY`, `none`.
  */
-export function isPlaceholder(value: string): boolean {
+function isPlaceholder(value: string): boolean {
   const v = value.trim();
   if (v.length >= 2) {
     const first = v[0]!;
@@ -441,7 +441,7 @@ const NOT_ASCII_ALNUM = /[^A-Za-z0-9]+/g;
  * we look for is ASCII. Malformed escapes stay as they are.
  * @example percentDecodeFixpoint("sk%252Dproj") // "sk-proj"
  */
-export function percentDecodeFixpoint(text: string): string {
+function percentDecodeFixpoint(text: string): string {
   if (!text.includes("%")) return text;
   // Fast path: one native round, then the stack pass below only if an escape is left.
   try {

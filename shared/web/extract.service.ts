@@ -92,7 +92,7 @@ export async function webExtract(deps: ExtractDeps, input: ExtractRequest): Prom
  * Cache key: provider + how it is reached + format + normalized URL (hashed). Path and query keep
  * their case and order, so two different resources never share an entry.
  */
-export async function extractCacheKey(provider: ResolvedExtractProvider, url: URL, format: string): Promise<string> {
+async function extractCacheKey(provider: ResolvedExtractProvider, url: URL, format: string): Promise<string> {
   return `extract:v1:${provider.name}:${format}:${await sha256Hex(`${provider.baseUrl}\n${normalizeUrlForCache(url)}`)}`;
 }
 

@@ -42,7 +42,7 @@ export interface SingleFlight {
   run(key: string, job: Job, options: FlightOptions): Promise<FlightOutcome>;
 }
 
-export function toFlightError(error: unknown): FlightError {
+function toFlightError(error: unknown): FlightError {
   if (error instanceof AppError) return { status: error.status, code: error.code, message: error.message };
   return { status: 500, code: "internal_error", message: "The service failed unexpectedly while calling the provider; try again." };
 }

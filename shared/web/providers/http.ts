@@ -52,7 +52,7 @@ export async function callProviderText(settings: ProviderSettings, fetch: FetchF
 }
 
 /** Map a failure status to a 502 that names the provider and status and nothing upstream said. */
-export function statusError(settings: ProviderSettings, status: number, upstreamBody = ""): AppError {
+function statusError(settings: ProviderSettings, status: number, upstreamBody = ""): AppError {
   const cause = { status, body: redact(upstreamBody.slice(0, CAUSE_SNIPPET_CHARS), settings.apiKey) };
   if (status === 401 || status === 403) {
     const why = settings.apiKey

@@ -7,7 +7,7 @@ import { parseAnswer, postJson, unexpectedShape } from "../http";
 import type { SearchAdapter } from "../provider.types";
 import { rankHits } from "./hits";
 
-export const FIRECRAWL_MAX_RESULTS = 100;
+const FIRECRAWL_MAX_RESULTS = 100;
 
 const FirecrawlHit = z.object({ url: z.string(), title: z.string().nullish(), description: z.string().nullish() });
 

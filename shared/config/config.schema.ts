@@ -38,29 +38,35 @@ const clampedInt = (fallback: number, min: number, max: number, onNaN: "default"
     return Math.min(max, Math.max(min, Math.round(n)));
   });
 
-/** A list from a TOML array or a comma-separated env string; entries trimmed and lower-cased. */
-const hostList = z.unknown().transform((value, ctx): string[] => {
-  if (value === undefined || value === null || value === "") return [];
-  const items = Array.isArray(value) ? value : typeof value === "string" ? value.split(",") : null;
-  if (!items) return unusable(ctx, "expected a list or a comma-separated string");
-  return items.map((item) => String(item).trim().toLowerCase()).filter((item) => item !== "");
-});
+/**
+ * A list from a TOML array or a comma-separated env string: entries trimmed, empty ones dropped,
+ * each read by `entry` (which may refuse it through `unusable`; the first refusal stops the list).
+ * @param noun what the entries are, for the error message (" of origins")
+ */
+const listOf = (entry: (text: string, ctx: z.RefinementCtx) => string, noun = "") =>
+  z.unknown().transform((value, ctx): string[] => {
+    if (value === undefined || value === null || value === "") return [];
+    const items = Array.isArray(value) ? value : typeof value === "string" ? value.split(",") : null;
+    if (!items) return unusable(ctx, `expected a list or a comma-separated string${noun}`);
+    const entries: string[] = [];
+    for (const item of items) {
+      const text = String(item).trim();
+      if (text === "") continue;
+      const read = entry(text, ctx);
+      if (read === z.NEVER) return z.NEVER;
+      entries.push(read);
+    }
+    return entries;
+  });
 
-/** Browser origins (`https://app.example.com`), from a TOML array or a comma-separated string. */
-const originList = z.unknown().transform((value, ctx): string[] => {
-  if (value === undefined || value === null || value === "") return [];
-  const items = Array.isArray(value) ? value : typeof value === "string" ? value.split(",") : null;
-  if (!items) return unusable(ctx, "expected a list or a comma-separated string of origins");
-  const origins: string[] = [];
-  for (const item of items) {
-    const text = String(item).trim();
-    if (text === "") continue;
-    const origin = URL.canParse(text) ? new URL(text).origin : "null";
-    if (origin === "null") return unusable(ctx, `expected an origin such as https://app.example.com, got "${text.slice(0, 80)}"`);
-    origins.push(origin);
-  }
-  return origins;
-});
+/** Host patterns, lower-cased. */
+const hostList = listOf((text) => text.toLowerCase());
+
+/** Browser origins (`https://app.example.com`), each normalised to its origin. */
+const originList = listOf((text, ctx) => {
+  const origin = URL.canParse(text) ? new URL(text).origin : "null";
+  return origin === "null" ? unusable(ctx, `expected an origin such as https://app.example.com, got "${text.slice(0, 80)}"`) : origin;
+}, " of origins");
 
 const optionalUrl = z.unknown().transform((value, ctx): string | null => {
   if (value === undefined || value === null || value === "") return null;

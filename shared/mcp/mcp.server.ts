@@ -41,8 +41,18 @@ export function createMcpServer(ctx: ToolContext, tools: ToolDefinition[], sessi
   return server;
 }
 
-/** A tool as `tools/list` shows it: portable input and output schemas from the zod schemas. */
+/** Each tool's listing, built on its first `tools/list` (the schemas never change while the code runs). */
+const listings = new WeakMap<ToolDefinition, Tool>();
+
+/** A tool as `tools/list` shows it, built once per tool and frozen so no caller can change it. */
 export function mcpToolListing(tool: ToolDefinition): Tool {
+  let listing = listings.get(tool);
+  if (!listing) listings.set(tool, (listing = deepFreeze(buildMcpToolListing(tool))));
+  return listing;
+}
+
+/** A tool as `tools/list` shows it: portable input and output schemas from the zod schemas. */
+export function buildMcpToolListing(tool: ToolDefinition): Tool {
   const inputSchema = toObjectJsonSchema(tool.input, "input");
   if (tool.sessionArgument && Array.isArray(inputSchema.required)) {
     inputSchema.required = inputSchema.required.filter((name) => name !== tool.sessionArgument);
@@ -70,4 +80,13 @@ async function callTool(ctx: ToolContext, tool: ToolDefinition, args: Record<str
     // A tool failure is a result the model can read, not a protocol error (MCP spec).
     return { content: [{ type: "text", text: JSON.stringify(appError.toBody()) }], isError: true };
   }
+}
+
+/** Freezes our own generated listing, nested objects included (it is small and acyclic). */
+function deepFreeze<T>(value: T): T {
+  if (value !== null && typeof value === "object" && !Object.isFrozen(value)) {
+    for (const inner of Object.values(value)) deepFreeze(inner);
+    Object.freeze(value);
+  }
+  return value;
 }

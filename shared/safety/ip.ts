@@ -102,7 +102,7 @@ function inV4Range(ip: number, r: V4Range): boolean {
 }
 
 /** Dotted-quad text of a 32-bit address. */
-export function formatIPv4(ip: number): string {
+function formatIPv4(ip: number): string {
   return `${ip >>> 24}.${(ip >>> 16) & 255}.${(ip >>> 8) & 255}.${ip & 255}`;
 }
 

@@ -288,25 +288,20 @@ const AUTH_METHODS = new Set(["google", "github", "gitlab", "facebook", "apple",
 const PLACEHOLDER_VALUES = new Set(["demokey", "demo", "sample", "samplekey", "example", "examplekey", "placeholder", "redacted", "changeme", "none", "null", "nil", "undefined", "na", "false", "true", "empty"]);
 
 type NameKind = "credential" | "ambiguous" | null;
-/** Parameter names repeat across requests (`id`, `q`, `ref`); a small memo keeps the scan cheap. */
-const nameKindMemo = new Map<string, NameKind>();
 
+/** Last letters of the CREDENTIAL_SUFFIXES: a name ending otherwise needs no `endsWith` at all. */
+const SUFFIX_LAST_CHARS = new Set(CREDENTIAL_SUFFIXES.map((suffix) => suffix.charCodeAt(suffix.length - 1)));
+
+/**
+ * What a parameter name says about its value. Pure and cheap (no memo): the common answer, an
+ * ordinary name, costs two set lookups and one character test on the normalised name.
+ */
 function nameKind(name: string): NameKind {
-  let kind = nameKindMemo.get(name);
-  if (kind === undefined) {
-    kind = classifyParameterName(name);
-    if (nameKindMemo.size >= 1024) nameKindMemo.clear();
-    nameKindMemo.set(name, kind);
-  }
-  return kind;
-}
-
-function classifyParameterName(name: string): NameKind {
   const n = alnumLower(name);
-  if (NOT_CREDENTIAL_NAMES.has(n)) return null;
+  // No name is both ambiguous and a pagination cursor, so the ambiguous set may be asked first.
   if (AMBIGUOUS_NAMES.has(n)) return "ambiguous";
-  if (CREDENTIAL_NAMES.has(n) || CREDENTIAL_SUFFIXES.some((s) => n.endsWith(s))) return "credential";
-  return null;
+  const credential = CREDENTIAL_NAMES.has(n) || (SUFFIX_LAST_CHARS.has(n.charCodeAt(n.length - 1)) && CREDENTIAL_SUFFIXES.some((s) => n.endsWith(s)));
+  return credential && !NOT_CREDENTIAL_NAMES.has(n) ? "credential" : null;
 }
 
 const MAX_NAME_CHARS = 64;
@@ -356,7 +351,7 @@ function isCredentialValue(name: string, value: string): boolean {
  * Obvious placeholders: `YOUR_API_KEY`, `your-token-here`, `<token>`, `{{api_key}}`, `${TOKEN}`,
  * `[key]`, `xxxx…`, `****`, `•••`, `DEMO_KEY`, `none`.
  */
-export function isPlaceholder(value: string): boolean {
+function isPlaceholder(value: string): boolean {
   const v = value.trim();
   if (v.length >= 2) {
     const first = v[0]!;
@@ -427,14 +422,14 @@ function hasKeyLikeRun(text: string, from: number, to: number, minRun: number): 
 }
 
 function alnumLower(text: string): string {
-  let out = "";
-  for (let i = 0; i < text.length; i++) {
-    const c = text.charCodeAt(i);
-    if (isDigit(c) || isLower(c)) out += text[i];
-    else if (isUpper(c)) out += String.fromCharCode(c + 32);
-  }
-  return out;
+  let plain = 0;
+  while (plain < text.length && (isDigit(text.charCodeAt(plain)) || isLower(text.charCodeAt(plain)))) plain++;
+  if (plain === text.length) return text; // already lower-case alphanumerics (`id`, `ref`, `page2`): no copy
+  // Removed before lower-casing, so no other character can become an ASCII letter (the Kelvin sign → k).
+  return text.replace(NOT_ASCII_ALNUM, "").toLowerCase();
 }
+
+const NOT_ASCII_ALNUM = /[^A-Za-z0-9]+/g;
 
 // ---------------------------------------------------------------------------------------------
 // Percent-decoding to a fixpoint, in one pass
@@ -446,7 +441,7 @@ function alnumLower(text: string): string {
  * we look for is ASCII. Malformed escapes stay as they are.
  * @example percentDecodeFixpoint("sk%252Dproj") // "sk-proj"
  */
-export function percentDecodeFixpoint(text: string): string {
+function percentDecodeFixpoint(text: string): string {
   if (!text.includes("%")) return text;
   // Fast path: one native round, then the stack pass below only if an escape is left.
   try {

@@ -4,7 +4,7 @@
  */
 import type { Logger } from "../log";
 import type { CacheStore, Clock, FetchFn } from "../ports";
-import { type CacheStatus, fromFlightError, type SingleFlight } from "./flight";
+import { type CacheStatus, cutForCaller, fromFlightError, type SingleFlight } from "./flight";
 import { isStorable, type Job, type JobValue, runJob, type ValueOf } from "./jobs";
 
 export interface PaidCallDeps {
@@ -20,7 +20,10 @@ export interface PaidCallOptions {
   ttlMs: number;
   /** False when the answer must never be stored (exempt or local hosts). */
   store: boolean;
-  /** Most content characters a caller can receive (`web.char_limit`); see FlightOptions.charLimit. */
+  /**
+   * Most content characters a caller can receive (`web.char_limit`): every answer comes back cut
+   * to it and flagged `truncated` (see FlightOptions.charLimit and cutForCaller).
+   */
   charLimit?: number;
 }
 
@@ -38,12 +41,14 @@ export async function paidCall<J extends Job>(deps: PaidCallDeps, key: string, j
 }
 
 async function paidCallUntyped(deps: PaidCallDeps, key: string, job: Job, options: PaidCallOptions): Promise<PaidCallResult> {
-  if (!options.enabled) return { value: await runJob(job, deps.fetch), cache: "bypass" };
+  // The single-flight owner cuts what it answers; the paths around it cut here, with the same cut.
+  const forCaller = (value: JobValue) => cutForCaller(value, options.charLimit);
+  if (!options.enabled) return { value: forCaller(await runJob(job, deps.fetch)), cache: "bypass" };
 
   const now = deps.clock();
   if (options.store) {
     const entry = await readQuietly(deps, key);
-    if (entry && entry.expiresAt > now) return { value: entry.value, cache: "hit" };
+    if (entry && entry.expiresAt > now) return { value: forCaller(entry.value), cache: "hit" };
   }
 
   let outcome;
@@ -56,7 +61,7 @@ async function paidCallUntyped(deps: PaidCallDeps, key: string, job: Job, option
     if (options.store && isStorable(job, value)) {
       await deps.cache.put(key, { value, expiresAt: now + options.ttlMs }, options.ttlMs).catch(() => {});
     }
-    return { value, cache: "miss" };
+    return { value: forCaller(value), cache: "miss" };
   }
   if (!outcome.ok) throw fromFlightError(outcome.error);
   return { value: outcome.value, cache: outcome.cache };

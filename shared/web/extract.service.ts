@@ -14,9 +14,6 @@ import { paidCall, type PaidCallDeps } from "./cache";
 import { ExtractError as ExtractErrorSchema, type ExtractError, type ExtractRequest, type ExtractResponse, type ExtractResult } from "./extract.schema";
 import type { ExtractJob } from "./jobs";
 import { resolveExtractProvider, type ResolvedExtractProvider } from "./providers/resolve";
-import { truncateContent } from "./truncate";
-
-export { truncateContent } from "./truncate";
 
 export interface ExtractDeps extends PaidCallDeps {
   config: LoadedConfig;
@@ -80,11 +77,9 @@ export async function webExtract(deps: ExtractDeps, input: ExtractRequest): Prom
         }
         if (cached) hits++;
         else misses++;
-        // The single-flight owner may have cut the content already (answers cross RPC within its limit).
-        const cut = truncateContent(answer.value.page.content, config.web.char_limit);
-        const { content } = cut;
-        const truncated = cut.truncated || answer.value.truncated === true;
-        return { url: given, final_url: answer.value.page.final_url, title: answer.value.page.title, content, cached, truncated };
+        // paidCall answers the content already cut to char_limit, and flags the cut.
+        const { page } = answer.value;
+        return { url: given, final_url: page.final_url, title: page.title, content: page.content, cached, truncated: answer.value.truncated === true };
       } catch (error) {
         return { url: given, error: inBandError(error) };
       }
@@ -97,7 +92,7 @@ export async function webExtract(deps: ExtractDeps, input: ExtractRequest): Prom
  * Cache key: provider + how it is reached + format + normalized URL (hashed). Path and query keep
  * their case and order, so two different resources never share an entry.
  */
-export async function extractCacheKey(provider: ResolvedExtractProvider, url: URL, format: string): Promise<string> {
+async function extractCacheKey(provider: ResolvedExtractProvider, url: URL, format: string): Promise<string> {
   return `extract:v1:${provider.name}:${format}:${await sha256Hex(`${provider.baseUrl}\n${normalizeUrlForCache(url)}`)}`;
 }
 

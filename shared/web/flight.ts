@@ -42,7 +42,7 @@ export interface SingleFlight {
   run(key: string, job: Job, options: FlightOptions): Promise<FlightOutcome>;
 }
 
-export function toFlightError(error: unknown): FlightError {
+function toFlightError(error: unknown): FlightError {
   if (error instanceof AppError) return { status: error.status, code: error.code, message: error.message };
   return { status: 500, code: "internal_error", message: "The service failed unexpectedly while calling the provider; try again." };
 }
@@ -113,13 +113,24 @@ export class FlightCoordinator implements SingleFlight {
   }
 }
 
-/** The outcome as the caller may receive it: page content cut to `charLimit`. */
+/** The outcome as the caller may receive it: page content cut to `charLimit` (see cutForCaller). */
 export function forCaller(outcome: FlightOutcome, charLimit: number | undefined): FlightOutcome {
-  if (!outcome.ok || charLimit === undefined || !("page" in outcome.value)) return outcome;
-  const { page } = outcome.value;
-  const cut = truncateContent(page.content, charLimit);
-  if (!cut.truncated) return outcome;
-  return { ...outcome, value: { ...outcome.value, page: { ...page, content: cut.content }, truncated: true } };
+  if (!outcome.ok) return outcome;
+  const value = cutForCaller(outcome.value, charLimit);
+  return value === outcome.value ? outcome : { ...outcome, value };
+}
+
+/**
+ * The one cut of page content to `charLimit` (head and tail kept), flagged `truncated: true`; a
+ * page the reader already stopped short is flagged too. A value already flagged was cut by the
+ * single-flight owner and is passed through untouched, so every path cuts once: the owner for
+ * what crosses its boundary, paidCall for the paths around it.
+ */
+export function cutForCaller<V extends JobValue>(value: V, charLimit: number | undefined): V {
+  if (charLimit === undefined || !("page" in value) || value.truncated) return value;
+  const cut = truncateContent(value.page.content, charLimit);
+  if (cut.truncated) return { ...value, page: { ...value.page, content: cut.content }, truncated: true };
+  return value.page.truncated ? { ...value, truncated: true } : value;
 }
 
 /** A paid call that threw: its error as waiters receive it; a crash (not an AppError) is logged. */

@@ -45,7 +45,7 @@ export interface SearchValue {
 export interface ExtractValue {
   provider: ExtractProviderName;
   page: ExtractedPage;
-  /** The content was already cut to the caller's `web.char_limit` (by the single-flight owner). */
+  /** The content was cut to the caller's `web.char_limit` (once: see cutForCaller); never stored. */
   truncated?: true;
 }
 
@@ -101,8 +101,9 @@ export function isStorable(job: Job, value: JobValue): boolean {
     case "search":
       return "results" in value && Array.isArray(value.results) && value.rescued !== true;
     case "extract": {
-      // Empty pages and pages over web.max_page_chars are answered but never stored.
-      const content = "page" in value ? value.page.content : "";
+      // Empty pages, pages over web.max_page_chars and conversions cut short are answered but never stored.
+      if (!("page" in value) || value.page.truncated) return false;
+      const { content } = value.page;
       return content.trim() !== "" && content.length <= job.maxPageChars;
     }
   }

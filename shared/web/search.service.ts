@@ -19,7 +19,7 @@ export interface SearchDeps extends PaidCallDeps {
  * Cache key: provider + where it is reached + limit tier + normalized query (hashed, so any query
  * length fits a KV key). Different providers never share an entry.
  */
-export async function searchCacheKey(provider: ResolvedSearchProvider, normalizedQuery: string, tier: number): Promise<string> {
+async function searchCacheKey(provider: ResolvedSearchProvider, normalizedQuery: string, tier: number): Promise<string> {
   return `search:v1:${provider.name}:${tier}:${await sha256Hex(`${provider.baseUrl}\n${normalizedQuery}`)}`;
 }
 

@@ -1,6 +1,7 @@
 /**
- * Cutting page content to what a caller may receive (`web.char_limit`). Used by web_extract and
- * inside the single-flight owner, whose answers must stay within what its RPC can carry.
+ * Cutting page content to what a caller may receive (`web.char_limit`). Applied once per answer
+ * by `cutForCaller` (flight.ts): inside the single-flight owner, whose answers must stay within
+ * what its RPC can carry, and by paidCall on the paths that do not go through the owner.
  */
 
 /**

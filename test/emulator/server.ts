@@ -10,7 +10,7 @@
  *
  * Markers: [fail:503] that status · [slow:1500] answer late · [empty] no results / empty page ·
  * [badjson] a non-JSON 200 · [auth] 401 unless the key is EMULATOR_API_KEY · [failed] extract APIs
- * report the URL as failed in-band · [malformed:KIND] a 200 that breaks the documented shape
+ * report the URL as failed in-band, Firecrawl search answers a 200 `success: false` · [malformed:KIND] a 200 that breaks the documented shape
  * (empty-object, error, results-string, results-null, bad-items; an unrecognisable HTML page for
  * keyless) · [challenge:VENDOR] the page is a bot wall (cloudflare, cloudflare-blocked, hcaptcha,
  * recaptcha, akamai, datadome, perimeterx): served with its status to the direct provider, and as
@@ -283,6 +283,7 @@ async function firecrawlSearch(ex: Exchange): Promise<void> {
   const count = typeof body.limit === "number" ? body.limit : 5;
   if (!(await gate(ex, { provider: "firecrawl", query, count, key: bearer(ex.req) }, query))) return;
   if (count < 1 || count > 100) return sendJson(ex.res, 400, { success: false, error: "limit must be between 1 and 100" });
+  if (readMarkers(query).failed) return sendJson(ex.res, 200, { success: false, error: "upstream-body-detail: search engine unavailable" });
   const data = resultsFor(query, 0, count).map((r) => ({ url: r.url, title: r.title, description: r.snippet }));
   sendJson(ex.res, 200, { success: true, data, warning: null });
 }

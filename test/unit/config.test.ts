@@ -60,6 +60,14 @@ describe("clamps and fallbacks", () => {
   it("reads lists from TOML arrays and comma-separated variables, lower-cased", () => {
     expect(config({ security: { website_blocklist: ["Evil.Example", "*.ads.test"] } }).security.website_blocklist).toEqual(["evil.example", "*.ads.test"]);
     expect(config({ WEB_CACHE_EXEMPT_HOSTS: " a.example , B.example ,," }).web.cache_exempt_hosts).toEqual(["a.example", "b.example"]);
+    expect(config({ security: { website_blocklist: [" X.Example ", "", 7] } }).security.website_blocklist).toEqual(["x.example", "7"]);
+    expect(config({ WEB_CACHE_EXEMPT_HOSTS: "" }).web.cache_exempt_hosts).toEqual([]);
+  });
+
+  it("refuses a list that is neither an array nor a string, naming the key and what it expects", () => {
+    expect(() => loadConfig({ web: { cache_exempt_hosts: { a: 1 } } })).toThrow("Configuration key web.cache_exempt_hosts is unusable: expected a list or a comma-separated string. ");
+    expect(() => loadConfig({ security: { allowed_origins: 42 } })).toThrow("Configuration key security.allowed_origins is unusable: expected a list or a comma-separated string of origins. ");
+    expect(() => loadConfig({ SECURITY_ALLOWED_ORIGINS: "https://ok.example, ftp-nope, also bad" })).toThrow('unusable: expected an origin such as https://app.example.com, got "ftp-nope". ');
   });
 
   it("reads security.allowed_origins as origins, from TOML arrays and comma-separated variables", () => {

@@ -185,6 +185,19 @@ describe("provider-specific paging and caps", () => {
     }
   });
 
+  it("firecrawl's in-band `success: false` is a 502 naming it, without the upstream body, as is an answer with no `success`", async () => {
+    const firecrawl = (query: string) => searchAdapters.firecrawl(settings("firecrawl"), { query, count: 10 }, globalThis.fetch);
+    const tok = token();
+    const failed = await appErrorOf(firecrawl(`refused [failed] ${tok}`));
+    expect([failed.status, failed.code]).toEqual([502, "provider_error"]);
+    expect(failed.message).toBe("The firecrawl provider failed: its answer had an unexpected shape (success: false). Try again later or configure another provider.");
+    expectNothingLeaked(failed);
+    expect(await callsFor("firecrawl", tok)).toHaveLength(1);
+    const shapeless = await appErrorOf(firecrawl(`shapeless [malformed:error] ${token()}`));
+    expect(shapeless.message).toBe("The firecrawl provider failed: its answer had an unexpected shape (success: invalid_value). Try again later or configure another provider.");
+    expectNothingLeaked(shapeless);
+  });
+
   it("searxng reads pages until the tier is filled", async () => {
     const tok = token();
     const hits = await searchAdapters.searxng(settings("searxng"), { query: `pages ${tok}`, count: 20 }, globalThis.fetch);

@@ -183,11 +183,23 @@ describe("memory bounded by construction", () => {
     expect([p.attrs.size, p.attrs.get("class"), p.attrs.get("data-track")]).toEqual([1, "lead", undefined]);
   });
 
-  it("converts a 16 MiB page of dense tags with the tree and the output capped", () => {
+  it("converts a 16 MiB page of dense tags with the tree and the output capped, and says it is not the whole page", () => {
     const html = "<b>x</b>".repeat(2 * 2 ** 20);
-    const { markdown } = htmlToMarkdown(html);
+    const { markdown, truncated } = htmlToMarkdown(html);
     expect(markdown.length).toBeGreaterThan(100_000);
     expect(markdown.length).toBeLessThanOrEqual(MAX_NODES * 5);
     expect(markdown.length).toBeLessThanOrEqual(MAX_MARKDOWN_CHARS);
+    expect(truncated).toBe(true);
+  });
+
+  it("flags a conversion cut at MAX_MARKDOWN_CHARS, and only a cut one", () => {
+    const paragraph = `<p>${"The quick brown fox jumps over the lazy dog. ".repeat(20)}</p>`;
+    const over = htmlToMarkdown(`<main>${paragraph.repeat(Math.ceil((MAX_MARKDOWN_CHARS * 1.2) / paragraph.length))}</main>`);
+    expect(over.truncated).toBe(true);
+    expect(over.markdown.length).toBeLessThanOrEqual(MAX_MARKDOWN_CHARS * 1.01); // separators are not counted
+    const under = htmlToMarkdown(`<main>${paragraph.repeat(Math.floor((MAX_MARKDOWN_CHARS * 0.9) / paragraph.length))}</main>`);
+    expect(under.truncated).toBe(false);
+    expect(under.markdown.length).toBeGreaterThan(MAX_MARKDOWN_CHARS * 0.85);
+    expect(htmlToMarkdown("<h1>Small</h1><p>page</p>").truncated).toBe(false);
   });
 });

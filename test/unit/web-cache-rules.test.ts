@@ -1,7 +1,9 @@
 /** The pure rules of the web caches: query normalization, limit tiers, truncation. */
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { truncateContent } from "../../shared/web/extract.service";
+import { cutForCaller } from "../../shared/web/flight";
+import type { ExtractValue, SearchValue } from "../../shared/web/jobs";
+import { truncateContent } from "../../shared/web/truncate";
 import { LIMIT_TIERS, limitTier, normalizeQuery } from "../../shared/web/query";
 
 describe("normalizeQuery", () => {
@@ -69,5 +71,41 @@ describe("truncateContent", () => {
         expect(content.isWellFormed()).toBe(text.isWellFormed());
       }),
     );
+  });
+});
+
+describe("cutForCaller", () => {
+  const page = (content: string): ExtractValue => ({ provider: "tavily", page: { url: "https://a.example/", final_url: "https://a.example/", title: "A", content } });
+  const markers = (text: string) => text.match(/\[\.\.\. \d+ characters omitted \.\.\.\]/g) ?? [];
+
+  it("cuts a 34-million-character page once, to the limit, and flags it", () => {
+    const huge = "x".repeat(17_000_000) + "y".repeat(17_000_000);
+    const cut = cutForCaller(page(huge), 15_000);
+    expect(cut.truncated).toBe(true);
+    expect(cut.page.content.length).toBeLessThanOrEqual(15_000);
+    const found = markers(cut.page.content);
+    expect(found).toHaveLength(1);
+    // What the one marker says it omits plus what is kept is the whole page.
+    const kept = cut.page.content.length - `\n\n${found[0]}\n\n`.length;
+    expect(Number(/\d+/.exec(found[0]!)![0]) + kept).toBe(34_000_000);
+    expect(cut.page.content.startsWith("x") && cut.page.content.endsWith("y")).toBe(true);
+    // The flag means "already cut": a second pass (any limit) leaves it as it is.
+    expect(cutForCaller(cut, 15_000)).toBe(cut);
+    expect(cutForCaller(cut, 2_000)).toBe(cut);
+  });
+
+  it("flags a page the reader stopped short even when it fits the limit", () => {
+    const partial: ExtractValue = { ...page("the first part of a page"), page: { ...page("the first part of a page").page, truncated: true } };
+    const answered = cutForCaller(partial, 2_000);
+    expect(answered.truncated).toBe(true);
+    expect(answered.page.content).toBe("the first part of a page");
+  });
+
+  it("leaves content within the limit, search values and an absent limit alone", () => {
+    const short = page("short");
+    expect(cutForCaller(short, 2_000)).toBe(short);
+    expect(cutForCaller(page("z".repeat(50_000)), undefined).truncated).toBeUndefined();
+    const search: SearchValue = { provider: "tavily", results: [] };
+    expect(cutForCaller(search, 2_000)).toBe(search);
   });
 });

@@ -143,6 +143,17 @@ describe("what the extract cache never stores", () => {
     expect(await providerCalls("pages", token)).toBe(2);
   });
 
+  it("never stores a conversion the reader cut at its 2.5 M-character cap, even with web.max_page_chars above it", async () => {
+    const token = uniqueToken();
+    const url = `http://site.example.com/pages/huge?chars=3000000&t=${token}`;
+    const vars = { ...direct, WEB_MAX_PAGE_CHARS: "10000000" };
+    const first = await extract([url], vars);
+    const again = await extract([url], vars);
+    expect(first.body.results[0]).toMatchObject({ cached: false, truncated: true });
+    expect(again.body.results[0]).toMatchObject({ cached: false, truncated: true });
+    expect(await providerCalls("pages", token)).toBe(2);
+  });
+
   it("stores a long page under web.max_page_chars, and truncates the hit the same way", async () => {
     const token = uniqueToken();
     const url = `http://site.example.com/pages/huge?chars=40000&t=${token}`;

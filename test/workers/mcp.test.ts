@@ -1,8 +1,9 @@
 /**
  * /mcp inside workerd, message by message: the Streamable HTTP transport's MUSTs (status codes,
  * JSON-RPC error forms, Origin, protocol version, Accept, batches, session id) and the tool results.
- * test/unit/mcp-clients.test.ts drives the same endpoint with the official SDK client and the
- * Inspector CLI.
+ * test/unit/real-clients.test.ts (wrangler dev) and test/unit/deno.mcp.test.ts (Deno) drive the
+ * same endpoint with the official SDK client (test/support/mcp-client-suite.ts), the first also
+ * with the Inspector CLI.
  */
 import { Validator } from "@cfworker/json-schema";
 import { describe, expect, it } from "vitest";
@@ -85,8 +86,20 @@ describe("/mcp transport errors", () => {
     const noSse = await callJson("/mcp", { body: { jsonrpc: "2.0", id: 1, method: "ping" }, headers: { accept: "application/json" } });
     expect(noSse.status).toBe(406);
     expect(noSse.body.error.code).toBe(-32000);
-    const text = await callJson("/mcp", { raw: '{"jsonrpc":"2.0","id":1,"method":"ping"}', headers: { accept: ACCEPT, "content-type": "text/plain" } });
-    expect(text.status).toBe(415);
+    for (const contentType of ["text/plain", ""]) {
+      const text = await callJson("/mcp", { raw: '{"jsonrpc":"2.0","id":1,"method":"ping"}', headers: { accept: ACCEPT, "content-type": contentType } });
+      expect(text.status, contentType).toBe(415);
+      expect(text.body, contentType).toEqual({
+        jsonrpc: "2.0",
+        id: null,
+        error: { code: -32000, message: "Unsupported Media Type: send the JSON-RPC message with Content-Type: application/json." },
+      });
+    }
+    // Content-Type is judged before the protocol version and the body.
+    const first = await callJson("/mcp", { raw: "{not json", headers: { accept: ACCEPT, "content-type": "text/plain", "mcp-protocol-version": "1999-01-01" } });
+    expect(first.status).toBe(415);
+    const json = await callJson("/mcp", { raw: '{"jsonrpc":"2.0","id":1,"method":"ping"}', headers: { accept: ACCEPT, "content-type": "application/json; charset=UTF-8" } });
+    expect(json.status).toBe(200);
   });
 
   it("takes batches under 2025-03-26 only", async () => {
@@ -204,6 +217,8 @@ describe("/mcp tools", () => {
     expect(JSON.stringify(body)).not.toContain("prefixItems");
     for (const tool of tools) expect(tool.outputSchema.type, tool.name).toBe("object");
     expect(JSON.stringify(vision.outputSchema)).not.toContain('"data"');
+    // Built once: a second tools/list shows the very same schemas.
+    expect((await rpc({ jsonrpc: "2.0", id: "list", method: "tools/list" })).body).toEqual(body);
   });
 
   it("calls web_search through the same cache as the HTTP route", async () => {

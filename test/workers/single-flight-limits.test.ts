@@ -28,7 +28,10 @@ describe("an answer of any size is paid once", () => {
     expect(result.error).toBeUndefined();
     expect(result.truncated).toBe(true);
     expect(result.content.length).toBeLessThanOrEqual(15_000);
-    expect(result.content).toContain("characters omitted");
+    // Cut once: one marker, and what it omits is the rest of the 34-million-character page.
+    const omitted = [...result.content.matchAll(/\[\.\.\. (\d+) characters omitted \.\.\.\]/g)].map((m) => Number(m[1]));
+    expect(omitted).toHaveLength(1);
+    expect(omitted[0]).toBeGreaterThan(34_000_000 - 15_000);
     expect(log.events).not.toContain("single_flight_unreachable");
     expect(await providerCalls("tavily", url)).toBe(1);
   });
@@ -42,6 +45,14 @@ describe("an answer of any size is paid once", () => {
       expect(answer.body.results[0].content.length).toBeLessThanOrEqual(5000);
     }
     expect(await providerCalls("tavily", url)).toBe(1);
+  });
+
+  it("cuts and flags a page the same way when the cache is off (no single flight on that path)", async () => {
+    const url = `https://docs.example.com/long/[chars:40000]/${uniqueToken()}`;
+    const { body } = await callJson("/v1/web_extract", { body: { urls: [url] }, vars: { WEB_CACHE_ENABLED: "false", WEB_CHAR_LIMIT: "5000" } });
+    expect(body.results[0]).toMatchObject({ cached: false, truncated: true });
+    expect(body.results[0].content.length).toBeLessThanOrEqual(5000);
+    expect(body.results[0].content.match(/characters omitted/g)).toHaveLength(1);
   });
 });
 

@@ -52,7 +52,7 @@ export async function callProviderText(settings: ProviderSettings, fetch: FetchF
 }
 
 /** Map a failure status to a 502 that names the provider and status and nothing upstream said. */
-export function statusError(settings: ProviderSettings, status: number, upstreamBody = ""): AppError {
+function statusError(settings: ProviderSettings, status: number, upstreamBody = ""): AppError {
   const cause = { status, body: redact(upstreamBody.slice(0, CAUSE_SNIPPET_CHARS), settings.apiKey) };
   if (status === 401 || status === 403) {
     const why = settings.apiKey
@@ -100,7 +100,12 @@ export function parseAnswer<S extends z.ZodType>(settings: ProviderSettings, sch
   const issue = parsed.error.issues[0];
   const where = issue && issue.path.length > 0 ? issue.path.map(String).join(".") : "the answer";
   // The issue code and path only: zod messages may quote what the provider sent.
-  throw unexpectedShape(settings, `${where}: ${issue?.code ?? "invalid"}`, { issues: parsed.error.issues.slice(0, 3).map((i) => ({ path: i.path.map(String), code: i.code })) });
+  throw unexpectedShape(settings, `${where}: ${issue ? issueCode(issue) : "invalid"}`, { issues: parsed.error.issues.slice(0, 3).map((i) => ({ path: i.path.map(String), code: issueCode(i) })) });
+}
+
+/** A discriminated union that matched no branch reports its discriminator: that value is what is wrong. */
+function issueCode(issue: z.core.$ZodIssue): string {
+  return issue.code === "invalid_union" && "discriminator" in issue ? "invalid_value" : issue.code;
 }
 
 function timeoutError(settings: ProviderSettings): AppError {

@@ -60,6 +60,8 @@ export interface ExtractedPage {
   final_url: string;
   title: string;
   content: string;
+  /** The content is not the whole page (the direct reader stopped at its cap): answered, never stored. */
+  truncated?: true;
 }
 
 export interface ExtractRequest {

@@ -12,11 +12,18 @@ export { markdownToText } from "./text";
 export interface MarkdownPage {
   title: string;
   markdown: string;
+  /**
+   * The markdown is not the whole page: the tree stopped at its node budget or the output at
+   * MAX_MARKDOWN_CHARS. Such a conversion is answered (cut, `truncated: true`) but never stored.
+   */
+  truncated: boolean;
 }
 
 /**
  * Characters of text the reader writes at most: beyond `web.max_page_chars` (2,000,000 by
- * default) an answer is neither cached nor returned whole, so more would only cost memory.
+ * default) an answer is neither cached nor returned whole, so more would only cost memory. An
+ * operator's larger `web.max_page_chars` cannot make a conversion cut here cacheable: the cut
+ * sets `truncated`.
  */
 export const MAX_MARKDOWN_CHARS = 2_500_000;
 
@@ -40,16 +47,20 @@ export function htmlToMarkdown(html: string, baseUrl?: string): MarkdownPage {
     emphasis: false,
     budget: { left: MAX_MARKDOWN_CHARS },
   };
+  let { budget } = ctx;
   let markdown = renderBlocks(content.el, ctx);
   // Selection left nothing to say (a page that is one link): the whole page is better than nothing.
-  if (!markdown) markdown = renderBlocks(doc.root, { ...ctx, inContent: false, unmarked: false, budget: { left: MAX_MARKDOWN_CHARS } });
+  if (!markdown) {
+    budget = { left: MAX_MARKDOWN_CHARS };
+    markdown = renderBlocks(doc.root, { ...ctx, inContent: false, unmarked: false, budget });
+  }
 
   let title = doc.title;
   if (!title) {
     const h1 = findFirst(doc.root, (el) => el.tag === "h1");
     if (h1) title = finishInline(renderInlineChildren(h1, ctx)).replace(/\n/g, " ");
   }
-  return { title, markdown };
+  return { title, markdown, truncated: doc.truncated || budget.cut === true };
 }
 
 function resolveBase(baseHref: string | null, baseUrl: string | undefined): URL | null {

@@ -16,8 +16,11 @@ export interface RenderContext {
   inLink: boolean;
   strong: boolean;
   emphasis: boolean;
-  /** Characters of text still to write; shared by the whole render, so output stays bounded. */
-  budget: { left: number };
+  /**
+   * Characters of text still to write; shared by the whole render, so output stays bounded.
+   * `cut` is set when content was left out because it ran out.
+   */
+  budget: { left: number; cut?: boolean };
 }
 
 function isDropped(el: ElementNode, ctx: RenderContext): boolean {
@@ -48,7 +51,10 @@ function childBlocks(el: ElementNode, ctx: RenderContext): Block[] {
   const blocks: Block[] = [];
   let inline = "";
   for (const child of el.children) {
-    if (ctx.budget.left <= 0) break;
+    if (ctx.budget.left <= 0) {
+      ctx.budget.cut = true;
+      break;
+    }
     if (typeof child === "string") {
       inline += collapseSpaces(child);
       continue;

@@ -19,7 +19,7 @@ export interface ElementNode {
 /** A run of text is the string itself: no wrapper object per run. */
 export type HtmlNode = ElementNode | string;
 
-export const VOID = new Set(["area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "param", "source", "track", "wbr", "keygen"]);
+const VOID = new Set(["area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "param", "source", "track", "wbr", "keygen"]);
 /** Elements whose content is not markup; their bodies run to the matching end tag. */
 const RAW_TEXT = new Set(["script", "style", "textarea", "title", "xmp", "iframe", "noembed", "noframes", "noscript"]);
 /** Never read, so never built: the parser skips to their end tag as it does for raw text. */

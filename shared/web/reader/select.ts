@@ -160,7 +160,7 @@ function titleHeading(el: ElementNode): ElementNode | null {
  * Characters of text outside links below `el`, whitespace not counted, chrome outside the
  * content not counted: how much of the page's prose it holds. Cached on the element.
  */
-export function contentWeight(el: ElementNode): number {
+function contentWeight(el: ElementNode): number {
   if (el.weight < 0) el.weight = el.tag === "a" ? 0 : weigh(el);
   return el.weight;
 }

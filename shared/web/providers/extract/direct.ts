@@ -44,12 +44,13 @@ export async function directExtract(settings: ProviderSettings, direct: DirectFe
   const isHtml = !contentType || /html/i.test(contentType);
   // On the page as served, before any conversion: the reader never sees a bot wall.
   assertNotChallenge(request.url, isHtml ? { status: page.status, html: text } : { status: page.status, text });
-  const converted = isHtml ? htmlToMarkdown(text, page.finalUrl) : { title: firstHeading(text), markdown: text };
+  const converted = isHtml ? htmlToMarkdown(text, page.finalUrl) : { title: firstHeading(text), markdown: text, truncated: false };
   return {
     url: request.url,
     final_url: page.finalUrl,
     title: converted.title,
     content: request.format === "text" ? markdownToText(converted.markdown) : converted.markdown,
+    ...(converted.truncated ? { truncated: true as const } : {}),
   };
 }
 

@@ -9,7 +9,7 @@ import type { SearchAdapter } from "../provider.types";
 import { htmlSnippetToText } from "../../html-entities";
 import { type HitCandidate, rankHits } from "./hits";
 
-export const BRAVE_PAGE_SIZE = 20;
+const BRAVE_PAGE_SIZE = 20;
 const BRAVE_MAX_OFFSET = 9;
 
 /**

@@ -7,7 +7,7 @@ import { parseAnswer, postJson } from "../http";
 import type { SearchAdapter } from "../provider.types";
 import { rankHits } from "./hits";
 
-export const EXA_MAX_RESULTS = 100;
+const EXA_MAX_RESULTS = 100;
 const EXCERPT_CHARS = 300;
 
 const ExaResult = z.object({

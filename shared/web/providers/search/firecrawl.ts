@@ -5,24 +5,26 @@
 import * as z from "zod";
 import { parseAnswer, postJson, unexpectedShape } from "../http";
 import type { SearchAdapter } from "../provider.types";
-import { isRecord, rankHits } from "./hits";
+import { rankHits } from "./hits";
 
-export const FIRECRAWL_MAX_RESULTS = 100;
+const FIRECRAWL_MAX_RESULTS = 100;
 
 const FirecrawlHit = z.object({ url: z.string(), title: z.string().nullish(), description: z.string().nullish() });
 
-/** Firecrawl's documented search answer: v1's list, or the grouped `data.web`. */
-export const FirecrawlSearchResponse = z.object({
-  success: z.literal(true),
-  data: z.union([z.array(FirecrawlHit), z.object({ web: z.array(FirecrawlHit).optional() })]),
-});
+/** Firecrawl's documented search answer: a failure, or v1's list, or the grouped `data.web`. */
+export const FirecrawlSearchResponse = z.discriminatedUnion("success", [
+  z.object({ success: z.literal(false) }),
+  z.object({
+    success: z.literal(true),
+    data: z.union([z.array(FirecrawlHit), z.object({ web: z.array(FirecrawlHit).optional() })]),
+  }),
+]);
 export type FirecrawlSearchResponse = z.infer<typeof FirecrawlSearchResponse>;
 
 export const firecrawlSearch: SearchAdapter = async (settings, request, fetch) => {
-  const answer = await postJson(settings, fetch, "/v1/search", { query: request.query, limit: Math.min(request.count, FIRECRAWL_MAX_RESULTS) });
-  if (isRecord(answer) && answer.success === false) throw unexpectedShape(settings, "success: false");
-  const { data } = parseAnswer(settings, FirecrawlSearchResponse, answer);
-  const results = Array.isArray(data) ? data : (data.web ?? []);
+  const body = parseAnswer(settings, FirecrawlSearchResponse, await postJson(settings, fetch, "/v1/search", { query: request.query, limit: Math.min(request.count, FIRECRAWL_MAX_RESULTS) }));
+  if (!body.success) throw unexpectedShape(settings, "success: false");
+  const results = Array.isArray(body.data) ? body.data : (body.data.web ?? []);
   return rankHits(
     results.map((r) => ({ title: r.title, url: r.url, description: r.description })),
     request.count,

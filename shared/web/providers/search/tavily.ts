@@ -7,7 +7,7 @@ import { parseAnswer, postJson } from "../http";
 import type { SearchAdapter } from "../provider.types";
 import { rankHits } from "./hits";
 
-export const TAVILY_MAX_RESULTS = 20;
+const TAVILY_MAX_RESULTS = 20;
 
 /** Tavily's documented search answer (the fields we read; others are ignored). */
 export const TavilySearchResponse = z.object({

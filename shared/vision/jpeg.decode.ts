@@ -5,7 +5,7 @@
  */
 import { AppError } from "../http/errors";
 import { invalidImage } from "./format";
-import type { DecodeStats, ResamplerFactory } from "./codecs";
+import { DecoderFailure, decodeCallerBytes, type DecodeStats, type ResamplerFactory } from "./codecs";
 import { cmykConverter } from "./color/cmyk";
 
 const TJPF_RGB = 0;
@@ -117,20 +117,30 @@ export function readJpegColorInfo(bytes: Uint8Array): JpegColorInfo {
   return { icc, adobe };
 }
 
-/** A decode TurboJPEG gave up on (an exception: a variant it cannot read; a status: corrupt or cut short). */
-function corruptJpeg(cause?: unknown): AppError {
-  if (cause !== undefined) return invalidImage("JPEG", "could not be decoded: its data is corrupt or uses an unsupported variant", cause);
+/** A decode TurboJPEG reported failed (a status): the data is corrupt or cut short. */
+function corruptJpeg(): AppError {
   return invalidImage("JPEG", "could not be decoded: its data is corrupt or truncated before its end (EOI)");
 }
+
+/** A decode TurboJPEG gave up on by an exception or a trap: a variant it cannot read, or data that broke it. */
+const JPEG_DECODER_FAILED = "could not be decoded: its data is corrupt or uses an unsupported variant";
 
 /** Decodes a whole JPEG at full size to RGB in the JS heap (our own small output, to measure its fidelity). */
 export function decodeJpegRgb(bytes: Uint8Array, module: WebAssembly.Module): { rgb: Uint8Array; width: number; height: number } {
   let out: { rgb: Uint8Array; width: number; height: number } | undefined;
-  decodeJpeg(bytes, 8, module, (width, height) => {
-    const rgb = new Uint8Array(width * height * 3);
-    out = { rgb, width, height };
-    return (row, pixels, at) => rgb.set(pixels.subarray(at, at + width * 3), row * width * 3);
-  });
+  try {
+    decodeJpeg(bytes, 8, module, (width, height) => {
+      const rgb = new Uint8Array(width * height * 3);
+      out = { rgb, width, height };
+      return (row, pixels, at) => rgb.set(pixels.subarray(at, at + width * 3), row * width * 3);
+    });
+  } catch (error) {
+    // These bytes are our encoder's: a decode that fails on their data is our fault, never the
+    // caller's (running out of memory stays what it is).
+    const brokenData = error instanceof DecoderFailure ? !error.exhausted : error instanceof AppError && error.code === "invalid_image";
+    if (brokenData) throw new Error("TurboJPEG could not decode our own JPEG output", { cause: error });
+    throw error;
+  }
   return out!;
 }
 
@@ -150,12 +160,7 @@ function decodeJpeg(
   if (src === 0 || info === 0) throw new AppError(413, "image_too_large", "The JPEG needs more memory to decode than this service allows. Send a smaller image.");
   new Uint8Array(tj.memory.buffer, src, bytes.length).set(bytes);
   const handle = tj.tjInitDecompress();
-  let status: number;
-  try {
-    status = tj.tjDecompressHeader3(handle, src, bytes.length, info, info + 4, info + 8, info + 12);
-  } catch (error) {
-    throw corruptJpeg(error);
-  }
+  let status = decodeCallerBytes("TurboJPEG", "JPEG", JPEG_DECODER_FAILED, () => tj.tjDecompressHeader3(handle, src, bytes.length, info, info + 4, info + 8, info + 12));
   if (status !== 0) throw corruptJpeg();
   const header = new DataView(tj.memory.buffer, info, 16);
   const width = header.getInt32(0, true), height = header.getInt32(4, true), colorspace = header.getInt32(12, true);
@@ -167,11 +172,7 @@ function decodeJpeg(
   const pitch = decodedWidth * channels;
   const dst = tj.malloc(pitch * decodedHeight);
   if (dst === 0) throw new AppError(413, "image_too_large", `The ${width}x${height} JPEG needs more memory to decode than this service allows. Send a smaller image.`);
-  try {
-    status = tj.tjDecompress2(handle, src, bytes.length, dst, decodedWidth, pitch, decodedHeight, cmyk ? TJPF_CMYK : TJPF_RGB, 0);
-  } catch (error) {
-    throw corruptJpeg(error);
-  }
+  status = decodeCallerBytes("TurboJPEG", "JPEG", JPEG_DECODER_FAILED, () => tj.tjDecompress2(handle, src, bytes.length, dst, decodedWidth, pitch, decodedHeight, cmyk ? TJPF_CMYK : TJPF_RGB, 0));
   if (status !== 0) throw corruptJpeg();
   const sink = open(decodedWidth, decodedHeight);
   // The view is taken after decoding: memory.grow during the decode detaches earlier views.

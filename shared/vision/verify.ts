@@ -60,30 +60,39 @@ export function walkJpeg(bytes: Uint8Array): { scans: number } {
   }
 }
 
+/** What the structure walks found: read once per fit and handed to its verification, decodes and colour reads. */
+export interface ImageStructure {
+  /** PNG: every chunk checked (order, sizes, CRCs) down to IEND, the IDAT data and the iCCP chunk kept. */
+  png?: PngInfo;
+  /** JPEG: the marker walk to EOI. */
+  jpeg?: { scans: number };
+}
+
 /**
- * Checks a decoder does not do itself, run before any pixel is decoded: the JPEG walk (truncation,
- * scan bombs) and, for interlaced PNG (photon decodes it), the chunk walk the streaming PNG
- * decoder runs on its own. GIF and WebP frames are checked against their container by
- * readImageHeader already.
+ * Checks a decoder does not do itself, run once per fit before any pixel is decoded: the JPEG walk
+ * (truncation, scan bombs) and the PNG chunk walk (which the streaming decoder then reads from,
+ * and which photon, decoding an interlaced PNG, would not do as strictly). GIF and WebP frames are
+ * checked against their container by readImageHeader already.
  */
-export function checkBeforeDecode(bytes: Uint8Array, header: ImageHeader): void {
-  if (header.mediaType === "image/jpeg") walkJpeg(bytes);
-  else if (header.mediaType === "image/png" && header.interlaced) parseChunks(bytes);
+export function checkStructure(bytes: Uint8Array, header: ImageHeader): ImageStructure {
+  if (header.mediaType === "image/jpeg") return { jpeg: walkJpeg(bytes) };
+  if (header.mediaType === "image/png") return { png: parseChunks(bytes) };
+  return {};
 }
 
 /**
  * Verifies all of an image's data before it is embedded unchanged: PNG chunk CRCs and a complete
  * zlib stream of exactly the rows its size needs; JPEG through EOI, entropy-decoded by TurboJPEG
  * (at 1/8 scale: every coefficient is read, little is transformed); every GIF frame's LZW data;
- * WebP RIFF and chunk sizes and frame headers (readImageHeader).
+ * WebP RIFF and chunk sizes and frame headers (readImageHeader). `structure`: what checkStructure
+ * found for these bytes, when the caller has it.
  * @throws AppError 400 `invalid_image` naming what is wrong.
  */
-export async function verifyImageData(bytes: Uint8Array, header: ImageHeader, wasm: VisionWasm): Promise<void> {
+export async function verifyImageData(bytes: Uint8Array, header: ImageHeader, wasm: VisionWasm, structure: ImageStructure = checkStructure(bytes, header)): Promise<void> {
   switch (header.mediaType) {
     case "image/png":
-      return verifyPngData(parseChunks(bytes));
+      return verifyPngData(structure.png!);
     case "image/jpeg": {
-      walkJpeg(bytes);
       decodeJpegRows(bytes, header.width, header.height, 1 / 8, wasm.jpegDecoder, discardRows);
       return;
     }

@@ -68,7 +68,7 @@ export async function analyzeImage(deps: VisionDeps, input: VisionRequest, uploa
     throw error;
   }
   const base64 = toBase64(fitted.data);
-  deps.log.info("vision_fitted", { path, encode_attempts: fitted.encodeAttempts, bytes: fitted.dataUrlBytes, passed_through: fitted.passedThrough });
+  deps.log.info("vision_fitted", { path, encode_attempts: fitted.encodeAttempts, decodes: fitted.decodes, bytes: fitted.dataUrlBytes, passed_through: fitted.passedThrough });
   return {
     success: true,
     path: "native",

@@ -6,10 +6,10 @@
  */
 import { AppError } from "../http/errors";
 import type { VisionWasm } from "./codecs";
-import { readImageHeader, type SupportedMediaType } from "./format";
+import { openImage, type SupportedMediaType } from "./format";
 import { DEFAULT_JPEG_SETTINGS, type JpegEncodeSettings } from "./jpeg.settings";
 import type { JpegEncoder } from "./jpeg.encode";
-import { decodeJpegRgb, decodeJpegRows, readJpegColorInfo } from "./jpeg.decode";
+import { decodeJpegRgb, decodeJpegRows } from "./jpeg.decode";
 import { prepareJpeg, type PreparedJpeg } from "./jpeg.baseline";
 import { decodePngRows, pngIccProfile } from "./png.decode";
 import { decodeWithPhoton, webpIccProfile } from "./photon.decode";
@@ -279,7 +279,7 @@ async function loadMozJpeg(wasm: VisionWasm, settings: JpegEncodeSettings): Prom
  * const url = `data:${fitted.mediaType};base64,${toBase64(fitted.data)}`;
  */
 export async function fitImage(bytes: Uint8Array, opts: FitOptions, wasm: VisionWasm, settings: JpegEncodeSettings = DEFAULT_JPEG_SETTINGS): Promise<FitResult> {
-  const header = readImageHeader(bytes);
+  const { header, jpeg } = openImage(bytes);
   const { mediaType, orientation } = header;
   const turned = orientation >= 5;
   // Everything the caller sees (size, region, note) is in displayed pixels; the decoders work on
@@ -292,9 +292,9 @@ export async function fitImage(bytes: Uint8Array, opts: FitOptions, wasm: Vision
   }
   const crop = opts.region ? clampRegion(opts.region, width, height) : undefined;
   const originalUrlBytes = dataUrlLength(mediaType, bytes.length);
-  // The structure is walked once (a PNG's chunks and CRCs, a JPEG's markers to EOI); the
-  // verification, every decode and the colour profile read what this walk found.
-  const structure = checkStructure(bytes, header);
+  // The structure is walked once (a PNG's chunks and CRCs; a JPEG's markers, resumed from the
+  // header's walk to EOI); the verification, every decode and the colour profile read what it found.
+  const structure = checkStructure(bytes, header, jpeg);
   // A CMYK/YCCK JPEG is always converted: vision providers expect RGB (or grey) JPEGs.
   const printColours = header.components === 4;
   if (!crop && !header.animated && !printColours && orientation === 1 && originalUrlBytes <= opts.embedTargetBytes && Math.max(width, height) <= opts.maxLongEdge) {
@@ -339,7 +339,7 @@ export async function fitImage(bytes: Uint8Array, opts: FitOptions, wasm: Vision
     let rgb: Uint8Array;
     if (mediaType === "image/jpeg") {
       const minScale = Math.max(stored.width / storedWindow.width, stored.height / storedWindow.height);
-      const decoded = decodeJpegRows(bytes, header.width, header.height, minScale, wasm.jpegDecoder, makeResampler);
+      const decoded = decodeJpegRows(bytes, header.width, header.height, minScale, wasm.jpegDecoder, makeResampler, structure.jpeg);
       wasmPeakBytes = Math.max(wasmPeakBytes, decoded.stats.wasmBytes);
       rgb = orient(decoded.resampler.finish(), stored.width, stored.height, orientation);
     } else if (mediaType === "image/png" && !header.interlaced) {
@@ -411,7 +411,7 @@ export async function fitImage(bytes: Uint8Array, opts: FitOptions, wasm: Vision
 
 /** The embedded ICC profile of a JPEG (APP2), PNG (iCCP) or WebP (ICCP); GIF has none. */
 async function embeddedProfile(bytes: Uint8Array, mediaType: ImageMediaType, structure: ImageStructure): Promise<Uint8Array | undefined> {
-  if (mediaType === "image/jpeg") return readJpegColorInfo(bytes).icc;
+  if (structure.jpeg) return structure.jpeg.icc;
   if (structure.png) return pngIccProfile(structure.png);
   if (mediaType === "image/webp") return webpIccProfile(bytes);
   return undefined;

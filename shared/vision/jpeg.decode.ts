@@ -4,7 +4,7 @@
  * instead of 48 MB of full-size RGBA; the instance and its memory are garbage once this returns.
  */
 import { AppError } from "../http/errors";
-import { invalidImage } from "./format";
+import { invalidImage, JpegMarkerWalk, type JpegColorInfo } from "./format";
 import { DecoderFailure, decodeCallerBytes, type DecodeStats, type ResamplerFactory } from "./codecs";
 import { cmykConverter } from "./color/cmyk";
 
@@ -74,49 +74,6 @@ export function jpegDctEighths(minScale: number): number {
   return 8;
 }
 
-/** What the segments before the first scan say about colour: the ICC profile and Adobe's APP14. */
-export interface JpegColorInfo {
-  /** The APP2 "ICC_PROFILE" chunks joined in sequence order; absent when none or incomplete. */
-  icc?: Uint8Array;
-  /** An Adobe APP14 segment is present (its CMYK is stored inverted). */
-  adobe: boolean;
-}
-
-/** Walks the marker segments up to the first SOS (no entropy-coded data is read). */
-export function readJpegColorInfo(bytes: Uint8Array): JpegColorInfo {
-  const chunks = new Map<number, Uint8Array>();
-  let total = 0;
-  let adobe = false;
-  let at = 2;
-  while (at + 4 <= bytes.length && bytes[at] === 0xff) {
-    const marker = bytes[at + 1]!;
-    if (marker === 0xff) { at++; continue; }
-    if (marker === 0xd8 || marker === 0x01 || (marker >= 0xd0 && marker <= 0xd7)) { at += 2; continue; }
-    if (marker === 0xda || marker === 0xd9) break;
-    const length = (bytes[at + 2]! << 8) | bytes[at + 3]!;
-    const start = at + 4, end = Math.min(bytes.length, at + 2 + length);
-    if (length < 2) break;
-    const ascii = (from: number, n: number) => String.fromCharCode(...bytes.subarray(from, Math.min(end, from + n)));
-    if (marker === 0xe2 && end - start > 14 && ascii(start, 12) === "ICC_PROFILE\0") {
-      const seq = bytes[start + 12]!;
-      if (!chunks.has(seq)) { chunks.set(seq, bytes.subarray(start + 14, end)); total += end - start - 14; }
-    } else if (marker === 0xee && ascii(start, 5) === "Adobe") {
-      adobe = true;
-    }
-    at += 2 + length;
-  }
-  if (chunks.size === 0) return { adobe };
-  const icc = new Uint8Array(total);
-  let o = 0;
-  for (let seq = 1; seq <= chunks.size; seq++) {
-    const chunk = chunks.get(seq);
-    if (!chunk) return { adobe };
-    icc.set(chunk, o);
-    o += chunk.length;
-  }
-  return { icc, adobe };
-}
-
 /** A decode TurboJPEG reported failed (a status): the data is corrupt or cut short. */
 function corruptJpeg(): AppError {
   return invalidImage("JPEG", "could not be decoded: its data is corrupt or truncated before its end (EOI)");
@@ -153,6 +110,7 @@ function decodeJpeg(
   eighths: number,
   module: WebAssembly.Module,
   open: (decodedWidth: number, decodedHeight: number) => ((row: number, rgb: Uint8Array, at: number) => void) & { wants?: (row: number) => boolean },
+  color?: JpegColorInfo,
 ): number {
   const tj = instantiate(module);
   const src = tj.malloc(bytes.length);
@@ -177,13 +135,14 @@ function decodeJpeg(
   const sink = open(decodedWidth, decodedHeight);
   // The view is taken after decoding: memory.grow during the decode detaches earlier views.
   const pixels = new Uint8Array(tj.memory.buffer);
-  const color = cmyk ? cmykColorOf(bytes) : undefined;
-  const toRgb = color?.toRgb;
+  // A CMYK file needs its colour segments; a caller that walked the file already hands them in.
+  const converter = cmyk ? cmykColorOf(color ?? new JpegMarkerWalk(bytes).toEnd()) : undefined;
+  const toRgb = converter?.toRgb;
   const rgbRow = cmyk ? new Uint8Array(decodedWidth * 3) : undefined;
   for (let row = 0; row < decodedHeight; row++) {
     if (sink.wants && !sink.wants(row)) continue;
     if (rgbRow && toRgb) {
-      toRgb(pixels, dst + row * pitch, rgbRow, 0, decodedWidth, color.adobe);
+      toRgb(pixels, dst + row * pitch, rgbRow, 0, decodedWidth, converter.adobe);
       sink(row, rgbRow, 0);
     } else {
       sink(row, pixels, dst + row * pitch);
@@ -194,16 +153,15 @@ function decodeJpeg(
 
 /**
  * A CMYK file's converter (its embedded CMYK profile's table, or ideal inks) and Adobe flag, built
- * once per file: a fit decodes the same bytes for every size it tries, and a profile's table has up
- * to 17^4 nodes.
+ * once per walk of the file: a fit decodes the same bytes for every size it tries, and a profile's
+ * table has up to 17^4 nodes.
  */
-const cmykColors = new WeakMap<Uint8Array, { toRgb: ReturnType<typeof cmykConverter>; adobe: boolean }>();
-function cmykColorOf(bytes: Uint8Array): { toRgb: ReturnType<typeof cmykConverter>; adobe: boolean } {
-  let color = cmykColors.get(bytes);
+const cmykColors = new WeakMap<JpegColorInfo, { toRgb: ReturnType<typeof cmykConverter>; adobe: boolean }>();
+function cmykColorOf(info: JpegColorInfo): { toRgb: ReturnType<typeof cmykConverter>; adobe: boolean } {
+  let color = cmykColors.get(info);
   if (!color) {
-    const info = readJpegColorInfo(bytes);
     color = { toRgb: cmykConverter(info.icc), adobe: info.adobe };
-    cmykColors.set(bytes, color);
+    cmykColors.set(info, color);
   }
   return color;
 }
@@ -212,6 +170,7 @@ function cmykColorOf(bytes: Uint8Array): { toRgb: ReturnType<typeof cmykConverte
  * Decodes `bytes` at the DCT scale jpegDctEighths picks for `minScale` and streams its RGB rows into
  * the resampler the factory builds for the decoded size. Decoded pixels map to the original at
  * exactly n/8 (what the IDCT does), not decodedWidth / width, which drifts toward the far edges.
+ * `color`: the file's colour segments from its marker walk (a CMYK file is walked here otherwise).
  */
 export function decodeJpegRows(
   bytes: Uint8Array,
@@ -220,6 +179,7 @@ export function decodeJpegRows(
   minScale: number,
   module: WebAssembly.Module,
   makeResampler: ResamplerFactory,
+  color?: JpegColorInfo,
 ): { stats: DecodeStats; resampler: ReturnType<ResamplerFactory> } {
   const eighths = jpegDctEighths(minScale);
   let resampler: ReturnType<ResamplerFactory> | undefined;
@@ -233,6 +193,6 @@ export function decodeJpegRows(
     const r = makeResampler(w, h, eighths / 8);
     resampler = r;
     return Object.assign((row: number, rgb: Uint8Array, at: number) => r.pushRow(row, rgb, at), { wants: (row: number) => r.wantsRow(row) });
-  });
+  }, color);
   return { stats: { wasmBytes, decodedWidth, decodedHeight }, resampler: resampler! };
 }

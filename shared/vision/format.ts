@@ -424,7 +424,8 @@ function webpFrameSize(kind: string, chunk: Uint8Array): { width: number; height
   return { width: (bits & 0x3fff) + 1, height: ((bits >>> 14) & 0x3fff) + 1 };
 }
 
-interface RiffChunk {
+/** One chunk of a RIFF body: its four-character code and its data (padding left out). */
+export interface RiffChunk {
   fourcc: string;
   data: Uint8Array;
 }
@@ -448,17 +449,26 @@ function riffChunks(bytes: Uint8Array, where: string): RiffChunk[] {
 }
 
 /**
- * WebP: the RIFF size and every chunk size are checked against the file, and the size that will be
- * decoded (the VP8/VP8L frame header, or every animation frame) against the VP8X canvas.
+ * The top-level chunks of a WebP ("RIFF", size, "WEBP", then chunks), the RIFF size checked against
+ * the file and every chunk against the RIFF body: the one walk readImageHeader and the ICCP read use.
+ * @throws AppError 400 `invalid_image` for a RIFF size or a chunk size that does not fit.
  */
-function readWebp(bytes: Uint8Array): ImageHeader {
-  const base = { mediaType: "image/webp" as const, interlaced: false, progressive: false, orientation: 1 };
+export function webpChunks(bytes: Uint8Array): RiffChunk[] {
   const riffSize = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength).getUint32(4, true);
   if (riffSize < 12) throw invalidImage("WebP", `is corrupt: its RIFF header declares a ${riffSize}-byte body, too small for any image`);
   if (riffSize > bytes.length - 8) {
     throw invalidImage("WebP", `is truncated: its RIFF header declares ${riffSize + 8} bytes but the file has ${bytes.length}`);
   }
-  const chunks = riffChunks(bytes.subarray(12, 8 + riffSize), "the RIFF container");
+  return riffChunks(bytes.subarray(12, 8 + riffSize), "the RIFF container");
+}
+
+/**
+ * WebP: the RIFF size and every chunk size are checked against the file, and the size that will be
+ * decoded (the VP8/VP8L frame header, or every animation frame) against the VP8X canvas.
+ */
+function readWebp(bytes: Uint8Array): ImageHeader {
+  const base = { mediaType: "image/webp" as const, interlaced: false, progressive: false, orientation: 1 };
+  const chunks = webpChunks(bytes);
   const first = chunks[0];
   if (!first) throw invalidImage("WebP", "has no chunks after its RIFF header");
   if (first.fourcc === "VP8 " || first.fourcc === "VP8L") return { ...base, ...webpFrameSize(first.fourcc, first.data), animated: false };

@@ -4,7 +4,7 @@
  * poisons it), so we bind the four exports we need ourselves; the instance is garbage afterwards.
  * photon decodes animations to their first frame.
  */
-import { invalidImage } from "./format";
+import { invalidImage, webpChunks } from "./format";
 import { decodeCallerBytes, type DecodeStats, type ResamplerFactory } from "./codecs";
 import type { StreamingResampler } from "./resample";
 
@@ -110,16 +110,11 @@ export function decodeWithPhoton(
   return { stats: { wasmBytes: photon.memory.buffer.byteLength, decodedWidth: width, decodedHeight: height }, resampler };
 }
 
-/** The ICCP chunk of an extended (VP8X) WebP; undefined when absent or its size lies. */
+/** The ICCP chunk of an extended (VP8X) WebP, from the same chunk walk as its header; undefined when absent. */
 export function webpIccProfile(bytes: Uint8Array): Uint8Array | undefined {
-  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-  let at = 12;
-  while (at + 8 <= bytes.length) {
-    const type = String.fromCharCode(bytes[at]!, bytes[at + 1]!, bytes[at + 2]!, bytes[at + 3]!);
-    const size = view.getUint32(at + 4, true);
-    if (type === "ICCP") return at + 8 + size <= bytes.length ? bytes.subarray(at + 8, at + 8 + size) : undefined;
-    if (type !== "VP8X") return undefined; // ICCP must directly follow VP8X
-    at += 8 + size + (size & 1);
+  for (const chunk of webpChunks(bytes)) {
+    if (chunk.fourcc === "ICCP") return chunk.data;
+    if (chunk.fourcc !== "VP8X") return undefined; // ICCP must directly follow VP8X
   }
   return undefined;
 }

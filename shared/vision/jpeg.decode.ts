@@ -101,15 +101,19 @@ export function decodeJpegRgb(bytes: Uint8Array, module: WebAssembly.Module): { 
   return out!;
 }
 
+/** Where decoded RGB rows go; `wants` lets the sink skip rows it would not read. */
+type RowSink = ((row: number, rgb: Uint8Array, at: number) => void) & { wants?: (row: number) => boolean };
+
 /**
  * Decodes at n/8 and hands each RGB row (CMYK/YCCK converted) to the sink the callback builds for
- * the decoded size; the rows live in the instance's memory only during the call.
+ * the decoded size; the rows live in the instance's memory only during the call. A callback that
+ * returns no sink gets the decode alone (every coefficient read) and no row is converted.
  */
 function decodeJpeg(
   bytes: Uint8Array,
   eighths: number,
   module: WebAssembly.Module,
-  open: (decodedWidth: number, decodedHeight: number) => ((row: number, rgb: Uint8Array, at: number) => void) & { wants?: (row: number) => boolean },
+  open: (decodedWidth: number, decodedHeight: number) => RowSink | undefined,
   color?: JpegColorInfo,
 ): number {
   const tj = instantiate(module);
@@ -133,6 +137,7 @@ function decodeJpeg(
   status = decodeCallerBytes("TurboJPEG", "JPEG", JPEG_DECODER_FAILED, () => tj.tjDecompress2(handle, src, bytes.length, dst, decodedWidth, pitch, decodedHeight, cmyk ? TJPF_CMYK : TJPF_RGB, 0));
   if (status !== 0) throw corruptJpeg();
   const sink = open(decodedWidth, decodedHeight);
+  if (!sink) return tj.memory.buffer.byteLength;
   // The view is taken after decoding: memory.grow during the decode detaches earlier views.
   const pixels = new Uint8Array(tj.memory.buffer);
   // A CMYK file needs its colour segments; a caller that walked the file already hands them in.
@@ -167,6 +172,31 @@ function cmykColorOf(info: JpegColorInfo): { toRgb: ReturnType<typeof cmykConver
 }
 
 /**
+ * Decodes `bytes` at n/8, first checking the frame TurboJPEG found is the `width`x`height` the
+ * header walk read, and hands the decoded size to `open` for the rows' sink (none: decode only).
+ */
+function decodeCheckedFrame(
+  bytes: Uint8Array,
+  width: number,
+  height: number,
+  eighths: number,
+  module: WebAssembly.Module,
+  open: (decodedWidth: number, decodedHeight: number) => RowSink | undefined,
+  color?: JpegColorInfo,
+): DecodeStats {
+  let decodedWidth = 0, decodedHeight = 0;
+  const wasmBytes = decodeJpeg(bytes, eighths, module, (w, h) => {
+    if (w !== Math.ceil((width * eighths) / 8) || h !== Math.ceil((height * eighths) / 8)) {
+      throw invalidImage("JPEG", `has a frame of another size than its header says (${width}x${height})`);
+    }
+    decodedWidth = w;
+    decodedHeight = h;
+    return open(w, h);
+  }, color);
+  return { wasmBytes, decodedWidth, decodedHeight };
+}
+
+/**
  * Decodes `bytes` at the DCT scale jpegDctEighths picks for `minScale` and streams its RGB rows into
  * the resampler the factory builds for the decoded size. Decoded pixels map to the original at
  * exactly n/8 (what the IDCT does), not decodedWidth / width, which drifts toward the far edges.
@@ -183,16 +213,19 @@ export function decodeJpegRows(
 ): { stats: DecodeStats; resampler: ReturnType<ResamplerFactory> } {
   const eighths = jpegDctEighths(minScale);
   let resampler: ReturnType<ResamplerFactory> | undefined;
-  let decodedWidth = 0, decodedHeight = 0;
-  const wasmBytes = decodeJpeg(bytes, eighths, module, (w, h) => {
-    if (w !== Math.ceil((width * eighths) / 8) || h !== Math.ceil((height * eighths) / 8)) {
-      throw invalidImage("JPEG", `has a frame of another size than its header says (${width}x${height})`);
-    }
-    decodedWidth = w;
-    decodedHeight = h;
+  const stats = decodeCheckedFrame(bytes, width, height, eighths, module, (w, h) => {
     const r = makeResampler(w, h, eighths / 8);
     resampler = r;
     return Object.assign((row: number, rgb: Uint8Array, at: number) => r.pushRow(row, rgb, at), { wants: (row: number) => r.wantsRow(row) });
   }, color);
-  return { stats: { wasmBytes, decodedWidth, decodedHeight }, resampler: resampler! };
+  return { stats, resampler: resampler! };
+}
+
+/**
+ * Entropy-decodes all of `bytes` at 1/8 (every coefficient is read, little is transformed) and
+ * checks its frame against the header's size, delivering no row: how a JPEG embedded unchanged is
+ * verified. @throws AppError 400 `invalid_image` when TurboJPEG cannot decode it.
+ */
+export function decodeJpegWithoutRows(bytes: Uint8Array, width: number, height: number, module: WebAssembly.Module): DecodeStats {
+  return decodeCheckedFrame(bytes, width, height, 1, module, () => undefined);
 }

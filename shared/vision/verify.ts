@@ -6,9 +6,8 @@
  */
 import type { VisionWasm } from "./codecs";
 import { invalidImage, JpegMarkerWalk, walkGifFrames, type ImageHeader, type JpegStructure } from "./format";
-import { decodeJpegRows } from "./jpeg.decode";
+import { decodeJpegWithoutRows } from "./jpeg.decode";
 import { CHANNELS, inflateIdat, readInflated, parseChunks, type PngInfo } from "./png.decode";
-import { StreamingResampler } from "./resample";
 
 /** What the structure walks found: read once per fit and handed to its verification, decodes and colour reads. */
 export interface ImageStructure {
@@ -43,7 +42,7 @@ export async function verifyImageData(bytes: Uint8Array, header: ImageHeader, wa
     case "image/png":
       return verifyPngData(structure.png!);
     case "image/jpeg": {
-      decodeJpegRows(bytes, header.width, header.height, 1 / 8, wasm.jpegDecoder, discardRows, structure.jpeg);
+      decodeJpegWithoutRows(bytes, header.width, header.height, wasm.jpegDecoder);
       return;
     }
     case "image/gif":
@@ -55,11 +54,6 @@ export async function verifyImageData(bytes: Uint8Array, header: ImageHeader, wa
       // "Pass-through verification"), so the VP8/VP8L entropy data itself is not decoded here.
       return;
   }
-}
-
-/** A resampler to 1x1 that the verifying decodes push their rows into: the pixels are not kept. */
-function discardRows(width: number, height: number): StreamingResampler {
-  return new StreamingResampler(width, height, { x: 0, y: 0, width, height }, 1, 1);
 }
 
 /** Length of each filtered scanline (filter byte included), pass by pass for Adam7. */

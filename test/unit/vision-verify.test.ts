@@ -11,6 +11,7 @@ import { AppError } from "../../shared/http/errors";
 import { fitImage } from "../../shared/vision/fit";
 import { JPEG_MAX_SCANS, JpegMarkerWalk, readImageHeader, walkGifFrames } from "../../shared/vision/format";
 import { crc32, parseChunks } from "../../shared/vision/png.decode";
+import { decodeJpegWithoutRows } from "../../shared/vision/jpeg.decode";
 import { verifyImageData } from "../../shared/vision/verify";
 import { loadVisionWasmNode } from "../../bench/vision-wasm-node";
 import { photoPixels, screenshotPixels } from "../fixtures/images";
@@ -229,5 +230,15 @@ describe("one JPEG marker walk serves the header, the colour segments and the st
     const opts = { embedTargetBytes: 262144, maxLongEdge: 1568, maxInputPixels: 16_777_216, region: [0, 0, 96, 64] as [number, number, number, number] };
     const [a, b] = await Promise.all([fitImage(original, opts, wasm), fitImage(padded, opts, wasm)]);
     expect(b.data).toEqual(a.data);
+  });
+});
+
+describe("the pass-through JPEG check decodes without a row sink", () => {
+  it("reads every coefficient at 1/8, checks the frame against the header, and refuses damaged entropy data", async () => {
+    const jpeg = await bytesOf(photo().jpeg({ progressive: true })); // 96x64
+    expect(decodeJpegWithoutRows(jpeg, 96, 64, wasm.jpegDecoder)).toMatchObject({ decodedWidth: 12, decodedHeight: 8 });
+    expect(() => decodeJpegWithoutRows(jpeg, 104, 64, wasm.jpegDecoder)).toThrow("The JPEG image has a frame of another size than its header says (104x64).");
+    const patched = new Uint8Array([...jpeg.subarray(0, jpeg.length >> 1), 0xff, 0xd9]);
+    expect(() => decodeJpegWithoutRows(patched, 96, 64, wasm.jpegDecoder)).toThrow(expect.objectContaining({ status: 400, code: "invalid_image" }));
   });
 });

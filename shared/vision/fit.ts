@@ -59,9 +59,9 @@ export interface FitResult {
  * Between QUALITY_MIN and QUALITY_COMFORT a full-size fit is compared (by measured PSNR) with a
  * smaller image at QUALITY_COMFORT, and the more faithful one is kept.
  */
-export const QUALITY_MAX = 90;
+const QUALITY_MAX = 90;
 export const QUALITY_MIN = 30;
-export const QUALITY_COMFORT = 50;
+const QUALITY_COMFORT = 50;
 /**
  * A smaller image must measure this much more faithful to replace the full-size one: near a tie,
  * resolution (legible glyphs, exact coordinates) is worth more than a PSNR hair.
@@ -71,7 +71,7 @@ const RESOLUTION_PREFERENCE_DB = 0.25;
  * photon decodes a whole frame to RGBA and copies it out (about 15 bytes of WASM memory per pixel,
  * measured: 179 MB for a 12 MP WebP), so GIF, WebP and interlaced PNG get their own lower cap.
  */
-export const PHOTON_MAX_PIXELS = 6_000_000;
+const PHOTON_MAX_PIXELS = 6_000_000;
 /** A fit that uses this share of the budget is accepted without searching the last quality points. */
 const GOOD_ENOUGH_SHARE = 0.93;
 
@@ -174,7 +174,7 @@ function toStored(r: Crop, orientation: number, storedWidth: number, storedHeigh
 }
 
 /** Turns a stored-orientation RGB image (`width`x`height`) into its displayed orientation. */
-export function orient(rgb: Uint8Array, width: number, height: number, orientation: number): Uint8Array {
+function orient(rgb: Uint8Array, width: number, height: number, orientation: number): Uint8Array {
   if (orientation <= 1 || orientation > 8) return rgb;
   const turned = orientation >= 5;
   const dw = turned ? height : width, dh = turned ? width : height;
@@ -437,7 +437,7 @@ function fidelity(jpeg: Uint8Array, reference: Uint8Array, size: { width: number
  * by how far the last measured size was from its estimate; each counted attempt quantises and
  * entropy-sizes the whole image, and only the winner is written.
  */
-export function searchPrepared(prepared: PreparedJpeg, maxBytes: number, counter: { attempts: number }): SearchOutcome {
+function searchPrepared(prepared: PreparedJpeg, maxBytes: number, counter: { attempts: number }): SearchOutcome {
   const estimate = new Map<number, number>();
   const estimateAt = (q: number) => {
     let v = estimate.get(q);

@@ -17,7 +17,7 @@ const TJCS_YCCK = 4;
  * The DCT-scaled decode stops this factor above the target (libvips leaves its resampler 1.5–2x):
  * n/8 IDCT scaling alone aliases and blurs block by block, Lanczos then does the real shrink.
  */
-export const LANCZOS_MARGIN = 1.5;
+const LANCZOS_MARGIN = 1.5;
 
 class WasmAbort extends Error {}
 

@@ -14,24 +14,13 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import sharp from "sharp";
-import { ihdr, photoPixels, screenshotPixels } from "../test/fixtures/images";
+import { ihdr, photoPixels, screenshotPixels, withAlpha } from "../test/fixtures/images";
 import { firstWebpChunk, jpegManyScans, pngOf, repeatSmallestScan, vp8x, webpOf, zerosDeflated } from "../test/fixtures/hostile";
-import { JPEG_MAX_SCANS } from "../shared/vision/verify";
+import { JPEG_MAX_SCANS } from "../shared/vision/format";
 
 const CAPS_MB = [8, 12, 16, 24, 32, 48, 64, 96];
 const SEMI_SPACE_MB = 2;
 const BUDGET = 262_144;
-
-function withAlpha(rgb: Uint8Array): Uint8Array {
-  const out = new Uint8Array((rgb.length / 3) * 4);
-  for (let p = 0, q = 0; p < rgb.length; p += 3, q += 4) {
-    out[q] = rgb[p]!;
-    out[q + 1] = rgb[p + 1]!;
-    out[q + 2] = rgb[p + 2]!;
-    out[q + 3] = p % 291 === 0 ? 128 : 255;
-  }
-  return out;
-}
 
 type Raw = (rgb: Uint8Array, width: number, height: number) => ReturnType<typeof sharp>;
 

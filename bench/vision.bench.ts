@@ -13,7 +13,7 @@ import type { JpegEncodeSettings } from "../shared/vision/jpeg.settings";
 import { loadVisionWasmNode } from "./vision-wasm-node";
 import { median } from "./stats";
 import { startWorker } from "./vision-worker/start";
-import { photoPixels, screenshotPixels } from "../test/fixtures/images";
+import { photoPixels, screenshotPixels, withAlpha } from "../test/fixtures/images";
 
 if (!(globalThis as { gc?: unknown }).gc) {
   // The JS-heap column needs a GC before each call: re-run this file under node --expose-gc.
@@ -47,16 +47,6 @@ async function inWorkerd(url: string, input: Buffer, budget: number, encoder: st
   const ms = performance.now() - t;
   if (!response.ok) throw new Error(`worker answered ${response.status}: ${new TextDecoder().decode(data)}`);
   return { fit: JSON.parse(response.headers.get("x-fit")!) as WorkerFit, data, ms };
-}
-
-/** RGB to RGBA, opaque but for a sprinkle of half-transparent pixels (so the flatten has work). */
-function withAlpha(rgb: Uint8Array): Uint8Array {
-  const out = new Uint8Array((rgb.length / 3) * 4);
-  for (let p = 0, q = 0; p < rgb.length; p += 3, q += 4) {
-    out[q] = rgb[p]!; out[q + 1] = rgb[p + 1]!; out[q + 2] = rgb[p + 2]!;
-    out[q + 3] = p % 291 === 0 ? 128 : 255;
-  }
-  return out;
 }
 
 /** Doubles each channel's distance from mid-grey: the saturated colours where P3 and sRGB differ. */

@@ -9,7 +9,7 @@
  */
 import { fitImage } from "../../shared/vision/fit";
 import { readImageHeader } from "../../shared/vision/format";
-import { decodePngRows } from "../../shared/vision/png.decode";
+import { decodePngRows, parseChunks } from "../../shared/vision/png.decode";
 import type { StreamingResampler } from "../../shared/vision/resample";
 import { visionWasm } from "../../workers/vision-codecs";
 import jpegEncoder from "@jsquash/jpeg/codec/enc/mozjpeg_enc.wasm";
@@ -57,7 +57,7 @@ export default {
     if (mode === "inflate") return new Response(String(await inflateOnly(bytes)));
     if (mode === "header") return new Response(JSON.stringify(readImageHeader(bytes)));
     if (mode === "decode") {
-      await decodePngRows(bytes, sink, wasm === benchWasm ? benchWasm.simd : undefined);
+      await decodePngRows(parseChunks(bytes), sink, wasm === benchWasm ? benchWasm.simd : undefined);
       return new Response("decoded");
     }
     const header = url.searchParams.get("region") === "full" ? readImageHeader(bytes) : undefined;

@@ -4,6 +4,7 @@
  * runtime entry compiles the modules once and hands them in; fitting instantiates them fresh per
  * request, which is what lets an isolate's WASM memory be collected after every image.
  */
+import { AppError } from "../http/errors";
 import type { StreamingResampler } from "./resample";
 
 export interface VisionWasm {
@@ -37,4 +38,39 @@ export interface DecodeStats {
   wasmBytes: number;
   decodedWidth: number;
   decodedHeight: number;
+}
+
+/**
+ * A third-party decoder (photon, TurboJPEG) failed while it read the caller's bytes: a trap, a panic
+ * or an abort inside it. Only `decodeCallerBytes` raises it, so a trap anywhere else (our SIMD
+ * kernels, the resampler, the encoder, a decode of our own output) is never taken for a broken
+ * image: the service answers this with 400 `invalid_image` (413 when memory ran out) and anything
+ * untagged as our own failure.
+ */
+export class DecoderFailure extends Error {
+  /** The engine reported memory exhaustion (a RangeError about memory) rather than a trap or a refusal. */
+  readonly exhausted: boolean;
+
+  /** `format` and `what` complete "The <format> image <what>." in the message sent to the caller. */
+  constructor(readonly decoder: "photon" | "TurboJPEG", readonly format: string, readonly what: string, cause: unknown) {
+    super(`${decoder} failed on the caller's ${format} data`, { cause });
+    this.name = "DecoderFailure";
+    this.exhausted = cause instanceof RangeError && /memory/i.test(cause.message);
+  }
+}
+
+/**
+ * Runs one call into a third-party decoder on the caller's bytes and tags whatever it throws.
+ * Wrap only the decoder's own calls: rows handed to our resampler run outside, so a fault of ours
+ * stays ours. An AppError (a refusal we raised from an import) passes unchanged.
+ * @example
+ * const image = decodeCallerBytes("photon", "GIF", "could not be decoded: its data is corrupt", () => photon.decode(ptr, len));
+ */
+export function decodeCallerBytes<T>(decoder: DecoderFailure["decoder"], format: string, what: string, run: () => T): T {
+  try {
+    return run();
+  } catch (error) {
+    if (error instanceof AppError) throw error;
+    throw new DecoderFailure(decoder, format, what, error);
+  }
 }

@@ -6,16 +6,16 @@
  */
 import { AppError } from "../http/errors";
 import type { VisionWasm } from "./codecs";
-import { readImageHeader, type SupportedMediaType } from "./format";
+import { openImage, type SupportedMediaType } from "./format";
 import { DEFAULT_JPEG_SETTINGS, type JpegEncodeSettings } from "./jpeg.settings";
 import type { JpegEncoder } from "./jpeg.encode";
-import { decodeJpegRgb, decodeJpegRows, readJpegColorInfo } from "./jpeg.decode";
+import { decodeJpegRgb, decodeJpegRows } from "./jpeg.decode";
 import { prepareJpeg, type PreparedJpeg } from "./jpeg.baseline";
 import { decodePngRows, pngIccProfile } from "./png.decode";
 import { decodeWithPhoton, webpIccProfile } from "./photon.decode";
 import { iccToSrgb } from "./color/icc";
 import { StreamingResampler, resizeRgb, type SourceWindow } from "./resample";
-import { checkBeforeDecode, verifyImageData } from "./verify";
+import { checkStructure, verifyImageData, type ImageStructure } from "./verify";
 
 export type ImageMediaType = SupportedMediaType;
 
@@ -40,6 +40,8 @@ export interface FitResult {
   original: { mediaType: ImageMediaType; width: number; height: number; bytes: number };
   note: string;
   encodeAttempts: number;
+  /** Decodes of the source this fit ran (one per size tried; 0 when passed through); for logs and benchmarks. */
+  decodes: number;
   passedThrough: boolean;
   /** Output pixels per original pixel (1 when not scaled). */
   scale: number;
@@ -57,9 +59,9 @@ export interface FitResult {
  * Between QUALITY_MIN and QUALITY_COMFORT a full-size fit is compared (by measured PSNR) with a
  * smaller image at QUALITY_COMFORT, and the more faithful one is kept.
  */
-export const QUALITY_MAX = 90;
+const QUALITY_MAX = 90;
 export const QUALITY_MIN = 30;
-export const QUALITY_COMFORT = 50;
+const QUALITY_COMFORT = 50;
 /**
  * A smaller image must measure this much more faithful to replace the full-size one: near a tie,
  * resolution (legible glyphs, exact coordinates) is worth more than a PSNR hair.
@@ -69,7 +71,7 @@ const RESOLUTION_PREFERENCE_DB = 0.25;
  * photon decodes a whole frame to RGBA and copies it out (about 15 bytes of WASM memory per pixel,
  * measured: 179 MB for a 12 MP WebP), so GIF, WebP and interlaced PNG get their own lower cap.
  */
-export const PHOTON_MAX_PIXELS = 6_000_000;
+const PHOTON_MAX_PIXELS = 6_000_000;
 /** A fit that uses this share of the budget is accepted without searching the last quality points. */
 const GOOD_ENOUGH_SHARE = 0.93;
 
@@ -172,7 +174,7 @@ function toStored(r: Crop, orientation: number, storedWidth: number, storedHeigh
 }
 
 /** Turns a stored-orientation RGB image (`width`x`height`) into its displayed orientation. */
-export function orient(rgb: Uint8Array, width: number, height: number, orientation: number): Uint8Array {
+function orient(rgb: Uint8Array, width: number, height: number, orientation: number): Uint8Array {
   if (orientation <= 1 || orientation > 8) return rgb;
   const turned = orientation >= 5;
   const dw = turned ? height : width, dh = turned ? width : height;
@@ -277,7 +279,7 @@ async function loadMozJpeg(wasm: VisionWasm, settings: JpegEncodeSettings): Prom
  * const url = `data:${fitted.mediaType};base64,${toBase64(fitted.data)}`;
  */
 export async function fitImage(bytes: Uint8Array, opts: FitOptions, wasm: VisionWasm, settings: JpegEncodeSettings = DEFAULT_JPEG_SETTINGS): Promise<FitResult> {
-  const header = readImageHeader(bytes);
+  const { header, jpeg } = openImage(bytes);
   const { mediaType, orientation } = header;
   const turned = orientation >= 5;
   // Everything the caller sees (size, region, note) is in displayed pixels; the decoders work on
@@ -290,19 +292,21 @@ export async function fitImage(bytes: Uint8Array, opts: FitOptions, wasm: Vision
   }
   const crop = opts.region ? clampRegion(opts.region, width, height) : undefined;
   const originalUrlBytes = dataUrlLength(mediaType, bytes.length);
+  // The structure is walked once (a PNG's chunks and CRCs; a JPEG's markers, resumed from the
+  // header's walk to EOI); the verification, every decode and the colour profile read what it found.
+  const structure = checkStructure(bytes, header, jpeg);
   // A CMYK/YCCK JPEG is always converted: vision providers expect RGB (or grey) JPEGs.
   const printColours = header.components === 4;
   if (!crop && !header.animated && !printColours && orientation === 1 && originalUrlBytes <= opts.embedTargetBytes && Math.max(width, height) <= opts.maxLongEdge) {
     // Embedded unchanged, the bytes reach the provider with no decoder of ours in between.
-    await verifyImageData(bytes, header, wasm);
+    await verifyImageData(bytes, header, wasm, structure);
     return {
       mediaType, data: bytes, width, height, dataUrlBytes: originalUrlBytes, original,
       note: `Image passed through unchanged (${width}x${height}); coordinates are in original pixels.`,
-      encodeAttempts: 0, passedThrough: true, scale: 1, wasmPeakBytes: 0,
+      encodeAttempts: 0, decodes: 0, passedThrough: true, scale: 1, wasmPeakBytes: 0,
     };
   }
 
-  checkBeforeDecode(bytes, header);
   const window: Crop = crop ?? { x: 0, y: 0, width, height };
   const target = targetSize(window.width, window.height, opts.maxLongEdge);
   const storedWindow = toStored(window, orientation, header.width, header.height);
@@ -310,9 +314,10 @@ export async function fitImage(bytes: Uint8Array, opts: FitOptions, wasm: Vision
     const kind = mediaType === "image/png" ? "interlaced PNG" : mediaType.slice(6).toUpperCase();
     throw new AppError(413, "image_too_large", `The ${width}x${height} ${kind} is over this service's ${(PHOTON_MAX_PIXELS / 1e6).toFixed(0)} MP limit for ${kind} images. Send it as JPEG or (non-interlaced) PNG, or downscale it.`);
   }
-  const toSrgb = iccToSrgb(await embeddedProfile(bytes, mediaType));
+  const toSrgb = iccToSrgb(await embeddedProfile(bytes, mediaType, structure));
   let wasmPeakBytes = 0;
   let usedSimd = false;
+  let decodes = 0;
 
   /**
    * Decodes the source and resamples its window straight to `size` (displayed pixels), converted to
@@ -320,6 +325,7 @@ export async function fitImage(bytes: Uint8Array, opts: FitOptions, wasm: Vision
    */
   const render = async (size: { width: number; height: number }): Promise<Uint8Array> => {
     const stored = turned ? { width: size.height, height: size.width } : size;
+    decodes++;
     let simdBytes = 0;
     const makeResampler = (decodedWidth: number, decodedHeight: number, scale?: number) => {
       const sx = scale ?? decodedWidth / header.width;
@@ -333,11 +339,11 @@ export async function fitImage(bytes: Uint8Array, opts: FitOptions, wasm: Vision
     let rgb: Uint8Array;
     if (mediaType === "image/jpeg") {
       const minScale = Math.max(stored.width / storedWindow.width, stored.height / storedWindow.height);
-      const decoded = decodeJpegRows(bytes, header.width, header.height, minScale, wasm.jpegDecoder, makeResampler);
+      const decoded = decodeJpegRows(bytes, header.width, header.height, minScale, wasm.jpegDecoder, makeResampler, structure.jpeg);
       wasmPeakBytes = Math.max(wasmPeakBytes, decoded.stats.wasmBytes);
       rgb = orient(decoded.resampler.finish(), stored.width, stored.height, orientation);
     } else if (mediaType === "image/png" && !header.interlaced) {
-      rgb = (await decodePngRows(bytes, makeResampler, wasm.simd)).finish();
+      rgb = (await decodePngRows(structure.png!, makeResampler, wasm.simd)).finish();
     } else {
       const decoded = decodeWithPhoton(bytes, mediaType.slice(6).toUpperCase(), wasm.photon, makeResampler);
       wasmPeakBytes = Math.max(wasmPeakBytes, decoded.stats.wasmBytes);
@@ -369,7 +375,7 @@ export async function fitImage(bytes: Uint8Array, opts: FitOptions, wasm: Vision
   const result = (data: Uint8Array, quality: number, size: { width: number; height: number }): FitResult => ({
     mediaType: outType, data, width: size.width, height: size.height,
     dataUrlBytes: dataUrlLength(outType, data.length), original, note: describe(original, crop, size.width, size.height),
-    encodeAttempts: counter.attempts, passedThrough: false,
+    encodeAttempts: counter.attempts, decodes, passedThrough: false,
     scale: size.width / window.width, crop, wasmPeakBytes, quality, simd: usedSimd,
   });
   const shrunk = (size: { width: number; height: number }, bytesNow: number) => {
@@ -404,9 +410,9 @@ export async function fitImage(bytes: Uint8Array, opts: FitOptions, wasm: Vision
 }
 
 /** The embedded ICC profile of a JPEG (APP2), PNG (iCCP) or WebP (ICCP); GIF has none. */
-async function embeddedProfile(bytes: Uint8Array, mediaType: ImageMediaType): Promise<Uint8Array | undefined> {
-  if (mediaType === "image/jpeg") return readJpegColorInfo(bytes).icc;
-  if (mediaType === "image/png") return pngIccProfile(bytes);
+async function embeddedProfile(bytes: Uint8Array, mediaType: ImageMediaType, structure: ImageStructure): Promise<Uint8Array | undefined> {
+  if (structure.jpeg) return structure.jpeg.icc;
+  if (structure.png) return pngIccProfile(structure.png);
   if (mediaType === "image/webp") return webpIccProfile(bytes);
   return undefined;
 }
@@ -431,7 +437,7 @@ function fidelity(jpeg: Uint8Array, reference: Uint8Array, size: { width: number
  * by how far the last measured size was from its estimate; each counted attempt quantises and
  * entropy-sizes the whole image, and only the winner is written.
  */
-export function searchPrepared(prepared: PreparedJpeg, maxBytes: number, counter: { attempts: number }): SearchOutcome {
+function searchPrepared(prepared: PreparedJpeg, maxBytes: number, counter: { attempts: number }): SearchOutcome {
   const estimate = new Map<number, number>();
   const estimateAt = (q: number) => {
     let v = estimate.get(q);

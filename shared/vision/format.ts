@@ -61,7 +61,7 @@ const EXPORT_HINT = "Export or convert it to JPEG or PNG (on an iPhone: Settings
  * known header is cut short.
  */
 export function readImageHeader(bytes: Uint8Array): ImageHeader {
-  if (bytes.length >= 3 && bytes[0] === 0xff && bytes[1] === 0xd8 && bytes[2] === 0xff) return readJpeg(bytes);
+  if (isJpeg(bytes)) return new JpegMarkerWalk(bytes).header();
   if (bytes.length >= 8 && ascii(bytes, 0, 8) === "\x89PNG\r\n\x1a\n") return readPng(bytes);
   if (bytes.length >= 6 && (ascii(bytes, 0, 6) === "GIF87a" || ascii(bytes, 0, 6) === "GIF89a")) return readGif(bytes);
   if (bytes.length >= 12 && ascii(bytes, 0, 4) === "RIFF" && ascii(bytes, 8, 4) === "WEBP") return readWebp(bytes);
@@ -70,6 +70,20 @@ export function readImageHeader(bytes: Uint8Array): ImageHeader {
   if (bytes.length >= 4 && (ascii(bytes, 0, 4) === "II*\0" || ascii(bytes, 0, 4) === "MM\0*")) throw unsupported("The image is a TIFF, which is not supported. Convert it to JPEG or PNG and send it again.");
   if (looksLikeSvg(bytes)) throw unsupported("The image is an SVG (vector text), which is not supported. Render it to PNG and send it again.");
   throw unsupported("The bytes are not a supported image (JPEG, PNG, GIF or WebP were expected, detected from the content, not the name).");
+}
+
+/**
+ * readImageHeader, keeping a JPEG's marker walk: the rest of a fit resumes it (toEnd) instead of
+ * walking the file again.
+ */
+export function openImage(bytes: Uint8Array): { header: ImageHeader; jpeg?: JpegMarkerWalk } {
+  if (!isJpeg(bytes)) return { header: readImageHeader(bytes) };
+  const jpeg = new JpegMarkerWalk(bytes);
+  return { header: jpeg.header(), jpeg };
+}
+
+function isJpeg(bytes: Uint8Array): boolean {
+  return bytes.length >= 3 && bytes[0] === 0xff && bytes[1] === 0xd8 && bytes[2] === 0xff;
 }
 
 /** SVG text, with or without a UTF-8 byte order mark, an XML declaration, comments or a doctype first. */
@@ -138,23 +152,88 @@ function exifOrientation(bytes: Uint8Array, start: number, end: number): number 
   return 1;
 }
 
-function readJpeg(bytes: Uint8Array): ImageHeader {
-  let at = 2;
-  let orientation = 1;
-  while (at < bytes.length) {
-    if (bytes[at] !== 0xff) {
-      throw invalidImage("JPEG", `is corrupt: its header has no marker at byte ${at}, where one was expected`);
-    }
+/**
+ * Scans a JPEG may have. Each progressive scan makes libjpeg walk every block of the image again,
+ * so a small file of thousands of scans costs seconds of CPU; real encoders write 10 to 20
+ * (libjpeg-turbo's own tools refuse past 500). Measured: a 3840x3840 progressive photo padded to
+ * 100 scans took 0.9 s of CPU to decode, so 64 keeps such a file well under 1 s.
+ */
+export const JPEG_MAX_SCANS = 64;
+
+/** What the segments before the first scan say about colour: the ICC profile and Adobe's APP14. */
+export interface JpegColorInfo {
+  /** The APP2 "ICC_PROFILE" chunks joined in sequence order; absent when none or incomplete. */
+  icc?: Uint8Array;
+  /** An Adobe APP14 segment is present (its CMYK is stored inverted). */
+  adobe: boolean;
+}
+
+/** What a JPEG's walk to EOI found: its scans, and its colour segments. */
+export interface JpegStructure extends JpegColorInfo {
+  scans: number;
+}
+
+/**
+ * The one walk over a JPEG's marker segments, read as far as it is asked. `header()` stops at the
+ * frame header (SOF): the size every caller checks before anything else, cheap to read. `toEnd()`
+ * resumes from there to EOI: every segment inside the file, entropy-coded data skipped (stuffed
+ * 0x00, RSTn and fill bytes), scans counted, a second SOF refused. On the way it keeps the first
+ * usable EXIF orientation before SOF and the colour segments before the first scan (APP2
+ * ICC_PROFILE chunks, Adobe APP14), so a fit walks each file once for all three.
+ * @example
+ * const walk = new JpegMarkerWalk(bytes);
+ * const header = walk.header(); // 413/415 decided before anything else is read
+ * const { scans, icc, adobe } = walk.toEnd();
+ */
+export class JpegMarkerWalk {
+  private at = 2;
+  private frame?: ImageHeader;
+  private structure?: JpegStructure;
+  private orientation = 1;
+  private scans = 0;
+  private frames = 0;
+  private adobe = false;
+  private readonly iccChunks = new Map<number, Uint8Array>();
+  private iccBytes = 0;
+
+  constructor(private readonly bytes: Uint8Array) {}
+
+  /**
+   * Walks to the frame header. @throws AppError 400 `invalid_image` for a header with no marker
+   * where one belongs, a bad length, a zero size, image data before any SOF, or a cut before the
+   * size; 415 for lossless, hierarchical or arithmetic coding.
+   */
+  header(): ImageHeader {
+    while (!this.frame) this.headerStep();
+    return this.frame;
+  }
+
+  /**
+   * Walks on to EOI. @throws AppError 400 `invalid_image` when the file ends before EOI or has a
+   * second frame header, 413 `image_too_large` past JPEG_MAX_SCANS scans.
+   */
+  toEnd(): JpegStructure {
+    this.header();
+    while (!this.structure) this.structureStep();
+    return this.structure;
+  }
+
+  /** One segment before SOF, with the header's errors (what readImageHeader has always answered). */
+  private headerStep(): void {
+    const bytes = this.bytes;
+    let at = this.at;
+    if (at >= bytes.length) throw truncated("JPEG");
+    if (bytes[at] !== 0xff) throw invalidImage("JPEG", `is corrupt: its header has no marker at byte ${at}, where one was expected`);
     while (at < bytes.length && bytes[at] === 0xff) at++; // fill bytes
-    if (at >= bytes.length) break;
-    const marker = bytes[at]!;
-    at++;
-    if (isStandalone(marker)) continue;
-    if (at + 2 > bytes.length) break;
+    if (at >= bytes.length) throw truncated("JPEG");
+    const marker = bytes[at++]!;
+    this.at = at;
+    if (isStandalone(marker)) return;
+    if (at + 2 > bytes.length) throw truncated("JPEG");
     const length = (bytes[at]! << 8) | bytes[at + 1]!;
     if (length < 2) throw invalidImage("JPEG", "is corrupt: a header segment has an invalid length");
     if (isStartOfFrame(marker)) {
-      if (at + 8 > bytes.length) break;
+      if (at + 8 > bytes.length) throw truncated("JPEG");
       const height = (bytes[at + 3]! << 8) | bytes[at + 4]!;
       const width = (bytes[at + 5]! << 8) | bytes[at + 6]!;
       if (marker !== 0xc0 && marker !== 0xc1 && marker !== 0xc2) {
@@ -162,15 +241,85 @@ function readJpeg(bytes: Uint8Array): ImageHeader {
       }
       if (width === 0 || height === 0) throw invalidImage("JPEG", "declares a zero width or height");
       const components = bytes[at + 7]!;
-      return { mediaType: "image/jpeg", width, height, animated: false, interlaced: false, progressive: marker === 0xc2, orientation, components };
+      this.frame = { mediaType: "image/jpeg", width, height, animated: false, interlaced: false, progressive: marker === 0xc2, orientation: this.orientation, components };
+      this.at = at - 2; // the SOF's last 0xFF: the walk to EOI checks this segment in full
+      return;
     }
     if (marker === 0xda || marker === 0xd9) {
       throw invalidImage("JPEG", "is corrupt: it has no frame header (SOF) before its image data");
     }
-    if (marker === 0xe1 && orientation === 1) orientation = exifOrientation(bytes, at + 2, Math.min(bytes.length, at + length));
-    at += length;
+    const end = Math.min(bytes.length, at + length);
+    if (marker === 0xe1 && this.orientation === 1) this.orientation = exifOrientation(bytes, at + 2, end);
+    this.keepColor(marker, at + 2, end);
+    this.at = at + length;
   }
-  throw truncated("JPEG");
+
+  /** One segment from SOF on, with its entropy-coded data when it is a scan. */
+  private structureStep(): void {
+    const bytes = this.bytes;
+    let at = this.at;
+    const cut = () => invalidImage("JPEG", `is truncated: it ends ${this.scans === 0 ? "in its header" : `in scan ${this.scans}`}, before its end marker (EOI)`);
+    if (at >= bytes.length) throw cut();
+    if (bytes[at] !== 0xff) throw invalidImage("JPEG", `is corrupt: byte ${at} is not the marker its structure needs there`);
+    while (at < bytes.length && bytes[at] === 0xff) at++;
+    if (at >= bytes.length) throw cut();
+    const marker = bytes[at++]!;
+    this.at = at;
+    if (marker === 0xd9) {
+      this.structure = { scans: this.scans, adobe: this.adobe, icc: this.joinedIcc() };
+      return;
+    }
+    if (isStandalone(marker)) return;
+    if (at + 2 > bytes.length) throw cut();
+    const length = (bytes[at]! << 8) | bytes[at + 1]!;
+    if (length < 2) throw invalidImage("JPEG", "is corrupt: a segment has an invalid length");
+    if (at + length > bytes.length) throw cut();
+    if (isStartOfFrame(marker) && ++this.frames > 1) throw invalidImage("JPEG", "is corrupt: it has a second frame header (SOF)");
+    if (this.scans === 0) this.keepColor(marker, at + 2, at + length);
+    at += length;
+    this.at = at;
+    if (marker !== 0xda) return;
+    if (++this.scans > JPEG_MAX_SCANS) {
+      throw new AppError(413, "image_too_large", `The JPEG image has more than ${JPEG_MAX_SCANS} scans, which would cost seconds of CPU to decode (real encoders write 10 to 20). Re-save it as a standard JPEG and send it again.`);
+    }
+    // Entropy-coded data runs to the next marker that is neither a stuffed 0x00 nor a restart.
+    for (;;) {
+      at = bytes.indexOf(0xff, at);
+      if (at < 0 || at + 1 >= bytes.length) throw cut();
+      const next = bytes[at + 1]!;
+      if (next === 0x00 || (next >= 0xd0 && next <= 0xd7) || next === 0xff) at += next === 0xff ? 1 : 2;
+      else break;
+    }
+    this.at = at;
+  }
+
+  /** Keeps an APP2 ICC_PROFILE chunk (the first of each sequence number) or notes an Adobe APP14. */
+  private keepColor(marker: number, start: number, end: number): void {
+    const bytes = this.bytes;
+    if (marker === 0xe2 && end - start > 14 && ascii(bytes, start, 12) === "ICC_PROFILE\0") {
+      const seq = bytes[start + 12]!;
+      if (!this.iccChunks.has(seq)) {
+        this.iccChunks.set(seq, bytes.subarray(start + 14, end));
+        this.iccBytes += end - start - 14;
+      }
+    } else if (marker === 0xee && ascii(bytes, start, Math.min(5, end - start)) === "Adobe") {
+      this.adobe = true;
+    }
+  }
+
+  /** The ICC chunks joined in sequence order 1..n; undefined when there are none or one is missing. */
+  private joinedIcc(): Uint8Array | undefined {
+    if (this.iccChunks.size === 0) return undefined;
+    const icc = new Uint8Array(this.iccBytes);
+    let o = 0;
+    for (let seq = 1; seq <= this.iccChunks.size; seq++) {
+      const chunk = this.iccChunks.get(seq);
+      if (!chunk) return undefined;
+      icc.set(chunk, o);
+      o += chunk.length;
+    }
+    return icc;
+  }
 }
 
 function readPng(bytes: Uint8Array): ImageHeader {
@@ -275,7 +424,8 @@ function webpFrameSize(kind: string, chunk: Uint8Array): { width: number; height
   return { width: (bits & 0x3fff) + 1, height: ((bits >>> 14) & 0x3fff) + 1 };
 }
 
-interface RiffChunk {
+/** One chunk of a RIFF body: its four-character code and its data (padding left out). */
+export interface RiffChunk {
   fourcc: string;
   data: Uint8Array;
 }
@@ -299,17 +449,26 @@ function riffChunks(bytes: Uint8Array, where: string): RiffChunk[] {
 }
 
 /**
- * WebP: the RIFF size and every chunk size are checked against the file, and the size that will be
- * decoded (the VP8/VP8L frame header, or every animation frame) against the VP8X canvas.
+ * The top-level chunks of a WebP ("RIFF", size, "WEBP", then chunks), the RIFF size checked against
+ * the file and every chunk against the RIFF body: the one walk readImageHeader and the ICCP read use.
+ * @throws AppError 400 `invalid_image` for a RIFF size or a chunk size that does not fit.
  */
-function readWebp(bytes: Uint8Array): ImageHeader {
-  const base = { mediaType: "image/webp" as const, interlaced: false, progressive: false, orientation: 1 };
+export function webpChunks(bytes: Uint8Array): RiffChunk[] {
   const riffSize = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength).getUint32(4, true);
   if (riffSize < 12) throw invalidImage("WebP", `is corrupt: its RIFF header declares a ${riffSize}-byte body, too small for any image`);
   if (riffSize > bytes.length - 8) {
     throw invalidImage("WebP", `is truncated: its RIFF header declares ${riffSize + 8} bytes but the file has ${bytes.length}`);
   }
-  const chunks = riffChunks(bytes.subarray(12, 8 + riffSize), "the RIFF container");
+  return riffChunks(bytes.subarray(12, 8 + riffSize), "the RIFF container");
+}
+
+/**
+ * WebP: the RIFF size and every chunk size are checked against the file, and the size that will be
+ * decoded (the VP8/VP8L frame header, or every animation frame) against the VP8X canvas.
+ */
+function readWebp(bytes: Uint8Array): ImageHeader {
+  const base = { mediaType: "image/webp" as const, interlaced: false, progressive: false, orientation: 1 };
+  const chunks = webpChunks(bytes);
   const first = chunks[0];
   if (!first) throw invalidImage("WebP", "has no chunks after its RIFF header");
   if (first.fourcc === "VP8 " || first.fourcc === "VP8L") return { ...base, ...webpFrameSize(first.fourcc, first.data), animated: false };

@@ -4,8 +4,8 @@
  * instead of 48 MB of full-size RGBA; the instance and its memory are garbage once this returns.
  */
 import { AppError } from "../http/errors";
-import { invalidImage } from "./format";
-import type { DecodeStats, ResamplerFactory } from "./codecs";
+import { invalidImage, JpegMarkerWalk, type JpegColorInfo } from "./format";
+import { DecoderFailure, decodeCallerBytes, type DecodeStats, type ResamplerFactory } from "./codecs";
 import { cmykConverter } from "./color/cmyk";
 
 const TJPF_RGB = 0;
@@ -17,7 +17,7 @@ const TJCS_YCCK = 4;
  * The DCT-scaled decode stops this factor above the target (libvips leaves its resampler 1.5–2x):
  * n/8 IDCT scaling alone aliases and blurs block by block, Lanczos then does the real shrink.
  */
-export const LANCZOS_MARGIN = 1.5;
+const LANCZOS_MARGIN = 1.5;
 
 class WasmAbort extends Error {}
 
@@ -74,75 +74,47 @@ export function jpegDctEighths(minScale: number): number {
   return 8;
 }
 
-/** What the segments before the first scan say about colour: the ICC profile and Adobe's APP14. */
-export interface JpegColorInfo {
-  /** The APP2 "ICC_PROFILE" chunks joined in sequence order; absent when none or incomplete. */
-  icc?: Uint8Array;
-  /** An Adobe APP14 segment is present (its CMYK is stored inverted). */
-  adobe: boolean;
-}
-
-/** Walks the marker segments up to the first SOS (no entropy-coded data is read). */
-export function readJpegColorInfo(bytes: Uint8Array): JpegColorInfo {
-  const chunks = new Map<number, Uint8Array>();
-  let total = 0;
-  let adobe = false;
-  let at = 2;
-  while (at + 4 <= bytes.length && bytes[at] === 0xff) {
-    const marker = bytes[at + 1]!;
-    if (marker === 0xff) { at++; continue; }
-    if (marker === 0xd8 || marker === 0x01 || (marker >= 0xd0 && marker <= 0xd7)) { at += 2; continue; }
-    if (marker === 0xda || marker === 0xd9) break;
-    const length = (bytes[at + 2]! << 8) | bytes[at + 3]!;
-    const start = at + 4, end = Math.min(bytes.length, at + 2 + length);
-    if (length < 2) break;
-    const ascii = (from: number, n: number) => String.fromCharCode(...bytes.subarray(from, Math.min(end, from + n)));
-    if (marker === 0xe2 && end - start > 14 && ascii(start, 12) === "ICC_PROFILE\0") {
-      const seq = bytes[start + 12]!;
-      if (!chunks.has(seq)) { chunks.set(seq, bytes.subarray(start + 14, end)); total += end - start - 14; }
-    } else if (marker === 0xee && ascii(start, 5) === "Adobe") {
-      adobe = true;
-    }
-    at += 2 + length;
-  }
-  if (chunks.size === 0) return { adobe };
-  const icc = new Uint8Array(total);
-  let o = 0;
-  for (let seq = 1; seq <= chunks.size; seq++) {
-    const chunk = chunks.get(seq);
-    if (!chunk) return { adobe };
-    icc.set(chunk, o);
-    o += chunk.length;
-  }
-  return { icc, adobe };
-}
-
-/** A decode TurboJPEG gave up on (an exception: a variant it cannot read; a status: corrupt or cut short). */
-function corruptJpeg(cause?: unknown): AppError {
-  if (cause !== undefined) return invalidImage("JPEG", "could not be decoded: its data is corrupt or uses an unsupported variant", cause);
+/** A decode TurboJPEG reported failed (a status): the data is corrupt or cut short. */
+function corruptJpeg(): AppError {
   return invalidImage("JPEG", "could not be decoded: its data is corrupt or truncated before its end (EOI)");
 }
+
+/** A decode TurboJPEG gave up on by an exception or a trap: a variant it cannot read, or data that broke it. */
+const JPEG_DECODER_FAILED = "could not be decoded: its data is corrupt or uses an unsupported variant";
 
 /** Decodes a whole JPEG at full size to RGB in the JS heap (our own small output, to measure its fidelity). */
 export function decodeJpegRgb(bytes: Uint8Array, module: WebAssembly.Module): { rgb: Uint8Array; width: number; height: number } {
   let out: { rgb: Uint8Array; width: number; height: number } | undefined;
-  decodeJpeg(bytes, 8, module, (width, height) => {
-    const rgb = new Uint8Array(width * height * 3);
-    out = { rgb, width, height };
-    return (row, pixels, at) => rgb.set(pixels.subarray(at, at + width * 3), row * width * 3);
-  });
+  try {
+    decodeJpeg(bytes, 8, module, (width, height) => {
+      const rgb = new Uint8Array(width * height * 3);
+      out = { rgb, width, height };
+      return (row, pixels, at) => rgb.set(pixels.subarray(at, at + width * 3), row * width * 3);
+    });
+  } catch (error) {
+    // These bytes are our encoder's: a decode that fails on their data is our fault, never the
+    // caller's (running out of memory stays what it is).
+    const brokenData = error instanceof DecoderFailure ? !error.exhausted : error instanceof AppError && error.code === "invalid_image";
+    if (brokenData) throw new Error("TurboJPEG could not decode our own JPEG output", { cause: error });
+    throw error;
+  }
   return out!;
 }
 
+/** Where decoded RGB rows go; `wants` lets the sink skip rows it would not read. */
+type RowSink = ((row: number, rgb: Uint8Array, at: number) => void) & { wants?: (row: number) => boolean };
+
 /**
  * Decodes at n/8 and hands each RGB row (CMYK/YCCK converted) to the sink the callback builds for
- * the decoded size; the rows live in the instance's memory only during the call.
+ * the decoded size; the rows live in the instance's memory only during the call. A callback that
+ * returns no sink gets the decode alone (every coefficient read) and no row is converted.
  */
 function decodeJpeg(
   bytes: Uint8Array,
   eighths: number,
   module: WebAssembly.Module,
-  open: (decodedWidth: number, decodedHeight: number) => ((row: number, rgb: Uint8Array, at: number) => void) & { wants?: (row: number) => boolean },
+  open: (decodedWidth: number, decodedHeight: number) => RowSink | undefined,
+  color?: JpegColorInfo,
 ): number {
   const tj = instantiate(module);
   const src = tj.malloc(bytes.length);
@@ -150,12 +122,7 @@ function decodeJpeg(
   if (src === 0 || info === 0) throw new AppError(413, "image_too_large", "The JPEG needs more memory to decode than this service allows. Send a smaller image.");
   new Uint8Array(tj.memory.buffer, src, bytes.length).set(bytes);
   const handle = tj.tjInitDecompress();
-  let status: number;
-  try {
-    status = tj.tjDecompressHeader3(handle, src, bytes.length, info, info + 4, info + 8, info + 12);
-  } catch (error) {
-    throw corruptJpeg(error);
-  }
+  let status = decodeCallerBytes("TurboJPEG", "JPEG", JPEG_DECODER_FAILED, () => tj.tjDecompressHeader3(handle, src, bytes.length, info, info + 4, info + 8, info + 12));
   if (status !== 0) throw corruptJpeg();
   const header = new DataView(tj.memory.buffer, info, 16);
   const width = header.getInt32(0, true), height = header.getInt32(4, true), colorspace = header.getInt32(12, true);
@@ -167,22 +134,20 @@ function decodeJpeg(
   const pitch = decodedWidth * channels;
   const dst = tj.malloc(pitch * decodedHeight);
   if (dst === 0) throw new AppError(413, "image_too_large", `The ${width}x${height} JPEG needs more memory to decode than this service allows. Send a smaller image.`);
-  try {
-    status = tj.tjDecompress2(handle, src, bytes.length, dst, decodedWidth, pitch, decodedHeight, cmyk ? TJPF_CMYK : TJPF_RGB, 0);
-  } catch (error) {
-    throw corruptJpeg(error);
-  }
+  status = decodeCallerBytes("TurboJPEG", "JPEG", JPEG_DECODER_FAILED, () => tj.tjDecompress2(handle, src, bytes.length, dst, decodedWidth, pitch, decodedHeight, cmyk ? TJPF_CMYK : TJPF_RGB, 0));
   if (status !== 0) throw corruptJpeg();
   const sink = open(decodedWidth, decodedHeight);
+  if (!sink) return tj.memory.buffer.byteLength;
   // The view is taken after decoding: memory.grow during the decode detaches earlier views.
   const pixels = new Uint8Array(tj.memory.buffer);
-  const color = cmyk ? cmykColorOf(bytes) : undefined;
-  const toRgb = color?.toRgb;
+  // A CMYK file needs its colour segments; a caller that walked the file already hands them in.
+  const converter = cmyk ? cmykColorOf(color ?? new JpegMarkerWalk(bytes).toEnd()) : undefined;
+  const toRgb = converter?.toRgb;
   const rgbRow = cmyk ? new Uint8Array(decodedWidth * 3) : undefined;
   for (let row = 0; row < decodedHeight; row++) {
     if (sink.wants && !sink.wants(row)) continue;
     if (rgbRow && toRgb) {
-      toRgb(pixels, dst + row * pitch, rgbRow, 0, decodedWidth, color.adobe);
+      toRgb(pixels, dst + row * pitch, rgbRow, 0, decodedWidth, converter.adobe);
       sink(row, rgbRow, 0);
     } else {
       sink(row, pixels, dst + row * pitch);
@@ -193,24 +158,49 @@ function decodeJpeg(
 
 /**
  * A CMYK file's converter (its embedded CMYK profile's table, or ideal inks) and Adobe flag, built
- * once per file: a fit decodes the same bytes for every size it tries, and a profile's table has up
- * to 17^4 nodes.
+ * once per walk of the file: a fit decodes the same bytes for every size it tries, and a profile's
+ * table has up to 17^4 nodes.
  */
-const cmykColors = new WeakMap<Uint8Array, { toRgb: ReturnType<typeof cmykConverter>; adobe: boolean }>();
-function cmykColorOf(bytes: Uint8Array): { toRgb: ReturnType<typeof cmykConverter>; adobe: boolean } {
-  let color = cmykColors.get(bytes);
+const cmykColors = new WeakMap<JpegColorInfo, { toRgb: ReturnType<typeof cmykConverter>; adobe: boolean }>();
+function cmykColorOf(info: JpegColorInfo): { toRgb: ReturnType<typeof cmykConverter>; adobe: boolean } {
+  let color = cmykColors.get(info);
   if (!color) {
-    const info = readJpegColorInfo(bytes);
     color = { toRgb: cmykConverter(info.icc), adobe: info.adobe };
-    cmykColors.set(bytes, color);
+    cmykColors.set(info, color);
   }
   return color;
+}
+
+/**
+ * Decodes `bytes` at n/8, first checking the frame TurboJPEG found is the `width`x`height` the
+ * header walk read, and hands the decoded size to `open` for the rows' sink (none: decode only).
+ */
+function decodeCheckedFrame(
+  bytes: Uint8Array,
+  width: number,
+  height: number,
+  eighths: number,
+  module: WebAssembly.Module,
+  open: (decodedWidth: number, decodedHeight: number) => RowSink | undefined,
+  color?: JpegColorInfo,
+): DecodeStats {
+  let decodedWidth = 0, decodedHeight = 0;
+  const wasmBytes = decodeJpeg(bytes, eighths, module, (w, h) => {
+    if (w !== Math.ceil((width * eighths) / 8) || h !== Math.ceil((height * eighths) / 8)) {
+      throw invalidImage("JPEG", `has a frame of another size than its header says (${width}x${height})`);
+    }
+    decodedWidth = w;
+    decodedHeight = h;
+    return open(w, h);
+  }, color);
+  return { wasmBytes, decodedWidth, decodedHeight };
 }
 
 /**
  * Decodes `bytes` at the DCT scale jpegDctEighths picks for `minScale` and streams its RGB rows into
  * the resampler the factory builds for the decoded size. Decoded pixels map to the original at
  * exactly n/8 (what the IDCT does), not decodedWidth / width, which drifts toward the far edges.
+ * `color`: the file's colour segments from its marker walk (a CMYK file is walked here otherwise).
  */
 export function decodeJpegRows(
   bytes: Uint8Array,
@@ -219,19 +209,23 @@ export function decodeJpegRows(
   minScale: number,
   module: WebAssembly.Module,
   makeResampler: ResamplerFactory,
+  color?: JpegColorInfo,
 ): { stats: DecodeStats; resampler: ReturnType<ResamplerFactory> } {
   const eighths = jpegDctEighths(minScale);
   let resampler: ReturnType<ResamplerFactory> | undefined;
-  let decodedWidth = 0, decodedHeight = 0;
-  const wasmBytes = decodeJpeg(bytes, eighths, module, (w, h) => {
-    if (w !== Math.ceil((width * eighths) / 8) || h !== Math.ceil((height * eighths) / 8)) {
-      throw invalidImage("JPEG", `has a frame of another size than its header says (${width}x${height})`);
-    }
-    decodedWidth = w;
-    decodedHeight = h;
+  const stats = decodeCheckedFrame(bytes, width, height, eighths, module, (w, h) => {
     const r = makeResampler(w, h, eighths / 8);
     resampler = r;
     return Object.assign((row: number, rgb: Uint8Array, at: number) => r.pushRow(row, rgb, at), { wants: (row: number) => r.wantsRow(row) });
-  });
-  return { stats: { wasmBytes, decodedWidth, decodedHeight }, resampler: resampler! };
+  }, color);
+  return { stats, resampler: resampler! };
+}
+
+/**
+ * Entropy-decodes all of `bytes` at 1/8 (every coefficient is read, little is transformed) and
+ * checks its frame against the header's size, delivering no row: how a JPEG embedded unchanged is
+ * verified. @throws AppError 400 `invalid_image` when TurboJPEG cannot decode it.
+ */
+export function decodeJpegWithoutRows(bytes: Uint8Array, width: number, height: number, module: WebAssembly.Module): DecodeStats {
+  return decodeCheckedFrame(bytes, width, height, 1, module, () => undefined);
 }

@@ -7,8 +7,6 @@ import mozjpegFactory from "@jsquash/jpeg/codec/enc/mozjpeg_enc.js";
 
 import { DEFAULT_JPEG_SETTINGS, type JpegEncodeSettings } from "./jpeg.settings";
 
-export { DEFAULT_JPEG_SETTINGS, type JpegEncodeSettings };
-
 interface MozJpegModule {
   encode(data: Uint8Array, width: number, height: number, options: Record<string, unknown>): Uint8Array;
 }

@@ -4,8 +4,8 @@
  * poisons it), so we bind the four exports we need ourselves; the instance is garbage afterwards.
  * photon decodes animations to their first frame.
  */
-import { invalidImage } from "./format";
-import type { DecodeStats, ResamplerFactory } from "./codecs";
+import { invalidImage, webpChunks } from "./format";
+import { decodeCallerBytes, type DecodeStats, type ResamplerFactory } from "./codecs";
 import type { StreamingResampler } from "./resample";
 
 interface PhotonExports {
@@ -77,18 +77,16 @@ export function decodeWithPhoton(
   makeResampler: ResamplerFactory,
 ): { stats: DecodeStats; resampler: StreamingResampler } {
   const photon = instantiate(module);
-  let image: number;
-  try {
+  // Everything photon does with the caller's bytes, up to handing the pixels over, is its decode.
+  const { width, height, pixelsPtr, pixelsLen } = decodeCallerBytes("photon", format, "could not be decoded: its data is corrupt", () => {
     const src = photon.__wbindgen_malloc(bytes.length, 1);
     new Uint8Array(photon.memory.buffer, src, bytes.length).set(bytes);
-    image = photon.photonimage_new_from_byteslice(src, bytes.length);
-  } catch (error) {
-    throw invalidImage(format, "could not be decoded: its data is corrupt", error);
-  }
-  const width = photon.photonimage_get_width(image) >>> 0;
-  const height = photon.photonimage_get_height(image) >>> 0;
-  const [pixelsPtr, pixelsLen] = photon.photonimage_get_raw_pixels(image);
-  photon.__wbg_photonimage_free(image, 0);
+    const image = photon.photonimage_new_from_byteslice(src, bytes.length);
+    const [pixelsPtr, pixelsLen] = photon.photonimage_get_raw_pixels(image);
+    const decoded = { width: photon.photonimage_get_width(image) >>> 0, height: photon.photonimage_get_height(image) >>> 0, pixelsPtr, pixelsLen };
+    photon.__wbg_photonimage_free(image, 0);
+    return decoded;
+  });
   if (pixelsLen !== width * height * 4) throw invalidImage(format, `decoded to ${pixelsLen} bytes, not the ${width}x${height} it declares`);
   const resampler = makeResampler(width, height);
   const rgba = new Uint8Array(photon.memory.buffer, pixelsPtr, pixelsLen);
@@ -112,16 +110,11 @@ export function decodeWithPhoton(
   return { stats: { wasmBytes: photon.memory.buffer.byteLength, decodedWidth: width, decodedHeight: height }, resampler };
 }
 
-/** The ICCP chunk of an extended (VP8X) WebP; undefined when absent or its size lies. */
+/** The ICCP chunk of an extended (VP8X) WebP, from the same chunk walk as its header; undefined when absent. */
 export function webpIccProfile(bytes: Uint8Array): Uint8Array | undefined {
-  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-  let at = 12;
-  while (at + 8 <= bytes.length) {
-    const type = String.fromCharCode(bytes[at]!, bytes[at + 1]!, bytes[at + 2]!, bytes[at + 3]!);
-    const size = view.getUint32(at + 4, true);
-    if (type === "ICCP") return at + 8 + size <= bytes.length ? bytes.subarray(at + 8, at + 8 + size) : undefined;
-    if (type !== "VP8X") return undefined; // ICCP must directly follow VP8X
-    at += 8 + size + (size & 1);
+  for (const chunk of webpChunks(bytes)) {
+    if (chunk.fourcc === "ICCP") return chunk.data;
+    if (chunk.fourcc !== "VP8X") return undefined; // ICCP must directly follow VP8X
   }
   return undefined;
 }

@@ -22,6 +22,8 @@ export interface PngInfo {
   palette?: Uint8Array;
   /** Palette alphas, or the transparent gray/RGB sample (16-bit values). */
   transparency?: Uint8Array;
+  /** The first iCCP chunk's data (profile name, compression method, zlib stream), not yet inflated. */
+  iccp?: Uint8Array;
   idat: Uint8Array[];
 }
 
@@ -133,6 +135,8 @@ export function parseChunks(bytes: Uint8Array): PngInfo {
       if (info.colorType === 3 && (!info.palette || length > info.palette.length / 3)) throw corrupt("its tRNS chunk does not follow a palette it fits");
       if ((info.colorType === 0 && length !== 2) || (info.colorType === 2 && length !== 6)) throw corrupt(`its tRNS chunk is ${length} bytes, wrong for color type ${info.colorType}`);
       info.transparency = data;
+    } else if (type === "iCCP") {
+      info.iccp ??= data;
     } else if (critical) {
       throw corrupt(`it has an unknown critical chunk ${type}`);
     }
@@ -338,11 +342,14 @@ export async function readInflated(reader: ReadableStreamDefaultReader<Uint8Arra
 }
 
 /**
- * Streams the rows of a non-interlaced PNG into the resampler built for its full size. Given our
- * SIMD module, unfiltering and the RGBA flatten run there (same bytes as the JS loops).
+ * Streams the rows of a non-interlaced PNG, its chunks walked once by parseChunks, into the
+ * resampler built for its full size. Given our SIMD module, unfiltering and the RGBA flatten run
+ * there (same bytes as the JS loops).
+ * @example
+ * const info = parseChunks(bytes); // once per fit: every later decode of the file reuses it
+ * const resampler = await decodePngRows(info, (w, h) => new StreamingResampler(w, h, { x: 0, y: 0, width: w, height: h }, 800, 600), simd);
  */
-export async function decodePngRows(bytes: Uint8Array, makeResampler: ResamplerFactory, simdModule?: WebAssembly.Module): Promise<StreamingResampler> {
-  const info = parseChunks(bytes);
+export async function decodePngRows(info: PngInfo, makeResampler: ResamplerFactory, simdModule?: WebAssembly.Module): Promise<StreamingResampler> {
   const { width, height, bitDepth, colorType } = info;
   const channels = CHANNELS[colorType]!;
   const bitsPerPixel = channels * bitDepth;
@@ -401,25 +408,15 @@ export async function decodePngRows(bytes: Uint8Array, makeResampler: ResamplerF
 const MAX_ICC_BYTES = 1 << 22;
 
 /**
- * The embedded ICC profile (iCCP chunk, before the first IDAT), inflated with a size bound;
- * undefined when absent or unreadable (the pixels are then taken as sRGB).
+ * The embedded ICC profile (the iCCP chunk parseChunks found before the image data), inflated with
+ * a size bound; undefined when absent or unreadable (the pixels are then taken as sRGB).
  */
-export async function pngIccProfile(bytes: Uint8Array): Promise<Uint8Array | undefined> {
-  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-  let at = 8;
-  while (at + 8 <= bytes.length) {
-    const length = view.getUint32(at);
-    const type = String.fromCharCode(bytes[at + 4]!, bytes[at + 5]!, bytes[at + 6]!, bytes[at + 7]!);
-    if (type === "IDAT" || type === "IEND") return undefined;
-    if (type === "iCCP") {
-      const data = bytes.subarray(at + 8, Math.min(bytes.length, at + 8 + length));
-      const nul = data.indexOf(0);
-      if (nul < 1 || nul > 79 || data[nul + 1] !== 0) return undefined;
-      return inflateBounded(data.subarray(nul + 2), MAX_ICC_BYTES);
-    }
-    at += 12 + length;
-  }
-  return undefined;
+export async function pngIccProfile(info: PngInfo): Promise<Uint8Array | undefined> {
+  const data = info.iccp;
+  if (!data) return undefined;
+  const nul = data.indexOf(0);
+  if (nul < 1 || nul > 79 || data[nul + 1] !== 0) return undefined;
+  return inflateBounded(data.subarray(nul + 2), MAX_ICC_BYTES);
 }
 
 async function inflateBounded(data: Uint8Array, limit: number): Promise<Uint8Array | undefined> {

@@ -4,87 +4,45 @@
  * image is embedded unchanged, its whole data: a pass-through skips our decoders, so nothing else
  * would notice a truncated or damaged file before the provider (and every later call) does.
  */
-import { AppError } from "../http/errors";
 import type { VisionWasm } from "./codecs";
-import { invalidImage, walkGifFrames, type ImageHeader } from "./format";
-import { decodeJpegRows } from "./jpeg.decode";
+import { invalidImage, JpegMarkerWalk, walkGifFrames, type ImageHeader, type JpegStructure } from "./format";
+import { decodeJpegWithoutRows } from "./jpeg.decode";
 import { CHANNELS, inflateIdat, readInflated, parseChunks, type PngInfo } from "./png.decode";
-import { StreamingResampler } from "./resample";
 
-/**
- * Scans a JPEG may have. Each progressive scan makes libjpeg walk every block of the image again,
- * so a small file of thousands of scans costs seconds of CPU; real encoders write 10 to 20
- * (libjpeg-turbo's own tools refuse past 500). Measured: a 3840x3840 progressive photo padded to
- * 100 scans took 0.9 s of CPU to decode, so 64 keeps such a file well under 1 s.
- */
-export const JPEG_MAX_SCANS = 64;
-
-/**
- * Walks a JPEG's segments and entropy-coded data to its EOI marker.
- * @throws AppError 400 `invalid_image` when it ends before EOI or has a second frame header, 413
- * `image_too_large` past `JPEG_MAX_SCANS` scans.
- */
-export function walkJpeg(bytes: Uint8Array): { scans: number } {
-  let at = 2;
-  let scans = 0;
-  let frames = 0;
-  const cut = () => invalidImage("JPEG", `is truncated: it ends ${scans === 0 ? "in its header" : `in scan ${scans}`}, before its end marker (EOI)`);
-  for (;;) {
-    if (at >= bytes.length) throw cut();
-    if (bytes[at] !== 0xff) throw invalidImage("JPEG", `is corrupt: byte ${at} is not the marker its structure needs there`);
-    while (at < bytes.length && bytes[at] === 0xff) at++;
-    if (at >= bytes.length) throw cut();
-    const marker = bytes[at++]!;
-    if (marker === 0xd9) return { scans };
-    if (marker === 0x01 || (marker >= 0xd0 && marker <= 0xd8)) continue;
-    if (at + 2 > bytes.length) throw cut();
-    const length = (bytes[at]! << 8) | bytes[at + 1]!;
-    if (length < 2) throw invalidImage("JPEG", "is corrupt: a segment has an invalid length");
-    if (at + length > bytes.length) throw cut();
-    if (marker >= 0xc0 && marker <= 0xcf && marker !== 0xc4 && marker !== 0xc8 && marker !== 0xcc && ++frames > 1) {
-      throw invalidImage("JPEG", "is corrupt: it has a second frame header (SOF)");
-    }
-    at += length;
-    if (marker !== 0xda) continue;
-    if (++scans > JPEG_MAX_SCANS) {
-      throw new AppError(413, "image_too_large", `The JPEG image has more than ${JPEG_MAX_SCANS} scans, which would cost seconds of CPU to decode (real encoders write 10 to 20). Re-save it as a standard JPEG and send it again.`);
-    }
-    // Entropy-coded data runs to the next marker that is neither a stuffed 0x00 nor a restart.
-    for (;;) {
-      at = bytes.indexOf(0xff, at);
-      if (at < 0 || at + 1 >= bytes.length) throw cut();
-      const next = bytes[at + 1]!;
-      if (next === 0x00 || (next >= 0xd0 && next <= 0xd7) || next === 0xff) at += next === 0xff ? 1 : 2;
-      else break;
-    }
-  }
+/** What the structure walks found: read once per fit and handed to its verification, decodes and colour reads. */
+export interface ImageStructure {
+  /** PNG: every chunk checked (order, sizes, CRCs) down to IEND, the IDAT data and the iCCP chunk kept. */
+  png?: PngInfo;
+  /** JPEG: the marker walk to EOI (scans, ICC profile, Adobe APP14). */
+  jpeg?: JpegStructure;
 }
 
 /**
- * Checks a decoder does not do itself, run before any pixel is decoded: the JPEG walk (truncation,
- * scan bombs) and, for interlaced PNG (photon decodes it), the chunk walk the streaming PNG
- * decoder runs on its own. GIF and WebP frames are checked against their container by
- * readImageHeader already.
+ * Checks a decoder does not do itself, run once per fit before any pixel is decoded: the JPEG walk
+ * to EOI (truncation, scan bombs; resumed from the header's walk when given) and the PNG chunk walk (which the streaming decoder then reads from,
+ * and which photon, decoding an interlaced PNG, would not do as strictly). GIF and WebP frames are
+ * checked against their container by readImageHeader already.
  */
-export function checkBeforeDecode(bytes: Uint8Array, header: ImageHeader): void {
-  if (header.mediaType === "image/jpeg") walkJpeg(bytes);
-  else if (header.mediaType === "image/png" && header.interlaced) parseChunks(bytes);
+export function checkStructure(bytes: Uint8Array, header: ImageHeader, jpegWalk?: JpegMarkerWalk): ImageStructure {
+  if (header.mediaType === "image/jpeg") return { jpeg: (jpegWalk ?? new JpegMarkerWalk(bytes)).toEnd() };
+  if (header.mediaType === "image/png") return { png: parseChunks(bytes) };
+  return {};
 }
 
 /**
  * Verifies all of an image's data before it is embedded unchanged: PNG chunk CRCs and a complete
  * zlib stream of exactly the rows its size needs; JPEG through EOI, entropy-decoded by TurboJPEG
  * (at 1/8 scale: every coefficient is read, little is transformed); every GIF frame's LZW data;
- * WebP RIFF and chunk sizes and frame headers (readImageHeader).
+ * WebP RIFF and chunk sizes and frame headers (readImageHeader). `structure`: what checkStructure
+ * found for these bytes, when the caller has it.
  * @throws AppError 400 `invalid_image` naming what is wrong.
  */
-export async function verifyImageData(bytes: Uint8Array, header: ImageHeader, wasm: VisionWasm): Promise<void> {
+export async function verifyImageData(bytes: Uint8Array, header: ImageHeader, wasm: VisionWasm, structure: ImageStructure = checkStructure(bytes, header)): Promise<void> {
   switch (header.mediaType) {
     case "image/png":
-      return verifyPngData(parseChunks(bytes));
+      return verifyPngData(structure.png!);
     case "image/jpeg": {
-      walkJpeg(bytes);
-      decodeJpegRows(bytes, header.width, header.height, 1 / 8, wasm.jpegDecoder, discardRows);
+      decodeJpegWithoutRows(bytes, header.width, header.height, wasm.jpegDecoder);
       return;
     }
     case "image/gif":
@@ -96,11 +54,6 @@ export async function verifyImageData(bytes: Uint8Array, header: ImageHeader, wa
       // "Pass-through verification"), so the VP8/VP8L entropy data itself is not decoded here.
       return;
   }
-}
-
-/** A resampler to 1x1 that the verifying decodes push their rows into: the pixels are not kept. */
-function discardRows(width: number, height: number): StreamingResampler {
-  return new StreamingResampler(width, height, { x: 0, y: 0, width, height }, 1, 1);
 }
 
 /** Length of each filtered scanline (filter byte included), pass by pass for Adam7. */

@@ -19,7 +19,8 @@ import { postJson, unexpectedShape } from "../web/providers/http";
 import { decodeImageData } from "./base64.decode";
 import type { FitOptions, FitResult } from "./fit";
 import { toBase64 } from "./fit";
-import { readImageHeader } from "./format";
+import { DecoderFailure } from "./codecs";
+import { invalidImage, readImageHeader } from "./format";
 import { choosePath, contentBlocks } from "./vision.path";
 import type { VisionRequest } from "./vision.schema";
 
@@ -67,7 +68,7 @@ export async function analyzeImage(deps: VisionDeps, input: VisionRequest, uploa
     throw error;
   }
   const base64 = toBase64(fitted.data);
-  deps.log.info("vision_fitted", { path, encode_attempts: fitted.encodeAttempts, bytes: fitted.dataUrlBytes, passed_through: fitted.passedThrough });
+  deps.log.info("vision_fitted", { path, encode_attempts: fitted.encodeAttempts, decodes: fitted.decodes, bytes: fitted.dataUrlBytes, passed_through: fitted.passedThrough });
   return {
     success: true,
     path: "native",
@@ -80,23 +81,34 @@ export async function analyzeImage(deps: VisionDeps, input: VisionRequest, uploa
   };
 }
 
-/**
- * Fits the bytes; a WASM codec that traps or runs out of memory on them (data our checks let
- * through but the decoder could not take) is the image's fault, not a 500: 400 `invalid_image`,
- * or 413 when its memory ran out. The trap itself is logged, never sent.
- */
+/** Fits the bytes; a failure is answered as `fitFailure` classifies it, and our own is logged (no image bytes). */
 async function fitBytes(deps: VisionDeps, bytes: Uint8Array, input: VisionRequest): Promise<FitResult> {
   try {
     return await deps.fit(bytes, fitOptions(deps.config, input));
   } catch (error) {
-    if (error instanceof WebAssembly.RuntimeError) {
-      throw new AppError(400, "invalid_image", "The image could not be decoded: the decoder stopped on its data. Re-save or re-export it and send the complete file.", { cause: error });
+    const answer = fitFailure(error);
+    if (answer instanceof AppError && answer.code === "internal_error") {
+      deps.log.error("vision_internal_error", { error: String(error), stack: error instanceof Error ? error.stack?.split("\n").slice(0, 8).join("\n") : undefined });
     }
-    if (error instanceof RangeError && /memory/i.test(error.message)) {
-      throw new AppError(413, "image_too_large", "The image needs more memory to decode than this service has. Send a smaller image, or a JPEG or non-interlaced PNG.", { cause: error });
-    }
-    throw error;
+    throw answer;
   }
+}
+
+/**
+ * What a failed fit tells the caller. A third-party decoder that failed on the caller's bytes
+ * (DecoderFailure: data our checks let through but the codec could not take) is the image's
+ * fault: 400 `invalid_image`, or 413 when its memory ran out. The engine running out of memory
+ * anywhere is 413 too: the image needs more than the isolate has. Any other trap (our SIMD
+ * kernels, resampler, encoder) is our bug, never reported as the caller's: 500 `internal_error`.
+ */
+export function fitFailure(error: unknown): unknown {
+  const outOfMemory = () => new AppError(413, "image_too_large", "The image needs more memory to decode than this service has. Send a smaller image, or a JPEG or non-interlaced PNG.", { cause: error });
+  if (error instanceof DecoderFailure) return error.exhausted ? outOfMemory() : invalidImage(error.format, error.what, error);
+  if (error instanceof RangeError && /memory/i.test(error.message)) return outOfMemory();
+  if (error instanceof WebAssembly.RuntimeError) {
+    return new AppError(500, "internal_error", "The service failed unexpectedly while fitting the image; try again, and report the request id if it persists.", { cause: error });
+  }
+  return error;
 }
 
 function fitOptions(loaded: LoadedConfig, input: VisionRequest): FitOptions {

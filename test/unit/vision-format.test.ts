@@ -1,8 +1,11 @@
 import { describe, expect, it } from "vitest";
 import fc from "fast-check";
-import { readImageHeader } from "../../shared/vision/format";
+import sharp from "sharp";
+import { readImageHeader, webpChunks } from "../../shared/vision/format";
 import { dataUrlLength, toBase64 } from "../../shared/vision/fit";
-import { gifOf } from "../fixtures/hostile";
+import { webpIccProfile } from "../../shared/vision/photon.decode";
+import { firstWebpChunk, gifOf, vp8x, webpOf } from "../fixtures/hostile";
+import { photoPixels } from "../fixtures/images";
 
 const bytes = (...parts: Array<number[] | string>) =>
   new Uint8Array(parts.flatMap((p) => (typeof p === "string" ? [...p].map((c) => c.charCodeAt(0)) : p)));
@@ -40,5 +43,19 @@ describe("toBase64 and dataUrlLength", () => {
       expect(b64).toBe(Buffer.from(data).toString("base64"));
       expect(dataUrlLength("image/jpeg", data.length)).toBe(`data:image/jpeg;base64,${b64}`.length);
     }));
+  });
+});
+
+describe("one RIFF chunk walk for a WebP's header and its ICCP profile", () => {
+  it("the ICCP chunk right after VP8X is read through odd-sized (padded) chunks; elsewhere it is not a profile", async () => {
+    const simple = new Uint8Array(await sharp(Buffer.from(photoPixels(64, 48)), { raw: { width: 64, height: 48, channels: 3 } }).webp({ lossless: true }).toBuffer());
+    const profile = Uint8Array.from({ length: 131 }, (_, i) => (i * 7) & 0xff); // odd: a pad byte follows
+    const extended = webpOf([["VP8X", vp8x(64, 48, 0x20)], ["ICCP", profile], firstWebpChunk(simple)]);
+    expect(readImageHeader(extended)).toMatchObject({ mediaType: "image/webp", width: 64, height: 48 });
+    expect(webpChunks(extended).map((c) => c.fourcc)).toEqual(["VP8X", "ICCP", "VP8L"]);
+    expect(webpIccProfile(extended)).toEqual(profile);
+    expect(webpIccProfile(simple)).toBeUndefined();
+    const late = webpOf([["VP8X", vp8x(64, 48, 0x20)], firstWebpChunk(simple), ["ICCP", profile]]);
+    expect(webpIccProfile(late)).toBeUndefined();
   });
 });

@@ -8,7 +8,7 @@ import { crc32, deflateSync, inflateSync } from "node:zlib";
 import { describe, expect, it } from "vitest";
 import fc from "fast-check";
 import sharp from "sharp";
-import { decodePngRows } from "../../shared/vision/png.decode";
+import { decodePngRows, parseChunks } from "../../shared/vision/png.decode";
 import type { StreamingResampler } from "../../shared/vision/resample";
 import { prng, screenshotPixels } from "../fixtures/images";
 
@@ -26,7 +26,7 @@ async function decodeRows(png: Uint8Array, module?: WebAssembly.Module): Promise
       pushRow: (row: number, rgb: Uint8Array, offset = 0) => out.set(rgb.subarray(offset, offset + width * 3), row * width * 3),
     } as unknown as StreamingResampler;
   };
-  await decodePngRows(png, sink, module);
+  await decodePngRows(parseChunks(png), sink, module);
   return out;
 }
 
@@ -195,5 +195,23 @@ describe("PNG row decode: SIMD unfilter and flatten against the JS path", () => 
     const png = writePng(noise(30, 1), 10, 1, 2, [5 as number]);
     await expect(decodeRows(png, simd)).rejects.toThrow(/unknown row filter 5/);
     await expect(decodeRows(png)).rejects.toThrow(/unknown row filter 5/);
+  });
+});
+
+describe("the chunks are walked once, then decoded from what the walk found", () => {
+  it("decodePngRows reads the parsed chunks, not the file: a CRC damaged after the walk does not reach the decode", async () => {
+    const pixels = screenshotPixels(40, 24);
+    const png = writePng(pixels, 40, 24, 2, [0, 1, 2, 3, 4]);
+    const info = parseChunks(png);
+    // Damage the IDAT chunk's CRC (the 4 bytes after its data): a walk of the file would refuse it now.
+    const idatEnd = info.idat[0]!.byteOffset + info.idat[0]!.length;
+    png[idatEnd]! ^= 0xff;
+    expect(() => parseChunks(png)).toThrow(/IDAT chunk has a wrong CRC/);
+    let out = new Uint8Array(0);
+    await decodePngRows(info, (w, h) => {
+      out = new Uint8Array(w * h * 3);
+      return { wantsRow: () => true, pushRow: (row: number, rgb: Uint8Array, at = 0) => out.set(rgb.subarray(at, at + w * 3), row * w * 3) } as unknown as StreamingResampler;
+    }, simd);
+    expect(out).toEqual(pixels);
   });
 });

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import sharp from "sharp";
-import { decodePngRows } from "../../shared/vision/png.decode";
+import { decodePngRows, parseChunks } from "../../shared/vision/png.decode";
 import { StreamingResampler, boxFactor, resizeRgb } from "../../shared/vision/resample";
 import { photoPixels, screenshotPixels } from "../fixtures/images";
 
@@ -47,7 +47,7 @@ describe("decodePngRows", () => {
     for (const [pixels, channels, expected] of [[rgb, 3, rgb], [rgba, 4, flattened]] as const) {
       const png = new Uint8Array(await sharp(Buffer.from(pixels), { raw: { width, height, channels } }).png({ adaptiveFiltering: true, compressionLevel: 9 }).toBuffer());
       // Same-size Lanczos taps fall on the kernel's zeros: the resampler passes rows through as they are.
-      const resampler = await decodePngRows(png, (w, h) => new StreamingResampler(w, h, { x: 0, y: 0, width: w, height: h }, w, h));
+      const resampler = await decodePngRows(parseChunks(png), (w, h) => new StreamingResampler(w, h, { x: 0, y: 0, width: w, height: h }, w, h));
       expect(psnr(resampler.finish(), expected)).toBe(99);
     }
   });

@@ -9,14 +9,16 @@ import fc from "fast-check";
 import sharp from "sharp";
 import { AppError } from "../../shared/http/errors";
 import { fitImage } from "../../shared/vision/fit";
-import { readImageHeader, walkGifFrames } from "../../shared/vision/format";
+import { JPEG_MAX_SCANS, JpegMarkerWalk, readImageHeader, walkGifFrames } from "../../shared/vision/format";
 import { crc32, parseChunks } from "../../shared/vision/png.decode";
-import { JPEG_MAX_SCANS, verifyImageData, walkJpeg } from "../../shared/vision/verify";
+import { decodeJpegWithoutRows } from "../../shared/vision/jpeg.decode";
+import { verifyImageData } from "../../shared/vision/verify";
 import { loadVisionWasmNode } from "../../bench/vision-wasm-node";
 import { photoPixels, screenshotPixels } from "../fixtures/images";
 import { jpegManyScans, pngOf, smallPng } from "../fixtures/hostile";
 
 const wasm = loadVisionWasmNode();
+const walkJpeg = (bytes: Uint8Array) => new JpegMarkerWalk(bytes).toEnd();
 const raw = (rgb: Uint8Array, width: number, height: number) => sharp(Buffer.from(rgb), { raw: { width, height, channels: 3 } });
 const photo = () => raw(photoPixels(96, 64), 96, 64);
 const screen = () => raw(screenshotPixels(96, 64), 96, 64);
@@ -166,5 +168,77 @@ describe("crc32", () => {
       const end = start + (data.length - start ? b % (data.length - start + 1) : 0);
       expect(crc32(data, start, end)).toBe(zlibCrc32(data.subarray(start, end)));
     }));
+  });
+});
+
+describe("one JPEG marker walk serves the header, the colour segments and the structure check", () => {
+  const segment = (marker: number, payload: number[]) => [0xff, marker, (payload.length + 2) >> 8, (payload.length + 2) & 0xff, ...payload];
+  const ascii = (text: string) => [...text].map((c) => c.charCodeAt(0));
+  const exif6 = [...ascii("Exif"), 0, 0, 0x4d, 0x4d, 0, 42, 0, 0, 0, 8, 0, 1, 0x01, 0x12, 0, 3, 0, 0, 0, 1, 0, 6, 0, 0, 0, 0, 0, 0];
+  const iccChunk = (seq: number, data: number[]) => segment(0xe2, [...ascii("ICC_PROFILE"), 0, seq, 2, ...data]);
+  const sof0 = segment(0xc0, [8, 0, 16, 0, 24, 3, 1, 0x11, 0, 2, 0x11, 1, 3, 0x11, 1]); // 24x16, 3 components
+  const sos = segment(0xda, [3, 1, 0, 2, 0x11, 3, 0x11, 0, 63, 0]);
+
+  it("fill bytes before markers, APPn before and after SOF, RSTn and stuffed bytes in a scan, DNL between scans", () => {
+    const file = new Uint8Array([
+      0xff, 0xd8,
+      0xff, 0xff, ...segment(0xe1, exif6), // fill bytes before the first segment
+      ...iccChunk(2, [4, 5]), // chunks out of order: joined by sequence number
+      ...segment(0xee, [...ascii("Adobe"), 0, 100, 0, 0, 0, 0, 1]),
+      0xff, 0xff, 0xff, ...sof0,
+      ...iccChunk(1, [1, 2, 3]), // after SOF, before the first scan: still a colour segment
+      ...segment(0xdd, [0, 2]), // DRI
+      ...sos, 0x12, 0xff, 0x00, 0x34, 0xff, 0xd0, 0x56, 0xff, 0xd7, 0x78, // stuffed 0x00, RST0, RST7
+      0xff, 0xff, ...segment(0xdc, [0, 16]), // fill, then DNL after the first scan
+      ...iccChunk(3, [9]), // after the first scan: not part of the profile
+      ...sos, 0x9a, 0xff, 0xd1, 0xbc,
+      0xff, 0xff, 0xd9,
+    ]);
+    const walk = new JpegMarkerWalk(file);
+    expect(walk.header()).toMatchObject({ mediaType: "image/jpeg", width: 24, height: 16, orientation: 6, components: 3, progressive: false });
+    expect(readImageHeader(file)).toEqual(walk.header());
+    const structure = walk.toEnd();
+    expect(structure.scans).toBe(2);
+    expect(structure.adobe).toBe(true);
+    expect([...structure.icc!]).toEqual([1, 2, 3, 4, 5]);
+    // The resumed walk and a fresh one agree: nothing depends on where the header walk stopped.
+    expect(new JpegMarkerWalk(file).toEnd()).toEqual(structure);
+  });
+
+  it("a second SOF after the first scan and a cut inside the second scan are refused by the resumed walk", () => {
+    const head = [0xff, 0xd8, ...sof0, ...sos, 0x11, 0x22];
+    expect(() => new JpegMarkerWalk(new Uint8Array([...head, ...sof0, ...sos, 0x33, 0xff, 0xd9])).toEnd()).toThrow(/second frame header/);
+    expect(() => new JpegMarkerWalk(new Uint8Array([...head, 0xff, 0xff, ...sos, 0x33, 0x44])).toEnd()).toThrow("The JPEG image is truncated: it ends in scan 2, before its end marker (EOI).");
+  });
+
+  it("a real encoder's file with fill bytes before every header marker and an APP14 before SOF walks, verifies and fits as the original", async () => {
+    const original = await bytesOf(photo().jpeg({ progressive: true }));
+    const scanStart = original.indexOf(0xda, 2) - 1;
+    const parts: number[] = [0xff, 0xd8];
+    for (let at = 2; at < scanStart;) {
+      const length = (original[at + 2]! << 8) | original[at + 3]!;
+      if (original[at + 1] === 0xc2) parts.push(...segment(0xee, [...ascii("Adobe"), 0, 100, 0, 0, 0, 0, 1]));
+      parts.push(0xff, 0xff, ...original.subarray(at, at + 2 + length));
+      at += 2 + length;
+    }
+    const padded = new Uint8Array([...parts, ...original.subarray(scanStart)]);
+    expect(padded.length).toBeGreaterThan(original.length);
+    const walked = new JpegMarkerWalk(padded).toEnd();
+    expect(walked.scans).toBe(walkJpeg(original).scans);
+    expect(walked.adobe).toBe(true);
+    await verify(padded);
+    const opts = { embedTargetBytes: 262144, maxLongEdge: 1568, maxInputPixels: 16_777_216, region: [0, 0, 96, 64] as [number, number, number, number] };
+    const [a, b] = await Promise.all([fitImage(original, opts, wasm), fitImage(padded, opts, wasm)]);
+    expect(b.data).toEqual(a.data);
+  });
+});
+
+describe("the pass-through JPEG check decodes without a row sink", () => {
+  it("reads every coefficient at 1/8, checks the frame against the header, and refuses damaged entropy data", async () => {
+    const jpeg = await bytesOf(photo().jpeg({ progressive: true })); // 96x64
+    expect(decodeJpegWithoutRows(jpeg, 96, 64, wasm.jpegDecoder)).toMatchObject({ decodedWidth: 12, decodedHeight: 8 });
+    expect(() => decodeJpegWithoutRows(jpeg, 104, 64, wasm.jpegDecoder)).toThrow("The JPEG image has a frame of another size than its header says (104x64).");
+    const patched = new Uint8Array([...jpeg.subarray(0, jpeg.length >> 1), 0xff, 0xd9]);
+    expect(() => decodeJpegWithoutRows(patched, 96, 64, wasm.jpegDecoder)).toThrow(expect.objectContaining({ status: 400, code: "invalid_image" }));
   });
 });

@@ -164,6 +164,16 @@ describe("nothing unverified is passed through", () => {
     expect(await refused(lossy, 400, "invalid_image")).toContain("its VP8 frame's first partition (32767 bytes) runs past its 12-byte chunk");
   });
 
+  it("a WebP whose VP8L data traps photon (it panics on the garbage) is a 400, with its slot given back", async () => {
+    // Header and chunk sizes are right, so only the decoder meets the garbage: a region makes it decode.
+    const garbage = webpOf([["VP8L", vp8lHeader(64, 48, 200)]]);
+    const session = uniqueToken();
+    for (let i = 0; i < 4; i++) {
+      const message = await refused(garbage, 400, "invalid_image", { region: [0, 0, 32, 32], session_id: session, caller: "subagent" });
+      expect(message).toBe("The WEBP image could not be decoded: its data is corrupt. Re-save or re-export it and send the complete file.");
+    }
+  });
+
   it("a refused broken file gives its repeat-cap slot back: four tries under a cap of 3 are four 400s, no 409", async () => {
     const session = uniqueToken();
     const broken = gif.subarray(0, gif.length - 20);

@@ -14,7 +14,7 @@ export function cmykConverter(profile: Uint8Array | undefined): CmykTransform {
  * Converts `pixels` CMYK pixels at `src[from..]` into RGB at `dst[to..]`. `inverted`: the file has
  * Adobe's APP14 marker, whose CMYK is stored inverted (255 = no ink), as Photoshop writes it.
  */
-export function cmykToRgb(src: Uint8Array, from: number, dst: Uint8Array, to: number, pixels: number, inverted: boolean): void {
+function cmykToRgb(src: Uint8Array, from: number, dst: Uint8Array, to: number, pixels: number, inverted: boolean): void {
   for (let p = 0, i = from, o = to; p < pixels; p++, i += 4, o += 3) {
     // Remaining light per ink: 255 - ink (plain) or the stored value itself (inverted).
     let c = src[i]!, m = src[i + 1]!, y = src[i + 2]!, k = src[i + 3]!;

@@ -1,0 +1,84 @@
+/**
+ * Whose fault a failed fit is: a third-party decoder failing on the caller's bytes is the image's
+ * (400 `invalid_image`, 413 when memory ran out); a trap in our own WASM kernels, or a decode of
+ * our own output that fails, is ours and must never be answered as the caller's broken image.
+ * Every error here is raised by the real module named, not built by hand.
+ */
+import { describe, expect, it } from "vitest";
+import { AppError } from "../../shared/http/errors";
+import { DecoderFailure, decodeCallerBytes } from "../../shared/vision/codecs";
+import { decodeJpegRgb } from "../../shared/vision/jpeg.decode";
+import { decodeWithPhoton } from "../../shared/vision/photon.decode";
+import { StreamingResampler } from "../../shared/vision/resample";
+import { fitFailure } from "../../shared/vision/vision.service";
+import { loadVisionWasmNode } from "../../bench/vision-wasm-node";
+import { vp8lHeader, webpOf } from "../fixtures/hostile";
+
+const wasm = loadVisionWasmNode();
+const toOne = (w: number, h: number) => new StreamingResampler(w, h, { x: 0, y: 0, width: w, height: h }, 1, 1);
+
+/** The error `run` throws (the test fails if it throws nothing). */
+function thrown(run: () => unknown): unknown {
+  try {
+    run();
+  } catch (error) {
+    return error;
+  }
+  throw new Error("expected a throw");
+}
+
+/** A real trap of our SIMD module: its unfilter kernel given a line far outside its memory. */
+function ownKernelTrap(): unknown {
+  const kernels = new WebAssembly.Instance(wasm.simd!, {}).exports as unknown as { unfilter(filter: number, cur: number, prev: number, n: number, bpp: number): void };
+  return thrown(() => kernels.unfilter(1, 0x7fff0000, 0, 64, 3));
+}
+
+/** A real allocation failure: a WASM memory grown past its declared maximum. */
+const growPastMaximum = () => new WebAssembly.Memory({ initial: 1, maximum: 1 }).grow(1);
+
+describe("a failed fit is answered by whose fault it is", () => {
+  it("a trap in our own SIMD kernel is a 500 internal_error, not the caller's invalid_image", () => {
+    const trap = ownKernelTrap();
+    expect(trap).toBeInstanceOf(WebAssembly.RuntimeError);
+    const answer = fitFailure(trap) as AppError;
+    expect(answer).toBeInstanceOf(AppError);
+    expect([answer.status, answer.code]).toEqual([500, "internal_error"]);
+    expect(answer.privateCause).toBe(trap);
+    expect(answer.message).not.toMatch(/image (is|could not)|re-save/i);
+  });
+
+  it("photon trapping on a WebP's garbage VP8L data is tagged at the codec boundary and answered 400 invalid_image", () => {
+    const failure = thrown(() => decodeWithPhoton(webpOf([["VP8L", vp8lHeader(64, 48)]]), "WEBP", wasm.photon, toOne));
+    expect(failure).toBeInstanceOf(DecoderFailure);
+    expect((failure as DecoderFailure).decoder).toBe("photon");
+    // The same kind of error as our kernel's trap: only the tag tells them apart.
+    expect((failure as DecoderFailure).cause).toBeInstanceOf(WebAssembly.RuntimeError);
+    const answer = fitFailure(failure) as AppError;
+    expect([answer.status, answer.code]).toEqual([400, "invalid_image"]);
+    expect(answer.message).toBe("The WEBP image could not be decoded: its data is corrupt. Re-save or re-export it and send the complete file.");
+  });
+
+  it("memory running out inside a decoder call, or anywhere in the engine, is a 413 image_too_large", () => {
+    const inside = thrown(() => decodeCallerBytes("photon", "GIF", "could not be decoded: its data is corrupt", growPastMaximum));
+    expect(inside).toBeInstanceOf(DecoderFailure);
+    expect((inside as DecoderFailure).exhausted).toBe(true);
+    for (const error of [inside, thrown(growPastMaximum)]) {
+      const answer = fitFailure(error) as AppError;
+      expect([answer.status, answer.code]).toEqual([413, "image_too_large"]);
+    }
+  });
+
+  it("our own refusals pass unchanged through the boundary and the classifier", () => {
+    const refusal = new AppError(413, "image_too_large", "too big");
+    expect(thrown(() => decodeCallerBytes("TurboJPEG", "JPEG", "x", () => { throw refusal; }))).toBe(refusal);
+    expect(fitFailure(refusal)).toBe(refusal);
+  });
+
+  it("TurboJPEG failing on bytes we encoded (the fidelity check's decode) is our failure, not the caller's", () => {
+    const notJpeg = new Uint8Array([0xff, 0xd8, 0xff, 0xc0, 0x00, 0x02, 0xff, 0xd9]);
+    const failure = thrown(() => decodeJpegRgb(notJpeg, wasm.jpegDecoder));
+    expect(failure).not.toBeInstanceOf(AppError);
+    expect(failure).not.toBeInstanceOf(DecoderFailure);
+    expect(fitFailure(failure)).toBe(failure); // untagged: the error handler answers 500 and logs it
+  });
+});

@@ -135,17 +135,21 @@ const PAGE_FORM_SHARE = 0.5;
  * way, and their values (a `__VIEWSTATE`) are never even kept by the parser.
  */
 function settleForms(root: ElementNode): void {
-  const total = contentWeight(root);
+  // Weighed only once a form is met: most pages have none, and a lookup for <main> weighs less.
+  let total = -1;
   let dropped = false;
   const visit = (el: ElementNode) => {
     for (const child of el.children) {
       if (typeof child === "string" || isDroppedIn(child, true)) continue;
-      if (child.tag === "form" && contentWeight(child) < total * PAGE_FORM_SHARE) {
-        child.drop = DropClass.Always;
-        dropped = true;
-      } else {
-        visit(child);
+      if (child.tag === "form") {
+        if (total < 0) total = contentWeight(root);
+        if (contentWeight(child) < total * PAGE_FORM_SHARE) {
+          child.drop = DropClass.Always;
+          dropped = true;
+          continue;
+        }
       }
+      visit(child);
     }
   };
   visit(root);

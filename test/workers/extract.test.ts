@@ -204,6 +204,18 @@ describe("the direct provider and redirects", () => {
     expect(page.final_url).toBe(url);
   });
 
+  it("reads a page wrapped whole in one <form> (ASP.NET WebForms) as its article, without view state, and stores it", async () => {
+    const token = uniqueToken();
+    const url = `http://site.example.com/pages/webforms?t=${token}`;
+    const first = (await extract([url], direct)).body.results[0];
+    expect(first.content).toMatch(/^# Annual water quality report 2026\n\nPublished 1 December 2026\n\nThe board's annual report finds/);
+    expect(first.content).toContain("| Nitrate | 4.1 mg/L | 10 mg/L |");
+    for (const chrome of ["__VIEWSTATE", "Services and fees", "Search the board site", "All rights reserved"]) expect(first.content).not.toContain(chrome);
+    const second = (await extract([url], direct)).body.results[0];
+    expect(second).toMatchObject({ cached: true, content: first.content });
+    expect(await providerCalls("pages", token)).toBe(1);
+  });
+
   it("follows a relative redirect that stays public", async () => {
     const token = uniqueToken();
     const url = `http://site.example.com/pages/redirect?to=${encodeURIComponent(`/pages/article?t=${token}`)}`;

@@ -1,8 +1,9 @@
 /**
- * Main-content selection: which elements are never content (scripts, navigation, hidden helpers),
- * which are chrome only outside the main content (site header, footer, sidebars, asides), where
- * the main content is (<main>, the dominant <article>, else the container that holds the page's
- * prose), and which short lines are chrome on a page that marks none of that up.
+ * Main-content selection: which elements are never content (scripts, navigation, hidden helpers,
+ * small forms), which are chrome only outside the main content (site header, footer, sidebars,
+ * asides), where the main content is (<main>, the dominant <article>, else the container that
+ * holds the page's prose, through a page-level form and layout tables), and which short lines are
+ * chrome on a page that marks none of that up.
  */
 import type { ElementNode } from "./parse";
 

@@ -7,6 +7,24 @@ import type { CacheStore, Clock, FetchFn } from "../ports";
 import { type CacheStatus, cutForCaller, fromFlightError, type SingleFlight } from "./flight";
 import { isStorable, type Job, type JobValue, runJob, type ValueOf } from "./jobs";
 
+/**
+ * The version in each kind's cache keys, the one place it is written. Raised when what may be
+ * stored, or what a stored value means, changes: entries older code stored are then never read
+ * again and expire with their TTL. v2 (2026-12-01), both kinds: older code stored the empty
+ * results of a shapeless provider answer and keyless results with misdecoded URLs (search), and
+ * challenge pages, conversions the reader cut short and WebForms pages it read as empty (extract).
+ */
+const CACHE_KEY_VERSIONS: Readonly<Record<Job["kind"], number>> = { search: 2, extract: 2 };
+
+/**
+ * How every cache key of `kind` starts (docs/storage.md lists the whole keys).
+ *
+ * @example cacheKeyPrefix("extract") // "extract:v2:"
+ */
+export function cacheKeyPrefix(kind: Job["kind"]): string {
+  return `${kind}:v${CACHE_KEY_VERSIONS[kind]}:`;
+}
+
 export interface PaidCallDeps {
   cache: CacheStore;
   flight: SingleFlight;

@@ -10,7 +10,7 @@ import { sha256Hex } from "../hash";
 import type { DnsResolver } from "../safety/dns";
 import { assertAllowedByPolicy, assertNoSecretInUrls, assertSsrfSafe, hostListMatcher, isLocalLookingHost, normalizeUrlForCache, parseTargetUrl } from "../safety/gate";
 import { classifyIpLiteral } from "../safety/ip";
-import { paidCall, type PaidCallDeps } from "./cache";
+import { cacheKeyPrefix, paidCall, type PaidCallDeps } from "./cache";
 import { ExtractError as ExtractErrorSchema, type ExtractError, type ExtractRequest, type ExtractResponse, type ExtractResult } from "./extract.schema";
 import type { ExtractJob } from "./jobs";
 import { resolveExtractProvider, type ResolvedExtractProvider } from "./providers/resolve";
@@ -93,7 +93,7 @@ export async function webExtract(deps: ExtractDeps, input: ExtractRequest): Prom
  * their case and order, so two different resources never share an entry.
  */
 async function extractCacheKey(provider: ResolvedExtractProvider, url: URL, format: string): Promise<string> {
-  return `extract:v1:${provider.name}:${format}:${await sha256Hex(`${provider.baseUrl}\n${normalizeUrlForCache(url)}`)}`;
+  return `${cacheKeyPrefix("extract")}${provider.name}:${format}:${await sha256Hex(`${provider.baseUrl}\n${normalizeUrlForCache(url)}`)}`;
 }
 
 function extractJob(loaded: LoadedConfig, provider: ResolvedExtractProvider, url: URL, format: ExtractRequest["format"]): ExtractJob {

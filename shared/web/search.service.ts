@@ -5,7 +5,7 @@
  */
 import type { LoadedConfig } from "../config/config.load";
 import { sha256Hex } from "../hash";
-import { paidCall, type PaidCallDeps } from "./cache";
+import { cacheKeyPrefix, paidCall, type PaidCallDeps } from "./cache";
 import type { SearchJob } from "./jobs";
 import { keylessSearchProvider, resolveSearchProvider, type ResolvedSearchProvider } from "./providers/resolve";
 import { limitTier, normalizeQuery } from "./query";
@@ -20,7 +20,7 @@ export interface SearchDeps extends PaidCallDeps {
  * length fits a KV key). Different providers never share an entry.
  */
 async function searchCacheKey(provider: ResolvedSearchProvider, normalizedQuery: string, tier: number): Promise<string> {
-  return `search:v1:${provider.name}:${tier}:${await sha256Hex(`${provider.baseUrl}\n${normalizedQuery}`)}`;
+  return `${cacheKeyPrefix("search")}${provider.name}:${tier}:${await sha256Hex(`${provider.baseUrl}\n${normalizedQuery}`)}`;
 }
 
 export async function webSearch(deps: SearchDeps, input: SearchRequest): Promise<SearchResponse> {

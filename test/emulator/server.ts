@@ -39,6 +39,10 @@ import {
   resultsFor,
   RESULTS_PER_QUERY,
 } from "./fixtures";
+import { READER_PAGES } from "../fixtures/reader-pages";
+
+/** /pages/webforms: an ASP.NET WebForms article, the whole page in one <form> after its view state. */
+const WEBFORMS_PAGE = READER_PAGES.find((page) => page.html.includes('id="aspnetForm"'))!;
 
 /** The key `[auth]` calls must carry. Any other key (or none) gets a 401. */
 export const EMULATOR_API_KEY = "emu-test-key-7c41d9a2";
@@ -478,6 +482,7 @@ async function testPage(ex: Exchange): Promise<void> {
   const wall = challengeOf(target);
   if (wall) return sendText(res, wall.status, "text/html; charset=UTF-8", wall.html);
   if (name === "contact") return sendText(res, 200, "text/html; charset=utf-8", PAGE_WITH_CAPTCHA_FORM);
+  if (name === "webforms") return sendText(res, 200, "text/html; charset=utf-8", WEBFORMS_PAGE.html);
   if (name === "article") return sendText(res, 200, "text/html; charset=utf-8", ARTICLE_HTML);
   if (name === "huge") {
     const chars = Math.min(Math.max(intParam(url, "chars", 100_000), 0), 50_000_000);

@@ -1,12 +1,15 @@
 /**
  * The reader on small pages of our own that reproduce what real documentation sites do: what the
  * author wrote stays (footnotes, TIP boxes, signatures, both flavours of an example), the chrome
- * around it goes (breadcrumbs, language bars, copyright, permalink glyphs).
+ * around it goes (breadcrumbs, language bars, copyright, permalink glyphs, search and sign-up forms),
+ * and a page wrapped whole in one <form> (ASP.NET WebForms) reads like any other page.
  */
 import { describe, expect, it } from "vitest";
 import { htmlToMarkdown, MAX_MARKDOWN_CHARS } from "../../shared/web/reader/html-to-markdown";
 import { type ElementNode, MAX_NODES, parseHtml } from "../../shared/web/reader/parse";
 import { isChromeLine } from "../../shared/web/reader/select";
+import { markdownToText } from "../../shared/web/reader/text";
+import { READER_PAGES, scoreReader } from "../fixtures/reader-pages";
 
 const md = (html: string, url = "https://docs.example.org/lib/page.html") => htmlToMarkdown(html, url).markdown;
 
@@ -102,6 +105,69 @@ describe("small chrome on pages without <main> or <article>", () => {
 
   it("never drops the only thing a page says", () => {
     expect(md(`<a href="/intro">Intro</a>`)).toBe("[Intro](https://docs.example.org/intro)");
+  });
+});
+
+describe("forms: the page itself or a control region", () => {
+  const fixture = (prefix: string) => READER_PAGES.find((page) => page.name.startsWith(prefix))!;
+  const viewState = (html: string) => /name="__VIEWSTATE" id="__VIEWSTATE" value="([^"]+)"/.exec(html)![1]!;
+
+  it("reads a WebForms article (header to footer in one <form>, view state first) as its article", () => {
+    const page = fixture("Annual water quality report");
+    const { markdown } = htmlToMarkdown(page.html, page.url);
+    const score = scoreReader(page, markdown, markdownToText);
+    expect(score.recall).toBeGreaterThanOrEqual(0.95);
+    expect(markdown.startsWith("# Annual water quality report 2026\n\nPublished 1 December 2026")).toBe(true);
+    expect(markdown).toContain("| Nitrate | 4.1 mg/L | 10 mg/L |");
+    expect(score.chromeKept).toEqual([]);
+    for (const state of ["__VIEWSTATE", "__EVENTVALIDATION", viewState(page.html).slice(0, 40), "theForm", "WebForm_"]) expect(markdown).not.toContain(state);
+  });
+
+  it("reads a WebForms page laid out in nested tables from its content cell, data table kept as a table", () => {
+    const page = fixture("Permit office opening hours");
+    const { markdown } = htmlToMarkdown(page.html, page.url);
+    expect(scoreReader(page, markdown, markdownToText).recall).toBeGreaterThanOrEqual(0.95);
+    expect(markdown.startsWith("# Permit office opening hours\n\nThe permit office at the county building")).toBe(true);
+    expect(markdown).toContain("| Day | Counter | Inspections line |\n| --- | --- | --- |\n| Monday to Thursday | 8:00 to 16:30 | 7:30 to 15:00 |");
+    for (const chrome of [...page.chrome, viewState(page.html).slice(0, 40)]) expect(markdown).not.toContain(chrome);
+  });
+
+  it("reads a layout table it cannot narrow to one cell as blocks, not as a grid", () => {
+    const html = `<form id="form1" method="post" action="./Default.aspx"><input type="hidden" name="__VIEWSTATE" value="dDwxNTk2OTk0Mjs7Pg==">
+      <table width="100%"><tr><td width="40%"><h2>Office notice</h2><p>The office moves to the new county building on the fifth of January; the old counter closes at noon the day before.</p></td>
+      <td><h1>Dog licences</h1><p>Every dog over four months old needs a licence, renewed each year in January at the clerk's counter or by post.</p></td></tr></table></form>`;
+    const out = md(html);
+    expect(out).toContain("## Office notice\n\nThe office moves to the new county building");
+    expect(out).toContain("# Dog licences\n\nEvery dog over four months old needs a licence");
+    expect(out).not.toContain("|");
+    expect(out).not.toContain("dDwx");
+  });
+
+  it("drops a search form in the content's header, a login form and a sign-up in an aside, keeps the article", () => {
+    const article = `<p>The harbour ferry timetable changes on Monday: boats leave every twenty minutes from seven until nine, then every forty minutes until midnight.</p>
+      <p>Season tickets bought before the change stay valid until they expire, and the night boat keeps its Friday and Saturday runs.</p>`;
+    const out = md(`<main><header class="page-header"><form action="/search"><label for="q">Search SEARCH_LABEL</label><input id="q" name="q"><button>Go SEARCH_BUTTON</button></form></header>
+      <article><h1>Ferry timetable</h1>${article}
+      <form class="login" method="post" action="/login"><fieldset><legend>Sign in LOGIN_LEGEND</legend><label>User name</label><input name="user"><label>Password</label><input name="password" type="password" value="hunter2"><a href="/forgot">Forgot your password? LOGIN_LINK</a></fieldset></form>
+      <aside><h3>Harbour letter SIGNUP_TITLE</h3><form action="/subscribe"><label>Your email SIGNUP_LABEL</label><input name="email"><button>Subscribe</button></form></aside></article></main>`);
+    expect(out).toContain("# Ferry timetable\n\nThe harbour ferry timetable changes on Monday");
+    expect(out).toContain("the night boat keeps its Friday and Saturday runs.");
+    expect(out).not.toMatch(/SEARCH_|LOGIN_|SIGNUP_|hunter2|User name|Password|Subscribe/);
+  });
+
+  it("drops a small form nested in the page's form, and keeps the rows of a form opened inside a table", () => {
+    const story = "<p>The library stays open late on Thursdays through the winter, with the reading room and the archive both staffed until nine in the evening.</p>".repeat(3);
+    const nested = md(`<form id="aspnetForm" method="post"><div id="content"><h1>Library hours</h1>${story}<form action="/search"><label>Search the catalogue NESTED_FORM</label><input name="q"></form></div></form>`);
+    expect(nested).toContain("# Library hours\n\nThe library stays open late on Thursdays");
+    expect(nested).not.toContain("NESTED_FORM");
+    const inTable = md(`<main><p>Opening hours by branch:</p><table><form method="post" action="./Branches.aspx"><tr><th>Branch</th><th>Closes</th></tr><tr><td>Central</td><td>21:00</td></tr></form></table></main>`);
+    expect(inTable).toBe("Opening hours by branch:\n\n| Branch | Closes |\n| --- | --- |\n| Central | 21:00 |");
+  });
+
+  it("says what a page that is only a form says (a login page), never its input values", () => {
+    const out = md(`<body><form method="post" action="/login"><h1>Staff sign-in</h1><p>Use the account your department gave you.</p><label>User name</label><input name="user" value="SECRET_VALUE"><button>Sign in</button></form></body>`);
+    expect(out).toContain("# Staff sign-in\n\nUse the account your department gave you.");
+    expect(out).not.toContain("SECRET_VALUE");
   });
 });
 

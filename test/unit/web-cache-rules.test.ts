@@ -1,10 +1,22 @@
-/** The pure rules of the web caches: query normalization, limit tiers, truncation. */
+/** The pure rules of the web caches: key versions, query normalization, limit tiers, truncation. */
+import { readFileSync } from "node:fs";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
+import { cacheKeyPrefix } from "../../shared/web/cache";
 import { cutForCaller } from "../../shared/web/flight";
 import type { ExtractValue, SearchValue } from "../../shared/web/jobs";
 import { truncateContent } from "../../shared/web/truncate";
 import { LIMIT_TIERS, limitTier, normalizeQuery } from "../../shared/web/query";
+
+describe("cache key versions", () => {
+  it("are v2 for both kinds, as docs/storage.md lists them, with no older prefix left there", () => {
+    expect([cacheKeyPrefix("search"), cacheKeyPrefix("extract")]).toEqual(["search:v2:", "extract:v2:"]);
+    const storage = readFileSync(new URL("../../docs/storage.md", import.meta.url), "utf8");
+    expect(storage).toContain("`search:v2:<provider>:<tier>:");
+    expect(storage).toContain("`extract:v2:<provider>:<format>:");
+    expect(storage).not.toMatch(/(search|extract):v1:/);
+  });
+});
 
 describe("normalizeQuery", () => {
   it("trims, lower-cases and collapses whitespace", () => {

@@ -5,6 +5,7 @@
 import { runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { SESSION_IDLE_MS } from "../../shared/embeds/embed-cap";
+import { cacheKeyPrefix } from "../../shared/web/cache";
 import { testEnv, uniqueToken } from "./helpers";
 
 describe("SessionDO", () => {
@@ -22,7 +23,7 @@ describe("SessionDO", () => {
 
 describe("FlightDO", () => {
   it("keeps the entry until it expires, then the alarm deletes its storage", async () => {
-    const key = `search:v1:test:${uniqueToken()}`;
+    const key = `${cacheKeyPrefix("search")}test:${uniqueToken()}`;
     const stub = testEnv.FLIGHT.get(testEnv.FLIGHT.idFromName(key));
     const job = { kind: "search" as const, provider: "tavily" as const, settings: { name: "tavily", baseUrl: `${testEnv.EMULATOR_URL}/tavily`, apiKey: "k", timeoutMs: 5000 }, request: { query: `housekeeping ${key}`, count: 10 } };
     const now = Date.now();

@@ -5,7 +5,8 @@
  * set up in vitest.config.ts; nothing leaves the machine.
  */
 import { describe, expect, it } from "vitest";
-import { callJson, EMULATOR, expectErrorShape, providerCalls, uniqueToken } from "./helpers";
+import { cacheKeyPrefix } from "../../shared/web/cache";
+import { callJson, EMULATOR, expectErrorShape, providerCalls, testEnv, uniqueToken } from "./helpers";
 
 const extract = (urls: string[], vars?: Record<string, unknown>, format?: string) =>
   callJson("/v1/web_extract", { body: format ? { urls, format } : { urls }, vars });
@@ -77,6 +78,32 @@ describe("web_extract pays once", () => {
     const firecrawl = await extract([url], { FIRECRAWL_API_KEY: "fc-emulator-key" });
     expect(firecrawl.body.results[0].cached).toBe(false);
     expect(await providerCalls("firecrawl", url)).toBe(1);
+  });
+});
+
+describe("the extract cache key's version", () => {
+  it("stores under the current version, and never reads an entry an older version stored", async () => {
+    const url = `https://docs.example.com/versions/${uniqueToken()}`;
+    await extract([url]);
+    const prefix = `${cacheKeyPrefix("extract")}tavily:markdown:`;
+    const { keys } = await testEnv.CACHE.list({ prefix });
+    const entries = await Promise.all(keys.map(async (k) => ({ key: k.name, entry: await testEnv.CACHE.get<any>(k.name, "json") })));
+    const mine = entries.find(({ entry }) => entry?.value.page.url === url)!;
+    expect(mine.key.startsWith("extract:v2:tavily:markdown:")).toBe(true);
+
+    // The key's hash is the same for both formats: an entry the v1 code left for the text format of
+    // this URL sits under the v1 prefix. The current version must pay instead of serving it.
+    const stale = { ...mine.entry, value: { ...mine.entry.value, page: { ...mine.entry.value.page, content: "STALE_ENTRY" } } };
+    const hash = mine.key.slice(prefix.length);
+    await testEnv.CACHE.put(`extract:v1:tavily:text:${hash}`, JSON.stringify(stale));
+    const text = await extract([url], undefined, "text");
+    expect(text.body.results[0]).toMatchObject({ cached: false });
+    expect(text.body.results[0].content).not.toContain("STALE_ENTRY");
+    expect(await providerCalls("tavily", url)).toBe(2);
+    // The same entry under the current key is read: only the version kept the old one out.
+    await testEnv.CACHE.put(mine.key, JSON.stringify(stale));
+    const again = await extract([url]);
+    expect(again.body.results[0]).toMatchObject({ cached: true, content: "STALE_ENTRY" });
   });
 });
 
@@ -175,6 +202,18 @@ describe("the direct provider and redirects", () => {
     expect(page.content).toMatch(/^# Understanding Edge Caches/m);
     expect(page.content).not.toContain("window.analytics");
     expect(page.final_url).toBe(url);
+  });
+
+  it("reads a page wrapped whole in one <form> (ASP.NET WebForms) as its article, without view state, and stores it", async () => {
+    const token = uniqueToken();
+    const url = `http://site.example.com/pages/webforms?t=${token}`;
+    const first = (await extract([url], direct)).body.results[0];
+    expect(first.content).toMatch(/^# Annual water quality report 2026\n\nPublished 1 December 2026\n\nThe board's annual report finds/);
+    expect(first.content).toContain("| Nitrate | 4.1 mg/L | 10 mg/L |");
+    for (const chrome of ["__VIEWSTATE", "Services and fees", "Search the board site", "All rights reserved"]) expect(first.content).not.toContain(chrome);
+    const second = (await extract([url], direct)).body.results[0];
+    expect(second).toMatchObject({ cached: true, content: first.content });
+    expect(await providerCalls("pages", token)).toBe(1);
   });
 
   it("follows a relative redirect that stays public", async () => {

@@ -5,6 +5,7 @@
 import { describe, expect, it } from "vitest";
 import { createApp } from "../../shared/app";
 import { silentLogger } from "../../shared/log";
+import { cacheKeyPrefix } from "../../shared/web/cache";
 import { workersDeps } from "../../workers/deps";
 import { call, callJson, expectErrorShape, providerCalls, testEnv, uniqueToken } from "./helpers";
 
@@ -69,7 +70,7 @@ describe("web_search pays the provider once", () => {
   it("keeps the entry in the Durable Object when KV has not caught up", async () => {
     const token = uniqueToken();
     await search(`kv lag ${token}`);
-    const keys = await testEnv.CACHE.list({ prefix: "search:v1:tavily:" });
+    const keys = await testEnv.CACHE.list({ prefix: `${cacheKeyPrefix("search")}tavily:` });
     for (const key of keys.keys) await testEnv.CACHE.delete(key.name);
     const again = await search(`kv lag ${token}`);
     expect(again.body.cache).toBe("hit");
@@ -231,7 +232,7 @@ describe("the search cache with real KV", () => {
     const token = uniqueToken();
     const before = Date.now();
     await search(`kv entry ${token}`);
-    const { keys } = await testEnv.CACHE.list({ prefix: "search:v1:tavily:10:" });
+    const { keys } = await testEnv.CACHE.list({ prefix: `${cacheKeyPrefix("search")}tavily:10:` });
     const entries = await Promise.all(keys.map((k) => testEnv.CACHE.get<any>(k.name, "json")));
     const mine = entries.find((e) => JSON.stringify(e).includes(token));
     expect(mine).toBeTruthy();

@@ -29,7 +29,9 @@ export const MAX_MARKDOWN_CHARS = 2_500_000;
 
 /**
  * Convert an HTML page to markdown: the page's main content (its <main>, its dominant <article>,
- * else the container holding its prose), without navigation, sidebars, banners and footers.
+ * else the container holding its prose), without navigation, sidebars, banners, footers and small
+ * forms (search, login, sign-up). A form wrapping the whole page (ASP.NET WebForms) is read
+ * through like any container; no input's value is ever kept.
  *
  * @example htmlToMarkdown("<title>T</title><h1>Hi</h1><a href='/x'>x</a>", "https://a.example/")
  * // { title: "T", markdown: "# Hi\n\n[x](https://a.example/x)" }

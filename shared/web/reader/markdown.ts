@@ -3,7 +3,7 @@
  * fenced code, tables) and inline markup, dropping what the keep rules in select.ts say is chrome.
  */
 import { BLOCK_LEVEL, collapse, element, type ElementNode, HEADINGS, NO_ATTRIBUTES, TABLE_SECTIONS } from "./parse";
-import { DROPPED, isChromeLine, isDroppedIn } from "./select";
+import { DROPPED, isChromeLine, isDroppedIn, isLayoutTable } from "./select";
 
 const BLOCKS = BLOCK_LEVEL;
 
@@ -240,8 +240,8 @@ function renderTable(el: ElementNode, ctx: RenderContext): string {
   if (rows.length === 0) return captionText;
 
   const width = Math.max(...rows.map((r) => r.cells.reduce((sum, c) => sum + span(c), 0)));
-  // One column is a layout table: its cells are just content, not data.
-  if (width <= 1) return joinBlocks(rows.flatMap((r) => r.cells.flatMap((c) => childBlocks(c, ctx))), "\n\n");
+  // One column, or a page laid out in cells: the cells are just content, not data.
+  if (width <= 1 || isLayoutTable(el)) return joinBlocks(rows.flatMap((r) => r.cells.flatMap((c) => childBlocks(c, ctx))), "\n\n");
 
   const grid = rows.map((row) => {
     const cells: string[] = [];

@@ -202,6 +202,8 @@ export function parseHtml(html: string, maxNodes = MAX_NODES): ParsedDocument {
     closeImplied(name);
     const el = element(name, tag.attrs);
     addElement(el);
+    // A form opened between a table and its rows stays empty, as in browsers: the rows are the table's.
+    if (name === "form" && (current().tag === "tr" || TABLE_SECTION_SCOPE.has(current().tag))) continue;
     if (!VOID.has(name) && !tag.selfClosing && stack.length < MAX_DEPTH) push(el);
   }
   return { root, title, baseHref, truncated: false, parsedChars: n };

@@ -1,14 +1,18 @@
 /**
- * Main-content selection: which elements are never content (scripts, navigation, hidden helpers),
- * which are chrome only outside the main content (site header, footer, sidebars, asides), where
- * the main content is (<main>, the dominant <article>, else the container that holds the page's
- * prose), and which short lines are chrome on a page that marks none of that up.
+ * Main-content selection: which elements are never content (scripts, navigation, hidden helpers,
+ * small forms), which are chrome only outside the main content (site header, footer, sidebars,
+ * asides), where the main content is (<main>, the dominant <article>, else the container that
+ * holds the page's prose, through a page-level form and layout tables), and which short lines are
+ * chrome on a page that marks none of that up.
  */
 import type { ElementNode } from "./parse";
 
-/** Never content: code, styling, widgets, embedded documents and site navigation. */
+/**
+ * Never content: code, styling, widgets, embedded documents and site navigation. A <form> is not
+ * here: it is a control region or the page itself (see settleForms).
+ */
 export const DROPPED = new Set([
-  "script", "style", "noscript", "template", "svg", "math", "nav", "form", "iframe", "object", "embed", "canvas",
+  "script", "style", "noscript", "template", "svg", "math", "nav", "iframe", "object", "embed", "canvas",
   "button", "select", "input", "textarea", "dialog", "head", "link", "meta", "base", "audio", "video", "map", "frameset", "noembed", "noframes",
 ]);
 /** Site chrome when outside the main content; an article's own header, footer or aside is kept. */
@@ -81,7 +85,7 @@ function isNoiseClass(token: string): boolean {
   return false;
 }
 
-/** A box beside the text is content (a footnote, a TIP) unless it is mostly links (a menu, "related"). */
+/** A box beside the text is content (a footnote, a TIP) unless it is mostly links or a form (a menu, "related", a sign-up). */
 function boxBesideText(el: ElementNode): DropClass {
   const text = { all: 0, linked: 0 };
   measureText(el, false, text);
@@ -105,6 +109,7 @@ export interface MainContent {
  * title heading), else the whole page.
  */
 export function mainContent(root: ElementNode): MainContent {
+  settleForms(root);
   const main = findFirst(root, (el) => el.tag === "main" || el.attrs.get("role") === "main");
   if (main && contentWeight(main) > 0) {
     // A story inside <main> with related links and comments around it: the story is the content.
@@ -118,6 +123,46 @@ export function mainContent(root: ElementNode): MainContent {
   return { el: container, inContent: container !== root, unmarked: true };
 }
 
+/**
+ * A <form> holding at least this share of the page's prose is the page itself (ASP.NET WebForms
+ * and its kin wrap everything from header to footer in one form); a smaller one is a control
+ * region: a search box, a login, a newsletter sign-up.
+ */
+const PAGE_FORM_SHARE = 0.5;
+
+/**
+ * Decide every form once, before selection weighs anything: a page-level form is a plain
+ * container, any other form (and so everything in it) is dropped. Its inputs are dropped either
+ * way, and their values (a `__VIEWSTATE`) are never even kept by the parser.
+ */
+function settleForms(root: ElementNode): void {
+  // Weighed only once a form is met: most pages have none, and a lookup for <main> weighs less.
+  let total = -1;
+  let dropped = false;
+  const visit = (el: ElementNode) => {
+    for (const child of el.children) {
+      if (typeof child === "string" || isDroppedIn(child, true)) continue;
+      if (child.tag === "form") {
+        if (total < 0) total = contentWeight(root);
+        if (contentWeight(child) < total * PAGE_FORM_SHARE) {
+          child.drop = DropClass.Always;
+          dropped = true;
+          continue;
+        }
+      }
+      visit(child);
+    }
+  };
+  visit(root);
+  // The weights were taken with every form counted as prose: weigh again without the dropped ones.
+  if (dropped) forgetWeights(root);
+}
+
+function forgetWeights(el: ElementNode): void {
+  el.weight = -1;
+  for (const child of el.children) if (typeof child !== "string") forgetWeights(child);
+}
+
 /** One article, or one holding at least twice the text of any other (a story above its comments). */
 function dominantArticle(articles: ElementNode[]): ElementNode | null {
   if (articles.length === 1) return contentWeight(articles[0]!) > 0 ? articles[0]! : null;
@@ -126,8 +171,12 @@ function dominantArticle(articles: ElementNode[]): ElementNode | null {
   return articles.find((article) => contentWeight(article) === weights[0])!;
 }
 
-/** Containers the descent may enter; it never splits a paragraph, list, table or code block. */
-const CONTAINERS = new Set(["div", "section", "center", "span", "td", "font", "article", "main", "body", "html"]);
+/**
+ * Containers the descent may enter; it never splits a paragraph, list, data table or code block.
+ * A layout table's rows are entered on the way to the cell that holds the text.
+ */
+const CONTAINERS = new Set(["div", "section", "center", "span", "td", "font", "article", "main", "body", "html", "form"]);
+const LAYOUT_TABLE_PARTS = new Set(["tbody", "thead", "tfoot", "tr"]);
 const PROSE_SHARE = 0.9;
 
 function proseContainer(root: ElementNode): ElementNode {
@@ -145,12 +194,50 @@ function proseContainer(root: ElementNode): ElementNode {
         bestWeight = weight;
       }
     }
-    if (!best || !CONTAINERS.has(best.tag) || bestWeight < total * PROSE_SHARE) return node;
+    if (!best || !mayEnter(node, best) || bestWeight < total * PROSE_SHARE) return node;
     // The page's title heading sits beside the body text: keep both.
     if (titleHeading(node) && !titleHeading(best)) return node;
     node = best;
   }
 }
+
+function mayEnter(parent: ElementNode, child: ElementNode): boolean {
+  if (CONTAINERS.has(child.tag)) return true;
+  if (child.tag === "table") return isLayoutTable(child);
+  // Only a layout table is ever entered, so its sections and rows are layout too.
+  return LAYOUT_TABLE_PARTS.has(child.tag) && (parent.tag === "table" || LAYOUT_TABLE_PARTS.has(parent.tag));
+}
+
+/**
+ * A table used to lay the page out (WebForms and older sites: header row, menu cell, content
+ * cell) rather than to hold data: marked presentational, or with no header cells or caption and
+ * a cell holding a heading or another table. Its cells are read as blocks, not a grid.
+ */
+export function isLayoutTable(table: ElementNode): boolean {
+  const role = table.attrs.get("role")?.toLowerCase();
+  if (role === "presentation" || role === "none") return true;
+  let layout = false;
+  const visitRows = (section: ElementNode): boolean => {
+    for (const child of section.children) {
+      if (typeof child === "string") continue;
+      if (child.tag === "caption" || child.tag === "thead") return false;
+      if (LAYOUT_TABLE_PARTS.has(child.tag) && child.tag !== "tr") {
+        if (!visitRows(child)) return false;
+      } else if (child.tag === "tr") {
+        for (const cell of child.children) {
+          if (typeof cell === "string") continue;
+          if (cell.tag === "th") return false;
+          if (!layout && cell.tag === "td") layout = findFirst(cell, (el) => LAYOUT_SIGNS.has(el.tag)) !== null;
+        }
+      }
+    }
+    return true;
+  };
+  return visitRows(table) && layout;
+}
+
+/** What a data cell does not hold but a page's layout cell does. */
+const LAYOUT_SIGNS = new Set(["h1", "h2", "h3", "table"]);
 
 function titleHeading(el: ElementNode): ElementNode | null {
   return findFirst(el, (child) => child.tag === "h1" && contentWeight(child) > 0);
@@ -181,8 +268,9 @@ function measureText(el: ElementNode, inLink: boolean, into: { all: number; link
       const length = visibleLength(child);
       into.all += length;
       if (inLink) into.linked += length;
-    } else if (!DROPPED.has(child.tag)) {
-      measureText(child, inLink || child.tag === "a", into);
+    } else if (!DROPPED.has(child.tag) || (inLink && child.tag === "button")) {
+      // A form's words, its buttons' too, count as links do: a sign-up box is not prose.
+      measureText(child, inLink || child.tag === "a" || child.tag === "form", into);
     }
   }
 }

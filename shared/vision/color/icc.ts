@@ -169,7 +169,7 @@ export function iccToSrgb(profile: Uint8Array | undefined): RgbTransform | undef
 }
 
 /** sRGB from D50 XYZ (relative colorimetric, clipped), 8-bit, into `dst[o..o+2]`. */
-function xyzToSrgb(x: number, y: number, z: number, dst: Uint8Array, o: number): void {
+export function xyzToSrgb(x: number, y: number, z: number, dst: Uint8Array, o: number): void {
   const enc = (v: number) => SRGB_ENCODE[v <= 0 ? 0 : v >= 1 ? ENCODE_STEPS : (v * ENCODE_STEPS + 0.5) | 0]!;
   dst[o] = enc(XYZ_TO_SRGB[0]! * x + XYZ_TO_SRGB[1]! * y + XYZ_TO_SRGB[2]! * z);
   dst[o + 1] = enc(XYZ_TO_SRGB[3]! * x + XYZ_TO_SRGB[4]! * y + XYZ_TO_SRGB[5]! * z);
@@ -179,6 +179,13 @@ const XYZ_TO_SRGB = invert3(SRGB_D50)!.flat();
 
 /** D50 white, the PCS's reference for Lab. */
 const D50 = [0.9642, 1, 0.82491];
+
+/** CIELAB (D50 white) to D50 XYZ. */
+export function labToXyz(L: number, a: number, b: number): [number, number, number] {
+  const f = (t: number) => (t > 6 / 29 ? t * t * t : 3 * (6 / 29) ** 2 * (t - 4 / 29));
+  const fl = (L + 16) / 116;
+  return [D50[0]! * f(fl + a / 500), D50[1]! * f(fl), D50[2]! * f(fl - b / 200)];
+}
 
 /** Converts `pixels` 4-channel device pixels (0 = no ink) at `src[from..]` to 8-bit sRGB at `dst[to..]`. */
 export type CmykTransform = (src: Uint8Array, from: number, dst: Uint8Array, to: number, pixels: number, inverted: boolean) => void;
@@ -218,23 +225,11 @@ export function cmykProfileToSrgb(profile: Uint8Array | undefined): CmykTransfor
     return (v: number) => { const x = v * (entries - 1), k = Math.min(entries - 2, Math.floor(x)); return t[k]! + (t[k + 1]! - t[k]!) * (x - k); };
   };
   // Per ink value: the grid cell and the fraction inside it, through the input curve.
-  const cells = Array.from({ length: 4 }, () => {
-    const curve = table(inEntries);
-    const cell = new Int32Array(256), frac = new Float64Array(256);
-    for (let v = 0; v < 256; v++) {
-      const g = Math.max(0, Math.min(1, curve(v / 255))) * (grid - 1);
-      const c = Math.min(grid - 2, Math.floor(g));
-      cell[v] = c; frac[v] = g - c;
-    }
-    return { cell, frac };
-  });
+  const cells = [0, 1, 2, 3].map(() => inkCells(grid, table(inEntries))) as CmykGrid["cells"];
   const clutAt = at;
   at += unit * clutPoints * 3;
   const outCurves = [table(outEntries), table(outEntries), table(outEntries)];
-  const sk = 3, sy = grid * 3, sm = grid * grid * 3, sc = grid * grid * grid * 3;
-  const [cc, cm, cy, ck] = cells as [typeof cells[0], typeof cells[0], typeof cells[0], typeof cells[0]];
   const legacy = wide ? 65535 / 65280 : 1;
-  const f = (t: number) => (t > 6 / 29 ? t * t * t : 3 * (6 / 29) ** 2 * (t - 4 / 29));
   const [o0, o1, o2] = outCurves as [(v: number) => number, (v: number) => number, (v: number) => number];
   // Every grid node goes through the output curves and the PCS → sRGB step once; pixels then
   // interpolate encoded sRGB, which is as even as Lab at a 9-17 point grid.
@@ -245,15 +240,48 @@ export function cmykProfileToSrgb(profile: Uint8Array | undefined): CmykTransfor
     const a = o0(value(v)), b = o1(value(v + unit)), e = o2(value(v + 2 * unit));
     if (pcs === "Lab ") {
       // Legacy Lab of lut16 (L* = 100 v·65535/65280, a*, b* = 255 v·65535/65280 − 128); lut8 without the factor.
-      const L = a * 100 * legacy, A = b * 255 * legacy - 128, B = e * 255 * legacy - 128;
-      const fl = (L + 16) / 116;
-      xyzToSrgb(D50[0]! * f(fl + A / 500), D50[1]! * f(fl), D50[2]! * f(fl - B / 200), rgb, 0);
+      const [x, y, z] = labToXyz(a * 100 * legacy, b * 255 * legacy - 128, e * 255 * legacy - 128);
+      xyzToSrgb(x, y, z, rgb, 0);
     } else {
       // XYZ PCS: 1.0 + 32767/32768 full scale.
       xyzToSrgb(a * (65535 / 32768), b * (65535 / 32768), e * (65535 / 32768), rgb, 0);
     }
     nodes.set(rgb, 3 * n);
   }
+  return cmykGridTransform({ grid, nodes, cells });
+}
+
+/** Where an 8-bit ink value falls in a grid axis: its cell and the fraction inside it. */
+export interface InkCells {
+  cell: Int32Array;
+  frac: Float64Array;
+}
+
+/**
+ * A 4-D table of encoded sRGB nodes over the inks (C slowest, K fastest, `grid` points per axis)
+ * and each ink's cell look-up: an embedded profile's CLUT or the default press model.
+ */
+export interface CmykGrid {
+  grid: number;
+  nodes: Float32Array;
+  cells: [InkCells, InkCells, InkCells, InkCells];
+}
+
+/** The cells of a `grid`-point axis for ink values 0..255, through `curve` (0..1 → 0..1). */
+export function inkCells(grid: number, curve: (v: number) => number = (v) => v): InkCells {
+  const cell = new Int32Array(256), frac = new Float64Array(256);
+  for (let v = 0; v < 256; v++) {
+    const g = Math.max(0, Math.min(1, curve(v / 255))) * (grid - 1);
+    const c = Math.min(grid - 2, Math.floor(g));
+    cell[v] = c; frac[v] = g - c;
+  }
+  return { cell, frac };
+}
+
+/** Pixels through a CMYK grid: quadrilinear interpolation between the 16 nodes around each pixel. */
+export function cmykGridTransform({ grid, nodes, cells }: CmykGrid): CmykTransform {
+  const sk = 3, sy = grid * 3, sm = grid * grid * 3, sc = grid * grid * grid * 3;
+  const [cc, cm, cy, ck] = cells;
   const corners = new Int32Array(16);
   for (let n = 0; n < 16; n++) corners[n] = (n & 8 ? sc : 0) + (n & 4 ? sm : 0) + (n & 2 ? sy : 0) + (n & 1 ? sk : 0);
   const weights = new Float64Array(16);

@@ -7,7 +7,7 @@ import { describe, expect, it } from "vitest";
 import sharp from "sharp";
 import { fitImage, type FitOptions } from "../../shared/vision/fit";
 import { decodeJpegRgb, jpegDctEighths } from "../../shared/vision/jpeg.decode";
-import { cmykProfileToSrgb, iccToSrgb, labToXyz, xyzToSrgb } from "../../shared/vision/color/icc";
+import { cmykProfileToSrgb, iccToSrgb, labToXyz, xyzToLab, xyzToSrgb } from "../../shared/vision/color/icc";
 import { FOGRA39_WEDGE, cmykConverter } from "../../shared/vision/color/cmyk";
 import { loadVisionWasmNode } from "../../bench/vision-wasm-node";
 import { photoPixels, screenshotPixels } from "../fixtures/images";
@@ -189,10 +189,7 @@ function publishedSrgb(patch: string): number[] {
 function srgbToLab(rgb: ArrayLike<number>): number[] {
   const lin = Array.from(rgb, (v) => { const e = v / 255; return e <= 0.04045 ? e / 12.92 : ((e + 0.055) / 1.055) ** 2.4; });
   const m = [[0.4360747, 0.3850649, 0.1430804], [0.2225045, 0.7168786, 0.0606169], [0.0139322, 0.0971045, 0.7141733]];
-  const white = labToXyz(100, 0, 0);
-  const f = (t: number) => (t > (6 / 29) ** 3 ? Math.cbrt(t) : t / (3 * (6 / 29) ** 2) + 4 / 29);
-  const [fx, fy, fz] = m.map((row, i) => f((row[0]! * lin[0]! + row[1]! * lin[1]! + row[2]! * lin[2]!) / white[i]!)) as [number, number, number];
-  return [116 * fy - 16, 500 * (fx - fy), 200 * (fy - fz)];
+  return xyzToLab(m.map((row) => row[0]! * lin[0]! + row[1]! * lin[1]! + row[2]! * lin[2]!));
 }
 
 describe("the default press model (untagged CMYK)", () => {

@@ -1,9 +1,10 @@
 /**
  * CMYK (and YCCK, which the JPEG decoder turns into CMYK) to RGB for print-ready JPEGs: through the
- * file's own CMYK profile when it embeds one we can read (icc.ts), else through a model of a
- * standard offset press (FOGRA39, ISO 12647-2 coated), since an untagged CMYK file's separations were made for one.
+ * file's own CMYK profile when it embeds one we can read (icc.ts), else through our model of a
+ * standard offset press (FOGRA39, ISO 12647-2 coated): an untagged file's separations were made
+ * for some press, and ideal inks (what browsers fall back to) come out far too light and clean.
  */
-import { cmykGridTransform, cmykProfileToSrgb, inkCells, labToXyz, xyzToSrgb, type CmykGrid, type CmykTransform } from "./icc";
+import { cmykGridTransform, cmykProfileToSrgb, inkCells, labToXyz, xyzToLab, xyzToSrgb, type CmykGrid, type CmykTransform } from "./icc";
 
 /** The converter for a file's embedded profile (or none): profile tables first, the press model otherwise. */
 export function cmykConverter(profile: Uint8Array | undefined): CmykTransform {
@@ -15,7 +16,9 @@ export function cmykConverter(profile: Uint8Array | undefined): CmykTransform {
  * paper to ISO 12647-2:2004/Amd 1 (paper type 1, the condition of "ISO Coated v2" and "Coated
  * FOGRA39", the usual European default). CIELAB (D50, 2°) aims of the Ugra/Fogra Media Wedge CMYK
  * V3 patches, as Fogra publishes them as a subset of its FOGRA39 characterization data (February
- * 2012): paper, solids, overprints and the single-ink tint ramps. Keys: percent of C, M, Y, K.
+ * 2012; www.fogra.org, "Fogra characterization data", the MW3 subsets, as transcribed in
+ * github.com/CoverBuilder/MediaWedger Data/Medienkeil3_Sollwerte_CSV/FOGRA39.csv): paper, solids,
+ * overprints and the single-ink tint ramps. Keys: percent of C, M, Y, K.
  */
 export const FOGRA39_WEDGE: Readonly<Record<string, readonly [number, number, number]>> = {
   "0,0,0,0": [95, 0, -2],
@@ -49,16 +52,16 @@ function reflectance(press: Press, inks: string): number[] {
 
 /**
  * The 16 Neugebauer primaries (bit 8 = C, 4 = M, 2 = Y, 1 = K) as reflectance factors. The wedge
- * holds paper, the solids, the two- and three-colour overprints and each chromatic ink under K;
- * the rest (two or three colours under K) are their colour overprint times what K passes over
- * each of those inks (the wedge's ink-under-K over the ink), geometric mean over the inks.
+ * holds paper, the solids, the two- and three-colour overprints and each chromatic ink with K;
+ * the rest (two or three colours with K) are their colour overprint times what K lets through
+ * over each of those inks (the wedge's ink + K over the ink alone), geometric mean over the inks.
  */
 function neugebauerPrimaries(press: Press): Float64Array {
   const names = ["100,0,0,0", "0,100,0,0", "0,0,100,0"];
   const solid = (n: number) => reflectance(press, `${n & 8 ? 100 : 0},${n & 4 ? 100 : 0},${n & 2 ? 100 : 0},${n & 1 ? 100 : 0}`);
   const kOver = names.map((name, i) => {
-    const ink = reflectance(press, name), under = reflectance(press, name.replace(/0$/, "100"));
-    return { bit: 8 >> i, pass: under.map((v, c) => v / ink[c]!) };
+    const ink = reflectance(press, name), withK = reflectance(press, name.replace(/0$/, "100"));
+    return { bit: 8 >> i, pass: withK.map((v, c) => v / ink[c]!) };
   });
   const primaries = new Float64Array(16 * 3);
   for (let n = 0; n < 16; n++) {
@@ -68,14 +71,6 @@ function neugebauerPrimaries(press: Press): Float64Array {
     primaries.set(overprint.map((v, c) => v * Math.pow(colours.reduce((p, { pass }) => p * pass[c]!, 1), 1 / colours.length)), 3 * n);
   }
   return primaries;
-}
-
-/** CIELAB of D50 XYZ, for the tint solve's ΔE. */
-function xyzToLab(xyz: number[]): [number, number, number] {
-  const white = labToXyz(100, 0, 0);
-  const f = (t: number) => (t > (6 / 29) ** 3 ? Math.cbrt(t) : t / (3 * (6 / 29) ** 2) + 4 / 29);
-  const [fx, fy, fz] = xyz.map((v, c) => f(v / white[c]!)) as [number, number, number];
-  return [116 * fy - 16, 500 * (fx - fy), 200 * (fy - fz)];
 }
 
 /**

@@ -187,6 +187,13 @@ export function labToXyz(L: number, a: number, b: number): [number, number, numb
   return [D50[0]! * f(fl + a / 500), D50[1]! * f(fl), D50[2]! * f(fl - b / 200)];
 }
 
+/** D50 XYZ to CIELAB (D50 white). */
+export function xyzToLab(xyz: readonly number[]): [number, number, number] {
+  const f = (t: number) => (t > (6 / 29) ** 3 ? Math.cbrt(t) : t / (3 * (6 / 29) ** 2) + 4 / 29);
+  const [fx, fy, fz] = [0, 1, 2].map((c) => f(xyz[c]! / D50[c]!)) as [number, number, number];
+  return [116 * fy - 16, 500 * (fx - fy), 200 * (fy - fz)];
+}
+
 /** Converts `pixels` 4-channel device pixels (0 = no ink) at `src[from..]` to 8-bit sRGB at `dst[to..]`. */
 export type CmykTransform = (src: Uint8Array, from: number, dst: Uint8Array, to: number, pixels: number, inverted: boolean) => void;
 

@@ -169,7 +169,7 @@ export function iccToSrgb(profile: Uint8Array | undefined): RgbTransform | undef
 }
 
 /** sRGB from D50 XYZ (relative colorimetric, clipped), 8-bit, into `dst[o..o+2]`. */
-function xyzToSrgb(x: number, y: number, z: number, dst: Uint8Array, o: number): void {
+export function xyzToSrgb(x: number, y: number, z: number, dst: Uint8Array, o: number): void {
   const enc = (v: number) => SRGB_ENCODE[v <= 0 ? 0 : v >= 1 ? ENCODE_STEPS : (v * ENCODE_STEPS + 0.5) | 0]!;
   dst[o] = enc(XYZ_TO_SRGB[0]! * x + XYZ_TO_SRGB[1]! * y + XYZ_TO_SRGB[2]! * z);
   dst[o + 1] = enc(XYZ_TO_SRGB[3]! * x + XYZ_TO_SRGB[4]! * y + XYZ_TO_SRGB[5]! * z);
@@ -179,6 +179,20 @@ const XYZ_TO_SRGB = invert3(SRGB_D50)!.flat();
 
 /** D50 white, the PCS's reference for Lab. */
 const D50 = [0.9642, 1, 0.82491];
+
+/** CIELAB (D50 white) to D50 XYZ. */
+export function labToXyz(L: number, a: number, b: number): [number, number, number] {
+  const f = (t: number) => (t > 6 / 29 ? t * t * t : 3 * (6 / 29) ** 2 * (t - 4 / 29));
+  const fl = (L + 16) / 116;
+  return [D50[0]! * f(fl + a / 500), D50[1]! * f(fl), D50[2]! * f(fl - b / 200)];
+}
+
+/** D50 XYZ to CIELAB (D50 white). */
+export function xyzToLab(xyz: readonly number[]): [number, number, number] {
+  const f = (t: number) => (t > (6 / 29) ** 3 ? Math.cbrt(t) : t / (3 * (6 / 29) ** 2) + 4 / 29);
+  const [fx, fy, fz] = [0, 1, 2].map((c) => f(xyz[c]! / D50[c]!)) as [number, number, number];
+  return [116 * fy - 16, 500 * (fx - fy), 200 * (fy - fz)];
+}
 
 /** Converts `pixels` 4-channel device pixels (0 = no ink) at `src[from..]` to 8-bit sRGB at `dst[to..]`. */
 export type CmykTransform = (src: Uint8Array, from: number, dst: Uint8Array, to: number, pixels: number, inverted: boolean) => void;
@@ -218,23 +232,11 @@ export function cmykProfileToSrgb(profile: Uint8Array | undefined): CmykTransfor
     return (v: number) => { const x = v * (entries - 1), k = Math.min(entries - 2, Math.floor(x)); return t[k]! + (t[k + 1]! - t[k]!) * (x - k); };
   };
   // Per ink value: the grid cell and the fraction inside it, through the input curve.
-  const cells = Array.from({ length: 4 }, () => {
-    const curve = table(inEntries);
-    const cell = new Int32Array(256), frac = new Float64Array(256);
-    for (let v = 0; v < 256; v++) {
-      const g = Math.max(0, Math.min(1, curve(v / 255))) * (grid - 1);
-      const c = Math.min(grid - 2, Math.floor(g));
-      cell[v] = c; frac[v] = g - c;
-    }
-    return { cell, frac };
-  });
+  const cells = [0, 1, 2, 3].map(() => inkCells(grid, table(inEntries))) as CmykGrid["cells"];
   const clutAt = at;
   at += unit * clutPoints * 3;
   const outCurves = [table(outEntries), table(outEntries), table(outEntries)];
-  const sk = 3, sy = grid * 3, sm = grid * grid * 3, sc = grid * grid * grid * 3;
-  const [cc, cm, cy, ck] = cells as [typeof cells[0], typeof cells[0], typeof cells[0], typeof cells[0]];
   const legacy = wide ? 65535 / 65280 : 1;
-  const f = (t: number) => (t > 6 / 29 ? t * t * t : 3 * (6 / 29) ** 2 * (t - 4 / 29));
   const [o0, o1, o2] = outCurves as [(v: number) => number, (v: number) => number, (v: number) => number];
   // Every grid node goes through the output curves and the PCS → sRGB step once; pixels then
   // interpolate encoded sRGB, which is as even as Lab at a 9-17 point grid.
@@ -245,40 +247,74 @@ export function cmykProfileToSrgb(profile: Uint8Array | undefined): CmykTransfor
     const a = o0(value(v)), b = o1(value(v + unit)), e = o2(value(v + 2 * unit));
     if (pcs === "Lab ") {
       // Legacy Lab of lut16 (L* = 100 v·65535/65280, a*, b* = 255 v·65535/65280 − 128); lut8 without the factor.
-      const L = a * 100 * legacy, A = b * 255 * legacy - 128, B = e * 255 * legacy - 128;
-      const fl = (L + 16) / 116;
-      xyzToSrgb(D50[0]! * f(fl + A / 500), D50[1]! * f(fl), D50[2]! * f(fl - B / 200), rgb, 0);
+      const [x, y, z] = labToXyz(a * 100 * legacy, b * 255 * legacy - 128, e * 255 * legacy - 128);
+      xyzToSrgb(x, y, z, rgb, 0);
     } else {
       // XYZ PCS: 1.0 + 32767/32768 full scale.
       xyzToSrgb(a * (65535 / 32768), b * (65535 / 32768), e * (65535 / 32768), rgb, 0);
     }
     nodes.set(rgb, 3 * n);
   }
-  const corners = new Int32Array(16);
-  for (let n = 0; n < 16; n++) corners[n] = (n & 8 ? sc : 0) + (n & 4 ? sm : 0) + (n & 2 ? sy : 0) + (n & 1 ? sk : 0);
-  const weights = new Float64Array(16);
+  return cmykGridTransform({ grid, nodes, cells });
+}
+
+/** Where an 8-bit ink value falls in a grid axis: its cell and the fraction inside it. */
+export interface InkCells {
+  cell: Int32Array;
+  frac: Float64Array;
+}
+
+/**
+ * A 4-D table of encoded sRGB nodes over the inks (C slowest, K fastest, `grid` points per axis)
+ * and each ink's cell look-up: an embedded profile's CLUT or the default press model.
+ */
+export interface CmykGrid {
+  grid: number;
+  nodes: Float32Array;
+  cells: [InkCells, InkCells, InkCells, InkCells];
+}
+
+/** The cells of a `grid`-point axis for ink values 0..255, through `curve` (0..1 → 0..1). */
+export function inkCells(grid: number, curve: (v: number) => number = (v) => v): InkCells {
+  const cell = new Int32Array(256), frac = new Float64Array(256);
+  for (let v = 0; v < 256; v++) {
+    const g = Math.max(0, Math.min(1, curve(v / 255))) * (grid - 1);
+    const c = Math.min(grid - 2, Math.floor(g));
+    cell[v] = c; frac[v] = g - c;
+  }
+  return { cell, frac };
+}
+
+/**
+ * Pixels through a CMYK grid, interpolated as lcms does for four inputs: tetrahedral in C, M, Y on
+ * the two K layers around the pixel (4 nodes each), linear between them: 8 node reads where
+ * quadrilinear interpolation takes 16, a third of its time, within 0.1 dB of it against lcms.
+ */
+export function cmykGridTransform({ grid, nodes, cells }: CmykGrid): CmykTransform {
+  const sk = 3, sy = grid * 3, sm = grid * grid * 3, sc = grid * grid * grid * 3;
+  const [cc, cm, cy, ck] = cells;
   return (src, from, dst, to, pixels, inverted) => {
     const flip = inverted ? 255 : 0;
     for (let p = 0, i = from, o = to; p < pixels; p++, i += 4, o += 3) {
       const vc = flip ^ src[i]!, vm = flip ^ src[i + 1]!, vy = flip ^ src[i + 2]!, vk = flip ^ src[i + 3]!;
       const base = cc.cell[vc]! * sc + cm.cell[vm]! * sm + cy.cell[vy]! * sy + ck.cell[vk]! * sk;
       const fc = cc.frac[vc]!, fm = cm.frac[vm]!, fy = cy.frac[vy]!, fk = ck.frac[vk]!;
-      let n = 0;
-      for (let a = 0; a < 2; a++) {
-        const wa = a ? fc : 1 - fc;
-        for (let b = 0; b < 2; b++) {
-          const wb = wa * (b ? fm : 1 - fm);
-          const w0 = wb * (1 - fy), w1 = wb * fy;
-          weights[n++] = w0 * (1 - fk); weights[n++] = w0 * fk;
-          weights[n++] = w1 * (1 - fk); weights[n++] = w1 * fk;
-        }
+      // The tetrahedron: walk the axes from the largest fraction to the smallest.
+      let a: number, b: number, c: number, s1: number, s2: number;
+      if (fc >= fm) {
+        if (fm >= fy) { a = fc; b = fm; c = fy; s1 = sc; s2 = sc + sm; }
+        else if (fc >= fy) { a = fc; b = fy; c = fm; s1 = sc; s2 = sc + sy; }
+        else { a = fy; b = fc; c = fm; s1 = sy; s2 = sy + sc; }
+      } else if (fc >= fy) { a = fm; b = fc; c = fy; s1 = sm; s2 = sm + sc; }
+      else if (fm >= fy) { a = fm; b = fy; c = fc; s1 = sm; s2 = sm + sy; }
+      else { a = fy; b = fm; c = fc; s1 = sy; s2 = sy + sm; }
+      const w0 = 1 - a, w1 = a - b, w2 = b - c, s3 = sc + sm + sy;
+      const n0 = base, n1 = base + s1, n2 = base + s2, n3 = base + s3, lo = 1 - fk;
+      for (let ch = 0; ch < 3; ch++) {
+        const k0 = w0 * nodes[n0 + ch]! + w1 * nodes[n1 + ch]! + w2 * nodes[n2 + ch]! + c * nodes[n3 + ch]!;
+        const k1 = w0 * nodes[n0 + sk + ch]! + w1 * nodes[n1 + sk + ch]! + w2 * nodes[n2 + sk + ch]! + c * nodes[n3 + sk + ch]!;
+        dst[o + ch] = lo * k0 + fk * k1 + 0.5;
       }
-      let r = 0.5, g = 0.5, bl = 0.5;
-      for (let k = 0; k < 16; k++) {
-        const w = weights[k]!, off = base + corners[k]!;
-        r += w * nodes[off]!; g += w * nodes[off + 1]!; bl += w * nodes[off + 2]!;
-      }
-      dst[o] = r; dst[o + 1] = g; dst[o + 2] = bl;
     }
   };
 }

@@ -89,7 +89,7 @@ for (const format of ["anthropic", "openai"] as const) {
   const messages = withPngHeaders(conversation(format, session()));
   const hermes = { format, messages };
   const cost = { format, messages, strategy: "cost", provider: format, ...(format === "anthropic" ? { manage_cache: true } : {}) } as const;
-  const told = { ...cost, requests_left: 90 } as const;
+  const told = { ...cost, session_id: "bench", requests_left: 90 } as const;
   const costResult = evictContext(cost, { now: 0 });
   const toldResult = evictContext(told, { now: 0 });
   costRows.push([

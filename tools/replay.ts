@@ -260,7 +260,7 @@ if (values.session) {
   times = turns.length > 0 ? requestTimes(requests.length, pace) : bodies.map((b, i) => b.at ?? i * DEFAULT_THINK_MS);
   sessionInfo = { file: values.session, requests: requests.length, kind: turns.length > 0 ? "turns" : "requests" };
 } else if (values.random !== undefined) {
-  const report = costLosses(randomSessions(number("random", 0, { min: 1 }), number("seed", 1)), { model, prices, limits, horizon });
+  const report = costLosses(randomSessions(number("random", 0, { min: 1 }), number("seed", 1)), { model, prices, limits, horizon, manageCache, providerMaxBlocks });
   process.stdout.write(values.json ? `${JSON.stringify(report, null, 2)}\n` : renderLosses(report));
   process.exit(0);
 } else if (values.suite) {
@@ -432,7 +432,7 @@ function renderLosses(r: CostLossReport): string {
   const summary = `cost (${told}) against hermes ${limits.maxBlocks}/${limits.batch}/${limits.floor} over ${r.sessions} random sessions: dearer in ${r.losses.length} (${((r.losses.length / Math.max(1, r.sessions)) * 100).toFixed(1)} %), worst ${pct(r.worst_excess)}, mean ${pct(r.mean_excess)}`;
   const body = r.losses.map((loss) => {
     const s = loss.session;
-    const shape = `${s.turns} turns, ${s.images} images every ${s.imageEvery}, text ${s.textTokens}, image ${s.imageTokens}, system ${s.systemTokens}, ${s.thinkSeconds} s${s.pauseEvery ? `, ${s.pauseMinutes}-min pause every ${s.pauseEvery}` : ""}`;
+    const shape = `${s.turns} turns, ${imagesIn(generateSession(s))} images every ${s.imageEvery}, text ${s.textTokens}, image ${s.imageTokens}, system ${s.systemTokens}, ${s.thinkSeconds} s${s.pauseEvery ? `, ${s.pauseMinutes}-min pause every ${s.pauseEvery}` : ""}`;
     return [shape, pct(loss.excess), loss.why];
   });
   const table = body.length > 0 ? ["", ...markdownTable(["session", "cost vs hermes", "why"], body)] : [];

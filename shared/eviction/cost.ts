@@ -26,6 +26,19 @@ export const PROVIDER_CEILINGS = Object.freeze({ anthropicManyImages: 100, anthr
 /** The provider's prompt cache keeps an entry this long after its last use (Anthropic's default TTL; OpenAI's idle minimum). */
 export const PROMPT_CACHE_TTL_MS = 5 * 60_000;
 
+/**
+ * The cache's prices per provider and model, as multiples of the input price: Anthropic writes at
+ * 1.25x and reads at 0.1x; OpenAI (and Azure OpenAI) has no write premium and a read discount per
+ * model family (gpt-5 0.1x; gpt-4.1, o3, o4 0.25x; gpt-4o and others 0.5x).
+ */
+export function cachePrices(provider: string | undefined, model: string | undefined): { writeMultiplier: number; readMultiplier: number } {
+  if (provider !== "openai" && provider !== "azure") return { writeMultiplier: 1.25, readMultiplier: 0.1 };
+  const name = (model ?? "").toLowerCase();
+  if (name.startsWith("gpt-5")) return { writeMultiplier: 1, readMultiplier: 0.1 };
+  if (name.startsWith("gpt-4.1") || name.startsWith("o3") || name.startsWith("o4")) return { writeMultiplier: 1, readMultiplier: 0.25 };
+  return { writeMultiplier: 1, readMultiplier: 0.5 };
+}
+
 /** A tool-image carrier with what the cost arithmetic needs beside its load. */
 export interface CostCarrier extends ImageLoad {
   /** Estimated prompt tokens of its images. */
@@ -53,8 +66,13 @@ export interface CostSettings {
   readonly writeMultiplier: number;
   readonly readMultiplier: number;
   readonly placeholderTokens: number;
-  /** Carriers an earlier request of this session already retired (remembered); 0 if unknown. */
-  readonly remembered: number;
+  /**
+   * Carriers the previous request of this session retired, when the session remembers it
+   * (undefined: unknown). Known, it is where the previous request's front stood: earlier
+   * boundaries are not judged again by price (only the ceilings may still force a move there), so
+   * a rule whose inputs changed since (a horizon, a cold cache) never re-decides the past.
+   */
+  readonly remembered?: number;
   /** The provider's cache has expired since the previous request. */
   readonly cold: boolean;
   /** A breakpoint stands at the front, so a collapse rewrites from the front, not from the start. */
@@ -167,7 +185,8 @@ export const HORIZON_AFTER_CEILING = 1 / 3;
 
 /**
  * The cost strategy's front for a whole conversation, evaluated at every message boundary in one
- * pass and held where earlier boundaries (and `remembered`) put it.
+ * pass and held where earlier boundaries (or, when the session remembers it, the previous request)
+ * put it.
  *
  * @example
  * const decision = costFront(steps, { ...settings, cold: true });
@@ -185,8 +204,11 @@ export function costFront(steps: readonly CostStep[], s: CostSettings): CostDeci
   let front = 0;
   let previous = 0;
   let rule: CostRule = "under_ceiling";
-  const remembered = Math.max(0, s.remembered);
-  // The caller's horizon as a session length, so earlier boundaries are judged as they were then.
+  const known = s.remembered !== undefined;
+  const remembered = Math.max(0, s.remembered ?? 0);
+  // The caller's horizon judges this request's move only: unremembered, earlier boundaries are
+  // judged as the conversation alone implies, so a horizon that changes between requests never
+  // re-decides the past or moves the front back.
   const lastTurns = steps.length > 0 ? steps[steps.length - 1]!.turns : 0;
   const totalTurns = s.requestsLeft === undefined ? undefined : lastTurns + Math.max(0, s.requestsLeft);
   // Whether keeping the carriers from `from` on is within the true ceilings (no closures in the
@@ -203,7 +225,8 @@ export function costFront(steps: readonly CostStep[], s: CostSettings): CostDeci
   for (let index = 0; index < steps.length; index++) {
     const step = steps[index]!;
     const last = index === steps.length - 1;
-    if (last) previous = front;
+    // The front the previous request sent: the remembered one when the session remembers it.
+    if (last) previous = Math.max(front, Math.min(remembered, starts.length));
     for (const carrier of step.carriers) {
       blocks.push(blocks[blocks.length - 1]! + carrier.blocks);
       bytes.push(bytes[bytes.length - 1]! + carrier.bytes);
@@ -226,6 +249,7 @@ export function costFront(steps: readonly CostStep[], s: CostSettings): CostDeci
       front = toFloor(total, floor, maxRetire);
       moved = "ceiling";
     } else if (
+      (last || !known) &&
       total - front > floor &&
       worthRetiring(
         s,
@@ -236,7 +260,7 @@ export function costFront(steps: readonly CostStep[], s: CostSettings): CostDeci
         total - floor,
         blocks[total]! - blocks[front]! + reservedBlocks > s.baseCeiling,
         blocks[total]! + reservedBlocks > s.baseCeiling,
-        totalTurns,
+        last ? totalTurns : undefined,
       )
     ) {
       front = toFloor(total, floor, maxRetire);
@@ -260,10 +284,8 @@ export function costFront(steps: readonly CostStep[], s: CostSettings): CostDeci
 export const DEFAULT_COST_SETTINGS: CostSettings = Object.freeze({
   limits: DEFAULT_LIMITS,
   baseCeiling: DEFAULT_LIMITS.maxBlocks,
-  writeMultiplier: 1.25,
-  readMultiplier: 0.1,
+  ...cachePrices("anthropic", undefined),
   placeholderTokens: 10,
-  remembered: 0,
   cold: false,
   managed: false,
 });

@@ -107,7 +107,7 @@ export const EvictRequest = z
       .max(1_000_000)
       .optional()
       .describe(
-        "cost: how many more requests the agent expects this session to make (e.g. its remaining iteration budget, when its sessions use it); a retirement is then judged over exactly that many reads instead of a guess. An over-estimate can retire too early",
+        "cost, with session_id: how many more requests the agent expects this session to make (e.g. its remaining iteration budget, when its sessions use it); this request's retirement is then judged over that many reads (at most as many again as so far) instead of a guess. An over-estimate can retire too early",
       ),
     descriptions: z
       .array(ImageDescription)
@@ -122,6 +122,13 @@ export const EvictRequest = z
           ctx.addIssue({ code: "custom", path: [field], message: `${field} applies to "strategy": "cost" only` });
         }
       }
+    }
+    if (request.requests_left !== undefined && request.session_id === undefined) {
+      ctx.addIssue({
+        code: "custom",
+        path: ["requests_left"],
+        message: "requests_left needs session_id: a retirement made for the session's future must stay in place on the next request, which only a remembered session can promise",
+      });
     }
     if (request.manage_cache === true && request.format !== "anthropic") {
       ctx.addIssue({ code: "custom", path: ["manage_cache"], message: "manage_cache places an Anthropic cache_control breakpoint; it needs format anthropic" });

@@ -7,7 +7,7 @@
  * the cache-store port.
  */
 import { anthropicAdapter, blockBefore, countBreakpoints, hasBreakpoint, withBreakpoint } from "./anthropic";
-import { costFront, DEFAULT_COST_SETTINGS, PROMPT_CACHE_TTL_MS, PROVIDER_CEILINGS, type CostCarrier, type CostStep } from "./cost";
+import { cachePrices, costFront, DEFAULT_COST_SETTINGS, PROMPT_CACHE_TTL_MS, PROVIDER_CEILINGS, type CostCarrier, type CostStep } from "./cost";
 import type { EvictedImage, EvictRequest, EvictResponse, EvictStats } from "./evict.schema";
 import { imageSize, imageTokens, textTokens } from "./estimate";
 import { describedImageText, fixedRetiredText, imageSteps, loadOf, type Carrier, type EvictionAdapter, type ImageRef, type RetiredText } from "./inventory";
@@ -35,15 +35,6 @@ export interface SessionMemory {
   readonly carrier: string;
 }
 
-
-/** Cache read price per model, as a multiple of input (OpenAI's discounts differ per family). */
-export function readMultiplier(provider: string | undefined, model: string | undefined): number {
-  if (provider !== "openai" && provider !== "azure") return 0.1;
-  const name = (model ?? "").toLowerCase();
-  if (name.startsWith("gpt-5")) return 0.1;
-  if (name.startsWith("gpt-4.1") || name.startsWith("o3") || name.startsWith("o4")) return 0.25;
-  return 0.5;
-}
 
 const carrierKey = (carrier: Carrier) => `${carrier.message}/${carrier.block}/${carrier.bytes}`;
 
@@ -140,7 +131,9 @@ function costEviction(
     provider === "anthropic" ? (allSmall ? PROVIDER_CEILINGS.anthropicManyImages : requested.maxBlocks) : provider === "openai" ? PROVIDER_CEILINGS.openaiImages : requested.maxBlocks;
   const limits: EvictionLimits = { ...requested, maxBlocks: request.limits?.max_blocks ?? trueBlocks };
 
-  // Steps: every message, with its carriers' estimated tokens and where they start.
+  // Steps: every message, with its carriers' estimated tokens and where they start. Tokens count
+  // from the first message: the system prompt and tools are not sent here (the replay counts them),
+  // which moves only the premature-share guard's "paid so far", slightly toward caution.
   const steps: CostStep[] = [];
   const none: CostCarrier[] = [];
   const noUploads = { blocks: 0, bytes: 0 };
@@ -167,8 +160,16 @@ function costEviction(
 
   const now = context.now ?? Date.now();
   const memory = context.memory ?? null;
+  // The previous request's front, when the memory is of this conversation (its newest retired
+  // carrier is where the memory says); a memory of nothing retired is taken as it is.
   const remembered =
-    memory && memory.front > 0 && memory.front <= carriers.length && carrierKey(carriers[memory.front - 1]!) === memory.carrier ? memory.front : 0;
+    memory === null
+      ? undefined
+      : memory.front === 0
+        ? 0
+        : memory.front <= carriers.length && carrierKey(carriers[memory.front - 1]!) === memory.carrier
+          ? memory.front
+          : undefined;
   const lastAt = request.last_request_at !== undefined ? Date.parse(request.last_request_at) : memory?.at;
   const cold = lastAt !== undefined && now - lastAt > PROMPT_CACHE_TTL_MS;
   const managed = request.manage_cache === true && request.format === "anthropic";
@@ -176,8 +177,10 @@ function costEviction(
     ...DEFAULT_COST_SETTINGS,
     limits,
     baseCeiling: requested.maxBlocks,
-    readMultiplier: readMultiplier(provider, request.model),
+    ...cachePrices(provider, request.model),
     remembered,
+    // The schema lets requests_left through only with session_id: a move made for the session's
+    // future must stay where it is next time, and only a remembered session can promise that.
     ...(request.requests_left === undefined ? {} : { requestsLeft: request.requests_left }),
     // A cold-cache retirement must stay retired next time: only a remembered session can promise that.
     cold: cold && request.session_id !== undefined,

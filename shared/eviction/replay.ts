@@ -9,7 +9,7 @@
  * the CLI. Every figure is an input; docs/eviction.md gives the source of each default.
  */
 import { anthropicAdapter } from "./anthropic";
-import { costFront, PROMPT_CACHE_TTL_MS, PROVIDER_CEILINGS, type CostCarrier, type CostStep } from "./cost";
+import { cachePrices, costFront, PROMPT_CACHE_TTL_MS, PROVIDER_CEILINGS, type CostCarrier, type CostStep } from "./cost";
 import type { EvictionAdapter } from "./inventory";
 import { openaiAdapter } from "./openai";
 import { DEFAULT_LIMITS, KEEP_FLOOR, retirementFront, type EvictionLimits, type ImageLoad, type ImageStep } from "./policy";
@@ -115,11 +115,11 @@ export const CACHE_MODELS: Record<CacheKind, CacheModel> = {
   openai: OPENAI_CACHE_MODEL,
 };
 
-export const DEFAULT_PRICES: Prices = { inputPerMTok: 3, writeMultiplier: 1.25, readMultiplier: 0.1, uncachedMultiplier: 1 };
+export const DEFAULT_PRICES: Prices = { inputPerMTok: 3, ...cachePrices("anthropic", undefined), uncachedMultiplier: 1 };
 /** Anthropic's 1-hour TTL: writes at 2x. */
 export const ANTHROPIC_1H_PRICES: Prices = { ...DEFAULT_PRICES, writeMultiplier: 2 };
 /** OpenAI: no write premium; the read discount is per model (0.5 for gpt-4o, 0.25 for gpt-4.1, 0.1 for gpt-5). */
-export const OPENAI_PRICES: Prices = { inputPerMTok: 2.5, writeMultiplier: 1, readMultiplier: 0.5, uncachedMultiplier: 1 };
+export const OPENAI_PRICES: Prices = { inputPerMTok: 2.5, ...cachePrices("openai", "gpt-4o"), uncachedMultiplier: 1 };
 
 /** What a policy knows about the request it decides for. */
 export interface PolicyContext {
@@ -282,7 +282,7 @@ export function costPolicy(options: CostPolicyOptions): ReplayPolicy {
   const model = options.model ?? ANTHROPIC_CACHE_MODEL;
   const prices = options.prices ?? DEFAULT_PRICES;
   const managed = (options.manageCache ?? true) && model.kind === "anthropic";
-  let remembered = 0;
+  let remembered: number | undefined; // the route's session memory: unknown until the first answer
   return (request, context) => {
     const { steps, carrierIds, firstSegment } = costSteps(request);
     const cold = context.previousAt !== undefined && model.kind !== "ideal" && context.at - context.previousAt > model.ttlMs;
@@ -792,11 +792,11 @@ export interface CostLossReport {
  */
 export function costLosses(
   sessions: readonly RandomSession[],
-  options: { readonly model?: CacheModel; readonly prices?: Prices; readonly limits?: EvictionLimits; readonly horizon?: CostPolicyOptions["horizon"] } = {},
+  options: Pick<CompareOptions, "model" | "prices" | "limits" | "horizon" | "manageCache" | "providerMaxBlocks"> = {},
 ): CostLossReport {
   const model = options.model ?? ANTHROPIC_CACHE_MODEL;
   const limits = options.limits ?? DEFAULT_LIMITS;
-  const raised = { ...limits, maxBlocks: providerCeiling(model.kind) };
+  const raised = { ...limits, maxBlocks: options.providerMaxBlocks ?? providerCeiling(model.kind) };
   const losses: CostLoss[] = [];
   let sum = 0;
   let worst = 0;
@@ -806,7 +806,7 @@ export function costLosses(
     const hermes = replay(requests, batchedPolicy(limits), { model, prices: options.prices, limits, times });
     const cost = replay(
       requests,
-      costPolicy({ limits: raised, baseCeiling: limits.maxBlocks, prices: options.prices, model, horizon: options.horizon }),
+      costPolicy({ limits: raised, baseCeiling: limits.maxBlocks, prices: options.prices, model, horizon: options.horizon, manageCache: options.manageCache }),
       { model, prices: options.prices, limits: raised, times },
     );
     const excess = hermes.cost > 0 ? cost.cost / hermes.cost - 1 : 0;

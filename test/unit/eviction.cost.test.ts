@@ -105,18 +105,36 @@ describe("cost: time and memory", () => {
     expect(out.stats.cache_marker_note).toMatch(/session_id/);
   });
 
-  it("requests_left: a session that says it will last retires when the reads it saves pay the rewrite; one about to end does not", () => {
-    const guessed = evictContext(parse({ ...base, messages: anthropicScreenshots(14, SMALL) }), { now: NOW });
+  it("requests_left (with session_id): a session that says it will last retires when the reads it saves pay the rewrite; one about to end does not", () => {
+    const told = { ...base, session_id: "told", messages: anthropicScreenshots(14, SMALL) };
+    const guessed = evictContext(parse({ ...told }), { now: NOW });
     expect(guessed.retired).toBe(0); // 14 images, 14 requests: the guess sees too short a future
-    const lasting = evictContext(parse({ ...base, messages: anthropicScreenshots(14, SMALL), requests_left: 200 }), { now: NOW });
-    expect(lasting.retired).toBeGreaterThanOrEqual(9);
-    expect(lasting.stats.image_blocks_after).toBeLessThanOrEqual(14 - 9);
-    expect(["price", "held"]).toContain(lasting.stats.reason);
-    const ending = evictContext(parse({ ...base, messages: anthropicScreenshots(14, SMALL), requests_left: 0 }), { now: NOW });
+    const lasting = evictContext(parse({ ...told, requests_left: 200 }), { now: NOW });
+    expect(lasting.retired).toBe(14 - 3);
+    expect(lasting.stats.image_blocks_after).toBe(3);
+    expect(lasting.stats.reason).toBe("price"); // this request's move, judged over the horizon it was told
+    const ending = evictContext(parse({ ...told, requests_left: 0 }), { now: NOW });
     expect(ending.retired).toBe(0);
-    expect(EvictRequest.safeParse({ format: "anthropic", messages: [], requests_left: 10 }).success).toBe(false); // hermes
-    expect(EvictRequest.safeParse({ ...base, requests_left: -1 }).success).toBe(false);
-    expect(EvictRequest.safeParse({ ...base, requests_left: 2.5 }).success).toBe(false);
+    expect(EvictRequest.safeParse({ format: "anthropic", messages: [], requests_left: 10, session_id: "s" }).success).toBe(false); // hermes
+    expect(EvictRequest.safeParse({ ...base, requests_left: 10 }).success).toBe(false); // no session_id
+    expect(EvictRequest.safeParse({ ...base, session_id: "s", requests_left: -1 }).success).toBe(false);
+    expect(EvictRequest.safeParse({ ...base, session_id: "s", requests_left: 2.5 }).success).toBe(false);
+  });
+
+  it("requests_left judges this request only: a horizon that changes never re-decides an earlier boundary or moves the front back", () => {
+    // Told nothing up to 23 images, the price rule has moved the front; told "0 left" at the 24th
+    // (a budget run out), the earlier moves stand: the front does not go back (here even unremembered).
+    const before = evictContext(parse({ ...base, session_id: "late", messages: anthropicScreenshots(23, SMALL) }), { now: NOW });
+    expect(before.retired).toBeGreaterThan(0);
+    const late = evictContext(parse({ ...base, session_id: "late", messages: anthropicScreenshots(24, SMALL), requests_left: 0 }), { now: NOW });
+    expect(late.retired).toBeGreaterThanOrEqual(before.retired);
+    // Told 300 left at the 14th image (nothing moved before): one move now, labelled as this
+    // request's, and the marker where the previous request's front was (before the oldest image).
+    const now = evictContext(parse({ ...base, session_id: "now", manage_cache: true, messages: anthropicScreenshots(14, SMALL), requests_left: 300 }), { now: NOW });
+    expect(now.retired).toBe(11);
+    expect(now.stats.reason).toBe("price");
+    const { carriers } = anthropicAdapter.inventory(anthropicScreenshots(14, SMALL));
+    expect(now.stats.cache_marker?.message).toBe(carriers[0]!.message - 1);
   });
 
   it("holds a front the session remembers, unless the conversation is not the one remembered", () => {

@@ -4,9 +4,9 @@
  * front marker keeping the client's 1-hour TTL.
  */
 import { describe, expect, it } from "vitest";
-import { PROVIDER_CEILINGS } from "../../shared/eviction/cost";
+import { cachePrices, PROVIDER_CEILINGS } from "../../shared/eviction/cost";
 import { EvictRequest } from "../../shared/eviction/evict.schema";
-import { evictContext, readMultiplier } from "../../shared/eviction/evict.service";
+import { evictContext } from "../../shared/eviction/evict.service";
 import { imageSize, imageTokens, MAX_IMAGE_TOKENS, textTokens } from "../../shared/eviction/estimate";
 import { animatedGif, photoPixels, pngHeaderOnly, webpFrom } from "../fixtures/images";
 import { anthropicScreenshots, conversation, screenshots } from "./eviction.fixtures";
@@ -71,15 +71,17 @@ describe("token estimates", () => {
 });
 
 describe("provider facts", () => {
-  it("the cache read discount per model: Claude 0.1x; OpenAI gpt-5 0.1x, gpt-4.1 / o3 / o4 0.25x, others 0.5x", () => {
-    expect(readMultiplier("anthropic", "claude-sonnet-4-5")).toBe(0.1);
-    expect(readMultiplier(undefined, undefined)).toBe(0.1);
-    expect(readMultiplier("openai", "gpt-5-mini")).toBe(0.1);
-    expect(readMultiplier("openai", "GPT-4.1")).toBe(0.25);
-    expect(readMultiplier("azure", "o3-mini")).toBe(0.25);
-    expect(readMultiplier("openai", "o4-mini")).toBe(0.25);
-    expect(readMultiplier("openai", "gpt-4o")).toBe(0.5);
-    expect(readMultiplier("openai", undefined)).toBe(0.5);
+  it("the cache prices per provider and model: Claude writes at 1.25x and reads at 0.1x; OpenAI writes at 1x and reads gpt-5 0.1x, gpt-4.1 / o3 / o4 0.25x, others 0.5x", () => {
+    const read = (provider: string | undefined, model: string | undefined) => cachePrices(provider, model).readMultiplier;
+    expect(cachePrices("anthropic", "claude-sonnet-4-5")).toEqual({ writeMultiplier: 1.25, readMultiplier: 0.1 });
+    expect(cachePrices(undefined, undefined)).toEqual({ writeMultiplier: 1.25, readMultiplier: 0.1 });
+    expect(cachePrices("openai", "gpt-4o")).toEqual({ writeMultiplier: 1, readMultiplier: 0.5 });
+    expect(cachePrices("azure", "gpt-4o").writeMultiplier).toBe(1);
+    expect(read("openai", "gpt-5-mini")).toBe(0.1);
+    expect(read("openai", "GPT-4.1")).toBe(0.25);
+    expect(read("azure", "o3-mini")).toBe(0.25);
+    expect(read("openai", "o4-mini")).toBe(0.25);
+    expect(read("openai", undefined)).toBe(0.5);
   });
 
   it("OpenAI's true ceiling is 500 images with cost (hermes keeps 20): no request goes out with more", () => {

@@ -115,12 +115,39 @@ describe("POST /v1/context/evict: strategy cost", () => {
   });
 
   it("judges a retirement over requests_left when the agent says how long the session will last", async () => {
-    const guessed = await evict({ format: "anthropic", messages: anthropic(14), strategy: "cost" });
+    const session_id = `told-${crypto.randomUUID()}`;
+    const guessed = await evict({ format: "anthropic", messages: anthropic(14), strategy: "cost", session_id: `${session_id}-guess` });
     expect(guessed.body.retired).toBe(0);
-    const lasting = await evict({ format: "anthropic", messages: anthropic(14), strategy: "cost", requests_left: 200 });
+    const lasting = await evict({ format: "anthropic", messages: anthropic(14), strategy: "cost", session_id, requests_left: 200 });
     expect(lasting.status).toBe(200);
-    expect(lasting.body.retired).toBeGreaterThanOrEqual(9);
-    expect(lasting.body.stats.image_blocks_after).toBe(14 - lasting.body.retired);
+    expect(lasting.body.retired).toBe(11);
+    expect(lasting.body.stats.reason).toBe("price");
+    expect(lasting.body.stats.image_blocks_after).toBe(3);
+  });
+
+  it.each([
+    ["a budget that runs out (20 requests for 45)", (n: number) => Math.max(0, 20 - n)],
+    ["a budget renewed per task (20 requests each)", (n: number) => 19 - ((n - 1) % 20)],
+    ["a client that sends it only now and then", (n: number) => (n % 3 === 0 ? 60 - n : undefined)],
+  ])("a growing session told requests_left as %s: the front never moves back, and every move says which rule made it", async (_name, left) => {
+    const session_id = `grow-${crypto.randomUUID()}`;
+    let front = 0;
+    for (let n = 1; n <= 45; n++) {
+      const requests_left = left(n);
+      const { status, body } = await evict({
+        format: "anthropic",
+        messages: anthropic(n),
+        strategy: "cost",
+        session_id,
+        ...(requests_left === undefined ? {} : { requests_left }),
+      });
+      expect(status).toBe(200);
+      expect(body.retired).toBeGreaterThanOrEqual(front);
+      if (body.retired > front) expect(["price", "ceiling", "cold_cache"]).toContain(body.stats.reason);
+      else expect(["held", "under_ceiling"]).toContain(body.stats.reason);
+      front = body.retired;
+    }
+    expect(front).toBeGreaterThan(0);
   });
 
   it("remembers the session's front in the cache store: a cold-cache retirement stays retired on the next, warm call", async () => {
@@ -161,7 +188,8 @@ describe("POST /v1/context/evict: strategy cost", () => {
     ["last_request_at that is not an ISO time", { format: "anthropic", messages: [], strategy: "cost", last_request_at: "yesterday" }, "last_request_at"],
     ["other_breakpoints over 4", { format: "anthropic", messages: [], strategy: "cost", other_breakpoints: 5 }, "other_breakpoints"],
     ["requests_left with hermes", { format: "anthropic", messages: [], requests_left: 40 }, "requests_left"],
-    ["a negative requests_left", { format: "anthropic", messages: [], strategy: "cost", requests_left: -1 }, "requests_left"],
+    ["a negative requests_left", { format: "anthropic", messages: [], strategy: "cost", session_id: "s", requests_left: -1 }, "requests_left"],
+    ["requests_left without session_id", { format: "anthropic", messages: [], strategy: "cost", requests_left: 40 }, "requests_left"],
     ["a description of a message not sent", { format: "anthropic", messages: [], descriptions: [{ message: 3, block: 0, text: "x" }] }, "descriptions"],
     ["an empty description", { format: "anthropic", messages: [{ role: "user", content: "hi" }], descriptions: [{ message: 0, block: 0, text: "" }] }, "descriptions"],
   ])("refuses %s with a 400 naming the field", async (_name, request, field) => {

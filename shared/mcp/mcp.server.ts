@@ -76,7 +76,15 @@ async function callTool(ctx: ToolContext, tool: ToolDefinition, args: Record<str
     return { content: [{ type: "text", text: result.text }, ...(result.images ?? [])], structuredContent: result.structured };
   } catch (error) {
     const appError = error instanceof AppError ? error : new AppError(500, "internal_error", "The tool failed unexpectedly; try again.", { cause: error });
-    if (!(error instanceof AppError)) ctx.deps.log.error("mcp_tool_failed", { tool: tool.name, request_id: ctx.requestId, cause: String(error) });
+    // Server-side failures are logged as the HTTP routes log them (app.ts onError): code and private cause, never sent.
+    if (appError.status >= 500) {
+      ctx.deps.log.error("mcp_tool_failed", {
+        tool: tool.name,
+        request_id: ctx.requestId,
+        code: appError.code,
+        cause: appError.privateCause === undefined ? undefined : String(appError.privateCause),
+      });
+    }
     // A tool failure is a result the model can read, not a protocol error (MCP spec).
     return { content: [{ type: "text", text: JSON.stringify(appError.toBody()) }], isError: true };
   }

@@ -6,7 +6,7 @@
  * with the Inspector CLI.
  */
 import { Validator } from "@cfworker/json-schema";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { call, callJson, providerCalls, uniqueToken } from "./helpers";
 
 const ACCEPT = "application/json, text/event-stream";
@@ -280,6 +280,29 @@ describe("/mcp tools", () => {
     const unknown = await toolCall("rm_rf", {});
     expect(unknown.body.result.isError).toBe(true);
     expect(unknown.body.result.content[0].text).toContain("rm_rf");
+  });
+});
+
+describe("/mcp server-side failures", () => {
+  it("logs a tool's 5xx (code and request id, never a key) as the HTTP routes do, and answers it in-band", async () => {
+    const lines: string[] = [];
+    const spy = vi.spyOn(console, "error").mockImplementation((line: unknown) => void lines.push(String(line)));
+    try {
+      const failed = await toolCall("web_search", { query: `provider down [fail:503] ${uniqueToken()}` });
+      expect(failed.body.result.isError).toBe(true);
+      const error = JSON.parse(failed.body.result.content[0].text).error;
+      expect(error.code).toBe("provider_error");
+      const logged = lines.map((line) => JSON.parse(line)).find((entry) => entry.event === "mcp_tool_failed");
+      expect(logged).toMatchObject({ level: "error", tool: "web_search", code: "provider_error" });
+      expect(typeof logged.request_id).toBe("string");
+      expect(lines.join("\n")).not.toContain("EMULATOR_API_KEY");
+      // A caller's mistake (a 4xx) is not a server failure: nothing logged.
+      lines.length = 0;
+      await toolCall("web_search", { query: "" });
+      expect(lines.filter((line) => line.includes("mcp_tool_failed"))).toEqual([]);
+    } finally {
+      spy.mockRestore();
+    }
   });
 });
 

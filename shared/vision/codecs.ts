@@ -55,8 +55,13 @@ export class DecoderFailure extends Error {
   constructor(readonly decoder: "photon" | "TurboJPEG", readonly format: string, readonly what: string, cause: unknown) {
     super(`${decoder} failed on the caller's ${format} data`, { cause });
     this.name = "DecoderFailure";
-    this.exhausted = cause instanceof RangeError && /memory/i.test(cause.message);
+    this.exhausted = isOutOfMemory(cause);
   }
+}
+
+/** Whether `error` is the engine running out of memory (a RangeError about memory: a failed allocation or memory.grow). */
+export function isOutOfMemory(error: unknown): boolean {
+  return error instanceof RangeError && /memory/i.test(error.message);
 }
 
 /**

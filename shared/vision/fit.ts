@@ -9,7 +9,7 @@ import type { VisionWasm } from "./codecs";
 import { openImage, type SupportedMediaType } from "./format";
 import { DEFAULT_JPEG_SETTINGS, type JpegEncodeSettings } from "./jpeg.settings";
 import type { JpegEncoder } from "./jpeg.encode";
-import { decodeJpegRgb, decodeJpegRows } from "./jpeg.decode";
+import { cmykColorOf, decodeJpegRgb, decodeJpegRows } from "./jpeg.decode";
 import { prepareJpeg, type PreparedJpeg } from "./jpeg.baseline";
 import { decodePngRows, pngIccProfile } from "./png.decode";
 import { decodeWithPhoton, webpIccProfile } from "./photon.decode";
@@ -315,6 +315,8 @@ export async function fitImage(bytes: Uint8Array, opts: FitOptions, wasm: Vision
     throw new AppError(413, "image_too_large", `The ${width}x${height} ${kind} is over this service's ${(PHOTON_MAX_PIXELS / 1e6).toFixed(0)} MP limit for ${kind} images. Send it as JPEG or (non-interlaced) PNG, or downscale it.`);
   }
   const toSrgb = iccToSrgb(await embeddedProfile(bytes, mediaType, structure));
+  // A CMYK/YCCK JPEG's converter (its profile's table or the press model), once for every size tried.
+  const cmyk = printColours && structure.jpeg ? cmykColorOf(structure.jpeg) : undefined;
   let wasmPeakBytes = 0;
   let usedSimd = false;
   let decodes = 0;
@@ -339,7 +341,7 @@ export async function fitImage(bytes: Uint8Array, opts: FitOptions, wasm: Vision
     let rgb: Uint8Array;
     if (mediaType === "image/jpeg") {
       const minScale = Math.max(stored.width / storedWindow.width, stored.height / storedWindow.height);
-      const decoded = decodeJpegRows(bytes, header.width, header.height, minScale, wasm.jpegDecoder, makeResampler, structure.jpeg);
+      const decoded = decodeJpegRows(bytes, header.width, header.height, minScale, wasm.jpegDecoder, makeResampler, cmyk);
       wasmPeakBytes = Math.max(wasmPeakBytes, decoded.stats.wasmBytes);
       rgb = orient(decoded.resampler.finish(), stored.width, stored.height, orientation);
     } else if (mediaType === "image/png" && !header.interlaced) {

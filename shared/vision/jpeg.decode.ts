@@ -7,6 +7,7 @@ import { AppError } from "../http/errors";
 import { invalidImage, JpegMarkerWalk, type JpegColorInfo } from "./format";
 import { DecoderFailure, decodeCallerBytes, type DecodeStats, type ResamplerFactory } from "./codecs";
 import { cmykConverter } from "./color/cmyk";
+import type { CmykTransform } from "./color/icc";
 
 const TJPF_RGB = 0;
 const TJPF_CMYK = 11;
@@ -82,15 +83,30 @@ function corruptJpeg(): AppError {
 /** A decode TurboJPEG gave up on by an exception or a trap: a variant it cannot read, or data that broke it. */
 const JPEG_DECODER_FAILED = "could not be decoded: its data is corrupt or uses an unsupported variant";
 
+/** How a CMYK/YCCK file's rows become RGB: its converter (embedded CMYK profile, else the press model) and Adobe flag. */
+export interface CmykColor {
+  toRgb: CmykTransform;
+  adobe: boolean;
+}
+
+/**
+ * The CMYK colour of a file from its marker walk. A profile's table has up to 17^4 nodes: a fit
+ * builds this once and hands it to every decode of the sizes it tries.
+ */
+export function cmykColorOf(info: JpegColorInfo): CmykColor {
+  return { toRgb: cmykConverter(info.icc), adobe: info.adobe };
+}
+
 /** Decodes a whole JPEG at full size to RGB in the JS heap (our own small output, to measure its fidelity). */
 export function decodeJpegRgb(bytes: Uint8Array, module: WebAssembly.Module): { rgb: Uint8Array; width: number; height: number } {
   let out: { rgb: Uint8Array; width: number; height: number } | undefined;
   try {
+    // Decoded once: a CMYK file (a test's or a bench's, never our output) is walked for its colour only then.
     decodeJpeg(bytes, 8, module, (width, height) => {
       const rgb = new Uint8Array(width * height * 3);
       out = { rgb, width, height };
       return (row, pixels, at) => rgb.set(pixels.subarray(at, at + width * 3), row * width * 3);
-    });
+    }, () => cmykColorOf(new JpegMarkerWalk(bytes).toEnd()));
   } catch (error) {
     // These bytes are our encoder's: a decode that fails on their data is our fault, never the
     // caller's (running out of memory stays what it is).
@@ -107,14 +123,15 @@ type RowSink = ((row: number, rgb: Uint8Array, at: number) => void) & { wants?: 
 /**
  * Decodes at n/8 and hands each RGB row (CMYK/YCCK converted) to the sink the callback builds for
  * the decoded size; the rows live in the instance's memory only during the call. A callback that
- * returns no sink gets the decode alone (every coefficient read) and no row is converted.
+ * returns no sink gets the decode alone (every coefficient read) and no row is converted;
+ * `cmykColor` is asked only when the frame is CMYK/YCCK and rows are wanted.
  */
 function decodeJpeg(
   bytes: Uint8Array,
   eighths: number,
   module: WebAssembly.Module,
   open: (decodedWidth: number, decodedHeight: number) => RowSink | undefined,
-  color?: JpegColorInfo,
+  cmykColor: () => CmykColor,
 ): number {
   const tj = instantiate(module);
   const src = tj.malloc(bytes.length);
@@ -140,35 +157,18 @@ function decodeJpeg(
   if (!sink) return tj.memory.buffer.byteLength;
   // The view is taken after decoding: memory.grow during the decode detaches earlier views.
   const pixels = new Uint8Array(tj.memory.buffer);
-  // A CMYK file needs its colour segments; a caller that walked the file already hands them in.
-  const converter = cmyk ? cmykColorOf(color ?? new JpegMarkerWalk(bytes).toEnd()) : undefined;
-  const toRgb = converter?.toRgb;
+  const converter = cmyk ? cmykColor() : undefined;
   const rgbRow = cmyk ? new Uint8Array(decodedWidth * 3) : undefined;
   for (let row = 0; row < decodedHeight; row++) {
     if (sink.wants && !sink.wants(row)) continue;
-    if (rgbRow && toRgb) {
-      toRgb(pixels, dst + row * pitch, rgbRow, 0, decodedWidth, converter.adobe);
+    if (rgbRow && converter) {
+      converter.toRgb(pixels, dst + row * pitch, rgbRow, 0, decodedWidth, converter.adobe);
       sink(row, rgbRow, 0);
     } else {
       sink(row, pixels, dst + row * pitch);
     }
   }
   return tj.memory.buffer.byteLength;
-}
-
-/**
- * A CMYK file's converter (its embedded CMYK profile's table, or ideal inks) and Adobe flag, built
- * once per walk of the file: a fit decodes the same bytes for every size it tries, and a profile's
- * table has up to 17^4 nodes.
- */
-const cmykColors = new WeakMap<JpegColorInfo, { toRgb: ReturnType<typeof cmykConverter>; adobe: boolean }>();
-function cmykColorOf(info: JpegColorInfo): { toRgb: ReturnType<typeof cmykConverter>; adobe: boolean } {
-  let color = cmykColors.get(info);
-  if (!color) {
-    color = { toRgb: cmykConverter(info.icc), adobe: info.adobe };
-    cmykColors.set(info, color);
-  }
-  return color;
 }
 
 /**
@@ -182,7 +182,7 @@ function decodeCheckedFrame(
   eighths: number,
   module: WebAssembly.Module,
   open: (decodedWidth: number, decodedHeight: number) => RowSink | undefined,
-  color?: JpegColorInfo,
+  cmykColor: () => CmykColor,
 ): DecodeStats {
   let decodedWidth = 0, decodedHeight = 0;
   const wasmBytes = decodeJpeg(bytes, eighths, module, (w, h) => {
@@ -192,7 +192,7 @@ function decodeCheckedFrame(
     decodedWidth = w;
     decodedHeight = h;
     return open(w, h);
-  }, color);
+  }, cmykColor);
   return { wasmBytes, decodedWidth, decodedHeight };
 }
 
@@ -200,7 +200,8 @@ function decodeCheckedFrame(
  * Decodes `bytes` at the DCT scale jpegDctEighths picks for `minScale` and streams its RGB rows into
  * the resampler the factory builds for the decoded size. Decoded pixels map to the original at
  * exactly n/8 (what the IDCT does), not decodedWidth / width, which drifts toward the far edges.
- * `color`: the file's colour segments from its marker walk (a CMYK file is walked here otherwise).
+ * `cmyk`: the converter for a 4-component (CMYK/YCCK) frame, built once by the caller from the
+ * file's marker walk (cmykColorOf); undefined for a grey or YCbCr/RGB frame.
  */
 export function decodeJpegRows(
   bytes: Uint8Array,
@@ -209,7 +210,7 @@ export function decodeJpegRows(
   minScale: number,
   module: WebAssembly.Module,
   makeResampler: ResamplerFactory,
-  color?: JpegColorInfo,
+  cmyk: CmykColor | undefined,
 ): { stats: DecodeStats; resampler: ReturnType<ResamplerFactory> } {
   const eighths = jpegDctEighths(minScale);
   let resampler: ReturnType<ResamplerFactory> | undefined;
@@ -217,7 +218,11 @@ export function decodeJpegRows(
     const r = makeResampler(w, h, eighths / 8);
     resampler = r;
     return Object.assign((row: number, rgb: Uint8Array, at: number) => r.pushRow(row, rgb, at), { wants: (row: number) => r.wantsRow(row) });
-  }, color);
+  }, () => {
+    // The frame header the walk read and the one TurboJPEG read are the same (checkStructure refuses a second).
+    if (!cmyk) throw new Error("TurboJPEG found a CMYK/YCCK frame where the header walk read fewer components");
+    return cmyk;
+  });
   return { stats, resampler: resampler! };
 }
 
@@ -227,5 +232,7 @@ export function decodeJpegRows(
  * verified. @throws AppError 400 `invalid_image` when TurboJPEG cannot decode it.
  */
 export function decodeJpegWithoutRows(bytes: Uint8Array, width: number, height: number, module: WebAssembly.Module): DecodeStats {
-  return decodeCheckedFrame(bytes, width, height, 1, module, () => undefined);
+  return decodeCheckedFrame(bytes, width, height, 1, module, () => undefined, () => {
+    throw new Error("a decode without rows converts no colour");
+  });
 }

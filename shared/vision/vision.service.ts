@@ -19,7 +19,7 @@ import { postJson, unexpectedShape } from "../web/providers/http";
 import { decodeImageData } from "./base64.decode";
 import type { FitOptions, FitResult } from "./fit";
 import { toBase64 } from "./fit";
-import { DecoderFailure } from "./codecs";
+import { DecoderFailure, isOutOfMemory } from "./codecs";
 import { invalidImage, readImageHeader } from "./format";
 import { choosePath, contentBlocks } from "./vision.path";
 import type { VisionRequest } from "./vision.schema";
@@ -104,7 +104,7 @@ async function fitBytes(deps: VisionDeps, bytes: Uint8Array, input: VisionReques
 export function fitFailure(error: unknown): unknown {
   const outOfMemory = () => new AppError(413, "image_too_large", "The image needs more memory to decode than this service has. Send a smaller image, or a JPEG or non-interlaced PNG.", { cause: error });
   if (error instanceof DecoderFailure) return error.exhausted ? outOfMemory() : invalidImage(error.format, error.what, error);
-  if (error instanceof RangeError && /memory/i.test(error.message)) return outOfMemory();
+  if (isOutOfMemory(error)) return outOfMemory();
   if (error instanceof WebAssembly.RuntimeError) {
     return new AppError(500, "internal_error", "The service failed unexpectedly while fitting the image; try again, and report the request id if it persists.", { cause: error });
   }

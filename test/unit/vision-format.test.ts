@@ -34,6 +34,13 @@ describe("readImageHeader", () => {
     expect(() => readImageHeader(bytes("II*\0", [8, 0, 0, 0]))).toThrow(/TIFF/);
     expect(() => readImageHeader(bytes('<?xml version="1.0"?><svg xmlns="http://www.w3.org/2000/svg"/>'))).toThrow(/SVG/);
   });
+
+  it("an SVG that opens with a comment or a doctype is refused 415 as an SVG", () => {
+    const svgRefusal = expect.objectContaining({ status: 415, message: expect.stringMatching(/SVG/) });
+    expect(() => readImageHeader(bytes('<!-- x --><svg xmlns="http://www.w3.org/2000/svg" width="4" height="4"/>'))).toThrow(svgRefusal);
+    const doctype = '<!DOCTYPE svg PUBLIC "-//W3C//DTD SVG 1.1//EN" "http://www.w3.org/Graphics/SVG/1.1/DTD/svg11.dtd">';
+    expect(() => readImageHeader(bytes(`${doctype}<svg xmlns="http://www.w3.org/2000/svg" width="4" height="4"/>`))).toThrow(svgRefusal);
+  });
 });
 
 describe("toBase64 and dataUrlLength", () => {

@@ -8,8 +8,12 @@ import { cmykGridTransform, cmykProfileToSrgb, inkCells, labToXyz, xyzToLab, xyz
 
 /** The converter for a file's embedded profile (or none): profile tables first, the press model otherwise. */
 export function cmykConverter(profile: Uint8Array | undefined): CmykTransform {
-  return cmykProfileToSrgb(profile) ?? cmykGridTransform(pressGrid());
+  return cmykProfileToSrgb(profile) ?? pressTransform();
 }
+
+/** The press model's transform: it depends on constants only, so it is built once per isolate, when first needed. */
+let pressModel: CmykTransform | undefined;
+const pressTransform = (): CmykTransform => (pressModel ??= cmykGridTransform(pressGrid()));
 
 /**
  * The press condition untagged CMYK is taken to be printed on: FOGRA39, offset on gloss-coated
@@ -129,9 +133,10 @@ function tintCurves(press: Press, rooted: Float64Array): ((v: number) => number)
  * The press model as a CMYK grid, the same shape as an embedded profile's: each ink's tint curve
  * (nominal → effective coverage) as the input curve, and at each node, evenly spaced in effective
  * coverage, the Yule–Nielsen modified Neugebauer colour relative to the paper, to sRGB (Bradford
- * to D65, clipped to the gamut, encoded). Built once per converter, i.e. once per fit.
+ * to D65, clipped to the gamut, encoded).
  */
-export function pressGrid(press: Press = FOGRA39_WEDGE, grid = PRESS_GRID): CmykGrid {
+function pressGrid(): CmykGrid {
+  const press = FOGRA39_WEDGE, grid = PRESS_GRID;
   const rooted = neugebauerPrimaries(press).map((v) => Math.pow(v, 1 / YULE_NIELSEN_N));
   const white = labToXyz(100, 0, 0);
   const nodes = new Float32Array(grid ** 4 * 3);

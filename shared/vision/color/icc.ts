@@ -36,6 +36,9 @@ function invert3(m: number[][]): number[][] | undefined {
   ];
 }
 
+/** D50 XYZ → linear sRGB: the inverse of SRGB_D50. */
+const SRGB_FROM_D50 = invert3(SRGB_D50)!;
+
 function multiply3(x: number[][], y: number[][]): number[][] {
   return x.map((row) => [0, 1, 2].map((j) => row[0]! * y[0]![j]! + row[1]! * y[1]![j]! + row[2]! * y[2]![j]!));
 }
@@ -47,6 +50,16 @@ function srgbEncode(linear: number): number {
 interface Tag {
   offset: number;
   size: number;
+}
+
+/** A curve sampled at evenly spaced points over 0..1 (at least 2), linear in between. */
+function sampledCurve(table: Float64Array): Curve {
+  const last = table.length - 1;
+  return (v) => {
+    const x = v * last;
+    const k = Math.min(last - 1, Math.floor(x));
+    return table[k]! + (table[k + 1]! - table[k]!) * (x - k);
+  };
 }
 
 /** Reads a `curv` or `para` tone curve (encoded 0..1 → linear 0..1); undefined when malformed. */
@@ -63,11 +76,7 @@ function readCurve(view: DataView, tag: Tag): Curve | undefined {
     if (count > MAX_CURVE_ENTRIES || 12 + 2 * count > tag.size) return undefined;
     const table = new Float64Array(count);
     for (let k = 0; k < count; k++) table[k] = view.getUint16(tag.offset + 12 + 2 * k) / 65535;
-    return (v) => {
-      const x = v * (count - 1);
-      const k = Math.min(count - 2, Math.floor(x));
-      return table[k]! + (table[k + 1]! - table[k]!) * (x - k);
-    };
+    return sampledCurve(table);
   }
   if (type === 0x70617261 /* para */) {
     const kind = view.getUint16(tag.offset + 8);
@@ -141,9 +150,7 @@ export function iccToSrgb(profile: Uint8Array | undefined): RgbTransform | undef
   if (!profile) return undefined;
   const shaper = readMatrixShaper(profile);
   if (!shaper) return undefined;
-  const toSrgb = invert3(SRGB_D50);
-  if (!toSrgb) return undefined;
-  const m = multiply3(toSrgb, shaper.colorants);
+  const m = multiply3(SRGB_FROM_D50, shaper.colorants);
   if (m.some((row) => row.some((v) => !Number.isFinite(v) || Math.abs(v) > 16))) return undefined;
   const decode = shaper.curves.map((curve) => {
     const table = new Float64Array(256);
@@ -175,7 +182,7 @@ export function xyzToSrgb(x: number, y: number, z: number, dst: Uint8Array, o: n
   dst[o + 1] = enc(XYZ_TO_SRGB[3]! * x + XYZ_TO_SRGB[4]! * y + XYZ_TO_SRGB[5]! * z);
   dst[o + 2] = enc(XYZ_TO_SRGB[6]! * x + XYZ_TO_SRGB[7]! * y + XYZ_TO_SRGB[8]! * z);
 }
-const XYZ_TO_SRGB = invert3(SRGB_D50)!.flat();
+const XYZ_TO_SRGB = SRGB_FROM_D50.flat();
 
 /** D50 white, the PCS's reference for Lab. */
 const D50 = [0.9642, 1, 0.82491];
@@ -229,7 +236,7 @@ export function cmykProfileToSrgb(profile: Uint8Array | undefined): CmykTransfor
     const t = new Float64Array(entries);
     for (let k = 0; k < entries; k++) t[k] = value(at + unit * k);
     at += unit * entries;
-    return (v: number) => { const x = v * (entries - 1), k = Math.min(entries - 2, Math.floor(x)); return t[k]! + (t[k + 1]! - t[k]!) * (x - k); };
+    return sampledCurve(t);
   };
   // Per ink value: the grid cell and the fraction inside it, through the input curve.
   const cells = [0, 1, 2, 3].map(() => inkCells(grid, table(inEntries))) as CmykGrid["cells"];

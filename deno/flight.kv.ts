@@ -10,7 +10,7 @@
  */
 import type { Logger } from "../shared/log";
 import type { FetchFn } from "../shared/ports";
-import { coalesced, failedOutcome, type FlightError, type FlightOptions, type FlightOutcome, forCaller, type SingleFlight } from "../shared/web/flight";
+import { coalesced, cutForCaller, failedOutcome, type FlightError, type FlightOptions, type FlightOutcome, forCaller, type SingleFlight } from "../shared/web/flight";
 import { isStorable, type Job, type JobValue, runJob } from "../shared/web/jobs";
 import { whenUnlocked } from "./kv-busy";
 import { cacheHeadKey, type DenoKvStore, type EntryHead, kvExpireIn } from "./deno-kv.store";
@@ -177,7 +177,9 @@ export class DenoKvFlight implements SingleFlight {
         this.deps.log.warn("cache_store_failed", { key, error: String(error) });
       }
     }
-    const handOver: LeaseOutcome = JSON.stringify(value).length <= OUTCOME_MAX_CHARS ? { ok: true, value } : { ok: true, unshared: true };
+    // Waiters get what a caller gets (cut to char_limit), so a long page not stored still fits the handover.
+    const shared = cutForCaller(value, options.charLimit);
+    const handOver: LeaseOutcome = JSON.stringify(shared).length <= OUTCOME_MAX_CHARS ? { ok: true, value: shared } : { ok: true, unshared: true };
     await this.release(key, lease, held, handOver);
     return { ok: true, value, cache: "miss", stored: false };
   }

@@ -14,6 +14,8 @@
  */
 import { readFileSync } from "node:fs";
 import { parseArgs } from "node:util";
+import { PROMPT_CACHE_TTL_MS } from "../shared/eviction/cost";
+import { CHARS_PER_TOKEN } from "../shared/eviction/estimate";
 import { KEEP_FLOOR, resolveLimits } from "../shared/eviction/policy";
 import {
   ANTHROPIC_1H_PRICES,
@@ -196,7 +198,7 @@ const model = {
   step: number("step", base.step, { min: 1 }),
   breakpoints: values.breakpoints === undefined ? base.breakpoints : choice<BreakpointLayout>("breakpoints", ["system_and_3", "rolling", "session"]),
 } as { -readonly [K in keyof CacheModel]: CacheModel[K] };
-const basePrices = cacheKind === "openai" ? OPENAI_PRICES : ttlMinutes > 5 ? ANTHROPIC_1H_PRICES : DEFAULT_PRICES;
+const basePrices = cacheKind === "openai" ? OPENAI_PRICES : ttlMinutes * 60_000 > PROMPT_CACHE_TTL_MS ? ANTHROPIC_1H_PRICES : DEFAULT_PRICES;
 const prices = {
   inputPerMTok: number("input-price", basePrices.inputPerMTok, { integer: false }),
   writeMultiplier: number("write-multiplier", basePrices.writeMultiplier, { integer: false }),
@@ -230,7 +232,7 @@ let times: number[];
 let sessionInfo: Record<string, unknown>;
 if (values.session) {
   const lines = readFileSync(values.session, "utf8").split("\n").filter((l) => l.trim() !== "");
-  const body = { imageTokens, charsPerToken: number("chars-per-token", 4, { integer: false, min: 0.1 }) };
+  const body = { imageTokens, charsPerToken: number("chars-per-token", CHARS_PER_TOKEN, { integer: false, min: 0.1 }) };
   const parsed = lines.map((line, i) => {
     try {
       return parseSessionLine(line, format, body, { tokens: imageTokens, bytes: imageBytes });

@@ -5,6 +5,7 @@
  * inventory lists carriers in the reverse (chronological) order, which is the same ordering.
  * Knows nothing of ceilings or batches: that is policy.ts.
  */
+import { ANTHROPIC_BREAKPOINTS } from "./cost";
 import { asRecord, fixedRetiredText, type Carrier, type EvictionAdapter, type ImageInventory, type ImageRef, type RetiredText } from "./inventory";
 
 /** Base64 characters of an Anthropic image block; URL and file sources travel as references (0). */
@@ -98,10 +99,10 @@ export function blockBefore(messages: readonly unknown[], position: BlockPositio
   let message = position.message;
   let block = position.block - 1;
   let steps = 0;
-  while (message >= 0 && steps < 20) {
+  while (message >= 0 && steps < ANTHROPIC_BREAKPOINTS.lookbackBlocks) {
     const content = asRecord(messages[message])?.content;
     if (!Array.isArray(content)) return null;
-    for (block = Math.min(block, content.length - 1); block >= 0 && steps < 20; block--, steps++) {
+    for (block = Math.min(block, content.length - 1); block >= 0 && steps < ANTHROPIC_BREAKPOINTS.lookbackBlocks; block--, steps++) {
       const entry = asRecord(content[block]);
       if (entry && typeof entry.type === "string" && !UNMARKABLE.has(entry.type)) return { message, block };
     }

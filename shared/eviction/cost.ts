@@ -26,6 +26,12 @@ export const PROVIDER_CEILINGS = Object.freeze({ anthropicManyImages: 100, anthr
 /** The provider's prompt cache keeps an entry this long after its last use (Anthropic's default TTL; OpenAI's idle minimum). */
 export const PROMPT_CACHE_TTL_MS = 5 * 60_000;
 
+/** Anthropic's breakpoint rules: at most 4 `cache_control` markers a request; an entry is found within 20 blocks before one. */
+export const ANTHROPIC_BREAKPOINTS = Object.freeze({ max: 4, lookbackBlocks: 20 });
+
+/** Tokens of a retired image's text (the fixed placeholder). */
+export const PLACEHOLDER_TOKENS = 10;
+
 /**
  * The cache's prices per provider and model, as multiples of the input price: Anthropic writes at
  * 1.25x and reads at 0.1x; OpenAI (and Azure OpenAI) has no write premium and a read discount per
@@ -101,7 +107,7 @@ export interface CostDecision {
  * A premature collapse (one the default ceiling would not yet force) may cost at most this share
  * of what the session has paid so far: what keeps `cost` within 5 % of `hermes` on every session.
  */
-export const PREMATURE_SHARE = 0.05;
+const PREMATURE_SHARE = 0.05;
 
 /**
  * The price rule at one boundary: retiring carriers `front..to` now rewrites the prompt from where
@@ -151,7 +157,7 @@ function worthRetiring(
  * which end earlier) cost more than hermes in 4.8 % of them, at worst +25 %, with this cap, and in
  * 6.4 %, at worst +34 %, without it.
  */
-export const TOLD_HORIZON_CAP = 1;
+const TOLD_HORIZON_CAP = 1;
 
 /**
  * The smallest batch (in image tokens) worth a collapse when more collapses follow. Between two
@@ -173,7 +179,7 @@ export function economicBatch(s: Pick<CostSettings, "writeMultiplier" | "readMul
  * Expected remaining requests, as a multiple of the requests so far. 0.5, not 1: tuned on the
  * replay (docs/eviction.md), where 1 retired too early on sessions that end soon after.
  */
-export const HORIZON = 0.5;
+const HORIZON = 0.5;
 
 /**
  * The horizon of a move under the default ceiling once the conversation has passed it (so `hermes`
@@ -181,7 +187,7 @@ export const HORIZON = 0.5;
  * the replay (docs/eviction.md): 0.32–0.35 keeps every target session's gain; 0.3 misses the second
  * collapse on 36 screenshots in 50 turns, 0.38 collapses too late in the 90-turn session to pay back.
  */
-export const HORIZON_AFTER_CEILING = 1 / 3;
+const HORIZON_AFTER_CEILING = 1 / 3;
 
 /**
  * The cost strategy's front for a whole conversation, evaluated at every message boundary in one
@@ -285,7 +291,7 @@ export const DEFAULT_COST_SETTINGS: CostSettings = Object.freeze({
   limits: DEFAULT_LIMITS,
   baseCeiling: DEFAULT_LIMITS.maxBlocks,
   ...cachePrices("anthropic", undefined),
-  placeholderTokens: 10,
+  placeholderTokens: PLACEHOLDER_TOKENS,
   cold: false,
   managed: false,
 });

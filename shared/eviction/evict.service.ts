@@ -7,7 +7,7 @@
  * the cache-store port.
  */
 import { anthropicAdapter, blockBefore, countBreakpoints, hasBreakpoint, withBreakpoint } from "./anthropic";
-import { cachePrices, costFront, DEFAULT_COST_SETTINGS, PROMPT_CACHE_TTL_MS, PROVIDER_CEILINGS, type CostCarrier, type CostStep } from "./cost";
+import { ANTHROPIC_BREAKPOINTS, cachePrices, costFront, DEFAULT_COST_SETTINGS, PROMPT_CACHE_TTL_MS, PROVIDER_CEILINGS, type CostCarrier, type CostStep } from "./cost";
 import type { EvictedImage, EvictRequest, EvictResponse, EvictStats } from "./evict.schema";
 import { imageSize, imageTokens, textTokens } from "./estimate";
 import { describedImageText, fixedRetiredText, imageSteps, loadOf, type Carrier, type EvictionAdapter, type ImageRef, type RetiredText } from "./inventory";
@@ -224,10 +224,10 @@ function placeFrontMarker(
   if (!front) return { note: "no live tool image: no front to mark" };
   const client = countBreakpoints(request.messages);
   const others = request.other_breakpoints ?? 1;
-  if (client.count + others >= 4) {
-    return { note: `the client already uses ${client.count + others} of the 4 breakpoints (${client.count} in messages, ${others} outside); leave one free for the front marker` };
+  if (client.count + others >= ANTHROPIC_BREAKPOINTS.max) {
+    return { note: `the client already uses ${client.count + others} of the ${ANTHROPIC_BREAKPOINTS.max} breakpoints (${client.count} in messages, ${others} outside); leave one free for the front marker` };
   }
-  const at = blockBefore(messages, { message: front.message, block: front.block < 0 ? 0 : front.block });
+  const at = blockBefore(messages, front);
   if (!at) return { note: "no block before the front can carry a breakpoint without changing its bytes" };
   if (hasBreakpoint(messages, at)) return { note: "a client breakpoint already stands just before the front" };
   return { messages: withBreakpoint(messages, at, client.longTtl), at };
@@ -282,9 +282,9 @@ function respond(
 }
 
 /** Where a session's memory lives in the cache store (docs/storage.md). */
-export const sessionKey = async (sessionId: string) => `evict:v1:session:${await sha256Hex(sessionId)}`;
+const sessionKey = async (sessionId: string) => `evict:v1:session:${await sha256Hex(sessionId)}`;
 /** How long a session's memory is kept after its last call. */
-export const SESSION_MEMORY_TTL_MS = 24 * 60 * 60_000;
+const SESSION_MEMORY_TTL_MS = 24 * 60 * 60_000;
 
 /**
  * `evictContext` with the session's memory: with `strategy: "cost"` and a `session_id`, read the

@@ -9,10 +9,10 @@
  * the CLI. Every figure is an input; docs/eviction.md gives the source of each default.
  */
 import { anthropicAdapter } from "./anthropic";
-import { cachePrices, costFront, PROMPT_CACHE_TTL_MS, PROVIDER_CEILINGS, type CostCarrier, type CostStep } from "./cost";
+import { ANTHROPIC_BREAKPOINTS, cachePrices, costFront, PLACEHOLDER_TOKENS, PROMPT_CACHE_TTL_MS, PROVIDER_CEILINGS, type CostCarrier, type CostStep } from "./cost";
 import type { EvictionAdapter } from "./inventory";
 import { openaiAdapter } from "./openai";
-import { DEFAULT_LIMITS, KEEP_FLOOR, retirementFront, type EvictionLimits, type ImageLoad, type ImageStep } from "./policy";
+import { DEFAULT_LIMITS, KEEP_FLOOR, retirementFront, type EvictionLimits } from "./policy";
 
 /** One piece of a request as the cache sees it: equal ids mean equal bytes. */
 export interface Segment {
@@ -85,10 +85,10 @@ export interface Prices {
 export const DEFAULT_CACHE_MODEL: CacheModel = {
   kind: "ideal",
   granularity: 1,
-  placeholderTokens: 10,
+  placeholderTokens: PLACEHOLDER_TOKENS,
   ttlMs: PROMPT_CACHE_TTL_MS,
-  lookback: 20,
-  maxBreakpoints: 4,
+  lookback: ANTHROPIC_BREAKPOINTS.lookbackBlocks,
+  maxBreakpoints: ANTHROPIC_BREAKPOINTS.max,
   minCacheableTokens: 0,
   step: 1,
   breakpoints: "system_and_3",
@@ -147,56 +147,23 @@ export interface PolicyDecision {
 /** A policy for the replay. Policies may remember earlier requests, as the route does per session. */
 export type ReplayPolicy = (request: ReplayRequest, context: PolicyContext) => PolicyDecision;
 
-/** Tool-image carriers in order of first appearance (oldest first), with their loads. */
-function carriersOf(request: ReplayRequest): Map<string, ImageLoad> {
-  const carriers = new Map<string, ImageLoad>();
-  for (const segment of request) {
-    if (segment.image?.kind !== "tool") continue;
-    const load = carriers.get(segment.image.carrier) ?? { blocks: 0, bytes: 0 };
-    carriers.set(segment.image.carrier, { blocks: load.blocks + 1, bytes: load.bytes + segment.image.bytes });
-  }
-  return carriers;
-}
-
 /**
  * The old rule: every request keeps only the `keep` newest tool-image carriers, ceiling or not.
  * It kept as many as today's floor, hence the default.
  */
 export function keepNewest(keep: number = KEEP_FLOOR): ReplayPolicy {
   return (request) => {
-    const ids = [...carriersOf(request).keys()];
+    const ids = costSteps(request).carrierIds;
     return { retired: new Set(ids.slice(0, Math.max(0, ids.length - keep))) };
   };
-}
-
-/** Per-message image steps of a request, with the carrier ids oldest first. */
-function stepsOf(request: ReplayRequest) {
-  const byMessage = new Map<number, { carriers: Map<string, ImageLoad>; uploads: ImageLoad }>();
-  for (const segment of request) {
-    if (!segment.image) continue;
-    let step = byMessage.get(segment.message);
-    if (!step) byMessage.set(segment.message, (step = { carriers: new Map(), uploads: { blocks: 0, bytes: 0 } }));
-    if (segment.image.kind === "upload") {
-      step.uploads = { blocks: step.uploads.blocks + 1, bytes: step.uploads.bytes + segment.image.bytes };
-    } else {
-      const load = step.carriers.get(segment.image.carrier) ?? { blocks: 0, bytes: 0 };
-      step.carriers.set(segment.image.carrier, { blocks: load.blocks + 1, bytes: load.bytes + segment.image.bytes });
-    }
-  }
-  const messages = [...byMessage.keys()].sort((a, b) => a - b);
-  const steps: ImageStep[] = messages.map((m) => {
-    const step = byMessage.get(m)!;
-    return { carriers: [...step.carriers.values()], uploads: step.uploads };
-  });
-  return { steps, oldestFirst: messages.flatMap((m) => [...byMessage.get(m)!.carriers.keys()]) };
 }
 
 /** The batched policy of policy.ts, fed the same per-message steps the service builds. */
 export function batchedPolicy(limits: EvictionLimits = DEFAULT_LIMITS): ReplayPolicy {
   return (request) => {
-    const { steps, oldestFirst } = stepsOf(request);
+    const { steps, carrierIds } = costSteps(request);
     const { retire } = retirementFront(steps, limits);
-    return { retired: new Set(oldestFirst.slice(0, retire)) };
+    return { retired: new Set(carrierIds.slice(0, retire)) };
   };
 }
 
@@ -876,7 +843,7 @@ const marked = (value: unknown) => typeof value === "object" && value !== null &
  * system block, content block (and every part of an Anthropic tool_result) is one segment, and a
  * block with `cache_control` is a breakpoint.
  */
-export function segmentsFromBody(body: Record<string, unknown>, format: "anthropic" | "openai", model: BodyModel): Segment[] {
+function segmentsFromBody(body: Record<string, unknown>, format: "anthropic" | "openai", model: BodyModel): Segment[] {
   const adapter: EvictionAdapter = format === "anthropic" ? anthropicAdapter : openaiAdapter;
   const messages = Array.isArray(body.messages) ? (body.messages as unknown[]) : [];
   const { carriers, uploads } = adapter.inventory(messages);

@@ -50,7 +50,7 @@ export async function readJsonBody(request: Request, limit: number = BODY_LIMITS
 }
 
 /** Containers (objects and arrays) nested deeper than this are refused before anything walks them. */
-export const MAX_JSON_DEPTH = 256;
+const MAX_JSON_DEPTH = 256;
 
 /** Strict UTF-8 decode + nesting limit + JSON.parse + Unicode check. */
 export function parseJsonBytes(bytes: Uint8Array): unknown {
@@ -97,7 +97,7 @@ export function parseJsonText(text: string): unknown {
  * pass that stops as soon as `limit` is passed. Malformed text gets some number: JSON.parse judges it.
  * @example jsonNestingDepth('{"a":[1,{"b":"[["}]}', 256) // 3
  */
-export function jsonNestingDepth(text: string, limit: number): number {
+function jsonNestingDepth(text: string, limit: number): number {
   let depth = 0;
   let deepest = 0;
   let inString = false;

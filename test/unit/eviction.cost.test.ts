@@ -5,7 +5,7 @@
  */
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { anthropicAdapter, countBreakpoints } from "../../shared/eviction/anthropic";
+import { anthropicAdapter, blockBefore, countBreakpoints } from "../../shared/eviction/anthropic";
 import { EvictRequest } from "../../shared/eviction/evict.schema";
 import { PROMPT_CACHE_TTL_MS } from "../../shared/eviction/cost";
 import { evictContext } from "../../shared/eviction/evict.service";
@@ -150,6 +150,23 @@ describe("cost: time and memory", () => {
 });
 
 describe("cost: the front breakpoint (manage_cache)", () => {
+  it("stands on the last markable block before the front: never a thinking or image block, never in a plain-string message, at most 20 blocks back", () => {
+    const text = (t: string) => ({ type: "text", text: t });
+    const messages = [
+      { role: "user", content: [text("task")] },
+      { role: "assistant", content: [text("plan"), { type: "thinking", thinking: "…", signature: "s" }, { type: "redacted_thinking", data: "x" }] },
+      { role: "user", content: [{ type: "image", source: { type: "base64", media_type: "image/png", data: "iVBO" } }, { type: "tool_result", tool_use_id: "t", content: [] }] },
+    ];
+    // Before the tool_result (message 2, block 1): the image and both thinking blocks are passed over.
+    expect(blockBefore(messages, { message: 2, block: 1 })).toEqual({ message: 1, block: 0 });
+    // A plain-string message on the way: nothing can be marked without changing its bytes.
+    expect(blockBefore([{ role: "user", content: "hello" }, ...messages.slice(2)], { message: 1, block: 0 })).toBeNull();
+    // Only unmarkable blocks within 20: none.
+    const thinking = Array.from({ length: 20 }, () => ({ type: "thinking", thinking: "…", signature: "s" }));
+    expect(blockBefore([{ role: "assistant", content: [text("far"), ...thinking, text("front")] }], { message: 0, block: 21 })).toBeNull();
+    expect(blockBefore([{ role: "assistant", content: [text("near"), ...thinking.slice(1), text("front")] }], { message: 0, block: 20 })).toEqual({ message: 0, block: 0 });
+  });
+
   it("puts one cache_control on the block just before the front and reports it; the client's stay where they were", () => {
     const client = withClientMarkers(anthropicScreenshots(30, SMALL), 2);
     const out = evictContext(parse({ format: "anthropic", strategy: "cost", provider: "anthropic", manage_cache: true, messages: client }), { now: NOW });

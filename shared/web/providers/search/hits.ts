@@ -28,10 +28,6 @@ export function rankHits(candidates: readonly HitCandidate[], count: number): Se
   return hits;
 }
 
-export function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
-}
-
 /** Agents follow these links, so anything but http(s) (javascript:, data:, relative) is dropped. */
 function webUrl(value: unknown): string | null {
   if (typeof value !== "string") return null;

@@ -100,7 +100,7 @@ const app = createApp({
   log: consoleLogger,
   fitImage: createImageFitter(await loadVisionWasm()),
   embeds,
-  dnsResolver: dnsResolverPool(fetchPort, Date.now),
+  dnsResolver: dnsResolverPool(fetchPort, Date.now, consoleLogger),
 });
 
 const port = Number(flags.port ?? env.PORT ?? 8787);

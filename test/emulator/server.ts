@@ -17,7 +17,7 @@
  * the hosted readers render it by tavily, firecrawl and jina. /pages/contact is an ordinary page
  * with a captcha on its form.
  * Control: GET /__calls?provider=&contains= · GET /__chat?contains= · POST /__dns {name, A, AAAA,
- * status, httpStatus, delayMs} (or an array) · POST /__reset (clears everything: not for shared runs).
+ * status, httpStatus, delayMs, ttl} (or an array) · POST /__reset (clears everything: not for shared runs).
  */
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
@@ -79,6 +79,8 @@ export interface DnsEntry {
   /** Answer with this HTTP status instead of a DNS answer (resolver outage). */
   httpStatus?: number;
   delayMs?: number;
+  /** TTL of every record in the answer, seconds (default 300). */
+  ttl?: number;
 }
 
 export interface RunningEmulator {
@@ -199,6 +201,7 @@ function control(ex: Exchange): void {
         status: typeof entry.status === "number" ? entry.status : undefined,
         httpStatus: typeof entry.httpStatus === "number" ? entry.httpStatus : undefined,
         delayMs: typeof entry.delayMs === "number" ? entry.delayMs : undefined,
+        ttl: typeof entry.ttl === "number" ? entry.ttl : undefined,
       });
     }
     return sendJson(res, 200, { ok: true, names: state.dns.size });
@@ -457,7 +460,7 @@ async function dnsQuery(ex: Exchange): Promise<void> {
   }
   if (entry.status !== undefined && entry.status !== 0) return sendDnsJson(ex.res, { Status: entry.status, ...base });
   const addresses = (type === 1 ? entry.A : entry.AAAA) ?? [];
-  const Answer = addresses.map((data) => ({ name: `${name}.`, type, TTL: 300, data }));
+  const Answer = addresses.map((data) => ({ name: `${name}.`, type, TTL: entry.ttl ?? 300, data }));
   sendDnsJson(ex.res, { Status: 0, ...base, ...(Answer.length ? { Answer } : {}) });
 }
 

@@ -13,7 +13,7 @@ import { imageSize, imageTokens, textTokens } from "./estimate";
 import { describedImageText, fixedRetiredText, imageSteps, loadOf, type Carrier, type EvictionAdapter, type ImageRef, type RetiredText } from "./inventory";
 import { openaiAdapter } from "./openai";
 import { resolveLimits, retirementFront, type EvictionLimits } from "./policy";
-import type { CacheStore } from "../ports";
+import type { AppPorts, CacheStore } from "../ports";
 import { sha256Hex } from "../hash";
 
 
@@ -291,7 +291,7 @@ const SESSION_MEMORY_TTL_MS = 24 * 60 * 60_000;
  * front and the last call remembered for it, and store this call's. Other requests go straight
  * through. A store failure degrades to "nothing remembered", never to an error.
  */
-export async function evictForSession(request: EvictRequest, deps: { cache: CacheStore; clock: () => number }): Promise<EvictResponse> {
+export async function evictForSession(request: EvictRequest, deps: Pick<AppPorts, "cache" | "clock">): Promise<EvictResponse> {
   if (request.strategy !== "cost" || request.session_id === undefined) return evictContext(request, { now: deps.clock() });
   const key = await sessionKey(request.session_id);
   const now = deps.clock();

@@ -15,6 +15,7 @@
  *   the conversation has passed that ceiling (hermes has collapsed), over `HORIZON_AFTER_CEILING`;
  * - cold_cache: when the cache has expired anyway, retiring down to the floor costs no extra write.
  */
+import { modelRules } from "../models/models.table";
 import { DEFAULT_LIMITS, type EvictionLimits, type ImageLoad } from "./policy";
 
 /**
@@ -33,16 +34,13 @@ export const ANTHROPIC_BREAKPOINTS = Object.freeze({ max: 4, lookbackBlocks: 20 
 export const PLACEHOLDER_TOKENS = 10;
 
 /**
- * The cache's prices per provider and model, as multiples of the input price: Anthropic writes at
- * 1.25x and reads at 0.1x; OpenAI (and Azure OpenAI) has no write premium and a read discount per
- * model family (gpt-5 0.1x; gpt-4.1, o3, o4 0.25x; gpt-4o and others 0.5x).
+ * The cache's prices of a model as multiples of its input price (short-TTL write, read), from the
+ * model table (shared/models/models.table.ts): Anthropic writes at 1.25x and reads at 0.1x, 0.05x or
+ * 0.025x by model; OpenAI writes at 1.25x from GPT-5.6 (1x before) and reads at 0.1x-0.5x by model.
  */
 export function cachePrices(provider: string | undefined, model: string | undefined): { writeMultiplier: number; readMultiplier: number } {
-  if (provider !== "openai" && provider !== "azure") return { writeMultiplier: 1.25, readMultiplier: 0.1 };
-  const name = (model ?? "").toLowerCase();
-  if (name.startsWith("gpt-5")) return { writeMultiplier: 1, readMultiplier: 0.1 };
-  if (name.startsWith("gpt-4.1") || name.startsWith("o3") || name.startsWith("o4")) return { writeMultiplier: 1, readMultiplier: 0.25 };
-  return { writeMultiplier: 1, readMultiplier: 0.5 };
+  const { multipliers } = modelRules(provider, model);
+  return { writeMultiplier: multipliers.write5m, readMultiplier: multipliers.read };
 }
 
 /** A tool-image carrier with what the cost arithmetic needs beside its load. */

@@ -3,8 +3,8 @@
  * which pays at most once per key. Every safety check has run before a caller gets here.
  */
 import type { CacheStatus, CacheStore, Clock, FetchFn, Logger, SingleFlight } from "../ports";
-import { cutForCaller, fromFlightError } from "./flight";
-import { isStorable, runJob } from "./jobs";
+import { cutForCaller, FlightCoordinator, fromFlightError, type Lease } from "./flight";
+import { runJob } from "./jobs";
 import type { Job, JobValue, ValueOf } from "./job.types";
 
 /**
@@ -59,30 +59,32 @@ export async function paidCall<J extends Job>(deps: PaidCallDeps, key: string, j
 }
 
 async function paidCallUntyped(deps: PaidCallDeps, key: string, job: Job, options: PaidCallOptions): Promise<PaidCallResult> {
-  // The single-flight owner cuts what it answers; the paths around it cut here, with the same cut.
-  const forCaller = (value: JobValue) => cutForCaller(value, options.charLimit);
-  if (!options.enabled) return { value: forCaller(await runJob(job, deps.fetch)), cache: "bypass" };
+  if (!options.enabled) return { value: cutForCaller(await runJob(job, deps.fetch), options.charLimit), cache: "bypass" };
 
   const now = deps.clock();
   if (options.store) {
     const entry = await readQuietly(deps, key);
-    if (entry && entry.expiresAt > now) return { value: forCaller(entry.value), cache: "hit" };
+    // The single-flight coordinator cuts what it answers; a hit here is cut with the same cut.
+    if (entry && entry.expiresAt > now) return { value: cutForCaller(entry.value, options.charLimit), cache: "hit" };
   }
 
+  const flightOptions = { now, ttlMs: options.ttlMs, store: options.store, charLimit: options.charLimit };
   let outcome;
   try {
-    outcome = await deps.flight.run(key, job, { now, ttlMs: options.ttlMs, store: options.store, charLimit: options.charLimit });
+    outcome = await deps.flight.run(key, job, flightOptions);
   } catch (error) {
     // The single-flight owner is unreachable: still answer, just without coalescing.
     deps.log.warn("single_flight_unreachable", { key, error: String(error) });
-    const value = await runJob(job, deps.fetch);
-    if (options.store && isStorable(job, value)) {
-      await deps.cache.put(key, { value, expiresAt: now + options.ttlMs }, options.ttlMs).catch(() => {});
-    }
-    return { value: forCaller(value), cache: "miss" };
+    outcome = await alone(deps, key).run(key, job, flightOptions);
   }
   if (!outcome.ok) throw fromFlightError(outcome.error);
   return { value: outcome.value, cache: outcome.cache };
+}
+
+/** A coordinator for one call that joins nobody: it pays, stores in the read tier and cuts as the single flight does. */
+function alone(deps: PaidCallDeps, key: string): FlightCoordinator {
+  const lease: Lease = { store: (entry, ttlMs) => deps.cache.put(key, entry, ttlMs), release: async () => {} };
+  return new FlightCoordinator({ election: { elect: async () => ({ lead: true, lease }) }, fetch: deps.fetch, log: deps.log });
 }
 
 async function readQuietly(deps: PaidCallDeps, key: string) {

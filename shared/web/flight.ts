@@ -1,14 +1,123 @@
 /**
- * Single-flight with an authoritative copy (web.md, "Storage and single-flight"): for one cache
- * key, answer from the owner's own copy, else join the call already in flight, else pay the
- * provider once, store, publish to the global read tier, and give every waiter the same answer.
- * Runtime-agnostic: the Workers Durable Object and the Deno process both host one of these.
+ * The one single-flight coordinator (docs/storage.md): for one cache key, join the call already in
+ * flight in this process, else let the leader election decide (an answer someone else stored or
+ * paid for, or this caller leads), pay the provider once, store, and give every waiter the same
+ * answer cut to its `char_limit`. Only the election differs between runtimes: the authoritative
+ * copy of one process or one Durable Object (`CopyElection`, whose input gate or single process
+ * makes it the only one), or Deno KV leases across processes (deno/flight.kv.ts).
  */
 import { AppError } from "../http/errors";
-import type { CacheStatus, CacheStore, FetchFn, FlightError, FlightOptions, FlightOutcome, Logger, SingleFlight } from "../ports";
+import type { CacheEntry, CacheStore, FetchFn, FlightError, FlightOptions, FlightOutcome, Logger, SingleFlight } from "../ports";
 import { isStorable, runJob } from "./jobs";
 import type { Job, JobValue } from "./job.types";
 import { truncateContent } from "./truncate";
+
+/** What the election decided for one caller. */
+export type Turn =
+  /** Answered without paying here: a stored entry, or the outcome of another process's lead. */
+  | { lead: false; outcome: FlightOutcome }
+  /** This caller pays. Without a lease it must neither store nor share (nobody waits on it). */
+  | { lead: true; lease?: Lease };
+
+/** The right to pay for one key, held until it stores an entry or releases. */
+export interface Lease {
+  /** Stores the entry and ends the lease (in one step where the storage allows). */
+  store(entry: CacheEntry<JobValue>, ttlMs: number): Promise<void>;
+  /** Ends the lease without an entry, leaving its waiters `outcome` (already cut for callers). */
+  release(outcome: FlightOutcome): Promise<void>;
+}
+
+/** How one runtime decides who pays for a key: the only part of single-flight that differs. */
+export interface LeaderElection {
+  /** Called only for calls that may be stored; after the caller's read tier missed. */
+  elect(key: string, options: FlightOptions): Promise<Turn>;
+}
+
+export interface CoordinatorDeps {
+  election: LeaderElection;
+  fetch: FetchFn;
+  log: Logger;
+}
+
+export class FlightCoordinator implements SingleFlight {
+  /** The calls in flight in this process (or Durable Object), by key. */
+  private readonly inflight = new Map<string, Promise<FlightOutcome>>();
+
+  constructor(private readonly deps: CoordinatorDeps) {}
+
+  run(key: string, job: Job, options: FlightOptions): Promise<FlightOutcome> {
+    return this.share(key, job, options).then((outcome) => forCaller(outcome, options.charLimit));
+  }
+
+  /** One call per key in this process; registered before the first await, so later callers join it. */
+  private share(key: string, job: Job, options: FlightOptions): Promise<FlightOutcome> {
+    const joined = this.inflight.get(key);
+    if (joined) return joined.then(coalesced);
+    const mine = this.settle(key, job, options);
+    this.inflight.set(key, mine);
+    return mine.finally(() => this.inflight.delete(key));
+  }
+
+  private async settle(key: string, job: Job, options: FlightOptions): Promise<FlightOutcome> {
+    const turn: Turn = options.store ? await this.deps.election.elect(key, options) : { lead: true };
+    return turn.lead ? this.pay(key, job, options, turn.lease) : turn.outcome;
+  }
+
+  /** Runs the job once, stores what may be stored, and leaves the lease's waiters the outcome. */
+  private async pay(key: string, job: Job, options: FlightOptions, lease: Lease | undefined): Promise<FlightOutcome> {
+    let value: JobValue;
+    try {
+      value = await runJob(job, this.deps.fetch);
+    } catch (error) {
+      const failed = failedOutcome(this.deps.log, job, error);
+      await lease?.release(failed);
+      return failed;
+    }
+    if (lease && options.store && isStorable(job, value)) {
+      try {
+        await lease.store({ value, expiresAt: options.now + options.ttlMs }, options.ttlMs);
+        return { ok: true, value, cache: "miss", stored: true };
+      } catch (error) {
+        // A storage failure loses the cache entry, not the answer.
+        this.deps.log.warn("cache_store_failed", { key, error: String(error) });
+      }
+    }
+    const outcome: FlightOutcome = { ok: true, value, cache: "miss", stored: false };
+    await lease?.release(forCaller(outcome, options.charLimit));
+    return outcome;
+  }
+}
+
+/**
+ * The election of one process or one Durable Object: this coordinator is the only one for its
+ * keys, so its authoritative copy decides (a fresh entry is a hit, else this caller leads), and a
+ * lead stores there and publishes to the global read tier. On a Durable Object, storage awaits do
+ * not let other requests in (input gates); in one process, callers of a key already joined.
+ */
+export class CopyElection implements LeaderElection {
+  constructor(
+    /** The authoritative copy (Durable Object storage; the Deno store's process copy). */
+    private readonly authority: CacheStore,
+    /** The global read tier to publish to (KV), if it is not the authority itself. */
+    private readonly publish?: CacheStore,
+  ) {}
+
+  async elect(key: string, options: FlightOptions): Promise<Turn> {
+    const own = await this.authority.get<JobValue>(key);
+    if (own && own.expiresAt > options.now) return { lead: false, outcome: { ok: true, value: own.value, cache: "hit", stored: true } };
+    return {
+      lead: true,
+      lease: {
+        store: async (entry, ttlMs) => {
+          await this.authority.put(key, entry, ttlMs);
+          await this.publish?.put(key, entry, ttlMs);
+        },
+        // Nobody outside this coordinator waits on the lead: its joiners have the outcome.
+        release: async () => {},
+      },
+    };
+  }
+}
 
 function toFlightError(error: unknown): FlightError {
   if (error instanceof AppError) return { status: error.status, code: error.code, message: error.message };
@@ -17,68 +126,6 @@ function toFlightError(error: unknown): FlightError {
 
 export function fromFlightError(error: FlightError): AppError {
   return new AppError(error.status, error.code as AppError["code"], error.message);
-}
-
-export class FlightCoordinator implements SingleFlight {
-  private readonly inflight = new Map<string, Promise<FlightOutcome>>();
-
-  constructor(
-    private readonly deps: {
-      /** The authoritative copy (Durable Object storage; Deno KV on Deno). */
-      authority: CacheStore;
-      /** The global read tier to publish to (KV), if it is not the authority itself. */
-      publish?: CacheStore;
-      fetch: FetchFn;
-      log: Logger;
-    },
-  ) {}
-
-  async run(key: string, job: Job, options: FlightOptions): Promise<FlightOutcome> {
-    return forCaller(await this.answer(key, job, options), options.charLimit);
-  }
-
-  private async answer(key: string, job: Job, options: FlightOptions): Promise<FlightOutcome> {
-    const joined = this.inflight.get(key);
-    if (joined) return coalesced(await joined);
-
-    const own = await this.deps.authority.get<JobValue>(key);
-    // Storage awaits do not let other requests in on Durable Objects (input gates), but they do
-    // elsewhere: look again before becoming the leader.
-    const joinedLate = this.inflight.get(key);
-    if (joinedLate) return coalesced(await joinedLate);
-    if (own && own.expiresAt > options.now) {
-      return { ok: true, value: own.value, cache: "hit", stored: true };
-    }
-
-    const leader = this.pay(key, job, options);
-    this.inflight.set(key, leader);
-    try {
-      return await leader;
-    } finally {
-      this.inflight.delete(key);
-    }
-  }
-
-  private async pay(key: string, job: Job, options: FlightOptions): Promise<FlightOutcome> {
-    let value: JobValue;
-    try {
-      value = await runJob(job, this.deps.fetch);
-    } catch (error) {
-      return failedOutcome(this.deps.log, job, error);
-    }
-    const stored = options.store && isStorable(job, value);
-    if (stored) {
-      const entry = { value, expiresAt: options.now + options.ttlMs };
-      try {
-        await this.deps.authority.put(key, entry, options.ttlMs);
-        await this.deps.publish?.put(key, entry, options.ttlMs);
-      } catch (error) {
-        // A storage failure loses the cache entry, not the answer.
-        this.deps.log.warn("cache_store_failed", { key, error: String(error) });
-      }
-    }
-    return { ok: true, value, cache: "miss", stored };
-  }
 }
 
 /** The outcome as the caller may receive it: page content cut to `charLimit` (see cutForCaller). */
@@ -91,8 +138,8 @@ export function forCaller(outcome: FlightOutcome, charLimit: number | undefined)
 /**
  * The one cut of page content to `charLimit` (head and tail kept), flagged `truncated: true`; a
  * page the reader already stopped short is flagged too. A value already flagged was cut by the
- * single-flight owner and is passed through untouched, so every path cuts once: the owner for
- * what crosses its boundary, paidCall for the paths around it.
+ * single-flight coordinator and is passed through untouched, so every path cuts once: the
+ * coordinator for what it answers, paidCall for the paths around it.
  */
 export function cutForCaller<V extends JobValue>(value: V, charLimit: number | undefined): V {
   if (charLimit === undefined || !("page" in value) || value.truncated) return value;
@@ -102,7 +149,7 @@ export function cutForCaller<V extends JobValue>(value: V, charLimit: number | u
 }
 
 /** A paid call that threw: its error as waiters receive it; a crash (not an AppError) is logged. */
-export function failedOutcome(log: Logger, job: Job, error: unknown): { ok: false; error: FlightError } {
+function failedOutcome(log: Logger, job: Job, error: unknown): { ok: false; error: FlightError } {
   if (!(error instanceof AppError)) log.error("provider_call_crashed", { kind: job.kind, provider: job.settings.name, error: String(error) });
   return { ok: false, error: toFlightError(error) };
 }

@@ -8,7 +8,7 @@ import { DenoKvStore } from "../../deno/deno-kv.store";
 import { DenoKvFlight } from "../../deno/flight.kv";
 import { silentLogger } from "../../shared/log";
 import { paidCall, type PaidCallDeps } from "../../shared/web/cache";
-import { FlightCoordinator } from "../../shared/web/flight";
+import { CopyElection, FlightCoordinator } from "../../shared/web/flight";
 import type { ExtractJob, SearchJob } from "../../shared/web/job.types";
 
 function assertEquals(actual: unknown, expected: unknown, what: string): void {
@@ -195,7 +195,7 @@ Deno.test({
     const upstream = provider({ delayMs: 100 });
     const { kv, counts } = counted(await Deno.openKv(":memory:"));
     const cache = new DenoKvStore(kv);
-    const flight = new FlightCoordinator({ authority: cache.processCopy(), fetch: upstream.fetch, log: silentLogger });
+    const flight = new FlightCoordinator({ election: new CopyElection(cache.processCopy()), fetch: upstream.fetch, log: silentLogger });
     const deps: PaidCallDeps = { cache, flight, fetch: upstream.fetch, clock: Date.now, log: silentLogger };
     const key = `search:${unique()}`;
     const answers = await Promise.all(Array.from({ length: 8 }, () => paidCall(deps, key, searchJob("one process"), options)));

@@ -1,7 +1,9 @@
 /**
  * Contract suite for the SingleFlight port (shared/web/flight.ts), run against every adapter:
- * the Durable Object on Workers and the in-process FlightCoordinator (Deno's). Jobs are real
- * provider calls against the loopback emulator, whose call counts are the evidence.
+ * the Durable Object on Workers (test/workers/ports.contract.test.ts), and on Deno the Deno KV
+ * leases (one handle, and two handles on one file as two processes) and the in-process
+ * coordinator (test/deno/ports.contract.test.ts). Jobs are real provider calls against the
+ * loopback emulator, whose call counts are the evidence.
  */
 import type { SingleFlight } from "../../shared/ports";
 import type { ExtractJob, SearchJob } from "../../shared/web/job.types";

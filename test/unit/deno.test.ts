@@ -88,14 +88,14 @@ describe("on Deno", () => {
 });
 
 describe("port contracts on Deno", () => {
-  it("passes the CacheStore and EmbedCounter contracts with Deno KV, the Deno KV counters and the in-process ledger, and the Deno KV flight's own tests", () => {
-    const result = spawnSync("node_modules/.bin/deno", ["test", "--allow-read", "--allow-write", "--allow-env", "test/deno/ports.contract.test.ts", "test/deno/flight.kv.test.ts"], {
+  it("passes the CacheStore, EmbedCounter and SingleFlight contracts with Deno KV, the Deno KV counters and leases and the in-process ledger and coordinator, and the Deno KV flight's own tests", () => {
+    const result = spawnSync("node_modules/.bin/deno", ["test", "--allow-read", "--allow-write", "--allow-env", "--allow-net=127.0.0.1", "test/deno/ports.contract.test.ts", "test/deno/flight.kv.test.ts"], {
       encoding: "utf8",
-      env: { ...process.env, DENO_NO_UPDATE_CHECK: "1", NO_COLOR: "1" },
+      env: { ...process.env, DENO_NO_UPDATE_CHECK: "1", NO_COLOR: "1", EMULATOR_URL: emulator.url },
       timeout: 120_000,
     });
     const output = `${result.stdout}\n${result.stderr}`;
-    expect(output, output.slice(-2000)).toMatch(/ok \| 24 passed \| 0 failed/);
+    expect(output, output.slice(-2000)).toMatch(/ok \| 30 passed \| 0 failed/);
     expect(result.status).toBe(0);
   });
 });

@@ -6,7 +6,7 @@
  * copy of one process or one Durable Object (`CopyElection`, whose input gate or single process
  * makes it the only one), or Deno KV leases across processes (deno/flight.kv.ts).
  */
-import { AppError } from "../http/errors";
+import { AppError, providerError } from "../http/errors";
 import type { CacheEntry, CacheStore, FetchFn, FlightError, FlightOptions, FlightOutcome, Logger, SingleFlight } from "../ports";
 import { isStorable, runJob } from "./jobs";
 import type { Job, JobValue } from "./job.types";
@@ -67,7 +67,7 @@ export class FlightCoordinator implements SingleFlight {
   private async pay(key: string, job: Job, options: FlightOptions, lease: Lease | undefined): Promise<FlightOutcome> {
     let value: JobValue;
     try {
-      value = await runJob(job, this.deps.fetch);
+      value = oversizeChecked(job, await runJob(job, this.deps.fetch), options.charLimit);
     } catch (error) {
       const failed = failedOutcome(this.deps.log, job, error);
       await lease?.release(failed);
@@ -86,6 +86,21 @@ export class FlightCoordinator implements SingleFlight {
     await lease?.release(forCaller(outcome, options.charLimit));
     return outcome;
   }
+}
+
+/**
+ * The most JSON characters an answer may have as callers receive it (after the cut): at most
+ * 16 MiB as V8 serialises it (two bytes a character) for a Durable Object's RPC (32 MiB), and
+ * at most 24 MiB of UTF-8 for a KV value (25 MiB). A longer one is a provider failure for every
+ * waiter, paid once, never stored, and never retried around the single flight.
+ */
+export const ANSWER_MAX_CHARS = 8 * 1024 * 1024;
+
+/** The value, or a `provider_error` when the answer callers would receive is over ANSWER_MAX_CHARS. */
+function oversizeChecked(job: Job, value: JobValue, charLimit: number | undefined): JobValue {
+  const chars = JSON.stringify(cutForCaller(value, charLimit)).length;
+  if (chars <= ANSWER_MAX_CHARS) return value;
+  throw providerError(job.settings.name, `its answer was too large (${chars} characters of JSON; the most the service passes on is ${ANSWER_MAX_CHARS})`);
 }
 
 /**

@@ -9,7 +9,7 @@
  * first, so a process has at most one caller at the lease.
  */
 import type { CacheEntry, FetchFn, FlightError, FlightOptions, FlightOutcome, Logger } from "../shared/ports";
-import { FlightCoordinator, type LeaderElection, type Lease, type Turn } from "../shared/web/flight";
+import { FlightCoordinator, isServable, type LeaderElection, type Lease, storedOutcome, type Turn } from "../shared/web/flight";
 import type { JobValue } from "../shared/web/job.types";
 import { whenUnlocked } from "./kv-busy";
 import { cacheHeadKey, type DenoKvStore, type EntryHead, kvExpireIn } from "./deno-kv.store";
@@ -30,7 +30,7 @@ export const DEFAULT_FLIGHT_TIMING: KvFlightTiming = { leaseMs: 10_000, pollMs: 
 
 /** What a leader leaves for the waiters of its lease when it stores no entry. */
 type LeaseOutcome =
-  | { ok: true; value: JobValue }
+  | { ok: true; value: JobValue; fetchedAt: number }
   | { ok: false; error: FlightError }
   /** The answer was not stored and is too long to hand over: each waiter pays for itself. */
   | { ok: true; unshared: true };
@@ -64,7 +64,7 @@ const absent = <T>(key: Deno.KvKey): Deno.KvEntryMaybe<T> => ({ key, value: null
  */
 export class DenoKvFlight extends FlightCoordinator {
   constructor(kv: Deno.Kv, store: DenoKvStore, deps: { fetch: FetchFn; log: Logger; clock: () => number }, timing: KvFlightTiming = DEFAULT_FLIGHT_TIMING) {
-    super({ election: new KvLeaseElection(kv, store, deps, timing), fetch: deps.fetch, log: deps.log });
+    super({ election: new KvLeaseElection(kv, store, deps, timing), ...deps });
   }
 }
 
@@ -97,14 +97,15 @@ class KvLeaseElection implements LeaderElection {
       const now = this.deps.clock();
       const head = seen.head.value;
       if (head && (head.expiresAt ?? Number.POSITIVE_INFINITY) > now) {
+        // A waiter's `max_age` is met by the answer it waited for: that was fetched after its call began.
         const entry = await this.store.entryOf<JobValue>(key, head);
-        if (entry && entry.expiresAt > now) return { lead: false, outcome: { ok: true, value: entry.value, cache: waitedOn ? "coalesced" : "hit", stored: true } };
+        if (isServable(entry, now, options)) return { lead: false, outcome: storedOutcome(entry as CacheEntry<JobValue>, waitedOn ? "coalesced" : "hit", options) };
       }
       const handed = seen.outcome?.value;
       if (handed) {
         // Too long to hand over: this caller pays for itself, alone.
         if ("unshared" in handed) return { lead: true };
-        return { lead: false, outcome: handed.ok ? { ok: true, value: handed.value, cache: "coalesced", stored: false } : handed };
+        return { lead: false, outcome: handed.ok ? { ok: true, value: handed.value, cache: "coalesced", stored: false, fetchedAt: handed.fetchedAt } : handed };
       }
       const lease = seen.lease.value;
       if (!lease || lease.expiresAt <= now) {
@@ -124,6 +125,11 @@ class KvLeaseElection implements LeaderElection {
       }
       seen = await this.look(key, waitedOn);
     }
+  }
+
+  /** Deletes the entry's head; a lease in flight is left alone, and its leader still stores. */
+  forget(key: string): Promise<boolean> {
+    return this.store.delete(key);
   }
 
   private async look(key: string, waitedOn: LeaseRecord | null): Promise<Sighting> {
@@ -167,7 +173,7 @@ class HeldLease implements Lease {
   async release(outcome: FlightOutcome): Promise<void> {
     await this.stopRenewing();
     // Waiters get what a caller gets (already cut to char_limit), so a long page not stored still fits the handover.
-    const handOver: LeaseOutcome = !outcome.ok ? outcome : JSON.stringify(outcome.value).length <= OUTCOME_MAX_CHARS ? { ok: true, value: outcome.value } : { ok: true, unshared: true };
+    const handOver: LeaseOutcome = !outcome.ok ? outcome : JSON.stringify(outcome.value).length <= OUTCOME_MAX_CHARS ? { ok: true, value: outcome.value, fetchedAt: outcome.fetchedAt } : { ok: true, unshared: true };
     try {
       await whenUnlocked(() =>
         this.kv

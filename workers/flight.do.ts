@@ -34,6 +34,11 @@ export class FlightDO extends DurableObject<FlightEnv> {
     return this.coordinator.run(key, job, options);
   }
 
+  /** RPC: drop this key's authoritative copy (a purge); a call in flight still stores its answer. */
+  async forget(key: string): Promise<boolean> {
+    return this.coordinator.forget(key);
+  }
+
   /** Every entry here has expired: drop them all. */
   override async alarm(): Promise<void> {
     await this.ctx.storage.deleteAll();

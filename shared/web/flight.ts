@@ -7,7 +7,7 @@
  * makes it the only one), or Deno KV leases across processes (deno/flight.kv.ts).
  */
 import { AppError, providerError } from "../http/errors";
-import type { CacheEntry, CacheStore, FetchFn, FlightError, FlightOptions, FlightOutcome, Logger, SingleFlight } from "../ports";
+import type { CacheEntry, CacheStore, Clock, FetchFn, FlightError, FlightOptions, FlightOutcome, Logger, SingleFlight } from "../ports";
 import { isStorable, runJob } from "./jobs";
 import type { Job, JobValue } from "./job.types";
 import { truncateContent } from "./truncate";
@@ -29,14 +29,21 @@ export interface Lease {
 
 /** How one runtime decides who pays for a key: the only part of single-flight that differs. */
 export interface LeaderElection {
-  /** Called only for calls that may be stored; after the caller's read tier missed. */
+  /**
+   * Called after the caller's read tier missed. An unstored call (`options.store` false) comes
+   * with a key of its own, which no entry is ever stored under, and its lease is only released.
+   */
   elect(key: string, options: FlightOptions): Promise<Turn>;
+  /** Drops the authoritative copy of `key` (a purge); true when there was one. */
+  forget(key: string): Promise<boolean>;
 }
 
 export interface CoordinatorDeps {
   election: LeaderElection;
   fetch: FetchFn;
   log: Logger;
+  /** Measures how long a provider call took (an entry's `fetchedAt` is on the caller's clock); default Date.now. */
+  clock?: Clock;
 }
 
 export class FlightCoordinator implements SingleFlight {
@@ -49,22 +56,32 @@ export class FlightCoordinator implements SingleFlight {
     return this.share(key, job, options).then((outcome) => forCaller(outcome, options.charLimit));
   }
 
-  /** One call per key in this process; registered before the first await, so later callers join it. */
+  forget(key: string): Promise<boolean> {
+    return this.deps.election.forget(key);
+  }
+
+  /**
+   * One call per key in this process; registered before the first await, so later callers join it
+   * whatever their `max_age` (an answer being fetched is fresh). Unstored calls join only each other.
+   */
   private share(key: string, job: Job, options: FlightOptions): Promise<FlightOutcome> {
-    const joined = this.inflight.get(key);
+    const flightKey = options.store ? key : `${key}\nunstored`;
+    const joined = this.inflight.get(flightKey);
     if (joined) return joined.then(coalesced);
-    const mine = this.settle(key, job, options);
-    this.inflight.set(key, mine);
-    return mine.finally(() => this.inflight.delete(key));
+    const mine = this.settle(flightKey, job, options);
+    this.inflight.set(flightKey, mine);
+    return mine.finally(() => this.inflight.delete(flightKey));
   }
 
   private async settle(key: string, job: Job, options: FlightOptions): Promise<FlightOutcome> {
-    const turn: Turn = options.store ? await this.deps.election.elect(key, options) : { lead: true };
+    const turn = await this.deps.election.elect(key, options);
     return turn.lead ? this.pay(key, job, options, turn.lease) : turn.outcome;
   }
 
   /** Runs the job once, stores what may be stored, and leaves the lease's waiters the outcome. */
   private async pay(key: string, job: Job, options: FlightOptions, lease: Lease | undefined): Promise<FlightOutcome> {
+    const clock = this.deps.clock ?? Date.now;
+    const started = clock();
     let value: JobValue;
     try {
       value = oversizeChecked(job, await runJob(job, this.deps.fetch), options.charLimit);
@@ -73,16 +90,18 @@ export class FlightCoordinator implements SingleFlight {
       await lease?.release(failed);
       return failed;
     }
+    // On the caller's clock, like the expiry: its `now` plus how long the provider took here.
+    const fetchedAt = options.now + (clock() - started);
     if (lease && options.store && isStorable(job, value)) {
       try {
-        await lease.store({ value, expiresAt: options.now + options.ttlMs }, options.ttlMs);
-        return { ok: true, value, cache: "miss", stored: true };
+        await lease.store({ value, expiresAt: options.now + options.ttlMs, fetchedAt }, options.ttlMs);
+        return { ok: true, value, cache: "miss", stored: true, fetchedAt };
       } catch (error) {
         // A storage failure loses the cache entry, not the answer.
         this.deps.log.warn("cache_store_failed", { key, error: String(error) });
       }
     }
-    const outcome: FlightOutcome = { ok: true, value, cache: "miss", stored: false };
+    const outcome: FlightOutcome = { ok: true, value, cache: "miss", stored: false, fetchedAt };
     await lease?.release(forCaller(outcome, options.charLimit));
     return outcome;
   }
@@ -118,8 +137,10 @@ export class CopyElection implements LeaderElection {
   ) {}
 
   async elect(key: string, options: FlightOptions): Promise<Turn> {
+    // Its unstored calls have joined in the coordinator already; nobody else waits on them.
+    if (!options.store) return { lead: true };
     const own = await this.authority.get<JobValue>(key);
-    if (own && own.expiresAt > options.now) return { lead: false, outcome: { ok: true, value: own.value, cache: "hit", stored: true } };
+    if (isServable(own, options.now, options)) return { lead: false, outcome: storedOutcome(own, "hit", options) };
     return {
       lead: true,
       lease: {
@@ -132,6 +153,30 @@ export class CopyElection implements LeaderElection {
       },
     };
   }
+
+  forget(key: string): Promise<boolean> {
+    return this.authority.delete(key);
+  }
+}
+
+/** When an entry was fetched: kept in it, or (older entries) its expiry less the TTL. */
+export function fetchedAtOf(entry: CacheEntry, ttlMs: number): number {
+  return entry.fetchedAt ?? entry.expiresAt - ttlMs;
+}
+
+/**
+ * Whether a stored entry may answer a call: not expired at `now`, and fetched less than the
+ * call's `maxAgeMs` before the call began (`call.now`), so `max_age: 0` takes only an answer
+ * fetched after the call began (one it waited for).
+ */
+export function isServable(entry: CacheEntry | null, now: number, call: { now: number; ttlMs: number; maxAgeMs?: number }): entry is CacheEntry {
+  if (!entry || entry.expiresAt <= now) return false;
+  return call.maxAgeMs === undefined || fetchedAtOf(entry, call.ttlMs) > call.now - call.maxAgeMs;
+}
+
+/** A stored entry as a flight outcome. */
+export function storedOutcome(entry: CacheEntry<JobValue>, cache: "hit" | "coalesced", options: { ttlMs: number }): FlightOutcome {
+  return { ok: true, value: entry.value, cache, stored: true, fetchedAt: fetchedAtOf(entry, options.ttlMs) };
 }
 
 function toFlightError(error: unknown): FlightError {

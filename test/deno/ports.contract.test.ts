@@ -65,7 +65,7 @@ const flights = [await flightOn(file), await flightOn(file)];
 let flightTurn = 0;
 const flightAdapters: Record<string, () => SingleFlight> = {
   "Deno KV leases": () => new DenoKvFlight(kv, new DenoKvStore(kv), flightDeps, flightTiming),
-  "Deno KV leases, two handles on one file": () => ({ run: (key, job, options) => flights[flightTurn++ % 2]!.run(key, job, options) }),
+  "Deno KV leases, two handles on one file": () => ({ run: (key, job, options) => flights[flightTurn++ % 2]!.run(key, job, options), forget: (key) => flights[flightTurn++ % 2]!.forget(key) }),
   "in-process coordinator (single-process mode)": () => new FlightCoordinator({ election: new CopyElection(new DenoKvStore(kv).processCopy()), fetch: flightDeps.fetch, log: silentLogger }),
 };
 for (const [adapter, make] of Object.entries(flightAdapters)) {

@@ -95,7 +95,7 @@ describe("port contracts on Deno", () => {
       timeout: 120_000,
     });
     const output = `${result.stdout}\n${result.stderr}`;
-    expect(output, output.slice(-2000)).toMatch(/ok \| 30 passed \| 0 failed/);
+    expect(output, output.slice(-2000)).toMatch(/ok \| 40 passed \| 0 failed/);
     expect(result.status).toBe(0);
   });
 });

@@ -38,6 +38,7 @@ describe("SingleFlight contract", () => {
     return {
       get: async <T>(key: string) => (entries.get(key) as CacheEntry<T> | undefined) ?? null,
       put: async (key, entry) => void entries.set(key, entry),
+      delete: async (key) => entries.delete(key),
     };
   };
   const adapters = {

@@ -12,7 +12,7 @@ import { FOGRA39_WEDGE, cmykConverter } from "../../shared/vision/color/cmyk";
 import { loadVisionWasmNode } from "../../bench/vision-wasm-node";
 import { photoPixels, screenshotPixels } from "../fixtures/images";
 import { ADOBE_RGB, DISPLAY_P3, PROPHOTO_RGB, matrixTrcProfile } from "../fixtures/icc";
-import { adobeCmykJpeg } from "../fixtures/ycck";
+import { adobeCmykJpeg } from "../fixtures/jpeg-writer";
 
 const wasm = loadVisionWasmNode();
 const KiB = 1024;

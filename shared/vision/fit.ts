@@ -297,7 +297,9 @@ export async function fitImage(bytes: Uint8Array, opts: FitOptions, wasm: Vision
   const structure = checkStructure(bytes, header, jpeg);
   // A CMYK/YCCK JPEG is always converted: vision providers expect RGB (or grey) JPEGs.
   const printColours = header.components === 4;
-  if (!crop && !header.animated && !printColours && orientation === 1 && originalUrlBytes <= opts.embedTargetBytes && Math.max(width, height) <= opts.maxLongEdge) {
+  // A PNG that lost a damaged ancillary chunk is decoded without it, never sent on with the damage.
+  const damaged = (structure.png?.droppedChunks.length ?? 0) > 0;
+  if (!crop && !header.animated && !printColours && !damaged && orientation === 1 && originalUrlBytes <= opts.embedTargetBytes && Math.max(width, height) <= opts.maxLongEdge) {
     // Embedded unchanged, the bytes reach the provider with no decoder of ours in between.
     await verifyImageData(bytes, header, wasm, structure);
     return {

@@ -131,6 +131,29 @@ function isStartOfFrame(marker: number): boolean {
   return marker >= 0xc0 && marker <= 0xcf && marker !== 0xc4 && marker !== 0xc8 && marker !== 0xcc;
 }
 
+/**
+ * The sampling factors of a frame header (`sof`: the segment after its length field). T.81 allows
+ * 1..4 per component in any combination; libjpeg-turbo (ours, and libvips's) upsamples a component
+ * only by a whole ratio of the largest factors, so 3x1 luma with 2x1 chroma is refused by every
+ * libjpeg, while 4:1:0 or 1x1 luma with 2x2 chroma decode.
+ * @throws AppError 400 `invalid_image` for a short frame header or a factor outside 1..4; 415 for a
+ * fractional ratio (a valid file no decoder we have reads).
+ */
+function checkSampling(sof: Uint8Array): void {
+  const count = sof[5] ?? 0;
+  if (sof.length < 6 + 3 * count) throw invalidImage("JPEG", `is corrupt: its frame header (SOF) is shorter than its ${count} components need`);
+  const factors: [number, number][] = [];
+  for (let c = 0; c < count; c++) {
+    const hv = sof[7 + 3 * c]!, h = hv >> 4, v = hv & 15;
+    if (h < 1 || h > 4 || v < 1 || v > 4) throw invalidImage("JPEG", `is corrupt: component ${c + 1} declares sampling factors ${h}x${v} (1 to 4 allowed)`);
+    factors.push([h, v]);
+  }
+  const hMax = Math.max(...factors.map(([h]) => h)), vMax = Math.max(...factors.map(([, v]) => v));
+  if (factors.some(([h, v]) => hMax % h !== 0 || vMax % v !== 0)) {
+    throw unsupported(`The JPEG samples its components at ${factors.map(([h, v]) => `${h}x${v}`).join(", ")}: a valid layout, but one whose ratios are not whole numbers, which libjpeg-turbo (the decoder here and in libvips) cannot upsample. Re-save it as a standard JPEG (4:2:0 or 4:4:4) or PNG and send it again.`);
+  }
+}
+
 /** The Orientation tag (0x0112) of IFD0 in an APP1 "Exif" segment; 1 when absent or malformed. */
 function exifOrientation(bytes: Uint8Array, start: number, end: number): number {
   if (end - start < 14 || ascii(bytes, start, 6) !== "Exif\0\0") return 1;
@@ -274,7 +297,10 @@ export class JpegMarkerWalk {
     const length = (bytes[at]! << 8) | bytes[at + 1]!;
     if (length < 2) throw invalidImage("JPEG", "is corrupt: a segment has an invalid length");
     if (at + length > bytes.length) throw cut();
-    if (isStartOfFrame(marker) && ++this.frames > 1) throw invalidImage("JPEG", "is corrupt: it has a second frame header (SOF)");
+    if (isStartOfFrame(marker)) {
+      if (++this.frames > 1) throw invalidImage("JPEG", "is corrupt: it has a second frame header (SOF)");
+      checkSampling(bytes.subarray(at + 2, at + length));
+    }
     if (this.scans === 0) this.keepColor(marker, at + 2, at + length);
     at += length;
     this.at = at;

@@ -25,6 +25,11 @@ export interface PngInfo {
   /** The first iCCP chunk's data (profile name, compression method, zlib stream), not yet inflated. */
   iccp?: Uint8Array;
   idat: Uint8Array[];
+  /**
+   * Ancillary chunks dropped for a wrong CRC, in file order. The file then differs from what is
+   * decoded, so it is never embedded unchanged.
+   */
+  droppedChunks: string[];
 }
 
 export const CHANNELS: Record<number, number> = { 0: 1, 2: 3, 3: 1, 4: 2, 6: 4 };
@@ -65,7 +70,7 @@ export function crc32(bytes: Uint8Array, start: number, end: number): number {
   return (c ^ 0xffffffff) >>> 0;
 }
 
-function checkHeader(data: Uint8Array): Omit<PngInfo, "idat"> {
+function checkHeader(data: Uint8Array): Omit<PngInfo, "idat" | "droppedChunks"> {
   if (data.length !== 13) throw corrupt(`its IHDR chunk is ${data.length} bytes, not 13`);
   const view = new DataView(data.buffer, data.byteOffset, data.byteLength);
   const width = view.getUint32(0), height = view.getUint32(4);
@@ -81,8 +86,8 @@ function checkHeader(data: Uint8Array): Omit<PngInfo, "idat"> {
 /**
  * Walks every chunk to IEND: exactly one IHDR and first, PLTE (at most one) before the image data,
  * the IDAT chunks consecutive, the ancillary chunks in the places the PNG spec gives them, every
- * CRC right. The IHDR read here is the one the header check read, so the size limits hold for
- * what is decoded.
+ * critical chunk's CRC right (an ancillary chunk with a wrong CRC is dropped, as libpng does).
+ * The IHDR read here is the one the header check read, so the size limits hold for what is decoded.
  * @throws AppError 400 `invalid_image` naming the first rule the file breaks.
  */
 export function parseChunks(bytes: Uint8Array): PngInfo {
@@ -100,13 +105,19 @@ export function parseChunks(bytes: Uint8Array): PngInfo {
       throw invalidImage("PNG", `is truncated: its ${type} chunk declares ${length} bytes but only ${Math.max(0, bytes.length - at - 12)} follow`);
     }
     const dataStart = at + 8, dataEnd = dataStart + length;
-    if (crc32(bytes, at + 4, dataEnd) !== view.getUint32(dataEnd)) throw corrupt(`its ${type} chunk has a wrong CRC (the data is damaged)`);
     const data = bytes.subarray(dataStart, dataEnd);
     const critical = (bytes[at + 4]! & 0x20) === 0; // upper-case first letter
     at = dataEnd + 4;
+    if (crc32(bytes, dataStart - 4, dataEnd) !== view.getUint32(dataEnd)) {
+      // As libpng: a damaged ancillary chunk (text, colour hints, even tRNS) is dropped and the
+      // image decoded without it; a damaged critical chunk leaves nothing trustworthy to decode.
+      if (critical || !info) throw corrupt(`its ${type} chunk has a wrong CRC (the data is damaged)`);
+      info.droppedChunks.push(type);
+      continue;
+    }
     if (!info) {
       if (type !== "IHDR") throw corrupt("its first chunk is not IHDR");
-      info = { ...checkHeader(data), idat: [] };
+      info = { ...checkHeader(data), idat: [], droppedChunks: [] };
       seen.add(type);
       continue;
     }

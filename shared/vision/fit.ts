@@ -5,14 +5,14 @@
  * quality still does not fit. Every codec instance lives for one call, so memory does not ratchet.
  */
 import { AppError } from "../http/errors";
-import type { VisionWasm } from "./codecs";
-import { openImage, type SupportedMediaType } from "./format";
+import type { VisionWasm } from "./codecs/codec";
+import { openImage, type SupportedMediaType } from "../media/image-header";
 import { DEFAULT_JPEG_SETTINGS, type JpegEncodeSettings } from "./jpeg.settings";
 import type { JpegEncoder } from "./jpeg.encode";
-import { cmykColorOf, decodeJpegRgb, decodeJpegRows } from "./jpeg.decode";
+import { cmykColorOf, decodeJpegRgb, decodeJpegRows } from "./codecs/jpeg/jpeg.decode";
 import { prepareJpeg, type PreparedJpeg } from "./jpeg.baseline";
-import { decodePngRows, pngIccProfile } from "./png.decode";
-import { decodeWithPhoton, webpIccProfile } from "./photon.decode";
+import { decodePngRows, pngIccProfile } from "./codecs/png/png.decode";
+import { decodeWithPhoton, webpIccProfile } from "./codecs/photon/photon.decode";
 import { iccToSrgb } from "./color/icc";
 import { StreamingResampler, resizeRgb, type SourceWindow } from "./resample";
 import { checkStructure, verifyImageData, type ImageStructure } from "./verify";

@@ -4,10 +4,10 @@
  * image is embedded unchanged, its whole data: a pass-through skips our decoders, so nothing else
  * would notice a truncated or damaged file before the provider (and every later call) does.
  */
-import type { VisionWasm } from "./codecs";
-import { invalidImage, JpegMarkerWalk, walkGifFrames, type ImageHeader, type JpegStructure } from "./format";
-import { decodeJpegWithoutRows } from "./jpeg.decode";
-import { CHANNELS, inflateIdat, readInflated, parseChunks, type PngInfo } from "./png.decode";
+import type { VisionWasm } from "./codecs/codec";
+import { invalidImage, JpegMarkerWalk, walkGifFrames, type ImageHeader, type JpegStructure } from "../media/image-header";
+import { decodeJpegWithoutRows } from "./codecs/jpeg/jpeg.decode";
+import { CHANNELS, inflateIdat, readInflated, parseChunks, type PngInfo } from "./codecs/png/png.decode";
 
 /** What the structure walks found: read once per fit and handed to its verification, decodes and colour reads. */
 export interface ImageStructure {

@@ -6,7 +6,7 @@
 import { describe, expect, it } from "vitest";
 import sharp from "sharp";
 import { fitImage, type FitOptions } from "../../shared/vision/fit";
-import { decodeJpegRgb, jpegDctEighths } from "../../shared/vision/jpeg.decode";
+import { decodeJpegRgb, jpegDctEighths } from "../../shared/vision/codecs/jpeg/jpeg.decode";
 import { cmykProfileToSrgb, iccToSrgb, labToXyz, xyzToLab, xyzToSrgb } from "../../shared/vision/color/icc";
 import { FOGRA39_WEDGE, cmykConverter } from "../../shared/vision/color/cmyk";
 import { loadVisionWasmNode } from "../../bench/vision-wasm-node";

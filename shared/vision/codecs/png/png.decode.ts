@@ -6,11 +6,11 @@
  * live in its memory and are unfiltered (and RGBA flattened) there. Interlaced (Adam7) files are not
  * streamable and go to the photon path instead.
  */
-import { AppError } from "../http/errors";
-import { invalidImage } from "./format";
-import type { StreamingResampler } from "./resample";
-import type { ResamplerFactory } from "./codecs";
-import { SimdPngKernels } from "./wasm/vision.simd";
+import { AppError } from "../../../http/errors";
+import { invalidImage } from "../../../media/image-header";
+import type { StreamingResampler } from "../../resample";
+import type { ResamplerFactory } from "../codec";
+import { SimdPngKernels } from "../../wasm/vision.simd";
 
 /** A PNG's chunks, validated (order, sizes, CRCs) down to IEND: what its decode and its verification read. */
 export interface PngInfo {

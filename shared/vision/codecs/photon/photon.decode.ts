@@ -4,9 +4,9 @@
  * poisons it), so we bind the four exports we need ourselves; the instance is garbage afterwards.
  * photon decodes animations to their first frame.
  */
-import { invalidImage, webpChunks } from "./format";
-import { decodeCallerBytes, type DecodeStats, type ResamplerFactory } from "./codecs";
-import type { StreamingResampler } from "./resample";
+import { invalidImage, webpChunks } from "../../../media/image-header";
+import { decodeCallerBytes, type DecodeStats, type ResamplerFactory } from "../codec";
+import type { StreamingResampler } from "../../resample";
 
 interface PhotonExports {
   memory: WebAssembly.Memory;

@@ -3,11 +3,11 @@
  * in the DCT domain (n/8), so a 12 MP photo headed for 1568 px is decoded straight to 2016x1512
  * instead of 48 MB of full-size RGBA; the instance and its memory are garbage once this returns.
  */
-import { AppError } from "../http/errors";
-import { invalidImage, JpegMarkerWalk, type JpegColorInfo } from "./format";
-import { DecoderFailure, decodeCallerBytes, type DecodeStats, type ResamplerFactory } from "./codecs";
-import { cmykConverter } from "./color/cmyk";
-import type { CmykTransform } from "./color/icc";
+import { AppError } from "../../../http/errors";
+import { invalidImage, JpegMarkerWalk, type JpegColorInfo } from "../../../media/image-header";
+import { DecoderFailure, decodeCallerBytes, type DecodeStats, type ResamplerFactory } from "../codec";
+import { cmykConverter } from "../../color/cmyk";
+import type { CmykTransform } from "../../color/icc";
 
 const TJPF_RGB = 0;
 const TJPF_CMYK = 11;

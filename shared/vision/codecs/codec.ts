@@ -4,8 +4,8 @@
  * runtime entry compiles the modules once and hands them in; fitting instantiates them fresh per
  * request, which is what lets an isolate's WASM memory be collected after every image.
  */
-import { AppError } from "../http/errors";
-import type { StreamingResampler } from "./resample";
+import { AppError } from "../../http/errors";
+import type { StreamingResampler } from "../resample";
 
 export interface VisionWasm {
   /** libjpeg-turbo's TurboJPEG decoder, a WASI build (`@cwasm/jpeg-turbo/jpeg-turbo.wasm`): DCT-domain scaling. */

@@ -1,6 +1,6 @@
 /**
  * Cheap estimates the cost strategy needs from a conversation it must not re-serialise: the pixel
- * size of an inline image (from the first few KB of its base64, through the image header reader (shared/media)),
+ * size of an inline image (from the first few KB of its base64, through the neutral image header reader in shared/media),
  * its prompt tokens, and a message's text tokens. Estimates only: they weigh a retirement against
  * its rewrite; they never decide what the provider receives.
  */

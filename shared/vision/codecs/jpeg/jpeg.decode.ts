@@ -229,7 +229,7 @@ export function decodeJpegRows(
     resampler = r;
     return Object.assign((row: number, rgb: Uint8Array, at: number) => r.pushRow(row, rgb, at), { wants: (row: number) => r.wantsRow(row) });
   }, () => {
-    // The frame header the walk read and the one TurboJPEG read are the same (checkStructure refuses a second).
+    // The frame header the walk read and the one TurboJPEG read are the same (the structure walk refuses a second).
     if (!cmyk) throw new Error("TurboJPEG found a CMYK/YCCK frame where the header walk read fewer components");
     return cmyk;
   });

@@ -380,6 +380,12 @@ export interface GifFrame {
   height: number;
   /** Offset of the LZW minimum code size byte; the data sub-blocks follow it. */
   dataStart: number;
+  /** Rows stored in four passes (0, 8, 16...; 4, 12...; 2, 6...; 1, 3...). */
+  interlaced: boolean;
+  /** The colour table this frame uses (its own, else the global one): RGB triples; absent when the file has none. */
+  palette?: Uint8Array;
+  /** The palette index drawn as transparent (the Graphic Control Extension before the frame). */
+  transparentIndex?: number;
 }
 
 /**
@@ -389,7 +395,12 @@ export interface GifFrame {
  */
 export function walkGifFrames(bytes: Uint8Array, screenWidth: number, screenHeight: number): GifFrame[] {
   let at = 13;
-  if (bytes[10]! & 0x80) at += 3 * (1 << ((bytes[10]! & 7) + 1));
+  let globalPalette: Uint8Array | undefined;
+  if (bytes[10]! & 0x80) {
+    at += 3 * (1 << ((bytes[10]! & 7) + 1));
+    globalPalette = bytes.subarray(13, at);
+  }
+  let transparentIndex: number | undefined;
   const frames: GifFrame[] = [];
   const cut = () => invalidImage("GIF", `is truncated: it ends inside ${frames.length === 0 ? "its header" : `frame ${frames.length}`}, before its trailer`);
   const skipSubBlocks = () => {
@@ -404,13 +415,18 @@ export function walkGifFrames(bytes: Uint8Array, screenWidth: number, screenHeig
     if (block === 0x2c) {
       if (at + 10 > bytes.length) throw cut();
       const u16 = (o: number) => bytes[at + o]! | (bytes[at + o + 1]! << 8);
-      const frame = { left: u16(1), top: u16(3), width: u16(5), height: u16(7), dataStart: 0 };
+      const flags = bytes[at + 9]!;
+      const frame: GifFrame = { left: u16(1), top: u16(3), width: u16(5), height: u16(7), dataStart: 0, interlaced: (flags & 0x40) !== 0, palette: globalPalette, transparentIndex };
       if (frame.left + frame.width > screenWidth || frame.top + frame.height > screenHeight) {
         throw invalidImage("GIF", `does not match its container: frame ${frames.length + 1} (${frame.width}x${frame.height} at ${frame.left},${frame.top}) reaches outside the ${screenWidth}x${screenHeight} logical screen`);
       }
-      const flags = bytes[at + 9]!;
       at += 10;
-      if (flags & 0x80) at += 3 * (1 << ((flags & 7) + 1));
+      if (flags & 0x80) {
+        const start = at;
+        at += 3 * (1 << ((flags & 7) + 1));
+        frame.palette = bytes.subarray(start, Math.min(at, bytes.length));
+      }
+      transparentIndex = undefined; // a Graphic Control Extension applies to the next image only
       if (at >= bytes.length) throw cut();
       frame.dataStart = at;
       const minCodeSize = bytes[at]!;
@@ -419,6 +435,8 @@ export function walkGifFrames(bytes: Uint8Array, screenWidth: number, screenHeig
       at++;
       skipSubBlocks();
     } else if (block === 0x21) {
+      // Graphic Control Extension: 4 bytes (flags, delay, transparent index); bit 0 of flags says it is set.
+      if (bytes[at + 1] === 0xf9 && bytes[at + 2]! >= 4 && at + 6 < bytes.length) transparentIndex = bytes[at + 3]! & 1 ? bytes[at + 6]! : undefined;
       at += 2;
       skipSubBlocks();
     } else {

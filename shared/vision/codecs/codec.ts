@@ -124,7 +124,7 @@ export function isOutOfMemory(error: unknown): boolean {
  * Wrap only the decoder's own calls: rows handed to our resampler run outside, so a fault of ours
  * stays ours. An AppError (a refusal we raised from an import) passes unchanged.
  * @example
- * const image = decodeCallerBytes("photon", "GIF", "could not be decoded: its data is corrupt", () => photon.decode(ptr, len));
+ * const image = decodeCallerBytes("photon", "WEBP", "could not be decoded: its data is corrupt", () => photon.decode(ptr, len));
  */
 export function decodeCallerBytes<T>(decoder: DecoderFailure["decoder"], format: string, what: string, run: () => T): T {
   try {

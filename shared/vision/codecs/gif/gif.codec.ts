@@ -1,24 +1,21 @@
 /**
  * GIF: every frame walked against the logical screen by the header sniff; the first frame decoded
- * (by photon, whole, hence the lower pixel cap). An animation is never passed through.
+ * row by row in JS (gif.decode.ts), within the same memory as a PNG, so no cap of its own. An
+ * animation is never passed through.
  */
 import { walkGifFrames } from "../../../media/image-header";
 import type { Codec } from "../codec";
-import { PHOTON_MAX_PIXELS, decodeWithPhoton } from "../photon/photon.decode";
-import { verifyGifFrame } from "./gif.lzw";
+import { decodeGifRows } from "./gif.decode";
+import { decodeGifFrame } from "./gif.lzw";
 
 export const gifCodec: Codec = {
   label: "GIF",
-  maxPixels: PHOTON_MAX_PIXELS,
-  open({ bytes, header }, wasm) {
+  open({ bytes, header }) {
     return {
       passThrough: !header.animated,
-      verify: async () => walkGifFrames(bytes, header.width, header.height).forEach((frame, i) => verifyGifFrame(bytes, frame, i + 1)),
+      verify: async () => walkGifFrames(bytes, header.width, header.height).forEach((frame, i) => decodeGifFrame(bytes, frame, i + 1)),
       colorProfile: async () => undefined, // GIF has none
-      decodeRows: async (_minScale, makeResampler) => {
-        const decoded = decodeWithPhoton(bytes, "GIF", wasm.photon, makeResampler);
-        return { resampler: decoded.resampler, wasmBytes: decoded.stats.wasmBytes };
-      },
+      decodeRows: async (_minScale, makeResampler) => ({ resampler: decodeGifRows(bytes, header, makeResampler), wasmBytes: 0 }),
     };
   },
 };

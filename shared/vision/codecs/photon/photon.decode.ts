@@ -1,5 +1,6 @@
 /**
- * GIF, WebP and interlaced PNG decode through photon, in an instance created for this call only.
+ * WebP decodes through photon, in an instance created for this call only (GIF and interlaced PNG
+ * have row decoders of our own).
  * @cf-wasm/photon's own glue keeps one module-level instance whose memory only grows (and a panic
  * poisons it), so we bind the four exports we need ourselves; the instance is garbage afterwards.
  * photon decodes animations to their first frame.
@@ -23,7 +24,8 @@ interface PhotonExports {
 
 /**
  * photon decodes a whole frame to RGBA and copies it out (about 15 bytes of WASM memory per pixel,
- * docs/benchmarks.md "Isolate memory"), so what it decodes gets a lower cap than max_input_pixels.
+ * docs/benchmarks.md "Isolate memory"), so what it decodes (WebP) gets a lower cap than
+ * max_input_pixels.
  */
 export const PHOTON_MAX_PIXELS = 6_000_000;
 

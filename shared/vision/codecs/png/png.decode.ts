@@ -192,10 +192,10 @@ function unfilter(filter: number, cur: Uint8Array, prev: Uint8Array, bpp: number
   }
 }
 
-type RowConverter = (line: Uint8Array, out: Uint8Array) => void;
+export type RowConverter = (line: Uint8Array, out: Uint8Array) => void;
 
 /** Converts one unfiltered scanline to RGB, flattening any transparency on white. */
-function makeRowConverter(info: PngInfo): RowConverter | undefined {
+export function makeRowConverter(info: PngInfo): RowConverter | undefined {
   const { width, bitDepth, colorType, palette, transparency } = info;
   const blend = (c: number, a: number) => ((c * a + 255 * (255 - a)) / 255 + 0.5) | 0;
   // 8-bit RGB without a transparent colour is already what the resampler takes: no conversion.
@@ -278,7 +278,7 @@ function makeRowConverter(info: PngInfo): RowConverter | undefined {
 }
 
 /** Where scanlines are unfiltered: our SIMD kernels' memory, or two JS lines (the fallback). */
-interface LineStore {
+export interface LineStore {
   /** Bytes that hold the line being filled at `line`. */
   bytes: Uint8Array;
   line: number;
@@ -312,7 +312,7 @@ function simdLines(module: WebAssembly.Module, info: PngInfo, stride: number, bp
   };
 }
 
-function jsLines(info: PngInfo, stride: number, bpp: number, convert: RowConverter | undefined): LineStore {
+export function jsLines(info: PngInfo, stride: number, bpp: number, convert: RowConverter | undefined): LineStore {
   let cur = new Uint8Array(stride);
   let prev = new Uint8Array(stride);
   const rgb = new Uint8Array(convert ? info.width * 3 : 0);

@@ -7,7 +7,9 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { anthropicAdapter, blockBefore, countBreakpoints } from "../../shared/eviction/anthropic";
 import { EvictRequest } from "../../shared/eviction/evict.schema";
-import { PROMPT_CACHE_TTL_MS } from "../../shared/eviction/cost";
+import { modelRules } from "../../shared/models/models.table";
+
+const PROMPT_CACHE_TTL_MS = modelRules("anthropic", undefined).cache.ttlMs;
 import { evictContext } from "../../shared/eviction/evict.service";
 import { describedImageText, loadOf, RETIRED_IMAGE_TEXT } from "../../shared/eviction/inventory";
 import { anthropicScreenshots, conversation, deepFreeze, FORMATS, pngBase64, screenshots } from "./eviction.fixtures";
@@ -52,9 +54,10 @@ describe("strategy", () => {
     }
   });
 
-  it("refuses the cost-only fields with hermes, and manage_cache outside Anthropic", () => {
+  it("refuses the cost-only fields with hermes; takes manage_cache in both formats (OpenAI places prompt_cache_breakpoint from GPT-5.6)", () => {
     expect(EvictRequest.safeParse({ format: "openai", messages: [], session_id: "s" }).success).toBe(false);
-    expect(EvictRequest.safeParse({ format: "openai", messages: [], strategy: "cost", manage_cache: true }).success).toBe(false);
+    expect(EvictRequest.safeParse({ format: "openai", messages: [], system: "s" }).success).toBe(false);
+    expect(EvictRequest.safeParse({ format: "openai", messages: [], strategy: "cost", manage_cache: true }).success).toBe(true);
     expect(EvictRequest.safeParse({ format: "anthropic", messages: [], strategy: "cost", last_request_at: "yesterday" }).success).toBe(false);
     expect(EvictRequest.safeParse({ format: "anthropic", messages: [], strategy: "cost", manage_cache: true, last_request_at: "2026-12-01T09:00:00Z" }).success).toBe(true);
   });
@@ -68,8 +71,10 @@ describe("cost: ceilings", () => {
     const out = evictContext(parse({ format: "anthropic", strategy: "cost", provider: "anthropic", messages: big }), { now: NOW });
     expect(out.stats.limits.max_blocks).toBe(20);
     expect(out.stats.image_blocks_after).toBeLessThanOrEqual(20);
-    // One request sees the whole conversation: the front moved when the 21st image came, before this one.
-    expect(out.stats.reason).toBe("held");
+    // One request sees the whole conversation: the front moved when the 21st image came, before this
+    // one; with no session remembered, the rule that put it there is reported, and the sentence says so.
+    expect(out.stats.reason).toBe("ceiling");
+    expect(out.stats.explanation).toMatch(/^Retired \d+ tool images, where the ceiling rule put the front at an earlier message of this conversation; send session_id/);
   });
 
   it("moves the front only down to the floor, and never sends a request over the true ceiling", () => {
@@ -177,8 +182,9 @@ describe("cost: the front breakpoint (manage_cache)", () => {
     const at = out.stats.cache_marker!;
     expect(after).toContain(`${at.message}/${at.block}`);
     // Just before the oldest tool image the previous request still had: the front did not move in
-    // this request (held), so that is the oldest live one, after the assistant's tool_use block.
-    expect(out.stats.reason).toBe("held");
+    // this request, so that is the oldest live one, after the assistant's tool_use block.
+    expect(out.stats.reason).not.toBe("under_ceiling");
+    expect(out.stats.explanation).toContain("at an earlier message");
     const oldestLive = anthropicAdapter.inventory(client).carriers[out.retired]!;
     expect(at).toEqual({ message: oldestLive.message - 1, block: 1 });
   });

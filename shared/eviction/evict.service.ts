@@ -15,7 +15,7 @@ import { resolveLimits, retirementFront, type EvictionLimits } from "./policy";
 import { textTokens } from "./estimate";
 import { conversationSteps } from "./steps";
 import { modelRules, type ModelRules } from "../models/models.table";
-import type { CacheStore } from "../ports";
+import type { AppPorts } from "../ports";
 import { sha256Hex } from "../hash";
 
 
@@ -341,7 +341,7 @@ const SESSION_MEMORY_TTL_MS = 24 * 60 * 60_000;
  * front and the last call remembered for it, and store this call's. Other requests go straight
  * through. A store failure degrades to "nothing remembered", never to an error.
  */
-export async function evictForSession(request: EvictRequest, deps: { cache: CacheStore; clock: () => number }): Promise<EvictResponse> {
+export async function evictForSession(request: EvictRequest, deps: Pick<AppPorts, "cache" | "clock">): Promise<EvictResponse> {
   if (request.strategy !== "cost" || request.session_id === undefined) return evictContext(request, { now: deps.clock() });
   const key = await sessionKey(request.session_id);
   const now = deps.clock();
@@ -398,7 +398,7 @@ export interface OutboundRequest {
  * const out = await evictOutbound({ format: "anthropic", messages: body.messages, model: body.model, sessionKey, system: body.system }, deps);
  * body.messages = out.messages; // headers: X-Edge-Retired = out.retired
  */
-export function evictOutbound(request: OutboundRequest, deps: { cache: CacheStore; clock: () => number }): Promise<EvictResponse> {
+export function evictOutbound(request: OutboundRequest, deps: Pick<AppPorts, "cache" | "clock">): Promise<EvictResponse> {
   return evictForSession(
     {
       format: request.format,

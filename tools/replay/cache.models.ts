@@ -9,7 +9,6 @@
  */
 import { ANTHROPIC_BREAKPOINTS, PLACEHOLDER_TOKENS } from "../../shared/eviction/cost";
 import type { EvictionLimits } from "../../shared/eviction/policy";
-import type { RequestBody } from "./jsonl";
 import { modelRules } from "../../shared/models/models.table";
 
 /** One piece of a request as the cache sees it: equal ids mean equal bytes. */
@@ -35,6 +34,12 @@ export interface Segment {
     readonly carrier: string;
     readonly bytes: number;
   };
+}
+
+/** A logged request body and its format: what the route's policies are handed in the replay. */
+export interface RequestBody {
+  readonly format: "anthropic" | "openai";
+  readonly body: Record<string, unknown>;
 }
 
 /** One request of a session: the whole prompt, in order. */

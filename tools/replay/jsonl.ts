@@ -7,16 +7,12 @@
 import { anthropicAdapter } from "../../shared/eviction/anthropic";
 import type { EvictionAdapter } from "../../shared/eviction/inventory";
 import { openaiAdapter } from "../../shared/eviction/openai";
-import { DEFAULT_THINK_MS, type CacheModel, type Segment } from "./cache.models";
+import { DEFAULT_THINK_MS, type CacheModel, type RequestBody, type Segment } from "./cache.models";
+
+export type { RequestBody } from "./cache.models";
 import { replay } from "./compare";
 import { noEviction } from "./rivals";
 import type { ReplayTurn } from "./sessions";
-
-/** A logged request body and its format: what the route's policies are handed in the replay. */
-export interface RequestBody {
-  readonly format: "anthropic" | "openai";
-  readonly body: Record<string, unknown>;
-}
 
 /** Estimates for turning a real request body into segments. */
 export interface BodyModel {

@@ -14,8 +14,7 @@ import { anthropicAdapter } from "../../shared/eviction/anthropic";
 import { openaiAdapter } from "../../shared/eviction/openai";
 import { DEFAULT_LIMITS, KEEP_FLOOR, type EvictionLimits } from "../../shared/eviction/policy";
 import { CHARS_PER_TOKEN } from "../../shared/eviction/estimate";
-import type { CacheModel, ReplayRequest } from "./cache.models";
-import type { RequestBody } from "./jsonl";
+import type { CacheModel, ReplayRequest, RequestBody } from "./cache.models";
 
 /** What a policy knows about the request it decides for. */
 export interface PolicyContext {

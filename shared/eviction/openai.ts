@@ -84,18 +84,17 @@ export function countOpenaiBreakpoints(messages: readonly unknown[]): number {
 }
 
 /**
- * The last content part before message `before` that can carry a breakpoint: a non-image part of
- * the nearest earlier message whose content is an array (a plain-string message would change its
- * bytes, so the search stops there), or null. OpenAI has no block lookback limit, so the marker
- * stands right before the front.
+ * The last content part before message `before` that can carry a breakpoint: the last part of the
+ * nearest earlier message whose content is an array of parts (an assistant's tool-call message
+ * with no content is passed over; a plain-string message would change its bytes, so the search
+ * stops there), or null. OpenAI has no block lookback limit, so the marker stands right before the front.
  */
 export function openaiBlockBefore(messages: readonly unknown[], before: number): PartPosition | null {
   for (let message = before - 1; message >= 0; message--) {
     const content = asRecord(messages[message])?.content;
+    if (content === null || content === undefined) continue;
     if (!Array.isArray(content)) return null;
-    for (let block = content.length - 1; block >= 0; block--) {
-      if (imageUrl(asRecord(content[block])) === null && asRecord(content[block]) !== null) return { message, block };
-    }
+    for (let block = content.length - 1; block >= 0; block--) if (asRecord(content[block]) !== null) return { message, block };
   }
   return null;
 }

@@ -270,3 +270,60 @@ describe("retired images can become their description", () => {
     expect(EvictRequest.safeParse({ format: "openai", messages: [], descriptions: [{ message: 0, block: 0, text: "x" }] }).success).toBe(false);
   });
 });
+
+describe("cost: each model's own rules (the model table)", () => {
+  it("takes the model's image ceiling: 600 on a 1M-context model, 100 on a 200k one, 20 when an image passes 2,000 px", () => {
+    const messages = anthropicScreenshots(150, SMALL);
+    const run = (model: string | undefined, msgs = messages) => evictContext(parse({ format: "anthropic", strategy: "cost", provider: "anthropic", ...(model ? { model } : {}), messages: msgs }), { now: NOW });
+    const wide = run("claude-sonnet-5-5");
+    expect(wide.stats.limits.max_blocks).toBe(600);
+    expect(wide.stats.estimate?.model).toBe("claude-sonnet-5-5");
+    expect(run("claude-haiku-4-5").stats.limits.max_blocks).toBe(100);
+    expect(run("claude-haiku-4-5").stats.image_blocks_after).toBeLessThanOrEqual(100);
+    expect(run("claude-sonnet-5-5", anthropicScreenshots(30, { width: 2_400, height: 1_600 })).stats.limits.max_blocks).toBe(20);
+  });
+
+  it("judges cold by the model's TTL: the client's 1-hour cache_control keeps a 10-minute pause warm; a 5-minute one does not", () => {
+    const messages = anthropicScreenshots(12, SMALL);
+    const pause = new Date(NOW - 10 * 60_000).toISOString();
+    const short = evictContext(parse({ format: "anthropic", strategy: "cost", session_id: "s", messages, last_request_at: pause }), { now: NOW });
+    expect(short.stats.reason).toBe("cold_cache");
+    expect(short.stats.explanation).toBe("Retired 9 tool images because the cache was cold: nothing cached is rewritten.");
+    const long = evictContext(parse({ format: "anthropic", strategy: "cost", session_id: "s", messages, last_request_at: pause, cache_control: { type: "ephemeral", ttl: "1h" } }), { now: NOW });
+    expect(long.stats.cold_cache).toBe(false);
+    expect(long.retired).toBe(0);
+  });
+
+  it("a top-level cache_control (automatic caching) counts toward the 4 breakpoints", () => {
+    const client = withClientMarkers(anthropicScreenshots(30, SMALL), 2);
+    const body = { format: "anthropic", strategy: "cost", provider: "anthropic", manage_cache: true, messages: client, other_breakpoints: 1 } as const;
+    expect(evictContext(parse(body), { now: NOW }).stats.cache_marker).toBeDefined();
+    const automatic = evictContext(parse({ ...body, cache_control: { type: "ephemeral" } }), { now: NOW });
+    expect(automatic.stats.cache_marker).toBeUndefined();
+    expect(automatic.stats.cache_marker_note).toMatch(/4 of the 4 breakpoints.*1 automatic/);
+  });
+
+  it("OpenAI from GPT-5.6: the front marker is an explicit prompt_cache_breakpoint on the part before the front; before GPT-5.6 nothing is placed", () => {
+    const messages = conversation("openai", screenshots(30));
+    const out = evictContext(parse({ format: "openai", strategy: "cost", provider: "openai", model: "gpt-5.6-terra", manage_cache: true, messages }), { now: NOW });
+    const at = out.stats.cache_marker!;
+    const part = (out.messages[at.message] as { content: Record<string, unknown>[] }).content[at.block]!;
+    expect(part.prompt_cache_breakpoint).toEqual({ mode: "explicit" });
+    expect(JSON.stringify(out.messages).split("prompt_cache_breakpoint").length - 1).toBe(1);
+    // Writes are billed at 1.25x on this model: the estimate prices them so.
+    expect(out.stats.estimate!.cache_write_usd).toBeCloseTo((out.stats.estimate!.cache_write_tokens * 2.5 * 1.25) / 1e6, 5);
+    const older = evictContext(parse({ format: "openai", strategy: "cost", provider: "openai", model: "gpt-4o", manage_cache: true, messages }), { now: NOW });
+    expect(older.stats.cache_marker).toBeUndefined();
+    expect(JSON.stringify(older.messages)).not.toContain("prompt_cache_breakpoint");
+  });
+
+  it("says what it did in words and numbers: under hermes the same request would retire 8 and rewrite everything after the first image", () => {
+    const messages = anthropicScreenshots(21, { width: 2_400, height: 1_600 });
+    const out = evictContext(parse({ format: "anthropic", strategy: "cost", session_id: "s", messages }), { now: NOW, memory: { at: NOW - 30_000, front: 0, carrier: "" } });
+    expect(out.stats.reason).toBe("ceiling");
+    expect(out.stats.explanation).toMatch(/^Retired 18 tool images because the request would pass the ceiling of 20 images: about [\d,]+ tokens after the front are written to the cache again\.$/);
+    expect(out.stats.estimate!.hermes.retired).toBe(8);
+    expect(out.stats.estimate!.hermes.cache_write_tokens).toBeGreaterThan(0);
+    expect(out.stats.estimate!.cache_write_usd).toBeCloseTo((out.stats.estimate!.cache_write_tokens * 3 * 1.25) / 1e6, 5);
+  });
+});

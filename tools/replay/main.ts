@@ -88,8 +88,9 @@ Output:
                           vs logged cache writes, reads and uncached input per request
   --suite                 the target sessions (light, heavy, with and without pauses) side by side
   --random N              N random sessions (the property tests' ranges): how often and by how much
-                          the cost strategy (as --requests-left says) costs more than hermes 20/8/3,
-                          and for each such session why; --seed S picks the sessions (1)
+                          the cost strategy (as --requests-left says) costs more than hermes 20/8/3
+                          or than the cheapest rival + 2 %, and for each such session why;
+                          --seed S picks the sessions (1)
 `;
 
 const { values } = parseArgs({
@@ -439,12 +440,18 @@ function renderSuite(): string {
 function renderLosses(r: CostLossReport): string {
   const pct = (x: number) => `${x >= 0 ? "+" : ""}${(x * 100).toFixed(1)} %`;
   const told = horizon === "guess" ? "told nothing" : `requests_left ${horizon}`;
-  const summary = `cost (${told}) against hermes ${limits.maxBlocks}/${limits.batch}/${limits.floor} over ${r.sessions} random sessions: dearer in ${r.losses.length} (${((r.losses.length / Math.max(1, r.sessions)) * 100).toFixed(1)} %), worst ${pct(r.worst_excess)}, mean ${pct(r.mean_excess)}`;
+  const share = (n: number) => `${n} (${((n / Math.max(1, r.sessions)) * 100).toFixed(1)} %)`;
+  const dearer = r.losses.filter((loss) => loss.excess > 1e-9).length;
+  const summary = [
+    `cost (${told}) over ${r.sessions} random sessions:`,
+    `- against hermes ${limits.maxBlocks}/${limits.batch}/${limits.floor}: dearer in ${share(dearer)}, worst ${pct(r.worst_excess)}, mean ${pct(r.mean_excess)}`,
+    `- against the cheapest rival of each session: over it + 2 % in ${share(r.over_rival)}, worst ${pct(r.worst_excess_over_rival)}`,
+  ];
   const body = r.losses.map((loss) => {
     const s = loss.session;
     const shape = `${s.turns} turns, ${imagesIn(generateSession(s))} images every ${s.imageEvery}, text ${s.textTokens}, image ${s.imageTokens}, system ${s.systemTokens}, ${s.thinkSeconds} s${s.pauseEvery ? `, ${s.pauseMinutes}-min pause every ${s.pauseEvery}` : ""}`;
-    return [shape, pct(loss.excess), loss.why];
+    return [shape, pct(loss.excess), `${loss.rival} ${pct(loss.excess_over_rival)}`, loss.why];
   });
-  const table = body.length > 0 ? ["", ...markdownTable(["session", "cost vs hermes", "why"], body)] : [];
-  return [describeModel(), "", summary, ...table, ""].join("\n");
+  const table = body.length > 0 ? ["", ...markdownTable(["session", "cost vs hermes", "vs cheapest rival", "why"], body)] : [];
+  return [describeModel(), "", ...summary, ...table, ""].join("\n");
 }

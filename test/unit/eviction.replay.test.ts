@@ -524,3 +524,20 @@ describe("validation against logged usage", () => {
     expect(parseUsage({ prompt_tokens: 2_000, prompt_tokens_details: { cached_tokens: 1_152 } })).toEqual({ cacheWriteTokens: 0, cacheReadTokens: 1_152, inputTokens: 848 });
   });
 });
+
+describe("the best schedule that exists (--schedules)", () => {
+  it("a scheduled move retires down to the floor at that request only; the search finds the cheapest one- and two-move schedules and the cheapest safe one", async () => {
+    const { bestSchedules, scheduledPolicy } = await import("../../tools/replay/schedules");
+    const requests = requestsFromTurns(generateSession({ turns: 30, images: 24 }), 4_000);
+    const policy = scheduledPolicy(new Set([20]));
+    const retired = requests.map((request, index) => policy(request, { index, at: index * 30_000, count: requests.length }).retired.size);
+    expect(retired[19]).toBe(0);
+    expect(retired[20]).toBe(20 - 3); // request 21 carries 20 screenshots: all but the floor of 3
+    expect(retired[29]).toBe(17); // held until the end
+    const found = bestSchedules(requests, requestTimes(requests.length), ANTHROPIC_CACHE_MODEL);
+    expect(found.tried).toBe(29 + (29 * 28) / 2);
+    expect(found.safest === null || found.best.cost <= found.safest.cost).toBe(true);
+    const direct = replay(requests, scheduledPolicy(new Set(found.best.moves.map((m) => m - 1))), { model: ANTHROPIC_CACHE_MODEL, times: requestTimes(requests.length) });
+    expect(direct.cost).toBeCloseTo(found.best.cost, 6);
+  });
+});

@@ -8,7 +8,8 @@
 import { spawnSync } from "node:child_process";
 import sharp from "sharp";
 import * as photon from "@cf-wasm/photon";
-import { fitImage, dataUrlLength, searchQuality, QUALITY_MIN, type FitResult } from "../shared/vision/fit";
+import { fitImage, dataUrlLength, searchQuality, QUALITY_MIN } from "../shared/vision/fit";
+import type { FitResult } from "../shared/ports";
 import type { JpegEncodeSettings } from "../shared/vision/jpeg.settings";
 import { loadVisionWasmNode } from "./vision-wasm-node";
 import { median } from "./stats";

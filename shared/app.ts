@@ -5,6 +5,7 @@
 import { Hono, type Context } from "hono";
 import { cors } from "hono/cors";
 import type { LoadedConfig } from "./config/config.load";
+import type { AppDeps } from "./ports";
 import { publicConfig } from "./config/config.load";
 import { authorize } from "./http/auth";
 import { readJsonBody } from "./http/body";
@@ -12,39 +13,21 @@ import { AppError } from "./http/errors";
 import { isMultipart, readMultipart } from "./http/multipart";
 import { errorResponse, jsonResponse } from "./http/respond";
 import { parseRequest } from "./http/validate";
-import type { Logger } from "./log";
-import type { CacheStore, Clock, FetchFn } from "./ports";
-import type { SingleFlight } from "./web/flight";
-import type { EmbedCounter } from "./embeds/embed-cap";
-import type { DnsResolver } from "./safety/dns";
-import type { FitOptions, FitResult } from "./vision/fit";
 import { MCP_CORS, handleMcpPost, isAllowedOrigin, mcpOriginRefusal } from "./mcp/mcp.http";
 import { openApiDocument } from "./openapi";
 import { MCP_TOOLS, TOOLS } from "./tools/registry";
-import type { ToolContext } from "./tools/tool.types";
-
-export interface AppDeps {
-  runtime: "workerd" | "deno";
-  version: string;
-  /** The effective configuration; throws AppError 500 `config_error` when it is unusable. */
-  config: () => LoadedConfig;
-  cache: CacheStore;
-  flight: SingleFlight;
-  fetch: FetchFn;
-  clock: Clock;
-  log: Logger;
-  /** Fits an image into the embed budget (WASM codecs bound by the runtime entry). */
-  fitImage: (bytes: Uint8Array, options: FitOptions) => Promise<FitResult>;
-  /** Per-session repeat-cap counters. */
-  embeds: EmbedCounter;
-  /** A DNS-over-HTTPS resolver per resolver URL, with its answer cache kept for the isolate. */
-  dnsResolver: (url: string) => DnsResolver;
-}
+import type { ToolContext, ToolDefinition } from "./tools/tool.types";
 
 type Env = { Variables: { requestId: string; loaded: LoadedConfig } };
 type Handler = (c: Context<Env>) => Promise<Response> | Response;
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+
+/** The fields a tool reads from headers, under the JSON body's own (which win). */
+function withHeaderFields(tool: ToolDefinition, headers: Headers, body: unknown): unknown {
+  if (!tool.requestHeaders || body === null || typeof body !== "object" || Array.isArray(body)) return body;
+  return { ...tool.requestHeaders.toFields(headers), ...body };
+}
 
 export function createApp(deps: AppDeps): Hono<Env> {
   const app = new Hono<Env>();
@@ -90,7 +73,10 @@ export function createApp(deps: AppDeps): Hono<Env> {
     GET: (c) => jsonResponse(publicConfig(c.get("loaded"))),
   });
 
-  const toolContext = (c: Context<Env>): ToolContext => ({ deps, loaded: c.get("loaded"), requestId: c.get("requestId") });
+  const toolContext = (c: Context<Env>): ToolContext => {
+    const { config, secrets } = c.get("loaded");
+    return { ports: deps, config, secrets, requestId: c.get("requestId") };
+  };
 
   for (const tool of TOOLS) {
     route(tool.path, {
@@ -98,14 +84,14 @@ export function createApp(deps: AppDeps): Hono<Env> {
         const upload = tool.upload && isMultipart(c.req.header("content-type") ?? null) ? tool.upload : null;
         const answer = upload
           ? await readMultipart(c.req.raw, tool.bodyLimit, upload.field, upload.maxBytes).then(({ fields, file }) => tool.run(toolContext(c), parseRequest(upload.fields, fields), file))
-          : await tool.run(toolContext(c), parseRequest(tool.input, await readJsonBody(c.req.raw, tool.bodyLimit)));
+          : await tool.run(toolContext(c), parseRequest(tool.input, withHeaderFields(tool, c.req.raw.headers, await readJsonBody(c.req.raw, tool.bodyLimit))));
         return jsonResponse(answer.body, 200, answer.headers);
       },
     });
   }
 
   route("/mcp", {
-    POST: (c) => handleMcpPost(c.req.raw, toolContext(c), MCP_TOOLS),
+    POST: (c) => handleMcpPost(c.req.raw, toolContext(c), MCP_TOOLS, deps.version),
   });
 
   route("/openapi.json", {

@@ -5,20 +5,25 @@
  */
 import { DurableObject } from "cloudflare:workers";
 import { consoleLogger } from "../shared/log";
-import type { Job } from "../shared/web/jobs";
-import { FlightCoordinator, type FlightOptions, type FlightOutcome } from "../shared/web/flight";
+import type { Job } from "../shared/web/job.types";
+import { CopyElection, FlightCoordinator } from "../shared/web/flight";
+import type { FlightOptions, FlightOutcome } from "../shared/ports";
 import { DurableObjectStore } from "./do-storage.store";
 import { KvStore } from "./kv.store";
-import type { WorkerEnv } from "./env";
 
-export class FlightDO extends DurableObject<WorkerEnv> {
+/** The one binding a FlightDO uses (declared here so env.ts and the DO do not import each other). */
+interface FlightEnv {
+  CACHE: KVNamespace;
+}
+
+export class FlightDO extends DurableObject<FlightEnv> {
   private readonly coordinator: FlightCoordinator;
 
-  constructor(ctx: DurableObjectState, env: WorkerEnv) {
+  constructor(ctx: DurableObjectState, env: FlightEnv) {
     super(ctx, env);
     this.coordinator = new FlightCoordinator({
-      authority: new DurableObjectStore(ctx.storage),
-      publish: new KvStore(env.CACHE),
+      // The object's input gate makes its own copy the one election for its key.
+      election: new CopyElection(new DurableObjectStore(ctx.storage), new KvStore(env.CACHE)),
       fetch: (input, init) => fetch(input, init),
       log: consoleLogger,
     });
@@ -27,6 +32,11 @@ export class FlightDO extends DurableObject<WorkerEnv> {
   /** RPC: answer `job` for `key` once for every concurrent caller. */
   async run(key: string, job: Job, options: FlightOptions): Promise<FlightOutcome> {
     return this.coordinator.run(key, job, options);
+  }
+
+  /** RPC: drop this key's authoritative copy (a purge); a call in flight still stores its answer. */
+  async forget(key: string): Promise<boolean> {
+    return this.coordinator.forget(key);
   }
 
   /** Every entry here has expired: drop them all. */

@@ -3,31 +3,8 @@
  * longer than the answer's own TTL) so the gate costs microseconds on a warm hostname. The same
  * code runs on Workers and Deno because it only needs an injected fetch and clock.
  */
-import type { Logger } from "../log";
-import type { Clock, FetchFn } from "../ports";
-import { type AddressClass, classifyIPv4, classifyIPv6, parseIPv4, parseIPv6 } from "./ip";
-
-export interface ResolvedAddress {
-  /** As the resolver wrote it. */
-  address: string;
-  /** Classified once, when the answer arrives, so a cache hit does no parsing. */
-  cls: AddressClass;
-}
-
-/** Why the resolver itself could not be used: the name was never judged. */
-export type ResolverFault = "timeout" | "unreachable" | "http_error" | "not_doh_json";
-
-export type DnsLookup =
-  | { ok: true; addresses: readonly ResolvedAddress[] }
-  /** The resolver answered, and the answer does not let the name be verified (NXDOMAIN, SERVFAIL, bad records). */
-  | { ok: false; reason: "nxdomain" | "no_address" | "resolver_error" }
-  /** The resolver could not be asked (down, filtered, too slow, not a DoH JSON endpoint): `resolver` is its host. */
-  | { ok: false; reason: "unavailable"; fault: ResolverFault; resolver: string };
-
-/** Looks a hostname up (A and AAAA). Never throws: a failure is a `{ ok: false }` result. */
-export interface DnsResolver {
-  lookup(host: string): Promise<DnsLookup>;
-}
+import type { Clock, DnsLookup, DnsResolver, FetchFn, Logger, ResolvedAddress, ResolverFault } from "../ports";
+import { classifyIPv4, classifyIPv6, parseIPv4, parseIPv6 } from "./ip";
 
 export interface DnsResolverOptions {
   /** The DoH JSON endpoint (`security.dns_resolver_url`); operator configuration, trusted. */

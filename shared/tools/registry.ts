@@ -6,10 +6,19 @@ import { ExtractRequest, ExtractResponse } from "../web/extract.schema";
 import { webExtract } from "../web/extract.service";
 import { SearchRequest, SearchResponse } from "../web/search.schema";
 import { webSearch } from "../web/search.service";
+import { cacheControlFields } from "../web/freshness.schema";
+import { PurgeRequest, PurgeResponse } from "../web/purge.schema";
+import { purgeCache } from "../web/purge.service";
 import { MAX_IMAGE_BYTES, analyzeImage } from "../vision/vision.service";
 import * as z from "zod";
 import { VisionDescriptorResponse, VisionNativeResponse, VisionRequest, VisionResponse } from "../vision/vision.schema";
-import { defineTool, type McpToolResult, type ToolContext, type ToolDefinition } from "./tool.types";
+import { defineTool, type McpToolResult, type ToolDefinition } from "./tool.types";
+
+/** `Cache-Control` request directives as web_search / web_extract body fields (which win). */
+const CACHE_CONTROL = {
+  toFields: cacheControlFields,
+  describe: { "Cache-Control": "no-cache (= max_age 0), max-age=N (= max_age N), no-store (= store false); a body field wins; unknown or malformed directives are ignored" },
+};
 
 export const webSearchTool = defineTool({
   name: "web_search",
@@ -21,9 +30,11 @@ export const webSearchTool = defineTool({
   cacheHeader: "HIT, MISS, COALESCED or BYPASS: the body's `cache` in upper case",
   bodyLimit: BODY_LIMITS.default,
   mcp: true,
-  async run({ deps, loaded }, input) {
-    const body = await webSearch({ ...deps, config: loaded }, input);
-    return { body, headers: { "x-cache": body.cache.toUpperCase() } };
+  requestHeaders: CACHE_CONTROL,
+  responseHeaders: { Age: "The body's `age`: whole seconds since the provider answered" },
+  async run(ctx, input) {
+    const body = await webSearch(ctx, input);
+    return { body, headers: { "x-cache": body.cache.toUpperCase(), age: String(body.age) } };
   },
 });
 
@@ -38,19 +49,11 @@ export const webExtractTool = defineTool({
   cacheHeader: "HIT=n,MISS=n: how many URLs were answered without and with a provider payment",
   bodyLimit: BODY_LIMITS.default,
   mcp: true,
-  async run({ deps, loaded }, input) {
-    const answer = await webExtract({ ...deps, config: loaded }, input);
+  requestHeaders: CACHE_CONTROL,
+  async run(ctx, input) {
+    const answer = await webExtract(ctx, input);
     return { body: answer.body, headers: { "x-cache": answer.cacheHeader } };
   },
-});
-
-const visionDeps = ({ deps, loaded }: ToolContext) => ({
-  config: loaded,
-  fetch: deps.fetch,
-  fit: deps.fitImage,
-  embeds: deps.embeds,
-  dnsResolver: deps.dnsResolver,
-  log: deps.log,
 });
 
 /** vision_analyze over MCP: the native answer without its bytes (they travel as the image block). */
@@ -92,7 +95,7 @@ export const visionAnalyzeTool = defineTool({
   mcpOutput: VisionMcpResult,
   toMcp: visionForMcp,
   async run(ctx, input, upload) {
-    return { body: await analyzeImage(visionDeps(ctx), input, upload) };
+    return { body: await analyzeImage(ctx, input, upload) };
   },
 });
 
@@ -106,11 +109,24 @@ export const contextEvictTool = defineTool({
   bodyLimit: BODY_LIMITS.evict,
   // A client-side transformation of the client's own request: HTTP only, not an MCP tool.
   mcp: false,
-  async run({ deps }, input) {
-    return { body: await evictForSession(input, deps) };
+  async run({ ports }, input) {
+    return { body: await evictForSession(input, ports) };
   },
 });
 
-export const TOOLS: ToolDefinition<any>[] = [webSearchTool, webExtractTool, visionAnalyzeTool, contextEvictTool];
+export const cachePurgeTool = defineTool({
+  name: "cache_purge",
+  path: "/v1/cache/purge",
+  description: "Drop cached web_search answers and web_extract reads everywhere they are kept; a call already fetching one still stores its answer.",
+  input: PurgeRequest,
+  output: PurgeResponse,
+  bodyLimit: BODY_LIMITS.default,
+  mcp: false,
+  async run(ctx, input) {
+    return { body: await purgeCache(ctx, input) };
+  },
+});
+
+export const TOOLS: ToolDefinition[] = [webSearchTool, webExtractTool, visionAnalyzeTool, contextEvictTool, cachePurgeTool];
 /** The tools `/mcp` offers (context/evict is HTTP only). */
-export const MCP_TOOLS: ToolDefinition<any>[] = TOOLS.filter((tool) => tool.mcp);
+export const MCP_TOOLS: ToolDefinition[] = TOOLS.filter((tool) => tool.mcp);

@@ -5,54 +5,15 @@
  * quality still does not fit. Every codec instance lives for one call, so memory does not ratchet.
  */
 import { AppError } from "../http/errors";
-import type { VisionWasm } from "./codecs";
-import { openImage, type SupportedMediaType } from "./format";
+import type { FitOptions, FitResult, ImageMediaType, VisionWasm } from "../ports";
+import { openImage, type SupportedMediaType } from "../media/image-header";
 import { DEFAULT_JPEG_SETTINGS, type JpegEncodeSettings } from "./jpeg.settings";
 import type { JpegEncoder } from "./jpeg.encode";
-import { cmykColorOf, decodeJpegRgb, decodeJpegRows } from "./jpeg.decode";
+import { decodeJpegRgb } from "./codecs/jpeg/jpeg.decode";
 import { prepareJpeg, type PreparedJpeg } from "./jpeg.baseline";
-import { decodePngRows, pngIccProfile } from "./png.decode";
-import { decodeWithPhoton, webpIccProfile } from "./photon.decode";
 import { iccToSrgb } from "./color/icc";
 import { StreamingResampler, resizeRgb, type SourceWindow } from "./resample";
-import { checkStructure, verifyImageData, type ImageStructure } from "./verify";
-
-export type ImageMediaType = SupportedMediaType;
-
-export interface FitOptions {
-  /** Maximum length of the `data:<type>;base64,...` URL (vision.embed_target_bytes). */
-  embedTargetBytes: number;
-  /** Long edge of the embedded image (vision.max_long_edge). */
-  maxLongEdge: number;
-  /** Width x height from the header above which the image is refused before decoding. */
-  maxInputPixels: number;
-  /** [x1, y1, x2, y2] in original pixels, clamped to the image. */
-  region?: [number, number, number, number];
-}
-
-export interface FitResult {
-  mediaType: ImageMediaType;
-  data: Uint8Array;
-  width: number;
-  height: number;
-  /** Length of the data: URL that embeds `data`; never over the budget. */
-  dataUrlBytes: number;
-  original: { mediaType: ImageMediaType; width: number; height: number; bytes: number };
-  note: string;
-  encodeAttempts: number;
-  /** Decodes of the source this fit ran (one per size tried; 0 when passed through); for logs and benchmarks. */
-  decodes: number;
-  passedThrough: boolean;
-  /** Output pixels per original pixel (1 when not scaled). */
-  scale: number;
-  crop?: { x: number; y: number; width: number; height: number };
-  /** Largest WASM memory any codec instance of this call reached (bytes); for logs and benchmarks. */
-  wasmPeakBytes: number;
-  /** JPEG quality of the output, absent when passed through. */
-  quality?: number;
-  /** True when our WASM SIMD kernels (VisionWasm.simd) ran the resampling (and the baseline encoder); for logs and benchmarks. */
-  simd?: boolean;
-}
+import { codecFor } from "./codecs/registry";
 
 /**
  * Quality range searched: above 90 bytes grow fast for no visible gain; below 30 blocks swamp text.
@@ -67,11 +28,6 @@ const QUALITY_COMFORT = 50;
  * resolution (legible glyphs, exact coordinates) is worth more than a PSNR hair.
  */
 const RESOLUTION_PREFERENCE_DB = 0.25;
-/**
- * photon decodes a whole frame to RGBA and copies it out (about 15 bytes of WASM memory per pixel,
- * measured: 179 MB for a 12 MP WebP), so GIF, WebP and interlaced PNG get their own lower cap.
- */
-const PHOTON_MAX_PIXELS = 6_000_000;
 /** A fit that uses this share of the budget is accepted without searching the last quality points. */
 const GOOD_ENOUGH_SHARE = 0.93;
 
@@ -281,6 +237,7 @@ async function loadMozJpeg(wasm: VisionWasm, settings: JpegEncodeSettings): Prom
 export async function fitImage(bytes: Uint8Array, opts: FitOptions, wasm: VisionWasm, settings: JpegEncodeSettings = DEFAULT_JPEG_SETTINGS): Promise<FitResult> {
   const { header, jpeg } = openImage(bytes);
   const { mediaType, orientation } = header;
+  const codec = codecFor(header);
   const turned = orientation >= 5;
   // Everything the caller sees (size, region, note) is in displayed pixels; the decoders work on
   // the stored ones, and the orientation is applied to the small, fitted image.
@@ -294,12 +251,10 @@ export async function fitImage(bytes: Uint8Array, opts: FitOptions, wasm: Vision
   const originalUrlBytes = dataUrlLength(mediaType, bytes.length);
   // The structure is walked once (a PNG's chunks and CRCs; a JPEG's markers, resumed from the
   // header's walk to EOI); the verification, every decode and the colour profile read what it found.
-  const structure = checkStructure(bytes, header, jpeg);
-  // A CMYK/YCCK JPEG is always converted: vision providers expect RGB (or grey) JPEGs.
-  const printColours = header.components === 4;
-  if (!crop && !header.animated && !printColours && orientation === 1 && originalUrlBytes <= opts.embedTargetBytes && Math.max(width, height) <= opts.maxLongEdge) {
+  const image = codec.open({ bytes, header, jpeg }, wasm);
+  if (!crop && image.passThrough && orientation === 1 && originalUrlBytes <= opts.embedTargetBytes && Math.max(width, height) <= opts.maxLongEdge) {
     // Embedded unchanged, the bytes reach the provider with no decoder of ours in between.
-    await verifyImageData(bytes, header, wasm, structure);
+    await image.verify();
     return {
       mediaType, data: bytes, width, height, dataUrlBytes: originalUrlBytes, original,
       note: `Image passed through unchanged (${width}x${height}); coordinates are in original pixels.`,
@@ -310,13 +265,11 @@ export async function fitImage(bytes: Uint8Array, opts: FitOptions, wasm: Vision
   const window: Crop = crop ?? { x: 0, y: 0, width, height };
   const target = targetSize(window.width, window.height, opts.maxLongEdge);
   const storedWindow = toStored(window, orientation, header.width, header.height);
-  if (mediaType !== "image/jpeg" && !(mediaType === "image/png" && !header.interlaced) && width * height > PHOTON_MAX_PIXELS) {
-    const kind = mediaType === "image/png" ? "interlaced PNG" : mediaType.slice(6).toUpperCase();
-    throw new AppError(413, "image_too_large", `The ${width}x${height} ${kind} is over this service's ${(PHOTON_MAX_PIXELS / 1e6).toFixed(0)} MP limit for ${kind} images. Send it as JPEG or (non-interlaced) PNG, or downscale it.`);
+  if (codec.maxPixels !== undefined && width * height > codec.maxPixels) {
+    const kind = codec.label;
+    throw new AppError(413, "image_too_large", `The ${width}x${height} ${kind} is over this service's ${(codec.maxPixels / 1e6).toFixed(0)} MP limit for ${kind} images. Send it as JPEG or (non-interlaced) PNG, or downscale it.`);
   }
-  const toSrgb = iccToSrgb(await embeddedProfile(bytes, mediaType, structure));
-  // A CMYK/YCCK JPEG's converter (its profile's table or the press model), once for every size tried.
-  const cmyk = printColours && structure.jpeg ? cmykColorOf(structure.jpeg) : undefined;
+  const toSrgb = iccToSrgb(await image.colorProfile());
   let wasmPeakBytes = 0;
   let usedSimd = false;
   let decodes = 0;
@@ -338,21 +291,11 @@ export async function fitImage(bytes: Uint8Array, opts: FitOptions, wasm: Vision
       usedSimd = resampler.usesSimd;
       return resampler;
     };
-    let rgb: Uint8Array;
-    if (mediaType === "image/jpeg") {
-      const minScale = Math.max(stored.width / storedWindow.width, stored.height / storedWindow.height);
-      const decoded = decodeJpegRows(bytes, header.width, header.height, minScale, wasm.jpegDecoder, makeResampler, cmyk);
-      wasmPeakBytes = Math.max(wasmPeakBytes, decoded.stats.wasmBytes);
-      rgb = orient(decoded.resampler.finish(), stored.width, stored.height, orientation);
-    } else if (mediaType === "image/png" && !header.interlaced) {
-      rgb = (await decodePngRows(structure.png!, makeResampler, wasm.simd)).finish();
-    } else {
-      const decoded = decodeWithPhoton(bytes, mediaType.slice(6).toUpperCase(), wasm.photon, makeResampler);
-      wasmPeakBytes = Math.max(wasmPeakBytes, decoded.stats.wasmBytes);
-      rgb = decoded.resampler.finish();
-    }
+    const minScale = Math.max(stored.width / storedWindow.width, stored.height / storedWindow.height);
+    const decoded = await image.decodeRows(minScale, makeResampler);
+    const rgb = orient(decoded.resampler.finish(), stored.width, stored.height, orientation);
     // Codec instances run one after another, so the call's peak is the largest single one.
-    wasmPeakBytes = Math.max(wasmPeakBytes, simdBytes);
+    wasmPeakBytes = Math.max(wasmPeakBytes, decoded.wasmBytes, simdBytes);
     toSrgb?.(rgb);
     return rgb;
   };
@@ -409,14 +352,6 @@ export async function fitImage(bytes: Uint8Array, opts: FitOptions, wasm: Vision
     size = shrunk(size, outcome.sizeAtMin ?? maxBytes * 2);
     rgb = await render(size);
   }
-}
-
-/** The embedded ICC profile of a JPEG (APP2), PNG (iCCP) or WebP (ICCP); GIF has none. */
-async function embeddedProfile(bytes: Uint8Array, mediaType: ImageMediaType, structure: ImageStructure): Promise<Uint8Array | undefined> {
-  if (structure.jpeg) return structure.jpeg.icc;
-  if (structure.png) return pngIccProfile(structure.png);
-  if (mediaType === "image/webp") return webpIccProfile(bytes);
-  return undefined;
 }
 
 /**

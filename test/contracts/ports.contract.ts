@@ -4,8 +4,7 @@
  * (test/deno/ports.contract.test.ts). Runtime-agnostic on purpose: each runner brings its own
  * test function and this tiny assert.
  */
-import type { EmbedCounter } from "../../shared/embeds/embed-cap";
-import type { CacheStore } from "../../shared/ports";
+import type { CacheStore, EmbedCounter } from "../../shared/ports";
 
 export interface Check {
   equal(actual: unknown, expected: unknown, what: string): void;
@@ -57,6 +56,18 @@ export const cacheStoreContract: ContractCase<CacheStore>[] = [
     async run(store, check, unique) {
       await store.put(`ttl:${unique}`, { value: 1, expiresAt: 5 }, 1_000);
       check.equal((await store.get(`ttl:${unique}`))?.expiresAt, 5, "expiry of a 1-second entry");
+    },
+  },
+  {
+    name: "delete drops the entry, long or short, and says whether there was one",
+    async run(store, check, unique) {
+      check.equal(await store.delete(`d:${unique}`), false, "delete of a key never written");
+      await store.put(`d:${unique}`, { value: LONG_TEXT, expiresAt: 1_800_000_000_000, fetchedAt: 1_700_000_000_000 }, 60_000);
+      check.equal((await store.get(`d:${unique}`))?.fetchedAt, 1_700_000_000_000, "the fetch time is kept");
+      check.equal(await store.delete(`d:${unique}`), true, "delete of a stored key");
+      check.equal(await store.get(`d:${unique}`), null, "get after delete");
+      await store.put(`d:${unique}`, { value: "again", expiresAt: 2 }, 60_000);
+      check.equal(await store.get(`d:${unique}`), { value: "again", expiresAt: 2 }, "a put after delete");
     },
   },
 ];

@@ -6,7 +6,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { createApp } from "../../shared/app";
-import type { Logger } from "../../shared/log";
+import type { Logger } from "../../shared/ports";
 import { workersDeps } from "../../workers/deps";
 import { callJson, providerCalls, testEnv, uniqueToken } from "./helpers";
 
@@ -53,6 +53,28 @@ describe("an answer of any size is paid once", () => {
     expect(body.results[0]).toMatchObject({ cached: false, truncated: true });
     expect(body.results[0].content.length).toBeLessThanOrEqual(5000);
     expect(body.results[0].content.match(/characters omitted/g)).toHaveLength(1);
+  });
+});
+
+describe("a search answer over the transport limits is paid once", () => {
+  it("a 40 MiB search answer is a provider_error for every concurrent caller, one provider call, nothing stored, no direct retry", async () => {
+    const token = uniqueToken();
+    const query = `huge answer [bloat:41943040] [slow:300] ${token}`;
+    const log = recordingLogger();
+    const app = createApp(workersDeps(testEnv, { log }));
+    const search = () => app.request("/v1/web_search", { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ query, limit: 10 }) }, testEnv);
+    const responses = await Promise.all([1, 2, 3].map(search));
+    const bodies = (await Promise.all(responses.map((r) => r.json()))) as any[];
+    expect(responses.map((r) => r.status)).toEqual([502, 502, 502]);
+    for (const body of bodies) {
+      expect(body.error.code).toBe("provider_error");
+      expect(body.error.message).toMatch(/tavily provider failed: its answer was too large/);
+    }
+    expect(log.events).not.toContain("single_flight_unreachable");
+    expect(await providerCalls("tavily", token)).toBe(1);
+    // Nothing was stored: the next caller pays again (and fails the same way).
+    expect((await search()).status).toBe(502);
+    expect(await providerCalls("tavily", token)).toBe(2);
   });
 });
 

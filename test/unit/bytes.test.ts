@@ -120,7 +120,12 @@ describe("discardRest", () => {
 
   it("stops at its time bound on a stalled stream", async () => {
     let cancelled = false;
-    const stalled = new ReadableStream<Uint8Array>({ pull: () => new Promise(() => undefined), cancel: () => void (cancelled = true) });
+    const stalled = new ReadableStream<Uint8Array>({
+      pull: () => new Promise(() => undefined),
+      cancel() {
+        cancelled = true;
+      },
+    });
     const started = Date.now();
     expect(await discardRest(stalled, 1 * MiB, 100)).toBe(false);
     expect(Date.now() - started).toBeLessThan(2_000);

@@ -36,7 +36,8 @@ async function main() {
   }
 
   console.log("\nProvider calls paid (emulated provider, counted at the provider):\n");
-  console.log("| case | before (no service) | after (through the service) | X-Cache |");
+  // The same columns as the README's table.
+  console.log("| case | provider calls without the service | with it | X-Cache |");
   console.log("|---|---|---|---|");
   for (const [name, before, after, cache] of rows) console.log(`| ${name} | ${before} | ${after} | ${cache} |`);
   console.log("\nEvery repeat above was answered from the shared cache or merged into the one call in flight.");

@@ -1,8 +1,14 @@
 /** The web_extract request and response (api.md); the same schemas feed OpenAPI and MCP. */
 import * as z from "zod";
 
+const URLS_SHAPE = 'urls must be an array of 1..5 URL strings, e.g. {"urls": ["https://example.com/"]}';
+
 export const ExtractRequest = z.object({
-  urls: z.array(z.string().min(1).max(8192).describe("An http(s) URL")).min(1).max(5).describe("1..5 URLs; results come back in the same order"),
+  urls: z
+    .array(z.string().min(1).max(8192).describe("An http(s) URL"), { error: (issue) => (issue.input === undefined ? "urls is required" : URLS_SHAPE) })
+    .min(1, URLS_SHAPE)
+    .max(5, "urls takes at most 5 URLs per call; split the list into several calls")
+    .describe("1..5 URLs; results come back in the same order"),
   format: z.enum(["markdown", "text"]).default("markdown").describe("markdown (default) or plain text"),
 });
 export type ExtractRequest = z.infer<typeof ExtractRequest>;

@@ -4,7 +4,7 @@ import * as z from "zod";
 export const SearchRequest = z.object({
   query: z
     .string()
-    .min(1)
+    .min(1, { error: "query must not be empty", abort: true })
     .max(2048)
     .refine((q) => q.trim() !== "", { message: "query must not be blank" })
     .describe("What to search for, 1..2048 characters"),

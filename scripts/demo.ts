@@ -1,6 +1,6 @@
 /**
  * `npm run demo`: the point of the service in one command, with no keys and no network. Starts
- * the provider emulator and the service, replays web.md's figures live, and prints the provider
+ * the provider emulator and the service, replays the README's table live, and prints the provider
  * calls an agent would pay without the service and with it.
  */
 import { startLocalStack } from "./local-stack";

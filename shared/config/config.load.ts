@@ -1,5 +1,5 @@
 /**
- * Builds the effective configuration from its layers (config.md): defaults, then per-section
+ * Builds the effective configuration from its layers (docs/configuration.md): defaults, then per-section
  * tables (`[vars.web]` in wrangler.toml, config.json on Deno), then flat `SECTION_KEY` variables.
  * Runtime-agnostic: the caller hands in a plain record of its environment.
  */

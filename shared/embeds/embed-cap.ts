@@ -1,5 +1,5 @@
 /**
- * The per-session repeat cap of natively embedded images (vision.md, "The repeat cap"): which cap
+ * The per-session repeat cap of natively embedded images (docs/vision.md, "The repeat cap"): which cap
  * applies to a caller, the atomic reserve/release ledger, and the exact refusal. The ledger runs
  * where a session's counters live (a Durable Object per session on Workers, the process on Deno).
  */

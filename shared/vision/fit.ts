@@ -1,5 +1,5 @@
 /**
- * Fits an image into the vision embed budget (vision.md): pass through what already fits, else
+ * Fits an image into the vision embed budget (docs/vision.md, "The embed budget"): pass through what already fits, else
  * crop, flatten, scale straight to the long-edge cap and search the highest JPEG quality whose
  * `data:` URL fits, shrinking by the square root of the overshoot only when the lowest acceptable
  * quality still does not fit. Every codec instance lives for one call, so memory does not ratchet.
@@ -31,8 +31,8 @@ const QUALITY_COMFORT = 50;
  */
 const RESOLUTION_PREFERENCE_DB = 0.25;
 /**
- * photon decodes a whole frame to RGBA and copies it out (about 15 bytes of WASM memory per pixel,
- * measured: 179 MB for a 12 MP WebP), so GIF, WebP and interlaced PNG get their own lower cap.
+ * photon decodes a whole frame to RGBA and copies it out (its WASM peak at this cap is in
+ * docs/benchmarks.md, "Isolate memory"), so GIF, WebP and interlaced PNG get their own lower cap.
  */
 const PHOTON_MAX_PIXELS = 6_000_000;
 /** A fit that uses this share of the budget is accepted without searching the last quality points. */
@@ -234,7 +234,7 @@ async function loadMozJpeg(wasm: VisionWasm, settings: JpegEncodeSettings): Prom
 }
 
 /**
- * Fits `bytes` into the embed budget; see vision.md for the rules.
+ * Fits `bytes` into the embed budget; see docs/vision.md ("The embed budget") for the rules.
  * @throws AppError 413 over `maxInputPixels` (before any decode), 415 for unsupported formats, 400 for
  * corrupt data or a zero-area region.
  * @example

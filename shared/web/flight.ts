@@ -1,5 +1,5 @@
 /**
- * Single-flight with an authoritative copy (web.md, "Storage and single-flight"): for one cache
+ * Single-flight with an authoritative copy (docs/web.md, "Storage and single-flight"): for one cache
  * key, answer from the owner's own copy, else join the call already in flight, else pay the
  * provider once, store, publish to the global read tier, and give every waiter the same answer.
  * Runtime-agnostic: the Workers Durable Object and the Deno process both host one of these.

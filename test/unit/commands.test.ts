@@ -1,6 +1,6 @@
 /**
  * The commands a newcomer runs, run as they would run them: `npm run demo` prints the figures of
- * web.md live, and `npm run replay -- ... --json` prints the one object the issue specifies.
+ * the README's table live, and `npm run replay -- ... --json` prints the one object the issue specifies.
  */
 import { execFileSync } from "node:child_process";
 import { readFileSync } from "node:fs";

@@ -18,7 +18,7 @@ describe("npm run demo", () => {
     // The columns a reader of the README expects.
     const readmeHeader = readFileSync("README.md", "utf8").split("\n").find((line) => line.startsWith("| case |"));
     expect(output.split("\n")).toContain(readmeHeader);
-  });
+  }, 180_000);
 });
 
 describe("npm run replay", () => {

@@ -54,7 +54,7 @@ async function readConfigTables(): Promise<Record<string, unknown>> {
     return JSON.parse(await Deno.readTextFile(path)) as Record<string, unknown>;
   } catch (error) {
     if (error instanceof Deno.errors.NotFound && env.CONFIG_PATH === undefined) return {};
-    throw new Error(`cannot read the configuration file ${path}: ${error instanceof Error ? error.message : error}`);
+    fail(`cannot read the configuration file ${path}: ${error instanceof Error ? error.message : error}`);
   }
 }
 

@@ -32,8 +32,10 @@ export function requestLog(log: Logger, clock: () => number): MiddlewareHandler<
       log.info("request", fields);
     } else if (error instanceof AppError && error.code !== "internal_error") {
       // Expected: the client got a clear answer. Warn when it is ours or a provider's to mend.
-      const private_cause = error.privateCause === undefined ? undefined : describe(error.privateCause);
-      (error.status >= 500 ? log.warn : log.info)("request", { ...fields, code: error.code, cause: private_cause });
+      if (error.status < 500) return log.info("request", { ...fields, code: error.code });
+      // The public message says which provider and what failed; the private cause, what it said.
+      const cause = error.privateCause === undefined ? undefined : describe(error.privateCause);
+      log.warn("request", { ...fields, code: error.code, message: describe(error.message), cause });
     } else {
       const cause = error instanceof AppError ? error.privateCause : error;
       log.error("request", { ...fields, code: "internal_error", error: describe(cause), stack: stackOf(cause) });

@@ -3,6 +3,9 @@
  * reported by /healthz naming Deno's own places to fix it; a port already taken is one line with
  * a --port hint, not a stack trace.
  */
+import { mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type DenoService, startDeno } from "../support/deno-service";
 
@@ -46,5 +49,20 @@ describe("dev:deno", () => {
     expect(output).toContain(`127.0.0.1:${port} is already in use`);
     expect(output).toContain(`npm run dev:deno -- --port ${port + 1}`);
     expect(output).not.toMatch(/AddrInUse|\n\s+at /);
+  }, 120_000);
+
+  it("a config.json that is not JSON is one line naming the file, not a stack trace", async () => {
+    const path = join(mkdtempSync(join(tmpdir(), "edge-config-")), "config.json");
+    writeFileSync(path, '{"web": {"cache_ttl_minutes": 60,}}');
+    const error = await startDeno({ env: { SECURITY_ALLOW_ANONYMOUS: "true", DENO_KV_PATH: ":memory:", CONFIG_PATH: path } }).then(
+      async (service) => {
+        await service.stop();
+        return null;
+      },
+      (e: unknown) => e as Error,
+    );
+    expect(error).toBeInstanceOf(Error);
+    expect(error!.message).toContain(`cannot read the configuration file ${path}`);
+    expect(error!.message).not.toMatch(/\n\s+at /);
   }, 120_000);
 });

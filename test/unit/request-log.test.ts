@@ -44,7 +44,7 @@ describe("requestLog", () => {
     const { app, lines } = appWithLog();
     await app.request("/provider");
     expect(lines).toHaveLength(1);
-    expect(lines[0]).toMatchObject({ level: "warn", fields: { status: 502, code: "provider_error" } });
+    expect(lines[0]).toMatchObject({ level: "warn", fields: { status: 502, code: "provider_error", message: "The tavily provider failed: HTTP 500. Try again later or configure another provider." } });
     expect(lines[0]!.fields.cause).toContain("https://api.tavily.test/search?[query removed]");
     expect(JSON.stringify(lines)).not.toContain("tvly-SECRET");
     expect(lines[0]!.fields.stack).toBeUndefined();

@@ -193,7 +193,10 @@ describe("logs", () => {
     });
     expect(status).toBe(502);
     expect(lines).toEqual([
-      { level: "warn", event: "request", request_id: expect.any(String), method: "POST", route: "/v1/web_search", status: 502, code: "provider_error", ms: expect.any(Number) },
+      {
+        level: "warn", event: "request", request_id: expect.any(String), method: "POST", route: "/v1/web_search", status: 502, code: "provider_error",
+        message: "The tavily provider failed: HTTP 500. Try again later or configure another provider.", ms: expect.any(Number),
+      },
     ]);
     expect(JSON.stringify(lines)).not.toContain(token);
   });

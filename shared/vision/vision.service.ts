@@ -14,10 +14,10 @@ import { assertAllowedByPolicy, assertNoSecretInUrl, assertSsrfSafe, normalizeUr
 import { toRefusal } from "../safety/refusal";
 import { safeFetch } from "../safety/safe-fetch";
 import { postJson, unexpectedShape } from "../web/providers/http";
-import { decodeImageData } from "./base64.decode";
+import { decodeImageData } from "../media/base64.decode";
 import { toBase64 } from "./fit";
-import { DecoderFailure, isOutOfMemory } from "./codecs";
-import { invalidImage, readImageHeader } from "./format";
+import { DecoderFailure, isOutOfMemory } from "./codecs/codec";
+import { invalidImage, readImageHeader } from "../media/image-header";
 import { type BlockStyle, choosePath, contentBlocks } from "./vision.path";
 import type { VisionDescriptorResponse, VisionNativeResponse, VisionRequest, VisionResponse } from "./vision.schema";
 

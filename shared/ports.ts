@@ -8,7 +8,7 @@
 import type { LoadedConfig } from "./config/config.load";
 import type { Config, Secrets } from "./config/config.schema";
 import type { AddressClass } from "./safety/ip";
-import type { SupportedMediaType } from "./vision/format";
+import type { SupportedMediaType } from "./media/image-header";
 import type { Job, JobValue } from "./web/job.types";
 
 /** Milliseconds since the epoch. Injected so TTL behaviour is testable. */
@@ -114,7 +114,7 @@ export interface VisionWasm {
    * fits use our own encoder (jpeg.baseline.ts), so runtime entries leave it out of their bundle.
    */
   jpegEncoder?: WebAssembly.Module;
-  /** photon (`@cf-wasm/photon/photon.wasm`): GIF, WebP and interlaced PNG, which have no streaming path. */
+  /** photon (`@cf-wasm/photon/photon.wasm`): WebP, the one format without a row decoder of our own. */
   photon: WebAssembly.Module;
   /**
    * Our own 128-bit SIMD kernels (`shared/vision/wasm/vision.simd.wasm`, built from the .wat beside

@@ -44,6 +44,7 @@ export function reportConfigAtStart(env: WorkerEnv): void {
 function durableFlight(namespace: WorkerEnv["FLIGHT"]): SingleFlight {
   return {
     run: (key, job, options) => namespace.get(namespace.idFromName(key)).run(key, job, options),
+    forget: (key) => namespace.get(namespace.idFromName(key)).forget(key),
   };
 }
 

@@ -1,5 +1,6 @@
 /** The web_extract request and response (api.md); the same schemas feed OpenAPI and MCP. */
 import * as z from "zod";
+import { FreshnessAnswer, FreshnessRequest } from "./freshness.schema";
 
 const URLS_SHAPE = 'urls must be an array of 1..5 URL strings, e.g. {"urls": ["https://example.com/"]}';
 
@@ -10,6 +11,7 @@ export const ExtractRequest = z.object({
     .max(5, "urls takes at most 5 URLs per call; split the list into several calls")
     .describe("1..5 URLs; results come back in the same order"),
   format: z.enum(["markdown", "text"]).default("markdown").describe("markdown (default) or plain text"),
+  ...FreshnessRequest.shape,
 });
 export type ExtractRequest = z.infer<typeof ExtractRequest>;
 
@@ -29,6 +31,7 @@ export const ExtractResult = z.union([
     content: z.string(),
     cached: z.boolean().describe("Answered without paying the provider (from the cache, or joined an identical call in flight)"),
     truncated: z.boolean().describe("Content was cut to web.char_limit (head and tail kept)"),
+    ...FreshnessAnswer.shape,
   }),
   z.object({ url: z.string(), error: ExtractError }),
 ]);

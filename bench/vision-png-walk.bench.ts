@@ -5,7 +5,8 @@
  * Node inflates on its thread pool and the box is shared: medians of RUNS (default 7) fits.
  */
 import sharp from "sharp";
-import { fitImage, type FitResult } from "../shared/vision/fit";
+import { fitImage } from "../shared/vision/fit";
+import type { FitResult } from "../shared/ports";
 import { parseChunks } from "../shared/vision/png.decode";
 import { loadVisionWasmNode } from "./vision-wasm-node";
 import { median } from "./stats";

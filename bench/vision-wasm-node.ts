@@ -1,7 +1,7 @@
 /** Node adapter of the VisionWasm port for the bench: compiles the same .wasm files workerd imports. */
 import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
-import type { VisionWasm } from "../shared/vision/codecs";
+import type { VisionWasm } from "../shared/ports";
 
 const require = createRequire(import.meta.url);
 const compile = (specifier: string) => new WebAssembly.Module(readFileSync(require.resolve(specifier)));

@@ -6,10 +6,10 @@
  * counter's expiry a day ahead (`expireIn`); a local KV file still returns expired keys, so the
  * idle time is also checked from the value.
  */
-import { type CounterStore, type EmbedCounter, releaseSlot, type Reservation, reserveSlot, SESSION_IDLE_MS } from "../shared/embeds/embed-cap";
+import { type CounterStore, releaseSlot, reserveSlot, SESSION_IDLE_MS } from "../shared/embeds/embed-cap";
+import type { Clock, EmbedCounter, Reservation } from "../shared/ports";
 import { sha256Hex } from "../shared/hash";
 import { whenUnlocked } from "./kv-busy";
-import type { Clock } from "../shared/ports";
 
 interface Counter {
   count: number;

@@ -3,8 +3,8 @@
  * the same atomic reserve/release a Durable Object gives on Workers. Sessions idle for a day are
  * dropped.
  */
-import { type CounterStore, type EmbedCounter, releaseSlot, type Reservation, reserveSlot, SESSION_IDLE_MS } from "../shared/embeds/embed-cap";
-import type { Clock } from "../shared/ports";
+import { type CounterStore, releaseSlot, reserveSlot, SESSION_IDLE_MS } from "../shared/embeds/embed-cap";
+import type { Clock, EmbedCounter, Reservation } from "../shared/ports";
 
 interface Session {
   counters: Map<string, number>;

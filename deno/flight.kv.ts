@@ -8,10 +8,10 @@
  * change and the poll stays as the bound. Inside one process, callers of a key join one promise
  * first, so a process has at most one caller at the lease.
  */
-import type { Logger } from "../shared/log";
-import type { FetchFn } from "../shared/ports";
-import { coalesced, cutForCaller, failedOutcome, type FlightError, type FlightOptions, type FlightOutcome, forCaller, type SingleFlight } from "../shared/web/flight";
-import { isStorable, type Job, type JobValue, runJob } from "../shared/web/jobs";
+import type { FetchFn, FlightError, FlightOptions, FlightOutcome, Logger, SingleFlight } from "../shared/ports";
+import { coalesced, cutForCaller, failedOutcome, forCaller } from "../shared/web/flight";
+import { isStorable, runJob } from "../shared/web/jobs";
+import type { Job, JobValue } from "../shared/web/job.types";
 import { whenUnlocked } from "./kv-busy";
 import { cacheHeadKey, type DenoKvStore, type EntryHead, kvExpireIn } from "./deno-kv.store";
 

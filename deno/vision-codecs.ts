@@ -3,7 +3,7 @@
  * node_modules (ours from shared/vision/wasm) and compiled once per process; shared/vision
  * instantiates them per request.
  */
-import type { VisionWasm } from "../shared/vision/codecs";
+import type { VisionWasm } from "../shared/ports";
 
 const compileFile = async (url: URL) => WebAssembly.compile(await Deno.readFile(url));
 const compile = (path: string) => compileFile(new URL(`../node_modules/${path}`, import.meta.url));

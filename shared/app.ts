@@ -5,6 +5,7 @@
 import { Hono, type Context } from "hono";
 import { cors } from "hono/cors";
 import type { LoadedConfig } from "./config/config.load";
+import type { AppDeps } from "./ports";
 import { publicConfig } from "./config/config.load";
 import { authorize } from "./http/auth";
 import { readJsonBody } from "./http/body";
@@ -12,34 +13,10 @@ import { AppError } from "./http/errors";
 import { isMultipart, readMultipart } from "./http/multipart";
 import { errorResponse, jsonResponse } from "./http/respond";
 import { parseRequest } from "./http/validate";
-import type { Logger } from "./log";
-import type { CacheStore, Clock, FetchFn } from "./ports";
-import type { SingleFlight } from "./web/flight";
-import type { EmbedCounter } from "./embeds/embed-cap";
-import type { DnsResolver } from "./safety/dns";
-import type { FitOptions, FitResult } from "./vision/fit";
 import { MCP_CORS, handleMcpPost, isAllowedOrigin, mcpOriginRefusal } from "./mcp/mcp.http";
 import { openApiDocument } from "./openapi";
 import { MCP_TOOLS, TOOLS } from "./tools/registry";
 import type { ToolContext } from "./tools/tool.types";
-
-export interface AppDeps {
-  runtime: "workerd" | "deno";
-  version: string;
-  /** The effective configuration; throws AppError 500 `config_error` when it is unusable. */
-  config: () => LoadedConfig;
-  cache: CacheStore;
-  flight: SingleFlight;
-  fetch: FetchFn;
-  clock: Clock;
-  log: Logger;
-  /** Fits an image into the embed budget (WASM codecs bound by the runtime entry). */
-  fitImage: (bytes: Uint8Array, options: FitOptions) => Promise<FitResult>;
-  /** Per-session repeat-cap counters. */
-  embeds: EmbedCounter;
-  /** A DNS-over-HTTPS resolver per resolver URL, with its answer cache kept for the isolate. */
-  dnsResolver: (url: string) => DnsResolver;
-}
 
 type Env = { Variables: { requestId: string; loaded: LoadedConfig } };
 type Handler = (c: Context<Env>) => Promise<Response> | Response;
@@ -90,7 +67,10 @@ export function createApp(deps: AppDeps): Hono<Env> {
     GET: (c) => jsonResponse(publicConfig(c.get("loaded"))),
   });
 
-  const toolContext = (c: Context<Env>): ToolContext => ({ deps, loaded: c.get("loaded"), requestId: c.get("requestId") });
+  const toolContext = (c: Context<Env>): ToolContext => {
+    const { config, secrets } = c.get("loaded");
+    return { ports: deps, config, secrets, requestId: c.get("requestId") };
+  };
 
   for (const tool of TOOLS) {
     route(tool.path, {
@@ -105,7 +85,7 @@ export function createApp(deps: AppDeps): Hono<Env> {
   }
 
   route("/mcp", {
-    POST: (c) => handleMcpPost(c.req.raw, toolContext(c), MCP_TOOLS),
+    POST: (c) => handleMcpPost(c.req.raw, toolContext(c), MCP_TOOLS, deps.version),
   });
 
   route("/openapi.json", {

@@ -1,12 +1,5 @@
-/**
- * Structured logging port. One JSON line per event; callers pass only non-secret fields (never a
- * key, a token, an upstream body or a URL that was refused for carrying a secret).
- */
-export interface Logger {
-  info(event: string, fields?: Record<string, unknown>): void;
-  warn(event: string, fields?: Record<string, unknown>): void;
-  error(event: string, fields?: Record<string, unknown>): void;
-}
+/** The console adapter of the logging port: one JSON line per event. */
+import type { Logger } from "./ports";
 
 export const consoleLogger: Logger = {
   info: (event, fields) => console.log(JSON.stringify({ level: "info", event, ...fields })),

@@ -1,13 +1,31 @@
 /**
- * Ports: the small interfaces domain code needs from a runtime. Each runtime entry (Workers, Deno)
- * supplies adapters; domain code never touches bindings or globals.
+ * Ports: every interface domain code needs from a runtime, and `AppDeps`, the set of them a runtime
+ * entry (workers/deps.ts, deno/main.ts) hands the app. Domain code never touches bindings or
+ * globals. This file imports only data types from modules that never import it back (provider and
+ * job data, the image header's media type, address classes, the loaded configuration), so no
+ * import loop runs through it; test/unit/architecture.test.ts checks that the tree has none.
  */
+import type { LoadedConfig } from "./config/config.load";
+import type { Config, Secrets } from "./config/config.schema";
+import type { AddressClass } from "./safety/ip";
+import type { SupportedMediaType } from "./vision/format";
+import type { Job, JobValue } from "./web/job.types";
 
 /** Milliseconds since the epoch. Injected so TTL behaviour is testable. */
 export type Clock = () => number;
 
 /** The web-standard fetch signature, injected so outbound calls are explicit. */
 export type FetchFn = (input: Request | string | URL, init?: RequestInit) => Promise<Response>;
+
+/**
+ * Structured logging. One JSON line per event; callers pass only non-secret fields (never a key,
+ * a token, an upstream body or a URL that was refused for carrying a secret).
+ */
+export interface Logger {
+  info(event: string, fields?: Record<string, unknown>): void;
+  warn(event: string, fields?: Record<string, unknown>): void;
+  error(event: string, fields?: Record<string, unknown>): void;
+}
 
 /** A stored cache value: the payload plus the absolute time it stops being valid. */
 export interface CacheEntry<T = unknown> {
@@ -21,4 +39,185 @@ export interface CacheStore {
   get<T>(key: string): Promise<CacheEntry<T> | null>;
   /** `ttlMs` is the logical TTL; adapters round up to their storage minimum. */
   put<T>(key: string, entry: CacheEntry<T>, ttlMs: number): Promise<void>;
+}
+
+export type CacheStatus = "hit" | "miss" | "coalesced" | "bypass";
+
+/** Error as it crosses the single-flight boundary (RPC-safe). */
+export interface FlightError {
+  status: number;
+  code: string;
+  message: string;
+}
+
+export type FlightOutcome =
+  | { ok: true; value: JobValue; cache: Exclude<CacheStatus, "bypass">; stored: boolean }
+  | { ok: false; error: FlightError };
+
+export interface FlightOptions {
+  /** The caller's clock, so the TTL is judged by one clock end to end. */
+  now: number;
+  ttlMs: number;
+  /** False for values that must never be stored whatever they contain (e.g. exempt hosts). */
+  store: boolean;
+  /**
+   * Most content characters the caller can receive (`web.char_limit`). The owner stores the whole
+   * page but answers with the content already cut (`truncated: true`), so an answer of any size
+   * crosses the owner's RPC boundary (32 MiB on Workers) and is paid once.
+   */
+  charLimit?: number;
+}
+
+/** Single-flight: one paid call per key however many callers ask at once (docs/storage.md). */
+export interface SingleFlight {
+  run(key: string, job: Job, options: FlightOptions): Promise<FlightOutcome>;
+}
+
+export interface ResolvedAddress {
+  /** As the resolver wrote it. */
+  address: string;
+  /** Classified once, when the answer arrives, so a cache hit does no parsing. */
+  cls: AddressClass;
+}
+
+export type DnsLookup =
+  | { ok: true; addresses: readonly ResolvedAddress[] }
+  | { ok: false; reason: "nxdomain" | "no_address" | "resolver_error" | "timeout" };
+
+/** Looks a hostname up (A and AAAA). Never throws: a failure is a `{ ok: false }` result. */
+export interface DnsResolver {
+  lookup(host: string): Promise<DnsLookup>;
+}
+
+export type Reservation = { ok: true; count: number } | { ok: false; count: number };
+
+/** The per-session repeat-cap counters of vision; one implementation per runtime. */
+export interface EmbedCounter {
+  /** Atomically takes a slot for `imageKey` in `sessionId` unless `cap` slots are taken. */
+  reserve(sessionId: string, imageKey: string, cap: number | null): Promise<Reservation>;
+  /** Gives a slot back after a load that failed. */
+  release(sessionId: string, imageKey: string): Promise<void>;
+}
+
+/**
+ * The compiled WASM modules image fitting runs. Loading a `.wasm` file is the one runtime-specific
+ * step (workerd imports it as a compiled module, Node and Deno read bytes), so each runtime entry
+ * compiles the modules once and hands them in; fitting instantiates them fresh per request, which
+ * is what lets an isolate's WASM memory be collected after every image.
+ */
+export interface VisionWasm {
+  /** libjpeg-turbo's TurboJPEG decoder, a WASI build (`@cwasm/jpeg-turbo/jpeg-turbo.wasm`): DCT-domain scaling. */
+  jpegDecoder: WebAssembly.Module;
+  /**
+   * MozJPEG encoder, an emscripten build (`@jsquash/jpeg/codec/enc/mozjpeg_enc.wasm`). Optional:
+   * only `settings.encoder = "mozjpeg"` (the bench's comparison, test fixtures) uses it; production
+   * fits use our own encoder (jpeg.baseline.ts), so runtime entries leave it out of their bundle.
+   */
+  jpegEncoder?: WebAssembly.Module;
+  /** photon (`@cf-wasm/photon/photon.wasm`): GIF, WebP and interlaced PNG, which have no streaming path. */
+  photon: WebAssembly.Module;
+  /**
+   * Our own 128-bit SIMD kernels (`shared/vision/wasm/vision.simd.wasm`, built from the .wat beside
+   * it): PNG unfiltering and alpha flattening, the resampler's Lanczos passes, and the encoder's
+   * colour conversion, DCT, quantise-and-count and scan write. Optional: without it fitting runs the
+   * same arithmetic in JS, with byte-identical results, only slower.
+   */
+  simd?: WebAssembly.Module;
+}
+
+export type ImageMediaType = SupportedMediaType;
+
+export interface FitOptions {
+  /** Maximum length of the `data:<type>;base64,...` URL (vision.embed_target_bytes). */
+  embedTargetBytes: number;
+  /** Long edge of the embedded image (vision.max_long_edge). */
+  maxLongEdge: number;
+  /** Width x height from the header above which the image is refused before decoding. */
+  maxInputPixels: number;
+  /** [x1, y1, x2, y2] in original pixels, clamped to the image. */
+  region?: [number, number, number, number];
+}
+
+export interface FitResult {
+  mediaType: ImageMediaType;
+  data: Uint8Array;
+  width: number;
+  height: number;
+  /** Length of the data: URL that embeds `data`; never over the budget. */
+  dataUrlBytes: number;
+  original: { mediaType: ImageMediaType; width: number; height: number; bytes: number };
+  note: string;
+  encodeAttempts: number;
+  /** Decodes of the source this fit ran (one per size tried; 0 when passed through); for logs and benchmarks. */
+  decodes: number;
+  passedThrough: boolean;
+  /** Output pixels per original pixel (1 when not scaled). */
+  scale: number;
+  crop?: { x: number; y: number; width: number; height: number };
+  /** Largest WASM memory any codec instance of this call reached (bytes); for logs and benchmarks. */
+  wasmPeakBytes: number;
+  /** JPEG quality of the output, absent when passed through or sent as PNG; on the scale of `jpegTables`. */
+  quality?: number;
+  /** Base quantisation tables the baseline encoder chose for this image (shared/vision/jpeg.baseline.ts); for logs and benchmarks. */
+  jpegTables?: string;
+  /** True when our WASM SIMD kernels (VisionWasm.simd) ran the resampling (and the baseline encoder); for logs and benchmarks. */
+  simd?: boolean;
+}
+
+/** Fits an image into the embed budget (WASM codecs bound by the runtime entry). */
+export type ImageFitter = (bytes: Uint8Array, options: FitOptions) => Promise<FitResult>;
+
+/** The tools whose work the savings ledger counts (docs/stats.md). */
+export type LedgerTool = "web_search" | "web_extract" | "vision" | "evict" | "llm";
+
+/** One request's counts for one tool, by provider and model where they apply. */
+export interface LedgerEntry {
+  tool: LedgerTool;
+  /** The provider that answered (or would have): search/extract/llm; absent for vision and evict. */
+  provider?: string;
+  /** The LLM model (llm), or the eviction strategy (evict). */
+  model?: string;
+  /** Counter name to increment, named as docs/stats.md lists them for the tool. */
+  counts: Readonly<Record<string, number>>;
+  /** When it happened (epoch ms), which picks its hourly bucket. */
+  at: number;
+}
+
+/** The savings ledger's write side. `record` gathers in memory and never throws or waits. */
+export interface Ledger {
+  record(entry: LedgerEntry): void;
+}
+
+/** The ports a runtime entry hands every tool. */
+export interface AppPorts {
+  cache: CacheStore;
+  flight: SingleFlight;
+  fetch: FetchFn;
+  clock: Clock;
+  log: Logger;
+  fitImage: ImageFitter;
+  /** Per-session repeat-cap counters. */
+  embeds: EmbedCounter;
+  /** A DNS-over-HTTPS resolver per resolver URL, with its answer cache kept for the isolate. */
+  dnsResolver: (url: string) => DnsResolver;
+  ledger: Ledger;
+}
+
+/** What a runtime entry hands `createApp`: its ports, what it is, and its configuration. */
+export interface AppDeps extends AppPorts {
+  runtime: "workerd" | "deno";
+  version: string;
+  /** The effective configuration; throws AppError 500 `config_error` when it is unusable. */
+  config: () => LoadedConfig;
+}
+
+/**
+ * What a tool's service runs with for one request: the ports, the configuration and its secrets
+ * (a `LoadedConfig` too, so provider resolution takes it as it is), and the request's id.
+ */
+export interface RequestContext {
+  ports: AppPorts;
+  config: Config;
+  secrets: Secrets;
+  requestId: string;
 }

@@ -3,15 +3,13 @@
  * once per isolate (per env object) and a config error is remembered the same way.
  */
 import pkg from "../package.json";
-import type { AppDeps } from "../shared/app";
 import { loadConfig, type LoadedConfig } from "../shared/config/config.load";
 import { consoleLogger } from "../shared/log";
-import type { SingleFlight } from "../shared/web/flight";
+import type { AppDeps, EmbedCounter, SingleFlight } from "../shared/ports";
 import type { WorkerEnv } from "./env";
 import { KvStore } from "./kv.store";
 import { createImageFitter } from "../shared/vision/fit";
 import { dnsResolverPool } from "../shared/safety/dns";
-import type { EmbedCounter } from "../shared/embeds/embed-cap";
 import { visionWasm } from "./vision-codecs";
 
 const configs = new WeakMap<object, LoadedConfig | Error>();
@@ -62,6 +60,8 @@ export function workersDeps(env: WorkerEnv, overrides: Partial<AppDeps> = {}): A
     fitImage,
     embeds: durableEmbeds(env.SESSIONS),
     dnsResolver,
+    // Nothing is counted yet: the savings ledger (docs/stats.md) is not built.
+    ledger: { record: () => {} },
     ...overrides,
   };
 }

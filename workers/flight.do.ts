@@ -5,16 +5,21 @@
  */
 import { DurableObject } from "cloudflare:workers";
 import { consoleLogger } from "../shared/log";
-import type { Job } from "../shared/web/jobs";
-import { FlightCoordinator, type FlightOptions, type FlightOutcome } from "../shared/web/flight";
+import type { Job } from "../shared/web/job.types";
+import { FlightCoordinator } from "../shared/web/flight";
+import type { FlightOptions, FlightOutcome } from "../shared/ports";
 import { DurableObjectStore } from "./do-storage.store";
 import { KvStore } from "./kv.store";
-import type { WorkerEnv } from "./env";
 
-export class FlightDO extends DurableObject<WorkerEnv> {
+/** The one binding a FlightDO uses (declared here so env.ts and the DO do not import each other). */
+interface FlightEnv {
+  CACHE: KVNamespace;
+}
+
+export class FlightDO extends DurableObject<FlightEnv> {
   private readonly coordinator: FlightCoordinator;
 
-  constructor(ctx: DurableObjectState, env: WorkerEnv) {
+  constructor(ctx: DurableObjectState, env: FlightEnv) {
     super(ctx, env);
     this.coordinator = new FlightCoordinator({
       authority: new DurableObjectStore(ctx.storage),

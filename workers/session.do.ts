@@ -4,10 +4,11 @@
  * requests at the input gate) and everything is deleted after a day of inactivity.
  */
 import { DurableObject } from "cloudflare:workers";
-import { type CounterStore, releaseSlot, type Reservation, reserveSlot, SESSION_IDLE_MS } from "../shared/embeds/embed-cap";
-import type { WorkerEnv } from "./env";
+import { type CounterStore, releaseSlot, reserveSlot, SESSION_IDLE_MS } from "../shared/embeds/embed-cap";
+import type { Reservation } from "../shared/ports";
 
-export class SessionDO extends DurableObject<WorkerEnv> {
+/** A session's counters need no binding. */
+export class SessionDO extends DurableObject<Record<string, never>> {
   private readonly counters: CounterStore = {
     get: (key) => this.ctx.storage.get<number>(`embed:${key}`),
     put: (key, value) => this.ctx.storage.put(`embed:${key}`, value),

@@ -8,6 +8,6 @@
 import jpegDecoder from "@cwasm/jpeg-turbo/jpeg-turbo.wasm";
 import photon from "@cf-wasm/photon/photon.wasm";
 import simd from "../shared/vision/wasm/vision.simd.wasm";
-import type { VisionWasm } from "../shared/vision/codecs";
+import type { VisionWasm } from "../shared/ports";
 
 export const visionWasm: VisionWasm = { jpegDecoder, photon, simd };

@@ -15,7 +15,7 @@ import type { StreamingResampler } from "../../shared/vision/resample";
 import { visionWasm } from "../../workers/vision-codecs";
 import jpegEncoder from "@jsquash/jpeg/codec/enc/mozjpeg_enc.wasm";
 import type { JpegEncodeSettings } from "../../shared/vision/jpeg.settings";
-import type { VisionWasm } from "../../shared/vision/codecs";
+import type { VisionWasm } from "../../shared/ports";
 
 /** The production codecs plus MozJPEG, which only this bench's comparison rows use. */
 const benchWasm: VisionWasm = { ...visionWasm, jpegEncoder };

@@ -4,6 +4,7 @@
  * where a session's counters live (a Durable Object per session on Workers, the process on Deno).
  */
 import { AppError } from "../http/errors";
+import type { Reservation } from "../ports";
 
 export type Caller = "main" | "subagent";
 
@@ -21,16 +22,6 @@ export const DEFAULT_SUBAGENT_CAP = 3;
 export function effectiveCap(configured: number | null, caller: Caller): number | null {
   if (configured === null) return caller === "subagent" ? DEFAULT_SUBAGENT_CAP : null;
   return configured === 0 ? null : configured;
-}
-
-export type Reservation = { ok: true; count: number } | { ok: false; count: number };
-
-/** The port a request uses; one implementation per runtime. */
-export interface EmbedCounter {
-  /** Atomically takes a slot for `imageKey` in `sessionId` unless `cap` slots are taken. */
-  reserve(sessionId: string, imageKey: string, cap: number | null): Promise<Reservation>;
-  /** Gives a slot back after a load that failed. */
-  release(sessionId: string, imageKey: string): Promise<void>;
 }
 
 /** Storage a ledger needs: synchronous-looking get/put of small counters. */

@@ -63,7 +63,7 @@ interface RpcMessage {
  * content type, the body within its limit and parseable (else -32700), the protocol version (400
  * when unsupported), the session id's form, and no batch under a revision without batches.
  */
-export async function handleMcpPost(request: Request, ctx: ToolContext, tools: ToolDefinition[]): Promise<Response> {
+export async function handleMcpPost(request: Request, ctx: ToolContext, tools: ToolDefinition[], serverVersion: string): Promise<Response> {
   // The transport checks Accept and Content-Type too, but it runs after we read the body: check first.
   const accept = request.headers.get("accept") ?? "";
   if (!accept.includes("application/json") || !accept.includes("text/event-stream")) {
@@ -105,7 +105,7 @@ export async function handleMcpPost(request: Request, ctx: ToolContext, tools: T
   }
 
   const sessionId = givenSession ?? (initialize ? crypto.randomUUID() : null);
-  const server = createMcpServer(ctx, tools, sessionId);
+  const server = createMcpServer(ctx, tools, sessionId, serverVersion);
   const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
   await server.connect(transport);
   try {

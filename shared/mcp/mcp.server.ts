@@ -25,10 +25,11 @@ const ANY_ARGUMENTS = z.looseObject({});
  * A fresh server for one HTTP request (Workers are stateless: nothing is kept between requests).
  * @param sessionId the client's `Mcp-Session-Id` (or the one being issued), the default of each
  *   tool's `sessionArgument`
+ * @param serverVersion this build's version, as `initialize` reports it
  */
-export function createMcpServer(ctx: ToolContext, tools: ToolDefinition[], sessionId: string | null): McpServer {
+export function createMcpServer(ctx: ToolContext, tools: ToolDefinition[], sessionId: string | null, serverVersion: string): McpServer {
   const server = new McpServer(
-    { name: "edge-agent-tools", version: ctx.deps.version },
+    { name: "edge-agent-tools", version: serverVersion },
     // The SDK's default validator (Ajv) compiles schemas with `new Function`, which workerd forbids.
     { instructions: INSTRUCTIONS, jsonSchemaValidator: new CfWorkerJsonSchemaValidator() },
   );
@@ -78,7 +79,7 @@ async function callTool(ctx: ToolContext, tool: ToolDefinition, args: Record<str
     const appError = error instanceof AppError ? error : new AppError(500, "internal_error", "The tool failed unexpectedly; try again.", { cause: error });
     // Server-side failures are logged as the HTTP routes log them (app.ts onError): code and private cause, never sent.
     if (appError.status >= 500) {
-      ctx.deps.log.error("mcp_tool_failed", {
+      ctx.ports.log.error("mcp_tool_failed", {
         tool: tool.name,
         request_id: ctx.requestId,
         code: appError.code,

@@ -3,24 +3,8 @@
  * gate costs microseconds on a warm hostname. The same code runs on Workers and Deno because it
  * only needs an injected fetch and clock.
  */
-import type { Clock, FetchFn } from "../ports";
+import type { Clock, DnsLookup, DnsResolver, FetchFn, ResolvedAddress } from "../ports";
 import { type AddressClass, classifyIPv4, classifyIPv6, parseIPv4, parseIPv6 } from "./ip";
-
-export interface ResolvedAddress {
-  /** As the resolver wrote it. */
-  address: string;
-  /** Classified once, when the answer arrives, so a cache hit does no parsing. */
-  cls: AddressClass;
-}
-
-export type DnsLookup =
-  | { ok: true; addresses: readonly ResolvedAddress[] }
-  | { ok: false; reason: "nxdomain" | "no_address" | "resolver_error" | "timeout" };
-
-/** Looks a hostname up (A and AAAA). Never throws: a failure is a `{ ok: false }` result. */
-export interface DnsResolver {
-  lookup(host: string): Promise<DnsLookup>;
-}
 
 export interface DnsResolverOptions {
   /** The DoH JSON endpoint (`security.dns_resolver_url`); operator configuration, trusted. */

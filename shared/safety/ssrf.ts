@@ -3,7 +3,7 @@
  * WHATWG URL may be fetched. Literal addresses are classified directly, plainly local names are
  * refused without a lookup, other names are resolved through DoH and every answer must be public.
  */
-import type { DnsResolver } from "./dns";
+import type { DnsResolver } from "../ports";
 import { type AddressClass, PRIVATE_KINDS, classifyIPv4, classifyIPv6, parseIPv4, parseIPv6 } from "./ip";
 
 export type GateVerdict =

@@ -9,7 +9,7 @@ import { webSearch } from "../web/search.service";
 import { MAX_IMAGE_BYTES, analyzeImage } from "../vision/vision.service";
 import * as z from "zod";
 import { VisionDescriptorResponse, VisionNativeResponse, VisionRequest, VisionResponse } from "../vision/vision.schema";
-import { defineTool, type McpToolResult, type ToolContext, type ToolDefinition } from "./tool.types";
+import { defineTool, type McpToolResult, type ToolDefinition } from "./tool.types";
 
 export const webSearchTool = defineTool({
   name: "web_search",
@@ -21,8 +21,8 @@ export const webSearchTool = defineTool({
   cacheHeader: "HIT, MISS, COALESCED or BYPASS: the body's `cache` in upper case",
   bodyLimit: BODY_LIMITS.default,
   mcp: true,
-  async run({ deps, loaded }, input) {
-    const body = await webSearch({ ...deps, config: loaded }, input);
+  async run(ctx, input) {
+    const body = await webSearch(ctx, input);
     return { body, headers: { "x-cache": body.cache.toUpperCase() } };
   },
 });
@@ -38,19 +38,10 @@ export const webExtractTool = defineTool({
   cacheHeader: "HIT=n,MISS=n: how many URLs were answered without and with a provider payment",
   bodyLimit: BODY_LIMITS.default,
   mcp: true,
-  async run({ deps, loaded }, input) {
-    const answer = await webExtract({ ...deps, config: loaded }, input);
+  async run(ctx, input) {
+    const answer = await webExtract(ctx, input);
     return { body: answer.body, headers: { "x-cache": answer.cacheHeader } };
   },
-});
-
-const visionDeps = ({ deps, loaded }: ToolContext) => ({
-  config: loaded,
-  fetch: deps.fetch,
-  fit: deps.fitImage,
-  embeds: deps.embeds,
-  dnsResolver: deps.dnsResolver,
-  log: deps.log,
 });
 
 /** vision_analyze over MCP: the native answer without its bytes (they travel as the image block). */
@@ -92,7 +83,7 @@ export const visionAnalyzeTool = defineTool({
   mcpOutput: VisionMcpResult,
   toMcp: visionForMcp,
   async run(ctx, input, upload) {
-    return { body: await analyzeImage(visionDeps(ctx), input, upload) };
+    return { body: await analyzeImage(ctx, input, upload) };
   },
 });
 
@@ -106,11 +97,11 @@ export const contextEvictTool = defineTool({
   bodyLimit: BODY_LIMITS.evict,
   // A client-side transformation of the client's own request: HTTP only, not an MCP tool.
   mcp: false,
-  async run({ deps }, input) {
-    return { body: await evictForSession(input, deps) };
+  async run({ ports }, input) {
+    return { body: await evictForSession(input, ports) };
   },
 });
 
-export const TOOLS: ToolDefinition<any>[] = [webSearchTool, webExtractTool, visionAnalyzeTool, contextEvictTool];
+export const TOOLS: ToolDefinition[] = [webSearchTool, webExtractTool, visionAnalyzeTool, contextEvictTool];
 /** The tools `/mcp` offers (context/evict is HTTP only). */
-export const MCP_TOOLS: ToolDefinition<any>[] = TOOLS.filter((tool) => tool.mcp);
+export const MCP_TOOLS: ToolDefinition[] = TOOLS.filter((tool) => tool.mcp);

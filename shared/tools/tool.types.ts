@@ -4,14 +4,10 @@
  * OpenAPI and in `tools/list`.
  */
 import type * as z from "zod";
-import type { AppDeps } from "../app";
-import type { LoadedConfig } from "../config/config.load";
+import type { RequestContext } from "../ports";
 
-export interface ToolContext {
-  deps: AppDeps;
-  loaded: LoadedConfig;
-  requestId: string;
-}
+/** What a tool runs with: the ports, the configuration and its secrets, the request id. */
+export type ToolContext = RequestContext;
 
 /** An MCP image content block: the only way image bytes travel in an MCP result. */
 export type McpImage = { type: "image"; data: string; mimeType: string };

@@ -1,31 +1,10 @@
 /**
- * The port between image fitting and the WASM codecs it runs. Loading a `.wasm` file is the one
- * runtime-specific step (workerd imports it as a compiled module, Node and Deno read bytes), so each
- * runtime entry compiles the modules once and hands them in; fitting instantiates them fresh per
- * request, which is what lets an isolate's WASM memory be collected after every image.
+ * What image fitting shares with the WASM codecs it runs (the modules themselves are the
+ * `VisionWasm` port, shared/ports.ts): the resampler factory a decoder feeds, decode statistics,
+ * and how a third-party decoder's failure is told apart from our own.
  */
 import { AppError } from "../http/errors";
 import type { StreamingResampler } from "./resample";
-
-export interface VisionWasm {
-  /** libjpeg-turbo's TurboJPEG decoder, a WASI build (`@cwasm/jpeg-turbo/jpeg-turbo.wasm`): DCT-domain scaling. */
-  jpegDecoder: WebAssembly.Module;
-  /**
-   * MozJPEG encoder, an emscripten build (`@jsquash/jpeg/codec/enc/mozjpeg_enc.wasm`). Optional:
-   * only `settings.encoder = "mozjpeg"` (the bench's comparison, test fixtures) uses it; production
-   * fits use our own encoder (jpeg.baseline.ts), so runtime entries leave it out of their bundle.
-   */
-  jpegEncoder?: WebAssembly.Module;
-  /** photon (`@cf-wasm/photon/photon.wasm`): GIF, WebP and interlaced PNG, which have no streaming path. */
-  photon: WebAssembly.Module;
-  /**
-   * Our own 128-bit SIMD kernels (`shared/vision/wasm/vision.simd.wasm`, built from the .wat beside
-   * it): PNG unfiltering and alpha flattening, the resampler's Lanczos passes, and the encoder's
-   * colour conversion, DCT, quantise-and-count and scan write. Optional: without it fitting runs the
-   * same arithmetic in JS, with byte-identical results, only slower.
-   */
-  simd?: WebAssembly.Module;
-}
 
 /**
  * Builds the resampler once the decoder knows the size it will actually deliver. `scale`: decoded

@@ -5,7 +5,7 @@
  * quality still does not fit. Every codec instance lives for one call, so memory does not ratchet.
  */
 import { AppError } from "../http/errors";
-import type { VisionWasm } from "./codecs";
+import type { FitOptions, FitResult, ImageMediaType, VisionWasm } from "../ports";
 import { openImage, type SupportedMediaType } from "./format";
 import { DEFAULT_JPEG_SETTINGS, type JpegEncodeSettings } from "./jpeg.settings";
 import type { JpegEncoder } from "./jpeg.encode";
@@ -17,45 +17,6 @@ import { decodeWithPhoton, webpIccProfile } from "./photon.decode";
 import { iccToSrgb } from "./color/icc";
 import { StreamingResampler, resizeRgb, type SourceWindow } from "./resample";
 import { checkStructure, verifyImageData, type ImageStructure } from "./verify";
-
-export type ImageMediaType = SupportedMediaType;
-
-export interface FitOptions {
-  /** Maximum length of the `data:<type>;base64,...` URL (vision.embed_target_bytes). */
-  embedTargetBytes: number;
-  /** Long edge of the embedded image (vision.max_long_edge). */
-  maxLongEdge: number;
-  /** Width x height from the header above which the image is refused before decoding. */
-  maxInputPixels: number;
-  /** [x1, y1, x2, y2] in original pixels, clamped to the image. */
-  region?: [number, number, number, number];
-}
-
-export interface FitResult {
-  mediaType: ImageMediaType;
-  data: Uint8Array;
-  width: number;
-  height: number;
-  /** Length of the data: URL that embeds `data`; never over the budget. */
-  dataUrlBytes: number;
-  original: { mediaType: ImageMediaType; width: number; height: number; bytes: number };
-  note: string;
-  encodeAttempts: number;
-  /** Decodes of the source this fit ran (one per size tried; 0 when passed through); for logs and benchmarks. */
-  decodes: number;
-  passedThrough: boolean;
-  /** Output pixels per original pixel (1 when not scaled). */
-  scale: number;
-  crop?: { x: number; y: number; width: number; height: number };
-  /** Largest WASM memory any codec instance of this call reached (bytes); for logs and benchmarks. */
-  wasmPeakBytes: number;
-  /** JPEG quality of the output, absent when passed through; on the scale of `jpegTables`. */
-  quality?: number;
-  /** Base quantisation tables the baseline encoder chose for this image (jpeg.baseline.ts TABLE_CANDIDATES); for logs and benchmarks. */
-  jpegTables?: string;
-  /** True when our WASM SIMD kernels (VisionWasm.simd) ran the resampling (and the baseline encoder); for logs and benchmarks. */
-  simd?: boolean;
-}
 
 /**
  * Quality range searched: the whole range up to 100 (the budget is the user's knob: what it allows

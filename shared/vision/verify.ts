@@ -4,7 +4,7 @@
  * image is embedded unchanged, its whole data: a pass-through skips our decoders, so nothing else
  * would notice a truncated or damaged file before the provider (and every later call) does.
  */
-import type { VisionWasm } from "./codecs";
+import type { VisionWasm } from "../ports";
 import { invalidImage, JpegMarkerWalk, walkGifFrames, type ImageHeader, type JpegStructure } from "./format";
 import { decodeJpegWithoutRows } from "./jpeg.decode";
 import { CHANNELS, inflateIdat, readInflated, parseChunks, type PngInfo } from "./png.decode";

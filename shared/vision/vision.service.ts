@@ -5,19 +5,15 @@
  * description.
  */
 import type { LoadedConfig } from "../config/config.load";
-import type { EmbedCounter } from "../embeds/embed-cap";
+import type { FitOptions, FitResult, RequestContext } from "../ports";
 import { effectiveCap, embedCapReached } from "../embeds/embed-cap";
 import { AppError } from "../http/errors";
 import { sha256Hex } from "../hash";
-import type { Logger } from "../log";
-import type { FetchFn } from "../ports";
-import type { DnsResolver } from "../safety/dns";
 import { assertAllowedByPolicy, assertNoSecretInUrl, assertSsrfSafe, normalizeUrlForCache, parseTargetUrl } from "../safety/gate";
 import { toRefusal } from "../safety/refusal";
 import { safeFetch } from "../safety/safe-fetch";
 import { postJson, unexpectedShape } from "../web/providers/http";
 import { decodeImageData } from "./base64.decode";
-import type { FitOptions, FitResult } from "./fit";
 import { toBase64 } from "./fit";
 import { DecoderFailure, isOutOfMemory } from "./codecs";
 import { invalidImage, readImageHeader } from "./format";
@@ -30,27 +26,18 @@ const IMAGE_FETCH_TIMEOUT_MS = 30_000;
 const AUXILIARY_TIMEOUT_MS = 60_000;
 const DEFAULT_QUESTION = "Describe this image in detail: its layout, every piece of visible text, and anything notable. Be exact about numbers and labels.";
 
-export interface VisionDeps {
-  config: LoadedConfig;
-  fetch: FetchFn;
-  fit: (bytes: Uint8Array, options: FitOptions) => Promise<FitResult>;
-  embeds: EmbedCounter;
-  dnsResolver: (url: string) => DnsResolver;
-  log: Logger;
-}
-
 /** An image as it arrived: bytes now, or a URL to fetch once a cap slot is held. */
 type ImageSource = { kind: "bytes"; bytes: Uint8Array } | { kind: "url"; url: URL };
 
-export async function analyzeImage(deps: VisionDeps, input: VisionRequest, upload?: Uint8Array): Promise<Record<string, unknown>> {
-  const { config } = deps.config;
-  const source = await receiveImage(deps, input, upload);
+export async function analyzeImage(ctx: RequestContext, input: VisionRequest, upload?: Uint8Array): Promise<Record<string, unknown>> {
+  const { config } = ctx;
+  const source = await receiveImage(ctx, input, upload);
   if (source.kind === "bytes") readImageHeader(source.bytes); // refuse bad formats before any slot is taken
   const { path, style } = choosePath(input.model);
 
   if (path === "descriptor") {
-    const fitted = await fitBytes(deps, await imageBytes(deps, source), input);
-    return describe(deps, fitted, input.question);
+    const fitted = await fitBytes(ctx, await imageBytes(ctx, source), input);
+    return describe(ctx, fitted, input.question);
   }
 
   const cap = effectiveCap(config.vision.max_calls_per_image, input.caller);
@@ -58,17 +45,17 @@ export async function analyzeImage(deps: VisionDeps, input: VisionRequest, uploa
   // The counter key is a hash of it, so no URL is kept in a session's storage.
   const identity = source.kind === "url" ? `url:${normalizeUrlForCache(source.url)}` : `sha256:${await sha256Hex(source.bytes as Uint8Array<ArrayBuffer>)}`;
   const imageKey = await sha256Hex(identity);
-  const reservation = await deps.embeds.reserve(input.session_id, imageKey, cap);
+  const reservation = await ctx.ports.embeds.reserve(input.session_id, imageKey, cap);
   if (!reservation.ok) throw embedCapReached(reservation.count, cap ?? 0);
   let fitted: FitResult;
   try {
-    fitted = await fitBytes(deps, await imageBytes(deps, source), input);
+    fitted = await fitBytes(ctx, await imageBytes(ctx, source), input);
   } catch (error) {
-    await deps.embeds.release(input.session_id, imageKey).catch((cause) => deps.log.warn("embed_release_failed", { error: String(cause) }));
+    await ctx.ports.embeds.release(input.session_id, imageKey).catch((cause) => ctx.ports.log.warn("embed_release_failed", { error: String(cause) }));
     throw error;
   }
   const base64 = toBase64(fitted.data);
-  deps.log.info("vision_fitted", { path, encode_attempts: fitted.encodeAttempts, decodes: fitted.decodes, bytes: fitted.dataUrlBytes, passed_through: fitted.passedThrough });
+  ctx.ports.log.info("vision_fitted", { path, encode_attempts: fitted.encodeAttempts, decodes: fitted.decodes, bytes: fitted.dataUrlBytes, passed_through: fitted.passedThrough });
   return {
     success: true,
     path: "native",
@@ -82,13 +69,13 @@ export async function analyzeImage(deps: VisionDeps, input: VisionRequest, uploa
 }
 
 /** Fits the bytes; a failure is answered as `fitFailure` classifies it, and our own is logged (no image bytes). */
-async function fitBytes(deps: VisionDeps, bytes: Uint8Array, input: VisionRequest): Promise<FitResult> {
+async function fitBytes(ctx: RequestContext, bytes: Uint8Array, input: VisionRequest): Promise<FitResult> {
   try {
-    return await deps.fit(bytes, fitOptions(deps.config, input));
+    return await ctx.ports.fitImage(bytes, fitOptions(ctx, input));
   } catch (error) {
     const answer = fitFailure(error);
     if (answer instanceof AppError && answer.code === "internal_error") {
-      deps.log.error("vision_internal_error", { error: String(error), stack: error instanceof Error ? error.stack?.split("\n").slice(0, 8).join("\n") : undefined });
+      ctx.ports.log.error("vision_internal_error", { error: String(error), stack: error instanceof Error ? error.stack?.split("\n").slice(0, 8).join("\n") : undefined });
     }
     throw answer;
   }
@@ -117,14 +104,14 @@ function fitOptions(loaded: LoadedConfig, input: VisionRequest): FitOptions {
 }
 
 /** Uploaded bytes, inline data, or a URL that passed every check of the gate (not yet fetched). */
-async function receiveImage(deps: VisionDeps, input: VisionRequest, upload?: Uint8Array): Promise<ImageSource> {
+async function receiveImage(ctx: RequestContext, input: VisionRequest, upload?: Uint8Array): Promise<ImageSource> {
   if (upload) return { kind: "bytes", bytes: checkSize(upload) };
   if ("data" in input.image) return { kind: "bytes", bytes: checkSize(decodeImageData(input.image.data).bytes) };
-  const { security } = deps.config.config;
+  const { security } = ctx.config;
   try {
     assertNoSecretInUrl(input.image.url, "image.url");
     const url = parseTargetUrl(input.image.url);
-    await assertSsrfSafe(url, { allowPrivate: security.allow_private_urls, resolver: deps.dnsResolver(security.dns_resolver_url) });
+    await assertSsrfSafe(url, { allowPrivate: security.allow_private_urls, resolver: ctx.ports.dnsResolver(security.dns_resolver_url) });
     assertAllowedByPolicy(url, security.website_blocklist);
     return { kind: "url", url };
   } catch (error) {
@@ -132,13 +119,13 @@ async function receiveImage(deps: VisionDeps, input: VisionRequest, upload?: Uin
   }
 }
 
-async function imageBytes(deps: VisionDeps, source: ImageSource): Promise<Uint8Array> {
+async function imageBytes(ctx: RequestContext, source: ImageSource): Promise<Uint8Array> {
   if (source.kind === "bytes") return source.bytes;
-  const { security } = deps.config.config;
+  const { security } = ctx.config;
   try {
     const response = await safeFetch(source.url, {
-      fetch: deps.fetch,
-      gate: { allowPrivate: security.allow_private_urls, resolver: deps.dnsResolver(security.dns_resolver_url), blocklist: security.website_blocklist },
+      fetch: ctx.ports.fetch,
+      gate: { allowPrivate: security.allow_private_urls, resolver: ctx.ports.dnsResolver(security.dns_resolver_url), blocklist: security.website_blocklist },
       maxBytes: MAX_IMAGE_BYTES,
       timeoutMs: IMAGE_FETCH_TIMEOUT_MS,
       headers: { accept: "image/*" },
@@ -167,15 +154,15 @@ function checkSize(bytes: Uint8Array): Uint8Array {
 }
 
 /** The descriptor path: the fitted image goes to the auxiliary model, only its text comes back. */
-async function describe(deps: VisionDeps, fitted: FitResult, question: string | undefined): Promise<Record<string, unknown>> {
-  const { config, secrets } = deps.config;
+async function describe(ctx: RequestContext, fitted: FitResult, question: string | undefined): Promise<Record<string, unknown>> {
+  const { config, secrets } = ctx;
   const { base_url: baseUrl, model } = config.auxiliary.vision;
   if (!baseUrl || !model) {
     throw new AppError(503, "no_provider", "This model cannot see images in tool results and no auxiliary vision model is configured; set auxiliary.vision.base_url and auxiliary.vision.model.");
   }
   const settings = { name: "auxiliary vision", baseUrl, apiKey: secrets.AUXILIARY_VISION_API_KEY, timeoutMs: AUXILIARY_TIMEOUT_MS };
   const dataUrl = `data:${fitted.mediaType};base64,${toBase64(fitted.data)}`;
-  const answer = await postJson(settings, deps.fetch, "/chat/completions", {
+  const answer = await postJson(settings, ctx.ports.fetch, "/chat/completions", {
     model,
     messages: [
       {

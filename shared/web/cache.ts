@@ -2,10 +2,10 @@
  * The read-through cache of paid calls: global read tier first, then the single-flight owner,
  * which pays at most once per key. Every safety check has run before a caller gets here.
  */
-import type { Logger } from "../log";
-import type { CacheStore, Clock, FetchFn } from "../ports";
-import { type CacheStatus, cutForCaller, fromFlightError, type SingleFlight } from "./flight";
-import { isStorable, type Job, type JobValue, runJob, type ValueOf } from "./jobs";
+import type { CacheStatus, CacheStore, Clock, FetchFn, Logger, SingleFlight } from "../ports";
+import { cutForCaller, fromFlightError } from "./flight";
+import { isStorable, runJob } from "./jobs";
+import type { Job, JobValue, ValueOf } from "./job.types";
 
 /**
  * The version in each kind's cache keys, the one place it is written. Raised when what may be

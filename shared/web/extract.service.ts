@@ -7,18 +7,13 @@
 import type { LoadedConfig } from "../config/config.load";
 import { AppError } from "../http/errors";
 import { sha256Hex } from "../hash";
-import type { DnsResolver } from "../safety/dns";
+import type { RequestContext } from "../ports";
 import { assertAllowedByPolicy, assertNoSecretInUrls, assertSsrfSafe, hostListMatcher, isLocalLookingHost, normalizeUrlForCache, parseTargetUrl } from "../safety/gate";
 import { classifyIpLiteral } from "../safety/ip";
-import { cacheKeyPrefix, paidCall, type PaidCallDeps } from "./cache";
+import { cacheKeyPrefix, paidCall } from "./cache";
 import { ExtractError as ExtractErrorSchema, type ExtractError, type ExtractRequest, type ExtractResponse, type ExtractResult } from "./extract.schema";
-import type { ExtractJob } from "./jobs";
+import type { ExtractJob } from "./job.types";
 import { resolveExtractProvider, type ResolvedExtractProvider } from "./providers/resolve";
-
-export interface ExtractDeps extends PaidCallDeps {
-  config: LoadedConfig;
-  dnsResolver: (url: string) => DnsResolver;
-}
 
 /** Bytes the direct provider reads from one page: a little over `web.max_page_chars` of UTF-8. */
 const DIRECT_MAX_BYTES = 16 * 1024 * 1024;
@@ -32,8 +27,8 @@ export interface ExtractAnswer {
   cacheHeader: string;
 }
 
-export async function webExtract(deps: ExtractDeps, input: ExtractRequest): Promise<ExtractAnswer> {
-  const { config } = deps.config;
+export async function webExtract(ctx: RequestContext, input: ExtractRequest): Promise<ExtractAnswer> {
+  const { ports, config } = ctx;
   // Step 2 before anything else: one secret refuses the whole call.
   assertNoSecretInUrls(input.urls);
   const targets = input.urls.map((raw, index) => {
@@ -43,13 +38,13 @@ export async function webExtract(deps: ExtractDeps, input: ExtractRequest): Prom
     }
     return url;
   });
-  const resolver = deps.dnsResolver(config.security.dns_resolver_url);
+  const resolver = ports.dnsResolver(config.security.dns_resolver_url);
   const ssrfOptions = { allowPrivate: config.security.allow_private_urls, resolver };
 
   // Step 3, per URL, in-band.
   const refusals = await Promise.all(targets.map((url) => refusalOf(() => assertSsrfSafe(url, ssrfOptions))));
   // Step 4: which backend answers (503 when none can).
-  const provider = resolveExtractProvider(deps.config);
+  const provider = resolveExtractProvider(ctx);
   // Step 5, per URL, in-band.
   for (const [i, url] of targets.entries()) {
     refusals[i] ??= await refusalOf(() => assertAllowedByPolicy(url, config.security.website_blocklist));
@@ -64,10 +59,10 @@ export async function webExtract(deps: ExtractDeps, input: ExtractRequest): Prom
       const refused = refusals[i];
       if (refused) return { url: given, error: refused };
       try {
-        const job = extractJob(deps.config, provider, url, input.format);
+        const job = extractJob(ctx, provider, url, input.format);
         const key = await extractCacheKey(provider, url, input.format);
         const store = !exempt(url.hostname) && !isLocalHost(url.hostname);
-        const answer = await paidCall(deps, key, job, { enabled: config.web.cache_enabled, ttlMs: config.web.cache_ttl_minutes * 60_000, store, charLimit: config.web.char_limit });
+        const answer = await paidCall(ports, key, job, { enabled: config.web.cache_enabled, ttlMs: config.web.cache_ttl_minutes * 60_000, store, charLimit: config.web.char_limit });
         const cached = answer.cache === "hit" || answer.cache === "coalesced";
         if (answer.cache === "hit") {
           // The stored final URL passes the same checks as a fresh one (policy may have changed).

@@ -5,42 +5,10 @@
  * Runtime-agnostic: the Workers Durable Object and the Deno process both host one of these.
  */
 import { AppError } from "../http/errors";
-import type { Logger } from "../log";
-import type { CacheStore, FetchFn } from "../ports";
-import { isStorable, type Job, type JobValue, runJob } from "./jobs";
+import type { CacheStatus, CacheStore, FetchFn, FlightError, FlightOptions, FlightOutcome, Logger, SingleFlight } from "../ports";
+import { isStorable, runJob } from "./jobs";
+import type { Job, JobValue } from "./job.types";
 import { truncateContent } from "./truncate";
-
-export type CacheStatus = "hit" | "miss" | "coalesced" | "bypass";
-
-/** Error as it crosses the single-flight boundary (RPC-safe). */
-export interface FlightError {
-  status: number;
-  code: string;
-  message: string;
-}
-
-export type FlightOutcome =
-  | { ok: true; value: JobValue; cache: Exclude<CacheStatus, "bypass">; stored: boolean }
-  | { ok: false; error: FlightError };
-
-export interface FlightOptions {
-  /** The caller's clock, so the TTL is judged by one clock end to end. */
-  now: number;
-  ttlMs: number;
-  /** False for values that must never be stored whatever they contain (e.g. exempt hosts). */
-  store: boolean;
-  /**
-   * Most content characters the caller can receive (`web.char_limit`). The owner stores the whole
-   * page but answers with the content already cut (`truncated: true`), so an answer of any size
-   * crosses the owner's RPC boundary (32 MiB on Workers) and is paid once.
-   */
-  charLimit?: number;
-}
-
-/** The single-flight port the request path calls. */
-export interface SingleFlight {
-  run(key: string, job: Job, options: FlightOptions): Promise<FlightOutcome>;
-}
 
 function toFlightError(error: unknown): FlightError {
   if (error instanceof AppError) return { status: error.status, code: error.code, message: error.message };

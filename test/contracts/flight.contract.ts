@@ -3,8 +3,8 @@
  * the Durable Object on Workers and the in-process FlightCoordinator (Deno's). Jobs are real
  * provider calls against the loopback emulator, whose call counts are the evidence.
  */
-import type { SingleFlight } from "../../shared/web/flight";
-import type { ExtractJob, SearchJob } from "../../shared/web/jobs";
+import type { SingleFlight } from "../../shared/ports";
+import type { ExtractJob, SearchJob } from "../../shared/web/job.types";
 import type { ContractCase } from "./ports.contract";
 
 export interface FlightContext {

@@ -4,8 +4,7 @@
  * (test/deno/ports.contract.test.ts). Runtime-agnostic on purpose: each runner brings its own
  * test function and this tiny assert.
  */
-import type { EmbedCounter } from "../../shared/embeds/embed-cap";
-import type { CacheStore } from "../../shared/ports";
+import type { CacheStore, EmbedCounter } from "../../shared/ports";
 
 export interface Check {
   equal(actual: unknown, expected: unknown, what: string): void;

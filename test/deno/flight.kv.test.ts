@@ -9,7 +9,7 @@ import { DenoKvFlight } from "../../deno/flight.kv";
 import { silentLogger } from "../../shared/log";
 import { paidCall, type PaidCallDeps } from "../../shared/web/cache";
 import { FlightCoordinator } from "../../shared/web/flight";
-import type { ExtractJob, SearchJob } from "../../shared/web/jobs";
+import type { ExtractJob, SearchJob } from "../../shared/web/job.types";
 
 function assertEquals(actual: unknown, expected: unknown, what: string): void {
   const a = JSON.stringify(actual);

@@ -2,7 +2,7 @@
 import { DenoKvStore } from "../../deno/deno-kv.store";
 import { DenoKvEmbedCounter } from "../../deno/embeds.kv";
 import { MemoryEmbedCounter } from "../../deno/embeds.memory";
-import type { EmbedCounter } from "../../shared/embeds/embed-cap";
+import type { EmbedCounter } from "../../shared/ports";
 import { cacheStoreContract, type Check, embedCounterContract } from "../contracts/ports.contract";
 
 const check: Check = {

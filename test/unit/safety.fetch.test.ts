@@ -12,7 +12,8 @@
 import type { ServerResponse } from "node:http";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { AppError } from "../../shared/http/errors";
-import { createDnsResolver, type DnsResolver } from "../../shared/safety/dns";
+import { createDnsResolver } from "../../shared/safety/dns";
+import type { DnsResolver } from "../../shared/ports";
 import type { GateOptions } from "../../shared/safety/gate";
 import { FetchLimitError, toRefusal } from "../../shared/safety/refusal";
 import { type SafeFetchOptions, safeFetch } from "../../shared/safety/safe-fetch";

@@ -1,7 +1,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { AppError } from "../../shared/http/errors";
-import type { DnsResolver } from "../../shared/safety/dns";
+import type { DnsResolver } from "../../shared/ports";
 import {
   assertAllowedByPolicy,
   assertNoSecretInUrls,

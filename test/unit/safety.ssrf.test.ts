@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { AppError } from "../../shared/http/errors";
-import { createDnsResolver, type DnsResolver } from "../../shared/safety/dns";
+import { createDnsResolver } from "../../shared/safety/dns";
+import type { DnsResolver } from "../../shared/ports";
 import { gateUrl } from "../../shared/safety/gate";
 import { classifyIpLiteral, parseIPv6 } from "../../shared/safety/ip";
 import { checkUrlSafety, isLocalLookingHost } from "../../shared/safety/ssrf";

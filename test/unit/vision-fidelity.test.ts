@@ -5,7 +5,8 @@
  */
 import { describe, expect, it } from "vitest";
 import sharp from "sharp";
-import { fitImage, type FitOptions } from "../../shared/vision/fit";
+import { fitImage } from "../../shared/vision/fit";
+import type { FitOptions } from "../../shared/ports";
 import { decodeJpegRgb, jpegDctEighths } from "../../shared/vision/jpeg.decode";
 import { cmykProfileToSrgb, iccToSrgb, labToXyz, xyzToLab, xyzToSrgb } from "../../shared/vision/color/icc";
 import { FOGRA39_WEDGE, cmykConverter } from "../../shared/vision/color/cmyk";

@@ -4,7 +4,7 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { cacheKeyPrefix } from "../../shared/web/cache";
 import { cutForCaller } from "../../shared/web/flight";
-import type { ExtractValue, SearchValue } from "../../shared/web/jobs";
+import type { ExtractValue, SearchValue } from "../../shared/web/job.types";
 import { truncateContent } from "../../shared/web/truncate";
 import { LIMIT_TIERS, limitTier, normalizeQuery } from "../../shared/web/query";
 

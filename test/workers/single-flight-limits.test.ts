@@ -6,7 +6,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { createApp } from "../../shared/app";
-import type { Logger } from "../../shared/log";
+import type { Logger } from "../../shared/ports";
 import { workersDeps } from "../../workers/deps";
 import { callJson, providerCalls, testEnv, uniqueToken } from "./helpers";
 

@@ -1,6 +1,7 @@
 import { beforeAll, describe, expect, it } from "vitest";
 import { AppError } from "../../shared/http/errors";
-import { dataUrlLength, fitImage, toBase64, type FitOptions } from "../../shared/vision/fit";
+import { dataUrlLength, fitImage, toBase64 } from "../../shared/vision/fit";
+import type { FitOptions } from "../../shared/ports";
 import { readImageHeader } from "../../shared/vision/format";
 import { visionWasm } from "../../workers/vision-codecs";
 import mozjpeg from "@jsquash/jpeg/codec/enc/mozjpeg_enc.wasm";

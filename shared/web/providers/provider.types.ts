@@ -1,10 +1,8 @@
 /**
- * The provider adapter contract. An adapter is a pure function of its settings, the request and
- * an injected fetch: no config lookups, no globals, so a Durable Object can run it from a
- * serialisable job description.
+ * The data a provider call is made of: provider names, settings, requests and answers. Plain
+ * serialisable types with no imports, so the single-flight port (shared/ports.ts) can carry a job
+ * without pulling the adapters in. The adapter signatures are in adapter.types.ts.
  */
-import type { FetchFn } from "../../ports";
-
 export const SEARCH_PROVIDERS = ["tavily", "brave", "exa", "firecrawl", "searxng", "keyless"] as const;
 export type SearchProviderName = (typeof SEARCH_PROVIDERS)[number];
 
@@ -51,8 +49,6 @@ export interface SearchRequest {
   count: number;
 }
 
-export type SearchAdapter = (settings: ProviderSettings, request: SearchRequest, fetch: FetchFn) => Promise<SearchHit[]>;
-
 export type ExtractFormat = "markdown" | "text";
 
 export interface ExtractedPage {
@@ -67,4 +63,13 @@ export interface ExtractedPage {
 export interface ExtractRequest {
   url: string;
   format: ExtractFormat;
+}
+
+/** Gate settings for the `direct` extract provider (the service fetches the page itself). */
+export interface DirectFetchSettings {
+  allowPrivate: boolean;
+  resolverUrl: string;
+  blocklist: string[];
+  /** Bytes read from a page before it is `too_large`. */
+  maxBytes: number;
 }

@@ -8,17 +8,9 @@ import { createDnsResolver } from "../../../safety/dns";
 import { safeFetch } from "../../../safety/safe-fetch";
 import { assertNotChallenge, CHALLENGE_STATUSES, challengePage, detectChallenge } from "../../challenge";
 import { decodeHtmlBody, htmlToMarkdown, markdownToText } from "../../reader/html-to-markdown";
-import type { ExtractedPage, ExtractRequest, ProviderSettings } from "../provider.types";
+import type { DirectFetchSettings, ExtractedPage, ExtractRequest, ProviderSettings } from "../provider.types";
 
 /** What the direct fetch needs of the gate: serialisable, from the effective config. */
-export interface DirectFetchSettings {
-  allowPrivate: boolean;
-  resolverUrl: string;
-  blocklist: string[];
-  /** Bytes read from a page before it is `too_large`. */
-  maxBytes: number;
-}
-
 const READABLE = new Set(["text/html", "application/xhtml+xml", "text/markdown", "text/plain", "text/x-markdown"]);
 
 export async function directExtract(settings: ProviderSettings, direct: DirectFetchSettings, request: ExtractRequest, fetch: FetchFn): Promise<ExtractedPage> {

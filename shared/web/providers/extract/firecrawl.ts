@@ -5,7 +5,8 @@
 import * as z from "zod";
 import { providerError } from "../../../http/errors";
 import { parseAnswer, postJson } from "../http";
-import { type ExtractAdapter, toExtractedPage } from "./page";
+import type { ExtractAdapter } from "../adapter.types";
+import { toExtractedPage } from "./page";
 
 /** Firecrawl's documented scrape answer: a failure, or the page's markdown and metadata. */
 export const FirecrawlScrapeResponse = z.discriminatedUnion("success", [

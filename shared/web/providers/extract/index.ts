@@ -5,10 +5,9 @@
 import type { ExtractProviderName } from "../provider.types";
 import { firecrawlExtract } from "./firecrawl";
 import { jinaExtract } from "./jina";
-import { type ExtractAdapter } from "./page";
+import type { ExtractAdapter } from "../adapter.types";
 import { tavilyExtract } from "./tavily";
 
-export type { ExtractAdapter } from "./page";
 export { toExtractedPage } from "./page";
 
 export const extractAdapters: Record<Exclude<ExtractProviderName, "direct">, ExtractAdapter> = {

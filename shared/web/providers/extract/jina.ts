@@ -4,7 +4,8 @@
  */
 import * as z from "zod";
 import { callProvider, parseAnswer, providerUrl } from "../http";
-import { type ExtractAdapter, toExtractedPage } from "./page";
+import type { ExtractAdapter } from "../adapter.types";
+import { toExtractedPage } from "./page";
 
 /** Jina Reader's documented JSON answer (the fields we read). */
 export const JinaReadResponse = z.object({

@@ -1,13 +1,10 @@
 /**
- * What every extract adapter shares: the adapter signature, and turning a provider's markdown
- * into the page we return in the requested format.
+ * What every hosted extract adapter shares: turning a provider's markdown into the page we return
+ * in the requested format.
  */
-import type { FetchFn } from "../../../ports";
 import { assertNotChallenge } from "../../challenge";
 import { markdownToText } from "../../reader/html-to-markdown";
-import type { ExtractedPage, ExtractRequest, ProviderSettings } from "../provider.types";
-
-export type ExtractAdapter = (settings: ProviderSettings, request: ExtractRequest, fetch: FetchFn) => Promise<ExtractedPage>;
+import type { ExtractedPage, ExtractRequest } from "../provider.types";
 
 export interface ProviderMarkdown {
   finalUrl?: unknown;

@@ -5,7 +5,8 @@
 import * as z from "zod";
 import { providerError } from "../../../http/errors";
 import { parseAnswer, postJson, unexpectedShape } from "../http";
-import { type ExtractAdapter, toExtractedPage } from "./page";
+import type { ExtractAdapter } from "../adapter.types";
+import { toExtractedPage } from "./page";
 
 /** Tavily's documented extract answer (the fields we read). */
 export const TavilyExtractResponse = z.object({

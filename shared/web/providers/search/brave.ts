@@ -5,7 +5,7 @@
  */
 import * as z from "zod";
 import { callProvider, parseAnswer, providerUrl } from "../http";
-import type { SearchAdapter } from "../provider.types";
+import type { SearchAdapter } from "../adapter.types";
 import { htmlSnippetToText } from "../../html-entities";
 import { type HitCandidate, rankHits } from "./hits";
 

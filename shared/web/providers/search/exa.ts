@@ -4,7 +4,7 @@
  */
 import * as z from "zod";
 import { parseAnswer, postJson } from "../http";
-import type { SearchAdapter } from "../provider.types";
+import type { SearchAdapter } from "../adapter.types";
 import { rankHits } from "./hits";
 
 const EXA_MAX_RESULTS = 100;

@@ -4,7 +4,7 @@
  */
 import * as z from "zod";
 import { parseAnswer, postJson, unexpectedShape } from "../http";
-import type { SearchAdapter } from "../provider.types";
+import type { SearchAdapter } from "../adapter.types";
 import { rankHits } from "./hits";
 
 const FIRECRAWL_MAX_RESULTS = 100;

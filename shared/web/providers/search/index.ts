@@ -2,7 +2,8 @@
  * The search adapter registry and every provider's public base URL (overridable through
  * `providers.<name>_base_url`).
  */
-import type { SearchAdapter, SearchProviderName } from "../provider.types";
+import type { SearchAdapter } from "../adapter.types";
+import type { SearchProviderName } from "../provider.types";
 import { braveSearch } from "./brave";
 import { exaSearch } from "./exa";
 import { firecrawlSearch } from "./firecrawl";

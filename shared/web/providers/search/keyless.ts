@@ -5,7 +5,7 @@
  */
 import { callProviderText, providerUrl, unexpectedShape } from "../http";
 import { providerError } from "../../../http/errors";
-import type { SearchAdapter } from "../provider.types";
+import type { SearchAdapter } from "../adapter.types";
 import { decodeHtmlAttribute, htmlSnippetToText } from "../../html-entities";
 import { type HitCandidate, rankHits } from "./hits";
 

@@ -5,7 +5,7 @@
  */
 import * as z from "zod";
 import { callProvider, parseAnswer, providerUrl } from "../http";
-import type { SearchAdapter } from "../provider.types";
+import type { SearchAdapter } from "../adapter.types";
 import { type HitCandidate, rankHits } from "./hits";
 
 /** An instance page is typically 10 or more results; 10 pages covers the largest tier (100). */

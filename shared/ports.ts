@@ -180,8 +180,10 @@ export interface FitResult {
   crop?: { x: number; y: number; width: number; height: number };
   /** Largest WASM memory any codec instance of this call reached (bytes); for logs and benchmarks. */
   wasmPeakBytes: number;
-  /** JPEG quality of the output, absent when passed through. */
+  /** JPEG quality of the output, absent when passed through or sent as PNG; on the scale of `jpegTables`. */
   quality?: number;
+  /** Base quantisation tables the baseline encoder chose for this image (shared/vision/jpeg.baseline.ts); for logs and benchmarks. */
+  jpegTables?: string;
   /** True when our WASM SIMD kernels (VisionWasm.simd) ran the resampling (and the baseline encoder); for logs and benchmarks. */
   simd?: boolean;
 }

@@ -43,6 +43,8 @@ export function emulatorVars(emulatorUrl: string): Record<string, string> {
     PROVIDERS_JINA_BASE_URL: `${emulatorUrl}/jina`,
     SECURITY_DNS_RESOLVER_URL: `${emulatorUrl}/dns-query`,
     AUXILIARY_VISION_BASE_URL: `${emulatorUrl}/openai/v1`,
+    PROVIDERS_ANTHROPIC_BASE_URL: `${emulatorUrl}/llm/anthropic`,
+    PROVIDERS_OPENAI_BASE_URL: `${emulatorUrl}/llm/openai`,
     // A key for the emulator only: it proves the key is sent, and that no message echoes it.
     TAVILY_API_KEY: "emulator-tavily-key-0000000000",
   };

@@ -54,6 +54,12 @@ export interface LlmCall {
   breakpoints: number;
   body_bytes: number;
   usage: LlmUsageRecord | null;
+  /**
+   * The prompt as the cache saw it, block by block: tokens, an id of the prefix up to the block
+   * (16 hex characters of its hash), and the blocks carrying a breakpoint. What a replay of the
+   * same requests needs, without the bodies.
+   */
+  prompt: { tokens: number[]; ids: string[]; breakpoints: number[] } | null;
   /** What /__calls?contains= matches against. */
   probe: string;
   at: number;
@@ -105,6 +111,7 @@ export function createLlmEmulator(): LlmEmulator {
       breakpoints: 0,
       body_bytes: body.length,
       usage: null,
+      prompt: null,
       probe: sub,
       at: Date.now(),
     };
@@ -141,6 +148,7 @@ export function createLlmEmulator(): LlmEmulator {
     call.image_bytes = conversation.images.reduce((sum, image) => sum + image.bytes, 0);
     call.placeholders = conversation.placeholders;
     call.breakpoints = conversation.breakpoints.length;
+    call.prompt = { tokens: conversation.blocks.map((b) => b.tokens), ids: conversation.blocks.map((b) => b.hash.slice(0, 16)), breakpoints: conversation.breakpoints.map((b) => b.index) };
 
     // Faults first: a client's retry must see them before any validation.
     const markers = conversation.lastText;
@@ -312,8 +320,10 @@ class BlockList {
   private chain = createHash("sha256");
 
   add(value: unknown, marker?: unknown): void {
-    const tokens = this.tokensOf(value);
-    this.chain.update(JSON.stringify(stripMarkers(value)));
+    // A cache_control marker is not content: it changes neither the block's tokens nor the prefix.
+    const content = stripMarkers(value);
+    const tokens = this.tokensOf(content);
+    this.chain.update(JSON.stringify(content));
     this.chain.update("\u0000");
     this.blocks.push({ tokens, hash: this.chain.copy().digest("hex") });
     if (isRecord(marker)) this.breakpoints.push({ index: this.blocks.length - 1, ttl: marker.ttl === "1h" ? "1h" : "5m" });

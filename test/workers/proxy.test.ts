@@ -5,6 +5,9 @@
  * error shape, and no request steering the upstream host.
  */
 import { describe, expect, it } from "vitest";
+import { createApp } from "../../shared/app";
+import type { LedgerEntry } from "../../shared/ports";
+import { workersDeps } from "../../workers/deps";
 import { encodePng, screenshotPixels } from "../fixtures/images";
 import { call, EMULATOR, testEnv, uniqueToken } from "./helpers";
 
@@ -266,5 +269,77 @@ describe("the outbound transform", () => {
     expect(seen.placeholders).toBe(retired);
     expect(seen.images).toBe(40 - retired);
     expect(seen.breakpoints).toBeLessThanOrEqual(4);
+  });
+});
+
+describe("usage into the ledger", () => {
+  /** The app with a ledger that keeps what it is handed (the port's write side). */
+  const withLedger = () => {
+    const entries: LedgerEntry[] = [];
+    const app = createApp(workersDeps(testEnv, { ledger: { record: (entry) => entries.push(entry) } }));
+    const send = async (path: string, body: unknown, headers: Record<string, string>) => {
+      const response = await app.fetch(new Request(`https://service.test${path}`, { method: "POST", headers: { "content-type": "application/json", ...headers }, body: JSON.stringify(body) }), testEnv);
+      const text = await response.text(); // the usage is read as the body goes by
+      return { response, text };
+    };
+    /** The counters summed over every entry. */
+    const totals = () => {
+      const sum: Record<string, number> = {};
+      for (const entry of entries) for (const [name, n] of Object.entries(entry.counts)) sum[name] = (sum[name] ?? 0) + n;
+      return sum;
+    };
+    return { entries, send, totals };
+  };
+
+  it("counts an Anthropic call's tokens by kind (5-minute and 1-hour writes apart), plain and streamed, per provider and model", async () => {
+    for (const stream of [false, true]) {
+      const ledger = withLedger();
+      const tag = uniqueToken();
+      const body = {
+        model: MODEL,
+        max_tokens: 64,
+        stream,
+        system: [{ type: "text", text: `${tag} ${"A long system prompt. ".repeat(300)}`, cache_control: { type: "ephemeral", ttl: "1h" } }],
+        messages: [{ role: "user", content: [{ type: "text", text: `${tag} ${"Some context. ".repeat(400)}`, cache_control: { type: "ephemeral" } }] }],
+      };
+      await ledger.send("/anthropic/v1/messages", body, { "x-api-key": `k-${tag}` });
+      const [seen] = await llmCalls(tag);
+      const t = ledger.totals();
+      expect(t).toMatchObject({ requests: 1, errors: 0, images_fitted: 0, images_retired: 0 });
+      expect(t.cache_write_1h_tokens).toBe(seen.usage.cacheWrite1h);
+      expect(t.cache_write_5m_tokens).toBe(seen.usage.cacheWrite5m);
+      expect(t.cache_write_1h_tokens).toBeGreaterThan(0);
+      expect(t.cache_write_5m_tokens).toBeGreaterThan(0);
+      expect(t.cache_write_tokens).toBe(seen.usage.cacheWrite1h + seen.usage.cacheWrite5m);
+      expect(t.input_tokens).toBe(seen.usage.input);
+      expect(t.cache_read_tokens).toBe(0);
+      expect(t.output_tokens).toBe(seen.usage.output);
+      expect(ledger.entries.every((e) => e.tool === "llm" && e.provider === "anthropic" && e.model === MODEL)).toBe(true);
+    }
+  });
+
+  it("counts OpenAI usage with the cached part apart: chat (a stream with include_usage) and responses (streamed)", async () => {
+    const ledger = withLedger();
+    const tag = uniqueToken();
+    const messages = [{ role: "system", content: `${tag} ${"You are helpful. ".repeat(600)}` }, { role: "user", content: `hi ${tag}` }];
+    await ledger.send("/openai/v1/chat/completions", { model: "gpt-4o", messages }, { authorization: "Bearer k" });
+    await ledger.send("/openai/v1/chat/completions", { model: "gpt-4o", messages, stream: true, stream_options: { include_usage: true } }, { authorization: "Bearer k" });
+    await ledger.send("/openai/v1/responses", { model: "gpt-4o", input: messages, stream: true }, { authorization: "Bearer k" });
+    const calls = await llmCalls(tag);
+    const t = ledger.totals();
+    expect(t.requests).toBe(3);
+    expect(t.cache_read_tokens).toBe(calls.reduce((n, c) => n + c.usage.cacheRead, 0));
+    expect(t.cache_read_tokens).toBeGreaterThan(0);
+    expect(t.input_tokens).toBe(calls.reduce((n, c) => n + c.usage.input, 0));
+    expect(t.output_tokens).toBe(calls.reduce((n, c) => n + c.usage.output, 0));
+  });
+
+  it("counts the provider's errors, and not count_tokens", async () => {
+    const ledger = withLedger();
+    const tag = uniqueToken();
+    const { response } = await ledger.send("/anthropic/v1/messages", anthropicBody(tag, { messages: [{ role: "user", content: `[fail:429] ${tag}` }] }), { "x-api-key": "k" });
+    expect(response.status).toBe(429);
+    await ledger.send("/anthropic/v1/messages/count_tokens", anthropicBody(tag), { "x-api-key": "k" });
+    expect(ledger.totals()).toMatchObject({ requests: 1, errors: 1 });
   });
 });

@@ -5,8 +5,7 @@
  * the retirement front. Deterministic: the same body and session memory give the same bytes out.
  */
 import { anthropicAdapter, countBreakpoints } from "../eviction/anthropic";
-import { evictForSession } from "../eviction/evict.service";
-import type { EvictRequest } from "../eviction/evict.schema";
+import { evictForSession, evictOutbound } from "../eviction/evict.service";
 import { imageSize } from "../eviction/estimate";
 import { asRecord, type ImageRef } from "../eviction/inventory";
 import { openaiAdapter } from "../eviction/openai";
@@ -83,23 +82,27 @@ export async function transformConversation(
   let breakpointsMoved = false;
 
   if (settings.strategy !== "off") {
+    // cost: the eviction module's entry for the proxy (the route's own decision code), with room
+    // made for its front marker; hermes: the route's batched 20/8/3 as it is.
     const planned = format.eviction === "anthropic" && settings.strategy === "cost" ? makeRoomForFrontMarker(body, messages) : null;
-    const request: EvictRequest =
+    const out =
       settings.strategy === "cost"
-        ? {
-            format: format.eviction,
-            messages: (planned?.messages ?? messages) as Record<string, unknown>[],
-            strategy: "cost",
-            provider: spec.name,
-            ...(model === undefined ? {} : { model: model.slice(0, 200) }),
-            session_id: sessionKey,
-            ...(planned ? { manage_cache: true, other_breakpoints: planned.others } : {}),
-          }
-        : { format: format.eviction, messages: messages as Record<string, unknown>[], strategy: "hermes" };
-    const out = await evictForSession(request, ports);
+        ? await evictOutbound(
+            {
+              format: format.eviction,
+              messages: planned?.messages ?? messages,
+              ...(model === undefined ? {} : { model: model.slice(0, 200) }),
+              sessionKey,
+              ...(format.eviction === "anthropic" && body.system !== undefined ? { system: body.system } : {}),
+              ...(format.eviction === "anthropic" && Array.isArray(body.tools) ? { tools: body.tools } : {}),
+              ...(format.eviction === "anthropic" && asRecord(body.cache_control) ? { cacheControl: asRecord(body.cache_control)! } : {}),
+            },
+            ports,
+          )
+        : await evictForSession({ format: format.eviction, messages: messages as Record<string, unknown>[], strategy: "hermes" }, ports);
     retired = out.stats.retired_blocks;
     rule = out.stats.reason ?? null;
-    if (planned && out.stats.cache_marker !== undefined) {
+    if (out.stats.cache_marker !== undefined) {
       messages = out.messages;
       breakpointsMoved = true;
     } else if (out.retired > 0) {
@@ -242,12 +245,12 @@ interface StrippedBreakpoint {
 }
 
 /**
- * Breakpoints outside `messages` (tools, system, a top-level automatic one), and the messages with
- * the caller's oldest message breakpoint taken off when all 4 are in use, so the eviction module
- * can put one at the retirement front (proxy.md step 4: the newest stay at the tail, the total
+ * The messages with the caller's oldest message breakpoint taken off when all 4 are in use (those
+ * on tools and system and a top-level automatic one count), so the eviction module can put one at
+ * the retirement front (proxy.md step 4: the newest stay at the tail, the total
  * never passes 4, the caller's TTL is kept).
  */
-function makeRoomForFrontMarker(body: Record<string, unknown>, messages: unknown[]): { messages: unknown[]; others: number; stripped: StrippedBreakpoint | null } {
+function makeRoomForFrontMarker(body: Record<string, unknown>, messages: unknown[]): { messages: unknown[]; stripped: StrippedBreakpoint | null } {
   let others = asRecord(body.cache_control) ? 1 : 0;
   for (const list of [body.tools, body.system]) {
     if (!Array.isArray(list)) continue;
@@ -255,7 +258,7 @@ function makeRoomForFrontMarker(body: Record<string, unknown>, messages: unknown
   }
   others = Math.min(others, 4);
   const inMessages = countBreakpoints(messages).count;
-  if (others + inMessages < 4) return { messages, others, stripped: null };
+  if (others + inMessages < 4) return { messages, stripped: null };
   // The oldest top-level block breakpoint goes (one nested in a tool result stays where it is).
   for (let m = 0; m < messages.length; m++) {
     const message = asRecord(messages[m]);
@@ -269,10 +272,10 @@ function makeRoomForFrontMarker(body: Record<string, unknown>, messages: unknown
       const blocks = content.slice();
       blocks[b] = rest;
       copy[m] = { ...message, content: blocks };
-      return { messages: copy, others, stripped: { message: m, block: b, marker } };
+      return { messages: copy, stripped: { message: m, block: b, marker } };
     }
   }
-  return { messages, others, stripped: null };
+  return { messages, stripped: null };
 }
 
 /** Puts a taken-off breakpoint back (when no front marker took its place). */

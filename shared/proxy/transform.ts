@@ -81,7 +81,10 @@ export async function transformConversation(
   let rule: string | null = null;
   let breakpointsMoved = false;
 
-  if (settings.strategy !== "off") {
+  // Without a tool image there is nothing to retire and no front to mark: the session memory is
+  // neither read nor written (two cache-store round trips saved on every text-only request).
+  const hasToolImages = fit.toolImages > 0;
+  if (settings.strategy !== "off" && hasToolImages) {
     // cost: the eviction module's entry for the proxy (the route's own decision code), with room
     // made for its front marker; hermes: the route's batched 20/8/3 as it is.
     const planned = format.eviction === "anthropic" && settings.strategy === "cost" ? makeRoomForFrontMarker(body, messages) : null;
@@ -130,7 +133,7 @@ async function fitImages(
   rules: ModelRules,
   settings: TransformSettings,
   ports: Ports,
-): Promise<{ messages: unknown[]; fitted: number; skipped: number }> {
+): Promise<{ messages: unknown[]; fitted: number; skipped: number; toolImages: number }> {
   const adapter = ADAPTERS[eviction];
   const { carriers, uploads } = adapter.inventory(messages);
   const tools: ImageRef[] = carriers.flatMap((carrier) => carrier.images);
@@ -161,7 +164,7 @@ async function fitImages(
   // One at a time: a request of 100 screenshots never holds two decodes at once (128 MB isolates).
   for (const image of tools) await consider(image, true);
   for (const image of uploads) await consider(image, false);
-  return { messages: out, fitted, skipped };
+  return { messages: out, fitted, skipped, toolImages: tools.length };
 }
 
 /** Base64 characters of inline image data (a data: URL's payload only). */

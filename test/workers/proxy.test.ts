@@ -230,6 +230,17 @@ describe("the outbound transform", () => {
     expect(calls[1].body_bytes).toBe(calls[0].body_bytes); // the same bytes out
   });
 
+  it("fits a user upload the provider would refuse (a side over 8,000 px), which it then accepts", async () => {
+    const tag = uniqueToken();
+    const wide = await screenshot(8200, 64, 9);
+    const body = anthropicBody(tag, { messages: [{ role: "user", content: [{ type: "image", source: { type: "base64", media_type: "image/png", data: wide } }, { type: "text", text: `read this ${tag}` }] }] });
+    const direct = await fetch(`${EMULATOR}/llm/anthropic/v1/messages`, { method: "POST", headers: { "content-type": "application/json", "x-api-key": "k" }, body: JSON.stringify(body) });
+    expect(direct.status).toBe(400);
+    const response = await post("/anthropic/v1/messages", body, { "x-api-key": "k" });
+    expect(response.status).toBe(200);
+    expect(response.headers.get("x-edge-fitted")).toBe("1");
+  });
+
   it("forwards an image the fitter refuses as it is", async () => {
     const tag = uniqueToken();
     const broken = `iVBORw0KGgo${"A".repeat(300_000)}`;

@@ -1,5 +1,5 @@
 /**
- * An upper bound on the isolate memory one fit needs (vision.md: WASM memory + JS heap must stay
+ * An upper bound on the isolate memory one fit needs (docs/vision.md, "Formats and limits": WASM memory + JS heap must stay
  * under a Worker's 128 MB). workerd exposes no heap numbers, so each fit runs in a Node process
  * whose V8 heap is capped (`--max-old-space-size`, a 2 MB semi-space): the smallest cap under which
  * the fit completes bounds the JS heap; the fit itself reports its WASM peak; the ArrayBuffers alive
@@ -16,7 +16,7 @@ import { join } from "node:path";
 import sharp from "sharp";
 import { ihdr, photoPixels, screenshotPixels, withAlpha } from "../test/fixtures/images";
 import { firstWebpChunk, jpegManyScans, pngOf, repeatSmallestScan, vp8x, webpOf, zerosDeflated } from "../test/fixtures/hostile";
-import { JPEG_MAX_SCANS } from "../shared/vision/format";
+import { JPEG_MAX_SCANS } from "../shared/media/image-header";
 
 const CAPS_MB = [8, 12, 16, 24, 32, 48, 64, 96];
 const SEMI_SPACE_MB = 2;

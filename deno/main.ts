@@ -12,11 +12,11 @@
  */
 import { parseArgs, parseEnv } from "node:util";
 import { createApp } from "../shared/app";
-import { loadConfig, type LoadedConfig } from "../shared/config/config.load";
+import { CONFIG_PLACES, loadConfig, type LoadedConfig } from "../shared/config/config.load";
 import { consoleLogger } from "../shared/log";
 import { dnsResolverPool } from "../shared/safety/dns";
 import { createImageFitter } from "../shared/vision/fit";
-import { FlightCoordinator } from "../shared/web/flight";
+import { CopyElection, FlightCoordinator } from "../shared/web/flight";
 import type { EmbedCounter, SingleFlight } from "../shared/ports";
 import { DenoKvStore } from "./deno-kv.store";
 import { MemoryEmbedCounter } from "./embeds.memory";
@@ -54,16 +54,18 @@ async function readConfigTables(): Promise<Record<string, unknown>> {
     return JSON.parse(await Deno.readTextFile(path)) as Record<string, unknown>;
   } catch (error) {
     if (error instanceof Deno.errors.NotFound && env.CONFIG_PATH === undefined) return {};
-    throw new Error(`cannot read the configuration file ${path}: ${error instanceof Error ? error.message : error}`);
+    fail(`cannot read the configuration file ${path}: ${error instanceof Error ? error.message : error}`);
   }
 }
 
 const tables = await readConfigTables();
 let loaded: LoadedConfig | Error;
 try {
-  loaded = loadConfig({ ...tables, ...env });
+  loaded = loadConfig({ ...tables, ...env }, CONFIG_PLACES.deno);
 } catch (error) {
-  loaded = error as Error; // answered as a 500 config_error on every request, as on Workers
+  // Said now, and answered on every request (a 503 from /healthz, a 500 config_error elsewhere), as on Workers.
+  loaded = error as Error;
+  console.error(JSON.stringify({ level: "error", event: "config_error", message: loaded.message }));
 }
 const pkg = JSON.parse(await Deno.readTextFile(new URL("../package.json", import.meta.url))) as { version: string };
 let kv: Deno.Kv;
@@ -82,7 +84,7 @@ if (!Number.isInteger(leaseMs) || leaseMs < 10) fail(`DENO_FLIGHT_LEASE_MS must 
 const watch = env.DENO_FLIGHT_WATCH === undefined ? env.DENO_DEPLOYMENT_ID !== undefined : env.DENO_FLIGHT_WATCH === "true";
 // One process is its own single-flight point; processes sharing a KV coordinate through it.
 const flight: SingleFlight = singleProcess
-  ? new FlightCoordinator({ authority: cache.processCopy(), fetch: fetchPort, log: consoleLogger })
+  ? new FlightCoordinator({ election: new CopyElection(cache.processCopy()), fetch: fetchPort, log: consoleLogger })
   : new DenoKvFlight(kv, cache, { fetch: fetchPort, log: consoleLogger, clock: Date.now }, { ...DEFAULT_FLIGHT_TIMING, leaseMs, watch });
 const embeds: EmbedCounter = singleProcess ? new MemoryEmbedCounter(Date.now) : new DenoKvEmbedCounter(kv, Date.now);
 
@@ -109,4 +111,9 @@ const port = Number(flags.port ?? env.PORT ?? 8787);
 if (!Number.isInteger(port) || port < 0 || port > 65535) fail(`the port must be a whole number from 0 to 65535 (got ${flags.port ?? env.PORT})`);
 const hostname = flags.hostname ?? env.HOSTNAME ?? "127.0.0.1";
 const coordination = singleProcess ? "in-process" : "deno-kv";
-Deno.serve({ port, hostname, onListen: ({ port }) => console.log(JSON.stringify({ level: "info", event: "listening", url: `http://${hostname}:${port}`, coordination })) }, app.fetch);
+try {
+  Deno.serve({ port, hostname, onListen: ({ port }) => console.log(JSON.stringify({ level: "info", event: "listening", url: `http://${hostname}:${port}`, coordination })) }, app.fetch);
+} catch (error) {
+  if (!(error instanceof Deno.errors.AddrInUse)) throw error;
+  fail(`${hostname}:${port} is already in use (is npm run dev running?); choose another port: npm run dev:deno -- --port ${port + 1}`);
+}

@@ -1,6 +1,6 @@
 /**
  * `npm run demo`: the point of the service in one command, with no keys and no network. Starts
- * the provider emulator and the service, replays web.md's figures live, and prints the provider
+ * the provider emulator and the service, replays the README's table live, and prints the provider
  * calls an agent would pay without the service and with it.
  */
 import { startLocalStack } from "./local-stack";
@@ -36,7 +36,8 @@ async function main() {
   }
 
   console.log("\nProvider calls paid (emulated provider, counted at the provider):\n");
-  console.log("| case | before (no service) | after (through the service) | X-Cache |");
+  // The same columns as the README's table.
+  console.log("| case | provider calls without the service | with it | X-Cache |");
   console.log("|---|---|---|---|");
   for (const [name, before, after, cache] of rows) console.log(`| ${name} | ${before} | ${after} | ${cache} |`);
   console.log("\nEvery repeat above was answered from the shared cache or merged into the one call in flight.");

@@ -12,7 +12,7 @@ import { openaiAdapter } from "../eviction/openai";
 import { sha256Hex } from "../hash";
 import { modelRules, type ModelRules } from "../models/models.table";
 import type { AppPorts } from "../ports";
-import { decodeImageData } from "../vision/base64.decode";
+import { decodeImageData } from "../media/base64.decode";
 import { toBase64 } from "../vision/fit";
 import type { ConversationFormat, LlmProviderSpec } from "./providers/llm-provider.types";
 

@@ -4,6 +4,7 @@
  * OpenAPI and in `tools/list`.
  */
 import type * as z from "zod";
+import type { RequestLogFields } from "../http/request-log";
 import type { RequestContext } from "../ports";
 
 /** What a tool runs with: the ports, the configuration and its secrets, the request id. */
@@ -24,6 +25,8 @@ export interface McpToolResult {
 export interface ToolAnswer {
   body: Record<string, unknown>;
   headers?: Record<string, string>;
+  /** Fields for the request's log line (the provider that answered). */
+  log?: RequestLogFields;
 }
 
 export interface ToolDefinition<S extends z.ZodType = z.ZodType> {
@@ -41,6 +44,10 @@ export interface ToolDefinition<S extends z.ZodType = z.ZodType> {
   bodyLimit: number;
   /** Offered on /mcp too. */
   mcp: boolean;
+  /** Body fields an HTTP request's headers give (`Cache-Control`); the body's own fields win. */
+  requestHeaders?: { toFields(headers: Headers): Record<string, unknown>; describe: Record<string, string> };
+  /** Response headers of a 200 besides `X-Cache`, with what they say (for OpenAPI). */
+  responseHeaders?: Record<string, string>;
   /**
    * How an answer reads over MCP when the HTTP body does not fit a model's context as it is (the
    * image bytes of vision). Default: `structured` is the body, `text` its JSON.

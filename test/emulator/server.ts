@@ -15,7 +15,7 @@
  * keyless) · [challenge:VENDOR] the page is a bot wall (cloudflare, cloudflare-blocked, hcaptcha,
  * recaptcha, akamai, datadome, perimeterx): served with its status to the direct provider, and as
  * the hosted readers render it by tavily, firecrawl and jina. /pages/contact is an ordinary page
- * with a captcha on its form.
+ * with a captcha on its form. [bloat:N] pads search results' snippets to about N characters in all.
  * LLM APIs (Anthropic, OpenAI) under /llm/: test/emulator/llm.ts.
  * Control: GET /__calls?provider=&contains= · GET /__chat?contains= · POST /__dns {name, A, AAAA,
  * status, httpStatus, delayMs} (or an array) · POST /__reset (clears everything: not for shared runs).
@@ -658,14 +658,36 @@ function sleep(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
 }
 
+/** The variables that point the service at the emulator: every provider, the DNS resolver, the auxiliary model. */
+export function emulatorVars(emulatorUrl: string): Record<string, string> {
+  return {
+    PROVIDERS_TAVILY_BASE_URL: `${emulatorUrl}/tavily`,
+    PROVIDERS_BRAVE_BASE_URL: `${emulatorUrl}/brave`,
+    PROVIDERS_EXA_BASE_URL: `${emulatorUrl}/exa`,
+    PROVIDERS_FIRECRAWL_BASE_URL: `${emulatorUrl}/firecrawl`,
+    PROVIDERS_SEARXNG_BASE_URL: `${emulatorUrl}/searxng`,
+    PROVIDERS_KEYLESS_BASE_URL: `${emulatorUrl}/keyless`,
+    PROVIDERS_JINA_BASE_URL: `${emulatorUrl}/jina`,
+    SECURITY_DNS_RESOLVER_URL: `${emulatorUrl}/dns-query`,
+    AUXILIARY_VISION_BASE_URL: `${emulatorUrl}/openai/v1`,
+    PROVIDERS_ANTHROPIC_BASE_URL: `${emulatorUrl}/llm/anthropic`,
+    PROVIDERS_OPENAI_BASE_URL: `${emulatorUrl}/llm/openai`,
+    // A key for the emulator only: it proves the key is sent, and that no message echoes it.
+    TAVILY_API_KEY: "emulator-tavily-key-0000000000",
+  };
+}
+
 // ---------------------------------------------------------------------------------------------
-// CLI: `npx tsx test/emulator/server.ts --port 9100` prints the URL and runs until killed.
+// CLI: `npx tsx test/emulator/server.ts --port 9100` prints the .dev.vars lines that point the
+// service at it (every provider, so nothing, not even the keyless rescue, tries the internet) and
+// runs until killed.
 
 if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
   const portFlag = process.argv.indexOf("--port");
   const port = portFlag >= 0 ? Number(process.argv[portFlag + 1]) : 9100;
   const emulator = await startEmulator({ port: Number.isFinite(port) ? port : 9100 });
-  console.log(emulator.url);
+  console.log(`# The emulator answers on ${emulator.url}. For npm run dev, put these lines in .dev.vars (then restart it);\n# for npm run dev:deno, in .dev.vars or the environment:`);
+  for (const [name, value] of Object.entries(emulatorVars(emulator.url))) console.log(`${name}=${value}`);
   const stop = () => void emulator.close().finally(() => process.exit(0));
   process.on("SIGINT", stop);
   process.on("SIGTERM", stop);

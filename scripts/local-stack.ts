@@ -8,6 +8,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { DEFAULT_BASE_URLS } from "../shared/web/providers/providers.catalog";
 import { startEmulator } from "../test/emulator/server";
 
 export interface LocalStack {
@@ -34,13 +35,8 @@ export async function freePort(): Promise<number> {
 /** The provider variables that point the service at the emulator. */
 export function emulatorVars(emulatorUrl: string): Record<string, string> {
   return {
-    PROVIDERS_TAVILY_BASE_URL: `${emulatorUrl}/tavily`,
-    PROVIDERS_BRAVE_BASE_URL: `${emulatorUrl}/brave`,
-    PROVIDERS_EXA_BASE_URL: `${emulatorUrl}/exa`,
-    PROVIDERS_FIRECRAWL_BASE_URL: `${emulatorUrl}/firecrawl`,
-    PROVIDERS_SEARXNG_BASE_URL: `${emulatorUrl}/searxng`,
-    PROVIDERS_KEYLESS_BASE_URL: `${emulatorUrl}/keyless`,
-    PROVIDERS_JINA_BASE_URL: `${emulatorUrl}/jina`,
+    // Every provider reached at a base URL, at the emulator's /<name> (the provider table).
+    ...Object.fromEntries(Object.keys(DEFAULT_BASE_URLS).map((name) => [`PROVIDERS_${name.toUpperCase()}_BASE_URL`, `${emulatorUrl}/${name}`])),
     SECURITY_DNS_RESOLVER_URL: `${emulatorUrl}/dns-query`,
     AUXILIARY_VISION_BASE_URL: `${emulatorUrl}/openai/v1`,
     // A key for the emulator only: it proves the key is sent, and that no message echoes it.

@@ -3,8 +3,8 @@
  * path prefix, counting calls, so tests pay nothing and nothing leaves the machine.
  * Markers in a query or URL steer single calls, so concurrent test files never step on each other.
  *
- * Point the service at it with `PROVIDERS_<NAME>_BASE_URL={url}/<name>` (tavily, brave, exa,
- * firecrawl, searxng, keyless, jina), `AUXILIARY_VISION_BASE_URL={url}/openai/v1` and
+ * Point the service at it with `PROVIDERS_<NAME>_BASE_URL={url}/<name>` for every provider of the
+ * table (scripts/local-stack.ts emulatorVars does), `AUXILIARY_VISION_BASE_URL={url}/openai/v1` and
  * `SECURITY_DNS_RESOLVER_URL={url}/dns-query`. Test pages live under `{url}/pages/...`
  * (article, huge?chars=N, latin1, latin1-meta, redirect?to=URL&status=302, empty, text, json, anything else).
  *
@@ -22,6 +22,7 @@
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { deflateSync } from "node:zlib";
+import type { ProviderBaseName } from "../../shared/web/providers/providers.catalog";
 import { pathToFileURL } from "node:url";
 import {
   ARTICLE_HTML,
@@ -137,6 +138,21 @@ export async function startEmulator(opts: { port?: number } = {}): Promise<Runni
   };
 }
 
+/**
+ * Each provider's emulated API by its path under `/<name>`, keyed by the provider table
+ * (shared/web/providers/providers.catalog.ts): a provider added there without an emulation here
+ * fails the typecheck. null: no such path.
+ */
+const PROVIDER_APIS: Record<ProviderBaseName, (ex: Exchange, path: string) => Promise<void> | null> = {
+  tavily: (ex, path) => (path === "/search" ? tavilySearch(ex) : path === "/extract" ? tavilyExtract(ex) : null),
+  brave: (ex, path) => (path === "/res/v1/web/search" ? braveSearch(ex) : null),
+  exa: (ex, path) => (path === "/search" ? exaSearch(ex) : null),
+  firecrawl: (ex, path) => (path === "/v1/search" ? firecrawlSearch(ex) : path === "/v1/scrape" ? firecrawlScrape(ex) : null),
+  searxng: (ex, path) => (path === "/search" ? searxngSearch(ex) : null),
+  keyless: (ex, path) => (path === "/html/" || path === "/html" ? keylessSearch(ex) : null),
+  jina: (ex, path) => (path.startsWith("/") ? jinaRead(ex) : null),
+};
+
 async function handle(req: IncomingMessage, res: ServerResponse, state: State): Promise<void> {
   const url = new URL(req.url ?? "/", "http://emulator.local");
   const body = await readBody(req);
@@ -145,15 +161,11 @@ async function handle(req: IncomingMessage, res: ServerResponse, state: State): 
   const path = url.pathname;
 
   if (path.startsWith("/__")) return control(ex);
-  if (path === "/tavily/search") return tavilySearch(ex);
-  if (path === "/tavily/extract") return tavilyExtract(ex);
-  if (path === "/brave/res/v1/web/search") return braveSearch(ex);
-  if (path === "/exa/search") return exaSearch(ex);
-  if (path === "/firecrawl/v1/search") return firecrawlSearch(ex);
-  if (path === "/firecrawl/v1/scrape") return firecrawlScrape(ex);
-  if (path === "/searxng/search") return searxngSearch(ex);
-  if (path === "/keyless/html/" || path === "/keyless/html") return keylessSearch(ex);
-  if (path.startsWith("/jina/")) return jinaRead(ex);
+  const prefix = path.split("/")[1] ?? "";
+  if (Object.hasOwn(PROVIDER_APIS, prefix)) {
+    const answered = PROVIDER_APIS[prefix as ProviderBaseName](ex, path.slice(prefix.length + 1));
+    if (answered) return answered;
+  }
   if (path === "/openai/v1/chat/completions") return chatCompletion(ex);
   if (path === "/dns-query") return dnsQuery(ex);
   if (path === "/pages" || path.startsWith("/pages/")) return testPage(ex);

@@ -1,21 +1,36 @@
-/** The Workers entry: builds the app from bindings (once per env object) and exports the DOs. */
+/**
+ * The Workers entry: builds the app from bindings (once per env object), exports the DOs, and
+ * flushes the savings ledger after each response with `waitUntil`, off the request path.
+ */
 import type { Hono } from "hono";
 import { createApp } from "../shared/app";
-import { workersDeps } from "./deps";
+import type { LedgerBuffer } from "../shared/stats/ledger";
+import { workersDeps, workersLedger } from "./deps";
 import type { WorkerEnv } from "./env";
 
 export { FlightDO } from "./flight.do";
+export { LedgerDO } from "./ledger.do";
 export { SessionDO } from "./session.do";
 
-const apps = new WeakMap<object, Hono<any>>();
+const apps = new WeakMap<object, { app: Hono<any>; ledger: LedgerBuffer | null }>();
 
 export default {
-  fetch(request: Request, env: WorkerEnv, ctx: ExecutionContext): Response | Promise<Response> {
-    let app = apps.get(env);
-    if (!app) {
-      app = createApp(workersDeps(env));
-      apps.set(env, app);
+  async fetch(request: Request, env: WorkerEnv, ctx: ExecutionContext): Promise<Response> {
+    let built = apps.get(env);
+    if (!built) {
+      const ledger = workersLedger(env);
+      built = { app: createApp(workersDeps(env, ledger ? { ledger } : {})), ledger };
+      apps.set(env, built);
     }
-    return app.fetch(request, env, ctx);
+    const response = await built.app.fetch(request, env, ctx);
+    const { ledger } = built;
+    if (!ledger) return response;
+    ctx.waitUntil(ledger.flush());
+    // A stream (the proxy's) counts when it ends: flush again then.
+    if (response.body && response.headers.get("content-type")?.startsWith("text/event-stream")) {
+      const counted = new TransformStream({ flush: () => ctx.waitUntil(ledger.flush()) });
+      return new Response(response.body.pipeThrough(counted), response);
+    }
+    return response;
   },
 } satisfies ExportedHandler<WorkerEnv>;

@@ -46,7 +46,10 @@ export async function analyzeImage(ctx: RequestContext, input: VisionRequest, up
   const identity = source.kind === "url" ? `url:${normalizeUrlForCache(source.url)}` : `sha256:${await sha256Hex(source.bytes as Uint8Array<ArrayBuffer>)}`;
   const imageKey = await sha256Hex(identity);
   const reservation = await ctx.ports.embeds.reserve(input.session_id, imageKey, cap);
-  if (!reservation.ok) throw embedCapReached(reservation.count, cap ?? 0);
+  if (!reservation.ok) {
+    ctx.ports.ledger.record({ tool: "vision", counts: { cap_refusals: 1 }, at: ctx.ports.clock() });
+    throw embedCapReached(reservation.count, cap ?? 0);
+  }
   let fitted: FitResult;
   try {
     fitted = await fitBytes(ctx, await imageBytes(ctx, source), input);
@@ -55,6 +58,7 @@ export async function analyzeImage(ctx: RequestContext, input: VisionRequest, up
     throw error;
   }
   const base64 = toBase64(fitted.data);
+  ctx.ports.ledger.record({ tool: "vision", counts: { loads: 1, [fitted.passedThrough ? "passed_through" : "fitted"]: 1, bytes_in: fitted.original.bytes, bytes_out: fitted.data.byteLength }, at: ctx.ports.clock() });
   ctx.ports.log.info("vision_fitted", { path, encode_attempts: fitted.encodeAttempts, decodes: fitted.decodes, bytes: fitted.dataUrlBytes, passed_through: fitted.passedThrough });
   return {
     success: true,

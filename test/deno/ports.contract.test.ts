@@ -3,7 +3,8 @@ import { DenoKvStore } from "../../deno/deno-kv.store";
 import { DenoKvEmbedCounter } from "../../deno/embeds.kv";
 import { MemoryEmbedCounter } from "../../deno/embeds.memory";
 import type { EmbedCounter } from "../../shared/ports";
-import { cacheStoreContract, type Check, embedCounterContract } from "../contracts/ports.contract";
+import { DenoKvLedgerStore } from "../../deno/ledger.kv";
+import { cacheStoreContract, type Check, embedCounterContract, ledgerStoreContract } from "../contracts/ports.contract";
 
 const check: Check = {
   equal(actual, expected, what) {
@@ -18,6 +19,9 @@ const unique = () => crypto.randomUUID();
 
 for (const c of cacheStoreContract) {
   Deno.test(`CacheStore contract: Deno KV: ${c.name}`, () => c.run(new DenoKvStore(kv), check, unique()));
+}
+for (const c of ledgerStoreContract) {
+  Deno.test(`LedgerStore contract: Deno KV sums: ${c.name}`, () => c.run(new DenoKvLedgerStore(kv), check, unique()));
 }
 const counter = new MemoryEmbedCounter(Date.now);
 for (const c of embedCounterContract) {

@@ -18,17 +18,18 @@
 import { modelRules } from "../models/models.table";
 import { DEFAULT_LIMITS, type EvictionLimits, type ImageLoad } from "./policy";
 
+/** Anthropic's breakpoint rules (the model table's): at most 4 `cache_control` markers a request; an entry is found within 20 blocks before one. */
+const ANTHROPIC_RULES = modelRules("anthropic", undefined).cache;
+export const ANTHROPIC_BREAKPOINTS = Object.freeze({ max: ANTHROPIC_RULES.maxBreakpoints, lookbackBlocks: ANTHROPIC_RULES.lookbackBlocks ?? 20 });
+
 /**
- * What the providers state (docs/eviction.md gives the source of each): Anthropic accepts 100
- * images in a request when each is at most 2,000 px on its long edge; OpenAI 500 images.
+ * The one "cold" rule: the provider's cache has expired when the previous request of the session
+ * was longer ago than the entry's TTL (it renews on every use). Unknown previous request: warm.
+ * The route, the proxy and the replay all judge it here.
  */
-export const PROVIDER_CEILINGS = Object.freeze({ anthropicManyImages: 100, anthropicMaxEdge: 2_000, openaiImages: 500 });
-
-/** The provider's prompt cache keeps an entry this long after its last use (Anthropic's default TTL; OpenAI's idle minimum). */
-export const PROMPT_CACHE_TTL_MS = 5 * 60_000;
-
-/** Anthropic's breakpoint rules: at most 4 `cache_control` markers a request; an entry is found within 20 blocks before one. */
-export const ANTHROPIC_BREAKPOINTS = Object.freeze({ max: 4, lookbackBlocks: 20 });
+export function cacheIsCold(previousAt: number | undefined, at: number, ttlMs: number): boolean {
+  return previousAt !== undefined && at - previousAt > ttlMs;
+}
 
 /** Tokens of a retired image's text (the fixed placeholder). */
 export const PLACEHOLDER_TOKENS = 10;
@@ -97,8 +98,13 @@ export interface CostDecision {
   /** The front as the previous request (all messages but the last) saw it: where a cache marker belongs. */
   readonly previous: number;
   readonly fits: boolean;
-  /** Which rule decided this request's front. */
+  /**
+   * Which rule decided this request's front. Without a remembered session, a front that earlier
+   * message boundaries placed is reported with the rule that placed it (and `movedNow` false).
+   */
   readonly rule: CostRule;
+  /** The front moved past where the previous request left it (a rewrite of cached history unless the cache was cold). */
+  readonly movedNow: boolean;
 }
 
 /**
@@ -208,6 +214,7 @@ export function costFront(steps: readonly CostStep[], s: CostSettings): CostDeci
   let front = 0;
   let previous = 0;
   let rule: CostRule = "under_ceiling";
+  let lastMove: CostRule | null = null;
   const known = s.remembered !== undefined;
   const remembered = Math.max(0, s.remembered ?? 0);
   // The caller's horizon judges this request's move only: unremembered, earlier boundaries are
@@ -274,14 +281,16 @@ export function costFront(steps: readonly CostStep[], s: CostSettings): CostDeci
       front = toFloor(total, floor, maxRetire);
       moved = "cold_cache";
     }
+    if (moved !== null) lastMove = moved;
     if (last && moved !== null && front > previous) rule = moved;
   }
 
   const total = starts.length;
   // The rule reported is the one that moved this request's front; otherwise it is held or untouched.
-  if (front === previous) rule = front > 0 ? "held" : "under_ceiling";
+  const movedNow = front > previous;
+  if (!movedNow) rule = front === 0 ? "under_ceiling" : known ? "held" : (lastMove ?? "held");
   else if (rule === "under_ceiling") rule = "held"; // moved only by what the session remembered
-  return { retire: front, previous, fits: fitsFrom(front, total), rule };
+  return { retire: front, previous, fits: fitsFrom(front, total), rule, movedNow };
 }
 
 /** The settings a caller starts from: Anthropic-like prices, the policy's default ceilings. */

@@ -47,7 +47,7 @@ export const ImageDescription = z.object({
 export type ImageDescription = z.infer<typeof ImageDescription>;
 
 /** Fields that only the cost strategy reads: sent with `hermes` they are a mistake worth a 400. */
-const COST_ONLY = ["provider", "model", "manage_cache", "last_request_at", "session_id", "other_breakpoints", "requests_left"] as const;
+const COST_ONLY = ["provider", "model", "manage_cache", "last_request_at", "session_id", "other_breakpoints", "requests_left", "system", "tools", "cache_control"] as const;
 
 export const EvictRequest = z
   .object({
@@ -70,18 +70,18 @@ export const EvictRequest = z
       .min(1)
       .max(64)
       .optional()
-      .describe("cost: whose true ceilings and prices apply: anthropic (100 images of at most 2,000 px, else 20) or openai (500 images); others keep `limits`"),
+      .describe("cost: whose model table applies (anthropic, openai; azure counts as openai); default: the format's provider. docs/eviction.md lists the table"),
     model: z
       .string()
       .min(1)
       .max(200)
       .optional()
-      .describe("cost: the model, for its cache read discount (e.g. gpt-4o 0.5x, gpt-4.1 0.25x, gpt-5 0.1x of input; Claude 0.1x)"),
+      .describe("cost: the model, for its prices (cache write and read multipliers), image ceilings (Anthropic 100 or 600 images), cache TTL and breakpoint rules from the model table; an unknown model gets its provider's default"),
     manage_cache: z
       .boolean()
       .optional()
       .describe(
-        "cost, Anthropic: let the service put one cache_control breakpoint just before the retirement front (never moving the client's own, never exceeding 4 in all); stats.cache_marker says where",
+        "cost: let the service put one breakpoint just before the retirement front (Anthropic cache_control; OpenAI prompt_cache_breakpoint from GPT-5.6), never moving the client's own, never exceeding the 4 a request may write; stats.cache_marker says where",
       ),
     other_breakpoints: z
       .number()
@@ -109,6 +109,19 @@ export const EvictRequest = z
       .describe(
         "cost, with session_id: how many more requests the agent expects this session to make (e.g. its remaining iteration budget, when its sessions use it); this request's retirement is then judged over that many reads (at most as many again as so far) instead of a guess. An over-estimate can retire too early",
       ),
+    system: z
+      .unknown()
+      .optional()
+      .describe("cost: the request's system prompt (string or blocks), counted in the prompt's tokens and its breakpoints; never changed or returned"),
+    tools: z
+      .array(z.unknown().describe("One tool definition"))
+      .max(10_000)
+      .optional()
+      .describe("cost: the request's tool definitions, counted in the prompt's tokens and its breakpoints; never changed or returned"),
+    cache_control: z
+      .looseObject({})
+      .optional()
+      .describe("cost, Anthropic: the request's top-level cache_control (automatic caching); it counts toward the 4 breakpoints, and its ttl 1h toward the TTL"),
     descriptions: z
       .array(ImageDescription)
       .max(100_000)
@@ -129,9 +142,6 @@ export const EvictRequest = z
         path: ["requests_left"],
         message: "requests_left needs session_id: a retirement made for the session's future must stay in place on the next request, which only a remembered session can promise",
       });
-    }
-    if (request.manage_cache === true && request.format !== "anthropic") {
-      ctx.addIssue({ code: "custom", path: ["manage_cache"], message: "manage_cache places an Anthropic cache_control breakpoint; it needs format anthropic" });
     }
     request.descriptions?.forEach((entry, i) => {
       if (entry.message >= request.messages.length) {
@@ -167,13 +177,28 @@ export const EvictStats = z.object({
   retired_blocks: z.number().int().describe("Image blocks replaced by the retired-image text"),
   fits: z.boolean().describe("Whether the outbound copy is within both ceilings"),
   reason: z
-    .string()
-    .optional()
+    .enum(["under_ceiling", "held", "ceiling", "price", "cold_cache"])
     .describe(
-      "hermes: why the request cannot fit (only when `fits` is false). cost: the rule that decided: under_ceiling, held (where an earlier request put the front), ceiling, price or cold_cache",
+      "The rule that decided the front, the same under both strategies (docs/api.md): under_ceiling (nothing retired), held (where the previous request left it), ceiling (the request would pass a ceiling), price (cost: the reads saved pay for the rewrite), cold_cache (cost: the cache had expired, nothing cached is rewritten)",
     ),
   strategy: z.enum(["hermes", "cost"]).optional().describe("cost only: the strategy applied"),
-  problem: z.string().optional().describe("cost only: why the request cannot fit (only when `fits` is false)"),
+  problem: z.string().optional().describe("Why the request cannot fit (only when `fits` is false)"),
+  explanation: z.string().optional().describe("cost only: one sentence on what moved and why, e.g. \"Retired 8 tool images because the cache was cold: nothing cached is rewritten.\""),
+  estimate: z
+    .object({
+      model: z.string().describe("The model-table family whose prices were used (`<provider> default` for an unknown model)"),
+      cache_write_tokens: z.number().int().describe("Estimated cache-write tokens of this request under the chosen move"),
+      cache_write_usd: z.number().describe("The same in USD at the model's write price"),
+      hermes: z
+        .object({
+          retired: z.number().int().describe("Carriers hermes (20/8/3, or `limits`) would have retired"),
+          cache_write_tokens: z.number().int().describe("Estimated cache-write tokens of this request under hermes"),
+          cache_write_usd: z.number().describe("The same in USD"),
+        })
+        .describe("The same request under hermes, for comparison"),
+    })
+    .optional()
+    .describe("cost only: this request's estimated cache writes, under the chosen move and under hermes"),
   cache_marker: z
     .object({
       message: z.number().int().describe("Index of the message whose block got the breakpoint"),

@@ -7,13 +7,15 @@
  * the cache-store port.
  */
 import { anthropicAdapter, blockBefore, countBreakpoints, hasBreakpoint, withBreakpoint } from "./anthropic";
-import { ANTHROPIC_BREAKPOINTS, cachePrices, costFront, DEFAULT_COST_SETTINGS, PROMPT_CACHE_TTL_MS, PROVIDER_CEILINGS, type CostCarrier, type CostStep } from "./cost";
+import { cacheIsCold, costFront, DEFAULT_COST_SETTINGS, type CostRule, type CostStep } from "./cost";
 import type { EvictedImage, EvictRequest, EvictResponse, EvictStats } from "./evict.schema";
-import { imageSize, imageTokens, textTokens } from "./estimate";
-import { describedImageText, fixedRetiredText, imageSteps, loadOf, type Carrier, type EvictionAdapter, type ImageRef, type RetiredText } from "./inventory";
-import { openaiAdapter } from "./openai";
+import { asRecord, describedImageText, fixedRetiredText, imageSteps, loadOf, type Carrier, type EvictionAdapter, type ImageInventory, type ImageRef, type RetiredText } from "./inventory";
+import { countOpenaiBreakpoints, openaiAdapter, openaiBlockBefore, withOpenaiBreakpoint } from "./openai";
 import { resolveLimits, retirementFront, type EvictionLimits } from "./policy";
-import type { AppPorts, CacheStore } from "../ports";
+import { textTokens } from "./estimate";
+import { conversationSteps } from "./steps";
+import { modelRules, type ModelRules } from "../models/models.table";
+import type { AppPorts } from "../ports";
 import { sha256Hex } from "../hash";
 
 
@@ -76,7 +78,7 @@ export function evictContext(request: EvictRequest, context: EvictContext = {}):
 }
 
 /** evictContext on an inventory already taken of `request.messages` (it is only read). */
-function evictWithInventory(request: EvictRequest, context: EvictContext, { carriers, uploads }: ReturnType<EvictionAdapter["inventory"]>): EvictResponse {
+function evictWithInventory(request: EvictRequest, context: EvictContext, inventory: ImageInventory): EvictResponse {
   const adapter = adapters[request.format];
   const limits = resolveLimits({
     maxBlocks: request.limits?.max_blocks,
@@ -86,77 +88,53 @@ function evictWithInventory(request: EvictRequest, context: EvictContext, { carr
   });
   const textOf = retiredTextOf(request);
 
-  if (request.strategy === "cost") return costEviction(request, context, adapter, limits, carriers, uploads, textOf);
+  if (request.strategy === "cost") return costEviction(request, context, adapter, limits, inventory, textOf);
 
-  const decision = retirementFront(imageSteps({ carriers, uploads }), limits);
+  const { carriers, uploads } = inventory;
+  const { decision, before } = hermesFronts(inventory, limits, request.messages.length - 1);
+  // The same reason table as cost: the front moved by this request's newest message, or held.
+  const reason: CostRule = decision.retire === 0 ? "under_ceiling" : decision.retire > before ? "ceiling" : "held";
   const retired = carriers.slice(0, decision.retire); // carriers are oldest first
   const messages = decision.retire === 0 ? request.messages.slice() : adapter.retire(request.messages, retired, textOf);
   return respond(messages, carriers, uploads, decision.retire, limits, {
     fits: decision.fits,
-    ...(decision.reason === undefined ? {} : { reason: decision.reason }),
+    reason,
+    ...(decision.reason === undefined ? {} : { problem: decision.reason }),
   });
 }
 
-/** The cost strategy: costFront over per-message steps with estimated tokens, then the front marker. */
+/** Hermes's front on the whole conversation, and where it stood before the newest message (the previous request's front). */
+function hermesFronts(inventory: ImageInventory, limits: EvictionLimits, lastMessage: number) {
+  const steps = imageSteps(inventory);
+  const decision = retirementFront(steps, limits);
+  const touchesLast = inventory.carriers.some((c) => c.message === lastMessage) || inventory.uploads.some((u) => u.message === lastMessage);
+  return { decision, before: touchesLast ? retirementFront(steps.slice(0, -1), limits).retire : decision.retire };
+}
+
+/** How the cost strategy prices and bounds a request: the model's rules, with the caller's overrides. */
+function costRules(request: EvictRequest) {
+  const provider = request.provider?.toLowerCase() ?? request.format;
+  return modelRules(provider, request.model);
+}
+
+/** The cost strategy: costFront over the conversation's steps (the one builder), then the front marker. */
 function costEviction(
   request: EvictRequest,
   context: EvictContext,
   adapter: EvictionAdapter,
   requested: EvictionLimits,
-  carriers: readonly Carrier[],
-  uploads: readonly ImageRef[],
+  inventory: ImageInventory,
   textOf: RetiredText,
 ): EvictResponse {
-  const provider = request.provider?.toLowerCase();
-  // One pass over the images: their estimated tokens, and whether all are small enough for
-  // Anthropic's 100-image ceiling (an unreadable size counts as too large).
-  let allSmall = carriers.length + uploads.length > 0;
-  const weigh = (image: ImageRef) => {
-    const data = adapter.imageData(request.messages, image);
-    const size = data === null ? null : imageSize(data);
-    if (!size || Math.max(size.width, size.height) > PROVIDER_CEILINGS.anthropicMaxEdge) allSmall = false;
-    return imageTokens(size);
-  };
-  const carrierTokens = carriers.map((carrier) => {
-    let sum = 0;
-    for (const image of carrier.images) sum += weigh(image);
-    return sum;
-  });
-  const uploadsByMessage = new Map<number, { blocks: number; bytes: number; tokens: number }>();
-  for (const upload of uploads) {
-    const load = uploadsByMessage.get(upload.message) ?? { blocks: 0, bytes: 0, tokens: 0 };
-    uploadsByMessage.set(upload.message, { blocks: load.blocks + 1, bytes: load.bytes + upload.bytes, tokens: load.tokens + weigh(upload) });
-  }
-  const trueBlocks =
-    provider === "anthropic" ? (allSmall ? PROVIDER_CEILINGS.anthropicManyImages : requested.maxBlocks) : provider === "openai" ? PROVIDER_CEILINGS.openaiImages : requested.maxBlocks;
+  const { carriers, uploads } = inventory;
+  const rules = costRules(request);
+  const { steps, maxEdge } = conversationSteps(adapter, request.messages, inventory, textTokens(request.tools) + textTokens(request.system));
+  // The model's ceiling: all its images when each is within the long edge allowed above
+  // `manyImages` (an unreadable size counts as too large), else `manyImages`. A caller's
+  // max_blocks overrides both.
+  const images = carriers.reduce((n, c) => n + c.blocks, 0) + uploads.length;
+  const trueBlocks = images > 0 && maxEdge <= rules.images.maxEdgeWhenMany ? rules.images.maxImages : Math.min(rules.images.manyImages, rules.images.maxImages);
   const limits: EvictionLimits = { ...requested, maxBlocks: request.limits?.max_blocks ?? trueBlocks };
-
-  // Steps: every message, with its carriers' estimated tokens and where they start. Tokens count
-  // from the first message: the system prompt and tools are not sent here (the replay counts them),
-  // which moves only the premature-share guard's "paid so far", slightly toward caution.
-  const steps: CostStep[] = [];
-  const none: CostCarrier[] = [];
-  const noUploads = { blocks: 0, bytes: 0 };
-  let tokens = 0;
-  let turns = 0;
-  let next = 0; // carriers are oldest first: the next one not yet placed in a step
-  for (let index = 0; index < request.messages.length; index++) {
-    const message = request.messages[index]!;
-    if (message.role === "assistant") turns += 1;
-    const start = tokens;
-    let costCarriers = none;
-    while (next < carriers.length && carriers[next]!.message === index) {
-      if (costCarriers === none) costCarriers = [];
-      const carrier = carriers[next]!;
-      costCarriers.push({ blocks: carrier.blocks, bytes: carrier.bytes, tokens: carrierTokens[next]!, start });
-      tokens += carrierTokens[next]!;
-      next += 1;
-    }
-    tokens += textTokens(message);
-    const uploaded = uploadsByMessage.get(index);
-    tokens += uploaded?.tokens ?? 0;
-    steps.push({ carriers: costCarriers, uploads: uploaded ?? noUploads, end: tokens, turns: Math.max(1, turns) });
-  }
 
   const now = context.now ?? Date.now();
   const memory = context.memory ?? null;
@@ -170,14 +148,23 @@ function costEviction(
         : memory.front <= carriers.length && carrierKey(carriers[memory.front - 1]!) === memory.carrier
           ? memory.front
           : undefined;
+  const breakpoints = countBreakpoints(request.messages);
+  const longTtl = breakpoints.longTtl || asRecord(request.cache_control)?.ttl === "1h";
+  const ttlMs = longTtl && rules.cache.longTtlMs !== null ? rules.cache.longTtlMs : rules.cache.ttlMs;
   const lastAt = request.last_request_at !== undefined ? Date.parse(request.last_request_at) : memory?.at;
-  const cold = lastAt !== undefined && now - lastAt > PROMPT_CACHE_TTL_MS;
-  const managed = request.manage_cache === true && request.format === "anthropic";
+  const cold = cacheIsCold(lastAt, now, ttlMs);
+  // The service's marker needs breakpoints to place (Anthropic, OpenAI from GPT-5.6); prefix
+  // caching (OpenAI before it) reads up to the first changed block by itself. Either way a
+  // retirement rewrites from the front, not from the first image.
+  const marks = request.manage_cache === true && rules.cache.style !== "prefix";
+  const managed = marks || rules.cache.style === "prefix";
+  const writeMultiplier = longTtl ? rules.multipliers.write1h : rules.multipliers.write5m;
   const decision = costFront(steps, {
     ...DEFAULT_COST_SETTINGS,
     limits,
     baseCeiling: requested.maxBlocks,
-    ...cachePrices(provider, request.model),
+    writeMultiplier,
+    readMultiplier: rules.multipliers.read,
     remembered,
     // The schema lets requests_left through only with session_id: a move made for the session's
     // future must stay where it is next time, and only a remembered session can promise that.
@@ -190,8 +177,8 @@ function costEviction(
   const retired = carriers.slice(0, decision.retire);
   let messages = decision.retire === 0 ? request.messages.slice() : adapter.retire(request.messages, retired, textOf);
   const extra: Partial<EvictStats> = {};
-  if (managed) {
-    const placed = placeFrontMarker(request, messages, carriers, decision.previous);
+  if (marks) {
+    const placed = placeFrontMarker(request, messages, carriers, decision.previous, rules);
     if ("note" in placed) extra.cache_marker_note = placed.note;
     else {
       messages = placed.messages;
@@ -203,34 +190,97 @@ function costEviction(
       .filter(Boolean)
       .join("; ");
   }
-  return respond(messages, carriers, uploads, decision.retire, { ...limits, batch: Math.max(1, limits.maxBlocks - limits.floor) }, {
-    fits: decision.fits,
+  // This request's cache writes under the chosen move and under hermes on the same conversation.
+  const hermes = hermesFronts(inventory, requested, request.messages.length - 1);
+  const hermesNow = hermes.decision.retire;
+  const hermesBefore = hermes.before;
+  const price = (tokens: number) => Math.round(((tokens * rules.prices.input * writeMultiplier) / 1_000_000) * 1e6) / 1e6;
+  const chosenWrites = estimatedWrites(steps, decision.previous, decision.retire, managed, cold);
+  const hermesWrites = estimatedWrites(steps, hermesBefore, hermesNow, rules.cache.style === "prefix", cold);
+  const fits = decision.fits;
+  return respond(messages, carriers, uploads, decision.retire, limits, {
+    fits,
     reason: decision.rule,
     strategy: "cost",
+    explanation: explain(decision.rule, decision.retire - decision.previous, decision.retire, decision.movedNow, limits.maxBlocks, cold, remembered !== undefined, chosenWrites),
+    estimate: {
+      model: rules.known ? rules.family : `${rules.provider} default`,
+      cache_write_tokens: chosenWrites,
+      cache_write_usd: price(chosenWrites),
+      hermes: { retired: hermesNow, cache_write_tokens: hermesWrites, cache_write_usd: price(hermesWrites) },
+    },
     cold_cache: cold,
-    ...(decision.fits ? {} : { problem: "the user uploads and the floor of newest tool images alone pass the provider's ceilings; uploads are never retired" }),
+    ...(fits ? {} : { problem: "the user uploads and the floor of newest tool images alone pass the provider's ceilings; uploads are never retired" }),
     ...extra,
   });
 }
 
-/** The service's one breakpoint, on the last block before the front as the previous request saw it. */
+/**
+ * The cache-write tokens this request should cost: with a cold cache the whole prompt; after a
+ * move of the front, everything from where the cache still holds the prompt (the front marker
+ * when managed, else the first tool image); otherwise only what the previous request did not carry
+ * (the last message).
+ */
+function estimatedWrites(steps: readonly CostStep[], previous: number, front: number, managed: boolean, cold: boolean): number {
+  const end = steps.length > 0 ? steps[steps.length - 1]!.end : 0;
+  if (cold) return end;
+  if (front > previous) {
+    const starts = steps.flatMap((step) => step.carriers.map((carrier) => carrier.start));
+    return Math.max(0, end - (managed ? (starts[previous] ?? 0) : (starts[0] ?? 0)));
+  }
+  return steps.length > 1 ? end - steps[steps.length - 2]!.end : end;
+}
+
+/** One sentence on what moved and why, in the terms of docs/eviction.md ("The reason table"). */
+function explain(rule: CostRule, movedBy: number, retired: number, movedNow: boolean, ceiling: number, cold: boolean, remembered: boolean, writes: number): string {
+  const images = (n: number) => `${n} tool image${n === 1 ? "" : "s"}`;
+  const tokens = writes.toLocaleString("en-US");
+  if (rule === "under_ceiling") return `Nothing retired: the request is within the ceiling of ${ceiling} images and nothing made retiring pay, so nothing cached is rewritten.`;
+  if (!movedNow) {
+    return remembered
+      ? `Kept the front where the previous request left it (${images(retired)} retired): nothing cached is rewritten.`
+      : `Retired ${images(retired)}, where the ${rule} rule put the front at an earlier message of this conversation; send session_id so the service remembers the front between requests.`;
+  }
+  if (rule === "cold_cache") return `Retired ${images(movedBy)} because the cache was cold: nothing cached is rewritten.`;
+  const after = cold ? "the cache was cold anyway, so nothing cached is rewritten" : `about ${tokens} tokens after the front are written to the cache again`;
+  if (rule === "ceiling") return `Retired ${images(movedBy)} because the request would pass the ceiling of ${ceiling} images: ${after}.`;
+  if (rule === "price") return `Retired ${images(movedBy)} because the cache reads they save outweigh one rewrite at this model's prices: ${after}.`;
+  return `Retired ${images(movedBy)} to reach the front the previous request left: ${after}.`;
+}
+
+/**
+ * The service's one breakpoint, on the last block before the front as the previous request saw it:
+ * Anthropic `cache_control` (the client's markers, a top-level automatic one and those outside
+ * `messages` count toward the 4), or OpenAI `prompt_cache_breakpoint` from GPT-5.6 (the implicit
+ * one and the client's explicit ones count toward the 4 written).
+ */
 function placeFrontMarker(
   request: EvictRequest,
   messages: unknown[],
   carriers: readonly Carrier[],
   previousFront: number,
+  rules: ModelRules,
 ): { messages: unknown[]; at: { message: number; block: number } } | { note: string } {
   const front = carriers[previousFront];
   if (!front) return { note: "no live tool image: no front to mark" };
+  if (request.format === "openai") {
+    const used = countOpenaiBreakpoints(request.messages) + 1; // the implicit breakpoint at the newest message
+    if (used >= rules.cache.maxBreakpoints) return { note: `the client already uses ${used} of the ${rules.cache.maxBreakpoints} breakpoints a request may write (the implicit one included)` };
+    const at = openaiBlockBefore(messages, front.message);
+    if (!at) return { note: "no content part before the front can carry a breakpoint without changing its bytes" };
+    return { messages: withOpenaiBreakpoint(messages, at), at };
+  }
   const client = countBreakpoints(request.messages);
-  const others = request.other_breakpoints ?? 1;
-  if (client.count + others >= ANTHROPIC_BREAKPOINTS.max) {
-    return { note: `the client already uses ${client.count + others} of the ${ANTHROPIC_BREAKPOINTS.max} breakpoints (${client.count} in messages, ${others} outside); leave one free for the front marker` };
+  const automatic = request.cache_control === undefined ? 0 : 1;
+  const others = request.other_breakpoints ?? (request.system === undefined && request.tools === undefined ? 1 : countBreakpoints([{ content: [request.tools, request.system].flat() }]).count);
+  const used = client.count + others + automatic;
+  if (used >= rules.cache.maxBreakpoints) {
+    return { note: `the client already uses ${used} of the ${rules.cache.maxBreakpoints} breakpoints (${client.count} in messages, ${others} outside${automatic ? ", 1 automatic" : ""}); leave one free for the front marker` };
   }
   const at = blockBefore(messages, front);
   if (!at) return { note: "no block before the front can carry a breakpoint without changing its bytes" };
   if (hasBreakpoint(messages, at)) return { note: "a client breakpoint already stands just before the front" };
-  return { messages: withBreakpoint(messages, at, client.longTtl), at };
+  return { messages: withBreakpoint(messages, at, client.longTtl || asRecord(request.cache_control)?.ttl === "1h"), at };
 }
 
 /** The api.md response: the outbound copy, the retired images, and the counts. */
@@ -240,7 +290,7 @@ function respond(
   uploads: readonly ImageRef[],
   retire: number,
   limits: EvictionLimits,
-  verdict: Partial<EvictStats> & { fits: boolean },
+  verdict: Partial<EvictStats> & Pick<EvictStats, "fits" | "reason">,
 ): EvictResponse {
   const evicted: EvictedImage[] = [];
   for (const carrier of carriers.slice(0, retire)) {
@@ -302,17 +352,68 @@ export async function evictForSession(request: EvictRequest, deps: Pick<AppPorts
   } catch {
     memory = null;
   }
-  const inventory = adapters[request.format].inventory(request.messages);
-  const out = evictWithInventory(request, { now, memory }, inventory);
-  const { carriers } = inventory;
-  const newest = out.retired > 0 ? carriers[out.retired - 1] : undefined;
-  const value: SessionMemory = { at: now, front: out.retired, carrier: newest ? carrierKey(newest) : "" };
+  const { response, remember } = evictRemembering(request, memory, now);
   try {
-    await deps.cache.put(key, { value, expiresAt: now + SESSION_MEMORY_TTL_MS }, SESSION_MEMORY_TTL_MS);
+    await deps.cache.put(key, { value: remember, expiresAt: now + SESSION_MEMORY_TTL_MS }, SESSION_MEMORY_TTL_MS);
   } catch {
     // Forgetting costs at most one early retirement; the answer is still right.
   }
-  return out;
+  return response;
+}
+
+/**
+ * One request of a remembered session, without the store: the answer, and what the session
+ * remembers after it. `evictForSession` reads and writes the memory around it; the replay calls it
+ * directly with its own clock, so both take the same path.
+ */
+export function evictRemembering(request: EvictRequest, memory: SessionMemory | null, now: number): { response: EvictResponse; remember: SessionMemory } {
+  const inventory = adapters[request.format].inventory(request.messages);
+  const response = evictWithInventory(request, { now, memory }, inventory);
+  const newest = response.retired > 0 ? inventory.carriers[response.retired - 1] : undefined;
+  return { response, remember: { at: now, front: response.retired, carrier: newest ? carrierKey(newest) : "" } };
+}
+
+/** What the provider proxy hands the eviction for one outbound request (proxy.md, step 3). */
+export interface OutboundRequest {
+  readonly format: "anthropic" | "openai";
+  readonly messages: unknown[];
+  /** The request's own `model`: its prices, image ceilings and cache rules come from the model table. */
+  readonly model?: string;
+  /** The session memory key (`X-Session-Id`, or the proxy's hash of credential, model, system and first message). */
+  readonly sessionKey: string;
+  readonly system?: unknown;
+  readonly tools?: unknown[];
+  /** Anthropic's top-level `cache_control` (automatic caching), when the request carries one. */
+  readonly cacheControl?: Record<string, unknown>;
+}
+
+/**
+ * The `cost` strategy for one outbound provider request, as the proxy runs it: the request's own
+ * model, the session remembered under `sessionKey`, a front marker placed (Anthropic
+ * `cache_control`, OpenAI `prompt_cache_breakpoint` from GPT-5.6) where the breakpoint budget
+ * allows. Returns the transformed `messages` (system and tools are never changed) and the stats of
+ * `POST /v1/context/evict` (`retired`, `stats.reason`, `stats.explanation`, `stats.estimate`).
+ *
+ * @example
+ * const out = await evictOutbound({ format: "anthropic", messages: body.messages, model: body.model, sessionKey, system: body.system }, deps);
+ * body.messages = out.messages; // headers: X-Edge-Retired = out.retired
+ */
+export function evictOutbound(request: OutboundRequest, deps: Pick<AppPorts, "cache" | "clock">): Promise<EvictResponse> {
+  return evictForSession(
+    {
+      format: request.format,
+      messages: request.messages as Record<string, unknown>[],
+      strategy: "cost",
+      provider: request.format,
+      ...(request.model === undefined ? {} : { model: request.model }),
+      session_id: request.sessionKey,
+      manage_cache: true,
+      ...(request.system === undefined ? {} : { system: request.system }),
+      ...(request.tools === undefined ? {} : { tools: request.tools }),
+      ...(request.cacheControl === undefined ? {} : { cache_control: request.cacheControl }),
+    },
+    deps,
+  );
 }
 
 function isMemory(value: unknown): value is SessionMemory {

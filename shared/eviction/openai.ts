@@ -64,3 +64,47 @@ function imageData(messages: readonly unknown[], image: ImageRef): string | null
 
 /** The OpenAI Chat Completions format adapter. */
 export const openaiAdapter: EvictionAdapter = { format: "openai", inventory, retire, imageData };
+
+/** Where an OpenAI breakpoint can stand: a content part of a message whose content is an array. */
+export interface PartPosition {
+  readonly message: number;
+  readonly block: number;
+}
+
+const marker = (part: unknown) => asRecord(asRecord(part)?.prompt_cache_breakpoint) !== null;
+
+/** Explicit `prompt_cache_breakpoint` markers the client set on content parts (GPT-5.6 and later). */
+export function countOpenaiBreakpoints(messages: readonly unknown[]): number {
+  let count = 0;
+  for (const raw of messages) {
+    const content = asRecord(raw)?.content;
+    if (Array.isArray(content)) for (const part of content) if (marker(part)) count += 1;
+  }
+  return count;
+}
+
+/**
+ * The last content part before message `before` that can carry a breakpoint: the last part of the
+ * nearest earlier message whose content is an array of parts (an assistant's tool-call message
+ * with no content is passed over; a plain-string message would change its bytes, so the search
+ * stops there), or null. OpenAI has no block lookback limit, so the marker stands right before the front.
+ */
+export function openaiBlockBefore(messages: readonly unknown[], before: number): PartPosition | null {
+  for (let message = before - 1; message >= 0; message--) {
+    const content = asRecord(messages[message])?.content;
+    if (content === null || content === undefined) continue;
+    if (!Array.isArray(content)) return null;
+    for (let block = content.length - 1; block >= 0; block--) if (asRecord(content[block]) !== null) return { message, block };
+  }
+  return null;
+}
+
+/** A copy of `messages` with an explicit `prompt_cache_breakpoint` on one content part (that message copied, the rest shared). */
+export function withOpenaiBreakpoint(messages: readonly unknown[], at: PartPosition): unknown[] {
+  const outbound = messages.slice();
+  const message = asRecord(messages[at.message])!;
+  const content = (message.content as unknown[]).slice();
+  if (!marker(content[at.block])) content[at.block] = { ...asRecord(content[at.block])!, prompt_cache_breakpoint: { mode: "explicit" } };
+  outbound[at.message] = { ...message, content };
+  return outbound;
+}

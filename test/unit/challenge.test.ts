@@ -27,9 +27,12 @@ describe("detectChallenge", () => {
   });
 
   it("reads only a bounded prefix, so a huge page costs little", () => {
-    const huge = `<html><head><title>Big</title></head><body>${"<p>text</p>".repeat(2_000_000)}<div id="px-captcha"></div></body></html>`;
-    const start = performance.now();
-    expect(detectChallenge({ status: 200, html: huge })).toBeNull();
-    expect(performance.now() - start).toBeLessThan(200);
+    // The same wall marker is seen near the top and not 22 MB down: only a prefix is scanned (its
+    // cost is the prefix's, whatever the page's size; no timing here, the box may be loaded).
+    const filler = "<p>text</p>".repeat(2_000_000);
+    const wallFirst = `<html><head><title>Big</title></head><body><div id="px-captcha"></div>${filler}</body></html>`;
+    const wallLast = `<html><head><title>Big</title></head><body>${filler}<div id="px-captcha"></div></body></html>`;
+    expect(detectChallenge({ status: 403, html: wallFirst })).not.toBeNull();
+    expect(detectChallenge({ status: 403, html: wallLast })).toBeNull();
   });
 });

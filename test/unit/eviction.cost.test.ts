@@ -7,7 +7,9 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { anthropicAdapter, blockBefore, countBreakpoints } from "../../shared/eviction/anthropic";
 import { EvictRequest } from "../../shared/eviction/evict.schema";
-import { PROMPT_CACHE_TTL_MS } from "../../shared/eviction/cost";
+import { modelRules } from "../../shared/models/models.table";
+
+const PROMPT_CACHE_TTL_MS = modelRules("anthropic", undefined).cache.ttlMs;
 import { evictContext } from "../../shared/eviction/evict.service";
 import { describedImageText, loadOf, RETIRED_IMAGE_TEXT } from "../../shared/eviction/inventory";
 import { anthropicScreenshots, conversation, deepFreeze, FORMATS, pngBase64, screenshots } from "./eviction.fixtures";
@@ -52,9 +54,10 @@ describe("strategy", () => {
     }
   });
 
-  it("refuses the cost-only fields with hermes, and manage_cache outside Anthropic", () => {
+  it("refuses the cost-only fields with hermes; takes manage_cache in both formats (OpenAI places prompt_cache_breakpoint from GPT-5.6)", () => {
     expect(EvictRequest.safeParse({ format: "openai", messages: [], session_id: "s" }).success).toBe(false);
-    expect(EvictRequest.safeParse({ format: "openai", messages: [], strategy: "cost", manage_cache: true }).success).toBe(false);
+    expect(EvictRequest.safeParse({ format: "openai", messages: [], system: "s" }).success).toBe(false);
+    expect(EvictRequest.safeParse({ format: "openai", messages: [], strategy: "cost", manage_cache: true }).success).toBe(true);
     expect(EvictRequest.safeParse({ format: "anthropic", messages: [], strategy: "cost", last_request_at: "yesterday" }).success).toBe(false);
     expect(EvictRequest.safeParse({ format: "anthropic", messages: [], strategy: "cost", manage_cache: true, last_request_at: "2026-12-01T09:00:00Z" }).success).toBe(true);
   });
@@ -68,8 +71,10 @@ describe("cost: ceilings", () => {
     const out = evictContext(parse({ format: "anthropic", strategy: "cost", provider: "anthropic", messages: big }), { now: NOW });
     expect(out.stats.limits.max_blocks).toBe(20);
     expect(out.stats.image_blocks_after).toBeLessThanOrEqual(20);
-    // One request sees the whole conversation: the front moved when the 21st image came, before this one.
-    expect(out.stats.reason).toBe("held");
+    // One request sees the whole conversation: the front moved when the 21st image came, before this
+    // one; with no session remembered, the rule that put it there is reported, and the sentence says so.
+    expect(out.stats.reason).toBe("ceiling");
+    expect(out.stats.explanation).toMatch(/^Retired \d+ tool images, where the ceiling rule put the front at an earlier message of this conversation; send session_id/);
   });
 
   it("moves the front only down to the floor, and never sends a request over the true ceiling", () => {
@@ -177,8 +182,9 @@ describe("cost: the front breakpoint (manage_cache)", () => {
     const at = out.stats.cache_marker!;
     expect(after).toContain(`${at.message}/${at.block}`);
     // Just before the oldest tool image the previous request still had: the front did not move in
-    // this request (held), so that is the oldest live one, after the assistant's tool_use block.
-    expect(out.stats.reason).toBe("held");
+    // this request, so that is the oldest live one, after the assistant's tool_use block.
+    expect(out.stats.reason).not.toBe("under_ceiling");
+    expect(out.stats.explanation).toContain("at an earlier message");
     const oldestLive = anthropicAdapter.inventory(client).carriers[out.retired]!;
     expect(at).toEqual({ message: oldestLive.message - 1, block: 1 });
   });
@@ -262,5 +268,62 @@ describe("retired images can become their description", () => {
 
   it("refuses a description for a message that is not there", () => {
     expect(EvictRequest.safeParse({ format: "openai", messages: [], descriptions: [{ message: 0, block: 0, text: "x" }] }).success).toBe(false);
+  });
+});
+
+describe("cost: each model's own rules (the model table)", () => {
+  it("takes the model's image ceiling: 600 on a 1M-context model, 100 on a 200k one, 20 when an image passes 2,000 px", () => {
+    const messages = anthropicScreenshots(150, SMALL);
+    const run = (model: string | undefined, msgs = messages) => evictContext(parse({ format: "anthropic", strategy: "cost", provider: "anthropic", ...(model ? { model } : {}), messages: msgs }), { now: NOW });
+    const wide = run("claude-sonnet-5-5");
+    expect(wide.stats.limits.max_blocks).toBe(600);
+    expect(wide.stats.estimate?.model).toBe("claude-sonnet-5-5");
+    expect(run("claude-haiku-4-5").stats.limits.max_blocks).toBe(100);
+    expect(run("claude-haiku-4-5").stats.image_blocks_after).toBeLessThanOrEqual(100);
+    expect(run("claude-sonnet-5-5", anthropicScreenshots(30, { width: 2_400, height: 1_600 })).stats.limits.max_blocks).toBe(20);
+  });
+
+  it("judges cold by the model's TTL: the client's 1-hour cache_control keeps a 10-minute pause warm; a 5-minute one does not", () => {
+    const messages = anthropicScreenshots(12, SMALL);
+    const pause = new Date(NOW - 10 * 60_000).toISOString();
+    const short = evictContext(parse({ format: "anthropic", strategy: "cost", session_id: "s", messages, last_request_at: pause }), { now: NOW });
+    expect(short.stats.reason).toBe("cold_cache");
+    expect(short.stats.explanation).toBe("Retired 9 tool images because the cache was cold: nothing cached is rewritten.");
+    const long = evictContext(parse({ format: "anthropic", strategy: "cost", session_id: "s", messages, last_request_at: pause, cache_control: { type: "ephemeral", ttl: "1h" } }), { now: NOW });
+    expect(long.stats.cold_cache).toBe(false);
+    expect(long.retired).toBe(0);
+  });
+
+  it("a top-level cache_control (automatic caching) counts toward the 4 breakpoints", () => {
+    const client = withClientMarkers(anthropicScreenshots(30, SMALL), 2);
+    const body = { format: "anthropic", strategy: "cost", provider: "anthropic", manage_cache: true, messages: client, other_breakpoints: 1 } as const;
+    expect(evictContext(parse(body), { now: NOW }).stats.cache_marker).toBeDefined();
+    const automatic = evictContext(parse({ ...body, cache_control: { type: "ephemeral" } }), { now: NOW });
+    expect(automatic.stats.cache_marker).toBeUndefined();
+    expect(automatic.stats.cache_marker_note).toMatch(/4 of the 4 breakpoints.*1 automatic/);
+  });
+
+  it("OpenAI from GPT-5.6: the front marker is an explicit prompt_cache_breakpoint on the part before the front; before GPT-5.6 nothing is placed", () => {
+    const messages = conversation("openai", screenshots(30));
+    const out = evictContext(parse({ format: "openai", strategy: "cost", provider: "openai", model: "gpt-5.6-terra", manage_cache: true, messages }), { now: NOW });
+    const at = out.stats.cache_marker!;
+    const part = (out.messages[at.message] as { content: Record<string, unknown>[] }).content[at.block]!;
+    expect(part.prompt_cache_breakpoint).toEqual({ mode: "explicit" });
+    expect(JSON.stringify(out.messages).split("prompt_cache_breakpoint").length - 1).toBe(1);
+    // Writes are billed at 1.25x on this model: the estimate prices them so.
+    expect(out.stats.estimate!.cache_write_usd).toBeCloseTo((out.stats.estimate!.cache_write_tokens * 2.5 * 1.25) / 1e6, 5);
+    const older = evictContext(parse({ format: "openai", strategy: "cost", provider: "openai", model: "gpt-4o", manage_cache: true, messages }), { now: NOW });
+    expect(older.stats.cache_marker).toBeUndefined();
+    expect(JSON.stringify(older.messages)).not.toContain("prompt_cache_breakpoint");
+  });
+
+  it("says what it did in words and numbers: under hermes the same request would retire 8 and rewrite everything after the first image", () => {
+    const messages = anthropicScreenshots(21, { width: 2_400, height: 1_600 });
+    const out = evictContext(parse({ format: "anthropic", strategy: "cost", session_id: "s", messages }), { now: NOW, memory: { at: NOW - 30_000, front: 0, carrier: "" } });
+    expect(out.stats.reason).toBe("ceiling");
+    expect(out.stats.explanation).toMatch(/^Retired 18 tool images because the request would pass the ceiling of 20 images: about [\d,]+ tokens after the front are written to the cache again\.$/);
+    expect(out.stats.estimate!.hermes.retired).toBe(8);
+    expect(out.stats.estimate!.hermes.cache_write_tokens).toBeGreaterThan(0);
+    expect(out.stats.estimate!.cache_write_usd).toBeCloseTo((out.stats.estimate!.cache_write_tokens * 3 * 1.25) / 1e6, 5);
   });
 });

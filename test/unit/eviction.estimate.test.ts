@@ -4,7 +4,7 @@
  * front marker keeping the client's 1-hour TTL.
  */
 import { describe, expect, it } from "vitest";
-import { cachePrices, PROVIDER_CEILINGS } from "../../shared/eviction/cost";
+import { cachePrices } from "../../shared/eviction/cost";
 import { EvictRequest } from "../../shared/eviction/evict.schema";
 import { evictContext } from "../../shared/eviction/evict.service";
 import { imageSize, imageTokens, MAX_IMAGE_TOKENS, textTokens } from "../../shared/eviction/estimate";
@@ -87,7 +87,7 @@ describe("provider facts", () => {
 
   it("OpenAI's true ceiling is 500 images with cost (hermes keeps 20): no request goes out with more", () => {
     const under = evictContext(EvictRequest.parse({ format: "openai", strategy: "cost", provider: "openai", messages: conversation("openai", screenshots(500)) }), { now: 0 });
-    expect(under.stats.limits.max_blocks).toBe(PROVIDER_CEILINGS.openaiImages);
+    expect(under.stats.limits.max_blocks).toBe(500);
     const hermes = evictContext(EvictRequest.parse({ format: "openai", messages: conversation("openai", screenshots(500)) }));
     expect(hermes.stats.limits.max_blocks).toBe(20);
     const over = evictContext(EvictRequest.parse({ format: "openai", strategy: "cost", provider: "openai", messages: conversation("openai", screenshots(501)) }), { now: 0 });

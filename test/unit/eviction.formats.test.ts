@@ -31,7 +31,9 @@ describe.each(FORMATS)("%s: the expected counts of eviction.md", (format) => {
     const out = evictContext({ format, messages });
     expect(out.retired).toBe(retired);
     expect(out.stats.fits).toBe(fits);
-    expect(out.stats.reason === undefined).toBe(fits);
+    expect(out.stats.problem === undefined).toBe(fits);
+    // 28: the front moved when the 21st came and the newest screenshot leaves it where it was.
+    expect(out.stats.reason).toBe(retired === 0 ? "under_ceiling" : _name === "28 screenshots" ? "held" : "ceiling");
     // What the response claims is what the outbound copy holds.
     const after = adapterOf[format].inventory(out.messages);
     const blocksAfter = after.carriers.reduce((n, c) => n + c.blocks, 0) + after.uploads.length;
@@ -54,6 +56,7 @@ describe.each(FORMATS)("%s: the expected counts of eviction.md", (format) => {
       carriers_before: 21,
       retired_blocks: 8,
       fits: true,
+      reason: "ceiling",
       limits: { max_blocks: 20, max_bytes: 24_000_000, batch: 8, floor: 3 },
     });
   });

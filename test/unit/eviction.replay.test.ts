@@ -9,33 +9,22 @@ import {
   ANTHROPIC_1H_PRICES,
   ANTHROPIC_CACHE_MODEL,
   applyPolicy,
-  batchedPolicy,
-  costPolicy,
-  costLosses,
-  costSteps,
+  commonPrefixTokens,
+  DEFAULT_CACHE_MODEL,
   DEFAULT_PRICES,
-  noEviction,
   OPENAI_CACHE_MODEL,
   OPENAI_PRICES,
-  requestTimes,
-  commonPrefixTokens,
-  compare,
-  DEFAULT_CACHE_MODEL,
-  generateSession,
-  imagesIn,
-  keepNewest,
-  parseSessionLine,
-  replay,
-  requestsFromTurns,
-  parseUsage,
-  RANDOM_SESSION_RANGES,
-  randomSessions,
-  validate,
   type CacheModel,
   type ReplayRequest,
-  type SessionLine,
   type Segment,
-} from "../../shared/eviction/replay";
+} from "../../tools/replay/cache.models";
+import { compare, costLosses, replay } from "../../tools/replay/compare";
+import { parseSessionLine, parseUsage, validate, type SessionLine } from "../../tools/replay/jsonl";
+import { batchedPolicy, bodyFromSegments, costPolicy, keepNewest, noEviction } from "../../tools/replay/rivals";
+import { generateSession, imagesIn, RANDOM_SESSION_RANGES, randomSessions, requestsFromTurns, requestTimes } from "../../tools/replay/sessions";
+import { anthropicAdapter } from "../../shared/eviction/anthropic";
+import { conversationSteps } from "../../shared/eviction/steps";
+import { textTokens } from "../../shared/eviction/estimate";
 import { conversation, FORMATS, screenshots } from "./eviction.fixtures";
 
 const text = (id: string, tokens: number, message = 0): Segment => ({ id, tokens, message });
@@ -177,20 +166,21 @@ describe("session files", () => {
 });
 
 describe("cost strategy inputs", () => {
-  it("counts the requests answered as assistant messages, as the route does, not as message positions", () => {
-    const body = { imageTokens: 1_500, charsPerToken: 4 };
+  it("one builder: a generated request becomes the body the route receives, and the route's steps count its tokens and answered requests", () => {
     // 25 screenshots as a client logs them: assistant tool_use + user tool_result per turn (50 messages).
-    const line = JSON.stringify({ format: "anthropic", system: "you are an agent", messages: conversation("anthropic", screenshots(25)) });
-    const parsed = parseSessionLine(line, "anthropic", body, { tokens: 1_500, bytes: 350_000 });
-    if (parsed.kind !== "request") throw new Error("expected a request line");
-    const { steps, carrierIds } = costSteps(parsed.segments);
+    const messages = conversation("anthropic", screenshots(25));
+    const { steps } = conversationSteps(anthropicAdapter, messages, anthropicAdapter.inventory(messages));
     expect(steps).toHaveLength(50);
     expect(steps[steps.length - 1]!.turns).toBe(25);
     expect(steps[1]!.turns).toBe(1); // the first tool_result follows the first assistant message
-    expect(carrierIds).toHaveLength(25);
-    // A compact turn stands for one answered request.
-    const compact = costSteps(requestsFromTurns(generateSession({ turns: 10, images: 4 }), 1_000)[9]!);
-    expect(compact.steps.map((step) => step.turns)).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10]);
+    // A compact turn stands for one answered request: an assistant message, then its tool result.
+    const request = requestsFromTurns(generateSession({ turns: 10, images: 4 }), 1_000)[9]!;
+    const view = bodyFromSegments(request);
+    const built = conversationSteps(anthropicAdapter, view.messages, anthropicAdapter.inventory(view.messages), textTokens(view.system));
+    expect(built.steps.filter((_, i) => view.messages[i] && (view.messages[i] as { role: string }).role === "assistant").map((step) => step.turns)).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10]);
+    // The route reads every text and image as many tokens as the segment says: the prompts agree.
+    expect(built.steps[built.steps.length - 1]!.end).toBe(request.reduce((n, s) => n + s.tokens, 0));
+    expect(view.carrierIds).toEqual(["turn2", "turn3", "turn4", "turn5"]);
   });
 
   it("the economic batch: the square-root rule of reads against the rewrite each collapse costs", () => {
@@ -375,8 +365,8 @@ describe("the target sessions, faithful model (the numbers docs/eviction.md repo
   it("the front marker stands before the oldest tool image before anything is retired: the first collapse re-reads up to it", () => {
     const requests = requestsFromTurns(generateSession({ turns: 50, images: 36 }), 4_000);
     const limits = { ...DEFAULT_LIMITS, maxBlocks: 100 };
-    const managed = replay(requests, costPolicy({ limits }), { model: ANTHROPIC_CACHE_MODEL, limits });
-    const unmanaged = replay(requests, costPolicy({ limits, manageCache: false }), { model: ANTHROPIC_CACHE_MODEL, limits });
+    const managed = replay(requests, costPolicy({}), { model: ANTHROPIC_CACHE_MODEL, limits });
+    const unmanaged = replay(requests, costPolicy({ manageCache: false }), { model: ANTHROPIC_CACHE_MODEL, limits });
     const first = (r: typeof managed) => r.perRequest.find((q) => q.evictionWriteTokens > 0)!;
     // System (4,000) + turn 1 (1,000) + turn 2's text (1,000): everything before the first image is read back.
     expect(first(managed).cacheReadTokens).toBe(6_000);
@@ -389,7 +379,7 @@ describe("the target sessions, faithful model (the numbers docs/eviction.md repo
   it("after the default ceiling has forced Hermes to collapse, cost may move again under it when the price pays (36 in 50)", () => {
     const requests = requestsFromTurns(generateSession({ turns: 50, images: 36 }), 4_000);
     const limits = { ...DEFAULT_LIMITS, maxBlocks: 100 };
-    const policy = costPolicy({ limits });
+    const policy = costPolicy({});
     const rules = requests.map((request, index) => policy(request, { index, at: index * 30_000, count: requests.length }).rule);
     // The first move when the 21st screenshot arrives, then price moves with at most 20 images live.
     expect(rules.indexOf("price")).toBe(21);
@@ -448,7 +438,7 @@ describe("the target sessions, faithful model (the numbers docs/eviction.md repo
       fc.property(fc.array(fc.record({ upload: fc.boolean(), images: fc.integer({ min: 0, max: 2 }) }), { maxLength: 60 }), (script) => {
         const turns = script.map((t) => ({ textTokens: 500, images: Array.from({ length: t.images }, () => ({ tokens: 1_500, bytes: 1_000, upload: t.upload })) }));
         const requests = requestsFromTurns(turns, 2_000);
-        const policy = costPolicy({ limits: { ...DEFAULT_LIMITS, maxBlocks: 100 } });
+        const policy = costPolicy({});
         requests.forEach((request, index) => {
           const { retired } = policy(request, { index, at: index * 30_000, count: requests.length });
           for (const s of request) if (s.image?.kind === "upload") expect(retired.has(s.image.carrier)).toBe(false);

@@ -72,7 +72,8 @@ describe("POST /v1/context/evict", () => {
     expect(status).toBe(200);
     expect(body.retired).toBe(0);
     expect(body.stats.fits).toBe(false);
-    expect(typeof body.stats.reason).toBe("string");
+    expect(body.stats.reason).toBe("under_ceiling");
+    expect(body.stats.problem).toMatch(/user uploads alone carry 25 image blocks/);
   });
 
   it("refuses an unknown format and bad limits with 400", async () => {
@@ -109,6 +110,11 @@ describe("POST /v1/context/evict: strategy cost", () => {
     expect(status).toBe(200);
     expect(body.stats.strategy).toBe("cost");
     expect(["under_ceiling", "held", "ceiling", "price", "cold_cache"]).toContain(body.stats.reason);
+    // In words and numbers: one sentence, and this request's cache writes under the move and under hermes.
+    expect(body.stats.explanation).toMatch(/^(Retired|Nothing retired|Kept)/);
+    expect(body.stats.estimate.model).toBe("anthropic default");
+    expect(body.stats.estimate.hermes.retired).toBe(8);
+    expect(body.stats.estimate.cache_write_usd).toBeCloseTo((body.stats.estimate.cache_write_tokens * 3.75) / 1e6, 5);
     // These fixtures' images have no readable header, so Anthropic's 100-image ceiling is not assumed.
     expect(body.stats.limits.max_blocks).toBe(20);
     expect(body.stats.image_blocks_after).toBeLessThanOrEqual(20);
@@ -184,7 +190,7 @@ describe("POST /v1/context/evict: strategy cost", () => {
   it.each([
     ["an unknown strategy", { format: "anthropic", messages: [], strategy: "fastest" }, "strategy"],
     ["a cost-only field with hermes", { format: "anthropic", messages: [], session_id: "s" }, "session_id"],
-    ["manage_cache for OpenAI", { format: "openai", messages: [], strategy: "cost", manage_cache: true }, "manage_cache"],
+    ["manage_cache that is not a boolean", { format: "openai", messages: [], strategy: "cost", manage_cache: "yes" }, "manage_cache"],
     ["last_request_at that is not an ISO time", { format: "anthropic", messages: [], strategy: "cost", last_request_at: "yesterday" }, "last_request_at"],
     ["other_breakpoints over 4", { format: "anthropic", messages: [], strategy: "cost", other_breakpoints: 5 }, "other_breakpoints"],
     ["requests_left with hermes", { format: "anthropic", messages: [], requests_left: 40 }, "requests_left"],

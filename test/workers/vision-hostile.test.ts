@@ -20,13 +20,10 @@ const analyze = (bytes: Uint8Array, extra: Record<string, unknown> = {}) =>
 
 /** Calls the route and checks the api.md error shape, the status and the code; returns the message. */
 async function refused(bytes: Uint8Array, status: number, code: string, extra: Record<string, unknown> = {}): Promise<string> {
-  const started = Date.now();
   const answer = await analyze(bytes, extra);
   expect(answer.status).toBe(status);
   const error = expectErrorShape(answer.body);
   expect(error.code).toBe(code);
-  // Refusals come from headers and structure walks: far under the 1 s CPU target.
-  expect(Date.now() - started).toBeLessThan(1000);
   return error.message;
 }
 

@@ -1,0 +1,322 @@
+/**
+ * The comparison: a session replayed request by request under each policy and cache model, the
+ * rivals side by side (`compare`, what `--suite` and `--json` print), and where `cost` loses over
+ * random sessions and why (`costLosses`, `--random`).
+ */
+import { cacheIsCold } from "../../shared/eviction/cost";
+import { DEFAULT_LIMITS, KEEP_FLOOR, type EvictionLimits } from "../../shared/eviction/policy";
+import {
+  agentBreakpoints,
+  applyPolicy,
+  cacheFor,
+  DEFAULT_CACHE_MODEL,
+  DEFAULT_PRICES,
+  DEFAULT_THINK_MS,
+  floorTo,
+  usesBreakpoints,
+  ANTHROPIC_CACHE_MODEL,
+  type CacheKind,
+  type CacheModel,
+  type PolicyReport,
+  type Prices,
+  type ReplayOptions,
+  type ReplayRequest,
+  type RequestCost,
+  type Segment,
+} from "./cache.models";
+import { modelRules } from "../../shared/models/models.table";
+import {
+  batchedPolicy,
+  claudeCodePolicy,
+  CONTEXT_EDITING_CLEAR_AT_LEAST,
+  CONTEXT_EDITING_DEFAULTS,
+  contextEditingPolicy,
+  costPolicy,
+  keepNewest,
+  noEviction,
+  type CostPolicyOptions,
+  type ReplayPolicy,
+} from "./rivals";
+import { generateSession, requestsFromTurns, requestTimes, type RandomSession } from "./sessions";
+
+/**
+ * Replay a session under one policy, request by request.
+ *
+ * @example
+ * const requests = requestsFromTurns(generateSession({ turns: 40, images: 12 }), 4000);
+ * replay(requests, keepNewest(3), { model: ANTHROPIC_CACHE_MODEL }).eviction_write_share // > 0.5
+ */
+export function replay(
+  requests: readonly ReplayRequest[],
+  policy: ReplayPolicy,
+  options: ReplayOptions = {},
+): PolicyReport & { perRequest: RequestCost[] } {
+  const model = options.model ?? DEFAULT_CACHE_MODEL;
+  const prices = options.prices ?? DEFAULT_PRICES;
+  const limits = options.limits ?? DEFAULT_LIMITS;
+  const cache = cacheFor(model);
+  const perRequest: RequestCost[] = [];
+  let previous: Segment[] = [];
+  let previousAt: number | undefined;
+  requests.forEach((request, index) => {
+    const at = options.times?.[index] ?? index * DEFAULT_THINK_MS;
+    const body = options.bodies?.[index];
+    const decision = policy(request, { index, at, previousAt, count: requests.length, ...(body ? { body } : {}) });
+    const outbound = applyPolicy(request, decision.retired, model);
+    // OpenAI from GPT-5.6 adds its implicit breakpoint at the newest message to whatever the body marks.
+    const implicit = model.kind === "openai-breakpoints" && outbound.length > 0 ? [outbound.length - 1] : [];
+    const layout = usesBreakpoints(model) ? [...agentBreakpoints(outbound, model.breakpoints, decision.managed === true, model.maxBreakpoints), ...implicit] : [];
+    const breakpoints = [...new Set(decision.marker === undefined ? layout : [...layout, decision.marker])].sort((a, b) => a - b);
+    const { read, write } = cache.request(outbound, breakpoints, at);
+    const cold = model.kind !== "ideal" && cacheIsCold(previousAt, at, model.ttlMs);
+
+    let inputTokens = 0;
+    let carriedTokens = 0; // the part standing where the previous request stood; the rest is this turn's own
+    let imageBlocks = 0;
+    let imageBytes = 0;
+    outbound.forEach((segment, i) => {
+      inputTokens += segment.tokens;
+      if (i < previous.length) carriedTokens += segment.tokens;
+      if (segment.image) {
+        imageBlocks += 1;
+        imageBytes += segment.image.bytes;
+      }
+    });
+    // Had nothing been rewritten, the carried part would have been read back; what of it had to
+    // be written instead is the price of the rewrite (a cold cache is not the policy's doing).
+    const carried = model.kind === "ideal" ? floorTo(carriedTokens, model.granularity) : carriedTokens;
+    const evictionWriteTokens = cold ? 0 : Math.max(0, Math.min(write, carried - read));
+    const uncachedTokens = inputTokens - read - write;
+    const cost =
+      ((write * prices.writeMultiplier + read * prices.readMultiplier + uncachedTokens * (prices.uncachedMultiplier ?? 1)) *
+        prices.inputPerMTok) /
+      1_000_000;
+    perRequest.push({
+      inputTokens,
+      cacheReadTokens: read,
+      cacheWriteTokens: write,
+      uncachedTokens,
+      evictionWriteTokens,
+      cold,
+      imageBlocks,
+      imageBytes,
+      breakpoints: breakpoints.length,
+      cost,
+      retired: decision.retired.size,
+      ...(decision.marker === undefined ? {} : { marker: decision.marker }),
+      ...(decision.rule === undefined ? {} : { rule: decision.rule }),
+    });
+    previous = outbound;
+    previousAt = at;
+  });
+
+  const total = (pick: (r: RequestCost) => number) => perRequest.reduce((n, r) => n + pick(r), 0);
+  const write = total((r) => r.cacheWriteTokens);
+  const evictionWrites = total((r) => r.evictionWriteTokens);
+  let worst = 0;
+  perRequest.forEach((r, i) => {
+    if (r.cacheWriteTokens > perRequest[worst]!.cacheWriteTokens) worst = i;
+  });
+  return {
+    requests: perRequest.length,
+    input_tokens: total((r) => r.inputTokens),
+    cache_write_tokens: write,
+    cache_read_tokens: total((r) => r.cacheReadTokens),
+    uncached_tokens: total((r) => r.uncachedTokens),
+    eviction_write_tokens: evictionWrites,
+    eviction_write_share: write === 0 ? 0 : evictionWrites / write,
+    collapses: perRequest.filter((r) => r.evictionWriteTokens > 0).length,
+    cold_requests: perRequest.filter((r) => r.cold).length,
+    worst_request_write_tokens: perRequest[worst]?.cacheWriteTokens ?? 0,
+    worst_request: perRequest.length === 0 ? -1 : worst,
+    worst_request_eviction_write_tokens: Math.max(0, ...perRequest.map((r) => r.evictionWriteTokens)),
+    max_image_blocks: Math.max(0, ...perRequest.map((r) => r.imageBlocks)),
+    requests_over_ceiling: perRequest.filter((r) => r.imageBlocks > limits.maxBlocks || r.imageBytes > limits.maxBytes).length,
+    requests_over_breakpoints: perRequest.filter((r) => r.breakpoints > model.maxBreakpoints).length,
+    cost: Math.round(total((r) => r.cost) * 1e6) / 1e6,
+    perRequest,
+  };
+}
+
+
+/** One session where the cost strategy paid more than hermes, and why. */
+export interface CostLoss {
+  readonly session: RandomSession;
+  readonly cost: number;
+  readonly hermes: number;
+  /** cost / hermes - 1. */
+  readonly excess: number;
+  /** Requests (1-based) where each rewrote history. */
+  readonly cost_collapses: number[];
+  readonly hermes_collapses: number[];
+  readonly why: string;
+}
+
+/** What random sessions say of `cost` against hermes: how often and by how much it loses, and why. */
+export interface CostLossReport {
+  readonly sessions: number;
+  readonly losses: CostLoss[];
+  /** Mean of cost / hermes - 1 over all sessions. */
+  readonly mean_excess: number;
+  readonly worst_excess: number;
+}
+
+/**
+ * Replays each session with hermes 20/8/3 and the cost strategy (told of the requests left what
+ * `horizon` says) under one cache model, and explains every loss from where each rewrote history.
+ *
+ * @example
+ * costLosses(randomSessions(200, 1), { model: ANTHROPIC_CACHE_MODEL }).losses.length // a handful at most
+ */
+export function costLosses(
+  sessions: readonly RandomSession[],
+  options: Pick<CompareOptions, "model" | "prices" | "limits" | "horizon" | "manageCache" | "providerMaxBlocks" | "modelName"> = {},
+): CostLossReport {
+  const model = options.model ?? ANTHROPIC_CACHE_MODEL;
+  const limits = options.limits ?? DEFAULT_LIMITS;
+  const raised = costLimits({ ...options, model });
+  const losses: CostLoss[] = [];
+  let sum = 0;
+  let worst = 0;
+  for (const session of sessions) {
+    const requests = requestsFromTurns(generateSession(session), session.systemTokens);
+    const times = requestTimes(requests.length, session);
+    const hermes = replay(requests, batchedPolicy(limits), { model, prices: options.prices, limits, times });
+    const cost = replay(
+      requests,
+      costPolicy(costOptions({ ...options, model }, options.horizon)),
+      { model, prices: options.prices, limits: raised, times },
+    );
+    const excess = hermes.cost > 0 ? cost.cost / hermes.cost - 1 : 0;
+    sum += excess;
+    worst = Math.max(worst, excess);
+    if (cost.cost <= hermes.cost + 1e-9) continue;
+    const collapses = (r: typeof cost) => r.perRequest.flatMap((q, i) => (q.evictionWriteTokens > 0 ? [i + 1] : []));
+    const costCollapses = collapses(cost);
+    const hermesCollapses = collapses(hermes);
+    losses.push({
+      session,
+      cost: cost.cost,
+      hermes: hermes.cost,
+      excess,
+      cost_collapses: costCollapses,
+      hermes_collapses: hermesCollapses,
+      why: explainLoss(costCollapses, hermesCollapses, requests.length, cost, hermes),
+    });
+  }
+  return { sessions: sessions.length, losses, mean_excess: sessions.length ? sum / sessions.length : 0, worst_excess: worst };
+}
+
+/** One sentence on why a session cost more with `cost`: which rewrites it made that hermes did not, and how soon the session ended after. */
+function explainLoss(costAt: readonly number[], hermesAt: readonly number[], requests: number, cost: PolicyReport, hermes: PolicyReport): string {
+  const last = costAt[costAt.length - 1];
+  const hermesPart = hermesAt.length === 0 ? "hermes never rewrote history" : `hermes rewrote at request${hermesAt.length > 1 ? "s" : ""} ${hermesAt.join(", ")}`;
+  if (last === undefined) {
+    return `cost never rewrote history but read more images (${cost.max_image_blocks} at most against ${hermes.max_image_blocks}); ${hermesPart}`;
+  }
+  const extra = cost.eviction_write_tokens - hermes.eviction_write_tokens;
+  const at = `cost rewrote at request${costAt.length > 1 ? "s" : ""} ${costAt.join(", ")}`;
+  if (extra <= 0) {
+    return `${at}, no more eviction writes than hermes, but read more images (${cost.cache_read_tokens.toLocaleString("en-US")} read tokens against ${hermes.cache_read_tokens.toLocaleString("en-US")}); ${hermesPart}`;
+  }
+  const after = requests - last;
+  return `${at} (${extra.toLocaleString("en-US")} eviction-write tokens more than hermes) and the session ended ${after} request${after === 1 ? "" : "s"} after the last: the reads saved by then did not pay that back; ${hermesPart}`;
+}
+
+
+/** The side-by-side comparison the CLI prints (`--json` keys; each value has the same fields). */
+export interface Comparison {
+  /** The old rule: keep the 3 newest tool images. */
+  readonly keep3: PolicyReport;
+  /** Hermes 20/8/3 (the batched policy, `"strategy": "hermes"`). */
+  readonly batched: PolicyReport;
+  /** Hermes's raised ceiling: 100/8/3. */
+  readonly raised: PolicyReport;
+  /** Anthropic's context editing at its defaults (trigger 100,000 input tokens, keep 3 tool uses). */
+  readonly context_editing: PolicyReport;
+  /** The same with `clear_at_least` 50,000 tokens. */
+  readonly context_editing_clear_at_least: PolicyReport;
+  /** Claude Code's settings of context editing (clear from 180,000 down to 40,000 input tokens). */
+  readonly claude_code: PolicyReport;
+  /** The cost strategy, told of the requests left what `CompareOptions.horizon` says (default: nothing). */
+  readonly cost: PolicyReport;
+  /** The cost strategy told the session's true length (`requests_left` exact at every request). */
+  readonly cost_known: PolicyReport;
+  /** The same session with no eviction at all, for reference (may pass the provider's ceiling). */
+  readonly none: PolicyReport;
+}
+
+/** The rivals of `cost` in a comparison, by key. */
+export const RIVALS = ["keep3", "batched", "raised", "context_editing", "context_editing_clear_at_least", "claude_code"] as const;
+
+/** Options of a comparison. */
+export interface CompareOptions {
+  readonly limits?: EvictionLimits;
+  readonly keep?: number;
+  readonly model?: CacheModel;
+  readonly prices?: Prices;
+  readonly times?: readonly number[];
+  /** The logged bodies behind the requests, when the session is one. */
+  readonly bodies?: ReplayOptions["bodies"];
+  /** The model-table row the route applies (`--model`); default: the cache model's provider default. */
+  readonly modelName?: string;
+  /** Hermes's raised ceiling (100), and an override of the cost strategy's true ceiling when given. */
+  readonly providerMaxBlocks?: number;
+  /** The cost strategy may place one breakpoint at the front. */
+  readonly manageCache?: boolean;
+  /** What the cost strategy is told of the requests left (see `CostPolicyOptions.horizon`). */
+  readonly horizon?: CostPolicyOptions["horizon"];
+}
+
+/** Hermes's raised ceiling. */
+export const RAISED_CEILING = 100;
+
+/** The provider and model the route is told for a cache model (its model-table row). */
+export function routeModel(kind: CacheKind, modelName?: string): { provider: "anthropic" | "openai"; model?: string } {
+  if (kind === "openai") return { provider: "openai", model: modelName ?? "gpt-4o" };
+  if (kind === "openai-breakpoints") return { provider: "openai", model: modelName ?? "gpt-5.6-terra" };
+  return { provider: "anthropic", ...(modelName === undefined ? {} : { model: modelName }) };
+}
+
+/** The cost strategy's options in a comparison. */
+export function costOptions(options: CompareOptions, horizon: CostPolicyOptions["horizon"]): CostPolicyOptions {
+  const model = options.model ?? DEFAULT_CACHE_MODEL;
+  return {
+    ...routeModel(model.kind, options.modelName),
+    limits: options.limits ?? DEFAULT_LIMITS,
+    ...(options.providerMaxBlocks === undefined ? {} : { maxBlocks: options.providerMaxBlocks }),
+    manageCache: options.manageCache ?? true,
+    longTtl: model.ttlMs > 30 * 60_000,
+    horizon,
+  };
+}
+
+/** The ceilings a cost request is checked against: the model's true ones. */
+function costLimits(options: CompareOptions): EvictionLimits {
+  const limits = options.limits ?? DEFAULT_LIMITS;
+  const { provider, model } = routeModel((options.model ?? DEFAULT_CACHE_MODEL).kind, options.modelName);
+  return { ...limits, maxBlocks: options.providerMaxBlocks ?? modelRules(provider, model).images.maxImages };
+}
+
+/** Run every rival of `cost` (keep-3, Hermes 20/8/3 and 100/8/3, context editing, Claude Code), `cost` told nothing and told the length, and no eviction. */
+export function compare(requests: readonly ReplayRequest[], options: CompareOptions = {}): Comparison {
+  const model = options.model ?? DEFAULT_CACHE_MODEL;
+  const limits = options.limits ?? DEFAULT_LIMITS;
+  const raisedLimits = { ...limits, maxBlocks: options.providerMaxBlocks ?? RAISED_CEILING };
+  const run = (policy: ReplayPolicy, checkLimits = limits) => {
+    const { perRequest: _, ...report } = replay(requests, policy, { model, prices: options.prices, limits: checkLimits, times: options.times, bodies: options.bodies });
+    return report;
+  };
+  const trueLimits = costLimits(options);
+  return {
+    keep3: run(keepNewest(options.keep ?? KEEP_FLOOR)),
+    batched: run(batchedPolicy(limits)),
+    raised: run(batchedPolicy(raisedLimits), raisedLimits),
+    context_editing: run(contextEditingPolicy(CONTEXT_EDITING_DEFAULTS, model), trueLimits),
+    context_editing_clear_at_least: run(contextEditingPolicy(CONTEXT_EDITING_CLEAR_AT_LEAST, model), trueLimits),
+    claude_code: run(claudeCodePolicy(model), trueLimits),
+    cost: run(costPolicy(costOptions(options, options.horizon)), trueLimits),
+    cost_known: run(costPolicy(costOptions(options, "known")), trueLimits),
+    none: run(noEviction),
+  };
+}

@@ -15,7 +15,7 @@ import { errorResponse, jsonResponse } from "./http/respond";
 import { parseRequest } from "./http/validate";
 import { MCP_CORS, handleMcpPost, isAllowedOrigin, mcpOriginRefusal } from "./mcp/mcp.http";
 import { openApiDocument } from "./openapi";
-import { DASHBOARD_CSP, DASHBOARD_HTML, DASHBOARD_JS } from "./stats/dashboard.page";
+import { DASHBOARD_CSP, DASHBOARD_JS, dashboardHtml } from "./stats/dashboard.page";
 import { StatsQuery } from "./stats/stats.schema";
 import { stats } from "./stats/stats.service";
 import { MCP_TOOLS, TOOLS } from "./tools/registry";
@@ -81,9 +81,13 @@ export function createApp(deps: AppDeps): Hono<Env> {
   });
 
   // The page holds no data (it reads /v1/stats with the caller's token), so it is served to anyone.
-  const page = (body: string, type: string) => () => new Response(body, { headers: { "content-type": type, "content-security-policy": DASHBOARD_CSP, "x-content-type-options": "nosniff", "cache-control": "no-cache" } });
-  route("/dashboard", { GET: page(DASHBOARD_HTML, "text/html; charset=utf-8") });
-  route("/dashboard/app.js", { GET: page(DASHBOARD_JS, "text/javascript; charset=utf-8") });
+  const page = (body: () => string, type: string) => () => new Response(body(), { headers: { "content-type": type, "content-security-policy": DASHBOARD_CSP, "x-content-type-options": "nosniff", "cache-control": "no-cache" } });
+  const tokenRequired = () => {
+    const { secrets, config } = deps.config();
+    return (secrets.API_TOKENS ?? "").split(",").some((t) => t.trim() !== "") || !config.security.allow_anonymous;
+  };
+  route("/dashboard", { GET: page(() => dashboardHtml(tokenRequired()), "text/html; charset=utf-8") });
+  route("/dashboard/app.js", { GET: page(() => DASHBOARD_JS, "text/javascript; charset=utf-8") });
 
   const toolContext = (c: Context<Env>): ToolContext => {
     const { config, secrets } = c.get("loaded");

@@ -6,15 +6,21 @@
  * With API_TOKENS set the page asks for a token and keeps it in sessionStorage (this tab only).
  */
 
+/** The page with whether `/v1/stats` takes a token (then it asks for one before any request). */
+export function dashboardHtml(tokenRequired: boolean): string {
+  return DASHBOARD_HTML.replace("{{token}}", tokenRequired ? "required" : "none");
+}
+
 /** No request leaves the origin, and no inline script runs. */
 export const DASHBOARD_CSP = "default-src 'none'; script-src 'self'; style-src 'unsafe-inline'; connect-src 'self'; img-src 'self' data:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
 
-export const DASHBOARD_HTML = `<!doctype html>
+const DASHBOARD_HTML = `<!doctype html>
 <html lang="en">
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>Savings · edge agent tools</title>
+<link rel="icon" href="data:,">
 <style>
   :root { --ink: #1d2330; --muted: #6b7385; --line: #e3e6ed; --paid: #d9534f; --avoided: #2e9d5b; --accent: #3466c2; --bg: #f7f8fa; }
   * { box-sizing: border-box; }
@@ -42,7 +48,7 @@ export const DASHBOARD_HTML = `<!doctype html>
   [hidden] { display: none !important; }
 </style>
 </head>
-<body>
+<body data-token="{{token}}">
 <header>
   <h1>Savings</h1>
   <nav class="windows" aria-label="Window">
@@ -92,15 +98,14 @@ export const DASHBOARD_JS = `"use strict";
   async function load() {
     for (const b of document.querySelectorAll("[data-window]")) b.setAttribute("aria-pressed", String(b.dataset.window === windowName));
     const token = sessionStorage.getItem(TOKEN_KEY);
+    // The service says whether /v1/stats takes a token: without one, ask before any request.
+    if (!token && document.body.dataset.token === "required") return askForToken();
     const headers = token ? { authorization: "Bearer " + token } : {};
     $("status").textContent = "Loading…";
     const res = await fetch("/v1/stats?window=" + windowName, { headers });
     if (res.status === 401) {
-      if (token) sessionStorage.removeItem(TOKEN_KEY);
-      $("board").hidden = true;
-      $("login").hidden = false;
-      $("token").focus();
-      return;
+      sessionStorage.removeItem(TOKEN_KEY);
+      return askForToken();
     }
     const body = await res.json();
     if (!res.ok || !body.success) {
@@ -113,6 +118,12 @@ export const DASHBOARD_JS = `"use strict";
     render(body);
     $("status").textContent = "";
     document.body.dataset.loaded = windowName;
+  }
+
+  function askForToken() {
+    $("board").hidden = true;
+    $("login").hidden = false;
+    $("token").focus();
   }
 
   function render(s) {

@@ -116,13 +116,14 @@ const port = Number(flags.port ?? env.PORT ?? 8787);
 if (!Number.isInteger(port) || port < 0 || port > 65535) fail(`the port must be a whole number from 0 to 65535 (got ${flags.port ?? env.PORT})`);
 const hostname = flags.hostname ?? env.HOSTNAME ?? "127.0.0.1";
 const coordination = singleProcess ? "in-process" : "deno-kv";
+const ledgerFlushMs = Math.min(10_000, Math.max(0, Number(env.LEDGER_FLUSH_MS ?? 1000) || 0));
 // What a request counts after its response went out (a stream that ended) waits at most 5 s.
 if (ledger) Deno.unrefTimer(setInterval(() => void ledger.flush(), 5_000));
 
 /** Answers, then writes what the request counted, off its path (the flush never rejects). */
 async function serve(request: Request): Promise<Response> {
   const response = await app.fetch(request);
-  if (ledger) setTimeout(() => void ledger.flush(), 0);
+  if (ledger) void ledger.flushAfter(ledgerFlushMs);
   return response;
 }
 Deno.serve({ port, hostname, onListen: ({ port }) => console.log(JSON.stringify({ level: "info", event: "listening", url: `http://${hostname}:${port}`, coordination })) }, serve);

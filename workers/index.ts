@@ -12,6 +12,12 @@ export { FlightDO } from "./flight.do";
 export { LedgerDO } from "./ledger.do";
 export { SessionDO } from "./session.do";
 
+/** How long the ledger gathers before a write (LEDGER_FLUSH_MS, default 1 s; docs/stats.md). */
+const ledgerFlushMs = (env: WorkerEnv): number => {
+  const ms = Number(env.LEDGER_FLUSH_MS ?? 1000);
+  return Number.isFinite(ms) && ms >= 0 ? Math.min(ms, 10_000) : 1000;
+};
+
 const apps = new WeakMap<object, { app: Hono<any>; ledger: LedgerBuffer | null }>();
 
 export default {
@@ -25,7 +31,8 @@ export default {
     const response = await built.app.fetch(request, env, ctx);
     const { ledger } = built;
     if (!ledger) return response;
-    ctx.waitUntil(ledger.flush());
+    const flush = ledger.flushAfter(ledgerFlushMs(env));
+    if (flush) ctx.waitUntil(flush);
     // A stream (the proxy's) counts when it ends: flush again then.
     if (response.body && response.headers.get("content-type")?.startsWith("text/event-stream")) {
       const counted = new TransformStream({ flush: () => ctx.waitUntil(ledger.flush()) });

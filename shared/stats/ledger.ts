@@ -19,6 +19,7 @@ const rowKey = (row: Omit<LedgerRow, "value">): string => `${row.hour}\u0000${ro
 export class LedgerBuffer implements Ledger {
   private pending = new Map<string, LedgerRow>();
   private writing: Promise<void> = Promise.resolve();
+  private scheduled = false;
 
   constructor(
     private readonly store: LedgerStore,
@@ -53,6 +54,21 @@ export class LedgerBuffer implements Ledger {
   flush(): Promise<void> {
     this.writing = this.writing.then(() => this.writeBatch());
     return this.writing;
+  }
+
+  /**
+   * Schedules one flush `delayMs` from now unless one is already waiting, so a busy isolate
+   * writes once per `delayMs`, not once per request. Returns the scheduled flush (for
+   * `waitUntil`), or null when the waiting one will take this request's counts too.
+   */
+  flushAfter(delayMs: number): Promise<void> | null {
+    if (this.scheduled) return null;
+    this.scheduled = true;
+    return new Promise<void>((resolve) => setTimeout(resolve, delayMs)).then(() => {
+      // Cleared before the batch is taken: a count recorded after this point schedules anew.
+      this.scheduled = false;
+      return this.flush();
+    });
   }
 
   private async writeBatch(): Promise<void> {

@@ -14,7 +14,12 @@ describe("npm run demo", () => {
     expect(output).toMatch(/\| same query searched twice within the TTL \| 2 \| 1 \|/);
     expect(output).toMatch(/\| four identical searches at the same moment \| 4 \| 1 \|/);
     expect(output).toMatch(/\| same URL extracted twice within the TTL \| 2 \| 1 \| HIT=0,MISS=1, HIT=1,MISS=0 \|/);
-  });
+    // It ends with the dashboard's URL and the totals it shows, from the ledger.
+    expect(output).toMatch(/Dashboard: http:\/\/127\.0\.0\.1:\d+\/dashboard/);
+    expect(output).toContain("web_search:  6 requests, 2 paid, 4 avoided ($0.0320)");
+    expect(output).toContain("web_extract: 2 URLs, 1 paid, 1 avoided ($0.0016)");
+    expect(output).toContain("money saved: $0.0336");
+  }, 180_000);
 });
 
 describe("npm run replay", () => {

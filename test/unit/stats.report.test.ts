@@ -52,6 +52,25 @@ describe("the ledger", () => {
     expect(store.rows.find((r) => r.counter === "requests" && r.hour === now - (now % HOUR))?.value).toBe(10);
   });
 
+  it("writes once per flush delay however many requests counted, losing none", async () => {
+    const store = memoryStore();
+    let writes = 0;
+    const counting: LedgerStore = { add: (rows) => (writes++, store.add(rows)), read: store.read };
+    const ledger = new LedgerBuffer(counting, silent);
+    const scheduled: Promise<void>[] = [];
+    for (let i = 0; i < 50; i++) {
+      recordWebCall(ledger, "web_search", "brave", "hit", now);
+      const flush = ledger.flushAfter(20);
+      if (flush) scheduled.push(flush);
+    }
+    expect(scheduled).toHaveLength(1);
+    await Promise.all(scheduled);
+    recordWebCall(ledger, "web_search", "brave", "hit", now);
+    await ledger.flushAfter(0);
+    expect(writes).toBe(2);
+    expect(statsReport(store.rows, "1h", now, pricing).totals.web_search.hits).toBe(51);
+  });
+
   it("prices a model's tokens at its rates, and what the same input would cost uncached", () => {
     const hour = now - (now % HOUR);
     const row = (counter: string, value: number, model = "claude-sonnet-4-5"): LedgerRow => ({ hour, tool: "llm", provider: "anthropic", model, counter, value });

@@ -8,7 +8,7 @@
 import { readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { decodePngRows, parseChunks } from "../shared/vision/png.decode";
+import { decodePngRows, parseChunks } from "../shared/vision/codecs/png/png.decode";
 import type { StreamingResampler } from "../shared/vision/resample";
 
 // Only our module: compiling the other codecs keeps V8's background threads busy, next to zlib's.

@@ -16,7 +16,7 @@ import { join } from "node:path";
 import sharp from "sharp";
 import { ihdr, photoPixels, screenshotPixels, withAlpha } from "../test/fixtures/images";
 import { firstWebpChunk, jpegManyScans, pngOf, repeatSmallestScan, vp8x, webpOf, zerosDeflated } from "../test/fixtures/hostile";
-import { JPEG_MAX_SCANS } from "../shared/vision/format";
+import { JPEG_MAX_SCANS } from "../shared/media/image-header";
 
 const CAPS_MB = [8, 12, 16, 24, 32, 48, 64, 96];
 const SEMI_SPACE_MB = 2;

@@ -7,7 +7,7 @@
 import sharp from "sharp";
 import { fitImage } from "../shared/vision/fit";
 import type { FitResult } from "../shared/ports";
-import { parseChunks } from "../shared/vision/png.decode";
+import { parseChunks } from "../shared/vision/codecs/png/png.decode";
 import { loadVisionWasmNode } from "./vision-wasm-node";
 import { median } from "./stats";
 import { photoPixels, screenshotPixels, withAlpha } from "../test/fixtures/images";

@@ -101,7 +101,7 @@ export class DenoKvStore implements CacheStore {
    * store pays again.)
    */
   processCopy(): CacheStore {
-    return { get: async (key) => this.peek(key), put: (key, entry, ttlMs) => this.put(key, entry, ttlMs) };
+    return { get: async (key) => this.peek(key), put: (key, entry, ttlMs) => this.put(key, entry, ttlMs), delete: (key) => this.delete(key) };
   }
 
   /** The entry a head points at (one more read only for entries over one chunk). */
@@ -125,6 +125,18 @@ export class DenoKvStore implements CacheStore {
     }
     if (typeof entry.expiresAt === "number") this.hot.set(key, text, entry.expiresAt, this.clock());
     return entry;
+  }
+
+  /**
+   * Deletes the head (chunks of its version are never read again and expire with it) and this
+   * process's memory copy. Other processes' memory copies are not reached (docs/storage.md).
+   */
+  async delete(key: string): Promise<boolean> {
+    this.hot.forget(key);
+    const head = await whenUnlocked(() => this.kv.get<EntryHead>(cacheHeadKey(key)));
+    if (!head.value) return false;
+    await whenUnlocked(() => this.kv.delete(cacheHeadKey(key)));
+    return true;
   }
 
   async put<T>(key: string, entry: CacheEntry<T>, ttlMs: number): Promise<void> {

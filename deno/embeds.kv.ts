@@ -9,7 +9,9 @@
 import { type CounterStore, releaseSlot, reserveSlot, SESSION_IDLE_MS } from "../shared/embeds/embed-cap";
 import type { Clock, EmbedCounter, Reservation } from "../shared/ports";
 import { sha256Hex } from "../shared/hash";
+import { KeyedQueue } from "./keyed-queue";
 import { whenUnlocked } from "./kv-busy";
+import { retryJittered } from "./retry";
 
 interface Counter {
   count: number;
@@ -23,7 +25,7 @@ const MAX_ATTEMPTS = 200;
 class Conflict extends Error {}
 
 export class DenoKvEmbedCounter implements EmbedCounter {
-  private readonly queues = new Map<string, Promise<unknown>>();
+  private readonly queue = new KeyedQueue();
 
   constructor(
     private readonly kv: Deno.Kv,
@@ -39,18 +41,13 @@ export class DenoKvEmbedCounter implements EmbedCounter {
   }
 
   private update<T>(sessionId: string, imageKey: string, ledger: (store: CounterStore) => Promise<T>): Promise<T> {
-    const queueKey = `${sessionId}\n${imageKey}`;
-    const result = (this.queues.get(queueKey) ?? Promise.resolve()).then(() => this.checkAndSet(sessionId, imageKey, ledger));
-    const tail = result.catch(() => undefined);
-    this.queues.set(queueKey, tail);
-    void tail.then(() => this.queues.get(queueKey) === tail && this.queues.delete(queueKey));
-    return result;
+    return this.queue.run(`${sessionId}\n${imageKey}`, () => this.checkAndSet(sessionId, imageKey, ledger));
   }
 
   /** Runs the shared ledger on one counter read, committing its write only if nobody wrote since. */
   private async checkAndSet<T>(sessionId: string, imageKey: string, ledger: (store: CounterStore) => Promise<T>): Promise<T> {
     const key = ["embed", await sha256Hex(sessionId), imageKey];
-    for (let attempt = 1; ; attempt++) {
+    const attempt = async () => {
       const read = await whenUnlocked(() => this.kv.get<Counter>(key));
       const now = this.clock();
       const live = read.value && now - read.value.touchedAt < SESSION_IDLE_MS ? read.value.count : undefined;
@@ -61,12 +58,8 @@ export class DenoKvEmbedCounter implements EmbedCounter {
           if (!committed.ok) throw new Conflict();
         },
       };
-      try {
-        return await ledger(store);
-      } catch (error) {
-        if (!(error instanceof Conflict) || attempt >= MAX_ATTEMPTS) throw error;
-        await new Promise((resolve) => setTimeout(resolve, Math.random() * Math.min(20, attempt)));
-      }
-    }
+      return ledger(store);
+    };
+    return retryJittered(attempt, { retryable: (error) => error instanceof Conflict, maxPauseMs: (n) => Math.min(20, n), maxAttempts: MAX_ATTEMPTS });
   }
 }

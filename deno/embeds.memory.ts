@@ -5,16 +5,16 @@
  */
 import { type CounterStore, releaseSlot, reserveSlot, SESSION_IDLE_MS } from "../shared/embeds/embed-cap";
 import type { Clock, EmbedCounter, Reservation } from "../shared/ports";
+import { KeyedQueue } from "./keyed-queue";
 
 interface Session {
   counters: Map<string, number>;
   lastSeen: number;
-  /** The tail of this session's queue of operations. */
-  queue: Promise<unknown>;
 }
 
 export class MemoryEmbedCounter implements EmbedCounter {
   private readonly sessions = new Map<string, Session>();
+  private readonly queue = new KeyedQueue();
 
   constructor(private readonly clock: Clock) {}
 
@@ -30,7 +30,7 @@ export class MemoryEmbedCounter implements EmbedCounter {
     this.sweep();
     let session = this.sessions.get(sessionId);
     if (!session) {
-      session = { counters: new Map(), lastSeen: this.clock(), queue: Promise.resolve() };
+      session = { counters: new Map(), lastSeen: this.clock() };
       this.sessions.set(sessionId, session);
     }
     session.lastSeen = this.clock();
@@ -39,9 +39,7 @@ export class MemoryEmbedCounter implements EmbedCounter {
       get: async (key) => counters.get(key),
       put: async (key, value) => void counters.set(key, value),
     };
-    const result = session.queue.then(() => work(store));
-    session.queue = result.catch(() => undefined);
-    return result;
+    return this.queue.run(sessionId, () => work(store));
   }
 
   private sweep(): void {

@@ -8,10 +8,9 @@
  * change and the poll stays as the bound. Inside one process, callers of a key join one promise
  * first, so a process has at most one caller at the lease.
  */
-import type { FetchFn, FlightError, FlightOptions, FlightOutcome, Logger, SingleFlight } from "../shared/ports";
-import { coalesced, cutForCaller, failedOutcome, forCaller } from "../shared/web/flight";
-import { isStorable, runJob } from "../shared/web/jobs";
-import type { Job, JobValue } from "../shared/web/job.types";
+import type { CacheEntry, FetchFn, FlightError, FlightOptions, FlightOutcome, Logger } from "../shared/ports";
+import { FlightCoordinator, isServable, type LeaderElection, type Lease, storedOutcome, type Turn } from "../shared/web/flight";
+import type { JobValue } from "../shared/web/job.types";
 import { whenUnlocked } from "./kv-busy";
 import { cacheHeadKey, type DenoKvStore, type EntryHead, kvExpireIn } from "./deno-kv.store";
 
@@ -31,12 +30,12 @@ export const DEFAULT_FLIGHT_TIMING: KvFlightTiming = { leaseMs: 10_000, pollMs: 
 
 /** What a leader leaves for the waiters of its lease when it stores no entry. */
 type LeaseOutcome =
-  | { ok: true; value: JobValue }
+  | { ok: true; value: JobValue; fetchedAt: number }
   | { ok: false; error: FlightError }
   /** The answer was not stored and is too long to hand over: each waiter pays for itself. */
   | { ok: true; unshared: true };
 
-interface Lease {
+interface LeaseRecord {
   id: string;
   /** Epoch ms; a local KV file returns expired keys, so this decides. */
   expiresAt: number;
@@ -47,79 +46,70 @@ const OUTCOME_MAX_CHARS = 16 * 1024;
 /** How long a lease's outcome is kept for its waiters to read. */
 const OUTCOME_MS = 60_000;
 
-/** The lease this process holds, as last committed. */
-interface HeldLease {
-  versionstamp: string;
-  renewing: Promise<void>;
-}
-
 const leaseKey = (key: string): Deno.KvKey => ["flight-lease", key];
 const outcomeKey = (key: string, leaseId: string): Deno.KvKey => ["flight-outcome", key, leaseId];
 
 /** What one look at a key saw, with the versionstamps a check-and-set needs. */
 interface Sighting {
-  lease: Deno.KvEntryMaybe<Lease>;
+  lease: Deno.KvEntryMaybe<LeaseRecord>;
   head: Deno.KvEntryMaybe<EntryHead>;
   outcome: Deno.KvEntryMaybe<LeaseOutcome> | null;
 }
 
 const absent = <T>(key: Deno.KvKey): Deno.KvEntryMaybe<T> => ({ key, value: null, versionstamp: null });
 
-export class DenoKvFlight implements SingleFlight {
-  private readonly local = new Map<string, Promise<FlightOutcome>>();
+/**
+ * Single-flight across processes: the one coordinator (shared/web/flight.ts), which joins the
+ * callers of a key inside this process and pays, with the Deno KV lease as its leader election.
+ */
+export class DenoKvFlight extends FlightCoordinator {
+  constructor(kv: Deno.Kv, store: DenoKvStore, deps: { fetch: FetchFn; log: Logger; clock: () => number }, timing: KvFlightTiming = DEFAULT_FLIGHT_TIMING) {
+    super({ election: new KvLeaseElection(kv, store, deps, timing), ...deps });
+  }
+}
 
+/** The Deno KV lease as a leader election: who takes the lease pays; the others wait for its entry or outcome. */
+class KvLeaseElection implements LeaderElection {
   constructor(
     private readonly kv: Deno.Kv,
     private readonly store: DenoKvStore,
-    private readonly deps: { fetch: FetchFn; log: Logger; clock: () => number },
-    private readonly timing: KvFlightTiming = DEFAULT_FLIGHT_TIMING,
+    private readonly deps: { log: Logger; clock: () => number },
+    private readonly timing: KvFlightTiming,
   ) {}
-
-  run(key: string, job: Job, options: FlightOptions): Promise<FlightOutcome> {
-    return this.share(key, job, options).then((outcome) => forCaller(outcome, options.charLimit));
-  }
-
-  /** One call per key in this process; across processes, the lease decides who pays. */
-  private share(key: string, job: Job, options: FlightOptions): Promise<FlightOutcome> {
-    const joined = this.local.get(key);
-    if (joined) return joined.then(coalesced);
-    // Registered before the first await, so every caller in this process after this one joins.
-    const mine = options.store ? this.acrossProcesses(key, job, options) : this.pay(job);
-    this.local.set(key, mine);
-    return mine.finally(() => this.local.delete(key));
-  }
 
   /**
    * Called right after the read tier missed (paidCall reads the head first), so the first attempt
    * assumes no head and no lease and reads nothing: the check-and-set proves it or fails.
    */
-  private async acrossProcesses(key: string, job: Job, options: FlightOptions): Promise<FlightOutcome> {
+  async elect(key: string, options: FlightOptions): Promise<Turn> {
     const pause = new Pause(this.kv, [leaseKey(key), cacheHeadKey(key)], this.timing);
     try {
-      return await this.leadOrWait(key, job, options, pause);
+      return await this.leadOrWait(key, options, pause);
     } finally {
       pause.close();
     }
   }
 
-  private async leadOrWait(key: string, job: Job, options: FlightOptions, pause: Pause): Promise<FlightOutcome> {
+  private async leadOrWait(key: string, options: FlightOptions, pause: Pause): Promise<Turn> {
     let seen: Sighting = { lease: absent(leaseKey(key)), head: absent(cacheHeadKey(key)), outcome: null };
-    let waitedOn: Lease | null = null;
+    let waitedOn: LeaseRecord | null = null;
     for (let look = 0; ; look++) {
       const now = this.deps.clock();
       const head = seen.head.value;
       if (head && (head.expiresAt ?? Number.POSITIVE_INFINITY) > now) {
+        // A waiter's `max_age` is met by the answer it waited for: that was fetched after its call began.
         const entry = await this.store.entryOf<JobValue>(key, head);
-        if (entry && entry.expiresAt > now) return { ok: true, value: entry.value, cache: waitedOn ? "coalesced" : "hit", stored: true };
+        if (isServable(entry, now, options)) return { lead: false, outcome: storedOutcome(entry as CacheEntry<JobValue>, waitedOn ? "coalesced" : "hit", options) };
       }
       const handed = seen.outcome?.value;
       if (handed) {
-        if ("unshared" in handed) return this.pay(job);
-        return handed.ok ? { ok: true, value: handed.value, cache: "coalesced", stored: false } : handed;
+        // Too long to hand over: this caller pays for itself, alone.
+        if ("unshared" in handed) return { lead: true };
+        return { lead: false, outcome: handed.ok ? { ok: true, value: handed.value, cache: "coalesced", stored: false, fetchedAt: handed.fetchedAt } : handed };
       }
       const lease = seen.lease.value;
       if (!lease || lease.expiresAt <= now) {
-        const mine: Lease = { id: crypto.randomUUID(), expiresAt: now + this.timing.leaseMs };
+        const mine: LeaseRecord = { id: crypto.randomUUID(), expiresAt: now + this.timing.leaseMs };
         const taken = await whenUnlocked(() =>
           this.kv
             .atomic()
@@ -128,7 +118,7 @@ export class DenoKvFlight implements SingleFlight {
             .set(leaseKey(key), mine, { expireIn: kvExpireIn(this.timing.leaseMs) })
             .commit(),
         );
-        if (taken.ok) return this.lead(key, job, options, mine, taken.versionstamp);
+        if (taken.ok) return { lead: true, lease: new HeldLease(this.kv, this.store, this.deps, this.timing, key, mine, taken.versionstamp) };
       } else {
         waitedOn = lease;
         await pause.next(look);
@@ -137,92 +127,86 @@ export class DenoKvFlight implements SingleFlight {
     }
   }
 
-  private async look(key: string, waitedOn: Lease | null): Promise<Sighting> {
-    if (!waitedOn) {
-      const [lease, head] = await whenUnlocked(() => this.kv.getMany<[Lease, EntryHead]>([leaseKey(key), cacheHeadKey(key)]));
-      return { lease, head, outcome: null };
-    }
-    const [lease, head, outcome] = await whenUnlocked(() => this.kv.getMany<[Lease, EntryHead, LeaseOutcome]>([leaseKey(key), cacheHeadKey(key), outcomeKey(key, waitedOn.id)]));
-    return { lease, head, outcome };
+  /** Deletes the entry's head; a lease in flight is left alone, and its leader still stores. */
+  forget(key: string): Promise<boolean> {
+    return this.store.delete(key);
   }
 
-  private async lead(key: string, job: Job, options: FlightOptions, lease: Lease, versionstamp: string): Promise<FlightOutcome> {
-    const held: HeldLease = { versionstamp, renewing: Promise.resolve() };
-    const renewal = setInterval(() => (held.renewing = this.renew(key, lease, held)), Math.max(1, Math.floor(this.timing.leaseMs / 3)));
-    const stopRenewing = async () => {
-      clearInterval(renewal);
-      await held.renewing; // a renewal still committing would change the versionstamp under us
-    };
-    let value: JobValue;
-    try {
-      value = await runJob(job, this.deps.fetch);
-    } catch (error) {
-      const outcome = failedOutcome(this.deps.log, job, error);
-      await stopRenewing();
-      await this.release(key, lease, held, outcome);
-      return outcome;
+  private async look(key: string, waitedOn: LeaseRecord | null): Promise<Sighting> {
+    if (!waitedOn) {
+      const [lease, head] = await whenUnlocked(() => this.kv.getMany<[LeaseRecord, EntryHead]>([leaseKey(key), cacheHeadKey(key)]));
+      return { lease, head, outcome: null };
     }
-    await stopRenewing();
+    const [lease, head, outcome] = await whenUnlocked(() => this.kv.getMany<[LeaseRecord, EntryHead, LeaseOutcome]>([leaseKey(key), cacheHeadKey(key), outcomeKey(key, waitedOn.id)]));
+    return { lease, head, outcome };
+  }
+}
 
-    if (options.store && isStorable(job, value)) {
-      const entry = { value, expiresAt: options.now + options.ttlMs };
-      try {
-        const releaseWithHead = (op: Deno.AtomicOperation) => op.check({ key: leaseKey(key), versionstamp: held.versionstamp }).delete(leaseKey(key));
-        const committed = await this.store.commitEntry(key, entry, options.ttlMs, releaseWithHead);
-        // The lease was lost (this process stalled past its expiry): the answer is still good.
-        if (!committed.ok) await this.store.put(key, entry, options.ttlMs);
-        return { ok: true, value, cache: "miss", stored: true };
-      } catch (error) {
-        // A storage failure loses the cache entry, not the answer.
-        this.deps.log.warn("cache_store_failed", { key, error: String(error) });
-      }
-    }
-    // Waiters get what a caller gets (cut to char_limit), so a long page not stored still fits the handover.
-    const shared = cutForCaller(value, options.charLimit);
-    const handOver: LeaseOutcome = JSON.stringify(shared).length <= OUTCOME_MAX_CHARS ? { ok: true, value: shared } : { ok: true, unshared: true };
-    await this.release(key, lease, held, handOver);
-    return { ok: true, value, cache: "miss", stored: false };
+/** The lease this process holds: renewed every third of its time until it stores or releases. */
+class HeldLease implements Lease {
+  private renewing: Promise<void> = Promise.resolve();
+  private readonly renewal: ReturnType<typeof setInterval>;
+
+  constructor(
+    private readonly kv: Deno.Kv,
+    private readonly cache: DenoKvStore,
+    private readonly deps: { log: Logger; clock: () => number },
+    private readonly timing: KvFlightTiming,
+    private readonly key: string,
+    private readonly lease: LeaseRecord,
+    /** The lease's versionstamp as last committed. */
+    private versionstamp: string,
+  ) {
+    this.renewal = setInterval(() => (this.renewing = this.renew()), Math.max(1, Math.floor(timing.leaseMs / 3)));
+  }
+
+  /** Writes the entry's head and deletes the lease in one atomic operation. */
+  async store(entry: CacheEntry<JobValue>, ttlMs: number): Promise<void> {
+    await this.stopRenewing();
+    const releaseWithHead = (op: Deno.AtomicOperation) => op.check({ key: leaseKey(this.key), versionstamp: this.versionstamp }).delete(leaseKey(this.key));
+    const committed = await this.cache.commitEntry(this.key, entry, ttlMs, releaseWithHead);
+    // The lease was lost (this process stalled past its expiry): the answer is still good.
+    if (!committed.ok) await this.cache.put(this.key, entry, ttlMs);
   }
 
   /** Releases the lease and leaves its waiters the outcome, in one atomic operation. */
-  private async release(key: string, lease: Lease, held: HeldLease, outcome: LeaseOutcome): Promise<void> {
+  async release(outcome: FlightOutcome): Promise<void> {
+    await this.stopRenewing();
+    // Waiters get what a caller gets (already cut to char_limit), so a long page not stored still fits the handover.
+    const handOver: LeaseOutcome = !outcome.ok ? outcome : JSON.stringify(outcome.value).length <= OUTCOME_MAX_CHARS ? { ok: true, value: outcome.value, fetchedAt: outcome.fetchedAt } : { ok: true, unshared: true };
     try {
       await whenUnlocked(() =>
         this.kv
           .atomic()
-          .check({ key: leaseKey(key), versionstamp: held.versionstamp })
-          .delete(leaseKey(key))
-          .set(outcomeKey(key, lease.id), outcome, { expireIn: OUTCOME_MS })
+          .check({ key: leaseKey(this.key), versionstamp: this.versionstamp })
+          .delete(leaseKey(this.key))
+          .set(outcomeKey(this.key, this.lease.id), handOver, { expireIn: OUTCOME_MS })
           .commit(),
       );
     } catch (error) {
       // The lease then expires by itself; its waiters take over.
-      this.deps.log.warn("flight_lease_release_failed", { key, error: String(error) });
+      this.deps.log.warn("flight_lease_release_failed", { key: this.key, error: String(error) });
     }
   }
 
-  private async renew(key: string, lease: Lease, held: HeldLease): Promise<void> {
-    const renewed = { ...lease, expiresAt: this.deps.clock() + this.timing.leaseMs };
+  private async stopRenewing(): Promise<void> {
+    clearInterval(this.renewal);
+    await this.renewing; // a renewal still committing would change the versionstamp under us
+  }
+
+  private async renew(): Promise<void> {
+    const renewed = { ...this.lease, expiresAt: this.deps.clock() + this.timing.leaseMs };
     try {
       const result = await whenUnlocked(() =>
         this.kv
           .atomic()
-          .check({ key: leaseKey(key), versionstamp: held.versionstamp })
-          .set(leaseKey(key), renewed, { expireIn: kvExpireIn(this.timing.leaseMs) })
+          .check({ key: leaseKey(this.key), versionstamp: this.versionstamp })
+          .set(leaseKey(this.key), renewed, { expireIn: kvExpireIn(this.timing.leaseMs) })
           .commit(),
       );
-      if (result.ok) held.versionstamp = result.versionstamp;
+      if (result.ok) this.versionstamp = result.versionstamp;
     } catch (error) {
-      this.deps.log.warn("flight_lease_renew_failed", { key, error: String(error) });
-    }
-  }
-
-  /** No coordination: a value that must never be stored is only coalesced inside this process. */
-  private async pay(job: Job): Promise<FlightOutcome> {
-    try {
-      return { ok: true, value: await runJob(job, this.deps.fetch), cache: "miss", stored: false };
-    } catch (error) {
-      return failedOutcome(this.deps.log, job, error);
+      this.deps.log.warn("flight_lease_renew_failed", { key: this.key, error: String(error) });
     }
   }
 }

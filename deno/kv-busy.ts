@@ -4,6 +4,8 @@
  * adapters goes through `whenUnlocked`, which retries those (and only those) for a bounded time.
  */
 
+import { retryJittered } from "./retry";
+
 /** Longest a call keeps retrying a locked database before the error goes to the caller. */
 const BUSY_BUDGET_MS = 5_000;
 
@@ -13,14 +15,6 @@ const isLocked = (error: unknown) => error instanceof Error && /database is lock
  * Runs a Deno KV call, again after a short random pause while the database is locked.
  * @example const entry = await whenUnlocked(() => kv.get(["cache", key]));
  */
-export async function whenUnlocked<T>(call: () => Promise<T>): Promise<T> {
-  const deadline = Date.now() + BUSY_BUDGET_MS;
-  for (let attempt = 1; ; attempt++) {
-    try {
-      return await call();
-    } catch (error) {
-      if (!isLocked(error) || Date.now() > deadline) throw error;
-      await new Promise((resolve) => setTimeout(resolve, Math.random() * Math.min(50, 2 * attempt)));
-    }
-  }
+export function whenUnlocked<T>(call: () => Promise<T>): Promise<T> {
+  return retryJittered(call, { retryable: isLocked, maxPauseMs: (attempt) => Math.min(50, 2 * attempt), budgetMs: BUSY_BUDGET_MS });
 }

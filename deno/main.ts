@@ -16,7 +16,7 @@ import { loadConfig, type LoadedConfig } from "../shared/config/config.load";
 import { consoleLogger } from "../shared/log";
 import { dnsResolverPool } from "../shared/safety/dns";
 import { createImageFitter } from "../shared/vision/fit";
-import { FlightCoordinator } from "../shared/web/flight";
+import { CopyElection, FlightCoordinator } from "../shared/web/flight";
 import type { EmbedCounter, SingleFlight } from "../shared/ports";
 import { DenoKvStore } from "./deno-kv.store";
 import { MemoryEmbedCounter } from "./embeds.memory";
@@ -84,7 +84,7 @@ if (!Number.isInteger(leaseMs) || leaseMs < 10) fail(`DENO_FLIGHT_LEASE_MS must 
 const watch = env.DENO_FLIGHT_WATCH === undefined ? env.DENO_DEPLOYMENT_ID !== undefined : env.DENO_FLIGHT_WATCH === "true";
 // One process is its own single-flight point; processes sharing a KV coordinate through it.
 const flight: SingleFlight = singleProcess
-  ? new FlightCoordinator({ authority: cache.processCopy(), fetch: fetchPort, log: consoleLogger })
+  ? new FlightCoordinator({ election: new CopyElection(cache.processCopy()), fetch: fetchPort, log: consoleLogger })
   : new DenoKvFlight(kv, cache, { fetch: fetchPort, log: consoleLogger, clock: Date.now }, { ...DEFAULT_FLIGHT_TIMING, leaseMs, watch });
 const embeds: EmbedCounter = singleProcess ? new MemoryEmbedCounter(Date.now) : new DenoKvEmbedCounter(kv, Date.now);
 

@@ -19,12 +19,18 @@ import { DASHBOARD_CSP, DASHBOARD_JS, dashboardHtml } from "./stats/dashboard.pa
 import { StatsQuery } from "./stats/stats.schema";
 import { stats } from "./stats/stats.service";
 import { MCP_TOOLS, TOOLS } from "./tools/registry";
-import type { ToolContext } from "./tools/tool.types";
+import type { ToolContext, ToolDefinition } from "./tools/tool.types";
 
 type Env = { Variables: { requestId: string; loaded: LoadedConfig } };
 type Handler = (c: Context<Env>) => Promise<Response> | Response;
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+
+/** The fields a tool reads from headers, under the JSON body's own (which win). */
+function withHeaderFields(tool: ToolDefinition, headers: Headers, body: unknown): unknown {
+  if (!tool.requestHeaders || body === null || typeof body !== "object" || Array.isArray(body)) return body;
+  return { ...tool.requestHeaders.toFields(headers), ...body };
+}
 
 export function createApp(deps: AppDeps): Hono<Env> {
   const app = new Hono<Env>();
@@ -100,7 +106,7 @@ export function createApp(deps: AppDeps): Hono<Env> {
         const upload = tool.upload && isMultipart(c.req.header("content-type") ?? null) ? tool.upload : null;
         const answer = upload
           ? await readMultipart(c.req.raw, tool.bodyLimit, upload.field, upload.maxBytes).then(({ fields, file }) => tool.run(toolContext(c), parseRequest(upload.fields, fields), file))
-          : await tool.run(toolContext(c), parseRequest(tool.input, await readJsonBody(c.req.raw, tool.bodyLimit)));
+          : await tool.run(toolContext(c), parseRequest(tool.input, withHeaderFields(tool, c.req.raw.headers, await readJsonBody(c.req.raw, tool.bodyLimit))));
         return jsonResponse(answer.body, 200, answer.headers);
       },
     });

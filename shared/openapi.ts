@@ -117,8 +117,11 @@ function toolOperation(tool: ToolDefinition): Json {
   }
   const okHeaders: Json = { ...requestIdHeader };
   if (tool.cacheHeader) okHeaders["X-Cache"] = { description: tool.cacheHeader, schema: { type: "string" } };
+  for (const [name, description] of Object.entries(tool.responseHeaders ?? {})) okHeaders[name] = { description, schema: { type: "string" } };
+  const parameters = Object.entries(tool.requestHeaders?.describe ?? {}).map(([name, description]) => ({ name, in: "header", required: false, description, schema: { type: "string" } }));
   return {
     operationId: tool.name,
+    ...(parameters.length > 0 ? { parameters } : {}),
     summary: tool.description.split(". ")[0]!.replace(/\.$/, ""),
     description: tool.description,
     requestBody: { required: true, content: requestContent },

@@ -8,7 +8,7 @@
 import type { LoadedConfig } from "./config/config.load";
 import type { Config, Secrets } from "./config/config.schema";
 import type { AddressClass } from "./safety/ip";
-import type { SupportedMediaType } from "./vision/format";
+import type { SupportedMediaType } from "./media/image-header";
 import type { Job, JobValue } from "./web/job.types";
 
 /** Milliseconds since the epoch. Injected so TTL behaviour is testable. */
@@ -27,11 +27,16 @@ export interface Logger {
   error(event: string, fields?: Record<string, unknown>): void;
 }
 
-/** A stored cache value: the payload plus the absolute time it stops being valid. */
+/** A stored cache value: the payload, when it was fetched, and the absolute time it stops being valid. */
 export interface CacheEntry<T = unknown> {
   value: T;
   /** Epoch ms after which the entry is a miss, whatever the storage still holds. */
   expiresAt: number;
+  /**
+   * Epoch ms the provider answered (a caller's `max_age` and every answer's `age` are judged by
+   * it). Absent in entries stored before it was kept: read as `expiresAt` less the TTL.
+   */
+  fetchedAt?: number;
 }
 
 /** Global read tier (KV on Workers, Deno KV on Deno). TTL quirks live in the adapter. */
@@ -39,6 +44,8 @@ export interface CacheStore {
   get<T>(key: string): Promise<CacheEntry<T> | null>;
   /** `ttlMs` is the logical TTL; adapters round up to their storage minimum. */
   put<T>(key: string, entry: CacheEntry<T>, ttlMs: number): Promise<void>;
+  /** Drops the entry (a purge); true when there was one. */
+  delete(key: string): Promise<boolean>;
 }
 
 export type CacheStatus = "hit" | "miss" | "coalesced" | "bypass";
@@ -51,15 +58,24 @@ export interface FlightError {
 }
 
 export type FlightOutcome =
-  | { ok: true; value: JobValue; cache: Exclude<CacheStatus, "bypass">; stored: boolean }
+  | { ok: true; value: JobValue; cache: Exclude<CacheStatus, "bypass">; stored: boolean; fetchedAt: number }
   | { ok: false; error: FlightError };
 
 export interface FlightOptions {
   /** The caller's clock, so the TTL is judged by one clock end to end. */
   now: number;
   ttlMs: number;
-  /** False for values that must never be stored whatever they contain (e.g. exempt hosts). */
+  /**
+   * False for values that must never be stored whatever they contain (exempt hosts, a caller's
+   * `store: false`): then nothing is read from or written to the cache, and the call merges only
+   * with other unstored calls of its key.
+   */
   store: boolean;
+  /**
+   * The caller's `max_age` (ms): a stored entry fetched longer ago than this before `now` is not
+   * served (0: never). A call in flight is joined whatever its age limit: its answer is fresh.
+   */
+  maxAgeMs?: number;
   /**
    * Most content characters the caller can receive (`web.char_limit`). The owner stores the whole
    * page but answers with the content already cut (`truncated: true`), so an answer of any size
@@ -71,6 +87,8 @@ export interface FlightOptions {
 /** Single-flight: one paid call per key however many callers ask at once (docs/storage.md). */
 export interface SingleFlight {
   run(key: string, job: Job, options: FlightOptions): Promise<FlightOutcome>;
+  /** Drops the owner's authoritative copy of `key` (a purge); a call in flight still stores. True when there was one. */
+  forget(key: string): Promise<boolean>;
 }
 
 export interface ResolvedAddress {
@@ -114,7 +132,7 @@ export interface VisionWasm {
    * fits use our own encoder (jpeg.baseline.ts), so runtime entries leave it out of their bundle.
    */
   jpegEncoder?: WebAssembly.Module;
-  /** photon (`@cf-wasm/photon/photon.wasm`): GIF, WebP and interlaced PNG, which have no streaming path. */
+  /** photon (`@cf-wasm/photon/photon.wasm`): WebP, the one format without a row decoder of our own. */
   photon: WebAssembly.Module;
   /**
    * Our own 128-bit SIMD kernels (`shared/vision/wasm/vision.simd.wasm`, built from the .wat beside

@@ -34,6 +34,7 @@ function configOf(env: WorkerEnv): LoadedConfig {
 function durableFlight(namespace: WorkerEnv["FLIGHT"]): SingleFlight {
   return {
     run: (key, job, options) => namespace.get(namespace.idFromName(key)).run(key, job, options),
+    forget: (key) => namespace.get(namespace.idFromName(key)).forget(key),
   };
 }
 

@@ -24,6 +24,15 @@ export class DurableObjectStore implements CacheStore {
     }
   }
 
+  async delete(key: string): Promise<boolean> {
+    const count = await this.storage.get<number>(`${key}#chunks`);
+    if (!count) return false;
+    const names = [`${key}#chunks`, ...Array.from({ length: count }, (_, i) => `${key}#${i}`)];
+    // storage.delete(keys) takes at most 128 keys per call; the count goes first, so no reader sees a partial entry.
+    for (let i = 0; i < names.length; i += 128) await this.storage.delete(names.slice(i, i + 128));
+    return true;
+  }
+
   async put<T>(key: string, entry: CacheEntry<T>, _ttlMs: number): Promise<void> {
     const text = JSON.stringify(entry);
     const chunks: Record<string, unknown> = {};

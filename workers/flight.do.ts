@@ -6,7 +6,7 @@
 import { DurableObject } from "cloudflare:workers";
 import { consoleLogger } from "../shared/log";
 import type { Job } from "../shared/web/job.types";
-import { FlightCoordinator } from "../shared/web/flight";
+import { CopyElection, FlightCoordinator } from "../shared/web/flight";
 import type { FlightOptions, FlightOutcome } from "../shared/ports";
 import { DurableObjectStore } from "./do-storage.store";
 import { KvStore } from "./kv.store";
@@ -22,8 +22,8 @@ export class FlightDO extends DurableObject<FlightEnv> {
   constructor(ctx: DurableObjectState, env: FlightEnv) {
     super(ctx, env);
     this.coordinator = new FlightCoordinator({
-      authority: new DurableObjectStore(ctx.storage),
-      publish: new KvStore(env.CACHE),
+      // The object's input gate makes its own copy the one election for its key.
+      election: new CopyElection(new DurableObjectStore(ctx.storage), new KvStore(env.CACHE)),
       fetch: (input, init) => fetch(input, init),
       log: consoleLogger,
     });
@@ -32,6 +32,11 @@ export class FlightDO extends DurableObject<FlightEnv> {
   /** RPC: answer `job` for `key` once for every concurrent caller. */
   async run(key: string, job: Job, options: FlightOptions): Promise<FlightOutcome> {
     return this.coordinator.run(key, job, options);
+  }
+
+  /** RPC: drop this key's authoritative copy (a purge); a call in flight still stores its answer. */
+  async forget(key: string): Promise<boolean> {
+    return this.coordinator.forget(key);
   }
 
   /** Every entry here has expired: drop them all. */

@@ -20,4 +20,11 @@ export class KvStore implements CacheStore {
     const expirationTtl = Math.max(KV_MIN_TTL_SECONDS, Math.ceil(ttlMs / 1000));
     await this.kv.put(key, JSON.stringify(entry), { expirationTtl });
   }
+
+  /** KV does not say whether a deleted key existed: it is read first. */
+  async delete(key: string): Promise<boolean> {
+    const existed = (await this.kv.get(key)) !== null;
+    await this.kv.delete(key);
+    return existed;
+  }
 }

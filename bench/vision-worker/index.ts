@@ -8,8 +8,8 @@
  * whole image, which takes the decode path: bench/vision-passthrough.bench.ts.
  */
 import { fitImage } from "../../shared/vision/fit";
-import { readImageHeader } from "../../shared/vision/format";
-import { decodePngRows, parseChunks } from "../../shared/vision/png.decode";
+import { readImageHeader } from "../../shared/media/image-header";
+import { decodePngRows, parseChunks } from "../../shared/vision/codecs/png/png.decode";
 import type { StreamingResampler } from "../../shared/vision/resample";
 import { visionWasm } from "../../workers/vision-codecs";
 import jpegEncoder from "@jsquash/jpeg/codec/enc/mozjpeg_enc.wasm";

@@ -1,11 +1,11 @@
 /**
  * Cheap estimates the cost strategy needs from a conversation it must not re-serialise: the pixel
- * size of an inline image (from the first few KB of its base64, through the vision header reader),
+ * size of an inline image (from the first few KB of its base64, through the neutral image header reader in shared/media),
  * its prompt tokens, and a message's text tokens. Estimates only: they weigh a retirement against
  * its rewrite; they never decide what the provider receives.
  */
-import { BASE64_VALUES, decodeImageData } from "../vision/base64.decode";
-import { readImageHeader } from "../vision/format";
+import { BASE64_VALUES, decodeImageData } from "../media/base64.decode";
+import { readImageHeader } from "../media/image-header";
 
 /** Base64 characters decoded to find an image's size: PNG, GIF, WebP and a plain JPEG fit in it. */
 const HEADER_CHARS = 4_096;
@@ -22,7 +22,7 @@ const SHORT_HEADER_CHARS = 32;
 /**
  * The stored pixel size of an inline image (base64 or a data: URL), or null when it cannot be read.
  * PNG and GIF sizes are read straight from the first 24 bytes (this runs for every image of every
- * outbound request); JPEG and WebP go through the vision header reader on the first 3 KB.
+ * outbound request); JPEG and WebP go through the image header reader (shared/media) on the first 3 KB.
  */
 export function imageSize(data: string): { width: number; height: number } | null {
   let start = 0;

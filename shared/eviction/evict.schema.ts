@@ -210,9 +210,9 @@ export const EvictStats = z.object({
   cold_cache: z.boolean().optional().describe("cost only: whether the provider's cache was judged expired since the previous request"),
   limits: z
     .object({
-      max_blocks: z.number().int().describe("Effective block ceiling"),
+      max_blocks: z.number().int().describe("Effective block ceiling (cost: the model's true ceiling from the model table unless `limits.max_blocks` says otherwise)"),
       max_bytes: z.number().int().describe("Effective byte ceiling"),
-      batch: z.number().int().describe("Effective batch"),
+      batch: z.number().int().describe("Effective batch (hermes; cost retires down to the floor in one move and reports the batch it was sent)"),
       floor: z.number().int().describe("Effective floor"),
     })
     .describe("The limits applied after defaults"),

@@ -148,7 +148,8 @@ function costEviction(
         : memory.front <= carriers.length && carrierKey(carriers[memory.front - 1]!) === memory.carrier
           ? memory.front
           : undefined;
-  const breakpoints = countBreakpoints(request.messages);
+  // The client's Anthropic breakpoints in messages (counted once: the TTL and the marker's budget read them).
+  const breakpoints = request.format === "anthropic" ? countBreakpoints(request.messages) : { count: 0, longTtl: false };
   const longTtl = breakpoints.longTtl || asRecord(request.cache_control)?.ttl === "1h";
   const ttlMs = longTtl && rules.cache.longTtlMs !== null ? rules.cache.longTtlMs : rules.cache.ttlMs;
   const lastAt = request.last_request_at !== undefined ? Date.parse(request.last_request_at) : memory?.at;
@@ -178,7 +179,7 @@ function costEviction(
   let messages = decision.retire === 0 ? request.messages.slice() : adapter.retire(request.messages, retired, textOf);
   const extra: Partial<EvictStats> = {};
   if (marks) {
-    const placed = placeFrontMarker(request, messages, carriers, decision.previous, rules);
+    const placed = placeFrontMarker(request, messages, carriers, decision.previous, rules, breakpoints);
     if ("note" in placed) extra.cache_marker_note = placed.note;
     else {
       messages = placed.messages;
@@ -260,6 +261,7 @@ function placeFrontMarker(
   carriers: readonly Carrier[],
   previousFront: number,
   rules: ModelRules,
+  client: ReturnType<typeof countBreakpoints>,
 ): { messages: unknown[]; at: { message: number; block: number } } | { note: string } {
   const front = carriers[previousFront];
   if (!front) return { note: "no live tool image: no front to mark" };
@@ -270,7 +272,6 @@ function placeFrontMarker(
     if (!at) return { note: "no content part before the front can carry a breakpoint without changing its bytes" };
     return { messages: withOpenaiBreakpoint(messages, at), at };
   }
-  const client = countBreakpoints(request.messages);
   const automatic = request.cache_control === undefined ? 0 : 1;
   const others = request.other_breakpoints ?? (request.system === undefined && request.tools === undefined ? 1 : countBreakpoints([{ content: [request.tools, request.system].flat() }]).count);
   const used = client.count + others + automatic;

@@ -6,10 +6,19 @@ import { ExtractRequest, ExtractResponse } from "../web/extract.schema";
 import { webExtract } from "../web/extract.service";
 import { SearchRequest, SearchResponse } from "../web/search.schema";
 import { webSearch } from "../web/search.service";
+import { cacheControlFields } from "../web/freshness.schema";
+import { PurgeRequest, PurgeResponse } from "../web/purge.schema";
+import { purgeCache } from "../web/purge.service";
 import { MAX_IMAGE_BYTES, analyzeImage } from "../vision/vision.service";
 import * as z from "zod";
 import { VisionDescriptorResponse, VisionNativeResponse, VisionRequest, VisionResponse } from "../vision/vision.schema";
 import { defineTool, type McpToolResult, type ToolDefinition } from "./tool.types";
+
+/** `Cache-Control` request directives as web_search / web_extract body fields (which win). */
+const CACHE_CONTROL = {
+  toFields: cacheControlFields,
+  describe: { "Cache-Control": "no-cache (= max_age 0), max-age=N (= max_age N), no-store (= store false); a body field wins; unknown or malformed directives are ignored" },
+};
 
 export const webSearchTool = defineTool({
   name: "web_search",
@@ -21,9 +30,11 @@ export const webSearchTool = defineTool({
   cacheHeader: "HIT, MISS, COALESCED or BYPASS: the body's `cache` in upper case",
   bodyLimit: BODY_LIMITS.default,
   mcp: true,
+  requestHeaders: CACHE_CONTROL,
+  responseHeaders: { Age: "The body's `age`: whole seconds since the provider answered" },
   async run(ctx, input) {
     const body = await webSearch(ctx, input);
-    return { body, headers: { "x-cache": body.cache.toUpperCase() } };
+    return { body, headers: { "x-cache": body.cache.toUpperCase(), age: String(body.age) } };
   },
 });
 
@@ -38,6 +49,7 @@ export const webExtractTool = defineTool({
   cacheHeader: "HIT=n,MISS=n: how many URLs were answered without and with a provider payment",
   bodyLimit: BODY_LIMITS.default,
   mcp: true,
+  requestHeaders: CACHE_CONTROL,
   async run(ctx, input) {
     const answer = await webExtract(ctx, input);
     return { body: answer.body, headers: { "x-cache": answer.cacheHeader } };
@@ -104,6 +116,19 @@ export const contextEvictTool = defineTool({
   },
 });
 
-export const TOOLS: ToolDefinition[] = [webSearchTool, webExtractTool, visionAnalyzeTool, contextEvictTool];
+export const cachePurgeTool = defineTool({
+  name: "cache_purge",
+  path: "/v1/cache/purge",
+  description: "Drop cached web_search answers and web_extract reads everywhere they are kept; a call already fetching one still stores its answer.",
+  input: PurgeRequest,
+  output: PurgeResponse,
+  bodyLimit: BODY_LIMITS.default,
+  mcp: false,
+  async run(ctx, input) {
+    return { body: await purgeCache(ctx, input) };
+  },
+});
+
+export const TOOLS: ToolDefinition[] = [webSearchTool, webExtractTool, visionAnalyzeTool, contextEvictTool, cachePurgeTool];
 /** The tools `/mcp` offers (context/evict is HTTP only). */
 export const MCP_TOOLS: ToolDefinition[] = TOOLS.filter((tool) => tool.mcp);

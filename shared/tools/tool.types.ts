@@ -41,6 +41,10 @@ export interface ToolDefinition<S extends z.ZodType = z.ZodType> {
   bodyLimit: number;
   /** Offered on /mcp too. */
   mcp: boolean;
+  /** Body fields an HTTP request's headers give (`Cache-Control`); the body's own fields win. */
+  requestHeaders?: { toFields(headers: Headers): Record<string, unknown>; describe: Record<string, string> };
+  /** Response headers of a 200 besides `X-Cache`, with what they say (for OpenAPI). */
+  responseHeaders?: Record<string, string>;
   /**
    * How an answer reads over MCP when the HTTP body does not fit a model's context as it is (the
    * image bytes of vision). Default: `structured` is the body, `text` its JSON.

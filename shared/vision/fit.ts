@@ -6,16 +6,14 @@
  */
 import { AppError } from "../http/errors";
 import type { FitOptions, FitResult, ImageMediaType, VisionWasm } from "../ports";
-import { openImage, type SupportedMediaType } from "./format";
+import { openImage, type SupportedMediaType } from "../media/image-header";
 import { DEFAULT_JPEG_SETTINGS, type JpegEncodeSettings } from "./jpeg.settings";
 import type { JpegEncoder } from "./jpeg.encode";
-import { cmykColorOf, decodeJpegRgb, decodeJpegRows } from "./jpeg.decode";
+import { decodeJpegRgb } from "./codecs/jpeg/jpeg.decode";
 import { prepareJpeg, type PreparedJpeg } from "./jpeg.baseline";
-import { decodePngRows, pngIccProfile } from "./png.decode";
-import { decodeWithPhoton, webpIccProfile } from "./photon.decode";
 import { iccToSrgb } from "./color/icc";
 import { StreamingResampler, resizeRgb, type SourceWindow } from "./resample";
-import { checkStructure, verifyImageData, type ImageStructure } from "./verify";
+import { codecFor } from "./codecs/registry";
 
 /**
  * Quality range searched: above 90 bytes grow fast for no visible gain; below 30 blocks swamp text.
@@ -30,11 +28,6 @@ const QUALITY_COMFORT = 50;
  * resolution (legible glyphs, exact coordinates) is worth more than a PSNR hair.
  */
 const RESOLUTION_PREFERENCE_DB = 0.25;
-/**
- * photon decodes a whole frame to RGBA and copies it out (about 15 bytes of WASM memory per pixel,
- * measured: 179 MB for a 12 MP WebP), so GIF, WebP and interlaced PNG get their own lower cap.
- */
-const PHOTON_MAX_PIXELS = 6_000_000;
 /** A fit that uses this share of the budget is accepted without searching the last quality points. */
 const GOOD_ENOUGH_SHARE = 0.93;
 
@@ -244,6 +237,7 @@ async function loadMozJpeg(wasm: VisionWasm, settings: JpegEncodeSettings): Prom
 export async function fitImage(bytes: Uint8Array, opts: FitOptions, wasm: VisionWasm, settings: JpegEncodeSettings = DEFAULT_JPEG_SETTINGS): Promise<FitResult> {
   const { header, jpeg } = openImage(bytes);
   const { mediaType, orientation } = header;
+  const codec = codecFor(header);
   const turned = orientation >= 5;
   // Everything the caller sees (size, region, note) is in displayed pixels; the decoders work on
   // the stored ones, and the orientation is applied to the small, fitted image.
@@ -257,12 +251,10 @@ export async function fitImage(bytes: Uint8Array, opts: FitOptions, wasm: Vision
   const originalUrlBytes = dataUrlLength(mediaType, bytes.length);
   // The structure is walked once (a PNG's chunks and CRCs; a JPEG's markers, resumed from the
   // header's walk to EOI); the verification, every decode and the colour profile read what it found.
-  const structure = checkStructure(bytes, header, jpeg);
-  // A CMYK/YCCK JPEG is always converted: vision providers expect RGB (or grey) JPEGs.
-  const printColours = header.components === 4;
-  if (!crop && !header.animated && !printColours && orientation === 1 && originalUrlBytes <= opts.embedTargetBytes && Math.max(width, height) <= opts.maxLongEdge) {
+  const image = codec.open({ bytes, header, jpeg }, wasm);
+  if (!crop && image.passThrough && orientation === 1 && originalUrlBytes <= opts.embedTargetBytes && Math.max(width, height) <= opts.maxLongEdge) {
     // Embedded unchanged, the bytes reach the provider with no decoder of ours in between.
-    await verifyImageData(bytes, header, wasm, structure);
+    await image.verify();
     return {
       mediaType, data: bytes, width, height, dataUrlBytes: originalUrlBytes, original,
       note: `Image passed through unchanged (${width}x${height}); coordinates are in original pixels.`,
@@ -273,13 +265,11 @@ export async function fitImage(bytes: Uint8Array, opts: FitOptions, wasm: Vision
   const window: Crop = crop ?? { x: 0, y: 0, width, height };
   const target = targetSize(window.width, window.height, opts.maxLongEdge);
   const storedWindow = toStored(window, orientation, header.width, header.height);
-  if (mediaType !== "image/jpeg" && !(mediaType === "image/png" && !header.interlaced) && width * height > PHOTON_MAX_PIXELS) {
-    const kind = mediaType === "image/png" ? "interlaced PNG" : mediaType.slice(6).toUpperCase();
-    throw new AppError(413, "image_too_large", `The ${width}x${height} ${kind} is over this service's ${(PHOTON_MAX_PIXELS / 1e6).toFixed(0)} MP limit for ${kind} images. Send it as JPEG or (non-interlaced) PNG, or downscale it.`);
+  if (codec.maxPixels !== undefined && width * height > codec.maxPixels) {
+    const kind = codec.label;
+    throw new AppError(413, "image_too_large", `The ${width}x${height} ${kind} is over this service's ${(codec.maxPixels / 1e6).toFixed(0)} MP limit for ${kind} images. Send it as JPEG or (non-interlaced) PNG, or downscale it.`);
   }
-  const toSrgb = iccToSrgb(await embeddedProfile(bytes, mediaType, structure));
-  // A CMYK/YCCK JPEG's converter (its profile's table or the press model), once for every size tried.
-  const cmyk = printColours && structure.jpeg ? cmykColorOf(structure.jpeg) : undefined;
+  const toSrgb = iccToSrgb(await image.colorProfile());
   let wasmPeakBytes = 0;
   let usedSimd = false;
   let decodes = 0;
@@ -301,21 +291,11 @@ export async function fitImage(bytes: Uint8Array, opts: FitOptions, wasm: Vision
       usedSimd = resampler.usesSimd;
       return resampler;
     };
-    let rgb: Uint8Array;
-    if (mediaType === "image/jpeg") {
-      const minScale = Math.max(stored.width / storedWindow.width, stored.height / storedWindow.height);
-      const decoded = decodeJpegRows(bytes, header.width, header.height, minScale, wasm.jpegDecoder, makeResampler, cmyk);
-      wasmPeakBytes = Math.max(wasmPeakBytes, decoded.stats.wasmBytes);
-      rgb = orient(decoded.resampler.finish(), stored.width, stored.height, orientation);
-    } else if (mediaType === "image/png" && !header.interlaced) {
-      rgb = (await decodePngRows(structure.png!, makeResampler, wasm.simd)).finish();
-    } else {
-      const decoded = decodeWithPhoton(bytes, mediaType.slice(6).toUpperCase(), wasm.photon, makeResampler);
-      wasmPeakBytes = Math.max(wasmPeakBytes, decoded.stats.wasmBytes);
-      rgb = decoded.resampler.finish();
-    }
+    const minScale = Math.max(stored.width / storedWindow.width, stored.height / storedWindow.height);
+    const decoded = await image.decodeRows(minScale, makeResampler);
+    const rgb = orient(decoded.resampler.finish(), stored.width, stored.height, orientation);
     // Codec instances run one after another, so the call's peak is the largest single one.
-    wasmPeakBytes = Math.max(wasmPeakBytes, simdBytes);
+    wasmPeakBytes = Math.max(wasmPeakBytes, decoded.wasmBytes, simdBytes);
     toSrgb?.(rgb);
     return rgb;
   };
@@ -372,14 +352,6 @@ export async function fitImage(bytes: Uint8Array, opts: FitOptions, wasm: Vision
     size = shrunk(size, outcome.sizeAtMin ?? maxBytes * 2);
     rgb = await render(size);
   }
-}
-
-/** The embedded ICC profile of a JPEG (APP2), PNG (iCCP) or WebP (ICCP); GIF has none. */
-async function embeddedProfile(bytes: Uint8Array, mediaType: ImageMediaType, structure: ImageStructure): Promise<Uint8Array | undefined> {
-  if (structure.jpeg) return structure.jpeg.icc;
-  if (structure.png) return pngIccProfile(structure.png);
-  if (mediaType === "image/webp") return webpIccProfile(bytes);
-  return undefined;
 }
 
 /**

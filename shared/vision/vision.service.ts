@@ -13,10 +13,10 @@ import { assertAllowedByPolicy, assertNoSecretInUrl, assertSsrfSafe, normalizeUr
 import { toRefusal } from "../safety/refusal";
 import { safeFetch } from "../safety/safe-fetch";
 import { postJson, unexpectedShape } from "../web/providers/http";
-import { decodeImageData } from "./base64.decode";
+import { decodeImageData } from "../media/base64.decode";
 import { toBase64 } from "./fit";
-import { DecoderFailure, isOutOfMemory } from "./codecs";
-import { invalidImage, readImageHeader } from "./format";
+import { DecoderFailure, isOutOfMemory } from "./codecs/codec";
+import { invalidImage, readImageHeader } from "../media/image-header";
 import { choosePath, contentBlocks } from "./vision.path";
 import type { VisionRequest } from "./vision.schema";
 

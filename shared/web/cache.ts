@@ -3,8 +3,8 @@
  * which pays at most once per key. Every safety check has run before a caller gets here.
  */
 import type { CacheStatus, CacheStore, Clock, FetchFn, Logger, SingleFlight } from "../ports";
-import { cutForCaller, fromFlightError } from "./flight";
-import { isStorable, runJob } from "./jobs";
+import { cutForCaller, fetchedAtOf, FlightCoordinator, fromFlightError, isServable, type Lease } from "./flight";
+import { runJob } from "./jobs";
 import type { Job, JobValue, ValueOf } from "./job.types";
 
 /**
@@ -13,6 +13,8 @@ import type { Job, JobValue, ValueOf } from "./job.types";
  * again and expire with their TTL. v2 (2026-12-01), both kinds: older code stored the empty
  * results of a shapeless provider answer and keyless results with misdecoded URLs (search), and
  * challenge pages, conversions the reader cut short and WebForms pages it read as empty (extract).
+ * Not raised for the entry's `fetchedAt` (added 2026-12-01): an entry without it is read as
+ * fetched at its expiry less the TTL (fetchedAtOf), exact unless the TTL changed since.
  */
 const CACHE_KEY_VERSIONS: Readonly<Record<Job["kind"], number>> = { search: 2, extract: 2 };
 
@@ -36,8 +38,10 @@ export interface PaidCallDeps {
 export interface PaidCallOptions {
   enabled: boolean;
   ttlMs: number;
-  /** False when the answer must never be stored (exempt or local hosts). */
+  /** False when the answer must never be stored (exempt or local hosts, a caller's `store: false`): nothing is read or written. */
   store: boolean;
+  /** The caller's `max_age` in seconds: a stored answer fetched longer ago is not served (0: always pay, or join a call paying now). */
+  maxAge?: number;
   /**
    * Most content characters a caller can receive (`web.char_limit`): every answer comes back cut
    * to it and flagged `truncated` (see FlightOptions.charLimit and cutForCaller).
@@ -48,6 +52,10 @@ export interface PaidCallOptions {
 export interface PaidCallResult<V extends JobValue = JobValue> {
   value: V;
   cache: CacheStatus;
+  /** Whole seconds since the provider answered (0 on a miss). */
+  age: number;
+  /** When the provider answered, as an ISO time. */
+  cachedAt: string;
 }
 
 /**
@@ -59,30 +67,45 @@ export async function paidCall<J extends Job>(deps: PaidCallDeps, key: string, j
 }
 
 async function paidCallUntyped(deps: PaidCallDeps, key: string, job: Job, options: PaidCallOptions): Promise<PaidCallResult> {
-  // The single-flight owner cuts what it answers; the paths around it cut here, with the same cut.
-  const forCaller = (value: JobValue) => cutForCaller(value, options.charLimit);
-  if (!options.enabled) return { value: forCaller(await runJob(job, deps.fetch)), cache: "bypass" };
-
   const now = deps.clock();
-  if (options.store) {
+  const answered = (value: JobValue, cache: CacheStatus, fetchedAt: number): PaidCallResult => {
+    const age = cache === "miss" || cache === "bypass" ? 0 : Math.max(0, Math.floor((now - fetchedAt) / 1000));
+    return { value, cache, age, cachedAt: new Date(fetchedAt).toISOString() };
+  };
+  if (!options.enabled) return answered(cutForCaller(await runJob(job, deps.fetch), options.charLimit), "bypass", deps.clock());
+
+  const flightOptions = { now, ttlMs: options.ttlMs, store: options.store, charLimit: options.charLimit, maxAgeMs: options.maxAge === undefined ? undefined : options.maxAge * 1000 };
+  if (options.store && options.maxAge !== 0) {
     const entry = await readQuietly(deps, key);
-    if (entry && entry.expiresAt > now) return { value: forCaller(entry.value), cache: "hit" };
+    // The single-flight coordinator cuts what it answers; a hit here is cut with the same cut.
+    if (isServable(entry, now, flightOptions)) return answered(cutForCaller(entry.value as JobValue, options.charLimit), "hit", fetchedAtOf(entry, options.ttlMs));
   }
 
   let outcome;
   try {
-    outcome = await deps.flight.run(key, job, { now, ttlMs: options.ttlMs, store: options.store, charLimit: options.charLimit });
+    outcome = await deps.flight.run(key, job, flightOptions);
   } catch (error) {
     // The single-flight owner is unreachable: still answer, just without coalescing.
     deps.log.warn("single_flight_unreachable", { key, error: String(error) });
-    const value = await runJob(job, deps.fetch);
-    if (options.store && isStorable(job, value)) {
-      await deps.cache.put(key, { value, expiresAt: now + options.ttlMs }, options.ttlMs).catch(() => {});
-    }
-    return { value: forCaller(value), cache: "miss" };
+    outcome = await alone(deps, key).run(key, job, flightOptions);
   }
   if (!outcome.ok) throw fromFlightError(outcome.error);
-  return { value: outcome.value, cache: outcome.cache };
+  return answered(outcome.value, outcome.cache, outcome.fetchedAt);
+}
+
+/**
+ * Drops `key` everywhere it is kept: the read tier and the single-flight owner's copy. A call in
+ * flight for it is not stopped, and stores its answer as usual. True when either held it.
+ */
+export async function purgeCached(deps: Pick<PaidCallDeps, "cache" | "flight">, key: string): Promise<boolean> {
+  const [read, owner] = await Promise.all([deps.cache.delete(key), deps.flight.forget(key)]);
+  return read || owner;
+}
+
+/** A coordinator for one call that joins nobody: it pays, stores in the read tier and cuts as the single flight does. */
+function alone(deps: PaidCallDeps, key: string): FlightCoordinator {
+  const lease: Lease = { store: (entry, ttlMs) => deps.cache.put(key, entry, ttlMs), release: async () => {} };
+  return new FlightCoordinator({ election: { elect: async () => ({ lead: true, lease }), forget: async () => false }, fetch: deps.fetch, log: deps.log, clock: deps.clock });
 }
 
 async function readQuietly(deps: PaidCallDeps, key: string) {

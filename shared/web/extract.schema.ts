@@ -1,9 +1,11 @@
 /** The web_extract request and response (api.md); the same schemas feed OpenAPI and MCP. */
 import * as z from "zod";
+import { FreshnessAnswer, FreshnessRequest } from "./freshness.schema";
 
 export const ExtractRequest = z.object({
   urls: z.array(z.string().min(1).max(8192).describe("An http(s) URL")).min(1).max(5).describe("1..5 URLs; results come back in the same order"),
   format: z.enum(["markdown", "text"]).default("markdown").describe("markdown (default) or plain text"),
+  ...FreshnessRequest.shape,
 });
 export type ExtractRequest = z.infer<typeof ExtractRequest>;
 
@@ -23,6 +25,7 @@ export const ExtractResult = z.union([
     content: z.string(),
     cached: z.boolean().describe("Answered without paying the provider (from the cache, or joined an identical call in flight)"),
     truncated: z.boolean().describe("Content was cut to web.char_limit (head and tail kept)"),
+    ...FreshnessAnswer.shape,
   }),
   z.object({ url: z.string(), error: ExtractError }),
 ]);

@@ -65,8 +65,8 @@ export async function webExtract(ctx: RequestContext, input: ExtractRequest): Pr
       try {
         const job = extractJob(ctx, provider, url, input.format);
         const key = await extractCacheKey(provider, url, input.format);
-        const store = !exempt(url.hostname) && !isLocalHost(url.hostname);
-        const answer = await paidCall(ports, key, job, { enabled: config.web.cache_enabled, ttlMs: config.web.cache_ttl_minutes * 60_000, store, charLimit: config.web.char_limit });
+        const store = input.store !== false && !exempt(url.hostname) && !isLocalHost(url.hostname);
+        const answer = await paidCall(ports, key, job, { enabled: config.web.cache_enabled, ttlMs: config.web.cache_ttl_minutes * 60_000, store, maxAge: input.max_age, charLimit: config.web.char_limit });
         const cached = answer.cache === "hit" || answer.cache === "coalesced";
         if (answer.cache === "hit") {
           // The stored final URL passes the same checks as a fresh one (policy may have changed).
@@ -79,7 +79,7 @@ export async function webExtract(ctx: RequestContext, input: ExtractRequest): Pr
         recordWebCall(ports.ledger, "web_extract", provider.name, answer.cache, ports.clock());
         // paidCall answers the content already cut to char_limit, and flags the cut.
         const { page } = answer.value;
-        return { url: given, final_url: page.final_url, title: page.title, content: page.content, cached, truncated: answer.value.truncated === true };
+        return { url: given, final_url: page.final_url, title: page.title, content: page.content, cached, truncated: answer.value.truncated === true, age: answer.age, cached_at: answer.cachedAt };
       } catch (error) {
         recordWebCall(ports.ledger, "web_extract", provider.name, "error", ports.clock());
         return { url: given, error: inBandError(error) };
@@ -93,7 +93,7 @@ export async function webExtract(ctx: RequestContext, input: ExtractRequest): Pr
  * Cache key: provider + how it is reached + format + normalized URL (hashed). Path and query keep
  * their case and order, so two different resources never share an entry.
  */
-async function extractCacheKey(provider: ResolvedExtractProvider, url: URL, format: string): Promise<string> {
+export async function extractCacheKey(provider: ResolvedExtractProvider, url: URL, format: string): Promise<string> {
   return `${cacheKeyPrefix("extract")}${provider.name}:${format}:${await sha256Hex(`${provider.baseUrl}\n${normalizeUrlForCache(url)}`)}`;
 }
 

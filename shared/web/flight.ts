@@ -1,14 +1,183 @@
 /**
- * Single-flight with an authoritative copy (web.md, "Storage and single-flight"): for one cache
- * key, answer from the owner's own copy, else join the call already in flight, else pay the
- * provider once, store, publish to the global read tier, and give every waiter the same answer.
- * Runtime-agnostic: the Workers Durable Object and the Deno process both host one of these.
+ * The one single-flight coordinator (docs/storage.md): for one cache key, join the call already in
+ * flight in this process, else let the leader election decide (an answer someone else stored or
+ * paid for, or this caller leads), pay the provider once, store, and give every waiter the same
+ * answer cut to its `char_limit`. Only the election differs between runtimes: the authoritative
+ * copy of one process or one Durable Object (`CopyElection`, whose input gate or single process
+ * makes it the only one), or Deno KV leases across processes (deno/flight.kv.ts).
  */
-import { AppError } from "../http/errors";
-import type { CacheStatus, CacheStore, FetchFn, FlightError, FlightOptions, FlightOutcome, Logger, SingleFlight } from "../ports";
+import { AppError, providerError } from "../http/errors";
+import type { CacheEntry, CacheStore, Clock, FetchFn, FlightError, FlightOptions, FlightOutcome, Logger, SingleFlight } from "../ports";
 import { isStorable, runJob } from "./jobs";
 import type { Job, JobValue } from "./job.types";
 import { truncateContent } from "./truncate";
+
+/** What the election decided for one caller. */
+export type Turn =
+  /** Answered without paying here: a stored entry, or the outcome of another process's lead. */
+  | { lead: false; outcome: FlightOutcome }
+  /** This caller pays. Without a lease it must neither store nor share (nobody waits on it). */
+  | { lead: true; lease?: Lease };
+
+/** The right to pay for one key, held until it stores an entry or releases. */
+export interface Lease {
+  /** Stores the entry and ends the lease (in one step where the storage allows). */
+  store(entry: CacheEntry<JobValue>, ttlMs: number): Promise<void>;
+  /** Ends the lease without an entry, leaving its waiters `outcome` (already cut for callers). */
+  release(outcome: FlightOutcome): Promise<void>;
+}
+
+/** How one runtime decides who pays for a key: the only part of single-flight that differs. */
+export interface LeaderElection {
+  /**
+   * Called after the caller's read tier missed. An unstored call (`options.store` false) comes
+   * with a key of its own, which no entry is ever stored under, and its lease is only released.
+   */
+  elect(key: string, options: FlightOptions): Promise<Turn>;
+  /** Drops the authoritative copy of `key` (a purge); true when there was one. */
+  forget(key: string): Promise<boolean>;
+}
+
+export interface CoordinatorDeps {
+  election: LeaderElection;
+  fetch: FetchFn;
+  log: Logger;
+  /** Measures how long a provider call took (an entry's `fetchedAt` is on the caller's clock); default Date.now. */
+  clock?: Clock;
+}
+
+export class FlightCoordinator implements SingleFlight {
+  /** The calls in flight in this process (or Durable Object), by key. */
+  private readonly inflight = new Map<string, Promise<FlightOutcome>>();
+
+  constructor(private readonly deps: CoordinatorDeps) {}
+
+  run(key: string, job: Job, options: FlightOptions): Promise<FlightOutcome> {
+    return this.share(key, job, options).then((outcome) => forCaller(outcome, options.charLimit));
+  }
+
+  forget(key: string): Promise<boolean> {
+    return this.deps.election.forget(key);
+  }
+
+  /**
+   * One call per key in this process; registered before the first await, so later callers join it
+   * whatever their `max_age` (an answer being fetched is fresh). Unstored calls join only each other.
+   */
+  private share(key: string, job: Job, options: FlightOptions): Promise<FlightOutcome> {
+    const flightKey = options.store ? key : `${key}\nunstored`;
+    const joined = this.inflight.get(flightKey);
+    if (joined) return joined.then(coalesced);
+    const mine = this.settle(flightKey, job, options);
+    this.inflight.set(flightKey, mine);
+    return mine.finally(() => this.inflight.delete(flightKey));
+  }
+
+  private async settle(key: string, job: Job, options: FlightOptions): Promise<FlightOutcome> {
+    const turn = await this.deps.election.elect(key, options);
+    return turn.lead ? this.pay(key, job, options, turn.lease) : turn.outcome;
+  }
+
+  /** Runs the job once, stores what may be stored, and leaves the lease's waiters the outcome. */
+  private async pay(key: string, job: Job, options: FlightOptions, lease: Lease | undefined): Promise<FlightOutcome> {
+    const clock = this.deps.clock ?? Date.now;
+    const started = clock();
+    let value: JobValue;
+    try {
+      value = oversizeChecked(job, await runJob(job, this.deps.fetch), options.charLimit);
+    } catch (error) {
+      const failed = failedOutcome(this.deps.log, job, error);
+      await lease?.release(failed);
+      return failed;
+    }
+    // On the caller's clock, like the expiry: its `now` plus how long the provider took here.
+    const fetchedAt = options.now + (clock() - started);
+    if (lease && options.store && isStorable(job, value)) {
+      try {
+        await lease.store({ value, expiresAt: options.now + options.ttlMs, fetchedAt }, options.ttlMs);
+        return { ok: true, value, cache: "miss", stored: true, fetchedAt };
+      } catch (error) {
+        // A storage failure loses the cache entry, not the answer.
+        this.deps.log.warn("cache_store_failed", { key, error: String(error) });
+      }
+    }
+    const outcome: FlightOutcome = { ok: true, value, cache: "miss", stored: false, fetchedAt };
+    await lease?.release(forCaller(outcome, options.charLimit));
+    return outcome;
+  }
+}
+
+/**
+ * The most JSON characters an answer may have as callers receive it (after the cut): at most
+ * 16 MiB as V8 serialises it (two bytes a character) for a Durable Object's RPC (32 MiB), and
+ * at most 24 MiB of UTF-8 for a KV value (25 MiB). A longer one is a provider failure for every
+ * waiter, paid once, never stored, and never retried around the single flight.
+ */
+export const ANSWER_MAX_CHARS = 8 * 1024 * 1024;
+
+/** The value, or a `provider_error` when the answer callers would receive is over ANSWER_MAX_CHARS. */
+function oversizeChecked(job: Job, value: JobValue, charLimit: number | undefined): JobValue {
+  const chars = JSON.stringify(cutForCaller(value, charLimit)).length;
+  if (chars <= ANSWER_MAX_CHARS) return value;
+  throw providerError(job.settings.name, `its answer was too large (${chars} characters of JSON; the most the service passes on is ${ANSWER_MAX_CHARS})`);
+}
+
+/**
+ * The election of one process or one Durable Object: this coordinator is the only one for its
+ * keys, so its authoritative copy decides (a fresh entry is a hit, else this caller leads), and a
+ * lead stores there and publishes to the global read tier. On a Durable Object, storage awaits do
+ * not let other requests in (input gates); in one process, callers of a key already joined.
+ */
+export class CopyElection implements LeaderElection {
+  constructor(
+    /** The authoritative copy (Durable Object storage; the Deno store's process copy). */
+    private readonly authority: CacheStore,
+    /** The global read tier to publish to (KV), if it is not the authority itself. */
+    private readonly publish?: CacheStore,
+  ) {}
+
+  async elect(key: string, options: FlightOptions): Promise<Turn> {
+    // Its unstored calls have joined in the coordinator already; nobody else waits on them.
+    if (!options.store) return { lead: true };
+    const own = await this.authority.get<JobValue>(key);
+    if (isServable(own, options.now, options)) return { lead: false, outcome: storedOutcome(own, "hit", options) };
+    return {
+      lead: true,
+      lease: {
+        store: async (entry, ttlMs) => {
+          await this.authority.put(key, entry, ttlMs);
+          await this.publish?.put(key, entry, ttlMs);
+        },
+        // Nobody outside this coordinator waits on the lead: its joiners have the outcome.
+        release: async () => {},
+      },
+    };
+  }
+
+  forget(key: string): Promise<boolean> {
+    return this.authority.delete(key);
+  }
+}
+
+/** When an entry was fetched: kept in it, or (older entries) its expiry less the TTL. */
+export function fetchedAtOf(entry: CacheEntry, ttlMs: number): number {
+  return entry.fetchedAt ?? entry.expiresAt - ttlMs;
+}
+
+/**
+ * Whether a stored entry may answer a call: not expired at `now`, and fetched less than the
+ * call's `maxAgeMs` before the call began (`call.now`), so `max_age: 0` takes only an answer
+ * fetched after the call began (one it waited for).
+ */
+export function isServable(entry: CacheEntry | null, now: number, call: { now: number; ttlMs: number; maxAgeMs?: number }): entry is CacheEntry {
+  if (!entry || entry.expiresAt <= now) return false;
+  return call.maxAgeMs === undefined || fetchedAtOf(entry, call.ttlMs) > call.now - call.maxAgeMs;
+}
+
+/** A stored entry as a flight outcome. */
+export function storedOutcome(entry: CacheEntry<JobValue>, cache: "hit" | "coalesced", options: { ttlMs: number }): FlightOutcome {
+  return { ok: true, value: entry.value, cache, stored: true, fetchedAt: fetchedAtOf(entry, options.ttlMs) };
+}
 
 function toFlightError(error: unknown): FlightError {
   if (error instanceof AppError) return { status: error.status, code: error.code, message: error.message };
@@ -17,68 +186,6 @@ function toFlightError(error: unknown): FlightError {
 
 export function fromFlightError(error: FlightError): AppError {
   return new AppError(error.status, error.code as AppError["code"], error.message);
-}
-
-export class FlightCoordinator implements SingleFlight {
-  private readonly inflight = new Map<string, Promise<FlightOutcome>>();
-
-  constructor(
-    private readonly deps: {
-      /** The authoritative copy (Durable Object storage; Deno KV on Deno). */
-      authority: CacheStore;
-      /** The global read tier to publish to (KV), if it is not the authority itself. */
-      publish?: CacheStore;
-      fetch: FetchFn;
-      log: Logger;
-    },
-  ) {}
-
-  async run(key: string, job: Job, options: FlightOptions): Promise<FlightOutcome> {
-    return forCaller(await this.answer(key, job, options), options.charLimit);
-  }
-
-  private async answer(key: string, job: Job, options: FlightOptions): Promise<FlightOutcome> {
-    const joined = this.inflight.get(key);
-    if (joined) return coalesced(await joined);
-
-    const own = await this.deps.authority.get<JobValue>(key);
-    // Storage awaits do not let other requests in on Durable Objects (input gates), but they do
-    // elsewhere: look again before becoming the leader.
-    const joinedLate = this.inflight.get(key);
-    if (joinedLate) return coalesced(await joinedLate);
-    if (own && own.expiresAt > options.now) {
-      return { ok: true, value: own.value, cache: "hit", stored: true };
-    }
-
-    const leader = this.pay(key, job, options);
-    this.inflight.set(key, leader);
-    try {
-      return await leader;
-    } finally {
-      this.inflight.delete(key);
-    }
-  }
-
-  private async pay(key: string, job: Job, options: FlightOptions): Promise<FlightOutcome> {
-    let value: JobValue;
-    try {
-      value = await runJob(job, this.deps.fetch);
-    } catch (error) {
-      return failedOutcome(this.deps.log, job, error);
-    }
-    const stored = options.store && isStorable(job, value);
-    if (stored) {
-      const entry = { value, expiresAt: options.now + options.ttlMs };
-      try {
-        await this.deps.authority.put(key, entry, options.ttlMs);
-        await this.deps.publish?.put(key, entry, options.ttlMs);
-      } catch (error) {
-        // A storage failure loses the cache entry, not the answer.
-        this.deps.log.warn("cache_store_failed", { key, error: String(error) });
-      }
-    }
-    return { ok: true, value, cache: "miss", stored };
-  }
 }
 
 /** The outcome as the caller may receive it: page content cut to `charLimit` (see cutForCaller). */
@@ -91,8 +198,8 @@ export function forCaller(outcome: FlightOutcome, charLimit: number | undefined)
 /**
  * The one cut of page content to `charLimit` (head and tail kept), flagged `truncated: true`; a
  * page the reader already stopped short is flagged too. A value already flagged was cut by the
- * single-flight owner and is passed through untouched, so every path cuts once: the owner for
- * what crosses its boundary, paidCall for the paths around it.
+ * single-flight coordinator and is passed through untouched, so every path cuts once: the
+ * coordinator for what it answers, paidCall for the paths around it.
  */
 export function cutForCaller<V extends JobValue>(value: V, charLimit: number | undefined): V {
   if (charLimit === undefined || !("page" in value) || value.truncated) return value;
@@ -102,7 +209,7 @@ export function cutForCaller<V extends JobValue>(value: V, charLimit: number | u
 }
 
 /** A paid call that threw: its error as waiters receive it; a crash (not an AppError) is logged. */
-export function failedOutcome(log: Logger, job: Job, error: unknown): { ok: false; error: FlightError } {
+function failedOutcome(log: Logger, job: Job, error: unknown): { ok: false; error: FlightError } {
   if (!(error instanceof AppError)) log.error("provider_call_crashed", { kind: job.kind, provider: job.settings.name, error: String(error) });
   return { ok: false, error: toFlightError(error) };
 }

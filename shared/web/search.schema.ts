@@ -1,5 +1,6 @@
 /** The web_search request and response (api.md); the same schemas feed OpenAPI and MCP. */
 import * as z from "zod";
+import { FreshnessAnswer, FreshnessRequest } from "./freshness.schema";
 
 export const SearchRequest = z.object({
   query: z
@@ -14,6 +15,7 @@ export const SearchRequest = z.object({
     .optional()
     .transform((limit) => Math.min(100, Math.max(1, limit ?? 5)))
     .describe("How many results (default 5); integers outside 1..100 are clamped"),
+  ...FreshnessRequest.shape,
 });
 export type SearchRequest = z.infer<typeof SearchRequest>;
 
@@ -31,5 +33,6 @@ export const SearchResponse = z.object({
   provider: z.string().describe("The backend that answered"),
   results: z.array(SearchResult),
   cache: z.enum(["hit", "miss", "coalesced", "bypass"]).describe("How this answer was obtained"),
+  ...FreshnessAnswer.shape,
 });
 export type SearchResponse = z.infer<typeof SearchResponse>;

@@ -16,7 +16,7 @@ import type { SearchRequest, SearchResponse } from "./search.schema";
  * Cache key: provider + where it is reached + limit tier + normalized query (hashed, so any query
  * length fits a KV key). Different providers never share an entry.
  */
-async function searchCacheKey(provider: ResolvedSearchProvider, normalizedQuery: string, tier: number): Promise<string> {
+export async function searchCacheKey(provider: ResolvedSearchProvider, normalizedQuery: string, tier: number): Promise<string> {
   return `${cacheKeyPrefix("search")}${provider.name}:${tier}:${await sha256Hex(`${provider.baseUrl}\n${normalizedQuery}`)}`;
 }
 
@@ -33,7 +33,8 @@ export async function webSearch(ctx: RequestContext, input: SearchRequest): Prom
   const answer = await paidCall(ports, key, job, {
     enabled: config.web.cache_enabled,
     ttlMs: config.web.cache_ttl_minutes * 60_000,
-    store: true,
+    store: input.store !== false,
+    maxAge: input.max_age,
   }).catch((error: unknown) => {
     recordWebCall(ports.ledger, "web_search", provider.name, "error", ports.clock());
     throw error;
@@ -49,5 +50,7 @@ export async function webSearch(ctx: RequestContext, input: SearchRequest): Prom
     results: answer.value.results.slice(0, input.limit).map((hit, index) => ({ ...hit, position: index + 1 })),
     // A rescued answer is never cacheable, whoever paid for it (api.md: `bypass`).
     cache: rescued ? "bypass" : answer.cache,
+    age: answer.age,
+    cached_at: answer.cachedAt,
   };
 }

@@ -1,7 +1,9 @@
 /**
  * Contract suite for the SingleFlight port (shared/web/flight.ts), run against every adapter:
- * the Durable Object on Workers and the in-process FlightCoordinator (Deno's). Jobs are real
- * provider calls against the loopback emulator, whose call counts are the evidence.
+ * the Durable Object on Workers (test/workers/ports.contract.test.ts), and on Deno the Deno KV
+ * leases (one handle, and two handles on one file as two processes) and the in-process
+ * coordinator (test/deno/ports.contract.test.ts). Jobs are real provider calls against the
+ * loopback emulator, whose call counts are the evidence.
  */
 import type { SingleFlight } from "../../shared/ports";
 import type { ExtractJob, SearchJob } from "../../shared/web/job.types";
@@ -51,5 +53,57 @@ export function singleFlightContract(context: FlightContext): ContractCase<Singl
         check.equal(await context.calls("keyless", unique), 1, "keyless calls");
       },
     },
+    {
+      name: "callers in flight merge whatever their max_age; max_age 0 pays once and replaces the stored entry",
+      async run(flight, check, unique) {
+        const key = `contract:fresh:${unique}`;
+        const job = searchJob(context, `contract fresh [slow:300] ${unique}`);
+        const first = await flight.run(key, job, { ...options, now: Date.now() });
+        await sleep(20);
+        const fresh = await Promise.all([1, 2, 3, 4].map(() => flight.run(key, job, { ...options, now: Date.now(), maxAgeMs: 0 })));
+        check.equal(fresh.map((o) => o.ok && o.cache).sort(), ["coalesced", "coalesced", "coalesced", "miss"], "max_age 0 callers: one pays, the others join it");
+        const later = await flight.run(key, job, { ...options, now: Date.now(), maxAgeMs: 60_000 });
+        check.equal(later.ok && later.cache, "hit", "a later caller with a max_age");
+        check.equal(later.ok && first.ok && fresh[0]!.ok && later.fetchedAt === fresh[0]!.fetchedAt && later.fetchedAt > first.fetchedAt, true, "the stored entry is the fresh one");
+        check.equal(await context.calls("tavily", unique), 2, "provider calls");
+      },
+    },
+    {
+      name: "unstored calls merge only with each other, read nothing and store nothing",
+      async run(flight, check, unique) {
+        const key = `contract:unstored:${unique}`;
+        const job = searchJob(context, `contract unstored [slow:300] ${unique}`);
+        const unstored = { ...options, now: Date.now(), store: false };
+        const outcomes = await Promise.all([unstored, unstored, { ...options, now: Date.now() }, { ...options, now: Date.now() }].map((o) => flight.run(key, job, o)));
+        check.equal(outcomes.map((o) => o.ok && o.cache), ["miss", "coalesced", "miss", "coalesced"], "two unstored and two stored callers");
+        check.equal(await context.calls("tavily", unique), 2, "provider calls (one per kind)");
+        const again = await flight.run(key, job, { ...unstored, now: Date.now() });
+        check.equal(again.ok && [again.cache, again.stored], ["miss", false], "an unstored call after an entry was stored");
+        check.equal(await context.calls("tavily", unique), 3, "provider calls after it");
+      },
+    },
+    {
+      name: "forget drops the stored copy; a call in flight when it is forgotten still stores its answer",
+      async run(flight, check, unique) {
+        const key = `contract:forget:${unique}`;
+        const job = searchJob(context, `contract forget [slow:300] ${unique}`);
+        check.equal(await flight.forget(key), false, "forget of a key never stored");
+        await flight.run(key, job, { ...options, now: Date.now() });
+        check.equal(await flight.forget(key), true, "forget of a stored key");
+        const inFlight = flight.run(key, job, { ...options, now: Date.now() });
+        await sleep(100);
+        check.equal(await flight.forget(key), false, "forget while the call is in flight");
+        check.equal((await inFlight).ok, true, "the call in flight answers");
+        const after = await flight.run(key, job, { ...options, now: Date.now() });
+        check.equal(after.ok && after.cache, "hit", "the answer of the call in flight was stored");
+        check.equal(await context.calls("tavily", unique), 2, "provider calls");
+      },
+    },
   ];
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+function searchJob(context: FlightContext, query: string): SearchJob {
+  return { kind: "search", provider: "tavily", settings: settings(context.emulator, "tavily"), request: { query, count: 10 } };
 }

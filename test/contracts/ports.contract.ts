@@ -58,6 +58,18 @@ export const cacheStoreContract: ContractCase<CacheStore>[] = [
       check.equal((await store.get(`ttl:${unique}`))?.expiresAt, 5, "expiry of a 1-second entry");
     },
   },
+  {
+    name: "delete drops the entry, long or short, and says whether there was one",
+    async run(store, check, unique) {
+      check.equal(await store.delete(`d:${unique}`), false, "delete of a key never written");
+      await store.put(`d:${unique}`, { value: LONG_TEXT, expiresAt: 1_800_000_000_000, fetchedAt: 1_700_000_000_000 }, 60_000);
+      check.equal((await store.get(`d:${unique}`))?.fetchedAt, 1_700_000_000_000, "the fetch time is kept");
+      check.equal(await store.delete(`d:${unique}`), true, "delete of a stored key");
+      check.equal(await store.get(`d:${unique}`), null, "get after delete");
+      await store.put(`d:${unique}`, { value: "again", expiresAt: 2 }, 60_000);
+      check.equal(await store.get(`d:${unique}`), { value: "again", expiresAt: 2 }, "a put after delete");
+    },
+  },
 ];
 
 export const embedCounterContract: ContractCase<EmbedCounter>[] = [

@@ -7,8 +7,8 @@
 import { DenoKvStore } from "../../deno/deno-kv.store";
 import { DenoKvFlight } from "../../deno/flight.kv";
 import { silentLogger } from "../../shared/log";
-import { paidCall, type PaidCallDeps } from "../../shared/web/cache";
-import { FlightCoordinator } from "../../shared/web/flight";
+import { paidCall, type PaidCallDeps, purgeCached } from "../../shared/web/cache";
+import { CopyElection, FlightCoordinator } from "../../shared/web/flight";
 import type { ExtractJob, SearchJob } from "../../shared/web/job.types";
 
 function assertEquals(actual: unknown, expected: unknown, what: string): void {
@@ -195,7 +195,7 @@ Deno.test({
     const upstream = provider({ delayMs: 100 });
     const { kv, counts } = counted(await Deno.openKv(":memory:"));
     const cache = new DenoKvStore(kv);
-    const flight = new FlightCoordinator({ authority: cache.processCopy(), fetch: upstream.fetch, log: silentLogger });
+    const flight = new FlightCoordinator({ election: new CopyElection(cache.processCopy()), fetch: upstream.fetch, log: silentLogger });
     const deps: PaidCallDeps = { cache, flight, fetch: upstream.fetch, clock: Date.now, log: silentLogger };
     const key = `search:${unique()}`;
     const answers = await Promise.all(Array.from({ length: 8 }, () => paidCall(deps, key, searchJob("one process"), options)));
@@ -204,5 +204,55 @@ Deno.test({
     assertEquals((await paidCall(deps, key, searchJob("one process"), options)).cache, "hit", "a later caller");
     assertEquals(counts.reads, 8, "Deno KV reads after the later hit");
     kv.close();
+  },
+});
+
+Deno.test({
+  name: "Deno KV flight: 8 concurrent max_age 0 callers over two processes pay once, and their answer replaces the stored one",
+  sanitizeResources: false,
+  async fn() {
+    const upstream = provider({ delayMs: 200 });
+    const procs = [await processOn(upstream.fetch), await processOn(upstream.fetch)];
+    const key = `search:${unique()}`;
+    const first = await paidCall(procs[0]!.deps, key, searchJob("fresh"), options);
+    const fresh = await Promise.all(Array.from({ length: 8 }, (_, i) => paidCall(procs[i % 2]!.deps, key, searchJob("fresh"), { ...options, maxAge: 0 })));
+    assertEquals(upstream.calls(), 2, "provider calls");
+    assertEquals(fresh.filter((a) => a.cache === "miss").length, 1, "leaders among the max_age 0 callers");
+    assertEquals(new Set(fresh.map((a) => a.cachedAt)).size, 1, "one fetch time for all of them");
+    const later = await paidCall(procs[1]!.deps, key, searchJob("fresh"), options);
+    assertEquals([later.cache, later.cachedAt], ["hit", fresh[0]!.cachedAt], "a later caller in the other process");
+    if (!(later.cachedAt > first.cachedAt)) throw new Error("the stored entry is not the fresh one");
+  },
+});
+
+Deno.test({
+  name: "Deno KV flight: store:false calls over two processes merge with each other and store nothing",
+  sanitizeResources: false,
+  async fn() {
+    const upstream = provider({ delayMs: 200 });
+    const procs = [await processOn(upstream.fetch), await processOn(upstream.fetch)];
+    const key = `search:${unique()}`;
+    const answers = await Promise.all(Array.from({ length: 4 }, (_, i) => paidCall(procs[i % 2]!.deps, key, searchJob("unstored"), { ...options, store: false })));
+    assertEquals([upstream.calls(), answers.filter((a) => a.cache === "miss").length], [1, 1], "provider calls and leaders");
+    assertEquals(await procs[0]!.cache.get(key), null, "stored entry");
+  },
+});
+
+Deno.test({
+  name: "Deno KV flight: a purge from another process while the leader pays does not stop it; its answer is stored",
+  sanitizeResources: false,
+  async fn() {
+    const upstream = provider({ delayMs: 300 });
+    const procs = [await processOn(upstream.fetch), await processOn(upstream.fetch)];
+    const key = `search:${unique()}`;
+    await paidCall(procs[0]!.deps, key, searchJob("purged"), options);
+    assertEquals(await purgeCached(procs[1]!.deps, key), true, "purge of the stored entry");
+    // The leader is the purging process (the other one's memory copy outlives a purge: docs/storage.md).
+    const inFlight = paidCall(procs[1]!.deps, key, searchJob("purged"), options);
+    await sleep(100);
+    assertEquals(await purgeCached(procs[0]!.deps, key), false, "purge while the leader pays");
+    assertEquals((await inFlight).cache, "miss", "the leader's answer");
+    assertEquals((await paidCall(procs[0]!.deps, key, searchJob("purged"), options)).cache, "hit", "the other process after it");
+    assertEquals(upstream.calls(), 2, "provider calls");
   },
 });

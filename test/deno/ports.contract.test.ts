@@ -1,8 +1,15 @@
-/** The port contracts against the Deno adapters (run by `deno test`, from test/unit/deno.test.ts). */
+/**
+ * The port contracts against the Deno adapters (run by `deno test`, from test/unit/deno.test.ts,
+ * which starts the loopback emulator and passes its URL as EMULATOR_URL).
+ */
 import { DenoKvStore } from "../../deno/deno-kv.store";
 import { DenoKvEmbedCounter } from "../../deno/embeds.kv";
 import { MemoryEmbedCounter } from "../../deno/embeds.memory";
-import type { EmbedCounter } from "../../shared/ports";
+import { DenoKvFlight } from "../../deno/flight.kv";
+import { silentLogger } from "../../shared/log";
+import type { EmbedCounter, SingleFlight } from "../../shared/ports";
+import { CopyElection, FlightCoordinator } from "../../shared/web/flight";
+import { singleFlightContract } from "../contracts/flight.contract";
 import { DenoKvLedgerStore } from "../../deno/ledger.kv";
 import { cacheStoreContract, type Check, embedCounterContract, ledgerStoreContract } from "../contracts/ports.contract";
 
@@ -43,4 +50,30 @@ const alternating: EmbedCounter = {
 };
 for (const c of embedCounterContract) {
   Deno.test({ name: `EmbedCounter contract: Deno KV counters, two handles on one file: ${c.name}`, sanitizeResources: false, fn: () => c.run(alternating, check, unique()) });
+}
+
+const emulator = Deno.env.get("EMULATOR_URL");
+if (!emulator) throw new Error("EMULATOR_URL is not set: run this file from test/unit/deno.test.ts, which starts the emulator");
+const flightContract = singleFlightContract({
+  emulator,
+  calls: async (provider, contains) => ((await (await fetch(`${emulator}/__calls?provider=${provider}&contains=${encodeURIComponent(contains)}`)).json()) as { count: number }).count,
+});
+const flightDeps = { fetch: (input: Request | string | URL, init?: RequestInit) => fetch(input, init), log: silentLogger, clock: Date.now };
+const flightTiming = { leaseMs: 2000, pollMs: { first: 10, max: 50 } };
+const flightOn = async (path: string) => {
+  const handle = await Deno.openKv(path);
+  return new DenoKvFlight(handle, new DenoKvStore(handle), flightDeps, flightTiming);
+};
+// Two flights on one file are two processes: each call goes to the next in turn.
+const flights = [await flightOn(file), await flightOn(file)];
+let flightTurn = 0;
+const flightAdapters: Record<string, () => SingleFlight> = {
+  "Deno KV leases": () => new DenoKvFlight(kv, new DenoKvStore(kv), flightDeps, flightTiming),
+  "Deno KV leases, two handles on one file": () => ({ run: (key, job, options) => flights[flightTurn++ % 2]!.run(key, job, options), forget: (key) => flights[flightTurn++ % 2]!.forget(key) }),
+  "in-process coordinator (single-process mode)": () => new FlightCoordinator({ election: new CopyElection(new DenoKvStore(kv).processCopy()), fetch: flightDeps.fetch, log: silentLogger }),
+};
+for (const [adapter, make] of Object.entries(flightAdapters)) {
+  for (const c of flightContract) {
+    Deno.test({ name: `SingleFlight contract: ${adapter}: ${c.name}`, sanitizeResources: false, sanitizeOps: false, fn: () => c.run(make(), check, unique()) });
+  }
 }

@@ -19,6 +19,8 @@ export interface Markers {
   malformed?: MalformedKind;
   /** `[challenge:VENDOR]`: the page is that vendor's bot wall (see CHALLENGE_PAGES). */
   challenge?: ChallengeVendor;
+  /** `[bloat:N]`: search results' snippets padded so they add up to about N characters. */
+  bloatChars?: number;
 }
 
 /**
@@ -39,6 +41,7 @@ export function readMarkers(subject: string, provider?: string): Markers {
     failed: text.includes("[failed]"),
     malformed: (/\[malformed:([a-z-]+)\]/.exec(text)?.[1] as MalformedKind | undefined) ?? undefined,
     challenge: (/\[challenge:([a-z-]+)\]/.exec(text)?.[1] as ChallengeVendor | undefined) ?? undefined,
+    bloatChars: Number(/\[bloat:(\d{1,9})\]/.exec(text)?.[1] ?? 0) || undefined,
   };
 }
 
@@ -172,15 +175,17 @@ export interface FakeResult {
 
 /** Results `from`+1 .. `from`+`count` (1-based numbering) of the emulated index for `query`. */
 export function resultsFor(query: string, from: number, count: number): FakeResult[] {
-  if (readMarkers(query).empty) return [];
+  const markers = readMarkers(query);
+  if (markers.empty) return [];
   const slug = slugOf(query);
+  const padding = markers.bloatChars ? " filler".repeat(Math.ceil(markers.bloatChars / Math.max(1, count) / 7)) : "";
   const results: FakeResult[] = [];
   for (let n = from + 1; n <= Math.min(from + count, RESULTS_PER_QUERY); n++) {
     results.push({
       n,
       title: `Result ${n} for ${query}`,
       url: `https://example.com/${slug}/${n}`,
-      snippet: `Snippet ${n}: what the web says about ${query}.`,
+      snippet: `Snippet ${n}: what the web says about ${query}.${padding}`,
     });
   }
   return results;

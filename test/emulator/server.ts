@@ -15,7 +15,7 @@
  * keyless) · [challenge:VENDOR] the page is a bot wall (cloudflare, cloudflare-blocked, hcaptcha,
  * recaptcha, akamai, datadome, perimeterx): served with its status to the direct provider, and as
  * the hosted readers render it by tavily, firecrawl and jina. /pages/contact is an ordinary page
- * with a captcha on its form.
+ * with a captcha on its form. [bloat:N] pads search results' snippets to about N characters in all.
  * Control: GET /__calls?provider=&contains= · GET /__chat?contains= · POST /__dns {name, A, AAAA,
  * status, httpStatus, delayMs} (or an array) · POST /__reset (clears everything: not for shared runs).
  */

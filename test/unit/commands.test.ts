@@ -23,10 +23,10 @@ describe("npm run demo", () => {
 });
 
 describe("npm run replay", () => {
-  it("prints keep3, batched and cost with the specified fields as one JSON object", () => {
+  it("prints keep3, batched, raised, context_editing, claude_code and cost with the specified fields as one JSON object", () => {
     const report = JSON.parse(run(["run", "-s", "replay", "--", "--turns", "40", "--images", "12", "--json"], 60_000));
     expect(report.model.kind).toBe("anthropic");
-    for (const policy of ["keep3", "batched", "cost"]) {
+    for (const policy of ["keep3", "batched", "raised", "context_editing", "context_editing_clear_at_least", "claude_code", "cost", "cost_known"]) {
       for (const field of ["cache_write_tokens", "cache_read_tokens", "eviction_write_share", "worst_request_write_tokens", "cost"]) {
         expect(typeof report[policy][field], `${policy}.${field}`).toBe("number");
       }
@@ -37,13 +37,13 @@ describe("npm run replay", () => {
     expect(report.cost.eviction_write_share).toBe(0);
   });
 
-  it("switches the cache model with --cache ideal|anthropic|openai", () => {
-    const costs = ["ideal", "anthropic", "openai"].map((cache) => {
+  it("switches the cache model with --cache ideal|anthropic|openai|openai-breakpoints", () => {
+    const costs = ["ideal", "anthropic", "openai", "openai-breakpoints"].map((cache) => {
       const report = JSON.parse(run(["run", "-s", "replay", "--", "--turns", "40", "--images", "12", "--cache", cache, "--json"], 60_000));
       expect(report.model.kind).toBe(cache);
       return report.keep3.cost;
     });
-    expect(new Set(costs).size).toBe(3);
+    expect(new Set(costs).size).toBe(4);
   });
 
   it("--random N says over N random sessions how often cost loses to hermes, and why (here told a 90-request budget)", () => {
@@ -53,7 +53,8 @@ describe("npm run replay", () => {
     expect(report.losses.length).toBeGreaterThan(0); // an over-estimated budget loses some of these
     for (const loss of report.losses) expect(loss.why).toMatch(/^cost /);
     const table = run(["run", "-s", "replay", "--", "--random", "60", "--seed", "1"], 60_000);
-    expect(table).toMatch(/cost \(told nothing\) against hermes 20\/8\/3 over 60 random sessions: dearer in \d+/);
+    expect(table).toMatch(/cost \(told nothing\) over 60 random sessions:\n- against hermes 20\/8\/3: dearer in \d+/);
+    expect(table).toMatch(/- against the cheapest rival of each session: over it \+ 2 % in \d+/);
   });
 
   it("--validate reproduces the hand-made session's logged usage exactly", () => {

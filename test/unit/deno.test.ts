@@ -3,7 +3,7 @@
  * authoritative copy, an in-process single-flight and repeat-cap ledger, the same WASM codecs.
  * Driven over real HTTP against the loopback emulator.
  */
-import { spawnSync } from "node:child_process";
+import { execFile, spawnSync } from "node:child_process";
 import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -11,6 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { emulatorVars, freePort } from "../../scripts/local-stack";
 import { startEmulator } from "../emulator/server";
 import { type DenoService, startDeno } from "../support/deno-service";
+import { freshnessSuite } from "../support/freshness-suite";
 
 let emulator: Awaited<ReturnType<typeof startEmulator>>;
 let deno: DenoService;
@@ -87,17 +88,29 @@ describe("on Deno", () => {
   });
 });
 
+freshnessSuite("Deno", () => ({
+  post: async (path, body, headers) => {
+    const response = await fetch(`${url}${path}`, { method: "POST", headers: { "content-type": "application/json", ...headers }, body: JSON.stringify(body) });
+    return { status: response.status, headers: response.headers, body: await response.json() };
+  },
+  providerCalls: calls,
+  unique: () => `dn${Date.now().toString(36)}${Math.random().toString(36).slice(2, 8)}`,
+}));
+
 describe("port contracts on Deno", () => {
-  it("passes the CacheStore and EmbedCounter contracts with Deno KV, the Deno KV counters and the in-process ledger, and the Deno KV flight's own tests", () => {
-    const result = spawnSync("node_modules/.bin/deno", ["test", "--allow-read", "--allow-write", "--allow-env", "test/deno/ports.contract.test.ts", "test/deno/flight.kv.test.ts"], {
-      encoding: "utf8",
-      env: { ...process.env, DENO_NO_UPDATE_CHECK: "1", NO_COLOR: "1" },
-      timeout: 120_000,
+  it("passes the CacheStore, EmbedCounter and SingleFlight contracts with Deno KV, the Deno KV counters and leases and the in-process ledger and coordinator, and the Deno KV flight's own tests", async () => {
+    // Not spawnSync: the emulator the flight contract calls runs in this process's event loop.
+    const result = await new Promise<{ status: number | null; output: string }>((resolve) => {
+      execFile(
+        "node_modules/.bin/deno",
+        ["test", "--allow-read", "--allow-write", "--allow-env", "--allow-net=127.0.0.1", "test/deno/ports.contract.test.ts", "test/deno/flight.kv.test.ts"],
+        { encoding: "utf8", env: { ...process.env, DENO_NO_UPDATE_CHECK: "1", NO_COLOR: "1", EMULATOR_URL: emulator.url }, timeout: 120_000, maxBuffer: 16 * 1024 * 1024 },
+        (error, stdout, stderr) => resolve({ status: error ? ((error as { code?: number }).code ?? 1) : 0, output: `${stdout}\n${stderr}` }),
+      );
     });
-    const output = `${result.stdout}\n${result.stderr}`;
-    expect(output, output.slice(-2000)).toMatch(/ok \| 24 passed \| 0 failed/);
+    expect(result.output, result.output.slice(-2000)).toMatch(/ok \| 43 passed \| 0 failed/);
     expect(result.status).toBe(0);
-  });
+  }, 150_000);
 });
 
 describe("the Deno entry type-checks", () => {

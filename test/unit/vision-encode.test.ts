@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import fc from "fast-check";
 import sharp from "sharp";
 import { prepareJpeg } from "../../shared/vision/jpeg.baseline";
-import { readImageHeader } from "../../shared/vision/format";
+import { readImageHeader } from "../../shared/media/image-header";
 import { photoPixels, screenshotPixels, withExifOrientation } from "../fixtures/images";
 
 async function psnr(rgb: Uint8Array, jpeg: Uint8Array): Promise<number> {

@@ -6,9 +6,9 @@
  */
 import { describe, expect, it } from "vitest";
 import { AppError } from "../../shared/http/errors";
-import { DecoderFailure, decodeCallerBytes } from "../../shared/vision/codecs";
-import { decodeJpegRgb } from "../../shared/vision/jpeg.decode";
-import { decodeWithPhoton } from "../../shared/vision/photon.decode";
+import { DecoderFailure, decodeCallerBytes } from "../../shared/vision/codecs/codec";
+import { decodeJpegRgb } from "../../shared/vision/codecs/jpeg/jpeg.decode";
+import { decodeWithPhoton } from "../../shared/vision/codecs/photon/photon.decode";
 import { StreamingResampler } from "../../shared/vision/resample";
 import { fitFailure } from "../../shared/vision/vision.service";
 import { loadVisionWasmNode } from "../../bench/vision-wasm-node";

@@ -7,13 +7,13 @@ import { describe, expect, it } from "vitest";
 import sharp from "sharp";
 import { fitImage } from "../../shared/vision/fit";
 import type { FitOptions } from "../../shared/ports";
-import { decodeJpegRgb, jpegDctEighths } from "../../shared/vision/jpeg.decode";
+import { decodeJpegRgb, jpegDctEighths } from "../../shared/vision/codecs/jpeg/jpeg.decode";
 import { cmykProfileToSrgb, iccToSrgb, labToXyz, xyzToLab, xyzToSrgb } from "../../shared/vision/color/icc";
 import { FOGRA39_WEDGE, cmykConverter } from "../../shared/vision/color/cmyk";
 import { loadVisionWasmNode } from "../../bench/vision-wasm-node";
 import { photoPixels, screenshotPixels } from "../fixtures/images";
 import { ADOBE_RGB, DISPLAY_P3, PROPHOTO_RGB, matrixTrcProfile } from "../fixtures/icc";
-import { adobeCmykJpeg } from "../fixtures/ycck";
+import { adobeCmykJpeg } from "../fixtures/jpeg-writer";
 
 const wasm = loadVisionWasmNode();
 const KiB = 1024;

@@ -8,7 +8,7 @@ import { crc32, deflateSync, inflateSync } from "node:zlib";
 import { describe, expect, it } from "vitest";
 import fc from "fast-check";
 import sharp from "sharp";
-import { decodePngRows, parseChunks } from "../../shared/vision/png.decode";
+import { decodePngRows, parseChunks } from "../../shared/vision/codecs/png/png.decode";
 import type { StreamingResampler } from "../../shared/vision/resample";
 import { prng, screenshotPixels } from "../fixtures/images";
 

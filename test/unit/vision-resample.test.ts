@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import sharp from "sharp";
-import { decodePngRows, parseChunks } from "../../shared/vision/png.decode";
+import { decodePngRows, parseChunks } from "../../shared/vision/codecs/png/png.decode";
 import { StreamingResampler, boxFactor, resizeRgb } from "../../shared/vision/resample";
 import { photoPixels, screenshotPixels } from "../fixtures/images";
 

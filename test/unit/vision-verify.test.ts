@@ -9,13 +9,14 @@ import fc from "fast-check";
 import sharp from "sharp";
 import { AppError } from "../../shared/http/errors";
 import { fitImage } from "../../shared/vision/fit";
-import { JPEG_MAX_SCANS, JpegMarkerWalk, readImageHeader, walkGifFrames } from "../../shared/vision/format";
-import { crc32, parseChunks } from "../../shared/vision/png.decode";
-import { decodeJpegWithoutRows } from "../../shared/vision/jpeg.decode";
-import { verifyImageData } from "../../shared/vision/verify";
+import { JPEG_MAX_SCANS, JpegMarkerWalk, readImageHeader, walkGifFrames } from "../../shared/media/image-header";
+import { crc32, parseChunks } from "../../shared/vision/codecs/png/png.decode";
+import { decodeJpegRgb, decodeJpegWithoutRows } from "../../shared/vision/codecs/jpeg/jpeg.decode";
+import { codecFor } from "../../shared/vision/codecs/registry";
 import { loadVisionWasmNode } from "../../bench/vision-wasm-node";
 import { photoPixels, screenshotPixels } from "../fixtures/images";
 import { jpegManyScans, pngOf, smallPng } from "../fixtures/hostile";
+import { sampledJpeg } from "../fixtures/jpeg-writer";
 
 const wasm = loadVisionWasmNode();
 const walkJpeg = (bytes: Uint8Array) => new JpegMarkerWalk(bytes).toEnd();
@@ -24,8 +25,10 @@ const photo = () => raw(photoPixels(96, 64), 96, 64);
 const screen = () => raw(screenshotPixels(96, 64), 96, 64);
 const bytesOf = async (image: ReturnType<typeof sharp>) => new Uint8Array(await image.toBuffer());
 
+/** The pass-through check: the codec the header chooses walks the structure, then verifies the data. */
 async function verify(bytes: Uint8Array): Promise<void> {
-  await verifyImageData(bytes, readImageHeader(bytes), wasm);
+  const header = readImageHeader(bytes);
+  await codecFor(header).open({ bytes, header }, wasm).verify();
 }
 
 async function rejection(promise: Promise<unknown>): Promise<AppError> {
@@ -240,5 +243,105 @@ describe("the pass-through JPEG check decodes without a row sink", () => {
     expect(() => decodeJpegWithoutRows(jpeg, 104, 64, wasm.jpegDecoder)).toThrow("The JPEG image has a frame of another size than its header says (104x64).");
     const patched = new Uint8Array([...jpeg.subarray(0, jpeg.length >> 1), 0xff, 0xd9]);
     expect(() => decodeJpegWithoutRows(patched, 96, 64, wasm.jpegDecoder)).toThrow(expect.objectContaining({ status: 400, code: "invalid_image" }));
+  });
+});
+
+describe("valid JPEG sampling factors (T.81: 1..4 per component) are decoded, never called corrupt", () => {
+  const width = 101, height = 75; // neither divides by an MCU: partial MCUs on both edges
+  const rgb = photoPixels(width, height, 5);
+  const psnr = (a: Uint8Array, b: Uint8Array) => {
+    let se = 0;
+    for (let i = 0; i < a.length; i++) { const d = a[i]! - b[i]!; se += d * d; }
+    return se === 0 ? 99 : 10 * Math.log10((255 * 255 * a.length) / se);
+  };
+  const whole: [number, number][][] = [];
+  for (const luma of [[1, 1], [2, 1], [1, 2], [2, 2], [4, 1], [1, 4], [4, 2], [2, 4], [4, 4], [3, 1], [1, 3], [3, 3]] as [number, number][]) {
+    for (const chroma of [[1, 1], [2, 1], [1, 2], [2, 2]] as [number, number][]) {
+      const all = [luma, chroma, chroma];
+      const hMax = Math.max(...all.map(([h]) => h)), vMax = Math.max(...all.map(([, v]) => v));
+      if (all.every(([h, v]) => hMax % h === 0 && vMax % v === 0)) whole.push(all);
+    }
+  }
+  whole.push([[2, 2], [1, 2], [2, 1]], [[1, 1], [2, 2], [1, 1]], [[4, 2], [2, 1], [1, 1]]);
+
+  it.each(whole.map((factors) => [factors.map(([h, v]) => `${h}x${v}`).join(" "), factors] as const))("%s: decoded as sharp decodes it, verified, fitted and passed through", async (_name, factors) => {
+    const jpeg = sampledJpeg(rgb, width, height, factors);
+    const reference = new Uint8Array(await sharp(jpeg).raw().toBuffer());
+    const ours = decodeJpegRgb(jpeg, wasm.jpegDecoder);
+    expect([ours.width, ours.height]).toEqual([width, height]);
+    expect(psnr(ours.rgb, reference)).toBeGreaterThan(40);
+    await expect(verify(jpeg)).resolves.toBeUndefined();
+    const passed = await fitImage(jpeg, { embedTargetBytes: 262_144, maxLongEdge: 1568, maxInputPixels: 16_777_216 }, wasm);
+    expect(passed.passedThrough).toBe(true);
+    const scaled = await fitImage(jpeg, { embedTargetBytes: 262_144, maxLongEdge: 50, maxInputPixels: 16_777_216 }, wasm);
+    expect([scaled.width, scaled.height]).toEqual([50, 37]);
+    const shown = new Uint8Array(await sharp(scaled.data).raw().toBuffer());
+    const expected = new Uint8Array(await sharp(jpeg).resize(50, 37, { fit: "fill", kernel: "lanczos3" }).raw().toBuffer());
+    expect(psnr(shown, expected)).toBeGreaterThan(28);
+  });
+
+  it("4:1:0 (4x2 luma, 1x1 chroma) in a file TurboJPEG's header call has no name for is decoded at every DCT scale", async () => {
+    const big = photoPixels(640, 480, 9);
+    const jpeg = sampledJpeg(big, 640, 480, [[4, 2], [1, 1], [1, 1]]);
+    for (const maxLongEdge of [80, 160, 320, 400]) {
+      const out = await fitImage(jpeg, { embedTargetBytes: 262_144, maxLongEdge, maxInputPixels: 16_777_216 }, wasm);
+      const expected = new Uint8Array(await sharp(jpeg).resize(out.width, out.height, { fit: "fill", kernel: "lanczos3" }).raw().toBuffer());
+      expect(psnr(new Uint8Array(await sharp(out.data).raw().toBuffer()), expected)).toBeGreaterThan(28);
+    }
+  });
+
+  it("fractional ratios (3x1 luma, 2x1 chroma), which no libjpeg upsamples (sharp neither), are a 415 naming the factors; a factor of 0 or 5 is a 400", async () => {
+    const jpeg = sampledJpeg(rgb, width, height, [[3, 1], [2, 1], [2, 1]]);
+    await expect(sharp(jpeg).raw().toBuffer()).rejects.toThrow(/Fractional sampling/);
+    const error = await fitImage(jpeg, { embedTargetBytes: 262_144, maxLongEdge: 1568, maxInputPixels: 16_777_216 }, wasm).then(() => undefined, (e: unknown) => e);
+    expect(error).toMatchObject({ status: 415, code: "unsupported_media_type" });
+    expect((error as AppError).message).toContain("samples its components at 3x1, 2x1, 2x1: a valid layout");
+    const sof = Buffer.from(jpeg).indexOf(Buffer.from([0xff, 0xc0]));
+    const bogus = jpeg.slice();
+    bogus[sof + 11] = 0x51; // component 1 at 5x1 (marker, length, precision, size, count, id, then HV)
+    expect(() => walkJpeg(bogus)).toThrow("component 1 declares sampling factors 5x1 (1 to 4 allowed)");
+  });
+});
+
+describe("a PNG whose ancillary chunk has a wrong CRC", () => {
+  const damage = (png: Uint8Array, type: string) => {
+    const at = Buffer.from(png).indexOf(type) + 4; // first data byte
+    const out = png.slice();
+    out[at] = out[at]! ^ 0x01;
+    return out;
+  };
+  const withChunk = async (type: string, data: Uint8Array) => {
+    const { png, header, idat } = await smallPng(64, 48);
+    return { png, damaged: damage(pngOf([["IHDR", header], [type, data], ["IDAT", idat], ["IEND", new Uint8Array(0)]]), type) };
+  };
+
+  it("is decoded without the chunk (as libpng and sharp do) and never passed through", async () => {
+    const { png, damaged } = await withChunk("tEXt", new TextEncoder().encode("Comment\0hello"));
+    expect(parseChunks(damaged).droppedChunks).toEqual(["tEXt"]);
+    await expect(sharp(damaged).raw().toBuffer()).resolves.toBeDefined();
+    const fitOpts = { embedTargetBytes: 262_144, maxLongEdge: 1568, maxInputPixels: 16_777_216 };
+    expect((await fitImage(png, fitOpts, wasm)).passedThrough).toBe(true);
+    const out = await fitImage(damaged, fitOpts, wasm);
+    expect(out.passedThrough).toBe(false);
+    expect(out.mediaType).toBe("image/jpeg");
+    expect([out.width, out.height]).toEqual([64, 48]);
+    const shown = new Uint8Array(await sharp(out.data).raw().toBuffer());
+    const expected = new Uint8Array(await sharp(png).removeAlpha().raw().toBuffer());
+    let se = 0;
+    for (let i = 0; i < shown.length; i++) { const d = shown[i]! - expected[i]!; se += d * d; }
+    expect(10 * Math.log10((255 * 255 * shown.length) / se)).toBeGreaterThan(35);
+  });
+
+  it("a damaged iCCP is dropped like any ancillary chunk (the pixels are then sRGB); a damaged critical chunk (IHDR, PLTE, IDAT, IEND) is still a 400", async () => {
+    const { damaged } = await withChunk("iCCP", new Uint8Array([65, 0, 0, 120, 156, 3, 0, 0, 0, 0, 1]));
+    expect(parseChunks(damaged).droppedChunks).toEqual(["iCCP"]);
+    expect(parseChunks(damaged).iccp).toBeUndefined();
+    const { png } = await smallPng(64, 48);
+    for (const type of ["IHDR", "IDAT", "IEND"]) {
+      const broken = png.slice();
+      const crcAt = Buffer.from(png).indexOf(type) + 4 + new DataView(png.buffer).getUint32(Buffer.from(png).indexOf(type) - 4);
+      broken[crcAt] = broken[crcAt]! ^ 0x01;
+      expect(() => parseChunks(broken)).toThrow(`its ${type} chunk has a wrong CRC`);
+    }
   });
 });

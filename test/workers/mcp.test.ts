@@ -315,7 +315,7 @@ describe("/openapi.json", () => {
     expect(body.info.license.name).toBeTruthy();
     const operations = Object.entries(body.paths).flatMap(([path, item]: [string, any]) => Object.entries(item).map(([method, op]: [string, any]) => ({ path, method, op })));
     expect(operations.map((o) => `${o.method} ${o.path}`).sort()).toEqual(
-      ["get /healthz", "get /openapi.json", "get /v1/config", "post /mcp", "post /v1/context/evict", "post /v1/vision_analyze", "post /v1/web_extract", "post /v1/web_search"].sort(),
+      ["get /healthz", "get /openapi.json", "get /v1/config", "post /mcp", "post /v1/cache/purge", "post /v1/context/evict", "post /v1/vision_analyze", "post /v1/web_extract", "post /v1/web_search"].sort(),
     );
     for (const { path, op } of operations) {
       expect(op.operationId, path).toMatch(/^[a-z_]+$/);
@@ -326,6 +326,17 @@ describe("/openapi.json", () => {
     expect(search.requestBody.content["application/json"].schema.properties.query.type).toBe("string");
     expect(search.responses["200"].content["application/json"].schema.properties.cache.enum).toEqual(["hit", "miss", "coalesced", "bypass"]);
     expect(search.responses["200"].headers["X-Cache"]).toBeDefined();
+    expect(search.responses["200"].headers.Age).toBeDefined();
+    for (const path of ["/v1/web_search", "/v1/web_extract"]) {
+      const op = body.paths[path].post;
+      const input = op.requestBody.content["application/json"].schema.properties;
+      expect([input.max_age.type, input.max_age.minimum, input.max_age.maximum, input.store.type], path).toEqual(["integer", 0, 31_536_000, "boolean"]);
+      expect(op.parameters.map((p: any) => [p.in, p.name]), path).toEqual([["header", "Cache-Control"]]);
+    }
+    expect(search.responses["200"].content["application/json"].schema.properties.cached_at.type).toBe("string");
+    const purge = body.paths["/v1/cache/purge"].post;
+    expect(Object.keys(purge.requestBody.content["application/json"].schema.properties)).toEqual(["search", "extract"]);
+    expect(purge.responses["200"].content["application/json"].schema.properties.purged.type).toBe("integer");
     expect(Object.keys(search.responses)).toEqual(expect.arrayContaining(["400", "401", "413", "415", "502", "503", "504"]));
     expect(Object.keys(body.paths["/v1/web_extract"].post.responses)).toContain("422");
     const vision = body.paths["/v1/vision_analyze"].post;

@@ -6,7 +6,7 @@ import { DurableObjectStore } from "../../workers/do-storage.store";
 import { durableLedgerStore, workersDeps } from "../../workers/deps";
 import { cacheStoreContract, type Check, embedCounterContract, ledgerStoreContract } from "../contracts/ports.contract";
 import { singleFlightContract } from "../contracts/flight.contract";
-import { FlightCoordinator } from "../../shared/web/flight";
+import { CopyElection, FlightCoordinator } from "../../shared/web/flight";
 import { silentLogger } from "../../shared/log";
 import type { CacheEntry, CacheStore } from "../../shared/ports";
 import { EMULATOR, providerCalls, testEnv, uniqueToken } from "./helpers";
@@ -42,11 +42,12 @@ describe("SingleFlight contract", () => {
     return {
       get: async <T>(key: string) => (entries.get(key) as CacheEntry<T> | undefined) ?? null,
       put: async (key, entry) => void entries.set(key, entry),
+      delete: async (key) => entries.delete(key),
     };
   };
   const adapters = {
     "FlightDO (Workers)": () => workersDeps(testEnv).flight,
-    "in-process FlightCoordinator (Deno)": () => new FlightCoordinator({ authority: memory(), fetch: (input, init) => fetch(input, init), log: silentLogger }),
+    "in-process FlightCoordinator (Deno)": () => new FlightCoordinator({ election: new CopyElection(memory()), fetch: (input, init) => fetch(input, init), log: silentLogger }),
   };
   for (const [adapter, make] of Object.entries(adapters)) {
     for (const c of contract) it(`${adapter}: ${c.name}`, () => c.run(make(), check, uniqueToken()));

@@ -161,7 +161,7 @@ describe("web_search TTL", () => {
 
   it("still answers when the single-flight object is unreachable", async () => {
     const token = uniqueToken();
-    const app = createApp(workersDeps(testEnv, { log: silentLogger, flight: { run: () => Promise.reject(new Error("Durable Object unavailable")) } }));
+    const app = createApp(workersDeps(testEnv, { log: silentLogger, flight: { run: () => Promise.reject(new Error("Durable Object unavailable")), forget: () => Promise.reject(new Error("Durable Object unavailable")) } }));
     const response = await app.request("/v1/web_search", { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ query: `degraded ${token}` }) }, testEnv);
     expect(response.status).toBe(200);
     expect(((await response.json()) as any).cache).toBe("miss");

@@ -56,6 +56,28 @@ describe("an answer of any size is paid once", () => {
   });
 });
 
+describe("a search answer over the transport limits is paid once", () => {
+  it("a 40 MiB search answer is a provider_error for every concurrent caller, one provider call, nothing stored, no direct retry", async () => {
+    const token = uniqueToken();
+    const query = `huge answer [bloat:41943040] [slow:300] ${token}`;
+    const log = recordingLogger();
+    const app = createApp(workersDeps(testEnv, { log }));
+    const search = () => app.request("/v1/web_search", { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ query, limit: 10 }) }, testEnv);
+    const responses = await Promise.all([1, 2, 3].map(search));
+    const bodies = (await Promise.all(responses.map((r) => r.json()))) as any[];
+    expect(responses.map((r) => r.status)).toEqual([502, 502, 502]);
+    for (const body of bodies) {
+      expect(body.error.code).toBe("provider_error");
+      expect(body.error.message).toMatch(/tavily provider failed: its answer was too large/);
+    }
+    expect(log.events).not.toContain("single_flight_unreachable");
+    expect(await providerCalls("tavily", token)).toBe(1);
+    // Nothing was stored: the next caller pays again (and fails the same way).
+    expect((await search()).status).toBe(502);
+    expect(await providerCalls("tavily", token)).toBe(2);
+  });
+});
+
 describe("the keyless rescue is one call for every waiting caller", () => {
   it("16 callers waiting on one failed search share one keyless call, and nothing is stored", async () => {
     const token = uniqueToken();

@@ -2,14 +2,14 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { AppError } from "../../shared/http/errors";
 import { dataUrlLength, fitImage, toBase64 } from "../../shared/vision/fit";
 import type { FitOptions } from "../../shared/ports";
-import { readImageHeader } from "../../shared/vision/format";
+import { readImageHeader } from "../../shared/media/image-header";
 import { visionWasm } from "../../workers/vision-codecs";
 import mozjpeg from "@jsquash/jpeg/codec/enc/mozjpeg_enc.wasm";
 import {
-  animatedGif, cornerMarkedJpeg, decodeRgba, encodePng, ftypHeader, junkBytes, photoJpeg, photoPixels, pngHeaderOnly,
+  animatedGif, cornerMarkedJpeg, decodeRgba, encodePng, encodePngInterlaced, ftypHeader, junkBytes, photoJpeg, photoPixels, pngHeaderOnly,
   screenshotPixels, webpFrom,
 } from "../fixtures/images";
-import { vp8lHeader, vp8x, webpOf } from "../fixtures/hostile";
+import { gifOf, vp8lHeader, vp8x, webpOf } from "../fixtures/hostile";
 
 const KiB = 1024;
 const opts = (embedTargetBytes: number, extra: Partial<FitOptions> = {}): FitOptions => ({
@@ -260,6 +260,23 @@ describe("fitImage refusals", () => {
     const error = await refusal(fit(webp, opts(256 * KiB)));
     expect(error.status).toBe(413);
     expect(error.message).toContain("4000x3000 WEBP");
+  });
+
+  it("a GIF and an interlaced PNG over photon's 6 MP cap are decoded row by row in workerd, as their non-interlaced PNG twin", async () => {
+    const width = 2600, height = 2400; // 6.24 MP
+    const pixels = screenshotPixels(width, height);
+    const twin = await fit(await encodePng(pixels, width, height, 3), opts(256 * KiB));
+    const interlaced = await fit(await encodePngInterlaced(pixels, width, height), opts(256 * KiB));
+    expect([interlaced.width, interlaced.height]).toEqual([1568, 1447]);
+    expect(interlaced.data).toEqual(twin.data);
+    const gif = gifOf(width, height, [{ width: 400, height: 300, left: 1100, top: 1000 }]);
+    const fitted = await fit(gif, opts(256 * KiB));
+    expect([fitted.width, fitted.height]).toEqual([1568, 1447]);
+    const shown = decodeRgba(fitted.data);
+    const at = (x: number, y: number) => [...shown.rgba.subarray((y * shown.width + x) * 4, (y * shown.width + x) * 4 + 3)];
+    expect(at(10, 10).every((v) => v > 245)).toBe(true); // outside the frame: white
+    expect(at(784, 693)[0]).toBeGreaterThan(235); // the frame (1300, 1150 in the original): index 0 of the table, red
+    expect(at(784, 693)[2]).toBeLessThan(20);
   });
 
   it("a 60 MP image is a 413 from its header alone (its body is not even decodable)", async () => {

@@ -13,6 +13,7 @@ import {
   firstWebpChunk, gifOf, jpegManyScans, pngOf, pngOverlongData, pngSecondIhdr, pngZeros, smallPng, svgWithBom, vp8lHeader, vp8x, webpOf,
 } from "../fixtures/hostile";
 import { animatedGif, decodeRgba, deflate, ihdr, photoJpeg, photoPixels, webpFrom } from "../fixtures/images";
+import { sampledJpeg } from "../fixtures/jpeg-writer";
 import { callJson, expectErrorShape, uniqueToken } from "./helpers";
 
 const analyze = (bytes: Uint8Array, extra: Record<string, unknown> = {}) =>
@@ -184,5 +185,37 @@ describe("nothing unverified is passed through", () => {
   it("an SVG that starts with a UTF-8 byte order mark is a 415 naming SVG", async () => {
     const message = await refused(svgWithBom(), 415, "unsupported_media_type");
     expect(message).toContain("SVG");
+  });
+});
+
+describe("valid files with unusual structure are answered, not refused (in workerd)", () => {
+  it("a 4:1:0 JPEG (4x2 luma, 1x1 chroma) passes through when it fits and is fitted when it does not", async () => {
+    const rgb = photoPixels(320, 240);
+    const jpeg410 = sampledJpeg(rgb, 320, 240, [[4, 2], [1, 1], [1, 1]]);
+    const whole = await analyze(jpeg410);
+    expect(whole.status).toBe(200);
+    expect(whole.body.image.data).toBe(toBase64(jpeg410));
+    const cropped = await analyze(jpeg410, { region: [0, 0, 160, 120] });
+    expect(cropped.status).toBe(200);
+    expect(cropped.body.image.media_type).toBe("image/jpeg");
+    expect(cropped.body.note).toContain("Cropped to region [0,0,160,120]");
+  });
+
+  it("a PNG whose tEXt chunk has a wrong CRC is decoded without it (a JPEG answer), never passed through with the damage", async () => {
+    const withText = pngOf([["IHDR", png.header], ["tEXt", new TextEncoder().encode("Comment\0hello")], ["IDAT", png.idat], ["IEND", EMPTY]]);
+    const damaged = withText.slice();
+    damaged[withText.indexOf(0x43 /* C */, 33)]! ^= 0x01; // inside the tEXt data: its CRC no longer matches
+    const { status, body } = await analyze(damaged);
+    expect(status).toBe(200);
+    expect(body.image.media_type).toBe("image/jpeg");
+    expect(body.note).not.toContain("passed through");
+    const shown = decodeRgba(Uint8Array.from(atob(body.image.data), (c) => c.charCodeAt(0)));
+    expect([shown.width, shown.height]).toEqual([64, 48]);
+    expect(Math.abs(shown.rgba[0]! - 200) + Math.abs(shown.rgba[1]! - 120) + Math.abs(shown.rgba[2]! - 40)).toBeLessThan(12);
+  });
+
+  it("a JPEG with fractional sampling ratios (3x1 luma, 2x1 chroma) is a 415 naming its factors, not a corrupt file", async () => {
+    const message = await refused(sampledJpeg(photoPixels(96, 64), 96, 64, [[3, 1], [2, 1], [2, 1]]), 415, "unsupported_media_type");
+    expect(message).toContain("samples its components at 3x1, 2x1, 2x1: a valid layout");
   });
 });

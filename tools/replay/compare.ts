@@ -139,88 +139,119 @@ export function replay(
 }
 
 
-/** One session where the cost strategy paid more than hermes, and why. */
+/** One session where the cost strategy paid more than hermes, or more than the cheapest rival + 2 %, and why. */
 export interface CostLoss {
   readonly session: RandomSession;
   readonly cost: number;
   readonly hermes: number;
   /** cost / hermes - 1. */
   readonly excess: number;
+  /** The cheapest rival of the session (a key of `Comparison`) and what it cost. */
+  readonly rival: (typeof RIVALS)[number];
+  readonly rival_cost: number;
+  /** cost / cheapest rival - 1. */
+  readonly excess_over_rival: number;
   /** Requests (1-based) where each rewrote history. */
   readonly cost_collapses: number[];
   readonly hermes_collapses: number[];
   readonly why: string;
 }
 
-/** What random sessions say of `cost` against hermes: how often and by how much it loses, and why. */
+/** What random sessions say of `cost` against hermes and against the cheapest rival: how often and by how much it loses, and why. */
 export interface CostLossReport {
   readonly sessions: number;
+  /** Sessions where cost paid more than hermes or more than the cheapest rival + 2 %. */
   readonly losses: CostLoss[];
   /** Mean of cost / hermes - 1 over all sessions. */
   readonly mean_excess: number;
   readonly worst_excess: number;
+  /** Sessions where cost paid more than the cheapest rival + 2 %, and the worst cost / rival - 1. */
+  readonly over_rival: number;
+  readonly worst_excess_over_rival: number;
 }
 
+/** The bound of the targets: `cost` no dearer than the cheapest rival by more than this share. */
+export const RIVAL_TOLERANCE = 0.02;
+
 /**
- * Replays each session with hermes 20/8/3 and the cost strategy (told of the requests left what
- * `horizon` says) under one cache model, and explains every loss from where each rewrote history.
+ * Replays each session with every rival and the cost strategy (told of the requests left what
+ * `horizon` says) under one cache model, and explains every loss (against hermes, or against the
+ * cheapest rival + 2 %) from where each rewrote history.
  *
  * @example
- * costLosses(randomSessions(200, 1), { model: ANTHROPIC_CACHE_MODEL }).losses.length // a handful at most
+ * costLosses(randomSessions(200, 1), { model: ANTHROPIC_CACHE_MODEL }).over_rival // sessions over the cheapest rival + 2 %
  */
 export function costLosses(
   sessions: readonly RandomSession[],
   options: Pick<CompareOptions, "model" | "prices" | "limits" | "horizon" | "manageCache" | "providerMaxBlocks" | "modelName"> = {},
 ): CostLossReport {
   const model = options.model ?? ANTHROPIC_CACHE_MODEL;
-  const limits = options.limits ?? DEFAULT_LIMITS;
-  const raised = costLimits({ ...options, model });
   const losses: CostLoss[] = [];
   let sum = 0;
   let worst = 0;
+  let overRival = 0;
+  let worstOverRival = 0;
   for (const session of sessions) {
     const requests = requestsFromTurns(generateSession(session), session.systemTokens);
     const times = requestTimes(requests.length, session);
-    const hermes = replay(requests, batchedPolicy(limits), { model, prices: options.prices, limits, times });
-    const cost = replay(
-      requests,
-      costPolicy(costOptions({ ...options, model }, options.horizon)),
-      { model, prices: options.prices, limits: raised, times },
-    );
+    const policies = policiesOf({ ...options, model });
+    const run = (key: keyof Comparison) => replay(requests, policies[key].policy, { model, prices: options.prices, limits: policies[key].limits, times });
+    const reports = Object.fromEntries(RIVALS.map((key) => [key, run(key)])) as Record<(typeof RIVALS)[number], ReturnType<typeof replay>>;
+    const hermes = reports.batched;
+    const cost = run("cost");
+    const rival = RIVALS.reduce((best, key) => (reports[key].cost < reports[best].cost ? key : best), RIVALS[0]);
     const excess = hermes.cost > 0 ? cost.cost / hermes.cost - 1 : 0;
+    const excessOverRival = reports[rival].cost > 0 ? cost.cost / reports[rival].cost - 1 : 0;
     sum += excess;
     worst = Math.max(worst, excess);
-    if (cost.cost <= hermes.cost + 1e-9) continue;
+    worstOverRival = Math.max(worstOverRival, excessOverRival);
+    const overBound = excessOverRival > RIVAL_TOLERANCE + 1e-9;
+    if (overBound) overRival += 1;
+    if (cost.cost <= hermes.cost + 1e-9 && !overBound) continue;
     const collapses = (r: typeof cost) => r.perRequest.flatMap((q, i) => (q.evictionWriteTokens > 0 ? [i + 1] : []));
     const costCollapses = collapses(cost);
-    const hermesCollapses = collapses(hermes);
+    const against = overBound ? reports[rival] : hermes;
+    const againstName = overBound ? RIVAL_NAMES[rival] : "hermes";
     losses.push({
       session,
       cost: cost.cost,
       hermes: hermes.cost,
       excess,
+      rival,
+      rival_cost: reports[rival].cost,
+      excess_over_rival: excessOverRival,
       cost_collapses: costCollapses,
-      hermes_collapses: hermesCollapses,
-      why: explainLoss(costCollapses, hermesCollapses, requests.length, cost, hermes),
+      hermes_collapses: collapses(hermes),
+      why: explainLoss(costCollapses, collapses(against), requests.length, cost, against, againstName),
     });
   }
-  return { sessions: sessions.length, losses, mean_excess: sessions.length ? sum / sessions.length : 0, worst_excess: worst };
+  return { sessions: sessions.length, losses, mean_excess: sessions.length ? sum / sessions.length : 0, worst_excess: worst, over_rival: overRival, worst_excess_over_rival: worstOverRival };
 }
 
-/** One sentence on why a session cost more with `cost`: which rewrites it made that hermes did not, and how soon the session ended after. */
-function explainLoss(costAt: readonly number[], hermesAt: readonly number[], requests: number, cost: PolicyReport, hermes: PolicyReport): string {
+/** How the rivals are named in sentences. */
+const RIVAL_NAMES: Record<(typeof RIVALS)[number], string> = {
+  keep3: "keep-3",
+  batched: "hermes",
+  raised: "hermes 100/8/3",
+  context_editing: "context editing",
+  context_editing_clear_at_least: "context editing (clear_at_least)",
+  claude_code: "claude code",
+};
+
+/** One sentence on why a session cost more with `cost` than a rival: which rewrites it made that the rival did not, and how soon the session ended after. */
+function explainLoss(costAt: readonly number[], rivalAt: readonly number[], requests: number, cost: PolicyReport, rival: PolicyReport, name: string): string {
   const last = costAt[costAt.length - 1];
-  const hermesPart = hermesAt.length === 0 ? "hermes never rewrote history" : `hermes rewrote at request${hermesAt.length > 1 ? "s" : ""} ${hermesAt.join(", ")}`;
+  const rivalPart = rivalAt.length === 0 ? `${name} never rewrote history` : `${name} rewrote at request${rivalAt.length > 1 ? "s" : ""} ${rivalAt.join(", ")}`;
   if (last === undefined) {
-    return `cost never rewrote history but read more images (${cost.max_image_blocks} at most against ${hermes.max_image_blocks}); ${hermesPart}`;
+    return `cost never rewrote history but read more images (${cost.max_image_blocks} at most against ${rival.max_image_blocks}); ${rivalPart}`;
   }
-  const extra = cost.eviction_write_tokens - hermes.eviction_write_tokens;
+  const extra = cost.eviction_write_tokens - rival.eviction_write_tokens;
   const at = `cost rewrote at request${costAt.length > 1 ? "s" : ""} ${costAt.join(", ")}`;
   if (extra <= 0) {
-    return `${at}, no more eviction writes than hermes, but read more images (${cost.cache_read_tokens.toLocaleString("en-US")} read tokens against ${hermes.cache_read_tokens.toLocaleString("en-US")}); ${hermesPart}`;
+    return `${at}, no more eviction writes than ${name}, but read more images (${cost.cache_read_tokens.toLocaleString("en-US")} read tokens against ${rival.cache_read_tokens.toLocaleString("en-US")}); ${rivalPart}`;
   }
   const after = requests - last;
-  return `${at} (${extra.toLocaleString("en-US")} eviction-write tokens more than hermes) and the session ended ${after} request${after === 1 ? "" : "s"} after the last: the reads saved by then did not pay that back; ${hermesPart}`;
+  return `${at} (${extra.toLocaleString("en-US")} eviction-write tokens more than ${name}) and the session ended ${after} request${after === 1 ? "" : "s"} after the last: the reads saved by then did not pay that back; ${rivalPart}`;
 }
 
 
@@ -298,25 +329,31 @@ function costLimits(options: CompareOptions): EvictionLimits {
   return { ...limits, maxBlocks: options.providerMaxBlocks ?? modelRules(provider, model).images.maxImages };
 }
 
-/** Run every rival of `cost` (keep-3, Hermes 20/8/3 and 100/8/3, context editing, Claude Code), `cost` told nothing and told the length, and no eviction. */
-export function compare(requests: readonly ReplayRequest[], options: CompareOptions = {}): Comparison {
+/** Every policy of a comparison by key, with the ceilings its requests are checked against. */
+function policiesOf(options: CompareOptions): Record<keyof Comparison, { policy: ReplayPolicy; limits: EvictionLimits }> {
   const model = options.model ?? DEFAULT_CACHE_MODEL;
   const limits = options.limits ?? DEFAULT_LIMITS;
   const raisedLimits = { ...limits, maxBlocks: options.providerMaxBlocks ?? RAISED_CEILING };
-  const run = (policy: ReplayPolicy, checkLimits = limits) => {
-    const { perRequest: _, ...report } = replay(requests, policy, { model, prices: options.prices, limits: checkLimits, times: options.times, bodies: options.bodies });
-    return report;
-  };
   const trueLimits = costLimits(options);
   return {
-    keep3: run(keepNewest(options.keep ?? KEEP_FLOOR)),
-    batched: run(batchedPolicy(limits)),
-    raised: run(batchedPolicy(raisedLimits), raisedLimits),
-    context_editing: run(contextEditingPolicy(CONTEXT_EDITING_DEFAULTS, model), trueLimits),
-    context_editing_clear_at_least: run(contextEditingPolicy(CONTEXT_EDITING_CLEAR_AT_LEAST, model), trueLimits),
-    claude_code: run(claudeCodePolicy(model), trueLimits),
-    cost: run(costPolicy(costOptions(options, options.horizon)), trueLimits),
-    cost_known: run(costPolicy(costOptions(options, "known")), trueLimits),
-    none: run(noEviction),
+    keep3: { policy: keepNewest(options.keep ?? KEEP_FLOOR), limits },
+    batched: { policy: batchedPolicy(limits), limits },
+    raised: { policy: batchedPolicy(raisedLimits), limits: raisedLimits },
+    context_editing: { policy: contextEditingPolicy(CONTEXT_EDITING_DEFAULTS, model), limits: trueLimits },
+    context_editing_clear_at_least: { policy: contextEditingPolicy(CONTEXT_EDITING_CLEAR_AT_LEAST, model), limits: trueLimits },
+    claude_code: { policy: claudeCodePolicy(model), limits: trueLimits },
+    cost: { policy: costPolicy(costOptions(options, options.horizon)), limits: trueLimits },
+    cost_known: { policy: costPolicy(costOptions(options, "known")), limits: trueLimits },
+    none: { policy: noEviction, limits },
   };
+}
+
+/** Run every rival of `cost` (keep-3, Hermes 20/8/3 and 100/8/3, context editing, Claude Code), `cost` told nothing and told the length, and no eviction. */
+export function compare(requests: readonly ReplayRequest[], options: CompareOptions = {}): Comparison {
+  const model = options.model ?? DEFAULT_CACHE_MODEL;
+  const entries = Object.entries(policiesOf(options)).map(([key, { policy, limits }]) => {
+    const { perRequest: _, ...report } = replay(requests, policy, { model, prices: options.prices, limits, times: options.times, bodies: options.bodies });
+    return [key, report] as const;
+  });
+  return Object.fromEntries(entries) as unknown as Comparison;
 }

@@ -20,6 +20,7 @@ import { KEEP_FLOOR, resolveLimits } from "../../shared/eviction/policy";
 import { CACHE_MODELS, cacheModelFor, DEFAULT_PRICES, DEFAULT_THINK_MS, OPENAI_PRICES, type BreakpointLayout, type CacheKind, type CacheModel, type PolicyReport, type ReplayRequest } from "./cache.models";
 import { compare, costLosses, RAISED_CEILING, RIVALS, routeModel, type Comparison, type CostLossReport } from "./compare";
 import { parseSessionLine, validate, type RequestBody, type SessionLine } from "./jsonl";
+import { bestSchedules, type Schedule } from "./schedules";
 import { DEFAULT_SESSION, generateSession, imagesIn, randomSessions, requestsFromTurns, requestTimes, type ReplayTurn } from "./sessions";
 
 const HELP = `Usage: npm run replay -- [options]
@@ -87,9 +88,13 @@ Output:
   --validate              with --session request bodies carrying "usage" (and "at"): modelled
                           vs logged cache writes, reads and uncached input per request
   --suite                 the target sessions (light, heavy, with and without pauses) side by side
+  --schedules             for the session: the cheapest schedule of one or two moves down to the
+                          floor, and the cheapest that stays within 5 % of hermes at every cut
+                          after its first move (where a target is out of reach, the best that exists)
   --random N              N random sessions (the property tests' ranges): how often and by how much
-                          the cost strategy (as --requests-left says) costs more than hermes 20/8/3,
-                          and for each such session why; --seed S picks the sessions (1)
+                          the cost strategy (as --requests-left says) costs more than hermes 20/8/3
+                          or than the cheapest rival + 2 %, and for each such session why;
+                          --seed S picks the sessions (1)
 `;
 
 const { values } = parseArgs({
@@ -131,6 +136,7 @@ const { values } = parseArgs({
     "requests-left": { type: "string" },
     validate: { type: "boolean", default: false },
     suite: { type: "boolean", default: false },
+    schedules: { type: "boolean", default: false },
     random: { type: "string" },
     seed: { type: "string" },
     json: { type: "boolean", default: false },
@@ -281,6 +287,13 @@ if (values.session) {
     think_seconds: pace.thinkSeconds,
     ...(pace.pauseEvery > 0 ? { pause_every: pace.pauseEvery, pause_minutes: pace.pauseMinutes } : {}),
   };
+}
+
+if (values.schedules) {
+  const found = bestSchedules(requests, times, model, prices);
+  const line = (s: Schedule | null) => (s === null ? "none" : `moves at requests ${s.moves.join(", ")}: $${s.cost.toFixed(4)}, worst cut ${(s.worst_cut_excess * 100).toFixed(1)} % against hermes`);
+  process.stdout.write(values.json ? `${JSON.stringify(found, null, 2)}\n` : `${describeModel()}\n${found.tried} schedules: cheapest ${line(found.best)}; cheapest within 5 % of hermes at every cut ${line(found.safest)}\n`);
+  process.exit(0);
 }
 
 const result = compare(requests, { ...compareOptions, times, ...(bodies ? { bodies } : {}) });
@@ -439,12 +452,18 @@ function renderSuite(): string {
 function renderLosses(r: CostLossReport): string {
   const pct = (x: number) => `${x >= 0 ? "+" : ""}${(x * 100).toFixed(1)} %`;
   const told = horizon === "guess" ? "told nothing" : `requests_left ${horizon}`;
-  const summary = `cost (${told}) against hermes ${limits.maxBlocks}/${limits.batch}/${limits.floor} over ${r.sessions} random sessions: dearer in ${r.losses.length} (${((r.losses.length / Math.max(1, r.sessions)) * 100).toFixed(1)} %), worst ${pct(r.worst_excess)}, mean ${pct(r.mean_excess)}`;
+  const share = (n: number) => `${n} (${((n / Math.max(1, r.sessions)) * 100).toFixed(1)} %)`;
+  const dearer = r.losses.filter((loss) => loss.excess > 1e-9).length;
+  const summary = [
+    `cost (${told}) over ${r.sessions} random sessions:`,
+    `- against hermes ${limits.maxBlocks}/${limits.batch}/${limits.floor}: dearer in ${share(dearer)}, worst ${pct(r.worst_excess)}, mean ${pct(r.mean_excess)}`,
+    `- against the cheapest rival of each session: over it + 2 % in ${share(r.over_rival)}, worst ${pct(r.worst_excess_over_rival)}`,
+  ];
   const body = r.losses.map((loss) => {
     const s = loss.session;
     const shape = `${s.turns} turns, ${imagesIn(generateSession(s))} images every ${s.imageEvery}, text ${s.textTokens}, image ${s.imageTokens}, system ${s.systemTokens}, ${s.thinkSeconds} s${s.pauseEvery ? `, ${s.pauseMinutes}-min pause every ${s.pauseEvery}` : ""}`;
-    return [shape, pct(loss.excess), loss.why];
+    return [shape, pct(loss.excess), `${loss.rival} ${pct(loss.excess_over_rival)}`, loss.why];
   });
-  const table = body.length > 0 ? ["", ...markdownTable(["session", "cost vs hermes", "why"], body)] : [];
-  return [describeModel(), "", summary, ...table, ""].join("\n");
+  const table = body.length > 0 ? ["", ...markdownTable(["session", "cost vs hermes", "vs cheapest rival", "why"], body)] : [];
+  return [describeModel(), "", ...summary, ...table, ""].join("\n");
 }

@@ -1,12 +1,13 @@
 /**
- * GIF, WebP and interlaced PNG decode through photon, in an instance created for this call only.
+ * WebP decodes through photon, in an instance created for this call only (GIF and interlaced PNG
+ * have row decoders of our own).
  * @cf-wasm/photon's own glue keeps one module-level instance whose memory only grows (and a panic
  * poisons it), so we bind the four exports we need ourselves; the instance is garbage afterwards.
  * photon decodes animations to their first frame.
  */
-import { invalidImage, webpChunks } from "./format";
-import { decodeCallerBytes, type DecodeStats, type ResamplerFactory } from "./codecs";
-import type { StreamingResampler } from "./resample";
+import { invalidImage } from "../../../media/image-header";
+import { decodeCallerBytes, type DecodeStats, type ResamplerFactory } from "../codec";
+import type { StreamingResampler } from "../../resample";
 
 interface PhotonExports {
   memory: WebAssembly.Memory;
@@ -20,6 +21,13 @@ interface PhotonExports {
   photonimage_get_height(ptr: number): number;
   photonimage_get_raw_pixels(ptr: number): [number, number];
 }
+
+/**
+ * photon decodes a whole frame to RGBA and copies it out (about 15 bytes of WASM memory per pixel,
+ * docs/benchmarks.md "Isolate memory"), so what it decodes (WebP) gets a lower cap than
+ * max_input_pixels.
+ */
+export const PHOTON_MAX_PIXELS = 6_000_000;
 
 class PhotonFailure extends Error {}
 
@@ -108,13 +116,4 @@ export function decodeWithPhoton(
     resampler.pushRow(row, rgb);
   }
   return { stats: { wasmBytes: photon.memory.buffer.byteLength, decodedWidth: width, decodedHeight: height }, resampler };
-}
-
-/** The ICCP chunk of an extended (VP8X) WebP, from the same chunk walk as its header; undefined when absent. */
-export function webpIccProfile(bytes: Uint8Array): Uint8Array | undefined {
-  for (const chunk of webpChunks(bytes)) {
-    if (chunk.fourcc === "ICCP") return chunk.data;
-    if (chunk.fourcc !== "VP8X") return undefined; // ICCP must directly follow VP8X
-  }
-  return undefined;
 }

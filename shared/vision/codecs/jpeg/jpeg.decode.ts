@@ -3,17 +3,21 @@
  * in the DCT domain (n/8), so a 12 MP photo headed for 1568 px is decoded straight to 2016x1512
  * instead of 48 MB of full-size RGBA; the instance and its memory are garbage once this returns.
  */
-import { AppError } from "../http/errors";
-import { invalidImage, JpegMarkerWalk, type JpegColorInfo } from "./format";
-import { DecoderFailure, decodeCallerBytes, type DecodeStats, type ResamplerFactory } from "./codecs";
-import { cmykConverter } from "./color/cmyk";
-import type { CmykTransform } from "./color/icc";
+import { AppError } from "../../../http/errors";
+import { invalidImage, JpegMarkerWalk, type JpegColorInfo } from "../../../media/image-header";
+import { DecoderFailure, decodeCallerBytes, type DecodeStats, type ResamplerFactory } from "../codec";
+import { cmykConverter } from "../../color/cmyk";
+import type { CmykTransform } from "../../color/icc";
 
 const TJPF_RGB = 0;
 const TJPF_CMYK = 11;
 /** tjDecompressHeader3's colourspaces that need CMYK output (libjpeg refuses CMYK → RGB itself). */
 const TJCS_CMYK = 3;
 const TJCS_YCCK = 4;
+/** tjDecompressHeader3's subsampling for sampling factors it has no name for. */
+const TJSAMP_UNKNOWN = -1;
+/** What the header's out-parameters hold until TurboJPEG writes them. */
+const UNSET = -2;
 /**
  * The DCT-scaled decode stops this factor above the target (libvips leaves its resampler 1.5–2x):
  * n/8 IDCT scaling alone aliases and blurs block by block, Lanczos then does the real shrink.
@@ -139,10 +143,16 @@ function decodeJpeg(
   if (src === 0 || info === 0) throw new AppError(413, "image_too_large", "The JPEG needs more memory to decode than this service allows. Send a smaller image.");
   new Uint8Array(tj.memory.buffer, src, bytes.length).set(bytes);
   const handle = tj.tjInitDecompress();
+  new Int32Array(tj.memory.buffer, info, 4).fill(UNSET);
   let status = decodeCallerBytes("TurboJPEG", "JPEG", JPEG_DECODER_FAILED, () => tj.tjDecompressHeader3(handle, src, bytes.length, info, info + 4, info + 8, info + 12));
-  if (status !== 0) throw corruptJpeg();
   const header = new DataView(tj.memory.buffer, info, 16);
-  const width = header.getInt32(0, true), height = header.getInt32(4, true), colorspace = header.getInt32(12, true);
+  const width = header.getInt32(0, true), height = header.getInt32(4, true), subsamp = header.getInt32(8, true), colorspace = header.getInt32(12, true);
+  // TurboJPEG's header call fails for any sampling outside the few it names (4:4:4, 4:2:2, 4:2:0,
+  // 4:4:0, 4:1:1, grey): 4:1:0, 1x1 luma with 2x1 chroma, 2x2 everywhere are all legal (T.81 allows
+  // 1..4 per component) and libjpeg decodes them. It has read the whole frame header by then and
+  // filled in the size and colourspace; only the subsampling name is unknown (-1).
+  const unnamedSampling = status !== 0 && subsamp === TJSAMP_UNKNOWN && width > 0 && height > 0 && colorspace >= 0;
+  if (status !== 0 && !unnamedSampling) throw corruptJpeg();
   const cmyk = colorspace === TJCS_CMYK || colorspace === TJCS_YCCK;
   // Exactly what TurboJPEG delivers at n/8 (TJSCALED): a partial last block still gives a pixel.
   const decodedWidth = Math.ceil((width * eighths) / 8);
@@ -219,7 +229,7 @@ export function decodeJpegRows(
     resampler = r;
     return Object.assign((row: number, rgb: Uint8Array, at: number) => r.pushRow(row, rgb, at), { wants: (row: number) => r.wantsRow(row) });
   }, () => {
-    // The frame header the walk read and the one TurboJPEG read are the same (checkStructure refuses a second).
+    // The frame header the walk read and the one TurboJPEG read are the same (the structure walk refuses a second).
     if (!cmyk) throw new Error("TurboJPEG found a CMYK/YCCK frame where the header walk read fewer components");
     return cmyk;
   });

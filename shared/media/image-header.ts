@@ -131,6 +131,29 @@ function isStartOfFrame(marker: number): boolean {
   return marker >= 0xc0 && marker <= 0xcf && marker !== 0xc4 && marker !== 0xc8 && marker !== 0xcc;
 }
 
+/**
+ * The sampling factors of a frame header (`sof`: the segment after its length field). T.81 allows
+ * 1..4 per component in any combination; libjpeg-turbo (ours, and libvips's) upsamples a component
+ * only by a whole ratio of the largest factors, so 3x1 luma with 2x1 chroma is refused by every
+ * libjpeg, while 4:1:0 or 1x1 luma with 2x2 chroma decode.
+ * @throws AppError 400 `invalid_image` for a short frame header or a factor outside 1..4; 415 for a
+ * fractional ratio (a valid file no decoder we have reads).
+ */
+function checkSampling(sof: Uint8Array): void {
+  const count = sof[5] ?? 0;
+  if (sof.length < 6 + 3 * count) throw invalidImage("JPEG", `is corrupt: its frame header (SOF) is shorter than its ${count} components need`);
+  const factors: [number, number][] = [];
+  for (let c = 0; c < count; c++) {
+    const hv = sof[7 + 3 * c]!, h = hv >> 4, v = hv & 15;
+    if (h < 1 || h > 4 || v < 1 || v > 4) throw invalidImage("JPEG", `is corrupt: component ${c + 1} declares sampling factors ${h}x${v} (1 to 4 allowed)`);
+    factors.push([h, v]);
+  }
+  const hMax = Math.max(...factors.map(([h]) => h)), vMax = Math.max(...factors.map(([, v]) => v));
+  if (factors.some(([h, v]) => hMax % h !== 0 || vMax % v !== 0)) {
+    throw unsupported(`The JPEG samples its components at ${factors.map(([h, v]) => `${h}x${v}`).join(", ")}: a valid layout, but one whose ratios are not whole numbers, which libjpeg-turbo (the decoder here and in libvips) cannot upsample. Re-save it as a standard JPEG (4:2:0 or 4:4:4) or PNG and send it again.`);
+  }
+}
+
 /** The Orientation tag (0x0112) of IFD0 in an APP1 "Exif" segment; 1 when absent or malformed. */
 function exifOrientation(bytes: Uint8Array, start: number, end: number): number {
   if (end - start < 14 || ascii(bytes, start, 6) !== "Exif\0\0") return 1;
@@ -274,7 +297,10 @@ export class JpegMarkerWalk {
     const length = (bytes[at]! << 8) | bytes[at + 1]!;
     if (length < 2) throw invalidImage("JPEG", "is corrupt: a segment has an invalid length");
     if (at + length > bytes.length) throw cut();
-    if (isStartOfFrame(marker) && ++this.frames > 1) throw invalidImage("JPEG", "is corrupt: it has a second frame header (SOF)");
+    if (isStartOfFrame(marker)) {
+      if (++this.frames > 1) throw invalidImage("JPEG", "is corrupt: it has a second frame header (SOF)");
+      checkSampling(bytes.subarray(at + 2, at + length));
+    }
     if (this.scans === 0) this.keepColor(marker, at + 2, at + length);
     at += length;
     this.at = at;
@@ -354,6 +380,12 @@ export interface GifFrame {
   height: number;
   /** Offset of the LZW minimum code size byte; the data sub-blocks follow it. */
   dataStart: number;
+  /** Rows stored in four passes (0, 8, 16...; 4, 12...; 2, 6...; 1, 3...). */
+  interlaced: boolean;
+  /** The colour table this frame uses (its own, else the global one): RGB triples; absent when the file has none. */
+  palette?: Uint8Array;
+  /** The palette index drawn as transparent (the Graphic Control Extension before the frame). */
+  transparentIndex?: number;
 }
 
 /**
@@ -363,7 +395,12 @@ export interface GifFrame {
  */
 export function walkGifFrames(bytes: Uint8Array, screenWidth: number, screenHeight: number): GifFrame[] {
   let at = 13;
-  if (bytes[10]! & 0x80) at += 3 * (1 << ((bytes[10]! & 7) + 1));
+  let globalPalette: Uint8Array | undefined;
+  if (bytes[10]! & 0x80) {
+    at += 3 * (1 << ((bytes[10]! & 7) + 1));
+    globalPalette = bytes.subarray(13, at);
+  }
+  let transparentIndex: number | undefined;
   const frames: GifFrame[] = [];
   const cut = () => invalidImage("GIF", `is truncated: it ends inside ${frames.length === 0 ? "its header" : `frame ${frames.length}`}, before its trailer`);
   const skipSubBlocks = () => {
@@ -378,13 +415,18 @@ export function walkGifFrames(bytes: Uint8Array, screenWidth: number, screenHeig
     if (block === 0x2c) {
       if (at + 10 > bytes.length) throw cut();
       const u16 = (o: number) => bytes[at + o]! | (bytes[at + o + 1]! << 8);
-      const frame = { left: u16(1), top: u16(3), width: u16(5), height: u16(7), dataStart: 0 };
+      const flags = bytes[at + 9]!;
+      const frame: GifFrame = { left: u16(1), top: u16(3), width: u16(5), height: u16(7), dataStart: 0, interlaced: (flags & 0x40) !== 0, palette: globalPalette, transparentIndex };
       if (frame.left + frame.width > screenWidth || frame.top + frame.height > screenHeight) {
         throw invalidImage("GIF", `does not match its container: frame ${frames.length + 1} (${frame.width}x${frame.height} at ${frame.left},${frame.top}) reaches outside the ${screenWidth}x${screenHeight} logical screen`);
       }
-      const flags = bytes[at + 9]!;
       at += 10;
-      if (flags & 0x80) at += 3 * (1 << ((flags & 7) + 1));
+      if (flags & 0x80) {
+        const start = at;
+        at += 3 * (1 << ((flags & 7) + 1));
+        frame.palette = bytes.subarray(start, Math.min(at, bytes.length));
+      }
+      transparentIndex = undefined; // a Graphic Control Extension applies to the next image only
       if (at >= bytes.length) throw cut();
       frame.dataStart = at;
       const minCodeSize = bytes[at]!;
@@ -393,6 +435,8 @@ export function walkGifFrames(bytes: Uint8Array, screenWidth: number, screenHeig
       at++;
       skipSubBlocks();
     } else if (block === 0x21) {
+      // Graphic Control Extension: 4 bytes (flags, delay, transparent index); bit 0 of flags says it is set.
+      if (bytes[at + 1] === 0xf9 && bytes[at + 2]! >= 4 && at + 6 < bytes.length) transparentIndex = bytes[at + 3]! & 1 ? bytes[at + 6]! : undefined;
       at += 2;
       skipSubBlocks();
     } else {

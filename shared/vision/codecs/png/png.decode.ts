@@ -6,11 +6,11 @@
  * live in its memory and are unfiltered (and RGBA flattened) there. Interlaced (Adam7) files are not
  * streamable and go to the photon path instead.
  */
-import { AppError } from "../http/errors";
-import { invalidImage } from "./format";
-import type { StreamingResampler } from "./resample";
-import type { ResamplerFactory } from "./codecs";
-import { SimdPngKernels } from "./wasm/vision.simd";
+import { AppError } from "../../../http/errors";
+import { invalidImage } from "../../../media/image-header";
+import type { StreamingResampler } from "../../resample";
+import type { ResamplerFactory } from "../codec";
+import { SimdPngKernels } from "../../wasm/vision.simd";
 
 /** A PNG's chunks, validated (order, sizes, CRCs) down to IEND: what its decode and its verification read. */
 export interface PngInfo {
@@ -25,9 +25,16 @@ export interface PngInfo {
   /** The first iCCP chunk's data (profile name, compression method, zlib stream), not yet inflated. */
   iccp?: Uint8Array;
   idat: Uint8Array[];
+  /**
+   * Ancillary chunks dropped for a wrong CRC, in file order. The file then differs from what is
+   * decoded, so it is never embedded unchanged.
+   */
+  droppedChunks: string[];
 }
 
 export const CHANNELS: Record<number, number> = { 0: 1, 2: 3, 3: 1, 4: 2, 6: 4 };
+/** Adam7's seven passes: [x start, y start, x step, y step]. */
+export const ADAM7 = [[0, 0, 8, 8], [4, 0, 8, 8], [0, 4, 4, 8], [2, 0, 4, 4], [0, 2, 2, 4], [1, 0, 2, 2], [0, 1, 1, 2]] as const;
 /** Bit depths the PNG spec allows per colour type. */
 const BIT_DEPTHS: Record<number, number[]> = { 0: [1, 2, 4, 8, 16], 2: [8, 16], 3: [1, 2, 4, 8], 4: [8, 16], 6: [8, 16] };
 /** Ancillary chunks the spec places before PLTE and IDAT (colour space), and before IDAT only. */
@@ -65,7 +72,7 @@ export function crc32(bytes: Uint8Array, start: number, end: number): number {
   return (c ^ 0xffffffff) >>> 0;
 }
 
-function checkHeader(data: Uint8Array): Omit<PngInfo, "idat"> {
+function checkHeader(data: Uint8Array): Omit<PngInfo, "idat" | "droppedChunks"> {
   if (data.length !== 13) throw corrupt(`its IHDR chunk is ${data.length} bytes, not 13`);
   const view = new DataView(data.buffer, data.byteOffset, data.byteLength);
   const width = view.getUint32(0), height = view.getUint32(4);
@@ -81,8 +88,8 @@ function checkHeader(data: Uint8Array): Omit<PngInfo, "idat"> {
 /**
  * Walks every chunk to IEND: exactly one IHDR and first, PLTE (at most one) before the image data,
  * the IDAT chunks consecutive, the ancillary chunks in the places the PNG spec gives them, every
- * CRC right. The IHDR read here is the one the header check read, so the size limits hold for
- * what is decoded.
+ * critical chunk's CRC right (an ancillary chunk with a wrong CRC is dropped, as libpng does).
+ * The IHDR read here is the one the header check read, so the size limits hold for what is decoded.
  * @throws AppError 400 `invalid_image` naming the first rule the file breaks.
  */
 export function parseChunks(bytes: Uint8Array): PngInfo {
@@ -100,13 +107,19 @@ export function parseChunks(bytes: Uint8Array): PngInfo {
       throw invalidImage("PNG", `is truncated: its ${type} chunk declares ${length} bytes but only ${Math.max(0, bytes.length - at - 12)} follow`);
     }
     const dataStart = at + 8, dataEnd = dataStart + length;
-    if (crc32(bytes, at + 4, dataEnd) !== view.getUint32(dataEnd)) throw corrupt(`its ${type} chunk has a wrong CRC (the data is damaged)`);
     const data = bytes.subarray(dataStart, dataEnd);
     const critical = (bytes[at + 4]! & 0x20) === 0; // upper-case first letter
     at = dataEnd + 4;
+    if (crc32(bytes, dataStart - 4, dataEnd) !== view.getUint32(dataEnd)) {
+      // As libpng: a damaged ancillary chunk (text, colour hints, even tRNS) is dropped and the
+      // image decoded without it; a damaged critical chunk leaves nothing trustworthy to decode.
+      if (critical || !info) throw corrupt(`its ${type} chunk has a wrong CRC (the data is damaged)`);
+      info.droppedChunks.push(type);
+      continue;
+    }
     if (!info) {
       if (type !== "IHDR") throw corrupt("its first chunk is not IHDR");
-      info = { ...checkHeader(data), idat: [] };
+      info = { ...checkHeader(data), idat: [], droppedChunks: [] };
       seen.add(type);
       continue;
     }
@@ -179,10 +192,10 @@ function unfilter(filter: number, cur: Uint8Array, prev: Uint8Array, bpp: number
   }
 }
 
-type RowConverter = (line: Uint8Array, out: Uint8Array) => void;
+export type RowConverter = (line: Uint8Array, out: Uint8Array) => void;
 
 /** Converts one unfiltered scanline to RGB, flattening any transparency on white. */
-function makeRowConverter(info: PngInfo): RowConverter | undefined {
+export function makeRowConverter(info: PngInfo): RowConverter | undefined {
   const { width, bitDepth, colorType, palette, transparency } = info;
   const blend = (c: number, a: number) => ((c * a + 255 * (255 - a)) / 255 + 0.5) | 0;
   // 8-bit RGB without a transparent colour is already what the resampler takes: no conversion.
@@ -265,7 +278,7 @@ function makeRowConverter(info: PngInfo): RowConverter | undefined {
 }
 
 /** Where scanlines are unfiltered: our SIMD kernels' memory, or two JS lines (the fallback). */
-interface LineStore {
+export interface LineStore {
   /** Bytes that hold the line being filled at `line`. */
   bytes: Uint8Array;
   line: number;
@@ -299,7 +312,7 @@ function simdLines(module: WebAssembly.Module, info: PngInfo, stride: number, bp
   };
 }
 
-function jsLines(info: PngInfo, stride: number, bpp: number, convert: RowConverter | undefined): LineStore {
+export function jsLines(info: PngInfo, stride: number, bpp: number, convert: RowConverter | undefined): LineStore {
   let cur = new Uint8Array(stride);
   let prev = new Uint8Array(stride);
   const rgb = new Uint8Array(convert ? info.width * 3 : 0);

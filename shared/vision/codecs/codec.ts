@@ -1,0 +1,116 @@
+/**
+ * What image fitting shares with the WASM codecs it runs (the modules themselves are the
+ * `VisionWasm` port, shared/ports.ts): the resampler factory a decoder feeds, decode statistics,
+ * and how a third-party decoder's failure is told apart from our own.
+ */
+import { AppError } from "../../http/errors";
+import type { ImageHeader, JpegMarkerWalk } from "../../media/image-header";
+import type { VisionWasm } from "../../ports";
+import type { StreamingResampler } from "../resample";
+
+/**
+ * Builds the resampler once the decoder knows the size it will actually deliver. `scale`: decoded
+ * pixels per original pixel when the decoder knows it exactly (a JPEG's n/8), else the ratio of sizes.
+ */
+export type ResamplerFactory = (decodedWidth: number, decodedHeight: number, scale?: number) => StreamingResampler;
+
+/** The bytes of an image and what the header sniff read from them (a JPEG's walk, to resume). */
+export interface ImageSource {
+  bytes: Uint8Array;
+  header: ImageHeader;
+  /** The JPEG marker walk stopped at the frame header: the structure check resumes it to EOI. */
+  jpeg?: JpegMarkerWalk;
+}
+
+/**
+ * One image format's decoding side, chosen once from the header (codecs/registry.ts#codecFor): its
+ * structure check, the verification before a pass-through, its rows, its colour profile and the
+ * largest image it decodes within an isolate's memory. The fit knows no format beyond this.
+ */
+export interface Codec {
+  /** How messages name the format ("JPEG", "interlaced PNG"). */
+  readonly label: string;
+  /**
+   * Largest width x height this codec decodes within an isolate's memory, when that is below the
+   * service's `max_input_pixels` (its decoder holds the whole image); undefined: no lower cap.
+   */
+  readonly maxPixels?: number;
+  /**
+   * Walks the structure every later step relies on, once per fit, before any pixel is decoded.
+   * @throws AppError 400 `invalid_image` (or 413/415) naming what the structure breaks.
+   */
+  open(source: ImageSource, wasm: VisionWasm): CodecImage;
+}
+
+/** An image whose structure its codec has checked: what the fit asks of it. */
+export interface CodecImage {
+  /**
+   * False when these bytes must never be embedded unchanged, whatever their size: a CMYK JPEG
+   * (providers expect RGB), an animation, a PNG that lost a damaged ancillary chunk.
+   */
+  readonly passThrough: boolean;
+  /** Verifies all of the image's data before it is embedded unchanged. @throws AppError 400 `invalid_image`. */
+  verify(): Promise<void>;
+  /** The embedded ICC profile, undefined when there is none (or it is unreadable). */
+  colorProfile(): Promise<Uint8Array | undefined>;
+  /**
+   * Decodes the image and streams its RGB rows (transparency flattened on white, CMYK converted)
+   * into the resampler the factory builds for the decoded size. `minScale`: the output's pixels
+   * per original pixel, for a decoder that can scale while decoding (a JPEG's n/8).
+   */
+  decodeRows(minScale: number, makeResampler: ResamplerFactory): Promise<DecodedRows>;
+}
+
+/** The resampler holding a decode's output, and the WASM memory the decoder reached. */
+export interface DecodedRows {
+  resampler: StreamingResampler;
+  /** Bytes of the decoder's WASM memory at its end (its peak; 0 when it ran in JS). */
+  wasmBytes: number;
+}
+
+/** What a decode reports for memory accounting (WASM memory never shrinks, so its final size is its peak). */
+export interface DecodeStats {
+  wasmBytes: number;
+  decodedWidth: number;
+  decodedHeight: number;
+}
+
+/**
+ * A third-party decoder (photon, TurboJPEG) failed while it read the caller's bytes: a trap, a panic
+ * or an abort inside it. Only `decodeCallerBytes` raises it, so a trap anywhere else (our SIMD
+ * kernels, the resampler, the encoder, a decode of our own output) is never taken for a broken
+ * image: the service answers this with 400 `invalid_image` (413 when memory ran out) and anything
+ * untagged as our own failure.
+ */
+export class DecoderFailure extends Error {
+  /** The engine reported memory exhaustion (a RangeError about memory) rather than a trap or a refusal. */
+  readonly exhausted: boolean;
+
+  /** `format` and `what` complete "The <format> image <what>." in the message sent to the caller. */
+  constructor(readonly decoder: "photon" | "TurboJPEG", readonly format: string, readonly what: string, cause: unknown) {
+    super(`${decoder} failed on the caller's ${format} data`, { cause });
+    this.name = "DecoderFailure";
+    this.exhausted = isOutOfMemory(cause);
+  }
+}
+
+/** Whether `error` is the engine running out of memory (a RangeError about memory: a failed allocation or memory.grow). */
+export function isOutOfMemory(error: unknown): boolean {
+  return error instanceof RangeError && /memory/i.test(error.message);
+}
+
+/**
+ * Runs one call into a third-party decoder on the caller's bytes and tags whatever it throws.
+ * Wrap only the decoder's own calls: rows handed to our resampler run outside, so a fault of ours
+ * stays ours. An AppError (a refusal we raised from an import) passes unchanged.
+ * @example
+ * const image = decodeCallerBytes("photon", "WEBP", "could not be decoded: its data is corrupt", () => photon.decode(ptr, len));
+ */
+export function decodeCallerBytes<T>(decoder: DecoderFailure["decoder"], format: string, what: string, run: () => T): T {
+  try {
+    return run();
+  } catch (error) {
+    if (error instanceof AppError) throw error;
+    throw new DecoderFailure(decoder, format, what, error);
+  }
+}

@@ -8,7 +8,9 @@ import { describe, expect, it } from "vitest";
 import { createApp } from "../../shared/app";
 import { LedgerBuffer } from "../../shared/stats/ledger";
 import type { Logger } from "../../shared/ports";
+import { toBase64 } from "../../shared/vision/fit";
 import { workersDeps } from "../../workers/deps";
+import { encodePng, photoPixels } from "../fixtures/images";
 import { callJson, expectErrorShape, providerCalls, testEnv, uniqueToken } from "./helpers";
 
 const stats = async (window = "1h", vars?: Record<string, unknown>) => {
@@ -98,6 +100,23 @@ describe("GET /v1/stats", () => {
     expect(after.prices.search.tavily).toBe(0.5);
     expect(after.totals.web_search.hits - before.totals.web_search.hits).toBe(2);
     expect(after.totals.web_search.saved_usd - before.totals.web_search.saved_usd).toBeCloseTo(1, 9);
+  });
+
+  it("counts vision loads, bytes in and out, and refusals by the repeat cap", async () => {
+    const small = await encodePng(photoPixels(320, 200, 3), 320, 200, 3);
+    const before = await stats();
+    const session = uniqueToken();
+    const body = { image: { data: toBase64(small) }, session_id: session, caller: "subagent" };
+    const answers = [];
+    for (let i = 0; i < 4; i++) answers.push(await callJson("/v1/vision_analyze", { body }));
+    expect(answers.map((a) => a.status)).toEqual([200, 200, 200, 409]);
+    const after = await stats();
+    const delta = (key: string) => after.totals.vision[key] - before.totals.vision[key];
+    expect(delta("loads")).toBe(3);
+    expect(delta("passed_through") + delta("fitted")).toBe(3);
+    expect(delta("cap_refusals")).toBe(1);
+    expect(delta("bytes_in")).toBe(3 * small.byteLength);
+    expect(delta("bytes_out")).toBe(answers.slice(0, 3).reduce((sum, a) => sum + Math.ceil((a.body.image.data.length * 3) / 4) - (a.body.image.data.endsWith("==") ? 2 : a.body.image.data.endsWith("=") ? 1 : 0), 0));
   });
 
   it("counts evictions by strategy", async () => {

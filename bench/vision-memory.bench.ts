@@ -1,5 +1,5 @@
 /**
- * An upper bound on the isolate memory one fit needs (vision.md: WASM memory + JS heap must stay
+ * An upper bound on the isolate memory one fit needs (docs/vision.md, "Formats and limits": WASM memory + JS heap must stay
  * under a Worker's 128 MB). workerd exposes no heap numbers, so each fit runs in a Node process
  * whose V8 heap is capped (`--max-old-space-size`, a 2 MB semi-space): the smallest cap under which
  * the fit completes bounds the JS heap; the fit itself reports its WASM peak; the ArrayBuffers alive

@@ -12,7 +12,7 @@
  */
 import { parseArgs, parseEnv } from "node:util";
 import { createApp } from "../shared/app";
-import { loadConfig, type LoadedConfig } from "../shared/config/config.load";
+import { CONFIG_PLACES, loadConfig, type LoadedConfig } from "../shared/config/config.load";
 import { consoleLogger } from "../shared/log";
 import { dnsResolverPool } from "../shared/safety/dns";
 import { createImageFitter } from "../shared/vision/fit";
@@ -56,16 +56,18 @@ async function readConfigTables(): Promise<Record<string, unknown>> {
     return JSON.parse(await Deno.readTextFile(path)) as Record<string, unknown>;
   } catch (error) {
     if (error instanceof Deno.errors.NotFound && env.CONFIG_PATH === undefined) return {};
-    throw new Error(`cannot read the configuration file ${path}: ${error instanceof Error ? error.message : error}`);
+    fail(`cannot read the configuration file ${path}: ${error instanceof Error ? error.message : error}`);
   }
 }
 
 const tables = await readConfigTables();
 let loaded: LoadedConfig | Error;
 try {
-  loaded = loadConfig({ ...tables, ...env });
+  loaded = loadConfig({ ...tables, ...env }, CONFIG_PLACES.deno);
 } catch (error) {
-  loaded = error as Error; // answered as a 500 config_error on every request, as on Workers
+  // Said now, and answered on every request (a 503 from /healthz, a 500 config_error elsewhere), as on Workers.
+  loaded = error as Error;
+  console.error(JSON.stringify({ level: "error", event: "config_error", message: loaded.message }));
 }
 const pkg = JSON.parse(await Deno.readTextFile(new URL("../package.json", import.meta.url))) as { version: string };
 let kv: Deno.Kv;
@@ -126,4 +128,9 @@ async function serve(request: Request): Promise<Response> {
   if (ledger) void ledger.flushAfter(ledgerFlushMs);
   return response;
 }
-Deno.serve({ port, hostname, onListen: ({ port }) => console.log(JSON.stringify({ level: "info", event: "listening", url: `http://${hostname}:${port}`, coordination })) }, serve);
+try {
+  Deno.serve({ port, hostname, onListen: ({ port }) => console.log(JSON.stringify({ level: "info", event: "listening", url: `http://${hostname}:${port}`, coordination })) }, serve);
+} catch (error) {
+  if (!(error instanceof Deno.errors.AddrInUse)) throw error;
+  fail(`${hostname}:${port} is already in use (is npm run dev running?); choose another port: npm run dev:deno -- --port ${port + 1}`);
+}

@@ -1,6 +1,6 @@
 /**
  * `npm run demo`: the point of the service in one command, with no keys and no network. Starts
- * the provider emulator and the service, replays web.md's figures live, and prints the provider
+ * the provider emulator and the service, replays the README's table live, and prints the provider
  * calls an agent would pay without the service and with it. It ends with the dashboard's URL
  * and the totals it shows (from `/v1/stats`); `npm run demo -- --serve` keeps the service up
  * (Ctrl-C stops it) so the dashboard can be opened.
@@ -64,7 +64,8 @@ async function ledgerTotals(url: string): Promise<Totals> {
 function printTables(rows: [string, number, number, string][], stats: Totals, url: string): void {
 
   console.log("\nProvider calls paid (emulated provider, counted at the provider):\n");
-  console.log("| case | before (no service) | after (through the service) | X-Cache |");
+  // The same columns as the README's table.
+  console.log("| case | provider calls without the service | with it | X-Cache |");
   console.log("|---|---|---|---|");
   for (const [name, before, after, cache] of rows) console.log(`| ${name} | ${before} | ${after} | ${cache} |`);
   console.log("\nEvery repeat above was answered from the shared cache or merged into the one call in flight.");

@@ -8,8 +8,9 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { DEFAULT_BASE_URLS } from "../shared/web/providers/providers.catalog";
-import { startEmulator } from "../test/emulator/server";
+import { emulatorVars, startEmulator } from "../test/emulator/server";
+
+export { emulatorVars };
 
 export interface LocalStack {
   /** Base URL of the service, e.g. http://127.0.0.1:8790 */
@@ -30,18 +31,6 @@ export async function freePort(): Promise<number> {
       server.close(() => resolve(port));
     });
   });
-}
-
-/** The provider variables that point the service at the emulator. */
-export function emulatorVars(emulatorUrl: string): Record<string, string> {
-  return {
-    // Every provider reached at a base URL, at the emulator's /<name> (the provider table).
-    ...Object.fromEntries(Object.keys(DEFAULT_BASE_URLS).map((name) => [`PROVIDERS_${name.toUpperCase()}_BASE_URL`, `${emulatorUrl}/${name}`])),
-    SECURITY_DNS_RESOLVER_URL: `${emulatorUrl}/dns-query`,
-    AUXILIARY_VISION_BASE_URL: `${emulatorUrl}/openai/v1`,
-    // A key for the emulator only: it proves the key is sent, and that no message echoes it.
-    TAVILY_API_KEY: "emulator-tavily-key-0000000000",
-  };
 }
 
 /**
@@ -87,7 +76,14 @@ export async function startLocalStack(options: { vars?: Record<string, string>; 
     try {
       const response = await fetch(`${url}/healthz`);
       if (response.ok) break;
-    } catch {}
+      if (response.status === 503) {
+        const message = ((await response.json()) as { error?: { message?: string } }).error?.message;
+        await stop();
+        throw new Error(`the service's configuration is unusable: ${message}`);
+      }
+    } catch (error) {
+      if (error instanceof Error && error.message.startsWith("the service's configuration")) throw error;
+    }
     if (Date.now() > deadline) {
       await stop();
       throw new Error(`wrangler dev did not answer /healthz within 90 s: ${stderr}`);

@@ -11,6 +11,8 @@ import { authorize } from "./http/auth";
 import { readJsonBody } from "./http/body";
 import { AppError } from "./http/errors";
 import { isMultipart, readMultipart } from "./http/multipart";
+import { healthAnswer, serviceIndex } from "./http/home";
+import { requestLog, type RequestLogFields } from "./http/request-log";
 import { errorResponse, jsonResponse } from "./http/respond";
 import { parseRequest } from "./http/validate";
 import { MCP_CORS, handleMcpPost, isAllowedOrigin, mcpOriginRefusal } from "./mcp/mcp.http";
@@ -21,7 +23,7 @@ import { stats } from "./stats/stats.service";
 import { MCP_TOOLS, TOOLS } from "./tools/registry";
 import type { ToolContext, ToolDefinition } from "./tools/tool.types";
 
-type Env = { Variables: { requestId: string; loaded: LoadedConfig } };
+type Env = { Variables: { requestId: string; loaded: LoadedConfig; logFields?: RequestLogFields } };
 type Handler = (c: Context<Env>) => Promise<Response> | Response;
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
@@ -41,6 +43,7 @@ export function createApp(deps: AppDeps): Hono<Env> {
     await next();
     c.res.headers.set("x-request-id", c.get("requestId"));
   });
+  app.use("*", requestLog(deps.log, deps.clock));
 
   const authenticate = async (c: Context<Env>, next: () => Promise<void>) => {
     const loaded = deps.config();
@@ -68,9 +71,8 @@ export function createApp(deps: AppDeps): Hono<Env> {
     });
   };
 
-  route("/healthz", {
-    GET: () => jsonResponse({ ok: true, version: deps.version, runtime: deps.runtime }),
-  });
+  route("/", { GET: (c) => serviceIndex(deps, TOOLS, c.req.header("accept") ?? null) });
+  route("/healthz", { GET: () => healthAnswer(deps) });
 
   route("/v1/config", {
     GET: (c) => jsonResponse(publicConfig(c.get("loaded"))),
@@ -107,6 +109,7 @@ export function createApp(deps: AppDeps): Hono<Env> {
         const answer = upload
           ? await readMultipart(c.req.raw, tool.bodyLimit, upload.field, upload.maxBytes).then(({ fields, file }) => tool.run(toolContext(c), parseRequest(upload.fields, fields), file))
           : await tool.run(toolContext(c), parseRequest(tool.input, withHeaderFields(tool, c.req.raw.headers, await readJsonBody(c.req.raw, tool.bodyLimit))));
+        c.set("logFields", answer.log);
         return jsonResponse(answer.body, 200, answer.headers);
       },
     });
@@ -123,10 +126,8 @@ export function createApp(deps: AppDeps): Hono<Env> {
   app.notFound((c) => errorResponse(new AppError(404, "not_found", `No route ${c.req.method} ${new URL(c.req.url).pathname}; see GET /openapi.json for the routes.`)));
 
   app.onError((error, c) => {
+    // Logged once, by requestLog, from c.error.
     const appError = error instanceof AppError ? error : new AppError(500, "internal_error", "The service failed unexpectedly; try again, and report the request id if it persists.", { cause: error });
-    if (appError.status >= 500) {
-      deps.log.error("request_failed", { request_id: c.get("requestId"), code: appError.code, path: new URL(c.req.url).pathname, cause: appError.privateCause === undefined ? undefined : String(appError.privateCause) });
-    }
     const headers: Record<string, string> = { "x-request-id": c.get("requestId") ?? crypto.randomUUID() };
     if (appError.code === "method_not_allowed") headers.allow = (appError.details as { allow: string }).allow;
     return errorResponse(appError, headers);

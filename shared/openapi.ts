@@ -95,6 +95,9 @@ const rpcFailure = (description: string) => ({ description, headers: requestIdHe
 /** The /v1/config answer: every key of the config schema (with its description) and the secrets. */
 function configSchema(): Json {
   const sections = toJsonSchema(Config, "output");
+  const vision = (sections.properties as Record<string, Json>).vision as Json;
+  vision.properties = { ...(vision.properties as Json), max_calls_per_image_rule: { type: "string", description: "vision.max_calls_per_image in words: the cap each caller gets" } };
+  vision.required = [...((vision.required as string[]) ?? []), "max_calls_per_image_rule"];
   const secrets = { type: "object", properties: Object.fromEntries(SECRET_NAMES.map((name) => [name, { enum: ["set", null] }])) };
   return { ...sections, properties: { ...(sections.properties as Json), secrets }, required: [...((sections.required as string[]) ?? []), "secrets"] };
 }
@@ -140,13 +143,18 @@ export function openApiDocument(tools: ToolDefinition[], version: string, server
     "/healthz": {
       get: {
         operationId: "healthz",
-        summary: "Liveness (always open)",
+        summary: "Liveness (always open); 503 when the configuration is unusable",
         security: [],
         responses: {
           "200": {
             description: "The service is up",
             headers: requestIdHeader,
             content: json({ type: "object", required: ["ok", "version", "runtime"], properties: { ok: { const: true }, version: { type: "string" }, runtime: { enum: ["workerd", "deno"] } } }),
+          },
+          "503": {
+            description: "config_error: a configuration key is unusable; the message names it, its value, and where to fix it",
+            headers: requestIdHeader,
+            content: json({ allOf: [ref("Error"), { type: "object", required: ["ok", "version", "runtime"], properties: { ok: { const: false }, version: { type: "string" }, runtime: { enum: ["workerd", "deno"] } } }] }),
           },
         },
       },
@@ -203,6 +211,23 @@ export function openApiDocument(tools: ToolDefinition[], version: string, server
           "413": rpcFailure(`The body is over ${formatBytes(BODY_LIMITS.vision)}`),
           "415": rpcFailure("The body is not application/json"),
           ...errorResponses([500]),
+        },
+      },
+    },
+    "/": {
+      get: {
+        operationId: "index",
+        summary: "The routes and the docs: JSON, or an HTML page for a browser (Accept: text/html)",
+        security: [],
+        responses: {
+          "200": {
+            description: "Every route with one line on what it does",
+            headers: requestIdHeader,
+            content: {
+              ...json({ type: "object", required: ["name", "version", "runtime", "routes", "docs"], properties: { name: { type: "string" }, version: { type: "string" }, runtime: { enum: ["workerd", "deno"] }, routes: { type: "array", items: { type: "object", required: ["method", "path", "what"], properties: { method: { enum: ["GET", "POST"] }, path: { type: "string" }, what: { type: "string" } } } }, docs: { type: "object", additionalProperties: { type: "string" } } } }),
+              "text/html": { schema: { type: "string" } },
+            },
+          },
         },
       },
     },

@@ -3,7 +3,7 @@
  * once per isolate (per env object) and a config error is remembered the same way.
  */
 import pkg from "../package.json";
-import { loadConfig, type LoadedConfig } from "../shared/config/config.load";
+import { CONFIG_PLACES, loadConfig, type LoadedConfig } from "../shared/config/config.load";
 import { consoleLogger } from "../shared/log";
 import type { AppDeps, EmbedCounter, Ledger, LedgerRow, LedgerStore, SingleFlight } from "../shared/ports";
 import { LedgerBuffer } from "../shared/stats/ledger";
@@ -20,7 +20,7 @@ function configOf(env: WorkerEnv): LoadedConfig {
   let loaded = configs.get(env);
   if (!loaded) {
     try {
-      loaded = loadConfig(env);
+      loaded = loadConfig(env, CONFIG_PLACES.workers);
     } catch (error) {
       loaded = error as Error;
     }
@@ -28,6 +28,18 @@ function configOf(env: WorkerEnv): LoadedConfig {
   }
   if (loaded instanceof Error) throw loaded;
   return loaded;
+}
+
+/**
+ * Says a configuration mistake when the isolate starts (wrangler dev prints it before the first
+ * request); every request still answers it (a 503 from /healthz, a 500 config_error elsewhere).
+ */
+export function reportConfigAtStart(env: WorkerEnv): void {
+  try {
+    configOf(env);
+  } catch (error) {
+    consoleLogger.error("config_error", { message: error instanceof Error ? error.message : String(error) });
+  }
 }
 
 /** Single-flight through the Durable Object named by the cache key. */

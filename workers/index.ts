@@ -2,10 +2,11 @@
  * The Workers entry: builds the app from bindings (once per env object), exports the DOs, and
  * flushes the savings ledger after each response with `waitUntil`, off the request path.
  */
+import { env as startEnv } from "cloudflare:workers";
 import type { Hono } from "hono";
 import { createApp } from "../shared/app";
 import type { LedgerBuffer } from "../shared/stats/ledger";
-import { workersDeps, workersLedger } from "./deps";
+import { reportConfigAtStart, workersDeps, workersLedger } from "./deps";
 import type { WorkerEnv } from "./env";
 
 export { FlightDO } from "./flight.do";
@@ -17,6 +18,8 @@ const ledgerFlushMs = (env: WorkerEnv): number => {
   const ms = Number(env.LEDGER_FLUSH_MS ?? 1000);
   return Number.isFinite(ms) && ms >= 0 ? Math.min(ms, 10_000) : 1000;
 };
+
+reportConfigAtStart(startEnv as unknown as WorkerEnv);
 
 const apps = new WeakMap<object, { app: Hono<any>; ledger: LedgerBuffer | null }>();
 

@@ -1,10 +1,11 @@
 /**
- * Builds the effective configuration from its layers (config.md): defaults, then per-section
+ * Builds the effective configuration from its layers (docs/configuration.md): defaults, then per-section
  * tables (`[vars.web]` in wrangler.toml, config.json on Deno), then flat `SECTION_KEY` variables.
  * Runtime-agnostic: the caller hands in a plain record of its environment.
  */
 import * as z from "zod";
 import { AppError } from "../http/errors";
+import { capRule } from "../embeds/cap-rule";
 import { Config, SECRET_NAMES, type Secrets } from "./config.schema";
 
 export interface LoadedConfig {
@@ -28,11 +29,21 @@ export const CONFIG_KEYS: readonly string[] = (function leaves(schema: z.ZodObje
 export const flatName = (key: string): string => key.replaceAll(".", "_").toUpperCase();
 
 /**
- * Reads the configuration out of a runtime environment record.
- * @throws AppError 500 `config_error` naming the first unusable key and its value.
- * @example loadConfig({ web: { cache_ttl_minutes: 60 }, WEB_CACHE_ENABLED: "false" })
+ * Where a setting is fixed, as each runtime reads its configuration: the config_error names it.
+ * `{flat}` stands for the key's flat variable name.
  */
-export function loadConfig(env: Record<string, unknown>): LoadedConfig {
+export const CONFIG_PLACES = {
+  workers: "wrangler.toml ([vars.<section>] of your environment) or the {flat} variable (.dev.vars locally: restart npm run dev after editing it; wrangler secret put when deployed)",
+  deno: "config.json (or CONFIG_PATH), .dev.vars or the {flat} environment variable, then restart the process",
+} as const;
+
+/**
+ * Reads the configuration out of a runtime environment record.
+ * @param places where this runtime reads its settings (CONFIG_PLACES), for the error message
+ * @throws AppError 500 `config_error` naming the first unusable key, its value, and where to fix it.
+ * @example loadConfig({ web: { cache_ttl_minutes: 60 }, WEB_CACHE_ENABLED: "false" }, CONFIG_PLACES.deno)
+ */
+export function loadConfig(env: Record<string, unknown>, places: string = CONFIG_PLACES.workers): LoadedConfig {
   const raw: Record<string, unknown> = {};
   for (const key of CONFIG_KEYS) setPath(raw, key, tableValue(env, key));
   for (const [flat, key] of Object.entries(FLAT_ALIASES)) {
@@ -46,7 +57,7 @@ export function loadConfig(env: Record<string, unknown>): LoadedConfig {
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
     const key = issue?.path.join(".") ?? "config";
-    throw new AppError(500, "config_error", `Configuration key ${key} is unusable: ${issue?.message ?? "invalid value"}. Fix it in wrangler.toml or the ${flatName(key)} variable.`);
+    throw new AppError(500, "config_error", `Configuration key ${key} is unusable: ${issue?.message ?? "invalid value"}. Fix it in ${places.replace("{flat}", flatName(key))}.`);
   }
   const secrets: Secrets = {};
   for (const name of SECRET_NAMES) {
@@ -61,7 +72,8 @@ export function loadConfig(env: Record<string, unknown>): LoadedConfig {
  */
 export function publicConfig(loaded: LoadedConfig): Record<string, unknown> {
   const secrets = Object.fromEntries(SECRET_NAMES.map((name) => [name, loaded.secrets[name] ? "set" : null]));
-  return { ...loaded.config, secrets };
+  const vision = { ...loaded.config.vision, max_calls_per_image_rule: capRule(loaded.config.vision.max_calls_per_image) };
+  return { ...loaded.config, vision, secrets };
 }
 
 /** Value of a dotted key inside the section tables (`env.web.cache_ttl_minutes`). */

@@ -1,5 +1,5 @@
 /**
- * The configuration schema: every key of config.md with its default, clamp and fallback, in one
+ * The configuration schema: every key of docs/configuration.md (listed in the README) with its default, clamp and fallback, in one
  * zod schema. Values arrive as TOML/JSON values or as strings from flat env vars, so every field
  * accepts both; `config.load.ts` gathers the layers and calls this.
  */

@@ -1,28 +1,15 @@
 /**
- * The per-session repeat cap of natively embedded images (vision.md, "The repeat cap"): which cap
+ * The per-session repeat cap of natively embedded images (docs/vision.md, "The repeat cap"): which cap
  * applies to a caller, the atomic reserve/release ledger, and the exact refusal. The ledger runs
  * where a session's counters live (a Durable Object per session on Workers, the process on Deno).
  */
 import { AppError } from "../http/errors";
 import type { Reservation } from "../ports";
+import { type Caller, capRule, effectiveCap } from "./cap-rule";
 
-export type Caller = "main" | "subagent";
 
 /** Counters are dropped after this much inactivity in a session. */
 export const SESSION_IDLE_MS = 24 * 60 * 60 * 1000;
-
-/** The cap when `vision.max_calls_per_image` is unset and the caller is a subagent. */
-export const DEFAULT_SUBAGENT_CAP = 3;
-
-/**
- * The cap that applies, or null for unlimited.
- * @example effectiveCap(null, "subagent") // 3
- * @example effectiveCap(0, "subagent")    // null (0 = unlimited)
- */
-export function effectiveCap(configured: number | null, caller: Caller): number | null {
-  if (configured === null) return caller === "subagent" ? DEFAULT_SUBAGENT_CAP : null;
-  return configured === 0 ? null : configured;
-}
 
 /** Storage a ledger needs: synchronous-looking get/put of small counters. */
 export interface CounterStore {
@@ -46,12 +33,14 @@ export async function releaseSlot(store: CounterStore, imageKey: string): Promis
   if (count > 0) await store.put(imageKey, count - 1);
 }
 
-/** The 409 of api.md, word for word. */
-export function embedCapReached(count: number, cap: number): AppError {
+/** The 409 of api.md: its words, with the cap rule that applied (`capRule`). */
+export function embedCapReached(count: number, configured: number | null, caller: Caller): AppError {
+  const cap = effectiveCap(configured, caller) ?? 0;
+  const setting = configured === null ? `vision.max_calls_per_image ${capRule(null)}` : `vision.max_calls_per_image = ${configured}; 0 = unlimited`;
   return new AppError(
     409,
     "embed_cap_reached",
-    `vision_analyze refused: this image has already been loaded into context ${count} time(s) in this session (region crops of the same image count too), and every native load re-sends the full image on each later API call. Answer from what you can already see, or ask the user. (vision.max_calls_per_image = ${cap}; 0 = unlimited)`,
+    `vision_analyze refused: this image has already been loaded into context ${count} time(s) in this session (region crops of the same image count too), and every native load re-sends the full image on each later API call. Answer from what you can already see, or ask the user. (${setting})`,
     { details: { embed_count: count, embed_cap: cap } },
   );
 }

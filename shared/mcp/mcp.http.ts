@@ -54,6 +54,7 @@ export const MCP_CORS = {
 };
 
 interface RpcMessage {
+  id?: unknown;
   method?: unknown;
   params?: { protocolVersion?: unknown } & Record<string, unknown>;
 }
@@ -98,6 +99,10 @@ export async function handleMcpPost(request: Request, ctx: ToolContext, tools: T
   if (Array.isArray(payload) && (payload.length === 0 || version >= BATCHES_REMOVED_IN)) {
     const why = payload.length === 0 ? "an empty batch is not a JSON-RPC message" : `JSON-RPC batches were removed in MCP ${BATCHES_REMOVED_IN}`;
     return rpcFailure(400, -32600, `Invalid Request: ${why}; send one message per POST.`);
+  }
+  if (messages.some((m) => isObject(m) && "method" in m && "id" in m && m.id === null)) {
+    // JSON-RPC allows a null id only in a response to a request whose id could not be read.
+    return rpcFailure(400, -32600, "Invalid Request: a request's id must be a string or a number, not null; leave id out to send a notification.");
   }
   if (initialize && askedVersion !== null && !(MCP_PROTOCOL_VERSIONS as readonly string[]).includes(askedVersion)) {
     // The SDK would echo any version it knows (2024-11-05 too); offer our newest instead.

@@ -1,25 +1,18 @@
 /**
- * The MCP server: the official SDK's `McpServer`, one tool per MCP-enabled entry of TOOLS. The SDK
- * speaks the protocol (lifecycle, JSON-RPC, capabilities); each tool's own zod schema validates its
+ * The MCP server: the official SDK's server speaks the protocol (lifecycle, JSON-RPC,
+ * capabilities); we answer `tools/list` and `tools/call` from TOOLS. Each tool's own zod schema validates its
  * arguments (`parseRequest`, as on the HTTP route), so both fronts refuse the same input with the
  * same error body, and `tools/list` shows the same portable JSON Schemas as OpenAPI.
  */
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
-import { ListToolsRequestSchema, type CallToolResult, type Tool } from "@modelcontextprotocol/sdk/types.js";
+import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError, type CallToolResult, type Tool } from "@modelcontextprotocol/sdk/types.js";
 import { CfWorkerJsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/cfworker-provider.js";
-import * as z from "zod";
 import { AppError } from "../http/errors";
 import { parseRequest } from "../http/validate";
 import { toObjectJsonSchema } from "../tools/json-schema";
 import type { ToolContext, ToolDefinition } from "../tools/tool.types";
 
 const INSTRUCTIONS = "Cached web search and extract, budgeted vision. Repeats are answered from a shared cache.";
-
-/**
- * What the SDK checks before a tool runs: any object. The tool's schema is applied in `callTool`,
- * where a failure becomes our `invalid_request` body with every bad field.
- */
-const ANY_ARGUMENTS = z.looseObject({});
 
 /**
  * A fresh server for one HTTP request (Workers are stateless: nothing is kept between requests).
@@ -33,12 +26,18 @@ export function createMcpServer(ctx: ToolContext, tools: ToolDefinition[], sessi
     // The SDK's default validator (Ajv) compiles schemas with `new Function`, which workerd forbids.
     { instructions: INSTRUCTIONS, jsonSchemaValidator: new CfWorkerJsonSchemaValidator() },
   );
-  for (const tool of tools) {
-    server.registerTool(tool.name, { description: tool.description, inputSchema: ANY_ARGUMENTS }, (args) => callTool(ctx, tool, args, sessionId));
-  }
-  server.server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: tools.map(mcpToolListing) }));
-  // registerTool announces listChanged; a stateless endpoint never sends that notification.
+  // A stateless endpoint never sends tools/list_changed.
   server.server.registerCapabilities({ tools: { listChanged: false } });
+  server.server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: tools.map(mcpToolListing) }));
+  // Our own tools/call: an unknown name is the JSON-RPC error -32602 (the SDK's McpServer would
+  // answer it as a tool result); a known tool validates its arguments with its own zod schema.
+  server.server.setRequestHandler(CallToolRequestSchema, (request) => {
+    const tool = tools.find((candidate) => candidate.name === request.params.name);
+    if (!tool) {
+      throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${request.params.name.slice(0, 100)}. tools/list names the tools: ${tools.map((t) => t.name).join(", ")}.`);
+    }
+    return callTool(ctx, tool, request.params.arguments ?? {}, sessionId);
+  });
   return server;
 }
 

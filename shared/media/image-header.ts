@@ -178,8 +178,8 @@ function exifOrientation(bytes: Uint8Array, start: number, end: number): number 
 /**
  * Scans a JPEG may have. Each progressive scan makes libjpeg walk every block of the image again,
  * so a small file of thousands of scans costs seconds of CPU; real encoders write 10 to 20
- * (libjpeg-turbo's own tools refuse past 500). Measured: a 3840x3840 progressive photo padded to
- * 100 scans took 0.9 s of CPU to decode, so 64 keeps such a file well under 1 s.
+ * (libjpeg-turbo's own tools refuse past 500). What a large progressive photo padded to the limit
+ * and past it costs is in docs/benchmarks.md ("Isolate memory", the adversarial set).
  */
 export const JPEG_MAX_SCANS = 64;
 

@@ -1,6 +1,6 @@
 /**
- * The order of checks for user-supplied URLs, in one place (web.md "The order of steps is a
- * security property"). Routes call the steps separately so provider resolution can sit between
+ * The order of checks for user-supplied URLs, in one place (docs/web.md, "The order of steps":
+ * the order is a security property). Routes call the steps separately so provider resolution can sit between
  * SSRF and policy; `gateUrl` runs them all for a single URL (and for every redirect hop).
  */
 import { AppError } from "../http/errors";
@@ -111,7 +111,7 @@ export async function gateUrl(rawUrl: string, options: GateOptions): Promise<URL
 }
 
 /**
- * Extract cache key part for a URL (web.md "Extract cache"): lower-case scheme and host, no default
+ * Extract cache key part for a URL (docs/web.md, "Extract cache"): lower-case scheme and host, no default
  * port, no fragment; path and query exactly as given (case, order, repeated keys). WHATWG URL
  * already lower-cases the scheme and host and drops default ports; only the fragment is removed.
  *

@@ -17,7 +17,7 @@ export interface SafeFetchOptions {
   timeoutMs: number;
   headers?: HeadersInit;
   method?: "GET" | "HEAD";
-  /** Default 5 (web.md). */
+  /** Default 5 (docs/web.md, "The order of steps"). */
   maxRedirects?: number;
   /** Return false to refuse the final response's media type (`unsupported_content`). */
   acceptContentType?: (mediaType: string) => boolean;

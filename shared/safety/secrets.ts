@@ -1,5 +1,5 @@
 /**
- * Secret detection for user-supplied URLs (web.md step 2). A URL that looks like it carries an API
+ * Secret detection for user-supplied URLs (docs/web.md, "The order of steps", step 2). A URL that looks like it carries an API
  * key, a token or a password is refused before anything is fetched, cached or logged: fetching it
  * would hand the credential to a third party and keep it in our cache.
  *

@@ -1,5 +1,5 @@
 /**
- * SSRF check for user-supplied URLs (web.md step 3): decides whether the host of an already parsed
+ * SSRF check for user-supplied URLs (docs/web.md, "The order of steps", step 3): decides whether the host of an already parsed
  * WHATWG URL may be fetched. Literal addresses are classified directly, plainly local names are
  * refused without a lookup, other names are resolved through DoH and every answer must be public.
  */

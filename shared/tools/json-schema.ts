@@ -27,7 +27,7 @@ export function toObjectJsonSchema(schema: z.ZodType, io: "input" | "output"): J
 }
 
 /**
- * Rewrites the 2020-12-only tuple form (`prefixItems` + `items: false`) that zod emits for
+ * Drops the safe-integer bounds zod adds to integers, and rewrites the 2020-12-only tuple form (`prefixItems` + `items: false`) that zod emits for
  * `z.tuple` into `items` + `minItems`/`maxItems`, which both drafts read the same way (positions
  * of different types become an `anyOf` of them: looser, never stricter). Walks our
  * own generated schema, never caller data.
@@ -37,6 +37,12 @@ function portable(node: unknown): unknown {
   if (node === null || typeof node !== "object") return node;
   const out: JsonSchema = {};
   for (const [key, value] of Object.entries(node)) out[key] = portable(value);
+  // zod writes the safe-integer range on every `.int()`; for a clamped or bounded field it is
+  // noise a caller would read as the accepted range.
+  if (out.type === "integer") {
+    if (out.minimum === Number.MIN_SAFE_INTEGER) delete out.minimum;
+    if (out.maximum === Number.MAX_SAFE_INTEGER) delete out.maximum;
+  }
   const tuple = out.prefixItems;
   if (Array.isArray(tuple) && out.items === false) {
     delete out.prefixItems;

@@ -34,7 +34,7 @@ export const webSearchTool = defineTool({
   responseHeaders: { Age: "The body's `age`: whole seconds since the provider answered" },
   async run(ctx, input) {
     const body = await webSearch(ctx, input);
-    return { body, headers: { "x-cache": body.cache.toUpperCase(), age: String(body.age) } };
+    return { body, headers: { "x-cache": body.cache.toUpperCase(), age: String(body.age) }, log: { provider: body.provider } };
   },
 });
 
@@ -56,25 +56,32 @@ export const webExtractTool = defineTool({
   },
 });
 
-/** vision_analyze over MCP: the native answer without its bytes (they travel as the image block). */
-const VisionMcpResult = z.union([
-  VisionNativeResponse.omit({ content: true }).extend({
-    image: VisionNativeResponse.shape.image.omit({ data: true }).describe("The fitted image; its bytes are the result's image block"),
-  }),
-  VisionDescriptorResponse,
-]);
+/** vision_analyze over MCP: the native answer without its blocks (the bytes travel as the image block). */
+const VisionMcpResult = z.union([VisionNativeResponse.omit({ content: true }), VisionDescriptorResponse]);
 
 /** Longest text block next to an image: a summary the model reads, never the bytes again. */
 const MCP_SUMMARY_MAX_CHARS = 1500;
 
+/** The base64 bytes inside a provider-ready image block, whichever provider's shape it has. */
+function imageBlockData(block: Record<string, unknown>): string | null {
+  const source = block.source as { data?: unknown } | undefined;
+  if (typeof source?.data === "string") return source.data;
+  const url = (block.image_url as { url?: unknown } | undefined)?.url;
+  if (typeof url === "string") return url.slice(url.indexOf(",") + 1);
+  const inline = (block.inline_data as { data?: unknown } | undefined)?.data;
+  return typeof inline === "string" ? inline : null;
+}
+
 function visionForMcp(body: Record<string, unknown>): McpToolResult {
   if (body.path !== "native") return { structured: body, text: JSON.stringify(body) };
-  const { content: _blocks, image, ...rest } = body as { content: unknown; image: { data: string; media_type: string; width: number; height: number; bytes: number } };
-  const { data, ...imageMeta } = image;
-  const cap = body.embed_cap === null ? "no cap" : `cap ${String(body.embed_cap)}`;
-  const text = `Image ${imageMeta.width}x${imageMeta.height} ${imageMeta.media_type} (${imageMeta.bytes} bytes as a data URL) in the image block. ${String(body.note)} Loads of this image in this session: ${String(body.embed_count)} (${cap}).`;
+  const { content, ...rest } = body as VisionNativeResponse;
+  const data = content.map(imageBlockData).find((found) => found !== null);
+  if (data === undefined || data === null) throw new Error("vision answer without an image block");
+  const { image } = rest;
+  const cap = rest.embed_count === null ? "not counted: no session" : rest.embed_cap === null ? "no cap" : `cap ${rest.embed_cap}`;
+  const text = `Image ${image.width}x${image.height} ${image.media_type} (${image.bytes} bytes as a data URL) in the image block. ${rest.note} Loads of this image in this session: ${rest.embed_count ?? "-"} (${cap}).`;
   return {
-    structured: { ...rest, image: imageMeta },
+    structured: rest,
     text: text.slice(0, MCP_SUMMARY_MAX_CHARS),
     images: [{ type: "image", data, mimeType: image.media_type }],
   };

@@ -4,6 +4,7 @@
  * OpenAPI and in `tools/list`.
  */
 import type * as z from "zod";
+import type { RequestLogFields } from "../http/request-log";
 import type { RequestContext } from "../ports";
 
 /** What a tool runs with: the ports, the configuration and its secrets, the request id. */
@@ -24,6 +25,8 @@ export interface McpToolResult {
 export interface ToolAnswer {
   body: Record<string, unknown>;
   headers?: Record<string, string>;
+  /** Fields for the request's log line (the provider that answered). */
+  log?: RequestLogFields;
 }
 
 export interface ToolDefinition<S extends z.ZodType = z.ZodType> {

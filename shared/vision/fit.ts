@@ -1,5 +1,5 @@
 /**
- * Fits an image into the vision embed budget (vision.md): pass through what already fits, else
+ * Fits an image into the vision embed budget (docs/vision.md, "The embed budget"): pass through what already fits, else
  * crop, flatten, scale straight to the long-edge cap and search the highest JPEG quality whose
  * `data:` URL fits, shrinking by the square root of the overshoot only when the lowest acceptable
  * quality still does not fit. Every codec instance lives for one call, so memory does not ratchet.
@@ -227,7 +227,7 @@ async function loadMozJpeg(wasm: VisionWasm, settings: JpegEncodeSettings): Prom
 }
 
 /**
- * Fits `bytes` into the embed budget; see vision.md for the rules.
+ * Fits `bytes` into the embed budget; see docs/vision.md ("The embed budget") for the rules.
  * @throws AppError 413 over `maxInputPixels` (before any decode), 415 for unsupported formats, 400 for
  * corrupt data or a zero-area region.
  * @example

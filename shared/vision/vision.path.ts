@@ -1,5 +1,5 @@
 /**
- * Native or descriptor (vision.md, "Two paths"): native when the caller's model sees images in
+ * Native or descriptor (docs/vision.md, "Two paths"): native when the caller's model sees images in
  * tool results, and the provider-ready content blocks for that provider.
  */
 import type { VisionModel } from "./vision.schema";

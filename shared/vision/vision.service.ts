@@ -6,7 +6,8 @@
  */
 import type { LoadedConfig } from "../config/config.load";
 import type { FitOptions, FitResult, RequestContext } from "../ports";
-import { effectiveCap, embedCapReached } from "../embeds/embed-cap";
+import { effectiveCap } from "../embeds/cap-rule";
+import { embedCapReached } from "../embeds/embed-cap";
 import { AppError } from "../http/errors";
 import { sha256Hex } from "../hash";
 import { assertAllowedByPolicy, assertNoSecretInUrl, assertSsrfSafe, normalizeUrlForCache, parseTargetUrl } from "../safety/gate";
@@ -17,8 +18,8 @@ import { decodeImageData } from "../media/base64.decode";
 import { toBase64 } from "./fit";
 import { DecoderFailure, isOutOfMemory } from "./codecs/codec";
 import { invalidImage, readImageHeader } from "../media/image-header";
-import { choosePath, contentBlocks } from "./vision.path";
-import type { VisionRequest } from "./vision.schema";
+import { type BlockStyle, choosePath, contentBlocks } from "./vision.path";
+import type { VisionDescriptorResponse, VisionNativeResponse, VisionRequest, VisionResponse } from "./vision.schema";
 
 /** The largest image accepted, as an upload or a download (api.md). */
 export const MAX_IMAGE_BYTES = 25 * 1024 * 1024;
@@ -29,7 +30,7 @@ const DEFAULT_QUESTION = "Describe this image in detail: its layout, every piece
 /** An image as it arrived: bytes now, or a URL to fetch once a cap slot is held. */
 type ImageSource = { kind: "bytes"; bytes: Uint8Array } | { kind: "url"; url: URL };
 
-export async function analyzeImage(ctx: RequestContext, input: VisionRequest, upload?: Uint8Array): Promise<Record<string, unknown>> {
+export async function analyzeImage(ctx: RequestContext, input: VisionRequest, upload?: Uint8Array): Promise<VisionResponse> {
   const { config } = ctx;
   const source = await receiveImage(ctx, input, upload);
   if (source.kind === "bytes") readImageHeader(source.bytes); // refuse bad formats before any slot is taken
@@ -40,35 +41,50 @@ export async function analyzeImage(ctx: RequestContext, input: VisionRequest, up
     return describe(ctx, fitted, input.question);
   }
 
+  if (input.session_id === undefined) {
+    // No session, nothing to count against: the load is answered, and the answer says so.
+    const fitted = await fitBytes(ctx, await imageBytes(ctx, source), input);
+    return nativeAnswer(ctx, fitted, style, { embed_count: null, embed_cap: null, session_hint: SESSION_HINT });
+  }
+  const sessionId = input.session_id;
   const cap = effectiveCap(config.vision.max_calls_per_image, input.caller);
   // Image identity (only the native path counts): the URL without its fragment, or the bytes' hash.
   // The counter key is a hash of it, so no URL is kept in a session's storage.
   const identity = source.kind === "url" ? `url:${normalizeUrlForCache(source.url)}` : `sha256:${await sha256Hex(source.bytes as Uint8Array<ArrayBuffer>)}`;
   const imageKey = await sha256Hex(identity);
-  const reservation = await ctx.ports.embeds.reserve(input.session_id, imageKey, cap);
+  const reservation = await ctx.ports.embeds.reserve(sessionId, imageKey, cap);
   if (!reservation.ok) {
     ctx.ports.ledger.record({ tool: "vision", counts: { cap_refusals: 1 }, at: ctx.ports.clock() });
-    throw embedCapReached(reservation.count, cap ?? 0);
+    throw embedCapReached(reservation.count, config.vision.max_calls_per_image, input.caller);
   }
   let fitted: FitResult;
   try {
     fitted = await fitBytes(ctx, await imageBytes(ctx, source), input);
   } catch (error) {
-    await ctx.ports.embeds.release(input.session_id, imageKey).catch((cause) => ctx.ports.log.warn("embed_release_failed", { error: String(cause) }));
+    await ctx.ports.embeds.release(sessionId, imageKey).catch((cause) => ctx.ports.log.warn("embed_release_failed", { error: String(cause) }));
     throw error;
   }
-  const base64 = toBase64(fitted.data);
+  return nativeAnswer(ctx, fitted, style, { embed_count: reservation.count, embed_cap: cap });
+}
+
+/** What a native answer says about the repeat cap. */
+type EmbedTally = Pick<VisionNativeResponse, "embed_count" | "embed_cap" | "session_hint">;
+
+const SESSION_HINT =
+  "This load was not counted against a repeat cap because no session_id was given. Send session_id (your agent's session id; over MCP the Mcp-Session-Id is used) so repeat loads of one image in a session are counted.";
+
+/** The native answer: the image's bytes once, inside the provider-ready image block. */
+function nativeAnswer(ctx: RequestContext, fitted: FitResult, style: BlockStyle, tally: EmbedTally): VisionNativeResponse {
+  ctx.ports.log.info("vision_fitted", { path: "native", encode_attempts: fitted.encodeAttempts, decodes: fitted.decodes, bytes: fitted.dataUrlBytes, passed_through: fitted.passedThrough });
   ctx.ports.ledger.record({ tool: "vision", counts: { loads: 1, [fitted.passedThrough ? "passed_through" : "fitted"]: 1, bytes_in: fitted.original.bytes, bytes_out: fitted.data.byteLength }, at: ctx.ports.clock() });
-  ctx.ports.log.info("vision_fitted", { path, encode_attempts: fitted.encodeAttempts, decodes: fitted.decodes, bytes: fitted.dataUrlBytes, passed_through: fitted.passedThrough });
   return {
     success: true,
     path: "native",
-    image: { media_type: fitted.mediaType, data: base64, width: fitted.width, height: fitted.height, bytes: fitted.dataUrlBytes },
+    image: { media_type: fitted.mediaType, width: fitted.width, height: fitted.height, bytes: fitted.dataUrlBytes },
     original: { media_type: fitted.original.mediaType, width: fitted.original.width, height: fitted.original.height, bytes: fitted.original.bytes },
     note: fitted.note,
-    embed_count: reservation.count,
-    embed_cap: cap,
-    content: contentBlocks(style, fitted.mediaType, base64, fitted.note),
+    ...tally,
+    content: contentBlocks(style, fitted.mediaType, toBase64(fitted.data), fitted.note),
   };
 }
 
@@ -158,7 +174,7 @@ function checkSize(bytes: Uint8Array): Uint8Array {
 }
 
 /** The descriptor path: the fitted image goes to the auxiliary model, only its text comes back. */
-async function describe(ctx: RequestContext, fitted: FitResult, question: string | undefined): Promise<Record<string, unknown>> {
+async function describe(ctx: RequestContext, fitted: FitResult, question: string | undefined): Promise<VisionDescriptorResponse> {
   const { config, secrets } = ctx;
   const { base_url: baseUrl, model } = config.auxiliary.vision;
   if (!baseUrl || !model) {

@@ -2,8 +2,14 @@
 import * as z from "zod";
 import { FreshnessAnswer, FreshnessRequest } from "./freshness.schema";
 
+const URLS_SHAPE = 'urls must be an array of 1..5 URL strings, e.g. {"urls": ["https://example.com/"]}';
+
 export const ExtractRequest = z.object({
-  urls: z.array(z.string().min(1).max(8192).describe("An http(s) URL")).min(1).max(5).describe("1..5 URLs; results come back in the same order"),
+  urls: z
+    .array(z.string().min(1).max(8192).describe("An http(s) URL"), { error: (issue) => (issue.input === undefined ? "urls is required" : URLS_SHAPE) })
+    .min(1, URLS_SHAPE)
+    .max(5, "urls takes at most 5 URLs per call; split the list into several calls")
+    .describe("1..5 URLs; results come back in the same order"),
   format: z.enum(["markdown", "text"]).default("markdown").describe("markdown (default) or plain text"),
   ...FreshnessRequest.shape,
 });

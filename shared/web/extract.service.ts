@@ -1,5 +1,5 @@
 /**
- * web_extract, in the order web.md makes a security property: validate, refuse the whole call on
+ * web_extract, in the order docs/web.md ("The order of steps") makes a security property: validate, refuse the whole call on
  * a secret in any URL, SSRF per URL, resolve the provider, website policy per URL, and only then
  * the cache (KV, then the per-key single-flight), the provider, and the store. A cache hit may
  * skip the network, never a check: a hit's stored final URL is checked again.

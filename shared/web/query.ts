@@ -1,4 +1,4 @@
-/** Search-cache arithmetic: query normalization and limit tiers (web.md, "Search cache"). */
+/** Search-cache arithmetic: query normalization and limit tiers (docs/web.md, "Search cache"). */
 
 export const LIMIT_TIERS = [10, 20, 50, 100] as const;
 

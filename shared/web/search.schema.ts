@@ -5,7 +5,7 @@ import { FreshnessAnswer, FreshnessRequest } from "./freshness.schema";
 export const SearchRequest = z.object({
   query: z
     .string()
-    .min(1)
+    .min(1, { error: "query must not be empty", abort: true })
     .max(2048)
     .refine((q) => q.trim() !== "", { message: "query must not be blank" })
     .describe("What to search for, 1..2048 characters"),

@@ -22,7 +22,7 @@
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { deflateSync } from "node:zlib";
-import type { ProviderBaseName } from "../../shared/web/providers/providers.catalog";
+import { DEFAULT_BASE_URLS, type ProviderBaseName } from "../../shared/web/providers/providers.catalog";
 import { pathToFileURL } from "node:url";
 import {
   ARTICLE_HTML,
@@ -665,14 +665,29 @@ function sleep(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
 }
 
+/** The variables that point the service at the emulator: every provider, the DNS resolver, the auxiliary model. */
+export function emulatorVars(emulatorUrl: string): Record<string, string> {
+  return {
+    // Every provider reached at a base URL, at the emulator's /<name> (the provider table).
+    ...Object.fromEntries(Object.keys(DEFAULT_BASE_URLS).map((name) => [`PROVIDERS_${name.toUpperCase()}_BASE_URL`, `${emulatorUrl}/${name}`])),
+    SECURITY_DNS_RESOLVER_URL: `${emulatorUrl}/dns-query`,
+    AUXILIARY_VISION_BASE_URL: `${emulatorUrl}/openai/v1`,
+    // A key for the emulator only: it proves the key is sent, and that no message echoes it.
+    TAVILY_API_KEY: "emulator-tavily-key-0000000000",
+  };
+}
+
 // ---------------------------------------------------------------------------------------------
-// CLI: `npx tsx test/emulator/server.ts --port 9100` prints the URL and runs until killed.
+// CLI: `npx tsx test/emulator/server.ts --port 9100` prints the .dev.vars lines that point the
+// service at it (every provider, so nothing, not even the keyless rescue, tries the internet) and
+// runs until killed.
 
 if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
   const portFlag = process.argv.indexOf("--port");
   const port = portFlag >= 0 ? Number(process.argv[portFlag + 1]) : 9100;
   const emulator = await startEmulator({ port: Number.isFinite(port) ? port : 9100 });
-  console.log(emulator.url);
+  console.log(`# The emulator answers on ${emulator.url}. For npm run dev, put these lines in .dev.vars (then restart it);\n# for npm run dev:deno, in .dev.vars or the environment:`);
+  for (const [name, value] of Object.entries(emulatorVars(emulator.url))) console.log(`${name}=${value}`);
   const stop = () => void emulator.close().finally(() => process.exit(0));
   process.on("SIGINT", stop);
   process.on("SIGTERM", stop);

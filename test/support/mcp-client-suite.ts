@@ -128,13 +128,11 @@ export function mcpClientSuite(runtime: string, target: () => McpTarget): void {
       await other.client.close();
     });
 
-    it("gets bad arguments and an unknown tool back as tool errors the model can read", async () => {
+    it("gets bad arguments back as a tool error the model can read, and an unknown tool as JSON-RPC -32602", async () => {
       const result = await client.callTool({ name: "web_extract", arguments: { urls: [] } });
       expect(result.isError).toBe(true);
       expect(JSON.parse(textOf(result)).error).toMatchObject({ code: "invalid_request", details: [{ path: ["urls"] }] });
-      const unknown = await client.callTool({ name: "rm_rf", arguments: {} });
-      expect(unknown.isError).toBe(true);
-      expect(textOf(unknown)).toContain("rm_rf");
+      await expect(client.callTool({ name: "rm_rf", arguments: {} })).rejects.toMatchObject({ code: -32602, message: expect.stringContaining("rm_rf") });
     });
 
     it("is refused without a token (401) and from a foreign Origin (403); an allowed Origin connects", async () => {
@@ -159,6 +157,7 @@ export function mcpClientSuite(runtime: string, target: () => McpTarget): void {
         ["foreign Origin", await post(ping, { origin: "https://evil.example" }), 403, -32000],
         ["no text/event-stream in Accept", await post(ping, { accept: "application/json" }), 406, -32000],
         ["a batch under 2025-06-18", await post(`[${ping}]`, { "mcp-protocol-version": "2025-06-18" }), 400, -32600],
+        ["a request whose id is null", await post(JSON.stringify({ jsonrpc: "2.0", id: null, method: "ping" })), 400, -32600],
         ["a notification", await post(JSON.stringify({ jsonrpc: "2.0", method: "notifications/initialized" })), 202, null],
         ["a posted response", await post(JSON.stringify({ jsonrpc: "2.0", id: 7, result: {} })), 202, null],
       ];

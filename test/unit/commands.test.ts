@@ -1,8 +1,9 @@
 /**
  * The commands a newcomer runs, run as they would run them: `npm run demo` prints the figures of
- * web.md live, and `npm run replay -- ... --json` prints the one object the issue specifies.
+ * the README's table live, and `npm run replay -- ... --json` prints the one object the issue specifies.
  */
 import { execFileSync } from "node:child_process";
+import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 
 const run = (args: string[], timeout = 180_000) =>
@@ -14,6 +15,9 @@ describe("npm run demo", () => {
     expect(output).toMatch(/\| same query searched twice within the TTL \| 2 \| 1 \|/);
     expect(output).toMatch(/\| four identical searches at the same moment \| 4 \| 1 \|/);
     expect(output).toMatch(/\| same URL extracted twice within the TTL \| 2 \| 1 \| HIT=0,MISS=1, HIT=1,MISS=0 \|/);
+    // The columns a reader of the README expects.
+    const readmeHeader = readFileSync("README.md", "utf8").split("\n").find((line) => line.startsWith("| case |"));
+    expect(output.split("\n")).toContain(readmeHeader);
     // It ends with the dashboard's URL and the totals it shows, from the ledger.
     expect(output).toMatch(/Dashboard: http:\/\/127\.0\.0\.1:\d+\/dashboard/);
     expect(output).toContain("web_search:  6 requests, 2 paid, 4 avoided ($0.0320)");

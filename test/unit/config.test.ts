@@ -1,4 +1,4 @@
-/** config.md, key by key: defaults, clamps, fallbacks, layers, and errors that name the key. */
+/** docs/configuration.md and the README's table, key by key: defaults, clamps, fallbacks, layers, and errors that name the key. */
 import { describe, expect, it } from "vitest";
 import { CONFIG_KEYS, flatName, loadConfig, publicConfig } from "../../shared/config/config.load";
 import { AppError } from "../../shared/http/errors";
@@ -6,7 +6,7 @@ import { AppError } from "../../shared/http/errors";
 const config = (env: Record<string, unknown>) => loadConfig(env).config;
 
 describe("defaults", () => {
-  it("match config.md", () => {
+  it("match the README's table", () => {
     const c = config({});
     expect(c.web).toMatchObject({ cache_enabled: true, cache_ttl_minutes: 20, cache_exempt_hosts: [], search_provider: "auto", extract_provider: "auto", keyless_fallback: true, extract_timeout_seconds: 60, max_page_chars: 2_000_000, char_limit: 15_000 });
     expect(c.vision).toEqual({ embed_target_bytes: 262_144, max_calls_per_image: null, max_long_edge: 1568, max_input_pixels: 14_745_600 });

@@ -249,19 +249,23 @@ describe("test pages", () => {
 });
 
 describe("CLI mode", () => {
-  it("prints its URL and serves until killed", async () => {
+  it("prints its URL and the .dev.vars lines for every provider, and serves until killed", async () => {
     const child = spawn(process.execPath, ["--import", "tsx", "test/emulator/server.ts", "--port", "0"], { stdio: ["ignore", "pipe", "pipe"] });
     try {
+      let out = "";
       const url = await new Promise<string>((resolve, reject) => {
-        let out = "";
         child.stdout.on("data", (chunk: Buffer) => {
           out += chunk.toString();
           const match = /http:\/\/127\.0\.0\.1:\d+/.exec(out);
-          if (match) resolve(match[0]);
+          if (match && /TAVILY_API_KEY=.*\n/.test(out)) resolve(match[0]);
         });
         child.once("exit", (code) => reject(new Error(`emulator exited with ${code}`)));
       });
       expect((await fetch(`${url}/__health`)).status).toBe(200);
+      // Nothing left pointing at the internet: the keyless rescue and the DNS check come here too.
+      for (const line of [`PROVIDERS_KEYLESS_BASE_URL=${url}/keyless`, `SECURITY_DNS_RESOLVER_URL=${url}/dns-query`, `PROVIDERS_TAVILY_BASE_URL=${url}/tavily`]) {
+        expect(out.split("\n")).toContain(line);
+      }
     } finally {
       child.kill("SIGTERM");
     }

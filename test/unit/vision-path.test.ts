@@ -1,4 +1,4 @@
-/** vision.md "Two paths": which callers get the image natively, and in which block style. */
+/** docs/vision.md, "Two paths": which callers get the image natively, and in which block style. */
 import { describe, expect, it } from "vitest";
 import { choosePath, contentBlocks } from "../../shared/vision/vision.path";
 

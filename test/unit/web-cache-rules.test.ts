@@ -1,9 +1,10 @@
-/** The pure rules of the web caches: key versions, query normalization, limit tiers, truncation. */
+/** The pure rules of the web caches: key versions, query normalization, limit tiers, truncation, freshness. */
 import { readFileSync } from "node:fs";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { cacheKeyPrefix } from "../../shared/web/cache";
-import { cutForCaller } from "../../shared/web/flight";
+import { cutForCaller, isServable } from "../../shared/web/flight";
+import { cacheControlFields } from "../../shared/web/freshness.schema";
 import type { ExtractValue, SearchValue } from "../../shared/web/job.types";
 import { truncateContent } from "../../shared/web/truncate";
 import { LIMIT_TIERS, limitTier, normalizeQuery } from "../../shared/web/query";
@@ -119,5 +120,32 @@ describe("cutForCaller", () => {
     expect(cutForCaller(page("z".repeat(50_000)), undefined).truncated).toBeUndefined();
     const search: SearchValue = { provider: "tavily", results: [] };
     expect(cutForCaller(search, 2_000)).toBe(search);
+  });
+});
+
+describe("freshness rules", () => {
+  const headers = (value: string) => new Headers({ "cache-control": value });
+  it("reads Cache-Control directives as body fields, ignoring what it does not know or cannot parse", () => {
+    expect(cacheControlFields(new Headers())).toEqual({});
+    expect(cacheControlFields(headers("No-Cache"))).toEqual({ max_age: 0 });
+    expect(cacheControlFields(headers('max-age="600", no-store'))).toEqual({ max_age: 600, store: false });
+    expect(cacheControlFields(headers("max-age=600, max-age=60"))).toEqual({ max_age: 60 });
+    expect(cacheControlFields(headers("max-age=99999999999"))).toEqual({ max_age: 31_536_000 });
+    expect(cacheControlFields(headers("max-age=-5, max-age=1.5, max-age=, no-cache=x, no-store=1, private, max-stale=9"))).toEqual({});
+  });
+
+  it("serves an entry only unexpired and fetched less than max_age before the call began (max_age 0: only after it began)", () => {
+    const call = { now: 100_000, ttlMs: 60_000 };
+    const entry = { value: 1, expiresAt: 150_000, fetchedAt: 90_000 };
+    expect(isServable(entry, 100_000, call)).toBe(true);
+    expect(isServable(entry, 150_000, call)).toBe(false);
+    expect(isServable(entry, 100_000, { ...call, maxAgeMs: 11_000 })).toBe(true);
+    expect(isServable(entry, 100_000, { ...call, maxAgeMs: 10_000 })).toBe(false);
+    expect(isServable(entry, 100_000, { ...call, maxAgeMs: 0 })).toBe(false);
+    expect(isServable({ ...entry, fetchedAt: 100_001 }, 100_002, { ...call, maxAgeMs: 0 })).toBe(true);
+    // An entry stored before its fetch time was kept: fetched at its expiry less the TTL (90 s ago here).
+    expect(isServable({ value: 1, expiresAt: 150_000 }, 100_000, { ...call, maxAgeMs: 20_000 })).toBe(true);
+    expect(isServable({ value: 1, expiresAt: 150_000 }, 100_000, { ...call, maxAgeMs: 10_000 })).toBe(false);
+    expect(isServable(null, 100_000, call)).toBe(false);
   });
 });

@@ -55,3 +55,11 @@ export function expectErrorShape(body: any): { code: string; message: string; de
   }
   return body.error;
 }
+
+/** The base64 bytes of a native vision answer: they travel once, in its provider-ready image block. */
+export function imageBase64(body: any): string {
+  const block = body.content[0];
+  const data = block.source?.data ?? block.inline_data?.data ?? block.image_url?.url.replace(/^data:[^,]*,/, "");
+  if (typeof data !== "string") throw new Error(`no image block in ${JSON.stringify(body).slice(0, 200)}`);
+  return data;
+}

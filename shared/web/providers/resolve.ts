@@ -1,5 +1,5 @@
 /**
- * Which backend answers (web.md step 4): the configured provider, or under `auto` the first one
+ * Which backend answers (docs/web.md, "The order of steps", step 4): the configured provider, or under `auto` the first one
  * with a key or URL. Builds the serialisable settings an adapter needs; 503 when none can answer.
  */
 import type { LoadedConfig } from "../../config/config.load";

@@ -48,10 +48,9 @@ export const BLOCK_LEVEL = new Set([
 ]);
 
 /**
- * Elements and text runs the tree may hold: the reader's memory bound. A node costs about 160
- * bytes in Node and about half that in workerd (pointer compression) with its children slot and
- * kept attributes, so the tree stays under ~32 MB whatever the page. Real documentation reaches
- * it at about 6 MB of markup, by which point the text already fills MAX_MARKDOWN_CHARS.
+ * Elements and text runs the tree may hold: the reader's memory bound, whatever the page (the
+ * memory per input byte is measured in docs/benchmarks.md, "Peak memory per input byte"). Real
+ * documentation reaches it when its text already fills MAX_MARKDOWN_CHARS.
  */
 export const MAX_NODES = 200_000;
 

@@ -1,0 +1,75 @@
+/**
+ * `GET /` and `GET /healthz`: what a newcomer or a load balancer asks first. The index lists every
+ * route with one line on what it does (JSON for API clients, a small HTML page for browsers); the
+ * health check reports a configuration mistake as a 503 naming the key, before any route trips on it.
+ */
+import type { AppDeps } from "../ports";
+import { AppError } from "./errors";
+import { jsonResponse } from "./respond";
+
+/** One line of the index. */
+export interface RouteEntry {
+  method: "GET" | "POST";
+  path: string;
+  what: string;
+}
+
+/** Routes besides the tools (each tool's line comes from its own definition). Add a route here when you add one. */
+export const SERVICE_ROUTES: readonly RouteEntry[] = [
+  { method: "GET", path: "/healthz", what: "Liveness; 503 naming the key when the configuration is unusable" },
+  { method: "GET", path: "/v1/config", what: "The effective configuration, secrets shown as set or null" },
+  { method: "POST", path: "/mcp", what: "Model Context Protocol (Streamable HTTP): the same tools for MCP clients" },
+  { method: "GET", path: "/openapi.json", what: "OpenAPI 3.1 description of every route" },
+  { method: "GET", path: "/dashboard", what: "The savings dashboard: what the cache and the caps saved" },
+];
+
+/** Where the full contract is written, inside the repository. */
+const DOCS = { contract: "docs/api.md", configuration: "docs/configuration.md", openapi: "/openapi.json" };
+
+/** The index of routes, as JSON or (for a browser) HTML. */
+export function serviceIndex(deps: Pick<AppDeps, "version" | "runtime">, tools: readonly { path: string; description: string }[], accept: string | null): Response {
+  const routes: RouteEntry[] = [
+    ...SERVICE_ROUTES.slice(0, 2),
+    ...tools.map((tool) => ({ method: "POST" as const, path: tool.path, what: tool.description })),
+    ...SERVICE_ROUTES.slice(2),
+  ];
+  if (prefersHtml(accept)) return new Response(indexHtml(deps.version, routes), { headers: { "content-type": "text/html; charset=utf-8" } });
+  return jsonResponse({ name: "edge-agent-tools", version: deps.version, runtime: deps.runtime, routes, docs: DOCS });
+}
+
+/**
+ * The health answer: 200 when the configuration loads, else 503 with the `config_error` (its
+ * message names the key, the bad value and where to fix it on this runtime).
+ */
+export function healthAnswer(deps: Pick<AppDeps, "version" | "runtime" | "config">): Response {
+  const base = { version: deps.version, runtime: deps.runtime };
+  try {
+    deps.config();
+    return jsonResponse({ ok: true, ...base });
+  } catch (error) {
+    if (!(error instanceof AppError)) throw error;
+    return jsonResponse({ ok: false, ...base, ...error.toBody() }, 503);
+  }
+}
+
+function prefersHtml(accept: string | null): boolean {
+  return accept !== null && /\btext\/html\b/i.test(accept) && !/^\s*application\/json/i.test(accept);
+}
+
+function indexHtml(version: string, routes: RouteEntry[]): string {
+  const escape = (text: string) => text.replace(/[&<>"]/g, (ch) => `&#${ch.charCodeAt(0)};`);
+  const rows = routes
+    .map((r) => {
+      const path = r.method === "GET" ? `<a href="${escape(r.path)}">${escape(r.path)}</a>` : escape(r.path);
+      return `<tr><td>${r.method}</td><td><code>${path}</code></td><td>${escape(r.what)}</td></tr>`;
+    })
+    .join("\n");
+  return `<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>edge-agent-tools ${escape(version)}</title>
+<style>body{font:15px/1.5 system-ui,sans-serif;max-width:60rem;margin:2rem auto;padding:0 1rem}td{padding:.25rem .75rem .25rem 0;vertical-align:top}</style></head>
+<body><h1>edge-agent-tools <small>${escape(version)}</small></h1>
+<p>Tool endpoints for AI agents. The contract is <code>docs/api.md</code> in the repository; <a href="/openapi.json">/openapi.json</a> describes this build; <a href="/dashboard">/dashboard</a> shows what it saved.</p>
+<table>
+${rows}
+</table></body></html>`;
+}

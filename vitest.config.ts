@@ -46,7 +46,9 @@ export default defineConfig({
                 // The test network: public-looking example.com/.org/.net names (which the emulated
                 // DNS answers as public) reach the emulator; nothing else leaves the machine.
                 outboundService: (request: Request) => routeTestNetwork(request, emulator),
-                bindings: { EMULATOR_URL: emulator, ...emulatorVars(emulator) },
+                // The ledger writes right after each response here (1 s batches in production), so
+                // waitOnExecutionContext sees a request's counts stored.
+                bindings: { EMULATOR_URL: emulator, LEDGER_FLUSH_MS: "0", ...emulatorVars(emulator) },
               },
             };
           }),

@@ -3,7 +3,9 @@
  * 1. cache-hit latency of POST /v1/web_search vs a bare Worker returning the same JSON;
  * 2. N identical concurrent requests (N = 1, 4, 16, 64): provider calls, and latency of the
  *    leader (the one that paid) vs the joiners;
- * 3. web_extract through the Worker: a miss (the provider pays) vs a hit of the same URL.
+ * 3. web_extract through the Worker: a miss (the provider pays) vs a hit of the same URL;
+ * 4. cache-hit latency with the savings ledger on and off (a second wrangler dev with
+ *    LEDGER_MODE=off), interleaved, so the ledger's cost is measured on the same loaded box.
  * Run: npm run bench -- web (or npx tsx bench/web.bench.ts).
  */
 import { startLocalStack } from "../scripts/local-stack";
@@ -82,6 +84,38 @@ async function main() {
     lines.push(`| miss (provider paid) | ${ms(median(misses))} | ${ms(percentile(misses, 99))} |`);
     lines.push(`| hit (gate + cache) | ${ms(median(hits))} | ${ms(percentile(hits, 99))} |`);
     lines.push(`| provider calls | ${await stack.providerCalls("tavily", `/bench/${run}/`)} for ${EXTRACT_URLS * 2} requests | |`);
+
+    // 4. The ledger's cost on a cache hit: the same hit with the ledger on (this stack) and off.
+    const off = await startLocalStack({ vars: { LEDGER_MODE: "off" } });
+    try {
+      const hitOn = search(hitQuery);
+      const hitOff = () => fetch(`${off.url}/v1/web_search`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ query: hitQuery }) });
+      await hitOff();
+      const on: number[] = [];
+      const offTimes: number[] = [];
+      for (let i = 0; i < 30; i++) {
+        await timed(hitOn);
+        await timed(hitOff);
+      }
+      for (let i = 0; i < HIT_ROUNDS; i++) {
+        // Alternate which goes first, so neither side always follows the other.
+        const first = await timed(i % 2 === 0 ? hitOn : hitOff);
+        const second = await timed(i % 2 === 0 ? hitOff : hitOn);
+        const [a, b] = i % 2 === 0 ? [first, second] : [second, first];
+        if (a.cache !== "HIT" || b.cache !== "HIT") throw new Error("expected cache hits on both sides");
+        on.push(a.ms);
+        offTimes.push(b.ms);
+      }
+      const stats = (await (await fetch(`${stack.url}/v1/stats?window=1h`)).json()) as { totals: { web_search: { requests: number; hits: number } } };
+      lines.push("", "### Cache hit with the savings ledger on and off", "", `${HIT_ROUNDS} sequential hits each, interleaved, after 30 warm-up pairs; two wrangler dev processes, the second with LEDGER_MODE=off.`, "");
+      lines.push("| ledger | p50 ms | p99 ms |", "|---|---|---|");
+      lines.push(`| on (counted, flushed in waitUntil) | ${ms(median(on))} | ${ms(percentile(on, 99))} |`);
+      lines.push(`| off | ${ms(median(offTimes))} | ${ms(percentile(offTimes, 99))} |`);
+      lines.push(`| on / off | ${(((median(on) - median(offTimes)) / median(offTimes)) * 100).toFixed(1)} % | ${(((percentile(on, 99) - percentile(offTimes, 99)) / percentile(offTimes, 99)) * 100).toFixed(1)} % |`);
+      lines.push(`| /v1/stats afterwards (this run's stack) | web_search requests ${stats.totals.web_search.requests}, hits ${stats.totals.web_search.hits} | |`);
+    } finally {
+      await off.stop();
+    }
   } finally {
     await stack.stop();
   }

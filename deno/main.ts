@@ -21,6 +21,8 @@ import type { EmbedCounter, SingleFlight } from "../shared/ports";
 import { DenoKvStore } from "./deno-kv.store";
 import { MemoryEmbedCounter } from "./embeds.memory";
 import { DenoKvEmbedCounter } from "./embeds.kv";
+import { DenoKvLedgerStore } from "./ledger.kv";
+import { LedgerBuffer } from "../shared/stats/ledger";
 import { DEFAULT_FLIGHT_TIMING, DenoKvFlight } from "./flight.kv";
 import { loadVisionWasm } from "./vision-codecs";
 
@@ -88,6 +90,11 @@ const flight: SingleFlight = singleProcess
   : new DenoKvFlight(kv, cache, { fetch: fetchPort, log: consoleLogger, clock: Date.now }, { ...DEFAULT_FLIGHT_TIMING, leaseMs, watch });
 const embeds: EmbedCounter = singleProcess ? new MemoryEmbedCounter(Date.now) : new DenoKvEmbedCounter(kv, Date.now);
 
+// The savings ledger: counted in memory, written to Deno KV after each response (LEDGER_MODE=off:
+// nothing is counted, for the bench's comparison only).
+const ledgerStore = new DenoKvLedgerStore(kv);
+const ledger = env.LEDGER_MODE === "off" ? null : new LedgerBuffer(ledgerStore, consoleLogger);
+
 const app = createApp({
   runtime: "deno",
   version: pkg.version,
@@ -103,16 +110,26 @@ const app = createApp({
   fitImage: createImageFitter(await loadVisionWasm()),
   embeds,
   dnsResolver: dnsResolverPool(fetchPort, Date.now, consoleLogger),
-  // Nothing is counted yet: the savings ledger (docs/stats.md) is not built.
-  ledger: { record: () => {} },
+  ledger: ledger ?? { record: () => {} },
+  ledgerStore,
 });
 
 const port = Number(flags.port ?? env.PORT ?? 8787);
 if (!Number.isInteger(port) || port < 0 || port > 65535) fail(`the port must be a whole number from 0 to 65535 (got ${flags.port ?? env.PORT})`);
 const hostname = flags.hostname ?? env.HOSTNAME ?? "127.0.0.1";
 const coordination = singleProcess ? "in-process" : "deno-kv";
+const ledgerFlushMs = Math.min(10_000, Math.max(0, Number(env.LEDGER_FLUSH_MS ?? 1000) || 0));
+// What a request counts after its response went out (a stream that ended) waits at most 5 s.
+if (ledger) Deno.unrefTimer(setInterval(() => void ledger.flush(), 5_000));
+
+/** Answers, then writes what the request counted, off its path (the flush never rejects). */
+async function serve(request: Request): Promise<Response> {
+  const response = await app.fetch(request);
+  if (ledger) void ledger.flushAfter(ledgerFlushMs);
+  return response;
+}
 try {
-  Deno.serve({ port, hostname, onListen: ({ port }) => console.log(JSON.stringify({ level: "info", event: "listening", url: `http://${hostname}:${port}`, coordination })) }, app.fetch);
+  Deno.serve({ port, hostname, onListen: ({ port }) => console.log(JSON.stringify({ level: "info", event: "listening", url: `http://${hostname}:${port}`, coordination })) }, serve);
 } catch (error) {
   if (!(error instanceof Deno.errors.AddrInUse)) throw error;
   fail(`${hostname}:${port} is already in use (is npm run dev running?); choose another port: npm run dev:deno -- --port ${port + 1}`);

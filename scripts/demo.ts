@@ -1,7 +1,9 @@
 /**
  * `npm run demo`: the point of the service in one command, with no keys and no network. Starts
  * the provider emulator and the service, replays the README's table live, and prints the provider
- * calls an agent would pay without the service and with it.
+ * calls an agent would pay without the service and with it. It ends with the dashboard's URL
+ * and the totals it shows (from `/v1/stats`); `npm run demo -- --serve` keeps the service up
+ * (Ctrl-C stops it) so the dashboard can be opened.
  */
 import { startLocalStack } from "./local-stack";
 
@@ -31,9 +33,35 @@ async function main() {
       const again = await post(stack.url, "/v1/web_extract", { urls: [`https://example.com/docs/${run}`] });
       rows.push(["same URL extracted twice within the TTL", 2, await stack.providerCalls("tavily", `docs/${run}`), `${extract.headers.get("x-cache")}, ${again.headers.get("x-cache")}`]);
     }
+    printTables(rows, await ledgerTotals(stack.url), stack.url);
+    if (process.argv.includes("--serve")) {
+      console.log(`\nServing ${stack.url}/dashboard until Ctrl-C...`);
+      await new Promise<void>((resolve) => process.once("SIGINT", () => resolve()));
+    }
   } finally {
     await stack.stop();
   }
+  if (rows.some(([, before, after]) => after >= before)) process.exitCode = 1;
+}
+
+interface Totals {
+  saved_usd: number;
+  totals: Record<"web_search" | "web_extract", { requests: number; provider_calls: number; hits: number; coalesced: number; saved_usd: number }>;
+}
+
+/** What the dashboard shows: `/v1/stats` for the last hour, once the ledger has been written. */
+async function ledgerTotals(url: string): Promise<Totals> {
+  let body: Totals = (await (await fetch(`${url}/v1/stats?window=1h`)).json()) as Totals;
+  // The ledger is written within a second of each response (waitUntil); give the last one time.
+  const done = (b: Totals) => b.totals.web_search.requests >= 6 && b.totals.web_extract.requests >= 2;
+  for (let i = 0; i < 30 && !done(body); i++) {
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    body = (await (await fetch(`${url}/v1/stats?window=1h`)).json()) as Totals;
+  }
+  return body;
+}
+
+function printTables(rows: [string, number, number, string][], stats: Totals, url: string): void {
 
   console.log("\nProvider calls paid (emulated provider, counted at the provider):\n");
   // The same columns as the README's table.
@@ -41,7 +69,11 @@ async function main() {
   console.log("|---|---|---|---|");
   for (const [name, before, after, cache] of rows) console.log(`| ${name} | ${before} | ${after} | ${cache} |`);
   console.log("\nEvery repeat above was answered from the shared cache or merged into the one call in flight.");
-  if (rows.some(([, before, after]) => after >= before)) process.exitCode = 1;
+  const { web_search: search, web_extract: extract } = stats.totals;
+  console.log(`\nDashboard: ${url}/dashboard (its totals for the last hour, from /v1/stats):`);
+  console.log(`  money saved: $${stats.saved_usd.toFixed(4)} (at the providers' public prices)`);
+  console.log(`  web_search:  ${search.requests} requests, ${search.provider_calls} paid, ${search.hits + search.coalesced} avoided ($${search.saved_usd.toFixed(4)})`);
+  console.log(`  web_extract: ${extract.requests} URLs, ${extract.provider_calls} paid, ${extract.hits + extract.coalesced} avoided ($${extract.saved_usd.toFixed(4)})`);
 }
 
 main().catch((error) => {

@@ -19,6 +19,9 @@ import { MCP_CORS, handleMcpPost, isAllowedOrigin, mcpOriginRefusal } from "./mc
 import { openApiDocument } from "./openapi";
 import { proxyRequest } from "./proxy/proxy.service";
 import { LLM_PROVIDERS } from "./proxy/providers/llm.providers";
+import { DASHBOARD_CSP, DASHBOARD_JS, dashboardHtml } from "./stats/dashboard.page";
+import { StatsQuery } from "./stats/stats.schema";
+import { stats } from "./stats/stats.service";
 import { MCP_TOOLS, TOOLS } from "./tools/registry";
 import type { ToolContext, ToolDefinition } from "./tools/tool.types";
 
@@ -76,6 +79,25 @@ export function createApp(deps: AppDeps): Hono<Env> {
   route("/v1/config", {
     GET: (c) => jsonResponse(publicConfig(c.get("loaded"))),
   });
+
+  route("/v1/stats", {
+    GET: async (c) => {
+      const { window } = parseRequest(StatsQuery, { window: c.req.query("window") });
+      const report = await stats(deps.ledgerStore, window, deps.clock(), c.get("loaded").config.pricing).catch((cause: unknown) => {
+        throw new AppError(503, "stats_unavailable", "The savings ledger could not be read just now; try again.", { cause });
+      });
+      return jsonResponse(report, 200, { "cache-control": "no-store" });
+    },
+  });
+
+  // The page holds no data (it reads /v1/stats with the caller's token), so it is served to anyone.
+  const page = (body: () => string, type: string) => () => new Response(body(), { headers: { "content-type": type, "content-security-policy": DASHBOARD_CSP, "x-content-type-options": "nosniff", "cache-control": "no-cache" } });
+  const tokenRequired = () => {
+    const { secrets, config } = deps.config();
+    return (secrets.API_TOKENS ?? "").split(",").some((t) => t.trim() !== "") || !config.security.allow_anonymous;
+  };
+  route("/dashboard", { GET: page(() => dashboardHtml(tokenRequired()), "text/html; charset=utf-8") });
+  route("/dashboard/app.js", { GET: page(() => DASHBOARD_JS, "text/javascript; charset=utf-8") });
 
   const toolContext = (c: Context<Env>): ToolContext => {
     const { config, secrets } = c.get("loaded");

@@ -5,6 +5,7 @@
 import { Config, SECRET_NAMES } from "./config/config.schema";
 import { BODY_LIMITS, formatBytes } from "./http/body";
 import { DEFAULT_PROTOCOL_VERSION, MCP_PROTOCOL_VERSIONS, SESSION_ID } from "./mcp/mcp.http";
+import { StatsQuery, StatsResponse } from "./stats/stats.schema";
 import { toJsonSchema } from "./tools/json-schema";
 import type { ToolDefinition } from "./tools/tool.types";
 
@@ -163,6 +164,27 @@ export function openApiDocument(tools: ToolDefinition[], version: string, server
         operationId: "get_config",
         summary: "The effective configuration, secrets shown as set or null",
         responses: { "200": { description: "Configuration after defaults, tables and flat variables", headers: requestIdHeader, content: json(configSchema()) }, ...errorResponses([401, 500]) },
+      },
+    },
+    "/v1/stats": {
+      get: {
+        operationId: "get_stats",
+        summary: "The savings ledger over a window: counts, tokens and money per tool, provider and model",
+        description: "Every key is present, zeros included. Money: web tools' saved_usd is the provider calls avoided (hits + coalesced) times the provider's price per call; llm saved_usd is cost_without_cache_usd − cost_usd. Buckets are hourly, kept 35 days (docs/stats.md).",
+        parameters: [{ name: "window", in: "query", required: false, schema: (toJsonSchema(StatsQuery, "input").properties as Json).window, description: "1h, 24h (default), 7d or 30d" }],
+        responses: {
+          "200": { description: "The ledger over the window", headers: requestIdHeader, content: json(toJsonSchema(StatsResponse, "output")) },
+          ...errorResponses([400, 401, 500]),
+          "503": { description: "stats_unavailable: the ledger's store could not be read", headers: requestIdHeader, content: json(ref("Error")) },
+        },
+      },
+    },
+    "/dashboard": {
+      get: {
+        operationId: "dashboard",
+        summary: "The savings dashboard (HTML; reads /v1/stats with the token it asks for)",
+        security: [],
+        responses: { "200": { description: "The page", headers: requestIdHeader, content: { "text/html": { schema: { type: "string" } } } } },
       },
     },
     "/mcp": {

@@ -212,6 +212,28 @@ export interface Ledger {
   record(entry: LedgerEntry): void;
 }
 
+/** One counter of one hourly bucket, as the ledger stores it (docs/storage.md). */
+export interface LedgerRow {
+  /** The bucket: the start of its hour, epoch ms. */
+  hour: number;
+  tool: LedgerTool;
+  /** "" where none applies. */
+  provider: string;
+  /** The LLM model, or the eviction strategy; "" where none applies. */
+  model: string;
+  counter: string;
+  /** A whole number ≥ 0. */
+  value: number;
+}
+
+/** Where the ledger's buckets are kept: a Durable Object on Workers, Deno KV on Deno. */
+export interface LedgerStore {
+  /** Adds each row's value to its counter (creating it), and drops buckets past their 35 days. */
+  add(rows: readonly LedgerRow[]): Promise<void>;
+  /** Every counter of the buckets with `fromHour <= hour < toHour`. */
+  read(fromHour: number, toHour: number): Promise<LedgerRow[]>;
+}
+
 /** The ports a runtime entry hands every tool. */
 export interface AppPorts {
   cache: CacheStore;
@@ -225,6 +247,8 @@ export interface AppPorts {
   /** A DNS-over-HTTPS resolver per resolver URL, with its answer cache kept for the isolate. */
   dnsResolver: (url: string) => DnsResolver;
   ledger: Ledger;
+  /** The ledger's buckets, read by `GET /v1/stats`. */
+  ledgerStore: LedgerStore;
 }
 
 /** What a runtime entry hands `createApp`: its ports, what it is, and its configuration. */

@@ -5,11 +5,13 @@
 import pkg from "../package.json";
 import { CONFIG_PLACES, loadConfig, type LoadedConfig } from "../shared/config/config.load";
 import { consoleLogger } from "../shared/log";
-import type { AppDeps, EmbedCounter, SingleFlight } from "../shared/ports";
+import type { AppDeps, EmbedCounter, Ledger, LedgerRow, LedgerStore, SingleFlight } from "../shared/ports";
+import { LedgerBuffer } from "../shared/stats/ledger";
 import type { WorkerEnv } from "./env";
 import { KvStore } from "./kv.store";
 import { createImageFitter } from "../shared/vision/fit";
 import { dnsResolverPool } from "../shared/safety/dns";
+import { LEDGER_OBJECT } from "./ledger.do";
 import { visionWasm } from "./vision-codecs";
 
 const configs = new WeakMap<object, LoadedConfig | Error>();
@@ -57,8 +59,40 @@ function durableEmbeds(namespace: WorkerEnv["SESSIONS"]): EmbedCounter {
   };
 }
 
+/**
+ * The ledger's buckets in the one LedgerDO; with the optional `LEDGER_ANALYTICS` binding each
+ * batch also goes to Workers Analytics Engine, for deployments that outgrow one object
+ * (docs/stats.md shows the SQL that reads it).
+ */
+export function durableLedgerStore(env: WorkerEnv): LedgerStore {
+  const ledger = () => env.LEDGER.get(env.LEDGER.idFromName(LEDGER_OBJECT));
+  const analytics = env.LEDGER_ANALYTICS;
+  return {
+    async add(rows) {
+      if (analytics) for (const row of rows) analytics.writeDataPoint(analyticsPoint(row));
+      await ledger().add(rows);
+    },
+    read: (fromHour, toHour) => ledger().read(fromHour, toHour) as Promise<LedgerRow[]>,
+  };
+}
+
+/** One counter as an Analytics Engine data point (the column order docs/stats.md's SQL reads). */
+function analyticsPoint(row: LedgerRow): AnalyticsEngineDataPoint {
+  return { indexes: [row.tool], blobs: [row.tool, row.provider, row.model, row.counter], doubles: [row.value, row.hour] };
+}
+
+/** Off for the bench's comparison only (`LEDGER_MODE=off`): nothing is counted. */
+const ledgerOff = (env: WorkerEnv) => env.LEDGER === undefined || (env as Record<string, unknown>).LEDGER_MODE === "off";
+
+/** The ledger of one env object: gathers in memory; the Workers entry flushes it in waitUntil. */
+export function workersLedger(env: WorkerEnv): LedgerBuffer | null {
+  return ledgerOff(env) ? null : new LedgerBuffer(durableLedgerStore(env), consoleLogger);
+}
+
 const fitImage = createImageFitter(visionWasm);
 const dnsResolver = dnsResolverPool((input, init) => fetch(input, init), Date.now, consoleLogger);
+
+const NO_LEDGER: Ledger = { record: () => {} };
 
 export function workersDeps(env: WorkerEnv, overrides: Partial<AppDeps> = {}): AppDeps {
   return {
@@ -73,8 +107,8 @@ export function workersDeps(env: WorkerEnv, overrides: Partial<AppDeps> = {}): A
     fitImage,
     embeds: durableEmbeds(env.SESSIONS),
     dnsResolver,
-    // Nothing is counted yet: the savings ledger (docs/stats.md) is not built.
-    ledger: { record: () => {} },
+    ledger: NO_LEDGER,
+    ledgerStore: durableLedgerStore(env),
     ...overrides,
   };
 }

@@ -6,7 +6,7 @@
 import * as z from "zod";
 import { ANTHROPIC } from "../proxy/providers/anthropic";
 import { OPENAI } from "../proxy/providers/openai";
-import { DEFAULT_BASE_URLS, EXTRACT_PROVIDERS, SEARCH_PROVIDERS } from "../web/providers/provider.types";
+import { EXTRACT_PROVIDERS, EXTRACT_SPECS, PROVIDER_SECRETS, PROVIDER_SPECS, type ProviderBaseName, SEARCH_PROVIDERS, SEARCH_SPECS } from "../web/providers/providers.catalog";
 
 /** Raised by a field that cannot be read; becomes a 500 `config_error` naming the key. */
 const unusable = (ctx: z.RefinementCtx, what: string) => {
@@ -109,6 +109,59 @@ const maxCallsPerImage = z.unknown().transform((value, ctx): number | null => {
 /** Measured default for `vision.max_input_pixels` (see docs/benchmarks.md, "Vision fit"). */
 export const DEFAULT_MAX_INPUT_PIXELS = 14_745_600;
 
+/** `providers.<name>_base_url` for every provider reached at a base URL, default from its spec. */
+function baseUrlFields() {
+  const fields = PROVIDER_SPECS.flatMap((spec) => {
+    if (spec.baseUrl === undefined) return [];
+    const field = spec.baseUrl === null ? optionalUrl.describe(`${spec.name} has no public default; set it to enable ${spec.name}`) : urlWithDefault(spec.baseUrl).describe(`Where ${spec.name} is reached`);
+    return [[`${spec.name}_base_url`, field]];
+  });
+  return Object.fromEntries(fields) as { [N in ProviderBaseName as `${N}_base_url`]: N extends "searxng" ? typeof optionalUrl : ReturnType<typeof urlWithDefault> };
+}
+
+/** A price in USD, ≥ 0; a number, or a string from an env variable. */
+const usd = (fallback: number) =>
+  z.unknown().transform((value, ctx): number => {
+    if (value === undefined || value === null || value === "") return fallback;
+    const n = asNumber(value);
+    if (!Number.isFinite(n) || n < 0) return unusable(ctx, `expected a price in USD (a number ≥ 0), got "${String(value).slice(0, 40)}"`);
+    return n;
+  });
+
+/** `pricing.<kind>.<name>` for every provider of the kind, default from its spec. */
+function priceFields<S extends { name: string; search?: { usdPerCall: number }; extract?: { usdPerCall: number } }>(specs: readonly S[], kind: "search" | "extract") {
+  return Object.fromEntries(specs.map((spec) => [spec.name, usd(spec[kind]?.usdPerCall ?? 0).describe(`USD per ${kind} call to ${spec.name}`)])) as Record<S["name"], ReturnType<typeof usd>>;
+}
+
+const MODEL_PRICE_KEYS = ["input", "cacheWrite5m", "cacheWrite1h", "cacheRead", "output"] as const;
+
+/** `pricing.models`: a table (or its JSON text) of model name → token prices, each ≥ 0. */
+const modelPriceOverrides = z.unknown().transform((value, ctx): Record<string, Partial<Record<(typeof MODEL_PRICE_KEYS)[number], number>>> => {
+  if (value === undefined || value === null || value === "") return {};
+  let table = value;
+  if (typeof table === "string") {
+    try {
+      table = JSON.parse(table);
+    } catch {
+      return unusable(ctx, "expected a table of model name → prices, or its JSON text");
+    }
+  }
+  if (typeof table !== "object" || table === null || Array.isArray(table)) return unusable(ctx, "expected a table of model name → prices");
+  const out: Record<string, Partial<Record<(typeof MODEL_PRICE_KEYS)[number], number>>> = {};
+  for (const [model, prices] of Object.entries(table)) {
+    if (typeof prices !== "object" || prices === null) return unusable(ctx, `prices of ${model.slice(0, 60)} are not a table`);
+    const row: Partial<Record<(typeof MODEL_PRICE_KEYS)[number], number>> = {};
+    for (const [key, price] of Object.entries(prices)) {
+      if (!(MODEL_PRICE_KEYS as readonly string[]).includes(key)) return unusable(ctx, `${model.slice(0, 60)}.${key.slice(0, 40)} is not one of ${MODEL_PRICE_KEYS.join(", ")}`);
+      const n = asNumber(price);
+      if (!Number.isFinite(n) || n < 0) return unusable(ctx, `${model.slice(0, 60)}.${key} must be a number ≥ 0`);
+      row[key as (typeof MODEL_PRICE_KEYS)[number]] = n;
+    }
+    out[model] = row;
+  }
+  return out;
+});
+
 export const Config = z.object({
   web: z.object({
     cache_enabled: flag(true).describe("false turns off the search and extract caches (every call pays)"),
@@ -136,13 +189,7 @@ export const Config = z.object({
     allowed_origins: originList.describe("Browser origins /mcp accepts besides its own; any other Origin is a 403"),
   }),
   providers: z.object({
-    tavily_base_url: urlWithDefault(DEFAULT_BASE_URLS.tavily),
-    brave_base_url: urlWithDefault(DEFAULT_BASE_URLS.brave),
-    exa_base_url: urlWithDefault(DEFAULT_BASE_URLS.exa),
-    firecrawl_base_url: urlWithDefault(DEFAULT_BASE_URLS.firecrawl),
-    searxng_base_url: optionalUrl.describe("SearXNG has no public default; set it to enable searxng"),
-    keyless_base_url: urlWithDefault(DEFAULT_BASE_URLS.keyless),
-    jina_base_url: urlWithDefault(DEFAULT_BASE_URLS.jina),
+    ...baseUrlFields(),
     anthropic_base_url: urlWithDefault(ANTHROPIC.defaultBaseUrl).describe("Upstream of /anthropic/* (the provider proxy)"),
     openai_base_url: urlWithDefault(OPENAI.defaultBaseUrl).describe("Upstream of /openai/* (the provider proxy)"),
   }),
@@ -151,6 +198,11 @@ export const Config = z.object({
     timeout_seconds: clampedInt(600, 10, 3600).describe("Timeout of one forwarded LLM request until the provider's answer starts, 10..3600"),
     fit_user_images: flag(false).describe("true: user uploads over the embed budget are fitted too (else only those the provider would refuse)"),
     strategy: choice(["cost", "hermes", "off"] as const, "cost").describe("Tool-image retirement on proxied requests: cost, hermes (20/8/3), or off (images fitted only)"),
+  }),
+  pricing: z.object({
+    search: z.object(priceFields(SEARCH_SPECS, "search")).describe("USD per search call, per provider: what a hit or a joined call saves"),
+    extract: z.object(priceFields(EXTRACT_SPECS, "extract")).describe("USD per extract call (one URL), per provider"),
+    models: modelPriceOverrides.describe("Token prices per model name, USD per million tokens ({input, cacheWrite5m, cacheWrite1h, cacheRead, output}, any subset); the rest from the model table"),
   }),
   auxiliary: z.object({
     vision: z.object({
@@ -162,16 +214,6 @@ export const Config = z.object({
 export type Config = z.infer<typeof Config>;
 
 /** Secrets: read from the environment only, never from wrangler.toml, never shown. */
-export const SECRET_NAMES = [
-  "API_TOKENS",
-  "TAVILY_API_KEY",
-  "BRAVE_API_KEY",
-  "EXA_API_KEY",
-  "FIRECRAWL_API_KEY",
-  "JINA_API_KEY",
-  "AUXILIARY_VISION_API_KEY",
-  "ANTHROPIC_API_KEY",
-  "OPENAI_API_KEY",
-] as const;
+export const SECRET_NAMES = ["API_TOKENS", ...PROVIDER_SECRETS, "AUXILIARY_VISION_API_KEY", "ANTHROPIC_API_KEY", "OPENAI_API_KEY"] as const;
 export type SecretName = (typeof SECRET_NAMES)[number];
 export type Secrets = Partial<Record<SecretName, string>>;

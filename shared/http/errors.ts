@@ -26,6 +26,7 @@ export type ErrorCode =
   | "no_provider"
   | "provider_timeout"
   | "config_error"
+  | "stats_unavailable"
   | "internal_error";
 
 export class AppError extends Error {

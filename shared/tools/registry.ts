@@ -117,7 +117,9 @@ export const contextEvictTool = defineTool({
   // A client-side transformation of the client's own request: HTTP only, not an MCP tool.
   mcp: false,
   async run({ ports }, input) {
-    return { body: await evictForSession(input, ports) };
+    const body = await evictForSession(input, ports);
+    ports.ledger.record({ tool: "evict", model: input.strategy ?? "hermes", counts: { requests: 1, images_retired: body.retired }, at: ports.clock() });
+    return { body };
   },
 });
 

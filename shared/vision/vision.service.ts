@@ -53,7 +53,10 @@ export async function analyzeImage(ctx: RequestContext, input: VisionRequest, up
   const identity = source.kind === "url" ? `url:${normalizeUrlForCache(source.url)}` : `sha256:${await sha256Hex(source.bytes as Uint8Array<ArrayBuffer>)}`;
   const imageKey = await sha256Hex(identity);
   const reservation = await ctx.ports.embeds.reserve(sessionId, imageKey, cap);
-  if (!reservation.ok) throw embedCapReached(reservation.count, config.vision.max_calls_per_image, input.caller);
+  if (!reservation.ok) {
+    ctx.ports.ledger.record({ tool: "vision", counts: { cap_refusals: 1 }, at: ctx.ports.clock() });
+    throw embedCapReached(reservation.count, config.vision.max_calls_per_image, input.caller);
+  }
   let fitted: FitResult;
   try {
     fitted = await fitBytes(ctx, await imageBytes(ctx, source), input);
@@ -73,6 +76,7 @@ const SESSION_HINT =
 /** The native answer: the image's bytes once, inside the provider-ready image block. */
 function nativeAnswer(ctx: RequestContext, fitted: FitResult, style: BlockStyle, tally: EmbedTally): VisionNativeResponse {
   ctx.ports.log.info("vision_fitted", { path: "native", encode_attempts: fitted.encodeAttempts, decodes: fitted.decodes, bytes: fitted.dataUrlBytes, passed_through: fitted.passedThrough });
+  ctx.ports.ledger.record({ tool: "vision", counts: { loads: 1, [fitted.passedThrough ? "passed_through" : "fitted"]: 1, bytes_in: fitted.original.bytes, bytes_out: fitted.data.byteLength }, at: ctx.ports.clock() });
   return {
     success: true,
     path: "native",

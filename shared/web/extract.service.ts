@@ -8,6 +8,7 @@ import type { LoadedConfig } from "../config/config.load";
 import { AppError } from "../http/errors";
 import { sha256Hex } from "../hash";
 import type { RequestContext } from "../ports";
+import { recordWebCall } from "../stats/counters";
 import { assertAllowedByPolicy, assertNoSecretInUrls, assertSsrfSafe, hostListMatcher, isLocalLookingHost, normalizeUrlForCache, parseTargetUrl } from "../safety/gate";
 import { classifyIpLiteral } from "../safety/ip";
 import { cacheKeyPrefix, paidCall } from "./cache";
@@ -57,7 +58,10 @@ export async function webExtract(ctx: RequestContext, input: ExtractRequest): Pr
     targets.map(async (url, i): Promise<ExtractResult> => {
       const given = input.urls[i]!;
       const refused = refusals[i];
-      if (refused) return { url: given, error: refused };
+      if (refused) {
+        recordWebCall(ports.ledger, "web_extract", provider.name, "refused", ports.clock());
+        return { url: given, error: refused };
+      }
       try {
         const job = extractJob(ctx, provider, url, input.format);
         const key = await extractCacheKey(provider, url, input.format);
@@ -72,10 +76,12 @@ export async function webExtract(ctx: RequestContext, input: ExtractRequest): Pr
         }
         if (cached) hits++;
         else misses++;
+        recordWebCall(ports.ledger, "web_extract", provider.name, answer.cache, ports.clock());
         // paidCall answers the content already cut to char_limit, and flags the cut.
         const { page } = answer.value;
         return { url: given, final_url: page.final_url, title: page.title, content: page.content, cached, truncated: answer.value.truncated === true, age: answer.age, cached_at: answer.cachedAt };
       } catch (error) {
+        recordWebCall(ports.ledger, "web_extract", provider.name, "error", ports.clock());
         return { url: given, error: inBandError(error) };
       }
     }),

@@ -5,6 +5,7 @@
  */
 import { sha256Hex } from "../hash";
 import type { RequestContext } from "../ports";
+import { recordWebCall } from "../stats/counters";
 import { cacheKeyPrefix, paidCall } from "./cache";
 import type { SearchJob } from "./job.types";
 import { keylessSearchProvider, resolveSearchProvider, type ResolvedSearchProvider } from "./providers/resolve";
@@ -34,8 +35,12 @@ export async function webSearch(ctx: RequestContext, input: SearchRequest): Prom
     ttlMs: config.web.cache_ttl_minutes * 60_000,
     store: input.store !== false,
     maxAge: input.max_age,
+  }).catch((error: unknown) => {
+    recordWebCall(ports.ledger, "web_search", provider.name, "error", ports.clock());
+    throw error;
   });
   const rescued = answer.value.rescued === true;
+  recordWebCall(ports.ledger, "web_search", provider.name, answer.cache, ports.clock(), rescued ? { bypass: 1 } : {});
   if (rescued && answer.cache !== "coalesced") ports.log.warn("search_rescued_by_keyless", { provider: provider.name });
   return {
     success: true,

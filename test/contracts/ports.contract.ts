@@ -4,7 +4,7 @@
  * (test/deno/ports.contract.test.ts). Runtime-agnostic on purpose: each runner brings its own
  * test function and this tiny assert.
  */
-import type { CacheStore, EmbedCounter } from "../../shared/ports";
+import type { CacheStore, EmbedCounter, LedgerRow, LedgerStore } from "../../shared/ports";
 
 export interface Check {
   equal(actual: unknown, expected: unknown, what: string): void;
@@ -104,6 +104,50 @@ export const embedCounterContract: ContractCase<EmbedCounter>[] = [
       check.equal((await counter.reserve(`${unique}-other`, "a", 1)).ok, true, "the same image in another session");
       for (let i = 0; i < 5; i++) await counter.reserve(unique, "free", null);
       check.equal(await counter.reserve(unique, "free", null), { ok: true, count: 6 }, "unlimited reservations");
+    },
+  },
+];
+
+const HOUR = 3_600_000;
+/** Rows of this case only: the provider names the case, so parallel cases never mix. */
+const mine = (rows: LedgerRow[], unique: string) =>
+  rows
+    .filter((row) => row.provider === unique)
+    .map(({ hour, tool, model, counter, value }) => ({ hour, tool, model, counter, value }))
+    .sort((a, b) => a.hour - b.hour || a.counter.localeCompare(b.counter));
+
+export const ledgerStoreContract: ContractCase<LedgerStore>[] = [
+  {
+    name: "adds to counters, keeps buckets and keys apart, reads a window [from, to)",
+    async run(store, check, unique) {
+      const hour = Math.floor(Date.now() / HOUR) * HOUR;
+      const row = (h: number, counter: string, value: number, model = ""): LedgerRow => ({ hour: h, tool: "web_search", provider: unique, model, counter, value });
+      await store.add([row(hour, "requests", 2), row(hour, "hits", 1), row(hour - HOUR, "requests", 5)]);
+      await store.add([row(hour, "requests", 3), row(hour, "requests", 1, "m")]);
+      check.equal(mine(await store.read(hour, hour + HOUR), unique), [
+        { hour, tool: "web_search", model: "", counter: "hits", value: 1 },
+        { hour, tool: "web_search", model: "", counter: "requests", value: 5 },
+        { hour, tool: "web_search", model: "m", counter: "requests", value: 1 },
+      ], "the current hour after two batches");
+      check.equal(mine(await store.read(hour - HOUR, hour), unique), [{ hour: hour - HOUR, tool: "web_search", model: "", counter: "requests", value: 5 }], "the hour before, alone");
+    },
+  },
+  {
+    name: "twenty concurrent batches lose no increment",
+    async run(store, check, unique) {
+      const hour = Math.floor(Date.now() / HOUR) * HOUR;
+      await Promise.all(Array.from({ length: 20 }, () => store.add([{ hour, tool: "llm", provider: unique, model: "x", counter: "input_tokens", value: 7 }])));
+      check.equal(mine(await store.read(hour, hour + HOUR), unique), [{ hour, tool: "llm", model: "x", counter: "input_tokens", value: 140 }], "20 × 7");
+    },
+  },
+  {
+    name: "drops buckets older than 35 days",
+    async run(store, check, unique) {
+      const hour = Math.floor(Date.now() / HOUR) * HOUR;
+      const old = hour - 36 * 24 * HOUR;
+      await store.add([{ hour: old, tool: "evict", provider: unique, model: "", counter: "requests", value: 1 }]);
+      await store.add([{ hour, tool: "evict", provider: unique, model: "", counter: "requests", value: 1 }]);
+      check.equal(mine(await store.read(old, old + HOUR), unique), [], "the 36-day-old bucket");
     },
   },
 ];

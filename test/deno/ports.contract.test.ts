@@ -10,7 +10,8 @@ import { silentLogger } from "../../shared/log";
 import type { EmbedCounter, SingleFlight } from "../../shared/ports";
 import { CopyElection, FlightCoordinator } from "../../shared/web/flight";
 import { singleFlightContract } from "../contracts/flight.contract";
-import { cacheStoreContract, type Check, embedCounterContract } from "../contracts/ports.contract";
+import { DenoKvLedgerStore } from "../../deno/ledger.kv";
+import { cacheStoreContract, type Check, embedCounterContract, ledgerStoreContract } from "../contracts/ports.contract";
 
 const check: Check = {
   equal(actual, expected, what) {
@@ -25,6 +26,9 @@ const unique = () => crypto.randomUUID();
 
 for (const c of cacheStoreContract) {
   Deno.test(`CacheStore contract: Deno KV: ${c.name}`, () => c.run(new DenoKvStore(kv), check, unique()));
+}
+for (const c of ledgerStoreContract) {
+  Deno.test(`LedgerStore contract: Deno KV sums: ${c.name}`, () => c.run(new DenoKvLedgerStore(kv), check, unique()));
 }
 const counter = new MemoryEmbedCounter(Date.now);
 for (const c of embedCounterContract) {

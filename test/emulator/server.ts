@@ -3,8 +3,8 @@
  * path prefix, counting calls, so tests pay nothing and nothing leaves the machine.
  * Markers in a query or URL steer single calls, so concurrent test files never step on each other.
  *
- * Point the service at it with `PROVIDERS_<NAME>_BASE_URL={url}/<name>` (tavily, brave, exa,
- * firecrawl, searxng, keyless, jina), `AUXILIARY_VISION_BASE_URL={url}/openai/v1` and
+ * Point the service at it with `PROVIDERS_<NAME>_BASE_URL={url}/<name>` for every provider of the
+ * table (scripts/local-stack.ts emulatorVars does), `AUXILIARY_VISION_BASE_URL={url}/openai/v1` and
  * `SECURITY_DNS_RESOLVER_URL={url}/dns-query`. Test pages live under `{url}/pages/...`
  * (article, huge?chars=N, latin1, latin1-meta, redirect?to=URL&status=302, empty, text, json, anything else).
  *
@@ -23,6 +23,7 @@
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { deflateSync } from "node:zlib";
+import { DEFAULT_BASE_URLS, type ProviderBaseName } from "../../shared/web/providers/providers.catalog";
 import { pathToFileURL } from "node:url";
 import {
   ARTICLE_HTML,
@@ -142,6 +143,21 @@ export async function startEmulator(opts: { port?: number } = {}): Promise<Runni
   };
 }
 
+/**
+ * Each provider's emulated API by its path under `/<name>`, keyed by the provider table
+ * (shared/web/providers/providers.catalog.ts): a provider added there without an emulation here
+ * fails the typecheck. null: no such path.
+ */
+const PROVIDER_APIS: Record<ProviderBaseName, (ex: Exchange, path: string) => Promise<void> | null> = {
+  tavily: (ex, path) => (path === "/search" ? tavilySearch(ex) : path === "/extract" ? tavilyExtract(ex) : null),
+  brave: (ex, path) => (path === "/res/v1/web/search" ? braveSearch(ex) : null),
+  exa: (ex, path) => (path === "/search" ? exaSearch(ex) : null),
+  firecrawl: (ex, path) => (path === "/v1/search" ? firecrawlSearch(ex) : path === "/v1/scrape" ? firecrawlScrape(ex) : null),
+  searxng: (ex, path) => (path === "/search" ? searxngSearch(ex) : null),
+  keyless: (ex, path) => (path === "/html/" || path === "/html" ? keylessSearch(ex) : null),
+  jina: (ex, path) => (path.startsWith("/") ? jinaRead(ex) : null),
+};
+
 async function handle(req: IncomingMessage, res: ServerResponse, state: State): Promise<void> {
   const url = new URL(req.url ?? "/", "http://emulator.local");
   const body = await readBody(req);
@@ -151,15 +167,11 @@ async function handle(req: IncomingMessage, res: ServerResponse, state: State): 
 
   if (path.startsWith("/__")) return control(ex);
   if (path.startsWith("/llm/")) return state.llm.handle(req, res, url, body); // test/emulator/llm.ts
-  if (path === "/tavily/search") return tavilySearch(ex);
-  if (path === "/tavily/extract") return tavilyExtract(ex);
-  if (path === "/brave/res/v1/web/search") return braveSearch(ex);
-  if (path === "/exa/search") return exaSearch(ex);
-  if (path === "/firecrawl/v1/search") return firecrawlSearch(ex);
-  if (path === "/firecrawl/v1/scrape") return firecrawlScrape(ex);
-  if (path === "/searxng/search") return searxngSearch(ex);
-  if (path === "/keyless/html/" || path === "/keyless/html") return keylessSearch(ex);
-  if (path.startsWith("/jina/")) return jinaRead(ex);
+  const prefix = path.split("/")[1] ?? "";
+  if (Object.hasOwn(PROVIDER_APIS, prefix)) {
+    const answered = PROVIDER_APIS[prefix as ProviderBaseName](ex, path.slice(prefix.length + 1));
+    if (answered) return answered;
+  }
   if (path === "/openai/v1/chat/completions") return chatCompletion(ex);
   if (path === "/dns-query") return dnsQuery(ex);
   if (path === "/pages" || path.startsWith("/pages/")) return testPage(ex);
@@ -664,13 +676,8 @@ function sleep(ms: number): Promise<void> {
 /** The variables that point the service at the emulator: every provider, the DNS resolver, the auxiliary model. */
 export function emulatorVars(emulatorUrl: string): Record<string, string> {
   return {
-    PROVIDERS_TAVILY_BASE_URL: `${emulatorUrl}/tavily`,
-    PROVIDERS_BRAVE_BASE_URL: `${emulatorUrl}/brave`,
-    PROVIDERS_EXA_BASE_URL: `${emulatorUrl}/exa`,
-    PROVIDERS_FIRECRAWL_BASE_URL: `${emulatorUrl}/firecrawl`,
-    PROVIDERS_SEARXNG_BASE_URL: `${emulatorUrl}/searxng`,
-    PROVIDERS_KEYLESS_BASE_URL: `${emulatorUrl}/keyless`,
-    PROVIDERS_JINA_BASE_URL: `${emulatorUrl}/jina`,
+    // Every provider reached at a base URL, at the emulator's /<name> (the provider table).
+    ...Object.fromEntries(Object.keys(DEFAULT_BASE_URLS).map((name) => [`PROVIDERS_${name.toUpperCase()}_BASE_URL`, `${emulatorUrl}/${name}`])),
     SECURITY_DNS_RESOLVER_URL: `${emulatorUrl}/dns-query`,
     AUXILIARY_VISION_BASE_URL: `${emulatorUrl}/openai/v1`,
     PROVIDERS_ANTHROPIC_BASE_URL: `${emulatorUrl}/llm/anthropic`,

@@ -18,6 +18,11 @@ describe("npm run demo", () => {
     // The columns a reader of the README expects.
     const readmeHeader = readFileSync("README.md", "utf8").split("\n").find((line) => line.startsWith("| case |"));
     expect(output.split("\n")).toContain(readmeHeader);
+    // It ends with the dashboard's URL and the totals it shows, from the ledger.
+    expect(output).toMatch(/Dashboard: http:\/\/127\.0\.0\.1:\d+\/dashboard/);
+    expect(output).toContain("web_search:  6 requests, 2 paid, 4 avoided ($0.0320)");
+    expect(output).toContain("web_extract: 2 URLs, 1 paid, 1 avoided ($0.0016)");
+    expect(output).toContain("money saved: $0.0336");
   }, 180_000);
 });
 

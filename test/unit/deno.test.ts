@@ -98,7 +98,7 @@ freshnessSuite("Deno", () => ({
 }));
 
 describe("port contracts on Deno", () => {
-  it("passes the CacheStore, EmbedCounter and SingleFlight contracts with Deno KV, the Deno KV counters and leases and the in-process ledger and coordinator, and the Deno KV flight's own tests", async () => {
+  it("passes the CacheStore, EmbedCounter, SingleFlight and LedgerStore contracts with Deno KV, the Deno KV counters and leases and the in-process ledger and coordinator, and the Deno KV flight's own tests", async () => {
     // Not spawnSync: the emulator the flight contract calls runs in this process's event loop.
     const result = await new Promise<{ status: number | null; output: string }>((resolve) => {
       execFile(
@@ -108,7 +108,7 @@ describe("port contracts on Deno", () => {
         (error, stdout, stderr) => resolve({ status: error ? ((error as { code?: number }).code ?? 1) : 0, output: `${stdout}\n${stderr}` }),
       );
     });
-    expect(result.output, result.output.slice(-2000)).toMatch(/ok \| 43 passed \| 0 failed/);
+    expect(result.output, result.output.slice(-2000)).toMatch(/ok \| 46 passed \| 0 failed/);
     expect(result.status).toBe(0);
   }, 150_000);
 });

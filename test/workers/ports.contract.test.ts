@@ -3,8 +3,8 @@ import { runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { KvStore } from "../../workers/kv.store";
 import { DurableObjectStore } from "../../workers/do-storage.store";
-import { workersDeps } from "../../workers/deps";
-import { cacheStoreContract, type Check, embedCounterContract } from "../contracts/ports.contract";
+import { durableLedgerStore, workersDeps } from "../../workers/deps";
+import { cacheStoreContract, type Check, embedCounterContract, ledgerStoreContract } from "../contracts/ports.contract";
 import { singleFlightContract } from "../contracts/flight.contract";
 import { CopyElection, FlightCoordinator } from "../../shared/web/flight";
 import { silentLogger } from "../../shared/log";
@@ -29,6 +29,10 @@ describe("CacheStore contract: Durable Object storage", () => {
 describe("EmbedCounter contract: SessionDO", () => {
   const counter = workersDeps(testEnv).embeds;
   for (const c of embedCounterContract) it(c.name, () => c.run(counter, check, uniqueToken()));
+});
+
+describe("LedgerStore contract: LedgerDO (SQLite)", () => {
+  for (const c of ledgerStoreContract) it(c.name, () => c.run(durableLedgerStore(testEnv), check, uniqueToken()));
 });
 
 describe("SingleFlight contract", () => {

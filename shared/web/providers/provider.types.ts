@@ -1,30 +1,16 @@
 /**
- * The data a provider call is made of: provider names, settings, requests and answers. Plain
- * serialisable types with no imports, so the single-flight port (shared/ports.ts) can carry a job
- * without pulling the adapters in. The adapter signatures are in adapter.types.ts.
+ * The data a provider call is made of: provider names (from the provider table,
+ * providers.catalog.ts), settings, requests and answers. Plain serialisable data, so the
+ * single-flight port (shared/ports.ts) can carry a job without pulling the adapters in. The adapter signatures are in adapter.types.ts.
  */
-export const SEARCH_PROVIDERS = ["tavily", "brave", "exa", "firecrawl", "searxng", "keyless"] as const;
-export type SearchProviderName = (typeof SEARCH_PROVIDERS)[number];
-
-export const EXTRACT_PROVIDERS = ["firecrawl", "tavily", "jina", "direct"] as const;
-export type ExtractProviderName = (typeof EXTRACT_PROVIDERS)[number];
-
-/**
- * Public endpoints per provider name (search and extract share one table; the config's
- * `providers.<name>_base_url` defaults come from here). SearXNG has none: it is always
- * self-hosted, so it is usable only once an operator configures its URL.
- */
-export const DEFAULT_BASE_URLS = {
-  tavily: "https://api.tavily.com",
-  brave: "https://api.search.brave.com",
-  exa: "https://api.exa.ai",
-  firecrawl: "https://api.firecrawl.dev",
-  searxng: null,
-  keyless: "https://html.duckduckgo.com",
-  jina: "https://r.jina.ai",
-} as const satisfies Record<string, string | null>;
-
-export type ProviderBaseName = keyof typeof DEFAULT_BASE_URLS;
+export {
+  DEFAULT_BASE_URLS,
+  EXTRACT_PROVIDERS,
+  type ExtractProviderName,
+  type ProviderBaseName,
+  SEARCH_PROVIDERS,
+  type SearchProviderName,
+} from "./providers.catalog";
 
 /** Everything an adapter needs to reach its backend. Serialisable. */
 export interface ProviderSettings {

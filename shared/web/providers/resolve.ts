@@ -3,37 +3,30 @@
  * with a key or URL. Builds the serialisable settings an adapter needs; 503 when none can answer.
  */
 import type { LoadedConfig } from "../../config/config.load";
-import type { SecretName } from "../../config/config.schema";
 import { AppError } from "../../http/errors";
-import { type ExtractProviderName, type ProviderSettings, SEARCH_PROVIDERS, type SearchProviderName } from "./provider.types";
-
-/** The secret each search provider needs; searxng needs a URL instead, keyless nothing. */
-const SEARCH_KEYS: Record<SearchProviderName, SecretName | null> = {
-  tavily: "TAVILY_API_KEY",
-  brave: "BRAVE_API_KEY",
-  exa: "EXA_API_KEY",
-  firecrawl: "FIRECRAWL_API_KEY",
-  searxng: null,
-  keyless: null,
-};
+import type { ProviderSettings } from "./provider.types";
+import { EXTRACT_SPECS, type ExtractProviderName, type ProviderBaseName, providerSpec, SEARCH_SPECS, type SearchProviderName } from "./providers.catalog";
 
 export interface ResolvedSearchProvider extends ProviderSettings {
   name: SearchProviderName;
 }
 
+/** The configured key of a provider, if it takes one and it is set. */
+function keyOf(loaded: LoadedConfig, secret: keyof LoadedConfig["secrets"] | null): string | undefined {
+  return secret ? loaded.secrets[secret] : undefined;
+}
+
+const baseUrlOf = (loaded: LoadedConfig, name: ProviderBaseName): string | null => loaded.config.providers[`${name}_base_url`];
+
 /** Settings for one named search provider, or the reason it cannot answer. */
 function searchSettings(loaded: LoadedConfig, name: SearchProviderName): ResolvedSearchProvider | string {
-  const { config, secrets } = loaded;
-  const timeoutMs = config.web.search_timeout_seconds * 1000;
-  const secretName = SEARCH_KEYS[name];
-  if (name === "searxng") {
-    const baseUrl = config.providers.searxng_base_url;
-    return baseUrl ? { name, baseUrl, timeoutMs } : "providers.searxng_base_url is not set";
-  }
-  const baseUrl = config.providers[`${name}_base_url`];
-  if (!secretName) return { name, baseUrl, timeoutMs };
-  const apiKey = secrets[secretName];
-  return apiKey ? { name, baseUrl, apiKey, timeoutMs } : `${secretName} is not set`;
+  const spec = providerSpec("search", name);
+  const timeoutMs = loaded.config.web.search_timeout_seconds * 1000;
+  const baseUrl = baseUrlOf(loaded, name);
+  if (!baseUrl) return `providers.${name}_base_url is not set`;
+  const apiKey = keyOf(loaded, spec.secret);
+  if (spec.secret && spec.search.keyRequired && !apiKey) return `${spec.secret} is not set`;
+  return { name, baseUrl, timeoutMs, ...(apiKey ? { apiKey } : {}) };
 }
 
 /**
@@ -49,7 +42,7 @@ export function resolveSearchProvider(loaded: LoadedConfig): ResolvedSearchProvi
     }
     return settings;
   }
-  for (const name of SEARCH_PROVIDERS) {
+  for (const { name } of SEARCH_SPECS) {
     const settings = searchSettings(loaded, name);
     if (typeof settings !== "string") return settings;
   }
@@ -61,37 +54,31 @@ export function keylessSearchProvider(loaded: LoadedConfig): ResolvedSearchProvi
   return searchSettings(loaded, "keyless") as ResolvedSearchProvider;
 }
 
-/** The secret each hosted extract provider needs under `auto` (jina also works without one). */
-const EXTRACT_KEYS: Record<Exclude<ExtractProviderName, "direct">, SecretName> = {
-  firecrawl: "FIRECRAWL_API_KEY",
-  tavily: "TAVILY_API_KEY",
-  jina: "JINA_API_KEY",
-};
-
 export interface ResolvedExtractProvider extends ProviderSettings {
   name: ExtractProviderName;
 }
 
 /**
- * The extract provider for this request: the configured one, or under `auto` the first of
- * firecrawl, tavily, jina with a key, else `direct` (the service fetches the page itself).
- * @throws 503 `no_provider` when firecrawl or tavily is configured without its key
+ * The extract provider for this request: the configured one, or under `auto` the first of the
+ * table's order (firecrawl, tavily, jina) whose key is set, else `direct` (the service fetches
+ * the page itself).
+ * @throws 503 `no_provider` when a provider that requires a key is configured without it
  */
 export function resolveExtractProvider(loaded: LoadedConfig): ResolvedExtractProvider {
-  const { config, secrets } = loaded;
-  const timeoutMs = config.web.extract_timeout_seconds * 1000;
+  const timeoutMs = loaded.config.web.extract_timeout_seconds * 1000;
   const settingsOf = (name: ExtractProviderName): ResolvedExtractProvider => {
     if (name === "direct") return { name, baseUrl: "", timeoutMs };
-    const apiKey = secrets[EXTRACT_KEYS[name]];
-    return { name, baseUrl: config.providers[`${name}_base_url`], timeoutMs, ...(apiKey ? { apiKey } : {}) };
+    const apiKey = keyOf(loaded, providerSpec("extract", name).secret);
+    return { name, baseUrl: baseUrlOf(loaded, name) ?? "", timeoutMs, ...(apiKey ? { apiKey } : {}) };
   };
-  const wanted = config.web.extract_provider;
+  const wanted = loaded.config.web.extract_provider;
   if (wanted === "auto") {
-    const keyed = (["firecrawl", "tavily", "jina"] as const).find((name) => secrets[EXTRACT_KEYS[name]]);
-    return settingsOf(keyed ?? "direct");
+    const keyed = EXTRACT_SPECS.find((spec) => keyOf(loaded, spec.secret));
+    return settingsOf(keyed?.name ?? "direct");
   }
-  if ((wanted === "firecrawl" || wanted === "tavily") && !secrets[EXTRACT_KEYS[wanted]]) {
-    throw new AppError(503, "no_provider", `web.extract_provider is ${wanted} but ${EXTRACT_KEYS[wanted]} is not set; set it or choose another provider.`);
+  const spec = providerSpec("extract", wanted);
+  if (spec.secret && spec.extract.keyRequired && !keyOf(loaded, spec.secret)) {
+    throw new AppError(503, "no_provider", `web.extract_provider is ${wanted} but ${spec.secret} is not set; set it or choose another provider.`);
   }
   return settingsOf(wanted);
 }

@@ -1,6 +1,6 @@
 /**
- * The search adapter registry and every provider's public base URL (overridable through
- * `providers.<name>_base_url`).
+ * The search adapter registry: one adapter per search provider of the table
+ * (providers.catalog.ts; the record's type makes a missing one a typecheck error).
  */
 import type { SearchAdapter } from "../adapter.types";
 import type { SearchProviderName } from "../provider.types";
@@ -20,4 +20,4 @@ export const searchAdapters: Record<SearchProviderName, SearchAdapter> = {
   keyless: keylessSearch,
 };
 
-export { DEFAULT_BASE_URLS, type ProviderBaseName } from "../provider.types";
+export { DEFAULT_BASE_URLS, type ProviderBaseName } from "../providers.catalog";

@@ -1,0 +1,55 @@
+/**
+ * The savings ledger's buckets on Deno: one Deno KV counter per bucket and counter, added to with
+ * atomic `sum` (exact however many processes share the KV), each set to expire 35 days after its
+ * hour. Expiry in Deno KV is lazy, so buckets past their 35 days are also deleted as batches
+ * arrive, at most once an hour per process (docs/storage.md).
+ *
+ * Keys: ["ledger", hour, tool, provider, model, counter] → Deno.KvU64.
+ */
+import type { LedgerRow, LedgerStore } from "../shared/ports";
+import { HOUR_MS, hourOf, LEDGER_RETENTION_MS } from "../shared/stats/ledger";
+
+const PREFIX = "ledger";
+/** Mutations per atomic commit, well under Deno KV's limit. */
+const BATCH = 500;
+
+export class DenoKvLedgerStore implements LedgerStore {
+  private sweptHour = 0;
+
+  constructor(
+    private readonly kv: Deno.Kv,
+    private readonly clock: () => number = Date.now,
+  ) {}
+
+  async add(rows: readonly LedgerRow[]): Promise<void> {
+    const now = this.clock();
+    for (let i = 0; i < rows.length; i += BATCH) {
+      const op = this.kv.atomic();
+      for (const row of rows.slice(i, i + BATCH)) {
+        const expireIn = Math.max(HOUR_MS, row.hour + LEDGER_RETENTION_MS + HOUR_MS - now);
+        op.mutate({ type: "sum", key: [PREFIX, row.hour, row.tool, row.provider, row.model, row.counter], value: new Deno.KvU64(BigInt(row.value)), expireIn } as Deno.KvMutation);
+      }
+      const result = await op.commit();
+      if (!result.ok) throw new Error("Deno KV refused the ledger's batch");
+    }
+    await this.sweep(now);
+  }
+
+  async read(fromHour: number, toHour: number): Promise<LedgerRow[]> {
+    const rows: LedgerRow[] = [];
+    for await (const entry of this.kv.list<Deno.KvU64>({ start: [PREFIX, fromHour], end: [PREFIX, toHour] })) {
+      const [, hour, tool, provider, model, counter] = entry.key as [string, number, LedgerRow["tool"], string, string, string];
+      rows.push({ hour, tool, provider, model, counter, value: Number(entry.value.value) });
+    }
+    return rows;
+  }
+
+  /** Deletes the buckets past their 35 days, once per hour at most. */
+  private async sweep(now: number): Promise<void> {
+    const hour = hourOf(now);
+    if (hour === this.sweptHour) return;
+    this.sweptHour = hour;
+    const cutoff = hourOf(now - LEDGER_RETENTION_MS);
+    for await (const entry of this.kv.list({ start: [PREFIX, 0], end: [PREFIX, cutoff] })) await this.kv.delete(entry.key);
+  }
+}

@@ -1,0 +1,84 @@
+/**
+ * The ledger's write side: `record` adds a request's counts to an in-memory table of hourly
+ * buckets (no I/O, never throws), and `flush` hands the gathered increments to the store in one
+ * batch, off the request path (the runtime entry calls it from `waitUntil`, or after the
+ * response). A failed write is logged and never reaches a request.
+ */
+import type { Ledger, LedgerEntry, LedgerRow, LedgerStore, Logger } from "../ports";
+
+export const HOUR_MS = 3_600_000;
+/** How long a bucket is kept (docs/storage.md). */
+export const LEDGER_RETENTION_MS = 35 * 24 * HOUR_MS;
+
+/** The start of the hour `at` falls in (epoch ms). */
+export const hourOf = (at: number): number => Math.floor(at / HOUR_MS) * HOUR_MS;
+
+/** The key of one counter of one bucket, in the order of LedgerRow's fields. */
+const rowKey = (row: Omit<LedgerRow, "value">): string => `${row.hour}\u0000${row.tool}\u0000${row.provider}\u0000${row.model}\u0000${row.counter}`;
+
+export class LedgerBuffer implements Ledger {
+  private pending = new Map<string, LedgerRow>();
+  private writing: Promise<void> = Promise.resolve();
+  private scheduled = false;
+
+  constructor(
+    private readonly store: LedgerStore,
+    private readonly log: Logger,
+  ) {}
+
+  record(entry: LedgerEntry): void {
+    const hour = hourOf(entry.at);
+    const provider = entry.provider ?? "";
+    const model = entry.model ?? "";
+    for (const [counter, raw] of Object.entries(entry.counts)) {
+      // Counts are whole and never negative (Deno KV sums unsigned 64-bit integers).
+      const value = Number.isFinite(raw) ? Math.round(raw) : 0;
+      if (value <= 0) continue;
+      const row = { hour, tool: entry.tool, provider, model, counter, value };
+      const key = rowKey(row);
+      const held = this.pending.get(key);
+      if (held) held.value += value;
+      else this.pending.set(key, row);
+    }
+  }
+
+  /** Increments gathered and not yet handed to the store. */
+  get pendingRows(): number {
+    return this.pending.size;
+  }
+
+  /**
+   * Writes what was gathered, in one batch. Flushes run one after another, so two never race
+   * on the same rows; resolves when this one is written or has failed (never rejects).
+   */
+  flush(): Promise<void> {
+    this.writing = this.writing.then(() => this.writeBatch());
+    return this.writing;
+  }
+
+  /**
+   * Schedules one flush `delayMs` from now unless one is already waiting, so a busy isolate
+   * writes once per `delayMs`, not once per request. Returns the scheduled flush (for
+   * `waitUntil`), or null when the waiting one will take this request's counts too.
+   */
+  flushAfter(delayMs: number): Promise<void> | null {
+    if (this.scheduled) return null;
+    this.scheduled = true;
+    return new Promise<void>((resolve) => setTimeout(resolve, delayMs)).then(() => {
+      // Cleared before the batch is taken: a count recorded after this point schedules anew.
+      this.scheduled = false;
+      return this.flush();
+    });
+  }
+
+  private async writeBatch(): Promise<void> {
+    if (this.pending.size === 0) return;
+    const rows = [...this.pending.values()];
+    this.pending = new Map();
+    try {
+      await this.store.add(rows);
+    } catch (error) {
+      this.log.warn("ledger_write_failed", { rows: rows.length, error: String(error) });
+    }
+  }
+}

@@ -1,0 +1,85 @@
+/**
+ * `GET /v1/stats`: the query and the answer (docs/stats.md), one zod schema each, feeding the
+ * route's validation and the OpenAPI document.
+ */
+import * as z from "zod";
+import { TOOL_COUNTERS } from "./counters";
+
+export const STATS_WINDOWS = { "1h": 1, "24h": 24, "7d": 168, "30d": 720 } as const;
+export type StatsWindow = keyof typeof STATS_WINDOWS;
+
+export const StatsQuery = z.object({
+  window: z.enum(Object.keys(STATS_WINDOWS) as [StatsWindow, ...StatsWindow[]]).default("24h").describe("How far back: the last 1h, 24h, 7d or 30d, in whole hours up to the current one"),
+});
+export type StatsQuery = z.infer<typeof StatsQuery>;
+
+const COUNTER_TEXT: Record<string, string> = {
+  requests: "Requests (web_extract: URLs)",
+  provider_calls: "Calls this service paid the provider for",
+  hits: "Answered from the cache",
+  coalesced: "Joined an identical call in flight (paid once for all)",
+  bypass: "Paid and not stored (cache off, or an answer that must not be stored)",
+  errors: "Failed",
+  refused: "URLs refused by the safety gate (never fetched)",
+  loads: "Images answered on the native path",
+  passed_through: "Images already within the budget, sent as they came",
+  fitted: "Images resized or re-encoded to fit the budget",
+  bytes_in: "Image bytes received",
+  bytes_out: "Image bytes answered",
+  cap_refusals: "Loads refused by the repeat cap (embeds avoided)",
+  images_retired: "Images replaced by placeholders",
+  input_tokens: "Uncached input tokens",
+  cache_write_tokens: "Tokens written to the prompt cache (5 min and 1 h TTL summed)",
+  cache_read_tokens: "Tokens read from the prompt cache",
+  output_tokens: "Output tokens",
+  images_fitted: "Images the proxy fitted into the budget",
+  bytes_saved: "Request bytes the proxy's fitting and eviction removed",
+};
+
+const count = (name: string) => z.number().describe(COUNTER_TEXT[name] ?? name);
+const usd = (what: string) => z.number().describe(`${what}, USD`);
+const counters = <const N extends readonly string[]>(names: N) => Object.fromEntries(names.map((name) => [name, count(name)])) as { [K in N[number]]: z.ZodNumber };
+
+const WebTotals = <const N extends readonly string[]>(names: N) => z.object({ ...counters(names), saved_usd: usd("Provider calls avoided (hits + coalesced) times the provider's price per call") });
+const LlmTotals = z.object({
+  ...counters(TOOL_COUNTERS.llm),
+  cost_usd: usd("The usage at the model's prices"),
+  cost_without_cache_usd: usd("The same input tokens priced as uncached input"),
+  saved_usd: usd("cost_without_cache_usd − cost_usd"),
+});
+
+const Totals = z.object({
+  web_search: WebTotals(TOOL_COUNTERS.web_search).describe("web_search over the window"),
+  web_extract: WebTotals(TOOL_COUNTERS.web_extract).describe("web_extract over the window, per URL"),
+  vision: z.object(counters(TOOL_COUNTERS.vision)).describe("vision_analyze over the window"),
+  evict: z.object(counters(TOOL_COUNTERS.evict)).describe("context/evict over the window"),
+  llm: LlmTotals.describe("The provider proxy over the window"),
+});
+
+const Partial = z.record(z.string(), z.number()).describe("The non-zero counts (and saved_usd) of one provider, model or strategy");
+
+const Prices = z.object({
+  search: z.record(z.string(), z.number()).describe("USD per search call, per provider (pricing.search.*)"),
+  extract: z.record(z.string(), z.number()).describe("USD per extracted URL, per provider (pricing.extract.*)"),
+  models: z
+    .record(z.string(), z.object({ input: z.number(), cacheWrite5m: z.number(), cacheWrite1h: z.number(), cacheRead: z.number(), output: z.number() }))
+    .describe("USD per million tokens of each model counted in the window (model table, pricing.models overrides)"),
+});
+
+export const StatsResponse = z.object({
+  success: z.literal(true).describe("Always true on a 200"),
+  from: z.string().describe("Start of the window (ISO time, on the hour)"),
+  to: z.string().describe("End of the window (ISO time, the end of the current hour)"),
+  bucket: z.literal("hour").describe("The series' step"),
+  totals: Totals.describe("Every counter of every tool over the window, zeros included"),
+  by_provider: z
+    .object({ web_search: z.record(z.string(), Partial), web_extract: z.record(z.string(), Partial), llm: z.record(z.string(), Partial) })
+    .describe("Per tool, per provider"),
+  by_model: z.object({ llm: z.record(z.string(), Partial), evict: z.record(z.string(), Partial) }).describe("llm per model; evict per strategy"),
+  series: z
+    .array(z.object({ t: z.string().describe("Start of the hour (ISO)") }).catchall(z.record(z.string(), z.number())))
+    .describe("One point per hour that counted anything, oldest first: per tool, its non-zero counts and saved_usd"),
+  saved_usd: usd("web_search + web_extract + llm saved over the window"),
+  prices: Prices.describe("The price table the money figures used"),
+});
+export type StatsResponse = z.infer<typeof StatsResponse>;

@@ -1,0 +1,149 @@
+/**
+ * The dashboard in a real headless Chromium (Debian's, driven by puppeteer-core) against the real
+ * Deno service and the loopback emulator: after a scripted run of searches, extracts and LLM
+ * usage, the page asks for the token, shows the totals /v1/stats reports, draws its charts
+ * (non-blank pixels), sends no request off its origin and logs no console error. The screenshot
+ * is kept in test-output/dashboard.png.
+ */
+import { execFileSync } from "node:child_process";
+import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import puppeteer, { type Browser } from "puppeteer-core";
+import sharp from "sharp";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { emulatorVars } from "../../scripts/local-stack";
+import { type RunningEmulator, startEmulator } from "../emulator/server";
+import { chromiumArgs, ensureChromium } from "../support/chromium";
+import { type DenoService, startDeno } from "../support/deno-service";
+
+const ROOT = resolve(import.meta.dirname, "../..");
+const TOKEN = "dashboard-test-token-1";
+const OUT = join(ROOT, "test-output");
+
+let emulator: RunningEmulator;
+let deno: DenoService;
+let browser: Browser;
+let work: string;
+
+/**
+ * The provider proxy's LLM usage, written through the Deno ledger store into the service's KV
+ * file, as the proxy records it for each answer (requests, tokens by kind, images, bytes).
+ */
+function writeLlmUsage(kvPath: string): void {
+  const hour = Math.floor(Date.now() / 3_600_000) * 3_600_000;
+  const rows = [
+    ["requests", 6],
+    ["input_tokens", 4_000],
+    ["cache_write_5m_tokens", 20_000],
+    ["cache_read_tokens", 100_000],
+    ["output_tokens", 3_000],
+    ["images_fitted", 2],
+    ["bytes_saved", 1_500_000],
+  ].map(([counter, value]) => ({ hour, tool: "llm", provider: "anthropic", model: "claude-sonnet-4-5", counter, value }));
+  const script = `import { DenoKvLedgerStore } from "${join(ROOT, "deno/ledger.kv.ts")}"; const kv = await Deno.openKv(${JSON.stringify(kvPath)}); await new DenoKvLedgerStore(kv).add(${JSON.stringify(rows)}); kv.close();`;
+  execFileSync(join(ROOT, "node_modules/.bin/deno"), ["eval", "--ext=ts", script], { cwd: ROOT, env: { ...process.env, DENO_NO_UPDATE_CHECK: "1" }, stdio: "pipe" });
+}
+
+beforeAll(async () => {
+  const chromium = ensureChromium();
+  work = mkdtempSync(join(tmpdir(), "dashboard-test-"));
+  const kvPath = join(work, "kv.sqlite3");
+  writeLlmUsage(kvPath);
+  emulator = await startEmulator();
+  deno = await startDeno({ env: { ...emulatorVars(emulator.url), DENO_KV_PATH: kvPath, API_TOKENS: TOKEN, SECURITY_ALLOW_ANONYMOUS: "false" } });
+  browser = await puppeteer.launch({ executablePath: chromium, headless: true, args: chromiumArgs(join(work, "profile")) });
+}, 240_000);
+
+afterAll(async () => {
+  await browser?.close();
+  await deno?.stop();
+  await emulator?.close();
+  if (work) rmSync(work, { recursive: true, force: true });
+});
+
+const auth = { authorization: `Bearer ${TOKEN}`, "content-type": "application/json" };
+const post = (path: string, body: unknown) => fetch(`${deno.url}${path}`, { method: "POST", headers: auth, body: JSON.stringify(body) });
+const readStats = async (window = "24h") => (await (await fetch(`${deno.url}/v1/stats?window=${window}`, { headers: auth })).json()) as any;
+
+/** Pixels of a PNG that are not the page's white or near-white background. */
+async function inkedPixels(png: Uint8Array): Promise<number> {
+  const { data, info } = await sharp(png).raw().toBuffer({ resolveWithObject: true });
+  let inked = 0;
+  for (let i = 0; i < data.length; i += info.channels) if (data[i]! < 200 || data[i + 1]! < 200 || data[i + 2]! < 200) inked++;
+  return inked;
+}
+
+describe("GET /dashboard in headless Chromium", () => {
+  it("asks for the token, then shows /v1/stats' totals and draws every chart, all from its own origin", async () => {
+    // The scripted run: 8 identical concurrent searches, 3 more later (hits), extracts paid and hit.
+    const q = `dashboard run [slow:300] ${Date.now()}`;
+    const searches = await Promise.all(Array.from({ length: 8 }, () => post("/v1/web_search", { query: q })));
+    expect(searches.map((r) => r.status)).toEqual(Array(8).fill(200));
+    for (let i = 0; i < 3; i++) expect((await post("/v1/web_search", { query: q })).status).toBe(200);
+    const url = `https://docs.example.com/dashboard-${Date.now()}/guide`;
+    for (let i = 0; i < 3; i++) expect((await post("/v1/web_extract", { urls: [url] })).status).toBe(200);
+    let stats = await readStats();
+    for (let i = 0; i < 40 && stats.totals.web_extract.requests < 3; i++) {
+      await new Promise((r) => setTimeout(r, 100));
+      stats = await readStats();
+    }
+    expect(stats.totals.web_search.requests).toBe(11);
+    expect(stats.totals.web_search.provider_calls + stats.totals.web_search.hits + stats.totals.web_search.coalesced).toBe(11);
+    expect(stats.totals.web_extract).toMatchObject({ requests: 3, provider_calls: 1, hits: 2 });
+    expect(stats.totals.llm.requests).toBe(6);
+    expect(stats.saved_usd).toBeGreaterThan(0);
+
+    const page = await browser.newPage();
+    await page.setViewport({ width: 1280, height: 1100 });
+    const requests: string[] = [];
+    const problems: string[] = [];
+    page.on("request", (request) => void requests.push(request.url()));
+    page.on("console", (message) => {
+      if (message.type() === "error") problems.push(message.text());
+    });
+    page.on("pageerror", (error) => void problems.push(String(error)));
+
+    await page.goto(`${deno.url}/dashboard`, { waitUntil: "networkidle0" });
+    // API_TOKENS is set: nothing is shown until the token is given, and it is kept for the tab only.
+    expect(await page.$eval("#login", (el) => (el as HTMLElement).hidden)).toBe(false);
+    expect(await page.$eval("#board", (el) => (el as HTMLElement).hidden)).toBe(true);
+    expect(requests.filter((u) => u.includes("/v1/"))).toEqual([]);
+    await page.type("#token", TOKEN);
+    await page.click("#login-form button[type=submit]");
+    await page.waitForSelector("body[data-loaded='24h']", { timeout: 10_000 });
+    expect(await page.evaluate(() => [sessionStorage.getItem("edge-tools-token"), localStorage.length])).toEqual([TOKEN, 0]);
+
+    const text = (id: string) => page.$eval(`#${id}`, (el) => el.textContent ?? "");
+    const t = stats.totals;
+    expect(await text("search-paid")).toBe(String(t.web_search.provider_calls));
+    expect(await text("search-avoided")).toBe(String(t.web_search.hits + t.web_search.coalesced));
+    expect(await text("extract-paid")).toBe(String(t.web_extract.provider_calls));
+    expect(await text("extract-avoided")).toBe(String(t.web_extract.hits + t.web_extract.coalesced));
+    expect(Number((await text("saved-usd")).replace("$", ""))).toBeCloseTo(stats.saved_usd, 3);
+    const share = t.llm.cache_read_tokens / (t.llm.input_tokens + t.llm.cache_write_tokens + t.llm.cache_read_tokens);
+    expect(await text("llm-read-share")).toBe(`${(share * 100).toFixed(1)}%`);
+    expect(await text("image-bytes-saved")).toBe("1.4 MiB");
+
+    for (const id of ["chart-saved", "chart-search", "chart-extract", "chart-llm", "chart-images"]) {
+      const shot = await (await page.$(`#${id}`))!.screenshot();
+      // Axis labels alone ink a few hundred pixels; bars and lines many more.
+      expect(await inkedPixels(shot), id).toBeGreaterThan(600);
+      expect(await page.$$eval(`#${id} rect, #${id} path`, (els) => els.length), id).toBeGreaterThan(0);
+    }
+
+    mkdirSync(OUT, { recursive: true });
+    await page.screenshot({ path: join(OUT, "dashboard.png"), fullPage: true });
+
+    // The window chooser asks again for 7 days.
+    await page.click("button[data-window='7d']");
+    await page.waitForSelector("body[data-loaded='7d']", { timeout: 10_000 });
+    expect(await text("search-paid")).toBe(String((await readStats("7d")).totals.web_search.provider_calls));
+
+    const origin = new URL(deno.url).origin;
+    expect(requests.filter((u) => new URL(u).origin !== origin)).toEqual([]);
+    expect(requests.some((u) => u.includes("/v1/stats?window=7d"))).toBe(true);
+    expect(problems).toEqual([]);
+    await page.close();
+  }, 120_000);
+});

@@ -1,0 +1,103 @@
+/**
+ * The ledger's arithmetic (docs/stats.md): buffering, hourly buckets, the window, money from
+ * counts and the price table, the LLM's cost with and without the cache.
+ */
+import { describe, expect, it } from "vitest";
+import { loadConfig } from "../../shared/config/config.load";
+import { modelRules, usageCost } from "../../shared/models/models.table";
+import type { LedgerRow, LedgerStore } from "../../shared/ports";
+import { LedgerBuffer } from "../../shared/stats/ledger";
+import { statsReport } from "../../shared/stats/stats.service";
+import { recordWebCall } from "../../shared/stats/counters";
+
+const HOUR = 3_600_000;
+const now = Date.parse("2026-12-02T09:30:00Z");
+const pricing = loadConfig({}).config.pricing;
+const silent = { info() {}, warn() {}, error() {} };
+
+function memoryStore(): LedgerStore & { rows: LedgerRow[] } {
+  const rows: LedgerRow[] = [];
+  return {
+    rows,
+    async add(batch) {
+      for (const row of batch) {
+        const held = rows.find((r) => r.hour === row.hour && r.tool === row.tool && r.provider === row.provider && r.model === row.model && r.counter === row.counter);
+        if (held) held.value += row.value;
+        else rows.push({ ...row });
+      }
+    },
+    async read(from, to) {
+      return rows.filter((r) => r.hour >= from && r.hour < to);
+    },
+  };
+}
+
+describe("the ledger", () => {
+  it("gathers increments in memory and writes them as one batch per flush, by hour", async () => {
+    const store = memoryStore();
+    const ledger = new LedgerBuffer(store, silent);
+    for (let i = 0; i < 10; i++) recordWebCall(ledger, "web_search", "tavily", i === 0 ? "miss" : "coalesced", now);
+    recordWebCall(ledger, "web_search", "tavily", "hit", now - HOUR);
+    ledger.record({ tool: "vision", counts: { loads: 1, bytes_in: 1000, bytes_out: -5, fitted: Number.NaN }, at: now });
+    expect(store.rows).toEqual([]);
+    await ledger.flush();
+    const report = statsReport(store.rows, "24h", now, pricing);
+    expect(report.totals.web_search).toMatchObject({ requests: 11, provider_calls: 1, coalesced: 9, hits: 1, bypass: 0, errors: 0 });
+    expect(report.totals.web_search.saved_usd).toBe(0.08);
+    expect(report.totals.vision).toEqual({ loads: 1, passed_through: 0, fitted: 0, bytes_in: 1000, bytes_out: 0, cap_refusals: 0 });
+    expect(report.series.map((p) => p.t)).toEqual(["2026-12-02T08:00:00Z", "2026-12-02T09:00:00Z"]);
+    expect(report.from).toBe("2026-12-01T10:00:00Z");
+    expect(report.to).toBe("2026-12-02T10:00:00Z");
+    await ledger.flush();
+    expect(store.rows.find((r) => r.counter === "requests" && r.hour === now - (now % HOUR))?.value).toBe(10);
+  });
+
+  it("writes once per flush delay however many requests counted, losing none", async () => {
+    const store = memoryStore();
+    let writes = 0;
+    const counting: LedgerStore = { add: (rows) => (writes++, store.add(rows)), read: store.read };
+    const ledger = new LedgerBuffer(counting, silent);
+    const scheduled: Promise<void>[] = [];
+    for (let i = 0; i < 50; i++) {
+      recordWebCall(ledger, "web_search", "brave", "hit", now);
+      const flush = ledger.flushAfter(20);
+      if (flush) scheduled.push(flush);
+    }
+    expect(scheduled).toHaveLength(1);
+    await Promise.all(scheduled);
+    recordWebCall(ledger, "web_search", "brave", "hit", now);
+    await ledger.flushAfter(0);
+    expect(writes).toBe(2);
+    expect(statsReport(store.rows, "1h", now, pricing).totals.web_search.hits).toBe(51);
+  });
+
+  it("prices a model's tokens at its rates, and what the same input would cost uncached", () => {
+    const hour = now - (now % HOUR);
+    const row = (counter: string, value: number, model = "claude-sonnet-4-5"): LedgerRow => ({ hour, tool: "llm", provider: "anthropic", model, counter, value });
+    const rows = [row("requests", 2), row("input_tokens", 1000), row("cache_write_5m_tokens", 10_000), row("cache_write_1h_tokens", 2_000), row("cache_read_tokens", 90_000), row("output_tokens", 500)];
+    const report = statsReport(rows, "1h", now, pricing);
+    const expected = usageCost(modelRules("anthropic", "claude-sonnet-4-5").prices, { input: 1000, cacheWrite5m: 10_000, cacheWrite1h: 2_000, cacheRead: 90_000, output: 500 });
+    expect(report.totals.llm.cache_write_tokens).toBe(12_000);
+    expect(report.totals.llm.cost_usd).toBeCloseTo(expected.costUsd, 9);
+    expect(report.totals.llm.cost_without_cache_usd).toBeCloseTo(expected.withoutCacheUsd, 9);
+    expect(report.totals.llm.saved_usd).toBeCloseTo(expected.withoutCacheUsd - expected.costUsd, 9);
+    expect(report.totals.llm.saved_usd).toBeGreaterThan(0);
+    expect(report.saved_usd).toBe(report.totals.llm.saved_usd);
+    expect(report.by_model.llm["claude-sonnet-4-5"]?.requests).toBe(2);
+    expect(report.prices.models["claude-sonnet-4-5"]).toEqual(modelRules("anthropic", "claude-sonnet-4-5").prices);
+    // pricing.models overrides a model's prices.
+    const cheap = loadConfig({ PRICING_MODELS: JSON.stringify({ "claude-sonnet-4-5": { input: 1, cacheRead: 1, cacheWrite5m: 1, cacheWrite1h: 1 } }) }).config.pricing;
+    expect(statsReport(rows, "1h", now, cheap).totals.llm.saved_usd).toBe(0);
+  });
+
+  it("leaves out buckets outside the window", () => {
+    const row = (hour: number): LedgerRow => ({ hour, tool: "evict", provider: "", model: "cost", counter: "requests", value: 1 });
+    const current = now - (now % HOUR);
+    const rows = [row(current), row(current - 23 * HOUR), row(current - 24 * HOUR), row(current - 30 * 24 * HOUR)];
+    expect(statsReport(rows, "1h", now, pricing).totals.evict.requests).toBe(1);
+    expect(statsReport(rows, "24h", now, pricing).totals.evict.requests).toBe(2);
+    expect(statsReport(rows, "7d", now, pricing).totals.evict.requests).toBe(3);
+    expect(statsReport(rows, "30d", now, pricing).totals.evict.requests).toBe(3);
+    expect(statsReport(rows, "30d", now, pricing).by_model.evict.cost?.requests).toBe(3);
+  });
+});

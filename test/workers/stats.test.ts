@@ -1,0 +1,164 @@
+/**
+ * The savings ledger in workerd (docs/stats.md): what each tool counts reaches `GET /v1/stats`
+ * through the real Workers entry (waitUntil flush) and the LedgerDO, exactly under concurrency,
+ * with every key of the contract present. The ledger is one object for the whole test run, so
+ * each test reads its own increments as the difference of two reads.
+ */
+import { describe, expect, it } from "vitest";
+import { createApp } from "../../shared/app";
+import { LedgerBuffer } from "../../shared/stats/ledger";
+import type { Logger } from "../../shared/ports";
+import { toBase64 } from "../../shared/vision/fit";
+import { workersDeps } from "../../workers/deps";
+import { encodePng, photoPixels } from "../fixtures/images";
+import { callJson, expectErrorShape, providerCalls, testEnv, uniqueToken } from "./helpers";
+
+const stats = async (window = "1h", vars?: Record<string, unknown>) => {
+  const res = await callJson(`/v1/stats?window=${window}`, vars ? { vars } : {});
+  expect(res.status).toBe(200);
+  return res.body;
+};
+
+const KEYS = {
+  web_search: ["requests", "provider_calls", "hits", "coalesced", "bypass", "errors", "saved_usd"],
+  web_extract: ["requests", "provider_calls", "hits", "coalesced", "bypass", "errors", "refused", "saved_usd"],
+  vision: ["loads", "passed_through", "fitted", "bytes_in", "bytes_out", "cap_refusals"],
+  evict: ["requests", "images_retired"],
+  llm: ["requests", "input_tokens", "cache_write_tokens", "cache_read_tokens", "output_tokens", "images_fitted", "images_retired", "bytes_saved", "errors", "cost_usd", "cost_without_cache_usd", "saved_usd"],
+};
+
+describe("GET /v1/stats", () => {
+  it("answers every key of the contract, zeros included, for each window", async () => {
+    for (const window of ["1h", "24h", "7d", "30d"]) {
+      const body = await stats(window);
+      expect(Object.keys(body).sort()).toEqual(["bucket", "by_model", "by_provider", "from", "prices", "saved_usd", "series", "success", "to", "totals"]);
+      for (const [tool, keys] of Object.entries(KEYS)) {
+        expect(Object.keys(body.totals[tool]).sort(), tool).toEqual([...keys].sort());
+        for (const key of keys) expect(typeof body.totals[tool][key]).toBe("number");
+      }
+      expect(body.bucket).toBe("hour");
+      const hours = { "1h": 1, "24h": 24, "7d": 168, "30d": 720 }[window]!;
+      expect(Date.parse(body.to) - Date.parse(body.from)).toBe(hours * 3_600_000);
+      expect(body.from).toMatch(/^\d{4}-\d\d-\d\dT\d\d:00:00Z$/);
+      expect(Object.keys(body.by_provider).sort()).toEqual(["llm", "web_extract", "web_search"]);
+      expect(body.by_model.llm).toBeTypeOf("object");
+      expect(body.prices.search.tavily).toBe(0.008);
+      expect(body.prices.extract.firecrawl).toBe(0.00083);
+    }
+    expect((await callJson("/v1/stats")).body.to).toBeTypeOf("string");
+  });
+
+  it("refuses an unknown window with a 400 and asks for a token like every /v1 route", async () => {
+    const bad = await callJson("/v1/stats?window=2h");
+    expect(bad.status).toBe(400);
+    expect(expectErrorShape(bad.body).code).toBe("invalid_request");
+    const locked = await callJson("/v1/stats", { vars: { API_TOKENS: "stats-token-1", SECURITY_ALLOW_ANONYMOUS: "false" } });
+    expect(locked.status).toBe(401);
+    const open = await callJson("/v1/stats", { vars: { API_TOKENS: "stats-token-1", SECURITY_ALLOW_ANONYMOUS: "false" }, headers: { authorization: "Bearer stats-token-1" } });
+    expect(open.status).toBe(200);
+  });
+
+  it("counts 64 identical concurrent searches exactly: provider_calls + hits + coalesced = 64, and prices what was avoided", async () => {
+    const before = await stats();
+    const q = `ledger sixty-four [slow:300] ${uniqueToken()}`;
+    const answers = await Promise.all(Array.from({ length: 64 }, () => callJson("/v1/web_search", { body: { query: q } })));
+    expect(answers.every((a) => a.status === 200)).toBe(true);
+    const after = await stats();
+    const delta = (key: string) => after.totals.web_search[key] - before.totals.web_search[key];
+    expect(delta("requests")).toBe(64);
+    expect(delta("provider_calls") + delta("hits") + delta("coalesced")).toBe(64);
+    expect(delta("provider_calls")).toBe(await providerCalls("tavily", q));
+    expect(delta("errors")).toBe(0);
+    const avoided = delta("hits") + delta("coalesced");
+    expect(delta("provider_calls")).toBe(1);
+    expect(after.totals.web_search.saved_usd - before.totals.web_search.saved_usd).toBeCloseTo(avoided * 0.008, 9);
+    expect(after.by_provider.web_search.tavily.requests - (before.by_provider.web_search.tavily?.requests ?? 0)).toBe(64);
+    expect(after.saved_usd - before.saved_usd).toBeCloseTo(avoided * 0.008, 9);
+    const hour = after.series.at(-1);
+    expect(hour.web_search.requests).toBeGreaterThanOrEqual(64);
+  });
+
+  it("counts an extract per URL: a paid page, its hit, a refusal, an in-band failure", async () => {
+    const before = await stats();
+    const tok = uniqueToken();
+    const url = `https://docs.example.com/${tok}/guide`;
+    const first = await callJson("/v1/web_extract", { body: { urls: [url, "http://169.254.169.254/latest", `https://docs.example.com/${tok}/[fail:503]`] } });
+    expect(first.status).toBe(200);
+    const second = await callJson("/v1/web_extract", { body: { urls: [url] } });
+    expect(second.body.results[0].cached).toBe(true);
+    const after = await stats();
+    const delta = (key: string) => after.totals.web_extract[key] - before.totals.web_extract[key];
+    expect([delta("requests"), delta("provider_calls"), delta("hits"), delta("refused"), delta("errors")]).toEqual([4, 1, 1, 1, 1]);
+  });
+
+  it("counts a priced provider's hits at its configured price (pricing.search.<name>)", async () => {
+    const vars = { PRICING_SEARCH_TAVILY: "0.5" };
+    const before = await stats("1h", vars);
+    const q = `priced ${uniqueToken()}`;
+    for (let i = 0; i < 3; i++) expect((await callJson("/v1/web_search", { body: { query: q }, vars })).status).toBe(200);
+    const after = await stats("1h", vars);
+    expect(after.prices.search.tavily).toBe(0.5);
+    expect(after.totals.web_search.hits - before.totals.web_search.hits).toBe(2);
+    expect(after.totals.web_search.saved_usd - before.totals.web_search.saved_usd).toBeCloseTo(1, 9);
+  });
+
+  it("counts vision loads, bytes in and out, and refusals by the repeat cap", async () => {
+    const small = await encodePng(photoPixels(320, 200, 3), 320, 200, 3);
+    const before = await stats();
+    const session = uniqueToken();
+    const body = { image: { data: toBase64(small) }, session_id: session, caller: "subagent" };
+    const answers = [];
+    for (let i = 0; i < 4; i++) answers.push(await callJson("/v1/vision_analyze", { body }));
+    expect(answers.map((a) => a.status)).toEqual([200, 200, 200, 409]);
+    const after = await stats();
+    const delta = (key: string) => after.totals.vision[key] - before.totals.vision[key];
+    expect(delta("loads")).toBe(3);
+    expect(delta("passed_through") + delta("fitted")).toBe(3);
+    expect(delta("cap_refusals")).toBe(1);
+    expect(delta("bytes_in")).toBe(3 * small.byteLength);
+    // The answers carry the image inside their content block; the ledger counts its raw bytes.
+    expect(delta("bytes_out")).toBeGreaterThan(0);
+    expect(delta("bytes_out")).toBeLessThanOrEqual(delta("bytes_in"));
+  });
+
+  it("counts evictions by strategy", async () => {
+    const before = await stats();
+    const image = { type: "image", source: { type: "base64", media_type: "image/png", data: "iVBORw0KGgo=" } };
+    const messages = Array.from({ length: 8 }, (_, i) => ({ role: i % 2 ? "assistant" : "user", content: i % 2 ? "ok" : [{ type: "tool_result", tool_use_id: `t${i}`, content: [image] }] }));
+    const res = await callJson("/v1/context/evict", { body: { format: "anthropic", messages, max_images: 1 } });
+    expect(res.status).toBe(200);
+    const after = await stats();
+    expect(after.totals.evict.requests - before.totals.evict.requests).toBe(1);
+    expect(after.totals.evict.images_retired - before.totals.evict.images_retired).toBe(res.body.retired);
+    expect(after.by_model.evict.hermes.requests - (before.by_model.evict.hermes?.requests ?? 0)).toBe(1);
+  });
+
+  it("never fails or delays a request when the ledger cannot be written: it logs ledger_write_failed", async () => {
+    const warnings: string[] = [];
+    const log: Logger = { info: () => {}, warn: (event) => void warnings.push(event), error: () => {} };
+    const ledger = new LedgerBuffer({ add: () => Promise.reject(new Error("storage down")), read: async () => [] }, log);
+    const app = createApp(workersDeps(testEnv, { log, ledger }));
+    const res = await app.request("/v1/web_search", { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ query: `unwritable ${uniqueToken()}` }) }, testEnv);
+    expect(res.status).toBe(200);
+    expect(ledger.pendingRows).toBeGreaterThan(0);
+    await ledger.flush();
+    expect(ledger.pendingRows).toBe(0);
+    expect(warnings).toEqual(["ledger_write_failed"]);
+  });
+});
+
+describe("GET /dashboard", () => {
+  it("serves the page and its script from this origin, with a policy that lets nothing else load", async () => {
+    const { call } = await import("./helpers");
+    const page = await call("/dashboard");
+    expect(page.status).toBe(200);
+    expect(page.headers.get("content-type")).toContain("text/html");
+    expect(page.headers.get("content-security-policy")).toContain("default-src 'none'");
+    const html = await page.text();
+    expect(html).toContain('<script src="/dashboard/app.js"></script>');
+    expect(html).not.toMatch(/https?:\/\//);
+    const script = await call("/dashboard/app.js");
+    expect(script.headers.get("content-type")).toContain("javascript");
+    expect(await script.text()).toContain("/v1/stats?window=");
+  });
+});

@@ -3,8 +3,8 @@
  * small images that already fit the budget, inside workerd (the bench Worker), the fit with its
  * verification (PNG CRCs + the whole zlib stream, JPEG walked to EOI + entropy-decoded at 1/8, GIF
  * LZW, WebP RIFF/chunk sizes and frame headers) side by side with reading the header alone (what a pass-through
- * cost before) and with a decode and re-encode of the same image (a region of the whole image:
- * what the fit costs when it cannot pass through). Production codecs (SIMD, baseline encoder).
+ * cost before) and with a decode and re-encode of the same image (a region of the whole image but
+ * its last row, since a whole-image region is no region: what the fit costs when it cannot pass through). Production codecs (SIMD, baseline encoder).
  * Round trips on loopback carry the same upload in every column, so the difference of the first
  * two is the check. The least of 25 round trips after a warm-up: on a shared machine the minimum is
  * the steadiest estimate of CPU-bound work (medians moved by tens of ms between runs).

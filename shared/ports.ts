@@ -98,9 +98,15 @@ export interface ResolvedAddress {
   cls: AddressClass;
 }
 
+/** Why the resolver itself could not be used: the name was never judged. */
+export type ResolverFault = "timeout" | "unreachable" | "http_error" | "not_doh_json";
+
 export type DnsLookup =
   | { ok: true; addresses: readonly ResolvedAddress[] }
-  | { ok: false; reason: "nxdomain" | "no_address" | "resolver_error" | "timeout" };
+  /** The resolver answered, and the answer does not let the name be verified (NXDOMAIN, SERVFAIL, bad records). */
+  | { ok: false; reason: "nxdomain" | "no_address" | "resolver_error" }
+  /** The resolver could not be asked (down, filtered, too slow, not a DoH JSON endpoint): `resolver` is its host. */
+  | { ok: false; reason: "unavailable"; fault: ResolverFault; resolver: string };
 
 /** Looks a hostname up (A and AAAA). Never throws: a failure is a `{ ok: false }` result. */
 export interface DnsResolver {
@@ -174,8 +180,10 @@ export interface FitResult {
   crop?: { x: number; y: number; width: number; height: number };
   /** Largest WASM memory any codec instance of this call reached (bytes); for logs and benchmarks. */
   wasmPeakBytes: number;
-  /** JPEG quality of the output, absent when passed through. */
+  /** JPEG quality of the output, absent when passed through or sent as PNG; on the scale of `jpegTables`. */
   quality?: number;
+  /** Base quantisation tables the baseline encoder chose for this image (shared/vision/jpeg.baseline.ts); for logs and benchmarks. */
+  jpegTables?: string;
   /** True when our WASM SIMD kernels (VisionWasm.simd) ran the resampling (and the baseline encoder); for logs and benchmarks. */
   simd?: boolean;
 }

@@ -11,16 +11,17 @@ import { DEFAULT_JPEG_SETTINGS, type JpegEncodeSettings } from "./jpeg.settings"
 import type { JpegEncoder } from "./jpeg.encode";
 import { decodeJpegRgb } from "./codecs/jpeg/jpeg.decode";
 import { prepareJpeg, type PreparedJpeg } from "./jpeg.baseline";
+import { encodePng } from "./png.encode";
 import { iccToSrgb } from "./color/icc";
 import { StreamingResampler, resizeRgb, type SourceWindow } from "./resample";
 import { codecFor } from "./codecs/registry";
 
 /**
- * Quality range searched: above 90 bytes grow fast for no visible gain; below 30 blocks swamp text.
- * Between QUALITY_MIN and QUALITY_COMFORT a full-size fit is compared (by measured PSNR) with a
- * smaller image at QUALITY_COMFORT, and the more faithful one is kept.
+ * Quality range searched: the whole range up to 100 (the budget is the user's knob: what it allows
+ * is spent); below 30 blocks swamp text. Between QUALITY_MIN and QUALITY_COMFORT a full-size fit is
+ * compared (by measured PSNR) with a smaller image at QUALITY_COMFORT, and the more faithful one is kept.
  */
-const QUALITY_MAX = 90;
+const QUALITY_MAX = 100;
 export const QUALITY_MIN = 30;
 const QUALITY_COMFORT = 50;
 /**
@@ -171,6 +172,8 @@ function targetSize(width: number, height: number, maxLongEdge: number): { width
 interface SearchOutcome {
   data?: Uint8Array;
   quality?: number;
+  /** The output is at least as faithful as Annex K tables at QUALITY_COMFORT would be (no smaller image can be worth a look). */
+  comfortable?: boolean;
   /** Size at QUALITY_MIN when even that did not fit. */
   sizeAtMin?: number;
 }
@@ -247,7 +250,9 @@ export async function fitImage(bytes: Uint8Array, opts: FitOptions, wasm: Vision
   if (width * height > opts.maxInputPixels) {
     throw new AppError(413, "image_too_large", `The image is ${width}x${height} (${(width * height / 1e6).toFixed(1)} MP), over this service's limit of ${(opts.maxInputPixels / 1e6).toFixed(1)} MP. Downscale or crop it before sending (a region does not help: the whole image must be decoded).`);
   }
-  const crop = opts.region ? clampRegion(opts.region, width, height) : undefined;
+  const clamped = opts.region ? clampRegion(opts.region, width, height) : undefined;
+  // A region that covers the whole image (e.g. [0, 0, 5000, 5000] clamped) is no region: it may pass through.
+  const crop = clamped && (clamped.width < width || clamped.height < height) ? clamped : undefined;
   const originalUrlBytes = dataUrlLength(mediaType, bytes.length);
   // The structure is walked once (a PNG's chunks and CRCs; a JPEG's markers, resumed from the
   // header's walk to EOI); the verification, every decode and the colour profile read what it found.
@@ -304,8 +309,10 @@ export async function fitImage(bytes: Uint8Array, opts: FitOptions, wasm: Vision
   const maxBytes = maxPayloadBytes(outType, opts.embedTargetBytes);
   const counter = { attempts: 0 };
   const mozjpeg = settings.encoder === "mozjpeg" ? await loadMozJpeg(wasm, settings) : undefined;
+  let jpegTables: string | undefined;
   /** The highest quality that fits at `size`, and the size any other quality would take. */
-  const search = (rgb: Uint8Array, size: { width: number; height: number }, firstGuess: number): SearchOutcome & { sizeAt: (q: number) => number } => {
+  /** `known`: the quality a near-identical image fitted at, tried first (the baseline encoder's search). */
+  const search = (rgb: Uint8Array, size: { width: number; height: number }, firstGuess: number, known?: number): SearchOutcome & { sizeAt: (q: number) => number } => {
     if (mozjpeg) {
       const rgba = toRgba(rgb);
       const encode = (q: number) => mozjpeg.encode(rgba, size.width, size.height, q);
@@ -315,13 +322,17 @@ export async function fitImage(bytes: Uint8Array, opts: FitOptions, wasm: Vision
     }
     const prepared = prepareJpeg(rgb, size.width, size.height, wasm.simd);
     wasmPeakBytes = Math.max(wasmPeakBytes, prepared.wasmBytes);
-    return { ...searchPrepared(prepared, maxBytes, counter), sizeAt: (q) => { counter.attempts++; return prepared.sizeAt(q); } };
+    jpegTables = prepared.chooseTables(maxBytes, QUALITY_MIN, QUALITY_MAX);
+    const outcome = searchPrepared(prepared, maxBytes, counter, known);
+    // Qualities of other tables are on other scales: compare by the error they add.
+    const comfortable = outcome.quality !== undefined && (outcome.quality >= QUALITY_COMFORT || (jpegTables !== "annex-k" && prepared.errorAt(outcome.quality) <= prepared.errorAt(QUALITY_COMFORT, "annex-k")));
+    return { ...outcome, comfortable, sizeAt: (q) => { counter.attempts++; return prepared.sizeAt(q); } };
   };
-  const result = (data: Uint8Array, quality: number, size: { width: number; height: number }): FitResult => ({
-    mediaType: outType, data, width: size.width, height: size.height,
-    dataUrlBytes: dataUrlLength(outType, data.length), original, note: describe(original, crop, size.width, size.height),
+  const result = (data: Uint8Array, quality: number | undefined, size: { width: number; height: number }, type: ImageMediaType = outType): FitResult => ({
+    mediaType: type, data, width: size.width, height: size.height,
+    dataUrlBytes: dataUrlLength(type, data.length), original, note: describe(original, crop, size.width, size.height),
     encodeAttempts: counter.attempts, decodes, passedThrough: false,
-    scale: size.width / window.width, crop, wasmPeakBytes, quality, simd: usedSimd,
+    scale: size.width / window.width, crop, wasmPeakBytes, quality, jpegTables: type === outType ? jpegTables : undefined, simd: usedSimd,
   });
   const shrunk = (size: { width: number; height: number }, bytesNow: number) => {
     // Bytes scale roughly with pixel count, so the side shrinks by the square root of the overshoot.
@@ -330,21 +341,53 @@ export async function fitImage(bytes: Uint8Array, opts: FitOptions, wasm: Vision
   };
 
   let size = target;
-  let rgb = await render(size);
+  const full = await render(size);
+  let rgb = full;
+  /**
+   * A lossless source (PNG, GIF: screenshots) goes out as a PNG of the full fitted image when that
+   * fits the budget and is no larger than the JPEG, or when the JPEG had to be smaller than the
+   * long-edge cap allows: exact text at full size beats a smaller lossy picture of it.
+   */
+  const lossless = mediaType === "image/png" || mediaType === "image/gif";
+  const pngRoom = maxPayloadBytes("image/png", opts.embedTargetBytes);
+  let pngOverBudget = false;
+  /** The PNG of the full fitted image if it is at most `limit` bytes (counted as an encode). */
+  const pngWithin = async (limit: number): Promise<FitResult | undefined> => {
+    counter.attempts++;
+    const png = await encodePng(full, target.width, target.height, limit);
+    if (!png && limit === pngRoom) pngOverBudget = true;
+    return png && result(png, undefined, target, "image/png");
+  };
+  const withLossless = async (jpeg: FitResult): Promise<FitResult> => {
+    if (!lossless || pngOverBudget) return jpeg;
+    const shrunk = jpeg.width !== target.width || jpeg.height !== target.height;
+    return (await pngWithin(shrunk ? pngRoom : Math.min(pngRoom, jpeg.data.length))) ?? jpeg;
+  };
   for (let round = 0; ; round++) {
     const outcome = search(rgb, size, round === 0 ? 80 : QUALITY_COMFORT);
     if (outcome.data && outcome.quality !== undefined) {
-      if (outcome.quality >= QUALITY_COMFORT || round > 0) return result(outcome.data, outcome.quality, size);
+      if (outcome.comfortable !== false || round > 0) return withLossless(result(outcome.data, outcome.quality, size));
+      const chosenTables = jpegTables;
       // Below the comfortable quality: measure whether a smaller image at that quality would show
-      // the full-size picture more faithfully, and keep whichever does.
+      // the full-size picture more faithfully. The candidate is resampled from the full-size render
+      // (no second decode); only if it wins is it rendered again from the source.
       const smallSize = shrunk(size, outcome.sizeAt(QUALITY_COMFORT));
-      const small = search(await render(smallSize), smallSize, QUALITY_COMFORT);
+      const small = search(resizeRgb(full, size.width, size.height, smallSize.width, smallSize.height, wasm.simd), smallSize, QUALITY_COMFORT);
       if (small.data && small.quality !== undefined && small.quality > outcome.quality) {
-        const fullFidelity = fidelity(outcome.data, rgb, size, wasm);
-        const smallFidelity = fidelity(small.data, rgb, size, wasm);
-        if (smallFidelity > fullFidelity + RESOLUTION_PREFERENCE_DB) return result(small.data, small.quality, smallSize);
+        const fullFidelity = fidelity(outcome.data, full, size, wasm);
+        const smallFidelity = fidelity(small.data, full, size, wasm);
+        if (smallFidelity > fullFidelity + RESOLUTION_PREFERENCE_DB) {
+          const fromSource = search(await render(smallSize), smallSize, small.quality, small.quality);
+          if (fromSource.data && fromSource.quality !== undefined) return withLossless(result(fromSource.data, fromSource.quality, smallSize));
+        }
       }
-      return result(outcome.data, outcome.quality, size);
+      jpegTables = chosenTables;
+      return withLossless(result(outcome.data, outcome.quality, size));
+    }
+    if (round === 0 && lossless) {
+      // No JPEG fits at the cap: a PNG that does needs no second decode.
+      const png = await pngWithin(pngRoom);
+      if (png) return png;
     }
     if (size.width === 1 && size.height === 1 || round > 8) {
       throw new AppError(400, "invalid_request", `The image cannot be fitted into ${opts.embedTargetBytes} bytes; raise vision.embed_target_bytes.`);
@@ -374,7 +417,7 @@ function fidelity(jpeg: Uint8Array, reference: Uint8Array, size: { width: number
  * by how far the last measured size was from its estimate; each counted attempt quantises and
  * entropy-sizes the whole image, and only the winner is written.
  */
-function searchPrepared(prepared: PreparedJpeg, maxBytes: number, counter: { attempts: number }): SearchOutcome {
+function searchPrepared(prepared: PreparedJpeg, maxBytes: number, counter: { attempts: number }, known?: number): SearchOutcome {
   const estimate = new Map<number, number>();
   const estimateAt = (q: number) => {
     let v = estimate.get(q);
@@ -396,8 +439,10 @@ function searchPrepared(prepared: PreparedJpeg, maxBytes: number, counter: { att
   };
   let low = QUALITY_MIN, high = QUALITY_MAX;
   let fits: number | undefined;
+  let hint = known === undefined ? undefined : Math.max(low, Math.min(high, known));
   while (low <= high) {
-    const q = guess(low, high);
+    const q = hint ?? guess(low, high);
+    hint = undefined;
     counter.attempts++;
     const size = prepared.sizeAt(q);
     sizes.set(q, size);

@@ -19,6 +19,44 @@ const CHROMA_BASE = [
   99, 99, 99, 99, 99, 99, 99, 99, 99, 99, 99, 99, 99, 99, 99, 99,
 ];
 
+/**
+ * Nicolas Robidoux's table (as ImageMagick ships it; MozJPEG's default, its `quant_table` 3), for
+ * luma and chroma alike: flatter at high frequencies than Annex K, so fewer bytes go to detail the
+ * eye barely sees and more stay with the edges and text strokes that PSNR (and a reader) weigh.
+ */
+const ROBIDOUX_BASE = [
+  16, 16, 16, 18, 25, 37, 56, 85, 16, 17, 20, 27, 34, 40, 53, 75, 16, 20, 24, 31, 43, 62, 91, 135,
+  18, 27, 31, 40, 53, 74, 106, 156, 25, 34, 43, 53, 69, 94, 131, 189, 37, 40, 62, 74, 94, 124, 169, 238,
+  56, 53, 91, 106, 131, 169, 226, 311, 85, 75, 135, 156, 189, 238, 311, 418,
+];
+
+/** Base quantisation tables (natural order) a PreparedJpeg scales by quality. */
+export interface QuantBases { luma: readonly number[]; chroma: readonly number[] }
+export const ANNEX_K_TABLES: QuantBases = { luma: LUMA_BASE, chroma: CHROMA_BASE };
+export const ROBIDOUX_TABLES: QuantBases = { luma: ROBIDOUX_BASE, chroma: ROBIDOUX_BASE };
+/**
+ * One step for every frequency, luma and chroma alike: the table that minimises squared error for a
+ * given step, which is what text and flat UI need (their energy sits in sharp edges, all
+ * frequencies at once); a photo's noise makes it spend bytes on grain.
+ */
+export const FLAT_TABLES: QuantBases = { luma: new Array(64).fill(16), chroma: new Array(64).fill(16) };
+/** The base tables by name (errorAt compares against any of them). */
+export const TABLE_CANDIDATES: ReadonlyArray<[string, QuantBases]> = [["annex-k", ANNEX_K_TABLES], ["robidoux", ROBIDOUX_TABLES], ["flat", FLAT_TABLES]];
+/**
+ * What chooseTables picks from, by measured rate and distortion at the budget. Annex K is not among
+ * them: Robidoux's tables needed fewer bytes for the same PSNR at every rate measured (photos and
+ * screenshots, docs/benchmarks.md), so trying Annex K too would only cost time.
+ */
+const CHOICES = new Set(["robidoux", "flat"]);
+
+/**
+ * Squared error a coefficient's quantisation adds to the RGB pixels, per block slot of the MCU
+ * (Y00 Y01 Y10 Y11 Cb Cr): the DCT is orthonormal, so coefficient error is pixel error; Y moves R, G
+ * and B alike (3), Cb moves G by 0.344 and B by 1.772 (0.344² + 1.772² = 3.26), Cr moves R by 1.402
+ * and G by 0.714 (2.48), and a chroma sample covers four pixels.
+ */
+const ERROR_WEIGHT = [3, 3, 3, 3, 4 * 3.258, 4 * 2.476];
+
 /** ZIGZAG[k] = natural index of the k-th coefficient in zigzag order. */
 const ZIGZAG = (() => {
   const order = new Int32Array(64);
@@ -70,7 +108,7 @@ function aan8(d: Float64Array, at: number, step: number): void {
 }
 
 /** IJG quality scaling of a base table, clamped to 1..255 (baseline), in zigzag order. */
-function quantTable(base: number[], quality: number): Uint16Array {
+function quantTable(base: readonly number[], quality: number): Uint16Array {
   const q = Math.max(1, Math.min(100, Math.round(quality)));
   const scale = q < 50 ? 5000 / q : 200 - 2 * q;
   const out = new Uint16Array(64);
@@ -185,6 +223,21 @@ export interface PreparedJpeg {
   /** Size of the encode at `quality`: exact entropy size plus a safe allowance for 0xFF stuffing. */
   sizeAt(quality: number): number;
   encode(quality: number): Uint8Array;
+  /**
+   * Picks, from TABLE_CANDIDATES' choices (Robidoux, flat), the base tables that show the image with the least squared error
+   * at the highest quality in [minQuality, maxQuality] that fits `maxBytes`, judged on a sample of
+   * the blocks (rate from the symbols' entropy, distortion from the quantisation error); every later
+   * estimate, size and encode uses them. When none fits at `minQuality`, the one smallest there.
+   * Returns the chosen table's name.
+   */
+  chooseTables(maxBytes: number, minQuality: number, maxQuality: number): string;
+  /**
+   * Squared error (sampled, as chooseTables weighs it) the encode at `quality` adds, with the tables
+   * in use or the candidate named `tables`: lets a caller compare qualities across tables.
+   */
+  errorAt(quality: number, tables?: string): number;
+  /** Name of the base tables in use ("annex-k" until chooseTables picks). */
+  tables: string;
   /** WASM memory the SIMD colour conversion + DCT used (0 on the JS path). */
   wasmBytes: number;
 }
@@ -198,12 +251,12 @@ const HEADER_BYTES = 2 + 18 + 2 * 69 + 19 + 14 + 2; // SOI, APP0, 2 DQT, SOF0, S
  * const q = prepared.sizeAt(85) <= maxBytes ? 85 : 75;
  * const jpeg = prepared.encode(q);
  */
-export function prepareJpeg(rgb: Uint8Array, width: number, height: number, simdModule?: WebAssembly.Module): PreparedJpeg {
-  if (!simdModule) return codeCoefficients(transformJs(rgb, width, height), width, height);
+export function prepareJpeg(rgb: Uint8Array, width: number, height: number, simdModule?: WebAssembly.Module, bases: QuantBases = ANNEX_K_TABLES): PreparedJpeg {
+  if (!simdModule) return codeCoefficients(transformJs(rgb, width, height), width, height, bases);
   const kernels = new SimdJpegKernels(simdModule, width, height, ZIGZAG, AAN_TO_JPEG);
   kernels.transform(rgb);
   // The coefficients stay in the instance's memory; the JS loops that would read them never run.
-  return codeCoefficients(new Float32Array(0), width, height, kernels);
+  return codeCoefficients(new Float32Array(0), width, height, bases, kernels);
 }
 
 /** Colour conversion + DCT in JS (f64): MCU order Y00 Y01 Y10 Y11 Cb Cr, zigzag, JPEG scale. */
@@ -263,18 +316,66 @@ function transformJs(rgb: Uint8Array, width: number, height: number): Float32Arr
 }
 
 /**
+ * Quantises every `stride`-th MCU of `c` (MCU order, zigzag) with `recip` and counts its Huffman
+ * symbols: histograms at 0 (DC luma), 256 (AC luma), 512 (DC chroma), 768 (AC chroma), plus the
+ * raw magnitude bits. With `quant`, the quantised blocks are kept there; with `steps` (the
+ * quantiser steps), the squared error the quantisation adds is summed too (ERROR_WEIGHT per slot).
+ */
+function quantiseAndCount(c: Float32Array, mcus: number, recip: Float64Array, steps: Float64Array | undefined, stride: number, quant: Int16Array | undefined): { hist: Uint32Array; extra: number; error: number } {
+  const hist = new Uint32Array(1024);
+  let predY = 0, predCb = 0, predCr = 0, extra = 0, error = 0;
+  for (let m = 0; m < mcus; m += stride) {
+    for (let b = 0; b < 6; b++) {
+      const at = (m * 6 + b) * 64;
+      const r0 = b * 64;
+      const dcBase = b < 4 ? 0 : 512;
+      const acBase = dcBase + 256;
+      let blockError = 0;
+      const v0 = c[at]! * recip[r0]!;
+      const dc = v0 < 0 ? -((0.5 - v0) | 0) : (v0 + 0.5) | 0;
+      if (quant) quant[at] = dc;
+      if (steps) { const e = c[at]! - dc * steps[r0]!; blockError += e * e; }
+      let diff: number;
+      if (b < 4) { diff = dc - predY; predY = dc; } else if (b === 4) { diff = dc - predCb; predCb = dc; } else { diff = dc - predCr; predCr = dc; }
+      const dcCat = 32 - Math.clz32(diff < 0 ? -diff : diff);
+      hist[dcBase + dcCat]!++;
+      extra += dcCat;
+      let run = 0;
+      for (let k = 1; k < 64; k++) {
+        const v = c[at + k]! * recip[r0 + k]!;
+        const r = v < 0 ? -((0.5 - v) | 0) : (v + 0.5) | 0;
+        if (quant) quant[at + k] = r;
+        if (steps) { const e = c[at + k]! - r * steps[r0 + k]!; blockError += e * e; }
+        if (r === 0) { run++; continue; }
+        while (run > 15) { hist[acBase + 0xf0]!++; run -= 16; }
+        const cat = 32 - Math.clz32(r < 0 ? -r : r);
+        hist[acBase + ((run << 4) | cat)]!++;
+        extra += cat;
+        run = 0;
+      }
+      if (run > 0) hist[acBase]!++; // EOB
+      error += blockError * ERROR_WEIGHT[b]!;
+    }
+  }
+  return { hist, extra, error };
+}
+
+/**
  * Quantises and codes prepared coefficients (see PreparedJpeg); with `simd`, whose memory holds
  * `coeffs`, the quantise-and-count passes run there (f32, so the final write quantises there too).
  */
-function codeCoefficients(coeffs: Float32Array, width: number, height: number, simd?: SimdJpegKernels): PreparedJpeg {
+function codeCoefficients(coeffs: Float32Array, width: number, height: number, initialBases: QuantBases, simd?: SimdJpegKernels): PreparedJpeg {
+  let bases = initialBases;
   const mcus = Math.ceil(width / 16) * Math.ceil(height / 16);
+  let tablesName = TABLE_CANDIDATES.find(([, b]) => b === initialBases)?.[0] ?? "custom";
 
   const tablesFor = (quality: number) => {
-    const luma = quantTable(LUMA_BASE, quality), chroma = quantTable(CHROMA_BASE, quality);
+    const luma = quantTable(bases.luma, quality), chroma = quantTable(bases.chroma, quality);
     // One reciprocal table per block slot of the MCU (4 luma, 2 chroma), so the hot loop indexes.
     const recip = new Float64Array(6 * 64);
-    for (let b = 0; b < 6; b++) for (let k = 0; k < 64; k++) recip[b * 64 + k] = 1 / (b < 4 ? luma : chroma)[k]!;
-    return { luma, chroma, recip };
+    const steps = new Float64Array(6 * 64);
+    for (let b = 0; b < 6; b++) for (let k = 0; k < 64; k++) { steps[b * 64 + k] = (b < 4 ? luma : chroma)[k]!; recip[b * 64 + k] = 1 / steps[b * 64 + k]!; }
+    return { luma, chroma, recip, steps };
   };
 
   /**
@@ -296,41 +397,31 @@ function codeCoefficients(coeffs: Float32Array, width: number, height: number, s
       if (keep) quantQuality = quality;
       return { dcLuma: hist.subarray(0, 256), acLuma: hist.subarray(256, 512), dcChroma: hist.subarray(512, 768), acChroma: hist.subarray(768, 1024), extraBits };
     }
-    const hist = new Uint32Array(1024);
-    let predY = 0, predCb = 0, predCr = 0;
-    let extra = 0;
-    for (let m = 0; m < mcus; m += stride) {
-      for (let b = 0; b < 6; b++) {
-        const at = (m * 6 + b) * 64;
-        const r0 = b * 64;
-        const dcBase = b < 4 ? 0 : 512;
-        const acBase = dcBase + 256;
-        const v0 = coeffs[at]! * recip[r0]!;
-        const dc = v0 < 0 ? -((0.5 - v0) | 0) : (v0 + 0.5) | 0;
-        if (keep) quant[at] = dc;
-        let diff: number;
-        if (b < 4) { diff = dc - predY; predY = dc; } else if (b === 4) { diff = dc - predCb; predCb = dc; } else { diff = dc - predCr; predCr = dc; }
-        const dcCat = 32 - Math.clz32(diff < 0 ? -diff : diff);
-        hist[dcBase + dcCat]!++;
-        extra += dcCat;
-        let run = 0;
-        for (let k = 1; k < 64; k++) {
-          const v = coeffs[at + k]! * recip[r0 + k]!;
-          const r = v < 0 ? -((0.5 - v) | 0) : (v + 0.5) | 0;
-          if (keep) quant[at + k] = r;
-          if (r === 0) { run++; continue; }
-          while (run > 15) { hist[acBase + 0xf0]!++; run -= 16; }
-          const c = 32 - Math.clz32(r < 0 ? -r : r);
-          hist[acBase + ((run << 4) | c)]!++;
-          extra += c;
-          run = 0;
-        }
-        if (run > 0) hist[acBase]!++; // EOB
-      }
-    }
+    const { hist, extra } = quantiseAndCount(coeffs, mcus, recip, undefined, stride, keep ? quant : undefined);
     if (keep) quantQuality = quality;
     return { dcLuma: hist.subarray(0, 256), acLuma: hist.subarray(256, 512), dcChroma: hist.subarray(512, 768), acChroma: hist.subarray(768, 1024), extraBits: extra };
   };
+
+  /**
+   * Rate (bytes, from the entropy of each histogram: ranks tables as their Huffman codes would) and
+   * weighted squared error (ERROR_WEIGHT) of every `stride`-th MCU at `quality`, scaled to the whole
+   * image. JS over the coefficients (the SIMD instance's memory when there is one): a sample is small.
+   */
+  const sampleRateDistortion = (quality: number, stride: number): { bytes: number; error: number } => {
+    const { recip, steps } = tablesFor(quality);
+    const { hist, extra, error } = quantiseAndCount(simd ? simd.coefficients : coeffs, mcus, recip, steps, stride, undefined);
+    let bits = extra;
+    for (let t = 0; t < 4; t++) {
+      let total = 0;
+      for (let i = t * 256; i < t * 256 + 256; i++) total += hist[i]!;
+      for (let i = t * 256; i < t * 256 + 256; i++) if (hist[i]) bits -= hist[i]! * Math.log2(hist[i]! / total);
+    }
+    const sampled = Math.ceil(mcus / stride);
+    return { bytes: HEADER_BYTES + 400 + (bits / 8) * (mcus / sampled), error: error * (mcus / sampled) };
+  };
+
+  /** About 1/61 of the blocks for chooseTables and errorAt (odd, so the sample does not fall into columns). */
+  const sampleStride = mcus >= 1024 ? 61 : mcus >= 256 ? 15 : 1;
 
   const huffmanBits = (hist: Uint32Array, table: HuffmanTable) => {
     let bits = 0;
@@ -402,6 +493,51 @@ function codeCoefficients(coeffs: Float32Array, width: number, height: number, s
     width,
     height,
     wasmBytes: simd?.wasmBytes ?? 0,
+    get tables() { return tablesName; },
+    errorAt(quality, tables) {
+      const inUse = bases;
+      bases = TABLE_CANDIDATES.find(([name]) => name === tables)?.[1] ?? inUse;
+      try {
+        return sampleRateDistortion(quality, sampleStride).error;
+      } finally {
+        bases = inUse;
+      }
+    },
+    chooseTables(maxBytes, minQuality, maxQuality) {
+      const stride = sampleStride;
+      let best: { name: string; bases: QuantBases; error: number } | undefined;
+      let smallest: { name: string; bases: QuantBases; bytes: number } | undefined;
+      for (const [name, candidate] of TABLE_CANDIDATES) {
+        if (!CHOICES.has(name)) continue;
+        bases = candidate;
+        let low = { q: minQuality, ...sampleRateDistortion(minQuality, stride) };
+        if (!smallest || low.bytes < smallest.bytes) smallest = { name, bases: candidate, bytes: low.bytes };
+        if (low.bytes > maxBytes) continue;
+        let high = { q: maxQuality, ...sampleRateDistortion(maxQuality, stride) };
+        let error = high.error;
+        if (high.bytes > maxBytes) {
+          // ln(bytes) is close to linear in quality away from 100: secant steps (a bisection when a
+          // step leaves most of the bracket) narrow it to a few qualities, then the error is
+          // interpolated (log-log) at exactly the budget between the bracketing qualities.
+          for (let step = 0; step < 5 && high.q - low.q > 3; step++) {
+            const t = (Math.log(maxBytes) - Math.log(low.bytes)) / (Math.log(high.bytes) - Math.log(low.bytes));
+            let q = Math.min(high.q - 1, Math.max(low.q + 1, Math.round(low.q + t * (high.q - low.q))));
+            if (step % 2 === 1) q = (low.q + high.q) >> 1;
+            const at = { q, ...sampleRateDistortion(q, stride) };
+            if (at.bytes <= maxBytes) low = at; else high = at;
+          }
+          const t = (Math.log(maxBytes) - Math.log(low.bytes)) / (Math.log(high.bytes) - Math.log(low.bytes));
+          error = Math.exp(Math.log(low.error) + Math.min(1, Math.max(0, t)) * (Math.log(high.error) - Math.log(low.error)));
+        }
+        if (!best || error < best.error) best = { name, bases: candidate, error };
+      }
+      const chosen = best ?? smallest!;
+      bases = chosen.bases;
+      tablesName = chosen.name;
+      measured.clear();
+      quantQuality = -1;
+      return tablesName;
+    },
     estimateAt(quality) {
       // Every 16th MCU: about 1/16 of a measure, within a few per cent of the real size.
       const stride = mcus >= 256 ? 16 : 1;

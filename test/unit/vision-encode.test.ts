@@ -41,6 +41,39 @@ describe("prepareJpeg (baseline 4:2:0 encoder)", () => {
   });
 });
 
+describe("quantisation tables chosen per image (issue 23.2)", () => {
+  /** Our highest quality that fits `maxBytes` after chooseTables, and its PSNR. */
+  async function oursAt(rgb: Uint8Array, w: number, h: number, maxBytes: number) {
+    const prepared = prepareJpeg(rgb, w, h);
+    const tables = prepared.chooseTables(maxBytes, 30, 100);
+    let q = 100;
+    while (q > 30 && prepared.sizeAt(q) > maxBytes) q--;
+    const jpeg = prepared.encode(q);
+    return { tables, bytes: jpeg.length, psnr: await psnr(rgb, jpeg) };
+  }
+  /** sharp's (libjpeg-turbo, Annex K tables) highest quality within `maxBytes`, and its PSNR. */
+  async function sharpAt(rgb: Uint8Array, w: number, h: number, maxBytes: number) {
+    for (let q = 100; q >= 1; q--) {
+      const jpeg = await sharp(rgb, { raw: { width: w, height: h, channels: 3 } }).jpeg({ quality: q, chromaSubsampling: "4:2:0" }).toBuffer();
+      if (jpeg.length <= maxBytes) return { bytes: jpeg.length, psnr: await psnr(rgb, jpeg) };
+    }
+    throw new Error("sharp cannot fit");
+  }
+
+  it("text gets the flat table and a photo Robidoux's, each more faithful than libjpeg's at the same bytes", async () => {
+    const [w, h] = [640, 400];
+    const text = screenshotPixels(w, h, 3);
+    const photo = photoPixels(w, h, 4);
+    for (const [rgb, budget, expected, margin] of [[text, 40_000, "flat", 0.8], [photo, 10_000, "robidoux", 0.1]] as const) {
+      const ours = await oursAt(rgb, w, h, budget);
+      const theirs = await sharpAt(rgb, w, h, budget);
+      expect(ours.tables).toBe(expected);
+      expect(ours.bytes).toBeLessThanOrEqual(budget);
+      expect(ours.psnr).toBeGreaterThan(theirs.psnr + margin);
+    }
+  });
+});
+
 describe("EXIF orientation in the JPEG header", () => {
   it("reads the tag 1..8 from a big-endian APP1, and 1 without one", () => {
     const plain = prepareJpeg(photoPixels(32, 16), 32, 16).encode(80);

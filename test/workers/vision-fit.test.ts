@@ -10,6 +10,7 @@ import {
   screenshotPixels, webpFrom,
 } from "../fixtures/images";
 import { gifOf, vp8lHeader, vp8x, webpOf } from "../fixtures/hostile";
+import { UI_SCREENSHOTS, uiScreenshotPixels } from "../fixtures/ui-screenshots";
 
 const KiB = 1024;
 const opts = (embedTargetBytes: number, extra: Partial<FitOptions> = {}): FitOptions => ({
@@ -141,7 +142,8 @@ describe("fitImage pass-through and pixels", () => {
     expect(readImageHeader(gif).animated).toBe(true);
     const out = await fit(gif, opts(256 * KiB));
     expect(out.passedThrough).toBe(false);
-    expect(out.mediaType).toBe("image/jpeg");
+    // A GIF is a lossless source: its first frame goes out as a PNG, which is smaller than the JPEG here.
+    expect(out.mediaType).toBe("image/png");
     const { rgba } = decodeRgba(out.data);
     expect(rgba[0]).toBeGreaterThan(200);
     expect(rgba[2]).toBeLessThan(60);
@@ -216,12 +218,60 @@ describe("fitImage regions", () => {
     expect(out.crop).toEqual({ x: 2500, y: 1500, width: 380, height: 300 });
   });
 
+  it("a region that covers the whole image (clamped) is no region: an image that fits passes through unchanged", async () => {
+    const small = await encodePng(screenshotPixels(800, 500), 800, 500, 3);
+    for (const region of [[0, 0, 5000, 5000], [0, 0, 800, 500], [-10, -10, 800, 500]] as Array<[number, number, number, number]>) {
+      const out = await fit(small, opts(256 * KiB, { region }));
+      expect(out.passedThrough).toBe(true);
+      expect(out.data).toEqual(small);
+      expect(out.crop).toBeUndefined();
+      expect(out.note).toBe("Image passed through unchanged (800x500); coordinates are in original pixels.");
+    }
+    // One row short of the whole image is a real crop.
+    const cropped = await fit(small, opts(256 * KiB, { region: [0, 0, 800, 499] }));
+    expect(cropped.passedThrough).toBe(false);
+    expect([cropped.width, cropped.height]).toEqual([800, 499]);
+  });
+
   it("a zero-area region is a 400 that gives the image size", async () => {
     const error = await refusal(fit(screenshot, opts(256 * KiB, { region: [10, 10, 10, 500] })));
     expect(error.status).toBe(400);
     expect(error.message).toContain("2880x1800");
     const outside = await refusal(fit(screenshot, opts(256 * KiB, { region: [5000, 5000, 6000, 6000] })));
     expect(outside.status).toBe(400);
+  });
+});
+
+describe("fitImage output format (issue 24.4)", () => {
+  it("a UI screenshot whose lossless PNG fits and is no larger than the JPEG comes back as that PNG, exact pixels", async () => {
+    const spec = UI_SCREENSHOTS.find(([name]) => name.includes("phone chat"))![1];
+    const pixels = uiScreenshotPixels(spec);
+    const input = await encodePng(pixels, spec.width, spec.height, 3);
+    const out = await fit(input, opts(1024 * KiB, { region: [0, 0, 1170, 1500] }));
+    expect(out.mediaType).toBe("image/png");
+    expect(out.quality).toBeUndefined();
+    expect(out.dataUrlBytes).toBe(dataUrlLength("image/png", out.data.length));
+    expect(out.dataUrlBytes).toBeLessThanOrEqual(1024 * KiB);
+    // Not scaled: the crop's pixels come back exactly (lossless), which no JPEG does.
+    expect([out.width, out.height]).toEqual([1170, 1500]);
+    const decoded = decodeRgba(out.data);
+    let differing = 0;
+    for (let y = 0; y < 1500; y++) for (let x = 0; x < 1170; x++) for (let c = 0; c < 3; c++) if (decoded.rgba[(y * 1170 + x) * 4 + c] !== pixels[(y * 1170 + x) * 3 + c]) differing++;
+    expect(differing).toBe(0);
+  });
+
+  it("the PNG is sent only when it is no larger than the JPEG: a photo saved as PNG still comes back as a JPEG", async () => {
+    const input = await encodePng(photoPixels(1600, 1200), 1600, 1200, 3);
+    const out = await fit(input, opts(1024 * KiB));
+    expect(out.mediaType).toBe("image/jpeg");
+    expect(out.dataUrlBytes).toBeLessThanOrEqual(1024 * KiB);
+  });
+
+  it("a JPEG source stays a JPEG, and the quality search goes above 90 when the budget allows it", async () => {
+    const input = await photoJpeg(fixtureWasm, 1200, 800);
+    const out = await fit(input, opts(1024 * KiB, { region: [0, 0, 1200, 799] }));
+    expect(out.mediaType).toBe("image/jpeg");
+    expect(out.quality).toBeGreaterThan(90);
   });
 });
 

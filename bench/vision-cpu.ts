@@ -1,0 +1,47 @@
+/**
+ * CPU time of a fit, ours (fitImage in Node, our SIMD kernels) against the same algorithm on sharp
+ * (bench/vision-sharp.ts), on the bench's 33 input/budget pairs: process.cpuUsage() (user + system,
+ * every thread of the process: sharp's libvips threads and Node's zlib pool included), the least of
+ * RUNS (default 3) per pair. On a shared, loaded box wall-clock ratios swing several-fold while CPU
+ * time moves little, so this is the ratio the time targets are read from there. Node's inflate is
+ * not workerd's, so PNG rows differ from workerd by that (see docs/benchmarks.md).
+ * Run: npx tsx bench/vision-cpu.ts [name-substring...]
+ */
+import { fitImage } from "../shared/vision/fit";
+import { loadVisionWasmNode } from "./vision-wasm-node";
+import { BUDGETS, makeInputs } from "./vision-inputs";
+import { withSharp } from "./vision-sharp";
+import { median } from "./stats";
+
+const wasm = loadVisionWasmNode();
+const runs = Number(process.env.RUNS ?? 3);
+const only = process.argv.slice(2);
+
+async function cpuMs(run: () => Promise<unknown>): Promise<number> {
+  let best = Infinity;
+  await run(); // warm-up
+  for (let i = 0; i < runs; i++) {
+    const before = process.cpuUsage();
+    await run();
+    const used = process.cpuUsage(before);
+    best = Math.min(best, (used.user + used.system) / 1000);
+  }
+  return best;
+}
+
+const ratios: number[] = [];
+console.log("| input | budget | ours CPU ms | sharp CPU ms | ours / sharp | ours encodes | ours decodes |");
+console.log("|---|---|---:|---:|---:|---:|---:|");
+for (const [name, input] of await makeInputs()) {
+  if (only.length && !only.some((o) => name.includes(o))) continue;
+  for (const budget of BUDGETS) {
+    const opts = { embedTargetBytes: budget, maxLongEdge: 1568, maxInputPixels: 16_777_216 };
+    const bytes = new Uint8Array(input);
+    const fit = await fitImage(bytes, opts, wasm);
+    const ours = await cpuMs(() => fitImage(bytes, opts, wasm));
+    const theirs = await cpuMs(() => withSharp(input, budget));
+    ratios.push(ours / theirs);
+    console.log(`| ${name} | ${budget / 1024} KiB | ${ours.toFixed(0)} | ${theirs.toFixed(0)} | ${(ours / theirs).toFixed(2)}x | ${fit.encodeAttempts} | ${fit.decodes} |`);
+  }
+}
+console.log(`\nCPU time ours / sharp: median ${median(ratios).toFixed(2)}x, worst ${Math.max(...ratios).toFixed(2)}x over ${ratios.length} pairs`);

@@ -323,7 +323,7 @@ describe("a PNG whose ancillary chunk has a wrong CRC", () => {
     expect((await fitImage(png, fitOpts, wasm)).passedThrough).toBe(true);
     const out = await fitImage(damaged, fitOpts, wasm);
     expect(out.passedThrough).toBe(false);
-    expect(out.mediaType).toBe("image/jpeg");
+    expect(Buffer.from(out.data).equals(Buffer.from(damaged))).toBe(false);
     expect([out.width, out.height]).toEqual([64, 48]);
     const shown = new Uint8Array(await sharp(out.data).raw().toBuffer());
     const expected = new Uint8Array(await sharp(png).removeAlpha().raw().toBuffer());

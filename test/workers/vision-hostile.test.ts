@@ -208,7 +208,6 @@ describe("valid files with unusual structure are answered, not refused (in worke
     damaged[withText.indexOf(0x43 /* C */, 33)]! ^= 0x01; // inside the tEXt data: its CRC no longer matches
     const { status, body } = await analyze(damaged);
     expect(status).toBe(200);
-    expect(body.image.media_type).toBe("image/jpeg");
     expect(body.note).not.toContain("passed through");
     const shown = decodeRgba(Uint8Array.from(atob(imageBase64(body)), (c) => c.charCodeAt(0)));
     expect([shown.width, shown.height]).toEqual([64, 48]);

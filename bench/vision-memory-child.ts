@@ -1,7 +1,8 @@
 /**
  * One fit of one image file in a Node process whose V8 heap is capped by the parent
  * (bench/vision-memory.bench.ts). Prints one JSON line: the outcome (fitted, passed through, or
- * the refusal), the WASM peak, the CPU time of the fit and the ArrayBuffer bytes alive at the end.
+ * the refusal), the WASM peak, the CPU time of the fit, the ArrayBuffer bytes alive at the end and
+ * the process's peak resident memory.
  * Exits non-zero (V8 out of memory) when the cap is too small.
  */
 import { readFileSync } from "node:fs";
@@ -27,4 +28,4 @@ try {
 }
 const cpu = process.cpuUsage(cpuBefore);
 const after = process.memoryUsage();
-console.log(JSON.stringify({ ...outcome, cpuMs: (cpu.user + cpu.system) / 1000, arrayBuffersBytes: after.arrayBuffers - before + input.byteLength }));
+console.log(JSON.stringify({ ...outcome, cpuMs: (cpu.user + cpu.system) / 1000, arrayBuffersBytes: after.arrayBuffers - before + input.byteLength, maxRssBytes: process.resourceUsage().maxRSS * 1024 }));

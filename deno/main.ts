@@ -102,7 +102,7 @@ const app = createApp({
   log: consoleLogger,
   fitImage: createImageFitter(await loadVisionWasm()),
   embeds,
-  dnsResolver: dnsResolverPool(fetchPort, Date.now),
+  dnsResolver: dnsResolverPool(fetchPort, Date.now, consoleLogger),
   // Nothing is counted yet: the savings ledger (docs/stats.md) is not built.
   ledger: { record: () => {} },
 });

@@ -17,6 +17,8 @@ import { errorResponse, jsonResponse } from "./http/respond";
 import { parseRequest } from "./http/validate";
 import { MCP_CORS, handleMcpPost, isAllowedOrigin, mcpOriginRefusal } from "./mcp/mcp.http";
 import { openApiDocument } from "./openapi";
+import { proxyRequest } from "./proxy/proxy.service";
+import { LLM_PROVIDERS } from "./proxy/providers/llm.providers";
 import { MCP_TOOLS, TOOLS } from "./tools/registry";
 import type { ToolContext, ToolDefinition } from "./tools/tool.types";
 
@@ -96,6 +98,9 @@ export function createApp(deps: AppDeps): Hono<Env> {
   route("/mcp", {
     POST: (c) => handleMcpPost(c.req.raw, toolContext(c), MCP_TOOLS, deps.version),
   });
+
+  // The provider proxy (docs/proxy.md): its own auth and the provider's error shape.
+  for (const spec of LLM_PROVIDERS) app.all(`/${spec.name}/*`, (c) => proxyRequest(c.req.raw, spec, { ports: deps, loaded: deps.config(), requestId: c.get("requestId") }));
 
   route("/openapi.json", {
     GET: (c) => jsonResponse(openApiDocument(TOOLS, deps.version, new URL(c.req.url).origin)),

@@ -79,7 +79,7 @@ const ERROR_STATUSES: Record<number, string> = {
   422: "secret_in_url: a URL carries what looks like a credential; nothing was fetched or cached",
   500: "config_error: the service's configuration is unusable (the message names the key)",
   502: "provider_error or fetch_failed: the upstream failed (never echoed)",
-  503: "no_provider: the configured provider has no key, or no auxiliary vision model is configured",
+  503: "no_provider: the configured provider has no key, or no auxiliary vision model is configured; dns_unavailable: the DNS-over-HTTPS resolver (security.dns_resolver_url) could not be used, so an image URL's host could not be checked",
   504: "provider_timeout: the provider did not answer in time",
 };
 

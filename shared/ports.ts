@@ -98,9 +98,15 @@ export interface ResolvedAddress {
   cls: AddressClass;
 }
 
+/** Why the resolver itself could not be used: the name was never judged. */
+export type ResolverFault = "timeout" | "unreachable" | "http_error" | "not_doh_json";
+
 export type DnsLookup =
   | { ok: true; addresses: readonly ResolvedAddress[] }
-  | { ok: false; reason: "nxdomain" | "no_address" | "resolver_error" | "timeout" };
+  /** The resolver answered, and the answer does not let the name be verified (NXDOMAIN, SERVFAIL, bad records). */
+  | { ok: false; reason: "nxdomain" | "no_address" | "resolver_error" }
+  /** The resolver could not be asked (down, filtered, too slow, not a DoH JSON endpoint): `resolver` is its host. */
+  | { ok: false; reason: "unavailable"; fault: ResolverFault; resolver: string };
 
 /** Looks a hostname up (A and AAAA). Never throws: a failure is a `{ ok: false }` result. */
 export interface DnsResolver {

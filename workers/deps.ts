@@ -58,7 +58,7 @@ function durableEmbeds(namespace: WorkerEnv["SESSIONS"]): EmbedCounter {
 }
 
 const fitImage = createImageFitter(visionWasm);
-const dnsResolver = dnsResolverPool((input, init) => fetch(input, init), Date.now);
+const dnsResolver = dnsResolverPool((input, init) => fetch(input, init), Date.now, consoleLogger);
 
 export function workersDeps(env: WorkerEnv, overrides: Partial<AppDeps> = {}): AppDeps {
   return {

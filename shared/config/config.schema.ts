@@ -4,6 +4,8 @@
  * accepts both; `config.load.ts` gathers the layers and calls this.
  */
 import * as z from "zod";
+import { ANTHROPIC } from "../proxy/providers/anthropic";
+import { OPENAI } from "../proxy/providers/openai";
 import { DEFAULT_BASE_URLS, EXTRACT_PROVIDERS, SEARCH_PROVIDERS } from "../web/providers/provider.types";
 
 /** Raised by a field that cannot be read; becomes a 500 `config_error` naming the key. */
@@ -141,6 +143,14 @@ export const Config = z.object({
     searxng_base_url: optionalUrl.describe("SearXNG has no public default; set it to enable searxng"),
     keyless_base_url: urlWithDefault(DEFAULT_BASE_URLS.keyless),
     jina_base_url: urlWithDefault(DEFAULT_BASE_URLS.jina),
+    anthropic_base_url: urlWithDefault(ANTHROPIC.defaultBaseUrl).describe("Upstream of /anthropic/* (the provider proxy)"),
+    openai_base_url: urlWithDefault(OPENAI.defaultBaseUrl).describe("Upstream of /openai/* (the provider proxy)"),
+  }),
+  proxy: z.object({
+    enabled: flag(true).describe("false: /anthropic/* and /openai/* are 404"),
+    timeout_seconds: clampedInt(600, 10, 3600).describe("Timeout of one forwarded LLM request until the provider's answer starts, 10..3600"),
+    fit_user_images: flag(false).describe("true: user uploads over the embed budget are fitted too (else only those the provider would refuse)"),
+    strategy: choice(["cost", "hermes", "off"] as const, "cost").describe("Tool-image retirement on proxied requests: cost, hermes (20/8/3), or off (images fitted only)"),
   }),
   auxiliary: z.object({
     vision: z.object({
@@ -160,6 +170,8 @@ export const SECRET_NAMES = [
   "FIRECRAWL_API_KEY",
   "JINA_API_KEY",
   "AUXILIARY_VISION_API_KEY",
+  "ANTHROPIC_API_KEY",
+  "OPENAI_API_KEY",
 ] as const;
 export type SecretName = (typeof SECRET_NAMES)[number];
 export type Secrets = Partial<Record<SecretName, string>>;

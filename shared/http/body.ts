@@ -3,7 +3,7 @@
  * JSON, and well-formed Unicode in every string, so bad input is a clear 4xx and never a crash
  * further down.
  */
-import { readAtMost } from "../bytes";
+import { discardRest, readAtMost } from "../bytes";
 import { AppError } from "./errors";
 
 export const MiB = 1024 * 1024;
@@ -19,14 +19,29 @@ const tooLarge = (limit: number) =>
   new AppError(413, "payload_too_large", `The request body is larger than ${formatBytes(limit)}; send a smaller body.`);
 
 /**
- * Reads at most `limit` bytes of the body; refuses with 413 as soon as the declared length or the
- * bytes read pass it, without buffering the rest.
+ * What is left of a body over its limit is read and dropped (never held) up to this many more
+ * bytes and this long before the 413, then cancelled. A server that answers while the client is
+ * still sending makes some front proxies fail the exchange: `wrangler dev`'s proxy reads the
+ * upload after the answer and restarts the Worker ("Your worker restarted mid-request").
+ */
+const DRAIN_BYTES = 128 * MiB;
+const DRAIN_MS = 10_000;
+
+/**
+ * Reads at most `limit` bytes of the body, counting as they stream (chunked bodies have no
+ * declared length); refuses with 413 as soon as the declared length or the bytes read pass it.
+ * Nothing past the limit is held: the rest is dropped as it arrives (bounded), then the 413.
  */
 export async function readBodyBytes(request: Request, limit: number): Promise<Uint8Array> {
   const declared = request.headers.get("content-length");
   if (declared !== null && Number(declared) > limit) throw tooLarge(limit);
   if (!request.body) return new Uint8Array(0);
-  return readAtMost(request.body, limit, () => tooLarge(limit));
+  try {
+    return await readAtMost(request.body, limit, () => tooLarge(limit), undefined, false);
+  } catch (error) {
+    if (error instanceof AppError && error.code === "payload_too_large" && !request.body.locked) await discardRest(request.body, DRAIN_BYTES, DRAIN_MS);
+    throw error;
+  }
 }
 
 /** True when the Content-Type is JSON (`application/json`, any parameters, any case). */

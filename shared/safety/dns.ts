@@ -1,10 +1,10 @@
 /**
- * DNS-over-HTTPS (JSON API) lookups for the SSRF gate, with a small in-memory answer cache so the
- * gate costs microseconds on a warm hostname. The same code runs on Workers and Deno because it
- * only needs an injected fetch and clock.
+ * DNS-over-HTTPS (JSON API) lookups for the SSRF gate, with a small in-memory answer cache (never
+ * longer than the answer's own TTL) so the gate costs microseconds on a warm hostname. The same
+ * code runs on Workers and Deno because it only needs an injected fetch and clock.
  */
-import type { Clock, DnsLookup, DnsResolver, FetchFn, ResolvedAddress } from "../ports";
-import { type AddressClass, classifyIPv4, classifyIPv6, parseIPv4, parseIPv6 } from "./ip";
+import type { Clock, DnsLookup, DnsResolver, FetchFn, Logger, ResolvedAddress, ResolverFault } from "../ports";
+import { classifyIPv4, classifyIPv6, parseIPv4, parseIPv6 } from "./ip";
 
 export interface DnsResolverOptions {
   /** The DoH JSON endpoint (`security.dns_resolver_url`); operator configuration, trusted. */
@@ -13,9 +13,15 @@ export interface DnsResolverOptions {
   clock: Clock;
   /** Per lookup (both queries run in parallel). Default 3000 ms. */
   timeoutMs?: number;
-  /** Answer TTLs are clamped into [minTtlSeconds, maxTtlSeconds]. Defaults 30 and 300. */
-  minTtlSeconds?: number;
+  /**
+   * An answer is kept at most its own TTL and at most `maxTtlSeconds` (default 300); a TTL of 0 (or
+   * none) is not kept at all, so the SSRF check never uses an address the name no longer has.
+   */
   maxTtlSeconds?: number;
+  /** How long NXDOMAIN and "no address" are kept (a refusal; default 30 s). */
+  negativeTtlSeconds?: number;
+  /** One warning line per lookup the resolver could not answer (no stack trace). */
+  log?: Logger;
   /** Cache size bound; the oldest entry goes first. Default 2048. */
   maxEntries?: number;
 }
@@ -35,7 +41,8 @@ interface CacheSlot {
 
 type QueryResult =
   | { ok: true; addresses: ResolvedAddress[]; ttlSeconds: number | null }
-  | { ok: false; reason: "nxdomain" | "resolver_error" | "timeout" };
+  | { ok: false; reason: "nxdomain" | "resolver_error" }
+  | { ok: false; reason: "unavailable"; fault: ResolverFault };
 
 /**
  * Build a resolver bound to one DoH endpoint. Keep one per isolate/process: its cache is plain
@@ -47,19 +54,21 @@ type QueryResult =
  */
 export function createDnsResolver(options: DnsResolverOptions): DnsResolver {
   const timeoutMs = options.timeoutMs ?? 3000;
-  const minTtl = options.minTtlSeconds ?? 30;
+  const negativeTtl = options.negativeTtlSeconds ?? 30;
   const maxTtl = options.maxTtlSeconds ?? 300;
+  const resolverHost = new URL(options.url).host;
   const maxEntries = options.maxEntries ?? 2048;
   const cache = new Map<string, CacheSlot>();
 
   function remember(host: string, result: DnsLookup, ttlSeconds: number): void {
     cache.delete(host);
+    const ttl = Math.min(maxTtl, ttlSeconds);
+    if (!(ttl > 0)) return;
     while (cache.size >= maxEntries) {
       const oldest = cache.keys().next();
       if (oldest.done) break;
       cache.delete(oldest.value);
     }
-    const ttl = Math.min(maxTtl, Math.max(minTtl, ttlSeconds));
     cache.set(host, { result, expiresAt: options.clock() + ttl * 1000 });
   }
 
@@ -75,13 +84,18 @@ export function createDnsResolver(options: DnsResolverOptions): DnsResolver {
       });
       if (!response.ok) {
         await response.body?.cancel();
-        return { ok: false, reason: "resolver_error" };
+        return { ok: false, reason: "unavailable", fault: "http_error" };
       }
       const text = await response.text();
-      if (text.length > MAX_RESPONSE_BYTES) return { ok: false, reason: "resolver_error" };
+      if (text.length > MAX_RESPONSE_BYTES) return { ok: false, reason: "unavailable", fault: "not_doh_json" };
       body = JSON.parse(text);
-    } catch {
-      return { ok: false, reason: signal.aborted ? "timeout" : "resolver_error" };
+    } catch (error) {
+      if (signal.aborted) return { ok: false, reason: "unavailable", fault: "timeout" };
+      return { ok: false, reason: "unavailable", fault: error instanceof SyntaxError ? "not_doh_json" : "unreachable" };
+    }
+    // A captive portal or a filtering proxy answers with HTML or other JSON: not a resolver's answer.
+    if (typeof body !== "object" || body === null || typeof (body as { Status?: unknown }).Status !== "number") {
+      return { ok: false, reason: "unavailable", fault: "not_doh_json" };
     }
     return parseAnswer(body);
   }
@@ -98,19 +112,22 @@ export function createDnsResolver(options: DnsResolverOptions): DnsResolver {
     try {
       const both = Promise.all([query(host, TYPE_A, controller.signal), query(host, TYPE_AAAA, controller.signal)]);
       const outcome = await Promise.race([both, deadline]);
-      if (outcome === "timeout") return { result: { ok: false, reason: "timeout" }, ttlSeconds: null };
+      const unavailable = (fault: ResolverFault) => ({ result: { ok: false, reason: "unavailable", fault, resolver: resolverHost } as const, ttlSeconds: null });
+      if (outcome === "timeout") return unavailable("timeout");
       const [a, aaaa] = outcome;
       // Fail closed: if either family cannot be checked, the name is not known to be safe.
-      for (const reason of ["timeout", "resolver_error", "nxdomain"] as const) {
+      for (const q of [a, aaaa]) if (!q.ok && q.reason === "unavailable") return unavailable(q.fault);
+      for (const reason of ["resolver_error", "nxdomain"] as const) {
         if ((!a.ok && a.reason === reason) || (!aaaa.ok && aaaa.reason === reason)) {
-          return { result: { ok: false, reason }, ttlSeconds: reason === "nxdomain" ? minTtl : null };
+          return { result: { ok: false, reason }, ttlSeconds: reason === "nxdomain" ? negativeTtl : null };
         }
       }
       if (!a.ok || !aaaa.ok) return { result: { ok: false, reason: "resolver_error" }, ttlSeconds: null };
       const addresses = [...a.addresses, ...aaaa.addresses];
-      if (addresses.length === 0) return { result: { ok: false, reason: "no_address" }, ttlSeconds: minTtl };
+      if (addresses.length === 0) return { result: { ok: false, reason: "no_address" }, ttlSeconds: negativeTtl };
+      // No TTL in the answer: nothing says how long it holds, so it is not kept.
       const ttls = [a.ttlSeconds, aaaa.ttlSeconds].filter((t): t is number => t !== null);
-      return { result: { ok: true, addresses }, ttlSeconds: ttls.length > 0 ? Math.min(...ttls) : minTtl };
+      return { result: { ok: true, addresses }, ttlSeconds: ttls.length > 0 ? Math.min(...ttls) : 0 };
     } finally {
       clearTimeout(timer);
     }
@@ -125,8 +142,9 @@ export function createDnsResolver(options: DnsResolverOptions): DnsResolver {
         cache.delete(host);
       }
       const { result, ttlSeconds } = await resolve(host);
-      // Transient failures (timeouts, resolver errors) are never cached.
+      // Transient failures (an unavailable resolver, resolver errors) are never cached.
       if (ttlSeconds !== null) remember(host, result, ttlSeconds);
+      else if (!result.ok && result.reason === "unavailable") options.log?.warn("dns_unavailable", { resolver: resolverHost, fault: result.fault });
       return result;
     },
   };
@@ -165,14 +183,14 @@ function parseAnswer(body: unknown): QueryResult {
 
 /**
  * One resolver (and so one answer cache) per resolver URL, for the life of an isolate or process.
- * @example const dnsResolver = dnsResolverPool(fetch, Date.now); dnsResolver(config.security.dns_resolver_url)
+ * @example const dnsResolver = dnsResolverPool(fetch, Date.now, log); dnsResolver(config.security.dns_resolver_url)
  */
-export function dnsResolverPool(fetch: FetchFn, clock: Clock): (url: string) => DnsResolver {
+export function dnsResolverPool(fetch: FetchFn, clock: Clock, log?: Logger): (url: string) => DnsResolver {
   const resolvers = new Map<string, DnsResolver>();
   return (url) => {
     let resolver = resolvers.get(url);
     if (!resolver) {
-      resolver = createDnsResolver({ url, fetch, clock });
+      resolver = createDnsResolver({ url, fetch, clock, log });
       resolvers.set(url, resolver);
     }
     return resolver;

@@ -75,12 +75,14 @@ export function parseTargetUrl(rawUrl: string): URL {
 
 /**
  * Step 3: throws 403 `blocked_private_address` when the URL's host is not public (or cannot be
- * verified), 400 `invalid_request` for a scheme other than http/https, a missing host or user-info.
+ * verified), 503 `dns_unavailable` when the DoH resolver itself cannot be used (still refused),
+ * 400 `invalid_request` for a scheme other than http/https, a missing host or user-info.
  */
 export async function assertSsrfSafe(url: URL, options: SsrfOptions): Promise<void> {
   const verdict = await checkUrlSafety(url, options);
   if (verdict.ok) return;
   if (verdict.code === "invalid_url") throw new AppError(400, "invalid_request", verdict.message);
+  if (verdict.code === "dns_unavailable") throw new AppError(503, "dns_unavailable", verdict.message);
   throw new AppError(403, "blocked_private_address", verdict.message);
 }
 

@@ -21,12 +21,13 @@ export type RefusalCode =
   | "secret_in_url"
   | "invalid_request"
   | "blocked_private_address"
+  | "dns_unavailable"
   | "blocked_by_policy"
   | "fetch_failed"
   | FetchLimitCode;
 
 export interface Refusal {
-  /** Suggested HTTP status when the refusal ends the call (vision): 422, 400, 403, 502, 413, 415. */
+  /** Suggested HTTP status when the refusal ends the call (vision): 422, 400, 403, 503, 502, 413, 415. */
   status: number;
   code: RefusalCode;
   /** One sentence, safe to send: no URL query, no secret, no upstream body. */
@@ -37,6 +38,7 @@ const REFUSAL_CODES = new Set<string>([
   "secret_in_url",
   "invalid_request",
   "blocked_private_address",
+  "dns_unavailable",
   "blocked_by_policy",
   "fetch_failed",
   "too_large",

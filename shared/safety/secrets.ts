@@ -65,7 +65,12 @@ interface PrefixShape {
   /** Exact body length; the character after it must then not be in `after` (default: `body`). */
   exact?: number;
   after?: Alphabet;
-  /** Least length of a key-like run in the body (0: the shape is enough). */
+  /**
+   * Least length of a key-like run in the body (0: the shape is enough). A body also counts when
+   * it holds an unbroken letter-and-digit run of `min(min, SOLID_RUN)` characters, whatever its
+   * entropy (`sk-` and 30 identical characters is a key); separators (`sk-hynix-memory-chip-…`)
+   * break such a run, so a slug after a vendor-looking prefix is not one.
+   */
   minRun: number;
 }
 
@@ -102,6 +107,8 @@ const PREFIX_SHAPES: readonly PrefixShape[] = [
 
 /** Key-likeness is judged on at most this many characters of a body (no key is longer at its start). */
 const BODY_WINDOW = 128;
+/** An unbroken `[A-Za-z0-9]` run this long after a vendor prefix is a key body, whatever its entropy. */
+const SOLID_RUN = 20;
 
 /**
  * One shape tried at one position. `judged` remembers, per shape, the run end of the last body it
@@ -126,8 +133,19 @@ function prefixMatcher(shape: PrefixShape, prefix: string, index: number): Match
     if (judged[index] === end) return null;
     judged[index] = end;
     const windowEnd = Math.min(end, start + (shape.exact ?? BODY_WINDOW));
-    return hasKeyLikeRun(text, start, windowEnd, shape.minRun) ? { kind: shape.kind } : null;
+    const solid = hasSolidRun(runs, start, windowEnd, Math.min(shape.min, SOLID_RUN));
+    return solid || hasKeyLikeRun(text, start, windowEnd, shape.minRun) ? { kind: shape.kind } : null;
   };
+}
+
+/** True when [from, to) holds an unbroken `[A-Za-z0-9]` run of at least `length`; each run is stepped over in O(1). */
+function hasSolidRun(runs: RunEnds, from: number, to: number, length: number): boolean {
+  for (let at = from; at < to; ) {
+    const end = Math.min(runs.end(isAlnum, at), to);
+    if (end - at >= length) return true;
+    at = end + 1;
+  }
+  return false;
 }
 
 /** JWTs: `eyJ…` header, `.`, payload, `.`, signature, judged in O(1) with run ends. */
@@ -174,13 +192,41 @@ function discordWebhook(host: string): Matcher {
   };
 }
 
-/** Telegram bot tokens, `<5..16 digits>:A<34 of [A-Za-z0-9_-]>` (as in `api.telegram.org/bot<token>/`), tried at the colon. */
+/**
+ * Chat-bot tokens carried in a URL path. Telegram: `<5..16 digits>:<35 of [A-Za-z0-9_-]>` (as in
+ * `api.telegram.org/bot<token>/getMe`), tried at the colon; the digits follow `bot` or a separator.
+ */
 const telegramBotToken: Matcher = (text, at, runs) => {
-  if (text.charCodeAt(at + 1) !== 65) return null; // "A"
   let digits = 0;
   while (digits < 17 && at - digits - 1 >= 0 && isDigit(text.charCodeAt(at - digits - 1))) digits++;
   if (digits < 5 || digits > 16) return null;
+  const before = at - digits;
+  if (before > 0 && isAlnum(text.charCodeAt(before - 1)) && !(before >= 3 && text.slice(before - 3, before).toLowerCase() === "bot")) return null;
   return runs.end(isWord, at + 1) - (at + 1) === 35 ? { kind: "Telegram bot token" } : null;
+};
+
+/** Discord bot tokens: base64 user id (`M`/`N`/`O` and 23-25 more), `.`, 6 (timestamp), `.`, 27-38 (HMAC). */
+const discordBotToken: Matcher = (text, at, runs) => {
+  const idEnd = runs.end(isWord, at);
+  if (idEnd - at < 24 || idEnd - at > 26 || text.charCodeAt(idEnd) !== 46) return null;
+  const stampEnd = runs.end(isWord, idEnd + 1);
+  if (stampEnd - (idEnd + 1) !== 6 || text.charCodeAt(stampEnd) !== 46) return null;
+  const macLength = runs.end(isWord, stampEnd + 1) - (stampEnd + 1);
+  return macLength >= 27 && macLength <= 38 ? { kind: "Discord bot token" } : null;
+};
+
+/** Microsoft Teams incoming webhooks: `…/IncomingWebhook/<32 hex>/<uuid>`. */
+const TEAMS_WEBHOOK = "IncomingWebhook/";
+const teamsWebhook: Matcher = (text, at, runs) => {
+  if (!text.startsWith(TEAMS_WEBHOOK, at)) return null;
+  const id = at + TEAMS_WEBHOOK.length;
+  return runs.end(isHex, id) - id === 32 && text.charCodeAt(id + 32) === 47 ? { kind: "Microsoft Teams webhook URL" } : null;
+};
+
+/** Google OAuth authorization codes, `4/0A` and 30+ base64url characters (the `code=` of a sign-in redirect). */
+const googleAuthorizationCode: Matcher = (text, at, runs) => {
+  if (!text.startsWith("4/0A", at)) return null;
+  return runs.end(isWord, at + 4) - (at + 4) >= 30 ? { kind: "Google OAuth authorization code" } : null;
 };
 
 /** `-----BEGIN … PRIVATE KEY-----`, the label at most 30 upper-case letters and spaces. */
@@ -216,7 +262,14 @@ register(BOUNDED, "SG.", sendGridKey);
 register(BOUNDED, "hooks.", slackWebhook);
 register(BOUNDED, "discord.com", discordWebhook("discord.com"));
 register(BOUNDED, "discordapp.com", discordWebhook("discordapp.com"));
-register(ANYWHERE, ":A", telegramBotToken);
+register(BOUNDED, "In", teamsWebhook);
+register(BOUNDED, "4/", googleAuthorizationCode);
+// Shapes whose second character is any key character: one entry per pair.
+const WORD_CHARS = [..."ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-"];
+for (const second of WORD_CHARS) {
+  register(ANYWHERE, `:${second}`, telegramBotToken);
+  for (const first of "MNO") register(BOUNDED, first + second, discordBotToken);
+}
 register(ANYWHERE, "-----", privateKey);
 const NONE: Matcher[] = [];
 /** Where no letter or digit precedes, both kinds apply. */
@@ -256,20 +309,28 @@ function vendorShape(text: string): SecretFinding | null {
 // Credential-named parameters
 
 /**
- * Names (lower-cased, punctuation removed) that carry a credential whatever the value looks like:
- * any value but an empty one or an obvious placeholder is a secret.
+ * Names (lower-cased, punctuation removed) of human-chosen secrets: any value but an empty one or
+ * an obvious placeholder is a secret, since a password has no shape to tell it by (`hunter2`).
+ */
+const PASSWORD_NAMES = new Set([
+  "password", "passwd", "pwd", "pass", "passphrase", "passcode", "secret", "clientsecret", "apisecret", "secretkey", "privatekey",
+  "awssecretaccesskey", "secretaccesskey", "accountkey", "sharedaccesskey",
+]);
+const PASSWORD_SUFFIXES = ["password", "passwd", "passphrase", "secret", "secretkey", "privatekey"];
+
+/**
+ * Names of machine-issued credentials: a secret unless the value cannot be one (see
+ * `cannotBeCredential`: a short identifier-like word such as `usdc`, a ticker such as `ERC20`).
  */
 const CREDENTIAL_NAMES = new Set([
-  "password", "passwd", "pwd", "pass", "passphrase", "secret", "clientsecret", "apisecret", "secretkey",
   "token", "accesstoken", "refreshtoken", "idtoken", "authtoken", "apitoken", "sessiontoken", "securitytoken", "bearer", "jwt",
-  "apikey", "xapikey", "authkey", "accesskey", "accesskeyid", "privatekey", "auth", "authorization",
-  "awssecretaccesskey", "secretaccesskey", "accountkey", "sharedaccesskey", "sharedaccesssignature",
+  "apikey", "xapikey", "authkey", "accesskey", "accesskeyid", "auth", "authorization", "sharedaccesssignature",
   "sig", "signature", "xamzsignature", "xamzcredential", "xamzsecuritytoken", "xgoogsignature", "xgoogcredential",
-  "subscriptionkey", "subscriptiontoken", "xsubscriptiontoken",
+  "subscriptionkey", "subscriptiontoken", "xsubscriptiontoken", "authorizationcode", "authcode",
 ]);
 
-/** Name endings that make any parameter credential-named (`github_token`, `my_api_key`, `db_password`). */
-const CREDENTIAL_SUFFIXES = ["apikey", "secret", "password", "passwd", "token", "secretkey", "privatekey", "accesskey"];
+/** Name endings that make any parameter credential-named (`github_token`, `my_api_key`). */
+const CREDENTIAL_SUFFIXES = ["apikey", "token", "accesskey"];
 
 /** Pagination and continuation names: cursors, not credentials, even though they end in "token". */
 const NOT_CREDENTIAL_NAMES = new Set([
@@ -279,7 +340,10 @@ const NOT_CREDENTIAL_NAMES = new Set([
 ]);
 
 /** Ambiguous names (`key=home`, `sid=...`): the value must look like key material (or be a UUID). */
-const AMBIGUOUS_NAMES = new Set(["key", "credential", "credentials", "sessionid", "jsessionid", "phpsessid", "sid", "csrftoken", "xsrftoken"]);
+const AMBIGUOUS_NAMES = new Set([
+  "key", "appkey", "userkey", "devkey", "developerkey", "clientkey", "licensekey",
+  "credential", "credentials", "sessionid", "jsessionid", "phpsessid", "sid", "csrftoken", "xsrftoken",
+]);
 
 /** Values of `auth`/`authorization` that name a sign-in method, not a credential (`?auth=google`). */
 const AUTH_METHODS = new Set(["google", "github", "gitlab", "facebook", "apple", "microsoft", "twitter", "saml", "oauth", "oauth2", "oidc", "sso", "ldap", "email", "password", "basic", "login", "signin", "required", "optional"]);
@@ -287,21 +351,29 @@ const AUTH_METHODS = new Set(["google", "github", "gitlab", "facebook", "apple",
 /** Values that stand for "put your key here" or "nothing" (compared lower-case without punctuation). */
 const PLACEHOLDER_VALUES = new Set(["demokey", "demo", "sample", "samplekey", "example", "examplekey", "placeholder", "redacted", "changeme", "none", "null", "nil", "undefined", "na", "false", "true", "empty"]);
 
-type NameKind = "credential" | "ambiguous" | null;
+/**
+ * `password`: any real value; `credential`: a value that can be a credential; `ambiguous`: key
+ * material only; `code`: an OAuth authorization code, only in a sign-in redirect's shape.
+ */
+type NameKind = "password" | "credential" | "ambiguous" | "code" | null;
 
-/** Last letters of the CREDENTIAL_SUFFIXES: a name ending otherwise needs no `endsWith` at all. */
-const SUFFIX_LAST_CHARS = new Set(CREDENTIAL_SUFFIXES.map((suffix) => suffix.charCodeAt(suffix.length - 1)));
+/** Last letters of the suffixes: a name ending otherwise needs no `endsWith` at all. */
+const SUFFIX_LAST_CHARS = new Set([...CREDENTIAL_SUFFIXES, ...PASSWORD_SUFFIXES].map((suffix) => suffix.charCodeAt(suffix.length - 1)));
 
 /**
  * What a parameter name says about its value. Pure and cheap (no memo): the common answer, an
- * ordinary name, costs two set lookups and one character test on the normalised name.
+ * ordinary name, costs three set lookups and one character test on the normalised name.
  */
 function nameKind(name: string): NameKind {
   const n = alnumLower(name);
   // No name is both ambiguous and a pagination cursor, so the ambiguous set may be asked first.
   if (AMBIGUOUS_NAMES.has(n)) return "ambiguous";
-  const credential = CREDENTIAL_NAMES.has(n) || (SUFFIX_LAST_CHARS.has(n.charCodeAt(n.length - 1)) && CREDENTIAL_SUFFIXES.some((s) => n.endsWith(s)));
-  return credential && !NOT_CREDENTIAL_NAMES.has(n) ? "credential" : null;
+  if (n === "code") return "code";
+  if (PASSWORD_NAMES.has(n)) return "password";
+  if (CREDENTIAL_NAMES.has(n)) return "credential";
+  if (!SUFFIX_LAST_CHARS.has(n.charCodeAt(n.length - 1)) || NOT_CREDENTIAL_NAMES.has(n)) return null;
+  if (PASSWORD_SUFFIXES.some((s) => n.endsWith(s))) return "password";
+  return CREDENTIAL_SUFFIXES.some((s) => n.endsWith(s)) ? "credential" : null;
 }
 
 const MAX_NAME_CHARS = 64;
@@ -313,6 +385,8 @@ const VALUE_STOP = /[?&;#\s]/g;
 
 /** One left-to-right pass over `name=value` pairs; each character is read at most twice. */
 function credentialParameter(text: string): SecretFinding | null {
+  /** Asked once per text, and only when a `code` parameter is met. */
+  let oauthRedirect: boolean | null = null;
   PARAM_START.lastIndex = 0;
   for (let m = PARAM_START.exec(text); m !== null; m = PARAM_START.exec(text)) {
     const nameStart = m.index + 1;
@@ -331,7 +405,8 @@ function credentialParameter(text: string): SecretFinding | null {
       const kind = nameKind(name);
       if (kind !== null) {
         const value = percentDecodeFixpoint(text.slice(valueStart, k));
-        if (kind === "credential" ? isCredentialValue(name, value) : looksLikeKeyMaterial(value)) return { kind: `credential parameter '${name}'` };
+        if (kind === "code" && oauthRedirect === null) oauthRedirect = isOAuthRedirect(text);
+        if (isSecretValue(kind, name, value, oauthRedirect === true)) return { kind: kind === "code" ? "OAuth authorization code" : `credential parameter '${name}'` };
       }
     }
     PARAM_START.lastIndex = k;
@@ -339,11 +414,70 @@ function credentialParameter(text: string): SecretFinding | null {
   return null;
 }
 
-/** For credential names: anything but an empty value, a placeholder, or (for `auth`) a sign-in method. */
-function isCredentialValue(name: string, value: string): boolean {
+function isSecretValue(kind: Exclude<NameKind, null>, name: string, value: string, oauthRedirect: boolean): boolean {
   if (value.trim() === "" || isPlaceholder(value)) return false;
-  const n = alnumLower(name);
-  if ((n === "auth" || n === "authorization") && AUTH_METHODS.has(value.toLowerCase())) return false;
+  switch (kind) {
+    case "password":
+      return true;
+    case "credential": {
+      const n = alnumLower(name);
+      if ((n === "auth" || n === "authorization") && AUTH_METHODS.has(value.toLowerCase())) return false;
+      return !cannotBeCredential(value);
+    }
+    case "ambiguous":
+      return looksLikeKeyMaterial(value);
+    case "code":
+      return oauthRedirect && looksLikeKeyMaterial(value);
+  }
+}
+
+/** A sign-in redirect: a `state` parameter, or a path or host that says callback / oauth / auth / sign-in. */
+const OAUTH_STATE = /[?&;#](?:session_)?state=/i;
+const OAUTH_WORDS = /callback|oauth|auth|redirect|signin|sign-in|login/i;
+function isOAuthRedirect(text: string): boolean {
+  return OAUTH_STATE.test(text) || OAUTH_WORDS.test(text);
+}
+
+/** At most this many characters in an identifier-like word or a ticker (`ethereum`, `ERC1155`). */
+const MAX_WORD = 20;
+
+/**
+ * True for a value no service issues as a credential: words of one case each (`usdc`, `Solana`,
+ * `ERC`, `BTC`), a ticker with a short number (`ERC20`, `BEP2`, `ERC1155`), joined by `-`, `_` or
+ * `.` (`usd-coin`, `BRK.B`). Mixed case inside a word (`dXNlcjpwYXNz`), digits in lower-case text
+ * (`abc123`, `a1b2c3d4e5`), bare numbers (a one-time code) and long words stay credentials.
+ * @example cannotBeCredential("ERC20") // true
+ * @example cannotBeCredential("abc123") // false
+ */
+function cannotBeCredential(value: string): boolean {
+  if (value.length > 2 * MAX_WORD) return false;
+  let word = 0;
+  let lower = 0;
+  let upper = 0;
+  let digits = 0;
+  for (let i = 0; i <= value.length; i++) {
+    const c = i < value.length ? value.charCodeAt(i) : 46;
+    if (c === 45 || c === 95 || c === 46) {
+      if (word === 0) return false;
+      const allUpper = lower === 0 && upper > 0;
+      const capitalised = upper === 1 && isUpper(value.charCodeAt(i - word)) && digits === 0;
+      const plainLower = upper === 0 && lower > 0 && digits === 0;
+      // A ticker's number comes after its letters and is short.
+      if (digits > 0 && !(allUpper && digits <= 4 && isDigit(value.charCodeAt(i - 1)) && isUpper(value.charCodeAt(i - word)))) return false;
+      if (word - digits > MAX_WORD || !(allUpper || capitalised || plainLower)) return false;
+      word = lower = upper = digits = 0;
+      continue;
+    }
+    if (isLower(c)) {
+      if (digits > 0) return false;
+      lower++;
+    } else if (isUpper(c)) {
+      if (digits > 0) return false;
+      upper++;
+    } else if (isDigit(c)) digits++;
+    else return false;
+    word++;
+  }
   return true;
 }
 
@@ -372,6 +506,17 @@ function isPlaceholder(value: string): boolean {
 
 const UUID_GROUPS = [8, 4, 4, 4, 12];
 
+function isHexKey(value: string): boolean {
+  if (value.length < 16) return false;
+  let digits = 0;
+  for (let i = 0; i < value.length; i++) {
+    const c = value.charCodeAt(i);
+    if (!isHex(c)) return false;
+    if (isDigit(c)) digits++;
+  }
+  return digits >= 2 && value.length - digits >= 2;
+}
+
 function isUuid(value: string): boolean {
   if (value.length !== 36) return false;
   let at = 0;
@@ -382,9 +527,12 @@ function isUuid(value: string): boolean {
   return true;
 }
 
-/** For ambiguous names: a UUID, or 20+ characters with a key-like run of 16 (not a SKU or a slug). */
+/**
+ * For ambiguous names: a UUID, 16+ hex digits mixing digits and letters (a short hex key), or 20+
+ * characters with a key-like run of 16 (not a SKU or a slug).
+ */
 function looksLikeKeyMaterial(value: string): boolean {
-  if (isUuid(value)) return true;
+  if (isUuid(value) || isHexKey(value)) return true;
   if (value.length < 20) return false;
   return hasKeyLikeRun(value, 0, Math.min(value.length, BODY_WINDOW * 4), 16);
 }

@@ -3,12 +3,12 @@
  * WHATWG URL may be fetched. Literal addresses are classified directly, plainly local names are
  * refused without a lookup, other names are resolved through DoH and every answer must be public.
  */
-import type { DnsResolver } from "../ports";
+import type { DnsResolver, ResolverFault } from "../ports";
 import { type AddressClass, PRIVATE_KINDS, classifyIPv4, classifyIPv6, parseIPv4, parseIPv6 } from "./ip";
 
 export type GateVerdict =
   | { ok: true }
-  | { ok: false; code: "blocked_private_address" | "invalid_url"; message: string };
+  | { ok: false; code: "blocked_private_address" | "invalid_url" | "dns_unavailable"; message: string };
 
 export interface SsrfOptions {
   /**
@@ -125,14 +125,9 @@ export async function checkUrlSafety(url: URL, options: SsrfOptions): Promise<Ga
 
   const lookup = await options.resolver.lookup(host);
   if (!lookup.ok) {
+    if (lookup.reason === "unavailable") return resolverUnavailable(host, lookup.resolver, lookup.fault);
     const why =
-      lookup.reason === "nxdomain"
-        ? "does not exist in DNS"
-        : lookup.reason === "no_address"
-          ? "has no IPv4 or IPv6 address in DNS"
-          : lookup.reason === "timeout"
-            ? "could not be resolved in time"
-            : "could not be resolved";
+      lookup.reason === "nxdomain" ? "does not exist in DNS" : lookup.reason === "no_address" ? "has no IPv4 or IPv6 address in DNS" : "could not be resolved (the resolver answered with an error for it)";
     return refuse(`The host ${host} ${why}, so it cannot be verified as public; check the URL and try again.`);
   }
   for (const answer of lookup.addresses) {
@@ -143,6 +138,25 @@ export async function checkUrlSafety(url: URL, options: SsrfOptions): Promise<Ga
     }
   }
   return OK;
+}
+
+const FAULT_WORDS: Record<ResolverFault, string> = {
+  timeout: "did not answer in time",
+  unreachable: "could not be reached",
+  http_error: "answered with an HTTP error",
+  not_doh_json: "did not answer in the DNS-over-HTTPS JSON format",
+};
+
+/**
+ * The resolver, not the name, failed: still refused (fail closed), but said as it is, with the
+ * setting that fixes it, so an egress filter or an offline machine is not reported as a private address.
+ */
+function resolverUnavailable(host: string, resolver: string, fault: ResolverFault): GateVerdict {
+  return {
+    ok: false,
+    code: "dns_unavailable",
+    message: `The DNS-over-HTTPS resolver ${resolver} ${FAULT_WORDS[fault]}, so the host ${host} cannot be verified as public and is not fetched; point security.dns_resolver_url (env SECURITY_DNS_RESOLVER_URL) at a resolver this service can reach, or try again later.`,
+  };
 }
 
 function userInfoRefusal(): GateVerdict {

@@ -17,7 +17,7 @@ export type ExtractRequest = z.infer<typeof ExtractRequest>;
 
 export const ExtractError = z.object({
   code: z
-    .enum(["blocked_private_address", "blocked_by_policy", "fetch_failed", "provider_error", "too_large", "unsupported_content", "secret_in_url", "challenge_page"])
+    .enum(["blocked_private_address", "dns_unavailable", "blocked_by_policy", "fetch_failed", "provider_error", "too_large", "unsupported_content", "secret_in_url", "challenge_page"])
     .describe("Why this URL has no content; challenge_page: a bot wall or challenge interstitial answered instead of the page (never stored)"),
   message: z.string(),
 });

@@ -16,8 +16,9 @@
  * recaptcha, akamai, datadome, perimeterx): served with its status to the direct provider, and as
  * the hosted readers render it by tavily, firecrawl and jina. /pages/contact is an ordinary page
  * with a captcha on its form. [bloat:N] pads search results' snippets to about N characters in all.
+ * LLM APIs (Anthropic, OpenAI) under /llm/: test/emulator/llm.ts.
  * Control: GET /__calls?provider=&contains= · GET /__chat?contains= · POST /__dns {name, A, AAAA,
- * status, httpStatus, delayMs} (or an array) · POST /__reset (clears everything: not for shared runs).
+ * status, httpStatus, delayMs, ttl} (or an array) · POST /__reset (clears everything: not for shared runs).
  */
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
@@ -40,6 +41,7 @@ import {
   RESULTS_PER_QUERY,
 } from "./fixtures";
 import { READER_PAGES } from "../fixtures/reader-pages";
+import { createLlmEmulator, type LlmEmulator } from "./llm";
 
 /** /pages/webforms: an ASP.NET WebForms article, the whole page in one <form> after its view state. */
 const WEBFORMS_PAGE = READER_PAGES.find((page) => page.html.includes('id="aspnetForm"'))!;
@@ -79,6 +81,8 @@ export interface DnsEntry {
   /** Answer with this HTTP status instead of a DNS answer (resolver outage). */
   httpStatus?: number;
   delayMs?: number;
+  /** TTL of every record in the answer, seconds (default 300). */
+  ttl?: number;
 }
 
 export interface RunningEmulator {
@@ -91,6 +95,7 @@ interface State {
   calls: EmulatorCall[];
   chats: ChatRecord[];
   dns: Map<string, DnsEntry>;
+  llm: LlmEmulator;
 }
 
 interface Exchange {
@@ -112,7 +117,7 @@ const MAX_BODY_BYTES = 64 * 1024 * 1024;
  * await emulator.close();
  */
 export async function startEmulator(opts: { port?: number } = {}): Promise<RunningEmulator> {
-  const state: State = { calls: [], chats: [], dns: new Map() };
+  const state: State = { calls: [], chats: [], dns: new Map(), llm: createLlmEmulator() };
   const server = createServer((req, res) => {
     res.on("error", () => {});
     req.on("error", () => {});
@@ -145,6 +150,7 @@ async function handle(req: IncomingMessage, res: ServerResponse, state: State): 
   const path = url.pathname;
 
   if (path.startsWith("/__")) return control(ex);
+  if (path.startsWith("/llm/")) return state.llm.handle(req, res, url, body); // test/emulator/llm.ts
   if (path === "/tavily/search") return tavilySearch(ex);
   if (path === "/tavily/extract") return tavilyExtract(ex);
   if (path === "/brave/res/v1/web/search") return braveSearch(ex);
@@ -184,6 +190,7 @@ function control(ex: Exchange): void {
     state.calls.length = 0;
     state.chats.length = 0;
     state.dns.clear();
+    state.llm.reset();
     return sendJson(res, 200, { ok: true });
   }
   if (url.pathname === "/__dns" && req.method === "POST") {
@@ -199,6 +206,7 @@ function control(ex: Exchange): void {
         status: typeof entry.status === "number" ? entry.status : undefined,
         httpStatus: typeof entry.httpStatus === "number" ? entry.httpStatus : undefined,
         delayMs: typeof entry.delayMs === "number" ? entry.delayMs : undefined,
+        ttl: typeof entry.ttl === "number" ? entry.ttl : undefined,
       });
     }
     return sendJson(res, 200, { ok: true, names: state.dns.size });
@@ -457,7 +465,7 @@ async function dnsQuery(ex: Exchange): Promise<void> {
   }
   if (entry.status !== undefined && entry.status !== 0) return sendDnsJson(ex.res, { Status: entry.status, ...base });
   const addresses = (type === 1 ? entry.A : entry.AAAA) ?? [];
-  const Answer = addresses.map((data) => ({ name: `${name}.`, type, TTL: 300, data }));
+  const Answer = addresses.map((data) => ({ name: `${name}.`, type, TTL: entry.ttl ?? 300, data }));
   sendDnsJson(ex.res, { Status: 0, ...base, ...(Answer.length ? { Answer } : {}) });
 }
 
@@ -665,6 +673,8 @@ export function emulatorVars(emulatorUrl: string): Record<string, string> {
     PROVIDERS_JINA_BASE_URL: `${emulatorUrl}/jina`,
     SECURITY_DNS_RESOLVER_URL: `${emulatorUrl}/dns-query`,
     AUXILIARY_VISION_BASE_URL: `${emulatorUrl}/openai/v1`,
+    PROVIDERS_ANTHROPIC_BASE_URL: `${emulatorUrl}/llm/anthropic`,
+    PROVIDERS_OPENAI_BASE_URL: `${emulatorUrl}/llm/openai`,
     // A key for the emulator only: it proves the key is sent, and that no message echoes it.
     TAVILY_API_KEY: "emulator-tavily-key-0000000000",
   };

@@ -66,8 +66,10 @@ const ALLOWED = [
   "https://en.wikipedia.org/wiki/Access_token",
   "https://example.com/search?q=api_key+rotation",
   "https://example.com/?key=home",
-  // `auth` naming a sign-in method is not a credential; `token=abc` is one (see ISSUE_8_REFUSED).
+  // `auth` naming a sign-in method is not a credential; nor is a short lower-case word under
+  // `token` (issue 18: `token=ERC20`, `token=usdc`); `token=a1b2c3d4e5` is one (ISSUE_8_REFUSED).
   "https://example.com/?auth=google&token=",
+  "https://example.com/?auth=google&token=abc",
   "https://example.com/items/3f1c9a2e-7b4d-4e8f-9a6b-2c5d8e1f0a37",
   "https://example.com/videos?pageToken=CAoQAAabcdEF12345678",
   "https://example.com/fc-barcelona-vs-real-madrid-highlights-2024",
@@ -85,7 +87,6 @@ const ISSUE_8_REFUSED: Array<[label: string, url: string, kind: string]> = [
   ["a short plain password", "https://example.com/login?password=hunter2", "credential parameter 'password'"],
   ["a long one-word password", "https://example.com/login?password=correcthorsebatterystaple", "credential parameter 'password'"],
   ["a short token", "https://example.com/?token=a1b2c3d4e5", "credential parameter 'token'"],
-  ["token=abc", "https://example.com/?auth=google&token=abc", "credential parameter 'token'"],
   ["a short access token", "https://example.com/?access_token=abc123", "credential parameter 'access_token'"],
   ["base64 user:pass in auth", "https://example.com/?auth=dXNlcjpwYXNz", "credential parameter 'auth'"],
   ["an AWS secret access key", `https://example.com/?aws_secret_access_key=${alnum(40)}`, "credential parameter 'aws_secret_access_key'"],

@@ -235,6 +235,7 @@ describe("SSRF gate: hostnames through the DoH emulator", () => {
       "garbage.test": { raw: "<html>not json</html>" },
       "bad-data.test": { A: ["not-an-ip"] },
       "slow.test": { A: ["93.184.215.14"], delayMs: 1500 },
+      "no-ttl.test": { A: ["93.184.215.14"], ttl: 0 },
       "a.test": { A: ["1.0.0.1"] },
       "b.test": { A: ["1.0.0.2"] },
       "c.test": { A: ["1.0.0.3"] },
@@ -262,19 +263,66 @@ describe("SSRF gate: hostnames through the DoH emulator", () => {
     if (!verdict.ok) expect(verdict.message).toContain(address);
   });
 
-  it.each(["nxdomain.test", "empty.test", "servfail.test", "garbage.test", "bad-data.test"])(
+  it.each(["nxdomain.test", "empty.test", "servfail.test", "bad-data.test"])(
     "fails closed for %s",
     async (host) => {
       expect(await verdictFor(host, resolverAt())).toMatchObject({ ok: false, code: BLOCKED });
     },
   );
 
-  it("refuses a name whose resolver is too slow, within the timeout", async () => {
+  it("refuses a name whose resolver is too slow, within the timeout, as dns_unavailable naming the resolver and the setting", async () => {
     const started = Date.now();
     const verdict = await verdictFor("slow.test", resolverAt(Date.now, { timeoutMs: 150 }));
-    expect(verdict).toMatchObject({ ok: false, code: BLOCKED });
-    if (!verdict.ok) expect(verdict.message).toContain("in time");
+    expect(verdict).toMatchObject({ ok: false, code: "dns_unavailable" });
+    if (!verdict.ok) {
+      expect(verdict.message).toContain(`resolver 127.0.0.1:${doh.port} did not answer in time`);
+      expect(verdict.message).toContain("security.dns_resolver_url");
+      expect(verdict.message).toContain("SECURITY_DNS_RESOLVER_URL");
+    }
     expect(Date.now() - started).toBeLessThan(1000);
+  });
+
+  it("calls an endpoint that does not answer DoH JSON (a captive portal's HTML) dns_unavailable, not a private address", async () => {
+    const verdict = await verdictFor("garbage.test", resolverAt());
+    expect(verdict).toMatchObject({ ok: false, code: "dns_unavailable" });
+    if (!verdict.ok) expect(verdict.message).toContain("did not answer in the DNS-over-HTTPS JSON format");
+  });
+
+  it("refuses with dns_unavailable when the resolver cannot be reached at all, logging one line without a stack", async () => {
+    const closed = await startDohEmulator({});
+    const port = closed.port;
+    await closed.close(); // nothing listens on this port now
+    const lines: Array<[string, Record<string, unknown> | undefined]> = [];
+    const log = { info: () => {}, error: () => {}, warn: (event: string, fields?: Record<string, unknown>) => lines.push([event, fields]) };
+    const resolver = createDnsResolver({ url: `http://127.0.0.1:${port}/dns-query`, fetch, clock: Date.now, timeoutMs: 1000, log });
+    const verdict = await verdictFor("example.com", resolver);
+    expect(verdict).toMatchObject({ ok: false, code: "dns_unavailable" });
+    if (!verdict.ok) {
+      expect(verdict.message).toBe(
+        `The DNS-over-HTTPS resolver 127.0.0.1:${port} could not be reached, so the host example.com cannot be verified as public and is not fetched; point security.dns_resolver_url (env SECURITY_DNS_RESOLVER_URL) at a resolver this service can reach, or try again later.`,
+      );
+    }
+    expect(lines).toEqual([["dns_unavailable", { resolver: `127.0.0.1:${port}`, fault: "unreachable" }]]);
+    // Not cached: the next check asks (and fails, and logs) again.
+    await verdictFor("example.com", resolver);
+    expect(lines.length).toBe(2);
+  });
+
+  it("never keeps an answer past its TTL: public with TTL 0, then private 1.5 s later, is refused", async () => {
+    const records = { "rebind.test": { A: ["93.184.215.14"], ttl: 0 } };
+    const rebinding = await startDohEmulator(records);
+    try {
+      const resolver = createDnsResolver({ url: rebinding.url, fetch, clock: Date.now, timeoutMs: 1000 });
+      expect(await verdictFor("rebind.test", resolver)).toEqual({ ok: true });
+      records["rebind.test"].A = ["127.0.0.1"];
+      await new Promise((resolve) => setTimeout(resolve, 1500));
+      const later = await verdictFor("rebind.test", resolver);
+      expect(later).toMatchObject({ ok: false, code: BLOCKED });
+      if (!later.ok) expect(later.message).toContain("127.0.0.1");
+      expect(rebinding.calls("rebind.test")).toBe(4); // asked again: A and AAAA twice
+    } finally {
+      await rebinding.close();
+    }
   });
 
   it("allows public names, and a second check of the same name does not ask the resolver again", async () => {
@@ -295,7 +343,7 @@ describe("SSRF gate: hostnames through the DoH emulator", () => {
     expect(doh.calls("loopback.test") - before).toBe(2);
   });
 
-  it("honours the answer TTL, clamped to at least 30 s", async () => {
+  it("honours the answer TTL exactly, with no floor", async () => {
     let now = 1_000_000;
     const resolver = resolverAt(() => now);
     const before = doh.calls("public.test");
@@ -309,9 +357,17 @@ describe("SSRF gate: hostnames through the DoH emulator", () => {
 
     const shortBefore = doh.calls("short-ttl.test");
     await verdictFor("short-ttl.test", resolver);
-    now += 10_000; // TTL 5 s, clamped up to 30 s: still cached
+    now += 4_000; // TTL 5 s: still kept
     await verdictFor("short-ttl.test", resolver);
     expect(doh.calls("short-ttl.test") - shortBefore).toBe(2);
+    now += 1_500; // past 5 s: asked again
+    await verdictFor("short-ttl.test", resolver);
+    expect(doh.calls("short-ttl.test") - shortBefore).toBe(4);
+
+    const zeroBefore = doh.calls("no-ttl.test");
+    await verdictFor("no-ttl.test", resolver);
+    await verdictFor("no-ttl.test", resolver); // same instant: a TTL-0 answer is not kept at all
+    expect(doh.calls("no-ttl.test") - zeroBefore).toBe(4);
   });
 
   it("does not cache a timeout: the next check asks again", async () => {

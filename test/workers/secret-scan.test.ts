@@ -1,5 +1,5 @@
 /**
- * Secrets in URLs (issue 8, findings 4 and 5), end to end in workerd: short and plain values of
+ * Secrets in URLs (issue 8, findings 4 and 5; issue 18's misses and false positives), end to end in workerd: short and plain values of
  * credential-named parameters and the vendor shapes we had no rule for used to be sent to the
  * provider and cached; pagination cursors, SKUs and placeholders were refused; and a crafted 8 KB
  * URL took seconds to scan. Now each refusal is a 422 with no provider call, the ordinary URLs
@@ -35,6 +35,13 @@ const REFUSED = [
   `https://docs.example.com/?c=DefaultEndpointsProtocol=https;AccountName=a;AccountKey=${run(86)}==`,
   // sk-… percent-encoded five times over: more than the old decoder unwrapped.
   `https://docs.example.com/?q=${[..."sk-" + run(48)].map((c) => `%25252525${c.charCodeAt(0).toString(16)}`).join("")}`,
+  // Issue 18: a vendor prefix with a low-entropy body, a short hex key, a bot token whose secret
+  // part does not start with "A", an OAuth authorization code in Google's and GitHub's shapes.
+  `https://docs.example.com/?k=sk-${"Q".repeat(30)}`,
+  `https://api.example.com/v2/data?key=${hex(16)}`,
+  `https://api.telegram.org/bot1234567890:Zq${run(33)}/getUpdates`,
+  `https://app.example.com/oauth/callback?code=4/0A${run(60)}&scope=email`,
+  `https://app.example.com/auth/github/callback?code=${hex(20)}&state=${run(16)}`,
 ];
 
 const ALLOWED = [
@@ -44,6 +51,10 @@ const ALLOWED = [
   "https://shop.example.com/product?key=SKU2024BLUE42XL",
   "https://api.example.com/v1?api_key=YOUR_API_KEY",
   "https://api.example.com/planetary/apod?api_key=DEMO_KEY",
+  // Issue 18: a crypto token's symbol, a short word under a credential name.
+  "https://finance.example.com/markets?token=ERC20&chain=eth",
+  "https://swap.example.com/?fromToken=USDC&toToken=WETH",
+  "https://news.example.com/tech/sk-hynix-memory-chip-prices-rise-in-2024",
 ];
 
 const extract = (urls: string[]) => callJson("/v1/web_extract", { body: { urls } });

@@ -68,11 +68,9 @@ export function decodeGifRows(bytes: Uint8Array, header: ImageHeader, makeResamp
     if (nth < fh) row = target();
   };
   decodeGifFrame(bytes, frame, 1, (indices, count) => {
-    for (let k = 0; k < count;) {
-      const take = Math.min(count - k, fw - x);
-      row.set(indices.subarray(k, k + take), x);
-      x += take;
-      k += take;
+    // Strings are short (a few indices): a plain loop, no subarray per code.
+    for (let k = 0; k < count; k++) {
+      row[x++] = indices[k]!;
       if (x === fw) rowDone();
     }
   });

@@ -1,0 +1,56 @@
+/**
+ * The proxy's trust boundary for keys (docs/proxy.md, "Credentials"). Two modes:
+ * - operator's key (the provider's secret is set): the caller presents one of `API_TOKENS` where its
+ *   SDK puts the provider key; the service sends the operator's key upstream;
+ * - caller's key (no secret): the caller's own key goes upstream unchanged; the service's token,
+ *   when `API_TOKENS` is set, comes in `X-Service-Token`.
+ * A provider key leaves this module only as a header to the configured upstream, and as its
+ * SHA-256 (which keeps different callers' sessions apart). Nothing here logs.
+ */
+import { authorize } from "../http/auth";
+import { AppError } from "../http/errors";
+import { sha256Hex } from "../hash";
+import type { LoadedConfig } from "../config/config.load";
+import type { LlmProviderSpec } from "./providers/llm-provider.types";
+
+export const SERVICE_TOKEN_HEADER = "x-service-token";
+
+export interface UpstreamCredential {
+  /** Sets the key upstream receives (the operator's, or the caller's own unchanged). */
+  apply(headers: Headers): void;
+  /** SHA-256 of what the caller presented: the only trace of a credential the service keeps. */
+  callerHash: string;
+  mode: "operator" | "caller";
+}
+
+/**
+ * Checks the caller and decides which key goes upstream.
+ * @throws AppError 401 when the caller may not use the proxy (rendered in the provider's shape)
+ */
+export async function upstreamCredential(spec: LlmProviderSpec, headers: Headers, loaded: LoadedConfig): Promise<UpstreamCredential> {
+  const { secrets, config } = loaded;
+  const operatorKey = secrets[spec.secretName];
+  const presented = spec.credentialOf(headers);
+  if (operatorKey) {
+    await authorize(presented === null ? null : `Bearer ${presented}`, secrets.API_TOKENS, config.security.allow_anonymous).catch(() => {
+      throw new AppError(401, "unauthorized", `This service sends its own ${spec.name} key: present one of its API tokens where your SDK puts the API key.`);
+    });
+    return { mode: "operator", callerHash: await sha256Hex(`operator:${presented ?? ""}`), apply: (out) => spec.withCredential(out, operatorKey) };
+  }
+  const serviceToken = headers.get(SERVICE_TOKEN_HEADER)?.trim() ?? null;
+  await authorize(serviceToken === null ? null : `Bearer ${serviceToken}`, secrets.API_TOKENS, config.security.allow_anonymous).catch(() => {
+    throw new AppError(401, "unauthorized", `This service needs one of its API tokens in the ${SERVICE_TOKEN_HEADER} header; your own ${spec.name} key goes where your SDK puts it.`);
+  });
+  if (presented === null) throw new AppError(401, "unauthorized", `No ${spec.name} API key was sent, and this service has none of its own to send.`);
+  return {
+    mode: "caller",
+    callerHash: await sha256Hex(`caller:${presented}`),
+    apply: (out) => {
+      // The caller's key headers pass exactly as they came.
+      for (const name of spec.credentialHeaders) {
+        const value = headers.get(name);
+        if (value !== null) out.set(name, value);
+      }
+    },
+  };
+}

@@ -1,0 +1,74 @@
+/**
+ * What the proxy needs to know of one LLM provider: its name and public URL, the secret that holds
+ * the operator's key, how its SDKs send a key, the shape its errors take (the caller's SDK parses
+ * it), which paths carry a conversation to transform, and how to read `usage` out of an answer.
+ * One file per provider (anthropic.ts, openai.ts) holds its spec; llm.providers.ts lists them.
+ */
+import type { ModelProvider } from "../../models/models.table";
+
+/** Tokens of one answer in the disjoint kinds the ledger counts (docs/stats.md). */
+export interface LlmUsage {
+  /** The uncached part of the prompt. */
+  input: number;
+  cacheWrite5m: number;
+  cacheWrite1h: number;
+  cacheRead: number;
+  output: number;
+}
+
+/** How a conversation sits in a request body: the messages and how to put an edited copy back. */
+export interface ConversationFormat {
+  /** The eviction module's message format for these messages. */
+  readonly eviction: "anthropic" | "openai";
+  /** The messages of a body (a view for formats the eviction module does not read directly), or null when there are none. */
+  messagesOf(body: Record<string, unknown>): unknown[] | null;
+  /** A copy of `body` carrying `messages` (an edited copy of `messagesOf(body)`, same length). */
+  withMessages(body: Record<string, unknown>, messages: readonly unknown[]): Record<string, unknown>;
+}
+
+/** A path under the provider's prefix whose body the proxy transforms. */
+export interface ProxiedPath {
+  readonly format: ConversationFormat;
+  /** Counted in the ledger as a request (`count_tokens` is not: stats.md). */
+  readonly counted: boolean;
+}
+
+/** Reads usage as an answer goes by: a whole JSON answer, or one server-sent event's data at a time. */
+export interface UsageReader {
+  /** A whole (non-streamed) JSON answer. */
+  fromAnswer(answer: unknown): LlmUsage | null;
+  /** One SSE `data:` payload (already parsed); returns the usage it settles, merged with what came before. */
+  fromEvent(event: unknown, sofar: LlmUsage | null): LlmUsage | null;
+  /** Cheap test on the raw data text before it is parsed: most events carry no usage. */
+  mayCarryUsage(data: string): boolean;
+}
+
+export interface LlmProviderSpec {
+  readonly name: ModelProvider;
+  /** Public API origin; `providers.<name>_base_url` overrides it. */
+  readonly defaultBaseUrl: string;
+  /** The secret holding the operator's key (operator's key mode when set). */
+  readonly secretName: "ANTHROPIC_API_KEY" | "OPENAI_API_KEY";
+  /** The credential a caller's SDK sent, or null. */
+  credentialOf(headers: Headers): string | null;
+  /** Request headers that carry a credential (removed before the proxy sets its own). */
+  readonly credentialHeaders: readonly string[];
+  /** The headers that send `key` upstream. */
+  withCredential(headers: Headers, key: string): void;
+  /** The provider's own error body for a status and message. */
+  errorBody(status: number, message: string, code: string): unknown;
+  /** Paths (after the prefix) whose bodies are transformed; any other path is forwarded unchanged. */
+  readonly paths: Readonly<Record<string, ProxiedPath>>;
+  readonly usage: UsageReader;
+}
+
+export const noUsage = (): LlmUsage => ({ input: 0, cacheWrite5m: 0, cacheWrite1h: 0, cacheRead: 0, output: 0 });
+
+/** A non-negative integer from a usage field, 0 for anything else. */
+export const tokenCount = (value: unknown): number => (typeof value === "number" && Number.isFinite(value) && value > 0 ? Math.floor(value) : 0);
+
+/** A bearer token from an `Authorization` header, or null. */
+export function bearerOf(headers: Headers): string | null {
+  const match = /^Bearer\s+(\S+)\s*$/i.exec(headers.get("authorization") ?? "");
+  return match ? match[1]! : null;
+}

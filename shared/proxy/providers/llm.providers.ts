@@ -1,0 +1,6 @@
+/** The LLM providers the proxy serves, each at `/<name>/...`; derived from their specs. */
+import { ANTHROPIC } from "./anthropic";
+import type { LlmProviderSpec } from "./llm-provider.types";
+import { OPENAI } from "./openai";
+
+export const LLM_PROVIDERS: readonly LlmProviderSpec[] = [ANTHROPIC, OPENAI];

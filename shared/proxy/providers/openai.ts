@@ -1,0 +1,102 @@
+/**
+ * OpenAI as the proxy sees it: Chat Completions (`/v1/chat/completions`, `messages`) and Responses
+ * (`/v1/responses`, `input` items), a bearer key, errors as `{"error": {"message", "type", "param",
+ * "code"}}`, and usage whose prompt count includes the cached (and, where reported, written) part.
+ */
+import * as z from "zod";
+import { asRecord as record } from "../../eviction/inventory";
+import { bearerOf, tokenCount, type ConversationFormat, type LlmProviderSpec, type LlmUsage } from "./llm-provider.types";
+
+const Details = z.looseObject({
+  cached_tokens: z.number().nullish().describe("Prompt tokens read from the cache"),
+  cache_write_tokens: z.number().nullish().describe("Prompt tokens written to the cache, where the model reports them"),
+});
+
+/** Chat Completions usage (`prompt_tokens`) and Responses usage (`input_tokens`) in one schema. */
+export const OpenAIUsage = z.looseObject({
+  prompt_tokens: z.number().optional().describe("Chat Completions: the whole prompt, cached part included"),
+  completion_tokens: z.number().optional().describe("Chat Completions: output tokens"),
+  prompt_tokens_details: Details.nullish().describe("Chat Completions: the cached part of the prompt"),
+  input_tokens: z.number().optional().describe("Responses: the whole prompt, cached part included"),
+  output_tokens: z.number().optional().describe("Responses: output tokens"),
+  input_tokens_details: Details.nullish().describe("Responses: the cached part of the prompt"),
+});
+export type OpenAIUsage = z.infer<typeof OpenAIUsage>;
+
+function readUsage(raw: unknown): LlmUsage | null {
+  const parsed = OpenAIUsage.safeParse(raw);
+  if (!parsed.success) return null;
+  const u = parsed.data;
+  const prompt = tokenCount(u.prompt_tokens ?? u.input_tokens);
+  const details = u.prompt_tokens_details ?? u.input_tokens_details;
+  const cacheRead = Math.min(prompt, tokenCount(details?.cached_tokens));
+  const cacheWrite = Math.min(prompt - cacheRead, tokenCount(details?.cache_write_tokens));
+  return { input: prompt - cacheRead - cacheWrite, cacheWrite5m: cacheWrite, cacheWrite1h: 0, cacheRead, output: tokenCount(u.completion_tokens ?? u.output_tokens) };
+}
+
+/** Chat Completions: `body.messages`, the eviction module's OpenAI format as it is. */
+const CHAT: ConversationFormat = {
+  eviction: "openai",
+  messagesOf: (body) => (Array.isArray(body.messages) ? body.messages : null),
+  withMessages: (body, messages) => ({ ...body, messages }),
+};
+
+/**
+ * Responses: `body.input` items seen as chat messages, so one eviction module reads both. A
+ * `function_call_output` whose `output` is a list of parts is a `role: "tool"` message (its images
+ * are tool images); a message item keeps its role and parts; any other item (a function call,
+ * reasoning) is a message without images. Edits go back to the items they came from.
+ */
+const RESPONSES: ConversationFormat = {
+  eviction: "openai",
+  messagesOf: (body) => {
+    if (!Array.isArray(body.input)) return null;
+    return body.input.map((raw) => {
+      const item = record(raw);
+      if (item?.type === "function_call_output") return { role: "tool", content: item.output };
+      if (item && (item.type === "message" || (item.type === undefined && typeof item.role === "string"))) return { role: item.role, content: item.content };
+      return { role: "other", content: null };
+    });
+  },
+  withMessages: (body, messages) => {
+    const before = RESPONSES.messagesOf(body)!;
+    const input = (body.input as unknown[]).map((raw, i) => {
+      const content = record(messages[i])?.content;
+      if (content === record(before[i])?.content) return raw;
+      const item = record(raw)!;
+      return item.type === "function_call_output" ? { ...item, output: content } : { ...item, content };
+    });
+    return { ...body, input };
+  },
+};
+
+export const OPENAI: LlmProviderSpec = {
+  name: "openai",
+  defaultBaseUrl: "https://api.openai.com",
+  secretName: "OPENAI_API_KEY",
+  credentialOf: bearerOf,
+  credentialHeaders: ["authorization", "api-key"],
+  withCredential: (headers, key) => headers.set("authorization", `Bearer ${key}`),
+  errorBody: (status, message, code) => ({
+    error: { message, type: status === 429 ? "rate_limit_error" : status >= 500 ? "server_error" : "invalid_request_error", param: null, code },
+  }),
+  paths: {
+    "/v1/chat/completions": { format: CHAT, counted: true },
+    "/v1/responses": { format: RESPONSES, counted: true },
+  },
+  usage: {
+    fromAnswer: (answer) => {
+      const usage = record(answer)?.usage;
+      return usage == null ? null : readUsage(usage);
+    },
+    // Chat: the chunk with `usage` (stream_options.include_usage); Responses: `response.completed`'s response.usage.
+    fromEvent: (event, sofar) => {
+      const e = record(event);
+      if (e?.usage != null) return readUsage(e.usage) ?? sofar;
+      const usage = record(e?.response)?.usage;
+      if (usage != null && typeof e?.type === "string" && e.type.startsWith("response.")) return readUsage(usage) ?? sofar;
+      return sofar;
+    },
+    mayCarryUsage: (data) => data.includes('"usage"'),
+  },
+};

@@ -1,0 +1,206 @@
+/**
+ * The provider proxy (docs/proxy.md): `/<provider>/<the provider's own path>` forwarded to the
+ * configured upstream only, with the outbound transform on the conversation paths, the answer
+ * relayed as it streams, and what happened counted in the savings ledger. Every failure a caller
+ * sees is in its provider's error shape, because the caller's SDK parses that shape.
+ */
+import type { LoadedConfig } from "../config/config.load";
+import { isJsonContentType, MiB, parseJsonBytes, readBodyBytes } from "../http/body";
+import { AppError } from "../http/errors";
+import { sha256Hex } from "../hash";
+import type { AppPorts } from "../ports";
+import { upstreamCredential, SERVICE_TOKEN_HEADER } from "./credentials";
+import type { LlmProviderSpec, LlmUsage, ProxiedPath } from "./providers/llm-provider.types";
+import { relayAnswer } from "./relay";
+import { transformConversation, type TransformOutcome } from "./transform";
+
+/** Bodies up to 64 MiB (proxy.md step 1). */
+export const PROXY_BODY_LIMIT = 64 * MiB;
+
+export const SESSION_HEADER = "x-session-id";
+
+/** Request headers never forwarded: per-hop, the caller's host and cookies, the edge's own, and ours. */
+const NOT_FORWARDED = new Set([
+  "host",
+  "cookie",
+  "connection",
+  "keep-alive",
+  "proxy-authorization",
+  "proxy-connection",
+  "te",
+  "trailer",
+  "transfer-encoding",
+  "upgrade",
+  "content-length",
+  "accept-encoding",
+  "forwarded",
+  "x-real-ip",
+  "true-client-ip",
+  SERVICE_TOKEN_HEADER,
+  SESSION_HEADER,
+]);
+const notForwarded = (name: string) => NOT_FORWARDED.has(name) || name.startsWith("cf-") || name.startsWith("x-forwarded-");
+
+export interface ProxyRun {
+  ports: AppPorts;
+  loaded: LoadedConfig;
+  requestId: string;
+}
+
+/** What one proxied request did, for the X-Edge headers and the ledger. */
+interface Done {
+  readonly transform: TransformOutcome | null;
+  readonly bytesSaved: number;
+  readonly sessionKey: string | null;
+}
+
+/**
+ * Answers one request under `/<spec.name>/`.
+ * @example app.all("/anthropic/*", (c) => proxyRequest(c.req.raw, ANTHROPIC, run))
+ */
+export async function proxyRequest(request: Request, spec: LlmProviderSpec, run: ProxyRun): Promise<Response> {
+  const { config } = run.loaded;
+  const url = new URL(request.url);
+  const path = url.pathname.slice(spec.name.length + 1);
+  if (!config.proxy.enabled) return providerError(spec, new AppError(404, "not_found", `The provider proxy is turned off on this service (proxy.enabled = false).`));
+  const proxied = request.method === "POST" ? spec.paths[path] : undefined;
+  let model: string | undefined;
+  try {
+    const credential = await upstreamCredential(spec, request.headers, run.loaded);
+    const target = upstreamUrl(baseUrlOf(spec, run.loaded), path, url.search);
+    const headers = new Headers();
+    request.headers.forEach((value, name) => {
+      if (!notForwarded(name) && !spec.credentialHeaders.includes(name)) headers.set(name, value);
+    });
+    credential.apply(headers);
+
+    let body: Uint8Array | undefined;
+    let done: Done = { transform: null, bytesSaved: 0, sessionKey: null };
+    if (request.method !== "GET" && request.method !== "HEAD") body = await readBodyBytes(request, PROXY_BODY_LIMIT);
+    if (proxied && body && isJsonContentType(request.headers.get("content-type"))) {
+      const parsed = parseJsonBytes(body);
+      if (parsed === null || typeof parsed !== "object" || Array.isArray(parsed)) throw new AppError(400, "invalid_request", "The request body must be a JSON object.");
+      const object = parsed as Record<string, unknown>;
+      model = typeof object.model === "string" ? object.model : undefined;
+      const sessionKey = await sessionKeyOf(spec, proxied, request.headers, credential.callerHash, object);
+      const transform = await transformConversation(object, spec, proxied.format, sessionKey, {
+        embedTargetBytes: config.vision.embed_target_bytes,
+        maxLongEdge: config.vision.max_long_edge,
+        maxInputPixels: config.vision.max_input_pixels,
+        fitUserImages: config.proxy.fit_user_images,
+        strategy: config.proxy.strategy,
+      }, run.ports);
+      const sent = transform.changed ? new TextEncoder().encode(JSON.stringify(transform.body)) : body;
+      done = { transform, bytesSaved: Math.max(0, body.byteLength - sent.byteLength), sessionKey };
+      body = sent;
+    }
+
+    const upstream = await forward(run, spec, target, { method: request.method, headers, body }, config.proxy.timeout_seconds);
+    const counted = proxied?.counted === true;
+    const at = run.ports.clock();
+    if (counted) {
+      run.ports.ledger.record({
+        tool: "llm",
+        provider: spec.name,
+        ...(model === undefined ? {} : { model }),
+        counts: {
+          requests: 1,
+          errors: upstream.status >= 400 ? 1 : 0,
+          images_fitted: done.transform?.fitted ?? 0,
+          images_retired: done.transform?.retired ?? 0,
+          fit_skipped: done.transform?.fitSkipped ?? 0,
+          bytes_saved: done.bytesSaved,
+        },
+        at,
+      });
+    }
+    const record = (usage: LlmUsage | null) => {
+      if (!counted || usage === null) return;
+      run.ports.ledger.record({ tool: "llm", provider: spec.name, ...(model === undefined ? {} : { model }), counts: usageCounts(usage), at });
+    };
+    return relayAnswer(upstream, spec, edgeHeaders(done), record);
+  } catch (error) {
+    if (!(error instanceof AppError)) {
+      run.ports.log.error("proxy_failed", { request_id: run.requestId, provider: spec.name, path, cause: String(error).slice(0, 200) });
+      return providerError(spec, new AppError(500, "internal_error", "The service failed unexpectedly; try again, and report the request id if it persists."));
+    }
+    if (proxied?.counted && (error.code === "provider_error" || error.code === "provider_timeout")) {
+      run.ports.ledger.record({ tool: "llm", provider: spec.name, ...(model === undefined ? {} : { model }), counts: { errors: 1 }, at: run.ports.clock() });
+    }
+    return providerError(spec, error);
+  }
+}
+
+/** The ledger's counters for one answer's usage (docs/stats.md, tool `llm`). */
+function usageCounts(usage: LlmUsage): Record<string, number> {
+  return {
+    input_tokens: usage.input,
+    cache_write_tokens: usage.cacheWrite5m + usage.cacheWrite1h,
+    cache_write_5m_tokens: usage.cacheWrite5m,
+    cache_write_1h_tokens: usage.cacheWrite1h,
+    cache_read_tokens: usage.cacheRead,
+    output_tokens: usage.output,
+  };
+}
+
+function edgeHeaders(done: Done): Record<string, string> {
+  const headers: Record<string, string> = {
+    "x-edge-retired": String(done.transform?.retired ?? 0),
+    "x-edge-fitted": String(done.transform?.fitted ?? 0),
+    "x-edge-bytes-saved": String(done.bytesSaved),
+  };
+  if (done.sessionKey !== null) headers["x-edge-session"] = done.sessionKey.slice(0, 32);
+  return headers;
+}
+
+function baseUrlOf(spec: LlmProviderSpec, loaded: LoadedConfig): string {
+  const providers = loaded.config.providers as Record<string, string | null>;
+  return providers[`${spec.name}_base_url`] ?? spec.defaultBaseUrl;
+}
+
+/**
+ * The upstream URL: the configured base, the caller's path after the prefix, its query. Built by
+ * concatenation (never URL resolution) and checked to stay on the configured origin, so no path
+ * (`//host`, `/..`, `@host`, an encoded slash) can reach another host.
+ */
+export function upstreamUrl(base: string, path: string, search: string): string {
+  const target = `${base}${path.startsWith("/") ? path : `/${path}`}${search}`;
+  const parsed = URL.canParse(target) ? new URL(target) : null;
+  if (!parsed || parsed.origin !== new URL(base).origin) throw new AppError(400, "invalid_request", "The request path does not name a path of the provider's API.");
+  return target;
+}
+
+/**
+ * Sessions are kept apart by caller: the key is a hash of the caller's credential hash and either
+ * its `X-Session-Id` or, without one, the model, the system prompt and the first message.
+ */
+async function sessionKeyOf(spec: LlmProviderSpec, proxied: ProxiedPath, headers: Headers, callerHash: string, body: Record<string, unknown>): Promise<string> {
+  const given = headers.get(SESSION_HEADER)?.trim();
+  if (given && given.length <= 256) return sha256Hex(`${spec.name}\n${callerHash}\nsession\n${given}`);
+  const first = proxied.format.messagesOf(body)?.[0] ?? null;
+  const system = body.system ?? body.instructions ?? null;
+  return sha256Hex(`${spec.name}\n${callerHash}\nderived\n${String(body.model)}\n${JSON.stringify(system)}\n${JSON.stringify(first)}`);
+}
+
+/** The provider call, with a timeout until its answer starts: unreachable is a 502, too slow a 504. */
+async function forward(run: ProxyRun, spec: LlmProviderSpec, target: string, init: { method: string; headers: Headers; body?: Uint8Array }, timeoutSeconds: number): Promise<Response> {
+  const controller = new AbortController();
+  const timer = setTimeout(() => controller.abort(), timeoutSeconds * 1000);
+  try {
+    return await run.ports.fetch(target, { method: init.method, headers: init.headers, body: init.body as BodyInit | undefined, signal: controller.signal, redirect: "manual" });
+  } catch (error) {
+    const timedOut = controller.signal.aborted;
+    run.ports.log.warn("proxy_upstream_failed", { request_id: run.requestId, provider: spec.name, reason: timedOut ? "timeout" : "unreachable" });
+    if (timedOut) throw new AppError(504, "provider_timeout", `The ${spec.name} API did not answer within ${timeoutSeconds} s; try again.`);
+    throw new AppError(502, "provider_error", `The ${spec.name} API could not be reached; try again.`, { cause: error });
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+function providerError(spec: LlmProviderSpec, error: AppError): Response {
+  return new Response(JSON.stringify(spec.errorBody(error.status, error.message, error.code)), {
+    status: error.status,
+    headers: { "content-type": "application/json", "x-should-retry": error.status >= 500 ? "true" : "false" },
+  });
+}

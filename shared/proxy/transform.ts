@@ -1,0 +1,294 @@
+/**
+ * The outbound transform of a proxied conversation (docs/proxy.md): fit images the provider should
+ * not get as they are, retire old tool images through the eviction module (the same decision code
+ * as `POST /v1/context/evict`), and, on Anthropic, re-plan the message breakpoints so one stands at
+ * the retirement front. Deterministic: the same body and session memory give the same bytes out.
+ */
+import { anthropicAdapter, countBreakpoints } from "../eviction/anthropic";
+import { evictForSession, evictOutbound } from "../eviction/evict.service";
+import { imageSize } from "../eviction/estimate";
+import { asRecord, type ImageRef } from "../eviction/inventory";
+import { openaiAdapter } from "../eviction/openai";
+import { sha256Hex } from "../hash";
+import { modelRules, type ModelRules } from "../models/models.table";
+import type { AppPorts } from "../ports";
+import { decodeImageData } from "../media/base64.decode";
+import { toBase64 } from "../vision/fit";
+import type { ConversationFormat, LlmProviderSpec } from "./providers/llm-provider.types";
+
+export type ProxyStrategy = "cost" | "hermes" | "off";
+
+export interface TransformSettings {
+  /** vision.embed_target_bytes: a tool image's data-URL length over it is fitted. */
+  readonly embedTargetBytes: number;
+  /** vision.max_long_edge. */
+  readonly maxLongEdge: number;
+  /** vision.max_input_pixels: the fitter refuses larger images before decoding. */
+  readonly maxInputPixels: number;
+  /** proxy.fit_user_images. */
+  readonly fitUserImages: boolean;
+  /** proxy.strategy. */
+  readonly strategy: ProxyStrategy;
+}
+
+/** What the transform did to one request. */
+export interface TransformOutcome {
+  /** The body to send: the caller's own object when nothing changed. */
+  readonly body: Record<string, unknown>;
+  readonly changed: boolean;
+  /** Images replaced by their fitted copy. */
+  readonly fitted: number;
+  /** Images that needed a fit the fitter refused (left as they were). */
+  readonly fitSkipped: number;
+  /** Tool image blocks retired. */
+  readonly retired: number;
+  /** The eviction module's rule for this request (cost) or null when it did not run. */
+  readonly rule: string | null;
+}
+
+type Ports = Pick<AppPorts, "cache" | "clock" | "fitImage">;
+
+const ADAPTERS = { anthropic: anthropicAdapter, openai: openaiAdapter } as const;
+
+/** A fitted image kept in the cache store (docs/storage.md: `proxy:v1:fit:`). */
+interface FittedImage {
+  mediaType: string;
+  data: string;
+}
+const FIT_TTL_MS = 24 * 60 * 60_000;
+
+/**
+ * Transforms a parsed request body of a proxied path.
+ * @param sessionKey the session memory's key (X-Session-Id or derived), already hashed
+ */
+export async function transformConversation(
+  body: Record<string, unknown>,
+  spec: LlmProviderSpec,
+  format: ConversationFormat,
+  sessionKey: string,
+  settings: TransformSettings,
+  ports: Ports,
+): Promise<TransformOutcome> {
+  const original = format.messagesOf(body);
+  const unchanged: TransformOutcome = { body, changed: false, fitted: 0, fitSkipped: 0, retired: 0, rule: null };
+  if (!original || original.length === 0) return unchanged;
+  const model = typeof body.model === "string" ? body.model : undefined;
+  const rules = modelRules(spec.name, model);
+
+  const fit = await fitImages(original, format.eviction, rules, settings, ports);
+  let messages = fit.messages;
+  let retired = 0;
+  let rule: string | null = null;
+  let breakpointsMoved = false;
+
+  // Without a tool image there is nothing to retire and no front to mark: the session memory is
+  // neither read nor written (two cache-store round trips saved on every text-only request).
+  const hasToolImages = fit.toolImages > 0;
+  if (settings.strategy !== "off" && hasToolImages) {
+    // cost: the eviction module's entry for the proxy (the route's own decision code), with room
+    // made for its front marker; hermes: the route's batched 20/8/3 as it is.
+    const planned = format.eviction === "anthropic" && settings.strategy === "cost" ? makeRoomForFrontMarker(body, messages) : null;
+    const out =
+      settings.strategy === "cost"
+        ? await evictOutbound(
+            {
+              format: format.eviction,
+              messages: planned?.messages ?? messages,
+              ...(model === undefined ? {} : { model: model.slice(0, 200) }),
+              sessionKey,
+              ...(format.eviction === "anthropic" && body.system !== undefined ? { system: body.system } : {}),
+              ...(format.eviction === "anthropic" && Array.isArray(body.tools) ? { tools: body.tools } : {}),
+              ...(format.eviction === "anthropic" && asRecord(body.cache_control) ? { cacheControl: asRecord(body.cache_control)! } : {}),
+            },
+            ports,
+          )
+        : await evictForSession({ format: format.eviction, messages: messages as Record<string, unknown>[], strategy: "hermes" }, ports);
+    retired = out.stats.retired_blocks;
+    rule = out.stats.reason ?? null;
+    if (out.stats.cache_marker !== undefined) {
+      messages = out.messages;
+      breakpointsMoved = true;
+    } else if (out.retired > 0) {
+      // No marker placed: the caller's breakpoints stay where they were.
+      messages = planned?.stripped ? restoreBreakpoint(out.messages, planned.stripped) : out.messages;
+    }
+  }
+
+  if (fit.fitted === 0 && retired === 0 && !breakpointsMoved) return { ...unchanged, fitSkipped: fit.skipped, rule };
+  return { body: format.withMessages(body, messages), changed: true, fitted: fit.fitted, fitSkipped: fit.skipped, retired, rule };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Fitting
+
+/**
+ * Fits every image that should not go as it is: a tool image over the embed budget or the long
+ * edge; a user upload only where the provider would refuse it (over its per-image bytes, its
+ * longest edge, or the edge it allows when a request carries many images), or over the budget
+ * when `fitUserImages` is on. A fit is looked up by the hash of the image and the settings first.
+ */
+async function fitImages(
+  messages: unknown[],
+  eviction: "anthropic" | "openai",
+  rules: ModelRules,
+  settings: TransformSettings,
+  ports: Ports,
+): Promise<{ messages: unknown[]; fitted: number; skipped: number; toolImages: number }> {
+  const adapter = ADAPTERS[eviction];
+  const { carriers, uploads } = adapter.inventory(messages);
+  const tools: ImageRef[] = carriers.flatMap((carrier) => carrier.images);
+  const total = tools.length + uploads.length;
+  const many = total > rules.images.manyImages;
+  let out = messages;
+  let fitted = 0;
+  let skipped = 0;
+  const consider = async (image: ImageRef, isTool: boolean) => {
+    if (image.bytes === 0) return; // a URL or file reference: nothing inline to fit
+    const data = adapter.imageData(messages, image);
+    if (data === null) return;
+    const payload = base64Length(data);
+    const urlLength = eviction === "openai" ? data.length : dataUrlOf(messages, image, data);
+    const size = imageSize(data);
+    const edge = size ? Math.max(size.width, size.height) : 0;
+    const overBudget = urlLength > settings.embedTargetBytes || edge > settings.maxLongEdge;
+    const refused = payload > rules.images.maxImageBytes || edge > rules.images.maxEdge || (many && edge > rules.images.maxEdgeWhenMany);
+    if (!(isTool ? overBudget : refused || (settings.fitUserImages && overBudget))) return;
+    const result = await fitOne(data, settings, ports);
+    if (result === null) {
+      skipped += 1;
+      return;
+    }
+    out = replaceImage(out, image, eviction, result);
+    fitted += 1;
+  };
+  // One at a time: a request of 100 screenshots never holds two decodes at once (128 MB isolates).
+  for (const image of tools) await consider(image, true);
+  for (const image of uploads) await consider(image, false);
+  return { messages: out, fitted, skipped, toolImages: tools.length };
+}
+
+/** Base64 characters of inline image data (a data: URL's payload only). */
+function base64Length(data: string): number {
+  if (!data.startsWith("data:")) return data.length;
+  const comma = data.indexOf(",");
+  return comma < 0 ? data.length : data.length - comma - 1;
+}
+
+/** Length of the data: URL an Anthropic base64 image amounts to. */
+function dataUrlOf(messages: readonly unknown[], image: ImageRef, data: string): number {
+  const source = asRecord(blockAt(messages, image)?.source);
+  const mediaType = typeof source?.media_type === "string" ? source.media_type : "";
+  return 5 + mediaType.length + 8 + data.length;
+}
+
+function blockAt(messages: readonly unknown[], image: ImageRef): Record<string, unknown> | null {
+  const content = asRecord(messages[image.message])?.content;
+  if (!Array.isArray(content)) return null;
+  const block = asRecord(content[image.block]);
+  if (image.part === undefined) return block;
+  const parts = block?.content;
+  return Array.isArray(parts) ? asRecord(parts[image.part]) : null;
+}
+
+/** The fitted copy of one image (cached by its hash and the settings), or null when the fitter refuses it. */
+async function fitOne(data: string, settings: TransformSettings, ports: Ports): Promise<FittedImage | null> {
+  const key = `proxy:v1:fit:${await sha256Hex(`${settings.embedTargetBytes}:${settings.maxLongEdge}:${settings.maxInputPixels}:${data}`)}`;
+  const now = ports.clock();
+  try {
+    const hit = await ports.cache.get<FittedImage>(key);
+    if (hit && hit.expiresAt > now && typeof hit.value?.data === "string" && typeof hit.value.mediaType === "string") return hit.value;
+  } catch {
+    // A store that cannot answer costs one fit, never the request.
+  }
+  let fitted: FittedImage;
+  try {
+    const bytes = decodeImageData(data).bytes;
+    const result = await ports.fitImage(bytes, { embedTargetBytes: settings.embedTargetBytes, maxLongEdge: settings.maxLongEdge, maxInputPixels: settings.maxInputPixels });
+    fitted = { mediaType: result.mediaType, data: toBase64(result.data) };
+  } catch {
+    return null; // corrupt, a bomb, a format the fitter does not read: sent as it came (fit_skipped)
+  }
+  try {
+    await ports.cache.put(key, { value: fitted, expiresAt: now + FIT_TTL_MS }, FIT_TTL_MS);
+  } catch {
+    // Not kept: the next request fits it again, with the same bytes.
+  }
+  return fitted;
+}
+
+/** A copy of `messages` with one image replaced by `fitted` (only the touched message is copied). */
+function replaceImage(messages: readonly unknown[], image: ImageRef, eviction: "anthropic" | "openai", fitted: FittedImage): unknown[] {
+  const out = messages.slice();
+  const message = asRecord(messages[image.message])!;
+  const content = (message.content as unknown[]).slice();
+  const swap = (block: Record<string, unknown>): Record<string, unknown> => {
+    if (eviction === "anthropic") return { ...block, source: { type: "base64", media_type: fitted.mediaType, data: fitted.data } };
+    const url = `data:${fitted.mediaType};base64,${fitted.data}`;
+    const field = block.image_url;
+    return { ...block, image_url: typeof field === "string" || field === undefined ? url : { ...asRecord(field), url } };
+  };
+  if (image.part === undefined) content[image.block] = swap(asRecord(content[image.block])!);
+  else {
+    const holder = asRecord(content[image.block])!;
+    const parts = (holder.content as unknown[]).slice();
+    parts[image.part] = swap(asRecord(parts[image.part])!);
+    content[image.block] = { ...holder, content: parts };
+  }
+  out[image.message] = { ...message, content };
+  return out;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Breakpoints (Anthropic)
+
+interface StrippedBreakpoint {
+  message: number;
+  block: number;
+  marker: unknown;
+}
+
+/**
+ * The messages with the caller's oldest message breakpoint taken off when all 4 are in use (those
+ * on tools and system and a top-level automatic one count), so the eviction module can put one at
+ * the retirement front (proxy.md step 4: the newest stay at the tail, the total
+ * never passes 4, the caller's TTL is kept).
+ */
+function makeRoomForFrontMarker(body: Record<string, unknown>, messages: unknown[]): { messages: unknown[]; stripped: StrippedBreakpoint | null } {
+  let others = asRecord(body.cache_control) ? 1 : 0;
+  for (const list of [body.tools, body.system]) {
+    if (!Array.isArray(list)) continue;
+    for (const entry of list) if (asRecord(asRecord(entry)?.cache_control)) others += 1;
+  }
+  others = Math.min(others, 4);
+  const inMessages = countBreakpoints(messages).count;
+  if (others + inMessages < 4) return { messages, stripped: null };
+  // The oldest top-level block breakpoint goes (one nested in a tool result stays where it is).
+  for (let m = 0; m < messages.length; m++) {
+    const message = asRecord(messages[m]);
+    const content = message?.content;
+    if (!Array.isArray(content)) continue;
+    for (let b = 0; b < content.length; b++) {
+      const block = asRecord(content[b]);
+      if (!block || asRecord(block.cache_control) === null) continue;
+      const { cache_control: marker, ...rest } = block;
+      const copy = messages.slice();
+      const blocks = content.slice();
+      blocks[b] = rest;
+      copy[m] = { ...message, content: blocks };
+      return { messages: copy, stripped: { message: m, block: b, marker } };
+    }
+  }
+  return { messages, stripped: null };
+}
+
+/** Puts a taken-off breakpoint back (when no front marker took its place). */
+function restoreBreakpoint(messages: unknown[], stripped: StrippedBreakpoint): unknown[] {
+  const message = asRecord(messages[stripped.message]);
+  const content = message?.content;
+  if (!Array.isArray(content) || !asRecord(content[stripped.block])) return messages;
+  const copy = messages.slice();
+  const blocks = content.slice();
+  blocks[stripped.block] = { ...asRecord(content[stripped.block])!, cache_control: stripped.marker };
+  copy[stripped.message] = { ...message, content: blocks };
+  return copy;
+}

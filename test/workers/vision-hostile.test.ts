@@ -202,12 +202,14 @@ describe("valid files with unusual structure are answered, not refused (in worke
     expect(cropped.body.note).toContain("Cropped to region [0,0,160,120]");
   });
 
-  it("a PNG whose tEXt chunk has a wrong CRC is decoded without it (a JPEG answer), never passed through with the damage", async () => {
+  it("a PNG whose tEXt chunk has a wrong CRC is decoded without it (re-encoded, as a lossless PNG), never passed through with the damage", async () => {
     const withText = pngOf([["IHDR", png.header], ["tEXt", new TextEncoder().encode("Comment\0hello")], ["IDAT", png.idat], ["IEND", EMPTY]]);
     const damaged = withText.slice();
     damaged[withText.indexOf(0x43 /* C */, 33)]! ^= 0x01; // inside the tEXt data: its CRC no longer matches
     const { status, body } = await analyze(damaged);
     expect(status).toBe(200);
+    // Re-encoded from the decoded pixels; a PNG source whose PNG is no larger than the JPEG goes out as PNG (issue 24.4).
+    expect(body.image.media_type).toBe("image/png");
     expect(body.note).not.toContain("passed through");
     const shown = decodeRgba(Uint8Array.from(atob(imageBase64(body)), (c) => c.charCodeAt(0)));
     expect([shown.width, shown.height]).toEqual([64, 48]);

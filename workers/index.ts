@@ -3,7 +3,6 @@
  * flushes the savings ledger after each response with `waitUntil`, off the request path.
  */
 import { env as startEnv } from "cloudflare:workers";
-import type { Hono } from "hono";
 import { createApp } from "../shared/app";
 import type { LedgerBuffer } from "../shared/stats/ledger";
 import { reportConfigAtStart, workersDeps, workersLedger } from "./deps";
@@ -21,7 +20,7 @@ const ledgerFlushMs = (env: WorkerEnv): number => {
 
 reportConfigAtStart(startEnv as unknown as WorkerEnv);
 
-const apps = new WeakMap<object, { app: Hono<any>; ledger: LedgerBuffer | null }>();
+const apps = new WeakMap<object, { app: ReturnType<typeof createApp>; ledger: LedgerBuffer | null }>();
 
 export default {
   async fetch(request: Request, env: WorkerEnv, ctx: ExecutionContext): Promise<Response> {

@@ -59,7 +59,7 @@ function retire(messages: readonly unknown[], retired: readonly Carrier[], textO
 function imageData(messages: readonly unknown[], image: ImageRef): string | null {
   const content = asRecord(messages[image.message])?.content;
   const url = Array.isArray(content) ? imageUrl(asRecord(content[image.block])) : null;
-  return url !== null && url.startsWith("data:") ? url : null;
+  return url?.startsWith("data:") ? url : null;
 }
 
 /** The OpenAI Chat Completions format adapter. */

@@ -57,17 +57,17 @@ function prefersHtml(accept: string | null): boolean {
 }
 
 function indexHtml(version: string, routes: RouteEntry[]): string {
-  const escape = (text: string) => text.replace(/[&<>"]/g, (ch) => `&#${ch.charCodeAt(0)};`);
+  const escapeHtml = (text: string) => text.replace(/[&<>"]/g, (ch) => `&#${ch.charCodeAt(0)};`);
   const rows = routes
     .map((r) => {
-      const path = r.method === "GET" ? `<a href="${escape(r.path)}">${escape(r.path)}</a>` : escape(r.path);
-      return `<tr><td>${r.method}</td><td><code>${path}</code></td><td>${escape(r.what)}</td></tr>`;
+      const path = r.method === "GET" ? `<a href="${escapeHtml(r.path)}">${escapeHtml(r.path)}</a>` : escapeHtml(r.path);
+      return `<tr><td>${r.method}</td><td><code>${path}</code></td><td>${escapeHtml(r.what)}</td></tr>`;
     })
     .join("\n");
   return `<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><title>edge-agent-tools ${escape(version)}</title>
+<html lang="en"><head><meta charset="utf-8"><title>edge-agent-tools ${escapeHtml(version)}</title>
 <style>body{font:15px/1.5 system-ui,sans-serif;max-width:60rem;margin:2rem auto;padding:0 1rem}td{padding:.25rem .75rem .25rem 0;vertical-align:top}</style></head>
-<body><h1>edge-agent-tools <small>${escape(version)}</small></h1>
+<body><h1>edge-agent-tools <small>${escapeHtml(version)}</small></h1>
 <p>Tool endpoints for AI agents. The contract is <code>docs/api.md</code> in the repository; <a href="/openapi.json">/openapi.json</a> describes this build; <a href="/dashboard">/dashboard</a> shows what it saved.</p>
 <table>
 ${rows}

@@ -1,5 +1,5 @@
 /** JSON responses in the api.md shape, with the charset the contract names. */
-import { AppError, type ErrorBody } from "./errors";
+import type { AppError, ErrorBody } from "./errors";
 
 export const JSON_TYPE = "application/json; charset=utf-8";
 

@@ -190,7 +190,7 @@ async function readLimited(
 /** The caller's verdict on a failure answer's (bounded) body, or null; the body is always released. */
 async function inspectFailure(options: SafeFetchOptions, response: Response, withinDeadline: <T>(work: Promise<T>) => Promise<T>): Promise<Error | null> {
   const inspect = options.inspectFailure;
-  if (!inspect || !inspect.statuses.has(response.status) || response.body === null) {
+  if (!inspect?.statuses.has(response.status) || response.body === null) {
     await discard(response);
     return null;
   }

@@ -6,7 +6,7 @@
  */
 import { AppError } from "../http/errors";
 import type { FitOptions, FitResult, ImageMediaType, VisionWasm } from "../ports";
-import { openImage, type SupportedMediaType } from "../media/image-header";
+import { openImage, } from "../media/image-header";
 import { DEFAULT_JPEG_SETTINGS, type JpegEncodeSettings } from "./jpeg.settings";
 import type { JpegEncoder } from "./jpeg.encode";
 import { decodeJpegRgb } from "./codecs/jpeg/jpeg.decode";
@@ -68,10 +68,10 @@ export function toBase64(bytes: Uint8Array): string {
   const rest = bytes.length - full;
   if (rest === 1) {
     const n = bytes[full]! << 16;
-    parts.push(B64[n >> 18]! + B64[(n >> 12) & 63]! + "==");
+    parts.push(`${B64[n >> 18]! + B64[(n >> 12) & 63]!}==`);
   } else if (rest === 2) {
     const n = (bytes[full]! << 16) | (bytes[full + 1]! << 8);
-    parts.push(B64[n >> 18]! + B64[(n >> 12) & 63]! + B64[(n >> 6) & 63]! + "=");
+    parts.push(`${B64[n >> 18]! + B64[(n >> 12) & 63]! + B64[(n >> 6) & 63]!}=`);
   }
   return parts.join("");
 }

@@ -301,7 +301,7 @@ export class StreamingResampler {
       let o = y * rowLen;
       for (let i = 0; i < rowLen; i++) {
         const value = acc[i]! >> shift;
-        out[o++] = value < 0 ? 0 : value > 255 ? 255 : value;
+        out[o++] = value < 0 ? 0 : Math.min(value , 255);
       }
       this.nextY++;
     }

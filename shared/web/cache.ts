@@ -2,7 +2,7 @@
  * The read-through cache of paid calls: global read tier first, then the single-flight owner,
  * which pays at most once per key. Every safety check has run before a caller gets here.
  */
-import type { CacheStatus, CacheStore, Clock, FetchFn, Logger, SingleFlight } from "../ports";
+import type { CacheStatus, CacheStore, Clock, FetchFn, Logger, SingleFlight, FlightOutcome } from "../ports";
 import { cutForCaller, fetchedAtOf, FlightCoordinator, fromFlightError, isServable, type Lease } from "./flight";
 import { runJob } from "./jobs";
 import type { Job, JobValue, ValueOf } from "./job.types";
@@ -81,7 +81,7 @@ async function paidCallUntyped(deps: PaidCallDeps, key: string, job: Job, option
     if (isServable(entry, now, flightOptions)) return answered(cutForCaller(entry.value as JobValue, options.charLimit), "hit", fetchedAtOf(entry, options.ttlMs));
   }
 
-  let outcome;
+  let outcome: FlightOutcome;
   try {
     outcome = await deps.flight.run(key, job, flightOptions);
   } catch (error) {

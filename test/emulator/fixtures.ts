@@ -298,7 +298,7 @@ export function latin1PageBytes(charsetInMeta: boolean): Uint8Array {
   return encodeWindows1252(html);
 }
 
-const WINDOWS_1252_EXTRAS: Record<number, number> = { 0x20ac: 0x80, 0x201c: 0x93, 0x201d: 0x94, 0x2018: 0x91, 0x2019: 0x92, 0x2013: 0x96, 0x2014: 0x97 };
+const WINDOWS_1252_EXTRAS: Record<number, number> = { 8364: 0x80, 8220: 0x93, 8221: 0x94, 8216: 0x91, 8217: 0x92, 8211: 0x96, 8212: 0x97 };
 
 function encodeWindows1252(text: string): Uint8Array {
   const bytes = new Uint8Array(text.length);

@@ -403,7 +403,6 @@ describe("the target sessions, faithful model (the numbers docs/eviction.md repo
 
   it("after the default ceiling has forced Hermes to collapse, cost may move again under it when the price pays (36 in 50)", () => {
     const requests = requestsFromTurns(generateSession({ turns: 50, images: 36 }), 4_000);
-    const limits = { ...DEFAULT_LIMITS, maxBlocks: 100 };
     const policy = costPolicy({});
     const rules = requests.map((request, index) => policy(request, { index, at: index * 30_000, count: requests.length }).rule);
     // The first move when the 21st screenshot arrives, then price moves with at most 20 images live.

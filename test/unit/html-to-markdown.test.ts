@@ -221,9 +221,9 @@ describe("robustness", () => {
   });
 
   it("survives very deep nesting without overflowing the stack", () => {
-    const deep = "<div>".repeat(50_000) + "deep text" + "</div>".repeat(50_000);
+    const deep = `${"<div>".repeat(50_000)}deep text${"</div>".repeat(50_000)}`;
     expect(htmlToMarkdown(deep).markdown).toBe("deep text");
-    const deepLists = "<ul><li>".repeat(5_000) + "leaf";
+    const deepLists = `${"<ul><li>".repeat(5_000)}leaf`;
     expect(() => htmlToMarkdown(deepLists)).not.toThrow();
   });
 

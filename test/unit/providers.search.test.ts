@@ -4,7 +4,7 @@
  */
 import { appErrorOf } from "../support/app-error";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { AppError } from "../../shared/http/errors";
+import type { AppError } from "../../shared/http/errors";
 import { SEARCH_PROVIDERS, type ProviderSettings, type SearchProviderName } from "../../shared/web/providers/provider.types";
 import { DEFAULT_BASE_URLS, searchAdapters } from "../../shared/web/providers/search";
 import { parseDuckDuckGoResults, unwrapRedirect } from "../../shared/web/providers/search/keyless";

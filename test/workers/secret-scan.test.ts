@@ -34,7 +34,7 @@ const REFUSED = [
   `https://docs.example.com/?d=dop_v1_${hex(64)}`,
   `https://docs.example.com/?c=DefaultEndpointsProtocol=https;AccountName=a;AccountKey=${run(86)}==`,
   // sk-… percent-encoded five times over: more than the old decoder unwrapped.
-  `https://docs.example.com/?q=${[..."sk-" + run(48)].map((c) => `%25252525${c.charCodeAt(0).toString(16)}`).join("")}`,
+  `https://docs.example.com/?q=${[...`sk-${run(48)}`].map((c) => `%25252525${c.charCodeAt(0).toString(16)}`).join("")}`,
   // Issue 18: a vendor prefix with a low-entropy body, a short hex key, a bot token whose secret
   // part does not start with "A", an OAuth authorization code in Google's and GitHub's shapes.
   `https://docs.example.com/?k=sk-${"Q".repeat(30)}`,

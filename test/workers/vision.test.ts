@@ -19,7 +19,6 @@ beforeAll(async () => {
 
 const analyze = (body: Record<string, unknown>, vars?: Record<string, unknown>) => callJson("/v1/vision_analyze", { body, vars });
 const inline = (bytes: Uint8Array) => ({ data: toBase64(bytes) });
-const CAP_MESSAGE = "vision_analyze refused: this image has already been loaded into context";
 
 describe("the embed budget", () => {
   it("fits a 2880x1800 screenshot to exactly 1568 wide within 256 KiB, with Anthropic blocks", async () => {

@@ -72,7 +72,7 @@ function neugebauerPrimaries(press: Press): Float64Array {
     const colours = kOver.filter(({ bit }) => n & bit);
     if (!(n & 1) || colours.length < 2) { primaries.set(solid(n), 3 * n); continue; }
     const overprint = solid(n & 14);
-    primaries.set(overprint.map((v, c) => v * Math.pow(colours.reduce((p, { pass }) => p * pass[c]!, 1), 1 / colours.length)), 3 * n);
+    primaries.set(overprint.map((v, c) => v * colours.reduce((p, { pass }) => p * pass[c]!, 1) ** (1 / colours.length)), 3 * n);
   }
   return primaries;
 }
@@ -89,7 +89,7 @@ function neugebauer(rooted: Float64Array, area: readonly number[], out: number[]
     if (w === 0) continue;
     out[0] += w * rooted[3 * n]!; out[1] += w * rooted[3 * n + 1]!; out[2] += w * rooted[3 * n + 2]!;
   }
-  for (let ch = 0; ch < 3; ch++) out[ch] = Math.pow(out[ch]!, YULE_NIELSEN_N);
+  for (let ch = 0; ch < 3; ch++) out[ch] = out[ch]! ** YULE_NIELSEN_N;
 }
 
 /**
@@ -137,7 +137,7 @@ function tintCurves(press: Press, rooted: Float64Array): ((v: number) => number)
  */
 function pressGrid(): CmykGrid {
   const press = FOGRA39_WEDGE, grid = PRESS_GRID;
-  const rooted = neugebauerPrimaries(press).map((v) => Math.pow(v, 1 / YULE_NIELSEN_N));
+  const rooted = neugebauerPrimaries(press).map((v) => v ** (1 / YULE_NIELSEN_N));
   const white = labToXyz(100, 0, 0);
   const nodes = new Float32Array(grid ** 4 * 3);
   const rgb = new Uint8Array(3), xyz = [0, 0, 0], area = [0, 0, 0, 0];

@@ -44,7 +44,7 @@ function multiply3(x: number[][], y: number[][]): number[][] {
 }
 
 function srgbEncode(linear: number): number {
-  return linear <= 0.0031308 ? 12.92 * linear : 1.055 * Math.pow(linear, 1 / 2.4) - 0.055;
+  return linear <= 0.0031308 ? 12.92 * linear : 1.055 * linear ** (1 / 2.4) - 0.055;
 }
 
 interface Tag {
@@ -71,7 +71,7 @@ function readCurve(view: DataView, tag: Tag): Curve | undefined {
     if (count === 0) return (v) => v;
     if (count === 1) {
       const gamma = view.getUint16(tag.offset + 12) / 256;
-      return (v) => Math.pow(v, gamma);
+      return (v) => v ** gamma;
     }
     if (count > MAX_CURVE_ENTRIES || 12 + 2 * count > tag.size) return undefined;
     const table = new Float64Array(count);
@@ -85,7 +85,7 @@ function readCurve(view: DataView, tag: Tag): Curve | undefined {
     if (n === undefined || 12 + 4 * n > tag.size) return undefined;
     const p = Array.from({ length: n }, (_, k) => view.getInt32(tag.offset + 12 + 4 * k) / 65536);
     const [g, a = 1, b = 0, c = 0, d = 0, e = 0, f = 0] = p as [number, ...number[]];
-    const pow = (x: number) => (x <= 0 ? 0 : Math.pow(x, g));
+    const pow = (x: number) => (x <= 0 ? 0 : x ** g);
     switch (kind) {
       case 0: return (x) => pow(x);
       case 1: return (x) => (x >= -b / a ? pow(a * x + b) : 0);
@@ -116,7 +116,7 @@ function readTags(profile: Uint8Array): { view: DataView; tags: Map<string, Tag>
 /** An RGB matrix/TRC profile's colorants (D50 XYZ, columns) and tone curves; undefined for anything else. */
 function readMatrixShaper(profile: Uint8Array): { colorants: number[][]; curves: [Curve, Curve, Curve] } | undefined {
   const read = readTags(profile);
-  if (!read || read.sig(16) !== "RGB " || read.sig(20) !== "XYZ ") return undefined;
+  if (read?.sig(16) !== "RGB " || read.sig(20) !== "XYZ ") return undefined;
   const { view, tags } = read;
   const xyz = (name: string) => {
     const tag = tags.get(name);
@@ -211,7 +211,7 @@ export type CmykTransform = (src: Uint8Array, from: number, dst: Uint8Array, to:
 export function cmykProfileToSrgb(profile: Uint8Array | undefined): CmykTransform | undefined {
   if (!profile) return undefined;
   const read = readTags(profile);
-  if (!read || read.sig(16) !== "CMYK") return undefined;
+  if (read?.sig(16) !== "CMYK") return undefined;
   const pcs = read.sig(20);
   if (pcs !== "Lab " && pcs !== "XYZ ") return undefined;
   const { view, tags } = read;

@@ -4,7 +4,7 @@
  */
 import type { z } from "zod";
 import type { FetchFn } from "../../ports";
-import { AppError, providerError, providerTimeout } from "../../http/errors";
+import { type AppError, providerError, providerTimeout } from "../../http/errors";
 import type { ProviderSettings } from "./provider.types";
 
 /** How much of an upstream error body is kept (redacted) in the private, logged-only cause. */

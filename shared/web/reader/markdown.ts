@@ -64,7 +64,7 @@ function childBlocks(el: ElementNode, ctx: RenderContext): Block[] {
       pushParagraph(blocks, inline, ctx);
       inline = "";
       const block = renderBlock(child, ctx);
-      if (block && block.md.trim()) blocks.push(block);
+      if (block?.md.trim()) blocks.push(block);
     } else {
       inline += renderInline(child, ctx);
     }

@@ -39,7 +39,7 @@ const CHROME_TOKENS = new Set(["header", "footer", "page-header", "page-footer",
 /** Class or id tokens for a box beside the text: site chrome outside the content, a TIP or note box inside it. */
 const SIDEBAR_TOKENS = new Set(["sidebar", "side-bar"]);
 
-export const enum DropClass {
+export enum DropClass {
   Keep,
   Always,
   /** Dropped outside the main content only. */

@@ -13,7 +13,9 @@ export const gifCodec: Codec = {
   open({ bytes, header }) {
     return {
       passThrough: !header.animated,
-      verify: async () => walkGifFrames(bytes, header.width, header.height).forEach((frame, i) => decodeGifFrame(bytes, frame, i + 1)),
+      verify: async () => {
+        for (const [i, frame] of walkGifFrames(bytes, header.width, header.height).entries()) decodeGifFrame(bytes, frame, i + 1);
+      },
       colorProfile: async () => undefined, // GIF has none
       decodeRows: async (_minScale, makeResampler) => ({ resampler: decodeGifRows(bytes, header, makeResampler), wasmBytes: 0 }),
     };

@@ -6,7 +6,7 @@
  * live in its memory and are unfiltered (and RGBA flattened) there. Interlaced (Adam7) files are not
  * streamable and go to the photon path instead.
  */
-import { AppError } from "../../../http/errors";
+import type { AppError } from "../../../http/errors";
 import { invalidImage } from "../../../media/image-header";
 import type { StreamingResampler } from "../../resample";
 import type { ResamplerFactory } from "../codec";

@@ -111,7 +111,7 @@ export async function discardRest(stream: ReadableStream<Uint8Array>, maxBytes: 
   const deadline = new Promise<"late">((resolve) => {
     timer = setTimeout(() => resolve("late"), maxMs);
   });
-  let buffer: Uint8Array = new Uint8Array(64 * 1024);
+  let buffer: Uint8Array<ArrayBuffer> = new Uint8Array(64 * 1024);
   let dropped = 0;
   try {
     while (dropped <= maxBytes) {
@@ -120,7 +120,7 @@ export async function discardRest(stream: ReadableStream<Uint8Array>, maxBytes: 
       if (result === "late") break;
       if (result.done) return true;
       dropped += result.value.byteLength;
-      if (byob) buffer = new Uint8Array(result.value.buffer);
+      if (byob) buffer = new Uint8Array(result.value.buffer as ArrayBuffer);
     }
     await reader.cancel().catch(() => undefined);
     return false;

@@ -6,7 +6,11 @@ const TEST_SITES = /(^|\.)example\.(com|org|net)$/;
 
 async function routeTestNetwork(request: Request, emulator: string): Promise<Response> {
   const url = new URL(request.url);
-  const target = TEST_SITES.test(url.hostname) ? `${emulator}${url.pathname}${url.search}` : url.hostname === "127.0.0.1" ? url.href : null;
+  const target = TEST_SITES.test(url.hostname)
+    ? `${emulator}${url.pathname}${url.search}`
+    : url.hostname === "127.0.0.1"
+      ? url.href
+      : null;
   if (!target) return new Response(`no network in tests: ${url.hostname}`, { status: 502 });
   const body = request.method === "GET" || request.method === "HEAD" ? undefined : await request.arrayBuffer();
   const headers = new Headers(request.headers);

@@ -14,5 +14,7 @@ const passed = report.numPassedTests ?? 0;
 // A suite that fails to load has no failed tests but fails the run: count it as one failure.
 const failed = (report.numFailedTests ?? 0) || (report.success === false ? 1 : 0);
 const skipped = (report.numPendingTests ?? 0) + (report.numTodoTests ?? 0);
-console.log(skipped > 0 ? `${passed} passed, ${failed} failed, ${skipped} skipped` : `${passed} passed, ${failed} failed`);
+console.log(
+  skipped > 0 ? `${passed} passed, ${failed} failed, ${skipped} skipped` : `${passed} passed, ${failed} failed`,
+);
 process.exit(failed > 0 || passed === 0 ? 1 : 0);

@@ -88,7 +88,13 @@ const costRows: string[][] = [];
 for (const format of ["anthropic", "openai"] as const) {
   const messages = withPngHeaders(conversation(format, session()));
   const hermes = { format, messages };
-  const cost = { format, messages, strategy: "cost", provider: format, ...(format === "anthropic" ? { manage_cache: true } : {}) } as const;
+  const cost = {
+    format,
+    messages,
+    strategy: "cost",
+    provider: format,
+    ...(format === "anthropic" ? { manage_cache: true } : {}),
+  } as const;
   const told = { ...cost, session_id: "bench", requests_left: 90 } as const;
   const costResult = evictContext(cost, { now: 0 });
   const toldResult = evictContext(told, { now: 0 });
@@ -104,13 +110,28 @@ for (const format of ["anthropic", "openai"] as const) {
 
 function print(header: string[], body: string[][]) {
   const widths = header.map((h, i) => Math.max(h.length, ...body.map((r) => r[i]!.length)));
-  const line = (cells: string[]) => `| ${cells.map((c, i) => (i === 0 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join(" | ")} |`;
+  const line = (cells: string[]) =>
+    `| ${cells.map((c, i) => (i === 0 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join(" | ")} |`;
   console.log(line(header));
   console.log(`|${widths.map((w, i) => `${"-".repeat(w + 1)}${i === 0 ? "-" : ":"}`).join("|")}|`);
   for (const row of body) console.log(line(row));
 }
 
-console.log(`${MESSAGES} messages, ${IMAGES} tool images of ${IMAGE_BYTES} bytes; median of ${RUNS} runs after ${WARMUP} warm-up; node ${process.version}`);
+console.log(
+  `${MESSAGES} messages, ${IMAGES} tool images of ${IMAGE_BYTES} bytes; median of ${RUNS} runs after ${WARMUP} warm-up; node ${process.version}`,
+);
 print(["format", "retired", "evictContext µs", "inventory µs", "policy µs", "rewrite µs"], rows);
-console.log(`\nThe same conversations with real PNG headers (1280 × 800), hermes vs cost (provider = format; anthropic with manage_cache):`);
-print(["format", "hermes µs", "cost: retired (rule)", "cost µs", "requests_left 90: retired (rule)", "cost µs, requests_left 90"], costRows);
+console.log(
+  `\nThe same conversations with real PNG headers (1280 × 800), hermes vs cost (provider = format; anthropic with manage_cache):`,
+);
+print(
+  [
+    "format",
+    "hermes µs",
+    "cost: retired (rule)",
+    "cost µs",
+    "requests_left 90: retired (rule)",
+    "cost µs, requests_left 90",
+  ],
+  costRows,
+);

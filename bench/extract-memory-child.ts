@@ -21,4 +21,11 @@ const before = kib("VmRSS");
 const started = performance.now();
 const { markdown } = skip ? { markdown: "" } : reader.htmlToMarkdown(html, "https://bench.example/docs/");
 const ms = performance.now() - started;
-console.log(JSON.stringify({ inputBytes: new TextEncoder().encode(html).length, peakGrowthBytes: kib("VmHWM") - before, ms, markdownChars: markdown.length }));
+console.log(
+  JSON.stringify({
+    inputBytes: new TextEncoder().encode(html).length,
+    peakGrowthBytes: kib("VmHWM") - before,
+    ms,
+    markdownChars: markdown.length,
+  }),
+);

@@ -24,7 +24,9 @@ const inProcessDoh: FetchFn = (input) => {
     type === "A"
       ? [{ name: "news.example.org", type: 1, TTL: 300, data: "93.184.215.14" }]
       : [{ name: "news.example.org", type: 28, TTL: 300, data: "2606:2800:21f:cb07:6820:80da:af6b:8b2c" }];
-  return Promise.resolve(new Response(JSON.stringify({ Status: 0, Answer }), { headers: { "content-type": "application/dns-json" } }));
+  return Promise.resolve(
+    new Response(JSON.stringify({ Status: 0, Answer }), { headers: { "content-type": "application/dns-json" } }),
+  );
 };
 
 const gate: GateOptions = {
@@ -35,7 +37,10 @@ const gate: GateOptions = {
 
 const CASES: Array<[name: string, run: () => Promise<unknown>]> = [
   ["literal public IPv4", () => gateUrl("https://93.184.215.14/article/2024/05/edge-caching?id=42&ref=home", gate)],
-  ["hostname, cached DNS answer", () => gateUrl("https://news.example.org/article/2024/05/edge-caching?id=42&ref=home", gate)],
+  [
+    "hostname, cached DNS answer",
+    () => gateUrl("https://news.example.org/article/2024/05/edge-caching?id=42&ref=home", gate),
+  ],
   [
     "hostname, cached, long URL (~800 chars, 12 params, %-encoded)",
     () =>
@@ -44,7 +49,10 @@ const CASES: Array<[name: string, run: () => Promise<unknown>]> = [
         gate,
       ),
   ],
-  ["secret scan only (same short URL)", async () => findSecretInUrl("https://news.example.org/article/2024/05/edge-caching?id=42&ref=home")],
+  [
+    "secret scan only (same short URL)",
+    async () => findSecretInUrl("https://news.example.org/article/2024/05/edge-caching?id=42&ref=home"),
+  ],
 ];
 
 async function measure(run: () => Promise<unknown>): Promise<number[]> {
@@ -64,15 +72,22 @@ async function main(): Promise<void> {
     const samples = await measure(run);
     rows.push(`| ${name} | ${median(samples).toFixed(2)} | ${percentile(samples, 95).toFixed(2)} |`);
   }
-  console.log(`Node ${process.version}, ${BATCHES} batches of ${BATCH} calls; µs per URL (median and p95 of the batch means).\n`);
+  console.log(
+    `Node ${process.version}, ${BATCHES} batches of ${BATCH} calls; µs per URL (median and p95 of the batch means).\n`,
+  );
   console.log("| case | median µs/URL | p95 µs/URL |");
   console.log("|---|---|---|");
   for (const row of rows) console.log(row);
   console.log(`\nDoH requests during the whole run: ${dohCalls} (A + AAAA for the one cold lookup).`);
-  console.log(`\nSecret scan on ${PLAIN_8K_URL.length}-character URLs (µs per URL, median of ${LONG_BATCHES} batches of ${LONG_BATCH}; plain and crafted interleaved):\n`);
+  console.log(
+    `\nSecret scan on ${PLAIN_8K_URL.length}-character URLs (µs per URL, median of ${LONG_BATCHES} batches of ${LONG_BATCH}; plain and crafted interleaved):\n`,
+  );
   console.log("| URL | median µs/URL | p95 µs/URL | ratio to plain (median) |");
   console.log("|---|---|---|---|");
-  const cases: Array<[string, string]> = [["plain 8 KB URL (long path, 80+ ordinary parameters, %-encoded text)", PLAIN_8K_URL], ...CRAFTED_8K_URLS.map(([name, url]): [string, string] => [`crafted: ${name}`, url])];
+  const cases: Array<[string, string]> = [
+    ["plain 8 KB URL (long path, 80+ ordinary parameters, %-encoded text)", PLAIN_8K_URL],
+    ...CRAFTED_8K_URLS.map(([name, url]): [string, string] => [`crafted: ${name}`, url]),
+  ];
   const samples = cases.map(() => [] as number[]);
   for (const [, url] of cases) for (let i = 0; i < 200; i++) findSecretInUrl(url); // warm up
   for (let b = 0; b < LONG_BATCHES; b++) {
@@ -87,7 +102,9 @@ async function main(): Promise<void> {
   for (const [c, [name]] of cases.entries()) {
     const ratio = median(samples[c]!) / plain;
     if (c > 0) worst = Math.max(worst, ratio);
-    console.log(`| ${name} | ${median(samples[c]!).toFixed(1)} | ${percentile(samples[c]!, 95).toFixed(1)} | ${ratio.toFixed(2)}x |`);
+    console.log(
+      `| ${name} | ${median(samples[c]!).toFixed(1)} | ${percentile(samples[c]!, 95).toFixed(1)} | ${ratio.toFixed(2)}x |`,
+    );
   }
   console.log(`\nWorst crafted / plain: ${worst.toFixed(2)}x (target: at most 2x).`);
 }

@@ -17,12 +17,26 @@ const WARM_UP = 30;
 const mcpCall = (stack: LocalStack, query: string) => () =>
   fetch(`${stack.url}/mcp`, {
     method: "POST",
-    headers: { "content-type": "application/json", accept: "application/json, text/event-stream", "mcp-protocol-version": "2025-11-25", "mcp-session-id": "bench-session" },
-    body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "web_search", arguments: { query } } }),
+    headers: {
+      "content-type": "application/json",
+      accept: "application/json, text/event-stream",
+      "mcp-protocol-version": "2025-11-25",
+      "mcp-session-id": "bench-session",
+    },
+    body: JSON.stringify({
+      jsonrpc: "2.0",
+      id: 1,
+      method: "tools/call",
+      params: { name: "web_search", arguments: { query } },
+    }),
   });
 
 const httpCall = (stack: LocalStack, query: string) => () =>
-  fetch(`${stack.url}/v1/web_search`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ query }) });
+  fetch(`${stack.url}/v1/web_search`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ query }),
+  });
 
 async function main() {
   const stack = await startLocalStack();
@@ -33,7 +47,8 @@ async function main() {
     await httpCall(stack, query)();
     if (before) await httpCall(before, query)();
     const answer = await (await mcpCall(stack, query)()).text();
-    if (!answer.includes('\\"cache\\":\\"hit\\"')) throw new Error(`expected an MCP cache hit: ${answer.slice(0, 200)}`);
+    if (!answer.includes('\\"cache\\":\\"hit\\"'))
+      throw new Error(`expected an MCP cache hit: ${answer.slice(0, 200)}`);
     const bare = await startBare(answer);
     type Side = [string, () => Promise<Response>];
     const beforeSides: Side[] = before
@@ -62,11 +77,18 @@ async function main() {
       bare.stop();
     }
     const bareSamples = samples[samples.length - 1]!;
-    const lines = ["### web_search cache hit: MCP (SDK) vs the HTTP route vs a bare Worker", "", `${ROUNDS} sequential requests per side, interleaved in a random order per round, after ${WARM_UP} warm-up rounds.`, ""];
+    const lines = [
+      "### web_search cache hit: MCP (SDK) vs the HTTP route vs a bare Worker",
+      "",
+      `${ROUNDS} sequential requests per side, interleaved in a random order per round, after ${WARM_UP} warm-up rounds.`,
+      "",
+    ];
     lines.push("| request | p50 ms | p99 ms | p50 / bare |", "|---|---|---|---|");
     for (const [i, [name]] of sides.entries()) {
       const values = samples[i]!;
-      lines.push(`| ${name} | ${ms(median(values))} | ${ms(percentile(values, 99))} | ${(median(values) / median(bareSamples)).toFixed(2)}x |`);
+      lines.push(
+        `| ${name} | ${ms(median(values))} | ${ms(percentile(values, 99))} | ${(median(values) / median(bareSamples)).toFixed(2)}x |`,
+      );
     }
     console.log(lines.join("\n"));
   } finally {

@@ -14,12 +14,26 @@ const STREAM_ROUNDS = 60;
 const WARM_UP = 20;
 const MODEL = "claude-sonnet-4-5";
 
-const post = (url: string, body: string, headers: Record<string, string> = {}) => () =>
-  fetch(url, { method: "POST", headers: { "content-type": "application/json", "x-api-key": "bench-key", "anthropic-version": "2023-06-01", ...headers }, body });
+const post =
+  (url: string, body: string, headers: Record<string, string> = {}) =>
+  () =>
+    fetch(url, {
+      method: "POST",
+      headers: {
+        "content-type": "application/json",
+        "x-api-key": "bench-key",
+        "anthropic-version": "2023-06-01",
+        ...headers,
+      },
+      body,
+    });
 
 /** A 200-message conversation of plain text (about 60 KB). */
 function textConversation(tag: string, stream = false, last = "go on"): string {
-  const messages = Array.from({ length: 200 }, (_, i) => ({ role: i % 2 === 0 ? "user" : "assistant", content: `${i === 0 ? tag : ""} message ${i}: ${"some words of the conversation ".repeat(10)}` }));
+  const messages = Array.from({ length: 200 }, (_, i) => ({
+    role: i % 2 === 0 ? "user" : "assistant",
+    content: `${i === 0 ? tag : ""} message ${i}: ${"some words of the conversation ".repeat(10)}`,
+  }));
   messages.push({ role: "user", content: last });
   return JSON.stringify({ model: MODEL, max_tokens: 64, stream, system: `bench ${tag}`, messages });
 }
@@ -61,8 +75,15 @@ async function main() {
   try {
     // 1. Added latency, 200 messages, no images.
     const body = textConversation(tag);
-    const [directMs, proxyMs] = (await interleaved(ROUNDS, [() => timed(post(direct, body)), () => timed(post(proxied, body))])).map((side) => side.map((s) => s.ms));
-    lines.push("### Added latency: a 200-message request without images", "", `${ROUNDS} sequential requests per side, interleaved in a random order per round, after ${WARM_UP} warm-up rounds; the answer read to its last byte.`, "");
+    const [directMs, proxyMs] = (
+      await interleaved(ROUNDS, [() => timed(post(direct, body)), () => timed(post(proxied, body))])
+    ).map((side) => side.map((s) => s.ms));
+    lines.push(
+      "### Added latency: a 200-message request without images",
+      "",
+      `${ROUNDS} sequential requests per side, interleaved in a random order per round, after ${WARM_UP} warm-up rounds; the answer read to its last byte.`,
+      "",
+    );
     lines.push("| path | p50 ms | p99 ms |", "|---|---|---|");
     lines.push(`| emulator directly | ${ms(median(directMs!))} | ${ms(percentile(directMs!, 99))} |`);
     lines.push(`| through the proxy (wrangler dev) | ${ms(median(proxyMs!))} | ${ms(percentile(proxyMs!, 99))} |`);
@@ -70,21 +91,46 @@ async function main() {
 
     // 2. First streamed event (the emulator pauses 20 ms between events).
     const streamBody = textConversation(tag, true, "[slowstream:20] go on");
-    const [directStream, proxyStream] = await interleaved(STREAM_ROUNDS, [() => firstEvent(post(direct, streamBody)), () => firstEvent(post(proxied, streamBody))]);
-    lines.push("### First streamed event", "", `${STREAM_ROUNDS} streamed answers per side (9 events, 20 ms apart), interleaved, after ${WARM_UP} warm-up rounds.`, "");
+    const [directStream, proxyStream] = await interleaved(STREAM_ROUNDS, [
+      () => firstEvent(post(direct, streamBody)),
+      () => firstEvent(post(proxied, streamBody)),
+    ]);
+    lines.push(
+      "### First streamed event",
+      "",
+      `${STREAM_ROUNDS} streamed answers per side (9 events, 20 ms apart), interleaved, after ${WARM_UP} warm-up rounds.`,
+      "",
+    );
     lines.push("| path | first event p50 ms | whole answer p50 ms |", "|---|---|---|");
-    lines.push(`| emulator directly | ${ms(median(directStream!.map((s) => s.first)))} | ${ms(median(directStream!.map((s) => s.total)))} |`);
-    lines.push(`| through the proxy | ${ms(median(proxyStream!.map((s) => s.first)))} | ${ms(median(proxyStream!.map((s) => s.total)))} |`);
-    lines.push(`| later through the proxy (p50) | ${ms(median(proxyStream!.map((s) => s.first)) - median(directStream!.map((s) => s.first)))} | |`, "");
+    lines.push(
+      `| emulator directly | ${ms(median(directStream!.map((s) => s.first)))} | ${ms(median(directStream!.map((s) => s.total)))} |`,
+    );
+    lines.push(
+      `| through the proxy | ${ms(median(proxyStream!.map((s) => s.first)))} | ${ms(median(proxyStream!.map((s) => s.total)))} |`,
+    );
+    lines.push(
+      `| later through the proxy (p50) | ${ms(median(proxyStream!.map((s) => s.first)) - median(directStream!.map((s) => s.first)))} | |`,
+      "",
+    );
 
     if (process.env.PROXY_BENCH_SKIP_FIT) return console.log(lines.join("\n"));
     // 3. A 60-screenshot request: every screenshot fitted the first time, a hash hit after.
     const shots: string[] = [];
-    for (let i = 0; i < 60; i++) shots.push(base64(await encodePng(screenshotPixels(1800, 1125, 100 + i), 1800, 1125, 3)));
+    for (let i = 0; i < 60; i++)
+      shots.push(base64(await encodePng(screenshotPixels(1800, 1125, 100 + i), 1800, 1125, 3)));
     const messages: unknown[] = [{ role: "user", content: `${tag} fit session` }];
     shots.forEach((data, i) => {
       messages.push({ role: "assistant", content: [{ type: "tool_use", id: `t${i}`, name: "screenshot", input: {} }] });
-      messages.push({ role: "user", content: [{ type: "tool_result", tool_use_id: `t${i}`, content: [{ type: "image", source: { type: "base64", media_type: "image/png", data } }] }] });
+      messages.push({
+        role: "user",
+        content: [
+          {
+            type: "tool_result",
+            tool_use_id: `t${i}`,
+            content: [{ type: "image", source: { type: "base64", media_type: "image/png", data } }],
+          },
+        ],
+      });
     });
     const heavy = JSON.stringify({ model: MODEL, max_tokens: 64, system: `bench fit ${tag}`, messages });
     // strategy off: this row measures fitting alone, not retirement.
@@ -93,7 +139,12 @@ async function main() {
       ["through the proxy, first time (60 fits)", post(proxied, heavy, { "x-session-id": `${tag}-fit` })],
       ["through the proxy, again (60 hash hits)", post(proxied, heavy, { "x-session-id": `${tag}-fit` })],
     ];
-    lines.push("### A request with 60 screenshots of 1800 x 1125 (each over the long edge)", "", `One request of ${(heavy.length / 1e6).toFixed(1)} MB; the proxy fits each screenshot once and keeps the fit in KV by its hash.`, "");
+    lines.push(
+      "### A request with 60 screenshots of 1800 x 1125 (each over the long edge)",
+      "",
+      `One request of ${(heavy.length / 1e6).toFixed(1)} MB; the proxy fits each screenshot once and keeps the fit in KV by its hash.`,
+      "",
+    );
     lines.push("| path | ms | X-Edge-Fitted |", "|---|---|---|");
     for (const [name, run] of fitRows) {
       const start = performance.now();

@@ -17,7 +17,10 @@ const benches = readdirSync("bench")
 let failed = 0;
 for (const file of benches) {
   console.log(`\n## ${file}\n`);
-  const result = spawnSync("npx", ["tsx", `bench/${file}`], { stdio: "inherit", env: { ...process.env, WRANGLER_SEND_METRICS: "false" } });
+  const result = spawnSync("npx", ["tsx", `bench/${file}`], {
+    stdio: "inherit",
+    env: { ...process.env, WRANGLER_SEND_METRICS: "false" },
+  });
   if (result.status !== 0) failed++;
 }
 process.exit(failed > 0 ? 1 : 0);

@@ -41,7 +41,11 @@ for (const [name, input] of await makeInputs()) {
     const ours = await cpuMs(() => fitImage(bytes, opts, wasm));
     const theirs = await cpuMs(() => withSharp(input, budget));
     ratios.push(ours / theirs);
-    console.log(`| ${name} | ${budget / 1024} KiB | ${ours.toFixed(0)} | ${theirs.toFixed(0)} | ${(ours / theirs).toFixed(2)}x | ${fit.encodeAttempts} | ${fit.decodes} |`);
+    console.log(
+      `| ${name} | ${budget / 1024} KiB | ${ours.toFixed(0)} | ${theirs.toFixed(0)} | ${(ours / theirs).toFixed(2)}x | ${fit.encodeAttempts} | ${fit.decodes} |`,
+    );
   }
 }
-console.log(`\nCPU time ours / sharp: median ${median(ratios).toFixed(2)}x, worst ${Math.max(...ratios).toFixed(2)}x over ${ratios.length} pairs`);
+console.log(
+  `\nCPU time ours / sharp: median ${median(ratios).toFixed(2)}x, worst ${Math.max(...ratios).toFixed(2)}x over ${ratios.length} pairs`,
+);

@@ -19,7 +19,10 @@ const sink = () => ({ wantsRow: () => true, pushRow: () => undefined }) as unkno
 const runs = Number(process.env.RUNS ?? 7);
 for (const file of files) {
   const bytes = new Uint8Array(readFileSync(file));
-  for (const [label, module] of [["simd", simd], ["js", undefined]] as const) {
+  for (const [label, module] of [
+    ["simd", simd],
+    ["js", undefined],
+  ] as const) {
     const times: number[] = [];
     for (let i = 0; i < runs; i++) {
       const t = performance.now();
@@ -27,6 +30,8 @@ for (const file of files) {
       times.push(performance.now() - t);
     }
     times.sort((a, b) => a - b);
-    console.log(`${file} ${label}: median ${times[runs >> 1]!.toFixed(0)} ms (${times.map((t) => t.toFixed(0)).join(" ")})`);
+    console.log(
+      `${file} ${label}: median ${times[runs >> 1]!.toFixed(0)} ms (${times.map((t) => t.toFixed(0)).join(" ")})`,
+    );
   }
 }

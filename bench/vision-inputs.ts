@@ -15,23 +15,73 @@ function saturated(rgb: Uint8Array): Uint8Array {
 }
 
 export async function makeInputs(): Promise<Array<[string, Buffer]>> {
-  const raw = (rgb: Uint8Array, width: number, height: number) => sharp(Buffer.from(rgb), { raw: { width, height, channels: 3 } });
+  const raw = (rgb: Uint8Array, width: number, height: number) =>
+    sharp(Buffer.from(rgb), { raw: { width, height, channels: 3 } });
   return [
     ["12 MP photo JPEG 4032x3024", await raw(photoPixels(4032, 3024), 4032, 3024).jpeg({ quality: 92 }).toBuffer()],
     ["5K screenshot PNG 5120x2880", await raw(screenshotPixels(5120, 2880), 5120, 2880).png().toBuffer()],
-    ["phone table PNG 1170x2532", await raw(screenshotPixels(1170, 2532, 5), 1170, 2532).png().toBuffer()],
+    [
+      "phone table PNG 1170x2532",
+      await raw(screenshotPixels(1170, 2532, 5), 1170, 2532)
+        .png()
+        .toBuffer(),
+    ],
     // What screenshot tools write: RGBA, libpng's adaptive row filters (sharp's default is filter None).
-    ["5K screenshot PNG 5120x2880, RGBA adaptive-filtered", await sharp(Buffer.from(withAlpha(screenshotPixels(5120, 2880))), { raw: { width: 5120, height: 2880, channels: 4 } }).png({ adaptiveFiltering: true }).toBuffer()],
-    ["3 MP photo JPEG 2048x1536", await raw(photoPixels(2048, 1536, 3), 2048, 1536).jpeg({ quality: 92 }).toBuffer()],
+    [
+      "5K screenshot PNG 5120x2880, RGBA adaptive-filtered",
+      await sharp(Buffer.from(withAlpha(screenshotPixels(5120, 2880))), {
+        raw: { width: 5120, height: 2880, channels: 4 },
+      })
+        .png({ adaptiveFiltering: true })
+        .toBuffer(),
+    ],
+    [
+      "3 MP photo JPEG 2048x1536",
+      await raw(photoPixels(2048, 1536, 3), 2048, 1536)
+        .jpeg({ quality: 92 })
+        .toBuffer(),
+    ],
     // Widths and heights that do not divide by 8 (where an n/8 decode mapped by size ratio drifts),
     // and 3136, whose half is exactly the cap (where a DCT scale of 4/8 left Lanczos nothing to do).
-    ["photo JPEG 3005x2007", await raw(photoPixels(3005, 2007, 5), 3005, 2007).jpeg({ quality: 92 }).toBuffer()],
-    ["photo JPEG 2725x2225", await raw(photoPixels(2725, 2225, 6), 2725, 2225).jpeg({ quality: 92 }).toBuffer()],
-    ["photo JPEG 3136x2352", await raw(photoPixels(3136, 2352, 7), 3136, 2352).jpeg({ quality: 92 }).toBuffer()],
-    ["JPEG screenshot 4704x2646", await raw(screenshotPixels(4704, 2646, 8), 4704, 2646).jpeg({ quality: 90 }).toBuffer()],
+    [
+      "photo JPEG 3005x2007",
+      await raw(photoPixels(3005, 2007, 5), 3005, 2007)
+        .jpeg({ quality: 92 })
+        .toBuffer(),
+    ],
+    [
+      "photo JPEG 2725x2225",
+      await raw(photoPixels(2725, 2225, 6), 2725, 2225)
+        .jpeg({ quality: 92 })
+        .toBuffer(),
+    ],
+    [
+      "photo JPEG 3136x2352",
+      await raw(photoPixels(3136, 2352, 7), 3136, 2352)
+        .jpeg({ quality: 92 })
+        .toBuffer(),
+    ],
+    [
+      "JPEG screenshot 4704x2646",
+      await raw(screenshotPixels(4704, 2646, 8), 4704, 2646)
+        .jpeg({ quality: 90 })
+        .toBuffer(),
+    ],
     // What iPhones and Macs write: Display P3 (sharp embeds its P3 profile and converts to it).
-    ["Display P3 photo JPEG 4032x3024", await raw(saturated(photoPixels(4032, 3024, 9)), 4032, 3024).withIccProfile("p3").jpeg({ quality: 92 }).toBuffer()],
-    ["Display P3 screenshot PNG 2940x1912", await raw(screenshotPixels(2940, 1912, 10), 2940, 1912).withIccProfile("p3").png().toBuffer()],
+    [
+      "Display P3 photo JPEG 4032x3024",
+      await raw(saturated(photoPixels(4032, 3024, 9)), 4032, 3024)
+        .withIccProfile("p3")
+        .jpeg({ quality: 92 })
+        .toBuffer(),
+    ],
+    [
+      "Display P3 screenshot PNG 2940x1912",
+      await raw(screenshotPixels(2940, 1912, 10), 2940, 1912)
+        .withIccProfile("p3")
+        .png()
+        .toBuffer(),
+    ],
   ];
 }
 
@@ -39,7 +89,14 @@ export async function makeInputs(): Promise<Array<[string, Buffer]>> {
 export async function makeUiInputs(): Promise<Array<[string, Buffer]>> {
   const out: Array<[string, Buffer]> = [];
   for (const [name, spec] of UI_SCREENSHOTS) {
-    out.push([`${name} PNG`, await sharp(Buffer.from(uiScreenshotPixels(spec)), { raw: { width: spec.width, height: spec.height, channels: 3 } }).png({ adaptiveFiltering: true }).toBuffer()]);
+    out.push([
+      `${name} PNG`,
+      await sharp(Buffer.from(uiScreenshotPixels(spec)), {
+        raw: { width: spec.width, height: spec.height, channels: 3 },
+      })
+        .png({ adaptiveFiltering: true })
+        .toBuffer(),
+    ]);
   }
   return out;
 }

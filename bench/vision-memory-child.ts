@@ -19,7 +19,10 @@ const opts = { embedTargetBytes: Number(budget), maxLongEdge: 1568, maxInputPixe
 let outcome: Record<string, unknown>;
 try {
   const result = await fitImage(input, opts, wasm);
-  outcome = { outcome: result.passedThrough ? "passed through" : `fitted ${result.width}x${result.height}`, wasmPeakBytes: result.wasmPeakBytes };
+  outcome = {
+    outcome: result.passedThrough ? "passed through" : `fitted ${result.width}x${result.height}`,
+    wasmPeakBytes: result.wasmPeakBytes,
+  };
 } catch (error) {
   // A refusal is an outcome too (the adversarial set); anything else is a crash and fails the run.
   if (!(error instanceof AppError)) throw error;
@@ -28,4 +31,11 @@ try {
 }
 const cpu = process.cpuUsage(cpuBefore);
 const after = process.memoryUsage();
-console.log(JSON.stringify({ ...outcome, cpuMs: (cpu.user + cpu.system) / 1000, arrayBuffersBytes: after.arrayBuffers - before + input.byteLength, maxRssBytes: process.resourceUsage().maxRSS * 1024 }));
+console.log(
+  JSON.stringify({
+    ...outcome,
+    cpuMs: (cpu.user + cpu.system) / 1000,
+    arrayBuffersBytes: after.arrayBuffers - before + input.byteLength,
+    maxRssBytes: process.resourceUsage().maxRSS * 1024,
+  }),
+);

@@ -17,9 +17,16 @@ import { photoPixels, screenshotPixels } from "../test/fixtures/images";
 const RUNS = 25;
 const BUDGET = 262_144;
 
-async function roundTrip(url: string, query: string, bytes: Uint8Array): Promise<{ ms: number; fit?: { passedThrough: boolean } }> {
+async function roundTrip(
+  url: string,
+  query: string,
+  bytes: Uint8Array,
+): Promise<{ ms: number; fit?: { passedThrough: boolean } }> {
   const started = performance.now();
-  const response = await fetch(`${url}/?budget=${BUDGET}${query}`, { method: "POST", body: bytes as Uint8Array<ArrayBuffer> });
+  const response = await fetch(`${url}/?budget=${BUDGET}${query}`, {
+    method: "POST",
+    body: bytes as Uint8Array<ArrayBuffer>,
+  });
   const body = await response.arrayBuffer();
   const ms = performance.now() - started;
   if (!response.ok) throw new Error(`worker answered ${response.status}: ${new TextDecoder().decode(body)}`);
@@ -35,14 +42,30 @@ async function timed(url: string, query: string, bytes: Uint8Array): Promise<num
 }
 
 async function main() {
-  const raw = (rgb: Uint8Array, width: number, height: number) => sharp(Buffer.from(rgb), { raw: { width, height, channels: 3 } });
+  const raw = (rgb: Uint8Array, width: number, height: number) =>
+    sharp(Buffer.from(rgb), { raw: { width, height, channels: 3 } });
   const inputs: Array<[string, Uint8Array]> = [
-    ["screenshot PNG 1280x800", new Uint8Array(await raw(screenshotPixels(1280, 800), 1280, 800).png({ adaptiveFiltering: true }).toBuffer())],
-    ["screenshot PNG 800x500, palette", new Uint8Array(await raw(screenshotPixels(800, 500), 800, 500).png({ palette: true }).toBuffer())],
-    ["photo JPEG 1024x768 q85", new Uint8Array(await raw(photoPixels(1024, 768), 1024, 768).jpeg({ quality: 85 }).toBuffer())],
+    [
+      "screenshot PNG 1280x800",
+      new Uint8Array(await raw(screenshotPixels(1280, 800), 1280, 800).png({ adaptiveFiltering: true }).toBuffer()),
+    ],
+    [
+      "screenshot PNG 800x500, palette",
+      new Uint8Array(await raw(screenshotPixels(800, 500), 800, 500).png({ palette: true }).toBuffer()),
+    ],
+    [
+      "photo JPEG 1024x768 q85",
+      new Uint8Array(await raw(photoPixels(1024, 768), 1024, 768).jpeg({ quality: 85 }).toBuffer()),
+    ],
     ["screenshot GIF 800x500", new Uint8Array(await raw(screenshotPixels(800, 500), 800, 500).gif().toBuffer())],
-    ["screenshot WebP 1280x800 lossless", new Uint8Array(await raw(screenshotPixels(1280, 800), 1280, 800).webp({ lossless: true }).toBuffer())],
-    ["photo WebP 1024x768 q80", new Uint8Array(await raw(photoPixels(1024, 768), 1024, 768).webp({ quality: 80 }).toBuffer())],
+    [
+      "screenshot WebP 1280x800 lossless",
+      new Uint8Array(await raw(screenshotPixels(1280, 800), 1280, 800).webp({ lossless: true }).toBuffer()),
+    ],
+    [
+      "photo WebP 1024x768 q80",
+      new Uint8Array(await raw(photoPixels(1024, 768), 1024, 768).webp({ quality: 80 }).toBuffer()),
+    ],
   ];
   const worker = await startWorker();
   const lines = [
@@ -52,12 +75,15 @@ async function main() {
   try {
     for (const [name, bytes] of inputs) {
       const check = await roundTrip(worker.url, "", bytes);
-      if (!check.fit?.passedThrough) throw new Error(`${name} does not pass through at ${BUDGET} bytes; make it smaller`);
+      if (!check.fit?.passedThrough)
+        throw new Error(`${name} does not pass through at ${BUDGET} bytes; make it smaller`);
       const headerMs = await timed(worker.url, "&mode=header", bytes);
       const passMs = await timed(worker.url, "", bytes);
       const fitMs = await timed(worker.url, "&region=full", bytes);
       const cost = passMs - headerMs;
-      lines.push(`| ${name} | ${(bytes.length / 1024).toFixed(1)} | ${headerMs.toFixed(1)} | ${passMs.toFixed(1)} | ${cost.toFixed(1)} | ${fitMs.toFixed(1)} | ${(cost / fitMs).toFixed(2)}x |`);
+      lines.push(
+        `| ${name} | ${(bytes.length / 1024).toFixed(1)} | ${headerMs.toFixed(1)} | ${passMs.toFixed(1)} | ${cost.toFixed(1)} | ${fitMs.toFixed(1)} | ${(cost / fitMs).toFixed(2)}x |`,
+      );
     }
   } finally {
     worker.stop();

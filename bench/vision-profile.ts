@@ -19,8 +19,16 @@ const ui = process.argv.includes("--ui");
 const only = process.argv.slice(2).filter((a) => a !== "--ui");
 const runs = Number(process.env.RUNS ?? 2);
 
-interface ProfileNode { id: number; callFrame: { functionName: string; url: string }; children?: number[] }
-interface Profile { nodes: ProfileNode[]; samples: number[]; timeDeltas: number[] }
+interface ProfileNode {
+  id: number;
+  callFrame: { functionName: string; url: string };
+  children?: number[];
+}
+interface Profile {
+  nodes: ProfileNode[];
+  samples: number[];
+  timeDeltas: number[];
+}
 
 /** Innermost matching function name → stage; the first rule that matches a frame wins. */
 const RULES: Array<[RegExp, string]> = [
@@ -28,9 +36,15 @@ const RULES: Array<[RegExp, string]> = [
   [/^(filterBytes|emitRow|pushRow|finish|wantsRow|StreamingResampler|computeTaps|boxSum.*)$/, "resample"],
   [/^(transform|transformJs|prepareJpeg|SimdJpegKernels)$/, "encode (colour + DCT)"],
   [/^(writeScan|encode|result|raw|block)$/, "encode (scan write)"],
-  [/^(quantCount|statistics|measure|buildHuffman|estimateAt|sizeAt|huffmanBits|searchPrepared|searchQuality|sampleRateDistortion|quantiseAndCount|chooseTables|errorAt)$/, "search (quantise + count, table choice)"],
+  [
+    /^(quantCount|statistics|measure|buildHuffman|estimateAt|sizeAt|huffmanBits|searchPrepared|searchQuality|sampleRateDistortion|quantiseAndCount|chooseTables|errorAt)$/,
+    "search (quantise + count, table choice)",
+  ],
   [/^(encodePng|filterRow|applyFilter|isGrey|pngWithin)$/, "png encode"],
-  [/^(decodeJpegRows|decodeCheckedFrame|decodeJpeg|decodePngRows|readInflated|inflateIdat|unfilter|rgbRow|nextLine|flattenRgba|decodeWithPhoton)$/, "decode"],
+  [
+    /^(decodeJpegRows|decodeCheckedFrame|decodeJpeg|decodePngRows|readInflated|inflateIdat|unfilter|rgbRow|nextLine|flattenRgba|decodeWithPhoton)$/,
+    "decode",
+  ],
   [/^(checkStructure|verifyImageData|parseChunks|crc32|iccToSrgb|embeddedProfile|openImage)$/, "structure + colour"],
 ];
 
@@ -63,19 +77,31 @@ for (const [name, input] of await (ui ? makeUiInputs() : makeInputs())) {
     const stages = new Map<string, number>();
     profile.samples.forEach((id, i) => {
       const stack: string[] = [];
-      for (let at: number | undefined = id; at !== undefined; at = parent.get(at)) stack.push(byId.get(at)!.callFrame.functionName);
+      for (let at: number | undefined = id; at !== undefined; at = parent.get(at))
+        stack.push(byId.get(at)!.callFrame.functionName);
       const stage = stageOf(stack);
       const dt = (profile.timeDeltas[i] ?? 0) / 1000 / runs;
       stages.set(stage, (stages.get(stage) ?? 0) + dt);
       totals.set(stage, (totals.get(stage) ?? 0) + dt);
     });
-    perPair.push({ pair: `${name} | ${budget / 1024} KiB`, ms, encodes: last!.encodeAttempts, decodes: last!.decodes, stages });
+    perPair.push({
+      pair: `${name} | ${budget / 1024} KiB`,
+      ms,
+      encodes: last!.encodeAttempts,
+      decodes: last!.decodes,
+      stages,
+    });
     console.error(`profiled ${name} ${budget / 1024} KiB`);
   }
 }
 const names = [...totals.keys()].sort((a, b) => totals.get(b)! - totals.get(a)!);
 console.log(`| input | budget | fit ms | encodes | decodes | ${names.join(" | ")} |`);
 console.log(`|---|---|---:|---:|---:|${names.map(() => "---:").join("|")}|`);
-for (const p of perPair) console.log(`| ${p.pair} | ${p.ms.toFixed(0)} | ${p.encodes} | ${p.decodes} | ${names.map((n) => (p.stages.get(n) ?? 0).toFixed(0)).join(" | ")} |`);
+for (const p of perPair)
+  console.log(
+    `| ${p.pair} | ${p.ms.toFixed(0)} | ${p.encodes} | ${p.decodes} | ${names.map((n) => (p.stages.get(n) ?? 0).toFixed(0)).join(" | ")} |`,
+  );
 const sum = [...totals.values()].reduce((a, b) => a + b, 0);
-console.log(`\nShare of all sampled time: ${names.map((n) => `${n} ${((100 * totals.get(n)!) / sum).toFixed(0)} %`).join(", ")}`);
+console.log(
+  `\nShare of all sampled time: ${names.map((n) => `${n} ${((100 * totals.get(n)!) / sum).toFixed(0)} %`).join(", ")}`,
+);

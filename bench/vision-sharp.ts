@@ -16,16 +16,38 @@ export async function withSharp(input: Buffer, budget: number) {
   const counter = { attempts: 0 };
   let guess = 80;
   for (;;) {
-    const w = Math.max(1, Math.round(meta.width! * scale)), h = Math.max(1, Math.round(meta.height! * scale));
-    const pixels = await sharp(input).flatten({ background: "#ffffff" }).resize(w, h, { fit: "fill", kernel: "lanczos3" }).raw().toBuffer();
+    const w = Math.max(1, Math.round(meta.width! * scale)),
+      h = Math.max(1, Math.round(meta.height! * scale));
+    const pixels = await sharp(input)
+      .flatten({ background: "#ffffff" })
+      .resize(w, h, { fit: "fill", kernel: "lanczos3" })
+      .raw()
+      .toBuffer();
     // Encodes are synchronous in the search; sharp is async, so pre-encode lazily through a cache.
     const cache = new Map<number, Uint8Array>();
-    const encodeAsync = async (q: number) => new Uint8Array(await sharp(pixels, { raw: { width: w, height: h, channels: 3 } }).jpeg({ quality: q, chromaSubsampling: "4:2:0" }).toBuffer());
+    const encodeAsync = async (q: number) =>
+      new Uint8Array(
+        await sharp(pixels, { raw: { width: w, height: h, channels: 3 } })
+          .jpeg({ quality: q, chromaSubsampling: "4:2:0" })
+          .toBuffer(),
+      );
     let outcome;
     for (;;) {
       let missing: number | undefined;
       try {
-        outcome = searchQuality((q) => { const hit = cache.get(q); if (!hit) { missing = q; throw new Error("miss"); } return hit; }, maxBytes, guess, { attempts: 0 });
+        outcome = searchQuality(
+          (q) => {
+            const hit = cache.get(q);
+            if (!hit) {
+              missing = q;
+              throw new Error("miss");
+            }
+            return hit;
+          },
+          maxBytes,
+          guess,
+          { attempts: 0 },
+        );
       } catch (error) {
         if (missing === undefined) throw error;
       }
@@ -39,4 +61,3 @@ export async function withSharp(input: Buffer, budget: number) {
     guess = QUALITY_MIN + 5;
   }
 }
-

@@ -23,7 +23,9 @@ import { withSharp } from "./vision-sharp";
 
 if (!(globalThis as { gc?: unknown }).gc) {
   // The JS-heap column needs a GC before each call: re-run this file under node --expose-gc.
-  const child = spawnSync(process.execPath, ["--expose-gc", "--import", "tsx", ...process.argv.slice(1)], { stdio: "inherit" });
+  const child = spawnSync(process.execPath, ["--expose-gc", "--import", "tsx", ...process.argv.slice(1)], {
+    stdio: "inherit",
+  });
   process.exit(child.status ?? 1);
 }
 const wasm = loadVisionWasmNode();
@@ -32,29 +34,73 @@ const MAX_EDGE = 1568;
 const ALL = process.argv.includes("--all");
 // Splitting one run over parallel processes (a loaded box): --inputs=0,1,2 picks pairs' inputs by
 // index, --no-ui leaves out the UI-screenshot corpus, --ui-only runs only that corpus.
-const PICK = process.argv.find((a) => a.startsWith("--inputs="))?.slice(9).split(",").map(Number);
+const PICK = process.argv
+  .find((a) => a.startsWith("--inputs="))
+  ?.slice(9)
+  .split(",")
+  .map(Number);
 const UI = !process.argv.includes("--no-ui");
 const PAIRS = !process.argv.includes("--ui-only");
 let retries = 0;
 const gc = (globalThis as unknown as { gc: () => void }).gc;
 
-interface Row { input: string; budget: string; method: string; ms: number; attempts: number; bytes: number; dims: string; psnr: number; psnrFull: number; wasmMB?: number; jsMB?: number; nodeMs?: number; equalPsnrRatio?: number; mediaType?: string }
+interface Row {
+  input: string;
+  budget: string;
+  method: string;
+  ms: number;
+  attempts: number;
+  bytes: number;
+  dims: string;
+  psnr: number;
+  psnrFull: number;
+  wasmMB?: number;
+  jsMB?: number;
+  nodeMs?: number;
+  equalPsnrRatio?: number;
+  mediaType?: string;
+}
 
-interface WorkerFit { attempts: number; passedThrough: boolean; dataUrlBytes: number; width: number; height: number; quality?: number; jpegTables?: string; mediaType: string; wasmPeakBytes: number; simd: boolean }
+interface WorkerFit {
+  attempts: number;
+  passedThrough: boolean;
+  dataUrlBytes: number;
+  width: number;
+  height: number;
+  quality?: number;
+  jpegTables?: string;
+  mediaType: string;
+  wasmPeakBytes: number;
+  simd: boolean;
+}
 
 /** How a fit's output reads in the tables: size, then JPEG quality and tables, or PNG. */
 function outputLabel(fit: WorkerFit): string {
-  return fit.mediaType === "image/png" ? `${fit.width}x${fit.height} PNG` : `${fit.width}x${fit.height} q${fit.quality} ${fit.jpegTables ?? ""}`.trim();
+  return fit.mediaType === "image/png"
+    ? `${fit.width}x${fit.height} PNG`
+    : `${fit.width}x${fit.height} q${fit.quality} ${fit.jpegTables ?? ""}`.trim();
 }
 
-async function inWorkerd(url: string, input: Buffer, budget: number, encoder: string, simd: boolean): Promise<{ fit: WorkerFit; data: Uint8Array; ms: number }> {
+async function inWorkerd(
+  url: string,
+  input: Buffer,
+  budget: number,
+  encoder: string,
+  simd: boolean,
+): Promise<{ fit: WorkerFit; data: Uint8Array; ms: number }> {
   let t = performance.now();
-  const post = () => fetch(`${url}/?budget=${budget}&encoder=${encoder}&simd=${simd ? 1 : 0}`, { method: "POST", body: new Uint8Array(input) });
+  const post = () =>
+    fetch(`${url}/?budget=${budget}&encoder=${encoder}&simd=${simd ? 1 : 0}`, {
+      method: "POST",
+      body: new Uint8Array(input),
+    });
   let response = await post().catch((error: unknown) => new Response(String(error), { status: 599 }));
   if (response.status === 599 || response.status === 503) {
     // wrangler dev restarts a workerd that dropped the request; say so, and time the retry.
     retries++;
-    console.error(`retrying after workerd dropped the request (${response.status}: ${(await response.text()).slice(0, 80)})`);
+    console.error(
+      `retrying after workerd dropped the request (${response.status}: ${(await response.text()).slice(0, 80)})`,
+    );
     await new Promise((r) => setTimeout(r, 3000));
     t = performance.now();
     response = await post();
@@ -73,12 +119,20 @@ async function psnr(original: Buffer, output: Uint8Array): Promise<number> {
 
 /** The original as sharp shows it at `width`x`height` (flattened, Lanczos3): what every PSNR here is measured against. */
 async function referenceAt(original: Buffer, width: number, height: number): Promise<Buffer> {
-  return sharp(original).flatten({ background: "#ffffff" }).resize(width, height, { fit: "fill", kernel: "lanczos3" }).removeAlpha().raw().toBuffer();
+  return sharp(original)
+    .flatten({ background: "#ffffff" })
+    .resize(width, height, { fit: "fill", kernel: "lanczos3" })
+    .removeAlpha()
+    .raw()
+    .toBuffer();
 }
 
 function psnrOf(a: Uint8Array, b: Uint8Array): number {
   let se = 0;
-  for (let i = 0; i < a.length; i++) { const d = a[i]! - b[i]!; se += d * d; }
+  for (let i = 0; i < a.length; i++) {
+    const d = a[i]! - b[i]!;
+    se += d * d;
+  }
   return se === 0 ? 99 : 10 * Math.log10((255 * 255 * a.length) / se);
 }
 
@@ -86,7 +140,8 @@ function psnrOf(a: Uint8Array, b: Uint8Array): number {
 async function psnrAtFull(original: Buffer, output: Uint8Array): Promise<number> {
   const meta = await sharp(original).metadata();
   const scale = Math.min(1, MAX_EDGE / Math.max(meta.width!, meta.height!));
-  const w = Math.max(1, Math.round(meta.width! * scale)), h = Math.max(1, Math.round(meta.height! * scale));
+  const w = Math.max(1, Math.round(meta.width! * scale)),
+    h = Math.max(1, Math.round(meta.height! * scale));
   const shown = await sharp(output).removeAlpha().resize(w, h, { fit: "fill", kernel: "lanczos3" }).raw().toBuffer();
   return psnrOf(await referenceAt(original, w, h), shown);
 }
@@ -96,61 +151,105 @@ async function psnrAtFull(original: Buffer, output: Uint8Array): Promise<number>
  * to reach `target` dB against the reference there: the lowest quality that reaches it, its bytes
  * interpolated with the quality below by PSNR. Undefined when even quality 100 does not reach it.
  */
-async function sharpBytesFor(original: Buffer, width: number, height: number, target: number): Promise<number | undefined> {
+async function sharpBytesFor(
+  original: Buffer,
+  width: number,
+  height: number,
+  target: number,
+): Promise<number | undefined> {
   const ref = await referenceAt(original, width, height);
   const at = new Map<number, { bytes: number; psnr: number }>();
   const measure = async (q: number) => {
     let m = at.get(q);
     if (!m) {
-      const jpeg = await sharp(ref, { raw: { width, height, channels: 3 } }).jpeg({ quality: q, chromaSubsampling: "4:2:0" }).toBuffer();
+      const jpeg = await sharp(ref, { raw: { width, height, channels: 3 } })
+        .jpeg({ quality: q, chromaSubsampling: "4:2:0" })
+        .toBuffer();
       m = { bytes: jpeg.length, psnr: psnrOf(ref, await sharp(jpeg).raw().toBuffer()) };
       at.set(q, m);
     }
     return m;
   };
   if ((await measure(100)).psnr < target) return undefined;
-  let low = 1, high = 100; // PSNR(high) >= target
+  let low = 1,
+    high = 100; // PSNR(high) >= target
   while (high - low > 1) {
     const mid = (low + high) >> 1;
-    if ((await measure(mid)).psnr >= target) high = mid; else low = mid;
+    if ((await measure(mid)).psnr >= target) high = mid;
+    else low = mid;
   }
-  const a = await measure(low), b = await measure(high);
+  const a = await measure(low),
+    b = await measure(high);
   if (a.psnr >= target || b.psnr === a.psnr) return b.bytes;
   return a.bytes + ((target - a.psnr) / (b.psnr - a.psnr)) * (b.bytes - a.bytes);
 }
 
 /** The same fit in Node, only for the JS-heap column (workerd exposes no heap numbers). */
-async function ours(input: Buffer, budget: number, settings: JpegEncodeSettings, simd: boolean): Promise<{ r: FitResult; jsMB: number; nodeMs: number }> {
+async function ours(
+  input: Buffer,
+  budget: number,
+  settings: JpegEncodeSettings,
+  simd: boolean,
+): Promise<{ r: FitResult; jsMB: number; nodeMs: number }> {
   gc();
   const before = process.memoryUsage();
   const started = performance.now();
-  const r = await fitImage(new Uint8Array(input), { embedTargetBytes: budget, maxLongEdge: MAX_EDGE, maxInputPixels: 16_777_216 }, simd ? wasm : wasmWithoutSimd, settings);
+  const r = await fitImage(
+    new Uint8Array(input),
+    { embedTargetBytes: budget, maxLongEdge: MAX_EDGE, maxInputPixels: 16_777_216 },
+    simd ? wasm : wasmWithoutSimd,
+    settings,
+  );
   const after = process.memoryUsage();
   // JS-side allocations still held at the end of the call (no GC in between), excluding WASM memories.
-  const jsMB = (after.heapUsed - before.heapUsed + after.arrayBuffers - before.arrayBuffers - r.wasmPeakBytes) / 2 ** 20;
+  const jsMB =
+    (after.heapUsed - before.heapUsed + after.arrayBuffers - before.arrayBuffers - r.wasmPeakBytes) / 2 ** 20;
   return { r, jsMB, nodeMs: performance.now() - started };
 }
 
 /** The original agent's ladder: halve until it fits, trying 85/70/50 at each size (photon, naive). */
 function halvingLadder(input: Buffer, budget: number) {
   const image = photon.PhotonImage.new_from_byteslice(new Uint8Array(input));
-  let w = image.get_width(), h = image.get_height();
+  let w = image.get_width(),
+    h = image.get_height();
   let attempts = 0;
-  if (Math.max(w, h) > MAX_EDGE) { const s = MAX_EDGE / Math.max(w, h); w = Math.round(w * s); h = Math.round(h * s); }
+  if (Math.max(w, h) > MAX_EDGE) {
+    const s = MAX_EDGE / Math.max(w, h);
+    w = Math.round(w * s);
+    h = Math.round(h * s);
+  }
   for (;;) {
     const resized = photon.resize(image, w, h, photon.SamplingFilter.Lanczos3);
     for (const q of [85, 70, 50]) {
       const data = resized.get_bytes_jpeg(q);
       attempts++;
-      if (dataUrlLength("image/jpeg", data.length) <= budget) { resized.free(); image.free(); return { data, width: w, height: h, attempts }; }
+      if (dataUrlLength("image/jpeg", data.length) <= budget) {
+        resized.free();
+        image.free();
+        return { data, width: w, height: h, attempts };
+      }
     }
     resized.free();
-    w = Math.max(1, Math.floor(w / 2)); h = Math.max(1, Math.floor(h / 2));
+    w = Math.max(1, Math.floor(w / 2));
+    h = Math.max(1, Math.floor(h / 2));
   }
 }
 
 const rows: Row[] = [];
-const uiRows: Array<{ input: string; budget: string; ours: string; oursBytes: number; oursPsnr: number; ms: number; sharpJpeg: string; sharpJpegBytes: number; sharpJpegPsnr: number; sharpMs: number; sharpPngBytes: number; sharpPngFits: boolean }> = [];
+const uiRows: Array<{
+  input: string;
+  budget: string;
+  ours: string;
+  oursBytes: number;
+  oursPsnr: number;
+  ms: number;
+  sharpJpeg: string;
+  sharpJpegBytes: number;
+  sharpJpegPsnr: number;
+  sharpMs: number;
+  sharpPngBytes: number;
+  sharpPngFits: boolean;
+}> = [];
 const decodeRows: Array<{ input: string; inflate: number; simd: number; js: number }> = [];
 const inputs = PAIRS ? (await makeInputs()).filter((_, i) => !PICK || PICK.includes(i)) : [];
 const worker = await startWorker();
@@ -168,7 +267,12 @@ try {
       const methods = [
         ["ours in workerd (SIMD kernels, baseline encoder)", "baseline", true],
         // The JS-kernel and MozJPEG columns (earlier comparisons) cost most of the run: --all adds them.
-        ...(ALL ? [["ours in workerd (JS kernels, baseline encoder; before)", "baseline", false], ["ours in workerd (MozJPEG, JS resampler)", "mozjpeg", false]] as const : []),
+        ...(ALL
+          ? ([
+              ["ours in workerd (JS kernels, baseline encoder; before)", "baseline", false],
+              ["ours in workerd (MozJPEG, JS resampler)", "mozjpeg", false],
+            ] as const)
+          : []),
       ] as const;
       for (const [label, encoder, simd] of methods) {
         const { fit, data, ms } = await inWorkerd(worker.url, input, budget, encoder, simd);
@@ -176,17 +280,54 @@ try {
         const { jsMB, nodeMs } = await ours(input, budget, { encoder, progressive: false, trellis: false }, simd);
         const own = await psnr(input, data);
         // Bytes-for-equal-PSNR against sharp, for the production column only (it costs ~8 sharp encodes).
-        const sharpBytes = label.startsWith("ours in workerd (SIMD") ? await sharpBytesFor(input, fit.width, fit.height, own) : undefined;
-        rows.push({ input: name, budget: budgetLabel, method: label, ms, attempts: fit.attempts, bytes: fit.dataUrlBytes, dims: outputLabel(fit), psnr: own, psnrFull: await psnrAtFull(input, data), wasmMB: fit.wasmPeakBytes / 2 ** 20, jsMB, nodeMs, equalPsnrRatio: sharpBytes === undefined ? undefined : data.length / sharpBytes, mediaType: fit.mediaType });
+        const sharpBytes = label.startsWith("ours in workerd (SIMD")
+          ? await sharpBytesFor(input, fit.width, fit.height, own)
+          : undefined;
+        rows.push({
+          input: name,
+          budget: budgetLabel,
+          method: label,
+          ms,
+          attempts: fit.attempts,
+          bytes: fit.dataUrlBytes,
+          dims: outputLabel(fit),
+          psnr: own,
+          psnrFull: await psnrAtFull(input, data),
+          wasmMB: fit.wasmPeakBytes / 2 ** 20,
+          jsMB,
+          nodeMs,
+          equalPsnrRatio: sharpBytes === undefined ? undefined : data.length / sharpBytes,
+          mediaType: fit.mediaType,
+        });
       }
       let t = performance.now();
       const s = await withSharp(input, budget);
-      rows.push({ input: name, budget: budgetLabel, method: "sharp, same algorithm (Node)", ms: performance.now() - t, attempts: s.attempts, bytes: dataUrlLength("image/jpeg", s.data.length), dims: `${s.width}x${s.height}`, psnr: await psnr(input, s.data), psnrFull: await psnrAtFull(input, s.data) });
+      rows.push({
+        input: name,
+        budget: budgetLabel,
+        method: "sharp, same algorithm (Node)",
+        ms: performance.now() - t,
+        attempts: s.attempts,
+        bytes: dataUrlLength("image/jpeg", s.data.length),
+        dims: `${s.width}x${s.height}`,
+        psnr: await psnr(input, s.data),
+        psnrFull: await psnrAtFull(input, s.data),
+      });
       if (ALL) {
         // The original agent's ladder (1-4 s a row in photon): an earlier comparison, --all only.
         t = performance.now();
         const l = halvingLadder(input, budget);
-        rows.push({ input: name, budget: budgetLabel, method: "old ladder (photon 85/70/50, halve; Node)", ms: performance.now() - t, attempts: l.attempts, bytes: dataUrlLength("image/jpeg", l.data.length), dims: `${l.width}x${l.height}`, psnr: await psnr(input, l.data), psnrFull: await psnrAtFull(input, l.data) });
+        rows.push({
+          input: name,
+          budget: budgetLabel,
+          method: "old ladder (photon 85/70/50, halve; Node)",
+          ms: performance.now() - t,
+          attempts: l.attempts,
+          bytes: dataUrlLength("image/jpeg", l.data.length),
+          dims: `${l.width}x${l.height}`,
+          psnr: await psnr(input, l.data),
+          psnrFull: await psnrAtFull(input, l.data),
+        });
       }
       console.error(`done ${name} ${budgetLabel}`);
     }
@@ -195,7 +336,9 @@ try {
         const times: number[] = [];
         for (let i = 0; i < 5; i++) {
           let t0 = performance.now();
-          let response = await fetch(`${worker.url}/?${query}`, { method: "POST", body: new Uint8Array(input) }).catch((error: unknown) => new Response(String(error), { status: 599 }));
+          let response = await fetch(`${worker.url}/?${query}`, { method: "POST", body: new Uint8Array(input) }).catch(
+            (error: unknown) => new Response(String(error), { status: 599 }),
+          );
           if (response.status === 599 || response.status === 503) {
             // wrangler dev restarts a workerd that dropped the request (a loaded box): once more, timed afresh.
             retries++;
@@ -209,7 +352,12 @@ try {
         }
         return median(times);
       };
-      decodeRows.push({ input: name, inflate: await time("mode=inflate"), simd: await time("mode=decode&simd=1"), js: await time("mode=decode&simd=0") });
+      decodeRows.push({
+        input: name,
+        inflate: await time("mode=inflate"),
+        simd: await time("mode=decode&simd=1"),
+        js: await time("mode=decode&simd=0"),
+      });
     }
   }
   // The UI-screenshot corpus: bytes and fidelity, ours against sharp's JPEG fit and sharp's PNG at the cap.
@@ -221,12 +369,25 @@ try {
       const sharpMs = performance.now() - t;
       const meta = await sharp(input).metadata();
       const scale = Math.min(1, MAX_EDGE / Math.max(meta.width!, meta.height!));
-      const w = Math.round(meta.width! * scale), h = Math.round(meta.height! * scale);
-      const sharpPng = await sharp(input).resize(w, h, { fit: "fill", kernel: "lanczos3" }).png({ compressionLevel: 9, adaptiveFiltering: true }).toBuffer();
+      const w = Math.round(meta.width! * scale),
+        h = Math.round(meta.height! * scale);
+      const sharpPng = await sharp(input)
+        .resize(w, h, { fit: "fill", kernel: "lanczos3" })
+        .png({ compressionLevel: 9, adaptiveFiltering: true })
+        .toBuffer();
       uiRows.push({
-        input: name, budget: `${budget / 1024} KiB`, ours: outputLabel(fit) + (fit.passedThrough ? " (passed through)" : ""), oursBytes: fit.dataUrlBytes, oursPsnr: await psnrAtFull(input, data), ms,
-        sharpJpeg: `${s.width}x${s.height}`, sharpJpegBytes: dataUrlLength("image/jpeg", s.data.length), sharpJpegPsnr: await psnrAtFull(input, s.data), sharpMs,
-        sharpPngBytes: dataUrlLength("image/png", sharpPng.length), sharpPngFits: dataUrlLength("image/png", sharpPng.length) <= budget,
+        input: name,
+        budget: `${budget / 1024} KiB`,
+        ours: outputLabel(fit) + (fit.passedThrough ? " (passed through)" : ""),
+        oursBytes: fit.dataUrlBytes,
+        oursPsnr: await psnrAtFull(input, data),
+        ms,
+        sharpJpeg: `${s.width}x${s.height}`,
+        sharpJpegBytes: dataUrlLength("image/jpeg", s.data.length),
+        sharpJpegPsnr: await psnrAtFull(input, s.data),
+        sharpMs,
+        sharpPngBytes: dataUrlLength("image/png", sharpPng.length),
+        sharpPngFits: dataUrlLength("image/png", sharpPng.length) <= budget,
       });
       console.error(`done ${name} ${budget / 1024} KiB`);
     }
@@ -235,15 +396,26 @@ try {
   worker.stop();
 }
 
-console.log(`load average at the end of the run: ${loadavg().map((v) => v.toFixed(1)).join(" ")} (${cpus().length} cores)\n`);
-console.log("| input | budget | method | time ms | encodes | data: URL bytes | output | PSNR dB | WASM peak MB | JS held MB |");
+console.log(
+  `load average at the end of the run: ${loadavg()
+    .map((v) => v.toFixed(1))
+    .join(" ")} (${cpus().length} cores)\n`,
+);
+console.log(
+  "| input | budget | method | time ms | encodes | data: URL bytes | output | PSNR dB | WASM peak MB | JS held MB |",
+);
 console.log("|---|---|---|---:|---:|---:|---|---:|---:|---:|");
 for (const r of rows) {
-  console.log(`| ${r.input} | ${r.budget} | ${r.method} | ${r.ms.toFixed(0)} | ${r.attempts} | ${r.bytes} | ${r.dims} | ${r.psnr.toFixed(2)} | ${r.wasmMB?.toFixed(1) ?? "-"} | ${r.jsMB?.toFixed(1) ?? "-"} |`);
+  console.log(
+    `| ${r.input} | ${r.budget} | ${r.method} | ${r.ms.toFixed(0)} | ${r.attempts} | ${r.bytes} | ${r.dims} | ${r.psnr.toFixed(2)} | ${r.wasmMB?.toFixed(1) ?? "-"} | ${r.jsMB?.toFixed(1) ?? "-"} |`,
+  );
 }
-console.log("\n| PNG input | inflate only ms | decode, SIMD unfilter/flatten ms | decode, JS unfilter/flatten (before) ms |");
+console.log(
+  "\n| PNG input | inflate only ms | decode, SIMD unfilter/flatten ms | decode, JS unfilter/flatten (before) ms |",
+);
 console.log("|---|---:|---:|---:|");
-for (const d of decodeRows) console.log(`| ${d.input} | ${d.inflate.toFixed(0)} | ${d.simd.toFixed(0)} | ${d.js.toFixed(0)} |`);
+for (const d of decodeRows)
+  console.log(`| ${d.input} | ${d.inflate.toFixed(0)} | ${d.simd.toFixed(0)} | ${d.js.toFixed(0)} |`);
 const byMethod = new Map<string, Row[]>();
 for (const r of rows) byMethod.set(r.method, [...(byMethod.get(r.method) ?? []), r]);
 const sharpRows = byMethod.get("sharp, same algorithm (Node)") ?? [];
@@ -252,7 +424,9 @@ console.log("|---|---:|---:|---:|---:|");
 for (const [method, list] of byMethod) {
   const ratios = list.map((r, i) => r.ms / sharpRows[i]!.ms);
   const gains = list.map((r, i) => r.psnr - sharpRows[i]!.psnr);
-  console.log(`| ${method} | ${median(list.map((r) => r.attempts))} | ${Math.max(...list.map((r) => r.attempts))} | ${median(ratios).toFixed(2)}x | ${median(gains) >= 0 ? "+" : ""}${median(gains).toFixed(2)} |`);
+  console.log(
+    `| ${method} | ${median(list.map((r) => r.attempts))} | ${Math.max(...list.map((r) => r.attempts))} | ${median(ratios).toFixed(2)}x | ${median(gains) >= 0 ? "+" : ""}${median(gains).toFixed(2)} |`,
+  );
 }
 
 const oursRows = byMethod.get("ours in workerd (SIMD kernels, baseline encoder)") ?? [];
@@ -261,22 +435,36 @@ const oursRows = byMethod.get("ours in workerd (SIMD kernels, baseline encoder)"
 const nodeRatios = oursRows.map((r, i) => r.nodeMs! / sharpRows[i]!.ms);
 if (retries > 0) console.log(`\n(${retries} request(s) retried after workerd dropped the connection)`);
 const workerdRatios = oursRows.map((r, i) => r.ms / sharpRows[i]!.ms);
-console.log(`\nours in Node / sharp, median over all rows: ${median(nodeRatios).toFixed(2)}x, worst ${Math.max(...nodeRatios).toFixed(2)}x (workerd round trip / sharp: median ${median(workerdRatios).toFixed(2)}x, worst ${Math.max(...workerdRatios).toFixed(2)}x)`);
+console.log(
+  `\nours in Node / sharp, median over all rows: ${median(nodeRatios).toFixed(2)}x, worst ${Math.max(...nodeRatios).toFixed(2)}x (workerd round trip / sharp: median ${median(workerdRatios).toFixed(2)}x, worst ${Math.max(...workerdRatios).toFixed(2)}x)`,
+);
 const fullGains = oursRows.map((r, i) => r.psnrFull - sharpRows[i]!.psnrFull);
 const equal = oursRows.map((r) => r.equalPsnrRatio).filter((v): v is number => v !== undefined);
-console.log(`PSNR at the full target size, ours − sharp: median ${median(fullGains).toFixed(2)} dB, worst ${Math.min(...fullGains).toFixed(2)} dB; bytes for equal PSNR, ours / sharp: median ${median(equal).toFixed(2)}, worst ${Math.max(...equal).toFixed(2)}`);
-console.log("\n| input | budget | ours output | sharp output | PSNR ours − sharp dB (own size) | PSNR at full size, ours / sharp dB | bytes for equal PSNR, ours / sharp | time ours / sharp (workerd) | time ours / sharp (Node) |");
+console.log(
+  `PSNR at the full target size, ours − sharp: median ${median(fullGains).toFixed(2)} dB, worst ${Math.min(...fullGains).toFixed(2)} dB; bytes for equal PSNR, ours / sharp: median ${median(equal).toFixed(2)}, worst ${Math.max(...equal).toFixed(2)}`,
+);
+console.log(
+  "\n| input | budget | ours output | sharp output | PSNR ours − sharp dB (own size) | PSNR at full size, ours / sharp dB | bytes for equal PSNR, ours / sharp | time ours / sharp (workerd) | time ours / sharp (Node) |",
+);
 console.log("|---|---|---|---|---:|---:|---:|---:|---:|");
 oursRows.forEach((r, i) => {
   const s = sharpRows[i]!;
   const gain = r.psnr - s.psnr;
   const equalBytes = r.equalPsnrRatio === undefined ? "sharp never reaches it" : `${r.equalPsnrRatio.toFixed(2)}`;
-  console.log(`| ${r.input} | ${r.budget} | ${r.dims} | ${s.dims} | ${gain >= 0 ? "+" : ""}${gain.toFixed(2)} | ${r.psnrFull.toFixed(2)} / ${s.psnrFull.toFixed(2)} | ${equalBytes} | ${(r.ms / s.ms).toFixed(2)}x | ${(r.nodeMs! / s.ms).toFixed(2)}x |`);
+  console.log(
+    `| ${r.input} | ${r.budget} | ${r.dims} | ${s.dims} | ${gain >= 0 ? "+" : ""}${gain.toFixed(2)} | ${r.psnrFull.toFixed(2)} / ${s.psnrFull.toFixed(2)} | ${equalBytes} | ${(r.ms / s.ms).toFixed(2)}x | ${(r.nodeMs! / s.ms).toFixed(2)}x |`,
+  );
 });
 
-console.log("\nUI-screenshot corpus (PNG inputs; PSNR at the full target size against sharp's Lanczos3 of the original there):\n");
-console.log("| input | budget | ours output | ours data: URL bytes | ours PSNR dB | sharp JPEG fit | sharp JPEG bytes | sharp JPEG PSNR dB | sharp PNG at the cap, bytes | fits | time ours / sharp JPEG (workerd) |");
+console.log(
+  "\nUI-screenshot corpus (PNG inputs; PSNR at the full target size against sharp's Lanczos3 of the original there):\n",
+);
+console.log(
+  "| input | budget | ours output | ours data: URL bytes | ours PSNR dB | sharp JPEG fit | sharp JPEG bytes | sharp JPEG PSNR dB | sharp PNG at the cap, bytes | fits | time ours / sharp JPEG (workerd) |",
+);
 console.log("|---|---|---|---:|---:|---|---:|---:|---:|---|---:|");
 for (const u of uiRows) {
-  console.log(`| ${u.input} | ${u.budget} | ${u.ours} | ${u.oursBytes} | ${u.oursPsnr.toFixed(2)} | ${u.sharpJpeg} | ${u.sharpJpegBytes} | ${u.sharpJpegPsnr.toFixed(2)} | ${u.sharpPngBytes} | ${u.sharpPngFits ? "yes" : "no"} | ${(u.ms / u.sharpMs).toFixed(2)}x |`);
+  console.log(
+    `| ${u.input} | ${u.budget} | ${u.ours} | ${u.oursBytes} | ${u.oursPsnr.toFixed(2)} | ${u.sharpJpeg} | ${u.sharpJpegBytes} | ${u.sharpJpegPsnr.toFixed(2)} | ${u.sharpPngBytes} | ${u.sharpPngFits ? "yes" : "no"} | ${(u.ms / u.sharpMs).toFixed(2)}x |`,
+  );
 }

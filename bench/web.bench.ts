@@ -21,7 +21,11 @@ async function main() {
   const stack = await startLocalStack();
   const run = Date.now().toString(36);
   const search = (query: string) => () =>
-    fetch(`${stack.url}/v1/web_search`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ query }) });
+    fetch(`${stack.url}/v1/web_search`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ query }),
+    });
   const lines: string[] = [];
   try {
     // 1. Cache hit vs bare route.
@@ -42,18 +46,29 @@ async function main() {
         hit.push(a.ms);
         base.push((await timed(() => fetch(bare.url, { method: "POST", body: "{}" }))).ms);
       }
-      lines.push("### Cache hit vs a bare Worker returning the same JSON", "", `${HIT_ROUNDS} sequential requests each, interleaved, after 30 warm-up pairs.`, "");
+      lines.push(
+        "### Cache hit vs a bare Worker returning the same JSON",
+        "",
+        `${HIT_ROUNDS} sequential requests each, interleaved, after 30 warm-up pairs.`,
+        "",
+      );
       lines.push("| route | p50 ms | p99 ms |", "|---|---|---|");
       lines.push(`| POST /v1/web_search (hit) | ${ms(median(hit))} | ${ms(percentile(hit, 99))} |`);
       lines.push(`| bare Worker, same JSON | ${ms(median(base))} | ${ms(percentile(base, 99))} |`);
-      lines.push(`| ratio hit / bare | ${(median(hit) / median(base)).toFixed(2)}x | ${(percentile(hit, 99) / percentile(base, 99)).toFixed(2)}x |`, "");
+      lines.push(
+        `| ratio hit / bare | ${(median(hit) / median(base)).toFixed(2)}x | ${(percentile(hit, 99) / percentile(base, 99)).toFixed(2)}x |`,
+        "",
+      );
     } finally {
       bare.stop();
     }
 
     // 2. Identical concurrent requests.
     lines.push(`### N identical concurrent requests (provider answers in ${PROVIDER_DELAY_MS} ms)`, "");
-    lines.push("| N | provider calls | leader ms | joiners p50 ms | joiners p99 ms | statuses |", "|---|---|---|---|---|---|");
+    lines.push(
+      "| N | provider calls | leader ms | joiners p50 ms | joiners p99 ms | statuses |",
+      "|---|---|---|---|---|---|",
+    );
     for (const n of [1, 4, 16, 64]) {
       const token = `${run}n${n}`;
       const query = `bench flight [slow:${PROVIDER_DELAY_MS}] ${token}`;
@@ -63,33 +78,53 @@ async function main() {
       const counts = new Map<string, number>();
       for (const r of results) counts.set(r.cache, (counts.get(r.cache) ?? 0) + 1);
       const statuses = [...counts].map(([k, v]) => `${k}×${v}`).join(" ");
-      lines.push(`| ${n} | ${await stack.providerCalls("tavily", token)} | ${ms(leader[0]?.ms ?? Number.NaN)} | ${ms(median(joiners))} | ${ms(percentile(joiners, 99))} | ${statuses} |`);
+      lines.push(
+        `| ${n} | ${await stack.providerCalls("tavily", token)} | ${ms(leader[0]?.ms ?? Number.NaN)} | ${ms(median(joiners))} | ${ms(percentile(joiners, 99))} | ${statuses} |`,
+      );
     }
 
     // 3. Extract: miss vs hit of the same URLs (emulated provider answers in EXTRACT_DELAY_MS).
     const extract = (url: string) => () =>
-      fetch(`${stack.url}/v1/web_extract`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ urls: [url] }) });
+      fetch(`${stack.url}/v1/web_extract`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ urls: [url] }),
+      });
     const misses: number[] = [];
     const hits: number[] = [];
     for (let i = 0; i < EXTRACT_URLS; i++) {
       const url = `https://docs.example.com/[slow:${EXTRACT_DELAY_MS}]/bench/${run}/${i}`;
       const miss = await timed(extract(url));
       const hit = await timed(extract(url));
-      if (miss.cache !== "HIT=0,MISS=1" || hit.cache !== "HIT=1,MISS=0") throw new Error(`unexpected X-Cache ${miss.cache} / ${hit.cache}`);
+      if (miss.cache !== "HIT=0,MISS=1" || hit.cache !== "HIT=1,MISS=0")
+        throw new Error(`unexpected X-Cache ${miss.cache} / ${hit.cache}`);
       misses.push(miss.ms);
       hits.push(hit.ms);
     }
-    lines.push("", `### web_extract: miss vs hit of the same URL (provider answers in ${EXTRACT_DELAY_MS} ms)`, "", `${EXTRACT_URLS} URLs, each extracted twice in a row.`, "");
+    lines.push(
+      "",
+      `### web_extract: miss vs hit of the same URL (provider answers in ${EXTRACT_DELAY_MS} ms)`,
+      "",
+      `${EXTRACT_URLS} URLs, each extracted twice in a row.`,
+      "",
+    );
     lines.push("| request | p50 ms | p99 ms |", "|---|---|---|");
     lines.push(`| miss (provider paid) | ${ms(median(misses))} | ${ms(percentile(misses, 99))} |`);
     lines.push(`| hit (gate + cache) | ${ms(median(hits))} | ${ms(percentile(hits, 99))} |`);
-    lines.push(`| provider calls | ${await stack.providerCalls("tavily", `/bench/${run}/`)} for ${EXTRACT_URLS * 2} requests | |`);
+    lines.push(
+      `| provider calls | ${await stack.providerCalls("tavily", `/bench/${run}/`)} for ${EXTRACT_URLS * 2} requests | |`,
+    );
 
     // 4. The ledger's cost on a cache hit: the same hit with the ledger on (this stack) and off.
     const off = await startLocalStack({ vars: { LEDGER_MODE: "off" } });
     try {
       const hitOn = search(hitQuery);
-      const hitOff = () => fetch(`${off.url}/v1/web_search`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ query: hitQuery }) });
+      const hitOff = () =>
+        fetch(`${off.url}/v1/web_search`, {
+          method: "POST",
+          headers: { "content-type": "application/json" },
+          body: JSON.stringify({ query: hitQuery }),
+        });
       await hitOff();
       const on: number[] = [];
       const offTimes: number[] = [];
@@ -106,13 +141,25 @@ async function main() {
         on.push(a.ms);
         offTimes.push(b.ms);
       }
-      const stats = (await (await fetch(`${stack.url}/v1/stats?window=1h`)).json()) as { totals: { web_search: { requests: number; hits: number } } };
-      lines.push("", "### Cache hit with the savings ledger on and off", "", `${HIT_ROUNDS} sequential hits each, interleaved, after 30 warm-up pairs; two wrangler dev processes, the second with LEDGER_MODE=off.`, "");
+      const stats = (await (await fetch(`${stack.url}/v1/stats?window=1h`)).json()) as {
+        totals: { web_search: { requests: number; hits: number } };
+      };
+      lines.push(
+        "",
+        "### Cache hit with the savings ledger on and off",
+        "",
+        `${HIT_ROUNDS} sequential hits each, interleaved, after 30 warm-up pairs; two wrangler dev processes, the second with LEDGER_MODE=off.`,
+        "",
+      );
       lines.push("| ledger | p50 ms | p99 ms |", "|---|---|---|");
       lines.push(`| on (counted, flushed in waitUntil) | ${ms(median(on))} | ${ms(percentile(on, 99))} |`);
       lines.push(`| off | ${ms(median(offTimes))} | ${ms(percentile(offTimes, 99))} |`);
-      lines.push(`| on / off | ${(((median(on) - median(offTimes)) / median(offTimes)) * 100).toFixed(1)} % | ${(((percentile(on, 99) - percentile(offTimes, 99)) / percentile(offTimes, 99)) * 100).toFixed(1)} % |`);
-      lines.push(`| /v1/stats afterwards (this run's stack) | web_search requests ${stats.totals.web_search.requests}, hits ${stats.totals.web_search.hits} | |`);
+      lines.push(
+        `| on / off | ${(((median(on) - median(offTimes)) / median(offTimes)) * 100).toFixed(1)} % | ${(((percentile(on, 99) - percentile(offTimes, 99)) / percentile(offTimes, 99)) * 100).toFixed(1)} % |`,
+      );
+      lines.push(
+        `| /v1/stats afterwards (this run's stack) | web_search requests ${stats.totals.web_search.requests}, hits ${stats.totals.web_search.hits} | |`,
+      );
     } finally {
       await off.stop();
     }

@@ -30,31 +30,54 @@ async function timed(fn: () => Promise<Response>): Promise<{ ms: number; cache: 
 }
 
 const search = (base: string, query: string) => () =>
-  fetch(`${base}/v1/web_search`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ query }) });
+  fetch(`${base}/v1/web_search`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ query }),
+  });
 
 async function main() {
   const stack = await startLocalStack();
   const run = Date.now().toString(36);
   const kvPath = join(mkdtempSync(join(tmpdir(), "bench-deno-kv-")), "cache.sqlite3");
-  const env = { ...emulatorVars(stack.emulatorUrl), DENO_KV_PATH: kvPath, SECURITY_ALLOW_ANONYMOUS: "true", WEB_CACHE_TTL_MINUTES: "60" };
+  const env = {
+    ...emulatorVars(stack.emulatorUrl),
+    DENO_KV_PATH: kvPath,
+    SECURITY_ALLOW_ANONYMOUS: "true",
+    WEB_CACHE_TTL_MINUTES: "60",
+  };
   const deno: DenoService[] = await Promise.all(Array.from({ length: PROCESSES }, () => startDeno({ env })));
   const lines: string[] = [];
   try {
     // 1. Fan-in: N identical requests at once, UNIQUE_PER_N different queries per N, one after another.
-    lines.push(`### Provider calls per unique request: N identical concurrent requests (provider answers in ${PROVIDER_DELAY_MS} ms)`, "");
-    lines.push(`${UNIQUE_PER_N} different queries per N; on Deno each query's N requests are spread round-robin over ${PROCESSES} processes sharing one Deno KV file.`, "");
-    lines.push("| N | wrangler dev: calls / unique | Deno ×4: calls / unique | Deno leader p50 ms | Deno joiners p50 ms | Deno joiners p99 ms |", "|---|---|---|---|---|---|");
+    lines.push(
+      `### Provider calls per unique request: N identical concurrent requests (provider answers in ${PROVIDER_DELAY_MS} ms)`,
+      "",
+    );
+    lines.push(
+      `${UNIQUE_PER_N} different queries per N; on Deno each query's N requests are spread round-robin over ${PROCESSES} processes sharing one Deno KV file.`,
+      "",
+    );
+    lines.push(
+      "| N | wrangler dev: calls / unique | Deno ×4: calls / unique | Deno leader p50 ms | Deno joiners p50 ms | Deno joiners p99 ms |",
+      "|---|---|---|---|---|---|",
+    );
     for (const n of [1, 4, 16, 64]) {
       const leaders: number[] = [];
       const joiners: number[] = [];
       for (let u = 0; u < UNIQUE_PER_N; u++) {
         const query = (runtime: string) => `bench deno fan [slow:${PROVIDER_DELAY_MS}] ${run}${runtime}n${n}u${u}`;
         await Promise.all(Array.from({ length: n }, () => timed(search(stack.url, query("w")))));
-        const results = await Promise.all(Array.from({ length: n }, (_, i) => timed(search(deno[i % PROCESSES]!.url, query("d")))));
+        const results = await Promise.all(
+          Array.from({ length: n }, (_, i) => timed(search(deno[i % PROCESSES]!.url, query("d")))),
+        );
         for (const r of results) (r.cache === "MISS" ? leaders : joiners).push(r.ms);
       }
-      const perUnique = async (runtime: string) => ((await stack.providerCalls("tavily", `${run}${runtime}n${n}u`)) / UNIQUE_PER_N).toFixed(2);
-      lines.push(`| ${n} | ${await perUnique("w")} | ${await perUnique("d")} | ${ms(median(leaders))} | ${ms(median(joiners))} | ${ms(percentile(joiners, 99))} |`);
+      const perUnique = async (runtime: string) =>
+        ((await stack.providerCalls("tavily", `${run}${runtime}n${n}u`)) / UNIQUE_PER_N).toFixed(2);
+      lines.push(
+        `| ${n} | ${await perUnique("w")} | ${await perUnique("d")} | ${ms(median(leaders))} | ${ms(median(joiners))} | ${ms(percentile(joiners, 99))} |`,
+      );
     }
 
     // 2. Cache hit on Deno vs a bare Deno.serve route with the same JSON (one process's hits come
@@ -83,12 +106,21 @@ async function main() {
         base.push(b.ms);
         pairRatios.push(a.ms / b.ms);
       }
-      lines.push("", "### Cache hit on Deno (Deno KV file, 4 processes running) vs a bare Deno.serve route returning the same JSON", "");
-      lines.push(`${HIT_ROUNDS} sequential requests each, interleaved, after ${WARM_UP_PAIRS} warm-up pairs; the last row is the median of each pair's ratio (a pair runs under the same machine load).`, "");
+      lines.push(
+        "",
+        "### Cache hit on Deno (Deno KV file, 4 processes running) vs a bare Deno.serve route returning the same JSON",
+        "",
+      );
+      lines.push(
+        `${HIT_ROUNDS} sequential requests each, interleaved, after ${WARM_UP_PAIRS} warm-up pairs; the last row is the median of each pair's ratio (a pair runs under the same machine load).`,
+        "",
+      );
       lines.push("| route | p50 ms | p99 ms |", "|---|---|---|");
       lines.push(`| POST /v1/web_search (hit), Deno | ${ms(median(hit))} | ${ms(percentile(hit, 99))} |`);
       lines.push(`| bare Deno.serve, same JSON | ${ms(median(base))} | ${ms(percentile(base, 99))} |`);
-      lines.push(`| ratio hit / bare | ${(median(hit) / median(base)).toFixed(2)}x | ${(percentile(hit, 99) / percentile(base, 99)).toFixed(2)}x |`);
+      lines.push(
+        `| ratio hit / bare | ${(median(hit) / median(base)).toFixed(2)}x | ${(percentile(hit, 99) / percentile(base, 99)).toFixed(2)}x |`,
+      );
       lines.push(`| median of paired ratios | ${median(pairRatios).toFixed(2)}x | |`);
     } finally {
       await bare.stop();

@@ -101,7 +101,11 @@ export class DenoKvStore implements CacheStore {
    * store pays again.)
    */
   processCopy(): CacheStore {
-    return { get: async (key) => this.peek(key), put: (key, entry, ttlMs) => this.put(key, entry, ttlMs), delete: (key) => this.delete(key) };
+    return {
+      get: async (key) => this.peek(key),
+      put: (key, entry, ttlMs) => this.put(key, entry, ttlMs),
+      delete: (key) => this.delete(key),
+    };
   }
 
   /** The entry a head points at (one more read only for entries over one chunk). */
@@ -110,7 +114,9 @@ export class DenoKvStore implements CacheStore {
     if (text === undefined) {
       const reads = [];
       for (let first = 0; first < head.chunks; first += KEYS_PER_READ) {
-        const keys = Array.from({ length: Math.min(KEYS_PER_READ, head.chunks - first) }, (_, i) => chunkKey(key, head.version, first + i));
+        const keys = Array.from({ length: Math.min(KEYS_PER_READ, head.chunks - first) }, (_, i) =>
+          chunkKey(key, head.version, first + i),
+        );
         reads.push(whenUnlocked(() => this.kv.getMany<string[]>(keys)));
       }
       const parts = (await Promise.all(reads)).flat().map((part) => part.value);
@@ -149,19 +155,28 @@ export class DenoKvStore implements CacheStore {
    * head (a lease's release), so both happen together or not at all. Entries of up to 20 chunks
    * are one atomic operation; longer ones write their chunks first.
    */
-  async commitEntry<T>(key: string, entry: CacheEntry<T>, ttlMs: number, alsoInHead?: (op: Deno.AtomicOperation) => void): Promise<Deno.KvCommitResult | Deno.KvCommitError> {
+  async commitEntry<T>(
+    key: string,
+    entry: CacheEntry<T>,
+    ttlMs: number,
+    alsoInHead?: (op: Deno.AtomicOperation) => void,
+  ): Promise<Deno.KvCommitResult | Deno.KvCommitError> {
     const text = JSON.stringify(entry);
     this.hot.forget(key); // whatever happens to the write, the old copy is not the answer now
     const version = crypto.randomUUID();
     const expireIn = kvExpireIn(ttlMs);
     const chunks = Math.max(1, Math.ceil(text.length / CHUNK_CHARS));
-    const head: EntryHead = chunks === 1 ? { version, chunks, expiresAt: entry.expiresAt, text } : { version, chunks, expiresAt: entry.expiresAt };
+    const head: EntryHead =
+      chunks === 1
+        ? { version, chunks, expiresAt: entry.expiresAt, text }
+        : { version, chunks, expiresAt: entry.expiresAt };
     const batches: number[][] = [];
     for (let first = 0; chunks > 1 && first < chunks; first += CHUNKS_PER_COMMIT) {
       batches.push(Array.from({ length: Math.min(CHUNKS_PER_COMMIT, chunks - first) }, (_, i) => first + i));
     }
     const setChunks = (op: Deno.AtomicOperation, batch: number[]) => {
-      for (const i of batch) op.set(chunkKey(key, version, i), text.slice(i * CHUNK_CHARS, (i + 1) * CHUNK_CHARS), { expireIn });
+      for (const i of batch)
+        op.set(chunkKey(key, version, i), text.slice(i * CHUNK_CHARS, (i + 1) * CHUNK_CHARS), { expireIn });
     };
     // Every batch but the last goes first, under the fresh version no head names yet.
     const last = batches.pop() ?? [];

@@ -45,7 +45,11 @@ export class DenoKvEmbedCounter implements EmbedCounter {
   }
 
   /** Runs the shared ledger on one counter read, committing its write only if nobody wrote since. */
-  private async checkAndSet<T>(sessionId: string, imageKey: string, ledger: (store: CounterStore) => Promise<T>): Promise<T> {
+  private async checkAndSet<T>(
+    sessionId: string,
+    imageKey: string,
+    ledger: (store: CounterStore) => Promise<T>,
+  ): Promise<T> {
     const key = ["embed", await sha256Hex(sessionId), imageKey];
     const attempt = async () => {
       const read = await whenUnlocked(() => this.kv.get<Counter>(key));
@@ -54,12 +58,18 @@ export class DenoKvEmbedCounter implements EmbedCounter {
       const store: CounterStore = {
         get: async () => live,
         put: async (_, count) => {
-          const committed = await whenUnlocked(() => this.kv.atomic().check(read).set(key, { count, touchedAt: now }, { expireIn: SESSION_IDLE_MS }).commit());
+          const committed = await whenUnlocked(() =>
+            this.kv.atomic().check(read).set(key, { count, touchedAt: now }, { expireIn: SESSION_IDLE_MS }).commit(),
+          );
           if (!committed.ok) throw new Conflict();
         },
       };
       return ledger(store);
     };
-    return retryJittered(attempt, { retryable: (error) => error instanceof Conflict, maxPauseMs: (n) => Math.min(20, n), maxAttempts: MAX_ATTEMPTS });
+    return retryJittered(attempt, {
+      retryable: (error) => error instanceof Conflict,
+      maxPauseMs: (n) => Math.min(20, n),
+      maxAttempts: MAX_ATTEMPTS,
+    });
   }
 }

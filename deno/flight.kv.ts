@@ -9,7 +9,14 @@
  * first, so a process has at most one caller at the lease.
  */
 import type { CacheEntry, FetchFn, FlightError, FlightOptions, FlightOutcome, Logger } from "../shared/ports";
-import { FlightCoordinator, isServable, type LeaderElection, type Lease, storedOutcome, type Turn } from "../shared/web/flight";
+import {
+  FlightCoordinator,
+  isServable,
+  type LeaderElection,
+  type Lease,
+  storedOutcome,
+  type Turn,
+} from "../shared/web/flight";
 import type { JobValue } from "../shared/web/job.types";
 import { whenUnlocked } from "./kv-busy";
 import { cacheHeadKey, type DenoKvStore, type EntryHead, kvExpireIn } from "./deno-kv.store";
@@ -63,7 +70,12 @@ const absent = <T>(key: Deno.KvKey): Deno.KvEntryMaybe<T> => ({ key, value: null
  * callers of a key inside this process and pays, with the Deno KV lease as its leader election.
  */
 export class DenoKvFlight extends FlightCoordinator {
-  constructor(kv: Deno.Kv, store: DenoKvStore, deps: { fetch: FetchFn; log: Logger; clock: () => number }, timing: KvFlightTiming = DEFAULT_FLIGHT_TIMING) {
+  constructor(
+    kv: Deno.Kv,
+    store: DenoKvStore,
+    deps: { fetch: FetchFn; log: Logger; clock: () => number },
+    timing: KvFlightTiming = DEFAULT_FLIGHT_TIMING,
+  ) {
     super({ election: new KvLeaseElection(kv, store, deps, timing), ...deps });
   }
 }
@@ -99,13 +111,22 @@ class KvLeaseElection implements LeaderElection {
       if (head && (head.expiresAt ?? Number.POSITIVE_INFINITY) > now) {
         // A waiter's `max_age` is met by the answer it waited for: that was fetched after its call began.
         const entry = await this.store.entryOf<JobValue>(key, head);
-        if (isServable(entry, now, options)) return { lead: false, outcome: storedOutcome(entry as CacheEntry<JobValue>, waitedOn ? "coalesced" : "hit", options) };
+        if (isServable(entry, now, options))
+          return {
+            lead: false,
+            outcome: storedOutcome(entry as CacheEntry<JobValue>, waitedOn ? "coalesced" : "hit", options),
+          };
       }
       const handed = seen.outcome?.value;
       if (handed) {
         // Too long to hand over: this caller pays for itself, alone.
         if ("unshared" in handed) return { lead: true };
-        return { lead: false, outcome: handed.ok ? { ok: true, value: handed.value, cache: "coalesced", stored: false, fetchedAt: handed.fetchedAt } : handed };
+        return {
+          lead: false,
+          outcome: handed.ok
+            ? { ok: true, value: handed.value, cache: "coalesced", stored: false, fetchedAt: handed.fetchedAt }
+            : handed,
+        };
       }
       const lease = seen.lease.value;
       if (!lease || lease.expiresAt <= now) {
@@ -118,7 +139,11 @@ class KvLeaseElection implements LeaderElection {
             .set(leaseKey(key), mine, { expireIn: kvExpireIn(this.timing.leaseMs) })
             .commit(),
         );
-        if (taken.ok) return { lead: true, lease: new HeldLease(this.kv, this.store, this.deps, this.timing, key, mine, taken.versionstamp) };
+        if (taken.ok)
+          return {
+            lead: true,
+            lease: new HeldLease(this.kv, this.store, this.deps, this.timing, key, mine, taken.versionstamp),
+          };
       } else {
         waitedOn = lease;
         await pause.next(look);
@@ -134,10 +159,18 @@ class KvLeaseElection implements LeaderElection {
 
   private async look(key: string, waitedOn: LeaseRecord | null): Promise<Sighting> {
     if (!waitedOn) {
-      const [lease, head] = await whenUnlocked(() => this.kv.getMany<[LeaseRecord, EntryHead]>([leaseKey(key), cacheHeadKey(key)]));
+      const [lease, head] = await whenUnlocked(() =>
+        this.kv.getMany<[LeaseRecord, EntryHead]>([leaseKey(key), cacheHeadKey(key)]),
+      );
       return { lease, head, outcome: null };
     }
-    const [lease, head, outcome] = await whenUnlocked(() => this.kv.getMany<[LeaseRecord, EntryHead, LeaseOutcome]>([leaseKey(key), cacheHeadKey(key), outcomeKey(key, waitedOn.id)]));
+    const [lease, head, outcome] = await whenUnlocked(() =>
+      this.kv.getMany<[LeaseRecord, EntryHead, LeaseOutcome]>([
+        leaseKey(key),
+        cacheHeadKey(key),
+        outcomeKey(key, waitedOn.id),
+      ]),
+    );
     return { lease, head, outcome };
   }
 }
@@ -163,7 +196,8 @@ class HeldLease implements Lease {
   /** Writes the entry's head and deletes the lease in one atomic operation. */
   async store(entry: CacheEntry<JobValue>, ttlMs: number): Promise<void> {
     await this.stopRenewing();
-    const releaseWithHead = (op: Deno.AtomicOperation) => op.check({ key: leaseKey(this.key), versionstamp: this.versionstamp }).delete(leaseKey(this.key));
+    const releaseWithHead = (op: Deno.AtomicOperation) =>
+      op.check({ key: leaseKey(this.key), versionstamp: this.versionstamp }).delete(leaseKey(this.key));
     const committed = await this.cache.commitEntry(this.key, entry, ttlMs, releaseWithHead);
     // The lease was lost (this process stalled past its expiry): the answer is still good.
     if (!committed.ok) await this.cache.put(this.key, entry, ttlMs);
@@ -173,7 +207,11 @@ class HeldLease implements Lease {
   async release(outcome: FlightOutcome): Promise<void> {
     await this.stopRenewing();
     // Waiters get what a caller gets (already cut to char_limit), so a long page not stored still fits the handover.
-    const handOver: LeaseOutcome = !outcome.ok ? outcome : JSON.stringify(outcome.value).length <= OUTCOME_MAX_CHARS ? { ok: true, value: outcome.value, fetchedAt: outcome.fetchedAt } : { ok: true, unshared: true };
+    const handOver: LeaseOutcome = !outcome.ok
+      ? outcome
+      : JSON.stringify(outcome.value).length <= OUTCOME_MAX_CHARS
+        ? { ok: true, value: outcome.value, fetchedAt: outcome.fetchedAt }
+        : { ok: true, unshared: true };
     try {
       await whenUnlocked(() =>
         this.kv
@@ -232,11 +270,20 @@ class Pause {
     if (!this.reader) {
       this.reader = this.kv.watch(this.keys).getReader();
       // Its first event is the keys' current values, which the caller has just read.
-      this.change = this.reader.read().then(() => this.reader?.read(), () => undefined);
+      this.change = this.reader.read().then(
+        () => this.reader?.read(),
+        () => undefined,
+      );
     }
     let timer: ReturnType<typeof setTimeout> | undefined;
     const bound = new Promise<"bound">((resolve) => (timer = setTimeout(() => resolve("bound"), max)));
-    const woke = await Promise.race([this.change!.then(() => "change" as const, () => "change" as const), bound]);
+    const woke = await Promise.race([
+      this.change!.then(
+        () => "change" as const,
+        () => "change" as const,
+      ),
+      bound,
+    ]);
     clearTimeout(timer);
     if (woke === "change") this.change = this.reader.read().catch(() => undefined);
   }

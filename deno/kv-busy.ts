@@ -16,5 +16,9 @@ const isLocked = (error: unknown) => error instanceof Error && /database is lock
  * @example const entry = await whenUnlocked(() => kv.get(["cache", key]));
  */
 export function whenUnlocked<T>(call: () => Promise<T>): Promise<T> {
-  return retryJittered(call, { retryable: isLocked, maxPauseMs: (attempt) => Math.min(50, 2 * attempt), budgetMs: BUSY_BUDGET_MS });
+  return retryJittered(call, {
+    retryable: isLocked,
+    maxPauseMs: (attempt) => Math.min(50, 2 * attempt),
+    budgetMs: BUSY_BUDGET_MS,
+  });
 }

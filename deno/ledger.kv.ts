@@ -27,7 +27,12 @@ export class DenoKvLedgerStore implements LedgerStore {
       const op = this.kv.atomic();
       for (const row of rows.slice(i, i + BATCH)) {
         const expireIn = Math.max(HOUR_MS, row.hour + LEDGER_RETENTION_MS + HOUR_MS - now);
-        op.mutate({ type: "sum", key: [PREFIX, row.hour, row.tool, row.provider, row.model, row.counter], value: new Deno.KvU64(BigInt(row.value)), expireIn } as Deno.KvMutation);
+        op.mutate({
+          type: "sum",
+          key: [PREFIX, row.hour, row.tool, row.provider, row.model, row.counter],
+          value: new Deno.KvU64(BigInt(row.value)),
+          expireIn,
+        } as Deno.KvMutation);
       }
       const result = await op.commit();
       if (!result.ok) throw new Error("Deno KV refused the ledger's batch");
@@ -38,7 +43,14 @@ export class DenoKvLedgerStore implements LedgerStore {
   async read(fromHour: number, toHour: number): Promise<LedgerRow[]> {
     const rows: LedgerRow[] = [];
     for await (const entry of this.kv.list<Deno.KvU64>({ start: [PREFIX, fromHour], end: [PREFIX, toHour] })) {
-      const [, hour, tool, provider, model, counter] = entry.key as [string, number, LedgerRow["tool"], string, string, string];
+      const [, hour, tool, provider, model, counter] = entry.key as [
+        string,
+        number,
+        LedgerRow["tool"],
+        string,
+        string,
+        string,
+      ];
       rows.push({ hour, tool, provider, model, counter, value: Number(entry.value.value) });
     }
     return rows;
@@ -50,6 +62,7 @@ export class DenoKvLedgerStore implements LedgerStore {
     if (hour === this.sweptHour) return;
     this.sweptHour = hour;
     const cutoff = hourOf(now - LEDGER_RETENTION_MS);
-    for await (const entry of this.kv.list({ start: [PREFIX, 0], end: [PREFIX, cutoff] })) await this.kv.delete(entry.key);
+    for await (const entry of this.kv.list({ start: [PREFIX, 0], end: [PREFIX, cutoff] }))
+      await this.kv.delete(entry.key);
   }
 }

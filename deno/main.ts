@@ -33,7 +33,11 @@ function fail(message: string): never {
 
 let flags: { port?: string; hostname?: string };
 try {
-  flags = parseArgs({ args: Deno.args, options: { port: { type: "string" }, hostname: { type: "string" } }, strict: true }).values;
+  flags = parseArgs({
+    args: Deno.args,
+    options: { port: { type: "string" }, hostname: { type: "string" } },
+    strict: true,
+  }).values;
 } catch (error) {
   fail(`${error instanceof Error ? error.message : error}; the flags are --port <n> and --hostname <address>`);
 }
@@ -74,20 +78,30 @@ let kv: Deno.Kv;
 try {
   kv = await Deno.openKv(env.DENO_KV_PATH);
 } catch (error) {
-  fail(`cannot open Deno KV at ${env.DENO_KV_PATH ?? "the default location"}: ${error instanceof Error ? error.message : error} (a KV file needs --allow-read and --allow-write)`);
+  fail(
+    `cannot open Deno KV at ${env.DENO_KV_PATH ?? "the default location"}: ${error instanceof Error ? error.message : error} (a KV file needs --allow-read and --allow-write)`,
+  );
 }
 const cache = new DenoKvStore(kv);
 const fetchPort = (input: Request | string | URL, init?: RequestInit) => fetch(input, init);
 
 const singleProcess = env.DENO_KV_PATH === ":memory:" || env.DENO_SINGLE_PROCESS === "true";
-const leaseMs = env.DENO_FLIGHT_LEASE_MS === undefined ? DEFAULT_FLIGHT_TIMING.leaseMs : Number(env.DENO_FLIGHT_LEASE_MS);
-if (!Number.isInteger(leaseMs) || leaseMs < 10) fail(`DENO_FLIGHT_LEASE_MS must be a whole number of milliseconds, at least 10 (got ${env.DENO_FLIGHT_LEASE_MS})`);
+const leaseMs =
+  env.DENO_FLIGHT_LEASE_MS === undefined ? DEFAULT_FLIGHT_TIMING.leaseMs : Number(env.DENO_FLIGHT_LEASE_MS);
+if (!Number.isInteger(leaseMs) || leaseMs < 10)
+  fail(`DENO_FLIGHT_LEASE_MS must be a whole number of milliseconds, at least 10 (got ${env.DENO_FLIGHT_LEASE_MS})`);
 // Deno Deploy's KV tells every isolate of a change; a local KV file tells only its own process.
-const watch = env.DENO_FLIGHT_WATCH === undefined ? env.DENO_DEPLOYMENT_ID !== undefined : env.DENO_FLIGHT_WATCH === "true";
+const watch =
+  env.DENO_FLIGHT_WATCH === undefined ? env.DENO_DEPLOYMENT_ID !== undefined : env.DENO_FLIGHT_WATCH === "true";
 // One process is its own single-flight point; processes sharing a KV coordinate through it.
 const flight: SingleFlight = singleProcess
   ? new FlightCoordinator({ election: new CopyElection(cache.processCopy()), fetch: fetchPort, log: consoleLogger })
-  : new DenoKvFlight(kv, cache, { fetch: fetchPort, log: consoleLogger, clock: Date.now }, { ...DEFAULT_FLIGHT_TIMING, leaseMs, watch });
+  : new DenoKvFlight(
+      kv,
+      cache,
+      { fetch: fetchPort, log: consoleLogger, clock: Date.now },
+      { ...DEFAULT_FLIGHT_TIMING, leaseMs, watch },
+    );
 const embeds: EmbedCounter = singleProcess ? new MemoryEmbedCounter(Date.now) : new DenoKvEmbedCounter(kv, Date.now);
 
 // The savings ledger: counted in memory, written to Deno KV after each response (LEDGER_MODE=off:
@@ -115,7 +129,8 @@ const app = createApp({
 });
 
 const port = Number(flags.port ?? env.PORT ?? 8787);
-if (!Number.isInteger(port) || port < 0 || port > 65535) fail(`the port must be a whole number from 0 to 65535 (got ${flags.port ?? env.PORT})`);
+if (!Number.isInteger(port) || port < 0 || port > 65535)
+  fail(`the port must be a whole number from 0 to 65535 (got ${flags.port ?? env.PORT})`);
 const hostname = flags.hostname ?? env.HOSTNAME ?? "127.0.0.1";
 const coordination = singleProcess ? "in-process" : "deno-kv";
 const ledgerFlushMs = Math.min(10_000, Math.max(0, Number(env.LEDGER_FLUSH_MS ?? 1000) || 0));
@@ -129,8 +144,20 @@ async function serve(request: Request): Promise<Response> {
   return response;
 }
 try {
-  Deno.serve({ port, hostname, onListen: ({ port }) => console.log(JSON.stringify({ level: "info", event: "listening", url: `http://${hostname}:${port}`, coordination })) }, serve);
+  Deno.serve(
+    {
+      port,
+      hostname,
+      onListen: ({ port }) =>
+        console.log(
+          JSON.stringify({ level: "info", event: "listening", url: `http://${hostname}:${port}`, coordination }),
+        ),
+    },
+    serve,
+  );
 } catch (error) {
   if (!(error instanceof Deno.errors.AddrInUse)) throw error;
-  fail(`${hostname}:${port} is already in use (is npm run dev running?); choose another port: npm run dev:deno -- --port ${port + 1}`);
+  fail(
+    `${hostname}:${port} is already in use (is npm run dev running?); choose another port: npm run dev:deno -- --port ${port + 1}`,
+  );
 }

@@ -23,7 +23,12 @@ export async function retryJittered<T>(call: () => Promise<T>, policy: RetryPoli
     try {
       return await call();
     } catch (error) {
-      if (!policy.retryable(error) || attempt >= (policy.maxAttempts ?? Number.POSITIVE_INFINITY) || Date.now() > deadline) throw error;
+      if (
+        !policy.retryable(error) ||
+        attempt >= (policy.maxAttempts ?? Number.POSITIVE_INFINITY) ||
+        Date.now() > deadline
+      )
+        throw error;
       await new Promise((resolve) => setTimeout(resolve, Math.random() * policy.maxPauseMs(attempt)));
     }
   }

@@ -10,7 +10,8 @@ const ALL_ROOTS = ["shared", "workers", "deno", "tools", "bench", "scripts", "te
 const SOURCE_ROOTS = ["shared", "workers", "deno", "tools"];
 
 let longFiles = 0;
-for (const file of sourceFiles(ALL_ROOTS)) if (parse(file).getLineAndCharacterOfPosition(parse(file).getEnd()).line + 1 > 400) longFiles++;
+for (const file of sourceFiles(ALL_ROOTS))
+  if (parse(file).getLineAndCharacterOfPosition(parse(file).getEnd()).line + 1 > 400) longFiles++;
 
 let longFunctions = 0;
 let anyCount = 0;
@@ -18,7 +19,10 @@ for (const file of sourceFiles(SOURCE_ROOTS)) {
   const source = parse(file);
   const visit = (node: ts.Node): void => {
     if (ts.isFunctionLike(node) && "body" in node && node.body) {
-      const lines = source.getLineAndCharacterOfPosition(node.getEnd()).line - source.getLineAndCharacterOfPosition(node.getStart()).line + 1;
+      const lines =
+        source.getLineAndCharacterOfPosition(node.getEnd()).line -
+        source.getLineAndCharacterOfPosition(node.getStart()).line +
+        1;
       if (lines > 80) longFunctions++;
     }
     if (node.kind === ts.SyntaxKind.AnyKeyword) anyCount++;

@@ -29,7 +29,11 @@ const isFile = (path: string): boolean => {
 export function relativeImports(file: string, source: ts.SourceFile): string[] {
   const found: string[] = [];
   for (const statement of source.statements) {
-    if ((ts.isImportDeclaration(statement) || ts.isExportDeclaration(statement)) && statement.moduleSpecifier && ts.isStringLiteral(statement.moduleSpecifier)) {
+    if (
+      (ts.isImportDeclaration(statement) || ts.isExportDeclaration(statement)) &&
+      statement.moduleSpecifier &&
+      ts.isStringLiteral(statement.moduleSpecifier)
+    ) {
       const spec = statement.moduleSpecifier.text;
       if (!spec.startsWith(".")) continue;
       const base = resolve(dirname(file), spec);

@@ -37,14 +37,30 @@ export async function freePort(): Promise<number> {
  * @param options.cwd another checkout to run (its wrangler.toml and code), e.g. a benchmark's
  *   "before" side; default the current directory
  */
-export async function startLocalStack(options: { vars?: Record<string, string>; quiet?: boolean; cwd?: string } = {}): Promise<LocalStack> {
+export async function startLocalStack(
+  options: { vars?: Record<string, string>; quiet?: boolean; cwd?: string } = {},
+): Promise<LocalStack> {
   const emulator = await startEmulator();
   const port = await freePort();
   // Each wrangler dev gets its own inspector port: two on the default 9229 stop each other.
   const inspectorPort = await freePort();
   const state = mkdtempSync(join(tmpdir(), "edge-tools-state-"));
   const vars = { ...emulatorVars(emulator.url), ...options.vars };
-  const args = ["wrangler", "dev", "--ip", "127.0.0.1", "--port", String(port), "--inspector-port", String(inspectorPort), "--persist-to", state, "--show-interactive-dev-session=false", "--log-level", "warn"];
+  const args = [
+    "wrangler",
+    "dev",
+    "--ip",
+    "127.0.0.1",
+    "--port",
+    String(port),
+    "--inspector-port",
+    String(inspectorPort),
+    "--persist-to",
+    state,
+    "--show-interactive-dev-session=false",
+    "--log-level",
+    "warn",
+  ];
   for (const [key, value] of Object.entries(vars)) args.push("--var", `${key}:${value}`);
   const child: ChildProcess = spawn("npx", args, {
     cwd: options.cwd,
@@ -95,7 +111,9 @@ export async function startLocalStack(options: { vars?: Record<string, string>; 
     url,
     emulatorUrl: emulator.url,
     async providerCalls(provider, contains) {
-      const response = await fetch(`${emulator.url}/__calls?provider=${encodeURIComponent(provider)}&contains=${encodeURIComponent(contains)}`);
+      const response = await fetch(
+        `${emulator.url}/__calls?provider=${encodeURIComponent(provider)}&contains=${encodeURIComponent(contains)}`,
+      );
       return ((await response.json()) as { count: number }).count;
     },
     stop,

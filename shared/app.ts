@@ -50,7 +50,11 @@ export function createApp(deps: AppDeps): Hono<Env> {
   const authenticate = async (c: Context<Env>, next: () => Promise<void>) => {
     const loaded = deps.config();
     c.set("loaded", loaded);
-    await authorize(c.req.header("authorization") ?? null, loaded.secrets.API_TOKENS, loaded.config.security.allow_anonymous);
+    await authorize(
+      c.req.header("authorization") ?? null,
+      loaded.secrets.API_TOKENS,
+      loaded.config.security.allow_anonymous,
+    );
     await next();
   };
   app.use("/v1/*", authenticate);
@@ -60,14 +64,17 @@ export function createApp(deps: AppDeps): Hono<Env> {
     if (refusal) return refusal;
     await next();
   });
-  const allowedOrigin = (origin: string) => (isAllowedOrigin(origin, deps.config().config.security.allowed_origins) ? origin : null);
+  const allowedOrigin = (origin: string) =>
+    isAllowedOrigin(origin, deps.config().config.security.allowed_origins) ? origin : null;
   app.use("/mcp", cors({ origin: allowedOrigin, ...MCP_CORS }));
   app.use("/mcp", authenticate);
 
   /** Registers a path's methods, and a 405 with `Allow` for every other method. */
   const route = (path: string, methods: Partial<Record<"GET" | "POST", Handler>>) => {
     for (const [method, handler] of Object.entries(methods)) app.on(method, path, handler);
-    const allow = Object.keys(methods).flatMap((m) => (m === "GET" ? ["GET", "HEAD"] : [m])).join(", ");
+    const allow = Object.keys(methods)
+      .flatMap((m) => (m === "GET" ? ["GET", "HEAD"] : [m]))
+      .join(", ");
     app.all(path, () => {
       throw new AppError(405, "method_not_allowed", `This route takes ${allow} only.`, { details: { allow } });
     });
@@ -83,15 +90,27 @@ export function createApp(deps: AppDeps): Hono<Env> {
   route("/v1/stats", {
     GET: async (c) => {
       const { window } = parseRequest(StatsQuery, { window: c.req.query("window") });
-      const report = await stats(deps.ledgerStore, window, deps.clock(), c.get("loaded").config.pricing).catch((cause: unknown) => {
-        throw new AppError(503, "stats_unavailable", "The savings ledger could not be read just now; try again.", { cause });
-      });
+      const report = await stats(deps.ledgerStore, window, deps.clock(), c.get("loaded").config.pricing).catch(
+        (cause: unknown) => {
+          throw new AppError(503, "stats_unavailable", "The savings ledger could not be read just now; try again.", {
+            cause,
+          });
+        },
+      );
       return jsonResponse(report, 200, { "cache-control": "no-store" });
     },
   });
 
   // The page holds no data (it reads /v1/stats with the caller's token), so it is served to anyone.
-  const page = (body: () => string, type: string) => () => new Response(body(), { headers: { "content-type": type, "content-security-policy": DASHBOARD_CSP, "x-content-type-options": "nosniff", "cache-control": "no-cache" } });
+  const page = (body: () => string, type: string) => () =>
+    new Response(body(), {
+      headers: {
+        "content-type": type,
+        "content-security-policy": DASHBOARD_CSP,
+        "x-content-type-options": "nosniff",
+        "cache-control": "no-cache",
+      },
+    });
   const tokenRequired = () => {
     const { secrets, config } = deps.config();
     return (secrets.API_TOKENS ?? "").split(",").some((t) => t.trim() !== "") || !config.security.allow_anonymous;
@@ -109,8 +128,16 @@ export function createApp(deps: AppDeps): Hono<Env> {
       POST: async (c) => {
         const upload = tool.upload && isMultipart(c.req.header("content-type") ?? null) ? tool.upload : null;
         const answer = upload
-          ? await readMultipart(c.req.raw, tool.bodyLimit, upload.field, upload.maxBytes).then(({ fields, file }) => tool.run(toolContext(c), parseRequest(upload.fields, fields), file))
-          : await tool.run(toolContext(c), parseRequest(tool.input, withHeaderFields(tool, c.req.raw.headers, await readJsonBody(c.req.raw, tool.bodyLimit))));
+          ? await readMultipart(c.req.raw, tool.bodyLimit, upload.field, upload.maxBytes).then(({ fields, file }) =>
+              tool.run(toolContext(c), parseRequest(upload.fields, fields), file),
+            )
+          : await tool.run(
+              toolContext(c),
+              parseRequest(
+                tool.input,
+                withHeaderFields(tool, c.req.raw.headers, await readJsonBody(c.req.raw, tool.bodyLimit)),
+              ),
+            );
         c.set("logFields", answer.log);
         return jsonResponse(answer.body, 200, answer.headers);
       },
@@ -122,17 +149,36 @@ export function createApp(deps: AppDeps): Hono<Env> {
   });
 
   // The provider proxy (docs/proxy.md): its own auth and the provider's error shape.
-  for (const spec of LLM_PROVIDERS) app.all(`/${spec.name}/*`, (c) => proxyRequest(c.req.raw, spec, { ports: deps, loaded: deps.config(), requestId: c.get("requestId") }));
+  for (const spec of LLM_PROVIDERS)
+    app.all(`/${spec.name}/*`, (c) =>
+      proxyRequest(c.req.raw, spec, { ports: deps, loaded: deps.config(), requestId: c.get("requestId") }),
+    );
 
   route("/openapi.json", {
     GET: (c) => jsonResponse(openApiDocument(TOOLS, deps.version, new URL(c.req.url).origin)),
   });
 
-  app.notFound((c) => errorResponse(new AppError(404, "not_found", `No route ${c.req.method} ${new URL(c.req.url).pathname}; see GET /openapi.json for the routes.`)));
+  app.notFound((c) =>
+    errorResponse(
+      new AppError(
+        404,
+        "not_found",
+        `No route ${c.req.method} ${new URL(c.req.url).pathname}; see GET /openapi.json for the routes.`,
+      ),
+    ),
+  );
 
   app.onError((error, c) => {
     // Logged once, by requestLog, from c.error.
-    const appError = error instanceof AppError ? error : new AppError(500, "internal_error", "The service failed unexpectedly; try again, and report the request id if it persists.", { cause: error });
+    const appError =
+      error instanceof AppError
+        ? error
+        : new AppError(
+            500,
+            "internal_error",
+            "The service failed unexpectedly; try again, and report the request id if it persists.",
+            { cause: error },
+          );
     const headers: Record<string, string> = { "x-request-id": c.get("requestId") ?? crypto.randomUUID() };
     if (appError.code === "method_not_allowed") headers.allow = (appError.details as { allow: string }).allow;
     return errorResponse(appError, headers);

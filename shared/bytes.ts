@@ -16,7 +16,10 @@ const FIRST_BLOCK = 64 * 1024;
 const MAX_BLOCK = 4 * 1024 * 1024;
 
 /** A BYOB reader for a byte stream (runtimes' bodies), else the default reader (a constructed stream). */
-function readerOf(stream: ReadableStream<Uint8Array>): { byob: ReadableStreamBYOBReader | null; reader: ReadableStreamBYOBReader | ReadableStreamDefaultReader<Uint8Array> } {
+function readerOf(stream: ReadableStream<Uint8Array>): {
+  byob: ReadableStreamBYOBReader | null;
+  reader: ReadableStreamBYOBReader | ReadableStreamDefaultReader<Uint8Array>;
+} {
   try {
     const byob = stream.getReader({ mode: "byob" });
     return { byob, reader: byob };
@@ -105,7 +108,11 @@ export async function readAtMost(
  * Reads and drops what is left of a stream, holding one 64 KiB buffer, for at most `maxBytes` and
  * `maxMs`; past either bound the stream is cancelled. True when the stream ended within them.
  */
-export async function discardRest(stream: ReadableStream<Uint8Array>, maxBytes: number, maxMs: number): Promise<boolean> {
+export async function discardRest(
+  stream: ReadableStream<Uint8Array>,
+  maxBytes: number,
+  maxMs: number,
+): Promise<boolean> {
   const { byob, reader } = readerOf(stream);
   let timer: ReturnType<typeof setTimeout> | undefined;
   const deadline = new Promise<"late">((resolve) => {

@@ -44,9 +44,17 @@ const SCHEMAS: Record<string, Json> = {
   Error: ERROR_SCHEMA,
   JsonRpcMessage: {
     type: "object",
-    description: "One JSON-RPC 2.0 message: a request, a notification (no id), or a response to a server request. Batches only under protocol revision 2025-03-26.",
+    description:
+      "One JSON-RPC 2.0 message: a request, a notification (no id), or a response to a server request. Batches only under protocol revision 2025-03-26.",
     required: ["jsonrpc"],
-    properties: { jsonrpc: JSONRPC, id: RPC_ID, method: { type: "string" }, params: { type: "object" }, result: { type: "object" }, error: RPC_ERROR_OBJECT },
+    properties: {
+      jsonrpc: JSONRPC,
+      id: RPC_ID,
+      method: { type: "string" },
+      params: { type: "object" },
+      result: { type: "object" },
+      error: RPC_ERROR_OBJECT,
+    },
   },
   JsonRpcResponse: {
     type: "object",
@@ -62,7 +70,10 @@ const SCHEMAS: Record<string, Json> = {
 };
 
 const HEADERS: Record<string, Json> = {
-  RequestId: { description: "The caller's X-Request-Id if it was 1..128 of [A-Za-z0-9._:-], else a new one", schema: { type: "string" } },
+  RequestId: {
+    description: "The caller's X-Request-Id if it was 1..128 of [A-Za-z0-9._:-], else a new one",
+    schema: { type: "string" },
+  },
 };
 
 const json = (schema: Json) => ({ "application/json": { schema } });
@@ -88,18 +99,42 @@ const ERROR_STATUSES: Record<number, string> = {
 const COMMON_STATUSES = [400, 401, 413, 415, 500];
 
 const errorResponses = (statuses: number[]) =>
-  Object.fromEntries([...new Set(statuses)].sort().map((status) => [String(status), { description: ERROR_STATUSES[status]!, headers: requestIdHeader, content: json(ref("Error")) }]));
+  Object.fromEntries(
+    [...new Set(statuses)]
+      .sort()
+      .map((status) => [
+        String(status),
+        { description: ERROR_STATUSES[status]!, headers: requestIdHeader, content: json(ref("Error")) },
+      ]),
+  );
 
-const rpcFailure = (description: string) => ({ description, headers: requestIdHeader, content: json(ref("JsonRpcError")) });
+const rpcFailure = (description: string) => ({
+  description,
+  headers: requestIdHeader,
+  content: json(ref("JsonRpcError")),
+});
 
 /** The /v1/config answer: every key of the config schema (with its description) and the secrets. */
 function configSchema(): Json {
   const sections = toJsonSchema(Config, "output");
   const vision = (sections.properties as Record<string, Json>).vision as Json;
-  vision.properties = { ...(vision.properties as Json), max_calls_per_image_rule: { type: "string", description: "vision.max_calls_per_image in words: the cap each caller gets" } };
+  vision.properties = {
+    ...(vision.properties as Json),
+    max_calls_per_image_rule: {
+      type: "string",
+      description: "vision.max_calls_per_image in words: the cap each caller gets",
+    },
+  };
   vision.required = [...((vision.required as string[]) ?? []), "max_calls_per_image_rule"];
-  const secrets = { type: "object", properties: Object.fromEntries(SECRET_NAMES.map((name) => [name, { enum: ["set", null] }])) };
-  return { ...sections, properties: { ...(sections.properties as Json), secrets }, required: [...((sections.required as string[]) ?? []), "secrets"] };
+  const secrets = {
+    type: "object",
+    properties: Object.fromEntries(SECRET_NAMES.map((name) => [name, { enum: ["set", null] }])),
+  };
+  return {
+    ...sections,
+    properties: { ...(sections.properties as Json), secrets },
+    required: [...((sections.required as string[]) ?? []), "secrets"],
+  };
 }
 
 function toolOperation(tool: ToolDefinition): Json {
@@ -107,11 +142,20 @@ function toolOperation(tool: ToolDefinition): Json {
   if (tool.upload) {
     const fields = toJsonSchema(tool.upload.fields, "input");
     const properties = fields.properties as Record<string, Json>;
-    const structured = Object.keys(properties).filter((name) => properties[name]!.type === "array" || properties[name]!.type === "object");
+    const structured = Object.keys(properties).filter(
+      (name) => properties[name]!.type === "array" || properties[name]!.type === "object",
+    );
     requestContent["multipart/form-data"] = {
       schema: {
         ...fields,
-        properties: { [tool.upload.field]: { type: "string", format: "binary", description: `The file, up to ${Math.round(tool.upload.maxBytes / 1024 / 1024)} MiB` }, ...properties },
+        properties: {
+          [tool.upload.field]: {
+            type: "string",
+            format: "binary",
+            description: `The file, up to ${Math.round(tool.upload.maxBytes / 1024 / 1024)} MiB`,
+          },
+          ...properties,
+        },
         required: [tool.upload.field, ...((fields.required as string[]) ?? [])],
       },
       // Arrays and objects (region, model) are sent as JSON text in their form field.
@@ -120,8 +164,15 @@ function toolOperation(tool: ToolDefinition): Json {
   }
   const okHeaders: Json = { ...requestIdHeader };
   if (tool.cacheHeader) okHeaders["X-Cache"] = { description: tool.cacheHeader, schema: { type: "string" } };
-  for (const [name, description] of Object.entries(tool.responseHeaders ?? {})) okHeaders[name] = { description, schema: { type: "string" } };
-  const parameters = Object.entries(tool.requestHeaders?.describe ?? {}).map(([name, description]) => ({ name, in: "header", required: false, description, schema: { type: "string" } }));
+  for (const [name, description] of Object.entries(tool.responseHeaders ?? {}))
+    okHeaders[name] = { description, schema: { type: "string" } };
+  const parameters = Object.entries(tool.requestHeaders?.describe ?? {}).map(([name, description]) => ({
+    name,
+    in: "header",
+    required: false,
+    description,
+    schema: { type: "string" },
+  }));
   return {
     operationId: tool.name,
     ...(parameters.length > 0 ? { parameters } : {}),
@@ -129,7 +180,11 @@ function toolOperation(tool: ToolDefinition): Json {
     description: tool.description,
     requestBody: { required: true, content: requestContent },
     responses: {
-      "200": { description: "Success", headers: okHeaders, content: json(tool.output ? toJsonSchema(tool.output, "output") : { type: "object" }) },
+      "200": {
+        description: "Success",
+        headers: okHeaders,
+        content: json(tool.output ? toJsonSchema(tool.output, "output") : { type: "object" }),
+      },
       ...errorResponses([...COMMON_STATUSES, ...(tool.errorStatuses ?? [])]),
     },
   };
@@ -149,12 +204,30 @@ export function openApiDocument(tools: ToolDefinition[], version: string, server
           "200": {
             description: "The service is up",
             headers: requestIdHeader,
-            content: json({ type: "object", required: ["ok", "version", "runtime"], properties: { ok: { const: true }, version: { type: "string" }, runtime: { enum: ["workerd", "deno"] } } }),
+            content: json({
+              type: "object",
+              required: ["ok", "version", "runtime"],
+              properties: { ok: { const: true }, version: { type: "string" }, runtime: { enum: ["workerd", "deno"] } },
+            }),
           },
           "503": {
-            description: "config_error: a configuration key is unusable; the message names it, its value, and where to fix it",
+            description:
+              "config_error: a configuration key is unusable; the message names it, its value, and where to fix it",
             headers: requestIdHeader,
-            content: json({ allOf: [ref("Error"), { type: "object", required: ["ok", "version", "runtime"], properties: { ok: { const: false }, version: { type: "string" }, runtime: { enum: ["workerd", "deno"] } } }] }),
+            content: json({
+              allOf: [
+                ref("Error"),
+                {
+                  type: "object",
+                  required: ["ok", "version", "runtime"],
+                  properties: {
+                    ok: { const: false },
+                    version: { type: "string" },
+                    runtime: { enum: ["workerd", "deno"] },
+                  },
+                },
+              ],
+            }),
           },
         },
       },
@@ -163,19 +236,43 @@ export function openApiDocument(tools: ToolDefinition[], version: string, server
       get: {
         operationId: "get_config",
         summary: "The effective configuration, secrets shown as set or null",
-        responses: { "200": { description: "Configuration after defaults, tables and flat variables", headers: requestIdHeader, content: json(configSchema()) }, ...errorResponses([401, 500]) },
+        responses: {
+          "200": {
+            description: "Configuration after defaults, tables and flat variables",
+            headers: requestIdHeader,
+            content: json(configSchema()),
+          },
+          ...errorResponses([401, 500]),
+        },
       },
     },
     "/v1/stats": {
       get: {
         operationId: "get_stats",
         summary: "The savings ledger over a window: counts, tokens and money per tool, provider and model",
-        description: "Every key is present, zeros included. Money: web tools' saved_usd is the provider calls avoided (hits + coalesced) times the provider's price per call; llm saved_usd is cost_without_cache_usd − cost_usd. Buckets are hourly, kept 35 days (docs/stats.md).",
-        parameters: [{ name: "window", in: "query", required: false, schema: (toJsonSchema(StatsQuery, "input").properties as Json).window, description: "1h, 24h (default), 7d or 30d" }],
+        description:
+          "Every key is present, zeros included. Money: web tools' saved_usd is the provider calls avoided (hits + coalesced) times the provider's price per call; llm saved_usd is cost_without_cache_usd − cost_usd. Buckets are hourly, kept 35 days (docs/stats.md).",
+        parameters: [
+          {
+            name: "window",
+            in: "query",
+            required: false,
+            schema: (toJsonSchema(StatsQuery, "input").properties as Json).window,
+            description: "1h, 24h (default), 7d or 30d",
+          },
+        ],
         responses: {
-          "200": { description: "The ledger over the window", headers: requestIdHeader, content: json(toJsonSchema(StatsResponse, "output")) },
+          "200": {
+            description: "The ledger over the window",
+            headers: requestIdHeader,
+            content: json(toJsonSchema(StatsResponse, "output")),
+          },
           ...errorResponses([400, 401, 500]),
-          "503": { description: "stats_unavailable: the ledger's store could not be read", headers: requestIdHeader, content: json(ref("Error")) },
+          "503": {
+            description: "stats_unavailable: the ledger's store could not be read",
+            headers: requestIdHeader,
+            content: json(ref("Error")),
+          },
         },
       },
     },
@@ -184,27 +281,60 @@ export function openApiDocument(tools: ToolDefinition[], version: string, server
         operationId: "dashboard",
         summary: "The savings dashboard (HTML; reads /v1/stats with the token it asks for)",
         security: [],
-        responses: { "200": { description: "The page", headers: requestIdHeader, content: { "text/html": { schema: { type: "string" } } } } },
+        responses: {
+          "200": {
+            description: "The page",
+            headers: requestIdHeader,
+            content: { "text/html": { schema: { type: "string" } } },
+          },
+        },
       },
     },
     "/mcp": {
       post: {
         operationId: "mcp",
         summary: "Model Context Protocol (Streamable HTTP, JSON responses)",
-        description: `JSON-RPC 2.0 over POST; protocol revisions ${MCP_PROTOCOL_VERSIONS.join(", ")}. Tools: ${tools.filter((t) => t.mcp).map((t) => t.name).join(", ")}. Every POST sends Accept: application/json, text/event-stream (else 406). An Mcp-Session-Id is issued on initialize and is the default session_id of vision_analyze.`,
+        description: `JSON-RPC 2.0 over POST; protocol revisions ${MCP_PROTOCOL_VERSIONS.join(", ")}. Tools: ${tools
+          .filter((t) => t.mcp)
+          .map((t) => t.name)
+          .join(
+            ", ",
+          )}. Every POST sends Accept: application/json, text/event-stream (else 406). An Mcp-Session-Id is issued on initialize and is the default session_id of vision_analyze.`,
         parameters: [
-          { name: "MCP-Protocol-Version", in: "header", required: false, schema: { enum: [...MCP_PROTOCOL_VERSIONS] }, description: `The negotiated revision (${DEFAULT_PROTOCOL_VERSION} when absent); another value is a 400` },
-          { name: "Mcp-Session-Id", in: "header", required: false, schema: { type: "string", pattern: SESSION_ID.source }, description: "The id issued on initialize" },
+          {
+            name: "MCP-Protocol-Version",
+            in: "header",
+            required: false,
+            schema: { enum: [...MCP_PROTOCOL_VERSIONS] },
+            description: `The negotiated revision (${DEFAULT_PROTOCOL_VERSION} when absent); another value is a 400`,
+          },
+          {
+            name: "Mcp-Session-Id",
+            in: "header",
+            required: false,
+            schema: { type: "string", pattern: SESSION_ID.source },
+            description: "The id issued on initialize",
+          },
         ],
-        requestBody: { required: true, content: json({ oneOf: [ref("JsonRpcMessage"), { type: "array", items: ref("JsonRpcMessage"), minItems: 1 }] }) },
+        requestBody: {
+          required: true,
+          content: json({
+            oneOf: [ref("JsonRpcMessage"), { type: "array", items: ref("JsonRpcMessage"), minItems: 1 }],
+          }),
+        },
         responses: {
           "200": {
             description: "The JSON-RPC response to the request posted (initialize also sets Mcp-Session-Id)",
-            headers: { ...requestIdHeader, "Mcp-Session-Id": { description: "Issued on initialize", schema: { type: "string" } } },
+            headers: {
+              ...requestIdHeader,
+              "Mcp-Session-Id": { description: "Issued on initialize", schema: { type: "string" } },
+            },
             content: json(ref("JsonRpcResponse")),
           },
           "202": { description: "A notification or a response was accepted; no body", headers: requestIdHeader },
-          "400": rpcFailure("Parse error (-32700), an invalid message or a batch under a revision without batches (-32600), an unsupported MCP-Protocol-Version or a malformed Mcp-Session-Id"),
+          "400": rpcFailure(
+            "Parse error (-32700), an invalid message or a batch under a revision without batches (-32600), an unsupported MCP-Protocol-Version or a malformed Mcp-Session-Id",
+          ),
           ...errorResponses([401]),
           "403": rpcFailure("The Origin is neither this service's nor in security.allowed_origins"),
           "406": rpcFailure("Accept does not list application/json and text/event-stream"),
@@ -224,7 +354,28 @@ export function openApiDocument(tools: ToolDefinition[], version: string, server
             description: "Every route with one line on what it does",
             headers: requestIdHeader,
             content: {
-              ...json({ type: "object", required: ["name", "version", "runtime", "routes", "docs"], properties: { name: { type: "string" }, version: { type: "string" }, runtime: { enum: ["workerd", "deno"] }, routes: { type: "array", items: { type: "object", required: ["method", "path", "what"], properties: { method: { enum: ["GET", "POST"] }, path: { type: "string" }, what: { type: "string" } } } }, docs: { type: "object", additionalProperties: { type: "string" } } } }),
+              ...json({
+                type: "object",
+                required: ["name", "version", "runtime", "routes", "docs"],
+                properties: {
+                  name: { type: "string" },
+                  version: { type: "string" },
+                  runtime: { enum: ["workerd", "deno"] },
+                  routes: {
+                    type: "array",
+                    items: {
+                      type: "object",
+                      required: ["method", "path", "what"],
+                      properties: {
+                        method: { enum: ["GET", "POST"] },
+                        path: { type: "string" },
+                        what: { type: "string" },
+                      },
+                    },
+                  },
+                  docs: { type: "object", additionalProperties: { type: "string" } },
+                },
+              }),
               "text/html": { schema: { type: "string" } },
             },
           },
@@ -236,7 +387,9 @@ export function openApiDocument(tools: ToolDefinition[], version: string, server
         operationId: "openapi",
         summary: "This document",
         security: [],
-        responses: { "200": { description: "OpenAPI 3.1", headers: requestIdHeader, content: json({ type: "object" }) } },
+        responses: {
+          "200": { description: "OpenAPI 3.1", headers: requestIdHeader, content: json({ type: "object" }) },
+        },
       },
     },
   };
@@ -250,7 +403,11 @@ export function openApiDocument(tools: ToolDefinition[], version: string, server
       license: LICENSE,
     },
     servers: [{ url: serverUrl, description: "The service that served this document" }],
-    components: { schemas: SCHEMAS, headers: HEADERS, securitySchemes: { bearer: { type: "http", scheme: "bearer", description: "One of the API_TOKENS" } } },
+    components: {
+      schemas: SCHEMAS,
+      headers: HEADERS,
+      securitySchemes: { bearer: { type: "http", scheme: "bearer", description: "One of the API_TOKENS" } },
+    },
     security: [{ bearer: [] }],
     paths,
   };

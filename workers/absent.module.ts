@@ -6,5 +6,7 @@
  * or constructing it throws, so a path that did reach one would fail loudly, not silently.
  */
 export default function absentModule(): never {
-  throw new Error("This module is left out of the Worker bundle (wrangler.toml [alias]); nothing in the Worker should call it.");
+  throw new Error(
+    "This module is left out of the Worker bundle (wrangler.toml [alias]); nothing in the Worker should call it.",
+  );
 }

@@ -78,11 +78,16 @@ export function durableLedgerStore(env: WorkerEnv): LedgerStore {
 
 /** One counter as an Analytics Engine data point (the column order docs/stats.md's SQL reads). */
 function analyticsPoint(row: LedgerRow): AnalyticsEngineDataPoint {
-  return { indexes: [row.tool], blobs: [row.tool, row.provider, row.model, row.counter], doubles: [row.value, row.hour] };
+  return {
+    indexes: [row.tool],
+    blobs: [row.tool, row.provider, row.model, row.counter],
+    doubles: [row.value, row.hour],
+  };
 }
 
 /** Off for the bench's comparison only (`LEDGER_MODE=off`): nothing is counted. */
-const ledgerOff = (env: WorkerEnv) => env.LEDGER === undefined || (env as Record<string, unknown>).LEDGER_MODE === "off";
+const ledgerOff = (env: WorkerEnv) =>
+  env.LEDGER === undefined || (env as Record<string, unknown>).LEDGER_MODE === "off";
 
 /** The ledger of one env object: gathers in memory; the Workers entry flushes it in waitUntil. */
 export function workersLedger(env: WorkerEnv): LedgerBuffer | null {

@@ -39,7 +39,11 @@ export class LedgerDO extends DurableObject<Record<string, never>> {
 
   read(fromHour: number, toHour: number): LedgerRow[] {
     return this.ctx.storage.sql
-      .exec<{ hour: number; tool: LedgerRow["tool"]; provider: string; model: string; counter: string; value: number }>("SELECT hour, tool, provider, model, counter, value FROM ledger WHERE hour >= ? AND hour < ?", fromHour, toHour)
+      .exec<{ hour: number; tool: LedgerRow["tool"]; provider: string; model: string; counter: string; value: number }>(
+        "SELECT hour, tool, provider, model, counter, value FROM ledger WHERE hour >= ? AND hour < ?",
+        fromHour,
+        toHour,
+      )
       .toArray();
   }
 }

@@ -4,11 +4,31 @@ import { freePort } from "../../scripts/local-stack";
 
 export async function startBare(payload: string): Promise<{ url: string; stop: () => void }> {
   const port = await freePort();
-  const child = spawn("npx", ["wrangler", "dev", "--config", "bench/bare-worker/wrangler.toml", "--ip", "127.0.0.1", "--port", String(port), "--inspector-port", String(await freePort()), "--var", `PAYLOAD:${payload}`, "--show-interactive-dev-session=false", "--log-level", "warn"], {
-    env: { ...process.env, WRANGLER_SEND_METRICS: "false", CI: "true" },
-    stdio: "ignore",
-    detached: true,
-  });
+  const child = spawn(
+    "npx",
+    [
+      "wrangler",
+      "dev",
+      "--config",
+      "bench/bare-worker/wrangler.toml",
+      "--ip",
+      "127.0.0.1",
+      "--port",
+      String(port),
+      "--inspector-port",
+      String(await freePort()),
+      "--var",
+      `PAYLOAD:${payload}`,
+      "--show-interactive-dev-session=false",
+      "--log-level",
+      "warn",
+    ],
+    {
+      env: { ...process.env, WRANGLER_SEND_METRICS: "false", CI: "true" },
+      stdio: "ignore",
+      detached: true,
+    },
+  );
   const url = `http://127.0.0.1:${port}`;
   for (let i = 0; i < 360; i++) {
     try {

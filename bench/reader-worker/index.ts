@@ -12,7 +12,8 @@ export default {
     const bytes = new Uint8Array(await request.arrayBuffer());
     const text = decodeHtmlBody(bytes, request.headers.get("content-type"));
     // `?mode=decode` stops after the charset decode: the share of memory that is the body and its text.
-    if (new URL(request.url).searchParams.get("mode") === "decode") return Response.json({ inputBytes: bytes.length, textChars: text.length });
+    if (new URL(request.url).searchParams.get("mode") === "decode")
+      return Response.json({ inputBytes: bytes.length, textChars: text.length });
     const page = htmlToMarkdown(text, "https://bench.example/docs/");
     return Response.json({ inputBytes: bytes.length, markdownChars: page.markdown.length });
   },

@@ -30,7 +30,8 @@ async function inflateOnly(png: Uint8Array): Promise<string> {
   const view = new DataView(png.buffer, png.byteOffset, png.byteLength);
   const idat: Uint8Array[] = [];
   for (let at = 8; at + 8 <= png.length; at += 12 + view.getUint32(at)) {
-    if (String.fromCharCode(...png.subarray(at + 4, at + 8)) === "IDAT") idat.push(png.subarray(at + 8, at + 8 + view.getUint32(at)));
+    if (String.fromCharCode(...png.subarray(at + 4, at + 8)) === "IDAT")
+      idat.push(png.subarray(at + 8, at + 8 + view.getUint32(at)));
   }
   const stream = new DecompressionStream("deflate");
   const writer = stream.writable.getWriter();
@@ -38,16 +39,24 @@ async function inflateOnly(png: Uint8Array): Promise<string> {
     for (const chunk of idat) await writer.write(chunk as Uint8Array<ArrayBuffer>);
     await writer.close();
   })();
-  let total = 0, chunks = 0;
+  let total = 0,
+    chunks = 0;
   const reader = stream.readable.getReader();
-  for (let r = await reader.read(); !r.done; r = await reader.read()) { total += r.value.length; chunks++; }
+  for (let r = await reader.read(); !r.done; r = await reader.read()) {
+    total += r.value.length;
+    chunks++;
+  }
   await feeding;
   return `${total} bytes in ${chunks} chunks`;
 }
 
 export default {
   async fetch(request: Request): Promise<Response> {
-    if (request.method !== "POST") return new Response("POST the image bytes; ?budget=<bytes>&encoder=baseline|mozjpeg&simd=0|1[&mode=decode|inflate|header][&region=full]", { status: 405 });
+    if (request.method !== "POST")
+      return new Response(
+        "POST the image bytes; ?budget=<bytes>&encoder=baseline|mozjpeg&simd=0|1[&mode=decode|inflate|header][&region=full]",
+        { status: 405 },
+      );
     const url = new URL(request.url);
     const budget = Number(url.searchParams.get("budget") ?? 262144);
     const encoder = url.searchParams.get("encoder") === "mozjpeg" ? "mozjpeg" : "baseline";
@@ -63,11 +72,26 @@ export default {
     }
     const header = url.searchParams.get("region") === "full" ? readImageHeader(bytes) : undefined;
     const region: [number, number, number, number] | undefined = header && [0, 0, header.width, header.height - 1];
-    const out = await fitImage(bytes, { embedTargetBytes: budget, maxLongEdge: 1568, maxInputPixels: 16_777_216, region }, wasm, settings);
+    const out = await fitImage(
+      bytes,
+      { embedTargetBytes: budget, maxLongEdge: 1568, maxInputPixels: 16_777_216, region },
+      wasm,
+      settings,
+    );
     const fit = {
-      attempts: out.encodeAttempts, dataUrlBytes: out.dataUrlBytes, width: out.width, height: out.height,
-      quality: out.quality, jpegTables: out.jpegTables, mediaType: out.mediaType, wasmPeakBytes: out.wasmPeakBytes, simd: out.simd === true, passedThrough: out.passedThrough,
+      attempts: out.encodeAttempts,
+      dataUrlBytes: out.dataUrlBytes,
+      width: out.width,
+      height: out.height,
+      quality: out.quality,
+      jpegTables: out.jpegTables,
+      mediaType: out.mediaType,
+      wasmPeakBytes: out.wasmPeakBytes,
+      simd: out.simd === true,
+      passedThrough: out.passedThrough,
     };
-    return new Response(out.data as Uint8Array<ArrayBuffer>, { headers: { "content-type": out.mediaType, "x-fit": JSON.stringify(fit) } });
+    return new Response(out.data as Uint8Array<ArrayBuffer>, {
+      headers: { "content-type": out.mediaType, "x-fit": JSON.stringify(fit) },
+    });
   },
 };

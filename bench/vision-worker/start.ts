@@ -17,17 +17,47 @@ async function freePort(): Promise<number> {
 /** Starts the bench Worker in workerd and resolves its base URL once it answers. */
 export async function startWorker(): Promise<{ url: string; stop: () => void }> {
   const port = await freePort();
-  const child = spawn("npx", ["wrangler", "dev", "--config", "bench/vision-worker/wrangler.toml", "--ip", "127.0.0.1", "--port", String(port), "--inspector-port", String(await freePort()), "--show-interactive-dev-session=false"], {
-    env: { ...process.env, WRANGLER_SEND_METRICS: "false" }, stdio: ["ignore", "ignore", "pipe"], detached: true,
-  });
+  const child = spawn(
+    "npx",
+    [
+      "wrangler",
+      "dev",
+      "--config",
+      "bench/vision-worker/wrangler.toml",
+      "--ip",
+      "127.0.0.1",
+      "--port",
+      String(port),
+      "--inspector-port",
+      String(await freePort()),
+      "--show-interactive-dev-session=false",
+    ],
+    {
+      env: { ...process.env, WRANGLER_SEND_METRICS: "false" },
+      stdio: ["ignore", "ignore", "pipe"],
+      detached: true,
+    },
+  );
   let log = "";
-  child.stderr!.on("data", (d: Buffer) => { log += d.toString(); });
+  child.stderr!.on("data", (d: Buffer) => {
+    log += d.toString();
+  });
   const url = `http://127.0.0.1:${port}`;
-  const stop = () => { try { process.kill(-child.pid!, "SIGTERM"); } catch { /* already gone */ } };
+  const stop = () => {
+    try {
+      process.kill(-child.pid!, "SIGTERM");
+    } catch {
+      /* already gone */
+    }
+  };
   for (let i = 0; i < 120; i++) {
     await new Promise((r) => setTimeout(r, 500));
     if (child.exitCode !== null) break;
-    try { if ((await fetch(url)).status === 405) return { url, stop }; } catch { /* not up yet */ }
+    try {
+      if ((await fetch(url)).status === 405) return { url, stop };
+    } catch {
+      /* not up yet */
+    }
   }
   stop();
   throw new Error(`wrangler dev did not start:\n${log}`);

@@ -33,7 +33,8 @@ export const flatName = (key: string): string => key.replaceAll(".", "_").toUppe
  * `{flat}` stands for the key's flat variable name.
  */
 export const CONFIG_PLACES = {
-  workers: "wrangler.toml ([vars.<section>] of your environment) or the {flat} variable (.dev.vars locally: restart npm run dev after editing it; wrangler secret put when deployed)",
+  workers:
+    "wrangler.toml ([vars.<section>] of your environment) or the {flat} variable (.dev.vars locally: restart npm run dev after editing it; wrangler secret put when deployed)",
   deno: "config.json (or CONFIG_PATH), .dev.vars or the {flat} environment variable, then restart the process",
 } as const;
 
@@ -57,7 +58,11 @@ export function loadConfig(env: Record<string, unknown>, places: string = CONFIG
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
     const key = issue?.path.join(".") ?? "config";
-    throw new AppError(500, "config_error", `Configuration key ${key} is unusable: ${issue?.message ?? "invalid value"}. Fix it in ${places.replace("{flat}", flatName(key))}.`);
+    throw new AppError(
+      500,
+      "config_error",
+      `Configuration key ${key} is unusable: ${issue?.message ?? "invalid value"}. Fix it in ${places.replace("{flat}", flatName(key))}.`,
+    );
   }
   const secrets: Secrets = {};
   for (const name of SECRET_NAMES) {
@@ -72,7 +77,10 @@ export function loadConfig(env: Record<string, unknown>, places: string = CONFIG
  */
 export function publicConfig(loaded: LoadedConfig): Record<string, unknown> {
   const secrets = Object.fromEntries(SECRET_NAMES.map((name) => [name, loaded.secrets[name] ? "set" : null]));
-  const vision = { ...loaded.config.vision, max_calls_per_image_rule: capRule(loaded.config.vision.max_calls_per_image) };
+  const vision = {
+    ...loaded.config.vision,
+    max_calls_per_image_rule: capRule(loaded.config.vision.max_calls_per_image),
+  };
   return { ...loaded.config, vision, secrets };
 }
 

@@ -6,7 +6,15 @@
 import * as z from "zod";
 import { ANTHROPIC } from "../proxy/providers/anthropic";
 import { OPENAI } from "../proxy/providers/openai";
-import { EXTRACT_PROVIDERS, EXTRACT_SPECS, PROVIDER_SECRETS, PROVIDER_SPECS, type ProviderBaseName, SEARCH_PROVIDERS, SEARCH_SPECS } from "../web/providers/providers.catalog";
+import {
+  EXTRACT_PROVIDERS,
+  EXTRACT_SPECS,
+  PROVIDER_SECRETS,
+  PROVIDER_SPECS,
+  type ProviderBaseName,
+  SEARCH_PROVIDERS,
+  SEARCH_SPECS,
+} from "../web/providers/providers.catalog";
 
 /** Raised by a field that cannot be read; becomes a 500 `config_error` naming the key. */
 const unusable = (ctx: z.RefinementCtx, what: string) => {
@@ -67,7 +75,9 @@ const hostList = listOf((text) => text.toLowerCase());
 /** Browser origins (`https://app.example.com`), each normalised to its origin. */
 const originList = listOf((text, ctx) => {
   const origin = URL.canParse(text) ? new URL(text).origin : "null";
-  return origin === "null" ? unusable(ctx, `expected an origin such as https://app.example.com, got "${text.slice(0, 80)}"`) : origin;
+  return origin === "null"
+    ? unusable(ctx, `expected an origin such as https://app.example.com, got "${text.slice(0, 80)}"`)
+    : origin;
 }, " of origins");
 
 const optionalUrl = z.unknown().transform((value, ctx): string | null => {
@@ -102,7 +112,8 @@ const embedTargetBytes = z.unknown().transform((value): number => {
 const maxCallsPerImage = z.unknown().transform((value, ctx): number | null => {
   if (value === undefined || value === null || value === "") return null;
   const n = asNumber(value);
-  if (!Number.isInteger(n) || n < 0) return unusable(ctx, `expected an integer ≥ 0 or unset, got "${String(value).slice(0, 40)}"`);
+  if (!Number.isInteger(n) || n < 0)
+    return unusable(ctx, `expected an integer ≥ 0 or unset, got "${String(value).slice(0, 40)}"`);
   return n;
 });
 
@@ -113,10 +124,17 @@ export const DEFAULT_MAX_INPUT_PIXELS = 14_745_600;
 function baseUrlFields() {
   const fields = PROVIDER_SPECS.flatMap((spec) => {
     if (spec.baseUrl === undefined) return [];
-    const field = spec.baseUrl === null ? optionalUrl.describe(`${spec.name} has no public default; set it to enable ${spec.name}`) : urlWithDefault(spec.baseUrl).describe(`Where ${spec.name} is reached`);
+    const field =
+      spec.baseUrl === null
+        ? optionalUrl.describe(`${spec.name} has no public default; set it to enable ${spec.name}`)
+        : urlWithDefault(spec.baseUrl).describe(`Where ${spec.name} is reached`);
     return [[`${spec.name}_base_url`, field]];
   });
-  return Object.fromEntries(fields) as { [N in ProviderBaseName as `${N}_base_url`]: N extends "searxng" ? typeof optionalUrl : ReturnType<typeof urlWithDefault> };
+  return Object.fromEntries(fields) as {
+    [N in ProviderBaseName as `${N}_base_url`]: N extends "searxng"
+      ? typeof optionalUrl
+      : ReturnType<typeof urlWithDefault>;
+  };
 }
 
 /** A price in USD, ≥ 0; a number, or a string from an env variable. */
@@ -124,43 +142,57 @@ const usd = (fallback: number) =>
   z.unknown().transform((value, ctx): number => {
     if (value === undefined || value === null || value === "") return fallback;
     const n = asNumber(value);
-    if (!Number.isFinite(n) || n < 0) return unusable(ctx, `expected a price in USD (a number ≥ 0), got "${String(value).slice(0, 40)}"`);
+    if (!Number.isFinite(n) || n < 0)
+      return unusable(ctx, `expected a price in USD (a number ≥ 0), got "${String(value).slice(0, 40)}"`);
     return n;
   });
 
 /** `pricing.<kind>.<name>` for every provider of the kind, default from its spec. */
-function priceFields<S extends { name: string; search?: { usdPerCall: number }; extract?: { usdPerCall: number } }>(specs: readonly S[], kind: "search" | "extract") {
-  return Object.fromEntries(specs.map((spec) => [spec.name, usd(spec[kind]?.usdPerCall ?? 0).describe(`USD per ${kind} call to ${spec.name}`)])) as Record<S["name"], ReturnType<typeof usd>>;
+function priceFields<S extends { name: string; search?: { usdPerCall: number }; extract?: { usdPerCall: number } }>(
+  specs: readonly S[],
+  kind: "search" | "extract",
+) {
+  return Object.fromEntries(
+    specs.map((spec) => [spec.name, usd(spec[kind]?.usdPerCall ?? 0).describe(`USD per ${kind} call to ${spec.name}`)]),
+  ) as Record<S["name"], ReturnType<typeof usd>>;
 }
 
 const MODEL_PRICE_KEYS = ["input", "cacheWrite5m", "cacheWrite1h", "cacheRead", "output"] as const;
 
 /** `pricing.models`: a table (or its JSON text) of model name → token prices, each ≥ 0. */
-const modelPriceOverrides = z.unknown().transform((value, ctx): Record<string, Partial<Record<(typeof MODEL_PRICE_KEYS)[number], number>>> => {
-  if (value === undefined || value === null || value === "") return {};
-  let table = value;
-  if (typeof table === "string") {
-    try {
-      table = JSON.parse(table);
-    } catch {
-      return unusable(ctx, "expected a table of model name → prices, or its JSON text");
+const modelPriceOverrides = z
+  .unknown()
+  .transform((value, ctx): Record<string, Partial<Record<(typeof MODEL_PRICE_KEYS)[number], number>>> => {
+    if (value === undefined || value === null || value === "") return {};
+    let table = value;
+    if (typeof table === "string") {
+      try {
+        table = JSON.parse(table);
+      } catch {
+        return unusable(ctx, "expected a table of model name → prices, or its JSON text");
+      }
     }
-  }
-  if (typeof table !== "object" || table === null || Array.isArray(table)) return unusable(ctx, "expected a table of model name → prices");
-  const out: Record<string, Partial<Record<(typeof MODEL_PRICE_KEYS)[number], number>>> = {};
-  for (const [model, prices] of Object.entries(table)) {
-    if (typeof prices !== "object" || prices === null) return unusable(ctx, `prices of ${model.slice(0, 60)} are not a table`);
-    const row: Partial<Record<(typeof MODEL_PRICE_KEYS)[number], number>> = {};
-    for (const [key, price] of Object.entries(prices)) {
-      if (!(MODEL_PRICE_KEYS as readonly string[]).includes(key)) return unusable(ctx, `${model.slice(0, 60)}.${key.slice(0, 40)} is not one of ${MODEL_PRICE_KEYS.join(", ")}`);
-      const n = asNumber(price);
-      if (!Number.isFinite(n) || n < 0) return unusable(ctx, `${model.slice(0, 60)}.${key} must be a number ≥ 0`);
-      row[key as (typeof MODEL_PRICE_KEYS)[number]] = n;
+    if (typeof table !== "object" || table === null || Array.isArray(table))
+      return unusable(ctx, "expected a table of model name → prices");
+    const out: Record<string, Partial<Record<(typeof MODEL_PRICE_KEYS)[number], number>>> = {};
+    for (const [model, prices] of Object.entries(table)) {
+      if (typeof prices !== "object" || prices === null)
+        return unusable(ctx, `prices of ${model.slice(0, 60)} are not a table`);
+      const row: Partial<Record<(typeof MODEL_PRICE_KEYS)[number], number>> = {};
+      for (const [key, price] of Object.entries(prices)) {
+        if (!(MODEL_PRICE_KEYS as readonly string[]).includes(key))
+          return unusable(
+            ctx,
+            `${model.slice(0, 60)}.${key.slice(0, 40)} is not one of ${MODEL_PRICE_KEYS.join(", ")}`,
+          );
+        const n = asNumber(price);
+        if (!Number.isFinite(n) || n < 0) return unusable(ctx, `${model.slice(0, 60)}.${key} must be a number ≥ 0`);
+        row[key as (typeof MODEL_PRICE_KEYS)[number]] = n;
+      }
+      out[model] = row;
     }
-    out[model] = row;
-  }
-  return out;
-});
+    return out;
+  });
 
 export const Config = z.object({
   web: z.object({
@@ -177,9 +209,13 @@ export const Config = z.object({
   }),
   vision: z.object({
     embed_target_bytes: embedTargetBytes.describe("Embed budget: data-URL length, 64 KiB..4 MiB"),
-    max_calls_per_image: maxCallsPerImage.describe("Repeat cap per image and session; unset: subagents 3, main unlimited; 0 = unlimited"),
+    max_calls_per_image: maxCallsPerImage.describe(
+      "Repeat cap per image and session; unset: subagents 3, main unlimited; 0 = unlimited",
+    ),
     max_long_edge: clampedInt(1568, 256, 8192).describe("Long edge of an embedded image"),
-    max_input_pixels: clampedInt(DEFAULT_MAX_INPUT_PIXELS, 1_000_000, 100_000_000).describe("Larger images are refused before decoding"),
+    max_input_pixels: clampedInt(DEFAULT_MAX_INPUT_PIXELS, 1_000_000, 100_000_000).describe(
+      "Larger images are refused before decoding",
+    ),
   }),
   security: z.object({
     website_blocklist: hostList.describe("Domains refused by web_extract and vision URL fetches"),
@@ -190,19 +226,31 @@ export const Config = z.object({
   }),
   providers: z.object({
     ...baseUrlFields(),
-    anthropic_base_url: urlWithDefault(ANTHROPIC.defaultBaseUrl).describe("Upstream of /anthropic/* (the provider proxy)"),
+    anthropic_base_url: urlWithDefault(ANTHROPIC.defaultBaseUrl).describe(
+      "Upstream of /anthropic/* (the provider proxy)",
+    ),
     openai_base_url: urlWithDefault(OPENAI.defaultBaseUrl).describe("Upstream of /openai/* (the provider proxy)"),
   }),
   proxy: z.object({
     enabled: flag(true).describe("false: /anthropic/* and /openai/* are 404"),
-    timeout_seconds: clampedInt(600, 10, 3600).describe("Timeout of one forwarded LLM request until the provider's answer starts, 10..3600"),
-    fit_user_images: flag(false).describe("true: user uploads over the embed budget are fitted too (else only those the provider would refuse)"),
-    strategy: choice(["cost", "hermes", "off"] as const, "cost").describe("Tool-image retirement on proxied requests: cost, hermes (20/8/3), or off (images fitted only)"),
+    timeout_seconds: clampedInt(600, 10, 3600).describe(
+      "Timeout of one forwarded LLM request until the provider's answer starts, 10..3600",
+    ),
+    fit_user_images: flag(false).describe(
+      "true: user uploads over the embed budget are fitted too (else only those the provider would refuse)",
+    ),
+    strategy: choice(["cost", "hermes", "off"] as const, "cost").describe(
+      "Tool-image retirement on proxied requests: cost, hermes (20/8/3), or off (images fitted only)",
+    ),
   }),
   pricing: z.object({
-    search: z.object(priceFields(SEARCH_SPECS, "search")).describe("USD per search call, per provider: what a hit or a joined call saves"),
+    search: z
+      .object(priceFields(SEARCH_SPECS, "search"))
+      .describe("USD per search call, per provider: what a hit or a joined call saves"),
     extract: z.object(priceFields(EXTRACT_SPECS, "extract")).describe("USD per extract call (one URL), per provider"),
-    models: modelPriceOverrides.describe("Token prices per model name, USD per million tokens ({input, cacheWrite5m, cacheWrite1h, cacheRead, output}, any subset); the rest from the model table"),
+    models: modelPriceOverrides.describe(
+      "Token prices per model name, USD per million tokens ({input, cacheWrite5m, cacheWrite1h, cacheRead, output}, any subset); the rest from the model table",
+    ),
   }),
   auxiliary: z.object({
     vision: z.object({
@@ -214,6 +262,12 @@ export const Config = z.object({
 export type Config = z.infer<typeof Config>;
 
 /** Secrets: read from the environment only, never from wrangler.toml, never shown. */
-export const SECRET_NAMES = ["API_TOKENS", ...PROVIDER_SECRETS, "AUXILIARY_VISION_API_KEY", "ANTHROPIC_API_KEY", "OPENAI_API_KEY"] as const;
+export const SECRET_NAMES = [
+  "API_TOKENS",
+  ...PROVIDER_SECRETS,
+  "AUXILIARY_VISION_API_KEY",
+  "ANTHROPIC_API_KEY",
+  "OPENAI_API_KEY",
+] as const;
 export type SecretName = (typeof SECRET_NAMES)[number];
 export type Secrets = Partial<Record<SecretName, string>>;

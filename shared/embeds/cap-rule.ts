@@ -22,7 +22,7 @@ export function effectiveCap(configured: number | null, caller: Caller): number 
  * @example capRule(null) // "unset: 3 for subagents, unlimited for the main agent; 0 = unlimited"
  */
 export function capRule(configured: number | null): string {
-  if (configured === null) return `unset: ${DEFAULT_SUBAGENT_CAP} for subagents, unlimited for the main agent; 0 = unlimited`;
+  if (configured === null)
+    return `unset: ${DEFAULT_SUBAGENT_CAP} for subagents, unlimited for the main agent; 0 = unlimited`;
   return configured === 0 ? "0 = unlimited" : `${configured} for every caller; 0 = unlimited`;
 }
-

@@ -7,7 +7,6 @@ import { AppError } from "../http/errors";
 import type { Reservation } from "../ports";
 import { type Caller, capRule, effectiveCap } from "./cap-rule";
 
-
 /** Counters are dropped after this much inactivity in a session. */
 export const SESSION_IDLE_MS = 24 * 60 * 60 * 1000;
 
@@ -36,7 +35,10 @@ export async function releaseSlot(store: CounterStore, imageKey: string): Promis
 /** The 409 of api.md: its words, with the cap rule that applied (`capRule`). */
 export function embedCapReached(count: number, configured: number | null, caller: Caller): AppError {
   const cap = effectiveCap(configured, caller) ?? 0;
-  const setting = configured === null ? `vision.max_calls_per_image ${capRule(null)}` : `vision.max_calls_per_image = ${configured}; 0 = unlimited`;
+  const setting =
+    configured === null
+      ? `vision.max_calls_per_image ${capRule(null)}`
+      : `vision.max_calls_per_image = ${configured}; 0 = unlimited`;
   return new AppError(
     409,
     "embed_cap_reached",

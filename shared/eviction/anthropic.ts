@@ -6,7 +6,15 @@
  * Knows nothing of ceilings or batches: that is policy.ts.
  */
 import { ANTHROPIC_BREAKPOINTS } from "./cost";
-import { asRecord, fixedRetiredText, type Carrier, type EvictionAdapter, type ImageInventory, type ImageRef, type RetiredText } from "./inventory";
+import {
+  asRecord,
+  fixedRetiredText,
+  type Carrier,
+  type EvictionAdapter,
+  type ImageInventory,
+  type ImageRef,
+  type RetiredText,
+} from "./inventory";
 
 /** Base64 characters of an Anthropic image block; URL and file sources travel as references (0). */
 function imageBytes(block: Record<string, unknown>): number {
@@ -44,7 +52,11 @@ function inventory(messages: readonly unknown[]): ImageInventory {
   return { carriers, uploads };
 }
 
-function retire(messages: readonly unknown[], retired: readonly Carrier[], textOf: RetiredText = fixedRetiredText): unknown[] {
+function retire(
+  messages: readonly unknown[],
+  retired: readonly Carrier[],
+  textOf: RetiredText = fixedRetiredText,
+): unknown[] {
   const outbound = messages.slice();
   // Group by message so each touched message is copied once, whatever it carries.
   const byMessage = new Map<number, Carrier[]>();
@@ -102,7 +114,11 @@ export function blockBefore(messages: readonly unknown[], position: BlockPositio
   while (message >= 0 && steps < ANTHROPIC_BREAKPOINTS.lookbackBlocks) {
     const content = asRecord(messages[message])?.content;
     if (!Array.isArray(content)) return null;
-    for (block = Math.min(block, content.length - 1); block >= 0 && steps < ANTHROPIC_BREAKPOINTS.lookbackBlocks; block--, steps++) {
+    for (
+      block = Math.min(block, content.length - 1);
+      block >= 0 && steps < ANTHROPIC_BREAKPOINTS.lookbackBlocks;
+      block--, steps++
+    ) {
       const entry = asRecord(content[block]);
       if (entry && typeof entry.type === "string" && !UNMARKABLE.has(entry.type)) return { message, block };
     }

@@ -20,7 +20,10 @@ import { DEFAULT_LIMITS, type EvictionLimits, type ImageLoad } from "./policy";
 
 /** Anthropic's breakpoint rules (the model table's): at most 4 `cache_control` markers a request; an entry is found within 20 blocks before one. */
 const ANTHROPIC_RULES = modelRules("anthropic", undefined).cache;
-export const ANTHROPIC_BREAKPOINTS = Object.freeze({ max: ANTHROPIC_RULES.maxBreakpoints, lookbackBlocks: ANTHROPIC_RULES.lookbackBlocks ?? 20 });
+export const ANTHROPIC_BREAKPOINTS = Object.freeze({
+  max: ANTHROPIC_RULES.maxBreakpoints,
+  lookbackBlocks: ANTHROPIC_RULES.lookbackBlocks ?? 20,
+});
 
 /**
  * The one "cold" rule: the provider's cache has expired when the previous request of the session
@@ -39,7 +42,10 @@ export const PLACEHOLDER_TOKENS = 10;
  * model table (shared/models/models.table.ts): Anthropic writes at 1.25x and reads at 0.1x, 0.05x or
  * 0.025x by model; OpenAI writes at 1.25x from GPT-5.6 (1x before) and reads at 0.1x-0.5x by model.
  */
-export function cachePrices(provider: string | undefined, model: string | undefined): { writeMultiplier: number; readMultiplier: number } {
+export function cachePrices(
+  provider: string | undefined,
+  model: string | undefined,
+): { writeMultiplier: number; readMultiplier: number } {
   const { multipliers } = modelRules(provider, model);
   return { writeMultiplier: multipliers.write5m, readMultiplier: multipliers.read };
 }
@@ -144,7 +150,8 @@ function worthRetiring(
   const premium = (s.writeMultiplier - s.readMultiplier) * rewritten;
   // What the next collapse rewrites at least: the kept images and everything after them.
   if (saved < economicBatch(s, tokens[tokens.length - 1]! / step.turns, step.end - starts[to]!)) return false;
-  if (totalTurns !== undefined) return s.readMultiplier * saved * Math.min(totalTurns - step.turns, step.turns * TOLD_HORIZON_CAP) >= premium;
+  if (totalTurns !== undefined)
+    return s.readMultiplier * saved * Math.min(totalTurns - step.turns, step.turns * TOLD_HORIZON_CAP) >= premium;
   const horizon = overBase || !afterBase ? HORIZON : HORIZON_AFTER_CEILING;
   const gain = s.readMultiplier * saved * step.turns * horizon;
   if (gain < premium) return false;
@@ -174,7 +181,11 @@ const TOLD_HORIZON_CAP = 1;
  * @example
  * economicBatch(DEFAULT_COST_SETTINGS, 1_500, 7_500) // ≈ 16,100 tokens: about 11 screenshots of 1,500
  */
-export function economicBatch(s: Pick<CostSettings, "writeMultiplier" | "readMultiplier">, perRequest: number, window: number): number {
+export function economicBatch(
+  s: Pick<CostSettings, "writeMultiplier" | "readMultiplier">,
+  perRequest: number,
+  window: number,
+): number {
   if (perRequest <= 0 || s.readMultiplier <= 0) return Infinity;
   return Math.sqrt((2 * (s.writeMultiplier - s.readMultiplier) * Math.max(0, window) * perRequest) / s.readMultiplier);
 }
@@ -225,7 +236,8 @@ export function costFront(steps: readonly CostStep[], s: CostSettings): CostDeci
   // Whether keeping the carriers from `from` on is within the true ceilings (no closures in the
   // loop: it runs on every outbound request, for every message).
   const fitsFrom = (from: number, total: number) =>
-    reservedBlocks + blocks[total]! - blocks[from]! <= maxBlocks && reservedBytes + bytes[total]! - bytes[from]! <= maxBytes;
+    reservedBlocks + blocks[total]! - blocks[from]! <= maxBlocks &&
+    reservedBytes + bytes[total]! - bytes[from]! <= maxBytes;
   /** Retire down to the floor, further only if the true ceilings still need it, never past `maxRetire`. */
   const toFloor = (total: number, floor: number, maxRetire: number) => {
     let to = Math.max(front, total - floor);

@@ -124,7 +124,9 @@ function blockTokens(block: unknown): number {
     let chars = 0;
     for (const call of record.tool_calls) {
       const fn = (call as { function?: { name?: unknown; arguments?: unknown } } | null)?.function;
-      chars += (typeof fn?.name === "string" ? fn.name.length : 0) + (typeof fn?.arguments === "string" ? fn.arguments.length : 0);
+      chars +=
+        (typeof fn?.name === "string" ? fn.name.length : 0) +
+        (typeof fn?.arguments === "string" ? fn.arguments.length : 0);
     }
     return Math.ceil(chars / CHARS_PER_TOKEN);
   }

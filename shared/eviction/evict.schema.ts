@@ -17,7 +17,9 @@ export const EvictLimits = z.object({
     .describe(`Ceiling on base64 / data-URL image characters per request (default ${DEFAULT_LIMITS.maxBytes})`),
   batch: positiveInt(1_000)
     .optional()
-    .describe(`Tool-image carriers retired per move of the retirement front, 1..1000 (default ${DEFAULT_LIMITS.batch})`),
+    .describe(
+      `Tool-image carriers retired per move of the retirement front, 1..1000 (default ${DEFAULT_LIMITS.batch})`,
+    ),
   floor: z
     .number()
     .int()
@@ -36,24 +38,42 @@ export const ImageDescription = z.object({
     .number()
     .int()
     .min(0)
-    .describe("Index in that message's `content`: the tool_result block (Anthropic) or the image part (OpenAI), as in `evicted[]`"),
-  part: z.number().int().min(0).optional().describe("Anthropic only: index of the image inside the tool_result's own `content`"),
+    .describe(
+      "Index in that message's `content`: the tool_result block (Anthropic) or the image part (OpenAI), as in `evicted[]`",
+    ),
+  part: z
+    .number()
+    .int()
+    .min(0)
+    .optional()
+    .describe("Anthropic only: index of the image inside the tool_result's own `content`"),
   text: z
     .string()
     .min(1)
     .max(8_000)
-    .describe("The image's description from vision_analyze (descriptor path); a retired image becomes this text instead of the fixed placeholder"),
+    .describe(
+      "The image's description from vision_analyze (descriptor path); a retired image becomes this text instead of the fixed placeholder",
+    ),
 });
 export type ImageDescription = z.infer<typeof ImageDescription>;
 
 /** Fields that only the cost strategy reads: sent with `hermes` they are a mistake worth a 400. */
-const COST_ONLY = ["provider", "model", "manage_cache", "last_request_at", "session_id", "other_breakpoints", "requests_left", "system", "tools", "cache_control"] as const;
+const COST_ONLY = [
+  "provider",
+  "model",
+  "manage_cache",
+  "last_request_at",
+  "session_id",
+  "other_breakpoints",
+  "requests_left",
+  "system",
+  "tools",
+  "cache_control",
+] as const;
 
 export const EvictRequest = z
   .object({
-    format: z
-      .enum(["anthropic", "openai"])
-      .describe("Message format: Anthropic Messages or OpenAI Chat Completions"),
+    format: z.enum(["anthropic", "openai"]).describe("Message format: Anthropic Messages or OpenAI Chat Completions"),
     messages: z
       .array(z.looseObject({}).describe("One message, passed through untouched unless it carries a retired tool image"))
       .max(100_000)
@@ -70,13 +90,17 @@ export const EvictRequest = z
       .min(1)
       .max(64)
       .optional()
-      .describe("cost: whose model table applies (anthropic, openai; azure counts as openai); default: the format's provider. docs/eviction.md lists the table"),
+      .describe(
+        "cost: whose model table applies (anthropic, openai; azure counts as openai); default: the format's provider. docs/eviction.md lists the table",
+      ),
     model: z
       .string()
       .min(1)
       .max(200)
       .optional()
-      .describe("cost: the model, for its prices (cache write and read multipliers), image ceilings (Anthropic 100 or 600 images), cache TTL and breakpoint rules from the model table; an unknown model gets its provider's default"),
+      .describe(
+        "cost: the model, for its prices (cache write and read multipliers), image ceilings (Anthropic 100 or 600 images), cache TTL and breakpoint rules from the model table; an unknown model gets its provider's default",
+      ),
     manage_cache: z
       .boolean()
       .optional()
@@ -89,17 +113,23 @@ export const EvictRequest = z
       .min(0)
       .max(4)
       .optional()
-      .describe("cost, manage_cache: breakpoints the client sets outside `messages` (system, tools), which the service cannot see (default 1: the system prompt)"),
+      .describe(
+        "cost, manage_cache: breakpoints the client sets outside `messages` (system, tools), which the service cannot see (default 1: the system prompt)",
+      ),
     last_request_at: z.iso
       .datetime({ offset: true })
       .optional()
-      .describe("cost: ISO time of the session's previous request; a gap over the cache TTL (5 minutes) means the cache is cold"),
+      .describe(
+        "cost: ISO time of the session's previous request; a gap over the cache TTL (5 minutes) means the cache is cold",
+      ),
     session_id: z
       .string()
       .min(1)
       .max(256)
       .optional()
-      .describe("cost: the agent session; the service remembers its retirement front and last call for 24 h, which a cold-cache retirement needs to stay retired"),
+      .describe(
+        "cost: the agent session; the service remembers its retirement front and last call for 24 h, which a cold-cache retirement needs to stay retired",
+      ),
     requests_left: z
       .number()
       .int()
@@ -112,21 +142,29 @@ export const EvictRequest = z
     system: z
       .unknown()
       .optional()
-      .describe("cost: the request's system prompt (string or blocks), counted in the prompt's tokens and its breakpoints; never changed or returned"),
+      .describe(
+        "cost: the request's system prompt (string or blocks), counted in the prompt's tokens and its breakpoints; never changed or returned",
+      ),
     tools: z
       .array(z.unknown().describe("One tool definition"))
       .max(10_000)
       .optional()
-      .describe("cost: the request's tool definitions, counted in the prompt's tokens and its breakpoints; never changed or returned"),
+      .describe(
+        "cost: the request's tool definitions, counted in the prompt's tokens and its breakpoints; never changed or returned",
+      ),
     cache_control: z
       .looseObject({})
       .optional()
-      .describe("cost, Anthropic: the request's top-level cache_control (automatic caching); it counts toward the 4 breakpoints, and its ttl 1h toward the TTL"),
+      .describe(
+        "cost, Anthropic: the request's top-level cache_control (automatic caching); it counts toward the 4 breakpoints, and its ttl 1h toward the TTL",
+      ),
     descriptions: z
       .array(ImageDescription)
       .max(100_000)
       .optional()
-      .describe("Descriptions of tool images from vision_analyze: a retired image with one becomes that text (deterministically) instead of the fixed placeholder"),
+      .describe(
+        "Descriptions of tool images from vision_analyze: a retired image with one becomes that text (deterministically) instead of the fixed placeholder",
+      ),
   })
   .superRefine((request, ctx) => {
     if (request.strategy === "hermes") {
@@ -140,12 +178,17 @@ export const EvictRequest = z
       ctx.addIssue({
         code: "custom",
         path: ["requests_left"],
-        message: "requests_left needs session_id: a retirement made for the session's future must stay in place on the next request, which only a remembered session can promise",
+        message:
+          "requests_left needs session_id: a retirement made for the session's future must stay in place on the next request, which only a remembered session can promise",
       });
     }
     request.descriptions?.forEach((entry, i) => {
       if (entry.message >= request.messages.length) {
-        ctx.addIssue({ code: "custom", path: ["descriptions", i, "message"], message: `message ${entry.message} is beyond the ${request.messages.length} messages sent` });
+        ctx.addIssue({
+          code: "custom",
+          path: ["descriptions", i, "message"],
+          message: `message ${entry.message} is beyond the ${request.messages.length} messages sent`,
+        });
       }
     });
   });
@@ -183,11 +226,21 @@ export const EvictStats = z.object({
     ),
   strategy: z.enum(["hermes", "cost"]).optional().describe("cost only: the strategy applied"),
   problem: z.string().optional().describe("Why the request cannot fit (only when `fits` is false)"),
-  explanation: z.string().optional().describe("cost only: one sentence on what moved and why, e.g. \"Retired 8 tool images because the cache was cold: nothing cached is rewritten.\""),
+  explanation: z
+    .string()
+    .optional()
+    .describe(
+      'cost only: one sentence on what moved and why, e.g. "Retired 8 tool images because the cache was cold: nothing cached is rewritten."',
+    ),
   estimate: z
     .object({
-      model: z.string().describe("The model-table family whose prices were used (`<provider> default` for an unknown model)"),
-      cache_write_tokens: z.number().int().describe("Estimated cache-write tokens of this request under the chosen move"),
+      model: z
+        .string()
+        .describe("The model-table family whose prices were used (`<provider> default` for an unknown model)"),
+      cache_write_tokens: z
+        .number()
+        .int()
+        .describe("Estimated cache-write tokens of this request under the chosen move"),
       cache_write_usd: z.number().describe("The same in USD at the model's write price"),
       hermes: z
         .object({
@@ -205,14 +258,29 @@ export const EvictStats = z.object({
       block: z.number().int().describe("Index of that block in the message's `content`"),
     })
     .optional()
-    .describe("cost, manage_cache: the one breakpoint the service placed (the only marker it ever moves), just before the front"),
+    .describe(
+      "cost, manage_cache: the one breakpoint the service placed (the only marker it ever moves), just before the front",
+    ),
   cache_marker_note: z.string().optional().describe("cost, manage_cache: why no breakpoint was placed"),
-  cold_cache: z.boolean().optional().describe("cost only: whether the provider's cache was judged expired since the previous request"),
+  cold_cache: z
+    .boolean()
+    .optional()
+    .describe("cost only: whether the provider's cache was judged expired since the previous request"),
   limits: z
     .object({
-      max_blocks: z.number().int().describe("Effective block ceiling (cost: the model's true ceiling from the model table unless `limits.max_blocks` says otherwise)"),
+      max_blocks: z
+        .number()
+        .int()
+        .describe(
+          "Effective block ceiling (cost: the model's true ceiling from the model table unless `limits.max_blocks` says otherwise)",
+        ),
       max_bytes: z.number().int().describe("Effective byte ceiling"),
-      batch: z.number().int().describe("Effective batch (hermes; cost retires down to the floor in one move and reports the batch it was sent)"),
+      batch: z
+        .number()
+        .int()
+        .describe(
+          "Effective batch (hermes; cost retires down to the floor in one move and reports the batch it was sent)",
+        ),
       floor: z.number().int().describe("Effective floor"),
     })
     .describe("The limits applied after defaults"),

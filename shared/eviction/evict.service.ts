@@ -9,7 +9,18 @@
 import { anthropicAdapter, blockBefore, countBreakpoints, hasBreakpoint, withBreakpoint } from "./anthropic";
 import { cacheIsCold, costFront, DEFAULT_COST_SETTINGS, type CostRule, type CostStep } from "./cost";
 import type { EvictedImage, EvictRequest, EvictResponse, EvictStats } from "./evict.schema";
-import { asRecord, describedImageText, fixedRetiredText, imageSteps, loadOf, type Carrier, type EvictionAdapter, type ImageInventory, type ImageRef, type RetiredText } from "./inventory";
+import {
+  asRecord,
+  describedImageText,
+  fixedRetiredText,
+  imageSteps,
+  loadOf,
+  type Carrier,
+  type EvictionAdapter,
+  type ImageInventory,
+  type ImageRef,
+  type RetiredText,
+} from "./inventory";
 import { countOpenaiBreakpoints, openaiAdapter, openaiBlockBefore, withOpenaiBreakpoint } from "./openai";
 import { resolveLimits, retirementFront, type EvictionLimits } from "./policy";
 import { textTokens } from "./estimate";
@@ -17,7 +28,6 @@ import { conversationSteps } from "./steps";
 import { modelRules, type ModelRules } from "../models/models.table";
 import type { AppPorts } from "../ports";
 import { sha256Hex } from "../hash";
-
 
 /** What the cost strategy knows beyond the request: the time, and what the session remembers. */
 export interface EvictContext {
@@ -36,7 +46,6 @@ export interface SessionMemory {
   /** Identity of the newest retired carrier, so a different conversation under the same id is not trusted. */
   readonly carrier: string;
 }
-
 
 const carrierKey = (carrier: Carrier) => `${carrier.message}/${carrier.block}/${carrier.bytes}`;
 
@@ -107,7 +116,9 @@ function evictWithInventory(request: EvictRequest, context: EvictContext, invent
 function hermesFronts(inventory: ImageInventory, limits: EvictionLimits, lastMessage: number) {
   const steps = imageSteps(inventory);
   const decision = retirementFront(steps, limits);
-  const touchesLast = inventory.carriers.some((c) => c.message === lastMessage) || inventory.uploads.some((u) => u.message === lastMessage);
+  const touchesLast =
+    inventory.carriers.some((c) => c.message === lastMessage) ||
+    inventory.uploads.some((u) => u.message === lastMessage);
   return { decision, before: touchesLast ? retirementFront(steps.slice(0, -1), limits).retire : decision.retire };
 }
 
@@ -128,12 +139,20 @@ function costEviction(
 ): EvictResponse {
   const { carriers, uploads } = inventory;
   const rules = costRules(request);
-  const { steps, maxEdge } = conversationSteps(adapter, request.messages, inventory, textTokens(request.tools) + textTokens(request.system));
+  const { steps, maxEdge } = conversationSteps(
+    adapter,
+    request.messages,
+    inventory,
+    textTokens(request.tools) + textTokens(request.system),
+  );
   // The model's ceiling: all its images when each is within the long edge allowed above
   // `manyImages` (an unreadable size counts as too large), else `manyImages`. A caller's
   // max_blocks overrides both.
   const images = carriers.reduce((n, c) => n + c.blocks, 0) + uploads.length;
-  const trueBlocks = images > 0 && maxEdge <= rules.images.maxEdgeWhenMany ? rules.images.maxImages : Math.min(rules.images.manyImages, rules.images.maxImages);
+  const trueBlocks =
+    images > 0 && maxEdge <= rules.images.maxEdgeWhenMany
+      ? rules.images.maxImages
+      : Math.min(rules.images.manyImages, rules.images.maxImages);
   const limits: EvictionLimits = { ...requested, maxBlocks: request.limits?.max_blocks ?? trueBlocks };
 
   const now = context.now ?? Date.now();
@@ -149,7 +168,8 @@ function costEviction(
           ? memory.front
           : undefined;
   // The client's Anthropic breakpoints in messages (counted once: the TTL and the marker's budget read them).
-  const breakpoints = request.format === "anthropic" ? countBreakpoints(request.messages) : { count: 0, longTtl: false };
+  const breakpoints =
+    request.format === "anthropic" ? countBreakpoints(request.messages) : { count: 0, longTtl: false };
   const longTtl = breakpoints.longTtl || asRecord(request.cache_control)?.ttl === "1h";
   const ttlMs = longTtl && rules.cache.longTtlMs !== null ? rules.cache.longTtlMs : rules.cache.ttlMs;
   const lastAt = request.last_request_at !== undefined ? Date.parse(request.last_request_at) : memory?.at;
@@ -187,7 +207,10 @@ function costEviction(
     }
   }
   if (cold && request.session_id === undefined) {
-    extra.cache_marker_note = [extra.cache_marker_note, "the cache looks cold, but without session_id the front could not stay where a cold retirement would put it, so nothing was retired early"]
+    extra.cache_marker_note = [
+      extra.cache_marker_note,
+      "the cache looks cold, but without session_id the front could not stay where a cold retirement would put it, so nothing was retired early",
+    ]
       .filter(Boolean)
       .join("; ");
   }
@@ -195,7 +218,8 @@ function costEviction(
   const hermes = hermesFronts(inventory, requested, request.messages.length - 1);
   const hermesNow = hermes.decision.retire;
   const hermesBefore = hermes.before;
-  const price = (tokens: number) => Math.round(((tokens * rules.prices.input * writeMultiplier) / 1_000_000) * 1e6) / 1e6;
+  const price = (tokens: number) =>
+    Math.round(((tokens * rules.prices.input * writeMultiplier) / 1_000_000) * 1e6) / 1e6;
   const chosenWrites = estimatedWrites(steps, decision.previous, decision.retire, managed, cold);
   const hermesWrites = estimatedWrites(steps, hermesBefore, hermesNow, rules.cache.style === "prefix", cold);
   const fits = decision.fits;
@@ -203,7 +227,16 @@ function costEviction(
     fits,
     reason: decision.rule,
     strategy: "cost",
-    explanation: explain(decision.rule, decision.retire - decision.previous, decision.retire, decision.movedNow, limits.maxBlocks, cold, remembered !== undefined, chosenWrites),
+    explanation: explain(
+      decision.rule,
+      decision.retire - decision.previous,
+      decision.retire,
+      decision.movedNow,
+      limits.maxBlocks,
+      cold,
+      remembered !== undefined,
+      chosenWrites,
+    ),
     estimate: {
       model: rules.known ? rules.family : `${rules.provider} default`,
       cache_write_tokens: chosenWrites,
@@ -211,7 +244,12 @@ function costEviction(
       hermes: { retired: hermesNow, cache_write_tokens: hermesWrites, cache_write_usd: price(hermesWrites) },
     },
     cold_cache: cold,
-    ...(fits ? {} : { problem: "the user uploads and the floor of newest tool images alone pass the provider's ceilings; uploads are never retired" }),
+    ...(fits
+      ? {}
+      : {
+          problem:
+            "the user uploads and the floor of newest tool images alone pass the provider's ceilings; uploads are never retired",
+        }),
     ...extra,
   });
 }
@@ -222,7 +260,13 @@ function costEviction(
  * when managed, else the first tool image); otherwise only what the previous request did not carry
  * (the last message).
  */
-function estimatedWrites(steps: readonly CostStep[], previous: number, front: number, managed: boolean, cold: boolean): number {
+function estimatedWrites(
+  steps: readonly CostStep[],
+  previous: number,
+  front: number,
+  managed: boolean,
+  cold: boolean,
+): number {
   const end = steps.length > 0 ? steps[steps.length - 1]!.end : 0;
   if (cold) return end;
   if (front > previous) {
@@ -233,19 +277,34 @@ function estimatedWrites(steps: readonly CostStep[], previous: number, front: nu
 }
 
 /** One sentence on what moved and why, in the terms of docs/eviction.md ("The reason table"). */
-function explain(rule: CostRule, movedBy: number, retired: number, movedNow: boolean, ceiling: number, cold: boolean, remembered: boolean, writes: number): string {
+function explain(
+  rule: CostRule,
+  movedBy: number,
+  retired: number,
+  movedNow: boolean,
+  ceiling: number,
+  cold: boolean,
+  remembered: boolean,
+  writes: number,
+): string {
   const images = (n: number) => `${n} tool image${n === 1 ? "" : "s"}`;
   const tokens = writes.toLocaleString("en-US");
-  if (rule === "under_ceiling") return `Nothing retired: the request is within the ceiling of ${ceiling} images and nothing made retiring pay, so nothing cached is rewritten.`;
+  if (rule === "under_ceiling")
+    return `Nothing retired: the request is within the ceiling of ${ceiling} images and nothing made retiring pay, so nothing cached is rewritten.`;
   if (!movedNow) {
     return remembered
       ? `Kept the front where the previous request left it (${images(retired)} retired): nothing cached is rewritten.`
       : `Retired ${images(retired)}, where the ${rule} rule put the front at an earlier message of this conversation; send session_id so the service remembers the front between requests.`;
   }
-  if (rule === "cold_cache") return `Retired ${images(movedBy)} because the cache was cold: nothing cached is rewritten.`;
-  const after = cold ? "the cache was cold anyway, so nothing cached is rewritten" : `about ${tokens} tokens after the front are written to the cache again`;
-  if (rule === "ceiling") return `Retired ${images(movedBy)} because the request would pass the ceiling of ${ceiling} images: ${after}.`;
-  if (rule === "price") return `Retired ${images(movedBy)} because the cache reads they save outweigh one rewrite at this model's prices: ${after}.`;
+  if (rule === "cold_cache")
+    return `Retired ${images(movedBy)} because the cache was cold: nothing cached is rewritten.`;
+  const after = cold
+    ? "the cache was cold anyway, so nothing cached is rewritten"
+    : `about ${tokens} tokens after the front are written to the cache again`;
+  if (rule === "ceiling")
+    return `Retired ${images(movedBy)} because the request would pass the ceiling of ${ceiling} images: ${after}.`;
+  if (rule === "price")
+    return `Retired ${images(movedBy)} because the cache reads they save outweigh one rewrite at this model's prices: ${after}.`;
   return `Retired ${images(movedBy)} to reach the front the previous request left: ${after}.`;
 }
 
@@ -267,21 +326,33 @@ function placeFrontMarker(
   if (!front) return { note: "no live tool image: no front to mark" };
   if (request.format === "openai") {
     const used = countOpenaiBreakpoints(request.messages) + 1; // the implicit breakpoint at the newest message
-    if (used >= rules.cache.maxBreakpoints) return { note: `the client already uses ${used} of the ${rules.cache.maxBreakpoints} breakpoints a request may write (the implicit one included)` };
+    if (used >= rules.cache.maxBreakpoints)
+      return {
+        note: `the client already uses ${used} of the ${rules.cache.maxBreakpoints} breakpoints a request may write (the implicit one included)`,
+      };
     const at = openaiBlockBefore(messages, front.message);
     if (!at) return { note: "no content part before the front can carry a breakpoint without changing its bytes" };
     return { messages: withOpenaiBreakpoint(messages, at), at };
   }
   const automatic = request.cache_control === undefined ? 0 : 1;
-  const others = request.other_breakpoints ?? (request.system === undefined && request.tools === undefined ? 1 : countBreakpoints([{ content: [request.tools, request.system].flat() }]).count);
+  const others =
+    request.other_breakpoints ??
+    (request.system === undefined && request.tools === undefined
+      ? 1
+      : countBreakpoints([{ content: [request.tools, request.system].flat() }]).count);
   const used = client.count + others + automatic;
   if (used >= rules.cache.maxBreakpoints) {
-    return { note: `the client already uses ${used} of the ${rules.cache.maxBreakpoints} breakpoints (${client.count} in messages, ${others} outside${automatic ? ", 1 automatic" : ""}); leave one free for the front marker` };
+    return {
+      note: `the client already uses ${used} of the ${rules.cache.maxBreakpoints} breakpoints (${client.count} in messages, ${others} outside${automatic ? ", 1 automatic" : ""}); leave one free for the front marker`,
+    };
   }
   const at = blockBefore(messages, front);
   if (!at) return { note: "no block before the front can carry a breakpoint without changing its bytes" };
   if (hasBreakpoint(messages, at)) return { note: "a client breakpoint already stands just before the front" };
-  return { messages: withBreakpoint(messages, at, client.longTtl || asRecord(request.cache_control)?.ttl === "1h"), at };
+  return {
+    messages: withBreakpoint(messages, at, client.longTtl || asRecord(request.cache_control)?.ttl === "1h"),
+    at,
+  };
 }
 
 /** The api.md response: the outbound copy, the retired images, and the counts. */
@@ -342,8 +413,12 @@ const SESSION_MEMORY_TTL_MS = 24 * 60 * 60_000;
  * front and the last call remembered for it, and store this call's. Other requests go straight
  * through. A store failure degrades to "nothing remembered", never to an error.
  */
-export async function evictForSession(request: EvictRequest, deps: Pick<AppPorts, "cache" | "clock">): Promise<EvictResponse> {
-  if (request.strategy !== "cost" || request.session_id === undefined) return evictContext(request, { now: deps.clock() });
+export async function evictForSession(
+  request: EvictRequest,
+  deps: Pick<AppPorts, "cache" | "clock">,
+): Promise<EvictResponse> {
+  if (request.strategy !== "cost" || request.session_id === undefined)
+    return evictContext(request, { now: deps.clock() });
   const key = await sessionKey(request.session_id);
   const now = deps.clock();
   let memory: SessionMemory | null = null;
@@ -367,7 +442,11 @@ export async function evictForSession(request: EvictRequest, deps: Pick<AppPorts
  * remembers after it. `evictForSession` reads and writes the memory around it; the replay calls it
  * directly with its own clock, so both take the same path.
  */
-export function evictRemembering(request: EvictRequest, memory: SessionMemory | null, now: number): { response: EvictResponse; remember: SessionMemory } {
+export function evictRemembering(
+  request: EvictRequest,
+  memory: SessionMemory | null,
+  now: number,
+): { response: EvictResponse; remember: SessionMemory } {
   const inventory = adapters[request.format].inventory(request.messages);
   const response = evictWithInventory(request, { now, memory }, inventory);
   const newest = response.retired > 0 ? inventory.carriers[response.retired - 1] : undefined;
@@ -399,7 +478,10 @@ export interface OutboundRequest {
  * const out = await evictOutbound({ format: "anthropic", messages: body.messages, model: body.model, sessionKey, system: body.system }, deps);
  * body.messages = out.messages; // headers: X-Edge-Retired = out.retired
  */
-export function evictOutbound(request: OutboundRequest, deps: Pick<AppPorts, "cache" | "clock">): Promise<EvictResponse> {
+export function evictOutbound(
+  request: OutboundRequest,
+  deps: Pick<AppPorts, "cache" | "clock">,
+): Promise<EvictResponse> {
   return evictForSession(
     {
       format: request.format,
@@ -419,5 +501,11 @@ export function evictOutbound(request: OutboundRequest, deps: Pick<AppPorts, "ca
 
 function isMemory(value: unknown): value is SessionMemory {
   const v = value as Record<string, unknown> | null;
-  return typeof v?.at === "number" && typeof v.front === "number" && Number.isInteger(v.front) && v.front >= 0 && typeof v.carrier === "string";
+  return (
+    typeof v?.at === "number" &&
+    typeof v.front === "number" &&
+    Number.isInteger(v.front) &&
+    v.front >= 0 &&
+    typeof v.carrier === "string"
+  );
 }

@@ -66,7 +66,8 @@ export const fixedRetiredText: RetiredText = () => RETIRED_IMAGE_TEXT;
  * The text of a retired image whose vision_analyze description is known: fixed wording around the
  * caller's text, so the same image always becomes the same bytes and the model keeps what it saw.
  */
-export const describedImageText = (description: string) => `[screenshot removed to save context; it showed: ${description}]`;
+export const describedImageText = (description: string) =>
+  `[screenshot removed to save context; it showed: ${description}]`;
 
 /** Blocks and bytes of some image references. */
 export function loadOf(images: readonly ImageRef[]): ImageLoad {

@@ -4,7 +4,15 @@
  * parts (`image_url: {url}` or a bare string) and `input_image` parts (`image_url: "..."`), the
  * shapes OpenAI-compatible providers accept. Knows nothing of ceilings or batches: that is policy.ts.
  */
-import { asRecord, fixedRetiredText, type Carrier, type EvictionAdapter, type ImageInventory, type ImageRef, type RetiredText } from "./inventory";
+import {
+  asRecord,
+  fixedRetiredText,
+  type Carrier,
+  type EvictionAdapter,
+  type ImageInventory,
+  type ImageRef,
+  type RetiredText,
+} from "./inventory";
 
 /** The URL of an image part, or null when the part is not an image. */
 function imageUrl(part: Record<string, unknown> | null): string | null {
@@ -41,7 +49,11 @@ function inventory(messages: readonly unknown[]): ImageInventory {
   return { carriers, uploads };
 }
 
-function retire(messages: readonly unknown[], retired: readonly Carrier[], textOf: RetiredText = fixedRetiredText): unknown[] {
+function retire(
+  messages: readonly unknown[],
+  retired: readonly Carrier[],
+  textOf: RetiredText = fixedRetiredText,
+): unknown[] {
   const outbound = messages.slice();
   for (const carrier of retired) {
     const message = asRecord(messages[carrier.message])!;
@@ -94,7 +106,8 @@ export function openaiBlockBefore(messages: readonly unknown[], before: number):
     const content = asRecord(messages[message])?.content;
     if (content === null || content === undefined) continue;
     if (!Array.isArray(content)) return null;
-    for (let block = content.length - 1; block >= 0; block--) if (asRecord(content[block]) !== null) return { message, block };
+    for (let block = content.length - 1; block >= 0; block--)
+      if (asRecord(content[block]) !== null) return { message, block };
   }
   return null;
 }
@@ -104,7 +117,8 @@ export function withOpenaiBreakpoint(messages: readonly unknown[], at: PartPosit
   const outbound = messages.slice();
   const message = asRecord(messages[at.message])!;
   const content = (message.content as unknown[]).slice();
-  if (!marker(content[at.block])) content[at.block] = { ...asRecord(content[at.block])!, prompt_cache_breakpoint: { mode: "explicit" } };
+  if (!marker(content[at.block]))
+    content[at.block] = { ...asRecord(content[at.block])!, prompt_cache_breakpoint: { mode: "explicit" } };
   outbound[at.message] = { ...message, content };
   return outbound;
 }

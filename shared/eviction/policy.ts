@@ -125,7 +125,14 @@ export function retireCount(
 
   const kept = total - retire;
   if (fits(kept)) return { retire, fits: true, maxRetire, window, quantum };
-  return { retire, fits: false, reason: whyNotFitting(newest[kept]!, reserved, kept, limits), maxRetire, window, quantum };
+  return {
+    retire,
+    fits: false,
+    reason: whyNotFitting(newest[kept]!, reserved, kept, limits),
+    maxRetire,
+    window,
+    quantum,
+  };
 }
 
 function whyNotFitting(load: ImageLoad, reserved: ImageLoad, kept: number, limits: EvictionLimits): string {

@@ -30,7 +30,12 @@ const NO_UPLOADS = Object.freeze({ blocks: 0, bytes: 0 });
  * const { steps } = conversationSteps(anthropicAdapter, messages, anthropicAdapter.inventory(messages), textTokens(system));
  * costFront(steps, settings);
  */
-export function conversationSteps(adapter: EvictionAdapter, messages: readonly unknown[], { carriers, uploads }: ImageInventory, prefixTokens = 0): ConversationSteps {
+export function conversationSteps(
+  adapter: EvictionAdapter,
+  messages: readonly unknown[],
+  { carriers, uploads }: ImageInventory,
+  prefixTokens = 0,
+): ConversationSteps {
   let maxEdge = 0;
   const weigh = (image: ImageRef) => {
     const data = adapter.imageData(messages, image);
@@ -41,7 +46,11 @@ export function conversationSteps(adapter: EvictionAdapter, messages: readonly u
   const uploadsByMessage = new Map<number, { blocks: number; bytes: number; tokens: number }>();
   for (const upload of uploads) {
     const load = uploadsByMessage.get(upload.message) ?? { blocks: 0, bytes: 0, tokens: 0 };
-    uploadsByMessage.set(upload.message, { blocks: load.blocks + 1, bytes: load.bytes + upload.bytes, tokens: load.tokens + weigh(upload) });
+    uploadsByMessage.set(upload.message, {
+      blocks: load.blocks + 1,
+      bytes: load.bytes + upload.bytes,
+      tokens: load.tokens + weigh(upload),
+    });
   }
 
   const steps: CostStep[] = [];

@@ -10,11 +10,20 @@ const unauthorized = (why: string) => new AppError(401, "unauthorized", why);
  * Throws 401 unless the request may proceed.
  * @param tokensSecret the raw `API_TOKENS` value (comma-separated) or undefined
  */
-export async function authorize(authorization: string | null, tokensSecret: string | undefined, allowAnonymous: boolean): Promise<void> {
-  const tokens = (tokensSecret ?? "").split(",").map((t) => t.trim()).filter((t) => t !== "");
+export async function authorize(
+  authorization: string | null,
+  tokensSecret: string | undefined,
+  allowAnonymous: boolean,
+): Promise<void> {
+  const tokens = (tokensSecret ?? "")
+    .split(",")
+    .map((t) => t.trim())
+    .filter((t) => t !== "");
   if (tokens.length === 0) {
     if (allowAnonymous) return;
-    throw unauthorized("This service has no API tokens configured and anonymous access is off; set the API_TOKENS secret and send Authorization: Bearer <token>.");
+    throw unauthorized(
+      "This service has no API tokens configured and anonymous access is off; set the API_TOKENS secret and send Authorization: Bearer <token>.",
+    );
   }
   const match = /^Bearer\s+(\S+)\s*$/i.exec(authorization ?? "");
   if (!match) throw unauthorized("Send Authorization: Bearer <token> with one of the service's API tokens.");

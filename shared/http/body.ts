@@ -39,7 +39,8 @@ export async function readBodyBytes(request: Request, limit: number): Promise<Ui
   try {
     return await readAtMost(request.body, limit, () => tooLarge(limit), undefined, false);
   } catch (error) {
-    if (error instanceof AppError && error.code === "payload_too_large" && !request.body.locked) await discardRest(request.body, DRAIN_BYTES, DRAIN_MS);
+    if (error instanceof AppError && error.code === "payload_too_large" && !request.body.locked)
+      await discardRest(request.body, DRAIN_BYTES, DRAIN_MS);
     throw error;
   }
 }
@@ -58,7 +59,11 @@ export function isJsonContentType(header: string | null): boolean {
  */
 export async function readJsonBody(request: Request, limit: number = BODY_LIMITS.default): Promise<unknown> {
   if (!isJsonContentType(request.headers.get("content-type"))) {
-    throw new AppError(415, "unsupported_media_type", "Send the request body as JSON with the header Content-Type: application/json.");
+    throw new AppError(
+      415,
+      "unsupported_media_type",
+      "Send the request body as JSON with the header Content-Type: application/json.",
+    );
   }
   const bytes = await readBodyBytes(request, limit);
   return parseJsonBytes(bytes);
@@ -87,9 +92,14 @@ export function parseJsonBytes(bytes: Uint8Array): unknown {
 export function parseJsonText(text: string): unknown {
   const depth = jsonNestingDepth(text, MAX_JSON_DEPTH);
   if (depth > MAX_JSON_DEPTH) {
-    throw new AppError(400, "invalid_request", `The request body is nested more than ${MAX_JSON_DEPTH} levels deep; send JSON nested at most ${MAX_JSON_DEPTH} levels.`, {
-      details: [{ path: [], message: `nesting deeper than ${MAX_JSON_DEPTH} levels` }],
-    });
+    throw new AppError(
+      400,
+      "invalid_request",
+      `The request body is nested more than ${MAX_JSON_DEPTH} levels deep; send JSON nested at most ${MAX_JSON_DEPTH} levels.`,
+      {
+        details: [{ path: [], message: `nesting deeper than ${MAX_JSON_DEPTH} levels` }],
+      },
+    );
   }
   let value: unknown;
   try {
@@ -100,9 +110,14 @@ export function parseJsonText(text: string): unknown {
   }
   const badPath = findIllFormedString(value);
   if (badPath) {
-    throw new AppError(400, "invalid_request", `The string at ${badPath.join(".") || "(root)"} is not well-formed Unicode (a lone surrogate); send valid text.`, {
-      details: [{ path: badPath, message: "lone surrogate" }],
-    });
+    throw new AppError(
+      400,
+      "invalid_request",
+      `The string at ${badPath.join(".") || "(root)"} is not well-formed Unicode (a lone surrogate); send valid text.`,
+      {
+        details: [{ path: badPath, message: "lone surrogate" }],
+      },
+    );
   }
   return value;
 }
@@ -119,7 +134,8 @@ function jsonNestingDepth(text: string, limit: number): number {
   for (let i = 0; i < text.length; i++) {
     const code = text.charCodeAt(i);
     if (inString) {
-      if (code === 0x5c) i++; // backslash: the next character is escaped
+      if (code === 0x5c)
+        i++; // backslash: the next character is escaped
       else if (code === 0x22) inString = false;
     } else if (code === 0x22) {
       inString = true;
@@ -159,7 +175,8 @@ function findIllFormedString(root: unknown): (string | number)[] | null {
     } else if (value !== null && typeof value === "object") {
       const entries = Object.entries(value);
       for (const [key] of entries) if (!key.isWellFormed()) return pathOf(frame, key.toWellFormed());
-      for (let i = entries.length - 1; i >= 0; i--) stack.push({ value: entries[i]![1], parent: frame, step: entries[i]![0] });
+      for (let i = entries.length - 1; i >= 0; i--)
+        stack.push({ value: entries[i]![1], parent: frame, step: entries[i]![0] });
     }
   }
   return null;

@@ -36,12 +36,7 @@ export class AppError extends Error {
   /** Private: logged, never sent to a client. */
   readonly privateCause?: unknown;
 
-  constructor(
-    status: number,
-    code: ErrorCode,
-    message: string,
-    options: { details?: unknown; cause?: unknown } = {},
-  ) {
+  constructor(status: number, code: ErrorCode, message: string, options: { details?: unknown; cause?: unknown } = {}) {
     super(message);
     this.name = "AppError";
     this.status = status;
@@ -64,10 +59,19 @@ export interface ErrorBody {
 
 /** Upstream provider answered with a failure status or an unusable body. */
 export function providerError(provider: string, what: string, cause?: unknown): AppError {
-  return new AppError(502, "provider_error", `The ${provider} provider failed: ${what}. Try again later or configure another provider.`, { cause });
+  return new AppError(
+    502,
+    "provider_error",
+    `The ${provider} provider failed: ${what}. Try again later or configure another provider.`,
+    { cause },
+  );
 }
 
 /** Upstream provider did not answer within its timeout. */
 export function providerTimeout(provider: string, seconds: number): AppError {
-  return new AppError(504, "provider_timeout", `The ${provider} provider did not answer within ${seconds} s. Try again later.`);
+  return new AppError(
+    504,
+    "provider_timeout",
+    `The ${provider} provider did not answer within ${seconds} s. Try again later.`,
+  );
 }

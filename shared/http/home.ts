@@ -27,13 +27,18 @@ export const SERVICE_ROUTES: readonly RouteEntry[] = [
 const DOCS = { contract: "docs/api.md", configuration: "docs/configuration.md", openapi: "/openapi.json" };
 
 /** The index of routes, as JSON or (for a browser) HTML. */
-export function serviceIndex(deps: Pick<AppDeps, "version" | "runtime">, tools: readonly { path: string; description: string }[], accept: string | null): Response {
+export function serviceIndex(
+  deps: Pick<AppDeps, "version" | "runtime">,
+  tools: readonly { path: string; description: string }[],
+  accept: string | null,
+): Response {
   const routes: RouteEntry[] = [
     ...SERVICE_ROUTES.slice(0, 2),
     ...tools.map((tool) => ({ method: "POST" as const, path: tool.path, what: tool.description })),
     ...SERVICE_ROUTES.slice(2),
   ];
-  if (prefersHtml(accept)) return new Response(indexHtml(deps.version, routes), { headers: { "content-type": "text/html; charset=utf-8" } });
+  if (prefersHtml(accept))
+    return new Response(indexHtml(deps.version, routes), { headers: { "content-type": "text/html; charset=utf-8" } });
   return jsonResponse({ name: "edge-agent-tools", version: deps.version, runtime: deps.runtime, routes, docs: DOCS });
 }
 
@@ -60,7 +65,8 @@ function indexHtml(version: string, routes: RouteEntry[]): string {
   const escapeHtml = (text: string) => text.replace(/[&<>"]/g, (ch) => `&#${ch.charCodeAt(0)};`);
   const rows = routes
     .map((r) => {
-      const path = r.method === "GET" ? `<a href="${escapeHtml(r.path)}">${escapeHtml(r.path)}</a>` : escapeHtml(r.path);
+      const path =
+        r.method === "GET" ? `<a href="${escapeHtml(r.path)}">${escapeHtml(r.path)}</a>` : escapeHtml(r.path);
       return `<tr><td>${r.method}</td><td><code>${path}</code></td><td>${escapeHtml(r.what)}</td></tr>`;
     })
     .join("\n");

@@ -9,25 +9,44 @@ export function isMultipart(contentType: string | null): boolean {
   return (contentType ?? "").split(";")[0]!.trim().toLowerCase() === "multipart/form-data";
 }
 
-export async function readMultipart(request: Request, limit: number, fileField: string, maxFileBytes: number): Promise<{ fields: Record<string, unknown>; file: Uint8Array }> {
+export async function readMultipart(
+  request: Request,
+  limit: number,
+  fileField: string,
+  maxFileBytes: number,
+): Promise<{ fields: Record<string, unknown>; file: Uint8Array }> {
   const bytes = await readBodyBytes(request, limit);
   let form: FormData;
   try {
-    form = await new Response(bytes as Uint8Array<ArrayBuffer>, { headers: { "content-type": request.headers.get("content-type") ?? "" } }).formData();
+    form = await new Response(bytes as Uint8Array<ArrayBuffer>, {
+      headers: { "content-type": request.headers.get("content-type") ?? "" },
+    }).formData();
   } catch {
-    throw new AppError(400, "invalid_request", "The multipart body could not be parsed; send multipart/form-data with a boundary.");
+    throw new AppError(
+      400,
+      "invalid_request",
+      "The multipart body could not be parsed; send multipart/form-data with a boundary.",
+    );
   }
   const fields: Record<string, unknown> = {};
   let file: Uint8Array | null = null;
   for (const [name, value] of form.entries()) {
     if (name === fileField && typeof value !== "string") {
-      if (value.size > maxFileBytes) throw new AppError(413, "image_too_large", `The uploaded ${fileField} is larger than ${Math.round(maxFileBytes / 1024 / 1024)} MiB; send a smaller file.`);
+      if (value.size > maxFileBytes)
+        throw new AppError(
+          413,
+          "image_too_large",
+          `The uploaded ${fileField} is larger than ${Math.round(maxFileBytes / 1024 / 1024)} MiB; send a smaller file.`,
+        );
       file = new Uint8Array(await value.arrayBuffer());
     } else if (typeof value === "string") {
       fields[name] = parseField(value);
     }
   }
-  if (!file) throw new AppError(400, "invalid_request", `The multipart body has no file field "${fileField}".`, { details: [{ path: [fileField], message: "missing file" }] });
+  if (!file)
+    throw new AppError(400, "invalid_request", `The multipart body has no file field "${fileField}".`, {
+      details: [{ path: [fileField], message: "missing file" }],
+    });
   return { fields, file };
 }
 

@@ -22,7 +22,10 @@ const STACK_LINES = 8;
  * The middleware: times the request and writes its line once the response is built.
  * @example app.use("*", requestLog(deps.log, deps.clock));
  */
-export function requestLog(log: Logger, clock: () => number): MiddlewareHandler<{ Variables: { requestId: string; logFields?: RequestLogFields } }> {
+export function requestLog(
+  log: Logger,
+  clock: () => number,
+): MiddlewareHandler<{ Variables: { requestId: string; logFields?: RequestLogFields } }> {
   return async (c, next) => {
     const started = clock();
     await next();
@@ -43,7 +46,10 @@ export function requestLog(log: Logger, clock: () => number): MiddlewareHandler<
   };
 }
 
-function requestLine(c: Context<{ Variables: { requestId: string; logFields?: RequestLogFields } }>, ms: number): Record<string, unknown> {
+function requestLine(
+  c: Context<{ Variables: { requestId: string; logFields?: RequestLogFields } }>,
+  ms: number,
+): Record<string, unknown> {
   const cache = c.res.headers.get("x-cache");
   return {
     request_id: c.get("requestId"),
@@ -75,5 +81,7 @@ function describe(cause: unknown): string {
 }
 
 function stackOf(cause: unknown): string | undefined {
-  return cause instanceof Error ? cause.stack?.split("\n").slice(0, STACK_LINES).join("\n").replace(URL_TAIL, "$1?[query removed]") : undefined;
+  return cause instanceof Error
+    ? cause.stack?.split("\n").slice(0, STACK_LINES).join("\n").replace(URL_TAIL, "$1?[query removed]")
+    : undefined;
 }

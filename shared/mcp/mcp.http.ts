@@ -23,7 +23,10 @@ export const SESSION_ID = /^[\x21-\x7E]{1,256}$/;
 
 /** A transport-level failure: an HTTP status with a JSON-RPC error body (no id: none is known). */
 function rpcFailure(status: number, code: number, message: string): Response {
-  return new Response(JSON.stringify({ jsonrpc: "2.0", id: null, error: { code, message } }), { status, headers: { "content-type": JSON_TYPE } });
+  return new Response(JSON.stringify({ jsonrpc: "2.0", id: null, error: { code, message } }), {
+    status,
+    headers: { "content-type": JSON_TYPE },
+  });
 }
 
 /**
@@ -33,8 +36,13 @@ function rpcFailure(status: number, code: number, message: string): Response {
 export function mcpOriginRefusal(request: Request, allowedOrigins: readonly string[]): Response | null {
   const origin = request.headers.get("origin");
   if (origin === null) return null;
-  if (origin.trim().toLowerCase() === new URL(request.url).origin || isAllowedOrigin(origin, allowedOrigins)) return null;
-  return rpcFailure(403, -32000, `Origin ${origin.slice(0, 200)} may not call /mcp; an operator can allow it in security.allowed_origins.`);
+  if (origin.trim().toLowerCase() === new URL(request.url).origin || isAllowedOrigin(origin, allowedOrigins))
+    return null;
+  return rpcFailure(
+    403,
+    -32000,
+    `Origin ${origin.slice(0, 200)} may not call /mcp; an operator can allow it in security.allowed_origins.`,
+  );
 }
 
 /** Whether `origin` (a request's `Origin` header) is one of `security.allowed_origins` (stored lower-case). */
@@ -48,7 +56,15 @@ export function isAllowedOrigin(origin: string, allowedOrigins: readonly string[
  */
 export const MCP_CORS = {
   allowMethods: ["POST"],
-  allowHeaders: ["content-type", "accept", "authorization", "mcp-protocol-version", "mcp-session-id", "last-event-id", "x-request-id"],
+  allowHeaders: [
+    "content-type",
+    "accept",
+    "authorization",
+    "mcp-protocol-version",
+    "mcp-session-id",
+    "last-event-id",
+    "x-request-id",
+  ],
   exposeHeaders: ["mcp-session-id", "x-request-id"],
   maxAge: 600,
 };
@@ -64,18 +80,31 @@ interface RpcMessage {
  * content type, the body within its limit and parseable (else -32700), the protocol version (400
  * when unsupported), the session id's form, and no batch under a revision without batches.
  */
-export async function handleMcpPost(request: Request, ctx: ToolContext, tools: ToolDefinition[], serverVersion: string): Promise<Response> {
+export async function handleMcpPost(
+  request: Request,
+  ctx: ToolContext,
+  tools: ToolDefinition[],
+  serverVersion: string,
+): Promise<Response> {
   // The transport checks Accept and Content-Type too, but it runs after we read the body: check first.
   const accept = request.headers.get("accept") ?? "";
   if (!accept.includes("application/json") || !accept.includes("text/event-stream")) {
     return rpcFailure(406, -32000, "Not Acceptable: send Accept: application/json, text/event-stream.");
   }
   if (!isJsonContentType(request.headers.get("content-type"))) {
-    return rpcFailure(415, -32000, "Unsupported Media Type: send the JSON-RPC message with Content-Type: application/json.");
+    return rpcFailure(
+      415,
+      -32000,
+      "Unsupported Media Type: send the JSON-RPC message with Content-Type: application/json.",
+    );
   }
   const headerVersion = request.headers.get("mcp-protocol-version");
   if (headerVersion !== null && !(MCP_PROTOCOL_VERSIONS as readonly string[]).includes(headerVersion)) {
-    return rpcFailure(400, -32000, `Bad Request: unsupported MCP-Protocol-Version ${headerVersion.slice(0, 40)}; this server speaks ${MCP_PROTOCOL_VERSIONS.join(", ")}.`);
+    return rpcFailure(
+      400,
+      -32000,
+      `Bad Request: unsupported MCP-Protocol-Version ${headerVersion.slice(0, 40)}; this server speaks ${MCP_PROTOCOL_VERSIONS.join(", ")}.`,
+    );
   }
   const givenSession = request.headers.get("mcp-session-id");
   if (givenSession !== null && !SESSION_ID.test(givenSession)) {
@@ -94,15 +123,23 @@ export async function handleMcpPost(request: Request, ctx: ToolContext, tools: T
 
   const messages: unknown[] = Array.isArray(payload) ? payload : [payload];
   const initialize = messages.find((m): m is RpcMessage => isObject(m) && m.method === "initialize");
-  const askedVersion = initialize && typeof initialize.params?.protocolVersion === "string" ? initialize.params.protocolVersion : null;
+  const askedVersion =
+    initialize && typeof initialize.params?.protocolVersion === "string" ? initialize.params.protocolVersion : null;
   const version = headerVersion ?? askedVersion ?? DEFAULT_PROTOCOL_VERSION;
   if (Array.isArray(payload) && (payload.length === 0 || version >= BATCHES_REMOVED_IN)) {
-    const why = payload.length === 0 ? "an empty batch is not a JSON-RPC message" : `JSON-RPC batches were removed in MCP ${BATCHES_REMOVED_IN}`;
+    const why =
+      payload.length === 0
+        ? "an empty batch is not a JSON-RPC message"
+        : `JSON-RPC batches were removed in MCP ${BATCHES_REMOVED_IN}`;
     return rpcFailure(400, -32600, `Invalid Request: ${why}; send one message per POST.`);
   }
   if (messages.some((m) => isObject(m) && "method" in m && "id" in m && m.id === null)) {
     // JSON-RPC allows a null id only in a response to a request whose id could not be read.
-    return rpcFailure(400, -32600, "Invalid Request: a request's id must be a string or a number, not null; leave id out to send a notification.");
+    return rpcFailure(
+      400,
+      -32600,
+      "Invalid Request: a request's id must be a string or a number, not null; leave id out to send a notification.",
+    );
   }
   if (initialize && askedVersion !== null && !(MCP_PROTOCOL_VERSIONS as readonly string[]).includes(askedVersion)) {
     // The SDK would echo any version it knows (2024-11-05 too); offer our newest instead.
@@ -111,7 +148,10 @@ export async function handleMcpPost(request: Request, ctx: ToolContext, tools: T
 
   const sessionId = givenSession ?? (initialize ? crypto.randomUUID() : null);
   const server = createMcpServer(ctx, tools, sessionId, serverVersion);
-  const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
+  const transport = new WebStandardStreamableHTTPServerTransport({
+    sessionIdGenerator: undefined,
+    enableJsonResponse: true,
+  });
   await server.connect(transport);
   try {
     const response = await transport.handleRequest(request, { parsedBody: payload });

@@ -5,7 +5,14 @@
  * same error body, and `tools/list` shows the same portable JSON Schemas as OpenAPI.
  */
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
-import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError, type CallToolResult, type Tool } from "@modelcontextprotocol/sdk/types.js";
+import {
+  CallToolRequestSchema,
+  ErrorCode,
+  ListToolsRequestSchema,
+  McpError,
+  type CallToolResult,
+  type Tool,
+} from "@modelcontextprotocol/sdk/types.js";
 import { CfWorkerJsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/cfworker-provider.js";
 import { AppError } from "../http/errors";
 import { parseRequest } from "../http/validate";
@@ -20,7 +27,12 @@ const INSTRUCTIONS = "Cached web search and extract, budgeted vision. Repeats ar
  *   tool's `sessionArgument`
  * @param serverVersion this build's version, as `initialize` reports it
  */
-export function createMcpServer(ctx: ToolContext, tools: ToolDefinition[], sessionId: string | null, serverVersion: string): McpServer {
+export function createMcpServer(
+  ctx: ToolContext,
+  tools: ToolDefinition[],
+  sessionId: string | null,
+  serverVersion: string,
+): McpServer {
   const server = new McpServer(
     { name: "edge-agent-tools", version: serverVersion },
     // The SDK's default validator (Ajv) compiles schemas with `new Function`, which workerd forbids.
@@ -34,7 +46,10 @@ export function createMcpServer(ctx: ToolContext, tools: ToolDefinition[], sessi
   server.server.setRequestHandler(CallToolRequestSchema, (request) => {
     const tool = tools.find((candidate) => candidate.name === request.params.name);
     if (!tool) {
-      throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${request.params.name.slice(0, 100)}. tools/list names the tools: ${tools.map((t) => t.name).join(", ")}.`);
+      throw new McpError(
+        ErrorCode.InvalidParams,
+        `Unknown tool: ${request.params.name.slice(0, 100)}. tools/list names the tools: ${tools.map((t) => t.name).join(", ")}.`,
+      );
     }
     return callTool(ctx, tool, request.params.arguments ?? {}, sessionId);
   });
@@ -67,15 +82,28 @@ export function buildMcpToolListing(tool: ToolDefinition): Tool {
   };
 }
 
-async function callTool(ctx: ToolContext, tool: ToolDefinition, args: Record<string, unknown>, sessionId: string | null): Promise<CallToolResult> {
+async function callTool(
+  ctx: ToolContext,
+  tool: ToolDefinition,
+  args: Record<string, unknown>,
+  sessionId: string | null,
+): Promise<CallToolResult> {
   const session = tool.sessionArgument;
   const given = session && sessionId !== null && args[session] === undefined ? { ...args, [session]: sessionId } : args;
   try {
     const answer = await tool.run(ctx, parseRequest(tool.input, given));
-    const result = tool.toMcp ? tool.toMcp(answer.body) : { structured: answer.body, text: JSON.stringify(answer.body) };
-    return { content: [{ type: "text", text: result.text }, ...(result.images ?? [])], structuredContent: result.structured };
+    const result = tool.toMcp
+      ? tool.toMcp(answer.body)
+      : { structured: answer.body, text: JSON.stringify(answer.body) };
+    return {
+      content: [{ type: "text", text: result.text }, ...(result.images ?? [])],
+      structuredContent: result.structured,
+    };
   } catch (error) {
-    const appError = error instanceof AppError ? error : new AppError(500, "internal_error", "The tool failed unexpectedly; try again.", { cause: error });
+    const appError =
+      error instanceof AppError
+        ? error
+        : new AppError(500, "internal_error", "The tool failed unexpectedly; try again.", { cause: error });
     // Server-side failures are logged as the HTTP routes log them (app.ts onError): code and private cause, never sent.
     if (appError.status >= 500) {
       ctx.ports.log.error("mcp_tool_failed", {

@@ -12,7 +12,13 @@ export const BASE64_VALUES = (() => {
   return table;
 })();
 
-const invalid = () => new AppError(400, "invalid_request", "image.data is not valid base64; send the image bytes as base64 or a data: URL.", { details: [{ path: ["image", "data"], message: "invalid base64" }] });
+const invalid = () =>
+  new AppError(
+    400,
+    "invalid_request",
+    "image.data is not valid base64; send the image bytes as base64 or a data: URL.",
+    { details: [{ path: ["image", "data"], message: "invalid base64" }] },
+  );
 
 /**
  * Decodes base64 or a `data:<type>;base64,` URL. Whitespace is ignored; padding is optional.

@@ -42,7 +42,12 @@ function ascii(bytes: Uint8Array, start: number, length: number): string {
  * `what` completes "The PNG image ..." and names what is wrong.
  */
 export function invalidImage(format: string, what: string, cause?: unknown): AppError {
-  return new AppError(400, "invalid_image", `The ${format} image ${what}. Re-save or re-export it and send the complete file.`, { cause });
+  return new AppError(
+    400,
+    "invalid_image",
+    `The ${format} image ${what}. Re-save or re-export it and send the complete file.`,
+    { cause },
+  );
 }
 
 function truncated(format: string): AppError {
@@ -53,7 +58,8 @@ function unsupported(message: string): AppError {
   return new AppError(415, "unsupported_media_type", message);
 }
 
-const EXPORT_HINT = "Export or convert it to JPEG or PNG (on an iPhone: Settings > Camera > Formats > Most Compatible, or share the photo as JPEG) and send it again.";
+const EXPORT_HINT =
+  "Export or convert it to JPEG or PNG (on an iPhone: Settings > Camera > Formats > Most Compatible, or share the photo as JPEG) and send it again.";
 
 /**
  * Reads the type and pixel size from the header bytes without decoding any pixel data.
@@ -66,10 +72,15 @@ export function readImageHeader(bytes: Uint8Array): ImageHeader {
   if (bytes.length >= 6 && (ascii(bytes, 0, 6) === "GIF87a" || ascii(bytes, 0, 6) === "GIF89a")) return readGif(bytes);
   if (bytes.length >= 12 && ascii(bytes, 0, 4) === "RIFF" && ascii(bytes, 8, 4) === "WEBP") return readWebp(bytes);
   if (bytes.length >= 12 && ascii(bytes, 4, 4) === "ftyp") throw isoBmffError(bytes);
-  if (bytes.length >= 2 && ascii(bytes, 0, 2) === "BM") throw unsupported("The image is a BMP, which is not supported. Convert it to JPEG or PNG and send it again.");
-  if (bytes.length >= 4 && (ascii(bytes, 0, 4) === "II*\0" || ascii(bytes, 0, 4) === "MM\0*")) throw unsupported("The image is a TIFF, which is not supported. Convert it to JPEG or PNG and send it again.");
-  if (looksLikeSvg(bytes)) throw unsupported("The image is an SVG (vector text), which is not supported. Render it to PNG and send it again.");
-  throw unsupported("The bytes are not a supported image (JPEG, PNG, GIF or WebP were expected, detected from the content, not the name).");
+  if (bytes.length >= 2 && ascii(bytes, 0, 2) === "BM")
+    throw unsupported("The image is a BMP, which is not supported. Convert it to JPEG or PNG and send it again.");
+  if (bytes.length >= 4 && (ascii(bytes, 0, 4) === "II*\0" || ascii(bytes, 0, 4) === "MM\0*"))
+    throw unsupported("The image is a TIFF, which is not supported. Convert it to JPEG or PNG and send it again.");
+  if (looksLikeSvg(bytes))
+    throw unsupported("The image is an SVG (vector text), which is not supported. Render it to PNG and send it again.");
+  throw unsupported(
+    "The bytes are not a supported image (JPEG, PNG, GIF or WebP were expected, detected from the content, not the name).",
+  );
 }
 
 /**
@@ -118,7 +129,9 @@ function isoBmffError(bytes: Uint8Array): AppError {
   if (brands.some((b) => HEIF_BRANDS.has(b))) {
     return unsupported(`The image is HEIF, which this service cannot decode. ${EXPORT_HINT}`);
   }
-  return unsupported(`The file is an ISO media container (brand "${brands[0]}"), not a supported image. Send a JPEG, PNG, GIF or WebP.`);
+  return unsupported(
+    `The file is an ISO media container (brand "${brands[0]}"), not a supported image. Send a JPEG, PNG, GIF or WebP.`,
+  );
 }
 
 /** Markers that stand alone (no length field). */
@@ -141,16 +154,23 @@ function isStartOfFrame(marker: number): boolean {
  */
 function checkSampling(sof: Uint8Array): void {
   const count = sof[5] ?? 0;
-  if (sof.length < 6 + 3 * count) throw invalidImage("JPEG", `is corrupt: its frame header (SOF) is shorter than its ${count} components need`);
+  if (sof.length < 6 + 3 * count)
+    throw invalidImage("JPEG", `is corrupt: its frame header (SOF) is shorter than its ${count} components need`);
   const factors: [number, number][] = [];
   for (let c = 0; c < count; c++) {
-    const hv = sof[7 + 3 * c]!, h = hv >> 4, v = hv & 15;
-    if (h < 1 || h > 4 || v < 1 || v > 4) throw invalidImage("JPEG", `is corrupt: component ${c + 1} declares sampling factors ${h}x${v} (1 to 4 allowed)`);
+    const hv = sof[7 + 3 * c]!,
+      h = hv >> 4,
+      v = hv & 15;
+    if (h < 1 || h > 4 || v < 1 || v > 4)
+      throw invalidImage("JPEG", `is corrupt: component ${c + 1} declares sampling factors ${h}x${v} (1 to 4 allowed)`);
     factors.push([h, v]);
   }
-  const hMax = Math.max(...factors.map(([h]) => h)), vMax = Math.max(...factors.map(([, v]) => v));
+  const hMax = Math.max(...factors.map(([h]) => h)),
+    vMax = Math.max(...factors.map(([, v]) => v));
   if (factors.some(([h, v]) => hMax % h !== 0 || vMax % v !== 0)) {
-    throw unsupported(`The JPEG samples its components at ${factors.map(([h, v]) => `${h}x${v}`).join(", ")}: a valid layout, but one whose ratios are not whole numbers, which libjpeg-turbo (the decoder here and in libvips) cannot upsample. Re-save it as a standard JPEG (4:2:0 or 4:4:4) or PNG and send it again.`);
+    throw unsupported(
+      `The JPEG samples its components at ${factors.map(([h, v]) => `${h}x${v}`).join(", ")}: a valid layout, but one whose ratios are not whole numbers, which libjpeg-turbo (the decoder here and in libvips) cannot upsample. Re-save it as a standard JPEG (4:2:0 or 4:4:4) or PNG and send it again.`,
+    );
   }
 }
 
@@ -246,7 +266,8 @@ export class JpegMarkerWalk {
     const bytes = this.bytes;
     let at = this.at;
     if (at >= bytes.length) throw truncated("JPEG");
-    if (bytes[at] !== 0xff) throw invalidImage("JPEG", `is corrupt: its header has no marker at byte ${at}, where one was expected`);
+    if (bytes[at] !== 0xff)
+      throw invalidImage("JPEG", `is corrupt: its header has no marker at byte ${at}, where one was expected`);
     while (at < bytes.length && bytes[at] === 0xff) at++; // fill bytes
     if (at >= bytes.length) throw truncated("JPEG");
     const marker = bytes[at++]!;
@@ -260,11 +281,22 @@ export class JpegMarkerWalk {
       const height = (bytes[at + 3]! << 8) | bytes[at + 4]!;
       const width = (bytes[at + 5]! << 8) | bytes[at + 6]!;
       if (marker !== 0xc0 && marker !== 0xc1 && marker !== 0xc2) {
-        throw unsupported("The JPEG uses lossless, hierarchical or arithmetic coding, which is not supported. Re-save it as a standard JPEG or PNG.");
+        throw unsupported(
+          "The JPEG uses lossless, hierarchical or arithmetic coding, which is not supported. Re-save it as a standard JPEG or PNG.",
+        );
       }
       if (width === 0 || height === 0) throw invalidImage("JPEG", "declares a zero width or height");
       const components = bytes[at + 7]!;
-      this.frame = { mediaType: "image/jpeg", width, height, animated: false, interlaced: false, progressive: marker === 0xc2, orientation: this.orientation, components };
+      this.frame = {
+        mediaType: "image/jpeg",
+        width,
+        height,
+        animated: false,
+        interlaced: false,
+        progressive: marker === 0xc2,
+        orientation: this.orientation,
+        components,
+      };
       this.at = at - 2; // the SOF's last 0xFF: the walk to EOI checks this segment in full
       return;
     }
@@ -281,9 +313,14 @@ export class JpegMarkerWalk {
   private structureStep(): void {
     const bytes = this.bytes;
     let at = this.at;
-    const cut = () => invalidImage("JPEG", `is truncated: it ends ${this.scans === 0 ? "in its header" : `in scan ${this.scans}`}, before its end marker (EOI)`);
+    const cut = () =>
+      invalidImage(
+        "JPEG",
+        `is truncated: it ends ${this.scans === 0 ? "in its header" : `in scan ${this.scans}`}, before its end marker (EOI)`,
+      );
     if (at >= bytes.length) throw cut();
-    if (bytes[at] !== 0xff) throw invalidImage("JPEG", `is corrupt: byte ${at} is not the marker its structure needs there`);
+    if (bytes[at] !== 0xff)
+      throw invalidImage("JPEG", `is corrupt: byte ${at} is not the marker its structure needs there`);
     while (at < bytes.length && bytes[at] === 0xff) at++;
     if (at >= bytes.length) throw cut();
     const marker = bytes[at++]!;
@@ -306,7 +343,11 @@ export class JpegMarkerWalk {
     this.at = at;
     if (marker !== 0xda) return;
     if (++this.scans > JPEG_MAX_SCANS) {
-      throw new AppError(413, "image_too_large", `The JPEG image has more than ${JPEG_MAX_SCANS} scans, which would cost seconds of CPU to decode (real encoders write 10 to 20). Re-save it as a standard JPEG and send it again.`);
+      throw new AppError(
+        413,
+        "image_too_large",
+        `The JPEG image has more than ${JPEG_MAX_SCANS} scans, which would cost seconds of CPU to decode (real encoders write 10 to 20). Re-save it as a standard JPEG and send it again.`,
+      );
     }
     // Entropy-coded data runs to the next marker that is neither a stuffed 0x00 nor a restart.
     for (;;) {
@@ -351,11 +392,20 @@ export class JpegMarkerWalk {
 function readPng(bytes: Uint8Array): ImageHeader {
   if (bytes.length < 33) throw truncated("PNG");
   const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-  if (ascii(bytes, 12, 4) !== "IHDR" || view.getUint32(8) !== 13) throw invalidImage("PNG", "is corrupt: it does not start with a 13-byte IHDR chunk");
+  if (ascii(bytes, 12, 4) !== "IHDR" || view.getUint32(8) !== 13)
+    throw invalidImage("PNG", "is corrupt: it does not start with a 13-byte IHDR chunk");
   const width = view.getUint32(16);
   const height = view.getUint32(20);
   if (width === 0 || height === 0) throw invalidImage("PNG", "declares a zero width or height");
-  return { mediaType: "image/png", width, height, animated: false, interlaced: bytes[28] === 1, progressive: false, orientation: 1 };
+  return {
+    mediaType: "image/png",
+    width,
+    height,
+    animated: false,
+    interlaced: bytes[28] === 1,
+    progressive: false,
+    orientation: 1,
+  };
 }
 
 /**
@@ -369,7 +419,15 @@ function readGif(bytes: Uint8Array): ImageHeader {
   const height = bytes[8]! | (bytes[9]! << 8);
   if (width === 0 || height === 0) throw invalidImage("GIF", "declares a zero width or height");
   const frames = walkGifFrames(bytes, width, height);
-  return { mediaType: "image/gif", width, height, animated: frames.length > 1, interlaced: false, progressive: false, orientation: 1 };
+  return {
+    mediaType: "image/gif",
+    width,
+    height,
+    animated: frames.length > 1,
+    interlaced: false,
+    progressive: false,
+    orientation: 1,
+  };
 }
 
 /** One image of a GIF: where its descriptor says it is, and where its LZW data starts. */
@@ -402,7 +460,11 @@ export function walkGifFrames(bytes: Uint8Array, screenWidth: number, screenHeig
   }
   let transparentIndex: number | undefined;
   const frames: GifFrame[] = [];
-  const cut = () => invalidImage("GIF", `is truncated: it ends inside ${frames.length === 0 ? "its header" : `frame ${frames.length}`}, before its trailer`);
+  const cut = () =>
+    invalidImage(
+      "GIF",
+      `is truncated: it ends inside ${frames.length === 0 ? "its header" : `frame ${frames.length}`}, before its trailer`,
+    );
   const skipSubBlocks = () => {
     while (at < bytes.length && bytes[at] !== 0) at += bytes[at]! + 1;
     if (at >= bytes.length) throw cut();
@@ -416,9 +478,21 @@ export function walkGifFrames(bytes: Uint8Array, screenWidth: number, screenHeig
       if (at + 10 > bytes.length) throw cut();
       const u16 = (o: number) => bytes[at + o]! | (bytes[at + o + 1]! << 8);
       const flags = bytes[at + 9]!;
-      const frame: GifFrame = { left: u16(1), top: u16(3), width: u16(5), height: u16(7), dataStart: 0, interlaced: (flags & 0x40) !== 0, palette: globalPalette, transparentIndex };
+      const frame: GifFrame = {
+        left: u16(1),
+        top: u16(3),
+        width: u16(5),
+        height: u16(7),
+        dataStart: 0,
+        interlaced: (flags & 0x40) !== 0,
+        palette: globalPalette,
+        transparentIndex,
+      };
       if (frame.left + frame.width > screenWidth || frame.top + frame.height > screenHeight) {
-        throw invalidImage("GIF", `does not match its container: frame ${frames.length + 1} (${frame.width}x${frame.height} at ${frame.left},${frame.top}) reaches outside the ${screenWidth}x${screenHeight} logical screen`);
+        throw invalidImage(
+          "GIF",
+          `does not match its container: frame ${frames.length + 1} (${frame.width}x${frame.height} at ${frame.left},${frame.top}) reaches outside the ${screenWidth}x${screenHeight} logical screen`,
+        );
       }
       at += 10;
       if (flags & 0x80) {
@@ -430,17 +504,25 @@ export function walkGifFrames(bytes: Uint8Array, screenWidth: number, screenHeig
       if (at >= bytes.length) throw cut();
       frame.dataStart = at;
       const minCodeSize = bytes[at]!;
-      if (minCodeSize < 1 || minCodeSize > 8) throw invalidImage("GIF", `is corrupt: frame ${frames.length + 1} has an LZW code size of ${minCodeSize} (1..8 allowed)`);
+      if (minCodeSize < 1 || minCodeSize > 8)
+        throw invalidImage(
+          "GIF",
+          `is corrupt: frame ${frames.length + 1} has an LZW code size of ${minCodeSize} (1..8 allowed)`,
+        );
       frames.push(frame);
       at++;
       skipSubBlocks();
     } else if (block === 0x21) {
       // Graphic Control Extension: 4 bytes (flags, delay, transparent index); bit 0 of flags says it is set.
-      if (bytes[at + 1] === 0xf9 && bytes[at + 2]! >= 4 && at + 6 < bytes.length) transparentIndex = bytes[at + 3]! & 1 ? bytes[at + 6]! : undefined;
+      if (bytes[at + 1] === 0xf9 && bytes[at + 2]! >= 4 && at + 6 < bytes.length)
+        transparentIndex = bytes[at + 3]! & 1 ? bytes[at + 6]! : undefined;
       at += 2;
       skipSubBlocks();
     } else {
-      throw invalidImage("GIF", `is corrupt: byte ${at} (0x${block.toString(16).padStart(2, "0")}) starts no known block`);
+      throw invalidImage(
+        "GIF",
+        `is corrupt: byte ${at} (0x${block.toString(16).padStart(2, "0")}) starts no known block`,
+      );
     }
   }
   if (frames.length === 0) throw invalidImage("GIF", "has no image in it (no image descriptor before its trailer)");
@@ -453,9 +535,14 @@ function webpFrameSize(kind: string, chunk: Uint8Array): { width: number; height
     if (chunk.length < 10) throw invalidImage("WebP", "is truncated: its VP8 frame header is cut short");
     const tag = chunk[0]! | (chunk[1]! << 8) | (chunk[2]! << 16);
     if (tag & 1) throw invalidImage("WebP", "is corrupt: its VP8 frame is not a key frame");
-    if (chunk[3] !== 0x9d || chunk[4] !== 0x01 || chunk[5] !== 0x2a) throw invalidImage("WebP", "is corrupt: its VP8 frame has no start code");
+    if (chunk[3] !== 0x9d || chunk[4] !== 0x01 || chunk[5] !== 0x2a)
+      throw invalidImage("WebP", "is corrupt: its VP8 frame has no start code");
     const firstPartition = tag >>> 5;
-    if (firstPartition > chunk.length - 10) throw invalidImage("WebP", `is truncated: its VP8 frame's first partition (${firstPartition} bytes) runs past its ${chunk.length}-byte chunk`);
+    if (firstPartition > chunk.length - 10)
+      throw invalidImage(
+        "WebP",
+        `is truncated: its VP8 frame's first partition (${firstPartition} bytes) runs past its ${chunk.length}-byte chunk`,
+      );
     const width = (chunk[6]! | (chunk[7]! << 8)) & 0x3fff;
     const height = (chunk[8]! | (chunk[9]! << 8)) & 0x3fff;
     if (width === 0 || height === 0) throw invalidImage("WebP", "declares a zero width or height in its VP8 frame");
@@ -484,7 +571,10 @@ function riffChunks(bytes: Uint8Array, where: string): RiffChunk[] {
     const fourcc = ascii(bytes, at, 4);
     const size = view.getUint32(at + 4, true);
     if (size > bytes.length - at - 8) {
-      throw invalidImage("WebP", `is truncated: its ${fourcc.trim()} chunk declares ${size} bytes but ${where} has ${bytes.length - at - 8} left`);
+      throw invalidImage(
+        "WebP",
+        `is truncated: its ${fourcc.trim()} chunk declares ${size} bytes but ${where} has ${bytes.length - at - 8} left`,
+      );
     }
     chunks.push({ fourcc, data: bytes.subarray(at + 8, at + 8 + size) });
     at += 8 + size + (size & 1);
@@ -499,9 +589,13 @@ function riffChunks(bytes: Uint8Array, where: string): RiffChunk[] {
  */
 export function webpChunks(bytes: Uint8Array): RiffChunk[] {
   const riffSize = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength).getUint32(4, true);
-  if (riffSize < 12) throw invalidImage("WebP", `is corrupt: its RIFF header declares a ${riffSize}-byte body, too small for any image`);
+  if (riffSize < 12)
+    throw invalidImage("WebP", `is corrupt: its RIFF header declares a ${riffSize}-byte body, too small for any image`);
   if (riffSize > bytes.length - 8) {
-    throw invalidImage("WebP", `is truncated: its RIFF header declares ${riffSize + 8} bytes but the file has ${bytes.length}`);
+    throw invalidImage(
+      "WebP",
+      `is truncated: its RIFF header declares ${riffSize + 8} bytes but the file has ${bytes.length}`,
+    );
   }
   return riffChunks(bytes.subarray(12, 8 + riffSize), "the RIFF container");
 }
@@ -515,7 +609,8 @@ function readWebp(bytes: Uint8Array): ImageHeader {
   const chunks = webpChunks(bytes);
   const first = chunks[0];
   if (!first) throw invalidImage("WebP", "has no chunks after its RIFF header");
-  if (first.fourcc === "VP8 " || first.fourcc === "VP8L") return { ...base, ...webpFrameSize(first.fourcc, first.data), animated: false };
+  if (first.fourcc === "VP8 " || first.fourcc === "VP8L")
+    return { ...base, ...webpFrameSize(first.fourcc, first.data), animated: false };
   if (first.fourcc !== "VP8X") throw invalidImage("WebP", `is corrupt: unknown first chunk "${first.fourcc}"`);
   if (first.data.length < 10) throw invalidImage("WebP", "is truncated: its VP8X chunk is cut short");
   const x = first.data;
@@ -529,7 +624,10 @@ function readWebp(bytes: Uint8Array): ImageHeader {
     if (!frame) throw invalidImage("WebP", "has no image data (no VP8 or VP8L chunk after its VP8X header)");
     const size = webpFrameSize(frame.fourcc, frame.data);
     if (size.width !== width || size.height !== height) {
-      throw invalidImage("WebP", `does not match its container: its ${frame.fourcc.trim()} frame is ${size.width}x${size.height} inside a ${canvas}`);
+      throw invalidImage(
+        "WebP",
+        `does not match its container: its ${frame.fourcc.trim()} frame is ${size.width}x${size.height} inside a ${canvas}`,
+      );
     }
     return { ...base, width, height, animated };
   }
@@ -540,15 +638,24 @@ function readWebp(bytes: Uint8Array): ImageHeader {
     const f = chunk.data;
     if (f.length < 16) throw invalidImage("WebP", `is truncated: animation frame ${count} has a short header`);
     const u24 = (o: number) => f[o]! | (f[o + 1]! << 8) | (f[o + 2]! << 16);
-    const left = u24(0) * 2, top = u24(3) * 2, fw = u24(6) + 1, fh = u24(9) + 1;
+    const left = u24(0) * 2,
+      top = u24(3) * 2,
+      fw = u24(6) + 1,
+      fh = u24(9) + 1;
     if (left + fw > width || top + fh > height) {
-      throw invalidImage("WebP", `does not match its container: animation frame ${count} (${fw}x${fh} at ${left},${top}) reaches outside the ${canvas}`);
+      throw invalidImage(
+        "WebP",
+        `does not match its container: animation frame ${count} (${fw}x${fh} at ${left},${top}) reaches outside the ${canvas}`,
+      );
     }
     const frame = image(riffChunks(f.subarray(16), `animation frame ${count}`));
     if (!frame) throw invalidImage("WebP", `has no image data in animation frame ${count}`);
     const size = webpFrameSize(frame.fourcc, frame.data);
     if (size.width !== fw || size.height !== fh) {
-      throw invalidImage("WebP", `does not match its container: animation frame ${count} declares ${fw}x${fh} but its ${frame.fourcc.trim()} data is ${size.width}x${size.height}`);
+      throw invalidImage(
+        "WebP",
+        `does not match its container: animation frame ${count} declares ${fw}x${fh} but its ${frame.fourcc.trim()} data is ${size.width}x${size.height}`,
+      );
     }
   }
   if (count === 0) throw invalidImage("WebP", "is marked animated but has no animation frame (ANMF)");

@@ -182,7 +182,13 @@ interface FamilyRow {
 const K200 = 200_000;
 const M1 = 1_000_000;
 
-const claude = (family: string, prefixes: readonly string[], usd: FamilyRow["usd"], minCacheableTokens: number, contextTokens: number): FamilyRow => ({
+const claude = (
+  family: string,
+  prefixes: readonly string[],
+  usd: FamilyRow["usd"],
+  minCacheableTokens: number,
+  contextTokens: number,
+): FamilyRow => ({
   provider: "anthropic",
   family,
   prefixes,
@@ -194,9 +200,24 @@ const claude = (family: string, prefixes: readonly string[], usd: FamilyRow["usd
 });
 
 /** OpenAI rows: input, write, read, output; writes cost the input price where they are not billed apart. */
-const gpt = (family: string, prefixes: readonly string[], [input, read, output]: readonly [number, number, number], cache: CacheRules, contextTokens: number): FamilyRow => {
+const gpt = (
+  family: string,
+  prefixes: readonly string[],
+  [input, read, output]: readonly [number, number, number],
+  cache: CacheRules,
+  contextTokens: number,
+): FamilyRow => {
   const write = cache.writesBilled ? input * 1.25 : input;
-  return { provider: "openai", family, prefixes, usd: [input, write, write, read, output], minCacheableTokens: 1_024, contextTokens, images: OPENAI_IMAGES, cache };
+  return {
+    provider: "openai",
+    family,
+    prefixes,
+    usd: [input, write, write, read, output],
+    minCacheableTokens: 1_024,
+    contextTokens,
+    images: OPENAI_IMAGES,
+    cache,
+  };
 };
 
 /**
@@ -215,7 +236,13 @@ const FAMILIES: readonly FamilyRow[] = [
   claude("claude-opus-4", ["claude-opus-4-1", "claude-opus-4", "claude-3-opus"], [15, 18.75, 30, 1.5, 75], 1_024, K200),
   claude("claude-sonnet-5-5", ["claude-sonnet-5-5"], [2, 2.5, 4, 0.1, 10], 1_024, M1),
   claude("claude-sonnet-5", ["claude-sonnet-5"], [2, 2.5, 4, 0.2, 10], 1_024, M1),
-  claude("claude-sonnet-4", ["claude-sonnet-4-6", "claude-sonnet-4-5", "claude-sonnet-4", "claude-3-7-sonnet", "claude-3-5-sonnet"], [3, 3.75, 6, 0.3, 15], 1_024, K200),
+  claude(
+    "claude-sonnet-4",
+    ["claude-sonnet-4-6", "claude-sonnet-4-5", "claude-sonnet-4", "claude-3-7-sonnet", "claude-3-5-sonnet"],
+    [3, 3.75, 6, 0.3, 15],
+    1_024,
+    K200,
+  ),
   claude("claude-haiku-5-5", ["claude-haiku-5-5"], [0.1, 0.125, 0.2, 0.01, 0.5], 4_096, M1),
   claude("claude-haiku-4-5", ["claude-haiku-4-5"], [1, 1.25, 2, 0.1, 5], 4_096, K200),
   claude("claude-haiku-3-5", ["claude-3-5-haiku"], [0.8, 1, 1.6, 0.08, 4], 2_048, K200),
@@ -267,7 +294,8 @@ function providerOf(name: string): ModelProvider | undefined {
  * (`-20250514`, `-mini`, `[1m]`), never another version (`claude-opus-4` does not claim
  * `claude-opus-4-9`, nor `gpt-5` `gpt-5.4`).
  */
-const startsFamily = (name: string, prefix: string) => name.startsWith(prefix) && !/^(?:\d|[-.]\d{1,2}(?!\d))/.test(name.slice(prefix.length));
+const startsFamily = (name: string, prefix: string) =>
+  name.startsWith(prefix) && !/^(?:\d|[-.]\d{1,2}(?!\d))/.test(name.slice(prefix.length));
 
 function resolve(row: FamilyRow, known: boolean, overrides: Partial<ModelPrices> | undefined): ModelRules {
   const [input, cacheWrite5m, cacheWrite1h, cacheRead, output] = row.usd;
@@ -311,13 +339,24 @@ export type PriceOverrides = Readonly<Record<string, Partial<ModelPrices>>>;
  * modelRules("openai", "gpt-5.6-sol").multipliers.write5m     // 1.25
  * modelRules("anthropic", "claude-next").known                // false: Sonnet 4 prices, 100 images
  */
-export function modelRules(provider: string | undefined, model: string | undefined, overrides?: PriceOverrides): ModelRules {
+export function modelRules(
+  provider: string | undefined,
+  model: string | undefined,
+  overrides?: PriceOverrides,
+): ModelRules {
   const name = model === undefined ? "" : normaliseModel(model);
   const said = provider?.toLowerCase();
   const family: ModelProvider =
-    said === "anthropic" ? "anthropic" : said === "openai" || said === "azure" ? "openai" : (providerOf(name) ?? "anthropic");
+    said === "anthropic"
+      ? "anthropic"
+      : said === "openai" || said === "azure"
+        ? "openai"
+        : (providerOf(name) ?? "anthropic");
   const override = overrides === undefined || model === undefined ? undefined : (overrides[model] ?? overrides[name]);
-  const row = name === "" ? undefined : FAMILIES.find((r) => r.provider === family && r.prefixes.some((prefix) => startsFamily(name, prefix)));
+  const row =
+    name === ""
+      ? undefined
+      : FAMILIES.find((r) => r.provider === family && r.prefixes.some((prefix) => startsFamily(name, prefix)));
   return resolve(row ?? DEFAULTS[family], row !== undefined, override);
 }
 

@@ -27,21 +27,50 @@ export interface UpstreamCredential {
  * Checks the caller and decides which key goes upstream.
  * @throws AppError 401 when the caller may not use the proxy (rendered in the provider's shape)
  */
-export async function upstreamCredential(spec: LlmProviderSpec, headers: Headers, loaded: LoadedConfig): Promise<UpstreamCredential> {
+export async function upstreamCredential(
+  spec: LlmProviderSpec,
+  headers: Headers,
+  loaded: LoadedConfig,
+): Promise<UpstreamCredential> {
   const { secrets, config } = loaded;
   const operatorKey = secrets[spec.secretName];
   const presented = spec.credentialOf(headers);
   if (operatorKey) {
-    await authorize(presented === null ? null : `Bearer ${presented}`, secrets.API_TOKENS, config.security.allow_anonymous).catch(() => {
-      throw new AppError(401, "unauthorized", `This service sends its own ${spec.name} key: present one of its API tokens where your SDK puts the API key.`);
+    await authorize(
+      presented === null ? null : `Bearer ${presented}`,
+      secrets.API_TOKENS,
+      config.security.allow_anonymous,
+    ).catch(() => {
+      throw new AppError(
+        401,
+        "unauthorized",
+        `This service sends its own ${spec.name} key: present one of its API tokens where your SDK puts the API key.`,
+      );
     });
-    return { mode: "operator", callerHash: await sha256Hex(`operator:${presented ?? ""}`), apply: (out) => spec.withCredential(out, operatorKey) };
+    return {
+      mode: "operator",
+      callerHash: await sha256Hex(`operator:${presented ?? ""}`),
+      apply: (out) => spec.withCredential(out, operatorKey),
+    };
   }
   const serviceToken = headers.get(SERVICE_TOKEN_HEADER)?.trim() ?? null;
-  await authorize(serviceToken === null ? null : `Bearer ${serviceToken}`, secrets.API_TOKENS, config.security.allow_anonymous).catch(() => {
-    throw new AppError(401, "unauthorized", `This service needs one of its API tokens in the ${SERVICE_TOKEN_HEADER} header; your own ${spec.name} key goes where your SDK puts it.`);
+  await authorize(
+    serviceToken === null ? null : `Bearer ${serviceToken}`,
+    secrets.API_TOKENS,
+    config.security.allow_anonymous,
+  ).catch(() => {
+    throw new AppError(
+      401,
+      "unauthorized",
+      `This service needs one of its API tokens in the ${SERVICE_TOKEN_HEADER} header; your own ${spec.name} key goes where your SDK puts it.`,
+    );
   });
-  if (presented === null) throw new AppError(401, "unauthorized", `No ${spec.name} API key was sent, and this service has none of its own to send.`);
+  if (presented === null)
+    throw new AppError(
+      401,
+      "unauthorized",
+      `No ${spec.name} API key was sent, and this service has none of its own to send.`,
+    );
   return {
     mode: "caller",
     callerHash: await sha256Hex(`caller:${presented}`),

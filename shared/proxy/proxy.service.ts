@@ -39,7 +39,8 @@ const NOT_FORWARDED = new Set([
   SERVICE_TOKEN_HEADER,
   SESSION_HEADER,
 ]);
-const notForwarded = (name: string) => NOT_FORWARDED.has(name) || name.startsWith("cf-") || name.startsWith("x-forwarded-");
+const notForwarded = (name: string) =>
+  NOT_FORWARDED.has(name) || name.startsWith("cf-") || name.startsWith("x-forwarded-");
 
 export interface ProxyRun {
   ports: AppPorts;
@@ -62,7 +63,11 @@ export async function proxyRequest(request: Request, spec: LlmProviderSpec, run:
   const { config } = run.loaded;
   const url = new URL(request.url);
   const path = url.pathname.slice(spec.name.length + 1);
-  if (!config.proxy.enabled) return providerError(spec, new AppError(404, "not_found", `The provider proxy is turned off on this service (proxy.enabled = false).`));
+  if (!config.proxy.enabled)
+    return providerError(
+      spec,
+      new AppError(404, "not_found", `The provider proxy is turned off on this service (proxy.enabled = false).`),
+    );
   const proxied = request.method === "POST" ? spec.paths[path] : undefined;
   let model: string | undefined;
   try {
@@ -79,23 +84,37 @@ export async function proxyRequest(request: Request, spec: LlmProviderSpec, run:
     if (request.method !== "GET" && request.method !== "HEAD") body = await readBodyBytes(request, PROXY_BODY_LIMIT);
     if (proxied && body && isJsonContentType(request.headers.get("content-type"))) {
       const parsed = parseJsonBytes(body);
-      if (parsed === null || typeof parsed !== "object" || Array.isArray(parsed)) throw new AppError(400, "invalid_request", "The request body must be a JSON object.");
+      if (parsed === null || typeof parsed !== "object" || Array.isArray(parsed))
+        throw new AppError(400, "invalid_request", "The request body must be a JSON object.");
       const object = parsed as Record<string, unknown>;
       model = typeof object.model === "string" ? object.model : undefined;
       const sessionKey = await sessionKeyOf(spec, proxied, request.headers, credential.callerHash, object);
-      const transform = await transformConversation(object, spec, proxied.format, sessionKey, {
-        embedTargetBytes: config.vision.embed_target_bytes,
-        maxLongEdge: config.vision.max_long_edge,
-        maxInputPixels: config.vision.max_input_pixels,
-        fitUserImages: config.proxy.fit_user_images,
-        strategy: config.proxy.strategy,
-      }, run.ports);
+      const transform = await transformConversation(
+        object,
+        spec,
+        proxied.format,
+        sessionKey,
+        {
+          embedTargetBytes: config.vision.embed_target_bytes,
+          maxLongEdge: config.vision.max_long_edge,
+          maxInputPixels: config.vision.max_input_pixels,
+          fitUserImages: config.proxy.fit_user_images,
+          strategy: config.proxy.strategy,
+        },
+        run.ports,
+      );
       const sent = transform.changed ? new TextEncoder().encode(JSON.stringify(transform.body)) : body;
       done = { transform, bytesSaved: Math.max(0, body.byteLength - sent.byteLength), sessionKey };
       body = sent;
     }
 
-    const upstream = await forward(run, spec, target, { method: request.method, headers, body }, config.proxy.timeout_seconds);
+    const upstream = await forward(
+      run,
+      spec,
+      target,
+      { method: request.method, headers, body },
+      config.proxy.timeout_seconds,
+    );
     const counted = proxied?.counted === true;
     const at = run.ports.clock();
     if (counted) {
@@ -116,16 +135,40 @@ export async function proxyRequest(request: Request, spec: LlmProviderSpec, run:
     }
     const record = (usage: LlmUsage | null) => {
       if (!counted || usage === null) return;
-      run.ports.ledger.record({ tool: "llm", provider: spec.name, ...(model === undefined ? {} : { model }), counts: usageCounts(usage), at });
+      run.ports.ledger.record({
+        tool: "llm",
+        provider: spec.name,
+        ...(model === undefined ? {} : { model }),
+        counts: usageCounts(usage),
+        at,
+      });
     };
     return relayAnswer(upstream, spec, edgeHeaders(done), record);
   } catch (error) {
     if (!(error instanceof AppError)) {
-      run.ports.log.error("proxy_failed", { request_id: run.requestId, provider: spec.name, path, cause: String(error).slice(0, 200) });
-      return providerError(spec, new AppError(500, "internal_error", "The service failed unexpectedly; try again, and report the request id if it persists."));
+      run.ports.log.error("proxy_failed", {
+        request_id: run.requestId,
+        provider: spec.name,
+        path,
+        cause: String(error).slice(0, 200),
+      });
+      return providerError(
+        spec,
+        new AppError(
+          500,
+          "internal_error",
+          "The service failed unexpectedly; try again, and report the request id if it persists.",
+        ),
+      );
     }
     if (proxied?.counted && (error.code === "provider_error" || error.code === "provider_timeout")) {
-      run.ports.ledger.record({ tool: "llm", provider: spec.name, ...(model === undefined ? {} : { model }), counts: { errors: 1 }, at: run.ports.clock() });
+      run.ports.ledger.record({
+        tool: "llm",
+        provider: spec.name,
+        ...(model === undefined ? {} : { model }),
+        counts: { errors: 1 },
+        at: run.ports.clock(),
+      });
     }
     return providerError(spec, error);
   }
@@ -166,7 +209,8 @@ function baseUrlOf(spec: LlmProviderSpec, loaded: LoadedConfig): string {
 export function upstreamUrl(base: string, path: string, search: string): string {
   const target = `${base}${path.startsWith("/") ? path : `/${path}`}${search}`;
   const parsed = URL.canParse(target) ? new URL(target) : null;
-  if (!parsed || parsed.origin !== new URL(base).origin) throw new AppError(400, "invalid_request", "The request path does not name a path of the provider's API.");
+  if (!parsed || parsed.origin !== new URL(base).origin)
+    throw new AppError(400, "invalid_request", "The request path does not name a path of the provider's API.");
   return target;
 }
 
@@ -174,25 +218,56 @@ export function upstreamUrl(base: string, path: string, search: string): string 
  * Sessions are kept apart by caller: the key is a hash of the caller's credential hash and either
  * its `X-Session-Id` or, without one, the model, the system prompt and the first message.
  */
-async function sessionKeyOf(spec: LlmProviderSpec, proxied: ProxiedPath, headers: Headers, callerHash: string, body: Record<string, unknown>): Promise<string> {
+async function sessionKeyOf(
+  spec: LlmProviderSpec,
+  proxied: ProxiedPath,
+  headers: Headers,
+  callerHash: string,
+  body: Record<string, unknown>,
+): Promise<string> {
   const given = headers.get(SESSION_HEADER)?.trim();
   if (given && given.length <= 256) return sha256Hex(`${spec.name}\n${callerHash}\nsession\n${given}`);
   const first = proxied.format.messagesOf(body)?.[0] ?? null;
   const system = body.system ?? body.instructions ?? null;
-  return sha256Hex(`${spec.name}\n${callerHash}\nderived\n${String(body.model)}\n${JSON.stringify(system)}\n${JSON.stringify(first)}`);
+  return sha256Hex(
+    `${spec.name}\n${callerHash}\nderived\n${String(body.model)}\n${JSON.stringify(system)}\n${JSON.stringify(first)}`,
+  );
 }
 
 /** The provider call, with a timeout until its answer starts: unreachable is a 502, too slow a 504. */
-async function forward(run: ProxyRun, spec: LlmProviderSpec, target: string, init: { method: string; headers: Headers; body?: Uint8Array }, timeoutSeconds: number): Promise<Response> {
+async function forward(
+  run: ProxyRun,
+  spec: LlmProviderSpec,
+  target: string,
+  init: { method: string; headers: Headers; body?: Uint8Array },
+  timeoutSeconds: number,
+): Promise<Response> {
   const controller = new AbortController();
   const timer = setTimeout(() => controller.abort(), timeoutSeconds * 1000);
   try {
-    return await run.ports.fetch(target, { method: init.method, headers: init.headers, body: init.body as BodyInit | undefined, signal: controller.signal, redirect: "manual" });
+    return await run.ports.fetch(target, {
+      method: init.method,
+      headers: init.headers,
+      body: init.body as BodyInit | undefined,
+      signal: controller.signal,
+      redirect: "manual",
+    });
   } catch (error) {
     const timedOut = controller.signal.aborted;
-    run.ports.log.warn("proxy_upstream_failed", { request_id: run.requestId, provider: spec.name, reason: timedOut ? "timeout" : "unreachable" });
-    if (timedOut) throw new AppError(504, "provider_timeout", `The ${spec.name} API did not answer within ${timeoutSeconds} s; try again.`);
-    throw new AppError(502, "provider_error", `The ${spec.name} API could not be reached; try again.`, { cause: error });
+    run.ports.log.warn("proxy_upstream_failed", {
+      request_id: run.requestId,
+      provider: spec.name,
+      reason: timedOut ? "timeout" : "unreachable",
+    });
+    if (timedOut)
+      throw new AppError(
+        504,
+        "provider_timeout",
+        `The ${spec.name} API did not answer within ${timeoutSeconds} s; try again.`,
+      );
+    throw new AppError(502, "provider_error", `The ${spec.name} API could not be reached; try again.`, {
+      cause: error,
+    });
   } finally {
     clearTimeout(timer);
   }

@@ -6,7 +6,18 @@
 import type { LlmProviderSpec, LlmUsage } from "./providers/llm-provider.types";
 
 /** Response headers not relayed: per-hop, or describing an encoding the runtime's fetch already undid. */
-const NOT_RELAYED = new Set(["connection", "keep-alive", "transfer-encoding", "content-length", "content-encoding", "proxy-authenticate", "trailer", "upgrade", "set-cookie", "alt-svc"]);
+const NOT_RELAYED = new Set([
+  "connection",
+  "keep-alive",
+  "transfer-encoding",
+  "content-length",
+  "content-encoding",
+  "proxy-authenticate",
+  "trailer",
+  "upgrade",
+  "set-cookie",
+  "alt-svc",
+]);
 
 /** A JSON answer larger than this is relayed but not kept for its usage (an LLM answer never is). */
 const MAX_KEPT_ANSWER_BYTES = 8 * 1024 * 1024;
@@ -16,7 +27,12 @@ const MAX_KEPT_ANSWER_BYTES = 8 * 1024 * 1024;
  * headers, and the body piped through a usage reader. `done` runs once with the usage found (null
  * when none arrived, e.g. a stream cut off) when the body has been relayed to its end.
  */
-export function relayAnswer(upstream: Response, spec: LlmProviderSpec, added: Record<string, string>, done: (usage: LlmUsage | null) => void): Response {
+export function relayAnswer(
+  upstream: Response,
+  spec: LlmProviderSpec,
+  added: Record<string, string>,
+  done: (usage: LlmUsage | null) => void,
+): Response {
   const headers = new Headers();
   upstream.headers.forEach((value, name) => {
     if (!NOT_RELAYED.has(name.toLowerCase())) headers.append(name, value);

@@ -87,7 +87,8 @@ export async function transformConversation(
   if (settings.strategy !== "off" && hasToolImages) {
     // cost: the eviction module's entry for the proxy (the route's own decision code), with room
     // made for its front marker; hermes: the route's batched 20/8/3 as it is.
-    const planned = format.eviction === "anthropic" && settings.strategy === "cost" ? makeRoomForFrontMarker(body, messages) : null;
+    const planned =
+      format.eviction === "anthropic" && settings.strategy === "cost" ? makeRoomForFrontMarker(body, messages) : null;
     const out =
       settings.strategy === "cost"
         ? await evictOutbound(
@@ -98,11 +99,16 @@ export async function transformConversation(
               sessionKey,
               ...(format.eviction === "anthropic" && body.system !== undefined ? { system: body.system } : {}),
               ...(format.eviction === "anthropic" && Array.isArray(body.tools) ? { tools: body.tools } : {}),
-              ...(format.eviction === "anthropic" && asRecord(body.cache_control) ? { cacheControl: asRecord(body.cache_control)! } : {}),
+              ...(format.eviction === "anthropic" && asRecord(body.cache_control)
+                ? { cacheControl: asRecord(body.cache_control)! }
+                : {}),
             },
             ports,
           )
-        : await evictForSession({ format: format.eviction, messages: messages as Record<string, unknown>[], strategy: "hermes" }, ports);
+        : await evictForSession(
+            { format: format.eviction, messages: messages as Record<string, unknown>[], strategy: "hermes" },
+            ports,
+          );
     retired = out.stats.retired_blocks;
     rule = out.stats.reason ?? null;
     if (out.stats.cache_marker !== undefined) {
@@ -115,7 +121,14 @@ export async function transformConversation(
   }
 
   if (fit.fitted === 0 && retired === 0 && !breakpointsMoved) return { ...unchanged, fitSkipped: fit.skipped, rule };
-  return { body: format.withMessages(body, messages), changed: true, fitted: fit.fitted, fitSkipped: fit.skipped, retired, rule };
+  return {
+    body: format.withMessages(body, messages),
+    changed: true,
+    fitted: fit.fitted,
+    fitSkipped: fit.skipped,
+    retired,
+    rule,
+  };
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -151,7 +164,10 @@ async function fitImages(
     const size = imageSize(data);
     const edge = size ? Math.max(size.width, size.height) : 0;
     const overBudget = urlLength > settings.embedTargetBytes || edge > settings.maxLongEdge;
-    const refused = payload > rules.images.maxImageBytes || edge > rules.images.maxEdge || (many && edge > rules.images.maxEdgeWhenMany);
+    const refused =
+      payload > rules.images.maxImageBytes ||
+      edge > rules.images.maxEdge ||
+      (many && edge > rules.images.maxEdgeWhenMany);
     if (!(isTool ? overBudget : refused || (settings.fitUserImages && overBudget))) return;
     const result = await fitOne(data, settings, ports);
     if (result === null) {
@@ -196,14 +212,19 @@ async function fitOne(data: string, settings: TransformSettings, ports: Ports): 
   const now = ports.clock();
   try {
     const hit = await ports.cache.get<FittedImage>(key);
-    if (hit && hit.expiresAt > now && typeof hit.value?.data === "string" && typeof hit.value.mediaType === "string") return hit.value;
+    if (hit && hit.expiresAt > now && typeof hit.value?.data === "string" && typeof hit.value.mediaType === "string")
+      return hit.value;
   } catch {
     // A store that cannot answer costs one fit, never the request.
   }
   let fitted: FittedImage;
   try {
     const bytes = decodeImageData(data).bytes;
-    const result = await ports.fitImage(bytes, { embedTargetBytes: settings.embedTargetBytes, maxLongEdge: settings.maxLongEdge, maxInputPixels: settings.maxInputPixels });
+    const result = await ports.fitImage(bytes, {
+      embedTargetBytes: settings.embedTargetBytes,
+      maxLongEdge: settings.maxLongEdge,
+      maxInputPixels: settings.maxInputPixels,
+    });
     fitted = { mediaType: result.mediaType, data: toBase64(result.data) };
   } catch {
     return null; // corrupt, a bomb, a format the fitter does not read: sent as it came (fit_skipped)
@@ -217,15 +238,24 @@ async function fitOne(data: string, settings: TransformSettings, ports: Ports): 
 }
 
 /** A copy of `messages` with one image replaced by `fitted` (only the touched message is copied). */
-function replaceImage(messages: readonly unknown[], image: ImageRef, eviction: "anthropic" | "openai", fitted: FittedImage): unknown[] {
+function replaceImage(
+  messages: readonly unknown[],
+  image: ImageRef,
+  eviction: "anthropic" | "openai",
+  fitted: FittedImage,
+): unknown[] {
   const out = messages.slice();
   const message = asRecord(messages[image.message])!;
   const content = (message.content as unknown[]).slice();
   const swap = (block: Record<string, unknown>): Record<string, unknown> => {
-    if (eviction === "anthropic") return { ...block, source: { type: "base64", media_type: fitted.mediaType, data: fitted.data } };
+    if (eviction === "anthropic")
+      return { ...block, source: { type: "base64", media_type: fitted.mediaType, data: fitted.data } };
     const url = `data:${fitted.mediaType};base64,${fitted.data}`;
     const field = block.image_url;
-    return { ...block, image_url: typeof field === "string" || field === undefined ? url : { ...asRecord(field), url } };
+    return {
+      ...block,
+      image_url: typeof field === "string" || field === undefined ? url : { ...asRecord(field), url },
+    };
   };
   if (image.part === undefined) content[image.block] = swap(asRecord(content[image.block])!);
   else {
@@ -253,7 +283,10 @@ interface StrippedBreakpoint {
  * the retirement front (proxy.md step 4: the newest stay at the tail, the total
  * never passes 4, the caller's TTL is kept).
  */
-function makeRoomForFrontMarker(body: Record<string, unknown>, messages: unknown[]): { messages: unknown[]; stripped: StrippedBreakpoint | null } {
+function makeRoomForFrontMarker(
+  body: Record<string, unknown>,
+  messages: unknown[],
+): { messages: unknown[]; stripped: StrippedBreakpoint | null } {
   let others = asRecord(body.cache_control) ? 1 : 0;
   for (const list of [body.tools, body.system]) {
     if (!Array.isArray(list)) continue;

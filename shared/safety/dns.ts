@@ -112,7 +112,10 @@ export function createDnsResolver(options: DnsResolverOptions): DnsResolver {
     try {
       const both = Promise.all([query(host, TYPE_A, controller.signal), query(host, TYPE_AAAA, controller.signal)]);
       const outcome = await Promise.race([both, deadline]);
-      const unavailable = (fault: ResolverFault) => ({ result: { ok: false, reason: "unavailable", fault, resolver: resolverHost } as const, ttlSeconds: null });
+      const unavailable = (fault: ResolverFault) => ({
+        result: { ok: false, reason: "unavailable", fault, resolver: resolverHost } as const,
+        ttlSeconds: null,
+      });
       if (outcome === "timeout") return unavailable("timeout");
       const [a, aaaa] = outcome;
       // Fail closed: if either family cannot be checked, the name is not known to be safe.
@@ -144,7 +147,8 @@ export function createDnsResolver(options: DnsResolverOptions): DnsResolver {
       const { result, ttlSeconds } = await resolve(host);
       // Transient failures (an unavailable resolver, resolver errors) are never cached.
       if (ttlSeconds !== null) remember(host, result, ttlSeconds);
-      else if (!result.ok && result.reason === "unavailable") options.log?.warn("dns_unavailable", { resolver: resolverHost, fault: result.fault });
+      else if (!result.ok && result.reason === "unavailable")
+        options.log?.warn("dns_unavailable", { resolver: resolverHost, fault: result.fault });
       return result;
     },
   };
@@ -164,7 +168,8 @@ function parseAnswer(body: unknown): QueryResult {
     if (typeof record !== "object" || record === null) return { ok: false, reason: "resolver_error" };
     const { type: recordType, data, TTL } = record as { type?: unknown; data?: unknown; TTL?: unknown };
     if (recordType !== TYPE_A && recordType !== TYPE_AAAA && recordType !== TYPE_CNAME) continue;
-    if (typeof TTL === "number" && Number.isFinite(TTL)) ttlSeconds = ttlSeconds === null ? TTL : Math.min(ttlSeconds, TTL);
+    if (typeof TTL === "number" && Number.isFinite(TTL))
+      ttlSeconds = ttlSeconds === null ? TTL : Math.min(ttlSeconds, TTL);
     // CNAME chains come flattened in the same answer: checking every A/AAAA record covers them.
     if (recordType === TYPE_CNAME) continue;
     if (typeof data !== "string") return { ok: false, reason: "resolver_error" };

@@ -97,8 +97,8 @@ function ipv4ToInt(a: number, b: number, c: number, d: number): number {
 
 function inV4Range(ip: number, r: V4Range): boolean {
   if (r.bits === 0) return true;
-  const mask = r.bits === 32 ? 0xffffffff : (~((1 << (32 - r.bits)) - 1)) >>> 0;
-  return ((ip & mask) >>> 0) === r.base;
+  const mask = r.bits === 32 ? 0xffffffff : ~((1 << (32 - r.bits)) - 1) >>> 0;
+  return (ip & mask) >>> 0 === r.base;
 }
 
 /** Dotted-quad text of a 32-bit address. */
@@ -216,7 +216,7 @@ export function classifyIPv6(g: readonly number[]): AddressClass {
   if (a === 0x2002) return embedded(g32(b, c), "6to4");
   // 2001::/32, Teredo: server IPv4 in bits 32..63, client IPv4 bit-inverted in the last 32 bits.
   if (a === 0x2001 && b === 0) {
-    const client = embedded((~g32(h, i)) >>> 0, "Teredo client");
+    const client = embedded(~g32(h, i) >>> 0, "Teredo client");
     if (client.kind !== "public") return client;
     const server = embedded(g32(c, d), "Teredo server");
     if (server.kind !== "public") return server;

@@ -60,9 +60,7 @@ export function compileHostList(patterns: readonly string[]): (host: string) => 
   return (rawHost: string): boolean => {
     const host = normalizeHost(rawHost);
     if (host === "") return false;
-    return compiled.some(
-      (p) => (!p.subdomainsOnly && host === p.host) || host.endsWith(`.${p.host}`),
-    );
+    return compiled.some((p) => (!p.subdomainsOnly && host === p.host) || host.endsWith(`.${p.host}`));
   };
 }
 

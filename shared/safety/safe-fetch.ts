@@ -26,7 +26,10 @@ export interface SafeFetchOptions {
    * before it becomes `fetch_failed`: a bot wall's 403 is told apart from a plain one this way.
    * The error `check` returns is thrown instead.
    */
-  inspectFailure?: { statuses: ReadonlySet<number>; check(status: number, headers: Headers, body: Uint8Array): Error | null };
+  inspectFailure?: {
+    statuses: ReadonlySet<number>;
+    check(status: number, headers: Headers, body: Uint8Array): Error | null;
+  };
 }
 
 /** How much of a failure answer `inspectFailure` sees; challenge pages are far smaller. */
@@ -188,7 +191,11 @@ async function readLimited(
 }
 
 /** The caller's verdict on a failure answer's (bounded) body, or null; the body is always released. */
-async function inspectFailure(options: SafeFetchOptions, response: Response, withinDeadline: <T>(work: Promise<T>) => Promise<T>): Promise<Error | null> {
+async function inspectFailure(
+  options: SafeFetchOptions,
+  response: Response,
+  withinDeadline: <T>(work: Promise<T>) => Promise<T>,
+): Promise<Error | null> {
   const inspect = options.inspectFailure;
   if (!inspect?.statuses.has(response.status) || response.body === null) {
     await discard(response);
@@ -219,7 +226,11 @@ function fetchFailed(url: URL, why: string, cause?: unknown): AppError {
 }
 
 function tooLarge(url: URL, maxBytes: number): FetchLimitError {
-  return new FetchLimitError(413, "too_large", `The page at ${url.hostname} is larger than the ${maxBytes}-byte limit.`);
+  return new FetchLimitError(
+    413,
+    "too_large",
+    `The page at ${url.hostname} is larger than the ${maxBytes}-byte limit.`,
+  );
 }
 
 function withoutFragment(url: URL): string {

@@ -78,17 +78,43 @@ const PREFIX_SHAPES: readonly PrefixShape[] = [
   { kind: "Anthropic API key", prefixes: ["sk-ant-"], body: isWord, min: 32, minRun: 16 },
   { kind: "OpenRouter API key", prefixes: ["sk-or-v1-"], body: isAlnum, min: 32, minRun: 24 },
   { kind: "OpenAI API key", prefixes: ["sk-"], body: isWord, min: 20, minRun: 20 },
-  { kind: "Stripe secret key", prefixes: ["sk_live_", "sk_test_", "rk_live_", "rk_test_"], body: isAlnum, min: 20, minRun: 20 },
+  {
+    kind: "Stripe secret key",
+    prefixes: ["sk_live_", "sk_test_", "rk_live_", "rk_test_"],
+    body: isAlnum,
+    min: 20,
+    minRun: 20,
+  },
   { kind: "Stripe webhook secret", prefixes: ["whsec_"], body: isAlnum, min: 32, minRun: 20 },
   { kind: "GitHub token", prefixes: ["ghp_", "gho_", "ghu_", "ghs_", "ghr_"], body: isAlnum, min: 30, minRun: 30 },
   { kind: "GitHub token", prefixes: ["github_pat_"], body: isAlnumUnderscore, min: 40, minRun: 20 },
-  { kind: "GitLab token", prefixes: ["glpat-", "gldt-", "glrt-", "glcbt-", "glimt-", "glsoat-"], body: isWord, min: 20, minRun: 16 },
+  {
+    kind: "GitLab token",
+    prefixes: ["glpat-", "gldt-", "glrt-", "glcbt-", "glimt-", "glsoat-"],
+    body: isWord,
+    min: 20,
+    minRun: 16,
+  },
   { kind: "GitLab pipeline trigger token", prefixes: ["glptt-"], body: isLowerHex, min: 40, minRun: 16 },
-  { kind: "AWS access key ID", prefixes: ["AKIA", "ASIA", "ABIA", "ACCA"], body: isUpperDigit, min: 16, exact: 16, after: isAlnum, minRun: 0 },
+  {
+    kind: "AWS access key ID",
+    prefixes: ["AKIA", "ASIA", "ABIA", "ACCA"],
+    body: isUpperDigit,
+    min: 16,
+    exact: 16,
+    after: isAlnum,
+    minRun: 0,
+  },
   { kind: "Google API key", prefixes: ["AIza"], body: isWord, min: 35, exact: 35, minRun: 8 },
   { kind: "Google OAuth client secret", prefixes: ["GOCSPX-"], body: isWord, min: 28, minRun: 12 },
   { kind: "Google OAuth access token", prefixes: ["ya29."], body: isWord, min: 30, minRun: 12 },
-  { kind: "Slack token", prefixes: ["xoxa-", "xoxb-", "xoxp-", "xoxo-", "xoxs-", "xoxr-", "xoxe-"], body: isWord, min: 20, minRun: 8 },
+  {
+    kind: "Slack token",
+    prefixes: ["xoxa-", "xoxb-", "xoxp-", "xoxo-", "xoxs-", "xoxr-", "xoxe-"],
+    body: isWord,
+    min: 20,
+    minRun: 8,
+  },
   { kind: "Slack app token", prefixes: ["xapp-"], body: isWord, min: 20, minRun: 8 },
   { kind: "Tavily API key", prefixes: ["tvly-"], body: isWord, min: 20, minRun: 20 },
   { kind: "Firecrawl API key", prefixes: ["fc-"], body: isAlnum, min: 24, minRun: 24 },
@@ -102,7 +128,13 @@ const PREFIX_SHAPES: readonly PrefixShape[] = [
   { kind: "PyPI token", prefixes: ["pypi-"], body: isWord, min: 50, minRun: 16 },
   { kind: "Shopify token", prefixes: ["shpat_", "shpca_", "shppa_", "shpss_"], body: isHex, min: 32, minRun: 16 },
   { kind: "DigitalOcean token", prefixes: ["dop_v1_", "doo_v1_", "dor_v1_"], body: isLowerHex, min: 64, minRun: 16 },
-  { kind: "Azure storage account key", prefixes: ["AccountKey=", "SharedAccessKey="], body: isBase64, min: 20, minRun: 16 },
+  {
+    kind: "Azure storage account key",
+    prefixes: ["AccountKey=", "SharedAccessKey="],
+    body: isBase64,
+    min: 20,
+    minRun: 16,
+  },
 ];
 
 /** Key-likeness is judged on at most this many characters of a body (no key is longer at its start). */
@@ -158,7 +190,9 @@ const jsonWebToken: Matcher = (text, at, runs) => {
   if (payloadEnd - payload < 10 || text.charCodeAt(payloadEnd) !== 46) return null;
   const signatureLength = runs.end(isWord, payloadEnd + 1) - (payloadEnd + 1);
   // A JSON payload (`eyJ`) makes it a JWT whatever the signature; otherwise ask for a signature.
-  return (text.startsWith("eyJ", payload) && payloadEnd - payload >= 13) || signatureLength >= 16 ? { kind: "JSON Web Token" } : null;
+  return (text.startsWith("eyJ", payload) && payloadEnd - payload >= 13) || signatureLength >= 16
+    ? { kind: "JSON Web Token" }
+    : null;
 };
 
 /** SendGrid: `SG.`, a key id of 16+ and a secret of 30+ base64url characters. */
@@ -201,7 +235,12 @@ const telegramBotToken: Matcher = (text, at, runs) => {
   while (digits < 17 && at - digits - 1 >= 0 && isDigit(text.charCodeAt(at - digits - 1))) digits++;
   if (digits < 5 || digits > 16) return null;
   const before = at - digits;
-  if (before > 0 && isAlnum(text.charCodeAt(before - 1)) && !(before >= 3 && text.slice(before - 3, before).toLowerCase() === "bot")) return null;
+  if (
+    before > 0 &&
+    isAlnum(text.charCodeAt(before - 1)) &&
+    !(before >= 3 && text.slice(before - 3, before).toLowerCase() === "bot")
+  )
+    return null;
   return runs.end(isWord, at + 1) - (at + 1) === 35 ? { kind: "Telegram bot token" } : null;
 };
 
@@ -220,7 +259,9 @@ const TEAMS_WEBHOOK = "IncomingWebhook/";
 const teamsWebhook: Matcher = (text, at, runs) => {
   if (!text.startsWith(TEAMS_WEBHOOK, at)) return null;
   const id = at + TEAMS_WEBHOOK.length;
-  return runs.end(isHex, id) - id === 32 && text.charCodeAt(id + 32) === 47 ? { kind: "Microsoft Teams webhook URL" } : null;
+  return runs.end(isHex, id) - id === 32 && text.charCodeAt(id + 32) === 47
+    ? { kind: "Microsoft Teams webhook URL" }
+    : null;
 };
 
 /** Google OAuth authorization codes, `4/0A` and 30+ base64url characters (the `code=` of a sign-in redirect). */
@@ -274,9 +315,12 @@ register(ANYWHERE, "-----", privateKey);
 const NONE: Matcher[] = [];
 /** Where no letter or digit precedes, both kinds apply. */
 const AT_BOUNDARY = new Map<number, Matcher[]>();
-for (const key of new Set([...BOUNDED.keys(), ...ANYWHERE.keys()])) AT_BOUNDARY.set(key, [...(BOUNDED.get(key) ?? []), ...(ANYWHERE.get(key) ?? [])]);
+for (const key of new Set([...BOUNDED.keys(), ...ANYWHERE.keys()]))
+  AT_BOUNDARY.set(key, [...(BOUNDED.get(key) ?? []), ...(ANYWHERE.get(key) ?? [])]);
 
-const FIRST_CHARS = [...new Set([...BOUNDED.keys()].map((key) => String.fromCharCode(Math.floor(key / 65_536))))].join("").replace(/[-\]\\^]/g, "\\$&");
+const FIRST_CHARS = [...new Set([...BOUNDED.keys()].map((key) => String.fromCharCode(Math.floor(key / 65_536))))]
+  .join("")
+  .replace(/[-\]\\^]/g, "\\$&");
 /**
  * Where a shape may start: a first character after a non-alphanumeric one (or at the start), or
  * a `:` / `-` anywhere. Fixed-width character classes only, so the search cannot backtrack.
@@ -313,8 +357,21 @@ function vendorShape(text: string): SecretFinding | null {
  * an obvious placeholder is a secret, since a password has no shape to tell it by (`hunter2`).
  */
 const PASSWORD_NAMES = new Set([
-  "password", "passwd", "pwd", "pass", "passphrase", "passcode", "secret", "clientsecret", "apisecret", "secretkey", "privatekey",
-  "awssecretaccesskey", "secretaccesskey", "accountkey", "sharedaccesskey",
+  "password",
+  "passwd",
+  "pwd",
+  "pass",
+  "passphrase",
+  "passcode",
+  "secret",
+  "clientsecret",
+  "apisecret",
+  "secretkey",
+  "privatekey",
+  "awssecretaccesskey",
+  "secretaccesskey",
+  "accountkey",
+  "sharedaccesskey",
 ]);
 const PASSWORD_SUFFIXES = ["password", "passwd", "passphrase", "secret", "secretkey", "privatekey"];
 
@@ -323,10 +380,36 @@ const PASSWORD_SUFFIXES = ["password", "passwd", "passphrase", "secret", "secret
  * `cannotBeCredential`: a short identifier-like word such as `usdc`, a ticker such as `ERC20`).
  */
 const CREDENTIAL_NAMES = new Set([
-  "token", "accesstoken", "refreshtoken", "idtoken", "authtoken", "apitoken", "sessiontoken", "securitytoken", "bearer", "jwt",
-  "apikey", "xapikey", "authkey", "accesskey", "accesskeyid", "auth", "authorization", "sharedaccesssignature",
-  "sig", "signature", "xamzsignature", "xamzcredential", "xamzsecuritytoken", "xgoogsignature", "xgoogcredential",
-  "subscriptionkey", "subscriptiontoken", "xsubscriptiontoken", "authorizationcode", "authcode",
+  "token",
+  "accesstoken",
+  "refreshtoken",
+  "idtoken",
+  "authtoken",
+  "apitoken",
+  "sessiontoken",
+  "securitytoken",
+  "bearer",
+  "jwt",
+  "apikey",
+  "xapikey",
+  "authkey",
+  "accesskey",
+  "accesskeyid",
+  "auth",
+  "authorization",
+  "sharedaccesssignature",
+  "sig",
+  "signature",
+  "xamzsignature",
+  "xamzcredential",
+  "xamzsecuritytoken",
+  "xgoogsignature",
+  "xgoogcredential",
+  "subscriptionkey",
+  "subscriptiontoken",
+  "xsubscriptiontoken",
+  "authorizationcode",
+  "authcode",
 ]);
 
 /** Name endings that make any parameter credential-named (`github_token`, `my_api_key`). */
@@ -334,22 +417,91 @@ const CREDENTIAL_SUFFIXES = ["apikey", "token", "accesskey"];
 
 /** Pagination and continuation names: cursors, not credentials, even though they end in "token". */
 const NOT_CREDENTIAL_NAMES = new Set([
-  "paginationtoken", "pagetoken", "nextpagetoken", "prevpagetoken", "previouspagetoken", "nexttoken", "prevtoken",
-  "previoustoken", "continuationtoken", "continuation", "synctoken", "cursortoken", "cursor", "nextcursor",
-  "resumptiontoken", "pagingtoken", "starttoken", "endtoken", "aftertoken", "beforetoken",
+  "paginationtoken",
+  "pagetoken",
+  "nextpagetoken",
+  "prevpagetoken",
+  "previouspagetoken",
+  "nexttoken",
+  "prevtoken",
+  "previoustoken",
+  "continuationtoken",
+  "continuation",
+  "synctoken",
+  "cursortoken",
+  "cursor",
+  "nextcursor",
+  "resumptiontoken",
+  "pagingtoken",
+  "starttoken",
+  "endtoken",
+  "aftertoken",
+  "beforetoken",
 ]);
 
 /** Ambiguous names (`key=home`, `sid=...`): the value must look like key material (or be a UUID). */
 const AMBIGUOUS_NAMES = new Set([
-  "key", "appkey", "userkey", "devkey", "developerkey", "clientkey", "licensekey",
-  "credential", "credentials", "sessionid", "jsessionid", "phpsessid", "sid", "csrftoken", "xsrftoken",
+  "key",
+  "appkey",
+  "userkey",
+  "devkey",
+  "developerkey",
+  "clientkey",
+  "licensekey",
+  "credential",
+  "credentials",
+  "sessionid",
+  "jsessionid",
+  "phpsessid",
+  "sid",
+  "csrftoken",
+  "xsrftoken",
 ]);
 
 /** Values of `auth`/`authorization` that name a sign-in method, not a credential (`?auth=google`). */
-const AUTH_METHODS = new Set(["google", "github", "gitlab", "facebook", "apple", "microsoft", "twitter", "saml", "oauth", "oauth2", "oidc", "sso", "ldap", "email", "password", "basic", "login", "signin", "required", "optional"]);
+const AUTH_METHODS = new Set([
+  "google",
+  "github",
+  "gitlab",
+  "facebook",
+  "apple",
+  "microsoft",
+  "twitter",
+  "saml",
+  "oauth",
+  "oauth2",
+  "oidc",
+  "sso",
+  "ldap",
+  "email",
+  "password",
+  "basic",
+  "login",
+  "signin",
+  "required",
+  "optional",
+]);
 
 /** Values that stand for "put your key here" or "nothing" (compared lower-case without punctuation). */
-const PLACEHOLDER_VALUES = new Set(["demokey", "demo", "sample", "samplekey", "example", "examplekey", "placeholder", "redacted", "changeme", "none", "null", "nil", "undefined", "na", "false", "true", "empty"]);
+const PLACEHOLDER_VALUES = new Set([
+  "demokey",
+  "demo",
+  "sample",
+  "samplekey",
+  "example",
+  "examplekey",
+  "placeholder",
+  "redacted",
+  "changeme",
+  "none",
+  "null",
+  "nil",
+  "undefined",
+  "na",
+  "false",
+  "true",
+  "empty",
+]);
 
 /**
  * `password`: any real value; `credential`: a value that can be a credential; `ambiguous`: key
@@ -358,7 +510,9 @@ const PLACEHOLDER_VALUES = new Set(["demokey", "demo", "sample", "samplekey", "e
 type NameKind = "password" | "credential" | "ambiguous" | "code" | null;
 
 /** Last letters of the suffixes: a name ending otherwise needs no `endsWith` at all. */
-const SUFFIX_LAST_CHARS = new Set([...CREDENTIAL_SUFFIXES, ...PASSWORD_SUFFIXES].map((suffix) => suffix.charCodeAt(suffix.length - 1)));
+const SUFFIX_LAST_CHARS = new Set(
+  [...CREDENTIAL_SUFFIXES, ...PASSWORD_SUFFIXES].map((suffix) => suffix.charCodeAt(suffix.length - 1)),
+);
 
 /**
  * What a parameter name says about its value. Pure and cheap (no memo): the common answer, an
@@ -406,7 +560,8 @@ function credentialParameter(text: string): SecretFinding | null {
       if (kind !== null) {
         const value = percentDecodeFixpoint(text.slice(valueStart, k));
         if (kind === "code" && oauthRedirect === null) oauthRedirect = isOAuthRedirect(text);
-        if (isSecretValue(kind, name, value, oauthRedirect === true)) return { kind: kind === "code" ? "OAuth authorization code" : `credential parameter '${name}'` };
+        if (isSecretValue(kind, name, value, oauthRedirect === true))
+          return { kind: kind === "code" ? "OAuth authorization code" : `credential parameter '${name}'` };
       }
     }
     PARAM_START.lastIndex = k;
@@ -463,7 +618,11 @@ function cannotBeCredential(value: string): boolean {
       const capitalised = upper === 1 && isUpper(value.charCodeAt(i - word)) && digits === 0;
       const plainLower = upper === 0 && lower > 0 && digits === 0;
       // A ticker's number comes after its letters and is short.
-      if (digits > 0 && !(allUpper && digits <= 4 && isDigit(value.charCodeAt(i - 1)) && isUpper(value.charCodeAt(i - word)))) return false;
+      if (
+        digits > 0 &&
+        !(allUpper && digits <= 4 && isDigit(value.charCodeAt(i - 1)) && isUpper(value.charCodeAt(i - word)))
+      )
+        return false;
       if (word - digits > MAX_WORD || !(allUpper || capitalised || plainLower)) return false;
       word = lower = upper = digits = 0;
       continue;
@@ -490,7 +649,14 @@ function isPlaceholder(value: string): boolean {
   if (v.length >= 2) {
     const first = v[0]!;
     const last = v[v.length - 1]!;
-    if ((first === "<" && last === ">") || (first === "{" && last === "}") || (first === "[" && last === "]") || (v.startsWith("${") && last === "}") || (first === "%" && last === "%")) return true;
+    if (
+      (first === "<" && last === ">") ||
+      (first === "{" && last === "}") ||
+      (first === "[" && last === "]") ||
+      (v.startsWith("${") && last === "}") ||
+      (first === "%" && last === "%")
+    )
+      return true;
   }
   let masked = true;
   for (const ch of v) {
@@ -501,7 +667,13 @@ function isPlaceholder(value: string): boolean {
   }
   if (masked) return true;
   const n = alnumLower(v);
-  return n.startsWith("your") || n.endsWith("here") || n.startsWith("insert") || n.startsWith("replace") || PLACEHOLDER_VALUES.has(n);
+  return (
+    n.startsWith("your") ||
+    n.endsWith("here") ||
+    n.startsWith("insert") ||
+    n.startsWith("replace") ||
+    PLACEHOLDER_VALUES.has(n)
+  );
 }
 
 const UUID_GROUPS = [8, 4, 4, 4, 12];
@@ -621,7 +793,8 @@ function decodeByStack(text: string): string {
   }
   let decoded = "";
   // apply() takes the typed array as is; a spread would walk it through the iterator protocol.
-  for (let i = 0; i < n; i += 8192) decoded += String.fromCharCode.apply(null, out.subarray(i, Math.min(n, i + 8192)) as unknown as number[]);
+  for (let i = 0; i < n; i += 8192)
+    decoded += String.fromCharCode.apply(null, out.subarray(i, Math.min(n, i + 8192)) as unknown as number[]);
   return decoded;
 }
 
@@ -643,7 +816,10 @@ const ASCII_TAB_OR_NEWLINE = /[\t\n\r]/g;
  */
 export function findSecretInUrl(rawUrl: string): SecretFinding | null {
   // URL parsers drop tabs and newlines, so a key split by one is still a key.
-  const raw = rawUrl.includes("\t") || rawUrl.includes("\n") || rawUrl.includes("\r") ? rawUrl.replace(ASCII_TAB_OR_NEWLINE, "") : rawUrl;
+  const raw =
+    rawUrl.includes("\t") || rawUrl.includes("\n") || rawUrl.includes("\r")
+      ? rawUrl.replace(ASCII_TAB_OR_NEWLINE, "")
+      : rawUrl;
   const userinfo = userInfoPassword(raw);
   if (userinfo) return userinfo;
   const decoded = percentDecodeFixpoint(raw);

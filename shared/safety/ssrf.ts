@@ -32,7 +32,17 @@ const METADATA_NAMES = new Set([
 ]);
 
 /** Suffixes that never name a public host (RFC 6761, RFC 8375, ICANN's .internal, common LAN names). */
-const LOCAL_SUFFIXES = [".localhost", ".local", ".internal", ".home.arpa", ".localdomain", ".lan", ".intranet", ".corp", ".home"];
+const LOCAL_SUFFIXES = [
+  ".localhost",
+  ".local",
+  ".internal",
+  ".home.arpa",
+  ".localdomain",
+  ".lan",
+  ".intranet",
+  ".corp",
+  ".home",
+];
 
 /** A DNS name as WHATWG URL leaves it for http(s): lower-case ASCII labels (IDN already punycoded). */
 const DNS_NAME = /^(?=.{1,253}$)[a-z0-9_](?:[a-z0-9_-]{0,61}[a-z0-9_])?(?:\.[a-z0-9_](?:[a-z0-9_-]{0,61}[a-z0-9_])?)*$/;
@@ -127,7 +137,11 @@ export async function checkUrlSafety(url: URL, options: SsrfOptions): Promise<Ga
   if (!lookup.ok) {
     if (lookup.reason === "unavailable") return resolverUnavailable(host, lookup.resolver, lookup.fault);
     const why =
-      lookup.reason === "nxdomain" ? "does not exist in DNS" : lookup.reason === "no_address" ? "has no IPv4 or IPv6 address in DNS" : "could not be resolved (the resolver answered with an error for it)";
+      lookup.reason === "nxdomain"
+        ? "does not exist in DNS"
+        : lookup.reason === "no_address"
+          ? "has no IPv4 or IPv6 address in DNS"
+          : "could not be resolved (the resolver answered with an error for it)";
     return refuse(`The host ${host} ${why}, so it cannot be verified as public; check the URL and try again.`);
   }
   for (const answer of lookup.addresses) {

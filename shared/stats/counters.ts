@@ -9,7 +9,17 @@ export const TOOL_COUNTERS = {
   web_extract: ["requests", "provider_calls", "hits", "coalesced", "bypass", "errors", "refused"],
   vision: ["loads", "passed_through", "fitted", "bytes_in", "bytes_out", "cap_refusals"],
   evict: ["requests", "images_retired"],
-  llm: ["requests", "input_tokens", "cache_write_tokens", "cache_read_tokens", "output_tokens", "images_fitted", "images_retired", "bytes_saved", "errors"],
+  llm: [
+    "requests",
+    "input_tokens",
+    "cache_write_tokens",
+    "cache_read_tokens",
+    "output_tokens",
+    "images_fitted",
+    "images_retired",
+    "bytes_saved",
+    "errors",
+  ],
 } as const satisfies Record<LedgerTool, readonly string[]>;
 
 export const LEDGER_TOOLS = Object.keys(TOOL_COUNTERS) as LedgerTool[];
@@ -31,7 +41,14 @@ export type WebOutcome = CacheStatus | "error" | "refused";
  *
  * @example recordWebCall(ports.ledger, "web_search", "tavily", "coalesced", ports.clock())
  */
-export function recordWebCall(ledger: Ledger, tool: "web_search" | "web_extract", provider: string | undefined, outcome: WebOutcome, at: number, extra: Record<string, number> = {}): void {
+export function recordWebCall(
+  ledger: Ledger,
+  tool: "web_search" | "web_extract",
+  provider: string | undefined,
+  outcome: WebOutcome,
+  at: number,
+  extra: Record<string, number> = {},
+): void {
   const counts: Record<string, number> = { requests: 1, ...extra };
   if (outcome === "miss") counts.provider_calls = 1;
   else if (outcome === "hit") counts.hits = 1;

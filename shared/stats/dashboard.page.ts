@@ -12,7 +12,8 @@ export function dashboardHtml(tokenRequired: boolean): string {
 }
 
 /** No request leaves the origin, and no inline script runs. */
-export const DASHBOARD_CSP = "default-src 'none'; script-src 'self'; style-src 'unsafe-inline'; connect-src 'self'; img-src 'self' data:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
+export const DASHBOARD_CSP =
+  "default-src 'none'; script-src 'self'; style-src 'unsafe-inline'; connect-src 'self'; img-src 'self' data:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
 
 const DASHBOARD_HTML = `<!doctype html>
 <html lang="en">

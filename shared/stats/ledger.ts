@@ -14,7 +14,8 @@ export const LEDGER_RETENTION_MS = 35 * 24 * HOUR_MS;
 export const hourOf = (at: number): number => Math.floor(at / HOUR_MS) * HOUR_MS;
 
 /** The key of one counter of one bucket, in the order of LedgerRow's fields. */
-const rowKey = (row: Omit<LedgerRow, "value">): string => `${row.hour}\u0000${row.tool}\u0000${row.provider}\u0000${row.model}\u0000${row.counter}`;
+const rowKey = (row: Omit<LedgerRow, "value">): string =>
+  `${row.hour}\u0000${row.tool}\u0000${row.provider}\u0000${row.model}\u0000${row.counter}`;
 
 export class LedgerBuffer implements Ledger {
   private pending = new Map<string, LedgerRow>();

@@ -9,7 +9,10 @@ export const STATS_WINDOWS = { "1h": 1, "24h": 24, "7d": 168, "30d": 720 } as co
 export type StatsWindow = keyof typeof STATS_WINDOWS;
 
 export const StatsQuery = z.object({
-  window: z.enum(Object.keys(STATS_WINDOWS) as [StatsWindow, ...StatsWindow[]]).default("24h").describe("How far back: the last 1h, 24h, 7d or 30d, in whole hours up to the current one"),
+  window: z
+    .enum(Object.keys(STATS_WINDOWS) as [StatsWindow, ...StatsWindow[]])
+    .default("24h")
+    .describe("How far back: the last 1h, 24h, 7d or 30d, in whole hours up to the current one"),
 });
 export type StatsQuery = z.infer<typeof StatsQuery>;
 
@@ -38,9 +41,14 @@ const COUNTER_TEXT: Record<string, string> = {
 
 const count = (name: string) => z.number().describe(COUNTER_TEXT[name] ?? name);
 const usd = (what: string) => z.number().describe(`${what}, USD`);
-const counters = <const N extends readonly string[]>(names: N) => Object.fromEntries(names.map((name) => [name, count(name)])) as { [K in N[number]]: z.ZodNumber };
+const counters = <const N extends readonly string[]>(names: N) =>
+  Object.fromEntries(names.map((name) => [name, count(name)])) as { [K in N[number]]: z.ZodNumber };
 
-const WebTotals = <const N extends readonly string[]>(names: N) => z.object({ ...counters(names), saved_usd: usd("Provider calls avoided (hits + coalesced) times the provider's price per call") });
+const WebTotals = <const N extends readonly string[]>(names: N) =>
+  z.object({
+    ...counters(names),
+    saved_usd: usd("Provider calls avoided (hits + coalesced) times the provider's price per call"),
+  });
 const LlmTotals = z.object({
   ...counters(TOOL_COUNTERS.llm),
   cost_usd: usd("The usage at the model's prices"),
@@ -56,13 +64,24 @@ const Totals = z.object({
   llm: LlmTotals.describe("The provider proxy over the window"),
 });
 
-const Partial = z.record(z.string(), z.number()).describe("The non-zero counts (and saved_usd) of one provider, model or strategy");
+const Partial = z
+  .record(z.string(), z.number())
+  .describe("The non-zero counts (and saved_usd) of one provider, model or strategy");
 
 const Prices = z.object({
   search: z.record(z.string(), z.number()).describe("USD per search call, per provider (pricing.search.*)"),
   extract: z.record(z.string(), z.number()).describe("USD per extracted URL, per provider (pricing.extract.*)"),
   models: z
-    .record(z.string(), z.object({ input: z.number(), cacheWrite5m: z.number(), cacheWrite1h: z.number(), cacheRead: z.number(), output: z.number() }))
+    .record(
+      z.string(),
+      z.object({
+        input: z.number(),
+        cacheWrite5m: z.number(),
+        cacheWrite1h: z.number(),
+        cacheRead: z.number(),
+        output: z.number(),
+      }),
+    )
     .describe("USD per million tokens of each model counted in the window (model table, pricing.models overrides)"),
 });
 
@@ -73,9 +92,15 @@ export const StatsResponse = z.object({
   bucket: z.literal("hour").describe("The series' step"),
   totals: Totals.describe("Every counter of every tool over the window, zeros included"),
   by_provider: z
-    .object({ web_search: z.record(z.string(), Partial), web_extract: z.record(z.string(), Partial), llm: z.record(z.string(), Partial) })
+    .object({
+      web_search: z.record(z.string(), Partial),
+      web_extract: z.record(z.string(), Partial),
+      llm: z.record(z.string(), Partial),
+    })
     .describe("Per tool, per provider"),
-  by_model: z.object({ llm: z.record(z.string(), Partial), evict: z.record(z.string(), Partial) }).describe("llm per model; evict per strategy"),
+  by_model: z
+    .object({ llm: z.record(z.string(), Partial), evict: z.record(z.string(), Partial) })
+    .describe("llm per model; evict per strategy"),
   series: z
     .array(z.object({ t: z.string().describe("Start of the hour (ISO)") }).catchall(z.record(z.string(), z.number())))
     .describe("One point per hour that counted anything, oldest first: per tool, its non-zero counts and saved_usd"),

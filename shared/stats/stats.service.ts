@@ -21,7 +21,10 @@ const add = (into: Counts, counter: string, value: number) => {
 };
 
 /** A row's counter as answered: the LLM's write TTLs sum into `cache_write_tokens`. */
-const answeredCounter = (row: LedgerRow): string => (row.tool === "llm" && (LLM_WRITE_COUNTERS as readonly string[]).includes(row.counter) ? "cache_write_tokens" : row.counter);
+const answeredCounter = (row: LedgerRow): string =>
+  row.tool === "llm" && (LLM_WRITE_COUNTERS as readonly string[]).includes(row.counter)
+    ? "cache_write_tokens"
+    : row.counter;
 
 /** What a web tool's avoided calls saved at one provider's price. */
 function webSaved(tool: "web_search" | "web_extract", provider: string, counts: Counts, pricing: Pricing): number {
@@ -56,19 +59,26 @@ function groupBy(rows: readonly LedgerRow[], keyOf: (row: LedgerRow) => string):
 function answered(tool: LedgerTool, raw: Counts): Counts {
   const out: Counts = {};
   for (const [counter, value] of Object.entries(raw)) {
-    if (tool === "llm" && (LLM_WRITE_COUNTERS as readonly string[]).includes(counter)) add(out, "cache_write_tokens", value);
+    if (tool === "llm" && (LLM_WRITE_COUNTERS as readonly string[]).includes(counter))
+      add(out, "cache_write_tokens", value);
     else add(out, counter, value);
   }
   return out;
 }
 
 /** Money of one tool's rows: web tools per provider, the LLM per model. */
-function moneyOf(tool: LedgerTool, rows: readonly LedgerRow[], pricing: Pricing, modelPrices: (provider: string, model: string) => ModelPrices) {
+function moneyOf(
+  tool: LedgerTool,
+  rows: readonly LedgerRow[],
+  pricing: Pricing,
+  modelPrices: (provider: string, model: string) => ModelPrices,
+) {
   let saved = 0;
   let cost = 0;
   let without = 0;
   if (tool === "web_search" || tool === "web_extract") {
-    for (const [provider, counts] of groupBy(rows, (r) => r.provider)) saved += webSaved(tool, provider, counts, pricing);
+    for (const [provider, counts] of groupBy(rows, (r) => r.provider))
+      saved += webSaved(tool, provider, counts, pricing);
   } else if (tool === "llm") {
     for (const [key, counts] of groupBy(rows, (r) => `${r.provider}\u0000${r.model}`)) {
       const [provider = "", model = ""] = key.split("\u0000");
@@ -82,7 +92,12 @@ function moneyOf(tool: LedgerTool, rows: readonly LedgerRow[], pricing: Pricing,
 }
 
 /** The zero-filled totals of one tool, with its money. */
-function toolTotals(tool: LedgerTool, rows: readonly LedgerRow[], pricing: Pricing, modelPrices: (provider: string, model: string) => ModelPrices): Counts {
+function toolTotals(
+  tool: LedgerTool,
+  rows: readonly LedgerRow[],
+  pricing: Pricing,
+  modelPrices: (provider: string, model: string) => ModelPrices,
+): Counts {
   const totals: Counts = Object.fromEntries(TOOL_COUNTERS[tool].map((name) => [name, 0]));
   for (const row of rows) {
     const counter = answeredCounter(row);
@@ -90,12 +105,19 @@ function toolTotals(tool: LedgerTool, rows: readonly LedgerRow[], pricing: Prici
   }
   const { saved, cost, without } = moneyOf(tool, rows, pricing, modelPrices);
   if (tool === "web_search" || tool === "web_extract") totals.saved_usd = money(saved);
-  if (tool === "llm") Object.assign(totals, { cost_usd: money(cost), cost_without_cache_usd: money(without), saved_usd: money(saved) });
+  if (tool === "llm")
+    Object.assign(totals, { cost_usd: money(cost), cost_without_cache_usd: money(without), saved_usd: money(saved) });
   return totals;
 }
 
 /** Non-zero counts (and money) of each group of one tool's rows. */
-function breakdown(tool: LedgerTool, rows: readonly LedgerRow[], keyOf: (row: LedgerRow) => string, pricing: Pricing, modelPrices: (provider: string, model: string) => ModelPrices): Record<string, Counts> {
+function breakdown(
+  tool: LedgerTool,
+  rows: readonly LedgerRow[],
+  keyOf: (row: LedgerRow) => string,
+  pricing: Pricing,
+  modelPrices: (provider: string, model: string) => ModelPrices,
+): Record<string, Counts> {
   const out: Record<string, Counts> = {};
   const byKey = new Map<string, LedgerRow[]>();
   for (const row of rows) {
@@ -125,7 +147,12 @@ export function statsWindow(window: StatsWindow, now: number): { from: number; t
  *
  * @example statsReport(await store.read(from, to), "24h", Date.now(), config.pricing)
  */
-export function statsReport(rows: readonly LedgerRow[], window: StatsWindow, now: number, pricing: Pricing): StatsResponse {
+export function statsReport(
+  rows: readonly LedgerRow[],
+  window: StatsWindow,
+  now: number,
+  pricing: Pricing,
+): StatsResponse {
   const { from, to } = statsWindow(window, now);
   const inWindow = rows.filter((row) => row.hour >= from && row.hour < to);
   const usedPrices: Record<string, ModelPrices> = {};
@@ -135,7 +162,9 @@ export function statsReport(rows: readonly LedgerRow[], window: StatsWindow, now
     return prices;
   };
   const ofTool = (tool: LedgerTool) => inWindow.filter((row) => row.tool === tool);
-  const totals = Object.fromEntries(LEDGER_TOOLS.map((tool) => [tool, toolTotals(tool, ofTool(tool), pricing, modelPrices)])) as StatsResponse["totals"];
+  const totals = Object.fromEntries(
+    LEDGER_TOOLS.map((tool) => [tool, toolTotals(tool, ofTool(tool), pricing, modelPrices)]),
+  ) as StatsResponse["totals"];
 
   const byHour = new Map<number, LedgerRow[]>();
   for (const row of inWindow) {
@@ -152,7 +181,8 @@ export function statsReport(rows: readonly LedgerRow[], window: StatsWindow, now
         const toolRows = hourRows.filter((row) => row.tool === tool);
         if (toolRows.length === 0) continue;
         const counts = answered(tool, groupBy(toolRows, () => "").get("") ?? {});
-        if (tool !== "vision" && tool !== "evict") counts.saved_usd = money(moneyOf(tool, toolRows, pricing, modelPrices).saved);
+        if (tool !== "vision" && tool !== "evict")
+          counts.saved_usd = money(moneyOf(tool, toolRows, pricing, modelPrices).saved);
         point[tool] = counts;
       }
       return point as StatsResponse["series"][number];
@@ -174,13 +204,20 @@ export function statsReport(rows: readonly LedgerRow[], window: StatsWindow, now
       evict: breakdown("evict", ofTool("evict"), (r) => r.model, pricing, modelPrices),
     },
     series,
-    saved_usd: money((totals.web_search.saved_usd ?? 0) + (totals.web_extract.saved_usd ?? 0) + (totals.llm.saved_usd ?? 0)),
+    saved_usd: money(
+      (totals.web_search.saved_usd ?? 0) + (totals.web_extract.saved_usd ?? 0) + (totals.llm.saved_usd ?? 0),
+    ),
     prices: { search: { ...pricing.search }, extract: { ...pricing.extract }, models: usedPrices },
   };
 }
 
 /** Reads the window from the store and answers it. */
-export async function stats(store: LedgerStore, window: StatsWindow, now: number, pricing: Pricing): Promise<StatsResponse> {
+export async function stats(
+  store: LedgerStore,
+  window: StatsWindow,
+  now: number,
+  pricing: Pricing,
+): Promise<StatsResponse> {
   const { from, to } = statsWindow(window, now);
   return statsReport(await store.read(from, to), window, now, pricing);
 }

@@ -17,13 +17,17 @@ import { defineTool, type McpToolResult, type ToolDefinition } from "./tool.type
 /** `Cache-Control` request directives as web_search / web_extract body fields (which win). */
 const CACHE_CONTROL = {
   toFields: cacheControlFields,
-  describe: { "Cache-Control": "no-cache (= max_age 0), max-age=N (= max_age N), no-store (= store false); a body field wins; unknown or malformed directives are ignored" },
+  describe: {
+    "Cache-Control":
+      "no-cache (= max_age 0), max-age=N (= max_age N), no-store (= store false); a body field wins; unknown or malformed directives are ignored",
+  },
 };
 
 export const webSearchTool = defineTool({
   name: "web_search",
   path: "/v1/web_search",
-  description: "Search the web. Repeats within the cache TTL and identical concurrent searches are answered from one provider call.",
+  description:
+    "Search the web. Repeats within the cache TTL and identical concurrent searches are answered from one provider call.",
   input: SearchRequest,
   output: SearchResponse,
   errorStatuses: [502, 503, 504],
@@ -34,7 +38,11 @@ export const webSearchTool = defineTool({
   responseHeaders: { Age: "The body's `age`: whole seconds since the provider answered" },
   async run(ctx, input) {
     const body = await webSearch(ctx, input);
-    return { body, headers: { "x-cache": body.cache.toUpperCase(), age: String(body.age) }, log: { provider: body.provider } };
+    return {
+      body,
+      headers: { "x-cache": body.cache.toUpperCase(), age: String(body.age) },
+      log: { provider: body.provider },
+    };
   },
 });
 
@@ -78,7 +86,12 @@ function visionForMcp(body: Record<string, unknown>): McpToolResult {
   const data = content.map(imageBlockData).find((found) => found !== null);
   if (data === undefined || data === null) throw new Error("vision answer without an image block");
   const { image } = rest;
-  const cap = rest.embed_count === null ? "not counted: no session" : rest.embed_cap === null ? "no cap" : `cap ${rest.embed_cap}`;
+  const cap =
+    rest.embed_count === null
+      ? "not counted: no session"
+      : rest.embed_cap === null
+        ? "no cap"
+        : `cap ${rest.embed_cap}`;
   const text = `Image ${image.width}x${image.height} ${image.media_type} (${image.bytes} bytes as a data URL) in the image block. ${rest.note} Loads of this image in this session: ${rest.embed_count ?? "-"} (${cap}).`;
   return {
     structured: rest,
@@ -118,7 +131,12 @@ export const contextEvictTool = defineTool({
   mcp: false,
   async run({ ports }, input) {
     const body = await evictForSession(input, ports);
-    ports.ledger.record({ tool: "evict", model: input.strategy ?? "hermes", counts: { requests: 1, images_retired: body.retired }, at: ports.clock() });
+    ports.ledger.record({
+      tool: "evict",
+      model: input.strategy ?? "hermes",
+      counts: { requests: 1, images_retired: body.retired },
+      at: ports.clock(),
+    });
     return { body };
   },
 });
@@ -126,7 +144,8 @@ export const contextEvictTool = defineTool({
 export const cachePurgeTool = defineTool({
   name: "cache_purge",
   path: "/v1/cache/purge",
-  description: "Drop cached web_search answers and web_extract reads everywhere they are kept; a call already fetching one still stores its answer.",
+  description:
+    "Drop cached web_search answers and web_extract reads everywhere they are kept; a call already fetching one still stores its answer.",
   input: PurgeRequest,
   output: PurgeResponse,
   bodyLimit: BODY_LIMITS.default,
@@ -136,6 +155,12 @@ export const cachePurgeTool = defineTool({
   },
 });
 
-export const TOOLS: ToolDefinition[] = [webSearchTool, webExtractTool, visionAnalyzeTool, contextEvictTool, cachePurgeTool];
+export const TOOLS: ToolDefinition[] = [
+  webSearchTool,
+  webExtractTool,
+  visionAnalyzeTool,
+  contextEvictTool,
+  cachePurgeTool,
+];
 /** The tools `/mcp` offers (context/evict is HTTP only). */
 export const MCP_TOOLS: ToolDefinition[] = TOOLS.filter((tool) => tool.mcp);

@@ -6,7 +6,7 @@
  */
 import { AppError } from "../http/errors";
 import type { FitOptions, FitResult, ImageMediaType, VisionWasm } from "../ports";
-import { openImage, } from "../media/image-header";
+import { openImage } from "../media/image-header";
 import { DEFAULT_JPEG_SETTINGS, type JpegEncodeSettings } from "./jpeg.settings";
 import type { JpegEncoder } from "./jpeg.encode";
 import { decodeJpegRgb } from "./codecs/jpeg/jpeg.decode";
@@ -89,7 +89,11 @@ interface Crop {
 
 function clampRegion(region: [number, number, number, number], width: number, height: number): Crop {
   if (region.length !== 4 || region.some((v) => typeof v !== "number" || !Number.isFinite(v))) {
-    throw new AppError(400, "invalid_request", `region must be four numbers [x1, y1, x2, y2] in pixels of the ${width}x${height} image.`);
+    throw new AppError(
+      400,
+      "invalid_request",
+      `region must be four numbers [x1, y1, x2, y2] in pixels of the ${width}x${height} image.`,
+    );
   }
   const [x1, y1, x2, y2] = region;
   const left = Math.max(0, Math.min(width, Math.floor(x1)));
@@ -97,36 +101,57 @@ function clampRegion(region: [number, number, number, number], width: number, he
   const right = Math.max(0, Math.min(width, Math.ceil(x2)));
   const bottom = Math.max(0, Math.min(height, Math.ceil(y2)));
   if (right <= left || bottom <= top) {
-    throw new AppError(400, "invalid_request", `region [${region.join(", ")}] has zero area inside the ${width}x${height} image; give [x1, y1, x2, y2] with 0 <= x1 < x2 <= ${width} and 0 <= y1 < y2 <= ${height}.`);
+    throw new AppError(
+      400,
+      "invalid_request",
+      `region [${region.join(", ")}] has zero area inside the ${width}x${height} image; give [x1, y1, x2, y2] with 0 <= x1 < x2 <= ${width} and 0 <= y1 < y2 <= ${height}.`,
+    );
   }
   return { x: left, y: top, width: right - left, height: bottom - top };
 }
 
-function describe(original: { width: number; height: number }, crop: Crop | undefined, width: number, height: number): string {
+function describe(
+  original: { width: number; height: number },
+  crop: Crop | undefined,
+  width: number,
+  height: number,
+): string {
   const factorX = (crop?.width ?? original.width) / width;
   const factorY = (crop?.height ?? original.height) / height;
-  const factor = Math.abs(factorX - factorY) < 0.01
-    ? `multiply coordinates by ${formatFactor(factorX)}`
-    : `multiply x by ${formatFactor(factorX)} and y by ${formatFactor(factorY)}`;
+  const factor =
+    Math.abs(factorX - factorY) < 0.01
+      ? `multiply coordinates by ${formatFactor(factorX)}`
+      : `multiply x by ${formatFactor(factorX)} and y by ${formatFactor(factorY)}`;
   const scaled = width !== (crop?.width ?? original.width) || height !== (crop?.height ?? original.height);
-  if (!crop) return `Image downscaled from ${original.width}x${original.height} to ${width}x${height} for vision; ${factor}.`;
+  if (!crop)
+    return `Image downscaled from ${original.width}x${original.height} to ${width}x${height} for vision; ${factor}.`;
   const region = `[${crop.x},${crop.y},${crop.x + crop.width},${crop.y + crop.height}]`;
-  if (!scaled) return `Cropped to region ${region} of the ${original.width}x${original.height} original (${width}x${height}, not scaled); add (${crop.x}, ${crop.y}) to map coordinates back.`;
+  if (!scaled)
+    return `Cropped to region ${region} of the ${original.width}x${original.height} original (${width}x${height}, not scaled); add (${crop.x}, ${crop.y}) to map coordinates back.`;
   return `Cropped to region ${region} of the ${original.width}x${original.height} original and downscaled to ${width}x${height}; ${factor}, then add (${crop.x}, ${crop.y}).`;
 }
 
 /** A displayed-pixel rectangle as the rectangle of stored pixels that shows there (EXIF 1..8). */
 function toStored(r: Crop, orientation: number, storedWidth: number, storedHeight: number): Crop {
-  const W = storedWidth, H = storedHeight;
+  const W = storedWidth,
+    H = storedHeight;
   switch (orientation) {
-    case 2: return { x: W - r.x - r.width, y: r.y, width: r.width, height: r.height };
-    case 3: return { x: W - r.x - r.width, y: H - r.y - r.height, width: r.width, height: r.height };
-    case 4: return { x: r.x, y: H - r.y - r.height, width: r.width, height: r.height };
-    case 5: return { x: r.y, y: r.x, width: r.height, height: r.width };
-    case 6: return { x: r.y, y: H - r.x - r.width, width: r.height, height: r.width };
-    case 7: return { x: W - r.y - r.height, y: H - r.x - r.width, width: r.height, height: r.width };
-    case 8: return { x: W - r.y - r.height, y: r.x, width: r.height, height: r.width };
-    default: return r;
+    case 2:
+      return { x: W - r.x - r.width, y: r.y, width: r.width, height: r.height };
+    case 3:
+      return { x: W - r.x - r.width, y: H - r.y - r.height, width: r.width, height: r.height };
+    case 4:
+      return { x: r.x, y: H - r.y - r.height, width: r.width, height: r.height };
+    case 5:
+      return { x: r.y, y: r.x, width: r.height, height: r.width };
+    case 6:
+      return { x: r.y, y: H - r.x - r.width, width: r.height, height: r.width };
+    case 7:
+      return { x: W - r.y - r.height, y: H - r.x - r.width, width: r.height, height: r.width };
+    case 8:
+      return { x: W - r.y - r.height, y: r.x, width: r.height, height: r.width };
+    default:
+      return r;
   }
 }
 
@@ -134,22 +159,47 @@ function toStored(r: Crop, orientation: number, storedWidth: number, storedHeigh
 function orient(rgb: Uint8Array, width: number, height: number, orientation: number): Uint8Array {
   if (orientation <= 1 || orientation > 8) return rgb;
   const turned = orientation >= 5;
-  const dw = turned ? height : width, dh = turned ? width : height;
+  const dw = turned ? height : width,
+    dh = turned ? width : height;
   const out = new Uint8Array(rgb.length);
   for (let dy = 0; dy < dh; dy++) {
     for (let dx = 0; dx < dw; dx++) {
       let sx: number, sy: number;
       switch (orientation) {
-        case 2: sx = width - 1 - dx; sy = dy; break;
-        case 3: sx = width - 1 - dx; sy = height - 1 - dy; break;
-        case 4: sx = dx; sy = height - 1 - dy; break;
-        case 5: sx = dy; sy = dx; break;
-        case 6: sx = dy; sy = height - 1 - dx; break;
-        case 7: sx = width - 1 - dy; sy = height - 1 - dx; break;
-        default: sx = width - 1 - dy; sy = dx; break; // 8
+        case 2:
+          sx = width - 1 - dx;
+          sy = dy;
+          break;
+        case 3:
+          sx = width - 1 - dx;
+          sy = height - 1 - dy;
+          break;
+        case 4:
+          sx = dx;
+          sy = height - 1 - dy;
+          break;
+        case 5:
+          sx = dy;
+          sy = dx;
+          break;
+        case 6:
+          sx = dy;
+          sy = height - 1 - dx;
+          break;
+        case 7:
+          sx = width - 1 - dy;
+          sy = height - 1 - dx;
+          break;
+        default:
+          sx = width - 1 - dy;
+          sy = dx;
+          break; // 8
       }
-      const s = (sy * width + sx) * 3, o = (dy * dw + dx) * 3;
-      out[o] = rgb[s]!; out[o + 1] = rgb[s + 1]!; out[o + 2] = rgb[s + 2]!;
+      const s = (sy * width + sx) * 3,
+        o = (dy * dw + dx) * 3;
+      out[o] = rgb[s]!;
+      out[o + 1] = rgb[s + 1]!;
+      out[o + 2] = rgb[s + 2]!;
     }
   }
   return out;
@@ -158,7 +208,10 @@ function orient(rgb: Uint8Array, width: number, height: number, orientation: num
 function toRgba(rgb: Uint8Array): Uint8Array {
   const rgba = new Uint8Array((rgb.length / 3) * 4);
   for (let i = 0, o = 0; i < rgb.length; i += 3, o += 4) {
-    rgba[o] = rgb[i]!; rgba[o + 1] = rgb[i + 1]!; rgba[o + 2] = rgb[i + 2]!; rgba[o + 3] = 255;
+    rgba[o] = rgb[i]!;
+    rgba[o + 1] = rgb[i + 1]!;
+    rgba[o + 2] = rgb[i + 2]!;
+    rgba[o + 3] = 255;
   }
   return rgba;
 }
@@ -183,7 +236,12 @@ interface SearchOutcome {
  * log-linear in quality and each guess is interpolated from the last two encodes, so a search
  * usually ends after two or three encodes instead of a bisection's five or six.
  */
-export function searchQuality(encode: (q: number) => Uint8Array, maxBytes: number, firstGuess: number, counter: { attempts: number }): SearchOutcome {
+export function searchQuality(
+  encode: (q: number) => Uint8Array,
+  maxBytes: number,
+  firstGuess: number,
+  counter: { attempts: number },
+): SearchOutcome {
   const tried = new Map<number, number>();
   let bestFit: { q: number; data: Uint8Array } | undefined;
   let lowestFail = QUALITY_MAX + 1;
@@ -198,7 +256,11 @@ export function searchQuality(encode: (q: number) => Uint8Array, maxBytes: numbe
     } else {
       lowestFail = Math.min(lowestFail, q);
     }
-    if (bestFit && (bestFit.q === QUALITY_MAX || lowestFail - bestFit.q <= 1 || bestFit.data.length >= maxBytes * GOOD_ENOUGH_SHARE)) break;
+    if (
+      bestFit &&
+      (bestFit.q === QUALITY_MAX || lowestFail - bestFit.q <= 1 || bestFit.data.length >= maxBytes * GOOD_ENOUGH_SHARE)
+    )
+      break;
     if (!bestFit && q === QUALITY_MIN) return { sizeAtMin: data.length };
     // Interpolate ln(size) over quality through the two nearest points; one point: typical slope.
     const points = [...tried.entries()].sort((a, b) => Math.abs(a[0] - q) - Math.abs(b[0] - q)).slice(0, 2);
@@ -224,7 +286,10 @@ export function searchQuality(encode: (q: number) => Uint8Array, maxBytes: numbe
 
 /** MozJPEG for the bench's comparison: loaded on demand so the default path never imports its glue. */
 async function loadMozJpeg(wasm: VisionWasm, settings: JpegEncodeSettings): Promise<JpegEncoder> {
-  if (!wasm.jpegEncoder) throw new Error('settings.encoder = "mozjpeg" needs VisionWasm.jpegEncoder (mozjpeg_enc.wasm); this runtime entry does not provide it.');
+  if (!wasm.jpegEncoder)
+    throw new Error(
+      'settings.encoder = "mozjpeg" needs VisionWasm.jpegEncoder (mozjpeg_enc.wasm); this runtime entry does not provide it.',
+    );
   const { createJpegEncoder } = await import("./jpeg.encode");
   return createJpegEncoder(wasm.jpegEncoder, settings);
 }
@@ -237,7 +302,12 @@ async function loadMozJpeg(wasm: VisionWasm, settings: JpegEncodeSettings): Prom
  * const fitted = await fitImage(bytes, { embedTargetBytes: 262144, maxLongEdge: 1568, maxInputPixels: 16_777_216 }, wasm);
  * const url = `data:${fitted.mediaType};base64,${toBase64(fitted.data)}`;
  */
-export async function fitImage(bytes: Uint8Array, opts: FitOptions, wasm: VisionWasm, settings: JpegEncodeSettings = DEFAULT_JPEG_SETTINGS): Promise<FitResult> {
+export async function fitImage(
+  bytes: Uint8Array,
+  opts: FitOptions,
+  wasm: VisionWasm,
+  settings: JpegEncodeSettings = DEFAULT_JPEG_SETTINGS,
+): Promise<FitResult> {
   const { header, jpeg } = openImage(bytes);
   const { mediaType, orientation } = header;
   const codec = codecFor(header);
@@ -248,7 +318,11 @@ export async function fitImage(bytes: Uint8Array, opts: FitOptions, wasm: Vision
   const height = turned ? header.width : header.height;
   const original = { mediaType, width, height, bytes: bytes.length };
   if (width * height > opts.maxInputPixels) {
-    throw new AppError(413, "image_too_large", `The image is ${width}x${height} (${(width * height / 1e6).toFixed(1)} MP), over this service's limit of ${(opts.maxInputPixels / 1e6).toFixed(1)} MP. Downscale or crop it before sending (a region does not help: the whole image must be decoded).`);
+    throw new AppError(
+      413,
+      "image_too_large",
+      `The image is ${width}x${height} (${((width * height) / 1e6).toFixed(1)} MP), over this service's limit of ${(opts.maxInputPixels / 1e6).toFixed(1)} MP. Downscale or crop it before sending (a region does not help: the whole image must be decoded).`,
+    );
   }
   const clamped = opts.region ? clampRegion(opts.region, width, height) : undefined;
   // A region that covers the whole image (e.g. [0, 0, 5000, 5000] clamped) is no region: it may pass through.
@@ -257,13 +331,28 @@ export async function fitImage(bytes: Uint8Array, opts: FitOptions, wasm: Vision
   // The structure is walked once (a PNG's chunks and CRCs; a JPEG's markers, resumed from the
   // header's walk to EOI); the verification, every decode and the colour profile read what it found.
   const image = codec.open({ bytes, header, jpeg }, wasm);
-  if (!crop && image.passThrough && orientation === 1 && originalUrlBytes <= opts.embedTargetBytes && Math.max(width, height) <= opts.maxLongEdge) {
+  if (
+    !crop &&
+    image.passThrough &&
+    orientation === 1 &&
+    originalUrlBytes <= opts.embedTargetBytes &&
+    Math.max(width, height) <= opts.maxLongEdge
+  ) {
     // Embedded unchanged, the bytes reach the provider with no decoder of ours in between.
     await image.verify();
     return {
-      mediaType, data: bytes, width, height, dataUrlBytes: originalUrlBytes, original,
+      mediaType,
+      data: bytes,
+      width,
+      height,
+      dataUrlBytes: originalUrlBytes,
+      original,
       note: `Image passed through unchanged (${width}x${height}); coordinates are in original pixels.`,
-      encodeAttempts: 0, decodes: 0, passedThrough: true, scale: 1, wasmPeakBytes: 0,
+      encodeAttempts: 0,
+      decodes: 0,
+      passedThrough: true,
+      scale: 1,
+      wasmPeakBytes: 0,
     };
   }
 
@@ -272,7 +361,11 @@ export async function fitImage(bytes: Uint8Array, opts: FitOptions, wasm: Vision
   const storedWindow = toStored(window, orientation, header.width, header.height);
   if (codec.maxPixels !== undefined && width * height > codec.maxPixels) {
     const kind = codec.label;
-    throw new AppError(413, "image_too_large", `The ${width}x${height} ${kind} is over this service's ${(codec.maxPixels / 1e6).toFixed(0)} MP limit for ${kind} images. Send it as JPEG or (non-interlaced) PNG, or downscale it.`);
+    throw new AppError(
+      413,
+      "image_too_large",
+      `The ${width}x${height} ${kind} is over this service's ${(codec.maxPixels / 1e6).toFixed(0)} MP limit for ${kind} images. Send it as JPEG or (non-interlaced) PNG, or downscale it.`,
+    );
   }
   const toSrgb = iccToSrgb(await image.colorProfile());
   let wasmPeakBytes = 0;
@@ -290,8 +383,20 @@ export async function fitImage(bytes: Uint8Array, opts: FitOptions, wasm: Vision
     const makeResampler = (decodedWidth: number, decodedHeight: number, scale?: number) => {
       const sx = scale ?? decodedWidth / header.width;
       const sy = scale ?? decodedHeight / header.height;
-      const mapped: SourceWindow = { x: storedWindow.x * sx, y: storedWindow.y * sy, width: storedWindow.width * sx, height: storedWindow.height * sy };
-      const resampler = new StreamingResampler(decodedWidth, decodedHeight, mapped, stored.width, stored.height, wasm.simd);
+      const mapped: SourceWindow = {
+        x: storedWindow.x * sx,
+        y: storedWindow.y * sy,
+        width: storedWindow.width * sx,
+        height: storedWindow.height * sy,
+      };
+      const resampler = new StreamingResampler(
+        decodedWidth,
+        decodedHeight,
+        mapped,
+        stored.width,
+        stored.height,
+        wasm.simd,
+      );
       simdBytes = resampler.wasmBytes;
       usedSimd = resampler.usesSimd;
       return resampler;
@@ -312,32 +417,74 @@ export async function fitImage(bytes: Uint8Array, opts: FitOptions, wasm: Vision
   let jpegTables: string | undefined;
   /** The highest quality that fits at `size`, and the size any other quality would take. */
   /** `known`: the quality a near-identical image fitted at, tried first (the baseline encoder's search). */
-  const search = (rgb: Uint8Array, size: { width: number; height: number }, firstGuess: number, known?: number): SearchOutcome & { sizeAt: (q: number) => number } => {
+  const search = (
+    rgb: Uint8Array,
+    size: { width: number; height: number },
+    firstGuess: number,
+    known?: number,
+  ): SearchOutcome & { sizeAt: (q: number) => number } => {
     if (mozjpeg) {
       const rgba = toRgba(rgb);
       const encode = (q: number) => mozjpeg.encode(rgba, size.width, size.height, q);
       const outcome = searchQuality(encode, maxBytes, firstGuess, counter);
       wasmPeakBytes = Math.max(wasmPeakBytes, mozjpeg.wasmBytes());
-      return { ...outcome, sizeAt: (q) => { counter.attempts++; return encode(q).length; } };
+      return {
+        ...outcome,
+        sizeAt: (q) => {
+          counter.attempts++;
+          return encode(q).length;
+        },
+      };
     }
     const prepared = prepareJpeg(rgb, size.width, size.height, wasm.simd);
     wasmPeakBytes = Math.max(wasmPeakBytes, prepared.wasmBytes);
     jpegTables = prepared.chooseTables(maxBytes, QUALITY_MIN, QUALITY_MAX);
     const outcome = searchPrepared(prepared, maxBytes, counter, known);
     // Qualities of other tables are on other scales: compare by the error they add.
-    const comfortable = outcome.quality !== undefined && (outcome.quality >= QUALITY_COMFORT || (jpegTables !== "annex-k" && prepared.errorAt(outcome.quality) <= prepared.errorAt(QUALITY_COMFORT, "annex-k")));
-    return { ...outcome, comfortable, sizeAt: (q) => { counter.attempts++; return prepared.sizeAt(q); } };
+    const comfortable =
+      outcome.quality !== undefined &&
+      (outcome.quality >= QUALITY_COMFORT ||
+        (jpegTables !== "annex-k" &&
+          prepared.errorAt(outcome.quality) <= prepared.errorAt(QUALITY_COMFORT, "annex-k")));
+    return {
+      ...outcome,
+      comfortable,
+      sizeAt: (q) => {
+        counter.attempts++;
+        return prepared.sizeAt(q);
+      },
+    };
   };
-  const result = (data: Uint8Array, quality: number | undefined, size: { width: number; height: number }, type: ImageMediaType = outType): FitResult => ({
-    mediaType: type, data, width: size.width, height: size.height,
-    dataUrlBytes: dataUrlLength(type, data.length), original, note: describe(original, crop, size.width, size.height),
-    encodeAttempts: counter.attempts, decodes, passedThrough: false,
-    scale: size.width / window.width, crop, wasmPeakBytes, quality, jpegTables: type === outType ? jpegTables : undefined, simd: usedSimd,
+  const result = (
+    data: Uint8Array,
+    quality: number | undefined,
+    size: { width: number; height: number },
+    type: ImageMediaType = outType,
+  ): FitResult => ({
+    mediaType: type,
+    data,
+    width: size.width,
+    height: size.height,
+    dataUrlBytes: dataUrlLength(type, data.length),
+    original,
+    note: describe(original, crop, size.width, size.height),
+    encodeAttempts: counter.attempts,
+    decodes,
+    passedThrough: false,
+    scale: size.width / window.width,
+    crop,
+    wasmPeakBytes,
+    quality,
+    jpegTables: type === outType ? jpegTables : undefined,
+    simd: usedSimd,
   });
   const shrunk = (size: { width: number; height: number }, bytesNow: number) => {
     // Bytes scale roughly with pixel count, so the side shrinks by the square root of the overshoot.
     const shrink = Math.min(0.97, Math.sqrt(maxBytes / bytesNow) * 0.97);
-    return { width: Math.max(1, Math.floor(size.width * shrink)), height: Math.max(1, Math.floor(size.height * shrink)) };
+    return {
+      width: Math.max(1, Math.floor(size.width * shrink)),
+      height: Math.max(1, Math.floor(size.height * shrink)),
+    };
   };
 
   let size = target;
@@ -372,13 +519,18 @@ export async function fitImage(bytes: Uint8Array, opts: FitOptions, wasm: Vision
       // the full-size picture more faithfully. The candidate is resampled from the full-size render
       // (no second decode); only if it wins is it rendered again from the source.
       const smallSize = shrunk(size, outcome.sizeAt(QUALITY_COMFORT));
-      const small = search(resizeRgb(full, size.width, size.height, smallSize.width, smallSize.height, wasm.simd), smallSize, QUALITY_COMFORT);
+      const small = search(
+        resizeRgb(full, size.width, size.height, smallSize.width, smallSize.height, wasm.simd),
+        smallSize,
+        QUALITY_COMFORT,
+      );
       if (small.data && small.quality !== undefined && small.quality > outcome.quality) {
         const fullFidelity = fidelity(outcome.data, full, size, wasm);
         const smallFidelity = fidelity(small.data, full, size, wasm);
         if (smallFidelity > fullFidelity + RESOLUTION_PREFERENCE_DB) {
           const fromSource = search(await render(smallSize), smallSize, small.quality, small.quality);
-          if (fromSource.data && fromSource.quality !== undefined) return withLossless(result(fromSource.data, fromSource.quality, smallSize));
+          if (fromSource.data && fromSource.quality !== undefined)
+            return withLossless(result(fromSource.data, fromSource.quality, smallSize));
         }
       }
       jpegTables = chosenTables;
@@ -389,8 +541,12 @@ export async function fitImage(bytes: Uint8Array, opts: FitOptions, wasm: Vision
       const png = await pngWithin(pngRoom);
       if (png) return png;
     }
-    if (size.width === 1 && size.height === 1 || round > 8) {
-      throw new AppError(400, "invalid_request", `The image cannot be fitted into ${opts.embedTargetBytes} bytes; raise vision.embed_target_bytes.`);
+    if ((size.width === 1 && size.height === 1) || round > 8) {
+      throw new AppError(
+        400,
+        "invalid_request",
+        `The image cannot be fitted into ${opts.embedTargetBytes} bytes; raise vision.embed_target_bytes.`,
+      );
     }
     size = shrunk(size, outcome.sizeAtMin ?? maxBytes * 2);
     rgb = await render(size);
@@ -401,13 +557,22 @@ export async function fitImage(bytes: Uint8Array, opts: FitOptions, wasm: Vision
  * PSNR (dB, RGB) of an encoded JPEG against the `reference` it should show at `size`; a smaller
  * encode is scaled back up first, which is how its lost detail shows.
  */
-function fidelity(jpeg: Uint8Array, reference: Uint8Array, size: { width: number; height: number }, wasm: VisionWasm): number {
+function fidelity(
+  jpeg: Uint8Array,
+  reference: Uint8Array,
+  size: { width: number; height: number },
+  wasm: VisionWasm,
+): number {
   const decoded = decodeJpegRgb(jpeg, wasm.jpegDecoder);
-  const shown = decoded.width === size.width && decoded.height === size.height
-    ? decoded.rgb
-    : resizeRgb(decoded.rgb, decoded.width, decoded.height, size.width, size.height, wasm.simd);
+  const shown =
+    decoded.width === size.width && decoded.height === size.height
+      ? decoded.rgb
+      : resizeRgb(decoded.rgb, decoded.width, decoded.height, size.width, size.height, wasm.simd);
   let se = 0;
-  for (let i = 0; i < reference.length; i++) { const d = reference[i]! - shown[i]!; se += d * d; }
+  for (let i = 0; i < reference.length; i++) {
+    const d = reference[i]! - shown[i]!;
+    se += d * d;
+  }
   return se === 0 ? 99 : 10 * Math.log10((255 * 255 * reference.length) / se);
 }
 
@@ -417,7 +582,12 @@ function fidelity(jpeg: Uint8Array, reference: Uint8Array, size: { width: number
  * by how far the last measured size was from its estimate; each counted attempt quantises and
  * entropy-sizes the whole image, and only the winner is written.
  */
-function searchPrepared(prepared: PreparedJpeg, maxBytes: number, counter: { attempts: number }, known?: number): SearchOutcome {
+function searchPrepared(
+  prepared: PreparedJpeg,
+  maxBytes: number,
+  counter: { attempts: number },
+  known?: number,
+): SearchOutcome {
   const estimate = new Map<number, number>();
   const estimateAt = (q: number) => {
     let v = estimate.get(q);
@@ -433,11 +603,13 @@ function searchPrepared(prepared: PreparedJpeg, maxBytes: number, counter: { att
     if (predicted(low) > maxBytes) return low;
     while (high - low > 1) {
       const mid = (low + high) >> 1;
-      if (predicted(mid) <= maxBytes) low = mid; else high = mid;
+      if (predicted(mid) <= maxBytes) low = mid;
+      else high = mid;
     }
     return low;
   };
-  let low = QUALITY_MIN, high = QUALITY_MAX;
+  let low = QUALITY_MIN,
+    high = QUALITY_MAX;
   let fits: number | undefined;
   let hint = known === undefined ? undefined : Math.max(low, Math.min(high, known));
   while (low <= high) {
@@ -469,6 +641,9 @@ function searchPrepared(prepared: PreparedJpeg, maxBytes: number, counter: { att
  * Binds the codecs once (at the runtime's composition root) and gives the `fitImage(bytes, opts)`
  * the route calls.
  */
-export function createImageFitter(wasm: VisionWasm, settings: JpegEncodeSettings = DEFAULT_JPEG_SETTINGS): (bytes: Uint8Array, opts: FitOptions) => Promise<FitResult> {
+export function createImageFitter(
+  wasm: VisionWasm,
+  settings: JpegEncodeSettings = DEFAULT_JPEG_SETTINGS,
+): (bytes: Uint8Array, opts: FitOptions) => Promise<FitResult> {
   return (bytes, opts) => fitImage(bytes, opts, wasm, settings);
 }

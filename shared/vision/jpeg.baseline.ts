@@ -9,14 +9,14 @@ import { SimdJpegKernels } from "./wasm/vision.simd";
 
 /** ITU-T T.81 Annex K tables (natural order): what libjpeg, and so sharp, scales by quality. */
 const LUMA_BASE = [
-  16, 11, 10, 16, 24, 40, 51, 61, 12, 12, 14, 19, 26, 58, 60, 55, 14, 13, 16, 24, 40, 57, 69, 56,
-  14, 17, 22, 29, 51, 87, 80, 62, 18, 22, 37, 56, 68, 109, 103, 77, 24, 35, 55, 64, 81, 104, 113, 92,
-  49, 64, 78, 87, 103, 121, 120, 101, 72, 92, 95, 98, 112, 100, 103, 99,
+  16, 11, 10, 16, 24, 40, 51, 61, 12, 12, 14, 19, 26, 58, 60, 55, 14, 13, 16, 24, 40, 57, 69, 56, 14, 17, 22, 29, 51,
+  87, 80, 62, 18, 22, 37, 56, 68, 109, 103, 77, 24, 35, 55, 64, 81, 104, 113, 92, 49, 64, 78, 87, 103, 121, 120, 101,
+  72, 92, 95, 98, 112, 100, 103, 99,
 ];
 const CHROMA_BASE = [
-  17, 18, 24, 47, 99, 99, 99, 99, 18, 21, 26, 66, 99, 99, 99, 99, 24, 26, 56, 99, 99, 99, 99, 99,
-  47, 66, 99, 99, 99, 99, 99, 99, 99, 99, 99, 99, 99, 99, 99, 99, 99, 99, 99, 99, 99, 99, 99, 99,
-  99, 99, 99, 99, 99, 99, 99, 99, 99, 99, 99, 99, 99, 99, 99, 99,
+  17, 18, 24, 47, 99, 99, 99, 99, 18, 21, 26, 66, 99, 99, 99, 99, 24, 26, 56, 99, 99, 99, 99, 99, 47, 66, 99, 99, 99,
+  99, 99, 99, 99, 99, 99, 99, 99, 99, 99, 99, 99, 99, 99, 99, 99, 99, 99, 99, 99, 99, 99, 99, 99, 99, 99, 99, 99, 99,
+  99, 99, 99, 99, 99, 99,
 ];
 
 /**
@@ -25,13 +25,16 @@ const CHROMA_BASE = [
  * eye barely sees and more stay with the edges and text strokes that PSNR (and a reader) weigh.
  */
 const ROBIDOUX_BASE = [
-  16, 16, 16, 18, 25, 37, 56, 85, 16, 17, 20, 27, 34, 40, 53, 75, 16, 20, 24, 31, 43, 62, 91, 135,
-  18, 27, 31, 40, 53, 74, 106, 156, 25, 34, 43, 53, 69, 94, 131, 189, 37, 40, 62, 74, 94, 124, 169, 238,
-  56, 53, 91, 106, 131, 169, 226, 311, 85, 75, 135, 156, 189, 238, 311, 418,
+  16, 16, 16, 18, 25, 37, 56, 85, 16, 17, 20, 27, 34, 40, 53, 75, 16, 20, 24, 31, 43, 62, 91, 135, 18, 27, 31, 40, 53,
+  74, 106, 156, 25, 34, 43, 53, 69, 94, 131, 189, 37, 40, 62, 74, 94, 124, 169, 238, 56, 53, 91, 106, 131, 169, 226,
+  311, 85, 75, 135, 156, 189, 238, 311, 418,
 ];
 
 /** Base quantisation tables (natural order) a PreparedJpeg scales by quality. */
-export interface QuantBases { luma: readonly number[]; chroma: readonly number[] }
+export interface QuantBases {
+  luma: readonly number[];
+  chroma: readonly number[];
+}
 export const ANNEX_K_TABLES: QuantBases = { luma: LUMA_BASE, chroma: CHROMA_BASE };
 export const ROBIDOUX_TABLES: QuantBases = { luma: ROBIDOUX_BASE, chroma: ROBIDOUX_BASE };
 /**
@@ -41,7 +44,11 @@ export const ROBIDOUX_TABLES: QuantBases = { luma: ROBIDOUX_BASE, chroma: ROBIDO
  */
 export const FLAT_TABLES: QuantBases = { luma: new Array(64).fill(16), chroma: new Array(64).fill(16) };
 /** The base tables by name (errorAt compares against any of them). */
-export const TABLE_CANDIDATES: ReadonlyArray<[string, QuantBases]> = [["annex-k", ANNEX_K_TABLES], ["robidoux", ROBIDOUX_TABLES], ["flat", FLAT_TABLES]];
+export const TABLE_CANDIDATES: ReadonlyArray<[string, QuantBases]> = [
+  ["annex-k", ANNEX_K_TABLES],
+  ["robidoux", ROBIDOUX_TABLES],
+  ["flat", FLAT_TABLES],
+];
 /**
  * What chooseTables picks from, by measured rate and distortion at the budget. Annex K is not among
  * them: Robidoux's tables needed fewer bytes for the same PSNR at every rate measured (photos and
@@ -63,7 +70,10 @@ const ZIGZAG = (() => {
   let i = 0;
   for (let s = 0; s < 15; s++) {
     const cells: number[] = [];
-    for (let y = 0; y < 8; y++) { const x = s - y; if (x >= 0 && x < 8) cells.push(y * 8 + x); }
+    for (let y = 0; y < 8; y++) {
+      const x = s - y;
+      if (x >= 0 && x < 8) cells.push(y * 8 + x);
+    }
     if (s % 2 === 0) cells.reverse(); // even diagonals run bottom-left to top-right
     for (const c of cells) order[i++] = c;
   }
@@ -77,30 +87,49 @@ const ZIGZAG = (() => {
 const AAN_TO_JPEG = (() => {
   const s = [1, ...Array.from({ length: 7 }, (_, k) => Math.SQRT2 * Math.cos(((k + 1) * Math.PI) / 16))];
   const out = new Float64Array(64);
-  for (let k = 0; k < 64; k++) { const n = ZIGZAG[k]!; out[k] = 1 / (8 * s[n >> 3]! * s[n & 7]!); }
+  for (let k = 0; k < 64; k++) {
+    const n = ZIGZAG[k]!;
+    out[k] = 1 / (8 * s[n >> 3]! * s[n & 7]!);
+  }
   return out;
 })();
 
 /** In-place 8-point AAN forward DCT of `d[at], d[at+step], ...` (scaled output, see AAN_TO_JPEG). */
 function aan8(d: Float64Array, at: number, step: number): void {
-  const i0 = at, i1 = at + step, i2 = at + 2 * step, i3 = at + 3 * step;
-  const i4 = at + 4 * step, i5 = at + 5 * step, i6 = at + 6 * step, i7 = at + 7 * step;
-  const t0 = d[i0]! + d[i7]!, t7 = d[i0]! - d[i7]!;
-  const t1 = d[i1]! + d[i6]!, t6 = d[i1]! - d[i6]!;
-  const t2 = d[i2]! + d[i5]!, t5 = d[i2]! - d[i5]!;
-  const t3 = d[i3]! + d[i4]!, t4 = d[i3]! - d[i4]!;
-  const e10 = t0 + t3, e13 = t0 - t3, e11 = t1 + t2, e12 = t1 - t2;
+  const i0 = at,
+    i1 = at + step,
+    i2 = at + 2 * step,
+    i3 = at + 3 * step;
+  const i4 = at + 4 * step,
+    i5 = at + 5 * step,
+    i6 = at + 6 * step,
+    i7 = at + 7 * step;
+  const t0 = d[i0]! + d[i7]!,
+    t7 = d[i0]! - d[i7]!;
+  const t1 = d[i1]! + d[i6]!,
+    t6 = d[i1]! - d[i6]!;
+  const t2 = d[i2]! + d[i5]!,
+    t5 = d[i2]! - d[i5]!;
+  const t3 = d[i3]! + d[i4]!,
+    t4 = d[i3]! - d[i4]!;
+  const e10 = t0 + t3,
+    e13 = t0 - t3,
+    e11 = t1 + t2,
+    e12 = t1 - t2;
   d[i0] = e10 + e11;
   d[i4] = e10 - e11;
   const z1 = (e12 + e13) * 0.7071067811865476;
   d[i2] = e13 + z1;
   d[i6] = e13 - z1;
-  const o10 = t4 + t5, o11 = t5 + t6, o12 = t6 + t7;
+  const o10 = t4 + t5,
+    o11 = t5 + t6,
+    o12 = t6 + t7;
   const z5 = (o10 - o12) * 0.3826834323650898;
   const z2 = 0.5411961001461969 * o10 + z5;
   const z4 = 1.3065629648763766 * o12 + z5;
   const z3 = o11 * 0.7071067811865476;
-  const z11 = t7 + z3, z13 = t7 - z3;
+  const z11 = t7 + z3,
+    z13 = t7 - z3;
   d[i5] = z13 + z2;
   d[i3] = z13 - z2;
   d[i1] = z11 + z4;
@@ -133,17 +162,29 @@ function buildHuffman(freq: Uint32Array): HuffmanTable {
   const codesize = new Int32Array(257);
   const others = new Int32Array(257).fill(-1);
   for (;;) {
-    let c1 = -1, c2 = -1;
+    let c1 = -1,
+      c2 = -1;
     for (let i = 0; i < 257; i++) {
       if (f[i] === 0) continue;
-      if (c1 < 0 || f[i]! <= f[c1]!) { c2 = c1; c1 = i; } else if (c2 < 0 || f[i]! <= f[c2]!) c2 = i;
+      if (c1 < 0 || f[i]! <= f[c1]!) {
+        c2 = c1;
+        c1 = i;
+      } else if (c2 < 0 || f[i]! <= f[c2]!) c2 = i;
     }
     if (c2 < 0) break;
     f[c1]! += f[c2]!;
     f[c2] = 0;
-    for (;;) { codesize[c1]!++; if (others[c1]! < 0) break; c1 = others[c1]!; }
+    for (;;) {
+      codesize[c1]!++;
+      if (others[c1]! < 0) break;
+      c1 = others[c1]!;
+    }
     others[c1] = c2;
-    for (;;) { codesize[c2]!++; if (others[c2]! < 0) break; c2 = others[c2]!; }
+    for (;;) {
+      codesize[c2]!++;
+      if (others[c2]! < 0) break;
+      c2 = others[c2]!;
+    }
   }
   const bits = new Int32Array(33);
   for (let i = 0; i < 257; i++) if (codesize[i]) bits[codesize[i]!]!++;
@@ -151,7 +192,10 @@ function buildHuffman(freq: Uint32Array): HuffmanTable {
     while (bits[i]! > 0) {
       let j = i - 2;
       while (bits[j] === 0) j--;
-      bits[i]! -= 2; bits[i - 1]!++; bits[j + 1]! += 2; bits[j]!--;
+      bits[i]! -= 2;
+      bits[i - 1]!++;
+      bits[j + 1]! += 2;
+      bits[j]!--;
     }
   }
   let i = 16;
@@ -161,12 +205,22 @@ function buildHuffman(freq: Uint32Array): HuffmanTable {
   for (let l = 1; l <= 16; l++) counts[l - 1] = bits[l]!;
   const ordered: number[] = [];
   for (let l = 1; l <= 32; l++) for (let s = 0; s < 256; s++) if (codesize[s] === l) ordered.push(s);
-  const symbols = Uint8Array.from(ordered.slice(0, counts.reduce((a, b) => a + b, 0)));
+  const symbols = Uint8Array.from(
+    ordered.slice(
+      0,
+      counts.reduce((a, b) => a + b, 0),
+    ),
+  );
   const code = new Uint16Array(256);
   const length = new Uint8Array(256);
-  let next = 0, at = 0;
+  let next = 0,
+    at = 0;
   for (let l = 1; l <= 16; l++) {
-    for (let n = 0; n < counts[l - 1]!; n++) { code[symbols[at]!] = next++; length[symbols[at]!] = l; at++; }
+    for (let n = 0; n < counts[l - 1]!; n++) {
+      code[symbols[at]!] = next++;
+      length[symbols[at]!] = l;
+      at++;
+    }
     next <<= 1;
   }
   return { counts, symbols, code, length };
@@ -174,7 +228,10 @@ function buildHuffman(freq: Uint32Array): HuffmanTable {
 
 /** Symbol statistics of one quantisation: four histograms and the raw magnitude bits. */
 interface Statistics {
-  dcLuma: Uint32Array; acLuma: Uint32Array; dcChroma: Uint32Array; acChroma: Uint32Array;
+  dcLuma: Uint32Array;
+  acLuma: Uint32Array;
+  dcChroma: Uint32Array;
+  acChroma: Uint32Array;
   extraBits: number;
 }
 
@@ -183,15 +240,27 @@ class BitWriter {
   private at = 0;
   private acc = 0;
   private count = 0;
-  constructor(capacity: number) { this.buffer = new Uint8Array(capacity); }
+  constructor(capacity: number) {
+    this.buffer = new Uint8Array(capacity);
+  }
   private byte(b: number): void {
-    if (this.at + 2 > this.buffer.length) { const grown = new Uint8Array(this.buffer.length * 2); grown.set(this.buffer); this.buffer = grown; }
+    if (this.at + 2 > this.buffer.length) {
+      const grown = new Uint8Array(this.buffer.length * 2);
+      grown.set(this.buffer);
+      this.buffer = grown;
+    }
     this.buffer[this.at++] = b;
   }
-  raw(bytes: ArrayLike<number>): void { for (let i = 0; i < bytes.length; i++) this.byte(bytes[i]!); }
+  raw(bytes: ArrayLike<number>): void {
+    for (let i = 0; i < bytes.length; i++) this.byte(bytes[i]!);
+  }
   /** Whole bytes already entropy-coded and stuffed elsewhere (the SIMD scan); the writer is byte-aligned. */
   block(bytes: Uint8Array): void {
-    if (this.at + bytes.length + 2 > this.buffer.length) { const grown = new Uint8Array(this.at + bytes.length + 1024); grown.set(this.buffer.subarray(0, this.at)); this.buffer = grown; }
+    if (this.at + bytes.length + 2 > this.buffer.length) {
+      const grown = new Uint8Array(this.at + bytes.length + 1024);
+      grown.set(this.buffer.subarray(0, this.at));
+      this.buffer = grown;
+    }
     this.buffer.set(bytes, this.at);
     this.at += bytes.length;
   }
@@ -207,8 +276,12 @@ class BitWriter {
     }
     this.acc &= (1 << this.count) - 1;
   }
-  flush(): void { if (this.count > 0) this.bits(0x7f, 8 - this.count); }
-  result(): Uint8Array { return this.buffer.slice(0, this.at); }
+  flush(): void {
+    if (this.count > 0) this.bits(0x7f, 8 - this.count);
+  }
+  result(): Uint8Array {
+    return this.buffer.slice(0, this.at);
+  }
 }
 
 /**
@@ -251,7 +324,13 @@ const HEADER_BYTES = 2 + 18 + 2 * 69 + 19 + 14 + 2; // SOI, APP0, 2 DQT, SOF0, S
  * const q = prepared.sizeAt(85) <= maxBytes ? 85 : 75;
  * const jpeg = prepared.encode(q);
  */
-export function prepareJpeg(rgb: Uint8Array, width: number, height: number, simdModule?: WebAssembly.Module, bases: QuantBases = ANNEX_K_TABLES): PreparedJpeg {
+export function prepareJpeg(
+  rgb: Uint8Array,
+  width: number,
+  height: number,
+  simdModule?: WebAssembly.Module,
+  bases: QuantBases = ANNEX_K_TABLES,
+): PreparedJpeg {
   if (!simdModule) return codeCoefficients(transformJs(rgb, width, height), width, height, bases);
   const kernels = new SimdJpegKernels(simdModule, width, height, ZIGZAG, AAN_TO_JPEG);
   kernels.transform(rgb);
@@ -261,7 +340,8 @@ export function prepareJpeg(rgb: Uint8Array, width: number, height: number, simd
 
 /** Colour conversion + DCT in JS (f64): MCU order Y00 Y01 Y10 Y11 Cb Cr, zigzag, JPEG scale. */
 function transformJs(rgb: Uint8Array, width: number, height: number): Float32Array {
-  const mcuX = Math.ceil(width / 16), mcuY = Math.ceil(height / 16);
+  const mcuX = Math.ceil(width / 16),
+    mcuY = Math.ceil(height / 16);
   const coeffs = new Float32Array(mcuX * mcuY * 6 * 64);
   const block = new Float64Array(64);
   // One MCU row at a time: 16 rows of level-shifted Y and 8 rows of 2x2-averaged Cb/Cr, padded
@@ -270,7 +350,8 @@ function transformJs(rgb: Uint8Array, width: number, height: number): Float32Arr
   const yRows = new Float64Array(16 * padded);
   const cbRows = new Float64Array(8 * (padded >> 1));
   const crRows = new Float64Array(8 * (padded >> 1));
-  const cbLine = new Float64Array(padded), crLine = new Float64Array(padded);
+  const cbLine = new Float64Array(padded),
+    crLine = new Float64Array(padded);
 
   const dctInto = (plane: Float64Array, stride: number, x0: number, out: number) => {
     for (let y = 0; y < 8; y++) for (let x = 0; x < 8; x++) block[y * 8 + x] = plane[y * stride + x0 + x]!;
@@ -287,14 +368,19 @@ function transformJs(rgb: Uint8Array, width: number, height: number): Float32Arr
       const yAt = dy * padded;
       for (let x = 0; x < padded; x++) {
         const p = rowAt + (x < width ? x : width - 1) * 3;
-        const r = rgb[p]!, g = rgb[p + 1]!, b = rgb[p + 2]!;
+        const r = rgb[p]!,
+          g = rgb[p + 1]!,
+          b = rgb[p + 2]!;
         yRows[yAt + x] = 0.299 * r + 0.587 * g + 0.114 * b - 128;
         cbLine[x] = -0.168736 * r - 0.331264 * g + 0.5 * b;
         crLine[x] = 0.5 * r - 0.418688 * g - 0.081312 * b;
       }
       const cAt = (dy >> 1) * half;
       if ((dy & 1) === 0) {
-        for (let x = 0; x < half; x++) { cbRows[cAt + x] = cbLine[2 * x]! + cbLine[2 * x + 1]!; crRows[cAt + x] = crLine[2 * x]! + crLine[2 * x + 1]!; }
+        for (let x = 0; x < half; x++) {
+          cbRows[cAt + x] = cbLine[2 * x]! + cbLine[2 * x + 1]!;
+          crRows[cAt + x] = crLine[2 * x]! + crLine[2 * x + 1]!;
+        }
       } else {
         for (let x = 0; x < half; x++) {
           cbRows[cAt + x] = (cbRows[cAt + x]! + cbLine[2 * x]! + cbLine[2 * x + 1]!) * 0.25;
@@ -321,9 +407,20 @@ function transformJs(rgb: Uint8Array, width: number, height: number): Float32Arr
  * raw magnitude bits. With `quant`, the quantised blocks are kept there; with `steps` (the
  * quantiser steps), the squared error the quantisation adds is summed too (ERROR_WEIGHT per slot).
  */
-function quantiseAndCount(c: Float32Array, mcus: number, recip: Float64Array, steps: Float64Array | undefined, stride: number, quant: Int16Array | undefined): { hist: Uint32Array; extra: number; error: number } {
+function quantiseAndCount(
+  c: Float32Array,
+  mcus: number,
+  recip: Float64Array,
+  steps: Float64Array | undefined,
+  stride: number,
+  quant: Int16Array | undefined,
+): { hist: Uint32Array; extra: number; error: number } {
   const hist = new Uint32Array(1024);
-  let predY = 0, predCb = 0, predCr = 0, extra = 0, error = 0;
+  let predY = 0,
+    predCb = 0,
+    predCr = 0,
+    extra = 0,
+    error = 0;
   for (let m = 0; m < mcus; m += stride) {
     for (let b = 0; b < 6; b++) {
       const at = (m * 6 + b) * 64;
@@ -334,9 +431,21 @@ function quantiseAndCount(c: Float32Array, mcus: number, recip: Float64Array, st
       const v0 = c[at]! * recip[r0]!;
       const dc = v0 < 0 ? -((0.5 - v0) | 0) : (v0 + 0.5) | 0;
       if (quant) quant[at] = dc;
-      if (steps) { const e = c[at]! - dc * steps[r0]!; blockError += e * e; }
+      if (steps) {
+        const e = c[at]! - dc * steps[r0]!;
+        blockError += e * e;
+      }
       let diff: number;
-      if (b < 4) { diff = dc - predY; predY = dc; } else if (b === 4) { diff = dc - predCb; predCb = dc; } else { diff = dc - predCr; predCr = dc; }
+      if (b < 4) {
+        diff = dc - predY;
+        predY = dc;
+      } else if (b === 4) {
+        diff = dc - predCb;
+        predCb = dc;
+      } else {
+        diff = dc - predCr;
+        predCr = dc;
+      }
       const dcCat = 32 - Math.clz32(diff < 0 ? -diff : diff);
       hist[dcBase + dcCat]!++;
       extra += dcCat;
@@ -345,9 +454,18 @@ function quantiseAndCount(c: Float32Array, mcus: number, recip: Float64Array, st
         const v = c[at + k]! * recip[r0 + k]!;
         const r = v < 0 ? -((0.5 - v) | 0) : (v + 0.5) | 0;
         if (quant) quant[at + k] = r;
-        if (steps) { const e = c[at + k]! - r * steps[r0 + k]!; blockError += e * e; }
-        if (r === 0) { run++; continue; }
-        while (run > 15) { hist[acBase + 0xf0]!++; run -= 16; }
+        if (steps) {
+          const e = c[at + k]! - r * steps[r0 + k]!;
+          blockError += e * e;
+        }
+        if (r === 0) {
+          run++;
+          continue;
+        }
+        while (run > 15) {
+          hist[acBase + 0xf0]!++;
+          run -= 16;
+        }
         const cat = 32 - Math.clz32(r < 0 ? -r : r);
         hist[acBase + ((run << 4) | cat)]!++;
         extra += cat;
@@ -364,17 +482,28 @@ function quantiseAndCount(c: Float32Array, mcus: number, recip: Float64Array, st
  * Quantises and codes prepared coefficients (see PreparedJpeg); with `simd`, whose memory holds
  * `coeffs`, the quantise-and-count passes run there (f32, so the final write quantises there too).
  */
-function codeCoefficients(coeffs: Float32Array, width: number, height: number, initialBases: QuantBases, simd?: SimdJpegKernels): PreparedJpeg {
+function codeCoefficients(
+  coeffs: Float32Array,
+  width: number,
+  height: number,
+  initialBases: QuantBases,
+  simd?: SimdJpegKernels,
+): PreparedJpeg {
   let bases = initialBases;
   const mcus = Math.ceil(width / 16) * Math.ceil(height / 16);
   let tablesName = TABLE_CANDIDATES.find(([, b]) => b === initialBases)?.[0] ?? "custom";
 
   const tablesFor = (quality: number) => {
-    const luma = quantTable(bases.luma, quality), chroma = quantTable(bases.chroma, quality);
+    const luma = quantTable(bases.luma, quality),
+      chroma = quantTable(bases.chroma, quality);
     // One reciprocal table per block slot of the MCU (4 luma, 2 chroma), so the hot loop indexes.
     const recip = new Float64Array(6 * 64);
     const steps = new Float64Array(6 * 64);
-    for (let b = 0; b < 6; b++) for (let k = 0; k < 64; k++) { steps[b * 64 + k] = (b < 4 ? luma : chroma)[k]!; recip[b * 64 + k] = 1 / steps[b * 64 + k]!; }
+    for (let b = 0; b < 6; b++)
+      for (let k = 0; k < 64; k++) {
+        steps[b * 64 + k] = (b < 4 ? luma : chroma)[k]!;
+        recip[b * 64 + k] = 1 / steps[b * 64 + k]!;
+      }
     return { luma, chroma, recip, steps };
   };
 
@@ -395,11 +524,23 @@ function codeCoefficients(coeffs: Float32Array, width: number, height: number, i
     if (simd) {
       const { hist, extraBits } = simd.quantCount(recip, stride, keep);
       if (keep) quantQuality = quality;
-      return { dcLuma: hist.subarray(0, 256), acLuma: hist.subarray(256, 512), dcChroma: hist.subarray(512, 768), acChroma: hist.subarray(768, 1024), extraBits };
+      return {
+        dcLuma: hist.subarray(0, 256),
+        acLuma: hist.subarray(256, 512),
+        dcChroma: hist.subarray(512, 768),
+        acChroma: hist.subarray(768, 1024),
+        extraBits,
+      };
     }
     const { hist, extra } = quantiseAndCount(coeffs, mcus, recip, undefined, stride, keep ? quant : undefined);
     if (keep) quantQuality = quality;
-    return { dcLuma: hist.subarray(0, 256), acLuma: hist.subarray(256, 512), dcChroma: hist.subarray(512, 768), acChroma: hist.subarray(768, 1024), extraBits: extra };
+    return {
+      dcLuma: hist.subarray(0, 256),
+      acLuma: hist.subarray(256, 512),
+      dcChroma: hist.subarray(512, 768),
+      acChroma: hist.subarray(768, 1024),
+      extraBits: extra,
+    };
   };
 
   /**
@@ -409,7 +550,14 @@ function codeCoefficients(coeffs: Float32Array, width: number, height: number, i
    */
   const sampleRateDistortion = (quality: number, stride: number): { bytes: number; error: number } => {
     const { recip, steps } = tablesFor(quality);
-    const { hist, extra, error } = quantiseAndCount(simd ? simd.coefficients : coeffs, mcus, recip, steps, stride, undefined);
+    const { hist, extra, error } = quantiseAndCount(
+      simd ? simd.coefficients : coeffs,
+      mcus,
+      recip,
+      steps,
+      stride,
+      undefined,
+    );
     let bits = extra;
     for (let t = 0; t < 4; t++) {
       let total = 0;
@@ -429,7 +577,11 @@ function codeCoefficients(coeffs: Float32Array, width: number, height: number, i
     return bits;
   };
 
-  interface Measure { tables: HuffmanTable[]; entropyBytes: number; headerBytes: number }
+  interface Measure {
+    tables: HuffmanTable[];
+    entropyBytes: number;
+    headerBytes: number;
+  }
   /** Full measures by quality: the write of a measured quality reuses its Huffman tables. */
   const measured = new Map<number, Measure>();
   const measure = (quality: number, stride = 1): Measure => {
@@ -437,7 +589,13 @@ function codeCoefficients(coeffs: Float32Array, width: number, height: number, i
     if (known) return known;
     const s = statistics(quality, stride);
     const tables = [buildHuffman(s.dcLuma), buildHuffman(s.acLuma), buildHuffman(s.dcChroma), buildHuffman(s.acChroma)];
-    const bits = stride * s.extraBits + stride * ( huffmanBits(s.dcLuma, tables[0]!) + huffmanBits(s.acLuma, tables[1]!) + huffmanBits(s.dcChroma, tables[2]!) + huffmanBits(s.acChroma, tables[3]!));
+    const bits =
+      stride * s.extraBits +
+      stride *
+        (huffmanBits(s.dcLuma, tables[0]!) +
+          huffmanBits(s.acLuma, tables[1]!) +
+          huffmanBits(s.dcChroma, tables[2]!) +
+          huffmanBits(s.acChroma, tables[3]!));
     const dht = tables.reduce((n, t) => n + 4 + 1 + 16 + t.symbols.length, 0);
     const m = { tables, entropyBytes: Math.ceil(bits / 8), headerBytes: HEADER_BYTES + dht };
     if (stride === 1) measured.set(quality, m);
@@ -450,7 +608,9 @@ function codeCoefficients(coeffs: Float32Array, width: number, height: number, i
     const { recip } = tablesFor(quality);
     const reuse = quantQuality === quality;
     const q = new Int32Array(64);
-    let predY = 0, predCb = 0, predCr = 0;
+    let predY = 0,
+      predCb = 0,
+      predCr = 0;
     for (let m = 0; m < mcus; m++) {
       for (let b = 0; b < 6; b++) {
         const at = (m * 6 + b) * 64;
@@ -466,22 +626,41 @@ function codeCoefficients(coeffs: Float32Array, width: number, height: number, i
         const acTable = b < 4 ? acL : acC;
         const dc = q[0]!;
         let d: number;
-        if (b < 4) { d = dc - predY; predY = dc; } else if (b === 4) { d = dc - predCb; predCb = dc; } else { d = dc - predCr; predCr = dc; }
+        if (b < 4) {
+          d = dc - predY;
+          predY = dc;
+        } else if (b === 4) {
+          d = dc - predCb;
+          predCb = dc;
+        } else {
+          d = dc - predCr;
+          predCr = dc;
+        }
         const dcCat = 32 - Math.clz32(d < 0 ? -d : d);
         w.bits(dcTable.code[dcCat]!, dcTable.length[dcCat]!);
         if (dcCat) w.bits(d < 0 ? d + (1 << dcCat) - 1 : d, dcCat);
-        const code = acTable.code, length = acTable.length;
+        const code = acTable.code,
+          length = acTable.length;
         let run = 0;
         for (let k = 1; k < 64; k++) {
           const v = q[k]!;
-          if (v === 0) { run++; continue; }
-          while (run > 15) { w.bits(code[0xf0]!, length[0xf0]!); run -= 16; }
+          if (v === 0) {
+            run++;
+            continue;
+          }
+          while (run > 15) {
+            w.bits(code[0xf0]!, length[0xf0]!);
+            run -= 16;
+          }
           const c = 32 - Math.clz32(v < 0 ? -v : v);
           const sym = (run << 4) | c;
           // Huffman code (≤ 16 bits) and magnitude (≤ 11 bits) go out in one call when they fit.
           const n = length[sym]!;
           if (n + c <= 24) w.bits((code[sym]! << c) | ((v < 0 ? v + (1 << c) - 1 : v) & ((1 << c) - 1)), n + c);
-          else { w.bits(code[sym]!, n); w.bits(v < 0 ? v + (1 << c) - 1 : v, c); }
+          else {
+            w.bits(code[sym]!, n);
+            w.bits(v < 0 ? v + (1 << c) - 1 : v, c);
+          }
           run = 0;
         }
         if (run > 0) w.bits(code[0]!, length[0]!);
@@ -493,7 +672,9 @@ function codeCoefficients(coeffs: Float32Array, width: number, height: number, i
     width,
     height,
     wasmBytes: simd?.wasmBytes ?? 0,
-    get tables() { return tablesName; },
+    get tables() {
+      return tablesName;
+    },
     errorAt(quality, tables) {
       const inUse = bases;
       bases = TABLE_CANDIDATES.find(([name]) => name === tables)?.[1] ?? inUse;
@@ -524,10 +705,13 @@ function codeCoefficients(coeffs: Float32Array, width: number, height: number, i
             let q = Math.min(high.q - 1, Math.max(low.q + 1, Math.round(low.q + t * (high.q - low.q))));
             if (step % 2 === 1) q = (low.q + high.q) >> 1;
             const at = { q, ...sampleRateDistortion(q, stride) };
-            if (at.bytes <= maxBytes) low = at; else high = at;
+            if (at.bytes <= maxBytes) low = at;
+            else high = at;
           }
           const t = (Math.log(maxBytes) - Math.log(low.bytes)) / (Math.log(high.bytes) - Math.log(low.bytes));
-          error = Math.exp(Math.log(low.error) + Math.min(1, Math.max(0, t)) * (Math.log(high.error) - Math.log(low.error)));
+          error = Math.exp(
+            Math.log(low.error) + Math.min(1, Math.max(0, t)) * (Math.log(high.error) - Math.log(low.error)),
+          );
         }
         if (!best || error < best.error) best = { name, bases: candidate, error };
       }
@@ -556,9 +740,18 @@ function codeCoefficients(coeffs: Float32Array, width: number, height: number, i
       const w = new BitWriter(headerBytes + entropyBytes + (entropyBytes >> 6) + 64);
       const u16 = (v: number) => [v >> 8, v & 0xff];
       w.raw([0xff, 0xd8, 0xff, 0xe0, 0, 16, 0x4a, 0x46, 0x49, 0x46, 0, 1, 1, 0, 0, 1, 0, 1, 0, 0]);
-      for (const [id, table] of [[0, luma], [1, chroma]] as const) w.raw([0xff, 0xdb, 0, 67, id, ...table]);
+      for (const [id, table] of [
+        [0, luma],
+        [1, chroma],
+      ] as const)
+        w.raw([0xff, 0xdb, 0, 67, id, ...table]);
       w.raw([0xff, 0xc0, 0, 17, 8, ...u16(height), ...u16(width), 3, 1, 0x22, 0, 2, 0x11, 1, 3, 0x11, 1]);
-      for (const [klass, table] of [[0x00, dcL], [0x10, acL], [0x01, dcC], [0x11, acC]] as const) {
+      for (const [klass, table] of [
+        [0x00, dcL],
+        [0x10, acL],
+        [0x01, dcC],
+        [0x11, acC],
+      ] as const) {
         w.raw([0xff, 0xc4, ...u16(2 + 1 + 16 + table.symbols.length), klass, ...table.counts, ...table.symbols]);
       }
       w.raw([0xff, 0xda, 0, 12, 3, 1, 0x00, 2, 0x11, 3, 0x11, 0, 63, 0]);

@@ -19,7 +19,10 @@ export interface JpegEncoder {
   wasmBytes(): number;
 }
 
-export async function createJpegEncoder(module: WebAssembly.Module, settings: JpegEncodeSettings = DEFAULT_JPEG_SETTINGS): Promise<JpegEncoder> {
+export async function createJpegEncoder(
+  module: WebAssembly.Module,
+  settings: JpegEncodeSettings = DEFAULT_JPEG_SETTINGS,
+): Promise<JpegEncoder> {
   let memory: WebAssembly.Memory | undefined;
   const factory = mozjpegFactory as unknown as Factory;
   const codec = await factory({

@@ -28,7 +28,15 @@ function isGrey(rgb: Uint8Array): boolean {
 }
 
 /** Filters `cur` with PNG filter `f` into `out` (from `at`) and returns the sum of |byte as signed|, stopping early past `limit`. */
-function applyFilter(f: number, cur: Uint8Array, prev: Uint8Array, bpp: number, out: Uint8Array, at: number, limit: number): number {
+function applyFilter(
+  f: number,
+  cur: Uint8Array,
+  prev: Uint8Array,
+  bpp: number,
+  out: Uint8Array,
+  at: number,
+  limit: number,
+): number {
   const n = cur.length;
   let cost = 0;
   // One loop per filter: a switch per byte would cost more than the filtering.
@@ -39,8 +47,12 @@ function applyFilter(f: number, cur: Uint8Array, prev: Uint8Array, bpp: number, 
     else if (f === 2) v = (cur[i]! - prev[i]!) & 0xff;
     else if (f === 3) v = (cur[i]! - (((i >= bpp ? cur[i - bpp]! : 0) + prev[i]!) >> 1)) & 0xff;
     else {
-      const a = i >= bpp ? cur[i - bpp]! : 0, b = prev[i]!, c = i >= bpp ? prev[i - bpp]! : 0;
-      const pa = b > c ? b - c : c - b, pb = a > c ? a - c : c - a, pc = a + b > 2 * c ? a + b - 2 * c : 2 * c - a - b;
+      const a = i >= bpp ? cur[i - bpp]! : 0,
+        b = prev[i]!,
+        c = i >= bpp ? prev[i - bpp]! : 0;
+      const pa = b > c ? b - c : c - b,
+        pb = a > c ? a - c : c - a,
+        pc = a + b > 2 * c ? a + b - 2 * c : 2 * c - a - b;
       v = (cur[i]! - (pa <= pb && pa <= pc ? a : pb <= pc ? b : c)) & 0xff;
     }
     out[at + i] = v;
@@ -54,11 +66,23 @@ function applyFilter(f: number, cur: Uint8Array, prev: Uint8Array, bpp: number, 
  * Writes the filter byte and the filtered row into `out` at `at`: of the five filters, the one
  * whose bytes, read as signed, sum smallest in absolute value (libpng's heuristic).
  */
-function filterRow(cur: Uint8Array, prev: Uint8Array, bpp: number, out: Uint8Array, at: number, trial: Uint8Array): void {
-  let best = 0, bestCost = applyFilter(0, cur, prev, bpp, out, at + 1, Infinity);
+function filterRow(
+  cur: Uint8Array,
+  prev: Uint8Array,
+  bpp: number,
+  out: Uint8Array,
+  at: number,
+  trial: Uint8Array,
+): void {
+  let best = 0,
+    bestCost = applyFilter(0, cur, prev, bpp, out, at + 1, Infinity);
   for (let f = 1; f < 5 && bestCost > 0; f++) {
     const cost = applyFilter(f, cur, prev, bpp, trial, 0, bestCost);
-    if (cost < bestCost) { bestCost = cost; best = f; out.set(trial.subarray(0, cur.length), at + 1); }
+    if (cost < bestCost) {
+      bestCost = cost;
+      best = f;
+      out.set(trial.subarray(0, cur.length), at + 1);
+    }
   }
   out[at] = best;
 }
@@ -70,7 +94,12 @@ function filterRow(cur: Uint8Array, prev: Uint8Array, bpp: number, out: Uint8Arr
  * const png = await encodePng(rgb, 1568, 882, maxPayloadBytes);
  * if (png && png.length <= jpeg.length) send(png);
  */
-export async function encodePng(rgb: Uint8Array, width: number, height: number, maxBytes: number): Promise<Uint8Array | undefined> {
+export async function encodePng(
+  rgb: Uint8Array,
+  width: number,
+  height: number,
+  maxBytes: number,
+): Promise<Uint8Array | undefined> {
   const grey = isGrey(rgb);
   const bpp = grey ? 1 : 3;
   const stride = width * bpp;
@@ -89,7 +118,11 @@ export async function encodePng(rgb: Uint8Array, width: number, height: number, 
       const { done, value } = await reader.read();
       if (done) return;
       total += value.length;
-      if (total > room) { over = true; await reader.cancel().catch(() => undefined); return; }
+      if (total > room) {
+        over = true;
+        await reader.cancel().catch(() => undefined);
+        return;
+      }
       parts.push(value);
     }
   })();
@@ -132,10 +165,21 @@ export async function encodePng(rgb: Uint8Array, width: number, height: number, 
   ihdr[9] = grey ? 0 : 2;
   const idat = new Uint8Array(total);
   let o = 0;
-  for (const part of parts) { idat.set(part, o); o += part.length; }
-  const pieces = [Uint8Array.from(SIGNATURE), chunk("IHDR", ihdr), chunk("IDAT", idat), chunk("IEND", new Uint8Array(0))];
+  for (const part of parts) {
+    idat.set(part, o);
+    o += part.length;
+  }
+  const pieces = [
+    Uint8Array.from(SIGNATURE),
+    chunk("IHDR", ihdr),
+    chunk("IDAT", idat),
+    chunk("IEND", new Uint8Array(0)),
+  ];
   const out = new Uint8Array(pieces.reduce((n, p) => n + p.length, 0));
   o = 0;
-  for (const piece of pieces) { out.set(piece, o); o += piece.length; }
+  for (const piece of pieces) {
+    out.set(piece, o);
+    o += piece.length;
+  }
   return out.length <= maxBytes ? out : undefined;
 }

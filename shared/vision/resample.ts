@@ -68,7 +68,8 @@ function computeTaps(srcSize: number, winStart: number, winSize: number, dstSize
       sum += w;
     }
     const base = i * maxTaps;
-    let fixedSum = 0, largest = 0;
+    let fixedSum = 0,
+      largest = 0;
     for (let k = 0; k < n; k++) {
       const f = Math.round((sum !== 0 ? weights[k]! / sum : 0) * unit);
       fixed[base + k] = f;
@@ -179,7 +180,7 @@ export class StreamingResampler {
     if (this.boxRows < this.boxY && row < this.srcHeight - 1) return;
     // Average of each box = sum / (boxX * rows); a short last column or row is scaled up to full.
     const pixels = this.boxX * this.boxRows;
-    this.filterRow(this.boxSums, 0, this.ring[gridRow % this.ring.length]!, 0, H_ONE / (1 << ROW_SHIFT) * pixels);
+    this.filterRow(this.boxSums, 0, this.ring[gridRow % this.ring.length]!, 0, (H_ONE / (1 << ROW_SHIFT)) * pixels);
     this.boxSums.fill(0);
     this.boxRows = 0;
     this.emitThrough(gridRow);
@@ -200,17 +201,33 @@ export class StreamingResampler {
       }
     } else {
       for (let j = 0, o = 0; j < full; j++, o += 3) {
-        let r = 0, g = 0, b = 0;
-        for (let t = 0; t < k; t++, p += 3) { r += rgb[p]!; g += rgb[p + 1]!; b += rgb[p + 2]!; }
-        sums[o]! += r; sums[o + 1]! += g; sums[o + 2]! += b;
+        let r = 0,
+          g = 0,
+          b = 0;
+        for (let t = 0; t < k; t++, p += 3) {
+          r += rgb[p]!;
+          g += rgb[p + 1]!;
+          b += rgb[p + 2]!;
+        }
+        sums[o]! += r;
+        sums[o + 1]! += g;
+        sums[o + 2]! += b;
       }
     }
     const rest = width - full * k;
     if (rest > 0) {
-      let r = 0, g = 0, b = 0;
-      for (let t = 0; t < rest; t++, p += 3) { r += rgb[p]!; g += rgb[p + 1]!; b += rgb[p + 2]!; }
+      let r = 0,
+        g = 0,
+        b = 0;
+      for (let t = 0; t < rest; t++, p += 3) {
+        r += rgb[p]!;
+        g += rgb[p + 1]!;
+        b += rgb[p + 2]!;
+      }
       const o = full * 3;
-      sums[o]! += Math.round((r * k) / rest); sums[o + 1]! += Math.round((g * k) / rest); sums[o + 2]! += Math.round((b * k) / rest);
+      sums[o]! += Math.round((r * k) / rest);
+      sums[o + 1]! += Math.round((g * k) / rest);
+      sums[o + 2]! += Math.round((b * k) / rest);
     }
   }
 
@@ -219,14 +236,22 @@ export class StreamingResampler {
    * (`shift` drops the weight unit down to 1/256) or box sums (`divisor` turns sums x weights into
    * averages in 1/256 units).
    */
-  private filterRow(src: Uint8Array | Int32Array, offset: number, line: Int32Array, shift: number, divisor: number): void {
+  private filterRow(
+    src: Uint8Array | Int32Array,
+    offset: number,
+    line: Int32Array,
+    shift: number,
+    divisor: number,
+  ): void {
     const { start, count, fixed, maxTaps } = this.horizontal;
     const dstWidth = this.dstWidth;
     if (divisor === 1) {
       const bytes = src as Uint8Array;
       const round = 1 << (shift - 1);
       for (let x = 0, o = 0; x < dstWidth; x++, o += 3) {
-        let r = round, g = round, b = round;
+        let r = round,
+          g = round,
+          b = round;
         let p = offset + start[x]! * 3;
         let w = x * maxTaps;
         const end = w + count[x]!;
@@ -246,7 +271,9 @@ export class StreamingResampler {
     const scale = 1 / divisor;
     for (let x = 0, o = 0; x < dstWidth; x++, o += 3) {
       // Sums reach boxX*boxY*255, times 2^14: past int32, so these accumulate as doubles.
-      let r = 0, g = 0, b = 0;
+      let r = 0,
+        g = 0,
+        b = 0;
       let p = start[x]! * 3;
       let w = x * maxTaps;
       const end = w + count[x]!;
@@ -288,20 +315,28 @@ export class StreamingResampler {
       const at = (t: number) => ring[(first + t) % ring.length]!;
       let t = 0;
       for (; t + 4 <= n; t += 4) {
-        const r0 = at(t), r1 = at(t + 1), r2 = at(t + 2), r3 = at(t + 3);
-        const w0 = v.fixed[base + t]!, w1 = v.fixed[base + t + 1]!, w2 = v.fixed[base + t + 2]!, w3 = v.fixed[base + t + 3]!;
-        if (t === 0) for (let i = 0; i < rowLen; i++) acc[i] = round + r0[i]! * w0 + r1[i]! * w1 + r2[i]! * w2 + r3[i]! * w3;
+        const r0 = at(t),
+          r1 = at(t + 1),
+          r2 = at(t + 2),
+          r3 = at(t + 3);
+        const w0 = v.fixed[base + t]!,
+          w1 = v.fixed[base + t + 1]!,
+          w2 = v.fixed[base + t + 2]!,
+          w3 = v.fixed[base + t + 3]!;
+        if (t === 0)
+          for (let i = 0; i < rowLen; i++) acc[i] = round + r0[i]! * w0 + r1[i]! * w1 + r2[i]! * w2 + r3[i]! * w3;
         else for (let i = 0; i < rowLen; i++) acc[i]! += r0[i]! * w0 + r1[i]! * w1 + r2[i]! * w2 + r3[i]! * w3;
       }
       if (t === 0) acc.fill(round);
       for (; t < n; t++) {
-        const r0 = at(t), w0 = v.fixed[base + t]!;
+        const r0 = at(t),
+          w0 = v.fixed[base + t]!;
         for (let i = 0; i < rowLen; i++) acc[i]! += r0[i]! * w0;
       }
       let o = y * rowLen;
       for (let i = 0; i < rowLen; i++) {
         const value = acc[i]! >> shift;
-        out[o++] = value < 0 ? 0 : Math.min(value , 255);
+        out[o++] = value < 0 ? 0 : Math.min(value, 255);
       }
       this.nextY++;
     }
@@ -309,14 +344,29 @@ export class StreamingResampler {
 
   /** The finished image. */
   finish(): Uint8Array {
-    if (this.nextY < this.dstHeight) throw new Error(`resampler finished at row ${this.nextY} of ${this.dstHeight}: source rows missing`);
+    if (this.nextY < this.dstHeight)
+      throw new Error(`resampler finished at row ${this.nextY} of ${this.dstHeight}: source rows missing`);
     return this.out;
   }
 }
 
 /** Resizes an in-memory RGB image (the already-fitted image, when the budget forces a smaller one). */
-export function resizeRgb(rgb: Uint8Array, width: number, height: number, dstWidth: number, dstHeight: number, simdModule?: WebAssembly.Module): Uint8Array {
-  const resampler = new StreamingResampler(width, height, { x: 0, y: 0, width, height }, dstWidth, dstHeight, simdModule);
+export function resizeRgb(
+  rgb: Uint8Array,
+  width: number,
+  height: number,
+  dstWidth: number,
+  dstHeight: number,
+  simdModule?: WebAssembly.Module,
+): Uint8Array {
+  const resampler = new StreamingResampler(
+    width,
+    height,
+    { x: 0, y: 0, width, height },
+    dstWidth,
+    dstHeight,
+    simdModule,
+  );
   const stride = width * 3;
   for (let row = 0; row < height; row++) resampler.pushRow(row, rgb, row * stride);
   return resampler.finish();

@@ -53,7 +53,12 @@ export function choosePath(model: VisionModel | undefined): { path: VisionPath; 
 }
 
 /** Content blocks a client can put straight into its provider's tool result. */
-export function contentBlocks(style: BlockStyle, mediaType: string, base64: string, note: string): Record<string, unknown>[] {
+export function contentBlocks(
+  style: BlockStyle,
+  mediaType: string,
+  base64: string,
+  note: string,
+): Record<string, unknown>[] {
   switch (style) {
     case "anthropic":
       return [

@@ -10,7 +10,13 @@ import { effectiveCap } from "../embeds/cap-rule";
 import { embedCapReached } from "../embeds/embed-cap";
 import { AppError } from "../http/errors";
 import { sha256Hex } from "../hash";
-import { assertAllowedByPolicy, assertNoSecretInUrl, assertSsrfSafe, normalizeUrlForCache, parseTargetUrl } from "../safety/gate";
+import {
+  assertAllowedByPolicy,
+  assertNoSecretInUrl,
+  assertSsrfSafe,
+  normalizeUrlForCache,
+  parseTargetUrl,
+} from "../safety/gate";
 import { toRefusal } from "../safety/refusal";
 import { safeFetch } from "../safety/safe-fetch";
 import { postJson, unexpectedShape } from "../web/providers/http";
@@ -25,12 +31,17 @@ import type { VisionDescriptorResponse, VisionNativeResponse, VisionRequest, Vis
 export const MAX_IMAGE_BYTES = 25 * 1024 * 1024;
 const IMAGE_FETCH_TIMEOUT_MS = 30_000;
 const AUXILIARY_TIMEOUT_MS = 60_000;
-const DEFAULT_QUESTION = "Describe this image in detail: its layout, every piece of visible text, and anything notable. Be exact about numbers and labels.";
+const DEFAULT_QUESTION =
+  "Describe this image in detail: its layout, every piece of visible text, and anything notable. Be exact about numbers and labels.";
 
 /** An image as it arrived: bytes now, or a URL to fetch once a cap slot is held. */
 type ImageSource = { kind: "bytes"; bytes: Uint8Array } | { kind: "url"; url: URL };
 
-export async function analyzeImage(ctx: RequestContext, input: VisionRequest, upload?: Uint8Array): Promise<VisionResponse> {
+export async function analyzeImage(
+  ctx: RequestContext,
+  input: VisionRequest,
+  upload?: Uint8Array,
+): Promise<VisionResponse> {
   const { config } = ctx;
   const source = await receiveImage(ctx, input, upload);
   if (source.kind === "bytes") readImageHeader(source.bytes); // refuse bad formats before any slot is taken
@@ -50,7 +61,10 @@ export async function analyzeImage(ctx: RequestContext, input: VisionRequest, up
   const cap = effectiveCap(config.vision.max_calls_per_image, input.caller);
   // Image identity (only the native path counts): the URL without its fragment, or the bytes' hash.
   // The counter key is a hash of it, so no URL is kept in a session's storage.
-  const identity = source.kind === "url" ? `url:${normalizeUrlForCache(source.url)}` : `sha256:${await sha256Hex(source.bytes as Uint8Array<ArrayBuffer>)}`;
+  const identity =
+    source.kind === "url"
+      ? `url:${normalizeUrlForCache(source.url)}`
+      : `sha256:${await sha256Hex(source.bytes as Uint8Array<ArrayBuffer>)}`;
   const imageKey = await sha256Hex(identity);
   const reservation = await ctx.ports.embeds.reserve(sessionId, imageKey, cap);
   if (!reservation.ok) {
@@ -61,7 +75,9 @@ export async function analyzeImage(ctx: RequestContext, input: VisionRequest, up
   try {
     fitted = await fitBytes(ctx, await imageBytes(ctx, source), input);
   } catch (error) {
-    await ctx.ports.embeds.release(sessionId, imageKey).catch((cause) => ctx.ports.log.warn("embed_release_failed", { error: String(cause) }));
+    await ctx.ports.embeds
+      .release(sessionId, imageKey)
+      .catch((cause) => ctx.ports.log.warn("embed_release_failed", { error: String(cause) }));
     throw error;
   }
   return nativeAnswer(ctx, fitted, style, { embed_count: reservation.count, embed_cap: cap });
@@ -74,14 +90,39 @@ const SESSION_HINT =
   "This load was not counted against a repeat cap because no session_id was given. Send session_id (your agent's session id; over MCP the Mcp-Session-Id is used) so repeat loads of one image in a session are counted.";
 
 /** The native answer: the image's bytes once, inside the provider-ready image block. */
-function nativeAnswer(ctx: RequestContext, fitted: FitResult, style: BlockStyle, tally: EmbedTally): VisionNativeResponse {
-  ctx.ports.log.info("vision_fitted", { path: "native", encode_attempts: fitted.encodeAttempts, decodes: fitted.decodes, bytes: fitted.dataUrlBytes, passed_through: fitted.passedThrough });
-  ctx.ports.ledger.record({ tool: "vision", counts: { loads: 1, [fitted.passedThrough ? "passed_through" : "fitted"]: 1, bytes_in: fitted.original.bytes, bytes_out: fitted.data.byteLength }, at: ctx.ports.clock() });
+function nativeAnswer(
+  ctx: RequestContext,
+  fitted: FitResult,
+  style: BlockStyle,
+  tally: EmbedTally,
+): VisionNativeResponse {
+  ctx.ports.log.info("vision_fitted", {
+    path: "native",
+    encode_attempts: fitted.encodeAttempts,
+    decodes: fitted.decodes,
+    bytes: fitted.dataUrlBytes,
+    passed_through: fitted.passedThrough,
+  });
+  ctx.ports.ledger.record({
+    tool: "vision",
+    counts: {
+      loads: 1,
+      [fitted.passedThrough ? "passed_through" : "fitted"]: 1,
+      bytes_in: fitted.original.bytes,
+      bytes_out: fitted.data.byteLength,
+    },
+    at: ctx.ports.clock(),
+  });
   return {
     success: true,
     path: "native",
     image: { media_type: fitted.mediaType, width: fitted.width, height: fitted.height, bytes: fitted.dataUrlBytes },
-    original: { media_type: fitted.original.mediaType, width: fitted.original.width, height: fitted.original.height, bytes: fitted.original.bytes },
+    original: {
+      media_type: fitted.original.mediaType,
+      width: fitted.original.width,
+      height: fitted.original.height,
+      bytes: fitted.original.bytes,
+    },
     note: fitted.note,
     ...tally,
     content: contentBlocks(style, fitted.mediaType, toBase64(fitted.data), fitted.note),
@@ -95,7 +136,10 @@ async function fitBytes(ctx: RequestContext, bytes: Uint8Array, input: VisionReq
   } catch (error) {
     const answer = fitFailure(error);
     if (answer instanceof AppError && answer.code === "internal_error") {
-      ctx.ports.log.error("vision_internal_error", { error: String(error), stack: error instanceof Error ? error.stack?.split("\n").slice(0, 8).join("\n") : undefined });
+      ctx.ports.log.error("vision_internal_error", {
+        error: String(error),
+        stack: error instanceof Error ? error.stack?.split("\n").slice(0, 8).join("\n") : undefined,
+      });
     }
     throw answer;
   }
@@ -109,18 +153,35 @@ async function fitBytes(ctx: RequestContext, bytes: Uint8Array, input: VisionReq
  * kernels, resampler, encoder) is our bug, never reported as the caller's: 500 `internal_error`.
  */
 export function fitFailure(error: unknown): unknown {
-  const outOfMemory = () => new AppError(413, "image_too_large", "The image needs more memory to decode than this service has. Send a smaller image, or a JPEG or non-interlaced PNG.", { cause: error });
-  if (error instanceof DecoderFailure) return error.exhausted ? outOfMemory() : invalidImage(error.format, error.what, error);
+  const outOfMemory = () =>
+    new AppError(
+      413,
+      "image_too_large",
+      "The image needs more memory to decode than this service has. Send a smaller image, or a JPEG or non-interlaced PNG.",
+      { cause: error },
+    );
+  if (error instanceof DecoderFailure)
+    return error.exhausted ? outOfMemory() : invalidImage(error.format, error.what, error);
   if (isOutOfMemory(error)) return outOfMemory();
   if (error instanceof WebAssembly.RuntimeError) {
-    return new AppError(500, "internal_error", "The service failed unexpectedly while fitting the image; try again, and report the request id if it persists.", { cause: error });
+    return new AppError(
+      500,
+      "internal_error",
+      "The service failed unexpectedly while fitting the image; try again, and report the request id if it persists.",
+      { cause: error },
+    );
   }
   return error;
 }
 
 function fitOptions(loaded: LoadedConfig, input: VisionRequest): FitOptions {
   const { vision } = loaded.config;
-  return { embedTargetBytes: vision.embed_target_bytes, maxLongEdge: vision.max_long_edge, maxInputPixels: vision.max_input_pixels, region: input.region };
+  return {
+    embedTargetBytes: vision.embed_target_bytes,
+    maxLongEdge: vision.max_long_edge,
+    maxInputPixels: vision.max_input_pixels,
+    region: input.region,
+  };
 }
 
 /** Uploaded bytes, inline data, or a URL that passed every check of the gate (not yet fetched). */
@@ -131,7 +192,10 @@ async function receiveImage(ctx: RequestContext, input: VisionRequest, upload?: 
   try {
     assertNoSecretInUrl(input.image.url, "image.url");
     const url = parseTargetUrl(input.image.url);
-    await assertSsrfSafe(url, { allowPrivate: security.allow_private_urls, resolver: ctx.ports.dnsResolver(security.dns_resolver_url) });
+    await assertSsrfSafe(url, {
+      allowPrivate: security.allow_private_urls,
+      resolver: ctx.ports.dnsResolver(security.dns_resolver_url),
+    });
     assertAllowedByPolicy(url, security.website_blocklist);
     return { kind: "url", url };
   } catch (error) {
@@ -145,7 +209,11 @@ async function imageBytes(ctx: RequestContext, source: ImageSource): Promise<Uin
   try {
     const response = await safeFetch(source.url, {
       fetch: ctx.ports.fetch,
-      gate: { allowPrivate: security.allow_private_urls, resolver: ctx.ports.dnsResolver(security.dns_resolver_url), blocklist: security.website_blocklist },
+      gate: {
+        allowPrivate: security.allow_private_urls,
+        resolver: ctx.ports.dnsResolver(security.dns_resolver_url),
+        blocklist: security.website_blocklist,
+      },
       maxBytes: MAX_IMAGE_BYTES,
       timeoutMs: IMAGE_FETCH_TIMEOUT_MS,
       headers: { accept: "image/*" },
@@ -160,27 +228,49 @@ async function imageBytes(ctx: RequestContext, source: ImageSource): Promise<Uin
 function asVisionError(error: unknown): unknown {
   const refusal = toRefusal(error);
   if (!refusal) return error;
-  if (refusal.code === "too_large") return new AppError(413, "image_too_large", `The image at that URL is larger than ${MAX_IMAGE_BYTES / 1024 / 1024} MiB; send a smaller image.`);
+  if (refusal.code === "too_large")
+    return new AppError(
+      413,
+      "image_too_large",
+      `The image at that URL is larger than ${MAX_IMAGE_BYTES / 1024 / 1024} MiB; send a smaller image.`,
+    );
   if (refusal.code === "unsupported_content") return new AppError(415, "unsupported_media_type", refusal.message);
   return new AppError(refusal.status, refusal.code, refusal.message);
 }
 
 function checkSize(bytes: Uint8Array): Uint8Array {
   if (bytes.byteLength > MAX_IMAGE_BYTES) {
-    throw new AppError(413, "image_too_large", `The image is ${(bytes.byteLength / 1024 / 1024).toFixed(1)} MiB; the limit is 25 MiB. Send a smaller image.`);
+    throw new AppError(
+      413,
+      "image_too_large",
+      `The image is ${(bytes.byteLength / 1024 / 1024).toFixed(1)} MiB; the limit is 25 MiB. Send a smaller image.`,
+    );
   }
   if (bytes.byteLength === 0) throw new AppError(400, "invalid_request", "The image is empty; send the image bytes.");
   return bytes;
 }
 
 /** The descriptor path: the fitted image goes to the auxiliary model, only its text comes back. */
-async function describe(ctx: RequestContext, fitted: FitResult, question: string | undefined): Promise<VisionDescriptorResponse> {
+async function describe(
+  ctx: RequestContext,
+  fitted: FitResult,
+  question: string | undefined,
+): Promise<VisionDescriptorResponse> {
   const { config, secrets } = ctx;
   const { base_url: baseUrl, model } = config.auxiliary.vision;
   if (!baseUrl || !model) {
-    throw new AppError(503, "no_provider", "This model cannot see images in tool results and no auxiliary vision model is configured; set auxiliary.vision.base_url and auxiliary.vision.model.");
+    throw new AppError(
+      503,
+      "no_provider",
+      "This model cannot see images in tool results and no auxiliary vision model is configured; set auxiliary.vision.base_url and auxiliary.vision.model.",
+    );
   }
-  const settings = { name: "auxiliary vision", baseUrl, apiKey: secrets.AUXILIARY_VISION_API_KEY, timeoutMs: AUXILIARY_TIMEOUT_MS };
+  const settings = {
+    name: "auxiliary vision",
+    baseUrl,
+    apiKey: secrets.AUXILIARY_VISION_API_KEY,
+    timeoutMs: AUXILIARY_TIMEOUT_MS,
+  };
   const dataUrl = `data:${fitted.mediaType};base64,${toBase64(fitted.data)}`;
   const answer = await postJson(settings, ctx.ports.fetch, "/chat/completions", {
     model,
@@ -195,6 +285,7 @@ async function describe(ctx: RequestContext, fitted: FitResult, question: string
     ],
   });
   const description = (answer as { choices?: { message?: { content?: unknown } }[] })?.choices?.[0]?.message?.content;
-  if (typeof description !== "string" || description.trim() === "") throw unexpectedShape(settings, "no message content");
+  if (typeof description !== "string" || description.trim() === "")
+    throw unexpectedShape(settings, "no message content");
   return { success: true, path: "descriptor", description, model };
 }

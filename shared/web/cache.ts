@@ -62,23 +62,45 @@ export interface PaidCallResult<V extends JobValue = JobValue> {
  * Answers `job` from the cache or pays for it once.
  * @throws AppError from the provider (the failure is not stored)
  */
-export async function paidCall<J extends Job>(deps: PaidCallDeps, key: string, job: J, options: PaidCallOptions): Promise<PaidCallResult<ValueOf<J>>> {
+export async function paidCall<J extends Job>(
+  deps: PaidCallDeps,
+  key: string,
+  job: J,
+  options: PaidCallOptions,
+): Promise<PaidCallResult<ValueOf<J>>> {
   return (await paidCallUntyped(deps, key, job, options)) as PaidCallResult<ValueOf<J>>;
 }
 
-async function paidCallUntyped(deps: PaidCallDeps, key: string, job: Job, options: PaidCallOptions): Promise<PaidCallResult> {
+async function paidCallUntyped(
+  deps: PaidCallDeps,
+  key: string,
+  job: Job,
+  options: PaidCallOptions,
+): Promise<PaidCallResult> {
   const now = deps.clock();
   const answered = (value: JobValue, cache: CacheStatus, fetchedAt: number): PaidCallResult => {
     const age = cache === "miss" || cache === "bypass" ? 0 : Math.max(0, Math.floor((now - fetchedAt) / 1000));
     return { value, cache, age, cachedAt: new Date(fetchedAt).toISOString() };
   };
-  if (!options.enabled) return answered(cutForCaller(await runJob(job, deps.fetch), options.charLimit), "bypass", deps.clock());
+  if (!options.enabled)
+    return answered(cutForCaller(await runJob(job, deps.fetch), options.charLimit), "bypass", deps.clock());
 
-  const flightOptions = { now, ttlMs: options.ttlMs, store: options.store, charLimit: options.charLimit, maxAgeMs: options.maxAge === undefined ? undefined : options.maxAge * 1000 };
+  const flightOptions = {
+    now,
+    ttlMs: options.ttlMs,
+    store: options.store,
+    charLimit: options.charLimit,
+    maxAgeMs: options.maxAge === undefined ? undefined : options.maxAge * 1000,
+  };
   if (options.store && options.maxAge !== 0) {
     const entry = await readQuietly(deps, key);
     // The single-flight coordinator cuts what it answers; a hit here is cut with the same cut.
-    if (isServable(entry, now, flightOptions)) return answered(cutForCaller(entry.value as JobValue, options.charLimit), "hit", fetchedAtOf(entry, options.ttlMs));
+    if (isServable(entry, now, flightOptions))
+      return answered(
+        cutForCaller(entry.value as JobValue, options.charLimit),
+        "hit",
+        fetchedAtOf(entry, options.ttlMs),
+      );
   }
 
   let outcome: FlightOutcome;
@@ -105,7 +127,12 @@ export async function purgeCached(deps: Pick<PaidCallDeps, "cache" | "flight">, 
 /** A coordinator for one call that joins nobody: it pays, stores in the read tier and cuts as the single flight does. */
 function alone(deps: PaidCallDeps, key: string): FlightCoordinator {
   const lease: Lease = { store: (entry, ttlMs) => deps.cache.put(key, entry, ttlMs), release: async () => {} };
-  return new FlightCoordinator({ election: { elect: async () => ({ lead: true, lease }), forget: async () => false }, fetch: deps.fetch, log: deps.log, clock: deps.clock });
+  return new FlightCoordinator({
+    election: { elect: async () => ({ lead: true, lease }), forget: async () => false },
+    fetch: deps.fetch,
+    log: deps.log,
+    clock: deps.clock,
+  });
 }
 
 async function readQuietly(deps: PaidCallDeps, key: string) {
@@ -116,4 +143,3 @@ async function readQuietly(deps: PaidCallDeps, key: string) {
     return null;
   }
 }
-

@@ -32,7 +32,14 @@ interface Signature {
 const SIGNATURES: readonly Signature[] = [
   {
     vendor: "Cloudflare",
-    html: ["window._cf_chl_opt", "cf_chl_opt", "cf-browser-verification", "cf_captcha_kind", "cf-chl-widget", "/cdn-cgi/challenge-platform/h/"],
+    html: [
+      "window._cf_chl_opt",
+      "cf_chl_opt",
+      "cf-browser-verification",
+      "cf_captcha_kind",
+      "cf-chl-widget",
+      "/cdn-cgi/challenge-platform/h/",
+    ],
     titles: ["just a moment...", "just a moment…", "attention required! | cloudflare", "please wait... | cloudflare"],
     text: [
       "checking your browser before accessing",
@@ -46,7 +53,7 @@ const SIGNATURES: readonly Signature[] = [
   },
   {
     vendor: "PerimeterX",
-    html: ["id=\"px-captcha\"", "px-captcha", "captcha.px-cdn.net", "captcha.px-cloud.net"],
+    html: ['id="px-captcha"', "px-captcha", "captcha.px-cdn.net", "captcha.px-cloud.net"],
     titles: ["access to this page has been denied", "access to this page has been denied."],
     text: ["press & hold to confirm you are a human", "press and hold to confirm you are a human"],
   },
@@ -66,20 +73,39 @@ const SIGNATURES: readonly Signature[] = [
   {
     vendor: "hCaptcha",
     text: ["please complete the security check to access"],
-    weak: ["hcaptcha.com/1/api.js", "class=\"h-captcha\"", "h-captcha"],
+    weak: ["hcaptcha.com/1/api.js", 'class="h-captcha"', "h-captcha"],
   },
   {
     vendor: "reCAPTCHA",
-    text: ["our systems have detected unusual traffic from your computer network", "our systems have detected unusual traffic from your network"],
-    weak: ["google.com/recaptcha/api.js", "recaptcha/api.js", "class=\"g-recaptcha\"", "g-recaptcha", "recaptcha.net/recaptcha"],
+    text: [
+      "our systems have detected unusual traffic from your computer network",
+      "our systems have detected unusual traffic from your network",
+    ],
+    weak: [
+      "google.com/recaptcha/api.js",
+      "recaptcha/api.js",
+      'class="g-recaptcha"',
+      "g-recaptcha",
+      "recaptcha.net/recaptcha",
+    ],
   },
 ];
 
 /** Titles any vendor's interstitial uses; with one, a weak marker is enough. */
 const CHALLENGE_TITLES = [
-  "just a moment", "attention required", "security check", "verify you are human", "are you a robot",
-  "are you human", "one more step", "checking your browser", "please verify", "access denied", "bot verification",
-  "human verification", "captcha",
+  "just a moment",
+  "attention required",
+  "security check",
+  "verify you are human",
+  "are you a robot",
+  "are you human",
+  "one more step",
+  "checking your browser",
+  "please verify",
+  "access denied",
+  "bot verification",
+  "human verification",
+  "captcha",
 ];
 
 export interface PageEvidence {
@@ -102,7 +128,9 @@ export function detectChallenge(page: PageEvidence): string | null {
   const text = page.text !== undefined && page.text.length <= SHORT_TEXT_CHARS ? page.text.toLowerCase() : "";
   const title = (page.title ?? (html ? titleOf(html) : "")).trim().toLowerCase();
   const source = html || text;
-  const suspicious = (page.status !== undefined && CHALLENGE_STATUSES.has(page.status)) || CHALLENGE_TITLES.some((t) => title.includes(t));
+  const suspicious =
+    (page.status !== undefined && CHALLENGE_STATUSES.has(page.status)) ||
+    CHALLENGE_TITLES.some((t) => title.includes(t));
   for (const signature of SIGNATURES) {
     if (signature.titles?.includes(title)) return signature.vendor;
     if (html && signature.html?.some((marker) => html.includes(marker))) return signature.vendor;
@@ -112,7 +140,8 @@ export function detectChallenge(page: PageEvidence): string | null {
   for (const signature of SIGNATURES) {
     if (signature.weak?.some((marker) => source.includes(marker))) return signature.vendor;
     // A short page with a challenge title or status and the vendor's words is the wall itself.
-    if (html && html.length <= SHORT_TEXT_CHARS * 4 && signature.text?.some((phrase) => html.includes(phrase))) return signature.vendor;
+    if (html && html.length <= SHORT_TEXT_CHARS * 4 && signature.text?.some((phrase) => html.includes(phrase)))
+      return signature.vendor;
   }
   return null;
 }
@@ -141,7 +170,10 @@ function titleOf(lowerHtml: string): string {
   const start = lowerHtml.indexOf(">", open);
   const end = start < 0 ? -1 : lowerHtml.indexOf("</title", start);
   if (end < 0) return "";
-  return lowerHtml.slice(start + 1, Math.min(end, start + 1 + 300)).replace(/&hellip;/g, "…").replace(/\s+/g, " ");
+  return lowerHtml
+    .slice(start + 1, Math.min(end, start + 1 + 300))
+    .replace(/&hellip;/g, "…")
+    .replace(/\s+/g, " ");
 }
 
 function hostOf(url: string): string {

@@ -6,7 +6,9 @@ const URLS_SHAPE = 'urls must be an array of 1..5 URL strings, e.g. {"urls": ["h
 
 export const ExtractRequest = z.object({
   urls: z
-    .array(z.string().min(1).max(8192).describe("An http(s) URL"), { error: (issue) => (issue.input === undefined ? "urls is required" : URLS_SHAPE) })
+    .array(z.string().min(1).max(8192).describe("An http(s) URL"), {
+      error: (issue) => (issue.input === undefined ? "urls is required" : URLS_SHAPE),
+    })
     .min(1, URLS_SHAPE)
     .max(5, "urls takes at most 5 URLs per call; split the list into several calls")
     .describe("1..5 URLs; results come back in the same order"),
@@ -17,8 +19,20 @@ export type ExtractRequest = z.infer<typeof ExtractRequest>;
 
 export const ExtractError = z.object({
   code: z
-    .enum(["blocked_private_address", "dns_unavailable", "blocked_by_policy", "fetch_failed", "provider_error", "too_large", "unsupported_content", "secret_in_url", "challenge_page"])
-    .describe("Why this URL has no content; challenge_page: a bot wall or challenge interstitial answered instead of the page (never stored)"),
+    .enum([
+      "blocked_private_address",
+      "dns_unavailable",
+      "blocked_by_policy",
+      "fetch_failed",
+      "provider_error",
+      "too_large",
+      "unsupported_content",
+      "secret_in_url",
+      "challenge_page",
+    ])
+    .describe(
+      "Why this URL has no content; challenge_page: a bot wall or challenge interstitial answered instead of the page (never stored)",
+    ),
   message: z.string(),
 });
 export type ExtractError = z.infer<typeof ExtractError>;
@@ -29,7 +43,9 @@ export const ExtractResult = z.union([
     final_url: z.string().describe("After redirects"),
     title: z.string(),
     content: z.string(),
-    cached: z.boolean().describe("Answered without paying the provider (from the cache, or joined an identical call in flight)"),
+    cached: z
+      .boolean()
+      .describe("Answered without paying the provider (from the cache, or joined an identical call in flight)"),
     truncated: z.boolean().describe("Content was cut to web.char_limit (head and tail kept)"),
     ...FreshnessAnswer.shape,
   }),

@@ -9,10 +9,24 @@ import { AppError } from "../http/errors";
 import { sha256Hex } from "../hash";
 import type { RequestContext } from "../ports";
 import { recordWebCall } from "../stats/counters";
-import { assertAllowedByPolicy, assertNoSecretInUrls, assertSsrfSafe, hostListMatcher, isLocalLookingHost, normalizeUrlForCache, parseTargetUrl } from "../safety/gate";
+import {
+  assertAllowedByPolicy,
+  assertNoSecretInUrls,
+  assertSsrfSafe,
+  hostListMatcher,
+  isLocalLookingHost,
+  normalizeUrlForCache,
+  parseTargetUrl,
+} from "../safety/gate";
 import { classifyIpLiteral } from "../safety/ip";
 import { cacheKeyPrefix, paidCall } from "./cache";
-import { ExtractError as ExtractErrorSchema, type ExtractError, type ExtractRequest, type ExtractResponse, type ExtractResult } from "./extract.schema";
+import {
+  ExtractError as ExtractErrorSchema,
+  type ExtractError,
+  type ExtractRequest,
+  type ExtractResponse,
+  type ExtractResult,
+} from "./extract.schema";
 import type { ExtractJob } from "./job.types";
 import { resolveExtractProvider, type ResolvedExtractProvider } from "./providers/resolve";
 
@@ -35,7 +49,9 @@ export async function webExtract(ctx: RequestContext, input: ExtractRequest): Pr
   const targets = input.urls.map((raw, index) => {
     const url = URL.canParse(raw) ? new URL(raw) : null;
     if (!url || (url.protocol !== "http:" && url.protocol !== "https:") || url.hostname === "") {
-      throw new AppError(400, "invalid_request", `urls.${index} is not a full http or https URL.`, { details: [{ path: ["urls", index], message: "not an absolute http(s) URL" }] });
+      throw new AppError(400, "invalid_request", `urls.${index} is not a full http or https URL.`, {
+        details: [{ path: ["urls", index], message: "not an absolute http(s) URL" }],
+      });
     }
     return url;
   });
@@ -66,7 +82,13 @@ export async function webExtract(ctx: RequestContext, input: ExtractRequest): Pr
         const job = extractJob(ctx, provider, url, input.format);
         const key = await extractCacheKey(provider, url, input.format);
         const store = input.store !== false && !exempt(url.hostname) && !isLocalHost(url.hostname);
-        const answer = await paidCall(ports, key, job, { enabled: config.web.cache_enabled, ttlMs: config.web.cache_ttl_minutes * 60_000, store, maxAge: input.max_age, charLimit: config.web.char_limit });
+        const answer = await paidCall(ports, key, job, {
+          enabled: config.web.cache_enabled,
+          ttlMs: config.web.cache_ttl_minutes * 60_000,
+          store,
+          maxAge: input.max_age,
+          charLimit: config.web.char_limit,
+        });
         const cached = answer.cache === "hit" || answer.cache === "coalesced";
         if (answer.cache === "hit") {
           // The stored final URL passes the same checks as a fresh one (policy may have changed).
@@ -79,7 +101,16 @@ export async function webExtract(ctx: RequestContext, input: ExtractRequest): Pr
         recordWebCall(ports.ledger, "web_extract", provider.name, answer.cache, ports.clock());
         // paidCall answers the content already cut to char_limit, and flags the cut.
         const { page } = answer.value;
-        return { url: given, final_url: page.final_url, title: page.title, content: page.content, cached, truncated: answer.value.truncated === true, age: answer.age, cached_at: answer.cachedAt };
+        return {
+          url: given,
+          final_url: page.final_url,
+          title: page.title,
+          content: page.content,
+          cached,
+          truncated: answer.value.truncated === true,
+          age: answer.age,
+          cached_at: answer.cachedAt,
+        };
       } catch (error) {
         recordWebCall(ports.ledger, "web_extract", provider.name, "error", ports.clock());
         return { url: given, error: inBandError(error) };
@@ -97,9 +128,20 @@ export async function extractCacheKey(provider: ResolvedExtractProvider, url: UR
   return `${cacheKeyPrefix("extract")}${provider.name}:${format}:${await sha256Hex(`${provider.baseUrl}\n${normalizeUrlForCache(url)}`)}`;
 }
 
-function extractJob(loaded: LoadedConfig, provider: ResolvedExtractProvider, url: URL, format: ExtractRequest["format"]): ExtractJob {
+function extractJob(
+  loaded: LoadedConfig,
+  provider: ResolvedExtractProvider,
+  url: URL,
+  format: ExtractRequest["format"],
+): ExtractJob {
   const { config } = loaded;
-  const job: ExtractJob = { kind: "extract", provider: provider.name, settings: provider, request: { url: url.href, format }, maxPageChars: config.web.max_page_chars };
+  const job: ExtractJob = {
+    kind: "extract",
+    provider: provider.name,
+    settings: provider,
+    request: { url: url.href, format },
+    maxPageChars: config.web.max_page_chars,
+  };
   if (provider.name === "direct") {
     job.direct = {
       allowPrivate: config.security.allow_private_urls,

@@ -7,7 +7,17 @@
  * makes it the only one), or Deno KV leases across processes (deno/flight.kv.ts).
  */
 import { AppError, providerError } from "../http/errors";
-import type { CacheEntry, CacheStore, Clock, FetchFn, FlightError, FlightOptions, FlightOutcome, Logger, SingleFlight } from "../ports";
+import type {
+  CacheEntry,
+  CacheStore,
+  Clock,
+  FetchFn,
+  FlightError,
+  FlightOptions,
+  FlightOutcome,
+  Logger,
+  SingleFlight,
+} from "../ports";
 import { isStorable, runJob } from "./jobs";
 import type { Job, JobValue } from "./job.types";
 import { truncateContent } from "./truncate";
@@ -119,7 +129,10 @@ export const ANSWER_MAX_CHARS = 8 * 1024 * 1024;
 function oversizeChecked(job: Job, value: JobValue, charLimit: number | undefined): JobValue {
   const chars = JSON.stringify(cutForCaller(value, charLimit)).length;
   if (chars <= ANSWER_MAX_CHARS) return value;
-  throw providerError(job.settings.name, `its answer was too large (${chars} characters of JSON; the most the service passes on is ${ANSWER_MAX_CHARS})`);
+  throw providerError(
+    job.settings.name,
+    `its answer was too large (${chars} characters of JSON; the most the service passes on is ${ANSWER_MAX_CHARS})`,
+  );
 }
 
 /**
@@ -169,19 +182,31 @@ export function fetchedAtOf(entry: CacheEntry, ttlMs: number): number {
  * call's `maxAgeMs` before the call began (`call.now`), so `max_age: 0` takes only an answer
  * fetched after the call began (one it waited for).
  */
-export function isServable(entry: CacheEntry | null, now: number, call: { now: number; ttlMs: number; maxAgeMs?: number }): entry is CacheEntry {
+export function isServable(
+  entry: CacheEntry | null,
+  now: number,
+  call: { now: number; ttlMs: number; maxAgeMs?: number },
+): entry is CacheEntry {
   if (!entry || entry.expiresAt <= now) return false;
   return call.maxAgeMs === undefined || fetchedAtOf(entry, call.ttlMs) > call.now - call.maxAgeMs;
 }
 
 /** A stored entry as a flight outcome. */
-export function storedOutcome(entry: CacheEntry<JobValue>, cache: "hit" | "coalesced", options: { ttlMs: number }): FlightOutcome {
+export function storedOutcome(
+  entry: CacheEntry<JobValue>,
+  cache: "hit" | "coalesced",
+  options: { ttlMs: number },
+): FlightOutcome {
   return { ok: true, value: entry.value, cache, stored: true, fetchedAt: fetchedAtOf(entry, options.ttlMs) };
 }
 
 function toFlightError(error: unknown): FlightError {
   if (error instanceof AppError) return { status: error.status, code: error.code, message: error.message };
-  return { status: 500, code: "internal_error", message: "The service failed unexpectedly while calling the provider; try again." };
+  return {
+    status: 500,
+    code: "internal_error",
+    message: "The service failed unexpectedly while calling the provider; try again.",
+  };
 }
 
 export function fromFlightError(error: FlightError): AppError {
@@ -210,7 +235,8 @@ export function cutForCaller<V extends JobValue>(value: V, charLimit: number | u
 
 /** A paid call that threw: its error as waiters receive it; a crash (not an AppError) is logged. */
 function failedOutcome(log: Logger, job: Job, error: unknown): { ok: false; error: FlightError } {
-  if (!(error instanceof AppError)) log.error("provider_call_crashed", { kind: job.kind, provider: job.settings.name, error: String(error) });
+  if (!(error instanceof AppError))
+    log.error("provider_call_crashed", { kind: job.kind, provider: job.settings.name, error: String(error) });
   return { ok: false, error: toFlightError(error) };
 }
 

@@ -21,7 +21,9 @@ export const FreshnessRequest = z.object({
   store: z
     .boolean()
     .optional()
-    .describe("false: the answer is neither read from nor written to the cache (default true). Header form: Cache-Control: no-store"),
+    .describe(
+      "false: the answer is neither read from nor written to the cache (default true). Header form: Cache-Control: no-store",
+    ),
 });
 export type FreshnessRequest = z.infer<typeof FreshnessRequest>;
 
@@ -42,11 +44,18 @@ export function cacheControlFields(headers: Headers): FreshnessRequest {
   const fields: FreshnessRequest = {};
   const header = headers.get("cache-control");
   if (!header) return fields;
-  const tighten = (seconds: number) => (fields.max_age = Math.min(fields.max_age ?? seconds, seconds, MAX_AGE_LIMIT_SECONDS));
+  const tighten = (seconds: number) =>
+    (fields.max_age = Math.min(fields.max_age ?? seconds, seconds, MAX_AGE_LIMIT_SECONDS));
   for (const directive of header.split(",")) {
     const [rawName = "", ...rest] = directive.split("=");
     const name = rawName.trim().toLowerCase();
-    const argument = rest.length === 0 ? undefined : rest.join("=").trim().replace(/^"(.*)"$/, "$1");
+    const argument =
+      rest.length === 0
+        ? undefined
+        : rest
+            .join("=")
+            .trim()
+            .replace(/^"(.*)"$/, "$1");
     if (name === "no-cache" && argument === undefined) tighten(0);
     else if (name === "no-store" && argument === undefined) fields.store = false;
     else if (name === "max-age" && argument !== undefined && /^\d{1,15}$/.test(argument)) tighten(Number(argument));

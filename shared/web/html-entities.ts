@@ -27,5 +27,7 @@ export function windows1252CodePoint(code: number): number {
 
 /** Strip tags and decode references: a provider snippet with `<strong>` highlights becomes plain text. */
 export function htmlSnippetToText(snippet: string): string {
-  return decodeHtmlEntities(snippet.replace(/<[^>]*>/g, "")).replace(/\s+/g, " ").trim();
+  return decodeHtmlEntities(snippet.replace(/<[^>]*>/g, ""))
+    .replace(/\s+/g, " ")
+    .trim();
 }

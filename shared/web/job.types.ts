@@ -4,7 +4,16 @@
  * waiters; a job value is what it paid for. Data only (the single-flight port in shared/ports.ts
  * carries both); jobs.ts runs them.
  */
-import type { DirectFetchSettings, ExtractedPage, ExtractProviderName, ExtractRequest, ProviderSettings, SearchHit, SearchProviderName, SearchRequest } from "./providers/provider.types";
+import type {
+  DirectFetchSettings,
+  ExtractedPage,
+  ExtractProviderName,
+  ExtractRequest,
+  ProviderSettings,
+  SearchHit,
+  SearchProviderName,
+  SearchRequest,
+} from "./providers/provider.types";
 
 export interface SearchJob {
   kind: "search";

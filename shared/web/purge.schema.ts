@@ -11,7 +11,11 @@ export const PurgeRequest = z.object({
     .array(
       z.object({
         query: SearchRequest.shape.query,
-        limit: z.number().int().optional().describe("The limit the searches used (its tier's entry is dropped); absent: every tier of the query"),
+        limit: z
+          .number()
+          .int()
+          .optional()
+          .describe("The limit the searches used (its tier's entry is dropped); absent: every tier of the query"),
       }),
     )
     .max(MAX_PURGE_ITEMS)

@@ -26,7 +26,9 @@ export async function purgeCache(ctx: RequestContext, input: PurgeRequest): Prom
     for (const [index, { url, format }] of input.extract.entries()) {
       const target = URL.canParse(url) ? new URL(url) : null;
       if (!target || (target.protocol !== "http:" && target.protocol !== "https:")) {
-        throw new AppError(400, "invalid_request", `extract.${index}.url is not a full http or https URL.`, { details: [{ path: ["extract", index, "url"], message: "not an absolute http(s) URL" }] });
+        throw new AppError(400, "invalid_request", `extract.${index}.url is not a full http or https URL.`, {
+          details: [{ path: ["extract", index, "url"], message: "not an absolute http(s) URL" }],
+        });
       }
       for (const each of format ? [format] : EXTRACT_FORMATS) keys.push(extractCacheKey(provider, target, each));
     }

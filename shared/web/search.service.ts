@@ -16,7 +16,11 @@ import type { SearchRequest, SearchResponse } from "./search.schema";
  * Cache key: provider + where it is reached + limit tier + normalized query (hashed, so any query
  * length fits a KV key). Different providers never share an entry.
  */
-export async function searchCacheKey(provider: ResolvedSearchProvider, normalizedQuery: string, tier: number): Promise<string> {
+export async function searchCacheKey(
+  provider: ResolvedSearchProvider,
+  normalizedQuery: string,
+  tier: number,
+): Promise<string> {
   return `${cacheKeyPrefix("search")}${provider.name}:${tier}:${await sha256Hex(`${provider.baseUrl}\n${normalizedQuery}`)}`;
 }
 
@@ -25,9 +29,15 @@ export async function webSearch(ctx: RequestContext, input: SearchRequest): Prom
   const provider = resolveSearchProvider(ctx);
   const normalized = normalizeQuery(input.query);
   const tier = limitTier(input.limit);
-  const job: SearchJob = { kind: "search", provider: provider.name, settings: provider, request: { query: normalized, count: tier } };
+  const job: SearchJob = {
+    kind: "search",
+    provider: provider.name,
+    settings: provider,
+    request: { query: normalized, count: tier },
+  };
   // The one-shot keyless rescue travels with the job, so the single flight makes it once for all.
-  if (config.web.keyless_fallback && provider.name !== "keyless") job.rescue = { provider: "keyless", settings: keylessSearchProvider(ctx) };
+  if (config.web.keyless_fallback && provider.name !== "keyless")
+    job.rescue = { provider: "keyless", settings: keylessSearchProvider(ctx) };
   const key = await searchCacheKey(provider, normalized, tier);
 
   const answer = await paidCall(ports, key, job, {

@@ -17,7 +17,10 @@ export function truncateContent(content: string, limit: number): { content: stri
   // Never split a surrogate pair.
   if (isHighSurrogate(content.charCodeAt(headEnd - 1))) headEnd--;
   if (isLowSurrogate(content.charCodeAt(tailStart))) tailStart++;
-  return { content: content.slice(0, headEnd) + marker(tailStart - headEnd) + content.slice(tailStart), truncated: true };
+  return {
+    content: content.slice(0, headEnd) + marker(tailStart - headEnd) + content.slice(tailStart),
+    truncated: true,
+  };
 }
 
 const isHighSurrogate = (code: number) => code >= 0xd800 && code <= 0xdbff;

@@ -16,7 +16,12 @@ export interface FlightContext {
   calls(provider: string, contains: string): Promise<number>;
 }
 
-const settings = (emulator: string, name: string) => ({ name, baseUrl: `${emulator}/${name}`, apiKey: "contract-key", timeoutMs: 10_000 });
+const settings = (emulator: string, name: string) => ({
+  name,
+  baseUrl: `${emulator}/${name}`,
+  apiKey: "contract-key",
+  timeoutMs: 10_000,
+});
 const options = { now: Date.now(), ttlMs: 60_000, store: true };
 
 export function singleFlightContract(context: FlightContext): ContractCase<SingleFlight>[] {
@@ -25,12 +30,29 @@ export function singleFlightContract(context: FlightContext): ContractCase<Singl
       name: "answers with content cut to charLimit (truncated: true), paid once, also on the stored copy",
       async run(flight, check, unique) {
         const url = `https://docs.example.com/${unique}/[chars:40000]`;
-        const job: ExtractJob = { kind: "extract", provider: "tavily", settings: settings(context.emulator, "tavily"), request: { url, format: "markdown" }, maxPageChars: 2_000_000 };
+        const job: ExtractJob = {
+          kind: "extract",
+          provider: "tavily",
+          settings: settings(context.emulator, "tavily"),
+          request: { url, format: "markdown" },
+          maxPageChars: 2_000_000,
+        };
         const first = await flight.run(`contract:cut:${unique}`, job, { ...options, charLimit: 5_000 });
         const second = await flight.run(`contract:cut:${unique}`, job, { ...options, charLimit: 5_000 });
-        for (const [what, outcome] of [["miss", first], ["hit", second]] as const) {
-          check.equal(outcome.ok && "page" in outcome.value && outcome.value.page.content.length <= 5_000, true, `${what}: content within charLimit`);
-          check.equal(outcome.ok && "page" in outcome.value && outcome.value.truncated, true, `${what}: marked truncated`);
+        for (const [what, outcome] of [
+          ["miss", first],
+          ["hit", second],
+        ] as const) {
+          check.equal(
+            outcome.ok && "page" in outcome.value && outcome.value.page.content.length <= 5_000,
+            true,
+            `${what}: content within charLimit`,
+          );
+          check.equal(
+            outcome.ok && "page" in outcome.value && outcome.value.truncated,
+            true,
+            `${what}: marked truncated`,
+          );
         }
         check.equal(second.ok && second.cache, "hit", "the second call is a hit");
         check.equal(await context.calls("tavily", unique), 1, "provider calls");
@@ -47,8 +69,14 @@ export function singleFlightContract(context: FlightContext): ContractCase<Singl
           request: { query, count: 10 },
           rescue: { provider: "keyless", settings: { ...settings(context.emulator, "keyless"), apiKey: undefined } },
         };
-        const outcomes = await Promise.all([1, 2, 3, 4].map(() => flight.run(`contract:rescue:${unique}`, job, options)));
-        check.equal(outcomes.map((o) => o.ok && "results" in o.value && o.value.rescued === true && !o.stored), [true, true, true, true], "every caller got the unstored rescue");
+        const outcomes = await Promise.all(
+          [1, 2, 3, 4].map(() => flight.run(`contract:rescue:${unique}`, job, options)),
+        );
+        check.equal(
+          outcomes.map((o) => o.ok && "results" in o.value && o.value.rescued === true && !o.stored),
+          [true, true, true, true],
+          "every caller got the unstored rescue",
+        );
         check.equal(await context.calls("tavily", unique), 1, "provider calls");
         check.equal(await context.calls("keyless", unique), 1, "keyless calls");
       },
@@ -60,11 +88,25 @@ export function singleFlightContract(context: FlightContext): ContractCase<Singl
         const job = searchJob(context, `contract fresh [slow:300] ${unique}`);
         const first = await flight.run(key, job, { ...options, now: Date.now() });
         await sleep(20);
-        const fresh = await Promise.all([1, 2, 3, 4].map(() => flight.run(key, job, { ...options, now: Date.now(), maxAgeMs: 0 })));
-        check.equal(fresh.map((o) => o.ok && o.cache).sort(), ["coalesced", "coalesced", "coalesced", "miss"], "max_age 0 callers: one pays, the others join it");
+        const fresh = await Promise.all(
+          [1, 2, 3, 4].map(() => flight.run(key, job, { ...options, now: Date.now(), maxAgeMs: 0 })),
+        );
+        check.equal(
+          fresh.map((o) => o.ok && o.cache).sort(),
+          ["coalesced", "coalesced", "coalesced", "miss"],
+          "max_age 0 callers: one pays, the others join it",
+        );
         const later = await flight.run(key, job, { ...options, now: Date.now(), maxAgeMs: 60_000 });
         check.equal(later.ok && later.cache, "hit", "a later caller with a max_age");
-        check.equal(later.ok && first.ok && fresh[0]!.ok && later.fetchedAt === fresh[0]!.fetchedAt && later.fetchedAt > first.fetchedAt, true, "the stored entry is the fresh one");
+        check.equal(
+          later.ok &&
+            first.ok &&
+            fresh[0]!.ok &&
+            later.fetchedAt === fresh[0]!.fetchedAt &&
+            later.fetchedAt > first.fetchedAt,
+          true,
+          "the stored entry is the fresh one",
+        );
         check.equal(await context.calls("tavily", unique), 2, "provider calls");
       },
     },
@@ -74,11 +116,23 @@ export function singleFlightContract(context: FlightContext): ContractCase<Singl
         const key = `contract:unstored:${unique}`;
         const job = searchJob(context, `contract unstored [slow:300] ${unique}`);
         const unstored = { ...options, now: Date.now(), store: false };
-        const outcomes = await Promise.all([unstored, unstored, { ...options, now: Date.now() }, { ...options, now: Date.now() }].map((o) => flight.run(key, job, o)));
-        check.equal(outcomes.map((o) => o.ok && o.cache), ["miss", "coalesced", "miss", "coalesced"], "two unstored and two stored callers");
+        const outcomes = await Promise.all(
+          [unstored, unstored, { ...options, now: Date.now() }, { ...options, now: Date.now() }].map((o) =>
+            flight.run(key, job, o),
+          ),
+        );
+        check.equal(
+          outcomes.map((o) => o.ok && o.cache),
+          ["miss", "coalesced", "miss", "coalesced"],
+          "two unstored and two stored callers",
+        );
         check.equal(await context.calls("tavily", unique), 2, "provider calls (one per kind)");
         const again = await flight.run(key, job, { ...unstored, now: Date.now() });
-        check.equal(again.ok && [again.cache, again.stored], ["miss", false], "an unstored call after an entry was stored");
+        check.equal(
+          again.ok && [again.cache, again.stored],
+          ["miss", false],
+          "an unstored call after an entry was stored",
+        );
         check.equal(await context.calls("tavily", unique), 3, "provider calls after it");
       },
     },
@@ -105,5 +159,10 @@ export function singleFlightContract(context: FlightContext): ContractCase<Singl
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 function searchJob(context: FlightContext, query: string): SearchJob {
-  return { kind: "search", provider: "tavily", settings: settings(context.emulator, "tavily"), request: { query, count: 10 } };
+  return {
+    kind: "search",
+    provider: "tavily",
+    settings: settings(context.emulator, "tavily"),
+    request: { query, count: 10 },
+  };
 }

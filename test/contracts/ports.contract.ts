@@ -62,7 +62,11 @@ export const cacheStoreContract: ContractCase<CacheStore>[] = [
     name: "delete drops the entry, long or short, and says whether there was one",
     async run(store, check, unique) {
       check.equal(await store.delete(`d:${unique}`), false, "delete of a key never written");
-      await store.put(`d:${unique}`, { value: LONG_TEXT, expiresAt: 1_800_000_000_000, fetchedAt: 1_700_000_000_000 }, 60_000);
+      await store.put(
+        `d:${unique}`,
+        { value: LONG_TEXT, expiresAt: 1_800_000_000_000, fetchedAt: 1_700_000_000_000 },
+        60_000,
+      );
       check.equal((await store.get(`d:${unique}`))?.fetchedAt, 1_700_000_000_000, "the fetch time is kept");
       check.equal(await store.delete(`d:${unique}`), true, "delete of a stored key");
       check.equal(await store.get(`d:${unique}`), null, "get after delete");
@@ -78,7 +82,16 @@ export const embedCounterContract: ContractCase<EmbedCounter>[] = [
     async run(counter, check, unique) {
       const results = [];
       for (let i = 0; i < 4; i++) results.push(await counter.reserve(unique, "img", 3));
-      check.equal(results, [{ ok: true, count: 1 }, { ok: true, count: 2 }, { ok: true, count: 3 }, { ok: false, count: 3 }], "four reservations with cap 3");
+      check.equal(
+        results,
+        [
+          { ok: true, count: 1 },
+          { ok: true, count: 2 },
+          { ok: true, count: 3 },
+          { ok: false, count: 3 },
+        ],
+        "four reservations with cap 3",
+      );
     },
   },
   {
@@ -121,23 +134,46 @@ export const ledgerStoreContract: ContractCase<LedgerStore>[] = [
     name: "adds to counters, keeps buckets and keys apart, reads a window [from, to)",
     async run(store, check, unique) {
       const hour = Math.floor(Date.now() / HOUR) * HOUR;
-      const row = (h: number, counter: string, value: number, model = ""): LedgerRow => ({ hour: h, tool: "web_search", provider: unique, model, counter, value });
+      const row = (h: number, counter: string, value: number, model = ""): LedgerRow => ({
+        hour: h,
+        tool: "web_search",
+        provider: unique,
+        model,
+        counter,
+        value,
+      });
       await store.add([row(hour, "requests", 2), row(hour, "hits", 1), row(hour - HOUR, "requests", 5)]);
       await store.add([row(hour, "requests", 3), row(hour, "requests", 1, "m")]);
-      check.equal(mine(await store.read(hour, hour + HOUR), unique), [
-        { hour, tool: "web_search", model: "", counter: "hits", value: 1 },
-        { hour, tool: "web_search", model: "", counter: "requests", value: 5 },
-        { hour, tool: "web_search", model: "m", counter: "requests", value: 1 },
-      ], "the current hour after two batches");
-      check.equal(mine(await store.read(hour - HOUR, hour), unique), [{ hour: hour - HOUR, tool: "web_search", model: "", counter: "requests", value: 5 }], "the hour before, alone");
+      check.equal(
+        mine(await store.read(hour, hour + HOUR), unique),
+        [
+          { hour, tool: "web_search", model: "", counter: "hits", value: 1 },
+          { hour, tool: "web_search", model: "", counter: "requests", value: 5 },
+          { hour, tool: "web_search", model: "m", counter: "requests", value: 1 },
+        ],
+        "the current hour after two batches",
+      );
+      check.equal(
+        mine(await store.read(hour - HOUR, hour), unique),
+        [{ hour: hour - HOUR, tool: "web_search", model: "", counter: "requests", value: 5 }],
+        "the hour before, alone",
+      );
     },
   },
   {
     name: "twenty concurrent batches lose no increment",
     async run(store, check, unique) {
       const hour = Math.floor(Date.now() / HOUR) * HOUR;
-      await Promise.all(Array.from({ length: 20 }, () => store.add([{ hour, tool: "llm", provider: unique, model: "x", counter: "input_tokens", value: 7 }])));
-      check.equal(mine(await store.read(hour, hour + HOUR), unique), [{ hour, tool: "llm", model: "x", counter: "input_tokens", value: 140 }], "20 × 7");
+      await Promise.all(
+        Array.from({ length: 20 }, () =>
+          store.add([{ hour, tool: "llm", provider: unique, model: "x", counter: "input_tokens", value: 7 }]),
+        ),
+      );
+      check.equal(
+        mine(await store.read(hour, hour + HOUR), unique),
+        [{ hour, tool: "llm", model: "x", counter: "input_tokens", value: 140 }],
+        "20 × 7",
+      );
     },
   },
   {

@@ -25,7 +25,11 @@ function provider(options: { delayMs?: number; failStatus?: number; content?: st
   const fetch = async (input: Request | string | URL, init?: RequestInit) => {
     calls++;
     await sleep(options.delayMs ?? 100);
-    if (options.failStatus) return new Response(JSON.stringify({ error: "down" }), { status: options.failStatus, headers: { "content-type": "application/json" } });
+    if (options.failStatus)
+      return new Response(JSON.stringify({ error: "down" }), {
+        status: options.failStatus,
+        headers: { "content-type": "application/json" },
+      });
     const path = new URL(input instanceof Request ? input.url : input).pathname;
     const body = JSON.parse(String(init?.body ?? "{}")) as { query?: string; urls?: string[] };
     const answer =
@@ -66,9 +70,25 @@ function counted(kv: Deno.Kv) {
   return { kv: wrapped, counts };
 }
 
-const settings = { name: "tavily", baseUrl: "https://provider.example.com", apiKey: "test-key-000000000000", timeoutMs: 5000 };
-const searchJob = (query: string): SearchJob => ({ kind: "search", provider: "tavily", settings, request: { query, count: 10 } });
-const extractJob = (url: string): ExtractJob => ({ kind: "extract", provider: "tavily", settings, request: { url, format: "markdown" }, maxPageChars: 2_000_000 });
+const settings = {
+  name: "tavily",
+  baseUrl: "https://provider.example.com",
+  apiKey: "test-key-000000000000",
+  timeoutMs: 5000,
+};
+const searchJob = (query: string): SearchJob => ({
+  kind: "search",
+  provider: "tavily",
+  settings,
+  request: { query, count: 10 },
+});
+const extractJob = (url: string): ExtractJob => ({
+  kind: "extract",
+  provider: "tavily",
+  settings,
+  request: { url, format: "markdown" },
+  maxPageChars: 2_000_000,
+});
 
 const file = await Deno.makeTempFile({ suffix: ".sqlite3" });
 
@@ -76,7 +96,12 @@ const file = await Deno.makeTempFile({ suffix: ".sqlite3" });
 async function processOn(fetch: PaidCallDeps["fetch"], leaseMs = 2000) {
   const { kv, counts } = counted(await Deno.openKv(file));
   const cache = new DenoKvStore(kv);
-  const flight = new DenoKvFlight(kv, cache, { fetch, log: silentLogger, clock: Date.now }, { leaseMs, pollMs: { first: 10, max: 50 } });
+  const flight = new DenoKvFlight(
+    kv,
+    cache,
+    { fetch, log: silentLogger, clock: Date.now },
+    { leaseMs, pollMs: { first: 10, max: 50 } },
+  );
   const deps: PaidCallDeps = { cache, flight, fetch, clock: Date.now, log: silentLogger };
   return { deps, counts, cache };
 }
@@ -93,7 +118,11 @@ Deno.test({
     const b = await processOn(upstream.fetch);
     const key = `search:${unique()}`;
     assertEquals((await paidCall(a.deps, key, searchJob("once"), options)).cache, "miss", "first call");
-    assertEquals(a.counts, { reads: 1, commits: 2 }, "Deno KV calls of a miss (read the head; take the lease; commit entry + release)");
+    assertEquals(
+      a.counts,
+      { reads: 1, commits: 2 },
+      "Deno KV calls of a miss (read the head; take the lease; commit entry + release)",
+    );
     assertEquals((await paidCall(a.deps, key, searchJob("once"), options)).cache, "hit", "repeat");
     assertEquals(a.counts.reads, 1, "reads after a repeat in the same process");
     assertEquals((await paidCall(b.deps, key, searchJob("once"), options)).cache, "hit", "the other process");
@@ -109,7 +138,9 @@ Deno.test({
     const upstream = provider({ delayMs: 200 });
     const procs = [await processOn(upstream.fetch), await processOn(upstream.fetch)];
     const key = `search:${unique()}`;
-    const answers = await Promise.all(Array.from({ length: 20 }, (_, i) => paidCall(procs[i % 2]!.deps, key, searchJob("together"), options)));
+    const answers = await Promise.all(
+      Array.from({ length: 20 }, (_, i) => paidCall(procs[i % 2]!.deps, key, searchJob("together"), options)),
+    );
     assertEquals(upstream.calls(), 1, "provider calls");
     assertEquals(new Set(answers.map((a) => JSON.stringify(a.value))).size, 1, "distinct answers");
     assertEquals(answers.filter((a) => a.cache === "miss").length, 1, "leaders");
@@ -123,8 +154,14 @@ Deno.test({
     const upstream = provider({ delayMs: 200, failStatus: 503 });
     const procs = [await processOn(upstream.fetch), await processOn(upstream.fetch)];
     const key = `search:${unique()}`;
-    const settled = await Promise.allSettled(Array.from({ length: 10 }, (_, i) => paidCall(procs[i % 2]!.deps, key, searchJob("down"), options)));
-    assertEquals(settled.map((s) => (s.status === "rejected" ? (s.reason as { code?: string }).code : "answered")), Array(10).fill("provider_error"), "every caller's outcome");
+    const settled = await Promise.allSettled(
+      Array.from({ length: 10 }, (_, i) => paidCall(procs[i % 2]!.deps, key, searchJob("down"), options)),
+    );
+    assertEquals(
+      settled.map((s) => (s.status === "rejected" ? (s.reason as { code?: string }).code : "answered")),
+      Array(10).fill("provider_error"),
+      "every caller's outcome",
+    );
     assertEquals(upstream.calls(), 1, "provider calls for the concurrent callers");
     assertEquals(await procs[1]!.cache.get(key), null, "stored entry");
     await paidCall(procs[1]!.deps, key, searchJob("down"), options).catch(() => undefined);
@@ -139,9 +176,17 @@ Deno.test({
     const upstream = provider({ delayMs: 200, content: "" });
     const procs = [await processOn(upstream.fetch), await processOn(upstream.fetch)];
     const key = `extract:${unique()}`;
-    const answers = await Promise.all(Array.from({ length: 10 }, (_, i) => paidCall(procs[i % 2]!.deps, key, extractJob("https://docs.example.com/empty"), options)));
+    const answers = await Promise.all(
+      Array.from({ length: 10 }, (_, i) =>
+        paidCall(procs[i % 2]!.deps, key, extractJob("https://docs.example.com/empty"), options),
+      ),
+    );
     assertEquals(upstream.calls(), 1, "provider calls");
-    assertEquals(answers.map((a) => ("page" in a.value ? a.value.page.content : null)), Array(10).fill(""), "every caller's page");
+    assertEquals(
+      answers.map((a) => ("page" in a.value ? a.value.page.content : null)),
+      Array(10).fill(""),
+      "every caller's page",
+    );
     assertEquals(await procs[0]!.cache.get(key), null, "stored entry");
   },
 });
@@ -175,14 +220,26 @@ Deno.test({
     const slowPoll = { leaseMs: 5000, pollMs: { first: 3000, max: 3000 }, watch: true };
     const [a, b] = [0, 1].map(() => {
       const cache = new DenoKvStore(kv);
-      const flight = new DenoKvFlight(kv, cache, { fetch: upstream.fetch, log: silentLogger, clock: Date.now }, slowPoll);
+      const flight = new DenoKvFlight(
+        kv,
+        cache,
+        { fetch: upstream.fetch, log: silentLogger, clock: Date.now },
+        slowPoll,
+      );
       return { cache, flight, fetch: upstream.fetch, clock: Date.now, log: silentLogger } satisfies PaidCallDeps;
     });
     const key = `search:${unique()}`;
     const started = Date.now();
-    const [first, second] = await Promise.all([paidCall(a!, key, searchJob("watched"), options), sleep(20).then(() => paidCall(b!, key, searchJob("watched"), options))]);
+    const [first, second] = await Promise.all([
+      paidCall(a!, key, searchJob("watched"), options),
+      sleep(20).then(() => paidCall(b!, key, searchJob("watched"), options)),
+    ]);
     const took = Date.now() - started;
-    assertEquals([first.cache, second.cache, upstream.calls()], ["miss", "coalesced", 1], "outcomes and provider calls");
+    assertEquals(
+      [first.cache, second.cache, upstream.calls()],
+      ["miss", "coalesced", 1],
+      "outcomes and provider calls",
+    );
     if (took > 1500) throw new Error(`the waiter took ${took} ms: it slept through the change`);
     kv.close();
   },
@@ -195,11 +252,21 @@ Deno.test({
     const upstream = provider({ delayMs: 100 });
     const { kv, counts } = counted(await Deno.openKv(":memory:"));
     const cache = new DenoKvStore(kv);
-    const flight = new FlightCoordinator({ election: new CopyElection(cache.processCopy()), fetch: upstream.fetch, log: silentLogger });
+    const flight = new FlightCoordinator({
+      election: new CopyElection(cache.processCopy()),
+      fetch: upstream.fetch,
+      log: silentLogger,
+    });
     const deps: PaidCallDeps = { cache, flight, fetch: upstream.fetch, clock: Date.now, log: silentLogger };
     const key = `search:${unique()}`;
-    const answers = await Promise.all(Array.from({ length: 8 }, () => paidCall(deps, key, searchJob("one process"), options)));
-    assertEquals(answers.map((a) => a.cache).sort(), ["coalesced", "coalesced", "coalesced", "coalesced", "coalesced", "coalesced", "coalesced", "miss"], "outcomes");
+    const answers = await Promise.all(
+      Array.from({ length: 8 }, () => paidCall(deps, key, searchJob("one process"), options)),
+    );
+    assertEquals(
+      answers.map((a) => a.cache).sort(),
+      ["coalesced", "coalesced", "coalesced", "coalesced", "coalesced", "coalesced", "coalesced", "miss"],
+      "outcomes",
+    );
     assertEquals([counts.reads, upstream.calls()], [8, 1], "Deno KV reads (one per caller's miss) and provider calls");
     assertEquals((await paidCall(deps, key, searchJob("one process"), options)).cache, "hit", "a later caller");
     assertEquals(counts.reads, 8, "Deno KV reads after the later hit");
@@ -215,7 +282,11 @@ Deno.test({
     const procs = [await processOn(upstream.fetch), await processOn(upstream.fetch)];
     const key = `search:${unique()}`;
     const first = await paidCall(procs[0]!.deps, key, searchJob("fresh"), options);
-    const fresh = await Promise.all(Array.from({ length: 8 }, (_, i) => paidCall(procs[i % 2]!.deps, key, searchJob("fresh"), { ...options, maxAge: 0 })));
+    const fresh = await Promise.all(
+      Array.from({ length: 8 }, (_, i) =>
+        paidCall(procs[i % 2]!.deps, key, searchJob("fresh"), { ...options, maxAge: 0 }),
+      ),
+    );
     assertEquals(upstream.calls(), 2, "provider calls");
     assertEquals(fresh.filter((a) => a.cache === "miss").length, 1, "leaders among the max_age 0 callers");
     assertEquals(new Set(fresh.map((a) => a.cachedAt)).size, 1, "one fetch time for all of them");
@@ -232,8 +303,16 @@ Deno.test({
     const upstream = provider({ delayMs: 200 });
     const procs = [await processOn(upstream.fetch), await processOn(upstream.fetch)];
     const key = `search:${unique()}`;
-    const answers = await Promise.all(Array.from({ length: 4 }, (_, i) => paidCall(procs[i % 2]!.deps, key, searchJob("unstored"), { ...options, store: false })));
-    assertEquals([upstream.calls(), answers.filter((a) => a.cache === "miss").length], [1, 1], "provider calls and leaders");
+    const answers = await Promise.all(
+      Array.from({ length: 4 }, (_, i) =>
+        paidCall(procs[i % 2]!.deps, key, searchJob("unstored"), { ...options, store: false }),
+      ),
+    );
+    assertEquals(
+      [upstream.calls(), answers.filter((a) => a.cache === "miss").length],
+      [1, 1],
+      "provider calls and leaders",
+    );
     assertEquals(await procs[0]!.cache.get(key), null, "stored entry");
   },
 });
@@ -252,7 +331,11 @@ Deno.test({
     await sleep(100);
     assertEquals(await purgeCached(procs[0]!.deps, key), false, "purge while the leader pays");
     assertEquals((await inFlight).cache, "miss", "the leader's answer");
-    assertEquals((await paidCall(procs[0]!.deps, key, searchJob("purged"), options)).cache, "hit", "the other process after it");
+    assertEquals(
+      (await paidCall(procs[0]!.deps, key, searchJob("purged"), options)).cache,
+      "hit",
+      "the other process after it",
+    );
     assertEquals(upstream.calls(), 2, "provider calls");
   },
 });

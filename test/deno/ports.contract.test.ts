@@ -42,23 +42,40 @@ for (const c of embedCounterContract) {
 // Two handles on one KV file behave as two processes: nothing but Deno KV's check-and-set keeps
 // their reservations apart. Each call goes to the next handle in turn.
 const file = await Deno.makeTempFile({ suffix: ".sqlite3" });
-const handles = [new DenoKvEmbedCounter(await Deno.openKv(file), Date.now), new DenoKvEmbedCounter(await Deno.openKv(file), Date.now)];
+const handles = [
+  new DenoKvEmbedCounter(await Deno.openKv(file), Date.now),
+  new DenoKvEmbedCounter(await Deno.openKv(file), Date.now),
+];
 let turn = 0;
 const alternating: EmbedCounter = {
   reserve: (sessionId, imageKey, cap) => handles[turn++ % 2]!.reserve(sessionId, imageKey, cap),
   release: (sessionId, imageKey) => handles[turn++ % 2]!.release(sessionId, imageKey),
 };
 for (const c of embedCounterContract) {
-  Deno.test({ name: `EmbedCounter contract: Deno KV counters, two handles on one file: ${c.name}`, sanitizeResources: false, fn: () => c.run(alternating, check, unique()) });
+  Deno.test({
+    name: `EmbedCounter contract: Deno KV counters, two handles on one file: ${c.name}`,
+    sanitizeResources: false,
+    fn: () => c.run(alternating, check, unique()),
+  });
 }
 
 const emulator = Deno.env.get("EMULATOR_URL");
-if (!emulator) throw new Error("EMULATOR_URL is not set: run this file from test/unit/deno.test.ts, which starts the emulator");
+if (!emulator)
+  throw new Error("EMULATOR_URL is not set: run this file from test/unit/deno.test.ts, which starts the emulator");
 const flightContract = singleFlightContract({
   emulator,
-  calls: async (provider, contains) => ((await (await fetch(`${emulator}/__calls?provider=${provider}&contains=${encodeURIComponent(contains)}`)).json()) as { count: number }).count,
+  calls: async (provider, contains) =>
+    (
+      (await (
+        await fetch(`${emulator}/__calls?provider=${provider}&contains=${encodeURIComponent(contains)}`)
+      ).json()) as { count: number }
+    ).count,
 });
-const flightDeps = { fetch: (input: Request | string | URL, init?: RequestInit) => fetch(input, init), log: silentLogger, clock: Date.now };
+const flightDeps = {
+  fetch: (input: Request | string | URL, init?: RequestInit) => fetch(input, init),
+  log: silentLogger,
+  clock: Date.now,
+};
 const flightTiming = { leaseMs: 2000, pollMs: { first: 10, max: 50 } };
 const flightOn = async (path: string) => {
   const handle = await Deno.openKv(path);
@@ -69,11 +86,24 @@ const flights = [await flightOn(file), await flightOn(file)];
 let flightTurn = 0;
 const flightAdapters: Record<string, () => SingleFlight> = {
   "Deno KV leases": () => new DenoKvFlight(kv, new DenoKvStore(kv), flightDeps, flightTiming),
-  "Deno KV leases, two handles on one file": () => ({ run: (key, job, options) => flights[flightTurn++ % 2]!.run(key, job, options), forget: (key) => flights[flightTurn++ % 2]!.forget(key) }),
-  "in-process coordinator (single-process mode)": () => new FlightCoordinator({ election: new CopyElection(new DenoKvStore(kv).processCopy()), fetch: flightDeps.fetch, log: silentLogger }),
+  "Deno KV leases, two handles on one file": () => ({
+    run: (key, job, options) => flights[flightTurn++ % 2]!.run(key, job, options),
+    forget: (key) => flights[flightTurn++ % 2]!.forget(key),
+  }),
+  "in-process coordinator (single-process mode)": () =>
+    new FlightCoordinator({
+      election: new CopyElection(new DenoKvStore(kv).processCopy()),
+      fetch: flightDeps.fetch,
+      log: silentLogger,
+    }),
 };
 for (const [adapter, make] of Object.entries(flightAdapters)) {
   for (const c of flightContract) {
-    Deno.test({ name: `SingleFlight contract: ${adapter}: ${c.name}`, sanitizeResources: false, sanitizeOps: false, fn: () => c.run(make(), check, unique()) });
+    Deno.test({
+      name: `SingleFlight contract: ${adapter}: ${c.name}`,
+      sanitizeResources: false,
+      sanitizeOps: false,
+      fn: () => c.run(make(), check, unique()),
+    });
   }
 }

@@ -56,7 +56,8 @@ export const MALFORMED_ANSWERS = {
 export type MalformedKind = keyof typeof MALFORMED_ANSWERS;
 
 /** A 200 HTML page that is neither a results page nor DuckDuckGo's "No results." notice. */
-export const MALFORMED_HTML = "<!DOCTYPE html><html><body><p>upstream-body-detail: something else entirely</p></body></html>";
+export const MALFORMED_HTML =
+  "<!DOCTYPE html><html><body><p>upstream-body-detail: something else entirely</p></body></html>";
 
 export interface ChallengeFixture {
   /** Status the site answers with. */
@@ -94,7 +95,8 @@ export const CHALLENGE_PAGES = {
       "",
       `<div id="cf-wrapper"><div id="cf-error-details" class="cf-error-details-wrapper"><h1 data-translate="block_headline">Sorry, you have been blocked</h1><h2>You are unable to access docs.example.com</h2><p>Cloudflare Ray ID: <strong>8c0ffee0d15ea5e</strong></p></div></div>`,
     ),
-    markdown: "# Sorry, you have been blocked\n\n## You are unable to access docs.example.com\n\nCloudflare Ray ID: **8c0ffee0d15ea5e**\n\nPerformance & security by Cloudflare",
+    markdown:
+      "# Sorry, you have been blocked\n\n## You are unable to access docs.example.com\n\nCloudflare Ray ID: **8c0ffee0d15ea5e**\n\nPerformance & security by Cloudflare",
   },
   hcaptcha: {
     status: 200,
@@ -298,7 +300,15 @@ export function latin1PageBytes(charsetInMeta: boolean): Uint8Array {
   return encodeWindows1252(html);
 }
 
-const WINDOWS_1252_EXTRAS: Record<number, number> = { 8364: 0x80, 8220: 0x93, 8221: 0x94, 8216: 0x91, 8217: 0x92, 8211: 0x96, 8212: 0x97 };
+const WINDOWS_1252_EXTRAS: Record<number, number> = {
+  8364: 0x80,
+  8220: 0x93,
+  8221: 0x94,
+  8216: 0x91,
+  8217: 0x92,
+  8211: 0x96,
+  8212: 0x97,
+};
 
 function encodeWindows1252(text: string): Uint8Array {
   const bytes = new Uint8Array(text.length);

@@ -123,7 +123,11 @@ export function createLlmEmulator(): LlmEmulator {
     if (!key) return fail(401, "x-api-key header is required");
 
     if (req.method === "GET" && sub.startsWith("/v1/models")) {
-      return json(res, 200, { data: [{ id: provider === "anthropic" ? "claude-sonnet-4-5" : "gpt-4o", type: "model" }], has_more: false, query: url.search });
+      return json(res, 200, {
+        data: [{ id: provider === "anthropic" ? "claude-sonnet-4-5" : "gpt-4o", type: "model" }],
+        has_more: false,
+        query: url.search,
+      });
     }
     if (sub.startsWith("/v1/echo")) {
       return json(res, 200, { method: req.method, path: sub, query: url.search, body: body.toString("utf8") });
@@ -148,7 +152,11 @@ export function createLlmEmulator(): LlmEmulator {
     call.image_bytes = conversation.images.reduce((sum, image) => sum + image.bytes, 0);
     call.placeholders = conversation.placeholders;
     call.breakpoints = conversation.breakpoints.length;
-    call.prompt = { tokens: conversation.blocks.map((b) => b.tokens), ids: conversation.blocks.map((b) => b.hash.slice(0, 16)), breakpoints: conversation.breakpoints.map((b) => b.index) };
+    call.prompt = {
+      tokens: conversation.blocks.map((b) => b.tokens),
+      ids: conversation.blocks.map((b) => b.hash.slice(0, 16)),
+      breakpoints: conversation.breakpoints.map((b) => b.index),
+    };
 
     // Faults first: a client's retry must see them before any validation.
     const markers = conversation.lastText;
@@ -161,7 +169,15 @@ export function createLlmEmulator(): LlmEmulator {
     const failure = /\[fail:(\d{3})\]/.exec(markers);
     if (failure) {
       const status = Number(failure[1]);
-      return fail(status, status === 529 ? "Overloaded" : status === 429 ? "Number of request tokens has exceeded your rate limit" : "emulated failure", status === 429 || status === 529 ? { "retry-after": "1", "retry-after-ms": "20" } : {});
+      return fail(
+        status,
+        status === 529
+          ? "Overloaded"
+          : status === 429
+            ? "Number of request tokens has exceeded your rate limit"
+            : "emulated failure",
+        status === 429 || status === 529 ? { "retry-after": "1", "retry-after-ms": "20" } : {},
+      );
     }
     if (!model) return fail(400, "model: Field required");
     const rules = modelRules(provider, model);
@@ -169,25 +185,42 @@ export function createLlmEmulator(): LlmEmulator {
     const refusal = imageRefusal(conversation.images, rules.images, body.length);
     if (refusal) return fail(refusal.status, refusal.message);
     if (provider === "anthropic" && conversation.breakpoints.length > 4) {
-      return fail(400, `A maximum of 4 blocks with cache_control may be provided. Found ${conversation.breakpoints.length}.`);
+      return fail(
+        400,
+        `A maximum of 4 blocks with cache_control may be provided. Found ${conversation.breakpoints.length}.`,
+      );
     }
     if (sub === "/v1/messages/count_tokens") return json(res, 200, { input_tokens: conversation.total });
 
     const scope = `${provider}|${call.key_sha256}|${model}`;
-    const billed = provider === "anthropic" ? billAnthropic(conversation, rules.minCacheableTokens, scope) : billOpenAI(conversation, scope);
+    const billed =
+      provider === "anthropic"
+        ? billAnthropic(conversation, rules.minCacheableTokens, scope)
+        : billOpenAI(conversation, scope);
     const tool = markers.includes("[use_tool]") ? conversation.firstTool : null;
     const text = tool ? "" : `Emulated answer to ${conversation.turns} messages.`;
     const usage = { ...billed, output: tool ? 12 : Math.ceil(text.length / 4) };
     call.usage = usage;
     const pause = Number(/\[slowstream:(\d{1,5})\]/.exec(markers)?.[1] ?? 0);
     const streamUsage = isRecord(parsed.stream_options) && parsed.stream_options.include_usage === true;
-    const answer: Answer = { model, text, tool, usage, streamUsage, id: `${provider === "anthropic" ? "msg" : "chatcmpl"}_emu${calls.length}` };
+    const answer: Answer = {
+      model,
+      text,
+      tool,
+      usage,
+      streamUsage,
+      id: `${provider === "anthropic" ? "msg" : "chatcmpl"}_emu${calls.length}`,
+    };
     if (call.stream) return route.stream(res, answer, pause);
     return json(res, 200, route.answer(answer), { "request-id": `req_emu${calls.length}` });
   }
 
   /** Anthropic's cache rules over the request's blocks (see the module note). */
-  function billAnthropic(conversation: Conversation, minCacheable: number, scope: string): Omit<LlmUsageRecord, "output"> {
+  function billAnthropic(
+    conversation: Conversation,
+    minCacheable: number,
+    scope: string,
+  ): Omit<LlmUsageRecord, "output"> {
     const now = Date.now();
     const { blocks, breakpoints } = conversation;
     const cumulative: number[] = [];
@@ -231,7 +264,12 @@ export function createLlmEmulator(): LlmEmulator {
         from = upTo;
       }
     }
-    return { input: sum - readTokens - written5m - written1h, cacheWrite5m: written5m, cacheWrite1h: written1h, cacheRead: readTokens };
+    return {
+      input: sum - readTokens - written5m - written1h,
+      cacheWrite5m: written5m,
+      cacheWrite1h: written1h,
+      cacheRead: readTokens,
+    };
   }
 
   /** OpenAI's automatic prefix caching at message boundaries (see the module note). */
@@ -251,7 +289,8 @@ export function createLlmEmulator(): LlmEmulator {
     sum = 0;
     for (const block of conversation.blocks) {
       sum += block.tokens;
-      if (sum >= 1_024) cache.set(`${scope}|${block.hash}`, { tokens: sum, ttlMs: FIVE_MINUTES, expiresAt: now + FIVE_MINUTES });
+      if (sum >= 1_024)
+        cache.set(`${scope}|${block.hash}`, { tokens: sum, ttlMs: FIVE_MINUTES, expiresAt: now + FIVE_MINUTES });
     }
     const cached = matched >= 1_024 ? 1_024 + Math.floor((matched - 1_024) / 128) * 128 : 0;
     // Prompt tokens reported as a whole: the uncached part is what remains.
@@ -326,7 +365,8 @@ class BlockList {
     this.chain.update(JSON.stringify(content));
     this.chain.update("\u0000");
     this.blocks.push({ tokens, hash: this.chain.copy().digest("hex") });
-    if (isRecord(marker)) this.breakpoints.push({ index: this.blocks.length - 1, ttl: marker.ttl === "1h" ? "1h" : "5m" });
+    if (isRecord(marker))
+      this.breakpoints.push({ index: this.blocks.length - 1, ttl: marker.ttl === "1h" ? "1h" : "5m" });
   }
 
   /** Tokens of one block: its text, its images, and nested content (a tool result's parts). */
@@ -342,9 +382,11 @@ class BlockList {
       this.images.push(image);
       return image.width > 0 ? Math.min(1_600, Math.max(1, Math.ceil((image.width * image.height) / 750))) : 1_600;
     }
-    if (image === null && (value.type === "image" || value.type === "image_url" || value.type === "input_image")) return 0; // a URL reference
+    if (image === null && (value.type === "image" || value.type === "image_url" || value.type === "input_image"))
+      return 0; // a URL reference
     if (typeof value.text === "string") return this.tokensOf(value.text);
-    if (value.content !== undefined && value.content !== null) return this.tokensOf(value.content) + (value.type === "tool_result" ? 4 : 0);
+    if (value.content !== undefined && value.content !== null)
+      return this.tokensOf(value.content) + (value.type === "tool_result" ? 4 : 0);
     if (typeof value.output === "string" || Array.isArray(value.output)) return this.tokensOf(value.output);
     return Math.ceil(JSON.stringify(value).length / 4);
   }
@@ -370,15 +412,18 @@ function imageOf(block: Record<string, unknown>): ImageSeen | null | undefined {
 
 /** PNG, GIF and JPEG sizes from their headers (what the emulator needs to bill an image). */
 function pixelSize(bytes: Buffer): { width: number; height: number } | null {
-  if (bytes.length >= 24 && bytes[0] === 0x89 && bytes[1] === 0x50) return { width: bytes.readUInt32BE(16), height: bytes.readUInt32BE(20) };
-  if (bytes.length >= 10 && bytes.toString("latin1", 0, 3) === "GIF") return { width: bytes.readUInt16LE(6), height: bytes.readUInt16LE(8) };
+  if (bytes.length >= 24 && bytes[0] === 0x89 && bytes[1] === 0x50)
+    return { width: bytes.readUInt32BE(16), height: bytes.readUInt32BE(20) };
+  if (bytes.length >= 10 && bytes.toString("latin1", 0, 3) === "GIF")
+    return { width: bytes.readUInt16LE(6), height: bytes.readUInt16LE(8) };
   if (bytes[0] === 0xff && bytes[1] === 0xd8) {
     let at = 2;
     while (at + 9 < bytes.length) {
       if (bytes[at] !== 0xff) return null;
       const marker = bytes[at + 1]!;
       const length = bytes.readUInt16BE(at + 2);
-      if (marker >= 0xc0 && marker <= 0xcf && marker !== 0xc4 && marker !== 0xc8 && marker !== 0xcc) return { height: bytes.readUInt16BE(at + 5), width: bytes.readUInt16BE(at + 7) };
+      if (marker >= 0xc0 && marker <= 0xcf && marker !== 0xc4 && marker !== 0xc8 && marker !== 0xcc)
+        return { height: bytes.readUInt16BE(at + 5), width: bytes.readUInt16BE(at + 7) };
       at += 2 + length;
     }
   }
@@ -398,7 +443,15 @@ function textOf(content: unknown): string {
   if (typeof content === "string") return content;
   if (!Array.isArray(content)) return "";
   return content
-    .map((part) => (isRecord(part) ? (typeof part.text === "string" ? part.text : typeof part.content === "string" ? part.content : textOf(part.content ?? part.output)) : ""))
+    .map((part) =>
+      isRecord(part)
+        ? typeof part.text === "string"
+          ? part.text
+          : typeof part.content === "string"
+            ? part.content
+            : textOf(part.content ?? part.output)
+        : "",
+    )
     .join("\n");
 }
 
@@ -421,20 +474,36 @@ function readAnthropic(body: Record<string, unknown>): Conversation {
     if (typeof content === "string") list.add({ role: message.role, text: content });
     else if (Array.isArray(content)) {
       for (const block of content) {
-        const nested = isRecord(block) && Array.isArray(block.content) ? block.content.find((part) => isRecord(part) && isRecord(part.cache_control)) : undefined;
-        list.add(block, isRecord(block) ? (block.cache_control ?? (isRecord(nested) ? nested.cache_control : undefined)) : undefined);
+        const nested =
+          isRecord(block) && Array.isArray(block.content)
+            ? block.content.find((part) => isRecord(part) && isRecord(part.cache_control))
+            : undefined;
+        list.add(
+          block,
+          isRecord(block) ? (block.cache_control ?? (isRecord(nested) ? nested.cache_control : undefined)) : undefined,
+        );
       }
     }
   }
   // Automatic caching: one top-level cache_control puts a breakpoint on the last block.
-  if (isRecord(body.cache_control) && list.blocks.length > 0) list.breakpoints.push({ index: list.blocks.length - 1, ttl: body.cache_control.ttl === "1h" ? "1h" : "5m" });
-  const last = messages.length > 0 && isRecord(messages[messages.length - 1]) ? (messages[messages.length - 1] as Record<string, unknown>) : null;
+  if (isRecord(body.cache_control) && list.blocks.length > 0)
+    list.breakpoints.push({ index: list.blocks.length - 1, ttl: body.cache_control.ttl === "1h" ? "1h" : "5m" });
+  const last =
+    messages.length > 0 && isRecord(messages[messages.length - 1])
+      ? (messages[messages.length - 1] as Record<string, unknown>)
+      : null;
   const firstTool = tools.length > 0 && isRecord(tools[0]) && typeof tools[0].name === "string" ? tools[0].name : null;
   return { ...finish(list), system, lastText: textOf(last?.content), turns: messages.length, firstTool };
 }
 
 function finish(list: BlockList): Pick<Conversation, "blocks" | "breakpoints" | "images" | "placeholders" | "total"> {
-  return { blocks: list.blocks, breakpoints: list.breakpoints, images: list.images, placeholders: list.placeholders, total: list.blocks.reduce((sum, b) => sum + b.tokens, 0) };
+  return {
+    blocks: list.blocks,
+    breakpoints: list.breakpoints,
+    images: list.images,
+    placeholders: list.placeholders,
+    total: list.blocks.reduce((sum, b) => sum + b.tokens, 0),
+  };
 }
 
 /** OpenAI: one block per tool definition and per message (chat) or input item (responses). */
@@ -448,9 +517,16 @@ function readOpenAI(items: unknown[], tools: unknown, instructions: string): Con
     list.add(item);
     if (isRecord(item) && (item.role === "system" || item.role === "developer")) system += textOf(item.content);
   }
-  const last = items.length > 0 && isRecord(items[items.length - 1]) ? (items[items.length - 1] as Record<string, unknown>) : null;
+  const last =
+    items.length > 0 && isRecord(items[items.length - 1]) ? (items[items.length - 1] as Record<string, unknown>) : null;
   const first = toolList[0];
-  const firstTool = isRecord(first) ? (typeof first.name === "string" ? first.name : isRecord(first.function) && typeof first.function.name === "string" ? first.function.name : null) : null;
+  const firstTool = isRecord(first)
+    ? typeof first.name === "string"
+      ? first.name
+      : isRecord(first.function) && typeof first.function.name === "string"
+        ? first.function.name
+        : null
+    : null;
   return { ...finish(list), system, lastText: textOf(last?.content ?? last?.output), turns: items.length, firstTool };
 }
 
@@ -473,25 +549,61 @@ const ANTHROPIC_MESSAGES: Route = {
     type: "message",
     role: "assistant",
     model: a.model,
-    content: a.tool ? [{ type: "tool_use", id: `toolu_${a.id}`, name: a.tool, input: { n: 1 } }] : [{ type: "text", text: a.text }],
+    content: a.tool
+      ? [{ type: "tool_use", id: `toolu_${a.id}`, name: a.tool, input: { n: 1 } }]
+      : [{ type: "text", text: a.text }],
     stop_reason: a.tool ? "tool_use" : "end_turn",
     stop_sequence: null,
     usage: anthropicUsage(a.usage),
   }),
   async stream(res, a, pause) {
     const send = sse(res, pause, true);
-    await send("message_start", { type: "message_start", message: { id: a.id, type: "message", role: "assistant", model: a.model, content: [], stop_reason: null, stop_sequence: null, usage: { ...anthropicUsage(a.usage), output_tokens: 1 } } });
+    await send("message_start", {
+      type: "message_start",
+      message: {
+        id: a.id,
+        type: "message",
+        role: "assistant",
+        model: a.model,
+        content: [],
+        stop_reason: null,
+        stop_sequence: null,
+        usage: { ...anthropicUsage(a.usage), output_tokens: 1 },
+      },
+    });
     if (a.tool) {
-      await send("content_block_start", { type: "content_block_start", index: 0, content_block: { type: "tool_use", id: `toolu_${a.id}`, name: a.tool, input: {} } });
+      await send("content_block_start", {
+        type: "content_block_start",
+        index: 0,
+        content_block: { type: "tool_use", id: `toolu_${a.id}`, name: a.tool, input: {} },
+      });
       await send("ping", { type: "ping" });
-      for (const piece of ['{"n"', ": 1}"]) await send("content_block_delta", { type: "content_block_delta", index: 0, delta: { type: "input_json_delta", partial_json: piece } });
+      for (const piece of ['{"n"', ": 1}"])
+        await send("content_block_delta", {
+          type: "content_block_delta",
+          index: 0,
+          delta: { type: "input_json_delta", partial_json: piece },
+        });
     } else {
-      await send("content_block_start", { type: "content_block_start", index: 0, content_block: { type: "text", text: "" } });
+      await send("content_block_start", {
+        type: "content_block_start",
+        index: 0,
+        content_block: { type: "text", text: "" },
+      });
       await send("ping", { type: "ping" });
-      for (const piece of pieces(a.text)) await send("content_block_delta", { type: "content_block_delta", index: 0, delta: { type: "text_delta", text: piece } });
+      for (const piece of pieces(a.text))
+        await send("content_block_delta", {
+          type: "content_block_delta",
+          index: 0,
+          delta: { type: "text_delta", text: piece },
+        });
     }
     await send("content_block_stop", { type: "content_block_stop", index: 0 });
-    await send("message_delta", { type: "message_delta", delta: { stop_reason: a.tool ? "tool_use" : "end_turn", stop_sequence: null }, usage: { output_tokens: a.usage.output } });
+    await send("message_delta", {
+      type: "message_delta",
+      delta: { stop_reason: a.tool ? "tool_use" : "end_turn", stop_sequence: null },
+      usage: { output_tokens: a.usage.output },
+    });
     await send("message_stop", { type: "message_stop" });
     res.end();
   },
@@ -499,14 +611,22 @@ const ANTHROPIC_MESSAGES: Route = {
 
 const ANTHROPIC_COUNT: Route = { ...ANTHROPIC_MESSAGES };
 
-const ANTHROPIC_ROUTES: Record<string, Route> = { "/v1/messages": ANTHROPIC_MESSAGES, "/v1/messages/count_tokens": ANTHROPIC_COUNT };
+const ANTHROPIC_ROUTES: Record<string, Route> = {
+  "/v1/messages": ANTHROPIC_MESSAGES,
+  "/v1/messages/count_tokens": ANTHROPIC_COUNT,
+};
 
 const chatUsage = (u: LlmUsageRecord) => ({
   prompt_tokens: u.input + u.cacheRead,
   completion_tokens: u.output,
   total_tokens: u.input + u.cacheRead + u.output,
   prompt_tokens_details: { cached_tokens: u.cacheRead, audio_tokens: 0 },
-  completion_tokens_details: { reasoning_tokens: 0, audio_tokens: 0, accepted_prediction_tokens: 0, rejected_prediction_tokens: 0 },
+  completion_tokens_details: {
+    reasoning_tokens: 0,
+    audio_tokens: 0,
+    accepted_prediction_tokens: 0,
+    rejected_prediction_tokens: 0,
+  },
 });
 
 const created = () => Math.floor(Date.now() / 1000);
@@ -522,7 +642,12 @@ const CHAT: Route = {
       {
         index: 0,
         message: a.tool
-          ? { role: "assistant", content: null, refusal: null, tool_calls: [{ id: `call_${a.id}`, type: "function", function: { name: a.tool, arguments: '{"n": 1}' } }] }
+          ? {
+              role: "assistant",
+              content: null,
+              refusal: null,
+              tool_calls: [{ id: `call_${a.id}`, type: "function", function: { name: a.tool, arguments: '{"n": 1}' } }],
+            }
           : { role: "assistant", content: a.text, refusal: null },
         logprobs: null,
         finish_reason: a.tool ? "tool_calls" : "stop",
@@ -533,15 +658,39 @@ const CHAT: Route = {
   }),
   async stream(res, a, pause) {
     const send = sse(res, pause, false);
-    const chunk = (delta: unknown, finish: string | null) => ({ id: a.id, object: "chat.completion.chunk", created: created(), model: a.model, system_fingerprint: "fp_emulator", choices: [{ index: 0, delta, logprobs: null, finish_reason: finish }] });
+    const chunk = (delta: unknown, finish: string | null) => ({
+      id: a.id,
+      object: "chat.completion.chunk",
+      created: created(),
+      model: a.model,
+      system_fingerprint: "fp_emulator",
+      choices: [{ index: 0, delta, logprobs: null, finish_reason: finish }],
+    });
     await send(null, chunk({ role: "assistant", content: a.tool ? null : "", refusal: null }, null));
     if (a.tool) {
-      await send(null, chunk({ tool_calls: [{ index: 0, id: `call_${a.id}`, type: "function", function: { name: a.tool, arguments: "" } }] }, null));
-      for (const piece of ['{"n"', ": 1}"]) await send(null, chunk({ tool_calls: [{ index: 0, function: { arguments: piece } }] }, null));
+      await send(
+        null,
+        chunk(
+          {
+            tool_calls: [{ index: 0, id: `call_${a.id}`, type: "function", function: { name: a.tool, arguments: "" } }],
+          },
+          null,
+        ),
+      );
+      for (const piece of ['{"n"', ": 1}"])
+        await send(null, chunk({ tool_calls: [{ index: 0, function: { arguments: piece } }] }, null));
     } else for (const piece of pieces(a.text)) await send(null, chunk({ content: piece }, null));
     await send(null, chunk({}, a.tool ? "tool_calls" : "stop"));
     // Usage comes only when the caller asked (stream_options.include_usage), as OpenAI sends it.
-    if (a.streamUsage) await send(null, { id: a.id, object: "chat.completion.chunk", created: created(), model: a.model, choices: [], usage: chatUsage(a.usage) });
+    if (a.streamUsage)
+      await send(null, {
+        id: a.id,
+        object: "chat.completion.chunk",
+        created: created(),
+        model: a.model,
+        choices: [],
+        usage: chatUsage(a.usage),
+      });
     res.write("data: [DONE]\n\n");
     res.end();
   },
@@ -560,35 +709,101 @@ function responseObject(a: Answer, status: "in_progress" | "completed") {
   const output = !done
     ? []
     : a.tool
-      ? [{ type: "function_call", id: `fc_${a.id}`, call_id: `call_${a.id}`, name: a.tool, arguments: '{"n": 1}', status: "completed" }]
-      : [{ type: "message", id: `msg_${a.id}`, status: "completed", role: "assistant", content: [{ type: "output_text", text: a.text, annotations: [] }] }];
-  return { id: `resp_${a.id}`, object: "response", created_at: created(), status, model: a.model, output, usage: done ? responsesUsage(a.usage) : null, error: null, incomplete_details: null };
+      ? [
+          {
+            type: "function_call",
+            id: `fc_${a.id}`,
+            call_id: `call_${a.id}`,
+            name: a.tool,
+            arguments: '{"n": 1}',
+            status: "completed",
+          },
+        ]
+      : [
+          {
+            type: "message",
+            id: `msg_${a.id}`,
+            status: "completed",
+            role: "assistant",
+            content: [{ type: "output_text", text: a.text, annotations: [] }],
+          },
+        ];
+  return {
+    id: `resp_${a.id}`,
+    object: "response",
+    created_at: created(),
+    status,
+    model: a.model,
+    output,
+    usage: done ? responsesUsage(a.usage) : null,
+    error: null,
+    incomplete_details: null,
+  };
 }
 
 const RESPONSES: Route = {
   read: (body) => {
-    const input = typeof body.input === "string" ? [{ role: "user", content: body.input }] : Array.isArray(body.input) ? body.input : [];
+    const input =
+      typeof body.input === "string"
+        ? [{ role: "user", content: body.input }]
+        : Array.isArray(body.input)
+          ? body.input
+          : [];
     return readOpenAI(input, body.tools, typeof body.instructions === "string" ? body.instructions : "");
   },
   answer: (a) => responseObject(a, "completed"),
   async stream(res, a, pause) {
     const send = sse(res, pause, true);
     let sequence = 0;
-    const event = (type: string, data: Record<string, unknown>) => send(type, { type, sequence_number: sequence++, ...data });
+    const event = (type: string, data: Record<string, unknown>) =>
+      send(type, { type, sequence_number: sequence++, ...data });
     await event("response.created", { response: responseObject(a, "in_progress") });
     await event("response.in_progress", { response: responseObject(a, "in_progress") });
     const final = responseObject(a, "completed");
     const item = final.output[0]!;
     if (a.tool) {
-      await event("response.output_item.added", { output_index: 0, item: { ...item, arguments: "", status: "in_progress" } });
+      await event("response.output_item.added", {
+        output_index: 0,
+        item: { ...item, arguments: "", status: "in_progress" },
+      });
       await event("response.function_call_arguments.delta", { output_index: 0, item_id: item.id, delta: '{"n": 1}' });
-      await event("response.function_call_arguments.done", { output_index: 0, item_id: item.id, arguments: '{"n": 1}' });
+      await event("response.function_call_arguments.done", {
+        output_index: 0,
+        item_id: item.id,
+        arguments: '{"n": 1}',
+      });
     } else {
-      await event("response.output_item.added", { output_index: 0, item: { ...item, status: "in_progress", content: [] } });
-      await event("response.content_part.added", { output_index: 0, item_id: item.id, content_index: 0, part: { type: "output_text", text: "", annotations: [] } });
-      for (const piece of pieces(a.text)) await event("response.output_text.delta", { output_index: 0, item_id: item.id, content_index: 0, delta: piece, logprobs: [] });
-      await event("response.output_text.done", { output_index: 0, item_id: item.id, content_index: 0, text: a.text, logprobs: [] });
-      await event("response.content_part.done", { output_index: 0, item_id: item.id, content_index: 0, part: { type: "output_text", text: a.text, annotations: [] } });
+      await event("response.output_item.added", {
+        output_index: 0,
+        item: { ...item, status: "in_progress", content: [] },
+      });
+      await event("response.content_part.added", {
+        output_index: 0,
+        item_id: item.id,
+        content_index: 0,
+        part: { type: "output_text", text: "", annotations: [] },
+      });
+      for (const piece of pieces(a.text))
+        await event("response.output_text.delta", {
+          output_index: 0,
+          item_id: item.id,
+          content_index: 0,
+          delta: piece,
+          logprobs: [],
+        });
+      await event("response.output_text.done", {
+        output_index: 0,
+        item_id: item.id,
+        content_index: 0,
+        text: a.text,
+        logprobs: [],
+      });
+      await event("response.content_part.done", {
+        output_index: 0,
+        item_id: item.id,
+        content_index: 0,
+        part: { type: "output_text", text: a.text, annotations: [] },
+      });
     }
     await event("response.output_item.done", { output_index: 0, item });
     await event("response.completed", { response: final });
@@ -603,7 +818,11 @@ const pieces = (text: string) => text.match(/\S+\s*/g) ?? [text];
 
 /** An SSE writer: `event:` lines when `named`, a pause before every event after the first. */
 function sse(res: ServerResponse, pauseMs: number, named: boolean) {
-  res.writeHead(200, { "content-type": "text/event-stream; charset=utf-8", "cache-control": "no-cache", "request-id": `req_emu_stream_${Date.now()}` });
+  res.writeHead(200, {
+    "content-type": "text/event-stream; charset=utf-8",
+    "cache-control": "no-cache",
+    "request-id": `req_emu_stream_${Date.now()}`,
+  });
   let first = true;
   return async (event: string | null, data: unknown) => {
     if (!first && pauseMs > 0) await new Promise((resolve) => setTimeout(resolve, pauseMs));
@@ -617,36 +836,76 @@ function sse(res: ServerResponse, pauseMs: number, named: boolean) {
 // Refusals and helpers
 
 /** What the provider refuses of images (the model table's ceilings), or null. */
-function imageRefusal(images: readonly ImageSeen[], ceilings: ReturnType<typeof modelRules>["images"], bodyBytes: number): { status: number; message: string } | null {
-  if (bodyBytes > ceilings.maxRequestBytes) return { status: 413, message: `Request exceeds the maximum allowed number of bytes (${ceilings.maxRequestBytes})` };
-  if (images.length > ceilings.maxImages) return { status: 400, message: `Too many images in the request: ${images.length} (at most ${ceilings.maxImages})` };
+function imageRefusal(
+  images: readonly ImageSeen[],
+  ceilings: ReturnType<typeof modelRules>["images"],
+  bodyBytes: number,
+): { status: number; message: string } | null {
+  if (bodyBytes > ceilings.maxRequestBytes)
+    return {
+      status: 413,
+      message: `Request exceeds the maximum allowed number of bytes (${ceilings.maxRequestBytes})`,
+    };
+  if (images.length > ceilings.maxImages)
+    return { status: 400, message: `Too many images in the request: ${images.length} (at most ${ceilings.maxImages})` };
   for (const [i, image] of images.entries()) {
-    if (image.bytes > ceilings.maxImageBytes) return { status: 400, message: `image ${i}: image exceeds ${ceilings.maxImageBytes / 1_000_000} MB maximum` };
+    if (image.bytes > ceilings.maxImageBytes)
+      return { status: 400, message: `image ${i}: image exceeds ${ceilings.maxImageBytes / 1_000_000} MB maximum` };
     const edge = Math.max(image.width, image.height);
-    if (edge > ceilings.maxEdge) return { status: 400, message: `image ${i}: dimensions exceed max allowed size: ${ceilings.maxEdge} pixels` };
+    if (edge > ceilings.maxEdge)
+      return { status: 400, message: `image ${i}: dimensions exceed max allowed size: ${ceilings.maxEdge} pixels` };
     if (images.length > ceilings.manyImages && edge > ceilings.maxEdgeWhenMany) {
-      return { status: 400, message: `image ${i}: dimensions exceed max allowed size for many-image requests: ${ceilings.maxEdgeWhenMany} pixels` };
+      return {
+        status: 400,
+        message: `image ${i}: dimensions exceed max allowed size for many-image requests: ${ceilings.maxEdgeWhenMany} pixels`,
+      };
     }
   }
   return null;
 }
 
 function errorBody(provider: "anthropic" | "openai", status: number, message: string): unknown {
-  if (provider === "openai") return { error: { message, type: status === 429 ? "rate_limit_error" : status >= 500 ? "server_error" : "invalid_request_error", param: null, code: null } };
+  if (provider === "openai")
+    return {
+      error: {
+        message,
+        type: status === 429 ? "rate_limit_error" : status >= 500 ? "server_error" : "invalid_request_error",
+        param: null,
+        code: null,
+      },
+    };
   const type =
-    status === 401 ? "authentication_error" : status === 404 ? "not_found_error" : status === 413 ? "request_too_large" : status === 429 ? "rate_limit_error" : status === 529 ? "overloaded_error" : status >= 500 ? "api_error" : "invalid_request_error";
+    status === 401
+      ? "authentication_error"
+      : status === 404
+        ? "not_found_error"
+        : status === 413
+          ? "request_too_large"
+          : status === 429
+            ? "rate_limit_error"
+            : status === 529
+              ? "overloaded_error"
+              : status >= 500
+                ? "api_error"
+                : "invalid_request_error";
   return { type: "error", error: { type, message } };
 }
 
 function json(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
   if (res.destroyed || res.writableEnded) return;
   const bytes = Buffer.from(JSON.stringify(body), "utf8");
-  res.writeHead(status, { "content-type": "application/json", "content-length": String(bytes.length), "request-id": `req_emu_${Date.now()}`, ...headers });
+  res.writeHead(status, {
+    "content-type": "application/json",
+    "content-length": String(bytes.length),
+    "request-id": `req_emu_${Date.now()}`,
+    ...headers,
+  });
   res.end(bytes);
 }
 
 const sha256 = (text: string) => createHash("sha256").update(text).digest("hex");
-const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === "object" && value !== null && !Array.isArray(value);
+const isRecord = (value: unknown): value is Record<string, unknown> =>
+  typeof value === "object" && value !== null && !Array.isArray(value);
 
 function header(req: IncomingMessage, name: string): string | null {
   const value = req.headers[name];

@@ -152,7 +152,8 @@ const PROVIDER_APIS: Record<ProviderBaseName, (ex: Exchange, path: string) => Pr
   tavily: (ex, path) => (path === "/search" ? tavilySearch(ex) : path === "/extract" ? tavilyExtract(ex) : null),
   brave: (ex, path) => (path === "/res/v1/web/search" ? braveSearch(ex) : null),
   exa: (ex, path) => (path === "/search" ? exaSearch(ex) : null),
-  firecrawl: (ex, path) => (path === "/v1/search" ? firecrawlSearch(ex) : path === "/v1/scrape" ? firecrawlScrape(ex) : null),
+  firecrawl: (ex, path) =>
+    path === "/v1/search" ? firecrawlSearch(ex) : path === "/v1/scrape" ? firecrawlScrape(ex) : null,
   searxng: (ex, path) => (path === "/search" ? searxngSearch(ex) : null),
   keyless: (ex, path) => (path === "/html/" || path === "/html" ? keylessSearch(ex) : null),
   jina: (ex, path) => (path.startsWith("/") ? jinaRead(ex) : null),
@@ -209,7 +210,8 @@ function control(ex: Exchange): void {
     const parsed = parseJson(ex.body);
     const entries = Array.isArray(parsed) ? parsed : [parsed];
     for (const entry of entries) {
-      if (!isRecord(entry) || typeof entry.name !== "string" || !entry.name) return sendJson(res, 400, { error: "each entry needs a name" });
+      if (!isRecord(entry) || typeof entry.name !== "string" || !entry.name)
+        return sendJson(res, 400, { error: "each entry needs a name" });
       const name = normalizeDnsName(entry.name);
       state.dns.set(name, {
         name,
@@ -237,7 +239,8 @@ async function tavilySearch(ex: Exchange): Promise<void> {
   const query = str(body.query) ?? "";
   const count = typeof body.max_results === "number" ? body.max_results : 5;
   if (!(await gate(ex, { provider: "tavily", query, count, key }, query))) return;
-  if (count < 0 || count > 20) return sendJson(ex.res, 400, { detail: { error: "max_results must be between 0 and 20" } });
+  if (count < 0 || count > 20)
+    return sendJson(ex.res, 400, { detail: { error: "max_results must be between 0 and 20" } });
   const results = resultsFor(query, 0, count).map((r, i) => ({
     title: r.title,
     url: r.url,
@@ -255,7 +258,10 @@ async function braveSearch(ex: Exchange): Promise<void> {
   const key = header(ex.req, "x-subscription-token");
   if (!(await gate(ex, { provider: "brave", query, count, key }, query))) return;
   if (count < 1 || count > 20 || offset < 0 || offset > 9) {
-    return sendJson(ex.res, 422, { type: "ErrorResponse", error: { code: "VALIDATION", detail: "count must be 1..20 and offset 0..9", status: 422 } });
+    return sendJson(ex.res, 422, {
+      type: "ErrorResponse",
+      error: { code: "VALIDATION", detail: "count must be 1..20 and offset 0..9", status: 422 },
+    });
   }
   const page = resultsFor(query, offset * count, count);
   const more = !readMarkers(query).empty && (offset + 1) * count < RESULTS_PER_QUERY;
@@ -297,7 +303,12 @@ async function exaSearch(ex: Exchange): Promise<void> {
     score: round(0.9 - i * 0.005),
     ...(contents.text ? { text: r.snippet } : {}),
   }));
-  sendJson(ex.res, 200, { requestId: `req-${Date.now()}`, resolvedSearchType: "neural", results, costDollars: { total: 0.005 } });
+  sendJson(ex.res, 200, {
+    requestId: `req-${Date.now()}`,
+    resolvedSearchType: "neural",
+    results,
+    costDollars: { total: 0.005 },
+  });
 }
 
 async function firecrawlSearch(ex: Exchange): Promise<void> {
@@ -306,8 +317,10 @@ async function firecrawlSearch(ex: Exchange): Promise<void> {
   const query = str(body.query) ?? "";
   const count = typeof body.limit === "number" ? body.limit : 5;
   if (!(await gate(ex, { provider: "firecrawl", query, count, key: bearer(ex.req) }, query))) return;
-  if (count < 1 || count > 100) return sendJson(ex.res, 400, { success: false, error: "limit must be between 1 and 100" });
-  if (readMarkers(query).failed) return sendJson(ex.res, 200, { success: false, error: "upstream-body-detail: search engine unavailable" });
+  if (count < 1 || count > 100)
+    return sendJson(ex.res, 400, { success: false, error: "limit must be between 1 and 100" });
+  if (readMarkers(query).failed)
+    return sendJson(ex.res, 200, { success: false, error: "upstream-body-detail: search engine unavailable" });
   const data = resultsFor(query, 0, count).map((r) => ({ url: r.url, title: r.title, description: r.snippet }));
   sendJson(ex.res, 200, { success: true, data, warning: null });
 }
@@ -328,7 +341,16 @@ async function searxngSearch(ex: Exchange): Promise<void> {
     score: round(2 - i * 0.1),
     category: "general",
   }));
-  sendJson(ex.res, 200, { query, number_of_results: 0, results, answers: [], corrections: [], infoboxes: [], suggestions: [], unresponsive_engines: [] });
+  sendJson(ex.res, 200, {
+    query,
+    number_of_results: 0,
+    results,
+    answers: [],
+    corrections: [],
+    infoboxes: [],
+    suggestions: [],
+    unresponsive_engines: [],
+  });
 }
 
 async function keylessSearch(ex: Exchange): Promise<void> {
@@ -344,9 +366,16 @@ async function keylessSearch(ex: Exchange): Promise<void> {
 async function tavilyExtract(ex: Exchange): Promise<void> {
   const body = jsonBody(ex);
   if (!body) return sendJson(ex.res, 400, { detail: { error: "Invalid JSON body" } });
-  const urls = typeof body.urls === "string" ? [body.urls] : stringList(body.urls) ?? [];
+  const urls = typeof body.urls === "string" ? [body.urls] : (stringList(body.urls) ?? []);
   const subject = urls.join(" ");
-  if (!(await gate(ex, { provider: "tavily", url: subject, count: urls.length, key: bearer(ex.req) ?? str(body.api_key) }, subject))) return;
+  if (
+    !(await gate(
+      ex,
+      { provider: "tavily", url: subject, count: urls.length, key: bearer(ex.req) ?? str(body.api_key) },
+      subject,
+    ))
+  )
+    return;
   const results: unknown[] = [];
   const failed: unknown[] = [];
   for (const url of urls) {
@@ -366,14 +395,23 @@ async function firecrawlScrape(ex: Exchange): Promise<void> {
   if (readMarkers(url).failed) return sendJson(ex.res, 200, { success: false, error: "Failed to scrape the page" });
   const wall = challengeOf(url);
   if (wall) {
-    return sendJson(ex.res, 200, { success: true, data: { markdown: wall.markdown, metadata: { title: wall.title, sourceURL: url, url, statusCode: wall.status } } });
+    return sendJson(ex.res, 200, {
+      success: true,
+      data: { markdown: wall.markdown, metadata: { title: wall.title, sourceURL: url, url, statusCode: wall.status } },
+    });
   }
   const page = pageMarkdownFor(url);
   sendJson(ex.res, 200, {
     success: true,
     data: {
       markdown: page.markdown,
-      metadata: { title: page.title, language: "en", sourceURL: url, url: `${url}${url.includes("?") ? "&" : "?"}final=1`, statusCode: 200 },
+      metadata: {
+        title: page.title,
+        language: "en",
+        sourceURL: url,
+        url: `${url}${url.includes("?") ? "&" : "?"}final=1`,
+        statusCode: 200,
+      },
     },
   });
 }
@@ -383,17 +421,35 @@ async function jinaRead(ex: Exchange): Promise<void> {
   // Kept exactly as sent: Jina reads everything after the first slash as the target URL.
   const url = (ex.req.url ?? "").slice("/jina/".length);
   if (!(await gate(ex, { provider: "jina", url, key: bearer(ex.req) }, url))) return;
-  if (readMarkers(url).failed) return sendJson(ex.res, 422, { data: null, code: 422, name: "AssertionFailureError", status: 42206, message: "Failed to fetch the page" });
+  if (readMarkers(url).failed)
+    return sendJson(ex.res, 422, {
+      data: null,
+      code: 422,
+      name: "AssertionFailureError",
+      status: 42206,
+      message: "Failed to fetch the page",
+    });
   const wall = challengeOf(url);
   const page = wall ? { title: wall.title, markdown: wall.markdown } : pageMarkdownFor(url);
   if ((header(ex.req, "accept") ?? "").includes("application/json")) {
     return sendJson(ex.res, 200, {
       code: 200,
       status: 20000,
-      data: { title: page.title, description: "", url, content: page.markdown, usage: { tokens: Math.ceil(page.markdown.length / 4) } },
+      data: {
+        title: page.title,
+        description: "",
+        url,
+        content: page.markdown,
+        usage: { tokens: Math.ceil(page.markdown.length / 4) },
+      },
     });
   }
-  sendText(ex.res, 200, "text/plain; charset=utf-8", `Title: ${page.title}\n\nURL Source: ${url}\n\nMarkdown Content:\n${page.markdown}`);
+  sendText(
+    ex.res,
+    200,
+    "text/plain; charset=utf-8",
+    `Title: ${page.title}\n\nURL Source: ${url}\n\nMarkdown Content:\n${page.markdown}`,
+  );
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -434,7 +490,12 @@ function readChatMessages(messages: unknown): { question: string; imageUrl: stri
   let imageUrl: string | null = null;
   for (const message of Array.isArray(messages) ? messages : []) {
     if (!isRecord(message) || message.role === "system") continue;
-    const parts = typeof message.content === "string" ? [{ type: "text", text: message.content }] : Array.isArray(message.content) ? message.content : [];
+    const parts =
+      typeof message.content === "string"
+        ? [{ type: "text", text: message.content }]
+        : Array.isArray(message.content)
+          ? message.content
+          : [];
     for (const part of parts) {
       if (!isRecord(part)) continue;
       if (part.type === "text" && typeof part.text === "string") texts.push(part.text);
@@ -460,8 +521,17 @@ async function dnsQuery(ex: Exchange): Promise<void> {
   const rawName = ex.url.searchParams.get("name") ?? "";
   const type = DNS_TYPES[(ex.url.searchParams.get("type") ?? "A").toUpperCase()];
   const name = normalizeDnsName(rawName);
-  ex.state.calls.push({ provider: "dns", path: ex.url.pathname, method: ex.req.method ?? "GET", query: name, has_key: false, key_ok: false, at: Date.now() });
-  if (!name || type === undefined) return sendJson(ex.res, 400, { Status: 1, Comment: "name and type A or AAAA are required" });
+  ex.state.calls.push({
+    provider: "dns",
+    path: ex.url.pathname,
+    method: ex.req.method ?? "GET",
+    query: name,
+    has_key: false,
+    key_ok: false,
+    at: Date.now(),
+  });
+  if (!name || type === undefined)
+    return sendJson(ex.res, 400, { Status: 1, Comment: "name and type A or AAAA are required" });
   const entry = ex.state.dns.get(name);
   if (entry?.delayMs) await sleep(entry.delayMs);
   if (entry?.httpStatus) return sendJson(ex.res, entry.httpStatus, { error: "resolver unavailable" });
@@ -529,7 +599,8 @@ async function testPage(ex: Exchange): Promise<void> {
     res.writeHead([301, 302, 303, 307, 308].includes(status) ? status : 302, { location: to, "content-length": "0" });
     return void res.end();
   }
-  if (name === "image.png") return sendBytes(res, 200, "image/png", gradientPng(intParam(url, "w", 640), intParam(url, "h", 400)));
+  if (name === "image.png")
+    return sendBytes(res, 200, "image/png", gradientPng(intParam(url, "w", 640), intParam(url, "h", 400)));
   if (name === "junk.bin") return sendBytes(res, 200, "application/octet-stream", new Uint8Array(2048).fill(0x5a));
   if (name === "text") return sendText(res, 200, "text/plain; charset=utf-8", "Plain text page.\nSecond line.");
   if (name === "json") return sendJson(res, 200, { page: "json", ok: true });
@@ -552,7 +623,14 @@ async function gate(ex: Exchange, facts: CallFacts, subject: string): Promise<bo
   const { res } = ex;
   const hasKey = Boolean(facts.key);
   const keyOk = facts.key === EMULATOR_API_KEY;
-  const call: EmulatorCall = { provider: facts.provider, path: ex.url.pathname, method: ex.req.method ?? "GET", has_key: hasKey, key_ok: keyOk, at: Date.now() };
+  const call: EmulatorCall = {
+    provider: facts.provider,
+    path: ex.url.pathname,
+    method: ex.req.method ?? "GET",
+    has_key: hasKey,
+    key_ok: keyOk,
+    at: Date.now(),
+  };
   if (facts.query !== undefined) call.query = facts.query;
   if (facts.url !== undefined) call.url = facts.url;
   if (facts.count !== undefined) call.count = facts.count;
@@ -562,11 +640,19 @@ async function gate(ex: Exchange, facts: CallFacts, subject: string): Promise<bo
   if (markers.slowMs) await sleep(markers.slowMs);
   if (markers.auth && !keyOk) {
     // Like some real providers, the refusal repeats what it was sent: adapters must not echo it.
-    sendJson(res, 401, { error: "Unauthorized: invalid API key", received_key: facts.key ?? null, detail: "upstream-body-detail" });
+    sendJson(res, 401, {
+      error: "Unauthorized: invalid API key",
+      received_key: facts.key ?? null,
+      detail: "upstream-body-detail",
+    });
     return false;
   }
   if (markers.failStatus) {
-    sendJson(res, markers.failStatus, { error: `emulated failure ${markers.failStatus}`, detail: "upstream-body-detail", received_key: facts.key ?? null });
+    sendJson(res, markers.failStatus, {
+      error: `emulated failure ${markers.failStatus}`,
+      detail: "upstream-body-detail",
+      received_key: facts.key ?? null,
+    });
     return false;
   }
   if (markers.badJson) {
@@ -677,7 +763,12 @@ function sleep(ms: number): Promise<void> {
 export function emulatorVars(emulatorUrl: string): Record<string, string> {
   return {
     // Every provider reached at a base URL, at the emulator's /<name> (the provider table).
-    ...Object.fromEntries(Object.keys(DEFAULT_BASE_URLS).map((name) => [`PROVIDERS_${name.toUpperCase()}_BASE_URL`, `${emulatorUrl}/${name}`])),
+    ...Object.fromEntries(
+      Object.keys(DEFAULT_BASE_URLS).map((name) => [
+        `PROVIDERS_${name.toUpperCase()}_BASE_URL`,
+        `${emulatorUrl}/${name}`,
+      ]),
+    ),
     SECURITY_DNS_RESOLVER_URL: `${emulatorUrl}/dns-query`,
     AUXILIARY_VISION_BASE_URL: `${emulatorUrl}/openai/v1`,
     PROVIDERS_ANTHROPIC_BASE_URL: `${emulatorUrl}/llm/anthropic`,
@@ -696,7 +787,9 @@ if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) 
   const portFlag = process.argv.indexOf("--port");
   const port = portFlag >= 0 ? Number(process.argv[portFlag + 1]) : 9100;
   const emulator = await startEmulator({ port: Number.isFinite(port) ? port : 9100 });
-  console.log(`# The emulator answers on ${emulator.url}. For npm run dev, put these lines in .dev.vars (then restart it);\n# for npm run dev:deno, in .dev.vars or the environment:`);
+  console.log(
+    `# The emulator answers on ${emulator.url}. For npm run dev, put these lines in .dev.vars (then restart it);\n# for npm run dev:deno, in .dev.vars or the environment:`,
+  );
   for (const [name, value] of Object.entries(emulatorVars(emulator.url))) console.log(`${name}=${value}`);
   const stop = () => void emulator.close().finally(() => process.exit(0));
   process.on("SIGINT", stop);
@@ -713,7 +806,7 @@ export function gradientPng(width: number, height: number): Uint8Array {
     for (let x = 0; x < w; x++) {
       raw[row + 1 + x * 3] = (x * 255) / w;
       raw[row + 2 + x * 3] = (y * 255) / h;
-      raw[row + 3 + x * 3] = ((x ^ y) & 0xff);
+      raw[row + 3 + x * 3] = (x ^ y) & 0xff;
     }
   }
   const chunk = (type: string, data: Buffer) => {
@@ -729,7 +822,14 @@ export function gradientPng(width: number, height: number): Uint8Array {
   ihdr.writeUInt32BE(h, 4);
   ihdr[8] = 8;
   ihdr[9] = 2;
-  return new Uint8Array(Buffer.concat([Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]), chunk("IHDR", ihdr), chunk("IDAT", deflateSync(raw)), chunk("IEND", Buffer.alloc(0))]));
+  return new Uint8Array(
+    Buffer.concat([
+      Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]),
+      chunk("IHDR", ihdr),
+      chunk("IDAT", deflateSync(raw)),
+      chunk("IEND", Buffer.alloc(0)),
+    ]),
+  );
 }
 
 function crc32(bytes: Uint8Array): number {

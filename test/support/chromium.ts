@@ -20,9 +20,14 @@ export const chromiumArgs = (userDataDir: string): string[] => [
 
 export function ensureChromium(): string {
   if (existsSync(CHROMIUM)) return CHROMIUM;
-  if (process.getuid?.() !== 0) throw new Error(`${CHROMIUM} is missing: install Debian's chromium package (apt-get install -y chromium)`);
+  if (process.getuid?.() !== 0)
+    throw new Error(`${CHROMIUM} is missing: install Debian's chromium package (apt-get install -y chromium)`);
   execFileSync("apt-get", ["update"], { stdio: "inherit", timeout: 300_000 });
-  execFileSync("apt-get", ["install", "-y", "--no-install-recommends", "chromium"], { stdio: "inherit", timeout: 600_000, env: { ...process.env, DEBIAN_FRONTEND: "noninteractive" } });
+  execFileSync("apt-get", ["install", "-y", "--no-install-recommends", "chromium"], {
+    stdio: "inherit",
+    timeout: 600_000,
+    env: { ...process.env, DEBIAN_FRONTEND: "noninteractive" },
+  });
   if (!existsSync(CHROMIUM)) throw new Error(`apt-get installed chromium but ${CHROMIUM} is still missing`);
   return CHROMIUM;
 }

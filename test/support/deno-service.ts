@@ -16,9 +16,21 @@ const ROOT = resolve(import.meta.dirname, "../..");
 /** The permissions the `dev:deno` script grants. */
 export const DENO_RUN = ["run", "--allow-net", "--allow-read", "--allow-write", "--allow-env"];
 
-export async function startDeno(options: { env: Record<string, string>; args?: string[]; cwd?: string; command?: string[]; port?: number; healthPath?: string }): Promise<DenoService> {
+export async function startDeno(options: {
+  env: Record<string, string>;
+  args?: string[];
+  cwd?: string;
+  command?: string[];
+  port?: number;
+  healthPath?: string;
+}): Promise<DenoService> {
   const port = options.port ?? (await freePort());
-  const command = options.command ?? [resolve(ROOT, "node_modules/.bin/deno"), ...DENO_RUN, resolve(ROOT, "deno/main.ts"), ...(options.args ?? [])];
+  const command = options.command ?? [
+    resolve(ROOT, "node_modules/.bin/deno"),
+    ...DENO_RUN,
+    resolve(ROOT, "deno/main.ts"),
+    ...(options.args ?? []),
+  ];
   const child = spawn(command[0]!, command.slice(1), {
     cwd: options.cwd ?? ROOT,
     env: { ...process.env, PORT: String(port), DENO_NO_UPDATE_CHECK: "1", NO_COLOR: "1", ...options.env },

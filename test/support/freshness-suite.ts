@@ -7,7 +7,11 @@ import { describe, expect, it } from "vitest";
 
 export interface FreshnessTarget {
   /** POSTs JSON to the service (anonymous access allowed) and reads the JSON answer. */
-  post(path: string, body: unknown, headers?: Record<string, string>): Promise<{ status: number; headers: Headers; body: any }>;
+  post(
+    path: string,
+    body: unknown,
+    headers?: Record<string, string>,
+  ): Promise<{ status: number; headers: Headers; body: any }>;
   /** How many calls the emulator saw for `provider` whose query/URL contains `contains`. */
   providerCalls(provider: string, contains: string): Promise<number>;
   /** A token that makes a test's queries and URLs unique in the shared emulator. */
@@ -25,8 +29,10 @@ function errorOf(body: any): { code: string; message: string } {
  * @param target called once the file's beforeAll has started the service
  */
 export function freshnessSuite(runtime: string, target: () => FreshnessTarget): void {
-  const search = (body: Record<string, unknown>, headers?: Record<string, string>) => target().post("/v1/web_search", body, headers);
-  const extract = (body: Record<string, unknown>, headers?: Record<string, string>) => target().post("/v1/web_extract", body, headers);
+  const search = (body: Record<string, unknown>, headers?: Record<string, string>) =>
+    target().post("/v1/web_search", body, headers);
+  const extract = (body: Record<string, unknown>, headers?: Record<string, string>) =>
+    target().post("/v1/web_extract", body, headers);
   const purge = (body: Record<string, unknown>) => target().post("/v1/cache/purge", body);
   const providerCalls = (provider: string, contains: string) => target().providerCalls(provider, contains);
   const uniqueToken = () => target().unique();
@@ -39,7 +45,16 @@ export function freshnessSuite(runtime: string, target: () => FreshnessTarget): 
       const first = await search({ query });
       expect(first.body.cache).toBe("miss");
       const fresh = await Promise.all(Array.from({ length: 8 }, () => search({ query, max_age: 0 })));
-      expect(fresh.map((r) => r.body.cache).sort()).toEqual(["coalesced", "coalesced", "coalesced", "coalesced", "coalesced", "coalesced", "coalesced", "miss"]);
+      expect(fresh.map((r) => r.body.cache).sort()).toEqual([
+        "coalesced",
+        "coalesced",
+        "coalesced",
+        "coalesced",
+        "coalesced",
+        "coalesced",
+        "coalesced",
+        "miss",
+      ]);
       expect(await providerCalls("tavily", token)).toBe(2);
       const refreshedAt = fresh.find((r) => r.body.cache === "miss")!.body.cached_at;
       expect(refreshedAt > first.body.cached_at).toBe(true);
@@ -55,7 +70,11 @@ export function freshnessSuite(runtime: string, target: () => FreshnessTarget): 
       expect([miss.body.cache, miss.body.age, miss.headers.get("age")]).toEqual(["miss", 0, "0"]);
       await sleep(1_100);
       const hit = await search({ query, max_age: 60 });
-      expect([hit.body.cache, hit.body.cached_at, hit.headers.get("age")]).toEqual(["hit", miss.body.cached_at, String(hit.body.age)]);
+      expect([hit.body.cache, hit.body.cached_at, hit.headers.get("age")]).toEqual([
+        "hit",
+        miss.body.cached_at,
+        String(hit.body.age),
+      ]);
       expect(hit.body.age).toBeGreaterThanOrEqual(1);
       expect((await search({ query, max_age: 1 })).body.cache).toBe("miss");
       expect(await providerCalls("tavily", token)).toBe(2);
@@ -79,7 +98,9 @@ export function freshnessSuite(runtime: string, target: () => FreshnessTarget): 
     it("reads nothing, stores nothing, and merges only with other store: false calls", async () => {
       const token = uniqueToken();
       const query = `unstored [slow:300] ${token}`;
-      const answers = await Promise.all([{ store: false }, { store: false }, {}, {}].map((extra) => search({ query, ...extra })));
+      const answers = await Promise.all(
+        [{ store: false }, { store: false }, {}, {}].map((extra) => search({ query, ...extra })),
+      );
       expect(answers.map((a) => a.body.cache)).toEqual(["miss", "coalesced", "miss", "coalesced"]);
       expect(await providerCalls("tavily", token)).toBe(2);
       expect((await search({ query, store: false })).body.cache).toBe("miss");
@@ -104,7 +125,14 @@ export function freshnessSuite(runtime: string, target: () => FreshnessTarget): 
       expect((await search({ query }, { "cache-control": "max-age=0" })).body.cache).toBe("miss");
       expect(await providerCalls("tavily", token)).toBe(3);
       expect((await search({ query, max_age: 3600 }, { "cache-control": "no-cache" })).body.cache).toBe("hit");
-      expect((await search({ query }, { "cache-control": "max-age=abc, max-age=-1, max-age, no-cache=1, frobnicate, MAX-AGE=3600" })).body.cache).toBe("hit");
+      expect(
+        (
+          await search(
+            { query },
+            { "cache-control": "max-age=abc, max-age=-1, max-age, no-cache=1, frobnicate, MAX-AGE=3600" },
+          )
+        ).body.cache,
+      ).toBe("hit");
       expect(await providerCalls("tavily", token)).toBe(3);
 
       const unstored = `headers no-store ${token}`;
@@ -116,7 +144,9 @@ export function freshnessSuite(runtime: string, target: () => FreshnessTarget): 
     it("web_extract takes the same headers", async () => {
       const url = `https://docs.example.com/${uniqueToken()}/headers`;
       await extract({ urls: [url] });
-      expect((await extract({ urls: [url] }, { "cache-control": "no-cache" })).headers.get("x-cache")).toBe("HIT=0,MISS=1");
+      expect((await extract({ urls: [url] }, { "cache-control": "no-cache" })).headers.get("x-cache")).toBe(
+        "HIT=0,MISS=1",
+      );
       expect(await providerCalls("tavily", url)).toBe(2);
     });
   });
@@ -133,7 +163,10 @@ export function freshnessSuite(runtime: string, target: () => FreshnessTarget): 
     ];
     for (const [field, extra] of cases) {
       it(`${JSON.stringify(extra)} is a 400 invalid_request naming ${field}, on both routes`, async () => {
-        for (const response of [await search({ query: "bad freshness", ...extra }), await extract({ urls: ["https://docs.example.com/bad-freshness"], ...extra })]) {
+        for (const response of [
+          await search({ query: "bad freshness", ...extra }),
+          await extract({ urls: ["https://docs.example.com/bad-freshness"], ...extra }),
+        ]) {
           expect(response.status).toBe(400);
           const error = errorOf(response.body);
           expect(error.code).toBe("invalid_request");

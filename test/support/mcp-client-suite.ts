@@ -46,7 +46,10 @@ export function mcpClientSuite(runtime: string, target: () => McpTarget): void {
     await c.connect(t);
     return { client: c, transport: t };
   };
-  const largePng = async () => Buffer.from((await (await fetch(`${service.emulatorUrl}/pages/image.png?w=2400&h=1600`)).arrayBuffer()) as ArrayBuffer);
+  const largePng = async () =>
+    Buffer.from(
+      (await (await fetch(`${service.emulatorUrl}/pages/image.png?w=2400&h=1600`)).arrayBuffer()) as ArrayBuffer,
+    );
 
   describe(`the official MCP SDK client (${runtime})`, () => {
     beforeAll(async () => {
@@ -69,7 +72,10 @@ export function mcpClientSuite(runtime: string, target: () => McpTarget): void {
       expect(tools.map((t) => t.name)).toEqual(["web_search", "web_extract", "vision_analyze"]);
       // Every runtime lists what the shared code builds, so the runtimes list the same schemas.
       expect(tools).toEqual(MCP_TOOLS.map(mcpToolListing));
-      const validators = [new Ajv({ strict: true, strictRequired: false }), new Ajv2020({ strict: true, strictRequired: false })];
+      const validators = [
+        new Ajv({ strict: true, strictRequired: false }),
+        new Ajv2020({ strict: true, strictRequired: false }),
+      ];
       for (const ajv of validators) {
         for (const tool of tools) {
           expect(() => ajv.compile(tool.inputSchema), tool.name).not.toThrow();
@@ -87,7 +93,10 @@ export function mcpClientSuite(runtime: string, target: () => McpTarget): void {
       const query = `sdk client ${token}`;
       const first = await client.callTool({ name: "web_search", arguments: { query, limit: 3 } });
       const second = await client.callTool({ name: "web_search", arguments: { query, limit: 3 } });
-      expect([(first.structuredContent as any).cache, (second.structuredContent as any).cache]).toEqual(["miss", "hit"]);
+      expect([(first.structuredContent as any).cache, (second.structuredContent as any).cache]).toEqual([
+        "miss",
+        "hit",
+      ]);
       expect((second.structuredContent as any).results).toHaveLength(3);
       expect(await service.providerCalls("tavily", token)).toBe(1);
     });
@@ -103,7 +112,10 @@ export function mcpClientSuite(runtime: string, target: () => McpTarget): void {
 
     it("calls vision_analyze: the image only as an image block, a summary under 2 KB, the session from Mcp-Session-Id", async () => {
       const png = (await largePng()).toString("base64");
-      const result: any = await client.callTool({ name: "vision_analyze", arguments: { image: { data: png }, region: [0, 0, 800, 600] } });
+      const result: any = await client.callTool({
+        name: "vision_analyze",
+        arguments: { image: { data: png }, region: [0, 0, 800, 600] },
+      });
       expect(result.isError).toBeFalsy();
       expect(result.content.map((block: any) => block.type)).toEqual(["text", "image"]);
       const [text, image] = result.content;
@@ -111,33 +123,54 @@ export function mcpClientSuite(runtime: string, target: () => McpTarget): void {
       expect(image.mimeType).toBe("image/jpeg");
       expect(image.data.length).toBeGreaterThan(10_000);
       expect(JSON.stringify({ text, structured: result.structuredContent })).not.toContain(image.data.slice(0, 64));
-      expect(result.structuredContent).toMatchObject({ path: "native", image: { width: 800, height: 600 }, embed_count: 1 });
+      expect(result.structuredContent).toMatchObject({
+        path: "native",
+        image: { width: 800, height: 600 },
+        embed_count: 1,
+      });
 
       // No session_id given: the SDK's Mcp-Session-Id is the session, so the loads above and below
       // count together (a crop counts as a load of its image) and the subagent cap of 3 applies.
       const args = { image: { data: png }, caller: "subagent" };
       const counts = [];
-      for (let i = 0; i < 2; i++) counts.push(((await client.callTool({ name: "vision_analyze", arguments: args })).structuredContent as any).embed_count);
+      for (let i = 0; i < 2; i++)
+        counts.push(
+          ((await client.callTool({ name: "vision_analyze", arguments: args })).structuredContent as any).embed_count,
+        );
       expect(counts).toEqual([2, 3]);
       const capped = await client.callTool({ name: "vision_analyze", arguments: args });
       expect(capped.isError).toBe(true);
-      expect(JSON.parse(textOf(capped)).error.message).toMatch(/^vision_analyze refused: this image has already been loaded into context 3 time\(s\)/);
+      expect(JSON.parse(textOf(capped)).error.message).toMatch(
+        /^vision_analyze refused: this image has already been loaded into context 3 time\(s\)/,
+      );
       // A second client has its own session.
       const other = await connect(MCP_SUITE_AUTH);
-      expect(((await other.client.callTool({ name: "vision_analyze", arguments: args })).structuredContent as any).embed_count).toBe(1);
+      expect(
+        ((await other.client.callTool({ name: "vision_analyze", arguments: args })).structuredContent as any)
+          .embed_count,
+      ).toBe(1);
       await other.client.close();
     });
 
     it("gets bad arguments back as a tool error the model can read, and an unknown tool as JSON-RPC -32602", async () => {
       const result = await client.callTool({ name: "web_extract", arguments: { urls: [] } });
       expect(result.isError).toBe(true);
-      expect(JSON.parse(textOf(result)).error).toMatchObject({ code: "invalid_request", details: [{ path: ["urls"] }] });
-      await expect(client.callTool({ name: "rm_rf", arguments: {} })).rejects.toMatchObject({ code: -32602, message: expect.stringContaining("rm_rf") });
+      expect(JSON.parse(textOf(result)).error).toMatchObject({
+        code: "invalid_request",
+        details: [{ path: ["urls"] }],
+      });
+      await expect(client.callTool({ name: "rm_rf", arguments: {} })).rejects.toMatchObject({
+        code: -32602,
+        message: expect.stringContaining("rm_rf"),
+      });
     });
 
     it("is refused without a token (401) and from a foreign Origin (403); an allowed Origin connects", async () => {
       await expect(connect({})).rejects.toMatchObject({ code: 401, message: expect.stringContaining("unauthorized") });
-      await expect(connect({ ...MCP_SUITE_AUTH, origin: "https://evil.example" })).rejects.toMatchObject({ code: 403, message: expect.stringContaining("security.allowed_origins") });
+      await expect(connect({ ...MCP_SUITE_AUTH, origin: "https://evil.example" })).rejects.toMatchObject({
+        code: 403,
+        message: expect.stringContaining("security.allowed_origins"),
+      });
       const allowed = await connect({ ...MCP_SUITE_AUTH, origin: MCP_SUITE_ALLOWED_ORIGIN });
       expect((await allowed.client.listTools()).tools).toHaveLength(3);
       await allowed.client.close();
@@ -146,7 +179,11 @@ export function mcpClientSuite(runtime: string, target: () => McpTarget): void {
 
   describe(`the transport's error forms over real HTTP (${runtime})`, () => {
     const post = (body: string, headers: Record<string, string> = {}) =>
-      fetch(`${target().url}/mcp`, { method: "POST", headers: { ...MCP_SUITE_AUTH, accept: ACCEPT, "content-type": "application/json", ...headers }, body });
+      fetch(`${target().url}/mcp`, {
+        method: "POST",
+        headers: { ...MCP_SUITE_AUTH, accept: ACCEPT, "content-type": "application/json", ...headers },
+        body,
+      });
     const ping = JSON.stringify({ jsonrpc: "2.0", id: 1, method: "ping" });
 
     it("answers each failure with its status and a JSON-RPC error", async () => {
@@ -157,8 +194,18 @@ export function mcpClientSuite(runtime: string, target: () => McpTarget): void {
         ["foreign Origin", await post(ping, { origin: "https://evil.example" }), 403, -32000],
         ["no text/event-stream in Accept", await post(ping, { accept: "application/json" }), 406, -32000],
         ["a batch under 2025-06-18", await post(`[${ping}]`, { "mcp-protocol-version": "2025-06-18" }), 400, -32600],
-        ["a request whose id is null", await post(JSON.stringify({ jsonrpc: "2.0", id: null, method: "ping" })), 400, -32600],
-        ["a notification", await post(JSON.stringify({ jsonrpc: "2.0", method: "notifications/initialized" })), 202, null],
+        [
+          "a request whose id is null",
+          await post(JSON.stringify({ jsonrpc: "2.0", id: null, method: "ping" })),
+          400,
+          -32600,
+        ],
+        [
+          "a notification",
+          await post(JSON.stringify({ jsonrpc: "2.0", method: "notifications/initialized" })),
+          202,
+          null,
+        ],
         ["a posted response", await post(JSON.stringify({ jsonrpc: "2.0", id: 7, result: {} })), 202, null],
       ];
       for (const [name, response, status, code] of cases) {

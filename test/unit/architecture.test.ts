@@ -13,13 +13,20 @@ describe("architecture", () => {
   });
 
   it("finds a cycle when there is one (the detector itself)", () => {
-    const looped = new Map([["a.ts", ["b.ts"]], ["b.ts", ["c.ts"]], ["c.ts", ["a.ts"]], ["d.ts", ["a.ts"]]]);
+    const looped = new Map([
+      ["a.ts", ["b.ts"]],
+      ["b.ts", ["c.ts"]],
+      ["c.ts", ["a.ts"]],
+      ["d.ts", ["a.ts"]],
+    ]);
     expect(importCycles(looped)).toEqual([["a.ts", "b.ts", "c.ts"]]);
   });
 
   it("keeps domain code free of the runtime entries and the tools", () => {
     const outward = [...graph].flatMap(([file, imports]) =>
-      file.startsWith("shared/") ? imports.filter((target) => !target.startsWith("shared/")).map((target) => `${file} -> ${target}`) : [],
+      file.startsWith("shared/")
+        ? imports.filter((target) => !target.startsWith("shared/")).map((target) => `${file} -> ${target}`)
+        : [],
     );
     expect(outward).toEqual([]);
   });

@@ -12,7 +12,11 @@ describe("build", () => {
   it("type-checks the whole project with tsc --strict", () => {
     let output = "";
     try {
-      execFileSync("npx", ["tsc", "--noEmit", "-p", "."], { encoding: "utf8", stdio: ["ignore", "pipe", "pipe"], timeout: 170_000 });
+      execFileSync("npx", ["tsc", "--noEmit", "-p", "."], {
+        encoding: "utf8",
+        stdio: ["ignore", "pipe", "pipe"],
+        timeout: 170_000,
+      });
     } catch (error) {
       output = String((error as { stdout?: string }).stdout ?? error);
     }

@@ -12,7 +12,11 @@ const MiB = 1024 * KiB;
 const tooLarge = () => new Error("too large");
 
 /** `total` bytes (value i % 251) as `chunk`-sized pieces; a byte stream when `bytes` is set. */
-function source(total: number, chunk: number, bytes: boolean): { stream: ReadableStream<Uint8Array>; cancelled: () => boolean; pulled: () => number } {
+function source(
+  total: number,
+  chunk: number,
+  bytes: boolean,
+): { stream: ReadableStream<Uint8Array>; cancelled: () => boolean; pulled: () => number } {
   let at = 0;
   let cancelled = false;
   const piece = (n: number) => {
@@ -73,12 +77,15 @@ describe("readAtMost", () => {
   it.each([
     ["a byte stream", true],
     ["a plain stream", false],
-  ])("%s: one byte over the limit refuses, cancels, and reads no further than the chunk that passed it", async (_name, bytes) => {
-    const src = source(10 * MiB, 16 * KiB, bytes);
-    await expect(readAtMost(src.stream, 1 * MiB, tooLarge)).rejects.toThrow("too large");
-    expect(src.cancelled()).toBe(true);
-    expect(src.pulled()).toBeLessThanOrEqual(1 * MiB + 2 * 16 * KiB);
-  });
+  ])(
+    "%s: one byte over the limit refuses, cancels, and reads no further than the chunk that passed it",
+    async (_name, bytes) => {
+      const src = source(10 * MiB, 16 * KiB, bytes);
+      await expect(readAtMost(src.stream, 1 * MiB, tooLarge)).rejects.toThrow("too large");
+      expect(src.cancelled()).toBe(true);
+      expect(src.pulled()).toBeLessThanOrEqual(1 * MiB + 2 * 16 * KiB);
+    },
+  );
 
   it("leaves the stream uncancelled when asked (a request body to drain)", async () => {
     const src = source(2 * MiB, 16 * KiB, true);

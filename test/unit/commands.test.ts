@@ -7,7 +7,12 @@ import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 
 const run = (args: string[], timeout = 180_000) =>
-  execFileSync("npm", args, { encoding: "utf8", env: { ...process.env, WRANGLER_SEND_METRICS: "false" }, timeout, stdio: ["ignore", "pipe", "pipe"] });
+  execFileSync("npm", args, {
+    encoding: "utf8",
+    env: { ...process.env, WRANGLER_SEND_METRICS: "false" },
+    timeout,
+    stdio: ["ignore", "pipe", "pipe"],
+  });
 
 describe("npm run demo", () => {
   it("shows 2 → 1 and 4 → 1 provider calls (and 2 → 1 for extract), measured live", () => {
@@ -16,7 +21,9 @@ describe("npm run demo", () => {
     expect(output).toMatch(/\| four identical searches at the same moment \| 4 \| 1 \|/);
     expect(output).toMatch(/\| same URL extracted twice within the TTL \| 2 \| 1 \| HIT=0,MISS=1, HIT=1,MISS=0 \|/);
     // The columns a reader of the README expects.
-    const readmeHeader = readFileSync("README.md", "utf8").split("\n").find((line) => line.startsWith("| case |"));
+    const readmeHeader = readFileSync("README.md", "utf8")
+      .split("\n")
+      .find((line) => line.startsWith("| case |"));
     expect(output.split("\n")).toContain(readmeHeader);
     // It ends with the dashboard's URL and the totals it shows, from the ledger.
     expect(output).toMatch(/Dashboard: http:\/\/127\.0\.0\.1:\d+\/dashboard/);
@@ -30,8 +37,23 @@ describe("npm run replay", () => {
   it("prints keep3, batched, raised, context_editing, claude_code and cost with the specified fields as one JSON object", () => {
     const report = JSON.parse(run(["run", "-s", "replay", "--", "--turns", "40", "--images", "12", "--json"], 60_000));
     expect(report.model.kind).toBe("anthropic");
-    for (const policy of ["keep3", "batched", "raised", "context_editing", "context_editing_clear_at_least", "claude_code", "cost", "cost_known"]) {
-      for (const field of ["cache_write_tokens", "cache_read_tokens", "eviction_write_share", "worst_request_write_tokens", "cost"]) {
+    for (const policy of [
+      "keep3",
+      "batched",
+      "raised",
+      "context_editing",
+      "context_editing_clear_at_least",
+      "claude_code",
+      "cost",
+      "cost_known",
+    ]) {
+      for (const field of [
+        "cache_write_tokens",
+        "cache_read_tokens",
+        "eviction_write_share",
+        "worst_request_write_tokens",
+        "cost",
+      ]) {
         expect(typeof report[policy][field], `${policy}.${field}`).toBe("number");
       }
     }
@@ -43,7 +65,9 @@ describe("npm run replay", () => {
 
   it("switches the cache model with --cache ideal|anthropic|openai|openai-breakpoints", () => {
     const costs = ["ideal", "anthropic", "openai", "openai-breakpoints"].map((cache) => {
-      const report = JSON.parse(run(["run", "-s", "replay", "--", "--turns", "40", "--images", "12", "--cache", cache, "--json"], 60_000));
+      const report = JSON.parse(
+        run(["run", "-s", "replay", "--", "--turns", "40", "--images", "12", "--cache", cache, "--json"], 60_000),
+      );
       expect(report.model.kind).toBe(cache);
       return report.keep3.cost;
     });
@@ -51,7 +75,9 @@ describe("npm run replay", () => {
   });
 
   it("--random N says over N random sessions how often cost loses to hermes, and why (here told a 90-request budget)", () => {
-    const report = JSON.parse(run(["run", "-s", "replay", "--", "--random", "60", "--seed", "1", "--requests-left", "90", "--json"], 60_000));
+    const report = JSON.parse(
+      run(["run", "-s", "replay", "--", "--random", "60", "--seed", "1", "--requests-left", "90", "--json"], 60_000),
+    );
     expect(report.sessions).toBe(60);
     expect(typeof report.mean_excess).toBe("number");
     expect(report.losses.length).toBeGreaterThan(0); // an over-estimated budget loses some of these
@@ -62,7 +88,12 @@ describe("npm run replay", () => {
   });
 
   it("--validate reproduces the hand-made session's logged usage exactly", () => {
-    const report = JSON.parse(run(["run", "-s", "replay", "--", "--session", "test/fixtures/replay-validate.jsonl", "--validate", "--json"], 60_000));
+    const report = JSON.parse(
+      run(
+        ["run", "-s", "replay", "--", "--session", "test/fixtures/replay-validate.jsonl", "--validate", "--json"],
+        60_000,
+      ),
+    );
     expect(report.rows).toHaveLength(4);
     expect(report.total_error_tokens).toBe(0);
   });

@@ -8,9 +8,30 @@ const config = (env: Record<string, unknown>) => loadConfig(env).config;
 describe("defaults", () => {
   it("match the README's table", () => {
     const c = config({});
-    expect(c.web).toMatchObject({ cache_enabled: true, cache_ttl_minutes: 20, cache_exempt_hosts: [], search_provider: "auto", extract_provider: "auto", keyless_fallback: true, extract_timeout_seconds: 60, max_page_chars: 2_000_000, char_limit: 15_000 });
-    expect(c.vision).toEqual({ embed_target_bytes: 262_144, max_calls_per_image: null, max_long_edge: 1568, max_input_pixels: 14_745_600 });
-    expect(c.security).toEqual({ website_blocklist: [], allow_private_urls: false, dns_resolver_url: "https://cloudflare-dns.com/dns-query", allow_anonymous: false, allowed_origins: [] });
+    expect(c.web).toMatchObject({
+      cache_enabled: true,
+      cache_ttl_minutes: 20,
+      cache_exempt_hosts: [],
+      search_provider: "auto",
+      extract_provider: "auto",
+      keyless_fallback: true,
+      extract_timeout_seconds: 60,
+      max_page_chars: 2_000_000,
+      char_limit: 15_000,
+    });
+    expect(c.vision).toEqual({
+      embed_target_bytes: 262_144,
+      max_calls_per_image: null,
+      max_long_edge: 1568,
+      max_input_pixels: 14_745_600,
+    });
+    expect(c.security).toEqual({
+      website_blocklist: [],
+      allow_private_urls: false,
+      dns_resolver_url: "https://cloudflare-dns.com/dns-query",
+      allow_anonymous: false,
+      allowed_origins: [],
+    });
     expect(c.auxiliary.vision).toEqual({ base_url: null, model: null });
   });
 
@@ -58,21 +79,41 @@ describe("clamps and fallbacks", () => {
   });
 
   it("reads lists from TOML arrays and comma-separated variables, lower-cased", () => {
-    expect(config({ security: { website_blocklist: ["Evil.Example", "*.ads.test"] } }).security.website_blocklist).toEqual(["evil.example", "*.ads.test"]);
-    expect(config({ WEB_CACHE_EXEMPT_HOSTS: " a.example , B.example ,," }).web.cache_exempt_hosts).toEqual(["a.example", "b.example"]);
-    expect(config({ security: { website_blocklist: [" X.Example ", "", 7] } }).security.website_blocklist).toEqual(["x.example", "7"]);
+    expect(
+      config({ security: { website_blocklist: ["Evil.Example", "*.ads.test"] } }).security.website_blocklist,
+    ).toEqual(["evil.example", "*.ads.test"]);
+    expect(config({ WEB_CACHE_EXEMPT_HOSTS: " a.example , B.example ,," }).web.cache_exempt_hosts).toEqual([
+      "a.example",
+      "b.example",
+    ]);
+    expect(config({ security: { website_blocklist: [" X.Example ", "", 7] } }).security.website_blocklist).toEqual([
+      "x.example",
+      "7",
+    ]);
     expect(config({ WEB_CACHE_EXEMPT_HOSTS: "" }).web.cache_exempt_hosts).toEqual([]);
   });
 
   it("refuses a list that is neither an array nor a string, naming the key and what it expects", () => {
-    expect(() => loadConfig({ web: { cache_exempt_hosts: { a: 1 } } })).toThrow("Configuration key web.cache_exempt_hosts is unusable: expected a list or a comma-separated string. ");
-    expect(() => loadConfig({ security: { allowed_origins: 42 } })).toThrow("Configuration key security.allowed_origins is unusable: expected a list or a comma-separated string of origins. ");
-    expect(() => loadConfig({ SECURITY_ALLOWED_ORIGINS: "https://ok.example, ftp-nope, also bad" })).toThrow('unusable: expected an origin such as https://app.example.com, got "ftp-nope". ');
+    expect(() => loadConfig({ web: { cache_exempt_hosts: { a: 1 } } })).toThrow(
+      "Configuration key web.cache_exempt_hosts is unusable: expected a list or a comma-separated string. ",
+    );
+    expect(() => loadConfig({ security: { allowed_origins: 42 } })).toThrow(
+      "Configuration key security.allowed_origins is unusable: expected a list or a comma-separated string of origins. ",
+    );
+    expect(() => loadConfig({ SECURITY_ALLOWED_ORIGINS: "https://ok.example, ftp-nope, also bad" })).toThrow(
+      'unusable: expected an origin such as https://app.example.com, got "ftp-nope". ',
+    );
   });
 
   it("reads security.allowed_origins as origins, from TOML arrays and comma-separated variables", () => {
-    expect(config({ security: { allowed_origins: ["https://App.Example.com/", "http://localhost:6274"] } }).security.allowed_origins).toEqual(["https://app.example.com", "http://localhost:6274"]);
-    expect(config({ SECURITY_ALLOWED_ORIGINS: " https://a.example , https://b.example:8443/path " }).security.allowed_origins).toEqual(["https://a.example", "https://b.example:8443"]);
+    expect(
+      config({ security: { allowed_origins: ["https://App.Example.com/", "http://localhost:6274"] } }).security
+        .allowed_origins,
+    ).toEqual(["https://app.example.com", "http://localhost:6274"]);
+    expect(
+      config({ SECURITY_ALLOWED_ORIGINS: " https://a.example , https://b.example:8443/path " }).security
+        .allowed_origins,
+    ).toEqual(["https://a.example", "https://b.example:8443"]);
     for (const bad of ["app.example.com", "file:///etc/passwd", "*"]) {
       expect(() => loadConfig({ SECURITY_ALLOWED_ORIGINS: bad }), bad).toThrow(/security\.allowed_origins/);
     }
@@ -92,12 +133,16 @@ describe("layers", () => {
   });
 
   it("takes nested tables ([vars.auxiliary.vision]) and JSON-string tables", () => {
-    expect(config({ auxiliary: { vision: { base_url: "http://127.0.0.1:9/v1/", model: "m" } } }).auxiliary.vision).toEqual({ base_url: "http://127.0.0.1:9/v1", model: "m" });
+    expect(
+      config({ auxiliary: { vision: { base_url: "http://127.0.0.1:9/v1/", model: "m" } } }).auxiliary.vision,
+    ).toEqual({ base_url: "http://127.0.0.1:9/v1", model: "m" });
     expect(config({ web: '{"char_limit": 3000}' }).web.char_limit).toBe(3000);
   });
 
   it("accepts the duckduckgo alias for the keyless base URL", () => {
-    expect(config({ PROVIDERS_DUCKDUCKGO_BASE_URL: "http://127.0.0.1:5/ddg" }).providers.keyless_base_url).toBe("http://127.0.0.1:5/ddg");
+    expect(config({ PROVIDERS_DUCKDUCKGO_BASE_URL: "http://127.0.0.1:5/ddg" }).providers.keyless_base_url).toBe(
+      "http://127.0.0.1:5/ddg",
+    );
   });
 });
 

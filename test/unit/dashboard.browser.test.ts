@@ -40,9 +40,20 @@ function writeLlmUsage(kvPath: string): void {
     ["output_tokens", 3_000],
     ["images_fitted", 2],
     ["bytes_saved", 1_500_000],
-  ].map(([counter, value]) => ({ hour, tool: "llm", provider: "anthropic", model: "claude-sonnet-4-5", counter, value }));
+  ].map(([counter, value]) => ({
+    hour,
+    tool: "llm",
+    provider: "anthropic",
+    model: "claude-sonnet-4-5",
+    counter,
+    value,
+  }));
   const script = `import { DenoKvLedgerStore } from "${join(ROOT, "deno/ledger.kv.ts")}"; const kv = await Deno.openKv(${JSON.stringify(kvPath)}); await new DenoKvLedgerStore(kv).add(${JSON.stringify(rows)}); kv.close();`;
-  execFileSync(join(ROOT, "node_modules/.bin/deno"), ["eval", "--ext=ts", script], { cwd: ROOT, env: { ...process.env, DENO_NO_UPDATE_CHECK: "1" }, stdio: "pipe" });
+  execFileSync(join(ROOT, "node_modules/.bin/deno"), ["eval", "--ext=ts", script], {
+    cwd: ROOT,
+    env: { ...process.env, DENO_NO_UPDATE_CHECK: "1" },
+    stdio: "pipe",
+  });
 }
 
 beforeAll(async () => {
@@ -51,8 +62,14 @@ beforeAll(async () => {
   const kvPath = join(work, "kv.sqlite3");
   writeLlmUsage(kvPath);
   emulator = await startEmulator();
-  deno = await startDeno({ env: { ...emulatorVars(emulator.url), DENO_KV_PATH: kvPath, API_TOKENS: TOKEN, SECURITY_ALLOW_ANONYMOUS: "false" } });
-  browser = await puppeteer.launch({ executablePath: chromium, headless: true, args: chromiumArgs(join(work, "profile")) });
+  deno = await startDeno({
+    env: { ...emulatorVars(emulator.url), DENO_KV_PATH: kvPath, API_TOKENS: TOKEN, SECURITY_ALLOW_ANONYMOUS: "false" },
+  });
+  browser = await puppeteer.launch({
+    executablePath: chromium,
+    headless: true,
+    args: chromiumArgs(join(work, "profile")),
+  });
 }, 240_000);
 
 afterAll(async () => {
@@ -63,14 +80,17 @@ afterAll(async () => {
 });
 
 const auth = { authorization: `Bearer ${TOKEN}`, "content-type": "application/json" };
-const post = (path: string, body: unknown) => fetch(`${deno.url}${path}`, { method: "POST", headers: auth, body: JSON.stringify(body) });
-const readStats = async (window = "24h") => (await (await fetch(`${deno.url}/v1/stats?window=${window}`, { headers: auth })).json()) as any;
+const post = (path: string, body: unknown) =>
+  fetch(`${deno.url}${path}`, { method: "POST", headers: auth, body: JSON.stringify(body) });
+const readStats = async (window = "24h") =>
+  (await (await fetch(`${deno.url}/v1/stats?window=${window}`, { headers: auth })).json()) as any;
 
 /** Pixels of a PNG that are not the page's white or near-white background. */
 async function inkedPixels(png: Uint8Array): Promise<number> {
   const { data, info } = await sharp(png).raw().toBuffer({ resolveWithObject: true });
   let inked = 0;
-  for (let i = 0; i < data.length; i += info.channels) if (data[i]! < 200 || data[i + 1]! < 200 || data[i + 2]! < 200) inked++;
+  for (let i = 0; i < data.length; i += info.channels)
+    if (data[i]! < 200 || data[i + 1]! < 200 || data[i + 2]! < 200) inked++;
   return inked;
 }
 
@@ -89,7 +109,9 @@ describe("GET /dashboard in headless Chromium", () => {
       stats = await readStats();
     }
     expect(stats.totals.web_search.requests).toBe(11);
-    expect(stats.totals.web_search.provider_calls + stats.totals.web_search.hits + stats.totals.web_search.coalesced).toBe(11);
+    expect(
+      stats.totals.web_search.provider_calls + stats.totals.web_search.hits + stats.totals.web_search.coalesced,
+    ).toBe(11);
     expect(stats.totals.web_extract).toMatchObject({ requests: 3, provider_calls: 1, hits: 2 });
     expect(stats.totals.llm.requests).toBe(6);
     expect(stats.saved_usd).toBeGreaterThan(0);
@@ -112,7 +134,10 @@ describe("GET /dashboard in headless Chromium", () => {
     await page.type("#token", TOKEN);
     await page.click("#login-form button[type=submit]");
     await page.waitForSelector("body[data-loaded='24h']", { timeout: 10_000 });
-    expect(await page.evaluate(() => [sessionStorage.getItem("edge-tools-token"), localStorage.length])).toEqual([TOKEN, 0]);
+    expect(await page.evaluate(() => [sessionStorage.getItem("edge-tools-token"), localStorage.length])).toEqual([
+      TOKEN,
+      0,
+    ]);
 
     const text = (id: string) => page.$eval(`#${id}`, (el) => el.textContent ?? "");
     const t = stats.totals;

@@ -13,7 +13,10 @@ let service: DenoService;
 
 beforeAll(async () => {
   // "/" answers whatever the configuration says, so the process can be waited on.
-  service = await startDeno({ env: { SECURITY_ALLOW_ANONYMOUS: "true", DENO_KV_PATH: ":memory:", WEB_SEARCH_PROVIDER: "bing" }, healthPath: "/" });
+  service = await startDeno({
+    env: { SECURITY_ALLOW_ANONYMOUS: "true", DENO_KV_PATH: ":memory:", WEB_SEARCH_PROVIDER: "bing" },
+    healthPath: "/",
+  });
 }, 120_000);
 
 afterAll(async () => {
@@ -22,7 +25,10 @@ afterAll(async () => {
 
 describe("dev:deno", () => {
   it("prints a configuration error at start, and /healthz is a 503 naming the key and Deno's places", async () => {
-    const printed = service.output().split("\n").filter((line) => line.includes('"config_error"'));
+    const printed = service
+      .output()
+      .split("\n")
+      .filter((line) => line.includes('"config_error"'));
     expect(printed).toHaveLength(1);
     expect(printed[0]).toContain("web.search_provider");
     const response = await fetch(`${service.url}/healthz`);
@@ -54,7 +60,9 @@ describe("dev:deno", () => {
   it("a config.json that is not JSON is one line naming the file, not a stack trace", async () => {
     const path = join(mkdtempSync(join(tmpdir(), "edge-config-")), "config.json");
     writeFileSync(path, '{"web": {"cache_ttl_minutes": 60,}}');
-    const error = await startDeno({ env: { SECURITY_ALLOW_ANONYMOUS: "true", DENO_KV_PATH: ":memory:", CONFIG_PATH: path } }).then(
+    const error = await startDeno({
+      env: { SECURITY_ALLOW_ANONYMOUS: "true", DENO_KV_PATH: ":memory:", CONFIG_PATH: path },
+    }).then(
       async (service) => {
         await service.stop();
         return null;

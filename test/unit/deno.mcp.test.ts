@@ -20,7 +20,9 @@ beforeAll(async () => {
     url: deno.url,
     emulatorUrl: emulator.url,
     async providerCalls(provider, contains) {
-      const response = await fetch(`${emulator.url}/__calls?provider=${encodeURIComponent(provider)}&contains=${encodeURIComponent(contains)}`);
+      const response = await fetch(
+        `${emulator.url}/__calls?provider=${encodeURIComponent(provider)}&contains=${encodeURIComponent(contains)}`,
+      );
       return ((await response.json()) as { count: number }).count;
     },
   };

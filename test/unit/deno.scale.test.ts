@@ -23,29 +23,57 @@ afterAll(async () => {
 });
 
 const calls = async (provider: string, contains: string) =>
-  ((await (await fetch(`${emulator.url}/__calls?provider=${provider}&contains=${encodeURIComponent(contains)}`)).json()) as { count: number }).count;
+  (
+    (await (
+      await fetch(`${emulator.url}/__calls?provider=${provider}&contains=${encodeURIComponent(contains)}`)
+    ).json()) as { count: number }
+  ).count;
 
 const post = (service: DenoService, path: string, body: unknown) =>
-  fetch(`${service.url}${path}`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) });
+  fetch(`${service.url}${path}`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify(body),
+  });
 
 /** Counts of each value, e.g. {MISS: 1, COALESCED: 63}. */
-const tally = (values: (string | number | null)[]) => values.reduce<Record<string, number>>((counts, v) => ({ ...counts, [String(v)]: (counts[String(v)] ?? 0) + 1 }), {});
+const tally = (values: (string | number | null)[]) =>
+  values.reduce<Record<string, number>>((counts, v) => ({ ...counts, [String(v)]: (counts[String(v)] ?? 0) + 1 }), {});
 
 const MODES = [
-  { name: "4 Deno processes on one Deno KV file", processes: 4, kvPath: () => join(mkdtempSync(join(tmpdir(), "deno-kv-")), "cache.sqlite3") },
+  {
+    name: "4 Deno processes on one Deno KV file",
+    processes: 4,
+    kvPath: () => join(mkdtempSync(join(tmpdir(), "deno-kv-")), "cache.sqlite3"),
+  },
   { name: "one Deno process on :memory: (single-process mode)", processes: 1, kvPath: () => ":memory:" },
 ];
 
 describe.each(MODES)("$name", ({ processes, kvPath }) => {
   let services: DenoService[] = [];
   let path = "";
-  const spread = <T>(n: number, request: (service: DenoService) => Promise<T>) => Promise.all(Array.from({ length: n }, (_, i) => request(services[i % services.length]!)));
+  const spread = <T>(n: number, request: (service: DenoService) => Promise<T>) =>
+    Promise.all(Array.from({ length: n }, (_, i) => request(services[i % services.length]!)));
 
   beforeAll(async () => {
     path = kvPath();
-    const env = { ...emulatorVars(emulator.url), DENO_KV_PATH: path, DENO_FLIGHT_LEASE_MS: String(LEASE_MS), SECURITY_ALLOW_ANONYMOUS: "true", WEB_CHAR_LIMIT: "500000" };
+    const env = {
+      ...emulatorVars(emulator.url),
+      DENO_KV_PATH: path,
+      DENO_FLIGHT_LEASE_MS: String(LEASE_MS),
+      SECURITY_ALLOW_ANONYMOUS: "true",
+      WEB_CHAR_LIMIT: "500000",
+    };
     services = await Promise.all(Array.from({ length: processes }, () => startDeno({ env })));
-    const listening = services.map((s) => JSON.parse(s.output().split("\n").find((line) => line.includes('"listening"'))!).coordination);
+    const listening = services.map(
+      (s) =>
+        JSON.parse(
+          s
+            .output()
+            .split("\n")
+            .find((line) => line.includes('"listening"'))!,
+        ).coordination,
+    );
     expect(listening).toEqual(Array(processes).fill(processes > 1 ? "deno-kv" : "in-process"));
   }, 120_000);
 
@@ -74,7 +102,9 @@ describe.each(MODES)("$name", ({ processes, kvPath }) => {
   it("a long page crosses processes intact through the chunked entry", async () => {
     const page = `https://docs.example.com/[chars:300000]/[slow:300]/${Date.now().toString(36)}${processes}`;
     const responses = await spread(8, (s) => post(s, "/v1/web_extract", { urls: [page] }));
-    const contents = (await Promise.all(responses.map(async (r) => ((await r.json()) as any).results[0].content as string)));
+    const contents = await Promise.all(
+      responses.map(async (r) => ((await r.json()) as any).results[0].content as string),
+    );
     expect(contents[0]!.length).toBeGreaterThan(300_000);
     expect(new Set(contents).size).toBe(1);
     expect(await calls("tavily", page)).toBe(1);
@@ -90,34 +120,52 @@ describe.each(MODES)("$name", ({ processes, kvPath }) => {
   }, 60_000);
 
   it("64 concurrent subagent loads of one image in one session embed exactly 3 times", async () => {
-    const png = Buffer.from(await (await fetch(`${emulator.url}/pages/image.png?w=320&h=200`)).arrayBuffer()).toString("base64");
+    const png = Buffer.from(await (await fetch(`${emulator.url}/pages/image.png?w=320&h=200`)).arrayBuffer()).toString(
+      "base64",
+    );
     const session = `scale-${Date.now().toString(36)}-${processes}`;
-    const responses = await spread(64, (s) => post(s, "/v1/vision_analyze", { image: { data: png }, session_id: session, caller: "subagent" }));
+    const responses = await spread(64, (s) =>
+      post(s, "/v1/vision_analyze", { image: { data: png }, session_id: session, caller: "subagent" }),
+    );
     const bodies = (await Promise.all(responses.map((r) => r.json()))) as any[];
     expect(tally(responses.map((r) => r.status))).toEqual({ 200: 3, 409: 61 });
-    expect(bodies.filter((b) => b.embed_count).map((b) => b.embed_count).sort()).toEqual([1, 2, 3]);
+    expect(
+      bodies
+        .filter((b) => b.embed_count)
+        .map((b) => b.embed_count)
+        .sort(),
+    ).toEqual([1, 2, 3]);
     expect(bodies.find((b) => b.error)?.error.code).toBe("embed_cap_reached");
     // Another session starts from zero.
-    expect((await post(services[0]!, "/v1/vision_analyze", { image: { data: png }, session_id: `${session}-other`, caller: "subagent" })).status).toBe(200);
+    expect(
+      (
+        await post(services[0]!, "/v1/vision_analyze", {
+          image: { data: png },
+          session_id: `${session}-other`,
+          caller: "subagent",
+        })
+      ).status,
+    ).toBe(200);
   }, 120_000);
 
   // Only where several processes share the KV: one process on :memory: takes its store with it.
-  if (processes > 1) it("a leader killed mid-call leaves no entry; the next caller pays once, after the lease expires", async () => {
-    const query = `killed leader [slow:2000] ${Date.now().toString(36)}`;
-    const [leader, ...others] = services;
-    void post(leader!, "/v1/web_search", { query }).catch(() => undefined);
-    for (let i = 0; (await calls("tavily", query)) === 0; i++) {
-      if (i > 100) throw new Error("the leader never called the provider");
-      await new Promise((r) => setTimeout(r, 20));
-    }
-    const killedAt = Date.now();
-    await leader!.stop("SIGKILL");
-    const after = await Promise.all(others.map((s) => post(s, "/v1/web_search", { query })));
-    expect(Date.now() - killedAt).toBeGreaterThanOrEqual(LEASE_MS / 2); // they waited for the lease
-    expect(after.map((r) => r.status)).toEqual([200, 200, 200]);
-    expect(tally(after.map((r) => r.headers.get("x-cache")))).toMatchObject({ MISS: 1 });
-    expect(await calls("tavily", query)).toBe(2);
-    expect((await post(others[0]!, "/v1/web_search", { query })).headers.get("x-cache")).toBe("HIT");
-    expect(await calls("tavily", query)).toBe(2);
-  }, 60_000);
+  if (processes > 1)
+    it("a leader killed mid-call leaves no entry; the next caller pays once, after the lease expires", async () => {
+      const query = `killed leader [slow:2000] ${Date.now().toString(36)}`;
+      const [leader, ...others] = services;
+      void post(leader!, "/v1/web_search", { query }).catch(() => undefined);
+      for (let i = 0; (await calls("tavily", query)) === 0; i++) {
+        if (i > 100) throw new Error("the leader never called the provider");
+        await new Promise((r) => setTimeout(r, 20));
+      }
+      const killedAt = Date.now();
+      await leader!.stop("SIGKILL");
+      const after = await Promise.all(others.map((s) => post(s, "/v1/web_search", { query })));
+      expect(Date.now() - killedAt).toBeGreaterThanOrEqual(LEASE_MS / 2); // they waited for the lease
+      expect(after.map((r) => r.status)).toEqual([200, 200, 200]);
+      expect(tally(after.map((r) => r.headers.get("x-cache")))).toMatchObject({ MISS: 1 });
+      expect(await calls("tavily", query)).toBe(2);
+      expect((await post(others[0]!, "/v1/web_search", { query })).headers.get("x-cache")).toBe("HIT");
+      expect(await calls("tavily", query)).toBe(2);
+    }, 60_000);
 });

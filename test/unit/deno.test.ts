@@ -20,8 +20,19 @@ let url: string;
 beforeAll(async () => {
   emulator = await startEmulator();
   const configPath = join(mkdtempSync(join(tmpdir(), "deno-config-")), "config.json");
-  writeFileSync(configPath, JSON.stringify({ web: { cache_ttl_minutes: 45, char_limit: 3000 }, vision: { max_long_edge: 1200 } }));
-  deno = await startDeno({ env: { ...emulatorVars(emulator.url), DENO_KV_PATH: ":memory:", CONFIG_PATH: configPath, WEB_CHAR_LIMIT: "500000", SECURITY_ALLOW_ANONYMOUS: "true" } });
+  writeFileSync(
+    configPath,
+    JSON.stringify({ web: { cache_ttl_minutes: 45, char_limit: 3000 }, vision: { max_long_edge: 1200 } }),
+  );
+  deno = await startDeno({
+    env: {
+      ...emulatorVars(emulator.url),
+      DENO_KV_PATH: ":memory:",
+      CONFIG_PATH: configPath,
+      WEB_CHAR_LIMIT: "500000",
+      SECURITY_ALLOW_ANONYMOUS: "true",
+    },
+  });
   url = deno.url;
 }, 90_000);
 
@@ -32,10 +43,18 @@ afterAll(async () => {
 });
 
 const post = (path: string, body: unknown) =>
-  fetch(`${url}${path}`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) });
+  fetch(`${url}${path}`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify(body),
+  });
 
 const calls = async (provider: string, contains: string) =>
-  ((await (await fetch(`${emulator.url}/__calls?provider=${provider}&contains=${encodeURIComponent(contains)}`)).json()) as { count: number }).count;
+  (
+    (await (
+      await fetch(`${emulator.url}/__calls?provider=${provider}&contains=${encodeURIComponent(contains)}`)
+    ).json()) as { count: number }
+  ).count;
 
 describe("on Deno", () => {
   it("reads config.json section tables, with environment variables winning", async () => {
@@ -56,8 +75,15 @@ describe("on Deno", () => {
     const second = await post("/v1/web_search", { query: `twice ${token}` });
     expect([first.headers.get("x-cache"), second.headers.get("x-cache")]).toEqual(["MISS", "HIT"]);
     expect(await calls("tavily", `twice ${token}`)).toBe(1);
-    const together = await Promise.all([1, 2, 3, 4].map(() => post("/v1/web_search", { query: `together [slow:300] ${token}` })));
-    expect(together.map((r) => r.headers.get("x-cache")).sort()).toEqual(["COALESCED", "COALESCED", "COALESCED", "MISS"]);
+    const together = await Promise.all(
+      [1, 2, 3, 4].map(() => post("/v1/web_search", { query: `together [slow:300] ${token}` })),
+    );
+    expect(together.map((r) => r.headers.get("x-cache")).sort()).toEqual([
+      "COALESCED",
+      "COALESCED",
+      "COALESCED",
+      "MISS",
+    ]);
     expect(await calls("tavily", `together [slow:300] ${token}`)).toBe(1);
   });
 
@@ -73,12 +99,19 @@ describe("on Deno", () => {
   });
 
   it("fits an image and caps repeat embeds per session", async () => {
-    const png = Buffer.from(await (await fetch(`${emulator.url}/pages/image.png?w=2400&h=1600`)).arrayBuffer()).toString("base64");
+    const png = Buffer.from(
+      await (await fetch(`${emulator.url}/pages/image.png?w=2400&h=1600`)).arrayBuffer(),
+    ).toString("base64");
     const session = `s${Date.now()}`;
     const statuses = [];
-    for (let i = 0; i < 4; i++) statuses.push((await post("/v1/vision_analyze", { image: { data: png }, session_id: session, caller: "subagent" })).status);
+    for (let i = 0; i < 4; i++)
+      statuses.push(
+        (await post("/v1/vision_analyze", { image: { data: png }, session_id: session, caller: "subagent" })).status,
+      );
     expect(statuses).toEqual([200, 200, 200, 409]);
-    const fitted = (await (await post("/v1/vision_analyze", { image: { data: png }, session_id: `${session}b` })).json()) as any;
+    const fitted = (await (
+      await post("/v1/vision_analyze", { image: { data: png }, session_id: `${session}b` })
+    ).json()) as any;
     expect([fitted.image.width, fitted.image.height]).toEqual([1200, 800]);
   });
 
@@ -90,7 +123,11 @@ describe("on Deno", () => {
 
 freshnessSuite("Deno", () => ({
   post: async (path, body, headers) => {
-    const response = await fetch(`${url}${path}`, { method: "POST", headers: { "content-type": "application/json", ...headers }, body: JSON.stringify(body) });
+    const response = await fetch(`${url}${path}`, {
+      method: "POST",
+      headers: { "content-type": "application/json", ...headers },
+      body: JSON.stringify(body),
+    });
     return { status: response.status, headers: response.headers, body: await response.json() };
   },
   providerCalls: calls,
@@ -103,9 +140,23 @@ describe("port contracts on Deno", () => {
     const result = await new Promise<{ status: number | null; output: string }>((resolve) => {
       execFile(
         "node_modules/.bin/deno",
-        ["test", "--allow-read", "--allow-write", "--allow-env", "--allow-net=127.0.0.1", "test/deno/ports.contract.test.ts", "test/deno/flight.kv.test.ts"],
-        { encoding: "utf8", env: { ...process.env, DENO_NO_UPDATE_CHECK: "1", NO_COLOR: "1", EMULATOR_URL: emulator.url }, timeout: 120_000, maxBuffer: 16 * 1024 * 1024 },
-        (error, stdout, stderr) => resolve({ status: error ? ((error as { code?: number }).code ?? 1) : 0, output: `${stdout}\n${stderr}` }),
+        [
+          "test",
+          "--allow-read",
+          "--allow-write",
+          "--allow-env",
+          "--allow-net=127.0.0.1",
+          "test/deno/ports.contract.test.ts",
+          "test/deno/flight.kv.test.ts",
+        ],
+        {
+          encoding: "utf8",
+          env: { ...process.env, DENO_NO_UPDATE_CHECK: "1", NO_COLOR: "1", EMULATOR_URL: emulator.url },
+          timeout: 120_000,
+          maxBuffer: 16 * 1024 * 1024,
+        },
+        (error, stdout, stderr) =>
+          resolve({ status: error ? ((error as { code?: number }).code ?? 1) : 0, output: `${stdout}\n${stderr}` }),
       );
     });
     expect(result.output, result.output.slice(-2000)).toMatch(/ok \| 46 passed \| 0 failed/);
@@ -115,7 +166,11 @@ describe("port contracts on Deno", () => {
 
 describe("the Deno entry type-checks", () => {
   it("deno check deno/main.ts", () => {
-    const result = spawnSync("node_modules/.bin/deno", ["check", "deno/main.ts"], { encoding: "utf8", env: { ...process.env, DENO_NO_UPDATE_CHECK: "1", NO_COLOR: "1" }, timeout: 120_000 });
+    const result = spawnSync("node_modules/.bin/deno", ["check", "deno/main.ts"], {
+      encoding: "utf8",
+      env: { ...process.env, DENO_NO_UPDATE_CHECK: "1", NO_COLOR: "1" },
+      timeout: 120_000,
+    });
     expect(result.status, `${result.stdout}\n${result.stderr}`.slice(-2000)).toBe(0);
   });
 });
@@ -123,7 +178,11 @@ describe("the Deno entry type-checks", () => {
 describe("the Deno entry as the README runs it", () => {
   const env = () => ({ ...emulatorVars(emulator.url), SECURITY_ALLOW_ANONYMOUS: "true" });
   const search = (service: DenoService, query: string) =>
-    fetch(`${service.url}/v1/web_search`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ query }) });
+    fetch(`${service.url}/v1/web_search`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ query }),
+    });
 
   it("`npm run dev:deno -- --port N --hostname H` listens there, with Deno KV in a file that outlives the process", async () => {
     const port = await freePort();
@@ -149,9 +208,15 @@ describe("the Deno entry as the README runs it", () => {
 
   it("reads .dev.vars from the working directory as wrangler dev does; the environment wins over it", async () => {
     const dir = mkdtempSync(join(tmpdir(), "deno-dev-vars-"));
-    writeFileSync(join(dir, ".dev.vars"), '# local secrets\nWEB_CACHE_TTL_MINUTES=33\nWEB_CHAR_LIMIT="4321"\nSECURITY_ALLOW_ANONYMOUS=true\n');
+    writeFileSync(
+      join(dir, ".dev.vars"),
+      '# local secrets\nWEB_CACHE_TTL_MINUTES=33\nWEB_CHAR_LIMIT="4321"\nSECURITY_ALLOW_ANONYMOUS=true\n',
+    );
     writeFileSync(join(dir, "config.json"), JSON.stringify({ web: { cache_ttl_minutes: 10, char_limit: 1000 } }));
-    const service = await startDeno({ cwd: dir, env: { ...emulatorVars(emulator.url), DENO_KV_PATH: ":memory:", WEB_CHAR_LIMIT: "5555" } });
+    const service = await startDeno({
+      cwd: dir,
+      env: { ...emulatorVars(emulator.url), DENO_KV_PATH: ":memory:", WEB_CHAR_LIMIT: "5555" },
+    });
     try {
       const config = (await (await fetch(`${service.url}/v1/config`)).json()) as any;
       expect([config.web.cache_ttl_minutes, config.web.char_limit]).toEqual([33, 5555]);
@@ -161,11 +226,15 @@ describe("the Deno entry as the README runs it", () => {
   }, 120_000);
 
   it("refuses an unknown flag with a message naming the flags it takes", async () => {
-    const result = spawnSync("node_modules/.bin/deno", ["run", "--allow-net", "--allow-read", "--allow-write", "--allow-env", "deno/main.ts", "--prot", "9000"], {
-      encoding: "utf8",
-      env: { ...process.env, DENO_KV_PATH: ":memory:", DENO_NO_UPDATE_CHECK: "1", NO_COLOR: "1" },
-      timeout: 120_000,
-    });
+    const result = spawnSync(
+      "node_modules/.bin/deno",
+      ["run", "--allow-net", "--allow-read", "--allow-write", "--allow-env", "deno/main.ts", "--prot", "9000"],
+      {
+        encoding: "utf8",
+        env: { ...process.env, DENO_KV_PATH: ":memory:", DENO_NO_UPDATE_CHECK: "1", NO_COLOR: "1" },
+        timeout: 120_000,
+      },
+    );
     expect(result.status).toBe(1);
     expect(result.stderr).toContain("--port <n> and --hostname <address>");
   }, 120_000);

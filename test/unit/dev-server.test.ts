@@ -18,7 +18,11 @@ afterAll(async () => {
 });
 
 const post = (path: string, body: unknown) =>
-  fetch(`${stack.url}${path}`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) });
+  fetch(`${stack.url}${path}`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify(body),
+  });
 
 describe("wrangler dev", () => {
   it("answers /healthz as workerd", async () => {
@@ -42,7 +46,10 @@ describe("wrangler dev", () => {
     // Loopback image URLs are refused by the gate before any fetch: the route and its WASM module load.
     expect(response.status).toBe(403);
     const png = await fetch(`${stack.emulatorUrl}/pages/image.png?w=2400&h=1600`).then((r) => r.arrayBuffer());
-    const fitted = await post("/v1/vision_analyze", { image: { data: Buffer.from(png).toString("base64") }, session_id: "dev" });
+    const fitted = await post("/v1/vision_analyze", {
+      image: { data: Buffer.from(png).toString("base64") },
+      session_id: "dev",
+    });
     const body = (await fitted.json()) as any;
     expect(fitted.status).toBe(200);
     expect([body.image.width, body.image.height]).toEqual([1568, 1045]);
@@ -65,16 +72,25 @@ function postChunked(url: string, total: number, ms: number): Promise<{ status: 
       req.destroy();
       reject(new Error(`no answer within ${ms} ms (${sent} bytes sent)`));
     }, ms);
-    const req = httpRequest({ host: target.hostname, port: target.port, path: target.pathname, method: "POST", headers: { "content-type": "application/json", "transfer-encoding": "chunked" } }, (res) => {
-      let body = "";
-      res.on("data", (part) => (body += part));
-      res.on("end", () => {
-        finished = true;
-        clearTimeout(timer);
-        req.destroy();
-        resolve({ status: res.statusCode ?? 0, body });
-      });
-    });
+    const req = httpRequest(
+      {
+        host: target.hostname,
+        port: target.port,
+        path: target.pathname,
+        method: "POST",
+        headers: { "content-type": "application/json", "transfer-encoding": "chunked" },
+      },
+      (res) => {
+        let body = "";
+        res.on("data", (part) => (body += part));
+        res.on("end", () => {
+          finished = true;
+          clearTimeout(timer);
+          req.destroy();
+          resolve({ status: res.statusCode ?? 0, body });
+        });
+      },
+    );
     req.on("error", (error) => {
       if (finished) return;
       finished = true;
@@ -101,12 +117,16 @@ describe("wrangler dev: chunked bodies over the limit (issue 18)", () => {
     ["/v1/vision_analyze", 40, "34 MiB"],
     ["/v1/context/evict", 70, "64 MiB"],
     ["/v1/vision_analyze", 40, "34 MiB"],
-  ] as const)("%s: %i MiB chunked is a 413 naming %s, and /healthz answers two concurrent requests after", async (path, mib, limit) => {
-    const { status, body } = await postChunked(`${stack.url}${path}`, mib * 1024 * 1024, 60_000);
-    expect(status, body.slice(0, 200)).toBe(413);
-    expect(JSON.parse(body).error).toMatchObject({ code: "payload_too_large" });
-    expect(JSON.parse(body).error.message).toContain(`larger than ${limit}`);
-    const healthz = () => fetch(`${stack.url}/healthz`, { signal: AbortSignal.timeout(5_000) }).then((r) => r.status);
-    expect(await Promise.all([healthz(), healthz()])).toEqual([200, 200]);
-  }, 90_000);
+  ] as const)(
+    "%s: %i MiB chunked is a 413 naming %s, and /healthz answers two concurrent requests after",
+    async (path, mib, limit) => {
+      const { status, body } = await postChunked(`${stack.url}${path}`, mib * 1024 * 1024, 60_000);
+      expect(status, body.slice(0, 200)).toBe(413);
+      expect(JSON.parse(body).error).toMatchObject({ code: "payload_too_large" });
+      expect(JSON.parse(body).error.message).toContain(`larger than ${limit}`);
+      const healthz = () => fetch(`${stack.url}/healthz`, { signal: AbortSignal.timeout(5_000) }).then((r) => r.status);
+      expect(await Promise.all([healthz(), healthz()])).toEqual([200, 200]);
+    },
+    90_000,
+  );
 });

@@ -18,7 +18,11 @@ let counter = 0;
 const token = () => `emu${Date.now().toString(36)}x${(counter++).toString(36)}`;
 
 async function post(path: string, body: unknown, headers: Record<string, string> = {}): Promise<Response> {
-  return fetch(`${emulator.url}${path}`, { method: "POST", headers: { "content-type": "application/json", ...headers }, body: JSON.stringify(body) });
+  return fetch(`${emulator.url}${path}`, {
+    method: "POST",
+    headers: { "content-type": "application/json", ...headers },
+    body: JSON.stringify(body),
+  });
 }
 
 async function calls(query: string): Promise<{ count: number; calls: EmulatorCall[] }> {
@@ -28,7 +32,11 @@ async function calls(query: string): Promise<{ count: number; calls: EmulatorCal
 describe("control API", () => {
   it("counts calls per provider whose query contains a token, recording count and auth but never the key", async () => {
     const tok = token();
-    await post("/tavily/search", { query: `a ${tok}`, max_results: 7 }, { authorization: `Bearer ${EMULATOR_API_KEY}` });
+    await post(
+      "/tavily/search",
+      { query: `a ${tok}`, max_results: 7 },
+      { authorization: `Bearer ${EMULATOR_API_KEY}` },
+    );
     await post("/tavily/search", { query: `b ${tok}`, max_results: 3 });
     await fetch(`${emulator.url}/brave/res/v1/web/search?q=${tok}&count=5`);
     const tavily = await calls(`provider=tavily&contains=${tok}`);
@@ -52,7 +60,10 @@ describe("control API", () => {
     const own = await startEmulator();
     try {
       await fetch(`${own.url}/searxng/search?q=x&format=json`);
-      await fetch(`${own.url}/__dns`, { method: "POST", body: JSON.stringify({ name: "reset.test", A: ["93.184.216.34"] }) });
+      await fetch(`${own.url}/__dns`, {
+        method: "POST",
+        body: JSON.stringify({ name: "reset.test", A: ["93.184.216.34"] }),
+      });
       expect(((await (await fetch(`${own.url}/__calls`)).json()) as { count: number }).count).toBe(1);
       expect((await fetch(`${own.url}/__reset`, { method: "POST" })).status).toBe(200);
       expect(((await (await fetch(`${own.url}/__calls`)).json()) as { count: number }).count).toBe(0);
@@ -78,7 +89,9 @@ describe("markers", () => {
   });
 
   it("[empty] gives zero results and [badjson] a non-JSON 200", async () => {
-    const empty = (await (await post("/tavily/search", { query: `x [empty] ${token()}` })).json()) as { results: unknown[] };
+    const empty = (await (await post("/tavily/search", { query: `x [empty] ${token()}` })).json()) as {
+      results: unknown[];
+    };
     expect(empty.results).toEqual([]);
     const bad = await post("/tavily/search", { query: `x [badjson] ${token()}` });
     expect(bad.status).toBe(200);
@@ -89,8 +102,16 @@ describe("markers", () => {
     const nul = await post("/tavily/search", { query: `x [malformed:results-null] ${token()}` });
     expect(nul.status).toBe(200);
     expect(await nul.json()).toEqual({ results: null });
-    expect(await (await post("/exa/search", { query: `x [malformed:empty-object] ${token()}` }, { "x-api-key": EMULATOR_API_KEY })).json()).toEqual({});
-    const keyless = await fetch(`${emulator.url}/keyless/html/`, { method: "POST", headers: { "content-type": "application/x-www-form-urlencoded" }, body: `q=${encodeURIComponent(`x [malformed:error] ${token()}`)}` });
+    expect(
+      await (
+        await post("/exa/search", { query: `x [malformed:empty-object] ${token()}` }, { "x-api-key": EMULATOR_API_KEY })
+      ).json(),
+    ).toEqual({});
+    const keyless = await fetch(`${emulator.url}/keyless/html/`, {
+      method: "POST",
+      headers: { "content-type": "application/x-www-form-urlencoded" },
+      body: `q=${encodeURIComponent(`x [malformed:error] ${token()}`)}`,
+    });
     const html = await keyless.text();
     expect(html).not.toContain("result__a");
     expect(html).not.toContain("no-results");
@@ -100,7 +121,9 @@ describe("markers", () => {
     const page = await fetch(`${emulator.url}/pages/wall/[challenge:cloudflare]/${token()}`);
     expect(page.status).toBe(403);
     expect(await page.text()).toContain("<title>Just a moment...</title>");
-    const scraped = (await (await post("/firecrawl/v1/scrape", { url: `https://docs.example.com/[challenge:perimeterx]/${token()}` })).json()) as any;
+    const scraped = (await (
+      await post("/firecrawl/v1/scrape", { url: `https://docs.example.com/[challenge:perimeterx]/${token()}` })
+    ).json()) as any;
     expect(scraped.data.metadata).toMatchObject({ title: "Access to this page has been denied", statusCode: 403 });
     const contact = await fetch(`${emulator.url}/pages/contact`);
     expect(contact.status).toBe(200);
@@ -118,33 +141,57 @@ describe("markers", () => {
 
 describe("provider shapes honour the requested count", () => {
   it("tavily max_results (0..20)", async () => {
-    const body = (await (await post("/tavily/search", { query: "q", max_results: 12 })).json()) as { results: { title: string; url: string; content: string }[] };
+    const body = (await (await post("/tavily/search", { query: "q", max_results: 12 })).json()) as {
+      results: { title: string; url: string; content: string }[];
+    };
     expect(body.results).toHaveLength(12);
-    expect(body.results[11]).toMatchObject({ title: "Result 12 for q", url: "https://example.com/q/12", content: "Snippet 12: what the web says about q." });
+    expect(body.results[11]).toMatchObject({
+      title: "Result 12 for q",
+      url: "https://example.com/q/12",
+      content: "Snippet 12: what the web says about q.",
+    });
     expect((await post("/tavily/search", { query: "q", max_results: 21 })).status).toBe(400);
   });
 
   it("brave count and page offset", async () => {
     const res = await fetch(`${emulator.url}/brave/res/v1/web/search?q=paging&count=20&offset=4`);
-    const body = (await res.json()) as { query: { more_results_available: boolean }; web: { results: { url: string }[] } };
-    expect(body.web.results.map((r) => r.url.split("/").pop())).toEqual(Array.from({ length: 20 }, (_, i) => String(81 + i)));
+    const body = (await res.json()) as {
+      query: { more_results_available: boolean };
+      web: { results: { url: string }[] };
+    };
+    expect(body.web.results.map((r) => r.url.split("/").pop())).toEqual(
+      Array.from({ length: 20 }, (_, i) => String(81 + i)),
+    );
     expect(body.query.more_results_available).toBe(false);
     expect((await fetch(`${emulator.url}/brave/res/v1/web/search?q=x&count=21`)).status).toBe(422);
   });
 
   it("exa numResults, firecrawl limit, searxng pages of 10", async () => {
-    const exa = (await (await post("/exa/search", { query: "q", numResults: 33, contents: { text: true } })).json()) as { results: { text?: string }[] };
+    const exa = (await (
+      await post("/exa/search", { query: "q", numResults: 33, contents: { text: true } })
+    ).json()) as { results: { text?: string }[] };
     expect(exa.results).toHaveLength(33);
     expect(exa.results[0]!.text).toBe("Snippet 1: what the web says about q.");
-    const firecrawl = (await (await post("/firecrawl/v1/search", { query: "q", limit: 4 })).json()) as { success: boolean; data: unknown[] };
+    const firecrawl = (await (await post("/firecrawl/v1/search", { query: "q", limit: 4 })).json()) as {
+      success: boolean;
+      data: unknown[];
+    };
     expect(firecrawl).toMatchObject({ success: true });
     expect(firecrawl.data).toHaveLength(4);
-    const searx = (await (await fetch(`${emulator.url}/searxng/search?q=q&format=json&pageno=3`)).json()) as { results: { url: string }[] };
-    expect(searx.results.map((r) => r.url.split("/").pop())).toEqual(Array.from({ length: 10 }, (_, i) => String(21 + i)));
+    const searx = (await (await fetch(`${emulator.url}/searxng/search?q=q&format=json&pageno=3`)).json()) as {
+      results: { url: string }[];
+    };
+    expect(searx.results.map((r) => r.url.split("/").pop())).toEqual(
+      Array.from({ length: 10 }, (_, i) => String(21 + i)),
+    );
   });
 
   it("keyless answers an HTML results page with redirect links", async () => {
-    const form = await fetch(`${emulator.url}/keyless/html/`, { method: "POST", headers: { "content-type": "application/x-www-form-urlencoded" }, body: "q=ducks" });
+    const form = await fetch(`${emulator.url}/keyless/html/`, {
+      method: "POST",
+      headers: { "content-type": "application/x-www-form-urlencoded" },
+      body: "q=ducks",
+    });
     expect(form.headers.get("content-type")).toContain("text/html");
     const html = await form.text();
     expect(html).toContain("//duckduckgo.com/l/?uddg=https%3A%2F%2Fexample.com%2Fducks%2F1");
@@ -154,7 +201,9 @@ describe("provider shapes honour the requested count", () => {
 
 describe("extract APIs", () => {
   it("tavily extract reports [failed] URLs in failed_results", async () => {
-    const body = (await (await post("/tavily/extract", { urls: ["https://a.example/ok", "https://a.example/[failed]"] })).json()) as {
+    const body = (await (
+      await post("/tavily/extract", { urls: ["https://a.example/ok", "https://a.example/[failed]"] })
+    ).json()) as {
       results: { url: string; raw_content: string }[];
       failed_results: { url: string }[];
     };
@@ -164,7 +213,9 @@ describe("extract APIs", () => {
   });
 
   it("jina reads the URL from the path and answers JSON when asked", async () => {
-    const res = await fetch(`${emulator.url}/jina/https://example.com/doc?a=1`, { headers: { accept: "application/json" } });
+    const res = await fetch(`${emulator.url}/jina/https://example.com/doc?a=1`, {
+      headers: { accept: "application/json" },
+    });
     const body = (await res.json()) as { data: { url: string; title: string; content: string } };
     expect(body.data.url).toBe("https://example.com/doc?a=1");
     expect(body.data.title).toBe("Page at https://example.com/doc?a=1");
@@ -179,16 +230,35 @@ describe("auxiliary vision chat completions", () => {
       "/openai/v1/chat/completions",
       {
         model: "emu-vision-1",
-        messages: [{ role: "user", content: [{ type: "text", text: `What is misaligned? ${tok}` }, { type: "image_url", image_url: { url: dataUrl } }] }],
+        messages: [
+          {
+            role: "user",
+            content: [
+              { type: "text", text: `What is misaligned? ${tok}` },
+              { type: "image_url", image_url: { url: dataUrl } },
+            ],
+          },
+        ],
       },
       { authorization: `Bearer ${EMULATOR_API_KEY}` },
     );
     const body = (await res.json()) as { choices: { message: { content: string } }[]; model: string };
     expect(body.model).toBe("emu-vision-1");
-    expect(body.choices[0]!.message.content).toContain(`image/jpeg image as a data URL of ${dataUrl.length} characters`);
-    const chat = (await (await fetch(`${emulator.url}/__chat?contains=${tok}`)).json()) as { count: number; requests: Record<string, unknown>[] };
+    expect(body.choices[0]!.message.content).toContain(
+      `image/jpeg image as a data URL of ${dataUrl.length} characters`,
+    );
+    const chat = (await (await fetch(`${emulator.url}/__chat?contains=${tok}`)).json()) as {
+      count: number;
+      requests: Record<string, unknown>[];
+    };
     expect(chat.count).toBe(1);
-    expect(chat.requests[0]).toMatchObject({ model: "emu-vision-1", image_data_url_length: dataUrl.length, media_type: "image/jpeg", question: `What is misaligned? ${tok}`, has_key: true });
+    expect(chat.requests[0]).toMatchObject({
+      model: "emu-vision-1",
+      image_data_url_length: dataUrl.length,
+      media_type: "image/jpeg",
+      question: `What is misaligned? ${tok}`,
+      has_key: true,
+    });
   });
 });
 
@@ -196,16 +266,23 @@ describe("DNS over HTTPS", () => {
   it("answers configured names, NODATA for a missing type, NXDOMAIN otherwise", async () => {
     const name = `${token()}.test`;
     await post("/__dns", { name: `${name.toUpperCase()}.`, A: ["93.184.216.34"], AAAA: [] });
-    const a = (await (await fetch(`${emulator.url}/dns-query?name=${name}&type=A`, { headers: { accept: "application/dns-json" } })).json()) as {
+    const a = (await (
+      await fetch(`${emulator.url}/dns-query?name=${name}&type=A`, { headers: { accept: "application/dns-json" } })
+    ).json()) as {
       Status: number;
       Answer: { name: string; type: number; data: string }[];
     };
     expect(a.Status).toBe(0);
     expect(a.Answer).toEqual([{ name: `${name}.`, type: 1, TTL: 300, data: "93.184.216.34" }]);
-    const aaaa = (await (await fetch(`${emulator.url}/dns-query?name=${name}.&type=AAAA`)).json()) as { Status: number; Answer?: unknown };
+    const aaaa = (await (await fetch(`${emulator.url}/dns-query?name=${name}.&type=AAAA`)).json()) as {
+      Status: number;
+      Answer?: unknown;
+    };
     expect(aaaa).toMatchObject({ Status: 0 });
     expect(aaaa.Answer).toBeUndefined();
-    const missing = (await (await fetch(`${emulator.url}/dns-query?name=nope-${name}&type=A`)).json()) as { Status: number };
+    const missing = (await (await fetch(`${emulator.url}/dns-query?name=nope-${name}&type=A`)).json()) as {
+      Status: number;
+    };
     expect(missing.Status).toBe(3);
   });
 
@@ -216,7 +293,10 @@ describe("DNS over HTTPS", () => {
       { name: `down-${tok}.test`, httpStatus: 503 },
       { name: `late-${tok}.test`, A: ["1.1.1.1"], delayMs: 250 },
     ]);
-    expect(((await (await fetch(`${emulator.url}/dns-query?name=servfail-${tok}.test&type=A`)).json()) as { Status: number }).Status).toBe(2);
+    expect(
+      ((await (await fetch(`${emulator.url}/dns-query?name=servfail-${tok}.test&type=A`)).json()) as { Status: number })
+        .Status,
+    ).toBe(2);
     expect((await fetch(`${emulator.url}/dns-query?name=down-${tok}.test&type=A`)).status).toBe(503);
     const started = Date.now();
     await fetch(`${emulator.url}/dns-query?name=late-${tok}.test&type=A`);
@@ -238,7 +318,10 @@ describe("test pages", () => {
     expect(bytes.includes(0xe9)).toBe(true);
     expect(new TextDecoder("windows-1252").decode(bytes)).toContain("Café crème");
 
-    const redirect = await fetch(`${emulator.url}/pages/redirect?to=${encodeURIComponent("https://example.com/next")}`, { redirect: "manual" });
+    const redirect = await fetch(
+      `${emulator.url}/pages/redirect?to=${encodeURIComponent("https://example.com/next")}`,
+      { redirect: "manual" },
+    );
     expect(redirect.status).toBe(302);
     expect(redirect.headers.get("location")).toBe("https://example.com/next");
 
@@ -250,7 +333,9 @@ describe("test pages", () => {
 
 describe("CLI mode", () => {
   it("prints its URL and the .dev.vars lines for every provider, and serves until killed", async () => {
-    const child = spawn(process.execPath, ["--import", "tsx", "test/emulator/server.ts", "--port", "0"], { stdio: ["ignore", "pipe", "pipe"] });
+    const child = spawn(process.execPath, ["--import", "tsx", "test/emulator/server.ts", "--port", "0"], {
+      stdio: ["ignore", "pipe", "pipe"],
+    });
     try {
       let out = "";
       const url = await new Promise<string>((resolve, reject) => {
@@ -263,7 +348,11 @@ describe("CLI mode", () => {
       });
       expect((await fetch(`${url}/__health`)).status).toBe(200);
       // Nothing left pointing at the internet: the keyless rescue and the DNS check come here too.
-      for (const line of [`PROVIDERS_KEYLESS_BASE_URL=${url}/keyless`, `SECURITY_DNS_RESOLVER_URL=${url}/dns-query`, `PROVIDERS_TAVILY_BASE_URL=${url}/tavily`]) {
+      for (const line of [
+        `PROVIDERS_KEYLESS_BASE_URL=${url}/keyless`,
+        `SECURITY_DNS_RESOLVER_URL=${url}/dns-query`,
+        `PROVIDERS_TAVILY_BASE_URL=${url}/tavily`,
+      ]) {
         expect(out.split("\n")).toContain(line);
       }
     } finally {

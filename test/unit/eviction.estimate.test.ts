@@ -15,7 +15,10 @@ const base64 = (bytes: Uint8Array) => Buffer.from(bytes).toString("base64");
 
 /** A baseline JPEG's first segments: SOI, APP0 (JFIF), an optional padding APP1, then SOF0 with the size. */
 function jpegHead(width: number, height: number, app1Bytes = 0): Uint8Array {
-  const parts: number[] = [0xff, 0xd8, 0xff, 0xe0, 0x00, 0x10, 0x4a, 0x46, 0x49, 0x46, 0x00, 0x01, 0x01, 0x00, 0x00, 0x01, 0x00, 0x01, 0x00, 0x00];
+  const parts: number[] = [
+    0xff, 0xd8, 0xff, 0xe0, 0x00, 0x10, 0x4a, 0x46, 0x49, 0x46, 0x00, 0x01, 0x01, 0x00, 0x00, 0x01, 0x00, 0x01, 0x00,
+    0x00,
+  ];
   if (app1Bytes > 0) {
     const length = app1Bytes + 2;
     parts.push(0xff, 0xe1, length >> 8, length & 0xff, ...new Array<number>(app1Bytes).fill(0x20));
@@ -38,7 +41,10 @@ describe("imageSize", () => {
     expect(base64(jpegHead(1920, 1080)).endsWith("=")).toBe(true);
     expect(imageSize(base64(jpegHead(1920, 1080)))).toEqual({ width: 1920, height: 1080 });
     expect(imageSize(base64(jpegHead(1920, 1080, 1_000)))).toEqual({ width: 1920, height: 1080 });
-    expect(imageSize(`data:image/webp;base64,${base64(webpFrom(photoPixels(40, 24), 40, 24))}`)).toEqual({ width: 40, height: 24 });
+    expect(imageSize(`data:image/webp;base64,${base64(webpFrom(photoPixels(40, 24), 40, 24))}`)).toEqual({
+      width: 40,
+      height: 24,
+    });
   });
 
   it("says null (the caller then assumes the largest image) for what it cannot read", () => {
@@ -63,8 +69,21 @@ describe("token estimates", () => {
 
   it("text: 4 characters a token over strings, text blocks and tool calls, never counting image data", () => {
     expect(textTokens("abcdefgh")).toBe(2);
-    expect(textTokens([{ type: "text", text: "abcd" }, { type: "image", source: { type: "base64", data: "x".repeat(40_000) } }])).toBe(1);
-    expect(textTokens({ type: "tool_result", content: [{ type: "text", text: "12345678" }, { type: "image", source: { data: "y".repeat(9_999) } }] })).toBe(2);
+    expect(
+      textTokens([
+        { type: "text", text: "abcd" },
+        { type: "image", source: { type: "base64", data: "x".repeat(40_000) } },
+      ]),
+    ).toBe(1);
+    expect(
+      textTokens({
+        type: "tool_result",
+        content: [
+          { type: "text", text: "12345678" },
+          { type: "image", source: { data: "y".repeat(9_999) } },
+        ],
+      }),
+    ).toBe(2);
     expect(textTokens({ type: "tool_use", name: "shot", input: { a: 1 } })).toBe(Math.ceil((4 + '{"a":1}'.length) / 4));
     expect(textTokens(null)).toBe(0);
   });
@@ -72,7 +91,8 @@ describe("token estimates", () => {
 
 describe("provider facts", () => {
   it("the cache prices per provider and model: Claude writes at 1.25x and reads at 0.1x; OpenAI writes at 1x before GPT-5.6 and reads gpt-5 0.1x, gpt-4.1 / o3 / o4 0.25x, others 0.5x", () => {
-    const read = (provider: string | undefined, model: string | undefined) => cachePrices(provider, model).readMultiplier;
+    const read = (provider: string | undefined, model: string | undefined) =>
+      cachePrices(provider, model).readMultiplier;
     expect(cachePrices("anthropic", "claude-sonnet-4-5")).toEqual({ writeMultiplier: 1.25, readMultiplier: 0.1 });
     expect(cachePrices(undefined, undefined)).toEqual({ writeMultiplier: 1.25, readMultiplier: 0.1 });
     expect(cachePrices("openai", "gpt-4o")).toEqual({ writeMultiplier: 1, readMultiplier: 0.5 });
@@ -86,11 +106,29 @@ describe("provider facts", () => {
   });
 
   it("OpenAI's true ceiling is 500 images with cost (hermes keeps 20): no request goes out with more", () => {
-    const under = evictContext(EvictRequest.parse({ format: "openai", strategy: "cost", provider: "openai", messages: conversation("openai", screenshots(500)) }), { now: 0 });
+    const under = evictContext(
+      EvictRequest.parse({
+        format: "openai",
+        strategy: "cost",
+        provider: "openai",
+        messages: conversation("openai", screenshots(500)),
+      }),
+      { now: 0 },
+    );
     expect(under.stats.limits.max_blocks).toBe(500);
-    const hermes = evictContext(EvictRequest.parse({ format: "openai", messages: conversation("openai", screenshots(500)) }));
+    const hermes = evictContext(
+      EvictRequest.parse({ format: "openai", messages: conversation("openai", screenshots(500)) }),
+    );
     expect(hermes.stats.limits.max_blocks).toBe(20);
-    const over = evictContext(EvictRequest.parse({ format: "openai", strategy: "cost", provider: "openai", messages: conversation("openai", screenshots(501)) }), { now: 0 });
+    const over = evictContext(
+      EvictRequest.parse({
+        format: "openai",
+        strategy: "cost",
+        provider: "openai",
+        messages: conversation("openai", screenshots(501)),
+      }),
+      { now: 0 },
+    );
     expect(over.stats.limits.max_blocks).toBe(500);
     expect(over.stats.fits).toBe(true);
     expect(over.stats.image_blocks_after).toBeLessThanOrEqual(500);
@@ -102,10 +140,22 @@ describe("provider facts", () => {
       const messages = anthropicScreenshots(25, size).map((m, i, all) => {
         if (i !== all.length - 1 || !Array.isArray(m.content)) return m;
         const content = (m.content as Record<string, unknown>[]).slice();
-        content[content.length - 1] = { ...content[content.length - 1]!, cache_control: ttl ? { type: "ephemeral", ttl } : { type: "ephemeral" } };
+        content[content.length - 1] = {
+          ...content[content.length - 1]!,
+          cache_control: ttl ? { type: "ephemeral", ttl } : { type: "ephemeral" },
+        };
         return { ...m, content };
       });
-      const out = evictContext(EvictRequest.parse({ format: "anthropic", strategy: "cost", provider: "anthropic", manage_cache: true, messages }), { now: 0 });
+      const out = evictContext(
+        EvictRequest.parse({
+          format: "anthropic",
+          strategy: "cost",
+          provider: "anthropic",
+          manage_cache: true,
+          messages,
+        }),
+        { now: 0 },
+      );
       const at = out.stats.cache_marker!;
       const block = (out.messages[at.message] as { content: Record<string, unknown>[] }).content[at.block]!;
       return block.cache_control;

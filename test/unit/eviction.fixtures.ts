@@ -34,7 +34,8 @@ function anthropicImage(bytes: number, seed: number) {
 /** A data URL of exactly `bytes` characters (at least the prefix length), or an https URL for 0. */
 function dataUrl(bytes: number, seed: number): string {
   if (bytes === 0) return `https://example.com/shot-${seed}.png`;
-  if (bytes <= DATA_URL_PREFIX.length) throw new Error(`an OpenAI fixture image needs more than ${DATA_URL_PREFIX.length} bytes`);
+  if (bytes <= DATA_URL_PREFIX.length)
+    throw new Error(`an OpenAI fixture image needs more than ${DATA_URL_PREFIX.length} bytes`);
   return DATA_URL_PREFIX + base64Of(bytes - DATA_URL_PREFIX.length);
 }
 
@@ -136,18 +137,38 @@ export function pngBase64(width: number, height: number, length = 1_000): string
 }
 
 /** An Anthropic conversation of `n` screenshots whose images are real PNG headers of the given size. */
-export function anthropicScreenshots(n: number, size: { width: number; height: number }, bytes = 1_000): Record<string, unknown>[] {
+export function anthropicScreenshots(
+  n: number,
+  size: { width: number; height: number },
+  bytes = 1_000,
+): Record<string, unknown>[] {
   const messages: Record<string, unknown>[] = [{ role: "user", content: [{ type: "text", text: "browse for me" }] }];
   for (let i = 0; i < n; i++) {
     const id = `toolu_${i}`;
-    messages.push({ role: "assistant", content: [{ type: "text", text: `step ${i}: ${"thinking ".repeat(200)}` }, { type: "tool_use", id, name: "screenshot", input: { i } }] });
+    messages.push({
+      role: "assistant",
+      content: [
+        { type: "text", text: `step ${i}: ${"thinking ".repeat(200)}` },
+        { type: "tool_use", id, name: "screenshot", input: { i } },
+      ],
+    });
     messages.push({
       role: "user",
       content: [
         {
           type: "tool_result",
           tool_use_id: id,
-          content: [{ type: "text", text: `screenshot ${i}` }, { type: "image", source: { type: "base64", media_type: "image/png", data: pngBase64(size.width, size.height, bytes + (i % 7) * 4) } }],
+          content: [
+            { type: "text", text: `screenshot ${i}` },
+            {
+              type: "image",
+              source: {
+                type: "base64",
+                media_type: "image/png",
+                data: pngBase64(size.width, size.height, bytes + (i % 7) * 4),
+              },
+            },
+          ],
         },
       ],
     });

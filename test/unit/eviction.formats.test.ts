@@ -154,13 +154,19 @@ describe("anthropic specifics", () => {
 
   it("walks sibling tool_results newest first: the oldest sibling goes first", () => {
     const messages = [
-      { role: "user", content: [toolResult("a", image("AAAA")), toolResult("b", image("BBBB")), toolResult("c", image("CCCC"))] },
+      {
+        role: "user",
+        content: [toolResult("a", image("AAAA")), toolResult("b", image("BBBB")), toolResult("c", image("CCCC"))],
+      },
     ];
     const out = evictContext({ format: "anthropic", messages, limits: { max_blocks: 2 } });
     expect(out.retired).toBe(1);
     expect(out.evicted).toEqual([{ message: 0, block: 0, part: 1, bytes: 4 }]);
     const content = (out.messages[0] as { content: Array<{ content: unknown[] }> }).content;
-    expect(content[0]!.content).toEqual([{ type: "text", text: "a" }, { type: "text", text: RETIRED_IMAGE_TEXT }]);
+    expect(content[0]!.content).toEqual([
+      { type: "text", text: "a" },
+      { type: "text", text: RETIRED_IMAGE_TEXT },
+    ]);
     expect(content[1]).toBe(messages[0]!.content[1]);
   });
 
@@ -255,7 +261,11 @@ describe("openai specifics", () => {
 
 describe("EvictRequest", () => {
   it("accepts the api.md request and rejects bad limits and formats", () => {
-    const ok = EvictRequest.safeParse({ format: "openai", messages: [{ role: "user", content: "hi" }], limits: { floor: 0 } });
+    const ok = EvictRequest.safeParse({
+      format: "openai",
+      messages: [{ role: "user", content: "hi" }],
+      limits: { floor: 0 },
+    });
     expect(ok.success).toBe(true);
     for (const limits of [{ batch: 0 }, { floor: -1 }, { max_blocks: 2.5 }, { max_bytes: 0 }]) {
       expect(EvictRequest.safeParse({ format: "anthropic", messages: [], limits }).success).toBe(false);
@@ -265,7 +275,10 @@ describe("EvictRequest", () => {
   });
 
   it("keeps unknown message fields", () => {
-    const parsed = EvictRequest.parse({ format: "anthropic", messages: [{ role: "user", content: "x", cache_control: 1 }] });
+    const parsed = EvictRequest.parse({
+      format: "anthropic",
+      messages: [{ role: "user", content: "x", cache_control: 1 }],
+    });
     expect(parsed.messages[0]).toEqual({ role: "user", content: "x", cache_control: 1 });
   });
 

@@ -14,8 +14,14 @@ const adapterOf = { anthropic: anthropicAdapter, openai: openaiAdapter };
 // Small sizes and small ceilings, so random sessions hit both ceilings and the floor often.
 const imageBytes = fc.oneof(fc.constant(0), fc.integer({ min: 30, max: 600 }));
 const turn: fc.Arbitrary<Turn> = fc.oneof(
-  { weight: 6, arbitrary: fc.array(imageBytes, { minLength: 1, maxLength: 3 }).map((images): Turn => ({ kind: "tool", images })) },
-  { weight: 1, arbitrary: fc.array(imageBytes, { minLength: 1, maxLength: 3 }).map((images): Turn => ({ kind: "upload", images })) },
+  {
+    weight: 6,
+    arbitrary: fc.array(imageBytes, { minLength: 1, maxLength: 3 }).map((images): Turn => ({ kind: "tool", images })),
+  },
+  {
+    weight: 1,
+    arbitrary: fc.array(imageBytes, { minLength: 1, maxLength: 3 }).map((images): Turn => ({ kind: "upload", images })),
+  },
   { weight: 2, arbitrary: fc.constant<Turn>({ kind: "text" }) },
 );
 const turns = fc.array(turn, { maxLength: 40 });
@@ -138,7 +144,10 @@ describe.each(FORMATS)("%s: properties", (format) => {
 
 describe("retireCount: properties of the bare arithmetic", () => {
   const load = fc.record({ blocks: fc.integer({ min: 1, max: 6 }), bytes: fc.integer({ min: 0, max: 500 }) });
-  const reservedLoad = fc.record({ blocks: fc.integer({ min: 0, max: 25 }), bytes: fc.integer({ min: 0, max: 3_000 }) });
+  const reservedLoad = fc.record({
+    blocks: fc.integer({ min: 0, max: 25 }),
+    bytes: fc.integer({ min: 0, max: 3_000 }),
+  });
   const policyLimits = fc.record({
     maxBlocks: fc.integer({ min: 1, max: 20 }),
     maxBytes: fc.integer({ min: 100, max: 5_000 }),
@@ -160,7 +169,10 @@ describe("retireCount: properties of the bare arithmetic", () => {
         if (reserved.blocks <= l.maxBlocks && reserved.bytes <= l.maxBytes) expect(decision.fits).toBe(true);
         // The smallest whole number of quanta: one quantum fewer would not have fitted.
         if (decision.fits && decision.retire > 0) {
-          const fewer = Math.max(0, Math.ceil(decision.retire / decision.quantum) * decision.quantum - decision.quantum);
+          const fewer = Math.max(
+            0,
+            Math.ceil(decision.retire / decision.quantum) * decision.quantum - decision.quantum,
+          );
           const keptWithFewer = sum([reserved, ...newestFirst.slice(0, newestFirst.length - fewer)]);
           expect(keptWithFewer.blocks <= l.maxBlocks && keptWithFewer.bytes <= l.maxBytes).toBe(false);
         }
@@ -183,7 +195,10 @@ describe("retireCount: properties of the bare arithmetic", () => {
       carriers: fc.array(load, { maxLength: 3 }),
       uploads: fc.oneof(
         { weight: 4, arbitrary: fc.constant({ blocks: 0, bytes: 0 }) },
-        { weight: 1, arbitrary: fc.record({ blocks: fc.integer({ min: 0, max: 4 }), bytes: fc.integer({ min: 0, max: 500 }) }) },
+        {
+          weight: 1,
+          arbitrary: fc.record({ blocks: fc.integer({ min: 0, max: 4 }), bytes: fc.integer({ min: 0, max: 500 }) }),
+        },
       ),
     });
     fc.assert(

@@ -21,7 +21,14 @@ import {
 import { compare, costLosses, replay } from "../../tools/replay/compare";
 import { parseSessionLine, parseUsage, validate, type SessionLine } from "../../tools/replay/jsonl";
 import { batchedPolicy, bodyFromSegments, costPolicy, keepNewest, noEviction } from "../../tools/replay/rivals";
-import { generateSession, imagesIn, RANDOM_SESSION_RANGES, randomSessions, requestsFromTurns, requestTimes } from "../../tools/replay/sessions";
+import {
+  generateSession,
+  imagesIn,
+  RANDOM_SESSION_RANGES,
+  randomSessions,
+  requestsFromTurns,
+  requestTimes,
+} from "../../tools/replay/sessions";
 import { anthropicAdapter } from "../../shared/eviction/anthropic";
 import { conversationSteps } from "../../shared/eviction/steps";
 import { textTokens } from "../../shared/eviction/estimate";
@@ -59,7 +66,11 @@ describe("cache model", () => {
     const a = [text("sys", 1000), text("t1", 500, 1)];
     const b = [...a, text("t2", 700, 2)];
     const report = replay([a, b], keepNewest(3), { model: { ...DEFAULT_CACHE_MODEL, granularity: 256 } });
-    expect(report.perRequest[1]).toMatchObject({ cacheReadTokens: 1280, cacheWriteTokens: 920, evictionWriteTokens: 0 });
+    expect(report.perRequest[1]).toMatchObject({
+      cacheReadTokens: 1280,
+      cacheWriteTokens: 920,
+      evictionWriteTokens: 0,
+    });
   });
 
   it("prices writes at 1.25x and reads at 0.1x of input by default", () => {
@@ -108,9 +119,20 @@ describe("generated sessions", () => {
     const policy = batchedPolicy();
     const at = { index: 0, at: 0, count: 1 };
     expect(policy(requests[20]!, at).retired.size).toBe(0); // 20 screenshots
-    expect([...policy(requests[21]!, at).retired]).toEqual(["turn2", "turn3", "turn4", "turn5", "turn6", "turn7", "turn8", "turn9"]);
+    expect([...policy(requests[21]!, at).retired]).toEqual([
+      "turn2",
+      "turn3",
+      "turn4",
+      "turn5",
+      "turn6",
+      "turn7",
+      "turn8",
+      "turn9",
+    ]);
     expect(policy(requests[29]!, at).retired.size).toBe(16); // 29 screenshots
-    expect(batchedPolicy({ maxBlocks: 10, maxBytes: 24_000_000, batch: 4, floor: 3 })(requests[11]!, at).retired.size).toBe(4);
+    expect(
+      batchedPolicy({ maxBlocks: 10, maxBytes: 24_000_000, batch: 4, floor: 3 })(requests[11]!, at).retired.size,
+    ).toBe(4);
   });
 
   it("property: a session that never passes the ceiling pays no eviction writes under the batched policy", () => {
@@ -122,7 +144,10 @@ describe("generated sessions", () => {
         fc.integer({ min: 0, max: 3_000 }),
         fc.integer({ min: 1, max: 3_000 }),
         (turns, images, imageEvery, textTokens, imageTokens) => {
-          const requests = requestsFromTurns(generateSession({ turns, images, imageEvery, textTokens, imageTokens }), 500);
+          const requests = requestsFromTurns(
+            generateSession({ turns, images, imageEvery, textTokens, imageTokens }),
+            500,
+          );
           const { batched, keep3 } = compare(requests);
           expect(batched.eviction_write_tokens).toBe(0);
           expect(keep3.collapses).toBe(Math.max(0, imagesIn(generateSession({ turns, images, imageEvery })) - 3));
@@ -141,8 +166,16 @@ describe("session files", () => {
       kind: "turn",
       turn: { textTokens: 800, images: [image, image] },
     });
-    const custom = parseSessionLine('{"text_tokens": 5, "images": [{"tokens": 9, "upload": true}]}', "openai", body, image);
-    expect(custom).toEqual({ kind: "turn", turn: { textTokens: 5, images: [{ tokens: 9, bytes: 350_000, upload: true }] } });
+    const custom = parseSessionLine(
+      '{"text_tokens": 5, "images": [{"tokens": 9, "upload": true}]}',
+      "openai",
+      body,
+      image,
+    );
+    expect(custom).toEqual({
+      kind: "turn",
+      turn: { textTokens: 5, images: [{ tokens: 9, bytes: 350_000, upload: true }] },
+    });
     expect(() => parseSessionLine('{"text_tokens": -1}', "openai", body, image)).toThrow(/text_tokens/);
   });
 
@@ -176,8 +209,17 @@ describe("cost strategy inputs", () => {
     // A compact turn stands for one answered request: an assistant message, then its tool result.
     const request = requestsFromTurns(generateSession({ turns: 10, images: 4 }), 1_000)[9]!;
     const view = bodyFromSegments(request);
-    const built = conversationSteps(anthropicAdapter, view.messages, anthropicAdapter.inventory(view.messages), textTokens(view.system));
-    expect(built.steps.filter((_, i) => view.messages[i] && (view.messages[i] as { role: string }).role === "assistant").map((step) => step.turns)).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10]);
+    const built = conversationSteps(
+      anthropicAdapter,
+      view.messages,
+      anthropicAdapter.inventory(view.messages),
+      textTokens(view.system),
+    );
+    expect(
+      built.steps
+        .filter((_, i) => view.messages[i] && (view.messages[i] as { role: string }).role === "assistant")
+        .map((step) => step.turns),
+    ).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10]);
     // The route reads every text and image as many tokens as the segment says: the prompts agree.
     expect(built.steps[built.steps.length - 1]!.end).toBe(request.reduce((n, s) => n + s.tokens, 0));
     expect(view.carrierIds).toEqual(["turn2", "turn3", "turn4", "turn5"]);
@@ -203,7 +245,12 @@ describe("faithful cache models", () => {
   const anthropic = { ...ANTHROPIC_CACHE_MODEL, breakpoints: "session" as const };
   /** A request of `n` text blocks of `tokens` each, breakpoints at the given indices. */
   const blocks = (n: number, tokens: number, marks: number[], prefix = "b"): Segment[] =>
-    Array.from({ length: n }, (_, i) => ({ id: `${prefix}${i}`, tokens, message: i, ...(marks.includes(i) ? { breakpoint: true } : {}) }));
+    Array.from({ length: n }, (_, i) => ({
+      id: `${prefix}${i}`,
+      tokens,
+      message: i,
+      ...(marks.includes(i) ? { breakpoint: true } : {}),
+    }));
   const run = (requests: ReplayRequest[], times: number[], model: CacheModel = anthropic, prices = DEFAULT_PRICES) =>
     replay(requests, noEviction, { model, times, prices }).perRequest;
 
@@ -222,7 +269,12 @@ describe("faithful cache models", () => {
     const fresh = run([r, r], [0, 5 * 60_000]);
     expect(fresh[1]!.cacheReadTokens).toBe(2_000);
     const expired = run([r, r], [0, 5 * 60_000 + 1]);
-    expect(expired[1]).toMatchObject({ cacheReadTokens: 0, cacheWriteTokens: 2_000, cold: true, evictionWriteTokens: 0 });
+    expect(expired[1]).toMatchObject({
+      cacheReadTokens: 0,
+      cacheWriteTokens: 2_000,
+      cold: true,
+      evictionWriteTokens: 0,
+    });
     // Read at 4 min renews the entry: still there at 8 min.
     const renewed = run([r, r, r], [0, 4 * 60_000, 8 * 60_000]);
     expect(renewed[2]!.cacheReadTokens).toBe(2_000);
@@ -269,13 +321,16 @@ describe("faithful cache models", () => {
   });
 
   it("request times: think time per turn, plus optional pauses", () => {
-    expect(requestTimes(4, { thinkSeconds: 30, pauseEvery: 2, pauseMinutes: 8 })).toEqual([0, 30_000, 540_000, 570_000]);
+    expect(requestTimes(4, { thinkSeconds: 30, pauseEvery: 2, pauseMinutes: 8 })).toEqual([
+      0, 30_000, 540_000, 570_000,
+    ]);
     expect(requestTimes(3)).toEqual([0, 30_000, 60_000]);
   });
 });
 
 /** The random sessions of the cost properties: the ranges `npm run replay -- --random` draws from. */
-const range = (key: keyof typeof RANDOM_SESSION_RANGES) => fc.integer({ min: RANDOM_SESSION_RANGES[key][0], max: RANDOM_SESSION_RANGES[key][1] });
+const range = (key: keyof typeof RANDOM_SESSION_RANGES) =>
+  fc.integer({ min: RANDOM_SESSION_RANGES[key][0], max: RANDOM_SESSION_RANGES[key][1] });
 const randomSession = fc.record({
   turns: range("turns"),
   images: range("images"),
@@ -291,7 +346,10 @@ const randomSession = fc.record({
 describe("the target sessions, faithful model (the numbers docs/eviction.md reports)", () => {
   const session = (shape: { turns: number; images: number; imageEvery?: number }, pauseEvery = 0) => {
     const requests = requestsFromTurns(generateSession(shape), 4_000);
-    return compare(requests, { model: ANTHROPIC_CACHE_MODEL, times: requestTimes(requests.length, { pauseEvery, pauseMinutes: 8 }) });
+    return compare(requests, {
+      model: ANTHROPIC_CACHE_MODEL,
+      times: requestTimes(requests.length, { pauseEvery, pauseMinutes: 8 }),
+    });
   };
 
   it("light session (12 screenshots, 40 turns): batched and cost pay no eviction writes; keep-3 about the measured 62 %", () => {
@@ -306,25 +364,35 @@ describe("the target sessions, faithful model (the numbers docs/eviction.md repo
     ["60 in 80 turns", { turns: 80, images: 60 }],
     ["36 in 50 turns", { turns: 50, images: 36 }],
     ["every 3rd turn over 90", { turns: 90, images: 90, imageEvery: 3 }],
-  ] as const)("heavy %s, with and without pauses: cost beats keep-3 and Hermes (by 20 % when told the length), its worst request no larger", (_name, shape) => {
-    for (const pauseEvery of [0, 15]) {
-      const r = session(shape, pauseEvery);
-      // Told nothing: at least 15 % (20 % with pauses); told the session's length: 20 % everywhere.
-      for (const [report, share] of [
-        [r.cost, pauseEvery > 0 ? 0.8 : 0.85],
-        [r.cost_known, 0.8],
-      ] as const) {
-        expect(report.cost).toBeLessThan(0.8 * r.keep3.cost);
-        expect(report.cost).toBeLessThan(share * r.batched.cost);
-        expect(report.worst_request_write_tokens).toBeLessThanOrEqual(r.batched.worst_request_write_tokens);
-        expect(report.requests_over_ceiling).toBe(0);
-        expect(report.requests_over_breakpoints).toBe(0);
+  ] as const)(
+    "heavy %s, with and without pauses: cost beats keep-3 and Hermes (by 20 % when told the length), its worst request no larger",
+    (_name, shape) => {
+      for (const pauseEvery of [0, 15]) {
+        const r = session(shape, pauseEvery);
+        // Told nothing: at least 15 % (20 % with pauses); told the session's length: 20 % everywhere.
+        for (const [report, share] of [
+          [r.cost, pauseEvery > 0 ? 0.8 : 0.85],
+          [r.cost_known, 0.8],
+        ] as const) {
+          expect(report.cost).toBeLessThan(0.8 * r.keep3.cost);
+          expect(report.cost).toBeLessThan(share * r.batched.cost);
+          expect(report.worst_request_write_tokens).toBeLessThanOrEqual(r.batched.worst_request_write_tokens);
+          expect(report.requests_over_ceiling).toBe(0);
+          expect(report.requests_over_breakpoints).toBe(0);
+        }
       }
-    }
-  });
+    },
+  );
 
   it("the targets against every rival (keep-3, Hermes 20/8/3 and 100/8/3, context editing, Claude Code) on the suite: met everywhere but the two docs/eviction.md names", () => {
-    const rivals = ["keep3", "batched", "raised", "context_editing", "context_editing_clear_at_least", "claude_code"] as const;
+    const rivals = [
+      "keep3",
+      "batched",
+      "raised",
+      "context_editing",
+      "context_editing_clear_at_least",
+      "claude_code",
+    ] as const;
     const missed: string[] = [];
     for (const [name, shape, heavy] of [
       ["light 12/40", { turns: 40, images: 12 }, false],
@@ -338,9 +406,12 @@ describe("the target sessions, faithful model (the numbers docs/eviction.md repo
         const cheapest = Math.min(...rivals.map((k) => r[k].cost));
         // Everywhere: no more than the cheapest rival + 2 %, no worse worst request than the rivals' largest.
         expect(r.cost.cost, label).toBeLessThanOrEqual(cheapest * 1.02);
-        expect(r.cost.worst_request_write_tokens, label).toBeLessThanOrEqual(Math.max(...rivals.map((k) => r[k].worst_request_write_tokens)));
+        expect(r.cost.worst_request_write_tokens, label).toBeLessThanOrEqual(
+          Math.max(...rivals.map((k) => r[k].worst_request_write_tokens)),
+        );
         if (!heavy) continue;
-        for (const k of ["keep3", "batched", "context_editing"] as const) if (r.cost.cost > 0.8 * r[k].cost) missed.push(`${label}: ${k}`);
+        for (const k of ["keep3", "batched", "context_editing"] as const)
+          if (r.cost.cost > 0.8 * r[k].cost) missed.push(`${label}: ${k}`);
         // Told the length: below every rival, Hermes 100/8/3 included.
         expect(r.cost_known.cost, label).toBeLessThan(cheapest);
       }
@@ -404,7 +475,9 @@ describe("the target sessions, faithful model (the numbers docs/eviction.md repo
   it("after the default ceiling has forced Hermes to collapse, cost may move again under it when the price pays (36 in 50)", () => {
     const requests = requestsFromTurns(generateSession({ turns: 50, images: 36 }), 4_000);
     const policy = costPolicy({});
-    const rules = requests.map((request, index) => policy(request, { index, at: index * 30_000, count: requests.length }).rule);
+    const rules = requests.map(
+      (request, index) => policy(request, { index, at: index * 30_000, count: requests.length }).rule,
+    );
     // The first move when the 21st screenshot arrives, then price moves with at most 20 images live.
     expect(rules.indexOf("price")).toBe(21);
     expect(rules.filter((rule) => rule === "price").length).toBeGreaterThanOrEqual(2);
@@ -452,7 +525,10 @@ describe("the target sessions, faithful model (the numbers docs/eviction.md repo
       expect(loss.cost > loss.hermes || loss.excess_over_rival > 0.02).toBe(true);
       expect(loss.excess).toBeCloseTo(loss.cost / loss.hermes - 1, 9);
       expect(loss.why).toMatch(/^cost (rewrote at request|never rewrote)/);
-      if (loss.cost_collapses.length > 0) expect(loss.why).toContain(`request${loss.cost_collapses.length > 1 ? "s" : ""} ${loss.cost_collapses.join(", ")}`);
+      if (loss.cost_collapses.length > 0)
+        expect(loss.why).toContain(
+          `request${loss.cost_collapses.length > 1 ? "s" : ""} ${loss.cost_collapses.join(", ")}`,
+        );
     }
     expect(report.worst_excess).toBe(Math.max(...report.losses.map((loss) => loss.excess)));
   });
@@ -471,7 +547,14 @@ describe("the target sessions, faithful model (the numbers docs/eviction.md repo
     for (const session of sessions) {
       const requests = requestsFromTurns(generateSession(session), session.systemTokens);
       const r = compare(requests, { model: ANTHROPIC_CACHE_MODEL, times: requestTimes(requests.length, session) });
-      const cheapest = Math.min(r.keep3.cost, r.batched.cost, r.raised.cost, r.context_editing.cost, r.context_editing_clear_at_least.cost, r.claude_code.cost);
+      const cheapest = Math.min(
+        r.keep3.cost,
+        r.batched.cost,
+        r.raised.cost,
+        r.context_editing.cost,
+        r.context_editing_clear_at_least.cost,
+        r.claude_code.cost,
+      );
       if (r.cost.cost > cheapest * 1.02 + 1e-9) expect(listed.map((loss) => loss.session)).toContainEqual(session);
     }
     // Rare: at most 1 in 20 of these sessions (docs/eviction.md lists the 300-session run).
@@ -480,17 +563,25 @@ describe("the target sessions, faithful model (the numbers docs/eviction.md repo
 
   it("property: cost never rewrites an upload", () => {
     fc.assert(
-      fc.property(fc.array(fc.record({ upload: fc.boolean(), images: fc.integer({ min: 0, max: 2 }) }), { maxLength: 60 }), (script) => {
-        const turns = script.map((t) => ({ textTokens: 500, images: Array.from({ length: t.images }, () => ({ tokens: 1_500, bytes: 1_000, upload: t.upload })) }));
-        const requests = requestsFromTurns(turns, 2_000);
-        const policy = costPolicy({});
-        requests.forEach((request, index) => {
-          const { retired } = policy(request, { index, at: index * 30_000, count: requests.length });
-          for (const s of request) if (s.image?.kind === "upload") expect(retired.has(s.image.carrier)).toBe(false);
-          const outbound = applyPolicy(request, retired, ANTHROPIC_CACHE_MODEL);
-          expect(outbound.filter((s) => s.image?.kind === "upload")).toEqual(request.filter((s) => s.image?.kind === "upload"));
-        });
-      }),
+      fc.property(
+        fc.array(fc.record({ upload: fc.boolean(), images: fc.integer({ min: 0, max: 2 }) }), { maxLength: 60 }),
+        (script) => {
+          const turns = script.map((t) => ({
+            textTokens: 500,
+            images: Array.from({ length: t.images }, () => ({ tokens: 1_500, bytes: 1_000, upload: t.upload })),
+          }));
+          const requests = requestsFromTurns(turns, 2_000);
+          const policy = costPolicy({});
+          requests.forEach((request, index) => {
+            const { retired } = policy(request, { index, at: index * 30_000, count: requests.length });
+            for (const s of request) if (s.image?.kind === "upload") expect(retired.has(s.image.carrier)).toBe(false);
+            const outbound = applyPolicy(request, retired, ANTHROPIC_CACHE_MODEL);
+            expect(outbound.filter((s) => s.image?.kind === "upload")).toEqual(
+              request.filter((s) => s.image?.kind === "upload"),
+            );
+          });
+        },
+      ),
       { numRuns: 60 },
     );
   });
@@ -520,7 +611,11 @@ describe("validation against logged usage", () => {
   });
 
   it("reads OpenAI's cached_tokens", () => {
-    expect(parseUsage({ prompt_tokens: 2_000, prompt_tokens_details: { cached_tokens: 1_152 } })).toEqual({ cacheWriteTokens: 0, cacheReadTokens: 1_152, inputTokens: 848 });
+    expect(parseUsage({ prompt_tokens: 2_000, prompt_tokens_details: { cached_tokens: 1_152 } })).toEqual({
+      cacheWriteTokens: 0,
+      cacheReadTokens: 1_152,
+      inputTokens: 848,
+    });
   });
 });
 
@@ -529,14 +624,19 @@ describe("the best schedule that exists (--schedules)", () => {
     const { bestSchedules, scheduledPolicy } = await import("../../tools/replay/schedules");
     const requests = requestsFromTurns(generateSession({ turns: 30, images: 24 }), 4_000);
     const policy = scheduledPolicy(new Set([20]));
-    const retired = requests.map((request, index) => policy(request, { index, at: index * 30_000, count: requests.length }).retired.size);
+    const retired = requests.map(
+      (request, index) => policy(request, { index, at: index * 30_000, count: requests.length }).retired.size,
+    );
     expect(retired[19]).toBe(0);
     expect(retired[20]).toBe(20 - 3); // request 21 carries 20 screenshots: all but the floor of 3
     expect(retired[29]).toBe(17); // held until the end
     const found = bestSchedules(requests, requestTimes(requests.length), ANTHROPIC_CACHE_MODEL);
     expect(found.tried).toBe(29 + (29 * 28) / 2);
     expect(found.safest === null || found.best.cost <= found.safest.cost).toBe(true);
-    const direct = replay(requests, scheduledPolicy(new Set(found.best.moves.map((m) => m - 1))), { model: ANTHROPIC_CACHE_MODEL, times: requestTimes(requests.length) });
+    const direct = replay(requests, scheduledPolicy(new Set(found.best.moves.map((m) => m - 1))), {
+      model: ANTHROPIC_CACHE_MODEL,
+      times: requestTimes(requests.length),
+    });
     expect(direct.cost).toBeCloseTo(found.best.cost, 6);
   });
 });

@@ -82,7 +82,17 @@ describe("htmlToMarkdown on a documentation page", () => {
   });
 
   it("drops scripts, styles, comments, navigation, sidebar, forms, header and footer", () => {
-    for (const noise of ["SECRET_SCRIPT_TEXT", "HIDDEN_COMMENT_TEXT", "NAV_TEXT", "SIDEBAR_TEXT", "FORM_TEXT", "FOOTER_TEXT", "Skip to content", "width: 240px", "Pricing"]) {
+    for (const noise of [
+      "SECRET_SCRIPT_TEXT",
+      "HIDDEN_COMMENT_TEXT",
+      "NAV_TEXT",
+      "SIDEBAR_TEXT",
+      "FORM_TEXT",
+      "FOOTER_TEXT",
+      "Skip to content",
+      "width: 240px",
+      "Pricing",
+    ]) {
       expect(page.markdown).not.toContain(noise);
     }
   });
@@ -93,7 +103,9 @@ describe("htmlToMarkdown on a documentation page", () => {
     expect(md).toContain("# Configuring the cache");
     for (const noise of ["NAV_TEXT", "SIDEBAR_TEXT", "FOOTER_TEXT", "FORM_TEXT"]) expect(md).not.toContain(noise);
 
-    const article = htmlToMarkdown(`<article><header><h1>Post</h1><p>By Ann</p></header><p>Body.</p><footer>Tags: x</footer></article>`).markdown;
+    const article = htmlToMarkdown(
+      `<article><header><h1>Post</h1><p>By Ann</p></header><p>Body.</p><footer>Tags: x</footer></article>`,
+    ).markdown;
     expect(article).toBe("# Post\n\nBy Ann\n\nBody.\n\nTags: x");
   });
 
@@ -117,11 +129,15 @@ describe("lists", () => {
       </li>
       <li>Configure</li>
     </ul>`;
-    expect(htmlToMarkdown(html).markdown).toBe(["- Install", "  - npm", "  - deno", "    3. add the import", "    4. run it", "- Configure"].join("\n"));
+    expect(htmlToMarkdown(html).markdown).toBe(
+      ["- Install", "  - npm", "  - deno", "    3. add the import", "    4. run it", "- Configure"].join("\n"),
+    );
   });
 
   it("closes unclosed <li> items the way browsers do", () => {
-    expect(htmlToMarkdown("<ol><li>one<li>two<li>three</ol><p>after").markdown).toBe("1. one\n2. two\n3. three\n\nafter");
+    expect(htmlToMarkdown("<ol><li>one<li>two<li>three</ol><p>after").markdown).toBe(
+      "1. one\n2. two\n3. three\n\nafter",
+    );
   });
 
   it("keeps paragraphs inside an item apart", () => {
@@ -140,7 +156,9 @@ describe("inline content", () => {
   });
 
   it("honours <base href> and keeps relative links when no base is known", () => {
-    expect(htmlToMarkdown(`<base href="https://cdn.example/docs/"><a href="intro">Intro</a>`, "https://x.example/").markdown).toBe("[Intro](https://cdn.example/docs/intro)");
+    expect(
+      htmlToMarkdown(`<base href="https://cdn.example/docs/"><a href="intro">Intro</a>`, "https://x.example/").markdown,
+    ).toBe("[Intro](https://cdn.example/docs/intro)");
     expect(htmlToMarkdown(`<a href="/intro">Intro</a>`).markdown).toBe("[Intro](/intro)");
   });
 
@@ -161,7 +179,9 @@ describe("inline content", () => {
 
 describe("entities", () => {
   it("decodes named, numeric and hex references, with windows-1252 for C1 numbers", () => {
-    expect(decodeHtmlEntities("caf&eacute; &amp; &lt;b&gt; &#8212; &#x1F600; &#150; &hellip; &nbsp;")).toBe("café & <b> — 😀 – … \u00A0");
+    expect(decodeHtmlEntities("caf&eacute; &amp; &lt;b&gt; &#8212; &#x1F600; &#150; &hellip; &nbsp;")).toBe(
+      "café & <b> — 😀 – … \u00A0",
+    );
     expect(decodeHtmlEntities("&unknown; &#0; &#xD800; AT&T &amp")).toBe("&unknown; \uFFFD \uFFFD AT&T &");
   });
 
@@ -188,7 +208,9 @@ describe("decodeHtmlBody", () => {
 
   it("reads the http-equiv form and other encodings", () => {
     // 日本語 in Shift_JIS.
-    const prefix = new TextEncoder().encode(`<meta http-equiv="Content-Type" content="text/html; charset=Shift_JIS"><p>`);
+    const prefix = new TextEncoder().encode(
+      `<meta http-equiv="Content-Type" content="text/html; charset=Shift_JIS"><p>`,
+    );
     const bytes = new Uint8Array([...prefix, 0x93, 0xfa, 0x96, 0x7b, 0x8c, 0xea]);
     expect(decodeHtmlBody(bytes, null)).toContain("<p>日本語");
   });
@@ -196,7 +218,9 @@ describe("decodeHtmlBody", () => {
   it("defaults to UTF-8, and a byte-order mark wins over the header", () => {
     const utf8 = new TextEncoder().encode("<p>Crème brûlée</p>");
     expect(decodeHtmlBody(utf8, null)).toBe("<p>Crème brûlée</p>");
-    expect(decodeHtmlBody(new Uint8Array([0xef, 0xbb, 0xbf, ...utf8]), "text/html; charset=iso-8859-1")).toBe("<p>Crème brûlée</p>");
+    expect(decodeHtmlBody(new Uint8Array([0xef, 0xbb, 0xbf, ...utf8]), "text/html; charset=iso-8859-1")).toBe(
+      "<p>Crème brûlée</p>",
+    );
   });
 });
 
@@ -216,7 +240,9 @@ describe("robustness", () => {
     ];
     for (const html of broken) expect(() => htmlToMarkdown(html, "https://x.example/")).not.toThrow();
     expect(htmlToMarkdown("a < b and c > d, 1<2").markdown).toBe("a < b and c > d, 1<2");
-    expect(htmlToMarkdown("<script>if (a < b) { x = '</div>' }</script><p>after script</p>").markdown).toBe("after script");
+    expect(htmlToMarkdown("<script>if (a < b) { x = '</div>' }</script><p>after script</p>").markdown).toBe(
+      "after script",
+    );
     expect(htmlToMarkdown("<svg><path d='M0 0'/><text>svg text</text></svg><p>visible</p>").markdown).toBe("visible");
   });
 
@@ -228,23 +254,57 @@ describe("robustness", () => {
   });
 
   const completeTag = fc.constantFrom(
-    "<p>", "</p>", "<div>", "</div>", "<ul>", "<li>", "</ul>", "<ol>", "<table>", "<tr>", "<td>", "</table>", "<pre>", "</pre>",
-    "<a href='/x'>", "</a>", "<b>", "</i>", "<br>", "<!-- c -->", "<h2>", "&amp;", "&#x", "<blockquote>", "<img alt='i' src='/i'>",
+    "<p>",
+    "</p>",
+    "<div>",
+    "</div>",
+    "<ul>",
+    "<li>",
+    "</ul>",
+    "<ol>",
+    "<table>",
+    "<tr>",
+    "<td>",
+    "</table>",
+    "<pre>",
+    "</pre>",
+    "<a href='/x'>",
+    "</a>",
+    "<b>",
+    "</i>",
+    "<br>",
+    "<!-- c -->",
+    "<h2>",
+    "&amp;",
+    "&#x",
+    "<blockquote>",
+    "<img alt='i' src='/i'>",
   );
   const plainText = fc.string({ maxLength: 8 }).filter((text) => !/[<>"']/.test(text));
 
   it("never throws, whatever the input", () => {
-    const anything = fc.array(fc.oneof(completeTag, fc.constantFrom("<", ">", '"', "'", "<!--", "</", "<x"), fc.string({ maxLength: 8 })), { maxLength: 60 });
+    const anything = fc.array(
+      fc.oneof(completeTag, fc.constantFrom("<", ">", '"', "'", "<!--", "</", "<x"), fc.string({ maxLength: 8 })),
+      { maxLength: 60 },
+    );
     fc.assert(
-      fc.property(anything, (pieces) => typeof htmlToMarkdown(pieces.join(""), "https://x.example/").markdown === "string"),
+      fc.property(
+        anything,
+        (pieces) => typeof htmlToMarkdown(pieces.join(""), "https://x.example/").markdown === "string",
+      ),
       { numRuns: 500 },
     );
   });
 
   it("never lets script text through between complete tags", () => {
-    const soup = fc.array(fc.oneof(completeTag, plainText, fc.constant("<script>SCRIPT_BODY</script>")), { maxLength: 60 });
+    const soup = fc.array(fc.oneof(completeTag, plainText, fc.constant("<script>SCRIPT_BODY</script>")), {
+      maxLength: 60,
+    });
     fc.assert(
-      fc.property(soup, (pieces) => !htmlToMarkdown(pieces.join(""), "https://x.example/").markdown.includes("SCRIPT_BODY")),
+      fc.property(
+        soup,
+        (pieces) => !htmlToMarkdown(pieces.join(""), "https://x.example/").markdown.includes("SCRIPT_BODY"),
+      ),
       { numRuns: 500 },
     );
   });
@@ -307,6 +367,8 @@ describe("markdownToText", () => {
   });
 
   it("leaves snake_case identifiers alone", () => {
-    expect(markdownToText("set web_cache_ttl_minutes and _private_ words")).toBe("set web_cache_ttl_minutes and private words");
+    expect(markdownToText("set web_cache_ttl_minutes and _private_ words")).toBe(
+      "set web_cache_ttl_minutes and private words",
+    );
   });
 });

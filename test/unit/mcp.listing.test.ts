@@ -15,7 +15,10 @@ describe("MCP tool listings", () => {
 
   it("list max_age and store in web_search's and web_extract's input schemas, described", () => {
     for (const name of ["web_search", "web_extract"]) {
-      const properties = mcpToolListing(MCP_TOOLS.find((tool) => tool.name === name)!).inputSchema.properties as Record<string, { type: string; description: string }>;
+      const properties = mcpToolListing(MCP_TOOLS.find((tool) => tool.name === name)!).inputSchema.properties as Record<
+        string,
+        { type: string; description: string }
+      >;
       expect([properties.max_age?.type, properties.store?.type], name).toEqual(["integer", "boolean"]);
       expect(properties.max_age?.description, name).toMatch(/seconds/);
       expect(properties.store?.description, name).toMatch(/neither read from nor written to the cache/);

@@ -1,5 +1,11 @@
 import { describe, expect, it } from "vitest";
-import { MODEL_TABLE_READ_ON, modelRules, modelTable, normaliseModel, usageCost } from "../../shared/models/models.table";
+import {
+  MODEL_TABLE_READ_ON,
+  modelRules,
+  modelTable,
+  normaliseModel,
+  usageCost,
+} from "../../shared/models/models.table";
 
 describe("model table: prices and cache multipliers per model (docs/eviction.md, read 2026-12-01)", () => {
   it("Anthropic reads at 0.1x for most models, 0.05x for Opus 5.5 and Sonnet 5.5, 0.025x for Fable 5.1; writes at 1.25x (5 min) and 2x (1 h)", () => {
@@ -16,14 +22,27 @@ describe("model table: prices and cache multipliers per model (docs/eviction.md,
       expect(rules.multipliers.write1h, rules.family).toBeCloseTo(2, 10);
       expect(rules.cache.writesBilled).toBe(true);
     }
-    expect(modelRules("anthropic", "claude-opus-5-5").prices).toEqual({ input: 4, cacheWrite5m: 5, cacheWrite1h: 8, cacheRead: 0.2, output: 20 });
+    expect(modelRules("anthropic", "claude-opus-5-5").prices).toEqual({
+      input: 4,
+      cacheWrite5m: 5,
+      cacheWrite1h: 8,
+      cacheRead: 0.2,
+      output: 20,
+    });
   });
 
   it("OpenAI bills writes at 1.25x from GPT-5.6 with explicit breakpoints (4 written, the latest 80 considered, no lookback, 30 min); before it, prefix caching with no write premium", () => {
     const sol = modelRules("openai", "gpt-5.6-sol");
     expect(sol.prices).toEqual({ input: 5, cacheWrite5m: 6.25, cacheWrite1h: 6.25, cacheRead: 0.5, output: 30 });
     expect(sol.multipliers.write5m).toBeCloseTo(1.25, 10);
-    expect(sol.cache).toMatchObject({ style: "prompt_cache_breakpoint", maxBreakpoints: 4, consideredBreakpoints: 80, lookbackBlocks: null, ttlMs: 30 * 60_000, writesBilled: true });
+    expect(sol.cache).toMatchObject({
+      style: "prompt_cache_breakpoint",
+      maxBreakpoints: 4,
+      consideredBreakpoints: 80,
+      lookbackBlocks: null,
+      ttlMs: 30 * 60_000,
+      writesBilled: true,
+    });
     expect(modelRules("openai", "gpt-5.6-luna").prices.input).toBe(1);
     expect(modelRules("openai", "gpt-5.6-terra").prices.input).toBe(2.5);
     const gpt4o = modelRules("openai", "gpt-4o");
@@ -37,7 +56,14 @@ describe("model table: prices and cache multipliers per model (docs/eviction.md,
 
   it("Anthropic's breakpoint rules: 4 a request (a top-level automatic one counts), 20 blocks of lookback, 5 minutes or 1 hour", () => {
     const rules = modelRules("anthropic", "claude-sonnet-4-5").cache;
-    expect(rules).toMatchObject({ style: "cache_control", maxBreakpoints: 4, lookbackBlocks: 20, automatic: "top_level", ttlMs: 5 * 60_000, longTtlMs: 60 * 60_000 });
+    expect(rules).toMatchObject({
+      style: "cache_control",
+      maxBreakpoints: 4,
+      lookbackBlocks: 20,
+      automatic: "top_level",
+      ttlMs: 5 * 60_000,
+      longTtlMs: 60 * 60_000,
+    });
   });
 
   it("image ceilings per model: 100 on 200k-context models, 600 on the others; over 20 images 2,000 px each; 5 MB an image, 32 MB a request", () => {
@@ -45,7 +71,14 @@ describe("model table: prices and cache multipliers per model (docs/eviction.md,
     expect(modelRules("anthropic", "claude-sonnet-4-5").images.maxImages).toBe(100);
     expect(modelRules("anthropic", "claude-sonnet-5-5").images.maxImages).toBe(600);
     expect(modelRules("anthropic", "claude-opus-5").images.maxImages).toBe(600);
-    expect(modelRules("anthropic", "claude-opus-5-5").images).toEqual({ maxImages: 600, manyImages: 20, maxEdgeWhenMany: 2_000, maxEdge: 8_000, maxImageBytes: 5_000_000, maxRequestBytes: 32_000_000 });
+    expect(modelRules("anthropic", "claude-opus-5-5").images).toEqual({
+      maxImages: 600,
+      manyImages: 20,
+      maxEdgeWhenMany: 2_000,
+      maxEdge: 8_000,
+      maxImageBytes: 5_000_000,
+      maxRequestBytes: 32_000_000,
+    });
     expect(modelRules("openai", "gpt-4o").images.maxImages).toBe(500);
   });
 
@@ -83,7 +116,9 @@ describe("model table: prices and cache multipliers per model (docs/eviction.md,
   });
 
   it("price overrides (pricing.models) replace single prices and move the multipliers with them; a bad figure is ignored", () => {
-    const rules = modelRules("anthropic", "claude-sonnet-4-5", { "claude-sonnet-4-5": { cacheRead: 0.15, output: -1 } });
+    const rules = modelRules("anthropic", "claude-sonnet-4-5", {
+      "claude-sonnet-4-5": { cacheRead: 0.15, output: -1 },
+    });
     expect(rules.prices.cacheRead).toBe(0.15);
     expect(rules.prices.output).toBe(15);
     expect(rules.multipliers.read).toBeCloseTo(0.05, 10);
@@ -92,7 +127,13 @@ describe("model table: prices and cache multipliers per model (docs/eviction.md,
 
   it("usage priced at the model's rates, and the same input without a cache", () => {
     const { prices } = modelRules("anthropic", "claude-sonnet-4-5");
-    const usage = { input: 1_000_000, cacheWrite5m: 1_000_000, cacheWrite1h: 1_000_000, cacheRead: 1_000_000, output: 1_000_000 };
+    const usage = {
+      input: 1_000_000,
+      cacheWrite5m: 1_000_000,
+      cacheWrite1h: 1_000_000,
+      cacheRead: 1_000_000,
+      output: 1_000_000,
+    };
     const { costUsd, withoutCacheUsd } = usageCost(prices, usage);
     expect(costUsd).toBeCloseTo(3 + 3.75 + 6 + 0.3 + 15, 10);
     expect(withoutCacheUsd).toBeCloseTo(4 * 3 + 15, 10);

@@ -17,7 +17,8 @@ describe("the provider table", () => {
   it("gives every provider reached at a URL its providers.<name>_base_url, defaulting to its spec", () => {
     const reached = PROVIDER_SPECS.filter((spec) => spec.baseUrl !== undefined);
     expect(Object.keys(defaults.providers).sort()).toEqual(reached.map((spec) => `${spec.name}_base_url`).sort());
-    for (const spec of reached) expect(defaults.providers[`${spec.name}_base_url` as keyof typeof defaults.providers]).toBe(spec.baseUrl);
+    for (const spec of reached)
+      expect(defaults.providers[`${spec.name}_base_url` as keyof typeof defaults.providers]).toBe(spec.baseUrl);
     expect(defaults.providers.searxng_base_url).toBeNull();
     expect(defaults.providers.tavily_base_url).toBe("https://api.tavily.com");
   });
@@ -42,7 +43,11 @@ describe("the provider table", () => {
 
   it("has an adapter for every provider of each kind (direct is the service's own fetch)", () => {
     expect(Object.keys(searchAdapters).sort()).toEqual(SEARCH_SPECS.map((s) => s.name).sort());
-    expect(Object.keys(extractAdapters).sort()).toEqual(EXTRACT_SPECS.map((s) => s.name).filter((n) => n !== "direct").sort());
+    expect(Object.keys(extractAdapters).sort()).toEqual(
+      EXTRACT_SPECS.map((s) => s.name)
+        .filter((n) => n !== "direct")
+        .sort(),
+    );
   });
 
   it("points every provider at the emulator in the local stack", () => {
@@ -55,10 +60,14 @@ describe("the provider table", () => {
   it("resolves auto in table order: the first search provider with its key or URL, the first keyed extractor else direct", () => {
     expect(resolveSearchProvider(loadConfig({})).name).toBe("keyless");
     expect(resolveSearchProvider(loadConfig({ EXA_API_KEY: "k", BRAVE_API_KEY: "k" })).name).toBe("brave");
-    expect(resolveSearchProvider(loadConfig({ PROVIDERS_SEARXNG_BASE_URL: "http://127.0.0.1:9" })).name).toBe("searxng");
+    expect(resolveSearchProvider(loadConfig({ PROVIDERS_SEARXNG_BASE_URL: "http://127.0.0.1:9" })).name).toBe(
+      "searxng",
+    );
     expect(resolveExtractProvider(loadConfig({})).name).toBe("direct");
     expect(resolveExtractProvider(loadConfig({ JINA_API_KEY: "k", TAVILY_API_KEY: "k" })).name).toBe("tavily");
-    expect(() => resolveExtractProvider(loadConfig({ WEB_EXTRACT_PROVIDER: "firecrawl" }))).toThrow(/FIRECRAWL_API_KEY is not set/);
+    expect(() => resolveExtractProvider(loadConfig({ WEB_EXTRACT_PROVIDER: "firecrawl" }))).toThrow(
+      /FIRECRAWL_API_KEY is not set/,
+    );
     expect(resolveExtractProvider(loadConfig({ WEB_EXTRACT_PROVIDER: "jina" })).apiKey).toBeUndefined();
   });
 });

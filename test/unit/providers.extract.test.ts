@@ -27,7 +27,9 @@ let counter = 0;
 const token = () => `ext${Date.now().toString(36)}x${(counter++).toString(36)}`;
 
 async function callsFor(provider: string, contains: string): Promise<EmulatorCall[]> {
-  const body = (await (await fetch(`${emulator.url}/__calls?provider=${provider}&contains=${encodeURIComponent(contains)}`)).json()) as { calls: EmulatorCall[] };
+  const body = (await (
+    await fetch(`${emulator.url}/__calls?provider=${provider}&contains=${encodeURIComponent(contains)}`)
+  ).json()) as { calls: EmulatorCall[] };
   return body.calls;
 }
 
@@ -86,14 +88,18 @@ describe.each(NAMES)("%s extract adapter", (name) => {
 
   it("maps a non-JSON answer to a 502 and a slow one to a 504", async () => {
     expect((await appErrorOf(extract(`https://docs.example.com/${token()}/[badjson]`))).status).toBe(502);
-    const slow = await appErrorOf(extract(`https://docs.example.com/${token()}/[slow:1500]`, "markdown", { timeoutMs: 200 }));
+    const slow = await appErrorOf(
+      extract(`https://docs.example.com/${token()}/[slow:1500]`, "markdown", { timeoutMs: 200 }),
+    );
     expect(slow.status).toBe(504);
     expect(slow.message).toContain(name);
   });
 
   it("names a rejected key without repeating it", async () => {
     const wrongKey = "wrong-extract-key-77aa";
-    const error = await appErrorOf(extract(`https://docs.example.com/${token()}/[auth]`, "markdown", { apiKey: wrongKey }));
+    const error = await appErrorOf(
+      extract(`https://docs.example.com/${token()}/[auth]`, "markdown", { apiKey: wrongKey }),
+    );
     expect(error.message).toContain("rejected the configured API key");
     expect(JSON.stringify(error.toBody())).not.toContain(wrongKey);
   });
@@ -102,7 +108,11 @@ describe.each(NAMES)("%s extract adapter", (name) => {
 describe("jina without a key", () => {
   it("sends no authorization header when no key is configured", async () => {
     const tok = token();
-    const page = await extractAdapters.jina(settings("jina", { apiKey: undefined }), { url: `https://a.example/${tok}`, format: "markdown" }, globalThis.fetch);
+    const page = await extractAdapters.jina(
+      settings("jina", { apiKey: undefined }),
+      { url: `https://a.example/${tok}`, format: "markdown" },
+      globalThis.fetch,
+    );
     expect(page.title).toBe(`Page at https://a.example/${tok}`);
     expect((await callsFor("jina", tok))[0]!.has_key).toBe(false);
   });

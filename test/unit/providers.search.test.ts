@@ -5,7 +5,11 @@
 import { appErrorOf } from "../support/app-error";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { AppError } from "../../shared/http/errors";
-import { SEARCH_PROVIDERS, type ProviderSettings, type SearchProviderName } from "../../shared/web/providers/provider.types";
+import {
+  SEARCH_PROVIDERS,
+  type ProviderSettings,
+  type SearchProviderName,
+} from "../../shared/web/providers/provider.types";
 import { DEFAULT_BASE_URLS, searchAdapters } from "../../shared/web/providers/search";
 import { parseDuckDuckGoResults, unwrapRedirect } from "../../shared/web/providers/search/keyless";
 import { EMULATOR_API_KEY, type EmulatorCall, type RunningEmulator, startEmulator } from "../emulator/server";
@@ -21,7 +25,13 @@ afterAll(async () => {
 const KEYED: SearchProviderName[] = ["tavily", "brave", "exa", "firecrawl"];
 
 function settings(name: SearchProviderName, overrides: Partial<ProviderSettings> = {}): ProviderSettings {
-  return { name, baseUrl: `${emulator.url}/${name}`, apiKey: KEYED.includes(name) ? EMULATOR_API_KEY : undefined, timeoutMs: 5000, ...overrides };
+  return {
+    name,
+    baseUrl: `${emulator.url}/${name}`,
+    apiKey: KEYED.includes(name) ? EMULATOR_API_KEY : undefined,
+    timeoutMs: 5000,
+    ...overrides,
+  };
 }
 
 let counter = 0;
@@ -149,7 +159,9 @@ describe("provider-specific paging and caps", () => {
     const hits = await searchAdapters.brave(settings("brave"), { query: `paged ${tok}`, count: 50 }, globalThis.fetch);
     expect(hits).toHaveLength(50);
     expect(hits.map((h) => h.position)).toEqual(Array.from({ length: 50 }, (_, i) => i + 1));
-    expect(hits.map((h) => h.url)).toEqual(Array.from({ length: 50 }, (_, i) => `https://example.com/paged-${tok}/${i + 1}`));
+    expect(hits.map((h) => h.url)).toEqual(
+      Array.from({ length: 50 }, (_, i) => `https://example.com/paged-${tok}/${i + 1}`),
+    );
     const calls = await callsFor("brave", tok);
     expect(calls).toHaveLength(3);
     expect(calls.every((c) => c.count === 20)).toBe(true);
@@ -163,14 +175,22 @@ describe("provider-specific paging and caps", () => {
 
   it("brave strips its <strong> highlights and decodes entities", async () => {
     const tok = token();
-    const [hit] = await searchAdapters.brave(settings("brave"), { query: `fish & <chips> ${tok}`, count: 1 }, globalThis.fetch);
+    const [hit] = await searchAdapters.brave(
+      settings("brave"),
+      { query: `fish & <chips> ${tok}`, count: 1 },
+      globalThis.fetch,
+    );
     expect(hit!.title).toBe(`Result 1 for fish & <chips> ${tok}`);
     expect(hit!.description).toBe(`Snippet 1: what the web says about fish & <chips> ${tok}.`);
   });
 
   it("tavily is capped at its 20-result maximum in one call", async () => {
     const tok = token();
-    const hits = await searchAdapters.tavily(settings("tavily"), { query: `capped ${tok}`, count: 50 }, globalThis.fetch);
+    const hits = await searchAdapters.tavily(
+      settings("tavily"),
+      { query: `capped ${tok}`, count: 50 },
+      globalThis.fetch,
+    );
     expect(hits).toHaveLength(20);
     const calls = await callsFor("tavily", tok);
     expect(calls.map((c) => c.count)).toEqual([20]);
@@ -186,21 +206,30 @@ describe("provider-specific paging and caps", () => {
   });
 
   it("firecrawl's in-band `success: false` is a 502 naming it, without the upstream body, as is an answer with no `success`", async () => {
-    const firecrawl = (query: string) => searchAdapters.firecrawl(settings("firecrawl"), { query, count: 10 }, globalThis.fetch);
+    const firecrawl = (query: string) =>
+      searchAdapters.firecrawl(settings("firecrawl"), { query, count: 10 }, globalThis.fetch);
     const tok = token();
     const failed = await appErrorOf(firecrawl(`refused [failed] ${tok}`));
     expect([failed.status, failed.code]).toEqual([502, "provider_error"]);
-    expect(failed.message).toBe("The firecrawl provider failed: its answer had an unexpected shape (success: false). Try again later or configure another provider.");
+    expect(failed.message).toBe(
+      "The firecrawl provider failed: its answer had an unexpected shape (success: false). Try again later or configure another provider.",
+    );
     expectNothingLeaked(failed);
     expect(await callsFor("firecrawl", tok)).toHaveLength(1);
     const shapeless = await appErrorOf(firecrawl(`shapeless [malformed:error] ${token()}`));
-    expect(shapeless.message).toBe("The firecrawl provider failed: its answer had an unexpected shape (success: invalid_value). Try again later or configure another provider.");
+    expect(shapeless.message).toBe(
+      "The firecrawl provider failed: its answer had an unexpected shape (success: invalid_value). Try again later or configure another provider.",
+    );
     expectNothingLeaked(shapeless);
   });
 
   it("searxng reads pages until the tier is filled", async () => {
     const tok = token();
-    const hits = await searchAdapters.searxng(settings("searxng"), { query: `pages ${tok}`, count: 20 }, globalThis.fetch);
+    const hits = await searchAdapters.searxng(
+      settings("searxng"),
+      { query: `pages ${tok}`, count: 20 },
+      globalThis.fetch,
+    );
     expect(hits).toHaveLength(20);
     expect(hits[19]!.url).toBe(`https://example.com/pages-${tok}/20`);
     expect(await callsFor("searxng", tok)).toHaveLength(2);
@@ -208,13 +237,19 @@ describe("provider-specific paging and caps", () => {
 
   it("searxng stops paging when a page adds nothing", async () => {
     const tok = token();
-    expect(await searchAdapters.searxng(settings("searxng"), { query: `none [empty] ${tok}`, count: 50 }, globalThis.fetch)).toEqual([]);
+    expect(
+      await searchAdapters.searxng(settings("searxng"), { query: `none [empty] ${tok}`, count: 50 }, globalThis.fetch),
+    ).toEqual([]);
     expect(await callsFor("searxng", tok)).toHaveLength(1);
   });
 
   it("keyless reads one results page, skips the ad, and unwraps redirect links", async () => {
     const tok = token();
-    const hits = await searchAdapters.keyless(settings("keyless"), { query: `duck ${tok}`, count: 50 }, globalThis.fetch);
+    const hits = await searchAdapters.keyless(
+      settings("keyless"),
+      { query: `duck ${tok}`, count: 50 },
+      globalThis.fetch,
+    );
     expect(hits).toHaveLength(30);
     expect(hits.some((h) => h.url.includes("duckduckgo.com") || h.title.includes("Sponsored"))).toBe(false);
     expect(hits[0]!.url).toBe(`https://example.com/duck-${tok}/1`);
@@ -242,7 +277,9 @@ describe("DuckDuckGo HTML parsing", () => {
   });
 
   it("never throws on broken markup", () => {
-    expect(() => parseDuckDuckGoResults(`<a class="result__a" href="//duckduckgo.com/l/?uddg=%E0%A4%A">x</a><a class=result__a`)).not.toThrow();
+    expect(() =>
+      parseDuckDuckGoResults(`<a class="result__a" href="//duckduckgo.com/l/?uddg=%E0%A4%A">x</a><a class=result__a`),
+    ).not.toThrow();
   });
 
   it("unwraps only DuckDuckGo redirects", () => {
@@ -250,7 +287,9 @@ describe("DuckDuckGo HTML parsing", () => {
     expect(unwrapRedirect("https://b.example/x")).toBe("https://b.example/x");
     expect(unwrapRedirect("")).toBeNull();
     // An href is decoded as an attribute: "&copy=" and "&not=" stay query parameters, "&amp;" decodes.
-    expect(unwrapRedirect("https://b.example/x?a=1&copy=2&not=3&amp;b=4")).toBe("https://b.example/x?a=1&copy=2&not=3&b=4");
+    expect(unwrapRedirect("https://b.example/x?a=1&copy=2&not=3&amp;b=4")).toBe(
+      "https://b.example/x?a=1&copy=2&not=3&b=4",
+    );
   });
 });
 

@@ -26,7 +26,9 @@ describe("Deno", () => {
   let target: ProxyTarget;
   beforeAll(async () => {
     emulator = await startEmulator();
-    deno = await startDeno({ env: { ...emulatorVars(emulator.url), DENO_KV_PATH: ":memory:", SECURITY_ALLOW_ANONYMOUS: "true" } });
+    deno = await startDeno({
+      env: { ...emulatorVars(emulator.url), DENO_KV_PATH: ":memory:", SECURITY_ALLOW_ANONYMOUS: "true" },
+    });
     target = { url: deno.url, emulatorUrl: emulator.url };
   }, 90_000);
   afterAll(async () => {

@@ -21,7 +21,10 @@ describe("reader quality on every kind of page", () => {
       const { markdown } = htmlToMarkdown(page.html, page.url);
       const score = scoreReader(page, markdown, markdownToText);
       expect(score.recall, `recall on ${page.name}`).toBeGreaterThanOrEqual(0.95);
-      expect(score.precision, `precision on ${page.name} (chrome kept: ${score.chromeKept.join(", ")})`).toBeGreaterThanOrEqual(0.97);
+      expect(
+        score.precision,
+        `precision on ${page.name} (chrome kept: ${score.chromeKept.join(", ")})`,
+      ).toBeGreaterThanOrEqual(0.97);
       expect(score.codeIntact, `code blocks on ${page.name}`).toBe(page.code.length);
       expect(score.tableRows, `table rows on ${page.name}`).toBe(page.tableRows);
     });

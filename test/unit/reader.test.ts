@@ -70,7 +70,15 @@ describe("small chrome on pages without <main> or <article>", () => {
     const out = md(page);
     expect(out.startsWith("# Apache Module mod_ssl\n\nThis module provides SSL v3")).toBe(true);
     expect(out).toContain("Further details, discussion, and examples are provided in the SSL documentation.");
-    for (const chrome of ["Available Languages", "Copyright", "Apache License", "Sitemap", "HTTP Server Version", "> Modules"]) expect(out).not.toContain(chrome);
+    for (const chrome of [
+      "Available Languages",
+      "Copyright",
+      "Apache License",
+      "Sitemap",
+      "HTTP Server Version",
+      "> Modules",
+    ])
+      expect(out).not.toContain(chrome);
   });
 
   it("drops a Django-style header (site title link, [Home] | … line) and a tagline, keeps the body", () => {
@@ -89,7 +97,14 @@ describe("small chrome on pages without <main> or <article>", () => {
       const out = md(html);
       expect(out.startsWith("# URL dispatcher\n\nA clean, elegant URL scheme")).toBe(true);
       expect(out).toContain("See [the URL reference](https://docs.example.org/ref/urls.html) for the full list");
-      for (const chrome of ["Django 3.2.25 documentation", "[Home]", "Table of contents", "Small. Fast.", "Download the ebook", "Django Software Foundation"]) {
+      for (const chrome of [
+        "Django 3.2.25 documentation",
+        "[Home]",
+        "Table of contents",
+        "Small. Fast.",
+        "Download the ebook",
+        "Django Software Foundation",
+      ]) {
         expect(out).not.toContain(chrome);
       }
     }
@@ -120,7 +135,8 @@ describe("forms: the page itself or a control region", () => {
     expect(markdown.startsWith("# Annual water quality report 2026\n\nPublished 1 December 2026")).toBe(true);
     expect(markdown).toContain("| Nitrate | 4.1 mg/L | 10 mg/L |");
     expect(score.chromeKept).toEqual([]);
-    for (const state of ["__VIEWSTATE", "__EVENTVALIDATION", viewState(page.html).slice(0, 40), "theForm", "WebForm_"]) expect(markdown).not.toContain(state);
+    for (const state of ["__VIEWSTATE", "__EVENTVALIDATION", viewState(page.html).slice(0, 40), "theForm", "WebForm_"])
+      expect(markdown).not.toContain(state);
   });
 
   it("reads a WebForms page laid out in nested tables from its content cell, data table kept as a table", () => {
@@ -128,7 +144,9 @@ describe("forms: the page itself or a control region", () => {
     const { markdown } = htmlToMarkdown(page.html, page.url);
     expect(scoreReader(page, markdown, markdownToText).recall).toBeGreaterThanOrEqual(0.95);
     expect(markdown.startsWith("# Permit office opening hours\n\nThe permit office at the county building")).toBe(true);
-    expect(markdown).toContain("| Day | Counter | Inspections line |\n| --- | --- | --- |\n| Monday to Thursday | 8:00 to 16:30 | 7:30 to 15:00 |");
+    expect(markdown).toContain(
+      "| Day | Counter | Inspections line |\n| --- | --- | --- |\n| Monday to Thursday | 8:00 to 16:30 | 7:30 to 15:00 |",
+    );
     for (const chrome of [...page.chrome, viewState(page.html).slice(0, 40)]) expect(markdown).not.toContain(chrome);
   });
 
@@ -146,7 +164,8 @@ describe("forms: the page itself or a control region", () => {
   it("drops a search form in the content's header, a login form and a sign-up in an aside, keeps the article", () => {
     const article = `<p>The harbour ferry timetable changes on Monday: boats leave every twenty minutes from seven until nine, then every forty minutes until midnight.</p>
       <p>Season tickets bought before the change stay valid until they expire, and the night boat keeps its Friday and Saturday runs.</p>`;
-    const out = md(`<main><header class="page-header"><form action="/search"><label for="q">Search SEARCH_LABEL</label><input id="q" name="q"><button>Go SEARCH_BUTTON</button></form></header>
+    const out =
+      md(`<main><header class="page-header"><form action="/search"><label for="q">Search SEARCH_LABEL</label><input id="q" name="q"><button>Go SEARCH_BUTTON</button></form></header>
       <article><h1>Ferry timetable</h1>${article}
       <form class="login" method="post" action="/login"><fieldset><legend>Sign in LOGIN_LEGEND</legend><label>User name</label><input name="user"><label>Password</label><input name="password" type="password" value="hunter2"><a href="/forgot">Forgot your password? LOGIN_LINK</a></fieldset></form>
       <aside><h3>Harbour letter SIGNUP_TITLE</h3><form action="/subscribe"><label>Your email SIGNUP_LABEL</label><input name="email"><button>Subscribe</button></form></aside></article></main>`);
@@ -156,16 +175,25 @@ describe("forms: the page itself or a control region", () => {
   });
 
   it("drops a small form nested in the page's form, and keeps the rows of a form opened inside a table", () => {
-    const story = "<p>The library stays open late on Thursdays through the winter, with the reading room and the archive both staffed until nine in the evening.</p>".repeat(3);
-    const nested = md(`<form id="aspnetForm" method="post"><div id="content"><h1>Library hours</h1>${story}<form action="/search"><label>Search the catalogue NESTED_FORM</label><input name="q"></form></div></form>`);
+    const story =
+      "<p>The library stays open late on Thursdays through the winter, with the reading room and the archive both staffed until nine in the evening.</p>".repeat(
+        3,
+      );
+    const nested = md(
+      `<form id="aspnetForm" method="post"><div id="content"><h1>Library hours</h1>${story}<form action="/search"><label>Search the catalogue NESTED_FORM</label><input name="q"></form></div></form>`,
+    );
     expect(nested).toContain("# Library hours\n\nThe library stays open late on Thursdays");
     expect(nested).not.toContain("NESTED_FORM");
-    const inTable = md(`<main><p>Opening hours by branch:</p><table><form method="post" action="./Branches.aspx"><tr><th>Branch</th><th>Closes</th></tr><tr><td>Central</td><td>21:00</td></tr></form></table></main>`);
+    const inTable = md(
+      `<main><p>Opening hours by branch:</p><table><form method="post" action="./Branches.aspx"><tr><th>Branch</th><th>Closes</th></tr><tr><td>Central</td><td>21:00</td></tr></form></table></main>`,
+    );
     expect(inTable).toBe("Opening hours by branch:\n\n| Branch | Closes |\n| --- | --- |\n| Central | 21:00 |");
   });
 
   it("says what a page that is only a form says (a login page), never its input values", () => {
-    const out = md(`<body><form method="post" action="/login"><h1>Staff sign-in</h1><p>Use the account your department gave you.</p><label>User name</label><input name="user" value="SECRET_VALUE"><button>Sign in</button></form></body>`);
+    const out = md(
+      `<body><form method="post" action="/login"><h1>Staff sign-in</h1><p>Use the account your department gave you.</p><label>User name</label><input name="user" value="SECRET_VALUE"><button>Sign in</button></form></body>`,
+    );
     expect(out).toContain("# Staff sign-in\n\nUse the account your department gave you.");
     expect(out).not.toContain("SECRET_VALUE");
   });
@@ -173,7 +201,8 @@ describe("forms: the page itself or a control region", () => {
 
 describe("headings", () => {
   it("drops permalink glyphs: Sphinx ¶, furo/pydata #, rustdoc §, and styled anchors", () => {
-    const out = md(`<main><h2 id="make-a-request">Make a Request<a class="headerlink" href="#make-a-request" title="Link to this heading">¶</a></h2>
+    const out =
+      md(`<main><h2 id="make-a-request">Make a Request<a class="headerlink" href="#make-a-request" title="Link to this heading">¶</a></h2>
       <h3>Windows vs. POSIX<a class="headerlink" href="#windows-vs-posix">#</a></h3>
       <h3><a href="#x" class="anchor">§</a>Examples</h3>
       <h4>Options <a href="#options" class="anchor-link"><span aria-hidden="true">🔗</span></a></h4>
@@ -188,13 +217,18 @@ describe("headings", () => {
   });
 
   it("keeps rustdoc <summary> signatures as headings, without the version and source links", () => {
-    const out = md(`<main><section id="main-content" class="content"><h1>Struct <span class="struct">Vec</span></h1>
+    const out = md(
+      `<main><section id="main-content" class="content"><h1>Struct <span class="struct">Vec</span></h1>
       <details class="toggle implementors-toggle" open><summary><section id="impl-Vec%3CT%3E" class="impl"><a class="src rightside" href="../src/alloc/vec/mod.rs.html#397">Source</a><a href="#impl-Vec%3CT%3E" class="anchor">§</a><h3 class="code-header">impl&lt;T&gt; <a class="struct" href="struct.Vec.html">Vec</a>&lt;T&gt;</h3></section></summary>
       <div class="impl-items"><details class="toggle method-toggle" open><summary><section id="method.new" class="method"><a class="src rightside" href="../src/alloc/vec/mod.rs.html#420">Source</a><span class="rightside since" title="Stable since Rust version 1.0.0">1.0.0 (const: 1.39.0)</span><a href="#method.new" class="anchor">§</a><h4 class="code-header">pub const fn <a href="#method.new" class="fn">new</a>() -&gt; <a class="struct" href="struct.Vec.html">Vec</a>&lt;T&gt;</h4></section></summary>
       <div class="docblock"><p>Constructs a new, empty <code>Vec&lt;T&gt;</code>.</p></div></details></div></details>
-      <details><summary>Expand the example</summary><p>let v = Vec::new();</p></details></section></main>`, "https://doc.example.org/std/vec/struct.Vec.html");
+      <details><summary>Expand the example</summary><p>let v = Vec::new();</p></details></section></main>`,
+      "https://doc.example.org/std/vec/struct.Vec.html",
+    );
     expect(out).toContain("### impl<T> [Vec](https://doc.example.org/std/vec/struct.Vec.html)<T>\n");
-    expect(out).toContain("#### pub const fn new() -> [Vec](https://doc.example.org/std/vec/struct.Vec.html)<T>\n\nConstructs a new, empty `Vec<T>`.");
+    expect(out).toContain(
+      "#### pub const fn new() -> [Vec](https://doc.example.org/std/vec/struct.Vec.html)<T>\n\nConstructs a new, empty `Vec<T>`.",
+    );
     expect(out).toContain("**Expand the example**");
     for (const clutter of ["Source", "1.0.0", "const: 1.39.0", "§"]) expect(out).not.toContain(clutter);
   });
@@ -202,7 +236,8 @@ describe("headings", () => {
 
 describe("code blocks", () => {
   it("keeps Node's two flavours of one example (ESM and CommonJS in one <pre>) as two fenced blocks", () => {
-    const out = md(`<main><pre class="with-33-chars"><input class="js-flavor-toggle" type="checkbox" aria-label="Show modern ES modules syntax"><code class="language-js mjs"><span class="hljs-keyword">import</span> { readFile } <span class="hljs-keyword">from</span> <span class="hljs-string">'node:fs/promises'</span>;
+    const out =
+      md(`<main><pre class="with-33-chars"><input class="js-flavor-toggle" type="checkbox" aria-label="Show modern ES modules syntax"><code class="language-js mjs"><span class="hljs-keyword">import</span> { readFile } <span class="hljs-keyword">from</span> <span class="hljs-string">'node:fs/promises'</span>;
 <span class="hljs-keyword">await</span> readFile(<span class="hljs-string">'a.txt'</span>);</code><code class="language-js cjs"><span class="hljs-keyword">const</span> { readFile } = <span class="hljs-built_in">require</span>(<span class="hljs-string">'node:fs/promises'</span>);
 readFile(<span class="hljs-string">'a.txt'</span>);</code><button class="copy-button">copy</button></pre></main>`);
     expect(out).toBe(
@@ -211,16 +246,19 @@ readFile(<span class="hljs-string">'a.txt'</span>);</code><button class="copy-bu
   });
 
   it("keeps two adjacent <pre> blocks apart, and one-line <code> runs inside a <pre> together", () => {
-    expect(md(`<main><pre class="mjs">import a from 'a';\na();</pre><pre class="cjs">const a = require('a');\na();</pre></main>`)).toBe(
-      "```\nimport a from 'a';\na();\n```\n\n```\nconst a = require('a');\na();\n```",
-    );
+    expect(
+      md(
+        `<main><pre class="mjs">import a from 'a';\na();</pre><pre class="cjs">const a = require('a');\na();</pre></main>`,
+      ),
+    ).toBe("```\nimport a from 'a';\na();\n```\n\n```\nconst a = require('a');\na();\n```");
     expect(md(`<main><pre><code>$ npm</code> <code>install</code></pre></main>`)).toBe("```\n$ npm install\n```");
   });
 });
 
 describe("character references", () => {
   it("decodes names outside the old common set, in text and in attributes", () => {
-    const out = md(`<main><p>&lsqb;x&rsqb; &lpar;y&rpar; &ccaron;&cacute; &Zcaron; &NotEqualTilde; &fjlig; &amp &copy 2025 &unknownname;</p>
+    const out =
+      md(`<main><p>&lsqb;x&rsqb; &lpar;y&rpar; &ccaron;&cacute; &Zcaron; &NotEqualTilde; &fjlig; &amp &copy 2025 &unknownname;</p>
       <p><a href="/s?a=1&copy=2&amp;lang=cs">search</a> <img src="/i.png" alt="Plze&ncaron;"></p></main>`);
     expect(out).toContain("[x] (y) čć Ž ≂̸ fj & © 2025 &unknownname;");
     expect(out).toContain("[search](https://docs.example.org/s?a=1&copy=2&lang=cs)");
@@ -229,7 +267,8 @@ describe("character references", () => {
 });
 
 describe("memory bounded by construction", () => {
-  const countNodes = (el: ElementNode): number => el.children.reduce((sum, child) => sum + 1 + (typeof child !== "string" ? countNodes(child) : 0), 0);
+  const countNodes = (el: ElementNode): number =>
+    el.children.reduce((sum, child) => sum + 1 + (typeof child !== "string" ? countNodes(child) : 0), 0);
 
   it("stops building the tree at the node budget, and says where it stopped", () => {
     const html = "<p>para <b>bold</b></p>".repeat(10_000);
@@ -241,10 +280,16 @@ describe("memory bounded by construction", () => {
   });
 
   it("builds no nodes for indentation, scripts, SVG or attributes it never reads", () => {
-    const doc = parseHtml(`<div>\n  <p data-track="${"x".repeat(5_000)}" class="lead">a</p>\n  <svg><path d="M0"/><text>t</text></svg>\n  <script>var s = 1;</script>\n</div>`);
+    const doc = parseHtml(
+      `<div>\n  <p data-track="${"x".repeat(5_000)}" class="lead">a</p>\n  <svg><path d="M0"/><text>t</text></svg>\n  <script>var s = 1;</script>\n</div>`,
+    );
     const div = doc.root.children[0] as ElementNode;
     // The space after the script is kept: between inline content it would be a word break.
-    expect(div.children.map((child) => (typeof child !== "string" ? child.tag : "text"))).toEqual(["p", "script", "text"]);
+    expect(div.children.map((child) => (typeof child !== "string" ? child.tag : "text"))).toEqual([
+      "p",
+      "script",
+      "text",
+    ]);
     const p = div.children[0] as ElementNode;
     expect([p.attrs.size, p.attrs.get("class"), p.attrs.get("data-track")]).toEqual([1, "lead", undefined]);
   });
@@ -260,10 +305,14 @@ describe("memory bounded by construction", () => {
 
   it("flags a conversion cut at MAX_MARKDOWN_CHARS, and only a cut one", () => {
     const paragraph = `<p>${"The quick brown fox jumps over the lazy dog. ".repeat(20)}</p>`;
-    const over = htmlToMarkdown(`<main>${paragraph.repeat(Math.ceil((MAX_MARKDOWN_CHARS * 1.2) / paragraph.length))}</main>`);
+    const over = htmlToMarkdown(
+      `<main>${paragraph.repeat(Math.ceil((MAX_MARKDOWN_CHARS * 1.2) / paragraph.length))}</main>`,
+    );
     expect(over.truncated).toBe(true);
     expect(over.markdown.length).toBeLessThanOrEqual(MAX_MARKDOWN_CHARS * 1.01); // separators are not counted
-    const under = htmlToMarkdown(`<main>${paragraph.repeat(Math.floor((MAX_MARKDOWN_CHARS * 0.9) / paragraph.length))}</main>`);
+    const under = htmlToMarkdown(
+      `<main>${paragraph.repeat(Math.floor((MAX_MARKDOWN_CHARS * 0.9) / paragraph.length))}</main>`,
+    );
     expect(under.truncated).toBe(false);
     expect(under.markdown.length).toBeGreaterThan(MAX_MARKDOWN_CHARS * 0.85);
     expect(htmlToMarkdown("<h1>Small</h1><p>page</p>").truncated).toBe(false);

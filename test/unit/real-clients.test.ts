@@ -34,7 +34,11 @@ mcpClientSuite("wrangler dev", () => stack);
 
 describe("the MCP Inspector CLI (--strict)", () => {
   const inspector = (...args: string[]) =>
-    run(bin("mcp-inspector"), ["--cli", `${stack.url}/mcp`, "--header", `Authorization: Bearer ${MCP_SUITE_TOKEN}`, ...args], { timeout: 60_000, env: { ...process.env, MCP_CATALOG_PATH: join(tmpdir(), `inspector-${unique()}.json`) } });
+    run(
+      bin("mcp-inspector"),
+      ["--cli", `${stack.url}/mcp`, "--header", `Authorization: Bearer ${MCP_SUITE_TOKEN}`, ...args],
+      { timeout: 60_000, env: { ...process.env, MCP_CATALOG_PATH: join(tmpdir(), `inspector-${unique()}.json`) } },
+    );
 
   it("finds no schema portability problem in tools/list", async () => {
     const { stdout, stderr } = await inspector("--method", "tools/list", "--strict");
@@ -43,12 +47,47 @@ describe("the MCP Inspector CLI (--strict)", () => {
   });
 
   it("calls each tool, the README's region included", async () => {
-    const search = JSON.parse((await inspector("--method", "tools/call", "--tool-name", "web_search", "--tool-arg", `query=inspector ${unique()}`)).stdout);
+    const search = JSON.parse(
+      (
+        await inspector(
+          "--method",
+          "tools/call",
+          "--tool-name",
+          "web_search",
+          "--tool-arg",
+          `query=inspector ${unique()}`,
+        )
+      ).stdout,
+    );
     expect(search.structuredContent.success).toBe(true);
-    const extract = JSON.parse((await inspector("--method", "tools/call", "--tool-name", "web_extract", "--tool-arg", `urls=["https://example.com/docs/${unique()}"]`)).stdout);
+    const extract = JSON.parse(
+      (
+        await inspector(
+          "--method",
+          "tools/call",
+          "--tool-name",
+          "web_extract",
+          "--tool-arg",
+          `urls=["https://example.com/docs/${unique()}"]`,
+        )
+      ).stdout,
+    );
     expect(extract.structuredContent.results[0].content.length).toBeGreaterThan(0);
     const png = readFileSync("docs/sample.png").toString("base64");
-    const vision = JSON.parse((await inspector("--method", "tools/call", "--tool-name", "vision_analyze", "--tool-arg", `image={"data":"${png}"}`, "--tool-arg", "region=[0,0,800,600]")).stdout);
+    const vision = JSON.parse(
+      (
+        await inspector(
+          "--method",
+          "tools/call",
+          "--tool-name",
+          "vision_analyze",
+          "--tool-arg",
+          `image={"data":"${png}"}`,
+          "--tool-arg",
+          "region=[0,0,800,600]",
+        )
+      ).stdout,
+    );
     expect(vision.structuredContent.image).toMatchObject({ width: 800, height: 600 });
     expect(vision.content.map((block: any) => block.type)).toEqual(["text", "image"]);
   });
@@ -60,7 +99,11 @@ describe("the README", () => {
     form.set("image", new Blob([readFileSync("docs/sample.png")], { type: "image/png" }), "sample.png");
     form.set("session_id", "s1");
     form.set("region", "[0,0,800,600]");
-    const response = await fetch(`${stack.url}/v1/vision_analyze`, { method: "POST", headers: MCP_SUITE_AUTH, body: form });
+    const response = await fetch(`${stack.url}/v1/vision_analyze`, {
+      method: "POST",
+      headers: MCP_SUITE_AUTH,
+      body: form,
+    });
     expect(response.status).toBe(200);
     expect(((await response.json()) as any).image).toMatchObject({ width: 800, height: 600 });
   });
@@ -72,7 +115,10 @@ describe("/openapi.json under Redocly's linter", () => {
     try {
       writeFileSync(join(dir, "openapi.json"), await fetch(`${stack.url}/openapi.json`).then((r) => r.text()));
       copyFileSync(".redocly.lint-ignore.yaml", join(dir, ".redocly.lint-ignore.yaml"));
-      const { stdout, stderr } = await run(bin("redocly"), ["lint", "openapi.json", "--format", "summary"], { cwd: dir, timeout: 60_000 }).catch((error) => error);
+      const { stdout, stderr } = await run(bin("redocly"), ["lint", "openapi.json", "--format", "summary"], {
+        cwd: dir,
+        timeout: 60_000,
+      }).catch((error) => error);
       const output = `${stdout}\n${stderr}`;
       expect(output).toContain("Your API description is valid");
       expect(output).not.toMatch(/\d+ (error|warning)s?\b/);

@@ -21,10 +21,15 @@ function appWithLog() {
     c.set("requestId", "r1");
     await next();
   });
-  app.use("*", requestLog(log, () => (now += 7)));
+  app.use(
+    "*",
+    requestLog(log, () => (now += 7)),
+  );
   app.get("/ok", (c) => c.json({ ok: true }));
   app.get("/provider", () => {
-    throw providerError("tavily", "HTTP 500", { reason: "TypeError: fetch failed for https://api.tavily.test/search?api_key=tvly-SECRET" });
+    throw providerError("tavily", "HTTP 500", {
+      reason: "TypeError: fetch failed for https://api.tavily.test/search?api_key=tvly-SECRET",
+    });
   });
   app.get("/bug", () => {
     throw new TypeError("cannot read x of undefined at https://internal.test/a?token=abc123");
@@ -37,14 +42,27 @@ describe("requestLog", () => {
   it("writes one info line for a success, without the query", async () => {
     const { app, lines } = appWithLog();
     await app.request("/ok?api_key=sk-live-123");
-    expect(lines).toEqual([{ level: "info", event: "request", fields: { request_id: "r1", method: "GET", route: "/ok", status: 200, ms: 7 } }]);
+    expect(lines).toEqual([
+      {
+        level: "info",
+        event: "request",
+        fields: { request_id: "r1", method: "GET", route: "/ok", status: 200, ms: 7 },
+      },
+    ]);
   });
 
   it("writes one warn line for an expected failure: its code and cause, URLs cut before the query, no stack", async () => {
     const { app, lines } = appWithLog();
     await app.request("/provider");
     expect(lines).toHaveLength(1);
-    expect(lines[0]).toMatchObject({ level: "warn", fields: { status: 502, code: "provider_error", message: "The tavily provider failed: HTTP 500. Try again later or configure another provider." } });
+    expect(lines[0]).toMatchObject({
+      level: "warn",
+      fields: {
+        status: 502,
+        code: "provider_error",
+        message: "The tavily provider failed: HTTP 500. Try again later or configure another provider.",
+      },
+    });
     expect(lines[0]!.fields.cause).toContain("https://api.tavily.test/search?[query removed]");
     expect(JSON.stringify(lines)).not.toContain("tvly-SECRET");
     expect(lines[0]!.fields.stack).toBeUndefined();

@@ -96,7 +96,9 @@ beforeAll(async () => {
         redirect(res, `http://other.test:${port}/echo-auth`);
         return;
       case "/echo-auth":
-        res.end(JSON.stringify({ authorization: req.headers.authorization ?? null, accept: req.headers.accept ?? null }));
+        res.end(
+          JSON.stringify({ authorization: req.headers.authorization ?? null, accept: req.headers.accept ?? null }),
+        );
         return;
       case "/big-declared":
         res.writeHead(200, { "content-length": String(10 * 1024 * 1024) });
@@ -191,7 +193,9 @@ describe("safeFetch", () => {
     expect(r).toMatchObject({ code: "blocked_private_address", status: 403 });
     expect(r.message).toContain("169.254.169.254");
     expect(log).toEqual([`${origin}/to-metadata`]); // the metadata URL was never requested
-    expect(await refusal(safeFetch(`${origin}/to-metadata-v6`, options()))).toMatchObject({ code: "blocked_private_address" });
+    expect(await refusal(safeFetch(`${origin}/to-metadata-v6`, options()))).toMatchObject({
+      code: "blocked_private_address",
+    });
   });
 
   it("refuses a redirect to a private address when the start was public", async () => {
@@ -204,7 +208,9 @@ describe("safeFetch", () => {
   });
 
   it("refuses a redirect to a blocklisted domain with blocked_by_policy", async () => {
-    const r = await refusal(safeFetch(viaPublicName("/to-blocked"), options({ allowPrivate: false, blocklist: ["blocked.test"] })));
+    const r = await refusal(
+      safeFetch(viaPublicName("/to-blocked"), options({ allowPrivate: false, blocklist: ["blocked.test"] })),
+    );
     expect(r).toMatchObject({ code: "blocked_by_policy", status: 403 });
   });
 
@@ -249,7 +255,10 @@ describe("safeFetch", () => {
   });
 
   it("drops the Authorization header on a cross-origin redirect", async () => {
-    const page = await safeFetch(`${origin}/to-other-origin`, options({}, { headers: { authorization: "Bearer t0ken-for-origin", accept: "text/html" } }));
+    const page = await safeFetch(
+      `${origin}/to-other-origin`,
+      options({}, { headers: { authorization: "Bearer t0ken-for-origin", accept: "text/html" } }),
+    );
     expect(JSON.parse(new TextDecoder().decode(page.body))).toEqual({ authorization: null, accept: "text/html" });
   });
 
@@ -288,15 +297,24 @@ describe("safeFetch", () => {
   });
 
   it("refuses a content type the caller does not read", async () => {
-    const r = await refusal(safeFetch(`${origin}/image`, options({}, { acceptContentType: (t) => t.startsWith("image/") })));
+    const r = await refusal(
+      safeFetch(`${origin}/image`, options({}, { acceptContentType: (t) => t.startsWith("image/") })),
+    );
     expect(r).toMatchObject({ code: "unsupported_content", status: 415 });
     expect(r.message).toContain("application/x-msdownload");
   });
 
   it("runs the whole gate on the first URL too (a cache hit upstream never skips it)", async () => {
-    expect(await refusal(safeFetch(`${origin}/ok`, options({ allowPrivate: false })))).toMatchObject({ code: "blocked_private_address" });
-    expect(await refusal(safeFetch(`${origin}/ok?token=${SECRET_KEY}`, options()))).toMatchObject({ code: "secret_in_url" });
-    expect(await refusal(safeFetch("file:///etc/passwd", options()))).toMatchObject({ code: "invalid_request", status: 400 });
+    expect(await refusal(safeFetch(`${origin}/ok`, options({ allowPrivate: false })))).toMatchObject({
+      code: "blocked_private_address",
+    });
+    expect(await refusal(safeFetch(`${origin}/ok?token=${SECRET_KEY}`, options()))).toMatchObject({
+      code: "secret_in_url",
+    });
+    expect(await refusal(safeFetch("file:///etc/passwd", options()))).toMatchObject({
+      code: "invalid_request",
+      status: 400,
+    });
   });
 
   it("is not fooled into treating an unrelated error as a refusal", () => {

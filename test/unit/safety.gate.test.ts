@@ -17,7 +17,10 @@ function publicResolver(): DnsResolver & { lookups: number } {
     lookups: 0,
     lookup() {
       resolver.lookups++;
-      return Promise.resolve({ ok: true as const, addresses: [{ address: "93.184.215.14", cls: { kind: "public" as const, label: "public address" } }] });
+      return Promise.resolve({
+        ok: true as const,
+        addresses: [{ address: "93.184.215.14", cls: { kind: "public" as const, label: "public address" } }],
+      });
     },
   };
   return resolver;
@@ -102,18 +105,27 @@ describe("normalizeUrlForCache", () => {
   const segment = fc.stringMatching(/^[A-Za-z0-9._~-]{0,8}$/).filter((s) => !/^\.+$/.test(s));
   const path = fc.array(segment, { maxLength: 4 }).map((parts) => `/${parts.join("/")}`);
   const query = fc
-    .array(fc.tuple(fc.stringMatching(/^[A-Za-z0-9]{1,4}$/), fc.stringMatching(/^[A-Za-z0-9%]{0,6}$/)), { maxLength: 4 })
+    .array(fc.tuple(fc.stringMatching(/^[A-Za-z0-9]{1,4}$/), fc.stringMatching(/^[A-Za-z0-9%]{0,6}$/)), {
+      maxLength: 4,
+    })
     .map((pairs) => (pairs.length === 0 ? "" : `?${pairs.map(([k, v]) => `${k}=${v}`).join("&")}`));
 
   it("property: two URLs whose path or query differ never share a key", () => {
     fc.assert(
-      fc.property(path, query, path, query, fc.constantFrom("Example.com", "example.COM:80", "example.com"), (p1, q1, p2, q2, host) => {
-        const a = new URL(`http://${host}${p1}${q1}#frag`);
-        const b = new URL(`http://example.com${p2}${q2}`);
-        const differ = a.pathname !== b.pathname || a.search !== b.search;
-        if (differ) expect(normalizeUrlForCache(a)).not.toBe(normalizeUrlForCache(b));
-        else expect(normalizeUrlForCache(a)).toBe(normalizeUrlForCache(b));
-      }),
+      fc.property(
+        path,
+        query,
+        path,
+        query,
+        fc.constantFrom("Example.com", "example.COM:80", "example.com"),
+        (p1, q1, p2, q2, host) => {
+          const a = new URL(`http://${host}${p1}${q1}#frag`);
+          const b = new URL(`http://example.com${p2}${q2}`);
+          const differ = a.pathname !== b.pathname || a.search !== b.search;
+          if (differ) expect(normalizeUrlForCache(a)).not.toBe(normalizeUrlForCache(b));
+          else expect(normalizeUrlForCache(a)).toBe(normalizeUrlForCache(b));
+        },
+      ),
       { numRuns: 500 },
     );
   });
@@ -136,17 +148,25 @@ describe("order of checks", () => {
   });
 
   it("one secret in any URL refuses the whole call before any lookup", async () => {
-    const urls = ["https://a.example.com/", "http://10.0.0.1/", "https://b.example.com/?access_token=Zx81kQ2mP0aL7vN3qq"];
+    const urls = [
+      "https://a.example.com/",
+      "http://10.0.0.1/",
+      "https://b.example.com/?access_token=Zx81kQ2mP0aL7vN3qq",
+    ];
     expect(await codeOf(() => assertNoSecretInUrls(urls))).toBe("secret_in_url");
   });
 
   it("runs SSRF before policy: a blocklisted private host is blocked_private_address", async () => {
-    expect(await codeOf(gateUrl("http://10.0.0.1/", gate(publicResolver(), ["10.0.0.1"])))).toBe("blocked_private_address");
+    expect(await codeOf(gateUrl("http://10.0.0.1/", gate(publicResolver(), ["10.0.0.1"])))).toBe(
+      "blocked_private_address",
+    );
   });
 
   it("applies the blocklist to a public host, label-aware", async () => {
     const resolver = publicResolver();
-    expect(await codeOf(gateUrl("https://ads.tracker.example/x", gate(resolver, ["tracker.example"])))).toBe("blocked_by_policy");
+    expect(await codeOf(gateUrl("https://ads.tracker.example/x", gate(resolver, ["tracker.example"])))).toBe(
+      "blocked_by_policy",
+    );
     expect(await codeOf(gateUrl("https://eviltracker.example/x", gate(resolver, ["tracker.example"])))).toBe("ok");
   });
 

@@ -19,7 +19,11 @@ function noLookupResolver(): DnsResolver & { asked: string[] } {
   };
 }
 
-async function gateCode(raw: string, allowPrivate = false, resolver: DnsResolver = noLookupResolver()): Promise<string> {
+async function gateCode(
+  raw: string,
+  allowPrivate = false,
+  resolver: DnsResolver = noLookupResolver(),
+): Promise<string> {
   try {
     await gateUrl(raw, { allowPrivate, resolver, blocklist: [] });
     return "allowed";
@@ -145,7 +149,13 @@ describe("SSRF gate: literal hosts and local names (no DNS lookup)", () => {
   });
 
   it("relies on WHATWG URL to turn numeric and percent-encoded host forms into dotted quads", () => {
-    for (const raw of ["http://2130706433/", "http://0177.0.0.1/", "http://0x7f.1/", "http://127.1/", "http://%31%32%37.0.0.1/"]) {
+    for (const raw of [
+      "http://2130706433/",
+      "http://0177.0.0.1/",
+      "http://0x7f.1/",
+      "http://127.1/",
+      "http://%31%32%37.0.0.1/",
+    ]) {
       expect(new URL(raw).hostname).toBe("127.0.0.1");
     }
     expect(new URL("http://[::ffff:127.0.0.1]/").hostname).toBe("[::ffff:7f00:1]");
@@ -168,13 +178,27 @@ describe("SSRF gate: literal hosts and local names (no DNS lookup)", () => {
     ]) {
       expect(await gateCode(url, true), url).toBe(BLOCKED);
     }
-    for (const url of ["http://10.0.0.1/", "http://127.0.0.1:8080/", "http://192.168.1.1/", "http://[fd12::1]/", "http://100.64.0.1/", "http://localhost/"]) {
+    for (const url of [
+      "http://10.0.0.1/",
+      "http://127.0.0.1:8080/",
+      "http://192.168.1.1/",
+      "http://[fd12::1]/",
+      "http://100.64.0.1/",
+      "http://localhost/",
+    ]) {
       expect(await gateCode(url, true), url).toBe("allowed");
     }
   });
 
   it("keeps link-local, unspecified, multicast and reserved ranges closed with allowPrivate", async () => {
-    for (const url of ["http://169.254.1.1/", "http://[fe80::1]/", "http://0.0.0.0/", "http://[::]/", "http://224.0.0.1/", "http://240.0.0.1/"]) {
+    for (const url of [
+      "http://169.254.1.1/",
+      "http://[fe80::1]/",
+      "http://0.0.0.0/",
+      "http://[::]/",
+      "http://224.0.0.1/",
+      "http://240.0.0.1/",
+    ]) {
       expect(await gateCode(url, true), url).toBe(BLOCKED);
     }
   });
@@ -209,7 +233,18 @@ describe("IP parsing", () => {
   });
 
   it("marks local-looking hosts for the extract cache", () => {
-    for (const host of ["localhost", "a.localhost", "printer.local", "x.internal", "nas.home.arpa", "intranet", "10.1.2.3", "[::1]", "metadata.google.internal", "localhost."]) {
+    for (const host of [
+      "localhost",
+      "a.localhost",
+      "printer.local",
+      "x.internal",
+      "nas.home.arpa",
+      "intranet",
+      "10.1.2.3",
+      "[::1]",
+      "metadata.google.internal",
+      "localhost.",
+    ]) {
       expect(isLocalLookingHost(host), host).toBe(true);
     }
     for (const host of ["example.com", "example.com.", "8.8.8.8", "[2606:4700::1111]", "local.example.com"]) {
@@ -244,7 +279,13 @@ describe("SSRF gate: hostnames through the DoH emulator", () => {
   afterAll(() => doh.close());
 
   function resolverAt(clock: () => number = Date.now, extra: { maxEntries?: number; timeoutMs?: number } = {}) {
-    return createDnsResolver({ url: doh.url, fetch, clock, timeoutMs: extra.timeoutMs ?? 1000, maxEntries: extra.maxEntries });
+    return createDnsResolver({
+      url: doh.url,
+      fetch,
+      clock,
+      timeoutMs: extra.timeoutMs ?? 1000,
+      maxEntries: extra.maxEntries,
+    });
   }
 
   async function verdictFor(host: string, resolver: DnsResolver, allowPrivate = false) {
@@ -263,12 +304,9 @@ describe("SSRF gate: hostnames through the DoH emulator", () => {
     if (!verdict.ok) expect(verdict.message).toContain(address);
   });
 
-  it.each(["nxdomain.test", "empty.test", "servfail.test", "bad-data.test"])(
-    "fails closed for %s",
-    async (host) => {
-      expect(await verdictFor(host, resolverAt())).toMatchObject({ ok: false, code: BLOCKED });
-    },
-  );
+  it.each(["nxdomain.test", "empty.test", "servfail.test", "bad-data.test"])("fails closed for %s", async (host) => {
+    expect(await verdictFor(host, resolverAt())).toMatchObject({ ok: false, code: BLOCKED });
+  });
 
   it("refuses a name whose resolver is too slow, within the timeout, as dns_unavailable naming the resolver and the setting", async () => {
     const started = Date.now();
@@ -293,8 +331,18 @@ describe("SSRF gate: hostnames through the DoH emulator", () => {
     const port = closed.port;
     await closed.close(); // nothing listens on this port now
     const lines: Array<[string, Record<string, unknown> | undefined]> = [];
-    const log = { info: () => {}, error: () => {}, warn: (event: string, fields?: Record<string, unknown>) => lines.push([event, fields]) };
-    const resolver = createDnsResolver({ url: `http://127.0.0.1:${port}/dns-query`, fetch, clock: Date.now, timeoutMs: 1000, log });
+    const log = {
+      info: () => {},
+      error: () => {},
+      warn: (event: string, fields?: Record<string, unknown>) => lines.push([event, fields]),
+    };
+    const resolver = createDnsResolver({
+      url: `http://127.0.0.1:${port}/dns-query`,
+      fetch,
+      clock: Date.now,
+      timeoutMs: 1000,
+      log,
+    });
     const verdict = await verdictFor("example.com", resolver);
     expect(verdict).toMatchObject({ ok: false, code: "dns_unavailable" });
     if (!verdict.ok) {

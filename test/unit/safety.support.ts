@@ -33,7 +33,9 @@ export interface DohEmulator extends LoopbackServer {
   totalCalls(): number;
 }
 
-export function listen(handler: (req: IncomingMessage, res: ServerResponse) => void): Promise<{ server: Server; port: number }> {
+export function listen(
+  handler: (req: IncomingMessage, res: ServerResponse) => void,
+): Promise<{ server: Server; port: number }> {
   const server = createServer(handler);
   return new Promise((resolve) => {
     server.listen(0, "127.0.0.1", () => resolve({ server, port: (server.address() as AddressInfo).port }));

@@ -21,7 +21,14 @@ function memoryStore(): LedgerStore & { rows: LedgerRow[] } {
     rows,
     async add(batch) {
       for (const row of batch) {
-        const held = rows.find((r) => r.hour === row.hour && r.tool === row.tool && r.provider === row.provider && r.model === row.model && r.counter === row.counter);
+        const held = rows.find(
+          (r) =>
+            r.hour === row.hour &&
+            r.tool === row.tool &&
+            r.provider === row.provider &&
+            r.model === row.model &&
+            r.counter === row.counter,
+        );
         if (held) held.value += row.value;
         else rows.push({ ...row });
       }
@@ -42,9 +49,23 @@ describe("the ledger", () => {
     expect(store.rows).toEqual([]);
     await ledger.flush();
     const report = statsReport(store.rows, "24h", now, pricing);
-    expect(report.totals.web_search).toMatchObject({ requests: 11, provider_calls: 1, coalesced: 9, hits: 1, bypass: 0, errors: 0 });
+    expect(report.totals.web_search).toMatchObject({
+      requests: 11,
+      provider_calls: 1,
+      coalesced: 9,
+      hits: 1,
+      bypass: 0,
+      errors: 0,
+    });
     expect(report.totals.web_search.saved_usd).toBe(0.08);
-    expect(report.totals.vision).toEqual({ loads: 1, passed_through: 0, fitted: 0, bytes_in: 1000, bytes_out: 0, cap_refusals: 0 });
+    expect(report.totals.vision).toEqual({
+      loads: 1,
+      passed_through: 0,
+      fitted: 0,
+      bytes_in: 1000,
+      bytes_out: 0,
+      cap_refusals: 0,
+    });
     expect(report.series.map((p) => p.t)).toEqual(["2026-12-02T08:00:00Z", "2026-12-02T09:00:00Z"]);
     expect(report.from).toBe("2026-12-01T10:00:00Z");
     expect(report.to).toBe("2026-12-02T10:00:00Z");
@@ -73,10 +94,30 @@ describe("the ledger", () => {
 
   it("prices a model's tokens at its rates, and what the same input would cost uncached", () => {
     const hour = now - (now % HOUR);
-    const row = (counter: string, value: number, model = "claude-sonnet-4-5"): LedgerRow => ({ hour, tool: "llm", provider: "anthropic", model, counter, value });
-    const rows = [row("requests", 2), row("input_tokens", 1000), row("cache_write_5m_tokens", 10_000), row("cache_write_1h_tokens", 2_000), row("cache_read_tokens", 90_000), row("output_tokens", 500)];
+    const row = (counter: string, value: number, model = "claude-sonnet-4-5"): LedgerRow => ({
+      hour,
+      tool: "llm",
+      provider: "anthropic",
+      model,
+      counter,
+      value,
+    });
+    const rows = [
+      row("requests", 2),
+      row("input_tokens", 1000),
+      row("cache_write_5m_tokens", 10_000),
+      row("cache_write_1h_tokens", 2_000),
+      row("cache_read_tokens", 90_000),
+      row("output_tokens", 500),
+    ];
     const report = statsReport(rows, "1h", now, pricing);
-    const expected = usageCost(modelRules("anthropic", "claude-sonnet-4-5").prices, { input: 1000, cacheWrite5m: 10_000, cacheWrite1h: 2_000, cacheRead: 90_000, output: 500 });
+    const expected = usageCost(modelRules("anthropic", "claude-sonnet-4-5").prices, {
+      input: 1000,
+      cacheWrite5m: 10_000,
+      cacheWrite1h: 2_000,
+      cacheRead: 90_000,
+      output: 500,
+    });
     expect(report.totals.llm.cache_write_tokens).toBe(12_000);
     expect(report.totals.llm.cost_usd).toBeCloseTo(expected.costUsd, 9);
     expect(report.totals.llm.cost_without_cache_usd).toBeCloseTo(expected.withoutCacheUsd, 9);
@@ -86,12 +127,23 @@ describe("the ledger", () => {
     expect(report.by_model.llm["claude-sonnet-4-5"]?.requests).toBe(2);
     expect(report.prices.models["claude-sonnet-4-5"]).toEqual(modelRules("anthropic", "claude-sonnet-4-5").prices);
     // pricing.models overrides a model's prices.
-    const cheap = loadConfig({ PRICING_MODELS: JSON.stringify({ "claude-sonnet-4-5": { input: 1, cacheRead: 1, cacheWrite5m: 1, cacheWrite1h: 1 } }) }).config.pricing;
+    const cheap = loadConfig({
+      PRICING_MODELS: JSON.stringify({
+        "claude-sonnet-4-5": { input: 1, cacheRead: 1, cacheWrite5m: 1, cacheWrite1h: 1 },
+      }),
+    }).config.pricing;
     expect(statsReport(rows, "1h", now, cheap).totals.llm.saved_usd).toBe(0);
   });
 
   it("leaves out buckets outside the window", () => {
-    const row = (hour: number): LedgerRow => ({ hour, tool: "evict", provider: "", model: "cost", counter: "requests", value: 1 });
+    const row = (hour: number): LedgerRow => ({
+      hour,
+      tool: "evict",
+      provider: "",
+      model: "cost",
+      counter: "requests",
+      value: 1,
+    });
     const current = now - (now % HOUR);
     const rows = [row(current), row(current - 23 * HOUR), row(current - 24 * HOUR), row(current - 30 * 24 * HOUR)];
     expect(statsReport(rows, "1h", now, pricing).totals.evict.requests).toBe(1);

@@ -8,7 +8,10 @@ import { photoPixels, screenshotPixels, withExifOrientation } from "../fixtures/
 async function psnr(rgb: Uint8Array, jpeg: Uint8Array): Promise<number> {
   const decoded = await sharp(jpeg).raw().toBuffer();
   let se = 0;
-  for (let i = 0; i < rgb.length; i++) { const d = rgb[i]! - decoded[i]!; se += d * d; }
+  for (let i = 0; i < rgb.length; i++) {
+    const d = rgb[i]! - decoded[i]!;
+    se += d * d;
+  }
   return 10 * Math.log10((255 * 255) / (se / rgb.length));
 }
 
@@ -35,7 +38,9 @@ describe("prepareJpeg (baseline 4:2:0 encoder)", () => {
     const [w, h] = [640, 400];
     const rgb = screenshotPixels(w, h);
     const ours = prepareJpeg(rgb, w, h).encode(90);
-    const reference = await sharp(rgb, { raw: { width: w, height: h, channels: 3 } }).jpeg({ quality: 90, chromaSubsampling: "4:2:0" }).toBuffer();
+    const reference = await sharp(rgb, { raw: { width: w, height: h, channels: 3 } })
+      .jpeg({ quality: 90, chromaSubsampling: "4:2:0" })
+      .toBuffer();
     expect(await psnr(rgb, ours)).toBeGreaterThan((await psnr(rgb, reference)) - 0.2);
     expect(ours.length).toBeLessThan(reference.length * 1.03);
   });
@@ -54,7 +59,9 @@ describe("quantisation tables chosen per image (issue 23.2)", () => {
   /** sharp's (libjpeg-turbo, Annex K tables) highest quality within `maxBytes`, and its PSNR. */
   async function sharpAt(rgb: Uint8Array, w: number, h: number, maxBytes: number) {
     for (let q = 100; q >= 1; q--) {
-      const jpeg = await sharp(rgb, { raw: { width: w, height: h, channels: 3 } }).jpeg({ quality: q, chromaSubsampling: "4:2:0" }).toBuffer();
+      const jpeg = await sharp(rgb, { raw: { width: w, height: h, channels: 3 } })
+        .jpeg({ quality: q, chromaSubsampling: "4:2:0" })
+        .toBuffer();
       if (jpeg.length <= maxBytes) return { bytes: jpeg.length, psnr: await psnr(rgb, jpeg) };
     }
     throw new Error("sharp cannot fit");
@@ -64,7 +71,10 @@ describe("quantisation tables chosen per image (issue 23.2)", () => {
     const [w, h] = [640, 400];
     const text = screenshotPixels(w, h, 3);
     const photo = photoPixels(w, h, 4);
-    for (const [rgb, budget, expected, margin] of [[text, 40_000, "flat", 0.8], [photo, 10_000, "robidoux", 0.1]] as const) {
+    for (const [rgb, budget, expected, margin] of [
+      [text, 40_000, "flat", 0.8],
+      [photo, 10_000, "robidoux", 0.1],
+    ] as const) {
       const ours = await oursAt(rgb, w, h, budget);
       const theirs = await sharpAt(rgb, w, h, budget);
       expect(ours.tables).toBe(expected);
@@ -78,9 +88,11 @@ describe("EXIF orientation in the JPEG header", () => {
   it("reads the tag 1..8 from a big-endian APP1, and 1 without one", () => {
     const plain = prepareJpeg(photoPixels(32, 16), 32, 16).encode(80);
     expect(readImageHeader(plain).orientation).toBe(1);
-    fc.assert(fc.property(fc.integer({ min: 1, max: 8 }), (o) => {
-      expect(readImageHeader(withExifOrientation(plain, o))).toMatchObject({ width: 32, height: 16, orientation: o });
-    }));
+    fc.assert(
+      fc.property(fc.integer({ min: 1, max: 8 }), (o) => {
+        expect(readImageHeader(withExifOrientation(plain, o))).toMatchObject({ width: 32, height: 16, orientation: o });
+      }),
+    );
     expect(readImageHeader(withExifOrientation(plain, 9)).orientation).toBe(1);
   });
 });

@@ -29,7 +29,9 @@ function thrown(run: () => unknown): unknown {
 
 /** A real trap of our SIMD module: its unfilter kernel given a line far outside its memory. */
 function ownKernelTrap(): unknown {
-  const kernels = new WebAssembly.Instance(wasm.simd!, {}).exports as unknown as { unfilter(filter: number, cur: number, prev: number, n: number, bpp: number): void };
+  const kernels = new WebAssembly.Instance(wasm.simd!, {}).exports as unknown as {
+    unfilter(filter: number, cur: number, prev: number, n: number, bpp: number): void;
+  };
   return thrown(() => kernels.unfilter(1, 0x7fff0000, 0, 64, 3));
 }
 
@@ -55,11 +57,15 @@ describe("a failed fit is answered by whose fault it is", () => {
     expect((failure as DecoderFailure).cause).toBeInstanceOf(WebAssembly.RuntimeError);
     const answer = fitFailure(failure) as AppError;
     expect([answer.status, answer.code]).toEqual([400, "invalid_image"]);
-    expect(answer.message).toBe("The WEBP image could not be decoded: its data is corrupt. Re-save or re-export it and send the complete file.");
+    expect(answer.message).toBe(
+      "The WEBP image could not be decoded: its data is corrupt. Re-save or re-export it and send the complete file.",
+    );
   });
 
   it("memory running out inside a decoder call, or anywhere in the engine, is a 413 image_too_large", () => {
-    const inside = thrown(() => decodeCallerBytes("photon", "GIF", "could not be decoded: its data is corrupt", growPastMaximum));
+    const inside = thrown(() =>
+      decodeCallerBytes("photon", "GIF", "could not be decoded: its data is corrupt", growPastMaximum),
+    );
     expect(inside).toBeInstanceOf(DecoderFailure);
     expect((inside as DecoderFailure).exhausted).toBe(true);
     for (const error of [inside, thrown(growPastMaximum)]) {
@@ -70,7 +76,13 @@ describe("a failed fit is answered by whose fault it is", () => {
 
   it("our own refusals pass unchanged through the boundary and the classifier", () => {
     const refusal = new AppError(413, "image_too_large", "too big");
-    expect(thrown(() => decodeCallerBytes("TurboJPEG", "JPEG", "x", () => { throw refusal; }))).toBe(refusal);
+    expect(
+      thrown(() =>
+        decodeCallerBytes("TurboJPEG", "JPEG", "x", () => {
+          throw refusal;
+        }),
+      ),
+    ).toBe(refusal);
     expect(fitFailure(refusal)).toBe(refusal);
   });
 

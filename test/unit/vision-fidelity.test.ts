@@ -17,23 +17,37 @@ import { adobeCmykJpeg } from "../fixtures/jpeg-writer";
 
 const wasm = loadVisionWasmNode();
 const KiB = 1024;
-const opts = (embedTargetBytes: number): FitOptions => ({ embedTargetBytes, maxLongEdge: 1568, maxInputPixels: 40_000_000 });
+const opts = (embedTargetBytes: number): FitOptions => ({
+  embedTargetBytes,
+  maxLongEdge: 1568,
+  maxInputPixels: 40_000_000,
+});
 
 function psnr(a: Uint8Array, b: Uint8Array): number {
   expect(a.length).toBe(b.length);
   let se = 0;
-  for (let i = 0; i < a.length; i++) { const d = a[i]! - b[i]!; se += d * d; }
+  for (let i = 0; i < a.length; i++) {
+    const d = a[i]! - b[i]!;
+    se += d * d;
+  }
   return se === 0 ? 99 : 10 * Math.log10((255 * 255) / (se / a.length));
 }
 
-const raw = (rgb: Uint8Array, width: number, height: number) => sharp(Buffer.from(rgb), { raw: { width, height, channels: 3 } });
-const pixelsOf = async (image: Uint8Array | Buffer) => new Uint8Array(await sharp(image).removeAlpha().raw().toBuffer());
+const raw = (rgb: Uint8Array, width: number, height: number) =>
+  sharp(Buffer.from(rgb), { raw: { width, height, channels: 3 } });
+const pixelsOf = async (image: Uint8Array | Buffer) =>
+  new Uint8Array(await sharp(image).removeAlpha().raw().toBuffer());
 /** The original as libvips shows it at `width`x`height`: decoded, converted to sRGB, Lanczos-3. */
 const reference = async (input: Buffer, width: number, height: number) =>
-  new Uint8Array(await sharp(input).resize(width, height, { fit: "fill", kernel: "lanczos3" }).removeAlpha().raw().toBuffer());
+  new Uint8Array(
+    await sharp(input).resize(width, height, { fit: "fill", kernel: "lanczos3" }).removeAlpha().raw().toBuffer(),
+  );
 /** What sharp's own fit writes at the same size and quality. */
 const sharpFit = async (input: Buffer, width: number, height: number, quality: number) =>
-  sharp(input).resize(width, height, { fit: "fill", kernel: "lanczos3" }).jpeg({ quality, chromaSubsampling: "4:2:0" }).toBuffer();
+  sharp(input)
+    .resize(width, height, { fit: "fill", kernel: "lanczos3" })
+    .jpeg({ quality, chromaSubsampling: "4:2:0" })
+    .toBuffer();
 
 /** PSNR of ours and of sharp's fit against the reference, at our output's size and quality. */
 async function versusSharp(input: Buffer, budget: number) {
@@ -46,10 +60,16 @@ async function versusSharp(input: Buffer, budget: number) {
 
 /** PSNR over the right-most third of the columns only: where a drifting mapping shows. */
 function farThirdPsnr(a: Uint8Array, b: Uint8Array, width: number, height: number): number {
-  let se = 0, n = 0;
+  let se = 0,
+    n = 0;
   for (let y = 0; y < height; y++) {
     for (let x = Math.floor((width * 2) / 3); x < width; x++) {
-      for (let c = 0; c < 3; c++) { const i = (y * width + x) * 3 + c; const d = a[i]! - b[i]!; se += d * d; n++; }
+      for (let c = 0; c < 3; c++) {
+        const i = (y * width + x) * 3 + c;
+        const d = a[i]! - b[i]!;
+        se += d * d;
+        n++;
+      }
     }
   }
   return 10 * Math.log10((255 * 255) / (se / n));
@@ -64,16 +84,24 @@ describe("JPEG DCT-scaled decode", () => {
     expect(jpegDctEighths(0.9)).toBe(8);
   });
 
-  for (const [width, height] of [[3005, 2007], [2725, 2225], [3136, 2352]] as const) {
+  for (const [width, height] of [
+    [3005, 2007],
+    [2725, 2225],
+    [3136, 2352],
+  ] as const) {
     it(`a ${width}x${height} photo JPEG matches sharp's fit to 0.5 dB, in the far third too`, async () => {
-      const input = await raw(photoPixels(width, height, 7), width, height).jpeg({ quality: 92 }).toBuffer();
+      const input = await raw(photoPixels(width, height, 7), width, height)
+        .jpeg({ quality: 92 })
+        .toBuffer();
       const { out, ours, theirs } = await versusSharp(input, 256 * KiB);
       expect(Math.max(out.width, out.height)).toBe(1568);
       expect(ours).toBeGreaterThan(theirs - 0.5);
       const ref = await reference(input, out.width, out.height);
       const mine = await pixelsOf(out.data);
       const sharps = await pixelsOf(await sharpFit(input, out.width, out.height, out.quality!));
-      expect(farThirdPsnr(mine, ref, out.width, out.height)).toBeGreaterThan(farThirdPsnr(sharps, ref, out.width, out.height) - 0.5);
+      expect(farThirdPsnr(mine, ref, out.width, out.height)).toBeGreaterThan(
+        farThirdPsnr(sharps, ref, out.width, out.height) - 0.5,
+      );
     });
   }
 
@@ -86,8 +114,15 @@ describe("JPEG DCT-scaled decode", () => {
 });
 
 /** The stored values read as sRGB (no colour management) are visibly further off than our output. */
-async function expectShiftedWithoutConversion(input: Buffer, width: number, height: number, ours: number): Promise<void> {
-  const stored = new Uint8Array(await sharp(input, { ignoreIcc: true }).resize(width, height, { fit: "fill", kernel: "lanczos3" }).raw().toBuffer());
+async function expectShiftedWithoutConversion(
+  input: Buffer,
+  width: number,
+  height: number,
+  ours: number,
+): Promise<void> {
+  const stored = new Uint8Array(
+    await sharp(input, { ignoreIcc: true }).resize(width, height, { fit: "fill", kernel: "lanczos3" }).raw().toBuffer(),
+  );
   expect(psnr(stored, await reference(input, width, height))).toBeLessThan(ours - 3);
 }
 
@@ -108,7 +143,10 @@ describe("ICC profiles converted to sRGB", () => {
     it(`a PNG with an iCCP ${space.name} profile (built in the test) matches sharp within 1 dB`, async () => {
       const profile = matrixTrcProfile(space);
       expect(iccToSrgb(profile)).toBeDefined();
-      const input = await raw(photo, 1200, 900).png().withIccProfile(await profileFile(profile)).toBuffer();
+      const input = await raw(photo, 1200, 900)
+        .png()
+        .withIccProfile(await profileFile(profile))
+        .toBuffer();
       const { out, ours, theirs } = await versusSharp(input, 128 * KiB);
       expect(ours).toBeGreaterThan(theirs - 1);
       await expectShiftedWithoutConversion(input, out.width, out.height, ours);
@@ -145,9 +183,13 @@ describe("hostile profiles", () => {
     const view = new DataView(out.buffer);
     const ascii = (at: number, text: string) => out.set(new TextEncoder().encode(text), at);
     view.setUint32(0, out.length);
-    ascii(16, space); ascii(20, "Lab "); ascii(36, "acsp");
+    ascii(16, space);
+    ascii(20, "Lab ");
+    ascii(36, "acsp");
     view.setUint32(128, 1);
-    ascii(132, sig); view.setUint32(136, 144); view.setUint32(140, data.length);
+    ascii(132, sig);
+    view.setUint32(136, 144);
+    view.setUint32(140, data.length);
     out.set(data, 144);
     return out;
   }
@@ -155,7 +197,9 @@ describe("hostile profiles", () => {
   it("a CMYK table claiming a 255^4 grid, or running past its tag, is ignored without allocating it", () => {
     const mft2 = new Uint8Array(52 + 1024);
     mft2.set(new TextEncoder().encode("mft2"), 0);
-    mft2[8] = 4; mft2[9] = 3; mft2[10] = 255;
+    mft2[8] = 4;
+    mft2[9] = 3;
+    mft2[10] = 255;
     new DataView(mft2.buffer).setUint16(48, 2);
     new DataView(mft2.buffer).setUint16(50, 2);
     expect(cmykProfileToSrgb(oneTagProfile("CMYK", "A2B1", mft2))).toBeUndefined();
@@ -171,7 +215,8 @@ describe("hostile profiles", () => {
     const view = new DataView(lying.buffer);
     for (let k = 0; k < view.getUint32(128); k++) {
       const at = 132 + 12 * k;
-      if (String.fromCharCode(...lying.subarray(at, at + 4)) === "rTRC") view.setUint32(view.getUint32(at + 4) + 8, 0x7fffffff);
+      if (String.fromCharCode(...lying.subarray(at, at + 4)) === "rTRC")
+        view.setUint32(view.getUint32(at + 4) + 8, 0x7fffffff);
     }
     expect(iccToSrgb(lying)).toBeUndefined();
   });
@@ -179,7 +224,9 @@ describe("hostile profiles", () => {
 
 /** sRGB of a FOGRA39 wedge patch (keyed by its C,M,Y,K percent), relative to the paper, clipped. */
 function publishedSrgb(patch: string): number[] {
-  const lab = FOGRA39_WEDGE[patch]!, paper = labToXyz(...FOGRA39_WEDGE["0,0,0,0"]!), white = labToXyz(100, 0, 0);
+  const lab = FOGRA39_WEDGE[patch]!,
+    paper = labToXyz(...FOGRA39_WEDGE["0,0,0,0"]!),
+    white = labToXyz(100, 0, 0);
   const xyz = labToXyz(...lab).map((v, c) => (v / paper[c]!) * white[c]!);
   const rgb = new Uint8Array(3);
   xyzToSrgb(xyz[0]!, xyz[1]!, xyz[2]!, rgb, 0);
@@ -188,22 +235,46 @@ function publishedSrgb(patch: string): number[] {
 
 /** CIELAB (D50) of an 8-bit sRGB colour, through sRGB's D50-adapted colorants. */
 function srgbToLab(rgb: ArrayLike<number>): number[] {
-  const lin = Array.from(rgb, (v) => { const e = v / 255; return e <= 0.04045 ? e / 12.92 : ((e + 0.055) / 1.055) ** 2.4; });
-  const m = [[0.4360747, 0.3850649, 0.1430804], [0.2225045, 0.7168786, 0.0606169], [0.0139322, 0.0971045, 0.7141733]];
+  const lin = Array.from(rgb, (v) => {
+    const e = v / 255;
+    return e <= 0.04045 ? e / 12.92 : ((e + 0.055) / 1.055) ** 2.4;
+  });
+  const m = [
+    [0.4360747, 0.3850649, 0.1430804],
+    [0.2225045, 0.7168786, 0.0606169],
+    [0.0139322, 0.0971045, 0.7141733],
+  ];
   return xyzToLab(m.map((row) => row[0]! * lin[0]! + row[1]! * lin[1]! + row[2]! * lin[2]!));
 }
 
 describe("the default press model (untagged CMYK)", () => {
   const toRgb = cmykConverter(undefined);
-  const rgbOf = (inks: number[]) => { const out = new Uint8Array(3); toRgb(new Uint8Array(inks), 0, out, 0, 1, false); return out; };
-  const deltaE = (a: ArrayLike<number>, b: ArrayLike<number>) => { const p = srgbToLab(a), q = srgbToLab(b); return Math.hypot(p[0]! - q[0]!, p[1]! - q[1]!, p[2]! - q[2]!); };
+  const rgbOf = (inks: number[]) => {
+    const out = new Uint8Array(3);
+    toRgb(new Uint8Array(inks), 0, out, 0, 1, false);
+    return out;
+  };
+  const deltaE = (a: ArrayLike<number>, b: ArrayLike<number>) => {
+    const p = srgbToLab(a),
+      q = srgbToLab(b);
+    return Math.hypot(p[0]! - q[0]!, p[1]! - q[1]!, p[2]! - q[2]!);
+  };
 
   it("maps paper to white, solid K to a dark neutral, and the solids and overprints to FOGRA39's published colours", () => {
     expect([...rgbOf([0, 0, 0, 0])]).toEqual([255, 255, 255]);
     const black = srgbToLab(rgbOf([0, 0, 0, 255]));
     expect(black[0]).toBeLessThan(20);
     expect(Math.hypot(black[1]!, black[2]!)).toBeLessThan(2);
-    for (const patch of ["100,0,0,0", "0,100,0,0", "0,0,100,0", "0,0,0,100", "100,100,0,0", "100,0,100,0", "0,100,100,0", "100,100,100,0"]) {
+    for (const patch of [
+      "100,0,0,0",
+      "0,100,0,0",
+      "0,0,100,0",
+      "0,0,0,100",
+      "100,100,0,0",
+      "100,0,100,0",
+      "0,100,100,0",
+      "100,100,100,0",
+    ]) {
       const inks = patch.split(",").map((v) => Math.round((Number(v) * 255) / 100));
       expect(deltaE(rgbOf(inks), publishedSrgb(patch)), patch).toBeLessThan(2);
     }
@@ -211,7 +282,15 @@ describe("the default press model (untagged CMYK)", () => {
 
   it("reproduces the published tint ramps (dot gain), not the nominal ink areas", () => {
     // The model's worst patch of the wedge is 5.0 ΔE*ab (a magenta tint's hue); black tints are exact.
-    for (const [patch, within] of [["40,0,0,0", 5], ["0,40,0,0", 5], ["0,0,40,0", 5], ["70,0,0,0", 5], ["0,0,0,20", 1], ["0,0,0,40", 1], ["0,0,0,80", 1]] as const) {
+    for (const [patch, within] of [
+      ["40,0,0,0", 5],
+      ["0,40,0,0", 5],
+      ["0,0,40,0", 5],
+      ["70,0,0,0", 5],
+      ["0,0,0,20", 1],
+      ["0,0,0,40", 1],
+      ["0,0,0,80", 1],
+    ] as const) {
       const inks = patch.split(",").map((v) => Math.round((Number(v) * 255) / 100));
       expect(deltaE(rgbOf(inks), publishedSrgb(patch)), patch).toBeLessThan(within);
     }
@@ -220,7 +299,15 @@ describe("the default press model (untagged CMYK)", () => {
   });
 
   it("gets darker, never lighter, as K increases over any colour", () => {
-    for (const [c, m, y] of [[0, 0, 0], [255, 0, 0], [0, 255, 0], [0, 0, 255], [128, 64, 200], [255, 255, 255], [40, 200, 90]]) {
+    for (const [c, m, y] of [
+      [0, 0, 0],
+      [255, 0, 0],
+      [0, 255, 0],
+      [0, 0, 255],
+      [128, 64, 200],
+      [255, 255, 255],
+      [40, 200, 90],
+    ]) {
       let last = Infinity;
       for (let k = 0; k <= 255; k += 3) {
         const L = srgbToLab(rgbOf([c!, m!, y!, k]))[0]!;
@@ -235,7 +322,11 @@ describe("CMYK JPEG", () => {
   const photo = photoPixels(1400, 1000, 3);
 
   it("an Adobe (inverted) CMYK JPEG with its CMYK profile embedded goes through that profile, close to sharp", async () => {
-    const input = await raw(photo, 1400, 1000).toColourspace("cmyk").withIccProfile("cmyk").jpeg({ quality: 92 }).toBuffer();
+    const input = await raw(photo, 1400, 1000)
+      .toColourspace("cmyk")
+      .withIccProfile("cmyk")
+      .jpeg({ quality: 92 })
+      .toBuffer();
     const { out, ours, theirs } = await versusSharp(input, 512 * KiB);
     expect(out.width).toBe(1400);
     expect(ours).toBeGreaterThan(CMYK_PROFILE_MIN_PSNR);
@@ -253,25 +344,40 @@ describe("CMYK JPEG", () => {
 describe("YCCK JPEG (Adobe APP14 transform 2, written by our test writer: no installed tool writes one)", () => {
   const [width, height] = [1400, 1000];
   /** The CMYK tests' photo, separated into inks by libvips (its CMYK profile), 0 = no ink. */
-  const inksOf = async () => new Uint8Array(await raw(photoPixels(width, height, 3), width, height).toColourspace("cmyk").raw().toBuffer());
+  const inksOf = async () =>
+    new Uint8Array(
+      await raw(photoPixels(width, height, 3), width, height)
+        .toColourspace("cmyk")
+        .raw()
+        .toBuffer(),
+    );
   /** The printing-ink patches a proof sheet starts with, 32x32 each, in the colour FOGRA39 publishes for them. */
   const PATCHES: { name: string; inks: number[]; rgb: number[] }[] = [
-    ["paper", [0, 0, 0, 0]], ["cyan", [100, 0, 0, 0]], ["magenta", [0, 100, 0, 0]], ["yellow", [0, 0, 100, 0]],
-    ["black", [0, 0, 0, 100]], ["red (M+Y)", [0, 100, 100, 0]], ["green (C+Y)", [100, 0, 100, 0]],
-    ["blue (C+M)", [100, 100, 0, 0]], ["40 % black", [0, 0, 0, 40]], ["40 % cyan", [40, 0, 0, 0]],
+    ["paper", [0, 0, 0, 0]],
+    ["cyan", [100, 0, 0, 0]],
+    ["magenta", [0, 100, 0, 0]],
+    ["yellow", [0, 0, 100, 0]],
+    ["black", [0, 0, 0, 100]],
+    ["red (M+Y)", [0, 100, 100, 0]],
+    ["green (C+Y)", [100, 0, 100, 0]],
+    ["blue (C+M)", [100, 100, 0, 0]],
+    ["40 % black", [0, 0, 0, 40]],
+    ["40 % cyan", [40, 0, 0, 0]],
   ].map(([name, percent]) => ({
     name: name as string,
     inks: (percent as number[]).map((v) => Math.round((v * 255) / 100)),
     rgb: publishedSrgb((percent as number[]).join(",")),
   }));
   function patchSheet(): Uint8Array {
-    const w = 32 * PATCHES.length, inks = new Uint8Array(w * 32 * 4);
+    const w = 32 * PATCHES.length,
+      inks = new Uint8Array(w * 32 * 4);
     for (let y = 0; y < 32; y++) for (let x = 0; x < w; x++) inks.set(PATCHES[x >> 5]!.inks, (y * w + x) * 4);
     return inks;
   }
 
   it("is a YCCK file that libvips decodes as the same colours as the plain CMYK file", async () => {
-    const sheet = patchSheet(), w = 32 * PATCHES.length;
+    const sheet = patchSheet(),
+      w = 32 * PATCHES.length;
     const ycck = Buffer.from(adobeCmykJpeg(sheet, w, 32, { transform: "ycck", quality: 95 }));
     const cmyk = Buffer.from(adobeCmykJpeg(sheet, w, 32, { transform: "cmyk", quality: 95 }));
     expect(ycck[ycck.indexOf(Buffer.from("Adobe")) + 11]).toBe(2);
@@ -280,7 +386,8 @@ describe("YCCK JPEG (Adobe APP14 transform 2, written by our test writer: no ins
   });
 
   it("without a profile: the patches come out in their published press colours, as from the plain CMYK file", async () => {
-    const sheet = patchSheet(), w = 32 * PATCHES.length;
+    const sheet = patchSheet(),
+      w = 32 * PATCHES.length;
     // Over the long edge, so it is decoded and resized (a file that fits is passed through).
     const fitOpts = { ...opts(512 * KiB), maxLongEdge: w / 2 };
     for (const transform of ["ycck", "cmyk"] as const) {
@@ -291,13 +398,15 @@ describe("YCCK JPEG (Adobe APP14 transform 2, written by our test writer: no ins
       PATCHES.forEach(({ name, rgb }, i) => {
         const at = (8 * out.width + i * 16 + 8) * 3;
         const got = [...pixels.subarray(at, at + 3)];
-        for (let c = 0; c < 3; c++) expect(Math.abs(got[c]! - rgb[c]!), `${transform} ${name}: ${got.join(",")}`).toBeLessThanOrEqual(12);
+        for (let c = 0; c < 3; c++)
+          expect(Math.abs(got[c]! - rgb[c]!), `${transform} ${name}: ${got.join(",")}`).toBeLessThanOrEqual(12);
       });
     }
   });
 
   it("is converted to an RGB JPEG even when it already fits the budget and the long edge", async () => {
-    const sheet = patchSheet(), w = 32 * PATCHES.length;
+    const sheet = patchSheet(),
+      w = 32 * PATCHES.length;
     for (const transform of ["ycck", "cmyk"] as const) {
       const input = adobeCmykJpeg(sheet, w, 32, { transform, quality: 95 });
       const out = await fitImage(input, opts(512 * KiB), wasm);
@@ -316,7 +425,11 @@ describe("YCCK JPEG (Adobe APP14 transform 2, written by our test writer: no ins
   });
 
   it("with its CMYK profile embedded, it goes through that profile, close to sharp", async () => {
-    const sharpCmyk = await raw(photoPixels(64, 64, 3), 64, 64).toColourspace("cmyk").withIccProfile("cmyk").jpeg().toBuffer();
+    const sharpCmyk = await raw(photoPixels(64, 64, 3), 64, 64)
+      .toColourspace("cmyk")
+      .withIccProfile("cmyk")
+      .jpeg()
+      .toBuffer();
     const icc = new Uint8Array((await sharp(sharpCmyk).metadata()).icc!);
     expect(cmykProfileToSrgb(icc)).toBeDefined();
     const input = Buffer.from(adobeCmykJpeg(await inksOf(), width, height, { transform: "ycck", quality: 92, icc }));
@@ -328,8 +441,14 @@ describe("YCCK JPEG (Adobe APP14 transform 2, written by our test writer: no ins
 
   it("decodes to the same pixels as the plain CMYK file of the same inks", async () => {
     const inks = await inksOf();
-    const ycck = decodeJpegRgb(adobeCmykJpeg(inks, width, height, { transform: "ycck", quality: 100 }), wasm.jpegDecoder);
-    const cmyk = decodeJpegRgb(adobeCmykJpeg(inks, width, height, { transform: "cmyk", quality: 100 }), wasm.jpegDecoder);
+    const ycck = decodeJpegRgb(
+      adobeCmykJpeg(inks, width, height, { transform: "ycck", quality: 100 }),
+      wasm.jpegDecoder,
+    );
+    const cmyk = decodeJpegRgb(
+      adobeCmykJpeg(inks, width, height, { transform: "cmyk", quality: 100 }),
+      wasm.jpegDecoder,
+    );
     expect([ycck.width, ycck.height]).toEqual([width, height]);
     // Only the YCC rounding of the three colour planes differs.
     expect(psnr(ycck.rgb, cmyk.rgb)).toBeGreaterThan(40);
@@ -341,10 +460,22 @@ describe("low budgets", () => {
    * The alternative the fit did not take, written by sharp: full size at the highest quality that
    * fits (down to 30), or the size at which quality 50 fits.
    */
-  async function otherChoice(input: Buffer, out: { width: number; height: number }, full: { width: number; height: number }, maxBytes: number): Promise<Buffer> {
-    const at = async (width: number, height: number, quality: number) => sharp(input).resize(width, height, { fit: "fill", kernel: "lanczos3" }).jpeg({ quality, chromaSubsampling: "4:2:0" }).toBuffer();
+  async function otherChoice(
+    input: Buffer,
+    out: { width: number; height: number },
+    full: { width: number; height: number },
+    maxBytes: number,
+  ): Promise<Buffer> {
+    const at = async (width: number, height: number, quality: number) =>
+      sharp(input)
+        .resize(width, height, { fit: "fill", kernel: "lanczos3" })
+        .jpeg({ quality, chromaSubsampling: "4:2:0" })
+        .toBuffer();
     if (out.width < full.width) {
-      for (let q = 49; q >= 30; q--) { const data = await at(full.width, full.height, q); if (data.length <= maxBytes) return data; }
+      for (let q = 49; q >= 30; q--) {
+        const data = await at(full.width, full.height, q);
+        if (data.length <= maxBytes) return data;
+      }
       throw new Error("full size does not fit at quality 30: no choice was made");
     }
     for (let scale = 0.97; ; scale -= 0.01) {
@@ -354,14 +485,30 @@ describe("low budgets", () => {
   }
 
   /** PSNR of `jpeg` shown at the full fitted size (scaled back up when smaller) against the original there. */
-  async function shownAtFullSize(input: Buffer, jpeg: Uint8Array | Buffer, full: { width: number; height: number }): Promise<number> {
-    const shown = new Uint8Array(await sharp(jpeg).resize(full.width, full.height, { fit: "fill", kernel: "lanczos3" }).raw().toBuffer());
+  async function shownAtFullSize(
+    input: Buffer,
+    jpeg: Uint8Array | Buffer,
+    full: { width: number; height: number },
+  ): Promise<number> {
+    const shown = new Uint8Array(
+      await sharp(jpeg).resize(full.width, full.height, { fit: "fill", kernel: "lanczos3" }).raw().toBuffer(),
+    );
     return psnr(shown, await reference(input, full.width, full.height));
   }
 
   for (const [name, make, budget, full] of [
-    ["a 12 MP photo at 64 KiB", async () => raw(photoPixels(4032, 3024), 4032, 3024).jpeg({ quality: 92 }).toBuffer(), 64 * KiB, { width: 1568, height: 1176 }],
-    ["a 4704x2646 JPEG screenshot at 150 KiB", async () => raw(screenshotPixels(4704, 2646), 4704, 2646).jpeg({ quality: 90 }).toBuffer(), 150 * KiB, { width: 1568, height: 882 }],
+    [
+      "a 12 MP photo at 64 KiB",
+      async () => raw(photoPixels(4032, 3024), 4032, 3024).jpeg({ quality: 92 }).toBuffer(),
+      64 * KiB,
+      { width: 1568, height: 1176 },
+    ],
+    [
+      "a 4704x2646 JPEG screenshot at 150 KiB",
+      async () => raw(screenshotPixels(4704, 2646), 4704, 2646).jpeg({ quality: 90 }).toBuffer(),
+      150 * KiB,
+      { width: 1568, height: 882 },
+    ],
   ] as const) {
     it(`${name}: full size below quality 50 or smaller at 50, whichever measures more faithful`, async () => {
       const input = await make();

@@ -27,8 +27,16 @@ describe("choosePath", () => {
 
 describe("contentBlocks", () => {
   it("shapes the image for each provider", () => {
-    expect(contentBlocks("anthropic", "image/jpeg", "QUJD", "n")[0]).toEqual({ type: "image", source: { type: "base64", media_type: "image/jpeg", data: "QUJD" } });
-    expect(contentBlocks("openai", "image/jpeg", "QUJD", "n")[0]).toEqual({ type: "image_url", image_url: { url: "data:image/jpeg;base64,QUJD" } });
-    expect(contentBlocks("gemini", "image/jpeg", "QUJD", "n")[0]).toEqual({ inline_data: { mime_type: "image/jpeg", data: "QUJD" } });
+    expect(contentBlocks("anthropic", "image/jpeg", "QUJD", "n")[0]).toEqual({
+      type: "image",
+      source: { type: "base64", media_type: "image/jpeg", data: "QUJD" },
+    });
+    expect(contentBlocks("openai", "image/jpeg", "QUJD", "n")[0]).toEqual({
+      type: "image_url",
+      image_url: { url: "data:image/jpeg;base64,QUJD" },
+    });
+    expect(contentBlocks("gemini", "image/jpeg", "QUJD", "n")[0]).toEqual({
+      inline_data: { mime_type: "image/jpeg", data: "QUJD" },
+    });
   });
 });

@@ -12,7 +12,9 @@ import { decodePngRows, parseChunks } from "../../shared/vision/codecs/png/png.d
 import type { StreamingResampler } from "../../shared/vision/resample";
 import { prng, screenshotPixels } from "../fixtures/images";
 
-const simd = new WebAssembly.Module(readFileSync(new URL("../../shared/vision/wasm/vision.simd.wasm", import.meta.url)));
+const simd = new WebAssembly.Module(
+  readFileSync(new URL("../../shared/vision/wasm/vision.simd.wasm", import.meta.url)),
+);
 
 /** Decodes with a resampler stand-in that keeps every RGB row it is handed. */
 async function decodeRows(png: Uint8Array, module?: WebAssembly.Module): Promise<Uint8Array> {
@@ -23,7 +25,8 @@ async function decodeRows(png: Uint8Array, module?: WebAssembly.Module): Promise
     out = new Uint8Array(w * h * 3);
     return {
       wantsRow: () => true,
-      pushRow: (row: number, rgb: Uint8Array, offset = 0) => out.set(rgb.subarray(offset, offset + width * 3), row * width * 3),
+      pushRow: (row: number, rgb: Uint8Array, offset = 0) =>
+        out.set(rgb.subarray(offset, offset + width * 3), row * width * 3),
     } as unknown as StreamingResampler;
   };
   await decodePngRows(parseChunks(png), sink, module);
@@ -40,12 +43,21 @@ function chunk(type: string, data: Uint8Array): Uint8Array {
 }
 
 const paeth = (a: number, b: number, c: number) => {
-  const pa = Math.abs(b - c), pb = Math.abs(a - c), pc = Math.abs(a + b - 2 * c);
+  const pa = Math.abs(b - c),
+    pb = Math.abs(a - c),
+    pc = Math.abs(a + b - 2 * c);
   return pa <= pb && pa <= pc ? a : pb <= pc ? b : c;
 };
 
 /** A PNG of 8-bit `pixels` (`channels` per pixel) with `filters[y % filters.length]` on row y. */
-function writePng(pixels: Uint8Array, width: number, height: number, colorType: number, filters: number[], extra: Uint8Array[] = []): Uint8Array {
+function writePng(
+  pixels: Uint8Array,
+  width: number,
+  height: number,
+  colorType: number,
+  filters: number[],
+  extra: Uint8Array[] = [],
+): Uint8Array {
   const channels = ({ 0: 1, 2: 3, 3: 1, 4: 2, 6: 4 } as Record<number, number>)[colorType]!;
   const stride = width * channels;
   const raw = new Uint8Array(height * (stride + 1));
@@ -64,25 +76,50 @@ function writePng(pixels: Uint8Array, width: number, height: number, colorType: 
   const ihdr = new Uint8Array(13);
   new DataView(ihdr.buffer).setUint32(0, width);
   new DataView(ihdr.buffer).setUint32(4, height);
-  ihdr[8] = 8; ihdr[9] = colorType;
-  const parts = [Uint8Array.of(137, 80, 78, 71, 13, 10, 26, 10), chunk("IHDR", ihdr), ...extra, chunk("IDAT", new Uint8Array(deflateSync(raw))), chunk("IEND", new Uint8Array(0))];
+  ihdr[8] = 8;
+  ihdr[9] = colorType;
+  const parts = [
+    Uint8Array.of(137, 80, 78, 71, 13, 10, 26, 10),
+    chunk("IHDR", ihdr),
+    ...extra,
+    chunk("IDAT", new Uint8Array(deflateSync(raw))),
+    chunk("IEND", new Uint8Array(0)),
+  ];
   const png = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
   parts.reduce((at, p) => (png.set(p, at), at + p.length), 0);
   return png;
 }
 
 /** What the decoder must deliver: RGB, transparency flattened on white with exact rounding. */
-function expectedRgb(pixels: Uint8Array, count: number, colorType: number, palette?: Uint8Array, alphas?: Uint8Array): Uint8Array {
+function expectedRgb(
+  pixels: Uint8Array,
+  count: number,
+  colorType: number,
+  palette?: Uint8Array,
+  alphas?: Uint8Array,
+): Uint8Array {
   const out = new Uint8Array(count * 3);
   const flat = (c: number, a: number) => Math.round((c * a + 255 * (255 - a)) / 255);
   for (let p = 0; p < count; p++) {
-    let rgb: number[], a = 255;
+    let rgb: number[],
+      a = 255;
     if (colorType === 0) rgb = [pixels[p]!, pixels[p]!, pixels[p]!];
-    else if (colorType === 4) { rgb = [pixels[2 * p]!, pixels[2 * p]!, pixels[2 * p]!]; a = pixels[2 * p + 1]!; }
-    else if (colorType === 2) rgb = [pixels[3 * p]!, pixels[3 * p + 1]!, pixels[3 * p + 2]!];
-    else if (colorType === 6) { rgb = [pixels[4 * p]!, pixels[4 * p + 1]!, pixels[4 * p + 2]!]; a = pixels[4 * p + 3]!; }
-    else { const i = pixels[p]!; rgb = [palette![3 * i]!, palette![3 * i + 1]!, palette![3 * i + 2]!]; a = alphas![i] ?? 255; }
-    out.set(rgb.map((c) => flat(c, a)), p * 3);
+    else if (colorType === 4) {
+      rgb = [pixels[2 * p]!, pixels[2 * p]!, pixels[2 * p]!];
+      a = pixels[2 * p + 1]!;
+    } else if (colorType === 2) rgb = [pixels[3 * p]!, pixels[3 * p + 1]!, pixels[3 * p + 2]!];
+    else if (colorType === 6) {
+      rgb = [pixels[4 * p]!, pixels[4 * p + 1]!, pixels[4 * p + 2]!];
+      a = pixels[4 * p + 3]!;
+    } else {
+      const i = pixels[p]!;
+      rgb = [palette![3 * i]!, palette![3 * i + 1]!, palette![3 * i + 2]!];
+      a = alphas![i] ?? 255;
+    }
+    out.set(
+      rgb.map((c) => flat(c, a)),
+      p * 3,
+    );
   }
   return out;
 }
@@ -96,24 +133,33 @@ function noise(n: number, seed: number, max = 256): Uint8Array {
 function mixedPixels(width: number, height: number, channels: number, seed: number): Uint8Array {
   const random = prng(seed);
   const out = new Uint8Array(width * height * channels);
-  for (let i = 0; i < out.length; i++) out[i] = random() < 0.7 && i >= channels ? out[i - channels]! : (random() * 256) | 0;
+  for (let i = 0; i < out.length; i++)
+    out[i] = random() < 0.7 && i >= channels ? out[i - channels]! : (random() * 256) | 0;
   return out;
 }
 
 /** The filter byte of every row of an 8-bit PNG (for the adaptive case: proof it is mixed). */
 function filterTypes(png: Uint8Array): number[] {
   const view = new DataView(png.buffer, png.byteOffset);
-  const width = view.getUint32(16), height = view.getUint32(20);
+  const width = view.getUint32(16),
+    height = view.getUint32(20);
   const channels = ({ 0: 1, 2: 3, 3: 1, 4: 2, 6: 4 } as Record<number, number>)[png[25]!]!;
   const idat: Buffer[] = [];
   for (let at = 8; at < png.length; at += 12 + view.getUint32(at)) {
-    if (String.fromCharCode(...png.subarray(at + 4, at + 8)) === "IDAT") idat.push(Buffer.from(png.subarray(at + 8, at + 8 + view.getUint32(at))));
+    if (String.fromCharCode(...png.subarray(at + 4, at + 8)) === "IDAT")
+      idat.push(Buffer.from(png.subarray(at + 8, at + 8 + view.getUint32(at))));
   }
   const raw = inflateSync(Buffer.concat(idat));
   return Array.from({ length: height }, (_, y) => raw[y * (width * channels + 1)]!);
 }
 
-const COLOR_TYPES = [[0, "grey"], [2, "RGB"], [3, "palette"], [4, "grey + alpha"], [6, "RGBA"]] as const;
+const COLOR_TYPES = [
+  [0, "grey"],
+  [2, "RGB"],
+  [3, "palette"],
+  [4, "grey + alpha"],
+  [6, "RGBA"],
+] as const;
 
 describe("PNG row decode: SIMD unfilter and flatten against the JS path", () => {
   it("every filter type, alone and mixed, in every 8-bit colour type: identical rows, equal to the pixels written", async () => {
@@ -121,15 +167,27 @@ describe("PNG row decode: SIMD unfilter and flatten against the JS path", () => 
     const alphas = noise(200, 8);
     for (const [colorType] of COLOR_TYPES) {
       const channels = ({ 0: 1, 2: 3, 3: 1, 4: 2, 6: 4 } as Record<number, number>)[colorType]!;
-      for (const [width, height] of [[1, 3], [5, 7], [37, 11], [300, 9]] as const) {
-        const pixels = colorType === 3 ? noise(width * height, width, 256) : mixedPixels(width, height, channels, width + colorType);
+      for (const [width, height] of [
+        [1, 3],
+        [5, 7],
+        [37, 11],
+        [300, 9],
+      ] as const) {
+        const pixels =
+          colorType === 3 ? noise(width * height, width, 256) : mixedPixels(width, height, channels, width + colorType);
         const extra = colorType === 3 ? [chunk("PLTE", palette), chunk("tRNS", alphas)] : [];
         const want = expectedRgb(pixels, width * height, colorType, palette, alphas);
         for (const filters of [[0], [1], [2], [3], [4], [4, 3, 2, 1, 0, 2, 4]]) {
           const png = writePng(pixels, width, height, colorType, filters, extra);
           const [js, wasm] = await Promise.all([decodeRows(png), decodeRows(png, simd)]);
-          expect(Buffer.from(js).equals(Buffer.from(want)), `JS, type ${colorType}, ${width}x${height}, filters ${filters}`).toBe(true);
-          expect(Buffer.from(wasm).equals(Buffer.from(js)), `SIMD, type ${colorType}, ${width}x${height}, filters ${filters}`).toBe(true);
+          expect(
+            Buffer.from(js).equals(Buffer.from(want)),
+            `JS, type ${colorType}, ${width}x${height}, filters ${filters}`,
+          ).toBe(true);
+          expect(
+            Buffer.from(wasm).equals(Buffer.from(js)),
+            `SIMD, type ${colorType}, ${width}x${height}, filters ${filters}`,
+          ).toBe(true);
         }
       }
     }
@@ -137,7 +195,8 @@ describe("PNG row decode: SIMD unfilter and flatten against the JS path", () => 
 
   it("the RGBA flatten is exact for every colour and alpha pair", async () => {
     const pixels = new Uint8Array(256 * 256 * 4);
-    for (let a = 0; a < 256; a++) for (let c = 0; c < 256; c++) pixels.set([c, 255 - c, (c * 7) & 255, a], (a * 256 + c) * 4);
+    for (let a = 0; a < 256; a++)
+      for (let c = 0; c < 256; c++) pixels.set([c, 255 - c, (c * 7) & 255, a], (a * 256 + c) * 4);
     const png = writePng(pixels, 256, 256, 6, [0, 1, 2, 3, 4]);
     const wasm = await decodeRows(png, simd);
     expect(Buffer.from(wasm).equals(Buffer.from(expectedRgb(pixels, 256 * 256, 6)))).toBe(true);
@@ -163,7 +222,10 @@ describe("PNG row decode: SIMD unfilter and flatten against the JS path", () => 
       const colorType = ({ 1: 0, 2: 4, 3: 2, 4: 6 } as const)[channels];
       expect(png[25], "IHDR colour type").toBe(colorType);
       const filters = filterTypes(png);
-      expect(filters.some((f) => f !== 0), "libpng filtered the rows").toBe(true);
+      expect(
+        filters.some((f) => f !== 0),
+        "libpng filtered the rows",
+      ).toBe(true);
       for (const f of filters) seen.add(f);
       const want = expectedRgb(pixels, 733 * 301, colorType);
       const [js, wasm] = await Promise.all([decodeRows(png), decodeRows(png, simd)]);
@@ -176,8 +238,11 @@ describe("PNG row decode: SIMD unfilter and flatten against the JS path", () => 
   it("random sizes, colour types and per-row filters give the same rows (property)", async () => {
     await fc.assert(
       fc.asyncProperty(
-        fc.constantFrom(0, 2, 4, 6), fc.integer({ min: 1, max: 70 }), fc.integer({ min: 1, max: 12 }),
-        fc.array(fc.integer({ min: 0, max: 4 }), { minLength: 1, maxLength: 12 }), fc.integer({ min: 0, max: 1000 }),
+        fc.constantFrom(0, 2, 4, 6),
+        fc.integer({ min: 1, max: 70 }),
+        fc.integer({ min: 1, max: 12 }),
+        fc.array(fc.integer({ min: 0, max: 4 }), { minLength: 1, maxLength: 12 }),
+        fc.integer({ min: 0, max: 1000 }),
         async (colorType, width, height, filters, seed) => {
           const channels = ({ 0: 1, 2: 3, 4: 2, 6: 4 } as Record<number, number>)[colorType]!;
           const pixels = noise(width * height * channels, seed);
@@ -208,10 +273,17 @@ describe("the chunks are walked once, then decoded from what the walk found", ()
     png[idatEnd]! ^= 0xff;
     expect(() => parseChunks(png)).toThrow(/IDAT chunk has a wrong CRC/);
     let out = new Uint8Array(0);
-    await decodePngRows(info, (w, h) => {
-      out = new Uint8Array(w * h * 3);
-      return { wantsRow: () => true, pushRow: (row: number, rgb: Uint8Array, at = 0) => out.set(rgb.subarray(at, at + w * 3), row * w * 3) } as unknown as StreamingResampler;
-    }, simd);
+    await decodePngRows(
+      info,
+      (w, h) => {
+        out = new Uint8Array(w * h * 3);
+        return {
+          wantsRow: () => true,
+          pushRow: (row: number, rgb: Uint8Array, at = 0) => out.set(rgb.subarray(at, at + w * 3), row * w * 3),
+        } as unknown as StreamingResampler;
+      },
+      simd,
+    );
     expect(out).toEqual(pixels);
   });
 });

@@ -6,20 +6,39 @@ import { photoPixels, screenshotPixels } from "../fixtures/images";
 
 function psnr(a: Uint8Array, b: Uint8Array): number {
   let se = 0;
-  for (let i = 0; i < a.length; i++) { const d = a[i]! - b[i]!; se += d * d; }
+  for (let i = 0; i < a.length; i++) {
+    const d = a[i]! - b[i]!;
+    se += d * d;
+  }
   return se === 0 ? 99 : 10 * Math.log10((255 * 255) / (se / a.length));
 }
 
-async function sharpLanczos(rgb: Uint8Array, width: number, height: number, dstWidth: number, dstHeight: number): Promise<Uint8Array> {
+async function sharpLanczos(
+  rgb: Uint8Array,
+  width: number,
+  height: number,
+  dstWidth: number,
+  dstHeight: number,
+): Promise<Uint8Array> {
   const raw = { width, height, channels: 3 as const };
-  return new Uint8Array(await sharp(Buffer.from(rgb), { raw }).resize(dstWidth, dstHeight, { fit: "fill", kernel: "lanczos3" }).raw().toBuffer());
+  return new Uint8Array(
+    await sharp(Buffer.from(rgb), { raw })
+      .resize(dstWidth, dstHeight, { fit: "fill", kernel: "lanczos3" })
+      .raw()
+      .toBuffer(),
+  );
 }
 
 describe("resizeRgb (Lanczos-3, box pre-shrink past 4x)", () => {
   it("matches libvips' Lanczos-3 on text and photos, with and without the box stage", async () => {
     const text = screenshotPixels(1600, 1000);
     const photo = photoPixels(1600, 1000, 4);
-    for (const [rgb, dw, dh] of [[text, 1230, 769], [text, 500, 312], [photo, 1230, 769], [photo, 300, 188]] as const) {
+    for (const [rgb, dw, dh] of [
+      [text, 1230, 769],
+      [text, 500, 312],
+      [photo, 1230, 769],
+      [photo, 300, 188],
+    ] as const) {
       const ours = resizeRgb(rgb, 1600, 1000, dw, dh);
       // 1600/300 = 5.3: the box stage runs (factor 2), as libvips' own shrink does at that ratio.
       expect(psnr(ours, await sharpLanczos(rgb, 1600, 1000, dw, dh))).toBeGreaterThan(45);
@@ -30,7 +49,8 @@ describe("resizeRgb (Lanczos-3, box pre-shrink past 4x)", () => {
 
 describe("decodePngRows", () => {
   it("unfilters every filter type (libpng's adaptive choice) and flattens alpha on white, exactly", async () => {
-    const width = 301, height = 203;
+    const width = 301,
+      height = 203;
     const rgb = photoPixels(width, height, 8);
     const text = screenshotPixels(width, height);
     const rgba = new Uint8Array(width * height * 4);
@@ -44,10 +64,20 @@ describe("decodePngRows", () => {
       }
       rgba[o + 3] = a;
     }
-    for (const [pixels, channels, expected] of [[rgb, 3, rgb], [rgba, 4, flattened]] as const) {
-      const png = new Uint8Array(await sharp(Buffer.from(pixels), { raw: { width, height, channels } }).png({ adaptiveFiltering: true, compressionLevel: 9 }).toBuffer());
+    for (const [pixels, channels, expected] of [
+      [rgb, 3, rgb],
+      [rgba, 4, flattened],
+    ] as const) {
+      const png = new Uint8Array(
+        await sharp(Buffer.from(pixels), { raw: { width, height, channels } })
+          .png({ adaptiveFiltering: true, compressionLevel: 9 })
+          .toBuffer(),
+      );
       // Same-size Lanczos taps fall on the kernel's zeros: the resampler passes rows through as they are.
-      const resampler = await decodePngRows(parseChunks(png), (w, h) => new StreamingResampler(w, h, { x: 0, y: 0, width: w, height: h }, w, h));
+      const resampler = await decodePngRows(
+        parseChunks(png),
+        (w, h) => new StreamingResampler(w, h, { x: 0, y: 0, width: w, height: h }, w, h),
+      );
       expect(psnr(resampler.finish(), expected)).toBe(99);
     }
   });

@@ -18,21 +18,30 @@ import { pngOf } from "../fixtures/hostile";
 
 const wasm = loadVisionWasmNode();
 const opts = { embedTargetBytes: 262_144, maxLongEdge: 1568, maxInputPixels: 14_745_600 };
-const raw = (rgb: Uint8Array, width: number, height: number) => sharp(Buffer.from(rgb), { raw: { width, height, channels: 3 } });
+const raw = (rgb: Uint8Array, width: number, height: number) =>
+  sharp(Buffer.from(rgb), { raw: { width, height, channels: 3 } });
 /** A resampler at the source's own size: Lanczos at 1:1 hands every pixel through unchanged. */
-const sameSize = (width: number, height: number) => new StreamingResampler(width, height, { x: 0, y: 0, width, height }, width, height);
+const sameSize = (width: number, height: number) =>
+  new StreamingResampler(width, height, { x: 0, y: 0, width, height }, width, height);
 /** What libvips shows: decoded, transparency flattened on white, 8-bit sRGB. */
-const sharpPixels = async (bytes: Uint8Array) => new Uint8Array(await sharp(bytes).flatten({ background: "#ffffff" }).toColourspace("srgb").raw().toBuffer());
+const sharpPixels = async (bytes: Uint8Array) =>
+  new Uint8Array(await sharp(bytes).flatten({ background: "#ffffff" }).toColourspace("srgb").raw().toBuffer());
 
 function psnr(a: Uint8Array, b: Uint8Array): number {
   expect(a.length).toBe(b.length);
   let se = 0;
-  for (let i = 0; i < a.length; i++) { const d = a[i]! - b[i]!; se += d * d; }
+  for (let i = 0; i < a.length; i++) {
+    const d = a[i]! - b[i]!;
+    se += d * d;
+  }
   return se === 0 ? 99 : 10 * Math.log10((255 * 255 * a.length) / se);
 }
 
 async function refusal(promise: Promise<unknown>): Promise<AppError> {
-  const error = await promise.then(() => undefined, (e: unknown) => e);
+  const error = await promise.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
   expect(error).toBeInstanceOf(AppError);
   return error as AppError;
 }
@@ -44,7 +53,16 @@ describe("GIF, decoded row by row", () => {
     ["photo, interlaced", () => photo().gif({ progressive: true })],
     ["screenshot, interlaced", () => raw(screenshotPixels(160, 97), 160, 97).gif({ progressive: true })],
     ["one row, interlaced", () => raw(photoPixels(50, 1), 50, 1).gif({ progressive: true })],
-    ["photo with transparency", () => photo().ensureAlpha(0).composite([{ input: Buffer.from(photoPixels(30, 20)), raw: { width: 30, height: 20, channels: 3 }, left: 10, top: 10 }]).gif()],
+    [
+      "photo with transparency",
+      () =>
+        photo()
+          .ensureAlpha(0)
+          .composite([
+            { input: Buffer.from(photoPixels(30, 20)), raw: { width: 30, height: 20, channels: 3 }, left: 10, top: 10 },
+          ])
+          .gif(),
+    ],
   ] as const)("%s: the pixels libvips decodes", async (_name, make) => {
     const gif = new Uint8Array(await make().toBuffer());
     const header = readImageHeader(gif);
@@ -56,8 +74,38 @@ describe("GIF, decoded row by row", () => {
     // 8x6 screen, 4-colour table (red, green, blue, black); a 4x2 frame at (2,3), index 1 transparent.
     const gce = [0x21, 0xf9, 4, 0x01, 0, 0, 1, 0];
     const bytes = new Uint8Array([
-      ...[..."GIF89a"].map((c) => c.charCodeAt(0)), 8, 0, 6, 0, 0xf1, 0, 0, 255, 0, 0, 0, 255, 0, 0, 0, 255, 0, 0, 0,
-      ...gce, 0x2c, 2, 0, 3, 0, 4, 0, 2, 0, 0, ...gifFrameData(4, 2), // first row blue...
+      ...[..."GIF89a"].map((c) => c.charCodeAt(0)),
+      8,
+      0,
+      6,
+      0,
+      0xf1,
+      0,
+      0,
+      255,
+      0,
+      0,
+      0,
+      255,
+      0,
+      0,
+      0,
+      255,
+      0,
+      0,
+      0,
+      ...gce,
+      0x2c,
+      2,
+      0,
+      3,
+      0,
+      4,
+      0,
+      2,
+      0,
+      0,
+      ...gifFrameData(4, 2), // first row blue...
       0x3b,
     ]);
     // ...then the second row's four pixels: rebuild with 8 pixels, 4 blue then 4 transparent.
@@ -71,17 +119,36 @@ describe("GIF, decoded row by row", () => {
     expect(pixel(5, 4)).toEqual([0, 0, 255]);
     expect(pixel(6, 4)).toEqual([255, 255, 255]); // right of the frame
     expect(psnr(ours, await sharpPixels(file))).toBeGreaterThan(60);
-    const transparent = new Uint8Array([...file.subarray(0, 13 + 12), 0x21, 0xf9, 4, 0x01, 0, 0, 2, 0, ...file.subarray(13 + 12 + 8)]);
-    expect([...decodeGifRows(transparent, readImageHeader(transparent), sameSize).finish()].every((v) => v === 255)).toBe(true);
+    const transparent = new Uint8Array([
+      ...file.subarray(0, 13 + 12),
+      0x21,
+      0xf9,
+      4,
+      0x01,
+      0,
+      0,
+      2,
+      0,
+      ...file.subarray(13 + 12 + 8),
+    ]);
+    expect(
+      [...decodeGifRows(transparent, readImageHeader(transparent), sameSize).finish()].every((v) => v === 255),
+    ).toBe(true);
   });
 
   it("a 3000x2200 GIF, past the old 6 MP photon cap, is fitted as libvips shows it", async () => {
-    const gif = new Uint8Array(await raw(screenshotPixels(3000, 2200), 3000, 2200).gif({ progressive: true }).toBuffer());
+    const gif = new Uint8Array(
+      await raw(screenshotPixels(3000, 2200), 3000, 2200).gif({ progressive: true }).toBuffer(),
+    );
     const out = await fitImage(gif, opts, wasm);
     expect([out.width, out.height]).toEqual([1568, 1150]);
     expect(out.wasmPeakBytes).toBeLessThan(32 * 2 ** 20); // no whole-image decoder instance
     // The same pixels as libvips decodes them, sent as a PNG (streamed), give the same fit, byte for byte.
-    const asPng = new Uint8Array(await raw(await sharpPixels(gif), 3000, 2200).png().toBuffer());
+    const asPng = new Uint8Array(
+      await raw(await sharpPixels(gif), 3000, 2200)
+        .png()
+        .toBuffer(),
+    );
     expect(Buffer.from(out.data).equals(Buffer.from((await fitImage(asPng, opts, wasm)).data))).toBe(true);
   });
 
@@ -98,7 +165,14 @@ describe("GIF, decoded row by row", () => {
 
 describe("interlaced (Adam7) PNG, decoded pass by pass", () => {
   const photo = (w: number, h: number) => raw(photoPixels(w, h), w, h);
-  for (const [w, h] of [[203, 151], [1, 1], [1, 9], [9, 1], [5, 5], [17, 3]] as const) {
+  for (const [w, h] of [
+    [203, 151],
+    [1, 1],
+    [1, 9],
+    [9, 1],
+    [5, 5],
+    [17, 3],
+  ] as const) {
     it.each([
       ["RGB", () => photo(w, h).png({ progressive: true })],
       ["RGBA", () => photo(w, h).ensureAlpha(0.4).png({ progressive: true })],
@@ -132,9 +206,15 @@ describe("interlaced (Adam7) PNG, decoded pass by pass", () => {
     const idat = Buffer.concat(info.idat);
     const { deflateSync, inflateSync } = await import("node:zlib");
     const rows = inflateSync(idat);
-    const cut = pngOf([["IHDR", png.subarray(16, 29)], ["IDAT", deflateSync(rows.subarray(0, rows.length - 500))], ["IEND", new Uint8Array(0)]]);
+    const cut = pngOf([
+      ["IHDR", png.subarray(16, 29)],
+      ["IDAT", deflateSync(rows.subarray(0, rows.length - 500))],
+      ["IEND", new Uint8Array(0)],
+    ]);
     const error = await refusal(fitImage(cut, { ...opts, maxLongEdge: 50 }, wasm));
     expect(error.status).toBe(400);
-    expect(error.message).toBe("The PNG image is truncated: its compressed data ends in Adam7 pass 7 of 7. Re-save or re-export it and send the complete file.");
+    expect(error.message).toBe(
+      "The PNG image is truncated: its compressed data ends in Adam7 pass 7 of 7. Re-save or re-export it and send the complete file.",
+    );
   });
 });

@@ -7,7 +7,9 @@ import { prepareJpeg } from "../../shared/vision/jpeg.baseline";
 import { photoPixels, prng, screenshotPixels } from "../fixtures/images";
 
 /** The committed build of shared/vision/wasm/vision.simd.wat (npm run build:wasm). */
-const simd = new WebAssembly.Module(readFileSync(new URL("../../shared/vision/wasm/vision.simd.wasm", import.meta.url)));
+const simd = new WebAssembly.Module(
+  readFileSync(new URL("../../shared/vision/wasm/vision.simd.wasm", import.meta.url)),
+);
 
 function maxAbsDiff(a: Uint8Array, b: Uint8Array): number {
   expect(a.length).toBe(b.length);
@@ -18,7 +20,10 @@ function maxAbsDiff(a: Uint8Array, b: Uint8Array): number {
 
 function psnr(a: Uint8Array, b: Uint8Array): number {
   let se = 0;
-  for (let i = 0; i < a.length; i++) { const d = a[i]! - b[i]!; se += d * d; }
+  for (let i = 0; i < a.length; i++) {
+    const d = a[i]! - b[i]!;
+    se += d * d;
+  }
   return se === 0 ? 99 : 10 * Math.log10((255 * 255) / (se / a.length));
 }
 
@@ -48,13 +53,22 @@ describe("SIMD resampler (vision.simd.wat) against the JS path", () => {
   it("matches on random sizes, windows and ratios (property)", () => {
     fc.assert(
       fc.property(
-        fc.integer({ min: 1, max: 120 }), fc.integer({ min: 1, max: 90 }),
-        fc.double({ min: 0.05, max: 1, noNaN: true }), fc.double({ min: 0.05, max: 1, noNaN: true }),
-        fc.double({ min: 0, max: 0.5, noNaN: true }), fc.integer({ min: 0, max: 1000 }),
+        fc.integer({ min: 1, max: 120 }),
+        fc.integer({ min: 1, max: 90 }),
+        fc.double({ min: 0.05, max: 1, noNaN: true }),
+        fc.double({ min: 0.05, max: 1, noNaN: true }),
+        fc.double({ min: 0, max: 0.5, noNaN: true }),
+        fc.integer({ min: 0, max: 1000 }),
         (w, h, fx, fy, offset, seed) => {
           const rgb = noise(w, h, seed);
-          const window = { x: offset * w * 0.5, y: offset * h * 0.5, width: w * (1 - offset * 0.5), height: h * (1 - offset * 0.5) };
-          const dw = Math.max(1, Math.round(window.width * fx)), dh = Math.max(1, Math.round(window.height * fy));
+          const window = {
+            x: offset * w * 0.5,
+            y: offset * h * 0.5,
+            width: w * (1 - offset * 0.5),
+            height: h * (1 - offset * 0.5),
+          };
+          const dw = Math.max(1, Math.round(window.width * fx)),
+            dh = Math.max(1, Math.round(window.height * fy));
           const run = (module?: WebAssembly.Module) => {
             const r = new StreamingResampler(w, h, window, dw, dh, module);
             for (let row = 0; row < h; row++) r.pushRow(row, rgb, row * w * 3);
@@ -78,7 +92,11 @@ describe("SIMD resampler (vision.simd.wat) against the JS path", () => {
 
 describe("SIMD colour conversion, DCT and quantise-and-count (f32) against the JS encoder (f64)", () => {
   it("sizes agree within 0.1 %, and the decoded pixels are the same picture (PSNR >= 50 dB between them)", async () => {
-    for (const [rgb, w, h] of [[photoPixels(1568, 1176, 5), 1568, 1176], [screenshotPixels(725, 1568, 5), 725, 1568], [photoPixels(333, 77, 9), 333, 77]] as const) {
+    for (const [rgb, w, h] of [
+      [photoPixels(1568, 1176, 5), 1568, 1176],
+      [screenshotPixels(725, 1568, 5), 725, 1568],
+      [photoPixels(333, 77, 9), 333, 77],
+    ] as const) {
       const js = prepareJpeg(rgb, w, h);
       const wasm = prepareJpeg(rgb, w, h, simd);
       expect(js.wasmBytes).toBe(0);
@@ -86,7 +104,8 @@ describe("SIMD colour conversion, DCT and quantise-and-count (f32) against the J
       // The coefficients (f32) and quantised blocks (i16) live there instead of the JS heap: 9 bytes a pixel.
       expect(wasm.wasmBytes).toBeLessThan(Math.ceil(w / 16) * Math.ceil(h / 16) * 256 * 9 + 1024 * 1024);
       const qualities = [50, 75, 90];
-      for (const q of qualities) expect(Math.abs(wasm.sizeAt(q) - js.sizeAt(q))).toBeLessThanOrEqual(js.sizeAt(q) * 0.001);
+      for (const q of qualities)
+        expect(Math.abs(wasm.sizeAt(q) - js.sizeAt(q))).toBeLessThanOrEqual(js.sizeAt(q) * 0.001);
       // Encoding after measuring other qualities: the write must re-quantise exactly as its measure did.
       for (const q of qualities) {
         const [jsJpeg, wasmJpeg] = [js.encode(q), wasm.encode(q)];

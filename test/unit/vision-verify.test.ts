@@ -20,7 +20,8 @@ import { sampledJpeg } from "../fixtures/jpeg-writer";
 
 const wasm = loadVisionWasmNode();
 const walkJpeg = (bytes: Uint8Array) => new JpegMarkerWalk(bytes).toEnd();
-const raw = (rgb: Uint8Array, width: number, height: number) => sharp(Buffer.from(rgb), { raw: { width, height, channels: 3 } });
+const raw = (rgb: Uint8Array, width: number, height: number) =>
+  sharp(Buffer.from(rgb), { raw: { width, height, channels: 3 } });
 const photo = () => raw(photoPixels(96, 64), 96, 64);
 const screen = () => raw(screenshotPixels(96, 64), 96, 64);
 const bytesOf = async (image: ReturnType<typeof sharp>) => new Uint8Array(await image.toBuffer());
@@ -32,7 +33,10 @@ async function verify(bytes: Uint8Array): Promise<void> {
 }
 
 async function rejection(promise: Promise<unknown>): Promise<AppError> {
-  const error = await promise.then(() => undefined, (e: unknown) => e);
+  const error = await promise.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
   expect(error).toBeInstanceOf(AppError);
   expect((error as AppError).code).toBe("invalid_image");
   return error as AppError;
@@ -79,7 +83,9 @@ describe("honest files from real encoders pass the walks and the verification", 
     expect(progressive).toBeGreaterThan(1);
     expect(progressive).toBeLessThan(JPEG_MAX_SCANS);
     expect(() => walkJpeg(jpegManyScans(JPEG_MAX_SCANS))).not.toThrow();
-    expect(() => walkJpeg(jpegManyScans(JPEG_MAX_SCANS + 1))).toThrow(expect.objectContaining({ status: 413, code: "image_too_large" }));
+    expect(() => walkJpeg(jpegManyScans(JPEG_MAX_SCANS + 1))).toThrow(
+      expect.objectContaining({ status: 413, code: "image_too_large" }),
+    );
   });
 });
 
@@ -100,7 +106,11 @@ describe("damage only a full check notices", () => {
     const info = parseChunks(png);
     const idat = Buffer.concat(info.idat);
     const header = png.subarray(16, 29);
-    const cut = pngOf([["IHDR", header], ["IDAT", idat.subarray(0, idat.length - 40)], ["IEND", new Uint8Array(0)]]);
+    const cut = pngOf([
+      ["IHDR", header],
+      ["IDAT", idat.subarray(0, idat.length - 40)],
+      ["IEND", new Uint8Array(0)],
+    ]);
     expect((await rejection(verify(cut))).message).toContain("zlib");
   });
 
@@ -122,11 +132,17 @@ describe("no strict prefix of a file is ever passed through", () => {
     const whole = await bytesOf(make());
     const fitOpts = { embedTargetBytes: 262_144, maxLongEdge: 1568, maxInputPixels: 14_745_600 };
     expect((await fitImage(whole, fitOpts, wasm)).passedThrough).toBe(true);
-    await fc.assert(fc.asyncProperty(fc.integer({ min: 1, max: whole.length - 1 }), async (cut) => {
-      const error = await fitImage(whole.subarray(0, cut), fitOpts, wasm).then(() => undefined, (e: unknown) => e);
-      expect(error).toBeInstanceOf(AppError);
-      expect([400, 415]).toContain((error as AppError).status);
-    }), { numRuns: 60 });
+    await fc.assert(
+      fc.asyncProperty(fc.integer({ min: 1, max: whole.length - 1 }), async (cut) => {
+        const error = await fitImage(whole.subarray(0, cut), fitOpts, wasm).then(
+          () => undefined,
+          (e: unknown) => e,
+        );
+        expect(error).toBeInstanceOf(AppError);
+        expect([400, 415]).toContain((error as AppError).status);
+      }),
+      { numRuns: 60 },
+    );
   });
 });
 
@@ -136,12 +152,26 @@ describe("PNG chunk order (the spec's rules, one case each)", () => {
   const gAMA = new Uint8Array([0, 0, 0xb1, 0x8f]);
   const order = async (...types: string[]) => {
     const rows = deflateSync(new Uint8Array([0, 0, 1, 0, 1, 0, 1, 0, 1, 0]));
-    const data: Record<string, Uint8Array> = { IHDR: ihdr3, PLTE: palette, tRNS: new Uint8Array([0, 255]), gAMA, iCCP: new Uint8Array([65, 0, 0, 120, 156, 3, 0, 0, 0, 0, 1]), IDAT: rows, tEXt: new TextEncoder().encode("k\0v"), prIv: new Uint8Array(2), IEND: new Uint8Array(0) };
+    const data: Record<string, Uint8Array> = {
+      IHDR: ihdr3,
+      PLTE: palette,
+      tRNS: new Uint8Array([0, 255]),
+      gAMA,
+      iCCP: new Uint8Array([65, 0, 0, 120, 156, 3, 0, 0, 0, 0, 1]),
+      IDAT: rows,
+      tEXt: new TextEncoder().encode("k\0v"),
+      prIv: new Uint8Array(2),
+      IEND: new Uint8Array(0),
+    };
     return () => parseChunks(pngOf(types.map((t) => [t, data[t]!])));
   };
 
   it("accepts the spec's order, with text and private ancillary chunks anywhere", async () => {
-    expect((await order("IHDR", "gAMA", "tEXt", "PLTE", "tRNS", "prIv", "IDAT", "tEXt", "IEND"))()).toMatchObject({ width: 4, height: 2, colorType: 3 });
+    expect((await order("IHDR", "gAMA", "tEXt", "PLTE", "tRNS", "prIv", "IDAT", "tEXt", "IEND"))()).toMatchObject({
+      width: 4,
+      height: 2,
+      colorType: 3,
+    });
   });
 
   it.each([
@@ -166,39 +196,108 @@ describe("PNG chunk order (the spec's rules, one case each)", () => {
 
 describe("crc32", () => {
   it("matches zlib's for any bytes and any sub-range", () => {
-    fc.assert(fc.property(fc.uint8Array({ maxLength: 200 }), fc.nat(), fc.nat(), (data, a, b) => {
-      const start = data.length ? a % data.length : 0;
-      const end = start + (data.length - start ? b % (data.length - start + 1) : 0);
-      expect(crc32(data, start, end)).toBe(zlibCrc32(data.subarray(start, end)));
-    }));
+    fc.assert(
+      fc.property(fc.uint8Array({ maxLength: 200 }), fc.nat(), fc.nat(), (data, a, b) => {
+        const start = data.length ? a % data.length : 0;
+        const end = start + (data.length - start ? b % (data.length - start + 1) : 0);
+        expect(crc32(data, start, end)).toBe(zlibCrc32(data.subarray(start, end)));
+      }),
+    );
   });
 });
 
 describe("one JPEG marker walk serves the header, the colour segments and the structure check", () => {
-  const segment = (marker: number, payload: number[]) => [0xff, marker, (payload.length + 2) >> 8, (payload.length + 2) & 0xff, ...payload];
+  const segment = (marker: number, payload: number[]) => [
+    0xff,
+    marker,
+    (payload.length + 2) >> 8,
+    (payload.length + 2) & 0xff,
+    ...payload,
+  ];
   const ascii = (text: string) => [...text].map((c) => c.charCodeAt(0));
-  const exif6 = [...ascii("Exif"), 0, 0, 0x4d, 0x4d, 0, 42, 0, 0, 0, 8, 0, 1, 0x01, 0x12, 0, 3, 0, 0, 0, 1, 0, 6, 0, 0, 0, 0, 0, 0];
+  const exif6 = [
+    ...ascii("Exif"),
+    0,
+    0,
+    0x4d,
+    0x4d,
+    0,
+    42,
+    0,
+    0,
+    0,
+    8,
+    0,
+    1,
+    0x01,
+    0x12,
+    0,
+    3,
+    0,
+    0,
+    0,
+    1,
+    0,
+    6,
+    0,
+    0,
+    0,
+    0,
+    0,
+    0,
+  ];
   const iccChunk = (seq: number, data: number[]) => segment(0xe2, [...ascii("ICC_PROFILE"), 0, seq, 2, ...data]);
   const sof0 = segment(0xc0, [8, 0, 16, 0, 24, 3, 1, 0x11, 0, 2, 0x11, 1, 3, 0x11, 1]); // 24x16, 3 components
   const sos = segment(0xda, [3, 1, 0, 2, 0x11, 3, 0x11, 0, 63, 0]);
 
   it("fill bytes before markers, APPn before and after SOF, RSTn and stuffed bytes in a scan, DNL between scans", () => {
     const file = new Uint8Array([
-      0xff, 0xd8,
-      0xff, 0xff, ...segment(0xe1, exif6), // fill bytes before the first segment
+      0xff,
+      0xd8,
+      0xff,
+      0xff,
+      ...segment(0xe1, exif6), // fill bytes before the first segment
       ...iccChunk(2, [4, 5]), // chunks out of order: joined by sequence number
       ...segment(0xee, [...ascii("Adobe"), 0, 100, 0, 0, 0, 0, 1]),
-      0xff, 0xff, 0xff, ...sof0,
+      0xff,
+      0xff,
+      0xff,
+      ...sof0,
       ...iccChunk(1, [1, 2, 3]), // after SOF, before the first scan: still a colour segment
       ...segment(0xdd, [0, 2]), // DRI
-      ...sos, 0x12, 0xff, 0x00, 0x34, 0xff, 0xd0, 0x56, 0xff, 0xd7, 0x78, // stuffed 0x00, RST0, RST7
-      0xff, 0xff, ...segment(0xdc, [0, 16]), // fill, then DNL after the first scan
+      ...sos,
+      0x12,
+      0xff,
+      0x00,
+      0x34,
+      0xff,
+      0xd0,
+      0x56,
+      0xff,
+      0xd7,
+      0x78, // stuffed 0x00, RST0, RST7
+      0xff,
+      0xff,
+      ...segment(0xdc, [0, 16]), // fill, then DNL after the first scan
       ...iccChunk(3, [9]), // after the first scan: not part of the profile
-      ...sos, 0x9a, 0xff, 0xd1, 0xbc,
-      0xff, 0xff, 0xd9,
+      ...sos,
+      0x9a,
+      0xff,
+      0xd1,
+      0xbc,
+      0xff,
+      0xff,
+      0xd9,
     ]);
     const walk = new JpegMarkerWalk(file);
-    expect(walk.header()).toMatchObject({ mediaType: "image/jpeg", width: 24, height: 16, orientation: 6, components: 3, progressive: false });
+    expect(walk.header()).toMatchObject({
+      mediaType: "image/jpeg",
+      width: 24,
+      height: 16,
+      orientation: 6,
+      components: 3,
+      progressive: false,
+    });
     expect(readImageHeader(file)).toEqual(walk.header());
     const structure = walk.toEnd();
     expect(structure.scans).toBe(2);
@@ -210,15 +309,19 @@ describe("one JPEG marker walk serves the header, the colour segments and the st
 
   it("a second SOF after the first scan and a cut inside the second scan are refused by the resumed walk", () => {
     const head = [0xff, 0xd8, ...sof0, ...sos, 0x11, 0x22];
-    expect(() => new JpegMarkerWalk(new Uint8Array([...head, ...sof0, ...sos, 0x33, 0xff, 0xd9])).toEnd()).toThrow(/second frame header/);
-    expect(() => new JpegMarkerWalk(new Uint8Array([...head, 0xff, 0xff, ...sos, 0x33, 0x44])).toEnd()).toThrow("The JPEG image is truncated: it ends in scan 2, before its end marker (EOI).");
+    expect(() => new JpegMarkerWalk(new Uint8Array([...head, ...sof0, ...sos, 0x33, 0xff, 0xd9])).toEnd()).toThrow(
+      /second frame header/,
+    );
+    expect(() => new JpegMarkerWalk(new Uint8Array([...head, 0xff, 0xff, ...sos, 0x33, 0x44])).toEnd()).toThrow(
+      "The JPEG image is truncated: it ends in scan 2, before its end marker (EOI).",
+    );
   });
 
   it("a real encoder's file with fill bytes before every header marker and an APP14 before SOF walks, verifies and fits as the original", async () => {
     const original = await bytesOf(photo().jpeg({ progressive: true }));
     const scanStart = original.indexOf(0xda, 2) - 1;
     const parts: number[] = [0xff, 0xd8];
-    for (let at = 2; at < scanStart;) {
+    for (let at = 2; at < scanStart; ) {
       const length = (original[at + 2]! << 8) | original[at + 3]!;
       if (original[at + 1] === 0xc2) parts.push(...segment(0xee, [...ascii("Adobe"), 0, 100, 0, 0, 0, 0, 1]));
       parts.push(0xff, 0xff, ...original.subarray(at, at + 2 + length));
@@ -230,7 +333,12 @@ describe("one JPEG marker walk serves the header, the colour segments and the st
     expect(walked.scans).toBe(walkJpeg(original).scans);
     expect(walked.adobe).toBe(true);
     await verify(padded);
-    const opts = { embedTargetBytes: 262144, maxLongEdge: 1568, maxInputPixels: 16_777_216, region: [0, 0, 96, 63] as [number, number, number, number] }; // one row short: a whole-image region is no region and would pass through
+    const opts = {
+      embedTargetBytes: 262144,
+      maxLongEdge: 1568,
+      maxInputPixels: 16_777_216,
+      region: [0, 0, 96, 63] as [number, number, number, number],
+    }; // one row short: a whole-image region is no region and would pass through
     const [a, b] = await Promise.all([fitImage(original, opts, wasm), fitImage(padded, opts, wasm)]);
     expect(b.data).toEqual(a.data);
   });
@@ -240,60 +348,133 @@ describe("the pass-through JPEG check decodes without a row sink", () => {
   it("reads every coefficient at 1/8, checks the frame against the header, and refuses damaged entropy data", async () => {
     const jpeg = await bytesOf(photo().jpeg({ progressive: true })); // 96x64
     expect(decodeJpegWithoutRows(jpeg, 96, 64, wasm.jpegDecoder)).toMatchObject({ decodedWidth: 12, decodedHeight: 8 });
-    expect(() => decodeJpegWithoutRows(jpeg, 104, 64, wasm.jpegDecoder)).toThrow("The JPEG image has a frame of another size than its header says (104x64).");
+    expect(() => decodeJpegWithoutRows(jpeg, 104, 64, wasm.jpegDecoder)).toThrow(
+      "The JPEG image has a frame of another size than its header says (104x64).",
+    );
     const patched = new Uint8Array([...jpeg.subarray(0, jpeg.length >> 1), 0xff, 0xd9]);
-    expect(() => decodeJpegWithoutRows(patched, 96, 64, wasm.jpegDecoder)).toThrow(expect.objectContaining({ status: 400, code: "invalid_image" }));
+    expect(() => decodeJpegWithoutRows(patched, 96, 64, wasm.jpegDecoder)).toThrow(
+      expect.objectContaining({ status: 400, code: "invalid_image" }),
+    );
   });
 });
 
 describe("valid JPEG sampling factors (T.81: 1..4 per component) are decoded, never called corrupt", () => {
-  const width = 101, height = 75; // neither divides by an MCU: partial MCUs on both edges
+  const width = 101,
+    height = 75; // neither divides by an MCU: partial MCUs on both edges
   const rgb = photoPixels(width, height, 5);
   const psnr = (a: Uint8Array, b: Uint8Array) => {
     let se = 0;
-    for (let i = 0; i < a.length; i++) { const d = a[i]! - b[i]!; se += d * d; }
+    for (let i = 0; i < a.length; i++) {
+      const d = a[i]! - b[i]!;
+      se += d * d;
+    }
     return se === 0 ? 99 : 10 * Math.log10((255 * 255 * a.length) / se);
   };
   const whole: [number, number][][] = [];
-  for (const luma of [[1, 1], [2, 1], [1, 2], [2, 2], [4, 1], [1, 4], [4, 2], [2, 4], [4, 4], [3, 1], [1, 3], [3, 3]] as [number, number][]) {
-    for (const chroma of [[1, 1], [2, 1], [1, 2], [2, 2]] as [number, number][]) {
+  for (const luma of [
+    [1, 1],
+    [2, 1],
+    [1, 2],
+    [2, 2],
+    [4, 1],
+    [1, 4],
+    [4, 2],
+    [2, 4],
+    [4, 4],
+    [3, 1],
+    [1, 3],
+    [3, 3],
+  ] as [number, number][]) {
+    for (const chroma of [
+      [1, 1],
+      [2, 1],
+      [1, 2],
+      [2, 2],
+    ] as [number, number][]) {
       const all = [luma, chroma, chroma];
-      const hMax = Math.max(...all.map(([h]) => h)), vMax = Math.max(...all.map(([, v]) => v));
+      const hMax = Math.max(...all.map(([h]) => h)),
+        vMax = Math.max(...all.map(([, v]) => v));
       if (all.every(([h, v]) => hMax % h === 0 && vMax % v === 0)) whole.push(all);
     }
   }
-  whole.push([[2, 2], [1, 2], [2, 1]], [[1, 1], [2, 2], [1, 1]], [[4, 2], [2, 1], [1, 1]]);
+  whole.push(
+    [
+      [2, 2],
+      [1, 2],
+      [2, 1],
+    ],
+    [
+      [1, 1],
+      [2, 2],
+      [1, 1],
+    ],
+    [
+      [4, 2],
+      [2, 1],
+      [1, 1],
+    ],
+  );
 
-  it.each(whole.map((factors) => [factors.map(([h, v]) => `${h}x${v}`).join(" "), factors] as const))("%s: decoded as sharp decodes it, verified, fitted and passed through", async (_name, factors) => {
-    const jpeg = sampledJpeg(rgb, width, height, factors);
-    const reference = new Uint8Array(await sharp(jpeg).raw().toBuffer());
-    const ours = decodeJpegRgb(jpeg, wasm.jpegDecoder);
-    expect([ours.width, ours.height]).toEqual([width, height]);
-    expect(psnr(ours.rgb, reference)).toBeGreaterThan(40);
-    await expect(verify(jpeg)).resolves.toBeUndefined();
-    const passed = await fitImage(jpeg, { embedTargetBytes: 262_144, maxLongEdge: 1568, maxInputPixels: 16_777_216 }, wasm);
-    expect(passed.passedThrough).toBe(true);
-    const scaled = await fitImage(jpeg, { embedTargetBytes: 262_144, maxLongEdge: 50, maxInputPixels: 16_777_216 }, wasm);
-    expect([scaled.width, scaled.height]).toEqual([50, 37]);
-    const shown = new Uint8Array(await sharp(scaled.data).raw().toBuffer());
-    const expected = new Uint8Array(await sharp(jpeg).resize(50, 37, { fit: "fill", kernel: "lanczos3" }).raw().toBuffer());
-    expect(psnr(shown, expected)).toBeGreaterThan(28);
-  });
+  it.each(whole.map((factors) => [factors.map(([h, v]) => `${h}x${v}`).join(" "), factors] as const))(
+    "%s: decoded as sharp decodes it, verified, fitted and passed through",
+    async (_name, factors) => {
+      const jpeg = sampledJpeg(rgb, width, height, factors);
+      const reference = new Uint8Array(await sharp(jpeg).raw().toBuffer());
+      const ours = decodeJpegRgb(jpeg, wasm.jpegDecoder);
+      expect([ours.width, ours.height]).toEqual([width, height]);
+      expect(psnr(ours.rgb, reference)).toBeGreaterThan(40);
+      await expect(verify(jpeg)).resolves.toBeUndefined();
+      const passed = await fitImage(
+        jpeg,
+        { embedTargetBytes: 262_144, maxLongEdge: 1568, maxInputPixels: 16_777_216 },
+        wasm,
+      );
+      expect(passed.passedThrough).toBe(true);
+      const scaled = await fitImage(
+        jpeg,
+        { embedTargetBytes: 262_144, maxLongEdge: 50, maxInputPixels: 16_777_216 },
+        wasm,
+      );
+      expect([scaled.width, scaled.height]).toEqual([50, 37]);
+      const shown = new Uint8Array(await sharp(scaled.data).raw().toBuffer());
+      const expected = new Uint8Array(
+        await sharp(jpeg).resize(50, 37, { fit: "fill", kernel: "lanczos3" }).raw().toBuffer(),
+      );
+      expect(psnr(shown, expected)).toBeGreaterThan(28);
+    },
+  );
 
   it("4:1:0 (4x2 luma, 1x1 chroma) in a file TurboJPEG's header call has no name for is decoded at every DCT scale", async () => {
     const big = photoPixels(640, 480, 9);
-    const jpeg = sampledJpeg(big, 640, 480, [[4, 2], [1, 1], [1, 1]]);
+    const jpeg = sampledJpeg(big, 640, 480, [
+      [4, 2],
+      [1, 1],
+      [1, 1],
+    ]);
     for (const maxLongEdge of [80, 160, 320, 400]) {
       const out = await fitImage(jpeg, { embedTargetBytes: 262_144, maxLongEdge, maxInputPixels: 16_777_216 }, wasm);
-      const expected = new Uint8Array(await sharp(jpeg).resize(out.width, out.height, { fit: "fill", kernel: "lanczos3" }).raw().toBuffer());
+      const expected = new Uint8Array(
+        await sharp(jpeg).resize(out.width, out.height, { fit: "fill", kernel: "lanczos3" }).raw().toBuffer(),
+      );
       expect(psnr(new Uint8Array(await sharp(out.data).raw().toBuffer()), expected)).toBeGreaterThan(28);
     }
   });
 
   it("fractional ratios (3x1 luma, 2x1 chroma), which no libjpeg upsamples (sharp neither), are a 415 naming the factors; a factor of 0 or 5 is a 400", async () => {
-    const jpeg = sampledJpeg(rgb, width, height, [[3, 1], [2, 1], [2, 1]]);
+    const jpeg = sampledJpeg(rgb, width, height, [
+      [3, 1],
+      [2, 1],
+      [2, 1],
+    ]);
     await expect(sharp(jpeg).raw().toBuffer()).rejects.toThrow(/Fractional sampling/);
-    const error = await fitImage(jpeg, { embedTargetBytes: 262_144, maxLongEdge: 1568, maxInputPixels: 16_777_216 }, wasm).then(() => undefined, (e: unknown) => e);
+    const error = await fitImage(
+      jpeg,
+      { embedTargetBytes: 262_144, maxLongEdge: 1568, maxInputPixels: 16_777_216 },
+      wasm,
+    ).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
     expect(error).toMatchObject({ status: 415, code: "unsupported_media_type" });
     expect((error as AppError).message).toContain("samples its components at 3x1, 2x1, 2x1: a valid layout");
     const sof = Buffer.from(jpeg).indexOf(Buffer.from([0xff, 0xc0]));
@@ -312,7 +493,18 @@ describe("a PNG whose ancillary chunk has a wrong CRC", () => {
   };
   const withChunk = async (type: string, data: Uint8Array) => {
     const { png, header, idat } = await smallPng(64, 48);
-    return { png, damaged: damage(pngOf([["IHDR", header], [type, data], ["IDAT", idat], ["IEND", new Uint8Array(0)]]), type) };
+    return {
+      png,
+      damaged: damage(
+        pngOf([
+          ["IHDR", header],
+          [type, data],
+          ["IDAT", idat],
+          ["IEND", new Uint8Array(0)],
+        ]),
+        type,
+      ),
+    };
   };
 
   it("is decoded without the chunk (as libpng and sharp do) and never passed through", async () => {
@@ -330,7 +522,10 @@ describe("a PNG whose ancillary chunk has a wrong CRC", () => {
     const shown = new Uint8Array(await sharp(out.data).raw().toBuffer());
     const expected = new Uint8Array(await sharp(png).removeAlpha().raw().toBuffer());
     let se = 0;
-    for (let i = 0; i < shown.length; i++) { const d = shown[i]! - expected[i]!; se += d * d; }
+    for (let i = 0; i < shown.length; i++) {
+      const d = shown[i]! - expected[i]!;
+      se += d * d;
+    }
     expect(10 * Math.log10((255 * 255 * shown.length) / se)).toBeGreaterThan(35);
   });
 
@@ -341,7 +536,8 @@ describe("a PNG whose ancillary chunk has a wrong CRC", () => {
     const { png } = await smallPng(64, 48);
     for (const type of ["IHDR", "IDAT", "IEND"]) {
       const broken = png.slice();
-      const crcAt = Buffer.from(png).indexOf(type) + 4 + new DataView(png.buffer).getUint32(Buffer.from(png).indexOf(type) - 4);
+      const crcAt =
+        Buffer.from(png).indexOf(type) + 4 + new DataView(png.buffer).getUint32(Buffer.from(png).indexOf(type) - 4);
       broken[crcAt] = broken[crcAt]! ^ 0x01;
       expect(() => parseChunks(broken)).toThrow(`its ${type} chunk has a wrong CRC`);
     }

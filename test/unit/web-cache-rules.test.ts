@@ -78,17 +78,24 @@ describe("truncateContent", () => {
 
   it("never splits a surrogate pair and never passes the limit", () => {
     fc.assert(
-      fc.property(fc.string({ unit: "grapheme", minLength: 0, maxLength: 3000 }), fc.integer({ min: 200, max: 2500 }), (text, limit) => {
-        const { content } = truncateContent(text, limit);
-        expect(content.length).toBeLessThanOrEqual(limit);
-        expect(content.isWellFormed()).toBe(text.isWellFormed());
-      }),
+      fc.property(
+        fc.string({ unit: "grapheme", minLength: 0, maxLength: 3000 }),
+        fc.integer({ min: 200, max: 2500 }),
+        (text, limit) => {
+          const { content } = truncateContent(text, limit);
+          expect(content.length).toBeLessThanOrEqual(limit);
+          expect(content.isWellFormed()).toBe(text.isWellFormed());
+        },
+      ),
     );
   });
 });
 
 describe("cutForCaller", () => {
-  const page = (content: string): ExtractValue => ({ provider: "tavily", page: { url: "https://a.example/", final_url: "https://a.example/", title: "A", content } });
+  const page = (content: string): ExtractValue => ({
+    provider: "tavily",
+    page: { url: "https://a.example/", final_url: "https://a.example/", title: "A", content },
+  });
   const markers = (text: string) => text.match(/\[\.\.\. \d+ characters omitted \.\.\.\]/g) ?? [];
 
   it("cuts a 34-million-character page once, to the limit, and flags it", () => {
@@ -108,7 +115,10 @@ describe("cutForCaller", () => {
   });
 
   it("flags a page the reader stopped short even when it fits the limit", () => {
-    const partial: ExtractValue = { ...page("the first part of a page"), page: { ...page("the first part of a page").page, truncated: true } };
+    const partial: ExtractValue = {
+      ...page("the first part of a page"),
+      page: { ...page("the first part of a page").page, truncated: true },
+    };
     const answered = cutForCaller(partial, 2_000);
     expect(answered.truncated).toBe(true);
     expect(answered.page.content).toBe("the first part of a page");
@@ -131,7 +141,9 @@ describe("freshness rules", () => {
     expect(cacheControlFields(headers('max-age="600", no-store'))).toEqual({ max_age: 600, store: false });
     expect(cacheControlFields(headers("max-age=600, max-age=60"))).toEqual({ max_age: 60 });
     expect(cacheControlFields(headers("max-age=99999999999"))).toEqual({ max_age: 31_536_000 });
-    expect(cacheControlFields(headers("max-age=-5, max-age=1.5, max-age=, no-cache=x, no-store=1, private, max-stale=9"))).toEqual({});
+    expect(
+      cacheControlFields(headers("max-age=-5, max-age=1.5, max-age=, no-cache=x, no-store=1, private, max-stale=9")),
+    ).toEqual({});
   });
 
   it("serves an entry only unexpired and fetched less than max_age before the call began (max_age 0: only after it began)", () => {

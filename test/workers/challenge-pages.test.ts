@@ -6,7 +6,15 @@
 import { describe, expect, it } from "vitest";
 import { callJson, providerCalls, uniqueToken } from "./helpers";
 
-const VENDORS = ["cloudflare", "cloudflare-blocked", "hcaptcha", "recaptcha", "akamai", "datadome", "perimeterx"] as const;
+const VENDORS = [
+  "cloudflare",
+  "cloudflare-blocked",
+  "hcaptcha",
+  "recaptcha",
+  "akamai",
+  "datadome",
+  "perimeterx",
+] as const;
 const PROVIDERS: Record<string, { vars: Record<string, string>; calls: string }> = {
   direct: { vars: { WEB_EXTRACT_PROVIDER: "direct" }, calls: "pages" },
   tavily: { vars: {}, calls: "tavily" },
@@ -14,7 +22,8 @@ const PROVIDERS: Record<string, { vars: Record<string, string>; calls: string }>
   jina: { vars: { WEB_EXTRACT_PROVIDER: "jina", JINA_API_KEY: "jina-emulator-key" }, calls: "jina" },
 };
 
-const extract = (url: string, vars: Record<string, string>) => callJson("/v1/web_extract", { body: { urls: [url] }, vars });
+const extract = (url: string, vars: Record<string, string>) =>
+  callJson("/v1/web_extract", { body: { urls: [url] }, vars });
 
 describe("a challenge page is an in-band challenge_page, never stored", () => {
   for (const [provider, { vars, calls }] of Object.entries(PROVIDERS)) {
@@ -39,7 +48,10 @@ describe("a challenge page is an in-band challenge_page, never stored", () => {
     const wall = `https://docs.example.com/pages/wall/[challenge:cloudflare]/${token}`;
     const page = `https://docs.example.com/pages/article?t=${token}`;
     const response = await extract(wall, { WEB_EXTRACT_PROVIDER: "direct" });
-    const both = await callJson("/v1/web_extract", { body: { urls: [wall, page] }, vars: { WEB_EXTRACT_PROVIDER: "direct" } });
+    const both = await callJson("/v1/web_extract", {
+      body: { urls: [wall, page] },
+      vars: { WEB_EXTRACT_PROVIDER: "direct" },
+    });
     expect(response.body.results[0].error.code).toBe("challenge_page");
     expect(both.body.results[0].error.code).toBe("challenge_page");
     expect(both.body.results[1].title).toContain("Understanding Edge Caches");

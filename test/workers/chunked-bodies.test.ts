@@ -39,7 +39,10 @@ async function send(request: Request): Promise<Response> {
 }
 
 const within = <T>(ms: number, what: string, promise: Promise<T>): Promise<T> =>
-  Promise.race([promise, new Promise<T>((_, reject) => setTimeout(() => reject(new Error(`${what} took over ${ms} ms`)), ms))]);
+  Promise.race([
+    promise,
+    new Promise<T>((_, reject) => setTimeout(() => reject(new Error(`${what} took over ${ms} ms`)), ms)),
+  ]);
 
 const healthz = () => send(new Request("https://service.test/healthz")).then((r) => r.status);
 
@@ -47,21 +50,29 @@ describe("a chunked body over the limit is a 413, and the service keeps answerin
   it.each([
     ["/v1/context/evict", 70, "64 MiB"],
     ["/v1/vision_analyze", 40, "34 MiB"],
-  ] as const)("%s: %i MiB chunked is a 413 naming %s; two concurrent /healthz answer meanwhile", async (path, mib, limit) => {
-    const body = chunkedBody(mib * MiB);
-    const request = new Request(`https://service.test${path}`, { method: "POST", headers: { "content-type": "application/json" }, body: body.stream, duplex: "half" } as RequestInit);
-    expect(request.headers.get("content-length")).toBeNull();
-    const answer = within(10_000, `${path} 413`, send(request));
-    // While the upload streams in, the isolate still serves other requests.
-    while (body.pulled() < 8 * MiB) await new Promise((resolve) => setTimeout(resolve, 5));
-    expect(await within(5_000, "two /healthz", Promise.all([healthz(), healthz()]))).toEqual([200, 200]);
-    const response = await answer;
-    expect(response.status).toBe(413);
-    const error = expectErrorShape(await response.json());
-    expect(error.code).toBe("payload_too_large");
-    expect(error.message).toContain(`larger than ${limit}`);
-    expect(await within(5_000, "two /healthz after", Promise.all([healthz(), healthz()]))).toEqual([200, 200]);
-  });
+  ] as const)(
+    "%s: %i MiB chunked is a 413 naming %s; two concurrent /healthz answer meanwhile",
+    async (path, mib, limit) => {
+      const body = chunkedBody(mib * MiB);
+      const request = new Request(`https://service.test${path}`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: body.stream,
+        duplex: "half",
+      } as RequestInit);
+      expect(request.headers.get("content-length")).toBeNull();
+      const answer = within(10_000, `${path} 413`, send(request));
+      // While the upload streams in, the isolate still serves other requests.
+      while (body.pulled() < 8 * MiB) await new Promise((resolve) => setTimeout(resolve, 5));
+      expect(await within(5_000, "two /healthz", Promise.all([healthz(), healthz()]))).toEqual([200, 200]);
+      const response = await answer;
+      expect(response.status).toBe(413);
+      const error = expectErrorShape(await response.json());
+      expect(error.code).toBe("payload_too_large");
+      expect(error.message).toContain(`larger than ${limit}`);
+      expect(await within(5_000, "two /healthz after", Promise.all([healthz(), healthz()]))).toEqual([200, 200]);
+    },
+  );
 
   it("a chunked body within the limit is read whole (counted, not refused)", async () => {
     const text = JSON.stringify({ format: "anthropic", messages: [{ role: "user", content: "x".repeat(2 * MiB) }] });
@@ -74,7 +85,14 @@ describe("a chunked body over the limit is a 413, and the service keeps answerin
         at += 60_000;
       },
     });
-    const response = await send(new Request("https://service.test/v1/context/evict", { method: "POST", headers: { "content-type": "application/json" }, body: stream, duplex: "half" } as RequestInit));
+    const response = await send(
+      new Request("https://service.test/v1/context/evict", {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: stream,
+        duplex: "half",
+      } as RequestInit),
+    );
     expect(response.status).toBe(200);
     const answer = (await response.json()) as { messages: Array<{ content: string }>; retired: number };
     expect(answer.retired).toBe(0);

@@ -19,7 +19,10 @@ const ROUTES: Array<[path: string, fields: string]> = [
 
 describe("nesting deeper than 256 levels is a 400, never a crash", () => {
   it.each(ROUTES)("%s refuses 5,000 levels with invalid_request naming the limit", async (path, fields) => {
-    const response = await call(path, { raw: deepField(fields, 5_000), headers: { accept: "application/json, text/event-stream" } });
+    const response = await call(path, {
+      raw: deepField(fields, 5_000),
+      headers: { accept: "application/json, text/event-stream" },
+    });
     expect(response.status).toBe(400);
     const error = expectErrorShape(await response.json());
     expect(error.code).toBe("invalid_request");
@@ -64,7 +67,10 @@ describe("nesting deeper than 256 levels is a 400, never a crash", () => {
     form.set("session_id", "deep-multipart");
     form.set("model", nested(5_000));
     const request = new Request("https://service.test/v1/vision_analyze", { method: "POST", body: form });
-    const response = await call("/v1/vision_analyze", { raw: new Uint8Array(await request.arrayBuffer()), headers: { "content-type": request.headers.get("content-type")! } });
+    const response = await call("/v1/vision_analyze", {
+      raw: new Uint8Array(await request.arrayBuffer()),
+      headers: { "content-type": request.headers.get("content-type")! },
+    });
     expect(response.status).toBe(400);
     expect(expectErrorShape(await response.json()).message).toContain("256");
   });

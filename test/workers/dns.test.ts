@@ -6,7 +6,12 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { callJson, EMULATOR, expectErrorShape, providerCalls, uniqueToken } from "./helpers";
 
-const setDns = (entry: Record<string, unknown>) => fetch(`${EMULATOR}/__dns`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(entry) });
+const setDns = (entry: Record<string, unknown>) =>
+  fetch(`${EMULATOR}/__dns`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify(entry),
+  });
 /** Nothing listens on port 2 of loopback (a privileged port no test opens): the resolver cannot be reached. */
 const UNREACHABLE = { SECURITY_DNS_RESOLVER_URL: "http://127.0.0.1:2/dns-query" };
 
@@ -33,12 +38,17 @@ describe("an unreachable DoH resolver is dns_unavailable, not a private address"
     const warnings: string[] = [];
     vi.spyOn(console, "warn").mockImplementation((line: unknown) => void warnings.push(String(line)));
     const url = `https://docs.example.com/${uniqueToken()}`;
-    const { status, body } = await callJson("/v1/web_extract", { body: { urls: [url, "http://10.0.0.1/"] }, vars: UNREACHABLE });
+    const { status, body } = await callJson("/v1/web_extract", {
+      body: { urls: [url, "http://10.0.0.1/"] },
+      vars: UNREACHABLE,
+    });
     expect(status).toBe(200);
     expect(body.results[0].error.code).toBe("dns_unavailable");
     // Miniflare turns the test network's refused connection into an HTTP 500 for the worker; a
     // deployed worker sees the fetch throw ("could not be reached", proven in the Node unit test).
-    expect(body.results[0].error.message).toMatch(/^The DNS-over-HTTPS resolver 127\.0\.0\.1:2 (could not be reached|answered with an HTTP error), so the host docs\.example\.com cannot be verified as public/);
+    expect(body.results[0].error.message).toMatch(
+      /^The DNS-over-HTTPS resolver 127\.0\.0\.1:2 (could not be reached|answered with an HTTP error), so the host docs\.example\.com cannot be verified as public/,
+    );
     expect(body.results[0].error.message).toContain("security.dns_resolver_url (env SECURITY_DNS_RESOLVER_URL)");
     // A literal private address needs no resolver: still its own refusal.
     expect(body.results[1].error.code).toBe("blocked_private_address");
@@ -51,7 +61,10 @@ describe("an unreachable DoH resolver is dns_unavailable, not a private address"
 
   it("vision_analyze: an image URL gets 503 dns_unavailable", async () => {
     vi.spyOn(console, "warn").mockImplementation(() => undefined);
-    const { status, body } = await callJson("/v1/vision_analyze", { body: { image: { url: `https://img.example.com/pages/image.png?${uniqueToken()}` }, session_id: uniqueToken() }, vars: UNREACHABLE });
+    const { status, body } = await callJson("/v1/vision_analyze", {
+      body: { image: { url: `https://img.example.com/pages/image.png?${uniqueToken()}` }, session_id: uniqueToken() },
+      vars: UNREACHABLE,
+    });
     expect(status).toBe(503);
     const error = expectErrorShape(body);
     expect(error.code).toBe("dns_unavailable");

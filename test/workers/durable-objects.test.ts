@@ -25,7 +25,12 @@ describe("FlightDO", () => {
   it("keeps the entry until it expires, then the alarm deletes its storage", async () => {
     const key = `${cacheKeyPrefix("search")}test:${uniqueToken()}`;
     const stub = testEnv.FLIGHT.get(testEnv.FLIGHT.idFromName(key));
-    const job = { kind: "search" as const, provider: "tavily" as const, settings: { name: "tavily", baseUrl: `${testEnv.EMULATOR_URL}/tavily`, apiKey: "k", timeoutMs: 5000 }, request: { query: `housekeeping ${key}`, count: 10 } };
+    const job = {
+      kind: "search" as const,
+      provider: "tavily" as const,
+      settings: { name: "tavily", baseUrl: `${testEnv.EMULATOR_URL}/tavily`, apiKey: "k", timeoutMs: 5000 },
+      request: { query: `housekeeping ${key}`, count: 10 },
+    };
     const now = Date.now();
     const outcome = await stub.run(key, job, { now, ttlMs: 60_000, store: true });
     expect(outcome.ok && outcome.cache).toBe("miss");

@@ -20,9 +20,17 @@ interface Decision {
 }
 
 /** Run a session through the replay and through the route, and return both lists of decisions. */
-async function bothWays(requests: readonly ReplayRequest[], times: readonly number[], bodies?: RequestBody[]): Promise<{ replayed: Decision[]; routed: Decision[] }> {
+async function bothWays(
+  requests: readonly ReplayRequest[],
+  times: readonly number[],
+  bodies?: RequestBody[],
+): Promise<{ replayed: Decision[]; routed: Decision[] }> {
   const options = costOptions({ model: ANTHROPIC_CACHE_MODEL }, "guess");
-  const report = replay(requests, costPolicy(options), { model: ANTHROPIC_CACHE_MODEL, times, ...(bodies ? { bodies } : {}) });
+  const report = replay(requests, costPolicy(options), {
+    model: ANTHROPIC_CACHE_MODEL,
+    times,
+    ...(bodies ? { bodies } : {}),
+  });
   const replayed = report.perRequest.map((r) => ({ retired: r.retired, rule: r.rule, marker: r.marker }));
   const session = `differential-${crypto.randomUUID()}`;
   const routed: Decision[] = [];
@@ -31,11 +39,18 @@ async function bothWays(requests: readonly ReplayRequest[], times: readonly numb
     const view = routeView(requests[index]!, context);
     // The route keeps its own clock; the session's pauses reach it as last_request_at.
     const gap = index === 0 ? undefined : times[index]! - times[index - 1]!;
-    const body = { ...costRequestFor(view, context, options, session), ...(gap === undefined ? {} : { last_request_at: new Date(Date.now() - gap).toISOString() }) };
+    const body = {
+      ...costRequestFor(view, context, options, session),
+      ...(gap === undefined ? {} : { last_request_at: new Date(Date.now() - gap).toISOString() }),
+    };
     const { status, body: answer } = await callJson("/v1/context/evict", { body });
     expect(status).toBe(200);
     const marker = answer.stats.cache_marker as { message: number; block: number } | undefined;
-    routed.push({ retired: answer.retired, rule: answer.stats.reason, marker: marker === undefined ? undefined : view.segmentAt.get(`${marker.message}/${marker.block}`) });
+    routed.push({
+      retired: answer.retired,
+      rule: answer.stats.reason,
+      marker: marker === undefined ? undefined : view.segmentAt.get(`${marker.message}/${marker.block}`),
+    });
   }
   return { replayed, routed };
 }
@@ -55,8 +70,12 @@ describe("route and replay decide alike, request by request", () => {
   it("a logged session: request bodies as a client sends them (tool_use / tool_result with real PNG headers), read from JSONL", async () => {
     const full = anthropicScreenshots(30, { width: 1280, height: 800 }, 3_000);
     // Request i carries the history up to the i-th tool result (31 requests, the first a plain prompt).
-    const lines = Array.from({ length: 31 }, (_, i) => JSON.stringify({ format: "anthropic", system: "You are a browser agent.", messages: full.slice(0, 2 * i + 1) }));
-    const parsed = lines.map((line) => parseSessionLine(line, "anthropic", { imageTokens: 1_500, charsPerToken: 4 }, { tokens: 1_500, bytes: 3_000 }));
+    const lines = Array.from({ length: 31 }, (_, i) =>
+      JSON.stringify({ format: "anthropic", system: "You are a browser agent.", messages: full.slice(0, 2 * i + 1) }),
+    );
+    const parsed = lines.map((line) =>
+      parseSessionLine(line, "anthropic", { imageTokens: 1_500, charsPerToken: 4 }, { tokens: 1_500, bytes: 3_000 }),
+    );
     const requests = parsed.map((p) => (p.kind === "request" ? p.segments : []));
     const bodies = parsed.map((p) => (p.kind === "request" ? p.body : { format: "anthropic" as const, body: {} }));
     const times = requestTimes(requests.length, { pauseEvery: 12, pauseMinutes: 6 });

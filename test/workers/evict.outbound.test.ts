@@ -17,22 +17,39 @@ describe("evictOutbound (the proxy's entry)", () => {
     let now = Date.parse("2026-12-01T10:00:00Z");
     const messages = anthropicScreenshots(30, { width: 1280, height: 800 });
     const system = [{ type: "text", text: "You are a browser agent.", cache_control: { type: "ephemeral" } }];
-    const first = await evictOutbound({ format: "anthropic", messages, model: "claude-sonnet-4-5", sessionKey, system }, deps(() => now));
+    const first = await evictOutbound(
+      { format: "anthropic", messages, model: "claude-sonnet-4-5", sessionKey, system },
+      deps(() => now),
+    );
     expect(first.stats.limits.max_blocks).toBe(100);
     expect(first.stats.estimate?.model).toBe("claude-sonnet-4");
     expect(first.stats.cache_marker).toBeDefined();
     expect(JSON.stringify(first.messages).split('"cache_control"').length - 1).toBe(1); // ours; the system's is not in messages
     // Ten minutes later the cache is cold: retire down to the floor, and say so.
     now += 10 * 60_000;
-    const cold = await evictOutbound({ format: "anthropic", messages, model: "claude-sonnet-4-5", sessionKey, system }, deps(() => now));
+    const cold = await evictOutbound(
+      { format: "anthropic", messages, model: "claude-sonnet-4-5", sessionKey, system },
+      deps(() => now),
+    );
     expect(cold.stats.reason).toBe("cold_cache");
     expect(cold.retired).toBe(30 - 3);
     // The sentence counts what this move retired, beyond the front the first call left.
     expect(first.retired).toBeLessThan(27);
-    expect(cold.stats.explanation).toBe(`Retired ${27 - first.retired} tool images because the cache was cold: nothing cached is rewritten.`);
+    expect(cold.stats.explanation).toBe(
+      `Retired ${27 - first.retired} tool images because the cache was cold: nothing cached is rewritten.`,
+    );
     // The next call, warm, keeps them retired (the memory is in KV under the proxy's key).
     now += 30_000;
-    const next = await evictOutbound({ format: "anthropic", messages: anthropicScreenshots(31, { width: 1280, height: 800 }), model: "claude-sonnet-4-5", sessionKey, system }, deps(() => now));
+    const next = await evictOutbound(
+      {
+        format: "anthropic",
+        messages: anthropicScreenshots(31, { width: 1280, height: 800 }),
+        model: "claude-sonnet-4-5",
+        sessionKey,
+        system,
+      },
+      deps(() => now),
+    );
     expect(next.retired).toBe(27);
     expect(next.stats.reason).toBe("held");
   });
@@ -40,10 +57,16 @@ describe("evictOutbound (the proxy's entry)", () => {
   it("OpenAI GPT-5.6: 500 images, an explicit prompt_cache_breakpoint, writes priced at 1.25x; the input is never changed", async () => {
     const messages = conversation("openai", screenshots(40));
     const before = JSON.stringify(messages);
-    const out = await evictOutbound({ format: "openai", messages, model: "gpt-5.6-sol", sessionKey: `proxy-${uniqueToken()}` }, deps(() => 0));
+    const out = await evictOutbound(
+      { format: "openai", messages, model: "gpt-5.6-sol", sessionKey: `proxy-${uniqueToken()}` },
+      deps(() => 0),
+    );
     expect(out.stats.limits.max_blocks).toBe(500);
     expect(JSON.stringify(out.messages)).toContain('"prompt_cache_breakpoint":{"mode":"explicit"}');
-    expect(out.stats.estimate!.cache_write_usd).toBeCloseTo((out.stats.estimate!.cache_write_tokens * 5 * 1.25) / 1e6, 5);
+    expect(out.stats.estimate!.cache_write_usd).toBeCloseTo(
+      (out.stats.estimate!.cache_write_tokens * 5 * 1.25) / 1e6,
+      5,
+    );
     expect(JSON.stringify(messages)).toBe(before);
   });
 });

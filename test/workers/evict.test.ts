@@ -10,10 +10,26 @@ const screenshot = (i: number) => `iVBORw0KGgo${"A".repeat(400)}${i.toString().p
 /** An Anthropic conversation with one screenshot per tool result. */
 function anthropic(toolImages: number, uploads = 0) {
   const messages: any[] = [];
-  for (let u = 0; u < uploads; u++) messages.push({ role: "user", content: [{ type: "image", source: { type: "base64", media_type: "image/png", data: screenshot(1000 + u) } }, { type: "text", text: "look" }] });
+  for (let u = 0; u < uploads; u++)
+    messages.push({
+      role: "user",
+      content: [
+        { type: "image", source: { type: "base64", media_type: "image/png", data: screenshot(1000 + u) } },
+        { type: "text", text: "look" },
+      ],
+    });
   for (let i = 0; i < toolImages; i++) {
     messages.push({ role: "assistant", content: [{ type: "tool_use", id: `t${i}`, name: "screenshot", input: {} }] });
-    messages.push({ role: "user", content: [{ type: "tool_result", tool_use_id: `t${i}`, content: [{ type: "image", source: { type: "base64", media_type: "image/png", data: screenshot(i) } }] }] });
+    messages.push({
+      role: "user",
+      content: [
+        {
+          type: "tool_result",
+          tool_use_id: `t${i}`,
+          content: [{ type: "image", source: { type: "base64", media_type: "image/png", data: screenshot(i) } }],
+        },
+      ],
+    });
   }
   return messages;
 }
@@ -22,8 +38,16 @@ function anthropic(toolImages: number, uploads = 0) {
 function openai(toolImages: number) {
   const messages: any[] = [{ role: "system", content: "You are a browser agent." }];
   for (let i = 0; i < toolImages; i++) {
-    messages.push({ role: "assistant", content: null, tool_calls: [{ id: `c${i}`, type: "function", function: { name: "shot", arguments: "{}" } }] });
-    messages.push({ role: "tool", tool_call_id: `c${i}`, content: [{ type: "image_url", image_url: { url: `data:image/png;base64,${screenshot(i)}` } }] });
+    messages.push({
+      role: "assistant",
+      content: null,
+      tool_calls: [{ id: `c${i}`, type: "function", function: { name: "shot", arguments: "{}" } }],
+    });
+    messages.push({
+      role: "tool",
+      tool_call_id: `c${i}`,
+      content: [{ type: "image_url", image_url: { url: `data:image/png;base64,${screenshot(i)}` } }],
+    });
   }
   return messages;
 }
@@ -37,7 +61,10 @@ describe("POST /v1/context/evict", () => {
     [28, 8],
     [29, 16],
   ])("retires the oldest in batches: %i screenshots → %i retired (both formats)", async (count, retired) => {
-    for (const [format, messages] of [["anthropic", anthropic(count)], ["openai", openai(count)]] as const) {
+    for (const [format, messages] of [
+      ["anthropic", anthropic(count)],
+      ["openai", openai(count)],
+    ] as const) {
       const { status, body } = await evict({ format, messages });
       expect(status).toBe(200);
       expect(body.retired).toBe(retired);
@@ -46,7 +73,9 @@ describe("POST /v1/context/evict", () => {
       expect(body.evicted).toHaveLength(retired);
       // The oldest go first: the retired ones are the first `retired` tool messages.
       const firstToolIndex = format === "anthropic" ? 1 : 2;
-      expect(body.evicted.map((e: any) => e.message).sort((a: number, b: number) => a - b)).toEqual(Array.from({ length: retired }, (_, i) => firstToolIndex + 2 * i));
+      expect(body.evicted.map((e: any) => e.message).sort((a: number, b: number) => a - b)).toEqual(
+        Array.from({ length: retired }, (_, i) => firstToolIndex + 2 * i),
+      );
     }
   });
 
@@ -97,7 +126,7 @@ describe("POST /v1/context/evict", () => {
 describe("POST /v1/context/evict: strategy cost", () => {
   const minutesAgo = (m: number) => new Date(Date.now() - m * 60_000).toISOString();
 
-  it("defaults to hermes: the same answer with and without \"strategy\": \"hermes\"", async () => {
+  it('defaults to hermes: the same answer with and without "strategy": "hermes"', async () => {
     const messages = anthropic(21);
     const plain = await evict({ format: "anthropic", messages });
     const hermes = await evict({ format: "anthropic", messages, strategy: "hermes" });
@@ -106,7 +135,12 @@ describe("POST /v1/context/evict: strategy cost", () => {
   });
 
   it("says which rule decided, and what it applied", async () => {
-    const { status, body } = await evict({ format: "anthropic", messages: anthropic(25), strategy: "cost", provider: "anthropic" });
+    const { status, body } = await evict({
+      format: "anthropic",
+      messages: anthropic(25),
+      strategy: "cost",
+      provider: "anthropic",
+    });
     expect(status).toBe(200);
     expect(body.stats.strategy).toBe("cost");
     expect(["under_ceiling", "held", "ceiling", "price", "cold_cache"]).toContain(body.stats.reason);
@@ -122,9 +156,20 @@ describe("POST /v1/context/evict: strategy cost", () => {
 
   it("judges a retirement over requests_left when the agent says how long the session will last", async () => {
     const session_id = `told-${crypto.randomUUID()}`;
-    const guessed = await evict({ format: "anthropic", messages: anthropic(14), strategy: "cost", session_id: `${session_id}-guess` });
+    const guessed = await evict({
+      format: "anthropic",
+      messages: anthropic(14),
+      strategy: "cost",
+      session_id: `${session_id}-guess`,
+    });
     expect(guessed.body.retired).toBe(0);
-    const lasting = await evict({ format: "anthropic", messages: anthropic(14), strategy: "cost", session_id, requests_left: 200 });
+    const lasting = await evict({
+      format: "anthropic",
+      messages: anthropic(14),
+      strategy: "cost",
+      session_id,
+      requests_left: 200,
+    });
     expect(lasting.status).toBe(200);
     expect(lasting.body.retired).toBe(11);
     expect(lasting.body.stats.reason).toBe("price");
@@ -135,30 +180,39 @@ describe("POST /v1/context/evict: strategy cost", () => {
     ["a budget that runs out (20 requests for 45)", (n: number) => Math.max(0, 20 - n)],
     ["a budget renewed per task (20 requests each)", (n: number) => 19 - ((n - 1) % 20)],
     ["a client that sends it only now and then", (n: number) => (n % 3 === 0 ? 60 - n : undefined)],
-  ])("a growing session told requests_left as %s: the front never moves back, and every move says which rule made it", async (_name, left) => {
-    const session_id = `grow-${crypto.randomUUID()}`;
-    let front = 0;
-    for (let n = 1; n <= 45; n++) {
-      const requests_left = left(n);
-      const { status, body } = await evict({
-        format: "anthropic",
-        messages: anthropic(n),
-        strategy: "cost",
-        session_id,
-        ...(requests_left === undefined ? {} : { requests_left }),
-      });
-      expect(status).toBe(200);
-      expect(body.retired).toBeGreaterThanOrEqual(front);
-      if (body.retired > front) expect(["price", "ceiling", "cold_cache"]).toContain(body.stats.reason);
-      else expect(["held", "under_ceiling"]).toContain(body.stats.reason);
-      front = body.retired;
-    }
-    expect(front).toBeGreaterThan(0);
-  });
+  ])(
+    "a growing session told requests_left as %s: the front never moves back, and every move says which rule made it",
+    async (_name, left) => {
+      const session_id = `grow-${crypto.randomUUID()}`;
+      let front = 0;
+      for (let n = 1; n <= 45; n++) {
+        const requests_left = left(n);
+        const { status, body } = await evict({
+          format: "anthropic",
+          messages: anthropic(n),
+          strategy: "cost",
+          session_id,
+          ...(requests_left === undefined ? {} : { requests_left }),
+        });
+        expect(status).toBe(200);
+        expect(body.retired).toBeGreaterThanOrEqual(front);
+        if (body.retired > front) expect(["price", "ceiling", "cold_cache"]).toContain(body.stats.reason);
+        else expect(["held", "under_ceiling"]).toContain(body.stats.reason);
+        front = body.retired;
+      }
+      expect(front).toBeGreaterThan(0);
+    },
+  );
 
   it("remembers the session's front in the cache store: a cold-cache retirement stays retired on the next, warm call", async () => {
     const session_id = `evict-${crypto.randomUUID()}`;
-    const cold = await evict({ format: "anthropic", messages: anthropic(12), strategy: "cost", session_id, last_request_at: minutesAgo(10) });
+    const cold = await evict({
+      format: "anthropic",
+      messages: anthropic(12),
+      strategy: "cost",
+      session_id,
+      last_request_at: minutesAgo(10),
+    });
     expect(cold.body.stats.reason).toBe("cold_cache");
     expect(cold.body.retired).toBe(9);
     const next = await evict({ format: "anthropic", messages: anthropic(13), strategy: "cost", session_id });
@@ -166,12 +220,22 @@ describe("POST /v1/context/evict: strategy cost", () => {
     expect(next.body.retired).toBe(9);
     expect(next.body.stats.reason).toBe("held");
     // Another session with the same conversation remembers nothing.
-    const other = await evict({ format: "anthropic", messages: anthropic(13), strategy: "cost", session_id: `${session_id}-other` });
+    const other = await evict({
+      format: "anthropic",
+      messages: anthropic(13),
+      strategy: "cost",
+      session_id: `${session_id}-other`,
+    });
     expect(other.body.retired).toBe(0);
   });
 
   it("with manage_cache, puts one breakpoint before the front and says where", async () => {
-    const { body } = await evict({ format: "anthropic", messages: anthropic(25), strategy: "cost", manage_cache: true });
+    const { body } = await evict({
+      format: "anthropic",
+      messages: anthropic(25),
+      strategy: "cost",
+      manage_cache: true,
+    });
     const at = body.stats.cache_marker;
     expect(at).toBeDefined();
     expect(body.messages[at.message].content[at.block].cache_control).toEqual({ type: "ephemeral" });
@@ -190,14 +254,46 @@ describe("POST /v1/context/evict: strategy cost", () => {
   it.each([
     ["an unknown strategy", { format: "anthropic", messages: [], strategy: "fastest" }, "strategy"],
     ["a cost-only field with hermes", { format: "anthropic", messages: [], session_id: "s" }, "session_id"],
-    ["manage_cache that is not a boolean", { format: "openai", messages: [], strategy: "cost", manage_cache: "yes" }, "manage_cache"],
-    ["last_request_at that is not an ISO time", { format: "anthropic", messages: [], strategy: "cost", last_request_at: "yesterday" }, "last_request_at"],
-    ["other_breakpoints over 4", { format: "anthropic", messages: [], strategy: "cost", other_breakpoints: 5 }, "other_breakpoints"],
+    [
+      "manage_cache that is not a boolean",
+      { format: "openai", messages: [], strategy: "cost", manage_cache: "yes" },
+      "manage_cache",
+    ],
+    [
+      "last_request_at that is not an ISO time",
+      { format: "anthropic", messages: [], strategy: "cost", last_request_at: "yesterday" },
+      "last_request_at",
+    ],
+    [
+      "other_breakpoints over 4",
+      { format: "anthropic", messages: [], strategy: "cost", other_breakpoints: 5 },
+      "other_breakpoints",
+    ],
     ["requests_left with hermes", { format: "anthropic", messages: [], requests_left: 40 }, "requests_left"],
-    ["a negative requests_left", { format: "anthropic", messages: [], strategy: "cost", session_id: "s", requests_left: -1 }, "requests_left"],
-    ["requests_left without session_id", { format: "anthropic", messages: [], strategy: "cost", requests_left: 40 }, "requests_left"],
-    ["a description of a message not sent", { format: "anthropic", messages: [], descriptions: [{ message: 3, block: 0, text: "x" }] }, "descriptions"],
-    ["an empty description", { format: "anthropic", messages: [{ role: "user", content: "hi" }], descriptions: [{ message: 0, block: 0, text: "" }] }, "descriptions"],
+    [
+      "a negative requests_left",
+      { format: "anthropic", messages: [], strategy: "cost", session_id: "s", requests_left: -1 },
+      "requests_left",
+    ],
+    [
+      "requests_left without session_id",
+      { format: "anthropic", messages: [], strategy: "cost", requests_left: 40 },
+      "requests_left",
+    ],
+    [
+      "a description of a message not sent",
+      { format: "anthropic", messages: [], descriptions: [{ message: 3, block: 0, text: "x" }] },
+      "descriptions",
+    ],
+    [
+      "an empty description",
+      {
+        format: "anthropic",
+        messages: [{ role: "user", content: "hi" }],
+        descriptions: [{ message: 0, block: 0, text: "" }],
+      },
+      "descriptions",
+    ],
   ])("refuses %s with a 400 naming the field", async (_name, request, field) => {
     const { status, body } = await evict(request);
     expect(status).toBe(400);

@@ -12,7 +12,11 @@ const extract = (urls: string[], vars?: Record<string, unknown>, format?: string
   callJson("/v1/web_extract", { body: format ? { urls, format } : { urls }, vars });
 const direct = { WEB_EXTRACT_PROVIDER: "direct" };
 const setDns = (entry: Record<string, unknown> | Record<string, unknown>[]) =>
-  fetch(`${EMULATOR}/__dns`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(entry) });
+  fetch(`${EMULATOR}/__dns`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify(entry),
+  });
 
 describe("web_extract pays once", () => {
   it("extracts the same URL twice with one provider call", async () => {
@@ -38,11 +42,23 @@ describe("web_extract pays once", () => {
 
   it("keeps results in input order with in-band refusals, counting X-Cache per URL", async () => {
     const token = uniqueToken();
-    const urls = [`https://a.example.com/${token}`, "http://10.0.0.1/", `https://blocked.example.org/${token}`, "http://169.254.169.254/latest/meta-data/", `https://b.example.com/${token}`];
+    const urls = [
+      `https://a.example.com/${token}`,
+      "http://10.0.0.1/",
+      `https://blocked.example.org/${token}`,
+      "http://169.254.169.254/latest/meta-data/",
+      `https://b.example.com/${token}`,
+    ];
     const { status, body, headers } = await extract(urls, { SECURITY_WEBSITE_BLOCKLIST: "blocked.example.org" });
     expect(status).toBe(200);
     expect(body.results.map((r: any) => r.url)).toEqual(urls);
-    expect(body.results.map((r: any) => r.error?.code ?? "ok")).toEqual(["ok", "blocked_private_address", "blocked_by_policy", "blocked_private_address", "ok"]);
+    expect(body.results.map((r: any) => r.error?.code ?? "ok")).toEqual([
+      "ok",
+      "blocked_private_address",
+      "blocked_by_policy",
+      "blocked_private_address",
+      "ok",
+    ]);
     expect(headers.get("x-cache")).toBe("HIT=0,MISS=2");
     expect(await providerCalls("tavily", `blocked.example.org/${token}`)).toBe(0);
   });
@@ -87,13 +103,18 @@ describe("the extract cache key's version", () => {
     await extract([url]);
     const prefix = `${cacheKeyPrefix("extract")}tavily:markdown:`;
     const { keys } = await testEnv.CACHE.list({ prefix });
-    const entries = await Promise.all(keys.map(async (k) => ({ key: k.name, entry: await testEnv.CACHE.get<any>(k.name, "json") })));
+    const entries = await Promise.all(
+      keys.map(async (k) => ({ key: k.name, entry: await testEnv.CACHE.get<any>(k.name, "json") })),
+    );
     const mine = entries.find(({ entry }) => entry?.value.page.url === url)!;
     expect(mine.key.startsWith("extract:v2:tavily:markdown:")).toBe(true);
 
     // The key's hash is the same for both formats: an entry the v1 code left for the text format of
     // this URL sits under the v1 prefix. The current version must pay instead of serving it.
-    const stale = { ...mine.entry, value: { ...mine.entry.value, page: { ...mine.entry.value.page, content: "STALE_ENTRY" } } };
+    const stale = {
+      ...mine.entry,
+      value: { ...mine.entry.value, page: { ...mine.entry.value.page, content: "STALE_ENTRY" } },
+    };
     const hash = mine.key.slice(prefix.length);
     await testEnv.CACHE.put(`extract:v1:tavily:text:${hash}`, JSON.stringify(stale));
     const text = await extract([url], undefined, "text");
@@ -208,9 +229,12 @@ describe("the direct provider and redirects", () => {
     const token = uniqueToken();
     const url = `http://site.example.com/pages/webforms?t=${token}`;
     const first = (await extract([url], direct)).body.results[0];
-    expect(first.content).toMatch(/^# Annual water quality report 2026\n\nPublished 1 December 2026\n\nThe board's annual report finds/);
+    expect(first.content).toMatch(
+      /^# Annual water quality report 2026\n\nPublished 1 December 2026\n\nThe board's annual report finds/,
+    );
     expect(first.content).toContain("| Nitrate | 4.1 mg/L | 10 mg/L |");
-    for (const chrome of ["__VIEWSTATE", "Services and fees", "Search the board site", "All rights reserved"]) expect(first.content).not.toContain(chrome);
+    for (const chrome of ["__VIEWSTATE", "Services and fees", "Search the board site", "All rights reserved"])
+      expect(first.content).not.toContain(chrome);
     const second = (await extract([url], direct)).body.results[0];
     expect(second).toMatchObject({ cached: true, content: first.content });
     expect(await providerCalls("pages", token)).toBe(1);
@@ -238,7 +262,11 @@ describe("the direct provider and redirects", () => {
   it("refuses a redirect loop and more than 5 hops, and follows 5", async () => {
     const token = uniqueToken();
     const { body } = await extract(
-      [`http://site.example.com/pages/loop?t=${token}`, `http://site.example.com/pages/hops?n=6&t=${token}`, `http://site.example.com/pages/hops?n=5&t=${token}`],
+      [
+        `http://site.example.com/pages/loop?t=${token}`,
+        `http://site.example.com/pages/hops?n=6&t=${token}`,
+        `http://site.example.com/pages/hops?n=5&t=${token}`,
+      ],
       direct,
     );
     expect(body.results[0].error.code).toBe("fetch_failed");
@@ -264,15 +292,51 @@ describe("the direct provider and redirects", () => {
 
 describe("SSRF: refused before any cache lookup or provider call", () => {
   const ODD_FORMS = [
-    "http://127.0.0.1/", "http://2130706433/", "http://0177.0.0.1/", "http://0x7f.0.0.1/", "http://0x7f000001/",
-    "http://127.1/", "http://127.0.1/", "http://0/", "http://0.0.0.0/", "http://[::1]/",
-    "http://[::]/", "http://[::ffff:127.0.0.1]/", "http://[::ffff:7f00:1]/", "http://[::127.0.0.1]/", "http://[0:0:0:0:0:ffff:a9fe:a9fe]/",
-    "http://[64:ff9b::a9fe:a9fe]/", "http://[64:ff9b::7f00:1]/", "http://[2002:a9fe:a9fe::]/", "http://[2002:7f00:1::]/", "http://[2001:0:4136:e378:8000:63bf:80ff:fffe]/",
-    "http://[fe80::1]/", "http://[fc00::1]/", "http://[fd00:ec2::254]/", "http://169.254.169.254/", "http://169.254.170.2/v2/credentials",
-    "http://100.100.100.200/latest/meta-data/", "http://192.0.0.192/", "http://10.0.0.1/", "http://172.16.5.4/", "http://172.31.255.255/",
-    "http://192.168.1.1/", "http://100.64.0.1/", "http://198.18.0.1/", "http://224.0.0.1/", "http://255.255.255.255/",
-    "http://240.0.0.1/", "http://localhost/", "http://LOCALHOST./", "http://foo.localhost/", "http://printer.local/",
-    "http://metadata.google.internal/computeMetadata/v1/", "http://metadata/", "http://intranet/", "http://%31%32%37.0.0.1/", "http://127.0.0.1.nip.io.localhost/",
+    "http://127.0.0.1/",
+    "http://2130706433/",
+    "http://0177.0.0.1/",
+    "http://0x7f.0.0.1/",
+    "http://0x7f000001/",
+    "http://127.1/",
+    "http://127.0.1/",
+    "http://0/",
+    "http://0.0.0.0/",
+    "http://[::1]/",
+    "http://[::]/",
+    "http://[::ffff:127.0.0.1]/",
+    "http://[::ffff:7f00:1]/",
+    "http://[::127.0.0.1]/",
+    "http://[0:0:0:0:0:ffff:a9fe:a9fe]/",
+    "http://[64:ff9b::a9fe:a9fe]/",
+    "http://[64:ff9b::7f00:1]/",
+    "http://[2002:a9fe:a9fe::]/",
+    "http://[2002:7f00:1::]/",
+    "http://[2001:0:4136:e378:8000:63bf:80ff:fffe]/",
+    "http://[fe80::1]/",
+    "http://[fc00::1]/",
+    "http://[fd00:ec2::254]/",
+    "http://169.254.169.254/",
+    "http://169.254.170.2/v2/credentials",
+    "http://100.100.100.200/latest/meta-data/",
+    "http://192.0.0.192/",
+    "http://10.0.0.1/",
+    "http://172.16.5.4/",
+    "http://172.31.255.255/",
+    "http://192.168.1.1/",
+    "http://100.64.0.1/",
+    "http://198.18.0.1/",
+    "http://224.0.0.1/",
+    "http://255.255.255.255/",
+    "http://240.0.0.1/",
+    "http://localhost/",
+    "http://LOCALHOST./",
+    "http://foo.localhost/",
+    "http://printer.local/",
+    "http://metadata.google.internal/computeMetadata/v1/",
+    "http://metadata/",
+    "http://intranet/",
+    "http://%31%32%37.0.0.1/",
+    "http://127.0.0.1.nip.io.localhost/",
   ];
 
   it(`refuses all ${ODD_FORMS.length} odd forms in-band without reaching the provider`, async () => {
@@ -290,8 +354,15 @@ describe("SSRF: refused before any cache lookup or provider call", () => {
   });
 
   it("keeps metadata refused even when private URLs are allowed", async () => {
-    const { body } = await extract(["http://169.254.169.254/latest/", "http://[fd00:ec2::254]/", "http://metadata.google.internal/"], { SECURITY_ALLOW_PRIVATE_URLS: "true" });
-    expect(body.results.map((r: any) => r.error?.code)).toEqual(["blocked_private_address", "blocked_private_address", "blocked_private_address"]);
+    const { body } = await extract(
+      ["http://169.254.169.254/latest/", "http://[fd00:ec2::254]/", "http://metadata.google.internal/"],
+      { SECURITY_ALLOW_PRIVATE_URLS: "true" },
+    );
+    expect(body.results.map((r: any) => r.error?.code)).toEqual([
+      "blocked_private_address",
+      "blocked_private_address",
+      "blocked_private_address",
+    ]);
   });
 
   it("refuses names whose DNS answers are not all public, and names that do not resolve", async () => {
@@ -302,7 +373,13 @@ describe("SSRF: refused before any cache lookup or provider call", () => {
       { name: `v6-${token}.attacker.net`, AAAA: ["::1"] },
       { name: `meta-${token}.attacker.net`, A: ["169.254.169.254"] },
     ]);
-    const urls = [`http://loop-${token}.attacker.net/`, `http://mixed-${token}.attacker.net/`, `http://v6-${token}.attacker.net/`, `http://nx-${token}.attacker.net/`, `http://meta-${token}.attacker.net/`];
+    const urls = [
+      `http://loop-${token}.attacker.net/`,
+      `http://mixed-${token}.attacker.net/`,
+      `http://v6-${token}.attacker.net/`,
+      `http://nx-${token}.attacker.net/`,
+      `http://meta-${token}.attacker.net/`,
+    ];
     const { body } = await extract(urls);
     expect(body.results.map((r: any) => r.error?.code)).toEqual(Array(5).fill("blocked_private_address"));
     expect(await providerCalls("tavily", token)).toBe(0);
@@ -316,7 +393,9 @@ describe("SSRF: refused before any cache lookup or provider call", () => {
     expect(first.body.results[0].content).toBeTruthy();
     await setDns({ name, A: ["10.0.0.9"] });
     // The isolate's DNS cache may still hold the public answer; a fresh isolate config would not.
-    const later = await extract([`http://${name}/page`], { SECURITY_DNS_RESOLVER_URL: `${EMULATOR}/dns-query?fresh=${token}` });
+    const later = await extract([`http://${name}/page`], {
+      SECURITY_DNS_RESOLVER_URL: `${EMULATOR}/dns-query?fresh=${token}`,
+    });
     expect(later.body.results[0].error?.code).toBe("blocked_private_address");
     expect(await providerCalls("tavily", name)).toBe(1);
   });
@@ -389,11 +468,14 @@ describe("web_extract input", () => {
     expect((expectErrorShape(relative.body).details as any[])[0].path).toEqual(["urls", 0]);
   });
 
-  it.each(["ftp://example.com/file", "file:///etc/passwd", "javascript:alert(1)", "http://"])("refuses %s with 400 before any fetch", async (url) => {
-    const { status, body } = await extract(["https://docs.example.com/fine", url]);
-    expect(status).toBe(400);
-    expect((expectErrorShape(body).details as any[])[0].path).toEqual(["urls", 1]);
-  });
+  it.each(["ftp://example.com/file", "file:///etc/passwd", "javascript:alert(1)", "http://"])(
+    "refuses %s with 400 before any fetch",
+    async (url) => {
+      const { status, body } = await extract(["https://docs.example.com/fine", url]);
+      expect(status).toBe(400);
+      expect((expectErrorShape(body).details as any[])[0].path).toEqual(["urls", 1]);
+    },
+  );
 
   it("answers 503 when the configured extract provider has no key", async () => {
     const { status, body } = await extract(["https://example.com/"], { WEB_EXTRACT_PROVIDER: "firecrawl" });

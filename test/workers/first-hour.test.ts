@@ -8,7 +8,8 @@ import { encodePng, ftypHeader, photoPixels, pngHeaderOnly } from "../fixtures/i
 import { call, callJson, expectErrorShape, imageBase64, uniqueToken } from "./helpers";
 
 const ACCEPT = "application/json, text/event-stream";
-const rpc = (body: unknown) => callJson("/mcp", { body, headers: { accept: ACCEPT, "mcp-protocol-version": "2025-11-25" } });
+const rpc = (body: unknown) =>
+  callJson("/mcp", { body, headers: { accept: ACCEPT, "mcp-protocol-version": "2025-11-25" } });
 
 let small: Uint8Array; // 320x200 PNG that fits as it is
 
@@ -21,7 +22,10 @@ async function upload(bytes: Uint8Array, name: string): Promise<{ status: number
   const form = new FormData();
   form.set("image", new Blob([bytes as Uint8Array<ArrayBuffer>]), name);
   const request = new Request("https://x/", { method: "POST", body: form });
-  const response = await call("/v1/vision_analyze", { raw: new Uint8Array(await request.arrayBuffer()), headers: { "content-type": request.headers.get("content-type")! } });
+  const response = await call("/v1/vision_analyze", {
+    raw: new Uint8Array(await request.arrayBuffer()),
+    headers: { "content-type": request.headers.get("content-type")! },
+  });
   return { status: response.status, body: await response.json() };
 }
 
@@ -31,8 +35,20 @@ describe("vision_analyze without a session_id", () => {
   it("gives each bad image its own status instead of a 400 about session_id", async () => {
     const cases: [string, Uint8Array, number, string, RegExp][] = [
       ["notes.txt", text("meeting notes: ship on friday\n"), 415, "unsupported_media_type", /not a supported image/],
-      ["paper.pdf", text("%PDF-1.7\n1 0 obj << /Type /Catalog >> endobj\n"), 415, "unsupported_media_type", /not a supported image/],
-      ["logo.svg", text('<svg xmlns="http://www.w3.org/2000/svg" width="10" height="10"/>'), 415, "unsupported_media_type", /SVG/],
+      [
+        "paper.pdf",
+        text("%PDF-1.7\n1 0 obj << /Type /Catalog >> endobj\n"),
+        415,
+        "unsupported_media_type",
+        /not a supported image/,
+      ],
+      [
+        "logo.svg",
+        text('<svg xmlns="http://www.w3.org/2000/svg" width="10" height="10"/>'),
+        415,
+        "unsupported_media_type",
+        /SVG/,
+      ],
       ["photo.avif", ftypHeader("avif", ["avif", "mif1"]), 415, "unsupported_media_type", /AVIF/],
       ["huge.png", pngHeaderOnly(5000, 4000), 413, "image_too_large", /5000x4000/],
     ];
@@ -51,13 +67,17 @@ describe("vision_analyze without a session_id", () => {
 
   it("answers a good image, not counted, and says how to have loads counted", async () => {
     for (let i = 0; i < 5; i++) {
-      const { status, body } = await callJson("/v1/vision_analyze", { body: { image: { data: toBase64(small) }, caller: "subagent" } });
+      const { status, body } = await callJson("/v1/vision_analyze", {
+        body: { image: { data: toBase64(small) }, caller: "subagent" },
+      });
       expect(status).toBe(200);
       expect([body.embed_count, body.embed_cap]).toEqual([null, null]);
       expect(body.session_hint).toContain("Send session_id");
     }
     // With a session the same loads count, and the hint is gone.
-    const session = await callJson("/v1/vision_analyze", { body: { image: { data: toBase64(small) }, caller: "subagent", session_id: uniqueToken() } });
+    const session = await callJson("/v1/vision_analyze", {
+      body: { image: { data: toBase64(small) }, caller: "subagent", session_id: uniqueToken() },
+    });
     expect([session.body.embed_count, session.body.embed_cap, session.body.session_hint]).toEqual([1, 3, undefined]);
   });
 });
@@ -71,11 +91,21 @@ describe("a vision answer carries the image once", () => {
     expect(imageBase64(body)).toBe(base64);
     expect(raw.split(base64).length).toBe(2);
     expect(raw.length).toBeLessThan(base64.length + 2048);
-    expect(body.image).toEqual({ media_type: "image/png", width: 320, height: 200, bytes: `data:image/png;base64,${base64}`.length });
+    expect(body.image).toEqual({
+      media_type: "image/png",
+      width: 320,
+      height: 200,
+      bytes: `data:image/png;base64,${base64}`.length,
+    });
   });
 
   it("over MCP the bytes are the image block only", async () => {
-    const { body } = await rpc({ jsonrpc: "2.0", id: 3, method: "tools/call", params: { name: "vision_analyze", arguments: { image: { data: toBase64(small) } } } });
+    const { body } = await rpc({
+      jsonrpc: "2.0",
+      id: 3,
+      method: "tools/call",
+      params: { name: "vision_analyze", arguments: { image: { data: toBase64(small) } } },
+    });
     const [summary, image] = body.result.content;
     expect(image).toEqual({ type: "image", data: toBase64(small), mimeType: "image/png" });
     expect(summary.text).toContain("not counted: no session");
@@ -110,12 +140,17 @@ describe("messages that say what to do", () => {
 
   it("the 409 and /v1/config state the same cap rule", async () => {
     const session = uniqueToken();
-    const load = () => callJson("/v1/vision_analyze", { body: { image: { data: toBase64(small) }, session_id: session, caller: "subagent" } });
+    const load = () =>
+      callJson("/v1/vision_analyze", {
+        body: { image: { data: toBase64(small) }, session_id: session, caller: "subagent" },
+      });
     for (let i = 0; i < 3; i++) expect((await load()).status).toBe(200);
     const refused = expectErrorShape((await load()).body);
     const config = (await callJson("/v1/config")).body;
     expect(config.vision.max_calls_per_image).toBeNull();
-    expect(config.vision.max_calls_per_image_rule).toBe("unset: 3 for subagents, unlimited for the main agent; 0 = unlimited");
+    expect(config.vision.max_calls_per_image_rule).toBe(
+      "unset: 3 for subagents, unlimited for the main agent; 0 = unlimited",
+    );
     expect(refused.message).toContain(`(vision.max_calls_per_image ${config.vision.max_calls_per_image_rule})`);
     const set = (await callJson("/v1/config", { vars: { VISION_MAX_CALLS_PER_IMAGE: "2" } })).body;
     expect(set.vision.max_calls_per_image_rule).toBe("2 for every caller; 0 = unlimited");
@@ -141,7 +176,19 @@ describe("GET /", () => {
     const { status, body } = await callJson("/");
     expect(status).toBe(200);
     const paths = body.routes.map((r: { path: string }) => r.path);
-    expect(paths).toEqual(expect.arrayContaining(["/healthz", "/v1/config", "/v1/web_search", "/v1/web_extract", "/v1/vision_analyze", "/v1/context/evict", "/mcp", "/openapi.json", "/dashboard"]));
+    expect(paths).toEqual(
+      expect.arrayContaining([
+        "/healthz",
+        "/v1/config",
+        "/v1/web_search",
+        "/v1/web_extract",
+        "/v1/vision_analyze",
+        "/v1/context/evict",
+        "/mcp",
+        "/openapi.json",
+        "/dashboard",
+      ]),
+    );
     expect(body.docs.contract).toBe("docs/api.md");
     const page = await call("/", { headers: { accept: "text/html,application/xhtml+xml" } });
     expect(page.headers.get("content-type")).toBe("text/html; charset=utf-8");
@@ -151,7 +198,12 @@ describe("GET /", () => {
 
 describe("MCP against the spec", () => {
   it("an unknown tool is the JSON-RPC error -32602", async () => {
-    const { status, body } = await rpc({ jsonrpc: "2.0", id: 7, method: "tools/call", params: { name: "rm_rf", arguments: {} } });
+    const { status, body } = await rpc({
+      jsonrpc: "2.0",
+      id: 7,
+      method: "tools/call",
+      params: { name: "rm_rf", arguments: {} },
+    });
     expect(status).toBe(200);
     expect(body.id).toBe(7);
     expect(body.error.code).toBe(-32602);
@@ -176,10 +228,14 @@ describe("MCP against the spec", () => {
 describe("logs", () => {
   /** Every JSON line the service wrote while `run` ran, with its level. */
   async function linesDuring(run: () => Promise<unknown>): Promise<Record<string, unknown>[]> {
-    const spies = (["log", "warn", "error"] as const).map((level) => vi.spyOn(console, level).mockImplementation(() => {}));
+    const spies = (["log", "warn", "error"] as const).map((level) =>
+      vi.spyOn(console, level).mockImplementation(() => {}),
+    );
     try {
       await run();
-      return spies.flatMap((spy) => spy.mock.calls.map((args) => JSON.parse(String(args[0])) as Record<string, unknown>));
+      return spies.flatMap((spy) =>
+        spy.mock.calls.map((args) => JSON.parse(String(args[0])) as Record<string, unknown>),
+      );
     } finally {
       for (const spy of spies) spy.mockRestore();
     }
@@ -189,13 +245,21 @@ describe("logs", () => {
     const token = uniqueToken();
     let status = 0;
     const lines = await linesDuring(async () => {
-      status = (await call(`/v1/web_search?api_key=sk-live-${token}`, { body: { query: `down [fail:500] ${token}` } })).status;
+      status = (await call(`/v1/web_search?api_key=sk-live-${token}`, { body: { query: `down [fail:500] ${token}` } }))
+        .status;
     });
     expect(status).toBe(502);
     expect(lines).toEqual([
       {
-        level: "warn", event: "request", request_id: expect.any(String), method: "POST", route: "/v1/web_search", status: 502, code: "provider_error",
-        message: "The tavily provider failed: HTTP 500. Try again later or configure another provider.", ms: expect.any(Number),
+        level: "warn",
+        event: "request",
+        request_id: expect.any(String),
+        method: "POST",
+        route: "/v1/web_search",
+        status: 502,
+        code: "provider_error",
+        message: "The tavily provider failed: HTTP 500. Try again later or configure another provider.",
+        ms: expect.any(Number),
       },
     ]);
     expect(JSON.stringify(lines)).not.toContain(token);
@@ -205,7 +269,17 @@ describe("logs", () => {
     const token = uniqueToken();
     const lines = await linesDuring(() => call("/v1/web_search", { body: { query: `logs ${token}` } }));
     expect(lines).toEqual([
-      { level: "info", event: "request", request_id: expect.any(String), method: "POST", route: "/v1/web_search", status: 200, cache: "miss", provider: "tavily", ms: expect.any(Number) },
+      {
+        level: "info",
+        event: "request",
+        request_id: expect.any(String),
+        method: "POST",
+        route: "/v1/web_search",
+        status: 200,
+        cache: "miss",
+        provider: "tavily",
+        ms: expect.any(Number),
+      },
     ]);
   });
 });

@@ -11,7 +11,11 @@ import { workersDeps } from "../../workers/deps";
 import { freshnessSuite } from "../support/freshness-suite";
 import { call, callJson, expectErrorShape, providerCalls, testEnv, uniqueToken } from "./helpers";
 
-freshnessSuite("workerd", () => ({ post: (path, body, headers) => callJson(path, { body, headers }), providerCalls, unique: uniqueToken }));
+freshnessSuite("workerd", () => ({
+  post: (path, body, headers) => callJson(path, { body, headers }),
+  providerCalls,
+  unique: uniqueToken,
+}));
 
 const purge = (body: Record<string, unknown>) => callJson("/v1/cache/purge", { body });
 
@@ -21,7 +25,15 @@ describe("max_age on an injected clock", () => {
     const app = createApp(workersDeps(testEnv, { clock: () => now, log: silentLogger }));
     const token = uniqueToken();
     const post = async (body: Record<string, unknown>) => {
-      const response = await app.request("/v1/web_search", { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ query: `aged ${token}`, ...body }) }, testEnv);
+      const response = await app.request(
+        "/v1/web_search",
+        {
+          method: "POST",
+          headers: { "content-type": "application/json" },
+          body: JSON.stringify({ query: `aged ${token}`, ...body }),
+        },
+        testEnv,
+      );
       return { age: response.headers.get("age"), body: (await response.json()) as any };
     };
     const miss = await post({});
@@ -50,7 +62,11 @@ describe("POST /v1/cache/purge input and auth", () => {
     expect([badQuery.status, expectErrorShape(badQuery.body).code]).toEqual([400, "invalid_request"]);
     const anonymous = await call("/v1/cache/purge", { body: { search: [] }, vars: { API_TOKENS: "purge-token-1" } });
     expect(anonymous.status).toBe(401);
-    const authorised = await call("/v1/cache/purge", { body: { search: [] }, headers: { authorization: "Bearer purge-token-1" }, vars: { API_TOKENS: "purge-token-1" } });
+    const authorised = await call("/v1/cache/purge", {
+      body: { search: [] },
+      headers: { authorization: "Bearer purge-token-1" },
+      vars: { API_TOKENS: "purge-token-1" },
+    });
     expect(authorised.status).toBe(200);
   });
 });

@@ -35,7 +35,10 @@ export async function call(path: string, options: CallOptions = {}): Promise<Res
   return response;
 }
 
-export async function callJson(path: string, options: CallOptions = {}): Promise<{ status: number; headers: Headers; body: any }> {
+export async function callJson(
+  path: string,
+  options: CallOptions = {},
+): Promise<{ status: number; headers: Headers; body: any }> {
   const response = await call(path, options);
   return { status: response.status, headers: response.headers, body: await response.json() };
 }

@@ -15,7 +15,9 @@ describe("health and config", () => {
   });
 
   it("GET /v1/config shows effective values after overrides and clamps, secrets only as set/null", async () => {
-    const response = await callJson("/v1/config", { vars: { WEB_CACHE_TTL_MINUTES: "0", VISION_EMBED_TARGET_BYTES: "true", BRAVE_API_KEY: "brave-secret-value" } });
+    const response = await callJson("/v1/config", {
+      vars: { WEB_CACHE_TTL_MINUTES: "0", VISION_EMBED_TARGET_BYTES: "true", BRAVE_API_KEY: "brave-secret-value" },
+    });
     expect(response.status).toBe(200);
     expect(response.body.web.cache_ttl_minutes).toBe(1);
     expect(response.body.vision.embed_target_bytes).toBe(262144);
@@ -30,7 +32,9 @@ describe("health and config", () => {
     const table = await callJson("/v1/config", { vars: { web: { cache_ttl_minutes: 45, char_limit: 999_999 } } });
     expect(table.body.web.cache_ttl_minutes).toBe(45);
     expect(table.body.web.char_limit).toBe(500_000);
-    const flat = await callJson("/v1/config", { vars: { web: { cache_ttl_minutes: 45 }, WEB_CACHE_TTL_MINUTES: "90" } });
+    const flat = await callJson("/v1/config", {
+      vars: { web: { cache_ttl_minutes: 45 }, WEB_CACHE_TTL_MINUTES: "90" },
+    });
     expect(flat.body.web.cache_ttl_minutes).toBe(90);
   });
 
@@ -61,7 +65,10 @@ describe("auth", () => {
   });
 
   it("refuses anonymous requests where allow_anonymous is off, as in deployed environments", async () => {
-    const response = await callJson("/v1/web_search", { body: { query: "x" }, vars: { SECURITY_ALLOW_ANONYMOUS: "false" } });
+    const response = await callJson("/v1/web_search", {
+      body: { query: "x" },
+      vars: { SECURITY_ALLOW_ANONYMOUS: "false" },
+    });
     expect(response.status).toBe(401);
     expect(expectErrorShape(response.body).message).toContain("API_TOKENS");
   });
@@ -95,7 +102,10 @@ describe("one error shape for every failure", () => {
     expect(expectErrorShape(text.body).code).toBe("unsupported_media_type");
     const missing = await callJson("/v1/web_search", { raw: '{"query":"x"}', headers: { "content-type": "" } });
     expect(missing.status).toBe(415);
-    const charset = await call("/v1/web_search", { raw: '{"query":"charset case"}', headers: { "content-type": "Application/JSON; Charset=UTF-8" } });
+    const charset = await call("/v1/web_search", {
+      raw: '{"query":"charset case"}',
+      headers: { "content-type": "Application/JSON; Charset=UTF-8" },
+    });
     expect(charset.status).toBe(200);
   });
 
@@ -113,7 +123,9 @@ describe("one error shape for every failure", () => {
     const malformed = await callJson("/v1/web_search", { raw: '{"query": "x",' });
     expect(malformed.status).toBe(400);
     expect(expectErrorShape(malformed.body).code).toBe("invalid_json");
-    const latin1 = await callJson("/v1/web_search", { raw: new Uint8Array([0x7b, 0x22, 0x71, 0x22, 0x3a, 0x22, 0xe9, 0x22, 0x7d]) });
+    const latin1 = await callJson("/v1/web_search", {
+      raw: new Uint8Array([0x7b, 0x22, 0x71, 0x22, 0x3a, 0x22, 0xe9, 0x22, 0x7d]),
+    });
     expect(latin1.status).toBe(400);
     expect(expectErrorShape(latin1.body).code).toBe("invalid_json");
   });

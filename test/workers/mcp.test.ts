@@ -15,10 +15,22 @@ const rpc = (body: unknown, headers: Record<string, string> = {}, vars?: Record<
   callJson("/mcp", { body, vars, headers: { accept: ACCEPT, ...headers } });
 
 const initialize = (protocolVersion: string, headers: Record<string, string> = {}, vars?: Record<string, unknown>) =>
-  rpc({ jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion, capabilities: {}, clientInfo: { name: "t", version: "1" } } }, headers, vars);
+  rpc(
+    {
+      jsonrpc: "2.0",
+      id: 1,
+      method: "initialize",
+      params: { protocolVersion, capabilities: {}, clientInfo: { name: "t", version: "1" } },
+    },
+    headers,
+    vars,
+  );
 
 const toolCall = (name: string, args: unknown, headers: Record<string, string> = {}) =>
-  rpc({ jsonrpc: "2.0", id: 5, method: "tools/call", params: { name, arguments: args } }, { "mcp-protocol-version": "2025-11-25", ...headers });
+  rpc(
+    { jsonrpc: "2.0", id: 5, method: "tools/call", params: { name, arguments: args } },
+    { "mcp-protocol-version": "2025-11-25", ...headers },
+  );
 
 /** A 2x1 PNG (red, blue) with right CRCs and zlib checksum: passes the full verification unchanged. */
 const PNG = "iVBORw0KGgoAAAANSUhEUgAAAAIAAAABCAIAAAB7QOjdAAAAD0lEQVR4nGP4z8DAwPAfAAcAAf9+CLHQAAAAAElFTkSuQmCC";
@@ -58,14 +70,20 @@ describe("/mcp lifecycle", () => {
 
 describe("/mcp transport errors", () => {
   it("answers malformed JSON with HTTP 400 and JSON-RPC -32700", async () => {
-    const response = await call("/mcp", { raw: '{"jsonrpc": "2.0", "id": 1, "method": ', headers: { accept: ACCEPT, "content-type": "application/json" } });
+    const response = await call("/mcp", {
+      raw: '{"jsonrpc": "2.0", "id": 1, "method": ',
+      headers: { accept: ACCEPT, "content-type": "application/json" },
+    });
     expect(response.status).toBe(400);
     const body = (await response.json()) as any;
     expect(body).toMatchObject({ jsonrpc: "2.0", id: null, error: { code: -32700 } });
   });
 
   it("refuses messages that are not JSON-RPC, and a request with id null as an Invalid Request", async () => {
-    for (const [message, code] of [[{ hello: "world" }, -32700], [{ jsonrpc: "2.0", id: null, method: "ping" }, -32600]] as const) {
+    for (const [message, code] of [
+      [{ hello: "world" }, -32700],
+      [{ jsonrpc: "2.0", id: null, method: "ping" }, -32600],
+    ] as const) {
       const { status, body } = await rpc(message);
       expect(status, JSON.stringify(message)).toBe(400);
       expect(body.error.code).toBe(code);
@@ -75,30 +93,50 @@ describe("/mcp transport errors", () => {
 
   it("refuses an unsupported MCP-Protocol-Version with 400", async () => {
     for (const version of ["2024-11-05", "1999-01-01"]) {
-      const { status, body } = await rpc({ jsonrpc: "2.0", id: 1, method: "ping" }, { "mcp-protocol-version": version });
+      const { status, body } = await rpc(
+        { jsonrpc: "2.0", id: 1, method: "ping" },
+        { "mcp-protocol-version": version },
+      );
       expect(status, version).toBe(400);
       expect(body.error.message).toContain("2025-11-25");
     }
-    expect((await rpc({ jsonrpc: "2.0", id: 1, method: "ping" }, { "mcp-protocol-version": "2025-06-18" })).status).toBe(200);
+    expect(
+      (await rpc({ jsonrpc: "2.0", id: 1, method: "ping" }, { "mcp-protocol-version": "2025-06-18" })).status,
+    ).toBe(200);
   });
 
   it("checks Accept and Content-Type", async () => {
-    const noSse = await callJson("/mcp", { body: { jsonrpc: "2.0", id: 1, method: "ping" }, headers: { accept: "application/json" } });
+    const noSse = await callJson("/mcp", {
+      body: { jsonrpc: "2.0", id: 1, method: "ping" },
+      headers: { accept: "application/json" },
+    });
     expect(noSse.status).toBe(406);
     expect(noSse.body.error.code).toBe(-32000);
     for (const contentType of ["text/plain", ""]) {
-      const text = await callJson("/mcp", { raw: '{"jsonrpc":"2.0","id":1,"method":"ping"}', headers: { accept: ACCEPT, "content-type": contentType } });
+      const text = await callJson("/mcp", {
+        raw: '{"jsonrpc":"2.0","id":1,"method":"ping"}',
+        headers: { accept: ACCEPT, "content-type": contentType },
+      });
       expect(text.status, contentType).toBe(415);
       expect(text.body, contentType).toEqual({
         jsonrpc: "2.0",
         id: null,
-        error: { code: -32000, message: "Unsupported Media Type: send the JSON-RPC message with Content-Type: application/json." },
+        error: {
+          code: -32000,
+          message: "Unsupported Media Type: send the JSON-RPC message with Content-Type: application/json.",
+        },
       });
     }
     // Content-Type is judged before the protocol version and the body.
-    const first = await callJson("/mcp", { raw: "{not json", headers: { accept: ACCEPT, "content-type": "text/plain", "mcp-protocol-version": "1999-01-01" } });
+    const first = await callJson("/mcp", {
+      raw: "{not json",
+      headers: { accept: ACCEPT, "content-type": "text/plain", "mcp-protocol-version": "1999-01-01" },
+    });
     expect(first.status).toBe(415);
-    const json = await callJson("/mcp", { raw: '{"jsonrpc":"2.0","id":1,"method":"ping"}', headers: { accept: ACCEPT, "content-type": "application/json; charset=UTF-8" } });
+    const json = await callJson("/mcp", {
+      raw: '{"jsonrpc":"2.0","id":1,"method":"ping"}',
+      headers: { accept: ACCEPT, "content-type": "application/json; charset=UTF-8" },
+    });
     expect(json.status).toBe(200);
   });
 
@@ -163,16 +201,28 @@ describe("/mcp Origin and auth", () => {
     const preflight = await call("/mcp", {
       method: "OPTIONS",
       vars,
-      headers: { origin: "http://localhost:6274", "access-control-request-method": "POST", "access-control-request-headers": "content-type, mcp-session-id, authorization" },
+      headers: {
+        origin: "http://localhost:6274",
+        "access-control-request-method": "POST",
+        "access-control-request-headers": "content-type, mcp-session-id, authorization",
+      },
     });
     expect(preflight.status).toBe(204);
     expect(preflight.headers.get("access-control-allow-origin")).toBe("http://localhost:6274");
     expect(preflight.headers.get("access-control-allow-headers")).toContain("mcp-session-id");
-    const answer = await initialize("2025-11-25", { origin: "http://localhost:6274", authorization: "Bearer cors-token" }, vars);
+    const answer = await initialize(
+      "2025-11-25",
+      { origin: "http://localhost:6274", authorization: "Bearer cors-token" },
+      vars,
+    );
     expect(answer.status).toBe(200);
     expect(answer.headers.get("access-control-allow-origin")).toBe("http://localhost:6274");
     expect(answer.headers.get("access-control-expose-headers")).toContain("mcp-session-id");
-    const foreign = await call("/mcp", { method: "OPTIONS", vars, headers: { origin: "https://evil.example", "access-control-request-method": "POST" } });
+    const foreign = await call("/mcp", {
+      method: "OPTIONS",
+      vars,
+      headers: { origin: "https://evil.example", "access-control-request-method": "POST" },
+    });
     expect(foreign.status).toBe(403);
   });
 
@@ -204,7 +254,11 @@ describe("/mcp tools", () => {
     const tools = body.result.tools as any[];
     expect(tools.map((t) => t.name)).toEqual(["web_search", "web_extract", "vision_analyze"]);
     const search = tools[0];
-    expect(search.inputSchema).toMatchObject({ type: "object", required: ["query"], properties: { query: { maxLength: 2048 }, limit: { type: "integer" } } });
+    expect(search.inputSchema).toMatchObject({
+      type: "object",
+      required: ["query"],
+      properties: { query: { maxLength: 2048 }, limit: { type: "integer" } },
+    });
     const vision = tools[2];
     expect(vision.inputSchema.properties.region).toEqual({
       description: expect.any(String),
@@ -243,30 +297,52 @@ describe("/mcp tools", () => {
     expect(text.text).toContain("2x1");
     const serialized = JSON.stringify({ text, structured: body.result.structuredContent });
     expect(serialized).not.toContain(PNG.slice(0, 40));
-    expect(body.result.structuredContent).toMatchObject({ path: "native", image: { width: 2, height: 1, media_type: "image/png" }, embed_count: 1 });
+    expect(body.result.structuredContent).toMatchObject({
+      path: "native",
+      image: { width: 2, height: 1, media_type: "image/png" },
+      embed_count: 1,
+    });
   });
 
   it("uses the Mcp-Session-Id as vision_analyze's default session_id", async () => {
     const session = { "mcp-session-id": `s-${uniqueToken()}` };
     const args = { image: { data: PNG }, caller: "subagent" };
-    for (let i = 1; i <= 3; i++) expect((await toolCall("vision_analyze", args, session)).body.result.structuredContent.embed_count).toBe(i);
+    for (let i = 1; i <= 3; i++)
+      expect((await toolCall("vision_analyze", args, session)).body.result.structuredContent.embed_count).toBe(i);
     const capped = await toolCall("vision_analyze", args, session);
     expect(capped.body.result.isError).toBe(true);
     expect(JSON.parse(capped.body.result.content[0].text).error.code).toBe("embed_cap_reached");
     // Another session, or an explicit session_id, counts on its own.
-    expect((await toolCall("vision_analyze", args, { "mcp-session-id": `s-${uniqueToken()}` })).body.result.structuredContent.embed_count).toBe(1);
-    expect((await toolCall("vision_analyze", { ...args, session_id: uniqueToken() }, session)).body.result.structuredContent.embed_count).toBe(1);
+    expect(
+      (await toolCall("vision_analyze", args, { "mcp-session-id": `s-${uniqueToken()}` })).body.result.structuredContent
+        .embed_count,
+    ).toBe(1);
+    expect(
+      (await toolCall("vision_analyze", { ...args, session_id: uniqueToken() }, session)).body.result.structuredContent
+        .embed_count,
+    ).toBe(1);
   });
 
   it("returns structuredContent that matches each tool's outputSchema, in-band errors included", async () => {
     const validators = await outputValidators();
-    for (const validator of validators.values()) expect(validator.validate({ success: true, extra: 1 }).valid).toBe(false);
+    for (const validator of validators.values())
+      expect(validator.validate({ success: true, extra: 1 }).valid).toBe(false);
     const token = uniqueToken();
-    expectConforms(validators, "web_search", (await toolCall("web_search", { query: `conforms ${token}` })).body.result);
-    const extract = (await toolCall("web_extract", { urls: [`https://example.com/docs/${token}`, "http://10.0.0.1/admin"] })).body.result;
+    expectConforms(
+      validators,
+      "web_search",
+      (await toolCall("web_search", { query: `conforms ${token}` })).body.result,
+    );
+    const extract = (
+      await toolCall("web_extract", { urls: [`https://example.com/docs/${token}`, "http://10.0.0.1/admin"] })
+    ).body.result;
     expect(extract.structuredContent.results[1].error.code).toBe("blocked_private_address");
     expectConforms(validators, "web_extract", extract);
-    expectConforms(validators, "vision_analyze", (await toolCall("vision_analyze", { image: { data: PNG }, session_id: token })).body.result);
+    expectConforms(
+      validators,
+      "vision_analyze",
+      (await toolCall("vision_analyze", { image: { data: PNG }, session_id: token })).body.result,
+    );
   });
 
   it("reports bad arguments as tool errors the model can read, and runs vision without a session uncounted", async () => {
@@ -311,9 +387,22 @@ describe("/openapi.json", () => {
     expect(body.openapi).toBe("3.1.0");
     expect(body.servers).toEqual([{ url: "https://service.test", description: expect.any(String) }]);
     expect(body.info.license.name).toBeTruthy();
-    const operations = Object.entries(body.paths).flatMap(([path, item]: [string, any]) => Object.entries(item).map(([method, op]: [string, any]) => ({ path, method, op })));
+    const operations = Object.entries(body.paths).flatMap(([path, item]: [string, any]) =>
+      Object.entries(item).map(([method, op]: [string, any]) => ({ path, method, op })),
+    );
     expect(operations.map((o) => `${o.method} ${o.path}`).sort()).toEqual(
-      ["get /", "get /healthz", "get /openapi.json", "get /v1/config", "post /mcp", "post /v1/cache/purge", "post /v1/context/evict", "post /v1/vision_analyze", "post /v1/web_extract", "post /v1/web_search"].sort(),
+      [
+        "get /",
+        "get /healthz",
+        "get /openapi.json",
+        "get /v1/config",
+        "post /mcp",
+        "post /v1/cache/purge",
+        "post /v1/context/evict",
+        "post /v1/vision_analyze",
+        "post /v1/web_extract",
+        "post /v1/web_search",
+      ].sort(),
     );
     for (const { path, op } of operations) {
       expect(op.operationId, path).toMatch(/^[a-z_]+$/);
@@ -322,20 +411,35 @@ describe("/openapi.json", () => {
     }
     const search = body.paths["/v1/web_search"].post;
     expect(search.requestBody.content["application/json"].schema.properties.query.type).toBe("string");
-    expect(search.responses["200"].content["application/json"].schema.properties.cache.enum).toEqual(["hit", "miss", "coalesced", "bypass"]);
+    expect(search.responses["200"].content["application/json"].schema.properties.cache.enum).toEqual([
+      "hit",
+      "miss",
+      "coalesced",
+      "bypass",
+    ]);
     expect(search.responses["200"].headers["X-Cache"]).toBeDefined();
     expect(search.responses["200"].headers.Age).toBeDefined();
     for (const path of ["/v1/web_search", "/v1/web_extract"]) {
       const op = body.paths[path].post;
       const input = op.requestBody.content["application/json"].schema.properties;
-      expect([input.max_age.type, input.max_age.minimum, input.max_age.maximum, input.store.type], path).toEqual(["integer", 0, 31_536_000, "boolean"]);
-      expect(op.parameters.map((p: any) => [p.in, p.name]), path).toEqual([["header", "Cache-Control"]]);
+      expect([input.max_age.type, input.max_age.minimum, input.max_age.maximum, input.store.type], path).toEqual([
+        "integer",
+        0,
+        31_536_000,
+        "boolean",
+      ]);
+      expect(
+        op.parameters.map((p: any) => [p.in, p.name]),
+        path,
+      ).toEqual([["header", "Cache-Control"]]);
     }
     expect(search.responses["200"].content["application/json"].schema.properties.cached_at.type).toBe("string");
     const purge = body.paths["/v1/cache/purge"].post;
     expect(Object.keys(purge.requestBody.content["application/json"].schema.properties)).toEqual(["search", "extract"]);
     expect(purge.responses["200"].content["application/json"].schema.properties.purged.type).toBe("integer");
-    expect(Object.keys(search.responses)).toEqual(expect.arrayContaining(["400", "401", "413", "415", "502", "503", "504"]));
+    expect(Object.keys(search.responses)).toEqual(
+      expect.arrayContaining(["400", "401", "413", "415", "502", "503", "504"]),
+    );
     expect(Object.keys(body.paths["/v1/web_extract"].post.responses)).toContain("422");
     const vision = body.paths["/v1/vision_analyze"].post;
     expect(Object.keys(vision.responses)).toEqual(expect.arrayContaining(["403", "409", "413", "415", "422"]));
@@ -343,7 +447,12 @@ describe("/openapi.json", () => {
     expect(multipart.schema.properties.image).toMatchObject({ type: "string", format: "binary" });
     expect(multipart.schema.required).toEqual(["image"]);
     expect(multipart.encoding.region.contentType).toBe("application/json");
-    expect(Object.keys(body.paths["/mcp"].post.responses)).toEqual(expect.arrayContaining(["200", "202", "400", "401", "403", "406"]));
-    expect(body.paths["/v1/config"].get.responses["200"].content["application/json"].schema.properties.security.properties.allowed_origins).toBeDefined();
+    expect(Object.keys(body.paths["/mcp"].post.responses)).toEqual(
+      expect.arrayContaining(["200", "202", "400", "401", "403", "406"]),
+    );
+    expect(
+      body.paths["/v1/config"].get.responses["200"].content["application/json"].schema.properties.security.properties
+        .allowed_origins,
+    ).toBeDefined();
   });
 });

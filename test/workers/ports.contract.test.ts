@@ -21,7 +21,9 @@ describe("CacheStore contract: Durable Object storage", () => {
   for (const c of cacheStoreContract) {
     it(c.name, async () => {
       const stub = testEnv.FLIGHT.get(testEnv.FLIGHT.idFromName(`contract-${uniqueToken()}`));
-      await runInDurableObject(stub, (_instance, state) => c.run(new DurableObjectStore(state.storage), check, uniqueToken()));
+      await runInDurableObject(stub, (_instance, state) =>
+        c.run(new DurableObjectStore(state.storage), check, uniqueToken()),
+      );
     });
   }
 });
@@ -47,7 +49,12 @@ describe("SingleFlight contract", () => {
   };
   const adapters = {
     "FlightDO (Workers)": () => workersDeps(testEnv).flight,
-    "in-process FlightCoordinator (Deno)": () => new FlightCoordinator({ election: new CopyElection(memory()), fetch: (input, init) => fetch(input, init), log: silentLogger }),
+    "in-process FlightCoordinator (Deno)": () =>
+      new FlightCoordinator({
+        election: new CopyElection(memory()),
+        fetch: (input, init) => fetch(input, init),
+        log: silentLogger,
+      }),
   };
   for (const [adapter, make] of Object.entries(adapters)) {
     for (const c of contract) it(`${adapter}: ${c.name}`, () => c.run(make(), check, uniqueToken()));

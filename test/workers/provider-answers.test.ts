@@ -25,24 +25,28 @@ const EXTRACT_VARS: Record<string, Record<string, string>> = {
 };
 
 const search = (query: string, vars: Record<string, string>) => callJson("/v1/web_search", { body: { query }, vars });
-const extract = (url: string, vars: Record<string, string>) => callJson("/v1/web_extract", { body: { urls: [url] }, vars });
+const extract = (url: string, vars: Record<string, string>) =>
+  callJson("/v1/web_extract", { body: { urls: [url] }, vars });
 
 describe("a malformed search answer is a 502 and never stored", () => {
   for (const [provider, vars] of Object.entries(SEARCH_VARS)) {
-    it.each(MALFORMED)(`${provider}: [malformed:%s] is 502 provider_error, and the next call pays again`, async (kind) => {
-      const token = uniqueToken();
-      const q = `broken answer [malformed:${kind}] ${token}`;
-      const first = await search(q, vars);
-      const second = await search(q, vars);
-      expect(first.status).toBe(502);
-      const error = expectErrorShape(first.body);
-      expect(error.code).toBe("provider_error");
-      expect(error.message).toContain(provider);
-      expect(error.message).toContain("unexpected shape");
-      expect(error.message).not.toContain("upstream-body-detail");
-      expect(second.status).toBe(502);
-      expect(await providerCalls(provider, token)).toBe(2);
-    });
+    it.each(MALFORMED)(
+      `${provider}: [malformed:%s] is 502 provider_error, and the next call pays again`,
+      async (kind) => {
+        const token = uniqueToken();
+        const q = `broken answer [malformed:${kind}] ${token}`;
+        const first = await search(q, vars);
+        const second = await search(q, vars);
+        expect(first.status).toBe(502);
+        const error = expectErrorShape(first.body);
+        expect(error.code).toBe("provider_error");
+        expect(error.message).toContain(provider);
+        expect(error.message).toContain("unexpected shape");
+        expect(error.message).not.toContain("upstream-body-detail");
+        expect(second.status).toBe(502);
+        expect(await providerCalls(provider, token)).toBe(2);
+      },
+    );
   }
 
   it("stays a 502 when the keyless rescue gets a malformed answer too, and stores nothing", async () => {

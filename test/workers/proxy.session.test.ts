@@ -28,11 +28,27 @@ const toBase64 = (bytes: Uint8Array) => {
 const hasShot = (i: number) => i % 4 !== 3;
 
 function conversation(turns: number, shots: readonly string[]): any[] {
-  const messages: any[] = [{ role: "user", content: [{ type: "text", text: "Book the cheapest flight to Lisbon next Friday and report back." }] }];
+  const messages: any[] = [
+    {
+      role: "user",
+      content: [{ type: "text", text: "Book the cheapest flight to Lisbon next Friday and report back." }],
+    },
+  ];
   for (let i = 0; i < turns; i++) {
-    messages.push({ role: "assistant", content: [{ type: "text", text: `Step ${i}: ${"I look at the page and decide what to click next. ".repeat(20)}` }, { type: "tool_use", id: `toolu_${i}`, name: "browser", input: { action: "click", i } }] });
-    const parts: any[] = hasShot(i) ? [{ type: "image", source: { type: "base64", media_type: "image/png", data: shots[i % shots.length]! } }] : [];
-    parts.push({ type: "text", text: `Result of step ${i}: ${"the page shows a list of flights with prices and times. ".repeat(50)}` });
+    messages.push({
+      role: "assistant",
+      content: [
+        { type: "text", text: `Step ${i}: ${"I look at the page and decide what to click next. ".repeat(20)}` },
+        { type: "tool_use", id: `toolu_${i}`, name: "browser", input: { action: "click", i } },
+      ],
+    });
+    const parts: any[] = hasShot(i)
+      ? [{ type: "image", source: { type: "base64", media_type: "image/png", data: shots[i % shots.length]! } }]
+      : [];
+    parts.push({
+      type: "text",
+      text: `Result of step ${i}: ${"the page shows a list of flights with prices and times. ".repeat(50)}`,
+    });
     messages.push({ role: "user", content: [{ type: "tool_result", tool_use_id: `toolu_${i}`, content: parts }] });
   }
   return messages;
@@ -40,10 +56,25 @@ function conversation(turns: number, shots: readonly string[]): any[] {
 
 /** Hermes's `system_and_3`: a breakpoint on the system prompt and on the last block of the last 3 messages. */
 function systemAnd3(messages: any[]): any[] {
-  return messages.map((m, i) => (i < messages.length - 3 ? m : { ...m, content: m.content.map((b: any, j: number) => (j === m.content.length - 1 ? { ...b, cache_control: { type: "ephemeral" } } : b)) }));
+  return messages.map((m, i) =>
+    i < messages.length - 3
+      ? m
+      : {
+          ...m,
+          content: m.content.map((b: any, j: number) =>
+            j === m.content.length - 1 ? { ...b, cache_control: { type: "ephemeral" } } : b,
+          ),
+        },
+  );
 }
 
-const system = (tag: string) => [{ type: "text", text: `You are a browser agent (${tag}). ${"Follow the user's instructions carefully and use the browser tool. ".repeat(250)}`, cache_control: { type: "ephemeral" } }];
+const system = (tag: string) => [
+  {
+    type: "text",
+    text: `You are a browser agent (${tag}). ${"Follow the user's instructions carefully and use the browser tool. ".repeat(250)}`,
+    cache_control: { type: "ephemeral" },
+  },
+];
 
 async function sessionCost(tag: string): Promise<{ usd: number; calls: any[] }> {
   const calls = ((await (await fetch(`${EMULATOR}/llm/__calls?contains=${tag}`)).json()) as { calls: any[] }).calls;
@@ -61,9 +92,18 @@ async function sessionCost(tag: string): Promise<{ usd: number; calls: any[] }> 
 function replayError(calls: readonly any[]): number {
   const requests: Segment[][] = calls.map((c) => {
     const marks = new Set<number>(c.prompt.breakpoints);
-    return c.prompt.tokens.map((tokens: number, i: number) => ({ id: c.prompt.ids[i], tokens, message: i, ...(marks.has(i) ? { breakpoint: true } : {}) }));
+    return c.prompt.tokens.map((tokens: number, i: number) => ({
+      id: c.prompt.ids[i],
+      tokens,
+      message: i,
+      ...(marks.has(i) ? { breakpoint: true } : {}),
+    }));
   });
-  const model = { ...ANTHROPIC_CACHE_MODEL, minCacheableTokens: modelRules("anthropic", MODEL).minCacheableTokens, breakpoints: "session" as const };
+  const model = {
+    ...ANTHROPIC_CACHE_MODEL,
+    minCacheableTokens: modelRules("anthropic", MODEL).minCacheableTokens,
+    breakpoints: "session" as const,
+  };
   const predicted = replay(requests, noEviction, { model, times: calls.map((c) => c.at) }).perRequest;
   let billed = 0;
   let error = 0;
@@ -71,7 +111,10 @@ function replayError(calls: readonly any[]): number {
     const p = predicted[i]!;
     const u = c.usage;
     billed += u.input + u.cacheWrite5m + u.cacheWrite1h + u.cacheRead;
-    error += Math.abs(p.cacheWriteTokens - (u.cacheWrite5m + u.cacheWrite1h)) + Math.abs(p.cacheReadTokens - u.cacheRead) + Math.abs(p.uncachedTokens - u.input);
+    error +=
+      Math.abs(p.cacheWriteTokens - (u.cacheWrite5m + u.cacheWrite1h)) +
+      Math.abs(p.cacheReadTokens - u.cacheRead) +
+      Math.abs(p.uncachedTokens - u.input);
   });
   return error / billed;
 }
@@ -79,7 +122,8 @@ function replayError(calls: readonly any[]): number {
 describe("a heavy screenshot session through the proxy", () => {
   it("costs at least 20 % less than sent directly under Hermes's 20/8/3", async () => {
     const shots: string[] = [];
-    for (let s = 0; s < 4; s++) shots.push(toBase64(await encodePng(screenshotPixels(1200, 900, 10 + s), 1200, 900, 3)));
+    for (let s = 0; s < 4; s++)
+      shots.push(toBase64(await encodePng(screenshotPixels(1200, 900, 10 + s), 1200, 900, 3)));
     const tag = uniqueToken();
     const directTag = `direct-${tag}`;
     const proxyTag = `proxy-${tag}`;
@@ -90,7 +134,12 @@ describe("a heavy screenshot session through the proxy", () => {
       const direct = await fetch(`${EMULATOR}/llm/anthropic/v1/messages`, {
         method: "POST",
         headers: { "content-type": "application/json", "x-api-key": `key-${directTag}` },
-        body: JSON.stringify({ model: MODEL, max_tokens: 256, system: system(directTag), messages: systemAnd3(hermes as any[]) }),
+        body: JSON.stringify({
+          model: MODEL,
+          max_tokens: 256,
+          system: system(directTag),
+          messages: systemAnd3(hermes as any[]),
+        }),
       });
       expect(direct.status).toBe(200);
       // Through the proxy: the whole history, the same breakpoints; the proxy decides.
@@ -106,10 +155,14 @@ describe("a heavy screenshot session through the proxy", () => {
     const proxy = await sessionCost(proxyTag);
     expect(direct.calls).toHaveLength(TURNS);
     expect(proxy.calls).toHaveLength(TURNS);
-    console.log(`heavy session: direct (hermes 20/8/3) $${direct.usd.toFixed(4)}, proxy $${proxy.usd.toFixed(4)}, ${(100 * (1 - proxy.usd / direct.usd)).toFixed(1)} % less`);
+    console.log(
+      `heavy session: direct (hermes 20/8/3) $${direct.usd.toFixed(4)}, proxy $${proxy.usd.toFixed(4)}, ${(100 * (1 - proxy.usd / direct.usd)).toFixed(1)} % less`,
+    );
     expect(proxy.usd).toBeLessThanOrEqual(0.8 * direct.usd);
     const error = replayError(proxy.calls);
-    console.log(`replay vs emulator on the proxied requests: ${(100 * error).toFixed(2)} % of billed input tokens apart`);
+    console.log(
+      `replay vs emulator on the proxied requests: ${(100 * error).toFixed(2)} % of billed input tokens apart`,
+    );
     expect(error).toBeLessThanOrEqual(0.02);
   }, 300_000);
 });

@@ -25,7 +25,12 @@ async function llmCalls(tag: string): Promise<any[]> {
 }
 
 const post = (path: string, body: unknown, headers: Record<string, string> = {}, vars?: Record<string, unknown>) =>
-  call(path, { method: "POST", raw: typeof body === "string" ? body : JSON.stringify(body), headers: { "content-type": "application/json", ...headers }, vars });
+  call(path, {
+    method: "POST",
+    raw: typeof body === "string" ? body : JSON.stringify(body),
+    headers: { "content-type": "application/json", ...headers },
+    vars,
+  });
 
 const anthropicBody = (tag: string, extra: Record<string, unknown> = {}) => ({
   model: MODEL,
@@ -42,12 +47,19 @@ const toBase64 = (bytes: Uint8Array) => {
 };
 
 /** A screenshot-like PNG, as base64. */
-const screenshot = async (width: number, height: number, seed: number) => toBase64(await encodePng(screenshotPixels(width, height, seed), width, height, 3));
+const screenshot = async (width: number, height: number, seed: number) =>
+  toBase64(await encodePng(screenshotPixels(width, height, seed), width, height, 3));
 
 describe("the Anthropic route", () => {
   it("forwards a plain call with the caller's key and relays the answer, usage and X-Edge headers", async () => {
     const tag = uniqueToken();
-    const response = await post("/anthropic/v1/messages", anthropicBody(tag), { "x-api-key": "sk-ant-caller-1", "anthropic-version": "2023-06-01", cookie: "a=b", "x-forwarded-host": "evil.example.com", "x-service-token": "nope" });
+    const response = await post("/anthropic/v1/messages", anthropicBody(tag), {
+      "x-api-key": "sk-ant-caller-1",
+      "anthropic-version": "2023-06-01",
+      cookie: "a=b",
+      "x-forwarded-host": "evil.example.com",
+      "x-service-token": "nope",
+    });
     expect(response.status).toBe(200);
     const body: any = await response.json();
     expect(body.type).toBe("message");
@@ -59,12 +71,15 @@ describe("the Anthropic route", () => {
     const [seen] = await llmCalls(tag);
     expect(seen.key_sha256).toBe(await sha256("sk-ant-caller-1"));
     expect(seen.headers).toContain("anthropic-version");
-    for (const name of ["cookie", "x-forwarded-host", "x-service-token", "x-session-id"]) expect(seen.headers).not.toContain(name);
+    for (const name of ["cookie", "x-forwarded-host", "x-service-token", "x-session-id"])
+      expect(seen.headers).not.toContain(name);
   });
 
   it("relays a stream event by event, usage included", async () => {
     const tag = uniqueToken();
-    const response = await post("/anthropic/v1/messages", anthropicBody(tag, { stream: true }), { "x-api-key": "sk-ant-caller-1" });
+    const response = await post("/anthropic/v1/messages", anthropicBody(tag, { stream: true }), {
+      "x-api-key": "sk-ant-caller-1",
+    });
     expect(response.status).toBe(200);
     expect(response.headers.get("content-type")).toContain("text/event-stream");
     const text = await response.text();
@@ -75,9 +90,16 @@ describe("the Anthropic route", () => {
   });
 
   it("relays the provider's errors unchanged: 429 with retry-after, 529 overloaded", async () => {
-    for (const [marker, status, type] of [["[fail:429]", 429, "rate_limit_error"], ["[fail:529]", 529, "overloaded_error"]] as const) {
+    for (const [marker, status, type] of [
+      ["[fail:429]", 429, "rate_limit_error"],
+      ["[fail:529]", 529, "overloaded_error"],
+    ] as const) {
       const tag = uniqueToken();
-      const response = await post("/anthropic/v1/messages", anthropicBody(tag, { messages: [{ role: "user", content: `${marker} ${tag}` }] }), { "x-api-key": "sk-ant-caller-1" });
+      const response = await post(
+        "/anthropic/v1/messages",
+        anthropicBody(tag, { messages: [{ role: "user", content: `${marker} ${tag}` }] }),
+        { "x-api-key": "sk-ant-caller-1" },
+      );
       expect(response.status).toBe(status);
       expect(response.headers.get("retry-after")).toBe("1");
       const body: any = await response.json();
@@ -101,14 +123,20 @@ describe("the Anthropic route", () => {
 
   it("forwards a non-JSON content type unchanged and lets the provider answer", async () => {
     const tag = uniqueToken();
-    const response = await call("/anthropic/v1/messages", { method: "POST", raw: `hello ${tag}`, headers: { "content-type": "text/plain", "x-api-key": "sk-ant-caller-1" } });
+    const response = await call("/anthropic/v1/messages", {
+      method: "POST",
+      raw: `hello ${tag}`,
+      headers: { "content-type": "text/plain", "x-api-key": "sk-ant-caller-1" },
+    });
     expect(response.status).toBe(400);
     expect(((await response.json()) as any).type).toBe("error");
   });
 
   it("passes an unknown model to the provider, whose 404 comes back as it is", async () => {
     const tag = uniqueToken();
-    const response = await post("/anthropic/v1/messages", anthropicBody(tag, { model: "claude-nonexistent-9" }), { "x-api-key": "sk-ant-caller-1" });
+    const response = await post("/anthropic/v1/messages", anthropicBody(tag, { model: "claude-nonexistent-9" }), {
+      "x-api-key": "sk-ant-caller-1",
+    });
     expect(response.status).toBe(404);
     expect(((await response.json()) as any).error.type).toBe("not_found_error");
     expect(await llmCalls(tag)).toHaveLength(1);
@@ -119,8 +147,21 @@ describe("the Anthropic route", () => {
     expect(models.status).toBe(200);
     expect(((await models.json()) as any).query).toBe("?limit=2");
     const tag = uniqueToken();
-    for (const path of [`/anthropic//evil.example.com/v1/echo/${tag}`, `/anthropic/v1/echo/@evil.example.com/${tag}`, `/anthropic/v1/echo/%2F%2Fevil.example.com/${tag}`]) {
-      const response = await call(path, { method: "POST", raw: `{"x":"${tag}"}`, headers: { "content-type": "application/json", "x-api-key": "sk-ant-caller-1", host: "evil.example.com", "x-forwarded-host": "evil.example.com" } });
+    for (const path of [
+      `/anthropic//evil.example.com/v1/echo/${tag}`,
+      `/anthropic/v1/echo/@evil.example.com/${tag}`,
+      `/anthropic/v1/echo/%2F%2Fevil.example.com/${tag}`,
+    ]) {
+      const response = await call(path, {
+        method: "POST",
+        raw: `{"x":"${tag}"}`,
+        headers: {
+          "content-type": "application/json",
+          "x-api-key": "sk-ant-caller-1",
+          host: "evil.example.com",
+          "x-forwarded-host": "evil.example.com",
+        },
+      });
       // Either the emulator (the configured upstream) answered, or the path was refused: never another host.
       expect([200, 400, 404]).toContain(response.status);
       const text = await response.text();
@@ -132,14 +173,24 @@ describe("the Anthropic route", () => {
   });
 
   it("is a 404 when proxy.enabled is false", async () => {
-    const response = await post("/anthropic/v1/messages", anthropicBody(uniqueToken()), { "x-api-key": "k" }, { PROXY_ENABLED: "false" });
+    const response = await post(
+      "/anthropic/v1/messages",
+      anthropicBody(uniqueToken()),
+      { "x-api-key": "k" },
+      { PROXY_ENABLED: "false" },
+    );
     expect(response.status).toBe(404);
   });
 
   it("answers a provider that never answers with a 504 after proxy.timeout_seconds", async () => {
     const tag = uniqueToken();
     const started = Date.now();
-    const response = await post("/anthropic/v1/messages", anthropicBody(tag, { messages: [{ role: "user", content: `[hang] ${tag}` }] }), { "x-api-key": "k" }, { PROXY_TIMEOUT_SECONDS: "10" });
+    const response = await post(
+      "/anthropic/v1/messages",
+      anthropicBody(tag, { messages: [{ role: "user", content: `[hang] ${tag}` }] }),
+      { "x-api-key": "k" },
+      { PROXY_TIMEOUT_SECONDS: "10" },
+    );
     expect(response.status).toBe(504);
     expect(((await response.json()) as any).error.type).toBe("timeout_error");
     expect(Date.now() - started).toBeGreaterThanOrEqual(9_500);
@@ -155,7 +206,12 @@ describe("credentials", () => {
     const [seen] = await llmCalls(tag);
     expect(seen.key_sha256).toBe(await sha256("sk-ant-operator-secret-77"));
 
-    const refused = await post("/anthropic/v1/messages", anthropicBody(tag), { authorization: "Bearer not-a-token" }, vars);
+    const refused = await post(
+      "/anthropic/v1/messages",
+      anthropicBody(tag),
+      { authorization: "Bearer not-a-token" },
+      vars,
+    );
     expect(refused.status).toBe(401);
     const text = await refused.text();
     expect(JSON.parse(text)).toMatchObject({ type: "error", error: { type: "authentication_error" } });
@@ -166,10 +222,24 @@ describe("credentials", () => {
   it("caller's key: the service token comes in X-Service-Token, the caller's key goes upstream unchanged", async () => {
     const vars = { API_TOKENS: "svc-token-1" };
     const tag = uniqueToken();
-    const missing = await post("/openai/v1/chat/completions", { model: "gpt-4o", messages: [{ role: "user", content: tag }] }, { authorization: "Bearer sk-openai-caller-9" }, vars);
+    const missing = await post(
+      "/openai/v1/chat/completions",
+      { model: "gpt-4o", messages: [{ role: "user", content: tag }] },
+      { authorization: "Bearer sk-openai-caller-9" },
+      vars,
+    );
     expect(missing.status).toBe(401);
-    expect(((await missing.json()) as any).error).toMatchObject({ type: "invalid_request_error", param: null, code: "unauthorized" });
-    const ok = await post("/openai/v1/chat/completions", { model: "gpt-4o", messages: [{ role: "user", content: tag }] }, { authorization: "Bearer sk-openai-caller-9", "x-service-token": "svc-token-1" }, vars);
+    expect(((await missing.json()) as any).error).toMatchObject({
+      type: "invalid_request_error",
+      param: null,
+      code: "unauthorized",
+    });
+    const ok = await post(
+      "/openai/v1/chat/completions",
+      { model: "gpt-4o", messages: [{ role: "user", content: tag }] },
+      { authorization: "Bearer sk-openai-caller-9", "x-service-token": "svc-token-1" },
+      vars,
+    );
     expect(ok.status).toBe(200);
     const calls = await llmCalls(tag);
     expect(calls).toHaveLength(1);
@@ -182,14 +252,26 @@ describe("the OpenAI routes", () => {
   it("chat completions, plain and streamed, and responses, plain and streamed", async () => {
     const tag = uniqueToken();
     const headers = { authorization: "Bearer sk-openai-caller-9" };
-    const plain = await post("/openai/v1/chat/completions", { model: "gpt-4o", messages: [{ role: "user", content: tag }] }, headers);
+    const plain = await post(
+      "/openai/v1/chat/completions",
+      { model: "gpt-4o", messages: [{ role: "user", content: tag }] },
+      headers,
+    );
     expect(((await plain.json()) as any).choices[0].message.content).toContain("Emulated answer");
-    const streamed = await post("/openai/v1/chat/completions", { model: "gpt-4o", stream: true, messages: [{ role: "user", content: tag }] }, headers);
+    const streamed = await post(
+      "/openai/v1/chat/completions",
+      { model: "gpt-4o", stream: true, messages: [{ role: "user", content: tag }] },
+      headers,
+    );
     expect(streamed.headers.get("content-type")).toContain("text/event-stream");
     expect((await streamed.text()).trim().endsWith("data: [DONE]")).toBe(true);
     const responses = await post("/openai/v1/responses", { model: "gpt-4o", input: `hi ${tag}` }, headers);
     expect(((await responses.json()) as any).output[0].content[0].text).toContain("Emulated answer");
-    const streamedResponses = await post("/openai/v1/responses", { model: "gpt-4o", stream: true, input: `hi ${tag}` }, headers);
+    const streamedResponses = await post(
+      "/openai/v1/responses",
+      { model: "gpt-4o", stream: true, input: `hi ${tag}` },
+      headers,
+    );
     expect(await streamedResponses.text()).toContain("event: response.completed");
     expect(await llmCalls(tag)).toHaveLength(4);
   });
@@ -197,7 +279,11 @@ describe("the OpenAI routes", () => {
   it("answers malformed JSON with a 400 in OpenAI's shape", async () => {
     const response = await post("/openai/v1/chat/completions", "{nope", { authorization: "Bearer k" });
     expect(response.status).toBe(400);
-    expect(((await response.json()) as any).error).toMatchObject({ type: "invalid_request_error", param: null, code: "invalid_json" });
+    expect(((await response.json()) as any).error).toMatchObject({
+      type: "invalid_request_error",
+      param: null,
+      code: "invalid_json",
+    });
   });
 });
 
@@ -208,9 +294,25 @@ describe("the outbound transform", () => {
     const upload = await screenshot(1800, 1200, 8);
     const body = anthropicBody(tag, {
       messages: [
-        { role: "user", content: [{ type: "image", source: { type: "base64", media_type: "image/png", data: upload } }, { type: "text", text: `look ${tag}` }] },
+        {
+          role: "user",
+          content: [
+            { type: "image", source: { type: "base64", media_type: "image/png", data: upload } },
+            { type: "text", text: `look ${tag}` },
+          ],
+        },
         { role: "assistant", content: [{ type: "tool_use", id: "t1", name: "screenshot", input: {} }] },
-        { role: "user", content: [{ type: "tool_result", tool_use_id: "t1", content: [{ type: "image", source: { type: "base64", media_type: "image/png", data: big } }] }, { type: "text", text: `go on ${tag}` }] },
+        {
+          role: "user",
+          content: [
+            {
+              type: "tool_result",
+              tool_use_id: "t1",
+              content: [{ type: "image", source: { type: "base64", media_type: "image/png", data: big } }],
+            },
+            { type: "text", text: `go on ${tag}` },
+          ],
+        },
       ],
     });
     const first = await post("/anthropic/v1/messages", body, { "x-api-key": "k" });
@@ -233,8 +335,22 @@ describe("the outbound transform", () => {
   it("fits a user upload the provider would refuse (a side over 8,000 px), which it then accepts", async () => {
     const tag = uniqueToken();
     const wide = await screenshot(8200, 64, 9);
-    const body = anthropicBody(tag, { messages: [{ role: "user", content: [{ type: "image", source: { type: "base64", media_type: "image/png", data: wide } }, { type: "text", text: `read this ${tag}` }] }] });
-    const direct = await fetch(`${EMULATOR}/llm/anthropic/v1/messages`, { method: "POST", headers: { "content-type": "application/json", "x-api-key": "k" }, body: JSON.stringify(body) });
+    const body = anthropicBody(tag, {
+      messages: [
+        {
+          role: "user",
+          content: [
+            { type: "image", source: { type: "base64", media_type: "image/png", data: wide } },
+            { type: "text", text: `read this ${tag}` },
+          ],
+        },
+      ],
+    });
+    const direct = await fetch(`${EMULATOR}/llm/anthropic/v1/messages`, {
+      method: "POST",
+      headers: { "content-type": "application/json", "x-api-key": "k" },
+      body: JSON.stringify(body),
+    });
     expect(direct.status).toBe(400);
     const response = await post("/anthropic/v1/messages", body, { "x-api-key": "k" });
     expect(response.status).toBe(200);
@@ -248,7 +364,16 @@ describe("the outbound transform", () => {
       messages: [
         { role: "user", content: `start ${tag}` },
         { role: "assistant", content: [{ type: "tool_use", id: "t1", name: "screenshot", input: {} }] },
-        { role: "user", content: [{ type: "tool_result", tool_use_id: "t1", content: [{ type: "image", source: { type: "base64", media_type: "image/png", data: broken } }] }] },
+        {
+          role: "user",
+          content: [
+            {
+              type: "tool_result",
+              tool_use_id: "t1",
+              content: [{ type: "image", source: { type: "base64", media_type: "image/png", data: broken } }],
+            },
+          ],
+        },
       ],
     });
     const response = await post("/anthropic/v1/messages", body, { "x-api-key": "k" });
@@ -262,8 +387,23 @@ describe("the outbound transform", () => {
     const shot = await screenshot(400, 300, 3);
     const messages: any[] = [{ role: "user", content: `task ${tag}` }];
     for (let i = 0; i < 40; i++) {
-      messages.push({ role: "assistant", content: [{ type: "tool_use", id: `t${i}`, name: "screenshot", input: { i } }] });
-      messages.push({ role: "user", content: [{ type: "tool_result", tool_use_id: `t${i}`, content: [{ type: "image", source: { type: "base64", media_type: "image/png", data: `${shot}` } }, { type: "text", text: `shot ${i}` }] }] });
+      messages.push({
+        role: "assistant",
+        content: [{ type: "tool_use", id: `t${i}`, name: "screenshot", input: { i } }],
+      });
+      messages.push({
+        role: "user",
+        content: [
+          {
+            type: "tool_result",
+            tool_use_id: `t${i}`,
+            content: [
+              { type: "image", source: { type: "base64", media_type: "image/png", data: `${shot}` } },
+              { type: "text", text: `shot ${i}` },
+            ],
+          },
+        ],
+      });
     }
     // Hermes's breakpoints: the system prompt and the last 3 messages.
     for (const m of messages.slice(-3)) {
@@ -271,7 +411,12 @@ describe("the outbound transform", () => {
       content[content.length - 1] = { ...content[content.length - 1], cache_control: { type: "ephemeral" } };
       m.content = content;
     }
-    const body = { model: MODEL, max_tokens: 64, system: [{ type: "text", text: `agent ${tag}`, cache_control: { type: "ephemeral" } }], messages };
+    const body = {
+      model: MODEL,
+      max_tokens: 64,
+      system: [{ type: "text", text: `agent ${tag}`, cache_control: { type: "ephemeral" } }],
+      messages,
+    };
     const response = await post("/anthropic/v1/messages", body, { "x-api-key": "k", "x-session-id": `s-${tag}` });
     expect(response.status).toBe(200);
     const retired = Number(response.headers.get("x-edge-retired"));
@@ -289,14 +434,22 @@ describe("usage into the ledger", () => {
     const entries: LedgerEntry[] = [];
     const app = createApp(workersDeps(testEnv, { ledger: { record: (entry) => entries.push(entry) } }));
     const send = async (path: string, body: unknown, headers: Record<string, string>) => {
-      const response = await app.fetch(new Request(`https://service.test${path}`, { method: "POST", headers: { "content-type": "application/json", ...headers }, body: JSON.stringify(body) }), testEnv);
+      const response = await app.fetch(
+        new Request(`https://service.test${path}`, {
+          method: "POST",
+          headers: { "content-type": "application/json", ...headers },
+          body: JSON.stringify(body),
+        }),
+        testEnv,
+      );
       const text = await response.text(); // the usage is read as the body goes by
       return { response, text };
     };
     /** The counters summed over every entry. */
     const totals = () => {
       const sum: Record<string, number> = {};
-      for (const entry of entries) for (const [name, n] of Object.entries(entry.counts)) sum[name] = (sum[name] ?? 0) + n;
+      for (const entry of entries)
+        for (const [name, n] of Object.entries(entry.counts)) sum[name] = (sum[name] ?? 0) + n;
       return sum;
     };
     return { entries, send, totals };
@@ -310,8 +463,21 @@ describe("usage into the ledger", () => {
         model: MODEL,
         max_tokens: 64,
         stream,
-        system: [{ type: "text", text: `${tag} ${"A long system prompt. ".repeat(300)}`, cache_control: { type: "ephemeral", ttl: "1h" } }],
-        messages: [{ role: "user", content: [{ type: "text", text: `${tag} ${"Some context. ".repeat(400)}`, cache_control: { type: "ephemeral" } }] }],
+        system: [
+          {
+            type: "text",
+            text: `${tag} ${"A long system prompt. ".repeat(300)}`,
+            cache_control: { type: "ephemeral", ttl: "1h" },
+          },
+        ],
+        messages: [
+          {
+            role: "user",
+            content: [
+              { type: "text", text: `${tag} ${"Some context. ".repeat(400)}`, cache_control: { type: "ephemeral" } },
+            ],
+          },
+        ],
       };
       await ledger.send("/anthropic/v1/messages", body, { "x-api-key": `k-${tag}` });
       const [seen] = await llmCalls(tag);
@@ -325,17 +491,30 @@ describe("usage into the ledger", () => {
       expect(t.input_tokens).toBe(seen.usage.input);
       expect(t.cache_read_tokens).toBe(0);
       expect(t.output_tokens).toBe(seen.usage.output);
-      expect(ledger.entries.every((e) => e.tool === "llm" && e.provider === "anthropic" && e.model === MODEL)).toBe(true);
+      expect(ledger.entries.every((e) => e.tool === "llm" && e.provider === "anthropic" && e.model === MODEL)).toBe(
+        true,
+      );
     }
   });
 
   it("counts OpenAI usage with the cached part apart: chat (a stream with include_usage) and responses (streamed)", async () => {
     const ledger = withLedger();
     const tag = uniqueToken();
-    const messages = [{ role: "system", content: `${tag} ${"You are helpful. ".repeat(600)}` }, { role: "user", content: `hi ${tag}` }];
+    const messages = [
+      { role: "system", content: `${tag} ${"You are helpful. ".repeat(600)}` },
+      { role: "user", content: `hi ${tag}` },
+    ];
     await ledger.send("/openai/v1/chat/completions", { model: "gpt-4o", messages }, { authorization: "Bearer k" });
-    await ledger.send("/openai/v1/chat/completions", { model: "gpt-4o", messages, stream: true, stream_options: { include_usage: true } }, { authorization: "Bearer k" });
-    await ledger.send("/openai/v1/responses", { model: "gpt-4o", input: messages, stream: true }, { authorization: "Bearer k" });
+    await ledger.send(
+      "/openai/v1/chat/completions",
+      { model: "gpt-4o", messages, stream: true, stream_options: { include_usage: true } },
+      { authorization: "Bearer k" },
+    );
+    await ledger.send(
+      "/openai/v1/responses",
+      { model: "gpt-4o", input: messages, stream: true },
+      { authorization: "Bearer k" },
+    );
     const calls = await llmCalls(tag);
     const t = ledger.totals();
     expect(t.requests).toBe(3);
@@ -348,7 +527,11 @@ describe("usage into the ledger", () => {
   it("counts the provider's errors, and not count_tokens", async () => {
     const ledger = withLedger();
     const tag = uniqueToken();
-    const { response } = await ledger.send("/anthropic/v1/messages", anthropicBody(tag, { messages: [{ role: "user", content: `[fail:429] ${tag}` }] }), { "x-api-key": "k" });
+    const { response } = await ledger.send(
+      "/anthropic/v1/messages",
+      anthropicBody(tag, { messages: [{ role: "user", content: `[fail:429] ${tag}` }] }),
+      { "x-api-key": "k" },
+    );
     expect(response.status).toBe(429);
     await ledger.send("/anthropic/v1/messages/count_tokens", anthropicBody(tag), { "x-api-key": "k" });
     expect(ledger.totals()).toMatchObject({ requests: 1, errors: 1 });

@@ -148,7 +148,15 @@ describe("web_search TTL", () => {
     const app = createApp(workersDeps(testEnv, { clock: () => now, log: silentLogger }));
     const token = uniqueToken();
     const post = async () => {
-      const response = await app.request("/v1/web_search", { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ query: `ttl ${token}` }) }, testEnv);
+      const response = await app.request(
+        "/v1/web_search",
+        {
+          method: "POST",
+          headers: { "content-type": "application/json" },
+          body: JSON.stringify({ query: `ttl ${token}` }),
+        },
+        testEnv,
+      );
       return ((await response.json()) as any).cache as string;
     };
     expect(await post()).toBe("miss");
@@ -161,8 +169,24 @@ describe("web_search TTL", () => {
 
   it("still answers when the single-flight object is unreachable", async () => {
     const token = uniqueToken();
-    const app = createApp(workersDeps(testEnv, { log: silentLogger, flight: { run: () => Promise.reject(new Error("Durable Object unavailable")), forget: () => Promise.reject(new Error("Durable Object unavailable")) } }));
-    const response = await app.request("/v1/web_search", { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ query: `degraded ${token}` }) }, testEnv);
+    const app = createApp(
+      workersDeps(testEnv, {
+        log: silentLogger,
+        flight: {
+          run: () => Promise.reject(new Error("Durable Object unavailable")),
+          forget: () => Promise.reject(new Error("Durable Object unavailable")),
+        },
+      }),
+    );
+    const response = await app.request(
+      "/v1/web_search",
+      {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ query: `degraded ${token}` }),
+      },
+      testEnv,
+    );
     expect(response.status).toBe(200);
     expect(((await response.json()) as any).cache).toBe("miss");
     expect(await providerCalls("tavily", token)).toBe(1);

@@ -11,7 +11,8 @@ import { assertNoSecretInUrls } from "../../shared/safety/gate";
 import { callJson, EMULATOR, expectErrorShape, providerCalls, uniqueToken } from "./helpers";
 
 // Built from parts so no scanner mistakes this file for a leaked credential.
-const run = (n: number, seed = 7) => Array.from({ length: n }, (_, i) => "aB3xK9mQ2pL7vN4tR8sW1zY6cD5fG0hJ"[(i * seed + 3) % 32]).join("");
+const run = (n: number, seed = 7) =>
+  Array.from({ length: n }, (_, i) => "aB3xK9mQ2pL7vN4tR8sW1zY6cD5fG0hJ"[(i * seed + 3) % 32]).join("");
 const hex = (n: number) => Array.from({ length: n }, (_, i) => "0123456789abcdef"[(i * 7 + 5) % 16]).join("");
 
 const REFUSED = [

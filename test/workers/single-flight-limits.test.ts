@@ -22,14 +22,20 @@ describe("an answer of any size is paid once", () => {
     const url = `https://docs.example.com/huge/[chars:34000000]/${uniqueToken()}`;
     const log = recordingLogger();
     const app = createApp(workersDeps(testEnv, { log }));
-    const response = await app.request("/v1/web_extract", { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ urls: [url] }) }, testEnv);
+    const response = await app.request(
+      "/v1/web_extract",
+      { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ urls: [url] }) },
+      testEnv,
+    );
     expect(response.status).toBe(200);
     const result = ((await response.json()) as any).results[0];
     expect(result.error).toBeUndefined();
     expect(result.truncated).toBe(true);
     expect(result.content.length).toBeLessThanOrEqual(15_000);
     // Cut once: one marker, and what it omits is the rest of the 34-million-character page.
-    const omitted = [...result.content.matchAll(/\[\.\.\. (\d+) characters omitted \.\.\.\]/g)].map((m) => Number(m[1]));
+    const omitted = [...result.content.matchAll(/\[\.\.\. (\d+) characters omitted \.\.\.\]/g)].map((m) =>
+      Number(m[1]),
+    );
     expect(omitted).toHaveLength(1);
     expect(omitted[0]).toBeGreaterThan(34_000_000 - 15_000);
     expect(log.events).not.toContain("single_flight_unreachable");
@@ -39,7 +45,9 @@ describe("an answer of any size is paid once", () => {
   it("cuts to the caller's own char_limit and still reports truncated on a coalesced answer", async () => {
     const url = `https://docs.example.com/long/[chars:40000]/[slow:300]/${uniqueToken()}`;
     const vars = { WEB_CHAR_LIMIT: "5000" };
-    const answers = await Promise.all([1, 2, 3].map(() => callJson("/v1/web_extract", { body: { urls: [url] }, vars })));
+    const answers = await Promise.all(
+      [1, 2, 3].map(() => callJson("/v1/web_extract", { body: { urls: [url] }, vars })),
+    );
     for (const answer of answers) {
       expect(answer.body.results[0].truncated).toBe(true);
       expect(answer.body.results[0].content.length).toBeLessThanOrEqual(5000);
@@ -49,7 +57,10 @@ describe("an answer of any size is paid once", () => {
 
   it("cuts and flags a page the same way when the cache is off (no single flight on that path)", async () => {
     const url = `https://docs.example.com/long/[chars:40000]/${uniqueToken()}`;
-    const { body } = await callJson("/v1/web_extract", { body: { urls: [url] }, vars: { WEB_CACHE_ENABLED: "false", WEB_CHAR_LIMIT: "5000" } });
+    const { body } = await callJson("/v1/web_extract", {
+      body: { urls: [url] },
+      vars: { WEB_CACHE_ENABLED: "false", WEB_CHAR_LIMIT: "5000" },
+    });
     expect(body.results[0]).toMatchObject({ cached: false, truncated: true });
     expect(body.results[0].content.length).toBeLessThanOrEqual(5000);
     expect(body.results[0].content.match(/characters omitted/g)).toHaveLength(1);
@@ -62,7 +73,12 @@ describe("a search answer over the transport limits is paid once", () => {
     const query = `huge answer [bloat:41943040] [slow:300] ${token}`;
     const log = recordingLogger();
     const app = createApp(workersDeps(testEnv, { log }));
-    const search = () => app.request("/v1/web_search", { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ query, limit: 10 }) }, testEnv);
+    const search = () =>
+      app.request(
+        "/v1/web_search",
+        { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ query, limit: 10 }) },
+        testEnv,
+      );
     const responses = await Promise.all([1, 2, 3].map(search));
     const bodies = (await Promise.all(responses.map((r) => r.json()))) as any[];
     expect(responses.map((r) => r.status)).toEqual([502, 502, 502]);
@@ -82,7 +98,9 @@ describe("the keyless rescue is one call for every waiting caller", () => {
   it("16 callers waiting on one failed search share one keyless call, and nothing is stored", async () => {
     const token = uniqueToken();
     const q = `coalesced rescue [fail:500@tavily] [slow:300] ${token}`;
-    const answers = await Promise.all(Array.from({ length: 16 }, () => callJson("/v1/web_search", { body: { query: q } })));
+    const answers = await Promise.all(
+      Array.from({ length: 16 }, () => callJson("/v1/web_search", { body: { query: q } })),
+    );
     expect(answers.map((a) => a.status)).toEqual(Array(16).fill(200));
     for (const answer of answers) {
       expect(answer.body.provider).toBe("keyless");

@@ -24,14 +24,38 @@ const KEYS = {
   web_extract: ["requests", "provider_calls", "hits", "coalesced", "bypass", "errors", "refused", "saved_usd"],
   vision: ["loads", "passed_through", "fitted", "bytes_in", "bytes_out", "cap_refusals"],
   evict: ["requests", "images_retired"],
-  llm: ["requests", "input_tokens", "cache_write_tokens", "cache_read_tokens", "output_tokens", "images_fitted", "images_retired", "bytes_saved", "errors", "cost_usd", "cost_without_cache_usd", "saved_usd"],
+  llm: [
+    "requests",
+    "input_tokens",
+    "cache_write_tokens",
+    "cache_read_tokens",
+    "output_tokens",
+    "images_fitted",
+    "images_retired",
+    "bytes_saved",
+    "errors",
+    "cost_usd",
+    "cost_without_cache_usd",
+    "saved_usd",
+  ],
 };
 
 describe("GET /v1/stats", () => {
   it("answers every key of the contract, zeros included, for each window", async () => {
     for (const window of ["1h", "24h", "7d", "30d"]) {
       const body = await stats(window);
-      expect(Object.keys(body).sort()).toEqual(["bucket", "by_model", "by_provider", "from", "prices", "saved_usd", "series", "success", "to", "totals"]);
+      expect(Object.keys(body).sort()).toEqual([
+        "bucket",
+        "by_model",
+        "by_provider",
+        "from",
+        "prices",
+        "saved_usd",
+        "series",
+        "success",
+        "to",
+        "totals",
+      ]);
       for (const [tool, keys] of Object.entries(KEYS)) {
         expect(Object.keys(body.totals[tool]).sort(), tool).toEqual([...keys].sort());
         for (const key of keys) expect(typeof body.totals[tool][key]).toBe("number");
@@ -52,16 +76,23 @@ describe("GET /v1/stats", () => {
     const bad = await callJson("/v1/stats?window=2h");
     expect(bad.status).toBe(400);
     expect(expectErrorShape(bad.body).code).toBe("invalid_request");
-    const locked = await callJson("/v1/stats", { vars: { API_TOKENS: "stats-token-1", SECURITY_ALLOW_ANONYMOUS: "false" } });
+    const locked = await callJson("/v1/stats", {
+      vars: { API_TOKENS: "stats-token-1", SECURITY_ALLOW_ANONYMOUS: "false" },
+    });
     expect(locked.status).toBe(401);
-    const open = await callJson("/v1/stats", { vars: { API_TOKENS: "stats-token-1", SECURITY_ALLOW_ANONYMOUS: "false" }, headers: { authorization: "Bearer stats-token-1" } });
+    const open = await callJson("/v1/stats", {
+      vars: { API_TOKENS: "stats-token-1", SECURITY_ALLOW_ANONYMOUS: "false" },
+      headers: { authorization: "Bearer stats-token-1" },
+    });
     expect(open.status).toBe(200);
   });
 
   it("counts 64 identical concurrent searches exactly: provider_calls + hits + coalesced = 64, and prices what was avoided", async () => {
     const before = await stats();
     const q = `ledger sixty-four [slow:300] ${uniqueToken()}`;
-    const answers = await Promise.all(Array.from({ length: 64 }, () => callJson("/v1/web_search", { body: { query: q } })));
+    const answers = await Promise.all(
+      Array.from({ length: 64 }, () => callJson("/v1/web_search", { body: { query: q } })),
+    );
     expect(answers.every((a) => a.status === 200)).toBe(true);
     const after = await stats();
     const delta = (key: string) => after.totals.web_search[key] - before.totals.web_search[key];
@@ -72,7 +103,9 @@ describe("GET /v1/stats", () => {
     const avoided = delta("hits") + delta("coalesced");
     expect(delta("provider_calls")).toBe(1);
     expect(after.totals.web_search.saved_usd - before.totals.web_search.saved_usd).toBeCloseTo(avoided * 0.008, 9);
-    expect(after.by_provider.web_search.tavily.requests - (before.by_provider.web_search.tavily?.requests ?? 0)).toBe(64);
+    expect(after.by_provider.web_search.tavily.requests - (before.by_provider.web_search.tavily?.requests ?? 0)).toBe(
+      64,
+    );
     expect(after.saved_usd - before.saved_usd).toBeCloseTo(avoided * 0.008, 9);
     const hour = after.series.at(-1);
     expect(hour.web_search.requests).toBeGreaterThanOrEqual(64);
@@ -82,20 +115,25 @@ describe("GET /v1/stats", () => {
     const before = await stats();
     const tok = uniqueToken();
     const url = `https://docs.example.com/${tok}/guide`;
-    const first = await callJson("/v1/web_extract", { body: { urls: [url, "http://169.254.169.254/latest", `https://docs.example.com/${tok}/[fail:503]`] } });
+    const first = await callJson("/v1/web_extract", {
+      body: { urls: [url, "http://169.254.169.254/latest", `https://docs.example.com/${tok}/[fail:503]`] },
+    });
     expect(first.status).toBe(200);
     const second = await callJson("/v1/web_extract", { body: { urls: [url] } });
     expect(second.body.results[0].cached).toBe(true);
     const after = await stats();
     const delta = (key: string) => after.totals.web_extract[key] - before.totals.web_extract[key];
-    expect([delta("requests"), delta("provider_calls"), delta("hits"), delta("refused"), delta("errors")]).toEqual([4, 1, 1, 1, 1]);
+    expect([delta("requests"), delta("provider_calls"), delta("hits"), delta("refused"), delta("errors")]).toEqual([
+      4, 1, 1, 1, 1,
+    ]);
   });
 
   it("counts a priced provider's hits at its configured price (pricing.search.<name>)", async () => {
     const vars = { PRICING_SEARCH_TAVILY: "0.5" };
     const before = await stats("1h", vars);
     const q = `priced ${uniqueToken()}`;
-    for (let i = 0; i < 3; i++) expect((await callJson("/v1/web_search", { body: { query: q }, vars })).status).toBe(200);
+    for (let i = 0; i < 3; i++)
+      expect((await callJson("/v1/web_search", { body: { query: q }, vars })).status).toBe(200);
     const after = await stats("1h", vars);
     expect(after.prices.search.tavily).toBe(0.5);
     expect(after.totals.web_search.hits - before.totals.web_search.hits).toBe(2);
@@ -124,7 +162,10 @@ describe("GET /v1/stats", () => {
   it("counts evictions by strategy", async () => {
     const before = await stats();
     const image = { type: "image", source: { type: "base64", media_type: "image/png", data: "iVBORw0KGgo=" } };
-    const messages = Array.from({ length: 8 }, (_, i) => ({ role: i % 2 ? "assistant" : "user", content: i % 2 ? "ok" : [{ type: "tool_result", tool_use_id: `t${i}`, content: [image] }] }));
+    const messages = Array.from({ length: 8 }, (_, i) => ({
+      role: i % 2 ? "assistant" : "user",
+      content: i % 2 ? "ok" : [{ type: "tool_result", tool_use_id: `t${i}`, content: [image] }],
+    }));
     const res = await callJson("/v1/context/evict", { body: { format: "anthropic", messages, max_images: 1 } });
     expect(res.status).toBe(200);
     const after = await stats();
@@ -136,9 +177,20 @@ describe("GET /v1/stats", () => {
   it("never fails or delays a request when the ledger cannot be written: it logs ledger_write_failed", async () => {
     const warnings: string[] = [];
     const log: Logger = { info: () => {}, warn: (event) => void warnings.push(event), error: () => {} };
-    const ledger = new LedgerBuffer({ add: () => Promise.reject(new Error("storage down")), read: async () => [] }, log);
+    const ledger = new LedgerBuffer(
+      { add: () => Promise.reject(new Error("storage down")), read: async () => [] },
+      log,
+    );
     const app = createApp(workersDeps(testEnv, { log, ledger }));
-    const res = await app.request("/v1/web_search", { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ query: `unwritable ${uniqueToken()}` }) }, testEnv);
+    const res = await app.request(
+      "/v1/web_search",
+      {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ query: `unwritable ${uniqueToken()}` }),
+      },
+      testEnv,
+    );
     expect(res.status).toBe(200);
     expect(ledger.pendingRows).toBeGreaterThan(0);
     await ledger.flush();

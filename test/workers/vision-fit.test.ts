@@ -6,22 +6,38 @@ import { readImageHeader } from "../../shared/media/image-header";
 import { visionWasm } from "../../workers/vision-codecs";
 import mozjpeg from "@jsquash/jpeg/codec/enc/mozjpeg_enc.wasm";
 import {
-  animatedGif, cornerMarkedJpeg, decodeRgba, encodePng, encodePngInterlaced, ftypHeader, junkBytes, photoJpeg, photoPixels, pngHeaderOnly,
-  screenshotPixels, webpFrom,
+  animatedGif,
+  cornerMarkedJpeg,
+  decodeRgba,
+  encodePng,
+  encodePngInterlaced,
+  ftypHeader,
+  junkBytes,
+  photoJpeg,
+  photoPixels,
+  pngHeaderOnly,
+  screenshotPixels,
+  webpFrom,
 } from "../fixtures/images";
 import { gifOf, vp8lHeader, vp8x, webpOf } from "../fixtures/hostile";
 import { UI_SCREENSHOTS, uiScreenshotPixels } from "../fixtures/ui-screenshots";
 
 const KiB = 1024;
 const opts = (embedTargetBytes: number, extra: Partial<FitOptions> = {}): FitOptions => ({
-  embedTargetBytes, maxLongEdge: 1568, maxInputPixels: 16_777_216, ...extra,
+  embedTargetBytes,
+  maxLongEdge: 1568,
+  maxInputPixels: 16_777_216,
+  ...extra,
 });
 const fit = (bytes: Uint8Array, o: FitOptions) => fitImage(bytes, o, visionWasm);
 /** Only the JPEG fixtures are made with MozJPEG; every fit runs on the production codecs. */
 const fixtureWasm = { ...visionWasm, jpegEncoder: mozjpeg };
 
 async function refusal(promise: Promise<unknown>): Promise<AppError> {
-  const error = await promise.then(() => undefined, (e: unknown) => e);
+  const error = await promise.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
   expect(error).toBeInstanceOf(AppError);
   return error as AppError;
 }
@@ -73,7 +89,9 @@ describe("fitImage budgets", () => {
     expect(out.dataUrlBytes).toBeLessThanOrEqual(64 * KiB);
     expect(out.width).toBeLessThan(1568);
     expect([784, 392, 196]).not.toContain(out.width);
-    expect(out.note).toMatch(/^Image downscaled from 2880x1800 to \d+x\d+ for vision; multiply coordinates by [\d.]+\.$/);
+    expect(out.note).toMatch(
+      /^Image downscaled from 2880x1800 to \d+x\d+ for vision; multiply coordinates by [\d.]+\.$/,
+    );
   });
 });
 
@@ -83,7 +101,9 @@ describe("fitImage SIMD kernels in workerd", () => {
 
   it("the Workers entry hands in our SIMD module and workerd runs it (the JS path reports false)", async () => {
     expect(simd).toBeInstanceOf(WebAssembly.Module);
-    expect(WebAssembly.Module.exports(simd!).map((e) => e.name)).toEqual(expect.arrayContaining(["hfilter", "vfilter", "rgbToYcc", "dctMcuRow"]));
+    expect(WebAssembly.Module.exports(simd!).map((e) => e.name)).toEqual(
+      expect.arrayContaining(["hfilter", "vfilter", "rgbToYcc", "dctMcuRow"]),
+    );
     const fast = await fit(screenshot, opts(256 * KiB));
     expect(fast.simd).toBe(true);
     const slow = await fitImage(screenshot, opts(256 * KiB), withoutSimd);
@@ -91,7 +111,13 @@ describe("fitImage SIMD kernels in workerd", () => {
   });
 
   it("budgets, dimensions and qualities are those of the JS path, for photos, screenshots and phone tables", async () => {
-    for (const [input, budget] of [[photo, 256 * KiB], [photo, 64 * KiB], [screenshot, 256 * KiB], [screenshot, 64 * KiB], [phoneTable, 256 * KiB]] as const) {
+    for (const [input, budget] of [
+      [photo, 256 * KiB],
+      [photo, 64 * KiB],
+      [screenshot, 256 * KiB],
+      [screenshot, 64 * KiB],
+      [phoneTable, 256 * KiB],
+    ] as const) {
       const fast = await fit(input, opts(budget));
       const slow = await fitImage(input, opts(budget), withoutSimd);
       expect(fast.dataUrlBytes).toBeLessThanOrEqual(budget);
@@ -100,9 +126,13 @@ describe("fitImage SIMD kernels in workerd", () => {
       expect(Math.abs(fast.quality! - slow.quality!)).toBeLessThanOrEqual(1);
       expect(fast.encodeAttempts).toBeLessThanOrEqual(slow.encodeAttempts + 1);
       expect(fast.wasmPeakBytes).toBeLessThan(64 * 1024 * 1024);
-      const a = decodeRgba(fast.data), b = decodeRgba(slow.data);
+      const a = decodeRgba(fast.data),
+        b = decodeRgba(slow.data);
       let se = 0;
-      for (let i = 0; i < a.rgba.length; i++) { const d = a.rgba[i]! - b.rgba[i]!; se += d * d; }
+      for (let i = 0; i < a.rgba.length; i++) {
+        const d = a.rgba[i]! - b.rgba[i]!;
+        se += d * d;
+      }
       const psnr = se === 0 ? 99 : 10 * Math.log10((255 * 255) / (se / a.rgba.length));
       expect(psnr).toBeGreaterThan(40);
     }
@@ -121,7 +151,8 @@ describe("fitImage pass-through and pixels", () => {
   });
 
   it("transparency is flattened on white", async () => {
-    const w = 2000, h = 1000;
+    const w = 2000,
+      h = 1000;
     const rgba = new Uint8Array(w * h * 4);
     for (let i = 0; i < w * h; i++) {
       const x = i % w;
@@ -210,7 +241,9 @@ describe("fitImage regions", () => {
   it("a large region is cropped then scaled, and the note gives both", async () => {
     const out = await fit(photo, opts(256 * KiB, { region: [0, 0, 3136, 1000] }));
     expect([out.width, out.height]).toEqual([1568, 500]);
-    expect(out.note).toBe("Cropped to region [0,0,3136,1000] of the 4032x3024 original and downscaled to 1568x500; multiply coordinates by 2, then add (0, 0).");
+    expect(out.note).toBe(
+      "Cropped to region [0,0,3136,1000] of the 4032x3024 original and downscaled to 1568x500; multiply coordinates by 2, then add (0, 0).",
+    );
   });
 
   it("a region is clamped to the image", async () => {
@@ -220,7 +253,11 @@ describe("fitImage regions", () => {
 
   it("a region that covers the whole image (clamped) is no region: an image that fits passes through unchanged", async () => {
     const small = await encodePng(screenshotPixels(800, 500), 800, 500, 3);
-    for (const region of [[0, 0, 5000, 5000], [0, 0, 800, 500], [-10, -10, 800, 500]] as Array<[number, number, number, number]>) {
+    for (const region of [
+      [0, 0, 5000, 5000],
+      [0, 0, 800, 500],
+      [-10, -10, 800, 500],
+    ] as Array<[number, number, number, number]>) {
       const out = await fit(small, opts(256 * KiB, { region }));
       expect(out.passedThrough).toBe(true);
       expect(out.data).toEqual(small);
@@ -256,7 +293,10 @@ describe("fitImage output format (issue 24.4)", () => {
     expect([out.width, out.height]).toEqual([1170, 1500]);
     const decoded = decodeRgba(out.data);
     let differing = 0;
-    for (let y = 0; y < 1500; y++) for (let x = 0; x < 1170; x++) for (let c = 0; c < 3; c++) if (decoded.rgba[(y * 1170 + x) * 4 + c] !== pixels[(y * 1170 + x) * 3 + c]) differing++;
+    for (let y = 0; y < 1500; y++)
+      for (let x = 0; x < 1170; x++)
+        for (let c = 0; c < 3; c++)
+          if (decoded.rgba[(y * 1170 + x) * 4 + c] !== pixels[(y * 1170 + x) * 3 + c]) differing++;
     expect(differing).toBe(0);
   });
 
@@ -306,14 +346,18 @@ describe("fitImage refusals", () => {
   });
 
   it("a WebP over photon's lower pixel cap is a 413 before decoding", async () => {
-    const webp = webpOf([["VP8X", vp8x(4000, 3000)], ["VP8L", vp8lHeader(4000, 3000)]]);
+    const webp = webpOf([
+      ["VP8X", vp8x(4000, 3000)],
+      ["VP8L", vp8lHeader(4000, 3000)],
+    ]);
     const error = await refusal(fit(webp, opts(256 * KiB)));
     expect(error.status).toBe(413);
     expect(error.message).toContain("4000x3000 WEBP");
   });
 
   it("a GIF and an interlaced PNG over photon's 6 MP cap are decoded row by row in workerd, as their non-interlaced PNG twin", async () => {
-    const width = 2600, height = 2400; // 6.24 MP
+    const width = 2600,
+      height = 2400; // 6.24 MP
     const pixels = screenshotPixels(width, height);
     const twin = await fit(await encodePng(pixels, width, height, 3), opts(256 * KiB));
     const interlaced = await fit(await encodePngInterlaced(pixels, width, height), opts(256 * KiB));
@@ -323,7 +367,9 @@ describe("fitImage refusals", () => {
     const fitted = await fit(gif, opts(256 * KiB));
     expect([fitted.width, fitted.height]).toEqual([1568, 1447]);
     const shown = decodeRgba(fitted.data);
-    const at = (x: number, y: number) => [...shown.rgba.subarray((y * shown.width + x) * 4, (y * shown.width + x) * 4 + 3)];
+    const at = (x: number, y: number) => [
+      ...shown.rgba.subarray((y * shown.width + x) * 4, (y * shown.width + x) * 4 + 3),
+    ];
     expect(at(10, 10).every((v) => v > 245)).toBe(true); // outside the frame: white
     expect(at(784, 693)[0]).toBeGreaterThan(235); // the frame (1300, 1150 in the original): index 0 of the table, red
     expect(at(784, 693)[2]).toBeLessThan(20);

@@ -17,12 +17,17 @@ beforeAll(async () => {
   other = await encodePng(photoPixels(300, 180, 4), 300, 180, 3);
 });
 
-const analyze = (body: Record<string, unknown>, vars?: Record<string, unknown>) => callJson("/v1/vision_analyze", { body, vars });
+const analyze = (body: Record<string, unknown>, vars?: Record<string, unknown>) =>
+  callJson("/v1/vision_analyze", { body, vars });
 const inline = (bytes: Uint8Array) => ({ data: toBase64(bytes) });
 
 describe("the embed budget", () => {
   it("fits a 2880x1800 screenshot to exactly 1568 wide within 256 KiB, with Anthropic blocks", async () => {
-    const { status, body } = await analyze({ image: inline(screenshot), session_id: uniqueToken(), model: { provider: "anthropic", name: "claude-sonnet-4-5" } });
+    const { status, body } = await analyze({
+      image: inline(screenshot),
+      session_id: uniqueToken(),
+      model: { provider: "anthropic", name: "claude-sonnet-4-5" },
+    });
     expect(status).toBe(200);
     expect(body.path).toBe("native");
     expect([body.image.width, body.image.height]).toEqual([1568, 980]);
@@ -30,14 +35,20 @@ describe("the embed budget", () => {
     expect(body.image.bytes).toBe(`data:${body.image.media_type};base64,${imageBase64(body)}`.length);
     expect(body.original).toEqual({ media_type: "image/png", width: 2880, height: 1800, bytes: screenshot.byteLength });
     expect(body.note).toContain("1568x980");
-    expect(body.content[0]).toEqual({ type: "image", source: { type: "base64", media_type: body.image.media_type, data: imageBase64(body) } });
+    expect(body.content[0]).toEqual({
+      type: "image",
+      source: { type: "base64", media_type: body.image.media_type, data: imageBase64(body) },
+    });
     // The bytes travel once: in the image block, not again beside it.
     expect(body.image.data).toBeUndefined();
     expect(JSON.stringify(body).split(imageBase64(body).slice(0, 64)).length).toBe(2);
   });
 
   it("honours a smaller configured budget", async () => {
-    const { body } = await analyze({ image: inline(screenshot), session_id: uniqueToken() }, { VISION_EMBED_TARGET_BYTES: "65536" });
+    const { body } = await analyze(
+      { image: inline(screenshot), session_id: uniqueToken() },
+      { VISION_EMBED_TARGET_BYTES: "65536" },
+    );
     expect(body.image.bytes).toBeLessThanOrEqual(65_536);
     expect(Math.max(body.image.width, body.image.height)).toBeLessThanOrEqual(1568);
   });
@@ -50,9 +61,16 @@ describe("the embed budget", () => {
   });
 
   it("takes a data: URL, and OpenAI blocks for an OpenAI model", async () => {
-    const { body } = await analyze({ image: { data: `data:image/png;base64,${toBase64(small)}` }, session_id: uniqueToken(), model: { provider: "openai", name: "gpt-4.1" } });
+    const { body } = await analyze({
+      image: { data: `data:image/png;base64,${toBase64(small)}` },
+      session_id: uniqueToken(),
+      model: { provider: "openai", name: "gpt-4.1" },
+    });
     expect(body.path).toBe("native");
-    expect(body.content[0]).toEqual({ type: "image_url", image_url: { url: `data:image/png;base64,${toBase64(small)}` } });
+    expect(body.content[0]).toEqual({
+      type: "image_url",
+      image_url: { url: `data:image/png;base64,${toBase64(small)}` },
+    });
   });
 
   it("takes a multipart upload", async () => {
@@ -62,7 +80,10 @@ describe("the embed budget", () => {
     form.set("caller", "subagent");
     form.set("region", "[0, 0, 160, 100]");
     const request = new Request("https://x/", { method: "POST", body: form });
-    const response = await call("/v1/vision_analyze", { raw: new Uint8Array(await request.arrayBuffer()), headers: { "content-type": request.headers.get("content-type")! } });
+    const response = await call("/v1/vision_analyze", {
+      raw: new Uint8Array(await request.arrayBuffer()),
+      headers: { "content-type": request.headers.get("content-type")! },
+    });
     const body = await response.json<any>();
     expect(response.status).toBe(200);
     expect([body.image.width, body.image.height]).toEqual([160, 100]);
@@ -70,7 +91,11 @@ describe("the embed budget", () => {
   });
 
   it("applies a region before downscaling and says so in the note", async () => {
-    const { body } = await analyze({ image: inline(screenshot), region: [100, 200, 1100, 700], session_id: uniqueToken() });
+    const { body } = await analyze({
+      image: inline(screenshot),
+      region: [100, 200, 1100, 700],
+      session_id: uniqueToken(),
+    });
     expect([body.image.width, body.image.height]).toEqual([1000, 500]);
     expect(body.note).toContain("100");
     expect(body.note).toContain("200");
@@ -79,13 +104,21 @@ describe("the embed budget", () => {
 
 describe("refusals", () => {
   it("refuses a zero-area region with the image size in the message", async () => {
-    const { status, body } = await analyze({ image: inline(small), region: [10, 10, 10, 50], session_id: uniqueToken() });
+    const { status, body } = await analyze({
+      image: inline(small),
+      region: [10, 10, 10, 50],
+      session_id: uniqueToken(),
+    });
     expect(status).toBe(400);
     expect(expectErrorShape(body).message).toContain("320x200");
   });
 
   it("refuses a region entirely outside the image with the image size in the message", async () => {
-    const { status, body } = await analyze({ image: inline(small), region: [5000, 5000, 6000, 6000], session_id: uniqueToken() });
+    const { status, body } = await analyze({
+      image: inline(small),
+      region: [5000, 5000, 6000, 6000],
+      session_id: uniqueToken(),
+    });
     expect(status).toBe(400);
     expect(expectErrorShape(body).message).toContain("320x200");
   });
@@ -129,14 +162,19 @@ describe("refusals", () => {
 describe("the repeat cap", () => {
   it("lets a subagent load an image 3 times (crops count) and refuses the 4th with the exact message", async () => {
     const session = uniqueToken();
-    const load = (region?: number[]) => analyze({ image: inline(screenshot), session_id: session, caller: "subagent", region });
+    const load = (region?: number[]) =>
+      analyze({ image: inline(screenshot), session_id: session, caller: "subagent", region });
     const counts = [];
     for (const region of [undefined, [0, 0, 500, 500], [500, 500, 900, 900]]) {
       const { status, body } = await load(region);
       expect(status).toBe(200);
       counts.push([body.embed_count, body.embed_cap]);
     }
-    expect(counts).toEqual([[1, 3], [2, 3], [3, 3]]);
+    expect(counts).toEqual([
+      [1, 3],
+      [2, 3],
+      [3, 3],
+    ]);
     const fourth = await load([0, 0, 100, 100]);
     expect(fourth.status).toBe(409);
     const error = expectErrorShape(fourth.body);
@@ -167,22 +205,37 @@ describe("the repeat cap", () => {
     expect(second.status).toBe(409);
     expect(expectErrorShape(second.body).message).toContain("loaded into context 1 time(s)");
     const unlimited = { VISION_MAX_CALLS_PER_IMAGE: "0" };
-    for (let i = 0; i < 4; i++) expect((await analyze({ image: inline(small), session_id: session, caller: "subagent" }, unlimited)).status).toBe(200);
+    for (let i = 0; i < 4; i++)
+      expect((await analyze({ image: inline(small), session_id: session, caller: "subagent" }, unlimited)).status).toBe(
+        200,
+      );
   });
 
   it("embeds exactly 3 times out of 6 parallel loads with cap 3", async () => {
     const session = uniqueToken();
-    const answers = await Promise.all(Array.from({ length: 6 }, () => analyze({ image: inline(small), session_id: session }, { VISION_MAX_CALLS_PER_IMAGE: "3" })));
+    const answers = await Promise.all(
+      Array.from({ length: 6 }, () =>
+        analyze({ image: inline(small), session_id: session }, { VISION_MAX_CALLS_PER_IMAGE: "3" }),
+      ),
+    );
     const statuses = answers.map((a) => a.status).sort();
     expect(statuses).toEqual([200, 200, 200, 409, 409, 409]);
-    expect(answers.filter((a) => a.status === 200).map((a) => a.body.embed_count).sort()).toEqual([1, 2, 3]);
+    expect(
+      answers
+        .filter((a) => a.status === 200)
+        .map((a) => a.body.embed_count)
+        .sort(),
+    ).toEqual([1, 2, 3]);
   });
 
   it("does not count descriptor-path loads", async () => {
     const session = uniqueToken();
     const model = { provider: "deepseek", name: "deepseek-chat" };
     for (let i = 0; i < 4; i++) {
-      const { status, body } = await analyze({ image: inline(small), session_id: session, caller: "subagent", model }, { AUXILIARY_VISION_MODEL: "emu-vision" });
+      const { status, body } = await analyze(
+        { image: inline(small), session_id: session, caller: "subagent", model },
+        { AUXILIARY_VISION_MODEL: "emu-vision" },
+      );
       expect(status).toBe(200);
       expect(body.path).toBe("descriptor");
     }
@@ -195,7 +248,12 @@ describe("the descriptor path", () => {
   it("sends the fitted image to the auxiliary model and returns only its text", async () => {
     const token = uniqueToken();
     const { status, body } = await analyze(
-      { image: inline(screenshot), session_id: uniqueToken(), question: `what is misaligned ${token}`, model: { provider: "gemini", name: "gemini-2.5-flash" } },
+      {
+        image: inline(screenshot),
+        session_id: uniqueToken(),
+        question: `what is misaligned ${token}`,
+        model: { provider: "gemini", name: "gemini-2.5-flash" },
+      },
       { AUXILIARY_VISION_MODEL: "emu-vision", AUXILIARY_VISION_API_KEY: "aux-key-123456" },
     );
     expect(status).toBe(200);
@@ -211,7 +269,11 @@ describe("the descriptor path", () => {
   });
 
   it("answers 503 when no auxiliary model is configured", async () => {
-    const { status, body } = await analyze({ image: inline(small), session_id: uniqueToken(), model: { provider: "mistral", name: "mistral-large" } });
+    const { status, body } = await analyze({
+      image: inline(small),
+      session_id: uniqueToken(),
+      model: { provider: "mistral", name: "mistral-large" },
+    });
     expect(status).toBe(503);
     expect(expectErrorShape(body).message).toContain("auxiliary.vision");
   });
@@ -227,14 +289,27 @@ describe("images by URL go through the same gate as web_extract", () => {
   });
 
   it.each([
-    ["a secret in the URL", "https://img.example.com/a.png?api_key=sk-proj-AbCdEf1234567890GhIjKlMnOpQrSt", 422, "secret_in_url"],
+    [
+      "a secret in the URL",
+      "https://img.example.com/a.png?api_key=sk-proj-AbCdEf1234567890GhIjKlMnOpQrSt",
+      422,
+      "secret_in_url",
+    ],
     ["cloud metadata", "http://169.254.169.254/latest/meta-data/image.png", 403, "blocked_private_address"],
     ["a private address", "http://192.168.0.10/cam.png", 403, "blocked_private_address"],
     ["a blocked site", "http://blocked.example.org/pages/image.png", 403, "blocked_by_policy"],
     ["a page that fails", "http://img.example.com/pages/image.png?[fail:404]", 502, "fetch_failed"],
-    ["a redirect to metadata", `http://img.example.com/pages/redirect?to=${encodeURIComponent("http://169.254.169.254/")}`, 403, "blocked_private_address"],
+    [
+      "a redirect to metadata",
+      `http://img.example.com/pages/redirect?to=${encodeURIComponent("http://169.254.169.254/")}`,
+      403,
+      "blocked_private_address",
+    ],
   ])("refuses %s", async (_name, url, status, code) => {
-    const response = await analyze({ image: { url }, session_id: uniqueToken() }, { SECURITY_WEBSITE_BLOCKLIST: "blocked.example.org" });
+    const response = await analyze(
+      { image: { url }, session_id: uniqueToken() },
+      { SECURITY_WEBSITE_BLOCKLIST: "blocked.example.org" },
+    );
     expect(response.status).toBe(status);
     const error = expectErrorShape(response.body);
     expect(error.code).toBe(code);

@@ -45,7 +45,6 @@ export interface RequestBody {
 /** One request of a session: the whole prompt, in order. */
 export type ReplayRequest = readonly Segment[];
 
-
 /** Which provider cache to model. */
 export type CacheKind = "ideal" | "anthropic" | "openai" | "openai-breakpoints";
 
@@ -153,19 +152,39 @@ export const OPENAI_PRICES: Prices = pricesOf(OPENAI_PREFIX);
 export const OPENAI_BREAKPOINT_PRICES: Prices = pricesOf(OPENAI_BREAKPOINTS);
 
 /** The cache model and prices of one model of the table, for `--model`. */
-export function cacheModelFor(provider: string | undefined, model: string | undefined, longTtl = false): { model: CacheModel; prices: Prices } {
+export function cacheModelFor(
+  provider: string | undefined,
+  model: string | undefined,
+  longTtl = false,
+): { model: CacheModel; prices: Prices } {
   const rules = modelRules(provider, model);
-  const base = rules.cache.style === "cache_control" ? ANTHROPIC_CACHE_MODEL : rules.cache.style === "prompt_cache_breakpoint" ? OPENAI_BREAKPOINT_CACHE_MODEL : OPENAI_CACHE_MODEL;
+  const base =
+    rules.cache.style === "cache_control"
+      ? ANTHROPIC_CACHE_MODEL
+      : rules.cache.style === "prompt_cache_breakpoint"
+        ? OPENAI_BREAKPOINT_CACHE_MODEL
+        : OPENAI_CACHE_MODEL;
   const ttlMs = longTtl && rules.cache.longTtlMs !== null ? rules.cache.longTtlMs : rules.cache.ttlMs;
-  return { model: { ...base, ttlMs, minCacheableTokens: rules.minCacheableTokens }, prices: pricesOf(rules, longTtl ? "write1h" : "write5m") };
+  return {
+    model: { ...base, ttlMs, minCacheableTokens: rules.minCacheableTokens },
+    prices: pricesOf(rules, longTtl ? "write1h" : "write5m"),
+  };
 }
 
-
 /** The outbound request: each retired image replaced by the same placeholder segment. */
-export function applyPolicy(request: ReplayRequest, retired: ReadonlySet<string>, model: Pick<CacheModel, "placeholderTokens">): Segment[] {
+export function applyPolicy(
+  request: ReplayRequest,
+  retired: ReadonlySet<string>,
+  model: Pick<CacheModel, "placeholderTokens">,
+): Segment[] {
   return request.map((segment) =>
     segment.image?.kind === "tool" && retired.has(segment.image.carrier)
-      ? { id: `${segment.id}|retired`, tokens: model.placeholderTokens, message: segment.message, ...(segment.breakpoint ? { breakpoint: true } : {}) }
+      ? {
+          id: `${segment.id}|retired`,
+          tokens: model.placeholderTokens,
+          message: segment.message,
+          ...(segment.breakpoint ? { breakpoint: true } : {}),
+        }
       : segment,
   );
 }
@@ -381,11 +400,15 @@ function openaiCache(model: CacheModel): CacheState {
 }
 
 export const cacheFor = (model: CacheModel): CacheState =>
-  model.kind === "anthropic" || model.kind === "openai-breakpoints" ? breakpointCache(model) : model.kind === "openai" ? openaiCache(model) : idealCache(model);
+  model.kind === "anthropic" || model.kind === "openai-breakpoints"
+    ? breakpointCache(model)
+    : model.kind === "openai"
+      ? openaiCache(model)
+      : idealCache(model);
 
 /** Whether a cache model reads at breakpoints (so the agent's layout and the service's marker matter). */
-export const usesBreakpoints = (model: Pick<CacheModel, "kind">) => model.kind === "anthropic" || model.kind === "openai-breakpoints";
+export const usesBreakpoints = (model: Pick<CacheModel, "kind">) =>
+  model.kind === "anthropic" || model.kind === "openai-breakpoints";
 
 /** Think time between requests when a session has no timestamps. */
 export const DEFAULT_THINK_MS = 30_000;
-

@@ -65,8 +65,12 @@ export function replay(
     const outbound = applyPolicy(request, decision.retired, model);
     // OpenAI from GPT-5.6 adds its implicit breakpoint at the newest message to whatever the body marks.
     const implicit = model.kind === "openai-breakpoints" && outbound.length > 0 ? [outbound.length - 1] : [];
-    const layout = usesBreakpoints(model) ? [...agentBreakpoints(outbound, model.breakpoints, decision.managed === true, model.maxBreakpoints), ...implicit] : [];
-    const breakpoints = [...new Set(decision.marker === undefined ? layout : [...layout, decision.marker])].sort((a, b) => a - b);
+    const layout = usesBreakpoints(model)
+      ? [...agentBreakpoints(outbound, model.breakpoints, decision.managed === true, model.maxBreakpoints), ...implicit]
+      : [];
+    const breakpoints = [...new Set(decision.marker === undefined ? layout : [...layout, decision.marker])].sort(
+      (a, b) => a - b,
+    );
     const { read, write } = cache.request(outbound, breakpoints, at);
     const cold = model.kind !== "ideal" && cacheIsCold(previousAt, at, model.ttlMs);
 
@@ -88,7 +92,9 @@ export function replay(
     const evictionWriteTokens = cold ? 0 : Math.max(0, Math.min(write, carried - read));
     const uncachedTokens = inputTokens - read - write;
     const cost =
-      ((write * prices.writeMultiplier + read * prices.readMultiplier + uncachedTokens * (prices.uncachedMultiplier ?? 1)) *
+      ((write * prices.writeMultiplier +
+        read * prices.readMultiplier +
+        uncachedTokens * (prices.uncachedMultiplier ?? 1)) *
         prices.inputPerMTok) /
       1_000_000;
     perRequest.push({
@@ -131,13 +137,13 @@ export function replay(
     worst_request: perRequest.length === 0 ? -1 : worst,
     worst_request_eviction_write_tokens: Math.max(0, ...perRequest.map((r) => r.evictionWriteTokens)),
     max_image_blocks: Math.max(0, ...perRequest.map((r) => r.imageBlocks)),
-    requests_over_ceiling: perRequest.filter((r) => r.imageBlocks > limits.maxBlocks || r.imageBytes > limits.maxBytes).length,
+    requests_over_ceiling: perRequest.filter((r) => r.imageBlocks > limits.maxBlocks || r.imageBytes > limits.maxBytes)
+      .length,
     requests_over_breakpoints: perRequest.filter((r) => r.breakpoints > model.maxBreakpoints).length,
     cost: Math.round(total((r) => r.cost) * 1e6) / 1e6,
     perRequest,
   };
 }
-
 
 /** One session where the cost strategy paid more than hermes, or more than the cheapest rival + 2 %, and why. */
 export interface CostLoss {
@@ -183,7 +189,10 @@ export const RIVAL_TOLERANCE = 0.02;
  */
 export function costLosses(
   sessions: readonly RandomSession[],
-  options: Pick<CompareOptions, "model" | "prices" | "limits" | "horizon" | "manageCache" | "providerMaxBlocks" | "modelName"> = {},
+  options: Pick<
+    CompareOptions,
+    "model" | "prices" | "limits" | "horizon" | "manageCache" | "providerMaxBlocks" | "modelName"
+  > = {},
 ): CostLossReport {
   const model = options.model ?? ANTHROPIC_CACHE_MODEL;
   const losses: CostLoss[] = [];
@@ -195,8 +204,12 @@ export function costLosses(
     const requests = requestsFromTurns(generateSession(session), session.systemTokens);
     const times = requestTimes(requests.length, session);
     const policies = policiesOf({ ...options, model });
-    const run = (key: keyof Comparison) => replay(requests, policies[key].policy, { model, prices: options.prices, limits: policies[key].limits, times });
-    const reports = Object.fromEntries(RIVALS.map((key) => [key, run(key)])) as Record<(typeof RIVALS)[number], ReturnType<typeof replay>>;
+    const run = (key: keyof Comparison) =>
+      replay(requests, policies[key].policy, { model, prices: options.prices, limits: policies[key].limits, times });
+    const reports = Object.fromEntries(RIVALS.map((key) => [key, run(key)])) as Record<
+      (typeof RIVALS)[number],
+      ReturnType<typeof replay>
+    >;
     const hermes = reports.batched;
     const cost = run("cost");
     const rival = RIVALS.reduce((best, key) => (reports[key].cost < reports[best].cost ? key : best), RIVALS[0]);
@@ -225,7 +238,14 @@ export function costLosses(
       why: explainLoss(costCollapses, collapses(against), requests.length, cost, against, againstName),
     });
   }
-  return { sessions: sessions.length, losses, mean_excess: sessions.length ? sum / sessions.length : 0, worst_excess: worst, over_rival: overRival, worst_excess_over_rival: worstOverRival };
+  return {
+    sessions: sessions.length,
+    losses,
+    mean_excess: sessions.length ? sum / sessions.length : 0,
+    worst_excess: worst,
+    over_rival: overRival,
+    worst_excess_over_rival: worstOverRival,
+  };
 }
 
 /** How the rivals are named in sentences. */
@@ -239,9 +259,19 @@ const RIVAL_NAMES: Record<(typeof RIVALS)[number], string> = {
 };
 
 /** One sentence on why a session cost more with `cost` than a rival: which rewrites it made that the rival did not, and how soon the session ended after. */
-function explainLoss(costAt: readonly number[], rivalAt: readonly number[], requests: number, cost: PolicyReport, rival: PolicyReport, name: string): string {
+function explainLoss(
+  costAt: readonly number[],
+  rivalAt: readonly number[],
+  requests: number,
+  cost: PolicyReport,
+  rival: PolicyReport,
+  name: string,
+): string {
   const last = costAt[costAt.length - 1];
-  const rivalPart = rivalAt.length === 0 ? `${name} never rewrote history` : `${name} rewrote at request${rivalAt.length > 1 ? "s" : ""} ${rivalAt.join(", ")}`;
+  const rivalPart =
+    rivalAt.length === 0
+      ? `${name} never rewrote history`
+      : `${name} rewrote at request${rivalAt.length > 1 ? "s" : ""} ${rivalAt.join(", ")}`;
   if (last === undefined) {
     return `cost never rewrote history but read more images (${cost.max_image_blocks} at most against ${rival.max_image_blocks}); ${rivalPart}`;
   }
@@ -253,7 +283,6 @@ function explainLoss(costAt: readonly number[], rivalAt: readonly number[], requ
   const after = requests - last;
   return `${at} (${extra.toLocaleString("en-US")} eviction-write tokens more than ${name}) and the session ended ${after} request${after === 1 ? "" : "s"} after the last: the reads saved by then did not pay that back; ${rivalPart}`;
 }
-
 
 /** The side-by-side comparison the CLI prints (`--json` keys; each value has the same fields). */
 export interface Comparison {
@@ -278,7 +307,14 @@ export interface Comparison {
 }
 
 /** The rivals of `cost` in a comparison, by key. */
-export const RIVALS = ["keep3", "batched", "raised", "context_editing", "context_editing_clear_at_least", "claude_code"] as const;
+export const RIVALS = [
+  "keep3",
+  "batched",
+  "raised",
+  "context_editing",
+  "context_editing_clear_at_least",
+  "claude_code",
+] as const;
 
 /** Options of a comparison. */
 export interface CompareOptions {
@@ -330,7 +366,9 @@ function costLimits(options: CompareOptions): EvictionLimits {
 }
 
 /** Every policy of a comparison by key, with the ceilings its requests are checked against. */
-function policiesOf(options: CompareOptions): Record<keyof Comparison, { policy: ReplayPolicy; limits: EvictionLimits }> {
+function policiesOf(
+  options: CompareOptions,
+): Record<keyof Comparison, { policy: ReplayPolicy; limits: EvictionLimits }> {
   const model = options.model ?? DEFAULT_CACHE_MODEL;
   const limits = options.limits ?? DEFAULT_LIMITS;
   const raisedLimits = { ...limits, maxBlocks: options.providerMaxBlocks ?? RAISED_CEILING };
@@ -340,7 +378,10 @@ function policiesOf(options: CompareOptions): Record<keyof Comparison, { policy:
     batched: { policy: batchedPolicy(limits), limits },
     raised: { policy: batchedPolicy(raisedLimits), limits: raisedLimits },
     context_editing: { policy: contextEditingPolicy(CONTEXT_EDITING_DEFAULTS, model), limits: trueLimits },
-    context_editing_clear_at_least: { policy: contextEditingPolicy(CONTEXT_EDITING_CLEAR_AT_LEAST, model), limits: trueLimits },
+    context_editing_clear_at_least: {
+      policy: contextEditingPolicy(CONTEXT_EDITING_CLEAR_AT_LEAST, model),
+      limits: trueLimits,
+    },
     claude_code: { policy: claudeCodePolicy(model), limits: trueLimits },
     cost: { policy: costPolicy(costOptions(options, options.horizon)), limits: trueLimits },
     cost_known: { policy: costPolicy(costOptions(options, "known")), limits: trueLimits },
@@ -352,7 +393,13 @@ function policiesOf(options: CompareOptions): Record<keyof Comparison, { policy:
 export function compare(requests: readonly ReplayRequest[], options: CompareOptions = {}): Comparison {
   const model = options.model ?? DEFAULT_CACHE_MODEL;
   const entries = Object.entries(policiesOf(options)).map(([key, { policy, limits }]) => {
-    const { perRequest: _, ...report } = replay(requests, policy, { model, prices: options.prices, limits, times: options.times, bodies: options.bodies });
+    const { perRequest: _, ...report } = replay(requests, policy, {
+      model,
+      prices: options.prices,
+      limits,
+      times: options.times,
+      bodies: options.bodies,
+    });
     return [key, report] as const;
   });
   return Object.fromEntries(entries) as unknown as Comparison;

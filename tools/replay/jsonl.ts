@@ -52,21 +52,39 @@ function segmentsFromBody(body: Record<string, unknown>, format: "anthropic" | "
   const images = new Map<string, NonNullable<Segment["image"]>>();
   for (const carrier of carriers) {
     const id = format === "anthropic" ? `${carrier.message}/${carrier.block}` : `${carrier.message}`;
-    for (const ref of carrier.images) images.set(`${ref.message}/${ref.block}/${ref.part ?? ""}`, { kind: "tool", carrier: id, bytes: ref.bytes });
+    for (const ref of carrier.images)
+      images.set(`${ref.message}/${ref.block}/${ref.part ?? ""}`, { kind: "tool", carrier: id, bytes: ref.bytes });
   }
-  for (const ref of uploads) images.set(`${ref.message}/${ref.block}/`, { kind: "upload", carrier: "", bytes: ref.bytes });
+  for (const ref of uploads)
+    images.set(`${ref.message}/${ref.block}/`, { kind: "upload", carrier: "", bytes: ref.bytes });
 
   // The provider's cache key is the content: a cache_control marker moved on or off a block does
   // not change it, so it is left out of the block's id and size.
-  const content = (value: unknown) => JSON.stringify(marked(value) ? { ...(value as Record<string, unknown>), cache_control: undefined, prompt_cache_breakpoint: undefined } : value) ?? "";
+  const content = (value: unknown) =>
+    JSON.stringify(
+      marked(value)
+        ? { ...(value as Record<string, unknown>), cache_control: undefined, prompt_cache_breakpoint: undefined }
+        : value,
+    ) ?? "";
   const text = (value: unknown, message: number): Segment => {
     const json = content(value);
-    return { id: contentId(json), tokens: Math.ceil(json.length / model.charsPerToken), message, ...(marked(value) ? { breakpoint: true } : {}) };
+    return {
+      id: contentId(json),
+      tokens: Math.ceil(json.length / model.charsPerToken),
+      message,
+      ...(marked(value) ? { breakpoint: true } : {}),
+    };
   };
   const piece = (value: unknown, message: number, key: string): Segment => {
     const image = images.get(key);
     if (!image) return text(value, message);
-    return { id: contentId(content(value)), tokens: model.imageTokens, message, image, ...(marked(value) ? { breakpoint: true } : {}) };
+    return {
+      id: contentId(content(value)),
+      tokens: model.imageTokens,
+      message,
+      image,
+      ...(marked(value) ? { breakpoint: true } : {}),
+    };
   };
 
   const segments: Segment[] = [];
@@ -97,7 +115,8 @@ function segmentsFromBody(body: Record<string, unknown>, format: "anthropic" | "
     });
   });
   // Anthropic's automatic caching: one top-level cache_control puts the breakpoint on the last block.
-  if (body.cache_control != null && segments.length > 0) segments[segments.length - 1] = { ...segments[segments.length - 1]!, breakpoint: true };
+  if (body.cache_control != null && segments.length > 0)
+    segments[segments.length - 1] = { ...segments[segments.length - 1]!, breakpoint: true };
   return segments;
 }
 
@@ -111,7 +130,13 @@ export interface LoggedUsage {
 
 /** What one line of a session file holds: a whole request body, or one compact turn. */
 export type SessionLine =
-  | { readonly kind: "request"; readonly segments: Segment[]; readonly body: RequestBody; readonly at?: number; readonly usage?: LoggedUsage }
+  | {
+      readonly kind: "request";
+      readonly segments: Segment[];
+      readonly body: RequestBody;
+      readonly at?: number;
+      readonly usage?: LoggedUsage;
+    }
   | { readonly kind: "turn"; readonly turn: ReplayTurn };
 
 const count = (value: unknown, name: string): number => {
@@ -161,7 +186,13 @@ export function parseSessionLine(
       if (!Number.isFinite(at)) throw new Error("at must be an ISO time or epoch milliseconds");
     }
     const usage = parseUsage(rawUsage);
-    return { kind: "request", segments: segmentsFromBody(request, format, body), body: { format, body: request }, ...(at === undefined ? {} : { at }), ...(usage ? { usage } : {}) };
+    return {
+      kind: "request",
+      segments: segmentsFromBody(request, format, body),
+      body: { format, body: request },
+      ...(at === undefined ? {} : { at }),
+      ...(usage ? { usage } : {}),
+    };
   }
   const textTokens = Number(value.text_tokens ?? 0);
   if (!Number.isFinite(textTokens) || textTokens < 0) throw new Error("text_tokens must be a non-negative number");
@@ -198,15 +229,26 @@ export interface Validation {
  * Replay logged requests exactly as they were sent (no policy: the agent already evicted) and
  * compare each with the usage the provider logged, so a user can check the model on their traffic.
  */
-export function validate(lines: ReadonlyArray<Extract<SessionLine, { kind: "request" }>>, model: CacheModel): Validation {
+export function validate(
+  lines: ReadonlyArray<Extract<SessionLine, { kind: "request" }>>,
+  model: CacheModel,
+): Validation {
   const times = lines.map((line, i) => line.at ?? i * DEFAULT_THINK_MS);
   // The breakpoints are the ones the logged bodies carried.
-  const report = replay(lines.map((l) => l.segments), noEviction, { model: { ...model, breakpoints: "session" }, times });
+  const report = replay(
+    lines.map((l) => l.segments),
+    noEviction,
+    { model: { ...model, breakpoints: "session" }, times },
+  );
   const zero: LoggedUsage = { cacheWriteTokens: 0, cacheReadTokens: 0, inputTokens: 0 };
   let error = 0;
   let logged = 0;
   const rows = report.perRequest.map((r, i) => {
-    const modelled: LoggedUsage = { cacheWriteTokens: r.cacheWriteTokens, cacheReadTokens: r.cacheReadTokens, inputTokens: r.uncachedTokens };
+    const modelled: LoggedUsage = {
+      cacheWriteTokens: r.cacheWriteTokens,
+      cacheReadTokens: r.cacheReadTokens,
+      inputTokens: r.uncachedTokens,
+    };
     const actual = lines[i]!.usage ?? zero;
     error +=
       Math.abs(modelled.cacheWriteTokens - actual.cacheWriteTokens) +
@@ -217,4 +259,3 @@ export function validate(lines: ReadonlyArray<Extract<SessionLine, { kind: "requ
   });
   return { rows, total_error_tokens: error, error_share: logged === 0 ? 0 : error / logged };
 }
-

@@ -17,11 +17,38 @@ import { readFileSync } from "node:fs";
 import { parseArgs } from "node:util";
 import { CHARS_PER_TOKEN } from "../../shared/eviction/estimate";
 import { KEEP_FLOOR, resolveLimits } from "../../shared/eviction/policy";
-import { CACHE_MODELS, cacheModelFor, DEFAULT_PRICES, DEFAULT_THINK_MS, OPENAI_PRICES, type BreakpointLayout, type CacheKind, type CacheModel, type PolicyReport, type ReplayRequest } from "./cache.models";
-import { compare, costLosses, RAISED_CEILING, RIVALS, routeModel, type Comparison, type CostLossReport } from "./compare";
+import {
+  CACHE_MODELS,
+  cacheModelFor,
+  DEFAULT_PRICES,
+  DEFAULT_THINK_MS,
+  OPENAI_PRICES,
+  type BreakpointLayout,
+  type CacheKind,
+  type CacheModel,
+  type PolicyReport,
+  type ReplayRequest,
+} from "./cache.models";
+import {
+  compare,
+  costLosses,
+  RAISED_CEILING,
+  RIVALS,
+  routeModel,
+  type Comparison,
+  type CostLossReport,
+} from "./compare";
 import { parseSessionLine, validate, type RequestBody, type SessionLine } from "./jsonl";
 import { bestSchedules, type Schedule } from "./schedules";
-import { DEFAULT_SESSION, generateSession, imagesIn, randomSessions, requestsFromTurns, requestTimes, type ReplayTurn } from "./sessions";
+import {
+  DEFAULT_SESSION,
+  generateSession,
+  imagesIn,
+  randomSessions,
+  requestsFromTurns,
+  requestTimes,
+  type ReplayTurn,
+} from "./sessions";
 
 const HELP = `Usage: npm run replay -- [options]
 
@@ -164,7 +191,8 @@ function requestsLeftOption(raw: string | undefined): "guess" | "known" | number
   if (raw === undefined || raw === "guess" || raw === "known") return raw ?? "guess";
   return number("requests-left", 0, { min: 1 });
 }
-const optional = (name: keyof typeof values, min = 1) => (values[name] === undefined ? undefined : number(name, 0, { min }));
+const optional = (name: keyof typeof values, min = 1) =>
+  values[name] === undefined ? undefined : number(name, 0, { min });
 
 function choice<T extends string>(name: keyof typeof values, allowed: readonly T[]): T {
   const raw = String(values[name]);
@@ -177,8 +205,15 @@ function choice<T extends string>(name: keyof typeof values, allowed: readonly T
 
 const cacheKind = choice<CacheKind>("cache", ["anthropic", "openai", "openai-breakpoints", "ideal"]);
 const routed = routeModel(cacheKind, values.model);
-const tabled = cacheModelFor(routed.provider, routed.model, values["ttl-minutes"] !== undefined && Number(values["ttl-minutes"]) >= 60);
-const base: CacheModel = cacheKind === "ideal" ? CACHE_MODELS.ideal : { ...CACHE_MODELS[cacheKind], ttlMs: tabled.model.ttlMs, minCacheableTokens: tabled.model.minCacheableTokens };
+const tabled = cacheModelFor(
+  routed.provider,
+  routed.model,
+  values["ttl-minutes"] !== undefined && Number(values["ttl-minutes"]) >= 60,
+);
+const base: CacheModel =
+  cacheKind === "ideal"
+    ? CACHE_MODELS.ideal
+    : { ...CACHE_MODELS[cacheKind], ttlMs: tabled.model.ttlMs, minCacheableTokens: tabled.model.minCacheableTokens };
 const ttlMinutes = number("ttl-minutes", base.ttlMs / 60_000, { integer: false, min: 0 });
 const model = {
   ...base,
@@ -188,7 +223,10 @@ const model = {
   lookback: number("lookback", base.lookback),
   minCacheableTokens: number("min-cacheable", base.minCacheableTokens),
   step: number("step", base.step, { min: 1 }),
-  breakpoints: values.breakpoints === undefined ? base.breakpoints : choice<BreakpointLayout>("breakpoints", ["system_and_3", "automatic", "rolling", "session"]),
+  breakpoints:
+    values.breakpoints === undefined
+      ? base.breakpoints
+      : choice<BreakpointLayout>("breakpoints", ["system_and_3", "automatic", "rolling", "session"]),
 } as { -readonly [K in keyof CacheModel]: CacheModel[K] };
 const basePrices = tabled.prices;
 const prices = {
@@ -213,7 +251,16 @@ const providerMaxBlocks = optional("provider-max-blocks");
 const raised = providerMaxBlocks ?? RAISED_CEILING;
 const manageCache = !values["no-manage-cache"];
 const horizon = requestsLeftOption(values["requests-left"]);
-const compareOptions = { limits, keep, model, prices, providerMaxBlocks, manageCache, horizon, ...(values.model === undefined ? {} : { modelName: values.model }) };
+const compareOptions = {
+  limits,
+  keep,
+  model,
+  prices,
+  providerMaxBlocks,
+  manageCache,
+  horizon,
+  ...(values.model === undefined ? {} : { modelName: values.model }),
+};
 let bodies: RequestBody[] | undefined;
 
 const format = values.format === "openai" ? "openai" : "anthropic";
@@ -225,7 +272,9 @@ let requests: ReplayRequest[];
 let times: number[];
 let sessionInfo: Record<string, unknown>;
 if (values.session) {
-  const lines = readFileSync(values.session, "utf8").split("\n").filter((l) => l.trim() !== "");
+  const lines = readFileSync(values.session, "utf8")
+    .split("\n")
+    .filter((l) => l.trim() !== "");
   const body = { imageTokens, charsPerToken: number("chars-per-token", CHARS_PER_TOKEN, { integer: false, min: 0.1 }) };
   const parsed = lines.map((line, i) => {
     try {
@@ -245,7 +294,7 @@ if (values.session) {
   if (turns.length === 0 && values.breakpoints === undefined) model.breakpoints = "session";
   if (values.validate) {
     if (logged.length === 0 || logged.some((b) => b.usage === undefined)) {
-      process.stderr.write("--validate needs request bodies that each carry the provider's \"usage\"\n");
+      process.stderr.write('--validate needs request bodies that each carry the provider\'s "usage"\n');
       process.exit(2);
     }
     const validation = validate(logged, model);
@@ -257,7 +306,14 @@ if (values.session) {
   if (turns.length === 0) bodies = logged.map((b) => b.body);
   sessionInfo = { file: values.session, requests: requests.length, kind: turns.length > 0 ? "turns" : "requests" };
 } else if (values.random !== undefined) {
-  const report = costLosses(randomSessions(number("random", 0, { min: 1 }), number("seed", 1)), { model, prices, limits, horizon, manageCache, providerMaxBlocks });
+  const report = costLosses(randomSessions(number("random", 0, { min: 1 }), number("seed", 1)), {
+    model,
+    prices,
+    limits,
+    horizon,
+    manageCache,
+    providerMaxBlocks,
+  });
   process.stdout.write(values.json ? `${JSON.stringify(report, null, 2)}\n` : renderLosses(report));
   process.exit(0);
 } else if (values.suite) {
@@ -291,15 +347,29 @@ if (values.session) {
 
 if (values.schedules) {
   const found = bestSchedules(requests, times, model, prices);
-  const line = (s: Schedule | null) => (s === null ? "none" : `moves at requests ${s.moves.join(", ")}: $${s.cost.toFixed(4)}, worst cut ${(s.worst_cut_excess * 100).toFixed(1)} % against hermes`);
-  process.stdout.write(values.json ? `${JSON.stringify(found, null, 2)}\n` : `${describeModel()}\n${found.tried} schedules: cheapest ${line(found.best)}; cheapest within 5 % of hermes at every cut ${line(found.safest)}\n`);
+  const line = (s: Schedule | null) =>
+    s === null
+      ? "none"
+      : `moves at requests ${s.moves.join(", ")}: $${s.cost.toFixed(4)}, worst cut ${(s.worst_cut_excess * 100).toFixed(1)} % against hermes`;
+  process.stdout.write(
+    values.json
+      ? `${JSON.stringify(found, null, 2)}\n`
+      : `${describeModel()}\n${found.tried} schedules: cheapest ${line(found.best)}; cheapest within 5 % of hermes at every cut ${line(found.safest)}\n`,
+  );
   process.exit(0);
 }
 
 const result = compare(requests, { ...compareOptions, times, ...(bodies ? { bodies } : {}) });
 
 if (values.json) {
-  const modelInfo = { ...model, prices, limits, keep, provider_max_blocks: providerMaxBlocks, manage_cache: manageCache };
+  const modelInfo = {
+    ...model,
+    prices,
+    limits,
+    keep,
+    provider_max_blocks: providerMaxBlocks,
+    manage_cache: manageCache,
+  };
   process.stdout.write(`${JSON.stringify({ ...result, session: sessionInfo, model: modelInfo }, null, 2)}\n`);
 } else {
   process.stdout.write(renderTable(result, sessionInfo));
@@ -357,7 +427,17 @@ function renderTable(r: Comparison, session: Record<string, unknown>): string {
     "cost (length known)",
     "no eviction (ref.)",
   ];
-  const policies = [r.keep3, r.batched, r.raised, r.context_editing, r.context_editing_clear_at_least, r.claude_code, r.cost, r.cost_known, r.none];
+  const policies = [
+    r.keep3,
+    r.batched,
+    r.raised,
+    r.context_editing,
+    r.context_editing_clear_at_least,
+    r.claude_code,
+    r.cost,
+    r.cost_known,
+    r.none,
+  ];
   const body = rows.map(([name, cell]) => [name, ...policies.map(cell)]);
   const describe = Object.entries(session)
     .map(([k, v]) => `${k}=${String(v)}`)
@@ -371,7 +451,15 @@ function renderValidation(v: ReturnType<typeof validate>): string {
     int(u.cacheReadTokens),
     int(u.inputTokens),
   ];
-  const header = ["request", "modelled write", "modelled read", "modelled uncached", "logged write", "logged read", "logged uncached"];
+  const header = [
+    "request",
+    "modelled write",
+    "modelled read",
+    "modelled uncached",
+    "logged write",
+    "logged read",
+    "logged uncached",
+  ];
   const body = v.rows.map((row) => [`#${row.request + 1}`, ...cells(row.modelled), ...cells(row.logged)]);
   return [
     describeModel(),
@@ -392,8 +480,11 @@ function missed(r: Comparison, heavy: boolean): string[] {
   const out: string[] = [];
   const cheapest = Math.min(...RIVALS.map((k) => r[k].cost));
   if (r.cost.cost > cheapest * 1.02) out.push("cheapest + 2 %");
-  if (r.cost.worst_request_write_tokens > Math.max(...RIVALS.map((k) => r[k].worst_request_write_tokens))) out.push("worst request");
-  if (heavy) for (const k of ["keep3", "batched", "context_editing"] as const) if (r.cost.cost > r[k].cost * 0.8) out.push(`-20 % vs ${k}`);
+  if (r.cost.worst_request_write_tokens > Math.max(...RIVALS.map((k) => r[k].worst_request_write_tokens)))
+    out.push("worst request");
+  if (heavy)
+    for (const k of ["keep3", "batched", "context_editing"] as const)
+      if (r.cost.cost > r[k].cost * 0.8) out.push(`-20 % vs ${k}`);
   if (heavy && r.cost_known.cost > cheapest) out.push("known below every rival");
   return out;
 }
@@ -416,7 +507,10 @@ function renderSuite(): string {
   const pct = (x: number, of: number) => `${x >= of ? "+" : ""}${(((x - of) / of) * 100).toFixed(0)} %`;
   const body: string[][] = [];
   for (const [name, shape] of shapes) {
-    const reqs = requestsFromTurns(generateSession({ ...shape, textTokens: DEFAULT_SESSION.textTokens, imageTokens, imageBytes }), systemTokens);
+    const reqs = requestsFromTurns(
+      generateSession({ ...shape, textTokens: DEFAULT_SESSION.textTokens, imageTokens, imageBytes }),
+      systemTokens,
+    );
     for (const [suffix, p] of paces) {
       const r = compare(reqs, { ...compareOptions, times: requestTimes(reqs.length, p) });
       const cheapest = Math.min(...RIVALS.map((k) => r[k].cost));
@@ -464,6 +558,7 @@ function renderLosses(r: CostLossReport): string {
     const shape = `${s.turns} turns, ${imagesIn(generateSession(s))} images every ${s.imageEvery}, text ${s.textTokens}, image ${s.imageTokens}, system ${s.systemTokens}, ${s.thinkSeconds} s${s.pauseEvery ? `, ${s.pauseMinutes}-min pause every ${s.pauseEvery}` : ""}`;
     return [shape, pct(loss.excess), `${loss.rival} ${pct(loss.excess_over_rival)}`, loss.why];
   });
-  const table = body.length > 0 ? ["", ...markdownTable(["session", "cost vs hermes", "vs cheapest rival", "why"], body)] : [];
+  const table =
+    body.length > 0 ? ["", ...markdownTable(["session", "cost vs hermes", "vs cheapest rival", "why"], body)] : [];
   return [describeModel(), "", ...summary, ...table, ""].join("\n");
 }

@@ -87,7 +87,10 @@ export interface ContextEditing {
 /** `clear_tool_uses_20250919` at its defaults: trigger 100,000 input tokens, keep 3 tool uses. */
 export const CONTEXT_EDITING_DEFAULTS: ContextEditing = Object.freeze({ trigger: 100_000, keep: 3 });
 /** The `clear_at_least` the comparison sets: one edit must clear at least this many tokens. */
-export const CONTEXT_EDITING_CLEAR_AT_LEAST: ContextEditing = Object.freeze({ ...CONTEXT_EDITING_DEFAULTS, clearAtLeast: 50_000 });
+export const CONTEXT_EDITING_CLEAR_AT_LEAST: ContextEditing = Object.freeze({
+  ...CONTEXT_EDITING_DEFAULTS,
+  clearAtLeast: 50_000,
+});
 /** Claude Code's settings: clear from 180,000 input tokens down to 40,000. */
 export const CLAUDE_CODE_EDITING: ContextEditing = Object.freeze({ trigger: 180_000, keep: 3, clearDownTo: 40_000 });
 
@@ -117,7 +120,8 @@ export function contextEditingPolicy(edit: ContextEditing, model: Pick<CacheMode
 }
 
 /** Claude Code's settings of context editing (`CLAUDE_CODE_EDITING`). */
-export const claudeCodePolicy = (model: Pick<CacheModel, "placeholderTokens">) => contextEditingPolicy(CLAUDE_CODE_EDITING, model);
+export const claudeCodePolicy = (model: Pick<CacheModel, "placeholderTokens">) =>
+  contextEditingPolicy(CLAUDE_CODE_EDITING, model);
 
 /** A request as the route receives it, and how its answer maps back to the replay's segments. */
 export interface RouteView {
@@ -175,7 +179,11 @@ export function bodyFromSegments(request: ReplayRequest): RouteView {
   let assistant: { role: string; content: Record<string, unknown>[] } | null = null;
   let user: { role: string; content: Record<string, unknown>[] } | null = null;
   const toolResults = new Map<string, Record<string, unknown>>();
-  const place = (message: { role: string; content: Record<string, unknown>[] }, block: Record<string, unknown>, segment: number) => {
+  const place = (
+    message: { role: string; content: Record<string, unknown>[] },
+    block: Record<string, unknown>,
+    segment: number,
+  ) => {
     if (!messages.includes(message)) messages.push(message);
     message.content.push(block);
     segmentAt.set(`${messages.indexOf(message)}/${message.content.length - 1}`, segment);
@@ -195,7 +203,10 @@ export function bodyFromSegments(request: ReplayRequest): RouteView {
       return;
     }
     if (segment.image?.kind === "tool") {
-      const image = { type: "image", source: { type: "base64", media_type: "image/png", data: pngOf(segment.tokens, segment.image.bytes) } };
+      const image = {
+        type: "image",
+        source: { type: "base64", media_type: "image/png", data: pngOf(segment.tokens, segment.image.bytes) },
+      };
       const existing = toolResults.get(segment.image.carrier);
       if (existing) {
         (existing.content as unknown[]).push(image);
@@ -209,7 +220,14 @@ export function bodyFromSegments(request: ReplayRequest): RouteView {
       return;
     }
     if (segment.image) {
-      place(user!, { type: "image", source: { type: "base64", media_type: "image/png", data: pngOf(segment.tokens, segment.image.bytes) } }, index);
+      place(
+        user!,
+        {
+          type: "image",
+          source: { type: "base64", media_type: "image/png", data: pngOf(segment.tokens, segment.image.bytes) },
+        },
+        index,
+      );
       return;
     }
     place(user!, { type: "text", text: textOf(segment.tokens) }, index);
@@ -237,7 +255,8 @@ function viewOfBody(body: RequestBody, request: ReplayRequest): RouteView {
 }
 
 /** The route's view of a replayed request: its logged body, or the body built from its segments. */
-export const routeView = (request: ReplayRequest, context: PolicyContext): RouteView => (context.body ? viewOfBody(context.body, request) : bodyFromSegments(request));
+export const routeView = (request: ReplayRequest, context: PolicyContext): RouteView =>
+  context.body ? viewOfBody(context.body, request) : bodyFromSegments(request);
 
 /** Hermes's batched policy (policy.ts) at `limits`, run by the route itself (`"strategy": "hermes"`). */
 export function batchedPolicy(limits: EvictionLimits = DEFAULT_LIMITS): ReplayPolicy {
@@ -274,7 +293,12 @@ export interface CostPolicyOptions {
 }
 
 /** The `POST /v1/context/evict` body the replay's cost policy sends for one request (the differential test sends the same). */
-export function costRequestFor(view: RouteView, context: Pick<PolicyContext, "index" | "count">, options: CostPolicyOptions, sessionId = "replay"): EvictRequest {
+export function costRequestFor(
+  view: RouteView,
+  context: Pick<PolicyContext, "index" | "count">,
+  options: CostPolicyOptions,
+  sessionId = "replay",
+): EvictRequest {
   const limits = options.limits ?? DEFAULT_LIMITS;
   const horizon = options.horizon ?? "guess";
   const length = horizon === "guess" ? undefined : horizon === "known" ? context.count : horizon;
@@ -284,7 +308,12 @@ export function costRequestFor(view: RouteView, context: Pick<PolicyContext, "in
     strategy: "cost",
     provider: options.provider ?? view.format,
     ...(options.model === undefined ? {} : { model: options.model }),
-    limits: { ...(options.maxBlocks === undefined ? {} : { max_blocks: options.maxBlocks }), max_bytes: limits.maxBytes, batch: limits.batch, floor: limits.floor },
+    limits: {
+      ...(options.maxBlocks === undefined ? {} : { max_blocks: options.maxBlocks }),
+      max_bytes: limits.maxBytes,
+      batch: limits.batch,
+      floor: limits.floor,
+    },
     manage_cache: options.manageCache ?? true,
     session_id: sessionId,
     ...(view.system === undefined ? {} : { system: view.system }),

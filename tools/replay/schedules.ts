@@ -24,7 +24,11 @@ export function scheduledPolicy(moves: ReadonlySet<number>, floor = KEEP_FLOOR):
     const previous = front;
     if (moves.has(context.index)) front = Math.max(front, ids.length - floor);
     const markerAt = previous < first.length ? first[previous]! - 1 : undefined;
-    return { retired: new Set(ids.slice(0, front)), ...(markerAt !== undefined && markerAt >= 0 ? { marker: markerAt } : {}), managed: true };
+    return {
+      retired: new Set(ids.slice(0, front)),
+      ...(markerAt !== undefined && markerAt >= 0 ? { marker: markerAt } : {}),
+      managed: true,
+    };
   };
 }
 
@@ -40,11 +44,25 @@ export interface Schedule {
  * The cheapest one- and two-move schedules of a session, and the cheapest of those that stay within
  * `promise` (5 %) of hermes at every cut.
  */
-export function bestSchedules(requests: readonly ReplayRequest[], times: readonly number[], model: CacheModel, prices?: Prices, promise = 0.05): { best: Schedule; safest: Schedule | null; tried: number } {
+export function bestSchedules(
+  requests: readonly ReplayRequest[],
+  times: readonly number[],
+  model: CacheModel,
+  prices?: Prices,
+  promise = 0.05,
+): { best: Schedule; safest: Schedule | null; tried: number } {
   const n = requests.length;
-  const hermes = replay(requests, batchedPolicy(DEFAULT_LIMITS), { model, ...(prices ? { prices } : {}), times }).perRequest.map((r) => r.cost);
+  const hermes = replay(requests, batchedPolicy(DEFAULT_LIMITS), {
+    model,
+    ...(prices ? { prices } : {}),
+    times,
+  }).perRequest.map((r) => r.cost);
   const evaluate = (moves: number[]): Schedule => {
-    const per = replay(requests, scheduledPolicy(new Set(moves)), { model, ...(prices ? { prices } : {}), times }).perRequest.map((r) => r.cost);
+    const per = replay(requests, scheduledPolicy(new Set(moves)), {
+      model,
+      ...(prices ? { prices } : {}),
+      times,
+    }).perRequest.map((r) => r.cost);
     let costSum = 0;
     let hermesSum = 0;
     let worst = Number.NEGATIVE_INFINITY;

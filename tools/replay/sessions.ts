@@ -11,7 +11,6 @@ export interface ReplayTurn {
   readonly images: ReadonlyArray<{ readonly tokens: number; readonly bytes: number; readonly upload?: boolean }>;
 }
 
-
 /** Inputs of a generated session. */
 export interface SessionShape {
   readonly turns: number;
@@ -39,7 +38,10 @@ export const DEFAULT_SESSION = {
 export function generateSession(shape: SessionShape): ReplayTurn[] {
   const every = Math.max(1, shape.imageEvery ?? DEFAULT_SESSION.imageEvery);
   const first = shape.firstImageTurn ?? DEFAULT_SESSION.firstImageTurn;
-  const image = { tokens: shape.imageTokens ?? DEFAULT_SESSION.imageTokens, bytes: shape.imageBytes ?? DEFAULT_SESSION.imageBytes };
+  const image = {
+    tokens: shape.imageTokens ?? DEFAULT_SESSION.imageTokens,
+    bytes: shape.imageBytes ?? DEFAULT_SESSION.imageBytes,
+  };
   let placed = 0;
   return Array.from({ length: shape.turns }, (_, i) => {
     const turn = i + 1;
@@ -152,7 +154,5 @@ export function randomSessions(count: number, seed: number): RandomSession[] {
   }));
 }
 
-
 /** How many images a compact session actually places (fewer than asked when turns run out). */
 export const imagesIn = (turns: readonly ReplayTurn[]) => turns.reduce((n, t) => n + t.images.length, 0);
-

@@ -5,7 +5,14 @@
  */
 import * as z from "zod";
 import { asRecord as record } from "../../eviction/inventory";
-import { bearerOf, noUsage, tokenCount, type ConversationFormat, type LlmProviderSpec, type LlmUsage } from "./llm-provider.types";
+import {
+  bearerOf,
+  noUsage,
+  tokenCount,
+  type ConversationFormat,
+  type LlmProviderSpec,
+  type LlmUsage,
+} from "./llm-provider.types";
 
 /** The usage object of a Messages answer, of `message_start`'s message and of `message_delta`. */
 export const AnthropicUsage = z.looseObject({

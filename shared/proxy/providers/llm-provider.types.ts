@@ -65,7 +65,8 @@ export interface LlmProviderSpec {
 export const noUsage = (): LlmUsage => ({ input: 0, cacheWrite5m: 0, cacheWrite1h: 0, cacheRead: 0, output: 0 });
 
 /** A non-negative integer from a usage field, 0 for anything else. */
-export const tokenCount = (value: unknown): number => (typeof value === "number" && Number.isFinite(value) && value > 0 ? Math.floor(value) : 0);
+export const tokenCount = (value: unknown): number =>
+  typeof value === "number" && Number.isFinite(value) && value > 0 ? Math.floor(value) : 0;
 
 /** A bearer token from an `Authorization` header, or null. */
 export function bearerOf(headers: Headers): string | null {

@@ -5,7 +5,13 @@
  */
 import * as z from "zod";
 import { asRecord as record } from "../../eviction/inventory";
-import { bearerOf, tokenCount, type ConversationFormat, type LlmProviderSpec, type LlmUsage } from "./llm-provider.types";
+import {
+  bearerOf,
+  tokenCount,
+  type ConversationFormat,
+  type LlmProviderSpec,
+  type LlmUsage,
+} from "./llm-provider.types";
 
 const Details = z.looseObject({
   cached_tokens: z.number().nullish().describe("Prompt tokens read from the cache"),
@@ -31,7 +37,13 @@ function readUsage(raw: unknown): LlmUsage | null {
   const details = u.prompt_tokens_details ?? u.input_tokens_details;
   const cacheRead = Math.min(prompt, tokenCount(details?.cached_tokens));
   const cacheWrite = Math.min(prompt - cacheRead, tokenCount(details?.cache_write_tokens));
-  return { input: prompt - cacheRead - cacheWrite, cacheWrite5m: cacheWrite, cacheWrite1h: 0, cacheRead, output: tokenCount(u.completion_tokens ?? u.output_tokens) };
+  return {
+    input: prompt - cacheRead - cacheWrite,
+    cacheWrite5m: cacheWrite,
+    cacheWrite1h: 0,
+    cacheRead,
+    output: tokenCount(u.completion_tokens ?? u.output_tokens),
+  };
 }
 
 /** Chat Completions: `body.messages`, the eviction module's OpenAI format as it is. */
@@ -54,7 +66,8 @@ const RESPONSES: ConversationFormat = {
     return body.input.map((raw) => {
       const item = record(raw);
       if (item?.type === "function_call_output") return { role: "tool", content: item.output };
-      if (item && (item.type === "message" || (item.type === undefined && typeof item.role === "string"))) return { role: item.role, content: item.content };
+      if (item && (item.type === "message" || (item.type === undefined && typeof item.role === "string")))
+        return { role: item.role, content: item.content };
       return { role: "other", content: null };
     });
   },
@@ -78,7 +91,12 @@ export const OPENAI: LlmProviderSpec = {
   credentialHeaders: ["authorization", "api-key"],
   withCredential: (headers, key) => headers.set("authorization", `Bearer ${key}`),
   errorBody: (status, message, code) => ({
-    error: { message, type: status === 429 ? "rate_limit_error" : status >= 500 ? "server_error" : "invalid_request_error", param: null, code },
+    error: {
+      message,
+      type: status === 429 ? "rate_limit_error" : status >= 500 ? "server_error" : "invalid_request_error",
+      param: null,
+      code,
+    },
   }),
   paths: {
     "/v1/chat/completions": { format: CHAT, counted: true },
@@ -94,7 +112,8 @@ export const OPENAI: LlmProviderSpec = {
       const e = record(event);
       if (e?.usage != null) return readUsage(e.usage) ?? sofar;
       const usage = record(e?.response)?.usage;
-      if (usage != null && typeof e?.type === "string" && e.type.startsWith("response.")) return readUsage(usage) ?? sofar;
+      if (usage != null && typeof e?.type === "string" && e.type.startsWith("response."))
+        return readUsage(usage) ?? sofar;
       return sofar;
     },
     mayCarryUsage: (data) => data.includes('"usage"'),

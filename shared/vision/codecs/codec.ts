@@ -87,7 +87,12 @@ export class DecoderFailure extends Error {
   readonly exhausted: boolean;
 
   /** `format` and `what` complete "The <format> image <what>." in the message sent to the caller. */
-  constructor(readonly decoder: "photon" | "TurboJPEG", readonly format: string, readonly what: string, cause: unknown) {
+  constructor(
+    readonly decoder: "photon" | "TurboJPEG",
+    readonly format: string,
+    readonly what: string,
+    cause: unknown,
+  ) {
     super(`${decoder} failed on the caller's ${format} data`, { cause });
     this.name = "DecoderFailure";
     this.exhausted = isOutOfMemory(cause);
@@ -106,7 +111,12 @@ export function isOutOfMemory(error: unknown): boolean {
  * @example
  * const image = decodeCallerBytes("photon", "WEBP", "could not be decoded: its data is corrupt", () => photon.decode(ptr, len));
  */
-export function decodeCallerBytes<T>(decoder: DecoderFailure["decoder"], format: string, what: string, run: () => T): T {
+export function decodeCallerBytes<T>(
+  decoder: DecoderFailure["decoder"],
+  format: string,
+  what: string,
+  run: () => T,
+): T {
   try {
     return run();
   } catch (error) {

@@ -12,9 +12,13 @@ import { webpCodec } from "./webp/webp.codec";
 /** The codec that decodes the image `header` describes. */
 export function codecFor(header: ImageHeader): Codec {
   switch (header.mediaType) {
-    case "image/jpeg": return jpegCodec;
-    case "image/png": return pngCodec;
-    case "image/gif": return gifCodec;
-    case "image/webp": return webpCodec;
+    case "image/jpeg":
+      return jpegCodec;
+    case "image/png":
+      return pngCodec;
+    case "image/gif":
+      return gifCodec;
+    case "image/webp":
+      return webpCodec;
   }
 }

@@ -4,7 +4,16 @@
  * standard offset press (FOGRA39, ISO 12647-2 coated): an untagged file's separations were made
  * for some press, and ideal inks (what browsers fall back to) come out far too light and clean.
  */
-import { cmykGridTransform, cmykProfileToSrgb, inkCells, labToXyz, xyzToLab, xyzToSrgb, type CmykGrid, type CmykTransform } from "./icc";
+import {
+  cmykGridTransform,
+  cmykProfileToSrgb,
+  inkCells,
+  labToXyz,
+  xyzToLab,
+  xyzToSrgb,
+  type CmykGrid,
+  type CmykTransform,
+} from "./icc";
 
 /** The converter for a file's embedded profile (or none): profile tables first, the press model otherwise. */
 export function cmykConverter(profile: Uint8Array | undefined): CmykTransform {
@@ -26,13 +35,34 @@ const pressTransform = (): CmykTransform => (pressModel ??= cmykGridTransform(pr
  */
 export const FOGRA39_WEDGE: Readonly<Record<string, readonly [number, number, number]>> = {
   "0,0,0,0": [95, 0, -2],
-  "100,0,0,0": [55, -37, -50], "0,100,0,0": [48, 74, -3], "0,0,100,0": [89, -5, 93], "0,0,0,100": [16, 0, 0],
-  "100,100,0,0": [24, 22, -46], "100,0,100,0": [50, -65, 27], "0,100,100,0": [47, 68, 48], "100,100,100,0": [23, 0, 0],
-  "100,0,0,100": [10.41, -8.2, -10.25], "0,100,0,100": [10.42, 13.93, 1.35], "0,0,100,100": [15.71, -3.08, 11.68],
-  "10,0,0,0": [91.48, -2.97, -6.96], "20,0,0,0": [87.68, -5.78, -11.8], "40,0,0,0": [79.72, -12.53, -21.75], "70,0,0,0": [66.86, -24.73, -37.1],
-  "0,10,0,0": [90.67, 5.9, -3.86], "0,20,0,0": [86.18, 12.01, -5.21], "0,40,0,0": [76.42, 25.78, -6.91], "0,70,0,0": [60.84, 50.59, -6.74],
-  "0,0,10,0": [94.34, -0.94, 5.42], "0,0,20,0": [93.62, -1.62, 13.27], "0,0,40,0": [92.19, -3.47, 31.15], "0,0,70,0": [90.34, -4.7, 62.56],
-  "0,0,0,10": [88.97, 0, -1.85], "0,0,0,20": [82.79, 0, -1.69], "0,0,0,40": [69.28, 0, -1.35], "0,0,0,60": [54.14, 0, -0.97], "0,0,0,80": [36.62, 0, -0.52],
+  "100,0,0,0": [55, -37, -50],
+  "0,100,0,0": [48, 74, -3],
+  "0,0,100,0": [89, -5, 93],
+  "0,0,0,100": [16, 0, 0],
+  "100,100,0,0": [24, 22, -46],
+  "100,0,100,0": [50, -65, 27],
+  "0,100,100,0": [47, 68, 48],
+  "100,100,100,0": [23, 0, 0],
+  "100,0,0,100": [10.41, -8.2, -10.25],
+  "0,100,0,100": [10.42, 13.93, 1.35],
+  "0,0,100,100": [15.71, -3.08, 11.68],
+  "10,0,0,0": [91.48, -2.97, -6.96],
+  "20,0,0,0": [87.68, -5.78, -11.8],
+  "40,0,0,0": [79.72, -12.53, -21.75],
+  "70,0,0,0": [66.86, -24.73, -37.1],
+  "0,10,0,0": [90.67, 5.9, -3.86],
+  "0,20,0,0": [86.18, 12.01, -5.21],
+  "0,40,0,0": [76.42, 25.78, -6.91],
+  "0,70,0,0": [60.84, 50.59, -6.74],
+  "0,0,10,0": [94.34, -0.94, 5.42],
+  "0,0,20,0": [93.62, -1.62, 13.27],
+  "0,0,40,0": [92.19, -3.47, 31.15],
+  "0,0,70,0": [90.34, -4.7, 62.56],
+  "0,0,0,10": [88.97, 0, -1.85],
+  "0,0,0,20": [82.79, 0, -1.69],
+  "0,0,0,40": [69.28, 0, -1.35],
+  "0,0,0,60": [54.14, 0, -0.97],
+  "0,0,0,80": [36.62, 0, -0.52],
 };
 
 /**
@@ -62,17 +92,25 @@ function reflectance(press: Press, inks: string): number[] {
  */
 function neugebauerPrimaries(press: Press): Float64Array {
   const names = ["100,0,0,0", "0,100,0,0", "0,0,100,0"];
-  const solid = (n: number) => reflectance(press, `${n & 8 ? 100 : 0},${n & 4 ? 100 : 0},${n & 2 ? 100 : 0},${n & 1 ? 100 : 0}`);
+  const solid = (n: number) =>
+    reflectance(press, `${n & 8 ? 100 : 0},${n & 4 ? 100 : 0},${n & 2 ? 100 : 0},${n & 1 ? 100 : 0}`);
   const kOver = names.map((name, i) => {
-    const ink = reflectance(press, name), withK = reflectance(press, name.replace(/0$/, "100"));
+    const ink = reflectance(press, name),
+      withK = reflectance(press, name.replace(/0$/, "100"));
     return { bit: 8 >> i, pass: withK.map((v, c) => v / ink[c]!) };
   });
   const primaries = new Float64Array(16 * 3);
   for (let n = 0; n < 16; n++) {
     const colours = kOver.filter(({ bit }) => n & bit);
-    if (!(n & 1) || colours.length < 2) { primaries.set(solid(n), 3 * n); continue; }
+    if (!(n & 1) || colours.length < 2) {
+      primaries.set(solid(n), 3 * n);
+      continue;
+    }
     const overprint = solid(n & 14);
-    primaries.set(overprint.map((v, c) => v * colours.reduce((p, { pass }) => p * pass[c]!, 1) ** (1 / colours.length)), 3 * n);
+    primaries.set(
+      overprint.map((v, c) => v * colours.reduce((p, { pass }) => p * pass[c]!, 1) ** (1 / colours.length)),
+      3 * n,
+    );
   }
   return primaries;
 }
@@ -87,7 +125,9 @@ function neugebauer(rooted: Float64Array, area: readonly number[], out: number[]
   for (let n = 0; n < 16; n++) {
     const w = (n & 8 ? c : 1 - c) * (n & 4 ? m : 1 - m) * (n & 2 ? y : 1 - y) * (n & 1 ? k : 1 - k);
     if (w === 0) continue;
-    out[0] += w * rooted[3 * n]!; out[1] += w * rooted[3 * n + 1]!; out[2] += w * rooted[3 * n + 2]!;
+    out[0] += w * rooted[3 * n]!;
+    out[1] += w * rooted[3 * n + 1]!;
+    out[2] += w * rooted[3 * n + 2]!;
   }
   for (let ch = 0; ch < 3; ch++) out[ch] = out[ch]! ** YULE_NIELSEN_N;
 }
@@ -101,21 +141,28 @@ function tintCurves(press: Press, rooted: Float64Array): ((v: number) => number)
   const paper = labToXyz(...press["0,0,0,0"]!);
   const xyz = [0, 0, 0];
   return [0, 1, 2, 3].map((ink) => {
-    const points: [number, number][] = [[0, 0], [1, 1]];
+    const points: [number, number][] = [
+      [0, 0],
+      [1, 1],
+    ];
     for (const [key, lab] of Object.entries(press)) {
       const inks = key.split(",").map(Number);
       const tint = inks[ink]!;
       if (tint === 0 || tint === 100 || inks.some((v, i) => i !== ink && v !== 0)) continue;
       const error = (a: number) => {
-        const area = [0, 0, 0, 0]; area[ink] = a;
+        const area = [0, 0, 0, 0];
+        area[ink] = a;
         neugebauer(rooted, area, xyz);
         const [L, A, B] = xyzToLab(xyz.map((v, c) => v * paper[c]!));
         return Math.hypot(L - lab[0], A - lab[1], B - lab[2]);
       };
-      let lo = 0, hi = 1;
+      let lo = 0,
+        hi = 1;
       for (let step = 0; step < 60; step++) {
-        const a = lo + (hi - lo) / 3, b = hi - (hi - lo) / 3;
-        if (error(a) < error(b)) hi = b; else lo = a;
+        const a = lo + (hi - lo) / 3,
+          b = hi - (hi - lo) / 3;
+        if (error(a) < error(b)) hi = b;
+        else lo = a;
       }
       points.push([tint / 100, (lo + hi) / 2]);
     }
@@ -123,7 +170,8 @@ function tintCurves(press: Press, rooted: Float64Array): ((v: number) => number)
     return (v: number) => {
       let k = 1;
       while (k < points.length - 1 && v > points[k]![0]) k++;
-      const [x0, y0] = points[k - 1]!, [x1, y1] = points[k]!;
+      const [x0, y0] = points[k - 1]!,
+        [x1, y1] = points[k]!;
       return y0 + ((y1 - y0) * (v - x0)) / (x1 - x0);
     };
   });
@@ -136,21 +184,29 @@ function tintCurves(press: Press, rooted: Float64Array): ((v: number) => number)
  * to D65, clipped to the gamut, encoded).
  */
 function pressGrid(): CmykGrid {
-  const press = FOGRA39_WEDGE, grid = PRESS_GRID;
+  const press = FOGRA39_WEDGE,
+    grid = PRESS_GRID;
   const rooted = neugebauerPrimaries(press).map((v) => v ** (1 / YULE_NIELSEN_N));
   const white = labToXyz(100, 0, 0);
   const nodes = new Float32Array(grid ** 4 * 3);
-  const rgb = new Uint8Array(3), xyz = [0, 0, 0], area = [0, 0, 0, 0];
+  const rgb = new Uint8Array(3),
+    xyz = [0, 0, 0],
+    area = [0, 0, 0, 0];
   const step = 1 / (grid - 1);
   let at = 0;
   for (let c = 0; c < grid; c++) {
     for (let m = 0; m < grid; m++) {
       for (let y = 0; y < grid; y++) {
         for (let k = 0; k < grid; k++) {
-          area[0] = c * step; area[1] = m * step; area[2] = y * step; area[3] = k * step;
+          area[0] = c * step;
+          area[1] = m * step;
+          area[2] = y * step;
+          area[3] = k * step;
           neugebauer(rooted, area, xyz);
           xyzToSrgb(xyz[0]! * white[0]!, xyz[1]! * white[1]!, xyz[2]! * white[2]!, rgb, 0);
-          nodes[at++] = rgb[0]!; nodes[at++] = rgb[1]!; nodes[at++] = rgb[2]!;
+          nodes[at++] = rgb[0]!;
+          nodes[at++] = rgb[1]!;
+          nodes[at++] = rgb[2]!;
         }
       }
     }

@@ -25,8 +25,20 @@ const SRGB_D50 = [
 /** Inverse of a 3x3 matrix; undefined when singular. */
 function invert3(m: number[][]): number[][] | undefined {
   const at = (r: number, c: number) => m[r]![c]!;
-  const [a, b, c, d, e, f, g, h, i] = [at(0, 0), at(0, 1), at(0, 2), at(1, 0), at(1, 1), at(1, 2), at(2, 0), at(2, 1), at(2, 2)];
-  const A = e * i - f * h, B = -(d * i - f * g), C = d * h - e * g;
+  const [a, b, c, d, e, f, g, h, i] = [
+    at(0, 0),
+    at(0, 1),
+    at(0, 2),
+    at(1, 0),
+    at(1, 1),
+    at(1, 2),
+    at(2, 0),
+    at(2, 1),
+    at(2, 2),
+  ];
+  const A = e * i - f * h,
+    B = -(d * i - f * g),
+    C = d * h - e * g;
   const det = a * A + b * B + c * C;
   if (!Number.isFinite(det) || Math.abs(det) < 1e-9) return undefined;
   return [
@@ -87,17 +99,24 @@ function readCurve(view: DataView, tag: Tag): Curve | undefined {
     const [g, a = 1, b = 0, c = 0, d = 0, e = 0, f = 0] = p as [number, ...number[]];
     const pow = (x: number) => (x <= 0 ? 0 : x ** g);
     switch (kind) {
-      case 0: return (x) => pow(x);
-      case 1: return (x) => (x >= -b / a ? pow(a * x + b) : 0);
-      case 2: return (x) => (x >= -b / a ? pow(a * x + b) + c : c);
-      case 3: return (x) => (x >= d ? pow(a * x + b) : c * x);
-      default: return (x) => (x >= d ? pow(a * x + b) + e : c * x + f);
+      case 0:
+        return (x) => pow(x);
+      case 1:
+        return (x) => (x >= -b / a ? pow(a * x + b) : 0);
+      case 2:
+        return (x) => (x >= -b / a ? pow(a * x + b) + c : c);
+      case 3:
+        return (x) => (x >= d ? pow(a * x + b) : c * x);
+      default:
+        return (x) => (x >= d ? pow(a * x + b) + e : c * x + f);
     }
   }
   return undefined;
 }
 
-function readTags(profile: Uint8Array): { view: DataView; tags: Map<string, Tag>; sig: (at: number) => string } | undefined {
+function readTags(
+  profile: Uint8Array,
+): { view: DataView; tags: Map<string, Tag>; sig: (at: number) => string } | undefined {
   if (profile.length < 132) return undefined;
   const view = new DataView(profile.buffer, profile.byteOffset, profile.byteLength);
   const sig = (at: number) => String.fromCharCode(profile[at]!, profile[at + 1]!, profile[at + 2]!, profile[at + 3]!);
@@ -107,7 +126,8 @@ function readTags(profile: Uint8Array): { view: DataView; tags: Map<string, Tag>
   const tags = new Map<string, Tag>();
   for (let k = 0; k < count; k++) {
     const at = 132 + 12 * k;
-    const offset = view.getUint32(at + 4), size = view.getUint32(at + 8);
+    const offset = view.getUint32(at + 4),
+      size = view.getUint32(at + 8);
     if (offset + size <= profile.length) tags.set(sig(at), { offset, size });
   }
   return { view, tags, sig };
@@ -123,9 +143,16 @@ function readMatrixShaper(profile: Uint8Array): { colorants: number[][]; curves:
     if (!tag || tag.size < 20 || view.getUint32(tag.offset) !== 0x58595a20 /* 'XYZ ' */) return undefined;
     return [0, 1, 2].map((k) => view.getInt32(tag.offset + 8 + 4 * k) / 65536);
   };
-  const r = xyz("rXYZ"), g = xyz("gXYZ"), b = xyz("bXYZ");
-  const curve = (name: string) => { const tag = tags.get(name); return tag ? readCurve(view, tag) : undefined; };
-  const rc = curve("rTRC"), gc = curve("gTRC"), bc = curve("bTRC");
+  const r = xyz("rXYZ"),
+    g = xyz("gXYZ"),
+    b = xyz("bXYZ");
+  const curve = (name: string) => {
+    const tag = tags.get(name);
+    return tag ? readCurve(view, tag) : undefined;
+  };
+  const rc = curve("rTRC"),
+    gc = curve("gTRC"),
+    bc = curve("bTRC");
   if (!r || !g || !b || !rc || !gc || !bc) return undefined;
   return { colorants: [0, 1, 2].map((row) => [r[row]!, g[row]!, b[row]!]), curves: [rc, gc, bc] };
 }
@@ -160,14 +187,19 @@ export function iccToSrgb(profile: Uint8Array | undefined): RgbTransform | undef
   // Nearly sRGB already (an sRGB profile, or one a rounding away from it): leave the pixels alone.
   const primaries = m.every((row, i) => row.every((v, j) => Math.abs(v - (i === j ? 1 : 0)) < 0.002));
   let worst = 0;
-  for (const table of decode) for (let v = 0; v < 256; v++) worst = Math.max(worst, Math.abs(255 * srgbEncode(table[v]! / ENCODE_STEPS) - v));
+  for (const table of decode)
+    for (let v = 0; v < 256; v++) worst = Math.max(worst, Math.abs(255 * srgbEncode(table[v]! / ENCODE_STEPS) - v));
   if (primaries && worst <= 1) return undefined;
-  const [m00, m01, m02] = m[0]!, [m10, m11, m12] = m[1]!, [m20, m21, m22] = m[2]!;
+  const [m00, m01, m02] = m[0]!,
+    [m10, m11, m12] = m[1]!,
+    [m20, m21, m22] = m[2]!;
   const [dr, dg, db] = decode;
   const enc = (x: number) => SRGB_ENCODE[x <= 0 ? 0 : x >= ENCODE_STEPS ? ENCODE_STEPS : (x + 0.5) | 0]!;
   return (rgb) => {
     for (let i = 0; i < rgb.length; i += 3) {
-      const r = dr[rgb[i]!]!, g = dg[rgb[i + 1]!]!, b = db[rgb[i + 2]!]!;
+      const r = dr[rgb[i]!]!,
+        g = dg[rgb[i + 1]!]!,
+        b = db[rgb[i + 2]!]!;
       rgb[i] = enc(m00! * r + m01! * g + m02! * b);
       rgb[i + 1] = enc(m10! * r + m11! * g + m12! * b);
       rgb[i + 2] = enc(m20! * r + m21! * g + m22! * b);
@@ -202,7 +234,14 @@ export function xyzToLab(xyz: readonly number[]): [number, number, number] {
 }
 
 /** Converts `pixels` 4-channel device pixels (0 = no ink) at `src[from..]` to 8-bit sRGB at `dst[to..]`. */
-export type CmykTransform = (src: Uint8Array, from: number, dst: Uint8Array, to: number, pixels: number, inverted: boolean) => void;
+export type CmykTransform = (
+  src: Uint8Array,
+  from: number,
+  dst: Uint8Array,
+  to: number,
+  pixels: number,
+  inverted: boolean,
+) => void;
 
 /**
  * The device-to-PCS table of a CMYK print profile (A2B1, relative colorimetric, else A2B0) as a
@@ -220,12 +259,15 @@ export function cmykProfileToSrgb(profile: Uint8Array | undefined): CmykTransfor
   const type = view.getUint32(tag.offset);
   const wide = type === 0x6d667432; /* mft2 */
   if (!wide && type !== 0x6d667431 /* mft1 */) return undefined;
-  const inputs = view.getUint8(tag.offset + 8), outputs = view.getUint8(tag.offset + 9), grid = view.getUint8(tag.offset + 10);
+  const inputs = view.getUint8(tag.offset + 8),
+    outputs = view.getUint8(tag.offset + 9),
+    grid = view.getUint8(tag.offset + 10);
   if (inputs !== 4 || outputs !== 3 || grid < 2) return undefined;
   const inEntries = wide ? view.getUint16(tag.offset + 48) : 256;
   const outEntries = wide ? view.getUint16(tag.offset + 50) : 256;
   if (inEntries < 2 || outEntries < 2) return undefined;
-  const unit = wide ? 2 : 1, max = wide ? 65535 : 255;
+  const unit = wide ? 2 : 1,
+    max = wide ? 65535 : 255;
   let at = tag.offset + (wide ? 52 : 48);
   const clutPoints = grid ** 4;
   // The tables come from the file: bound what they may make us allocate (real CMYK grids are 9-17).
@@ -251,7 +293,9 @@ export function cmykProfileToSrgb(profile: Uint8Array | undefined): CmykTransfor
   const rgb = new Uint8Array(3);
   for (let n = 0; n < clutPoints; n++) {
     const v = clutAt + unit * 3 * n;
-    const a = o0(value(v)), b = o1(value(v + unit)), e = o2(value(v + 2 * unit));
+    const a = o0(value(v)),
+      b = o1(value(v + unit)),
+      e = o2(value(v + 2 * unit));
     if (pcs === "Lab ") {
       // Legacy Lab of lut16 (L* = 100 v·65535/65280, a*, b* = 255 v·65535/65280 − 128); lut8 without the factor.
       const [x, y, z] = labToXyz(a * 100 * legacy, b * 255 * legacy - 128, e * 255 * legacy - 128);
@@ -283,11 +327,13 @@ export interface CmykGrid {
 
 /** The cells of a `grid`-point axis for ink values 0..255, through `curve` (0..1 → 0..1). */
 export function inkCells(grid: number, curve: (v: number) => number = (v) => v): InkCells {
-  const cell = new Int32Array(256), frac = new Float64Array(256);
+  const cell = new Int32Array(256),
+    frac = new Float64Array(256);
   for (let v = 0; v < 256; v++) {
     const g = Math.max(0, Math.min(1, curve(v / 255))) * (grid - 1);
     const c = Math.min(grid - 2, Math.floor(g));
-    cell[v] = c; frac[v] = g - c;
+    cell[v] = c;
+    frac[v] = g - c;
   }
   return { cell, frac };
 }
@@ -298,28 +344,77 @@ export function inkCells(grid: number, curve: (v: number) => number = (v) => v):
  * quadrilinear interpolation takes 16, a third of its time, within 0.1 dB of it against lcms.
  */
 export function cmykGridTransform({ grid, nodes, cells }: CmykGrid): CmykTransform {
-  const sk = 3, sy = grid * 3, sm = grid * grid * 3, sc = grid * grid * grid * 3;
+  const sk = 3,
+    sy = grid * 3,
+    sm = grid * grid * 3,
+    sc = grid * grid * grid * 3;
   const [cc, cm, cy, ck] = cells;
   return (src, from, dst, to, pixels, inverted) => {
     const flip = inverted ? 255 : 0;
     for (let p = 0, i = from, o = to; p < pixels; p++, i += 4, o += 3) {
-      const vc = flip ^ src[i]!, vm = flip ^ src[i + 1]!, vy = flip ^ src[i + 2]!, vk = flip ^ src[i + 3]!;
+      const vc = flip ^ src[i]!,
+        vm = flip ^ src[i + 1]!,
+        vy = flip ^ src[i + 2]!,
+        vk = flip ^ src[i + 3]!;
       const base = cc.cell[vc]! * sc + cm.cell[vm]! * sm + cy.cell[vy]! * sy + ck.cell[vk]! * sk;
-      const fc = cc.frac[vc]!, fm = cm.frac[vm]!, fy = cy.frac[vy]!, fk = ck.frac[vk]!;
+      const fc = cc.frac[vc]!,
+        fm = cm.frac[vm]!,
+        fy = cy.frac[vy]!,
+        fk = ck.frac[vk]!;
       // The tetrahedron: walk the axes from the largest fraction to the smallest.
       let a: number, b: number, c: number, s1: number, s2: number;
       if (fc >= fm) {
-        if (fm >= fy) { a = fc; b = fm; c = fy; s1 = sc; s2 = sc + sm; }
-        else if (fc >= fy) { a = fc; b = fy; c = fm; s1 = sc; s2 = sc + sy; }
-        else { a = fy; b = fc; c = fm; s1 = sy; s2 = sy + sc; }
-      } else if (fc >= fy) { a = fm; b = fc; c = fy; s1 = sm; s2 = sm + sc; }
-      else if (fm >= fy) { a = fm; b = fy; c = fc; s1 = sm; s2 = sm + sy; }
-      else { a = fy; b = fm; c = fc; s1 = sy; s2 = sy + sm; }
-      const w0 = 1 - a, w1 = a - b, w2 = b - c, s3 = sc + sm + sy;
-      const n0 = base, n1 = base + s1, n2 = base + s2, n3 = base + s3, lo = 1 - fk;
+        if (fm >= fy) {
+          a = fc;
+          b = fm;
+          c = fy;
+          s1 = sc;
+          s2 = sc + sm;
+        } else if (fc >= fy) {
+          a = fc;
+          b = fy;
+          c = fm;
+          s1 = sc;
+          s2 = sc + sy;
+        } else {
+          a = fy;
+          b = fc;
+          c = fm;
+          s1 = sy;
+          s2 = sy + sc;
+        }
+      } else if (fc >= fy) {
+        a = fm;
+        b = fc;
+        c = fy;
+        s1 = sm;
+        s2 = sm + sc;
+      } else if (fm >= fy) {
+        a = fm;
+        b = fy;
+        c = fc;
+        s1 = sm;
+        s2 = sm + sy;
+      } else {
+        a = fy;
+        b = fm;
+        c = fc;
+        s1 = sy;
+        s2 = sy + sm;
+      }
+      const w0 = 1 - a,
+        w1 = a - b,
+        w2 = b - c,
+        s3 = sc + sm + sy;
+      const n0 = base,
+        n1 = base + s1,
+        n2 = base + s2,
+        n3 = base + s3,
+        lo = 1 - fk;
       for (let ch = 0; ch < 3; ch++) {
         const k0 = w0 * nodes[n0 + ch]! + w1 * nodes[n1 + ch]! + w2 * nodes[n2 + ch]! + c * nodes[n3 + ch]!;
-        const k1 = w0 * nodes[n0 + sk + ch]! + w1 * nodes[n1 + sk + ch]! + w2 * nodes[n2 + sk + ch]! + c * nodes[n3 + sk + ch]!;
+        const k1 =
+          w0 * nodes[n0 + sk + ch]! + w1 * nodes[n1 + sk + ch]! + w2 * nodes[n2 + sk + ch]! + c * nodes[n3 + sk + ch]!;
         dst[o + ch] = lo * k0 + fk * k1 + 0.5;
       }
     }

@@ -12,7 +12,16 @@ interface SimdExports {
   vfilter(rows: number, taps: number, n: number, dst: number, chunks: number, shift: number): void;
   rgbToYcc(rgb: number, stride: number, groups: number, rows: number, y: number, cb: number, cr: number): void;
   dctMcuRow(y: number, cb: number, cr: number, mcus: number, blk: number, table: number, out: number): void;
-  quantCount(coeffs: number, quant: number, recip: number, hist: number, mcus: number, stride: number, keep: number, scratch: number): number;
+  quantCount(
+    coeffs: number,
+    quant: number,
+    recip: number,
+    hist: number,
+    mcus: number,
+    stride: number,
+    keep: number,
+    scratch: number,
+  ): number;
   writeScan(quant: number, mcus: number, codes: number, out: number): number;
 }
 
@@ -41,9 +50,17 @@ export class SimdPngKernels {
   /** The whole memory as bytes; rows are addressed by offset into it (no `memory.grow` after construction). */
   readonly bytes: Uint8Array;
 
-  constructor(module: WebAssembly.Module, private readonly stride: number, private readonly width: number) {
+  constructor(
+    module: WebAssembly.Module,
+    private readonly stride: number,
+    private readonly width: number,
+  ) {
     let at = 0;
-    const take = (n: number) => { const start = at; at = align16(at + n); return start; };
+    const take = (n: number) => {
+      const start = at;
+      at = align16(at + n);
+      return start;
+    };
     // 16 bytes of slack per area: the kernels load and store whole vectors past a row's end.
     this.cur = take(stride + 16);
     this.prev = take(stride + 16);
@@ -111,12 +128,22 @@ export class SimdResampleKernels {
   private readonly chunks: number;
   private readonly rowLen: number;
 
-  constructor(module: WebAssembly.Module, private readonly srcWidth: number, private readonly dstWidth: number, horizontal: FixedTaps, ringRows: number) {
+  constructor(
+    module: WebAssembly.Module,
+    private readonly srcWidth: number,
+    private readonly dstWidth: number,
+    horizontal: FixedTaps,
+    ringRows: number,
+  ) {
     this.rowLen = dstWidth * 3;
     this.chunks = Math.ceil(this.rowLen / 16);
     this.quads = Math.ceil(horizontal.maxTaps / 4);
     let at = 0;
-    const take = (n: number) => { const start = at; at = align16(at + n); return start; };
+    const take = (n: number) => {
+      const start = at;
+      at = align16(at + n);
+      return start;
+    };
     this.weights = take(dstWidth * this.quads * 32);
     this.starts = take(dstWidth * 4);
     // Padded taps read up to a quad of pixels (plus the 16-byte load) past the row's end.
@@ -138,8 +165,10 @@ export class SimdResampleKernels {
       // Per quad: [w0 w1 w0 w1 w0 w1 0 0] [w2 w3 w2 w3 w2 w3 0 0]; taps past `n` stay zero.
       for (let t = 0; t < n; t++) {
         const w = fixed[x * maxTaps + t]!;
-        const base = (x * this.quads + (t >> 2)) * 16 + ((t & 2) ? 8 : 0) + (t & 1);
-        weights[base] = w; weights[base + 2] = w; weights[base + 4] = w;
+        const base = (x * this.quads + (t >> 2)) * 16 + (t & 2 ? 8 : 0) + (t & 1);
+        weights[base] = w;
+        weights[base + 2] = w;
+        weights[base + 4] = w;
       }
     }
   }
@@ -158,12 +187,29 @@ export class SimdResampleKernels {
   /** Horizontal pass of the RGB byte row at `rgb[offset]` into ring `slot`, in 1/2^(14-shift) units. */
   filterBytes(rgb: Uint8Array, offset: number, slot: number, shift: number): void {
     this.bytes.set(rgb.subarray(offset, offset + this.srcWidth * 3), this.src);
-    this.k.hfilter(this.src, this.ring + slot * this.ringStride, this.weights, this.starts, this.dstWidth, this.quads, shift);
+    this.k.hfilter(
+      this.src,
+      this.ring + slot * this.ringStride,
+      this.weights,
+      this.starts,
+      this.dstWidth,
+      this.quads,
+      shift,
+    );
   }
 
   /** Vertical pass: `n` ring slots with weights `taps[first..]` into `out[outAt..]`, clamped bytes. */
-  emitRow(slots: ArrayLike<number>, taps: Int32Array, first: number, n: number, shift: number, out: Uint8Array, outAt: number): void {
-    const ptrs = this.rowPtrs >> 2, weights = this.rowTaps >> 2;
+  emitRow(
+    slots: ArrayLike<number>,
+    taps: Int32Array,
+    first: number,
+    n: number,
+    shift: number,
+    out: Uint8Array,
+    outAt: number,
+  ): void {
+    const ptrs = this.rowPtrs >> 2,
+      weights = this.rowTaps >> 2;
     for (let t = 0; t < n; t++) {
       this.words[ptrs + t] = this.ring + slots[t]! * this.ringStride;
       this.words[weights + t] = taps[first + t]!;
@@ -205,13 +251,23 @@ export class SimdJpegKernels {
    * `zigzag[k]` is the natural index of the k-th coefficient and `scale[k]` turns the AAN output
    * into the JPEG coefficient, as the JS encoder defines them.
    */
-  constructor(module: WebAssembly.Module, private readonly width: number, private readonly height: number, zigzag: Int32Array, scale: Float64Array) {
+  constructor(
+    module: WebAssembly.Module,
+    private readonly width: number,
+    private readonly height: number,
+    zigzag: Int32Array,
+    scale: Float64Array,
+  ) {
     this.mcuX = Math.ceil(width / 16);
     this.mcus = this.mcuX * Math.ceil(height / 16);
     const padded = this.mcuX * 16;
     this.stride = padded * 3;
     let at = 0;
-    const take = (n: number) => { const start = at; at = align16(at + n); return start; };
+    const take = (n: number) => {
+      const start = at;
+      at = align16(at + n);
+      return start;
+    };
     this.table = take(64 * 8);
     this.blk = take(256);
     this.recip = take(6 * 64 * 4);
@@ -255,12 +311,26 @@ export class SimdJpegKernels {
         const at = this.rgb + dy * stride;
         bytes.set(rgb.subarray(sy * rowBytes, sy * rowBytes + rowBytes), at);
         if (rowBytes < stride) {
-          const r = bytes[at + rowBytes - 3]!, g = bytes[at + rowBytes - 2]!, b = bytes[at + rowBytes - 1]!;
-          for (let p = at + rowBytes; p < at + stride; p += 3) { bytes[p] = r; bytes[p + 1] = g; bytes[p + 2] = b; }
+          const r = bytes[at + rowBytes - 3]!,
+            g = bytes[at + rowBytes - 2]!,
+            b = bytes[at + rowBytes - 1]!;
+          for (let p = at + rowBytes; p < at + stride; p += 3) {
+            bytes[p] = r;
+            bytes[p + 1] = g;
+            bytes[p + 2] = b;
+          }
         }
       }
       this.k.rgbToYcc(this.rgb, stride, this.mcuX * 2, 16, this.y, this.cb, this.cr);
-      this.k.dctMcuRow(this.y, this.cb, this.cr, this.mcuX, this.blk, this.table, this.coeffsAt + my * this.mcuX * 6 * 64 * 4);
+      this.k.dctMcuRow(
+        this.y,
+        this.cb,
+        this.cr,
+        this.mcuX,
+        this.blk,
+        this.table,
+        this.coeffsAt + my * this.mcuX * 6 * 64 * 4,
+      );
     }
   }
 
@@ -273,7 +343,16 @@ export class SimdJpegKernels {
     new Float32Array(this.k.memory.buffer, this.recip, 6 * 64).set(recip);
     const hist = new Uint32Array(this.k.memory.buffer, this.hist, 1024);
     hist.fill(0);
-    const extraBits = this.k.quantCount(this.coeffsAt, this.quantAt, this.recip, this.hist, this.mcus, stride, keep ? 1 : 0, this.scratch);
+    const extraBits = this.k.quantCount(
+      this.coeffsAt,
+      this.quantAt,
+      this.recip,
+      this.hist,
+      this.mcus,
+      stride,
+      keep ? 1 : 0,
+      this.scratch,
+    );
     return { hist: hist.slice(), extraBits };
   }
 

@@ -6,6 +6,14 @@
 import type { FetchFn } from "../../ports";
 import type { ExtractedPage, ExtractRequest, ProviderSettings, SearchHit, SearchRequest } from "./provider.types";
 
-export type SearchAdapter = (settings: ProviderSettings, request: SearchRequest, fetch: FetchFn) => Promise<SearchHit[]>;
+export type SearchAdapter = (
+  settings: ProviderSettings,
+  request: SearchRequest,
+  fetch: FetchFn,
+) => Promise<SearchHit[]>;
 
-export type ExtractAdapter = (settings: ProviderSettings, request: ExtractRequest, fetch: FetchFn) => Promise<ExtractedPage>;
+export type ExtractAdapter = (
+  settings: ProviderSettings,
+  request: ExtractRequest,
+  fetch: FetchFn,
+) => Promise<ExtractedPage>;

@@ -19,7 +19,12 @@ const CAUSE_SNIPPET_CHARS = 200;
  *   method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(q),
  * });
  */
-export async function callProvider(settings: ProviderSettings, fetch: FetchFn, url: string, init: RequestInit = {}): Promise<unknown> {
+export async function callProvider(
+  settings: ProviderSettings,
+  fetch: FetchFn,
+  url: string,
+  init: RequestInit = {},
+): Promise<unknown> {
   const text = await callProviderText(settings, fetch, url, withDefaultAccept(init, "application/json"));
   try {
     return JSON.parse(text) as unknown;
@@ -29,20 +34,29 @@ export async function callProvider(settings: ProviderSettings, fetch: FetchFn, u
 }
 
 /** Call a provider whose answer is not JSON (an HTML results page, plain text). */
-export async function callProviderText(settings: ProviderSettings, fetch: FetchFn, url: string, init: RequestInit = {}): Promise<string> {
+export async function callProviderText(
+  settings: ProviderSettings,
+  fetch: FetchFn,
+  url: string,
+  init: RequestInit = {},
+): Promise<string> {
   const deadline = new Deadline(settings.timeoutMs, init.signal ?? undefined);
   try {
     let response: Response;
     try {
       response = await fetch(url, { ...init, signal: deadline.signal });
     } catch (cause) {
-      throw deadline.expired ? timeoutError(settings) : providerError(settings.name, "the request could not be sent (network error)", describeCause(cause, settings));
+      throw deadline.expired
+        ? timeoutError(settings)
+        : providerError(settings.name, "the request could not be sent (network error)", describeCause(cause, settings));
     }
     let body: string;
     try {
       body = await response.text();
     } catch (cause) {
-      throw deadline.expired ? timeoutError(settings) : providerError(settings.name, "the connection broke while reading its answer", describeCause(cause, settings));
+      throw deadline.expired
+        ? timeoutError(settings)
+        : providerError(settings.name, "the connection broke while reading its answer", describeCause(cause, settings));
     }
     if (!response.ok) throw statusError(settings, response.status, body);
     return body;
@@ -75,13 +89,23 @@ export function providerUrl(baseUrl: string, path: string): string {
  * in the named header), and returns the parsed JSON answer.
  * @example await postJson(settings, fetch, "/search", { query }, { keyHeader: "x-api-key" })
  */
-export function postJson(settings: ProviderSettings, fetch: FetchFn, path: string, payload: unknown, options: { keyHeader?: string } = {}): Promise<unknown> {
+export function postJson(
+  settings: ProviderSettings,
+  fetch: FetchFn,
+  path: string,
+  payload: unknown,
+  options: { keyHeader?: string } = {},
+): Promise<unknown> {
   const headers: Record<string, string> = { "content-type": "application/json" };
   if (settings.apiKey) {
     if (options.keyHeader) headers[options.keyHeader] = settings.apiKey;
     else headers.authorization = `Bearer ${settings.apiKey}`;
   }
-  return callProvider(settings, fetch, providerUrl(settings.baseUrl, path), { method: "POST", headers, body: JSON.stringify(payload) });
+  return callProvider(settings, fetch, providerUrl(settings.baseUrl, path), {
+    method: "POST",
+    headers,
+    body: JSON.stringify(payload),
+  });
 }
 
 /** A 502 for a 2xx answer whose shape is not what the provider documents. */
@@ -100,7 +124,9 @@ export function parseAnswer<S extends z.ZodType>(settings: ProviderSettings, sch
   const issue = parsed.error.issues[0];
   const where = issue && issue.path.length > 0 ? issue.path.map(String).join(".") : "the answer";
   // The issue code and path only: zod messages may quote what the provider sent.
-  throw unexpectedShape(settings, `${where}: ${issue ? issueCode(issue) : "invalid"}`, { issues: parsed.error.issues.slice(0, 3).map((i) => ({ path: i.path.map(String), code: issueCode(i) })) });
+  throw unexpectedShape(settings, `${where}: ${issue ? issueCode(issue) : "invalid"}`, {
+    issues: parsed.error.issues.slice(0, 3).map((i) => ({ path: i.path.map(String), code: issueCode(i) })),
+  });
 }
 
 /** A discriminated union that matched no branch reports its discriminator: that value is what is wrong. */
@@ -139,12 +165,18 @@ class Deadline {
   private readonly timer: ReturnType<typeof setTimeout>;
   private readonly onOuterAbort?: () => void;
 
-  constructor(ms: number, private readonly outer?: AbortSignal) {
+  constructor(
+    ms: number,
+    private readonly outer?: AbortSignal,
+  ) {
     this.signal = this.controller.signal;
-    this.timer = setTimeout(() => {
-      this.expired = true;
-      this.controller.abort(new DOMException("provider deadline passed", "TimeoutError"));
-    }, Math.max(1, ms));
+    this.timer = setTimeout(
+      () => {
+        this.expired = true;
+        this.controller.abort(new DOMException("provider deadline passed", "TimeoutError"));
+      },
+      Math.max(1, ms),
+    );
     if (outer) {
       if (outer.aborted) this.controller.abort(outer.reason);
       this.onOuterAbort = () => this.controller.abort(outer.reason);

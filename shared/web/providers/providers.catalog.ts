@@ -47,7 +47,9 @@ export const DEFAULT_BASE_URLS = Object.fromEntries(
 ) as { readonly [S in Reached as S["name"]]: S["baseUrl"] };
 
 /** The secrets holding provider keys, each once, in table order. */
-export const PROVIDER_SECRETS = [...new Set(PROVIDER_SPECS.flatMap((spec) => (spec.secret ? [spec.secret] : [])))] as Exclude<AnySpec["secret"], null>[];
+export const PROVIDER_SECRETS = [
+  ...new Set(PROVIDER_SPECS.flatMap((spec) => (spec.secret ? [spec.secret] : []))),
+] as Exclude<AnySpec["secret"], null>[];
 export type ProviderSecretName = (typeof PROVIDER_SECRETS)[number];
 
 /** The spec of a search or extract provider by name. */

@@ -5,7 +5,14 @@
 import type { LoadedConfig } from "../../config/config.load";
 import { AppError } from "../../http/errors";
 import type { ProviderSettings } from "./provider.types";
-import { EXTRACT_SPECS, type ExtractProviderName, type ProviderBaseName, providerSpec, SEARCH_SPECS, type SearchProviderName } from "./providers.catalog";
+import {
+  EXTRACT_SPECS,
+  type ExtractProviderName,
+  type ProviderBaseName,
+  providerSpec,
+  SEARCH_SPECS,
+  type SearchProviderName,
+} from "./providers.catalog";
 
 export interface ResolvedSearchProvider extends ProviderSettings {
   name: SearchProviderName;
@@ -16,7 +23,8 @@ function keyOf(loaded: LoadedConfig, secret: keyof LoadedConfig["secrets"] | nul
   return secret ? loaded.secrets[secret] : undefined;
 }
 
-const baseUrlOf = (loaded: LoadedConfig, name: ProviderBaseName): string | null => loaded.config.providers[`${name}_base_url`];
+const baseUrlOf = (loaded: LoadedConfig, name: ProviderBaseName): string | null =>
+  loaded.config.providers[`${name}_base_url`];
 
 /** Settings for one named search provider, or the reason it cannot answer. */
 function searchSettings(loaded: LoadedConfig, name: SearchProviderName): ResolvedSearchProvider | string {
@@ -38,7 +46,11 @@ export function resolveSearchProvider(loaded: LoadedConfig): ResolvedSearchProvi
   if (wanted !== "auto") {
     const settings = searchSettings(loaded, wanted);
     if (typeof settings === "string") {
-      throw new AppError(503, "no_provider", `web.search_provider is ${wanted} but ${settings}; set it or choose another provider.`);
+      throw new AppError(
+        503,
+        "no_provider",
+        `web.search_provider is ${wanted} but ${settings}; set it or choose another provider.`,
+      );
     }
     return settings;
   }
@@ -78,7 +90,11 @@ export function resolveExtractProvider(loaded: LoadedConfig): ResolvedExtractPro
   }
   const spec = providerSpec("extract", wanted);
   if (spec.secret && spec.extract.keyRequired && !keyOf(loaded, spec.secret)) {
-    throw new AppError(503, "no_provider", `web.extract_provider is ${wanted} but ${spec.secret} is not set; set it or choose another provider.`);
+    throw new AppError(
+      503,
+      "no_provider",
+      `web.extract_provider is ${wanted} but ${spec.secret} is not set; set it or choose another provider.`,
+    );
   }
   return settingsOf(wanted);
 }

@@ -11,7 +11,8 @@ import { windows1252CodePoint } from "../html-entities";
  * @example decodeHtmlBody(bytes, response.headers.get("content-type"))
  */
 export function decodeHtmlBody(bytes: Uint8Array, contentTypeHeader: string | null): string {
-  const label = bomEncoding(bytes) ?? usableCharset(charsetOf(contentTypeHeader ?? "")) ?? metaCharset(bytes) ?? "utf-8";
+  const label =
+    bomEncoding(bytes) ?? usableCharset(charsetOf(contentTypeHeader ?? "")) ?? metaCharset(bytes) ?? "utf-8";
   const text = new TextDecoder(label).decode(bytes);
   return label === "windows-1252" ? repairWindows1252(text) : text;
 }

@@ -98,7 +98,13 @@ function renderBlock(el: ElementNode, ctx: RenderContext): Block | null {
       return { md: renderPre(el, ctx), list: false };
     case "blockquote": {
       const inner = renderBlocks(el, ctx);
-      return { md: inner.split("\n").map((line) => (line ? `> ${line}` : ">")).join("\n"), list: false };
+      return {
+        md: inner
+          .split("\n")
+          .map((line) => (line ? `> ${line}` : ">"))
+          .join("\n"),
+        list: false,
+      };
     }
     case "table":
       return { md: renderTable(el, { ...ctx, unmarked: false }), list: false };
@@ -178,13 +184,18 @@ function renderListItem(el: ElementNode, ctx: RenderContext, marker: string): st
 
 function indent(text: string, width: number): string {
   const pad = " ".repeat(width);
-  return text.split("\n").map((line) => (line ? pad + line : line)).join("\n");
+  return text
+    .split("\n")
+    .map((line) => (line ? pad + line : line))
+    .join("\n");
 }
 
 function renderPre(el: ElementNode, ctx: RenderContext): string {
   // Several multi-line <code> children in one <pre> are alternatives (Node's ESM and CommonJS
   // flavours of one example): each is a code block of its own.
-  const codes = el.children.filter((c): c is ElementNode => typeof c !== "string" && c.tag === "code" && !isDropped(c, ctx));
+  const codes = el.children.filter(
+    (c): c is ElementNode => typeof c !== "string" && c.tag === "code" && !isDropped(c, ctx),
+  );
   if (codes.length > 1 && codes.every((code) => preText(code).trim().includes("\n"))) {
     return codes.map((code) => fencedCode(preText(code), languageOf(code) ?? languageOf(el), ctx)).join("\n\n");
   }
@@ -227,7 +238,9 @@ function renderTable(el: ElementNode, ctx: RenderContext): string {
     for (const child of node.children) {
       if (typeof child === "string" || isDropped(child, ctx)) continue;
       if (child.tag === "tr") {
-        const cells = child.children.filter((c): c is ElementNode => typeof c !== "string" && (c.tag === "td" || c.tag === "th"));
+        const cells = child.children.filter(
+          (c): c is ElementNode => typeof c !== "string" && (c.tag === "td" || c.tag === "th"),
+        );
         if (cells.length) rows.push({ cells, head: head || cells.every((c) => c.tag === "th") });
       } else if (TABLE_SECTIONS.has(child.tag)) {
         collectRows(child, child.tag === "thead");
@@ -241,7 +254,11 @@ function renderTable(el: ElementNode, ctx: RenderContext): string {
 
   const width = Math.max(...rows.map((r) => r.cells.reduce((sum, c) => sum + span(c), 0)));
   // One column, or a page laid out in cells: the cells are just content, not data.
-  if (width <= 1 || isLayoutTable(el)) return joinBlocks(rows.flatMap((r) => r.cells.flatMap((c) => childBlocks(c, ctx))), "\n\n");
+  if (width <= 1 || isLayoutTable(el))
+    return joinBlocks(
+      rows.flatMap((r) => r.cells.flatMap((c) => childBlocks(c, ctx))),
+      "\n\n",
+    );
 
   const grid = rows.map((row) => {
     const cells: string[] = [];
@@ -252,7 +269,10 @@ function renderTable(el: ElementNode, ctx: RenderContext): string {
     while (cells.length < width) cells.push("");
     return cells;
   });
-  const headerIndex = Math.max(0, rows.findIndex((r) => r.head));
+  const headerIndex = Math.max(
+    0,
+    rows.findIndex((r) => r.head),
+  );
   const header = grid[headerIndex]!;
   const body = grid.filter((_, index) => index !== headerIndex);
   const line = (cells: string[]) => `| ${cells.join(" | ")} |`;
@@ -266,10 +286,7 @@ function span(cell: ElementNode): number {
 }
 
 function tableCell(cell: ElementNode, ctx: RenderContext): string {
-  return joinBlocks(childBlocks(cell, ctx), " ")
-    .replace(/\n+/g, " ")
-    .replace(/\|/g, "\\|")
-    .trim();
+  return joinBlocks(childBlocks(cell, ctx), " ").replace(/\n+/g, " ").replace(/\|/g, "\\|").trim();
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -301,12 +318,16 @@ function renderInline(el: ElementNode, ctx: RenderContext): string {
       return renderInlineCode(el);
     case "strong":
     case "b":
-      return ctx.strong ? renderInlineChildren(el, ctx) : wrap("**", renderInlineChildren(el, { ...ctx, strong: true }));
+      return ctx.strong
+        ? renderInlineChildren(el, ctx)
+        : wrap("**", renderInlineChildren(el, { ...ctx, strong: true }));
     case "em":
     case "i":
     case "cite":
     case "dfn":
-      return ctx.emphasis ? renderInlineChildren(el, ctx) : wrap("*", renderInlineChildren(el, { ...ctx, emphasis: true }));
+      return ctx.emphasis
+        ? renderInlineChildren(el, ctx)
+        : wrap("*", renderInlineChildren(el, { ...ctx, emphasis: true }));
     case "del":
     case "s":
     case "strike":
@@ -328,7 +349,9 @@ function wrap(marker: string, inner: string): string {
 }
 
 function renderInlineCode(el: ElementNode): string {
-  const code = collapseSpaces(preText(el)).replace(/\u00A0/g, " ").trim();
+  const code = collapseSpaces(preText(el))
+    .replace(/\u00A0/g, " ")
+    .trim();
   if (!code) return "";
   const longestRun = Math.max(0, ...(code.match(/`+/g) ?? []).map((run) => run.length));
   const fence = "`".repeat(longestRun + 1);
@@ -338,7 +361,16 @@ function renderInlineCode(el: ElementNode): string {
 
 /** The glyphs docs generators put in a heading's permalink (Sphinx ¶, furo #, rustdoc §, 🔗). */
 const PERMALINK_GLYPHS = /^[\s¶#§🔗⚓\uFE0E\uFE0F]*$/u;
-const PERMALINK_CLASSES = new Set(["headerlink", "anchor", "anchorjs-link", "header-anchor", "heading-anchor", "anchor-link", "hash-link", "permalink"]);
+const PERMALINK_CLASSES = new Set([
+  "headerlink",
+  "anchor",
+  "anchorjs-link",
+  "header-anchor",
+  "heading-anchor",
+  "anchor-link",
+  "hash-link",
+  "permalink",
+]);
 
 /** A link to a spot on this page that only shows a glyph (or is styled as a permalink): not text. */
 function isPermalink(el: ElementNode, text: string): boolean {
@@ -346,7 +378,14 @@ function isPermalink(el: ElementNode, text: string): boolean {
   if (href !== "" && !href.startsWith("#")) return false;
   if (PERMALINK_GLYPHS.test(text) && text.trim() !== "") return true;
   const classes = el.attrs.get("class");
-  return !!classes && text.trim().length <= 2 && classes.toLowerCase().split(/\s+/).some((token) => PERMALINK_CLASSES.has(token));
+  return (
+    !!classes &&
+    text.trim().length <= 2 &&
+    classes
+      .toLowerCase()
+      .split(/\s+/)
+      .some((token) => PERMALINK_CLASSES.has(token))
+  );
 }
 
 function renderLink(el: ElementNode, ctx: RenderContext): string {
@@ -355,7 +394,9 @@ function renderLink(el: ElementNode, ctx: RenderContext): string {
   const href = el.attrs.get("href");
   if (ctx.inLink || !href || href.trim().startsWith("#")) return text;
   const url = absoluteUrl(href, ctx.base);
-  const label = finishInline(text).replace(/\n+/g, " ").replace(/([[\]])/g, "\\$1");
+  const label = finishInline(text)
+    .replace(/\n+/g, " ")
+    .replace(/([[\]])/g, "\\$1");
   if (!url) return text;
   if (!label) return "";
   const match = /^(\s*)[\s\S]*?(\s*)$/.exec(text);
@@ -366,7 +407,8 @@ function renderImage(el: ElementNode, ctx: RenderContext): string {
   const alt = collapse(el.attrs.get("alt") ?? "");
   // An empty alt marks a decorative image; data: URLs would put whole files into the text.
   if (!alt) return "";
-  const src = el.attrs.get("src") || el.attrs.get("data-src") || (el.attrs.get("srcset") ?? "").trim().split(/\s+/)[0] || "";
+  const src =
+    el.attrs.get("src") || el.attrs.get("data-src") || (el.attrs.get("srcset") ?? "").trim().split(/\s+/)[0] || "";
   const url = src && !/^\s*data:/i.test(src) ? absoluteUrl(src, ctx.base) : null;
   return url ? `![${alt.replace(/([[\]])/g, "\\$1")}](${markdownUrl(url)})` : alt;
 }

@@ -19,7 +19,23 @@ export interface ElementNode {
 /** A run of text is the string itself: no wrapper object per run. */
 export type HtmlNode = ElementNode | string;
 
-const VOID = new Set(["area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "param", "source", "track", "wbr", "keygen"]);
+const VOID = new Set([
+  "area",
+  "base",
+  "br",
+  "col",
+  "embed",
+  "hr",
+  "img",
+  "input",
+  "link",
+  "meta",
+  "param",
+  "source",
+  "track",
+  "wbr",
+  "keygen",
+]);
 /** Elements whose content is not markup; their bodies run to the matching end tag. */
 const RAW_TEXT = new Set(["script", "style", "textarea", "title", "xmp", "iframe", "noembed", "noframes", "noscript"]);
 /** Never read, so never built: the parser skips to their end tag as it does for raw text. */
@@ -27,8 +43,36 @@ const SKIPPED = new Set(["svg", "math", "template"]);
 const ESCAPABLE_RAW_TEXT = new Set(["textarea", "title"]);
 /** Starting one of these closes an open <p>, as browsers do. */
 const CLOSES_P = new Set([
-  "address", "article", "aside", "blockquote", "details", "div", "dl", "fieldset", "figcaption", "figure", "footer", "form",
-  "h1", "h2", "h3", "h4", "h5", "h6", "header", "hgroup", "hr", "main", "menu", "nav", "ol", "p", "pre", "section", "table", "ul",
+  "address",
+  "article",
+  "aside",
+  "blockquote",
+  "details",
+  "div",
+  "dl",
+  "fieldset",
+  "figcaption",
+  "figure",
+  "footer",
+  "form",
+  "h1",
+  "h2",
+  "h3",
+  "h4",
+  "h5",
+  "h6",
+  "header",
+  "hgroup",
+  "hr",
+  "main",
+  "menu",
+  "nav",
+  "ol",
+  "p",
+  "pre",
+  "section",
+  "table",
+  "ul",
 ]);
 export const HEADINGS = new Set(["h1", "h2", "h3", "h4", "h5", "h6"]);
 /** Deeper nesting is flattened: keeps rendering recursion bounded on pathological input. */
@@ -36,15 +80,75 @@ const MAX_DEPTH = 256;
 
 /** Attributes the reader reads; the rest are never stored (a page can carry kilobytes per tag). */
 const KEPT_ATTRIBUTES = new Map(
-  ["href", "src", "data-src", "srcset", "alt", "class", "id", "role", "hidden", "aria-hidden", "style", "start", "colspan", "data-lang"].map((name) => [name, name]),
+  [
+    "href",
+    "src",
+    "data-src",
+    "srcset",
+    "alt",
+    "class",
+    "id",
+    "role",
+    "hidden",
+    "aria-hidden",
+    "style",
+    "start",
+    "colspan",
+    "data-lang",
+  ].map((name) => [name, name]),
 );
 
 /** Block-level elements: text between two of them that is only whitespace renders as nothing. */
 export const BLOCK_LEVEL = new Set([
-  "address", "article", "aside", "blockquote", "body", "caption", "center", "dd", "details", "dialog", "dir", "div", "dl", "dt",
-  "fieldset", "figcaption", "figure", "footer", "form", "h1", "h2", "h3", "h4", "h5", "h6", "header", "hgroup", "hr", "html",
-  "legend", "li", "main", "menu", "nav", "ol", "p", "pre", "search", "section", "summary", "table", "tbody", "td", "tfoot", "th",
-  "thead", "tr", "ul", "#root",
+  "address",
+  "article",
+  "aside",
+  "blockquote",
+  "body",
+  "caption",
+  "center",
+  "dd",
+  "details",
+  "dialog",
+  "dir",
+  "div",
+  "dl",
+  "dt",
+  "fieldset",
+  "figcaption",
+  "figure",
+  "footer",
+  "form",
+  "h1",
+  "h2",
+  "h3",
+  "h4",
+  "h5",
+  "h6",
+  "header",
+  "hgroup",
+  "hr",
+  "html",
+  "legend",
+  "li",
+  "main",
+  "menu",
+  "nav",
+  "ol",
+  "p",
+  "pre",
+  "search",
+  "section",
+  "summary",
+  "table",
+  "tbody",
+  "td",
+  "tfoot",
+  "th",
+  "thead",
+  "tr",
+  "ul",
+  "#root",
 ]);
 
 /**
@@ -94,7 +198,12 @@ export function parseHtml(html: string, maxNodes = MAX_NODES): ParsedDocument {
     const children = current().children;
     const last = children[children.length - 1];
     // Indentation between blocks renders as nothing: not storing it saves a node per line of markup.
-    if ((last === undefined || (typeof last !== "string" && BLOCK_LEVEL.has(last.tag))) && isBlank(text) && !isOpen("pre")) return;
+    if (
+      (last === undefined || (typeof last !== "string" && BLOCK_LEVEL.has(last.tag))) &&
+      isBlank(text) &&
+      !isOpen("pre")
+    )
+      return;
     if (typeof last === "string") children[children.length - 1] = last + text;
     else {
       children.push(text);
@@ -300,14 +409,53 @@ function readStartTag(html: string, lt: number): StartTag | null {
     const kept = KEPT_ATTRIBUTES.get(attrName);
     if (kept === undefined) continue;
     pairs ??= [];
-    if (!pairs.some((existing, index) => index % 2 === 0 && existing === kept)) pairs.push(kept, decodeHtmlAttribute(value));
+    if (!pairs.some((existing, index) => index % 2 === 0 && existing === kept))
+      pairs.push(kept, decodeHtmlAttribute(value));
   }
   return null;
 }
 
 const TAG_NAMES = new Map(
-  [...BLOCK_LEVEL, ...VOID, ...RAW_TEXT, "a", "b", "i", "em", "strong", "code", "span", "small", "sup", "sub", "kbd", "samp", "tt", "cite", "dfn", "del", "s",
-    "strike", "u", "mark", "time", "abbr", "label", "font", "bdi", "bdo", "q", "var", "ins", "picture", "option", "select", "button", "nav", "noscript"].map((tag) => [tag, tag]),
+  [
+    ...BLOCK_LEVEL,
+    ...VOID,
+    ...RAW_TEXT,
+    "a",
+    "b",
+    "i",
+    "em",
+    "strong",
+    "code",
+    "span",
+    "small",
+    "sup",
+    "sub",
+    "kbd",
+    "samp",
+    "tt",
+    "cite",
+    "dfn",
+    "del",
+    "s",
+    "strike",
+    "u",
+    "mark",
+    "time",
+    "abbr",
+    "label",
+    "font",
+    "bdi",
+    "bdo",
+    "q",
+    "var",
+    "ins",
+    "picture",
+    "option",
+    "select",
+    "button",
+    "nav",
+    "noscript",
+  ].map((tag) => [tag, tag]),
 );
 
 /** Sliced to its length: a pushed-to array keeps room for 16 or more entries. */

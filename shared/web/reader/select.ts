@@ -12,17 +12,62 @@ import type { ElementNode } from "./parse";
  * here: it is a control region or the page itself (see settleForms).
  */
 export const DROPPED = new Set([
-  "script", "style", "noscript", "template", "svg", "math", "nav", "iframe", "object", "embed", "canvas",
-  "button", "select", "input", "textarea", "dialog", "head", "link", "meta", "base", "audio", "video", "map", "frameset", "noembed", "noframes",
+  "script",
+  "style",
+  "noscript",
+  "template",
+  "svg",
+  "math",
+  "nav",
+  "iframe",
+  "object",
+  "embed",
+  "canvas",
+  "button",
+  "select",
+  "input",
+  "textarea",
+  "dialog",
+  "head",
+  "link",
+  "meta",
+  "base",
+  "audio",
+  "video",
+  "map",
+  "frameset",
+  "noembed",
+  "noframes",
 ]);
 /** Site chrome when outside the main content; an article's own header, footer or aside is kept. */
 const CHROME = new Set(["header", "footer", "aside"]);
 const CHROME_ROLES = new Set(["banner", "contentinfo"]);
-const DROPPED_ROLES = new Set(["navigation", "complementary", "search", "dialog", "alertdialog", "menu", "menubar", "toolbar"]);
+const DROPPED_ROLES = new Set([
+  "navigation",
+  "complementary",
+  "search",
+  "dialog",
+  "alertdialog",
+  "menu",
+  "menubar",
+  "toolbar",
+]);
 /** Class or id tokens that name navigation or hidden helpers on most sites. */
 const NOISE_TOKENS = new Set([
-  "navbar", "nav", "navigation", "menu", "breadcrumb", "breadcrumbs", "skip-link", "skip-to-content", "tagline",
-  "cookie-banner", "cookie-consent", "sr-only", "visually-hidden", "screen-reader-text",
+  "navbar",
+  "nav",
+  "navigation",
+  "menu",
+  "breadcrumb",
+  "breadcrumbs",
+  "skip-link",
+  "skip-to-content",
+  "tagline",
+  "cookie-banner",
+  "cookie-consent",
+  "sr-only",
+  "visually-hidden",
+  "screen-reader-text",
 ]);
 /**
  * Parts of class tokens (`share-tools`, `related_stories`, `comments-section`), never of ids (ids are
@@ -30,12 +75,33 @@ const NOISE_TOKENS = new Set([
  * recommended links, reader comments, newsletter sign-ups, promotions.
  */
 const NOISE_CLASS_PARTS = new Set([
-  "share", "sharing", "social", "related", "comments", "newsletter", "promo", "advert", "ads", "suggested", "recommendations", "recommended",
+  "share",
+  "sharing",
+  "social",
+  "related",
+  "comments",
+  "newsletter",
+  "promo",
+  "advert",
+  "ads",
+  "suggested",
+  "recommendations",
+  "recommended",
 ]);
 /** Whole class tokens: rustdoc's version and source links beside each signature. */
 const NOISE_CLASSES = new Set(["rightside", "since"]);
 /** Class or id tokens of a page's header and footer drawn with plain <div>s (YUI grids call them hd and ft). */
-const CHROME_TOKENS = new Set(["header", "footer", "page-header", "page-footer", "site-header", "site-footer", "masthead", "hd", "ft"]);
+const CHROME_TOKENS = new Set([
+  "header",
+  "footer",
+  "page-header",
+  "page-footer",
+  "site-header",
+  "site-footer",
+  "masthead",
+  "hd",
+  "ft",
+]);
 /** Class or id tokens for a box beside the text: site chrome outside the content, a TIP or note box inside it. */
 const SIDEBAR_TOKENS = new Set(["sidebar", "side-bar"]);
 
@@ -54,7 +120,8 @@ export function isDroppedIn(el: ElementNode, inContent: boolean): boolean {
 function dropClass(el: ElementNode): DropClass {
   if (DROPPED.has(el.tag)) return DropClass.Always;
   const attrs = el.attrs;
-  if (attrs.size === 0) return el.tag === "aside" ? boxBesideText(el) : CHROME.has(el.tag) ? DropClass.Chrome : DropClass.Keep;
+  if (attrs.size === 0)
+    return el.tag === "aside" ? boxBesideText(el) : CHROME.has(el.tag) ? DropClass.Chrome : DropClass.Keep;
   if (attrs.has("hidden") || attrs.get("aria-hidden") === "true") return DropClass.Always;
   const role = (attrs.get("role") ?? "").toLowerCase();
   if (DROPPED_ROLES.has(role)) return DropClass.Always;
@@ -175,7 +242,19 @@ function dominantArticle(articles: ElementNode[]): ElementNode | null {
  * Containers the descent may enter; it never splits a paragraph, list, data table or code block.
  * A layout table's rows are entered on the way to the cell that holds the text.
  */
-const CONTAINERS = new Set(["div", "section", "center", "span", "td", "font", "article", "main", "body", "html", "form"]);
+const CONTAINERS = new Set([
+  "div",
+  "section",
+  "center",
+  "span",
+  "td",
+  "font",
+  "article",
+  "main",
+  "body",
+  "html",
+  "form",
+]);
 const LAYOUT_TABLE_PARTS = new Set(["tbody", "thead", "tfoot", "tr"]);
 const PROSE_SHARE = 0.9;
 

@@ -20,7 +20,11 @@ export function markdownToText(markdown: string): string {
       fence = fenceMatch[1]!;
       continue;
     }
-    if (/^\s*\|?\s*:?-{3,}:?\s*(\|\s*:?-{3,}:?\s*)*\|?\s*$/.test(line) && line.includes("-") && (line.includes("|") || /^\s*-{3,}\s*$/.test(line))) {
+    if (
+      /^\s*\|?\s*:?-{3,}:?\s*(\|\s*:?-{3,}:?\s*)*\|?\s*$/.test(line) &&
+      line.includes("-") &&
+      (line.includes("|") || /^\s*-{3,}\s*$/.test(line))
+    ) {
       if (/^\s*-{3,}\s*$/.test(line)) out.push("");
       continue;
     }
@@ -28,7 +32,10 @@ export function markdownToText(markdown: string): string {
       out.push("");
       continue;
     }
-    let text = line.replace(/^(\s*>)+\s?/, "").replace(/^\s{0,3}#{1,6}\s+/, "").replace(/\s+#+\s*$/, "");
+    let text = line
+      .replace(/^(\s*>)+\s?/, "")
+      .replace(/^\s{0,3}#{1,6}\s+/, "")
+      .replace(/\s+#+\s*$/, "");
     if (/^\s*\|.*\|\s*$/.test(text)) {
       text = text
         .trim()
@@ -39,7 +46,10 @@ export function markdownToText(markdown: string): string {
     }
     out.push(stripInlineMarkdown(text));
   }
-  return out.join("\n").replace(/\n{3,}/g, "\n\n").trim();
+  return out
+    .join("\n")
+    .replace(/\n{3,}/g, "\n\n")
+    .trim();
 }
 
 function stripInlineMarkdown(text: string): string {

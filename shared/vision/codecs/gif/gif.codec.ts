@@ -14,10 +14,14 @@ export const gifCodec: Codec = {
     return {
       passThrough: !header.animated,
       verify: async () => {
-        for (const [i, frame] of walkGifFrames(bytes, header.width, header.height).entries()) decodeGifFrame(bytes, frame, i + 1);
+        for (const [i, frame] of walkGifFrames(bytes, header.width, header.height).entries())
+          decodeGifFrame(bytes, frame, i + 1);
       },
       colorProfile: async () => undefined, // GIF has none
-      decodeRows: async (_minScale, makeResampler) => ({ resampler: decodeGifRows(bytes, header, makeResampler), wasmBytes: 0 }),
+      decodeRows: async (_minScale, makeResampler) => ({
+        resampler: decodeGifRows(bytes, header, makeResampler),
+        wasmBytes: 0,
+      }),
     };
   },
 };

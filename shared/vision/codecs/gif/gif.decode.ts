@@ -11,10 +11,19 @@ import type { StreamingResampler } from "../../resample";
 import { decodeGifFrame } from "./gif.lzw";
 
 /** The four passes of an interlaced frame: [first row, step]. */
-const GIF_PASSES = [[0, 8], [4, 8], [2, 4], [1, 2]] as const;
+const GIF_PASSES = [
+  [0, 8],
+  [4, 8],
+  [2, 4],
+  [1, 2],
+] as const;
 
 /** Decodes the first frame of a GIF (the header sniff has walked every block) into the resampler. */
-export function decodeGifRows(bytes: Uint8Array, header: ImageHeader, makeResampler: ResamplerFactory): StreamingResampler {
+export function decodeGifRows(
+  bytes: Uint8Array,
+  header: ImageHeader,
+  makeResampler: ResamplerFactory,
+): StreamingResampler {
   const frame = walkGifFrames(bytes, header.width, header.height)[0]!;
   const { width, height } = header;
   const resampler = makeResampler(width, height);
@@ -22,7 +31,8 @@ export function decodeGifRows(bytes: Uint8Array, header: ImageHeader, makeResamp
   const rgb = new Uint8Array(width * 3).fill(255); // columns outside the frame stay white
   const palette = frame.palette ?? new Uint8Array(0);
   const colours = Math.floor(palette.length / 3);
-  const fw = frame.width, fh = frame.height;
+  const fw = frame.width,
+    fh = frame.height;
 
   let screenRow = 0; // next row of the logical screen to hand over
   const blankUntil = (row: number) => {
@@ -37,7 +47,9 @@ export function decodeGifRows(bytes: Uint8Array, header: ImageHeader, makeResamp
         if (i === frame.transparentIndex) {
           rgb[o] = rgb[o + 1] = rgb[o + 2] = 255;
         } else if (i < colours) {
-          rgb[o] = palette[i * 3]!; rgb[o + 1] = palette[i * 3 + 1]!; rgb[o + 2] = palette[i * 3 + 2]!;
+          rgb[o] = palette[i * 3]!;
+          rgb[o + 1] = palette[i * 3 + 1]!;
+          rgb[o + 2] = palette[i * 3 + 2]!;
         } else {
           rgb[o] = rgb[o + 1] = rgb[o + 2] = 0; // an index past the table: black, as decoders do
         }
@@ -52,8 +64,13 @@ export function decodeGifRows(bytes: Uint8Array, header: ImageHeader, makeResamp
   const evens = new Uint8Array(frame.interlaced ? fw * Math.ceil(fh / 2) : 0);
   const order: number[] = [];
   if (frame.interlaced) for (const [start, step] of GIF_PASSES) for (let y = start; y < fh; y += step) order.push(y);
-  let nth = 0, x = 0, nextOut = 0;
-  const target = () => (frame.interlaced && order[nth]! % 2 === 0 ? evens.subarray((order[nth]! >> 1) * fw, ((order[nth]! >> 1) + 1) * fw) : line);
+  let nth = 0,
+    x = 0,
+    nextOut = 0;
+  const target = () =>
+    frame.interlaced && order[nth]! % 2 === 0
+      ? evens.subarray((order[nth]! >> 1) * fw, ((order[nth]! >> 1) + 1) * fw)
+      : line;
   let row = target();
   const rowDone = () => {
     const y = frame.interlaced ? order[nth]! : nth;

@@ -19,7 +19,8 @@ const MAX_CODES = 4096;
  */
 export function decodeGifFrame(bytes: Uint8Array, frame: GifFrame, index: number, sink?: IndexSink): void {
   const minCodeSize = bytes[frame.dataStart]!;
-  const clear = 1 << minCodeSize, end = clear + 1;
+  const clear = 1 << minCodeSize,
+    end = clear + 1;
   const pixels = frame.width * frame.height;
   // Code c is the string of code prefix[c] followed by suffix[c]; first[c] is its first index.
   const lengths = new Uint16Array(MAX_CODES).fill(1, 0, clear);
@@ -28,9 +29,15 @@ export function decodeGifFrame(bytes: Uint8Array, frame: GifFrame, index: number
   const first = new Uint8Array(sink ? MAX_CODES : 0);
   for (let c = 0; sink && c < clear; c++) suffix[c] = first[c] = c;
   const string = new Uint8Array(sink ? MAX_CODES + 1 : 0);
-  let codeSize = minCodeSize + 1, next = end + 1, previous = -1;
-  let produced = 0, acc = 0, bits = 0, ended = false;
-  const garbled = () => invalidImage("GIF", `is corrupt: frame ${index} has an invalid LZW code after ${produced} of its ${pixels} pixels`);
+  let codeSize = minCodeSize + 1,
+    next = end + 1,
+    previous = -1;
+  let produced = 0,
+    acc = 0,
+    bits = 0,
+    ended = false;
+  const garbled = () =>
+    invalidImage("GIF", `is corrupt: frame ${index} has an invalid LZW code after ${produced} of its ${pixels} pixels`);
   let at = frame.dataStart + 1;
   for (let size = bytes[at]!; size !== 0 && !ended && produced < pixels; size = bytes[at]!) {
     for (let i = at + 1; i <= at + size && !ended && produced < pixels; i++) {
@@ -41,13 +48,21 @@ export function decodeGifFrame(bytes: Uint8Array, frame: GifFrame, index: number
         acc >>>= codeSize;
         bits -= codeSize;
         if (code === clear) {
-          codeSize = minCodeSize + 1; next = end + 1; previous = -1;
+          codeSize = minCodeSize + 1;
+          next = end + 1;
+          previous = -1;
           continue;
         }
-        if (code === end) { ended = true; break; }
+        if (code === end) {
+          ended = true;
+          break;
+        }
         if (previous < 0) {
           if (code >= clear) throw garbled();
-          if (sink) { string[0] = code; sink(string, 1); }
+          if (sink) {
+            string[0] = code;
+            sink(string, 1);
+          }
           produced += 1;
         } else {
           if (code > next || (code === next && next >= MAX_CODES)) throw garbled();
@@ -78,5 +93,6 @@ export function decodeGifFrame(bytes: Uint8Array, frame: GifFrame, index: number
     }
     at += size + 1;
   }
-  if (produced < pixels) throw invalidImage("GIF", `is truncated: frame ${index} has data for ${produced} of its ${pixels} pixels`);
+  if (produced < pixels)
+    throw invalidImage("GIF", `is truncated: frame ${index} has data for ${produced} of its ${pixels} pixels`);
 }

@@ -22,7 +22,15 @@ export const jpegCodec: Codec = {
       colorProfile: async () => structure.icc,
       decodeRows: async (minScale, makeResampler) => {
         if (printColours) cmyk ??= cmykColorOf(structure);
-        const decoded = decodeJpegRows(bytes, header.width, header.height, minScale, wasm.jpegDecoder, makeResampler, cmyk);
+        const decoded = decodeJpegRows(
+          bytes,
+          header.width,
+          header.height,
+          minScale,
+          wasm.jpegDecoder,
+          makeResampler,
+          cmyk,
+        );
         return { resampler: decoded.resampler, wasmBytes: decoded.stats.wasmBytes };
       },
     };

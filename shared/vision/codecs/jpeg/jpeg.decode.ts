@@ -32,8 +32,26 @@ interface TurboJpegExports {
   free(ptr: number): void;
   tjInitDecompress(): number;
   tjDestroy(handle: number): number;
-  tjDecompressHeader3(handle: number, src: number, srcSize: number, width: number, height: number, subsamp: number, colorspace: number): number;
-  tjDecompress2(handle: number, src: number, srcSize: number, dst: number, width: number, pitch: number, height: number, pixelFormat: number, flags: number): number;
+  tjDecompressHeader3(
+    handle: number,
+    src: number,
+    srcSize: number,
+    width: number,
+    height: number,
+    subsamp: number,
+    colorspace: number,
+  ): number;
+  tjDecompress2(
+    handle: number,
+    src: number,
+    srcSize: number,
+    dst: number,
+    width: number,
+    pitch: number,
+    height: number,
+    pixelFormat: number,
+    flags: number,
+  ): number;
 }
 
 function instantiate(module: WebAssembly.Module): TurboJpegExports {
@@ -102,19 +120,29 @@ export function cmykColorOf(info: JpegColorInfo): CmykColor {
 }
 
 /** Decodes a whole JPEG at full size to RGB in the JS heap (our own small output, to measure its fidelity). */
-export function decodeJpegRgb(bytes: Uint8Array, module: WebAssembly.Module): { rgb: Uint8Array; width: number; height: number } {
+export function decodeJpegRgb(
+  bytes: Uint8Array,
+  module: WebAssembly.Module,
+): { rgb: Uint8Array; width: number; height: number } {
   let out: { rgb: Uint8Array; width: number; height: number } | undefined;
   try {
     // Decoded once: a CMYK file (a test's or a bench's, never our output) is walked for its colour only then.
-    decodeJpeg(bytes, 8, module, (width, height) => {
-      const rgb = new Uint8Array(width * height * 3);
-      out = { rgb, width, height };
-      return (row, pixels, at) => rgb.set(pixels.subarray(at, at + width * 3), row * width * 3);
-    }, () => cmykColorOf(new JpegMarkerWalk(bytes).toEnd()));
+    decodeJpeg(
+      bytes,
+      8,
+      module,
+      (width, height) => {
+        const rgb = new Uint8Array(width * height * 3);
+        out = { rgb, width, height };
+        return (row, pixels, at) => rgb.set(pixels.subarray(at, at + width * 3), row * width * 3);
+      },
+      () => cmykColorOf(new JpegMarkerWalk(bytes).toEnd()),
+    );
   } catch (error) {
     // These bytes are our encoder's: a decode that fails on their data is our fault, never the
     // caller's (running out of memory stays what it is).
-    const brokenData = error instanceof DecoderFailure ? !error.exhausted : error instanceof AppError && error.code === "invalid_image";
+    const brokenData =
+      error instanceof DecoderFailure ? !error.exhausted : error instanceof AppError && error.code === "invalid_image";
     if (brokenData) throw new Error("TurboJPEG could not decode our own JPEG output", { cause: error });
     throw error;
   }
@@ -140,13 +168,23 @@ function decodeJpeg(
   const tj = instantiate(module);
   const src = tj.malloc(bytes.length);
   const info = tj.malloc(16);
-  if (src === 0 || info === 0) throw new AppError(413, "image_too_large", "The JPEG needs more memory to decode than this service allows. Send a smaller image.");
+  if (src === 0 || info === 0)
+    throw new AppError(
+      413,
+      "image_too_large",
+      "The JPEG needs more memory to decode than this service allows. Send a smaller image.",
+    );
   new Uint8Array(tj.memory.buffer, src, bytes.length).set(bytes);
   const handle = tj.tjInitDecompress();
   new Int32Array(tj.memory.buffer, info, 4).fill(UNSET);
-  let status = decodeCallerBytes("TurboJPEG", "JPEG", JPEG_DECODER_FAILED, () => tj.tjDecompressHeader3(handle, src, bytes.length, info, info + 4, info + 8, info + 12));
+  let status = decodeCallerBytes("TurboJPEG", "JPEG", JPEG_DECODER_FAILED, () =>
+    tj.tjDecompressHeader3(handle, src, bytes.length, info, info + 4, info + 8, info + 12),
+  );
   const header = new DataView(tj.memory.buffer, info, 16);
-  const width = header.getInt32(0, true), height = header.getInt32(4, true), subsamp = header.getInt32(8, true), colorspace = header.getInt32(12, true);
+  const width = header.getInt32(0, true),
+    height = header.getInt32(4, true),
+    subsamp = header.getInt32(8, true),
+    colorspace = header.getInt32(12, true);
   // TurboJPEG's header call fails for any sampling outside the few it names (4:4:4, 4:2:2, 4:2:0,
   // 4:4:0, 4:1:1, grey): 4:1:0, 1x1 luma with 2x1 chroma, 2x2 everywhere are all legal (T.81 allows
   // 1..4 per component) and libjpeg decodes them. It has read the whole frame header by then and
@@ -160,8 +198,25 @@ function decodeJpeg(
   const channels = cmyk ? 4 : 3;
   const pitch = decodedWidth * channels;
   const dst = tj.malloc(pitch * decodedHeight);
-  if (dst === 0) throw new AppError(413, "image_too_large", `The ${width}x${height} JPEG needs more memory to decode than this service allows. Send a smaller image.`);
-  status = decodeCallerBytes("TurboJPEG", "JPEG", JPEG_DECODER_FAILED, () => tj.tjDecompress2(handle, src, bytes.length, dst, decodedWidth, pitch, decodedHeight, cmyk ? TJPF_CMYK : TJPF_RGB, 0));
+  if (dst === 0)
+    throw new AppError(
+      413,
+      "image_too_large",
+      `The ${width}x${height} JPEG needs more memory to decode than this service allows. Send a smaller image.`,
+    );
+  status = decodeCallerBytes("TurboJPEG", "JPEG", JPEG_DECODER_FAILED, () =>
+    tj.tjDecompress2(
+      handle,
+      src,
+      bytes.length,
+      dst,
+      decodedWidth,
+      pitch,
+      decodedHeight,
+      cmyk ? TJPF_CMYK : TJPF_RGB,
+      0,
+    ),
+  );
   if (status !== 0) throw corruptJpeg();
   const sink = open(decodedWidth, decodedHeight);
   if (!sink) return tj.memory.buffer.byteLength;
@@ -194,15 +249,22 @@ function decodeCheckedFrame(
   open: (decodedWidth: number, decodedHeight: number) => RowSink | undefined,
   cmykColor: () => CmykColor,
 ): DecodeStats {
-  let decodedWidth = 0, decodedHeight = 0;
-  const wasmBytes = decodeJpeg(bytes, eighths, module, (w, h) => {
-    if (w !== Math.ceil((width * eighths) / 8) || h !== Math.ceil((height * eighths) / 8)) {
-      throw invalidImage("JPEG", `has a frame of another size than its header says (${width}x${height})`);
-    }
-    decodedWidth = w;
-    decodedHeight = h;
-    return open(w, h);
-  }, cmykColor);
+  let decodedWidth = 0,
+    decodedHeight = 0;
+  const wasmBytes = decodeJpeg(
+    bytes,
+    eighths,
+    module,
+    (w, h) => {
+      if (w !== Math.ceil((width * eighths) / 8) || h !== Math.ceil((height * eighths) / 8)) {
+        throw invalidImage("JPEG", `has a frame of another size than its header says (${width}x${height})`);
+      }
+      decodedWidth = w;
+      decodedHeight = h;
+      return open(w, h);
+    },
+    cmykColor,
+  );
   return { wasmBytes, decodedWidth, decodedHeight };
 }
 
@@ -224,15 +286,25 @@ export function decodeJpegRows(
 ): { stats: DecodeStats; resampler: ReturnType<ResamplerFactory> } {
   const eighths = jpegDctEighths(minScale);
   let resampler: ReturnType<ResamplerFactory> | undefined;
-  const stats = decodeCheckedFrame(bytes, width, height, eighths, module, (w, h) => {
-    const r = makeResampler(w, h, eighths / 8);
-    resampler = r;
-    return Object.assign((row: number, rgb: Uint8Array, at: number) => r.pushRow(row, rgb, at), { wants: (row: number) => r.wantsRow(row) });
-  }, () => {
-    // The frame header the walk read and the one TurboJPEG read are the same (the structure walk refuses a second).
-    if (!cmyk) throw new Error("TurboJPEG found a CMYK/YCCK frame where the header walk read fewer components");
-    return cmyk;
-  });
+  const stats = decodeCheckedFrame(
+    bytes,
+    width,
+    height,
+    eighths,
+    module,
+    (w, h) => {
+      const r = makeResampler(w, h, eighths / 8);
+      resampler = r;
+      return Object.assign((row: number, rgb: Uint8Array, at: number) => r.pushRow(row, rgb, at), {
+        wants: (row: number) => r.wantsRow(row),
+      });
+    },
+    () => {
+      // The frame header the walk read and the one TurboJPEG read are the same (the structure walk refuses a second).
+      if (!cmyk) throw new Error("TurboJPEG found a CMYK/YCCK frame where the header walk read fewer components");
+      return cmyk;
+    },
+  );
   return { stats, resampler: resampler! };
 }
 
@@ -241,8 +313,21 @@ export function decodeJpegRows(
  * checks its frame against the header's size, delivering no row: how a JPEG embedded unchanged is
  * verified. @throws AppError 400 `invalid_image` when TurboJPEG cannot decode it.
  */
-export function decodeJpegWithoutRows(bytes: Uint8Array, width: number, height: number, module: WebAssembly.Module): DecodeStats {
-  return decodeCheckedFrame(bytes, width, height, 1, module, () => undefined, () => {
-    throw new Error("a decode without rows converts no colour");
-  });
+export function decodeJpegWithoutRows(
+  bytes: Uint8Array,
+  width: number,
+  height: number,
+  module: WebAssembly.Module,
+): DecodeStats {
+  return decodeCheckedFrame(
+    bytes,
+    width,
+    height,
+    1,
+    module,
+    () => undefined,
+    () => {
+      throw new Error("a decode without rows converts no colour");
+    },
+  );
 }

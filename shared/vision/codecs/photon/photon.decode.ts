@@ -86,16 +86,27 @@ export function decodeWithPhoton(
 ): { stats: DecodeStats; resampler: StreamingResampler } {
   const photon = instantiate(module);
   // Everything photon does with the caller's bytes, up to handing the pixels over, is its decode.
-  const { width, height, pixelsPtr, pixelsLen } = decodeCallerBytes("photon", format, "could not be decoded: its data is corrupt", () => {
-    const src = photon.__wbindgen_malloc(bytes.length, 1);
-    new Uint8Array(photon.memory.buffer, src, bytes.length).set(bytes);
-    const image = photon.photonimage_new_from_byteslice(src, bytes.length);
-    const [pixelsPtr, pixelsLen] = photon.photonimage_get_raw_pixels(image);
-    const decoded = { width: photon.photonimage_get_width(image) >>> 0, height: photon.photonimage_get_height(image) >>> 0, pixelsPtr, pixelsLen };
-    photon.__wbg_photonimage_free(image, 0);
-    return decoded;
-  });
-  if (pixelsLen !== width * height * 4) throw invalidImage(format, `decoded to ${pixelsLen} bytes, not the ${width}x${height} it declares`);
+  const { width, height, pixelsPtr, pixelsLen } = decodeCallerBytes(
+    "photon",
+    format,
+    "could not be decoded: its data is corrupt",
+    () => {
+      const src = photon.__wbindgen_malloc(bytes.length, 1);
+      new Uint8Array(photon.memory.buffer, src, bytes.length).set(bytes);
+      const image = photon.photonimage_new_from_byteslice(src, bytes.length);
+      const [pixelsPtr, pixelsLen] = photon.photonimage_get_raw_pixels(image);
+      const decoded = {
+        width: photon.photonimage_get_width(image) >>> 0,
+        height: photon.photonimage_get_height(image) >>> 0,
+        pixelsPtr,
+        pixelsLen,
+      };
+      photon.__wbg_photonimage_free(image, 0);
+      return decoded;
+    },
+  );
+  if (pixelsLen !== width * height * 4)
+    throw invalidImage(format, `decoded to ${pixelsLen} bytes, not the ${width}x${height} it declares`);
   const resampler = makeResampler(width, height);
   const rgba = new Uint8Array(photon.memory.buffer, pixelsPtr, pixelsLen);
   const rgb = new Uint8Array(width * 3);
@@ -105,7 +116,9 @@ export function decodeWithPhoton(
     for (let x = 0, o = 0; x < width; x++, p += 4, o += 3) {
       const a = rgba[p + 3]!;
       if (a === 255) {
-        rgb[o] = rgba[p]!; rgb[o + 1] = rgba[p + 1]!; rgb[o + 2] = rgba[p + 2]!;
+        rgb[o] = rgba[p]!;
+        rgb[o + 1] = rgba[p + 1]!;
+        rgb[o + 2] = rgba[p + 2]!;
       } else {
         const keep = 255 - a;
         rgb[o] = ((rgba[p]! * a + 255 * keep) / 255 + 0.5) | 0;
@@ -115,5 +128,8 @@ export function decodeWithPhoton(
     }
     resampler.pushRow(row, rgb);
   }
-  return { stats: { wasmBytes: photon.memory.buffer.byteLength, decodedWidth: width, decodedHeight: height }, resampler };
+  return {
+    stats: { wasmBytes: photon.memory.buffer.byteLength, decodedWidth: width, decodedHeight: height },
+    resampler,
+  };
 }

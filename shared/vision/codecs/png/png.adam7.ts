@@ -24,14 +24,16 @@ export async function decodeAdam7Rows(info: PngInfo, makeResampler: ResamplerFac
   const evens = new Uint8Array(rowBytes * Math.ceil(height / 2));
   let handed = 0; // rows of the image handed to the resampler
   const handEvenRowsBefore = (row: number) => {
-    for (; handed < row; handed += 2) if (resampler.wantsRow(handed)) resampler.pushRow(handed, evens, (handed >> 1) * rowBytes);
+    for (; handed < row; handed += 2)
+      if (resampler.wantsRow(handed)) resampler.pushRow(handed, evens, (handed >> 1) * rowBytes);
   };
 
   const { reader, feeding } = inflateIdat(info);
-  let chunk: Uint8Array = new Uint8Array(0), at = 0;
+  let chunk: Uint8Array = new Uint8Array(0),
+    at = 0;
   /** Copies the next `n` inflated bytes into `into` at `offset`; false when the stream ends first. */
   const read = async (into: Uint8Array, offset: number, n: number): Promise<boolean> => {
-    for (let filled = 0; filled < n;) {
+    for (let filled = 0; filled < n; ) {
       if (at === chunk.length) {
         const next = await readInflated(reader);
         if (!next) return false;
@@ -49,7 +51,8 @@ export async function decodeAdam7Rows(info: PngInfo, makeResampler: ResamplerFac
   try {
     for (let pass = 0; pass < ADAM7.length; pass++) {
       const [x0, y0, dx, dy] = ADAM7[pass]!;
-      const passWidth = Math.ceil((width - x0) / dx), passRows = Math.ceil((height - y0) / dy);
+      const passWidth = Math.ceil((width - x0) / dx),
+        passRows = Math.ceil((height - y0) / dy);
       if (passWidth <= 0 || passRows <= 0) continue;
       const passInfo = { ...info, width: passWidth };
       const stride = Math.ceil((passWidth * bitsPerPixel) / 8);
@@ -69,8 +72,11 @@ export async function decodeAdam7Rows(info: PngInfo, makeResampler: ResamplerFac
         } else {
           const base = (y >> 1) * rowBytes;
           for (let i = 0, x = x0; i < passWidth; i++, x += dx) {
-            const s = out.at + i * 3, d = base + x * 3;
-            evens[d] = out.bytes[s]!; evens[d + 1] = out.bytes[s + 1]!; evens[d + 2] = out.bytes[s + 2]!;
+            const s = out.at + i * 3,
+              d = base + x * 3;
+            evens[d] = out.bytes[s]!;
+            evens[d + 1] = out.bytes[s + 1]!;
+            evens[d + 2] = out.bytes[s + 2]!;
           }
         }
         lines.nextLine();

@@ -18,7 +18,9 @@ export const pngCodec: Codec = {
       verify: () => verifyPngData(info),
       colorProfile: () => pngIccProfile(info),
       decodeRows: async (_minScale, makeResampler) => ({
-        resampler: info.interlaced ? await decodeAdam7Rows(info, makeResampler) : await decodePngRows(info, makeResampler, wasm.simd),
+        resampler: info.interlaced
+          ? await decodeAdam7Rows(info, makeResampler)
+          : await decodePngRows(info, makeResampler, wasm.simd),
         wasmBytes: 0,
       }),
     };

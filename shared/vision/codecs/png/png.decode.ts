@@ -34,9 +34,23 @@ export interface PngInfo {
 
 export const CHANNELS: Record<number, number> = { 0: 1, 2: 3, 3: 1, 4: 2, 6: 4 };
 /** Adam7's seven passes: [x start, y start, x step, y step]. */
-export const ADAM7 = [[0, 0, 8, 8], [4, 0, 8, 8], [0, 4, 4, 8], [2, 0, 4, 4], [0, 2, 2, 4], [1, 0, 2, 2], [0, 1, 1, 2]] as const;
+export const ADAM7 = [
+  [0, 0, 8, 8],
+  [4, 0, 8, 8],
+  [0, 4, 4, 8],
+  [2, 0, 4, 4],
+  [0, 2, 2, 4],
+  [1, 0, 2, 2],
+  [0, 1, 1, 2],
+] as const;
 /** Bit depths the PNG spec allows per colour type. */
-const BIT_DEPTHS: Record<number, number[]> = { 0: [1, 2, 4, 8, 16], 2: [8, 16], 3: [1, 2, 4, 8], 4: [8, 16], 6: [8, 16] };
+const BIT_DEPTHS: Record<number, number[]> = {
+  0: [1, 2, 4, 8, 16],
+  2: [8, 16],
+  3: [1, 2, 4, 8],
+  4: [8, 16],
+  6: [8, 16],
+};
 /** Ancillary chunks the spec places before PLTE and IDAT (colour space), and before IDAT only. */
 const BEFORE_PLTE = new Set(["cHRM", "gAMA", "iCCP", "sBIT", "sRGB", "cICP", "mDCV", "cLLI"]);
 const BEFORE_IDAT = new Set(["bKGD", "hIST", "tRNS", "pHYs", "sPLT", "acTL"]);
@@ -55,7 +69,8 @@ const CRC_TABLES = (() => {
     for (let k = 0; k < 8; k++) c = c & 1 ? 0xedb88320 ^ (c >>> 1) : c >>> 1;
     t[n] = c >>> 0;
   }
-  for (let k = 1; k < 8; k++) for (let n = 0; n < 256; n++) t[k * 256 + n] = (t[(k - 1) * 256 + n]! >>> 8) ^ t[t[(k - 1) * 256 + n]! & 0xff]!;
+  for (let k = 1; k < 8; k++)
+    for (let n = 0; n < 256; n++) t[k * 256 + n] = (t[(k - 1) * 256 + n]! >>> 8) ^ t[t[(k - 1) * 256 + n]! & 0xff]!;
   return t;
 })();
 
@@ -65,8 +80,15 @@ export function crc32(bytes: Uint8Array, start: number, end: number): number {
   let i = start;
   for (; i + 8 <= end; i += 8) {
     const a = c ^ (bytes[i]! | (bytes[i + 1]! << 8) | (bytes[i + 2]! << 16) | (bytes[i + 3]! << 24));
-    c = t[1792 + (a & 0xff)]! ^ t[1536 + ((a >>> 8) & 0xff)]! ^ t[1280 + ((a >>> 16) & 0xff)]! ^ t[1024 + (a >>> 24)]!
-      ^ t[768 + bytes[i + 4]!]! ^ t[512 + bytes[i + 5]!]! ^ t[256 + bytes[i + 6]!]! ^ t[bytes[i + 7]!]!;
+    c =
+      t[1792 + (a & 0xff)]! ^
+      t[1536 + ((a >>> 8) & 0xff)]! ^
+      t[1280 + ((a >>> 16) & 0xff)]! ^
+      t[1024 + (a >>> 24)]! ^
+      t[768 + bytes[i + 4]!]! ^
+      t[512 + bytes[i + 5]!]! ^
+      t[256 + bytes[i + 6]!]! ^
+      t[bytes[i + 7]!]!;
   }
   for (; i < end; i++) c = t[(c ^ bytes[i]!) & 0xff]! ^ (c >>> 8);
   return (c ^ 0xffffffff) >>> 0;
@@ -75,11 +97,15 @@ export function crc32(bytes: Uint8Array, start: number, end: number): number {
 function checkHeader(data: Uint8Array): Omit<PngInfo, "idat" | "droppedChunks"> {
   if (data.length !== 13) throw corrupt(`its IHDR chunk is ${data.length} bytes, not 13`);
   const view = new DataView(data.buffer, data.byteOffset, data.byteLength);
-  const width = view.getUint32(0), height = view.getUint32(4);
-  const bitDepth = data[8]!, colorType = data[9]!;
-  if (width === 0 || height === 0 || width > 0x7fffffff || height > 0x7fffffff) throw corrupt(`its IHDR declares an impossible size ${width}x${height}`);
+  const width = view.getUint32(0),
+    height = view.getUint32(4);
+  const bitDepth = data[8]!,
+    colorType = data[9]!;
+  if (width === 0 || height === 0 || width > 0x7fffffff || height > 0x7fffffff)
+    throw corrupt(`its IHDR declares an impossible size ${width}x${height}`);
   if (!BIT_DEPTHS[colorType]) throw corrupt(`unknown color type ${colorType}`);
-  if (!BIT_DEPTHS[colorType]!.includes(bitDepth)) throw corrupt(`bit depth ${bitDepth} is not allowed for color type ${colorType}`);
+  if (!BIT_DEPTHS[colorType]!.includes(bitDepth))
+    throw corrupt(`bit depth ${bitDepth} is not allowed for color type ${colorType}`);
   if (data[10] !== 0 || data[11] !== 0) throw corrupt("its IHDR names an unknown compression or filter method");
   if (data[12]! > 1) throw corrupt(`unknown interlace method ${data[12]}`);
   return { width, height, bitDepth, colorType, interlaced: data[12] === 1 };
@@ -99,14 +125,19 @@ export function parseChunks(bytes: Uint8Array): PngInfo {
   let idatState: "before" | "in" | "after" = "before";
   const seen = new Set<string>();
   for (;;) {
-    if (at + 12 > bytes.length) throw invalidImage("PNG", `is truncated: it ends at byte ${bytes.length}, before its IEND chunk`);
+    if (at + 12 > bytes.length)
+      throw invalidImage("PNG", `is truncated: it ends at byte ${bytes.length}, before its IEND chunk`);
     const length = view.getUint32(at);
     const type = String.fromCharCode(bytes[at + 4]!, bytes[at + 5]!, bytes[at + 6]!, bytes[at + 7]!);
     if (!/^[A-Za-z]{4}$/.test(type)) throw corrupt(`byte ${at + 4} starts no valid chunk type`);
     if (length > 0x7fffffff || length > bytes.length - at - 12) {
-      throw invalidImage("PNG", `is truncated: its ${type} chunk declares ${length} bytes but only ${Math.max(0, bytes.length - at - 12)} follow`);
+      throw invalidImage(
+        "PNG",
+        `is truncated: its ${type} chunk declares ${length} bytes but only ${Math.max(0, bytes.length - at - 12)} follow`,
+      );
     }
-    const dataStart = at + 8, dataEnd = dataStart + length;
+    const dataStart = at + 8,
+      dataEnd = dataStart + length;
     const data = bytes.subarray(dataStart, dataEnd);
     const critical = (bytes[at + 4]! & 0x20) === 0; // upper-case first letter
     at = dataEnd + 4;
@@ -124,7 +155,10 @@ export function parseChunks(bytes: Uint8Array): PngInfo {
       continue;
     }
     if (idatState === "in" && type !== "IDAT") idatState = "after";
-    const outOfPlace = () => corrupt(`its ${type} chunk is out of place (${type === "IHDR" ? "a second IHDR" : idatState === "before" ? "after PLTE" : "after the image data"})`);
+    const outOfPlace = () =>
+      corrupt(
+        `its ${type} chunk is out of place (${type === "IHDR" ? "a second IHDR" : idatState === "before" ? "after PLTE" : "after the image data"})`,
+      );
     if (type === "IHDR") throw outOfPlace();
     if (type === "IEND") break;
     if (type === "IDAT") {
@@ -138,15 +172,21 @@ export function parseChunks(bytes: Uint8Array): PngInfo {
     if (type === "PLTE") {
       if (seen.has("PLTE")) throw corrupt("it has two PLTE chunks");
       if (idatState !== "before") throw outOfPlace();
-      if ([...AFTER_PLTE].some((t) => seen.has(t))) throw corrupt("its PLTE chunk comes after a chunk that must follow it (bKGD, hIST or tRNS)");
-      if (info.colorType === 0 || info.colorType === 4) throw corrupt("it has a palette (PLTE) but a grayscale color type");
-      if (length === 0 || length % 3 !== 0 || length / 3 > 256) throw corrupt(`its PLTE chunk is ${length} bytes, not 3 per entry for 1..256 entries`);
+      if ([...AFTER_PLTE].some((t) => seen.has(t)))
+        throw corrupt("its PLTE chunk comes after a chunk that must follow it (bKGD, hIST or tRNS)");
+      if (info.colorType === 0 || info.colorType === 4)
+        throw corrupt("it has a palette (PLTE) but a grayscale color type");
+      if (length === 0 || length % 3 !== 0 || length / 3 > 256)
+        throw corrupt(`its PLTE chunk is ${length} bytes, not 3 per entry for 1..256 entries`);
       info.palette = data;
     } else if (type === "tRNS") {
       if (seen.has("tRNS")) throw corrupt("it has two tRNS chunks");
-      if (info.colorType === 4 || info.colorType === 6) throw corrupt("it has a tRNS chunk but its color type already has alpha");
-      if (info.colorType === 3 && (!info.palette || length > info.palette.length / 3)) throw corrupt("its tRNS chunk does not follow a palette it fits");
-      if ((info.colorType === 0 && length !== 2) || (info.colorType === 2 && length !== 6)) throw corrupt(`its tRNS chunk is ${length} bytes, wrong for color type ${info.colorType}`);
+      if (info.colorType === 4 || info.colorType === 6)
+        throw corrupt("it has a tRNS chunk but its color type already has alpha");
+      if (info.colorType === 3 && (!info.palette || length > info.palette.length / 3))
+        throw corrupt("its tRNS chunk does not follow a palette it fits");
+      if ((info.colorType === 0 && length !== 2) || (info.colorType === 2 && length !== 6))
+        throw corrupt(`its tRNS chunk is ${length} bytes, wrong for color type ${info.colorType}`);
       info.transparency = data;
     } else if (type === "iCCP") {
       info.iccp ??= data;
@@ -180,10 +220,15 @@ function unfilter(filter: number, cur: Uint8Array, prev: Uint8Array, bpp: number
       for (let i = 0; i < bpp; i++) cur[i] = (cur[i]! + prev[i]!) & 0xff;
       // Paeth predictor inlined: it runs on most rows of a screenshot and dominated the decode.
       for (let i = bpp; i < n; i++) {
-        const a = cur[i - bpp]!, b = prev[i]!, c = prev[i - bpp]!;
-        const pa0 = b - c, pb0 = a - c;
-        const pa = pa0 < 0 ? -pa0 : pa0, pb = pb0 < 0 ? -pb0 : pb0;
-        const pc0 = pa0 + pb0, pc = pc0 < 0 ? -pc0 : pc0;
+        const a = cur[i - bpp]!,
+          b = prev[i]!,
+          c = prev[i - bpp]!;
+        const pa0 = b - c,
+          pb0 = a - c;
+        const pa = pa0 < 0 ? -pa0 : pa0,
+          pb = pb0 < 0 ? -pb0 : pb0;
+        const pc0 = pa0 + pb0,
+          pc = pc0 < 0 ? -pc0 : pc0;
         cur[i] = cur[i]! + (pa <= pb && pa <= pc ? a : pb <= pc ? b : c);
       }
       return;
@@ -205,11 +250,15 @@ export function makeRowConverter(info: PngInfo): RowConverter | undefined {
       for (let p = 0, o = 0, end = width * 4; p < end; p += 4, o += 3) {
         const a = line[p + 3]!;
         if (a === 255) {
-          out[o] = line[p]!; out[o + 1] = line[p + 1]!; out[o + 2] = line[p + 2]!;
+          out[o] = line[p]!;
+          out[o + 1] = line[p + 1]!;
+          out[o + 2] = line[p + 2]!;
         } else {
           // round((c·a + 255·(255 − a)) / 255), the flatten on white, in integers (exact for all c, a).
           const keep = (255 - a) * 255 + 128;
-          const r = line[p]! * a + keep, g = line[p + 1]! * a + keep, b = line[p + 2]! * a + keep;
+          const r = line[p]! * a + keep,
+            g = line[p + 1]! * a + keep,
+            b = line[p + 2]! * a + keep;
           out[o] = (r + (r >> 8)) >> 8;
           out[o + 1] = (g + (g >> 8)) >> 8;
           out[o + 2] = (b + (b >> 8)) >> 8;
@@ -219,7 +268,8 @@ export function makeRowConverter(info: PngInfo): RowConverter | undefined {
   }
   if (colorType === 0 || colorType === 3) {
     const max = (1 << bitDepth) - 1;
-    const transparentGray = colorType === 0 && transparency && transparency.length >= 2 ? (transparency[0]! << 8) | transparency[1]! : -1;
+    const transparentGray =
+      colorType === 0 && transparency && transparency.length >= 2 ? (transparency[0]! << 8) | transparency[1]! : -1;
     return (line, out) => {
       for (let x = 0; x < width; x++) {
         let sample: number;
@@ -229,7 +279,10 @@ export function makeRowConverter(info: PngInfo): RowConverter | undefined {
           const bit = x * bitDepth;
           sample = (line[bit >> 3]! >> (8 - bitDepth - (bit & 7))) & max;
         }
-        let r: number, g: number, b: number, a = 255;
+        let r: number,
+          g: number,
+          b: number,
+          a = 255;
         if (colorType === 3) {
           r = palette![sample * 3] ?? 0;
           g = palette![sample * 3 + 1] ?? 0;
@@ -241,9 +294,13 @@ export function makeRowConverter(info: PngInfo): RowConverter | undefined {
         }
         const o = x * 3;
         if (a === 255) {
-          out[o] = r; out[o + 1] = g; out[o + 2] = b;
+          out[o] = r;
+          out[o + 1] = g;
+          out[o + 2] = b;
         } else {
-          out[o] = blend(r, a); out[o + 1] = blend(g, a); out[o + 2] = blend(b, a);
+          out[o] = blend(r, a);
+          out[o + 1] = blend(g, a);
+          out[o + 2] = blend(b, a);
         }
       }
     };
@@ -259,19 +316,31 @@ export function makeRowConverter(info: PngInfo): RowConverter | undefined {
         r = g = b = line[p]!;
         a = line[p + hi]!;
       } else {
-        r = line[p]!; g = line[p + hi]!; b = line[p + 2 * hi]!;
+        r = line[p]!;
+        g = line[p + hi]!;
+        b = line[p + 2 * hi]!;
         a = colorType === 6 ? line[p + 3 * hi]! : 255;
         if (transparentRgb) {
-          const same = bitDepth === 16
-            ? line[p] === transparentRgb[0] && line[p + 1] === transparentRgb[1] && line[p + 2] === transparentRgb[2] && line[p + 3] === transparentRgb[3] && line[p + 4] === transparentRgb[4] && line[p + 5] === transparentRgb[5]
-            : r === transparentRgb[1] && g === transparentRgb[3] && b === transparentRgb[5];
+          const same =
+            bitDepth === 16
+              ? line[p] === transparentRgb[0] &&
+                line[p + 1] === transparentRgb[1] &&
+                line[p + 2] === transparentRgb[2] &&
+                line[p + 3] === transparentRgb[3] &&
+                line[p + 4] === transparentRgb[4] &&
+                line[p + 5] === transparentRgb[5]
+              : r === transparentRgb[1] && g === transparentRgb[3] && b === transparentRgb[5];
           if (same) a = 0;
         }
       }
       if (a === 255) {
-        out[o] = r; out[o + 1] = g; out[o + 2] = b;
+        out[o] = r;
+        out[o + 1] = g;
+        out[o + 2] = b;
       } else {
-        out[o] = blend(r, a); out[o + 1] = blend(g, a); out[o + 2] = blend(b, a);
+        out[o] = blend(r, a);
+        out[o + 1] = blend(g, a);
+        out[o + 2] = blend(b, a);
       }
     }
   };
@@ -288,13 +357,21 @@ export interface LineStore {
   nextLine(): void;
 }
 
-function simdLines(module: WebAssembly.Module, info: PngInfo, stride: number, bpp: number, convert: RowConverter | undefined): LineStore {
+function simdLines(
+  module: WebAssembly.Module,
+  info: PngInfo,
+  stride: number,
+  bpp: number,
+  convert: RowConverter | undefined,
+): LineStore {
   const k = new SimdPngKernels(module, stride, info.width);
   const rgba = info.colorType === 6 && info.bitDepth === 8;
   const rgb = new Uint8Array(convert && !rgba ? info.width * 3 : 0);
   return {
     bytes: k.bytes,
-    get line() { return k.line; },
+    get line() {
+      return k.line;
+    },
     unfilter: (filter) => {
       if (filter > 4) throw corrupt(`unknown row filter ${filter}`);
       k.unfilter(filter, bpp);
@@ -317,7 +394,9 @@ export function jsLines(info: PngInfo, stride: number, bpp: number, convert: Row
   let prev = new Uint8Array(stride);
   const rgb = new Uint8Array(convert ? info.width * 3 : 0);
   return {
-    get bytes() { return cur; },
+    get bytes() {
+      return cur;
+    },
     line: 0,
     unfilter: (filter) => unfilter(filter, cur, prev, bpp),
     rgbRow: () => {
@@ -325,7 +404,9 @@ export function jsLines(info: PngInfo, stride: number, bpp: number, convert: Row
       convert(cur, rgb);
       return { bytes: rgb, at: 0 };
     },
-    nextLine: () => { [prev, cur] = [cur, prev]; },
+    nextLine: () => {
+      [prev, cur] = [cur, prev];
+    },
   };
 }
 
@@ -333,7 +414,10 @@ export function jsLines(info: PngInfo, stride: number, bpp: number, convert: Row
  * The IDAT data as a zlib stream being inflated: read `reader`; once done (or cancelled), await
  * `feeding`. A corrupt stream, a wrong Adler-32 or a stream that ends early is a read error.
  */
-export function inflateIdat(info: PngInfo): { reader: ReadableStreamDefaultReader<Uint8Array>; feeding: Promise<void> } {
+export function inflateIdat(info: PngInfo): {
+  reader: ReadableStreamDefaultReader<Uint8Array>;
+  feeding: Promise<void>;
+} {
   const inflate = new DecompressionStream("deflate");
   const writer = inflate.writable.getWriter();
   // Write concurrently with reading: awaiting all writes first would deadlock on backpressure.
@@ -362,7 +446,11 @@ export async function readInflated(reader: ReadableStreamDefaultReader<Uint8Arra
  * const info = parseChunks(bytes); // once per fit: every later decode of the file reuses it
  * const resampler = await decodePngRows(info, (w, h) => new StreamingResampler(w, h, { x: 0, y: 0, width: w, height: h }, 800, 600), simd);
  */
-export async function decodePngRows(info: PngInfo, makeResampler: ResamplerFactory, simdModule?: WebAssembly.Module): Promise<StreamingResampler> {
+export async function decodePngRows(
+  info: PngInfo,
+  makeResampler: ResamplerFactory,
+  simdModule?: WebAssembly.Module,
+): Promise<StreamingResampler> {
   const { width, height, bitDepth, colorType } = info;
   const channels = CHANNELS[colorType]!;
   const bitsPerPixel = channels * bitDepth;
@@ -452,6 +540,9 @@ async function inflateBounded(data: Uint8Array, limit: number): Promise<Uint8Arr
   }
   const out = new Uint8Array(total);
   let o = 0;
-  for (const part of parts) { out.set(part, o); o += part.length; }
+  for (const part of parts) {
+    out.set(part, o);
+    o += part.length;
+  }
   return out;
 }

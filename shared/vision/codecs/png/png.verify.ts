@@ -15,7 +15,8 @@ function* scanlineLengths(info: PngInfo): Generator<number> {
     return;
   }
   for (const [x0, y0, dx, dy] of ADAM7) {
-    const width = Math.ceil((info.width - x0) / dx), rows = Math.ceil((info.height - y0) / dy);
+    const width = Math.ceil((info.width - x0) / dx),
+      rows = Math.ceil((info.height - y0) / dy);
     if (width > 0) for (let y = 0; y < rows; y++) yield line(width);
   }
 }
@@ -30,11 +31,16 @@ export async function verifyPngData(info: PngInfo): Promise<void> {
     for (;;) {
       const data = await readInflated(reader);
       if (!data) break;
-      for (let at = 0; at < data.length;) {
+      for (let at = 0; at < data.length; ) {
         if (left === 0) {
           const next = lines.next();
-          if (next.done) throw invalidImage("PNG", `could not be decoded: its compressed data holds more than the ${info.width}x${info.height} pixels it declares`);
-          if (data[at]! > 4) throw invalidImage("PNG", `could not be decoded: row ${rows} has an unknown filter type ${data[at]}`);
+          if (next.done)
+            throw invalidImage(
+              "PNG",
+              `could not be decoded: its compressed data holds more than the ${info.width}x${info.height} pixels it declares`,
+            );
+          if (data[at]! > 4)
+            throw invalidImage("PNG", `could not be decoded: row ${rows} has an unknown filter type ${data[at]}`);
           left = next.value - 1;
           rows++;
           at++;
@@ -49,5 +55,6 @@ export async function verifyPngData(info: PngInfo): Promise<void> {
     await reader.cancel().catch(() => undefined);
     await feeding;
   }
-  if (left > 0 || !lines.next().done) throw invalidImage("PNG", `is truncated: its compressed data ends in or before row ${rows} of its scanlines`);
+  if (left > 0 || !lines.next().done)
+    throw invalidImage("PNG", `is truncated: its compressed data ends in or before row ${rows} of its scanlines`);
 }

@@ -13,7 +13,12 @@ import type { DirectFetchSettings, ExtractedPage, ExtractRequest, ProviderSettin
 /** What the direct fetch needs of the gate: serialisable, from the effective config. */
 const READABLE = new Set(["text/html", "application/xhtml+xml", "text/markdown", "text/plain", "text/x-markdown"]);
 
-export async function directExtract(settings: ProviderSettings, direct: DirectFetchSettings, request: ExtractRequest, fetch: FetchFn): Promise<ExtractedPage> {
+export async function directExtract(
+  settings: ProviderSettings,
+  direct: DirectFetchSettings,
+  request: ExtractRequest,
+  fetch: FetchFn,
+): Promise<ExtractedPage> {
   const resolver = createDnsResolver({ url: direct.resolverUrl, fetch, clock: Date.now });
   const page = await safeFetch(request.url, {
     fetch,
@@ -36,7 +41,9 @@ export async function directExtract(settings: ProviderSettings, direct: DirectFe
   const isHtml = !contentType || /html/i.test(contentType);
   // On the page as served, before any conversion: the reader never sees a bot wall.
   assertNotChallenge(request.url, isHtml ? { status: page.status, html: text } : { status: page.status, text });
-  const converted = isHtml ? htmlToMarkdown(text, page.finalUrl) : { title: firstHeading(text), markdown: text, truncated: false };
+  const converted = isHtml
+    ? htmlToMarkdown(text, page.finalUrl)
+    : { title: firstHeading(text), markdown: text, truncated: false };
   return {
     url: request.url,
     final_url: page.finalUrl,

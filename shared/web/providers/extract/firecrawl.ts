@@ -16,14 +16,25 @@ export const FirecrawlScrapeResponse = z.discriminatedUnion("success", [
     data: z.object({
       markdown: z.string().nullish(),
       // `title` may be a list when a page has several <title>s; toExtractedPage keeps strings only.
-      metadata: z.object({ title: z.unknown(), url: z.string().nullish(), sourceURL: z.string().nullish(), statusCode: z.number().nullish() }).optional(),
+      metadata: z
+        .object({
+          title: z.unknown(),
+          url: z.string().nullish(),
+          sourceURL: z.string().nullish(),
+          statusCode: z.number().nullish(),
+        })
+        .optional(),
     }),
   }),
 ]);
 export type FirecrawlScrapeResponse = z.infer<typeof FirecrawlScrapeResponse>;
 
 export const firecrawlExtract: ExtractAdapter = async (settings, request, fetch) => {
-  const body = parseAnswer(settings, FirecrawlScrapeResponse, await postJson(settings, fetch, "/v1/scrape", { url: request.url, formats: ["markdown"], onlyMainContent: true }));
+  const body = parseAnswer(
+    settings,
+    FirecrawlScrapeResponse,
+    await postJson(settings, fetch, "/v1/scrape", { url: request.url, formats: ["markdown"], onlyMainContent: true }),
+  );
   if (!body.success) throw providerError(settings.name, "it could not scrape the page");
   const metadata = body.data.metadata;
   const pageStatus = metadata?.statusCode ?? undefined;
@@ -35,6 +46,7 @@ export const firecrawlExtract: ExtractAdapter = async (settings, request, fetch)
     status: pageStatus,
   });
   // After the challenge check: a bot wall's 403 is a challenge_page, any other 4xx/5xx a failure.
-  if (pageStatus !== undefined && pageStatus >= 400) throw providerError(settings.name, `the page answered HTTP ${pageStatus}`);
+  if (pageStatus !== undefined && pageStatus >= 400)
+    throw providerError(settings.name, `the page answered HTTP ${pageStatus}`);
   return page;
 };

@@ -17,7 +17,11 @@ export const jinaExtract: ExtractAdapter = async (settings, request, fetch) => {
   const headers: Record<string, string> = { accept: "application/json" };
   if (settings.apiKey) headers.authorization = `Bearer ${settings.apiKey}`;
   // The target goes in as written: Jina reads everything after the first slash as the URL.
-  const body = parseAnswer(settings, JinaReadResponse, await callProvider(settings, fetch, providerUrl(settings.baseUrl, request.url), { method: "GET", headers }));
+  const body = parseAnswer(
+    settings,
+    JinaReadResponse,
+    await callProvider(settings, fetch, providerUrl(settings.baseUrl, request.url), { method: "GET", headers }),
+  );
   return toExtractedPage(request, {
     finalUrl: body.data.url,
     title: body.data.title,

@@ -24,7 +24,8 @@ export function toExtractedPage(request: ExtractRequest, found: ProviderMarkdown
   assertNotChallenge(request.url, { status: found.status, title, text: markdown });
   return {
     url: request.url,
-    final_url: typeof found.finalUrl === "string" && /^https?:\/\//i.test(found.finalUrl) ? found.finalUrl : request.url,
+    final_url:
+      typeof found.finalUrl === "string" && /^https?:\/\//i.test(found.finalUrl) ? found.finalUrl : request.url,
     title,
     content: request.format === "text" ? markdownToText(markdown) : markdown,
   };

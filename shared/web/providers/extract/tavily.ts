@@ -16,7 +16,11 @@ export const TavilyExtractResponse = z.object({
 export type TavilyExtractResponse = z.infer<typeof TavilyExtractResponse>;
 
 export const tavilyExtract: ExtractAdapter = async (settings, request, fetch) => {
-  const body = parseAnswer(settings, TavilyExtractResponse, await postJson(settings, fetch, "/extract", { urls: [request.url], format: "markdown", extract_depth: "basic" }));
+  const body = parseAnswer(
+    settings,
+    TavilyExtractResponse,
+    await postJson(settings, fetch, "/extract", { urls: [request.url], format: "markdown", extract_depth: "basic" }),
+  );
   const result = body.results[0];
   if (!result) {
     const failed = (body.failed_results ?? []).length > 0;

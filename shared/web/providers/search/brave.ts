@@ -19,7 +19,11 @@ const BRAVE_MAX_OFFSET = 9;
 export const BraveSearchResponse = z.object({
   type: z.literal("search"),
   query: z.object({ more_results_available: z.boolean().optional() }).optional(),
-  web: z.object({ results: z.array(z.object({ title: z.string().nullish(), url: z.string(), description: z.string().nullish() })) }).optional(),
+  web: z
+    .object({
+      results: z.array(z.object({ title: z.string().nullish(), url: z.string(), description: z.string().nullish() })),
+    })
+    .optional(),
 });
 export type BraveSearchResponse = z.infer<typeof BraveSearchResponse>;
 
@@ -33,7 +37,11 @@ export const braveSearch: SearchAdapter = async (settings, request, fetch) => {
     url.searchParams.set("q", request.query);
     url.searchParams.set("count", String(pageSize));
     if (offset > 0) url.searchParams.set("offset", String(offset));
-    const body = parseAnswer(settings, BraveSearchResponse, await callProvider(settings, fetch, url.href, { method: "GET", headers }));
+    const body = parseAnswer(
+      settings,
+      BraveSearchResponse,
+      await callProvider(settings, fetch, url.href, { method: "GET", headers }),
+    );
     const page = body.web?.results ?? [];
     // Brave marks its highlights with <strong> and escapes entities; agents want plain text.
     for (const r of page) {

@@ -24,8 +24,16 @@ export const ExaSearchResponse = z.object({ results: z.array(ExaResult) });
 export type ExaSearchResponse = z.infer<typeof ExaSearchResponse>;
 
 export const exaSearch: SearchAdapter = async (settings, request, fetch) => {
-  const payload = { query: request.query, numResults: Math.min(request.count, EXA_MAX_RESULTS), contents: { text: { maxCharacters: EXCERPT_CHARS } } };
-  const body = parseAnswer(settings, ExaSearchResponse, await postJson(settings, fetch, "/search", payload, { keyHeader: "x-api-key" }));
+  const payload = {
+    query: request.query,
+    numResults: Math.min(request.count, EXA_MAX_RESULTS),
+    contents: { text: { maxCharacters: EXCERPT_CHARS } },
+  };
+  const body = parseAnswer(
+    settings,
+    ExaSearchResponse,
+    await postJson(settings, fetch, "/search", payload, { keyHeader: "x-api-key" }),
+  );
   return rankHits(
     body.results.map((r) => ({ title: r.title, url: r.url, description: excerpt(r) })),
     request.count,

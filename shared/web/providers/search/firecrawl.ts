@@ -22,7 +22,14 @@ export const FirecrawlSearchResponse = z.discriminatedUnion("success", [
 export type FirecrawlSearchResponse = z.infer<typeof FirecrawlSearchResponse>;
 
 export const firecrawlSearch: SearchAdapter = async (settings, request, fetch) => {
-  const body = parseAnswer(settings, FirecrawlSearchResponse, await postJson(settings, fetch, "/v1/search", { query: request.query, limit: Math.min(request.count, FIRECRAWL_MAX_RESULTS) }));
+  const body = parseAnswer(
+    settings,
+    FirecrawlSearchResponse,
+    await postJson(settings, fetch, "/v1/search", {
+      query: request.query,
+      limit: Math.min(request.count, FIRECRAWL_MAX_RESULTS),
+    }),
+  );
   if (!body.success) throw unexpectedShape(settings, "success: false");
   const results = Array.isArray(body.data) ? body.data : (body.data.web ?? []);
   return rankHits(

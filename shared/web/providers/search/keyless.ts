@@ -22,7 +22,8 @@ export const keylessSearch: SearchAdapter = async (settings, request, fetch) => 
   });
   const candidates = parseDuckDuckGoResults(html);
   if (candidates.length === 0) {
-    if (/anomaly-modal|challenge-form|g-recaptcha/i.test(html)) throw providerError(settings.name, "rate limited (it answered with a bot challenge)");
+    if (/anomaly-modal|challenge-form|g-recaptcha/i.test(html))
+      throw providerError(settings.name, "rate limited (it answered with a bot challenge)");
     // "Nothing found" is stored like any answer, so only a page that says so may be empty.
     if (!NO_RESULTS.test(html)) throw unexpectedShape(settings, "neither results nor a no-results notice");
   }

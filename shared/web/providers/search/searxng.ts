@@ -28,7 +28,11 @@ export const searxngSearch: SearchAdapter = async (settings, request, fetch) => 
     url.searchParams.set("q", request.query);
     url.searchParams.set("format", "json");
     if (page > 1) url.searchParams.set("pageno", String(page));
-    const body = parseAnswer(settings, SearxngSearchResponse, await callProvider(settings, fetch, url.href, { method: "GET", headers }));
+    const body = parseAnswer(
+      settings,
+      SearxngSearchResponse,
+      await callProvider(settings, fetch, url.href, { method: "GET", headers }),
+    );
     const before = seen.size;
     for (const r of body.results) {
       seen.add(r.url);

@@ -120,7 +120,8 @@ export function mcpClientSuite(runtime: string, target: () => McpTarget): void {
       expect(result.content.map((block: any) => block.type)).toEqual(["text", "image"]);
       const [text, image] = result.content;
       expect(text.text.length).toBeLessThan(2048);
-      expect(image.mimeType).toBe("image/jpeg");
+      // A PNG source whose lossless PNG fits and is no larger than the JPEG goes out as that PNG (docs/vision.md).
+      expect(image.mimeType).toBe("image/png");
       expect(image.data.length).toBeGreaterThan(10_000);
       expect(JSON.stringify({ text, structured: result.structuredContent })).not.toContain(image.data.slice(0, 64));
       expect(result.structuredContent).toMatchObject({

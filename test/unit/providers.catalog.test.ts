@@ -5,6 +5,7 @@
 import { describe, expect, it } from "vitest";
 import { loadConfig } from "../../shared/config/config.load";
 import { SECRET_NAMES } from "../../shared/config/config.schema";
+import { LLM_PROVIDERS } from "../../shared/proxy/providers/llm.providers";
 import { extractAdapters } from "../../shared/web/providers/extract";
 import { EXTRACT_SPECS, PROVIDER_SPECS, SEARCH_SPECS } from "../../shared/web/providers/providers.catalog";
 import { resolveExtractProvider, resolveSearchProvider } from "../../shared/web/providers/resolve";
@@ -15,10 +16,14 @@ describe("the provider table", () => {
   const defaults = loadConfig({}).config;
 
   it("gives every provider reached at a URL its providers.<name>_base_url, defaulting to its spec", () => {
-    const reached = PROVIDER_SPECS.filter((spec) => spec.baseUrl !== undefined);
+    // Search and extract providers from their table, the proxy's LLM providers from theirs.
+    const reached = [
+      ...PROVIDER_SPECS.filter((spec) => spec.baseUrl !== undefined).map((spec) => ({ name: spec.name, url: spec.baseUrl })),
+      ...LLM_PROVIDERS.map((spec) => ({ name: spec.name, url: spec.defaultBaseUrl })),
+    ];
     expect(Object.keys(defaults.providers).sort()).toEqual(reached.map((spec) => `${spec.name}_base_url`).sort());
     for (const spec of reached)
-      expect(defaults.providers[`${spec.name}_base_url` as keyof typeof defaults.providers]).toBe(spec.baseUrl);
+      expect(defaults.providers[`${spec.name}_base_url` as keyof typeof defaults.providers]).toBe(spec.url);
     expect(defaults.providers.searxng_base_url).toBeNull();
     expect(defaults.providers.tavily_base_url).toBe("https://api.tavily.com");
   });

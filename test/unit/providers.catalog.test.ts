@@ -18,7 +18,10 @@ describe("the provider table", () => {
   it("gives every provider reached at a URL its providers.<name>_base_url, defaulting to its spec", () => {
     // Search and extract providers from their table, the proxy's LLM providers from theirs.
     const reached = [
-      ...PROVIDER_SPECS.filter((spec) => spec.baseUrl !== undefined).map((spec) => ({ name: spec.name, url: spec.baseUrl })),
+      ...PROVIDER_SPECS.filter((spec) => spec.baseUrl !== undefined).map((spec) => ({
+        name: spec.name,
+        url: spec.baseUrl,
+      })),
       ...LLM_PROVIDERS.map((spec) => ({ name: spec.name, url: spec.defaultBaseUrl })),
     ];
     expect(Object.keys(defaults.providers).sort()).toEqual(reached.map((spec) => `${spec.name}_base_url`).sort());

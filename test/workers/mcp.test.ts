@@ -393,9 +393,11 @@ describe("/openapi.json", () => {
     expect(operations.map((o) => `${o.method} ${o.path}`).sort()).toEqual(
       [
         "get /",
+        "get /dashboard",
         "get /healthz",
         "get /openapi.json",
         "get /v1/config",
+        "get /v1/stats",
         "post /mcp",
         "post /v1/cache/purge",
         "post /v1/context/evict",
@@ -406,7 +408,9 @@ describe("/openapi.json", () => {
     );
     for (const { path, op } of operations) {
       expect(op.operationId, path).toMatch(/^[a-z_]+$/);
-      expect(op.responses["200"].content["application/json"].schema, path).toBeDefined();
+      // The dashboard is the one page (HTML); every other route answers JSON.
+      const media = path === "/dashboard" ? "text/html" : "application/json";
+      expect(op.responses["200"].content[media].schema, path).toBeDefined();
       expect(op.responses["200"].headers["X-Request-Id"], path).toBeDefined();
     }
     const search = body.paths["/v1/web_search"].post;

@@ -121,9 +121,15 @@ export function singleFlightContract(context: FlightContext): ContractCase<Singl
             flight.run(key, job, o),
           ),
         );
+        // Which caller of each kind leads is a race (two handles on one file take leases in either
+        // order); what counts is that each kind pays once and its other caller joins.
+        const kinds = outcomes.map((o) => (o.ok ? o.cache : "error"));
         check.equal(
-          outcomes.map((o) => o.ok && o.cache),
-          ["miss", "coalesced", "miss", "coalesced"],
+          [kinds.slice(0, 2).sort(), kinds.slice(2).sort()],
+          [
+            ["coalesced", "miss"],
+            ["coalesced", "miss"],
+          ],
           "two unstored and two stored callers",
         );
         check.equal(await context.calls("tavily", unique), 2, "provider calls (one per kind)");

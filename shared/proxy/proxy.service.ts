@@ -178,7 +178,6 @@ export async function proxyRequest(request: Request, spec: LlmProviderSpec, run:
 function usageCounts(usage: LlmUsage): Record<string, number> {
   return {
     input_tokens: usage.input,
-    cache_write_tokens: usage.cacheWrite5m + usage.cacheWrite1h,
     cache_write_5m_tokens: usage.cacheWrite5m,
     cache_write_1h_tokens: usage.cacheWrite1h,
     cache_read_tokens: usage.cacheRead,

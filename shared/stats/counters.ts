@@ -26,7 +26,7 @@ export const LEDGER_TOOLS = Object.keys(TOOL_COUNTERS) as LedgerTool[];
 
 /**
  * The LLM's cache writes are counted apart by TTL (their prices differ) and answered summed as
- * `cache_write_tokens`; a plain `cache_write_tokens` is taken as the short TTL.
+ * `cache_write_tokens`, which is never stored itself (a row of it is not read).
  */
 export const LLM_WRITE_COUNTERS = ["cache_write_5m_tokens", "cache_write_1h_tokens"] as const;
 

@@ -20,11 +20,16 @@ const add = (into: Counts, counter: string, value: number) => {
   into[counter] = (into[counter] ?? 0) + value;
 };
 
-/** A row's counter as answered: the LLM's write TTLs sum into `cache_write_tokens`. */
-const answeredCounter = (row: LedgerRow): string =>
-  row.tool === "llm" && (LLM_WRITE_COUNTERS as readonly string[]).includes(row.counter)
-    ? "cache_write_tokens"
-    : row.counter;
+/**
+ * A counter as answered: the LLM's write TTLs sum into `cache_write_tokens`, which is derived
+ * only (null: a stored `cache_write_tokens` of the LLM, written before the TTLs were its only
+ * record, would count the same writes twice).
+ */
+const answeredCounter = (tool: LedgerTool, counter: string): string | null => {
+  if (tool !== "llm") return counter;
+  if ((LLM_WRITE_COUNTERS as readonly string[]).includes(counter)) return "cache_write_tokens";
+  return counter === "cache_write_tokens" ? null : counter;
+};
 
 /** What a web tool's avoided calls saved at one provider's price. */
 function webSaved(tool: "web_search" | "web_extract", provider: string, counts: Counts, pricing: Pricing): number {
@@ -36,7 +41,7 @@ function webSaved(tool: "web_search" | "web_extract", provider: string, counts: 
 function llmMoney(raw: Counts, prices: ModelPrices): { costUsd: number; withoutCacheUsd: number } {
   return usageCost(prices, {
     input: raw.input_tokens ?? 0,
-    cacheWrite5m: (raw.cache_write_5m_tokens ?? 0) + (raw.cache_write_tokens ?? 0),
+    cacheWrite5m: raw.cache_write_5m_tokens ?? 0,
     cacheWrite1h: raw.cache_write_1h_tokens ?? 0,
     cacheRead: raw.cache_read_tokens ?? 0,
     output: raw.output_tokens ?? 0,
@@ -59,9 +64,8 @@ function groupBy(rows: readonly LedgerRow[], keyOf: (row: LedgerRow) => string):
 function answered(tool: LedgerTool, raw: Counts): Counts {
   const out: Counts = {};
   for (const [counter, value] of Object.entries(raw)) {
-    if (tool === "llm" && (LLM_WRITE_COUNTERS as readonly string[]).includes(counter))
-      add(out, "cache_write_tokens", value);
-    else add(out, counter, value);
+    const name = answeredCounter(tool, counter);
+    if (name !== null) add(out, name, value);
   }
   return out;
 }
@@ -100,8 +104,8 @@ function toolTotals(
 ): Counts {
   const totals: Counts = Object.fromEntries(TOOL_COUNTERS[tool].map((name) => [name, 0]));
   for (const row of rows) {
-    const counter = answeredCounter(row);
-    if (counter in totals) add(totals, counter, row.value);
+    const counter = answeredCounter(tool, row.counter);
+    if (counter !== null && counter in totals) add(totals, counter, row.value);
   }
   const { saved, cost, without } = moneyOf(tool, rows, pricing, modelPrices);
   if (tool === "web_search" || tool === "web_extract") totals.saved_usd = money(saved);

@@ -133,6 +133,11 @@ describe("the ledger", () => {
       }),
     }).config.pricing;
     expect(statsReport(rows, "1h", now, cheap).totals.llm.saved_usd).toBe(0);
+    // A stored sum of the two TTLs (as the proxy once wrote beside them) is not counted again.
+    const withSum = statsReport([...rows, row("cache_write_tokens", 12_000)], "1h", now, pricing);
+    expect(withSum.totals.llm.cache_write_tokens).toBe(12_000);
+    expect(withSum.totals.llm.cost_usd).toBe(report.totals.llm.cost_usd);
+    expect(withSum.by_model.llm["claude-sonnet-4-5"]?.cache_write_tokens).toBe(12_000);
   });
 
   it("leaves out buckets outside the window", () => {

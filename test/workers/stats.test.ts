@@ -4,14 +4,15 @@
  * with every key of the contract present. The ledger is one object for the whole test run, so
  * each test reads its own increments as the difference of two reads.
  */
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { createApp } from "../../shared/app";
+import { modelRules, usageCost } from "../../shared/models/models.table";
 import { LedgerBuffer } from "../../shared/stats/ledger";
 import type { Logger } from "../../shared/ports";
 import { toBase64 } from "../../shared/vision/fit";
 import { workersDeps } from "../../workers/deps";
 import { encodePng, photoPixels } from "../fixtures/images";
-import { callJson, expectErrorShape, providerCalls, testEnv, uniqueToken } from "./helpers";
+import { call, callJson, EMULATOR, expectErrorShape, providerCalls, testEnv, uniqueToken } from "./helpers";
 
 const stats = async (window = "1h", vars?: Record<string, unknown>) => {
   const res = await callJson(`/v1/stats?window=${window}`, vars ? { vars } : {});
@@ -172,6 +173,77 @@ describe("GET /v1/stats", () => {
     expect(after.totals.evict.requests - before.totals.evict.requests).toBe(1);
     expect(after.totals.evict.images_retired - before.totals.evict.images_retired).toBe(res.body.retired);
     expect(after.by_model.evict.hermes.requests - (before.by_model.evict.hermes?.requests ?? 0)).toBe(1);
+  });
+
+  it("counts proxied Anthropic calls, plain and streamed, at the tokens and price the emulator billed", async () => {
+    const model = "claude-sonnet-4-5";
+    const before = await stats();
+    const tag = uniqueToken();
+    // A 1-hour breakpoint on the system prompt and a 5-minute one on the message: both TTLs written.
+    const body = (stream: boolean) => ({
+      model,
+      max_tokens: 64,
+      stream,
+      system: [
+        {
+          type: "text",
+          text: `${tag} ${"A long system prompt. ".repeat(300)}`,
+          cache_control: { type: "ephemeral", ttl: "1h" },
+        },
+      ],
+      messages: [
+        {
+          role: "user",
+          content: [
+            {
+              type: "text",
+              text: `${tag} ${stream} ${"Some context. ".repeat(400)}`,
+              cache_control: { type: "ephemeral" },
+            },
+          ],
+        },
+      ],
+    });
+    for (const stream of [false, true]) {
+      const response = await call("/anthropic/v1/messages", {
+        body: body(stream),
+        headers: { "x-api-key": `k-${tag}` },
+      });
+      expect(response.status).toBe(200);
+      await response.text(); // the usage is counted as the answer goes by, and at its end
+    }
+    const billed = ((await (await fetch(`${EMULATOR}/llm/__calls?contains=${tag}`)).json()) as { calls: any[] }).calls;
+    expect(billed).toHaveLength(2);
+    const usage = { input: 0, cacheWrite5m: 0, cacheWrite1h: 0, cacheRead: 0, output: 0 };
+    for (const call of billed)
+      for (const kind of Object.keys(usage) as (keyof typeof usage)[]) usage[kind] += call.usage[kind];
+    expect(usage.cacheWrite5m).toBeGreaterThan(0);
+    expect(usage.cacheWrite1h).toBeGreaterThan(0);
+
+    // The answers' usage is written after they ended: wait until a later request's flush took it.
+    let after = before;
+    const delta = (key: string) => after.totals.llm[key] - before.totals.llm[key];
+    await vi.waitFor(
+      async () => {
+        await call("/healthz");
+        after = await stats();
+        expect(delta("output_tokens")).toBe(usage.output);
+      },
+      { timeout: 5_000, interval: 50 },
+    );
+    expect(delta("requests")).toBe(2);
+    expect(delta("errors")).toBe(0);
+    expect(delta("input_tokens")).toBe(usage.input);
+    expect(delta("cache_read_tokens")).toBe(usage.cacheRead);
+    expect(delta("cache_write_tokens")).toBe(usage.cacheWrite5m + usage.cacheWrite1h);
+    const expected = usageCost(modelRules("anthropic", model).prices, usage);
+    expect(delta("cost_usd")).toBeCloseTo(expected.costUsd, 8);
+    expect(delta("cost_without_cache_usd")).toBeCloseTo(expected.withoutCacheUsd, 8);
+    expect(after.totals.llm.saved_usd).toBeCloseTo(
+      after.totals.llm.cost_without_cache_usd - after.totals.llm.cost_usd,
+      8,
+    );
+    expect(delta("saved_usd")).toBeCloseTo(expected.withoutCacheUsd - expected.costUsd, 8);
   });
 
   it("never fails or delays a request when the ledger cannot be written: it logs ledger_write_failed", async () => {

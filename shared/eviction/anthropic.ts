@@ -150,6 +150,28 @@ export function countBreakpoints(messages: readonly unknown[]): { count: number;
   return { count, longTtl };
 }
 
+/** The oldest top-level block carrying a breakpoint (one nested in a tool result is not counted), or null. */
+export function oldestBreakpoint(messages: readonly unknown[]): BlockPosition | null {
+  for (let message = 0; message < messages.length; message++) {
+    const content = asRecord(messages[message])?.content;
+    if (!Array.isArray(content)) continue;
+    for (let block = 0; block < content.length; block++)
+      if (asRecord(asRecord(content[block])?.cache_control)) return { message, block };
+  }
+  return null;
+}
+
+/** A copy of `messages` with the breakpoint on one block taken off (that message copied, the rest shared). */
+export function withoutBreakpoint(messages: readonly unknown[], at: BlockPosition): unknown[] {
+  const outbound = messages.slice();
+  const message = asRecord(messages[at.message])!;
+  const content = (message.content as unknown[]).slice();
+  const { cache_control: _, ...rest } = asRecord(content[at.block])!;
+  content[at.block] = rest;
+  outbound[at.message] = { ...message, content };
+  return outbound;
+}
+
 /** Whether a block already carries a breakpoint. */
 export const hasBreakpoint = (messages: readonly unknown[], at: BlockPosition) => {
   const content = asRecord(messages[at.message])?.content;

@@ -6,7 +6,15 @@
  * thing the cost strategy remembers between requests (front and last call per session_id) through
  * the cache-store port.
  */
-import { anthropicAdapter, blockBefore, countBreakpoints, hasBreakpoint, withBreakpoint } from "./anthropic";
+import {
+  anthropicAdapter,
+  blockBefore,
+  countBreakpoints,
+  hasBreakpoint,
+  oldestBreakpoint,
+  withBreakpoint,
+  withoutBreakpoint,
+} from "./anthropic";
 import { cacheIsCold, costFront, DEFAULT_COST_SETTINGS, type CostRule, type CostStep } from "./cost";
 import type { EvictedImage, EvictRequest, EvictResponse, EvictStats } from "./evict.schema";
 import {
@@ -35,6 +43,11 @@ export interface EvictContext {
   readonly now?: number;
   /** The session's last call and front, as `evictForSession` stored them. */
   readonly memory?: SessionMemory | null;
+  /**
+   * Anthropic: the caller plans the outbound copy's breakpoints (the provider proxy), so when all 4
+   * are in use the oldest message breakpoint may move to the front; its TTL is kept.
+   */
+  readonly movesClientBreakpoint?: boolean;
 }
 
 /** What the service remembers per session_id (cost strategy). */
@@ -199,7 +212,15 @@ function costEviction(
   let messages = decision.retire === 0 ? request.messages.slice() : adapter.retire(request.messages, retired, textOf);
   const extra: Partial<EvictStats> = {};
   if (marks) {
-    const placed = placeFrontMarker(request, messages, carriers, decision.previous, rules, breakpoints);
+    const placed = placeFrontMarker(
+      request,
+      messages,
+      carriers,
+      decision.previous,
+      rules,
+      breakpoints,
+      context.movesClientBreakpoint === true,
+    );
     if ("note" in placed) extra.cache_marker_note = placed.note;
     else {
       messages = placed.messages;
@@ -312,7 +333,9 @@ function explain(
  * The service's one breakpoint, on the last block before the front as the previous request saw it:
  * Anthropic `cache_control` (the client's markers, a top-level automatic one and those outside
  * `messages` count toward the 4), or OpenAI `prompt_cache_breakpoint` from GPT-5.6 (the implicit
- * one and the client's explicit ones count toward the 4 written).
+ * one and the client's explicit ones count toward the 4 written). With `moveOldest` (Anthropic), a
+ * request that uses all 4 has its oldest message breakpoint moved to the front instead; the marker
+ * takes the TTL the client chose (`client` is counted before anything moves).
  */
 function placeFrontMarker(
   request: EvictRequest,
@@ -321,6 +344,7 @@ function placeFrontMarker(
   previousFront: number,
   rules: ModelRules,
   client: ReturnType<typeof countBreakpoints>,
+  moveOldest: boolean,
 ): { messages: unknown[]; at: { message: number; block: number } } | { note: string } {
   const front = carriers[previousFront];
   if (!front) return { note: "no live tool image: no front to mark" };
@@ -341,7 +365,12 @@ function placeFrontMarker(
       ? 1
       : countBreakpoints([{ content: [request.tools, request.system].flat() }]).count);
   const used = client.count + others + automatic;
-  if (used >= rules.cache.maxBreakpoints) {
+  // All in use: the oldest message breakpoint is the one that moves, when the caller allows it.
+  const moved =
+    used >= rules.cache.maxBreakpoints && moveOldest && used - 1 < rules.cache.maxBreakpoints
+      ? oldestBreakpoint(messages)
+      : null;
+  if (used >= rules.cache.maxBreakpoints && moved === null) {
     return {
       note: `the client already uses ${used} of the ${rules.cache.maxBreakpoints} breakpoints (${client.count} in messages, ${others} outside${automatic ? ", 1 automatic" : ""}); leave one free for the front marker`,
     };
@@ -350,7 +379,11 @@ function placeFrontMarker(
   if (!at) return { note: "no block before the front can carry a breakpoint without changing its bytes" };
   if (hasBreakpoint(messages, at)) return { note: "a client breakpoint already stands just before the front" };
   return {
-    messages: withBreakpoint(messages, at, client.longTtl || asRecord(request.cache_control)?.ttl === "1h"),
+    messages: withBreakpoint(
+      moved === null ? messages : withoutBreakpoint(messages, moved),
+      at,
+      client.longTtl || asRecord(request.cache_control)?.ttl === "1h",
+    ),
     at,
   };
 }
@@ -416,9 +449,10 @@ const SESSION_MEMORY_TTL_MS = 24 * 60 * 60_000;
 export async function evictForSession(
   request: EvictRequest,
   deps: Pick<AppPorts, "cache" | "clock">,
+  planning: Pick<EvictContext, "movesClientBreakpoint"> = {},
 ): Promise<EvictResponse> {
   if (request.strategy !== "cost" || request.session_id === undefined)
-    return evictContext(request, { now: deps.clock() });
+    return evictContext(request, { ...planning, now: deps.clock() });
   const key = await sessionKey(request.session_id);
   const now = deps.clock();
   let memory: SessionMemory | null = null;
@@ -428,7 +462,7 @@ export async function evictForSession(
   } catch {
     memory = null;
   }
-  const { response, remember } = evictRemembering(request, memory, now);
+  const { response, remember } = evictRemembering(request, memory, now, planning);
   try {
     await deps.cache.put(key, { value: remember, expiresAt: now + SESSION_MEMORY_TTL_MS }, SESSION_MEMORY_TTL_MS);
   } catch {
@@ -446,9 +480,10 @@ export function evictRemembering(
   request: EvictRequest,
   memory: SessionMemory | null,
   now: number,
+  planning: Pick<EvictContext, "movesClientBreakpoint"> = {},
 ): { response: EvictResponse; remember: SessionMemory } {
   const inventory = adapters[request.format].inventory(request.messages);
-  const response = evictWithInventory(request, { now, memory }, inventory);
+  const response = evictWithInventory(request, { ...planning, now, memory }, inventory);
   const newest = response.retired > 0 ? inventory.carriers[response.retired - 1] : undefined;
   return { response, remember: { at: now, front: response.retired, carrier: newest ? carrierKey(newest) : "" } };
 }
@@ -465,6 +500,11 @@ export interface OutboundRequest {
   readonly tools?: unknown[];
   /** Anthropic's top-level `cache_control` (automatic caching), when the request carries one. */
   readonly cacheControl?: Record<string, unknown>;
+  /**
+   * Anthropic: the outbound copy's breakpoints are the proxy's to plan (proxy.md step 4), so when
+   * the request already uses all 4, the oldest message breakpoint moves to the front, TTL kept.
+   */
+  readonly movesClientBreakpoint?: boolean;
 }
 
 /**
@@ -496,6 +536,7 @@ export function evictOutbound(
       ...(request.cacheControl === undefined ? {} : { cache_control: request.cacheControl }),
     },
     deps,
+    { movesClientBreakpoint: request.movesClientBreakpoint === true },
   );
 }
 

@@ -4,7 +4,7 @@
  * as `POST /v1/context/evict`), and, on Anthropic, re-plan the message breakpoints so one stands at
  * the retirement front. Deterministic: the same body and session memory give the same bytes out.
  */
-import { anthropicAdapter, countBreakpoints } from "../eviction/anthropic";
+import { anthropicAdapter } from "../eviction/anthropic";
 import { evictForSession, evictOutbound } from "../eviction/evict.service";
 import { imageSize } from "../eviction/estimate";
 import { asRecord, type ImageRef } from "../eviction/inventory";
@@ -85,16 +85,14 @@ export async function transformConversation(
   // neither read nor written (two cache-store round trips saved on every text-only request).
   const hasToolImages = fit.toolImages > 0;
   if (settings.strategy !== "off" && hasToolImages) {
-    // cost: the eviction module's entry for the proxy (the route's own decision code), with room
-    // made for its front marker; hermes: the route's batched 20/8/3 as it is.
-    const planned =
-      format.eviction === "anthropic" && settings.strategy === "cost" ? makeRoomForFrontMarker(body, messages) : null;
+    // cost: the eviction module's entry for the proxy (the route's own decision code), which may
+    // move the caller's oldest message breakpoint to the front; hermes: the route's batched 20/8/3.
     const out =
       settings.strategy === "cost"
         ? await evictOutbound(
             {
               format: format.eviction,
-              messages: planned?.messages ?? messages,
+              messages,
               ...(model === undefined ? {} : { model: model.slice(0, 200) }),
               sessionKey,
               ...(format.eviction === "anthropic" && body.system !== undefined ? { system: body.system } : {}),
@@ -102,6 +100,7 @@ export async function transformConversation(
               ...(format.eviction === "anthropic" && asRecord(body.cache_control)
                 ? { cacheControl: asRecord(body.cache_control)! }
                 : {}),
+              movesClientBreakpoint: true,
             },
             ports,
           )
@@ -111,13 +110,8 @@ export async function transformConversation(
           );
     retired = out.stats.retired_blocks;
     rule = out.stats.reason ?? null;
-    if (out.stats.cache_marker !== undefined) {
-      messages = out.messages;
-      breakpointsMoved = true;
-    } else if (out.retired > 0) {
-      // No marker placed: the caller's breakpoints stay where they were.
-      messages = planned?.stripped ? restoreBreakpoint(out.messages, planned.stripped) : out.messages;
-    }
+    breakpointsMoved = out.stats.cache_marker !== undefined;
+    if (breakpointsMoved || out.retired > 0) messages = out.messages;
   }
 
   if (fit.fitted === 0 && retired === 0 && !breakpointsMoved) return { ...unchanged, fitSkipped: fit.skipped, rule };
@@ -266,62 +260,4 @@ function replaceImage(
   }
   out[image.message] = { ...message, content };
   return out;
-}
-
-// ---------------------------------------------------------------------------------------------
-// Breakpoints (Anthropic)
-
-interface StrippedBreakpoint {
-  message: number;
-  block: number;
-  marker: unknown;
-}
-
-/**
- * The messages with the caller's oldest message breakpoint taken off when all 4 are in use (those
- * on tools and system and a top-level automatic one count), so the eviction module can put one at
- * the retirement front (proxy.md step 4: the newest stay at the tail, the total
- * never passes 4, the caller's TTL is kept).
- */
-function makeRoomForFrontMarker(
-  body: Record<string, unknown>,
-  messages: unknown[],
-): { messages: unknown[]; stripped: StrippedBreakpoint | null } {
-  let others = asRecord(body.cache_control) ? 1 : 0;
-  for (const list of [body.tools, body.system]) {
-    if (!Array.isArray(list)) continue;
-    for (const entry of list) if (asRecord(asRecord(entry)?.cache_control)) others += 1;
-  }
-  others = Math.min(others, 4);
-  const inMessages = countBreakpoints(messages).count;
-  if (others + inMessages < 4) return { messages, stripped: null };
-  // The oldest top-level block breakpoint goes (one nested in a tool result stays where it is).
-  for (let m = 0; m < messages.length; m++) {
-    const message = asRecord(messages[m]);
-    const content = message?.content;
-    if (!Array.isArray(content)) continue;
-    for (let b = 0; b < content.length; b++) {
-      const block = asRecord(content[b]);
-      if (!block || asRecord(block.cache_control) === null) continue;
-      const { cache_control: marker, ...rest } = block;
-      const copy = messages.slice();
-      const blocks = content.slice();
-      blocks[b] = rest;
-      copy[m] = { ...message, content: blocks };
-      return { messages: copy, stripped: { message: m, block: b, marker } };
-    }
-  }
-  return { messages, stripped: null };
-}
-
-/** Puts a taken-off breakpoint back (when no front marker took its place). */
-function restoreBreakpoint(messages: unknown[], stripped: StrippedBreakpoint): unknown[] {
-  const message = asRecord(messages[stripped.message]);
-  const content = message?.content;
-  if (!Array.isArray(content) || !asRecord(content[stripped.block])) return messages;
-  const copy = messages.slice();
-  const blocks = content.slice();
-  blocks[stripped.block] = { ...asRecord(content[stripped.block])!, cache_control: stripped.marker };
-  copy[stripped.message] = { ...message, content: blocks };
-  return copy;
 }

@@ -426,6 +426,55 @@ describe("the outbound transform", () => {
     expect(seen.images).toBe(40 - retired);
     expect(seen.breakpoints).toBeLessThanOrEqual(4);
   });
+
+  it("moves the caller's oldest message breakpoint to the front with the TTL the caller chose (1 hour)", async () => {
+    const tag = uniqueToken();
+    const shot = await screenshot(400, 300, 3);
+    // A long task: the prefix up to the front is past the model's minimum cacheable length.
+    const messages: any[] = [{ role: "user", content: `task ${tag} ${"Some context. ".repeat(400)}` }];
+    for (let i = 0; i < 40; i++) {
+      messages.push({
+        role: "assistant",
+        content: [{ type: "tool_use", id: `t${i}`, name: "screenshot", input: { i } }],
+      });
+      messages.push({
+        role: "user",
+        content: [
+          {
+            type: "tool_result",
+            tool_use_id: `t${i}`,
+            content: [
+              { type: "image", source: { type: "base64", media_type: "image/png", data: `${shot}` } },
+              { type: "text", text: `shot ${i}` },
+            ],
+          },
+        ],
+      });
+    }
+    // The system prompt and the oldest of the last 3 messages at 1 hour, the two newest at 5 minutes.
+    messages.slice(-3).forEach((m, k) => {
+      const content = Array.isArray(m.content) ? m.content : [{ type: "text", text: m.content }];
+      const marker = k === 0 ? { type: "ephemeral", ttl: "1h" } : { type: "ephemeral" };
+      content[content.length - 1] = { ...content[content.length - 1], cache_control: marker };
+      m.content = content;
+    });
+    const body = {
+      model: MODEL,
+      max_tokens: 64,
+      system: [{ type: "text", text: `agent ${tag}`, cache_control: { type: "ephemeral", ttl: "1h" } }],
+      messages,
+    };
+    const response = await post("/anthropic/v1/messages", body, { "x-api-key": "k", "x-session-id": `s-${tag}` });
+    expect(response.status).toBe(200);
+    const retired = Number(response.headers.get("x-edge-retired"));
+    expect(retired).toBeGreaterThan(0);
+    const [seen] = await llmCalls(tag);
+    expect(seen.placeholders).toBe(retired);
+    expect(seen.images).toBe(40 - retired);
+    expect(seen.breakpoints).toBe(4);
+    // The system prompt is below the minimum cacheable length: the 1-hour write is the front marker's.
+    expect(seen.usage.cacheWrite1h).toBeGreaterThan(0);
+  });
 });
 
 describe("usage into the ledger", () => {

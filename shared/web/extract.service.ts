@@ -2,7 +2,8 @@
  * web_extract, in the order docs/web.md ("The order of steps") makes a security property: validate, refuse the whole call on
  * a secret in any URL, SSRF per URL, resolve the provider, website policy per URL, and only then
  * the cache (KV, then the per-key single-flight), the provider, and the store. A cache hit may
- * skip the network, never a check: a hit's stored final URL is checked again.
+ * skip the network, never a check: a hit's stored final URL, when it is not the requested one, is
+ * checked again.
  */
 import type { LoadedConfig } from "../config/config.load";
 import { AppError } from "../http/errors";
@@ -91,10 +92,13 @@ export async function webExtract(ctx: RequestContext, input: ExtractRequest): Pr
         });
         const cached = answer.cache === "hit" || answer.cache === "coalesced";
         if (answer.cache === "hit") {
-          // The stored final URL passes the same checks as a fresh one (policy may have changed).
+          // The stored final URL passes the same checks as a fresh one (policy may have changed);
+          // when it is the requested URL, steps 3 and 5 checked it moments ago in this request.
           const final = parseTargetUrl(answer.value.page.final_url || url.href);
-          await assertSsrfSafe(final, ssrfOptions);
-          assertAllowedByPolicy(final, config.security.website_blocklist);
+          if (final.href !== url.href) {
+            await assertSsrfSafe(final, ssrfOptions);
+            assertAllowedByPolicy(final, config.security.website_blocklist);
+          }
         }
         if (cached) hits++;
         else misses++;

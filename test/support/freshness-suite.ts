@@ -101,7 +101,12 @@ export function freshnessSuite(runtime: string, target: () => FreshnessTarget): 
       const answers = await Promise.all(
         [{ store: false }, { store: false }, {}, {}].map((extra) => search({ query, ...extra })),
       );
-      expect(answers.map((a) => a.body.cache)).toEqual(["miss", "coalesced", "miss", "coalesced"]);
+      // Which request of each kind reaches the coordinator first is a race; each kind pays once.
+      const kinds = answers.map((a) => a.body.cache);
+      expect([kinds.slice(0, 2).sort(), kinds.slice(2).sort()]).toEqual([
+        ["coalesced", "miss"],
+        ["coalesced", "miss"],
+      ]);
       expect(await providerCalls("tavily", token)).toBe(2);
       expect((await search({ query, store: false })).body.cache).toBe("miss");
       expect(await providerCalls("tavily", token)).toBe(3);

@@ -78,12 +78,13 @@ async function paidCallUntyped(
   options: PaidCallOptions,
 ): Promise<PaidCallResult> {
   const now = deps.clock();
+  // The one cut on paidCall's side: a bypass and a read-tier hit are cut here; what the single
+  // flight answers it has cut already (flagged, so passed through; unflagged, it fits).
   const answered = (value: JobValue, cache: CacheStatus, fetchedAt: number): PaidCallResult => {
     const age = cache === "miss" || cache === "bypass" ? 0 : Math.max(0, Math.floor((now - fetchedAt) / 1000));
-    return { value, cache, age, cachedAt: new Date(fetchedAt).toISOString() };
+    return { value: cutForCaller(value, options.charLimit), cache, age, cachedAt: new Date(fetchedAt).toISOString() };
   };
-  if (!options.enabled)
-    return answered(cutForCaller(await runJob(job, deps.fetch), options.charLimit), "bypass", deps.clock());
+  if (!options.enabled) return answered(await runJob(job, deps.fetch), "bypass", deps.clock());
 
   const flightOptions = {
     now,
@@ -94,13 +95,8 @@ async function paidCallUntyped(
   };
   if (options.store && options.maxAge !== 0) {
     const entry = await readQuietly(deps, key);
-    // The single-flight coordinator cuts what it answers; a hit here is cut with the same cut.
     if (isServable(entry, now, flightOptions))
-      return answered(
-        cutForCaller(entry.value as JobValue, options.charLimit),
-        "hit",
-        fetchedAtOf(entry, options.ttlMs),
-      );
+      return answered(entry.value as JobValue, "hit", fetchedAtOf(entry, options.ttlMs));
   }
 
   let outcome: FlightOutcome;

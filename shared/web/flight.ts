@@ -56,64 +56,77 @@ export interface CoordinatorDeps {
   clock?: Clock;
 }
 
+/** A settled call: the uncut outcome its joiners cut to their own `char_limit`, and its own caller's, cut once. */
+interface Settled {
+  shared: FlightOutcome;
+  caller: FlightOutcome;
+}
+
 export class FlightCoordinator implements SingleFlight {
   /** The calls in flight in this process (or Durable Object), by key. */
-  private readonly inflight = new Map<string, Promise<FlightOutcome>>();
+  private readonly inflight = new Map<string, Promise<Settled>>();
 
   constructor(private readonly deps: CoordinatorDeps) {}
 
+  /**
+   * One call per key in this process; registered before the first await, so later callers join it
+   * whatever their `max_age` (an answer being fetched is fresh). Unstored calls join only each other.
+   * Every caller's answer is cut once to its own `char_limit`.
+   */
   run(key: string, job: Job, options: FlightOptions): Promise<FlightOutcome> {
-    return this.share(key, job, options).then((outcome) => forCaller(outcome, options.charLimit));
+    const flightKey = options.store ? key : `${key}\nunstored`;
+    const joined = this.inflight.get(flightKey);
+    if (joined) return joined.then(({ shared }) => forCaller(coalesced(shared), options.charLimit));
+    const mine = this.settle(flightKey, job, options);
+    this.inflight.set(flightKey, mine);
+    return mine.then(({ caller }) => caller).finally(() => this.inflight.delete(flightKey));
   }
 
   forget(key: string): Promise<boolean> {
     return this.deps.election.forget(key);
   }
 
-  /**
-   * One call per key in this process; registered before the first await, so later callers join it
-   * whatever their `max_age` (an answer being fetched is fresh). Unstored calls join only each other.
-   */
-  private share(key: string, job: Job, options: FlightOptions): Promise<FlightOutcome> {
-    const flightKey = options.store ? key : `${key}\nunstored`;
-    const joined = this.inflight.get(flightKey);
-    if (joined) return joined.then(coalesced);
-    const mine = this.settle(flightKey, job, options);
-    this.inflight.set(flightKey, mine);
-    return mine.finally(() => this.inflight.delete(flightKey));
-  }
-
-  private async settle(key: string, job: Job, options: FlightOptions): Promise<FlightOutcome> {
+  private async settle(key: string, job: Job, options: FlightOptions): Promise<Settled> {
     const turn = await this.deps.election.elect(key, options);
-    return turn.lead ? this.pay(key, job, options, turn.lease) : turn.outcome;
+    if (turn.lead) return this.pay(key, job, options, turn.lease);
+    return { shared: turn.outcome, caller: forCaller(turn.outcome, options.charLimit) };
   }
 
-  /** Runs the job once, stores what may be stored, and leaves the lease's waiters the outcome. */
-  private async pay(key: string, job: Job, options: FlightOptions, lease: Lease | undefined): Promise<FlightOutcome> {
+  /**
+   * Runs the job once, cuts its answer once (measured against ANSWER_MAX_CHARS, handed to the
+   * caller and to the lease's waiters), stores the uncut answer where it may be stored.
+   */
+  private async pay(key: string, job: Job, options: FlightOptions, lease: Lease | undefined): Promise<Settled> {
     const clock = this.deps.clock ?? Date.now;
     const started = clock();
     let value: JobValue;
+    let cut: JobValue;
     try {
-      value = oversizeChecked(job, await runJob(job, this.deps.fetch), options.charLimit);
+      value = await runJob(job, this.deps.fetch);
+      cut = cutForCaller(value, options.charLimit);
+      assertAnswerSize(job, cut);
     } catch (error) {
       const failed = failedOutcome(this.deps.log, job, error);
       await lease?.release(failed);
-      return failed;
+      return { shared: failed, caller: failed };
     }
     // On the caller's clock, like the expiry: its `now` plus how long the provider took here.
     const fetchedAt = options.now + (clock() - started);
+    let stored = false;
     if (lease && options.store && isStorable(job, value)) {
       try {
         await lease.store({ value, expiresAt: options.now + options.ttlMs, fetchedAt }, options.ttlMs);
-        return { ok: true, value, cache: "miss", stored: true, fetchedAt };
+        stored = true;
       } catch (error) {
         // A storage failure loses the cache entry, not the answer.
         this.deps.log.warn("cache_store_failed", { key, error: String(error) });
       }
     }
-    const outcome: FlightOutcome = { ok: true, value, cache: "miss", stored: false, fetchedAt };
-    await lease?.release(forCaller(outcome, options.charLimit));
-    return outcome;
+    const shared: FlightOutcome = { ok: true, value, cache: "miss", stored, fetchedAt };
+    const caller = cut === value ? shared : { ...shared, value: cut };
+    // A stored entry ended the lease; otherwise its waiters take the answer as cut here.
+    if (!stored) await lease?.release(caller);
+    return { shared, caller };
   }
 }
 
@@ -125,10 +138,10 @@ export class FlightCoordinator implements SingleFlight {
  */
 export const ANSWER_MAX_CHARS = 8 * 1024 * 1024;
 
-/** The value, or a `provider_error` when the answer callers would receive is over ANSWER_MAX_CHARS. */
-function oversizeChecked(job: Job, value: JobValue, charLimit: number | undefined): JobValue {
-  const chars = JSON.stringify(cutForCaller(value, charLimit)).length;
-  if (chars <= ANSWER_MAX_CHARS) return value;
+/** Throws a `provider_error` when the answer as callers receive it (`cut`) is over ANSWER_MAX_CHARS. */
+function assertAnswerSize(job: Job, cut: JobValue): void {
+  const chars = JSON.stringify(cut).length;
+  if (chars <= ANSWER_MAX_CHARS) return;
   throw providerError(
     job.settings.name,
     `its answer was too large (${chars} characters of JSON; the most the service passes on is ${ANSWER_MAX_CHARS})`,
@@ -223,8 +236,9 @@ export function forCaller(outcome: FlightOutcome, charLimit: number | undefined)
 /**
  * The one cut of page content to `charLimit` (head and tail kept), flagged `truncated: true`; a
  * page the reader already stopped short is flagged too. A value already flagged was cut by the
- * single-flight coordinator and is passed through untouched, so every path cuts once: the
- * coordinator for what it answers, paidCall for the paths around it.
+ * single-flight coordinator and is passed through untouched: the coordinator cuts what it answers
+ * (once per caller; a paid answer once for its caller and its lease's waiters), and paidCall
+ * cuts once what it answers itself (a bypass, a read-tier hit), passing a flagged answer through.
  */
 export function cutForCaller<V extends JobValue>(value: V, charLimit: number | undefined): V {
   if (charLimit === undefined || !("page" in value) || value.truncated) return value;

@@ -491,11 +491,10 @@ export async function fitImage(
   const full = await render(size);
   let rgb = full;
   /**
-   * A lossless source (PNG, GIF: screenshots) goes out as a PNG of the full fitted image when that
+   * A lossless source (`codec.lossless`: PNG, GIF, screenshots) goes out as a PNG of the full fitted image when that
    * fits the budget and is no larger than the JPEG, or when the JPEG had to be smaller than the
    * long-edge cap allows: exact text at full size beats a smaller lossy picture of it.
    */
-  const lossless = mediaType === "image/png" || mediaType === "image/gif";
   const pngRoom = maxPayloadBytes("image/png", opts.embedTargetBytes);
   let pngOverBudget = false;
   /** The PNG of the full fitted image if it is at most `limit` bytes (counted as an encode). */
@@ -506,7 +505,7 @@ export async function fitImage(
     return png && result(png, undefined, target, "image/png");
   };
   const withLossless = async (jpeg: FitResult): Promise<FitResult> => {
-    if (!lossless || pngOverBudget) return jpeg;
+    if (!codec.lossless || pngOverBudget) return jpeg;
     const shrunk = jpeg.width !== target.width || jpeg.height !== target.height;
     return (await pngWithin(shrunk ? pngRoom : Math.min(pngRoom, jpeg.data.length))) ?? jpeg;
   };
@@ -536,7 +535,7 @@ export async function fitImage(
       jpegTables = chosenTables;
       return withLossless(result(outcome.data, outcome.quality, size));
     }
-    if (round === 0 && lossless) {
+    if (round === 0 && codec.lossless) {
       // No JPEG fits at the cap: a PNG that does needs no second decode.
       const png = await pngWithin(pngRoom);
       if (png) return png;

@@ -31,6 +31,11 @@ export interface Codec {
   /** How messages name the format ("JPEG", "interlaced PNG"). */
   readonly label: string;
   /**
+   * A lossless format (PNG, GIF: screenshots, diagrams): the fit may send the fitted image as a PNG
+   * instead of a JPEG (fit.ts, docs/vision.md).
+   */
+  readonly lossless: boolean;
+  /**
    * Largest width x height this codec decodes within an isolate's memory, when that is below the
    * service's `max_input_pixels` (its decoder holds the whole image); undefined: no lower cap.
    */

@@ -10,6 +10,7 @@ import { decodeGifFrame } from "./gif.lzw";
 
 export const gifCodec: Codec = {
   label: "GIF",
+  lossless: true,
   open({ bytes, header }) {
     return {
       passThrough: !header.animated,

@@ -9,6 +9,7 @@ import { cmykColorOf, decodeJpegRows, decodeJpegWithoutRows, type CmykColor } fr
 
 export const jpegCodec: Codec = {
   label: "JPEG",
+  lossless: false,
   open({ bytes, header, jpeg }, wasm) {
     // Resumed from the header's walk when the sniff kept it: each file is walked once.
     const structure = (jpeg ?? new JpegMarkerWalk(bytes)).toEnd();

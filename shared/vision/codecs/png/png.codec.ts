@@ -10,6 +10,7 @@ import { verifyPngData } from "./png.verify";
 
 export const pngCodec: Codec = {
   label: "PNG",
+  lossless: true,
   open({ bytes }, wasm) {
     const info = parseChunks(bytes);
     return {

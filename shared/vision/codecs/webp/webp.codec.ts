@@ -18,6 +18,7 @@ export function webpIccProfile(bytes: Uint8Array): Uint8Array | undefined {
 
 export const webpCodec: Codec = {
   label: "WEBP",
+  lossless: false,
   maxPixels: PHOTON_MAX_PIXELS,
   open({ bytes, header }, wasm) {
     return {

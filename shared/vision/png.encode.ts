@@ -6,6 +6,7 @@
  * row by row and abandoned as soon as its output passes `maxBytes`, so a photo, which would never
  * win, costs only the part of the image it takes to find that out.
  */
+import { concatBytes, readAtMost } from "../bytes";
 import { crc32 } from "./codecs/png/png.decode";
 
 const SIGNATURE = [0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a];
@@ -109,23 +110,12 @@ export async function encodePng(
 
   const deflate = new CompressionStream("deflate");
   const writer = deflate.writable.getWriter();
-  const reader = deflate.readable.getReader();
-  const parts: Uint8Array[] = [];
-  let total = 0;
   let over = false;
-  const draining = (async () => {
-    for (;;) {
-      const { done, value } = await reader.read();
-      if (done) return;
-      total += value.length;
-      if (total > room) {
-        over = true;
-        await reader.cancel().catch(() => undefined);
-        return;
-      }
-      parts.push(value);
-    }
-  })();
+  // Read as it is written, so the rows stop once the output passes `room` (the read cancels there).
+  const draining = readAtMost(deflate.readable, room, () => new RangeError("PNG over its byte limit")).catch(() => {
+    over = true;
+    return undefined;
+  });
 
   const rows = (y: number) => {
     const row = rgb.subarray(y * width * 3, (y + 1) * width * 3);
@@ -154,8 +144,8 @@ export async function encodePng(
     // The readable side was cancelled (over the limit): the writer errors; nothing to keep.
     over = true;
   }
-  await draining;
-  if (over) return undefined;
+  const idat = await draining;
+  if (over || !idat) return undefined;
 
   const ihdr = new Uint8Array(13);
   const view = new DataView(ihdr.buffer);
@@ -163,23 +153,11 @@ export async function encodePng(
   view.setUint32(4, height);
   ihdr[8] = 8;
   ihdr[9] = grey ? 0 : 2;
-  const idat = new Uint8Array(total);
-  let o = 0;
-  for (const part of parts) {
-    idat.set(part, o);
-    o += part.length;
-  }
-  const pieces = [
+  const out = concatBytes([
     Uint8Array.from(SIGNATURE),
     chunk("IHDR", ihdr),
     chunk("IDAT", idat),
     chunk("IEND", new Uint8Array(0)),
-  ];
-  const out = new Uint8Array(pieces.reduce((n, p) => n + p.length, 0));
-  o = 0;
-  for (const piece of pieces) {
-    out.set(piece, o);
-    o += piece.length;
-  }
+  ]);
   return out.length <= maxBytes ? out : undefined;
 }

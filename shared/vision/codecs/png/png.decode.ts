@@ -6,6 +6,7 @@
  * live in its memory and are unfiltered (and RGBA flattened) there. Interlaced (Adam7) files are not
  * streamable and go to the photon path instead.
  */
+import { readAtMost } from "../../../bytes";
 import type { AppError } from "../../../http/errors";
 import { invalidImage } from "../../../media/image-header";
 import type { StreamingResampler } from "../../resample";
@@ -522,27 +523,6 @@ export async function pngIccProfile(info: PngInfo): Promise<Uint8Array | undefin
 
 async function inflateBounded(data: Uint8Array, limit: number): Promise<Uint8Array | undefined> {
   const stream = new Blob([data as Uint8Array<ArrayBuffer>]).stream().pipeThrough(new DecompressionStream("deflate"));
-  const reader = stream.getReader();
-  const parts: Uint8Array[] = [];
-  let total = 0;
-  try {
-    for (;;) {
-      const { done, value } = await reader.read();
-      if (done) break;
-      total += value.length;
-      if (total > limit) return undefined;
-      parts.push(value);
-    }
-  } catch {
-    return undefined;
-  } finally {
-    await reader.cancel().catch(() => undefined);
-  }
-  const out = new Uint8Array(total);
-  let o = 0;
-  for (const part of parts) {
-    out.set(part, o);
-    o += part.length;
-  }
-  return out;
+  // Over the limit or corrupt: no profile either way.
+  return readAtMost(stream, limit, () => new RangeError("ICC profile over its byte limit")).catch(() => undefined);
 }

@@ -1,14 +1,10 @@
 /**
- * Cheap estimates the cost strategy needs from a conversation it must not re-serialise: the pixel
- * size of an inline image (from the first few KB of its base64, through the neutral image header reader in shared/media),
- * its prompt tokens, and a message's text tokens. Estimates only: they weigh a retirement against
- * its rewrite; they never decide what the provider receives.
+ * Cheap estimates the cost strategy and the provider proxy need from a conversation they must not
+ * re-serialise: the pixel size of an inline image (from the few base64 characters that hold it),
+ * its prompt tokens, and a message's text tokens. They weigh a retirement against its rewrite and
+ * tell the proxy which images to fit; the image itself is checked in full only when it is fitted.
  */
-import { BASE64_VALUES, decodeImageData } from "../media/base64.decode";
-import { readImageHeader } from "../media/image-header";
-
-/** Base64 characters decoded to find an image's size: PNG, GIF, WebP and a plain JPEG fit in it. */
-const HEADER_CHARS = 4_096;
+import { BASE64_VALUES } from "../media/base64.decode";
 
 /** Tokens the provider bills for an image it has scaled to at most ~1.15 megapixels. */
 export const MAX_IMAGE_TOKENS = 1_600;
@@ -16,13 +12,18 @@ export const MAX_IMAGE_TOKENS = 1_600;
 /** Characters per text token (a rough, provider-neutral figure). */
 export const CHARS_PER_TOKEN = 4;
 
-/** Base64 characters that hold a PNG's or a GIF's size (24 bytes). */
-const SHORT_HEADER_CHARS = 32;
+/** Base64 characters that hold a PNG's, a GIF's or a WebP's size (the first 30 bytes). */
+const SHORT_HEADER_CHARS = 40;
+
+/** JPEG segments walked before the frame header (SOF) is given up on: APPn, DQT, DHT, COM... */
+const JPEG_SEGMENTS_MAX = 256;
 
 /**
  * The stored pixel size of an inline image (base64 or a data: URL), or null when it cannot be read.
- * PNG and GIF sizes are read straight from the first 24 bytes (this runs for every image of every
- * outbound request); JPEG and WebP go through the image header reader (shared/media) on the first 3 KB.
+ * This runs for every image of every outbound request, so it decodes only what holds the size:
+ * PNG, GIF and WebP from the first 30 bytes; a JPEG by hopping from segment header to segment
+ * header (4 bytes each) to its frame header, however large the EXIF or ICC segments before it.
+ * An estimate, not a check: nothing else of the file is validated.
  */
 export function imageSize(data: string): { width: number; height: number } | null {
   let start = 0;
@@ -33,31 +34,86 @@ export function imageSize(data: string): { width: number; height: number } | nul
   }
   const head = decoded(data, start, SHORT_HEADER_CHARS);
   if (!head || head.length < 24) return null;
+  const sized = (width: number, height: number) => (width > 0 && height > 0 ? { width, height } : null);
   if (head[0] === 0x89 && head[1] === 0x50 && head[2] === 0x4e && head[3] === 0x47) {
-    const width = ((head[16]! << 24) | (head[17]! << 16) | (head[18]! << 8) | head[19]!) >>> 0;
-    const height = ((head[20]! << 24) | (head[21]! << 16) | (head[22]! << 8) | head[23]!) >>> 0;
-    return width > 0 && height > 0 ? { width, height } : null;
+    return sized(u32be(head, 16), u32be(head, 20));
   }
   if (head[0] === 0x47 && head[1] === 0x49 && head[2] === 0x46) {
-    return { width: head[6]! | (head[7]! << 8), height: head[8]! | (head[9]! << 8) };
+    return sized(head[6]! | (head[7]! << 8), head[8]! | (head[9]! << 8));
   }
-  const jpeg = head[0] === 0xff && head[1] === 0xd8 && head[2] === 0xff;
+  if (head[0] === 0xff && head[1] === 0xd8 && head[2] === 0xff) return jpegSize(data, start);
   const webp = head[0] === 0x52 && head[1] === 0x49 && head[8] === 0x57 && head[9] === 0x45;
-  if (!jpeg && !webp) return null; // not an image we know: the caller assumes the worst
-  const bytes = decoded(data, start, HEADER_CHARS);
-  if (!bytes) return null;
-  try {
-    const header = readImageHeader(bytes);
-    return { width: header.width, height: header.height };
-  } catch {
-    return null; // a JPEG whose size lies beyond the first KB, or a broken header
+  if (!webp || head.length < 30) return null; // not an image we know: the caller assumes the worst
+  // The first chunk's header at byte 12, its data at 20 (the WebP container's fixed layout).
+  const u24 = (at: number) => head[at]! | (head[at + 1]! << 8) | (head[at + 2]! << 16);
+  switch (String.fromCharCode(head[12]!, head[13]!, head[14]!, head[15]!)) {
+    case "VP8X": // the canvas, minus one, after 4 bytes of flags
+      return sized(u24(24) + 1, u24(27) + 1);
+    case "VP8L": {
+      if (head[20] !== 0x2f) return null;
+      const bits = (head[21]! | (head[22]! << 8) | (head[23]! << 16) | (head[24]! << 24)) >>> 0;
+      return sized((bits & 0x3fff) + 1, ((bits >>> 14) & 0x3fff) + 1);
+    }
+    case "VP8 ": // a 3-byte frame tag and the start code 9d 01 2a, then the 14-bit sizes
+      if (head[23] !== 0x9d || head[24] !== 0x01 || head[25] !== 0x2a) return null;
+      return sized((head[26]! | (head[27]! << 8)) & 0x3fff, (head[28]! | (head[29]! << 8)) & 0x3fff);
+    default:
+      return null;
   }
+}
+
+const u32be = (bytes: Uint8Array, at: number) =>
+  ((bytes[at]! << 24) | (bytes[at + 1]! << 16) | (bytes[at + 2]! << 8) | bytes[at + 3]!) >>> 0;
+
+/**
+ * A JPEG's size from its frame header, reached by segment lengths alone: each hop decodes the 4
+ * bytes of one segment header. Null at the scan (no frame header before it), past the end, or
+ * past JPEG_SEGMENTS_MAX segments.
+ */
+function jpegSize(data: string, start: number): { width: number; height: number } | null {
+  let at = 2;
+  for (let segment = 0; segment < JPEG_SEGMENTS_MAX; segment++) {
+    const header = bytesAt(data, start, at, 4);
+    if (header?.[0] !== 0xff) return null;
+    const marker = header[1]!;
+    if (marker === 0xff) {
+      at += 1; // a fill byte before the marker
+      continue;
+    }
+    if (marker === 0x01 || (marker >= 0xd0 && marker <= 0xd8)) {
+      at += 2; // a marker with no length (TEM, RSTn, SOI)
+      continue;
+    }
+    if (marker === 0xda || marker === 0xd9) return null;
+    // SOF0..SOF15 except DHT (c4), JPG (c8) and DAC (cc): precision, then height and width.
+    if (marker >= 0xc0 && marker <= 0xcf && marker !== 0xc4 && marker !== 0xc8 && marker !== 0xcc) {
+      const size = bytesAt(data, start, at + 5, 4);
+      if (!size) return null;
+      const height = (size[0]! << 8) | size[1]!;
+      const width = (size[2]! << 8) | size[3]!;
+      return width > 0 && height > 0 ? { width, height } : null;
+    }
+    const length = (header[2]! << 8) | header[3]!;
+    if (length < 2) return null;
+    at += 2 + length;
+  }
+  return null;
+}
+
+/** `length` bytes from byte `offset` of the base64 payload starting at `start`, or null past its end. */
+function bytesAt(data: string, start: number, offset: number, length: number): Uint8Array | null {
+  const quantum = Math.floor(offset / 3);
+  const skip = offset - quantum * 3;
+  const from = start + quantum * 4;
+  if (from >= data.length) return null;
+  const bytes = decoded(data, from, Math.ceil((skip + length) / 3) * 4);
+  return bytes && bytes.length >= skip + length ? bytes.subarray(skip, skip + length) : null;
 }
 
 /**
  * The first `chars` base64 characters from `start`, decoded; null when they are not plain base64.
- * A small decoder of its own: it runs for every image of every outbound request, on a few dozen
- * characters, where the strict upload decoder's checks and allocation dominate.
+ * A small decoder of its own: it runs on a few dozen characters per image of every outbound
+ * request, where the strict upload decoder's checks and allocation would dominate.
  */
 function decoded(data: string, start: number, chars: number): Uint8Array | null {
   let end = Math.min(data.length, start + chars);
@@ -65,13 +121,6 @@ function decoded(data: string, start: number, chars: number): Uint8Array | null 
   if (end === data.length) while (end > start && data.charCodeAt(end - 1) === 61 /* = */) end -= 1;
   const usable = end - start - ((end - start) % 4);
   if (usable <= 0) return null;
-  if (usable > 64) {
-    try {
-      return decodeImageData(data.slice(start, start + usable)).bytes;
-    } catch {
-      return null;
-    }
-  }
   const out = new Uint8Array((usable / 4) * 3);
   let o = 0;
   for (let i = start; i < start + usable; i += 4) {

@@ -410,8 +410,18 @@ function imageOf(block: Record<string, unknown>): ImageSeen | null | undefined {
   return { bytes: data.length, width: size?.width ?? 0, height: size?.height ?? 0 };
 }
 
-/** PNG, GIF and JPEG sizes from their headers (what the emulator needs to bill an image). */
+/** PNG, GIF, JPEG and WebP sizes from their headers (what the emulator needs to bill an image). */
 function pixelSize(bytes: Buffer): { width: number; height: number } | null {
+  if (bytes.length >= 30 && bytes.toString("latin1", 0, 4) === "RIFF" && bytes.toString("latin1", 8, 12) === "WEBP") {
+    const chunk = bytes.toString("latin1", 12, 16);
+    if (chunk === "VP8X") return { width: bytes.readUIntLE(24, 3) + 1, height: bytes.readUIntLE(27, 3) + 1 };
+    if (chunk === "VP8L") {
+      const bits = bytes.readUInt32LE(21);
+      return { width: (bits & 0x3fff) + 1, height: ((bits >>> 14) & 0x3fff) + 1 };
+    }
+    if (chunk === "VP8 ") return { width: bytes.readUInt16LE(26) & 0x3fff, height: bytes.readUInt16LE(28) & 0x3fff };
+    return null;
+  }
   if (bytes.length >= 24 && bytes[0] === 0x89 && bytes[1] === 0x50)
     return { width: bytes.readUInt32BE(16), height: bytes.readUInt32BE(20) };
   if (bytes.length >= 10 && bytes.toString("latin1", 0, 3) === "GIF")

@@ -29,6 +29,35 @@ function jpegHead(width: number, height: number, app1Bytes = 0): Uint8Array {
   return new Uint8Array(parts);
 }
 
+/**
+ * A WebP's first 30 bytes with a large declared body (as a real file of many KB has): the RIFF
+ * header, then a VP8X (canvas), VP8 (key frame) or VP8L chunk header and the bytes that hold the size.
+ */
+function webpHead(chunk: "VP8X" | "VP8 ", width: number, height: number): Uint8Array {
+  const bytes = new Uint8Array(30);
+  const ascii = (at: number, text: string) =>
+    bytes.set(
+      [...text].map((c) => c.charCodeAt(0)),
+      at,
+    );
+  const view = new DataView(bytes.buffer);
+  ascii(0, "RIFF");
+  view.setUint32(4, 250_000, true);
+  ascii(8, "WEBP");
+  ascii(12, chunk);
+  view.setUint32(16, 240_000, true);
+  if (chunk === "VP8X") {
+    const u24 = (at: number, value: number) => bytes.set([value & 0xff, (value >> 8) & 0xff, value >> 16], at);
+    u24(24, width - 1);
+    u24(27, height - 1);
+  } else {
+    bytes.set([0x10, 0x02, 0x00, 0x9d, 0x01, 0x2a], 20); // a key frame's tag, the start code
+    view.setUint16(26, width, true);
+    view.setUint16(28, height, true);
+  }
+  return bytes;
+}
+
 describe("imageSize", () => {
   it("reads PNG, GIF, JPEG and WebP sizes from plain base64 and from data: URLs", () => {
     expect(imageSize(base64(pngHeaderOnly(1280, 800)))).toEqual({ width: 1280, height: 800 });
@@ -54,8 +83,38 @@ describe("imageSize", () => {
     expect(imageSize(base64(new Uint8Array(40).fill(7)))).toBeNull(); // no known signature
     expect(imageSize(base64(pngHeaderOnly(1280, 800)).slice(0, 20))).toBeNull(); // cut before the size
     expect(imageSize(base64(pngHeaderOnly(0, 800)))).toBeNull();
-    // A JPEG whose SOF lies beyond the bytes decoded for the header (an 8 KB APP1 first).
-    expect(imageSize(base64(jpegHead(1920, 1080, 8_000)))).toBeNull();
+    // A JPEG cut before its frame header, one whose scan starts before any, one with a zero height.
+    expect(imageSize(base64(jpegHead(1920, 1080, 8_000).subarray(0, 6_000)))).toBeNull();
+    expect(imageSize(base64(new Uint8Array([0xff, 0xd8, 0xff, 0xda, 0x00, 0x08, 1, 2, 3, 4, 5, 6])))).toBeNull();
+    expect(imageSize(base64(jpegHead(640, 0)))).toBeNull();
+    // A WebP whose first chunk is none of VP8, VP8L, VP8X.
+    const odd = webpHead("VP8X", 100, 100);
+    odd.set([0x41, 0x4c, 0x50, 0x48], 12); // "ALPH"
+    expect(imageSize(base64(odd))).toBeNull();
+  });
+
+  it("reads sizes that lie beyond the first kilobytes: a JPEG after 60 KB of EXIF and ICC, a WebP of any length", () => {
+    // EXIF and an ICC profile first (up to 64 KB each on a camera JPEG), with fill bytes before a marker.
+    const exif = jpegHead(4032, 3024, 60_000);
+    const withIcc = new Uint8Array(exif.length + 3_004 + 2);
+    withIcc.set(exif.subarray(0, 20));
+    withIcc.set([0xff, 0xe2, (3_002 >> 8) & 0xff, 3_002 & 0xff], 20);
+    withIcc.set([0xff, 0xff], 20 + 3_004); // two fill bytes
+    withIcc.set(exif.subarray(20), 20 + 3_004 + 2);
+    const big = base64(withIcc);
+    expect(imageSize(big)).toEqual({ width: 4032, height: 3024 });
+    expect(imageSize(`data:image/jpeg;base64,${big}`)).toEqual({ width: 4032, height: 3024 });
+    // A progressive frame header (SOF2) names the size the same way.
+    const progressive = jpegHead(800, 600, 5_000);
+    progressive[progressive.lastIndexOf(0xc0)] = 0xc2;
+    expect(imageSize(base64(progressive))).toEqual({ width: 800, height: 600 });
+
+    // Lossless WebP (VP8L) far past 3 KB, and the VP8X and lossy VP8 headers at their fixed offsets.
+    const lossless = webpFrom(photoPixels(300, 200), 300, 200);
+    expect(lossless.length).toBeGreaterThan(20_000);
+    expect(imageSize(base64(lossless))).toEqual({ width: 300, height: 200 });
+    expect(imageSize(base64(webpHead("VP8X", 5000, 3000)))).toEqual({ width: 5000, height: 3000 });
+    expect(imageSize(base64(webpHead("VP8 ", 4000, 2250)))).toEqual({ width: 4000, height: 2250 });
   });
 });
 

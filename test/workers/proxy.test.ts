@@ -8,7 +8,7 @@ import { describe, expect, it } from "vitest";
 import { createApp } from "../../shared/app";
 import type { LedgerEntry } from "../../shared/ports";
 import { workersDeps } from "../../workers/deps";
-import { encodePng, screenshotPixels } from "../fixtures/images";
+import { encodePng, screenshotPixels, webpFrom } from "../fixtures/images";
 import { call, EMULATOR, testEnv, uniqueToken } from "./helpers";
 
 const MODEL = "claude-sonnet-4-5";
@@ -332,30 +332,39 @@ describe("the outbound transform", () => {
     expect(calls[1].body_bytes).toBe(calls[0].body_bytes); // the same bytes out
   });
 
-  it("fits a user upload the provider would refuse (a side over 8,000 px), which it then accepts", async () => {
-    const tag = uniqueToken();
-    const wide = await screenshot(8200, 64, 9);
-    const body = anthropicBody(tag, {
-      messages: [
-        {
-          role: "user",
-          content: [
-            { type: "image", source: { type: "base64", media_type: "image/png", data: wide } },
-            { type: "text", text: `read this ${tag}` },
-          ],
-        },
-      ],
-    });
-    const direct = await fetch(`${EMULATOR}/llm/anthropic/v1/messages`, {
-      method: "POST",
-      headers: { "content-type": "application/json", "x-api-key": "k" },
-      body: JSON.stringify(body),
-    });
-    expect(direct.status).toBe(400);
-    const response = await post("/anthropic/v1/messages", body, { "x-api-key": "k" });
-    expect(response.status).toBe(200);
-    expect(response.headers.get("x-edge-fitted")).toBe("1");
-  });
+  it.each([
+    ["PNG", "image/png"],
+    ["WebP (its size 20 KB into the base64)", "image/webp"],
+  ])(
+    "fits a user upload the provider would refuse (a side over 8,000 px), which it then accepts: %s",
+    async (_, mediaType) => {
+      const tag = uniqueToken();
+      const wide =
+        mediaType === "image/png"
+          ? await screenshot(8200, 64, 9)
+          : toBase64(webpFrom(screenshotPixels(8200, 64, 9), 8200, 64));
+      const body = anthropicBody(tag, {
+        messages: [
+          {
+            role: "user",
+            content: [
+              { type: "image", source: { type: "base64", media_type: mediaType, data: wide } },
+              { type: "text", text: `read this ${tag}` },
+            ],
+          },
+        ],
+      });
+      const direct = await fetch(`${EMULATOR}/llm/anthropic/v1/messages`, {
+        method: "POST",
+        headers: { "content-type": "application/json", "x-api-key": "k" },
+        body: JSON.stringify(body),
+      });
+      expect(direct.status).toBe(400);
+      const response = await post("/anthropic/v1/messages", body, { "x-api-key": "k" });
+      expect(response.status).toBe(200);
+      expect(response.headers.get("x-edge-fitted")).toBe("1");
+    },
+  );
 
   it("forwards an image the fitter refuses as it is", async () => {
     const tag = uniqueToken();

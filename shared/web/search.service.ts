@@ -50,8 +50,17 @@ export async function webSearch(ctx: RequestContext, input: SearchRequest): Prom
     throw error;
   });
   const rescued = answer.value.rescued === true;
-  recordWebCall(ports.ledger, "web_search", provider.name, answer.cache, ports.clock(), rescued ? { bypass: 1 } : {});
-  if (rescued && answer.cache !== "coalesced") ports.log.warn("search_rescued_by_keyless", { provider: provider.name });
+  // A rescue is a bypass for the one call that paid for it; its joiners are coalesced calls.
+  const paidRescue = rescued && answer.cache === "miss";
+  recordWebCall(
+    ports.ledger,
+    "web_search",
+    provider.name,
+    answer.cache,
+    ports.clock(),
+    paidRescue ? { bypass: 1 } : {},
+  );
+  if (paidRescue) ports.log.warn("search_rescued_by_keyless", { provider: provider.name });
   return {
     success: true,
     query: input.query,

@@ -112,6 +112,22 @@ describe("GET /v1/stats", () => {
     expect(hour.web_search.requests).toBeGreaterThanOrEqual(64);
   });
 
+  it("counts 16 callers of one rescued search as one paid bypass and 15 joined calls (bypass stays a part of provider_calls)", async () => {
+    const before = await stats();
+    const q = `ledger rescue [fail:500@tavily] [slow:300] ${uniqueToken()}`;
+    const answers = await Promise.all(
+      Array.from({ length: 16 }, () => callJson("/v1/web_search", { body: { query: q } })),
+    );
+    expect(answers.map((a) => a.body.cache)).toEqual(Array(16).fill("bypass"));
+    const after = await stats();
+    const delta = (key: string) => after.totals.web_search[key] - before.totals.web_search[key];
+    expect(delta("requests")).toBe(16);
+    expect(delta("provider_calls")).toBe(1);
+    expect(delta("coalesced")).toBe(15);
+    expect(delta("bypass")).toBe(1);
+    expect(await providerCalls("keyless", q)).toBe(1);
+  });
+
   it("counts an extract per URL: a paid page, its hit, a refusal, an in-band failure", async () => {
     const before = await stats();
     const tok = uniqueToken();

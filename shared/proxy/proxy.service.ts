@@ -134,7 +134,7 @@ export async function proxyRequest(request: Request, spec: LlmProviderSpec, run:
       });
     }
     const record = (usage: LlmUsage | null) => {
-      if (!counted || usage === null) return;
+      if (usage === null) return;
       run.ports.ledger.record({
         tool: "llm",
         provider: spec.name,
@@ -143,7 +143,7 @@ export async function proxyRequest(request: Request, spec: LlmProviderSpec, run:
         at,
       });
     };
-    return relayAnswer(upstream, spec, edgeHeaders(done), record);
+    return relayAnswer(upstream, spec, edgeHeaders(done), counted ? record : null);
   } catch (error) {
     if (!(error instanceof AppError)) {
       run.ports.log.error("proxy_failed", {

@@ -3,6 +3,7 @@
  * TransformStream that reads `usage` on the way (from a JSON answer's copy, or from each
  * server-sent event as it passes) without holding the answer back or changing a byte of it.
  */
+import { concatBytes } from "../bytes";
 import type { LlmProviderSpec, LlmUsage } from "./providers/llm-provider.types";
 
 /** Response headers not relayed: per-hop, or describing an encoding the runtime's fetch already undid. */
@@ -25,27 +26,23 @@ const MAX_KEPT_ANSWER_BYTES = 8 * 1024 * 1024;
 /**
  * The response to send the caller: upstream's status and headers (less the per-hop ones), `added`
  * headers, and the body piped through a usage reader. `done` runs once with the usage found (null
- * when none arrived, e.g. a stream cut off) when the body has been relayed to its end.
+ * when none arrived, e.g. a stream cut off) when the body has been relayed to its end; without
+ * `done` (a path the ledger does not count) the body is relayed as it is, unread.
  */
 export function relayAnswer(
   upstream: Response,
   spec: LlmProviderSpec,
   added: Record<string, string>,
-  done: (usage: LlmUsage | null) => void,
+  done: ((usage: LlmUsage | null) => void) | null,
 ): Response {
   const headers = new Headers();
   upstream.headers.forEach((value, name) => {
     if (!NOT_RELAYED.has(name.toLowerCase())) headers.append(name, value);
   });
   for (const [name, value] of Object.entries(added)) headers.set(name, value);
-  if (!upstream.body) {
-    done(null);
-    return new Response(null, { status: upstream.status, headers });
-  }
-  const type = (upstream.headers.get("content-type") ?? "").toLowerCase();
-  const reader = type.includes("text/event-stream") ? sseUsage(spec) : type.includes("json") ? jsonUsage(spec) : null;
-  if (!reader) {
-    done(null);
+  const reader = done && upstream.body ? usageReader(upstream.headers, spec) : null;
+  if (!done || !upstream.body || !reader) {
+    done?.(null);
     return new Response(upstream.body, { status: upstream.status, headers });
   }
   const tap = new TransformStream<Uint8Array, Uint8Array>({
@@ -58,6 +55,13 @@ export function relayAnswer(
     },
   });
   return new Response(upstream.body.pipeThrough(tap), { status: upstream.status, headers });
+}
+
+/** The reader for the answer's content type: server-sent events, JSON, or none. */
+function usageReader(headers: Headers, spec: LlmProviderSpec): ChunkReader | null {
+  const type = (headers.get("content-type") ?? "").toLowerCase();
+  if (type.includes("text/event-stream")) return sseUsage(spec);
+  return type.includes("json") ? jsonUsage(spec) : null;
 }
 
 interface ChunkReader {
@@ -77,7 +81,7 @@ function jsonUsage(spec: LlmProviderSpec): ChunkReader {
     end() {
       if (size > MAX_KEPT_ANSWER_BYTES) return null;
       try {
-        return spec.usage.fromAnswer(JSON.parse(new TextDecoder().decode(join(chunks, size))));
+        return spec.usage.fromAnswer(JSON.parse(new TextDecoder().decode(concatBytes(chunks))));
       } catch {
         return null;
       }
@@ -85,15 +89,11 @@ function jsonUsage(spec: LlmProviderSpec): ChunkReader {
   };
 }
 
-function join(chunks: readonly Uint8Array[], size: number): Uint8Array {
-  const out = new Uint8Array(size);
-  let at = 0;
-  for (const chunk of chunks) {
-    out.set(chunk, at);
-    at += chunk.byteLength;
-  }
-  return out;
-}
+/**
+ * A `data:` payload worth parsing: one with a usage object. Most events carry none, and OpenAI's
+ * chunks carry `"usage": null` (with include_usage) on every one but the last.
+ */
+const USAGE_OBJECT = /"usage"\s*:\s*\{/;
 
 /** Splits an event stream into lines as it passes and reads the `data:` lines that may carry usage. */
 function sseUsage(spec: LlmProviderSpec): ChunkReader {
@@ -103,7 +103,7 @@ function sseUsage(spec: LlmProviderSpec): ChunkReader {
   const line = (text: string) => {
     if (!text.startsWith("data:")) return;
     const data = text.slice(5).trim();
-    if (!spec.usage.mayCarryUsage(data)) return;
+    if (!USAGE_OBJECT.test(data)) return;
     try {
       usage = spec.usage.fromEvent(JSON.parse(data), usage);
     } catch {

@@ -675,6 +675,8 @@ const CHAT: Route = {
       model: a.model,
       system_fingerprint: "fp_emulator",
       choices: [{ index: 0, delta, logprobs: null, finish_reason: finish }],
+      // With include_usage, OpenAI puts `"usage": null` on every chunk before the last.
+      ...(a.streamUsage ? { usage: null } : {}),
     });
     await send(null, chunk({ role: "assistant", content: a.tool ? null : "", refusal: null }, null));
     if (a.tool) {

@@ -94,6 +94,5 @@ export const ANTHROPIC: LlmProviderSpec = {
       if (e?.type === "message_delta") return mergeUsage(e.usage, sofar);
       return sofar;
     },
-    mayCarryUsage: (data) => data.includes('"usage"'),
   },
 };

@@ -39,8 +39,6 @@ export interface UsageReader {
   fromAnswer(answer: unknown): LlmUsage | null;
   /** One SSE `data:` payload (already parsed); returns the usage it settles, merged with what came before. */
   fromEvent(event: unknown, sofar: LlmUsage | null): LlmUsage | null;
-  /** Cheap test on the raw data text before it is parsed: most events carry no usage. */
-  mayCarryUsage(data: string): boolean;
 }
 
 export interface LlmProviderSpec {

@@ -116,6 +116,5 @@ export const OPENAI: LlmProviderSpec = {
         return readUsage(usage) ?? sofar;
       return sofar;
     },
-    mayCarryUsage: (data) => data.includes('"usage"'),
   },
 };

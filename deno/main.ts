@@ -22,7 +22,7 @@ import { DenoKvStore } from "./deno-kv.store";
 import { MemoryEmbedCounter } from "./embeds.memory";
 import { DenoKvEmbedCounter } from "./embeds.kv";
 import { DenoKvLedgerStore } from "./ledger.kv";
-import { LedgerBuffer } from "../shared/stats/ledger";
+import { LedgerBuffer, ledgerFlushDelay } from "../shared/stats/ledger";
 import { DEFAULT_FLIGHT_TIMING, DenoKvFlight } from "./flight.kv";
 import { loadVisionWasm } from "./vision-codecs";
 
@@ -133,7 +133,7 @@ if (!Number.isInteger(port) || port < 0 || port > 65535)
   fail(`the port must be a whole number from 0 to 65535 (got ${flags.port ?? env.PORT})`);
 const hostname = flags.hostname ?? env.HOSTNAME ?? "127.0.0.1";
 const coordination = singleProcess ? "in-process" : "deno-kv";
-const ledgerFlushMs = Math.min(10_000, Math.max(0, Number(env.LEDGER_FLUSH_MS ?? 1000) || 0));
+const ledgerFlushMs = ledgerFlushDelay(env.LEDGER_FLUSH_MS);
 // What a request counts after its response went out (a stream that ended) waits at most 5 s.
 if (ledger) Deno.unrefTimer(setInterval(() => void ledger.flush(), 5_000));
 

@@ -4,7 +4,7 @@
  */
 import { env as startEnv } from "cloudflare:workers";
 import { createApp } from "../shared/app";
-import type { LedgerBuffer } from "../shared/stats/ledger";
+import { type LedgerBuffer, ledgerFlushDelay } from "../shared/stats/ledger";
 import { reportConfigAtStart, workersDeps, workersLedger } from "./deps";
 import type { WorkerEnv } from "./env";
 
@@ -12,32 +12,42 @@ export { FlightDO } from "./flight.do";
 export { LedgerDO } from "./ledger.do";
 export { SessionDO } from "./session.do";
 
-/** How long the ledger gathers before a write (LEDGER_FLUSH_MS, default 1 s; docs/stats.md). */
-const ledgerFlushMs = (env: WorkerEnv): number => {
-  const ms = Number(env.LEDGER_FLUSH_MS ?? 1000);
-  return Number.isFinite(ms) && ms >= 0 ? Math.min(ms, 10_000) : 1000;
-};
-
 reportConfigAtStart(startEnv as unknown as WorkerEnv);
 
-const apps = new WeakMap<object, { app: ReturnType<typeof createApp>; ledger: LedgerBuffer | null }>();
+interface Built {
+  app: ReturnType<typeof createApp>;
+  ledger: LedgerBuffer | null;
+  /** LEDGER_FLUSH_MS, read once per env object. */
+  flushMs: number;
+}
+
+const apps = new WeakMap<object, Built>();
 
 export default {
   async fetch(request: Request, env: WorkerEnv, ctx: ExecutionContext): Promise<Response> {
     let built = apps.get(env);
     if (!built) {
       const ledger = workersLedger(env);
-      built = { app: createApp(workersDeps(env, ledger ? { ledger } : {})), ledger };
+      built = {
+        app: createApp(workersDeps(env, ledger ? { ledger } : {})),
+        ledger,
+        flushMs: ledgerFlushDelay(env.LEDGER_FLUSH_MS),
+      };
       apps.set(env, built);
     }
     const response = await built.app.fetch(request, env, ctx);
-    const { ledger } = built;
+    const { ledger, flushMs } = built;
     if (!ledger) return response;
-    const flush = ledger.flushAfter(ledgerFlushMs(env));
+    const flush = ledger.flushAfter(flushMs);
     if (flush) ctx.waitUntil(flush);
-    // A stream (the proxy's) counts when it ends: flush again then.
+    // A stream (the proxy's) counts when it ends: schedule a flush then (or join the waiting one).
     if (response.body && response.headers.get("content-type")?.startsWith("text/event-stream")) {
-      const counted = new TransformStream({ flush: () => ctx.waitUntil(ledger.flush()) });
+      const counted = new TransformStream({
+        flush: () => {
+          const atEnd = ledger.flushAfter(flushMs);
+          if (atEnd) ctx.waitUntil(atEnd);
+        },
+      });
       return new Response(response.body.pipeThrough(counted), response);
     }
     return response;

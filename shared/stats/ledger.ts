@@ -58,12 +58,13 @@ export class LedgerBuffer implements Ledger {
   }
 
   /**
-   * Schedules one flush `delayMs` from now unless one is already waiting, so a busy isolate
-   * writes once per `delayMs`, not once per request. Returns the scheduled flush (for
-   * `waitUntil`), or null when the waiting one will take this request's counts too.
+   * Schedules one flush `delayMs` from now unless one is already waiting or nothing was gathered,
+   * so a busy isolate writes once per `delayMs`, not once per request. Returns the scheduled flush
+   * (for `waitUntil`), or null when there is nothing to write or the waiting one will take this
+   * request's counts too.
    */
   flushAfter(delayMs: number): Promise<void> | null {
-    if (this.scheduled) return null;
+    if (this.scheduled || this.pending.size === 0) return null;
     this.scheduled = true;
     return new Promise<void>((resolve) => setTimeout(resolve, delayMs)).then(() => {
       // Cleared before the batch is taken: a count recorded after this point schedules anew.
@@ -82,4 +83,13 @@ export class LedgerBuffer implements Ledger {
       this.log.warn("ledger_write_failed", { rows: rows.length, error: String(error) });
     }
   }
+}
+
+/**
+ * How long the ledger gathers before a write, from the runtime variable `LEDGER_FLUSH_MS`
+ * (docs/stats.md): 0 to 10,000 ms, 1,000 when unset or not a number.
+ */
+export function ledgerFlushDelay(raw: unknown): number {
+  const ms = raw === undefined || raw === "" ? Number.NaN : Number(raw);
+  return Number.isFinite(ms) && ms >= 0 ? Math.min(ms, 10_000) : 1000;
 }

@@ -6,7 +6,7 @@ import { describe, expect, it } from "vitest";
 import { loadConfig } from "../../shared/config/config.load";
 import { modelRules, usageCost } from "../../shared/models/models.table";
 import type { LedgerRow, LedgerStore } from "../../shared/ports";
-import { LedgerBuffer } from "../../shared/stats/ledger";
+import { LedgerBuffer, ledgerFlushDelay } from "../../shared/stats/ledger";
 import { statsReport } from "../../shared/stats/stats.service";
 import { recordWebCall } from "../../shared/stats/counters";
 
@@ -90,6 +90,19 @@ describe("the ledger", () => {
     await ledger.flushAfter(0);
     expect(writes).toBe(2);
     expect(statsReport(store.rows, "1h", now, pricing).totals.web_search.hits).toBe(51);
+    // A response that counted nothing schedules no write.
+    expect(ledger.flushAfter(0)).toBeNull();
+    expect(writes).toBe(2);
+  });
+
+  it("reads LEDGER_FLUSH_MS as 0..10,000 ms, the default 1,000 when unset, negative or not a number", () => {
+    expect(ledgerFlushDelay(undefined)).toBe(1000);
+    expect(ledgerFlushDelay("")).toBe(1000);
+    expect(ledgerFlushDelay("soon")).toBe(1000);
+    expect(ledgerFlushDelay("-5")).toBe(1000);
+    expect(ledgerFlushDelay("0")).toBe(0);
+    expect(ledgerFlushDelay("250")).toBe(250);
+    expect(ledgerFlushDelay(60_000)).toBe(10_000);
   });
 
   it("prices a model's tokens at its rates, and what the same input would cost uncached", () => {

@@ -3,6 +3,7 @@
  * longer than the answer's own TTL) so the gate costs microseconds on a warm hostname. The same
  * code runs on Workers and Deno because it only needs an injected fetch and clock.
  */
+import { readAtMost } from "../bytes";
 import type { Clock, DnsLookup, DnsResolver, FetchFn, Logger, ResolvedAddress, ResolverFault } from "../ports";
 import { classifyIPv4, classifyIPv6, parseIPv4, parseIPv6 } from "./ip";
 
@@ -86,9 +87,11 @@ export function createDnsResolver(options: DnsResolverOptions): DnsResolver {
         await response.body?.cancel();
         return { ok: false, reason: "unavailable", fault: "http_error" };
       }
-      const text = await response.text();
-      if (text.length > MAX_RESPONSE_BYTES) return { ok: false, reason: "unavailable", fault: "not_doh_json" };
-      body = JSON.parse(text);
+      // Read no further than a resolver's answer can be: an endless body is cut at the bound.
+      const bytes = response.body
+        ? await readAtMost(response.body, MAX_RESPONSE_BYTES, () => new SyntaxError("DoH answer over its byte bound"))
+        : new Uint8Array(0);
+      body = JSON.parse(new TextDecoder().decode(bytes));
     } catch (error) {
       if (signal.aborted) return { ok: false, reason: "unavailable", fault: "timeout" };
       return { ok: false, reason: "unavailable", fault: error instanceof SyntaxError ? "not_doh_json" : "unreachable" };

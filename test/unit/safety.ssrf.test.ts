@@ -5,7 +5,7 @@ import type { DnsResolver } from "../../shared/ports";
 import { gateUrl } from "../../shared/safety/gate";
 import { classifyIpLiteral, parseIPv6 } from "../../shared/safety/ip";
 import { checkUrlSafety, isLocalLookingHost } from "../../shared/safety/ssrf";
-import { type DohEmulator, startDohEmulator } from "./safety.support";
+import { closeServer, type DohEmulator, listen, startDohEmulator } from "./safety.support";
 
 /** A resolver that must never be asked: literal addresses and local names need no lookup. */
 function noLookupResolver(): DnsResolver & { asked: string[] } {
@@ -324,6 +324,35 @@ describe("SSRF gate: hostnames through the DoH emulator", () => {
     const verdict = await verdictFor("garbage.test", resolverAt());
     expect(verdict).toMatchObject({ ok: false, code: "dns_unavailable" });
     if (!verdict.ok) expect(verdict.message).toContain("did not answer in the DNS-over-HTTPS JSON format");
+  });
+
+  it("stops reading a resolver's answer at 64 KiB: an endless body is not DoH JSON, answered at once", async () => {
+    let sent = 0;
+    const { server, port } = await listen((_req, res) => {
+      res.writeHead(200, { "content-type": "application/dns-json" });
+      const chunk = Buffer.alloc(64 * 1024, 0x20);
+      const more = () => {
+        while (!res.destroyed && res.write(chunk)) sent += chunk.length;
+        if (!res.destroyed) res.once("drain", more);
+      };
+      more();
+    });
+    try {
+      const resolver = createDnsResolver({
+        url: `http://127.0.0.1:${port}/dns-query`,
+        fetch,
+        clock: Date.now,
+        timeoutMs: 10_000,
+      });
+      const started = Date.now();
+      const verdict = await verdictFor("endless.test", resolver);
+      expect(verdict).toMatchObject({ ok: false, code: "dns_unavailable" });
+      if (!verdict.ok) expect(verdict.message).toContain("did not answer in the DNS-over-HTTPS JSON format");
+      expect(Date.now() - started).toBeLessThan(5_000); // long before the 10 s timeout
+      expect(sent).toBeLessThan(64 * 1024 * 1024);
+    } finally {
+      await closeServer(server);
+    }
   });
 
   it("refuses with dns_unavailable when the resolver cannot be reached at all, logging one line without a stack", async () => {

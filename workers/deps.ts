@@ -9,6 +9,7 @@ import type { AppDeps, EmbedCounter, Ledger, LedgerRow, LedgerStore, SingleFligh
 import { LedgerBuffer } from "../shared/stats/ledger";
 import type { WorkerEnv } from "./env";
 import { KvStore } from "./kv.store";
+import { platformFetch } from "./platform-fetch";
 import { createImageFitter } from "../shared/vision/fit";
 import { dnsResolverPool } from "../shared/safety/dns";
 import { LEDGER_OBJECT } from "./ledger.do";
@@ -95,7 +96,7 @@ export function workersLedger(env: WorkerEnv): LedgerBuffer | null {
 }
 
 const fitImage = createImageFitter(visionWasm);
-const dnsResolver = dnsResolverPool((input, init) => fetch(input, init), Date.now, consoleLogger);
+const dnsResolver = dnsResolverPool(platformFetch, Date.now, consoleLogger);
 
 const NO_LEDGER: Ledger = { record: () => {} };
 
@@ -106,7 +107,7 @@ export function workersDeps(env: WorkerEnv, overrides: Partial<AppDeps> = {}): A
     config: () => configOf(env),
     cache: new KvStore(env.CACHE),
     flight: durableFlight(env.FLIGHT),
-    fetch: (input, init) => fetch(input, init),
+    fetch: platformFetch,
     clock: Date.now,
     log: consoleLogger,
     fitImage,

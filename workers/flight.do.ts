@@ -8,6 +8,7 @@ import { consoleLogger } from "../shared/log";
 import type { Job } from "../shared/web/job.types";
 import { CopyElection, FlightCoordinator } from "../shared/web/flight";
 import type { FlightOptions, FlightOutcome } from "../shared/ports";
+import { platformFetch } from "./platform-fetch";
 import { DurableObjectStore } from "./do-storage.store";
 import { KvStore } from "./kv.store";
 
@@ -24,7 +25,7 @@ export class FlightDO extends DurableObject<FlightEnv> {
     this.coordinator = new FlightCoordinator({
       // The object's input gate makes its own copy the one election for its key.
       election: new CopyElection(new DurableObjectStore(ctx.storage), new KvStore(env.CACHE)),
-      fetch: (input, init) => fetch(input, init),
+      fetch: platformFetch,
       log: consoleLogger,
     });
   }

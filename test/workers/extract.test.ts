@@ -240,6 +240,17 @@ describe("the direct provider and redirects", () => {
     expect(await providerCalls("pages", token)).toBe(1);
   });
 
+  it("keeps the resolver's answers across direct fetches: a second page on the same host asks DNS nothing", async () => {
+    const host = `pool-${uniqueToken()}.example.com`;
+    const first = await extract([`http://${host}/pages/article?n=1`], direct);
+    expect(first.body.results[0].content).toContain("Understanding Edge Caches");
+    const asked = await providerCalls("dns", host);
+    expect(asked).toBeGreaterThan(0);
+    const second = await extract([`http://${host}/pages/article?n=2`], direct);
+    expect(second.body.results[0].content).toContain("Understanding Edge Caches");
+    expect(await providerCalls("dns", host)).toBe(asked);
+  });
+
   it("follows a relative redirect that stays public", async () => {
     const token = uniqueToken();
     const url = `http://site.example.com/pages/redirect?to=${encodeURIComponent(`/pages/article?t=${token}`)}`;

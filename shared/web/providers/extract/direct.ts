@@ -3,8 +3,9 @@
  * hop gated, body size limited) and converts HTML to markdown. Runs wherever the single-flight
  * owner runs, so its gate settings travel in the job.
  */
-import type { FetchFn } from "../../../ports";
-import { createDnsResolver } from "../../../safety/dns";
+import { consoleLogger } from "../../../log";
+import type { DnsResolver, FetchFn } from "../../../ports";
+import { dnsResolverPool } from "../../../safety/dns";
 import { safeFetch } from "../../../safety/safe-fetch";
 import { assertNotChallenge, CHALLENGE_STATUSES, challengePage, detectChallenge } from "../../challenge";
 import { decodeHtmlBody, htmlToMarkdown, markdownToText } from "../../reader/html-to-markdown";
@@ -13,13 +14,29 @@ import type { DirectFetchSettings, ExtractedPage, ExtractRequest, ProviderSettin
 /** What the direct fetch needs of the gate: serialisable, from the effective config. */
 const READABLE = new Set(["text/html", "application/xhtml+xml", "text/markdown", "text/plain", "text/x-markdown"]);
 
+/**
+ * One resolver pool per fetch function (the isolate's, or the single-flight object's), so answers
+ * are cached across jobs within their TTL and an unreachable resolver is logged, as on every
+ * other gated path.
+ */
+const pools = new WeakMap<FetchFn, (url: string) => DnsResolver>();
+
+function resolverFor(fetch: FetchFn, url: string): DnsResolver {
+  let pool = pools.get(fetch);
+  if (!pool) {
+    pool = dnsResolverPool(fetch, Date.now, consoleLogger);
+    pools.set(fetch, pool);
+  }
+  return pool(url);
+}
+
 export async function directExtract(
   settings: ProviderSettings,
   direct: DirectFetchSettings,
   request: ExtractRequest,
   fetch: FetchFn,
 ): Promise<ExtractedPage> {
-  const resolver = createDnsResolver({ url: direct.resolverUrl, fetch, clock: Date.now });
+  const resolver = resolverFor(fetch, direct.resolverUrl);
   const page = await safeFetch(request.url, {
     fetch,
     gate: { allowPrivate: direct.allowPrivate, resolver, blocklist: direct.blocklist },

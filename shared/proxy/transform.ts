@@ -146,10 +146,9 @@ async function fitImages(
   const tools: ImageRef[] = carriers.flatMap((carrier) => carrier.images);
   const total = tools.length + uploads.length;
   const many = total > rules.images.manyImages;
-  let out = messages;
-  let fitted = 0;
-  let skipped = 0;
-  const consider = async (image: ImageRef, isTool: boolean) => {
+  // Which images to fit is read from their headers first, without any I/O.
+  const wanted: { image: ImageRef; data: string }[] = [];
+  const consider = (image: ImageRef, isTool: boolean) => {
     if (image.bytes === 0) return; // a URL or file reference: nothing inline to fit
     const data = adapter.imageData(messages, image);
     if (data === null) return;
@@ -162,18 +161,37 @@ async function fitImages(
       payload > rules.images.maxImageBytes ||
       edge > rules.images.maxEdge ||
       (many && edge > rules.images.maxEdgeWhenMany);
-    if (!(isTool ? overBudget : refused || (settings.fitUserImages && overBudget))) return;
-    const result = await fitOne(data, settings, ports);
+    if (isTool ? overBudget : refused || (settings.fitUserImages && overBudget)) wanted.push({ image, data });
+  };
+  for (const image of tools) consider(image, true);
+  for (const image of uploads) consider(image, false);
+  if (wanted.length === 0) return { messages, fitted: 0, skipped: 0, toolImages: tools.length };
+
+  // Hashed one at a time (each hash encodes its image's bytes: 100 screenshots at once would hold
+  // them all), then every stored fit looked up at once (one round trip of latency, not one per
+  // image); the misses are fitted one at a time, so a request never holds two decodes at once
+  // (128 MB isolates), and an image sent twice in one request is fitted once.
+  const keys: string[] = [];
+  for (const { data } of wanted) keys.push(await fitKey(data, settings));
+  const stored = await Promise.all(keys.map((key) => storedFit(key, ports)));
+  const fits = new Map<string, FittedImage | null>();
+  let out = messages;
+  let fitted = 0;
+  let skipped = 0;
+  for (const [i, { image, data }] of wanted.entries()) {
+    const key = keys[i]!;
+    let result = stored[i] ?? fits.get(key);
+    if (result === undefined) {
+      result = await fitAndKeep(key, data, settings, ports);
+      fits.set(key, result);
+    }
     if (result === null) {
       skipped += 1;
-      return;
+      continue;
     }
     out = replaceImage(out, image, eviction, result);
     fitted += 1;
-  };
-  // One at a time: a request of 100 screenshots never holds two decodes at once (128 MB isolates).
-  for (const image of tools) await consider(image, true);
-  for (const image of uploads) await consider(image, false);
+  }
   return { messages: out, fitted, skipped, toolImages: tools.length };
 }
 
@@ -201,16 +219,35 @@ function blockAt(messages: readonly unknown[], image: ImageRef): Record<string, 
 }
 
 /** The fitted copy of one image (cached by its hash and the settings), or null when the fitter refuses it. */
-async function fitOne(data: string, settings: TransformSettings, ports: Ports): Promise<FittedImage | null> {
-  const key = `proxy:v1:fit:${await sha256Hex(`${settings.embedTargetBytes}:${settings.maxLongEdge}:${settings.maxInputPixels}:${data}`)}`;
-  const now = ports.clock();
+/** The cache key of an image's fit: its bytes and the settings that shape the result. */
+async function fitKey(data: string, settings: TransformSettings): Promise<string> {
+  return `proxy:v1:fit:${await sha256Hex(`${settings.embedTargetBytes}:${settings.maxLongEdge}:${settings.maxInputPixels}:${data}`)}`;
+}
+
+/** A stored fit, or undefined (none, expired, malformed, or a store that cannot answer). */
+async function storedFit(key: string, ports: Ports): Promise<FittedImage | undefined> {
   try {
     const hit = await ports.cache.get<FittedImage>(key);
-    if (hit && hit.expiresAt > now && typeof hit.value?.data === "string" && typeof hit.value.mediaType === "string")
+    if (
+      hit &&
+      hit.expiresAt > ports.clock() &&
+      typeof hit.value?.data === "string" &&
+      typeof hit.value.mediaType === "string"
+    )
       return hit.value;
   } catch {
     // A store that cannot answer costs one fit, never the request.
   }
+  return undefined;
+}
+
+/** Fits one image and stores the fit; null when the fitter refuses it (it is then sent as it came). */
+async function fitAndKeep(
+  key: string,
+  data: string,
+  settings: TransformSettings,
+  ports: Ports,
+): Promise<FittedImage | null> {
   let fitted: FittedImage;
   try {
     const bytes = decodeImageData(data).bytes;
@@ -224,7 +261,7 @@ async function fitOne(data: string, settings: TransformSettings, ports: Ports): 
     return null; // corrupt, a bomb, a format the fitter does not read: sent as it came (fit_skipped)
   }
   try {
-    await ports.cache.put(key, { value: fitted, expiresAt: now + FIT_TTL_MS }, FIT_TTL_MS);
+    await ports.cache.put(key, { value: fitted, expiresAt: ports.clock() + FIT_TTL_MS }, FIT_TTL_MS);
   } catch {
     // Not kept: the next request fits it again, with the same bytes.
   }

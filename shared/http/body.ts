@@ -8,11 +8,12 @@ import { AppError } from "./errors";
 
 export const MiB = 1024 * 1024;
 
-/** Body limits per route (api.md): 1 MiB by default. */
+/** Body limits per route (api.md; the provider proxy: proxy.md step 1): 1 MiB by default. */
 export const BODY_LIMITS = {
   default: 1 * MiB,
   vision: 34 * MiB,
   evict: 64 * MiB,
+  proxy: 64 * MiB,
 } as const;
 
 const tooLarge = (limit: number) =>
@@ -39,7 +40,8 @@ export async function readBodyBytes(request: Request, limit: number): Promise<Ui
   try {
     return await readAtMost(request.body, limit, () => tooLarge(limit), undefined, false);
   } catch (error) {
-    if (error instanceof AppError && error.code === "payload_too_large" && !request.body.locked)
+    // readAtMost has released the stream: what is left of it is drained (bounded) before the 413.
+    if (error instanceof AppError && error.code === "payload_too_large")
       await discardRest(request.body, DRAIN_BYTES, DRAIN_MS);
     throw error;
   }

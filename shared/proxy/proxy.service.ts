@@ -5,7 +5,7 @@
  * sees is in its provider's error shape, because the caller's SDK parses that shape.
  */
 import type { LoadedConfig } from "../config/config.load";
-import { isJsonContentType, MiB, parseJsonBytes, readBodyBytes } from "../http/body";
+import { BODY_LIMITS, isJsonContentType, parseJsonBytes, readBodyBytes } from "../http/body";
 import { AppError } from "../http/errors";
 import { sha256Hex } from "../hash";
 import type { AppPorts } from "../ports";
@@ -13,9 +13,6 @@ import { upstreamCredential, SERVICE_TOKEN_HEADER } from "./credentials";
 import type { LlmProviderSpec, LlmUsage, ProxiedPath } from "./providers/llm-provider.types";
 import { relayAnswer } from "./relay";
 import { transformConversation, type TransformOutcome } from "./transform";
-
-/** Bodies up to 64 MiB (proxy.md step 1). */
-export const PROXY_BODY_LIMIT = 64 * MiB;
 
 export const SESSION_HEADER = "x-session-id";
 
@@ -81,7 +78,7 @@ export async function proxyRequest(request: Request, spec: LlmProviderSpec, run:
 
     let body: Uint8Array | undefined;
     let done: Done = { transform: null, bytesSaved: 0, sessionKey: null };
-    if (request.method !== "GET" && request.method !== "HEAD") body = await readBodyBytes(request, PROXY_BODY_LIMIT);
+    if (request.method !== "GET" && request.method !== "HEAD") body = await readBodyBytes(request, BODY_LIMITS.proxy);
     if (proxied && body && isJsonContentType(request.headers.get("content-type"))) {
       const parsed = parseJsonBytes(body);
       if (parsed === null || typeof parsed !== "object" || Array.isArray(parsed))

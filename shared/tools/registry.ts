@@ -133,7 +133,7 @@ export const contextEvictTool = defineTool({
     const body = await evictForSession(input, ports);
     ports.ledger.record({
       tool: "evict",
-      model: input.strategy ?? "hermes",
+      model: input.strategy,
       counts: { requests: 1, images_retired: body.retired },
       at: ports.clock(),
     });

@@ -7,11 +7,11 @@ import { cors } from "hono/cors";
 import type { LoadedConfig } from "./config/config.load";
 import type { AppDeps } from "./ports";
 import { publicConfig } from "./config/config.load";
-import { authorize } from "./http/auth";
+import { authorize, tokenRequired } from "./http/auth";
 import { readJsonBody } from "./http/body";
 import { AppError } from "./http/errors";
 import { isMultipart, readMultipart } from "./http/multipart";
-import { healthAnswer, serviceIndex } from "./http/home";
+import { healthAnswer, indexRoutes, type RouteEntry, serviceIndex } from "./http/home";
 import { requestLog, type RequestLogFields } from "./http/request-log";
 import { errorResponse, jsonResponse } from "./http/respond";
 import { parseRequest } from "./http/validate";
@@ -80,7 +80,15 @@ export function createApp(deps: AppDeps): Hono<Env> {
     });
   };
 
-  route("/", { GET: (c) => serviceIndex(deps, TOOLS, c.req.header("accept") ?? null) });
+  // The index lists what the OpenAPI document describes (built on the first visit: the origin
+  // does not change its paths).
+  let routes: RouteEntry[] | undefined;
+  const indexOf = () =>
+    (routes ??= indexRoutes(
+      openApiDocument(TOOLS, deps.version, "").paths as Record<string, unknown>,
+      LLM_PROVIDERS.map((spec) => spec.name),
+    ));
+  route("/", { GET: (c) => serviceIndex(deps, indexOf(), c.req.header("accept") ?? null) });
   route("/healthz", { GET: () => healthAnswer(deps) });
 
   route("/v1/config", {
@@ -111,11 +119,11 @@ export function createApp(deps: AppDeps): Hono<Env> {
         "cache-control": "no-cache",
       },
     });
-  const tokenRequired = () => {
+  const dashboardAsksToken = () => {
     const { secrets, config } = deps.config();
-    return (secrets.API_TOKENS ?? "").split(",").some((t) => t.trim() !== "") || !config.security.allow_anonymous;
+    return tokenRequired(secrets.API_TOKENS, config.security.allow_anonymous);
   };
-  route("/dashboard", { GET: page(() => dashboardHtml(tokenRequired()), "text/html; charset=utf-8") });
+  route("/dashboard", { GET: page(() => dashboardHtml(dashboardAsksToken()), "text/html; charset=utf-8") });
   route("/dashboard/app.js", { GET: page(() => DASHBOARD_JS, "text/javascript; charset=utf-8") });
 
   const toolContext = (c: Context<Env>): ToolContext => {

@@ -6,6 +6,17 @@ import { AppError } from "./errors";
 
 const unauthorized = (why: string) => new AppError(401, "unauthorized", why);
 
+/** The tokens in the raw `API_TOKENS` value: comma-separated, trimmed, empty ones left out. */
+export const apiTokens = (tokensSecret: string | undefined): string[] =>
+  (tokensSecret ?? "")
+    .split(",")
+    .map((t) => t.trim())
+    .filter((t) => t !== "");
+
+/** Whether a request must present a token: tokens are configured, or anonymous access is off. */
+export const tokenRequired = (tokensSecret: string | undefined, allowAnonymous: boolean): boolean =>
+  apiTokens(tokensSecret).length > 0 || !allowAnonymous;
+
 /**
  * Throws 401 unless the request may proceed.
  * @param tokensSecret the raw `API_TOKENS` value (comma-separated) or undefined
@@ -15,10 +26,7 @@ export async function authorize(
   tokensSecret: string | undefined,
   allowAnonymous: boolean,
 ): Promise<void> {
-  const tokens = (tokensSecret ?? "")
-    .split(",")
-    .map((t) => t.trim())
-    .filter((t) => t !== "");
+  const tokens = apiTokens(tokensSecret);
   if (tokens.length === 0) {
     if (allowAnonymous) return;
     throw unauthorized(

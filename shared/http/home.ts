@@ -9,34 +9,40 @@ import { jsonResponse } from "./respond";
 
 /** One line of the index. */
 export interface RouteEntry {
-  method: "GET" | "POST";
+  method: string;
   path: string;
   what: string;
 }
 
-/** Routes besides the tools (each tool's line comes from its own definition). Add a route here when you add one. */
-export const SERVICE_ROUTES: readonly RouteEntry[] = [
-  { method: "GET", path: "/healthz", what: "Liveness; 503 naming the key when the configuration is unusable" },
-  { method: "GET", path: "/v1/config", what: "The effective configuration, secrets shown as set or null" },
-  { method: "POST", path: "/mcp", what: "Model Context Protocol (Streamable HTTP): the same tools for MCP clients" },
-  { method: "GET", path: "/openapi.json", what: "OpenAPI 3.1 description of every route" },
-  { method: "GET", path: "/dashboard", what: "The savings dashboard: what the cache and the caps saved" },
-];
-
 /** Where the full contract is written, inside the repository. */
 const DOCS = { contract: "docs/api.md", configuration: "docs/configuration.md", openapi: "/openapi.json" };
+
+/**
+ * The index's lines: every operation of the OpenAPI document with its summary (so a route added
+ * there is listed here), then the provider proxies, which speak the providers' own APIs.
+ */
+export function indexRoutes(openApiPaths: Record<string, unknown>, proxies: readonly string[]): RouteEntry[] {
+  const routes: RouteEntry[] = [];
+  for (const [path, operations] of Object.entries(openApiPaths)) {
+    if (path === "/") continue; // this page
+    for (const [method, operation] of Object.entries(operations as Record<string, { summary?: string }>))
+      routes.push({ method: method.toUpperCase(), path, what: operation.summary ?? "" });
+  }
+  for (const name of proxies)
+    routes.push({
+      method: "ANY",
+      path: `/${name}/*`,
+      what: `The ${name} API through the proxy: point the SDK's base URL here (docs/proxy.md)`,
+    });
+  return routes;
+}
 
 /** The index of routes, as JSON or (for a browser) HTML. */
 export function serviceIndex(
   deps: Pick<AppDeps, "version" | "runtime">,
-  tools: readonly { path: string; description: string }[],
+  routes: readonly RouteEntry[],
   accept: string | null,
 ): Response {
-  const routes: RouteEntry[] = [
-    ...SERVICE_ROUTES.slice(0, 2),
-    ...tools.map((tool) => ({ method: "POST" as const, path: tool.path, what: tool.description })),
-    ...SERVICE_ROUTES.slice(2),
-  ];
   if (prefersHtml(accept))
     return new Response(indexHtml(deps.version, routes), { headers: { "content-type": "text/html; charset=utf-8" } });
   return jsonResponse({ name: "edge-agent-tools", version: deps.version, runtime: deps.runtime, routes, docs: DOCS });
@@ -61,7 +67,7 @@ function prefersHtml(accept: string | null): boolean {
   return accept !== null && /\btext\/html\b/i.test(accept) && !/^\s*application\/json/i.test(accept);
 }
 
-function indexHtml(version: string, routes: RouteEntry[]): string {
+function indexHtml(version: string, routes: readonly RouteEntry[]): string {
   const escapeHtml = (text: string) => text.replace(/[&<>"]/g, (ch) => `&#${ch.charCodeAt(0)};`);
   const rows = routes
     .map((r) => {

@@ -187,8 +187,21 @@ describe("GET /", () => {
         "/mcp",
         "/openapi.json",
         "/dashboard",
+        "/v1/stats",
+        "/v1/cache/purge",
+        "/anthropic/*",
+        "/openai/*",
       ]),
     );
+    // One line per operation of the OpenAPI document, with its summary.
+    const openapi = (await callJson("/openapi.json")).body;
+    const operations = Object.entries(openapi.paths as Record<string, Record<string, unknown>>)
+      .filter(([path]) => path !== "/")
+      .flatMap(([path, ops]) => Object.keys(ops).map((method) => `${method.toUpperCase()} ${path}`));
+    expect(
+      body.routes.filter((r: { method: string }) => r.method !== "ANY").map((r: any) => `${r.method} ${r.path}`),
+    ).toEqual(operations);
+    expect(body.routes.every((r: { what: string }) => r.what.length > 10)).toBe(true);
     expect(body.docs.contract).toBe("docs/api.md");
     const page = await call("/", { headers: { accept: "text/html,application/xhtml+xml" } });
     expect(page.headers.get("content-type")).toBe("text/html; charset=utf-8");

@@ -73,6 +73,13 @@ describe("the Anthropic route", () => {
     expect(seen.headers).toContain("anthropic-version");
     for (const name of ["cookie", "x-forwarded-host", "x-service-token", "x-session-id"])
       expect(seen.headers).not.toContain(name);
+    expect(response.headers.get("x-edge-bytes-saved")).toBe("0");
+    // The derived session key is the caller's: another key, the same conversation, another session.
+    const again = await post("/anthropic/v1/messages", anthropicBody(tag), { "x-api-key": "sk-ant-caller-1" });
+    const other = await post("/anthropic/v1/messages", anthropicBody(tag), { "x-api-key": "sk-ant-caller-2" });
+    expect(again.headers.get("x-edge-session")).toBe(response.headers.get("x-edge-session"));
+    expect(other.headers.get("x-edge-session")).toMatch(/^[0-9a-f]{32}$/);
+    expect(other.headers.get("x-edge-session")).not.toBe(response.headers.get("x-edge-session"));
   });
 
   it("relays a stream event by event, usage included", async () => {
@@ -320,6 +327,10 @@ describe("the outbound transform", () => {
     expect(first.headers.get("x-edge-fitted")).toBe("1");
     const [seen] = await llmCalls(tag);
     expect(seen.images).toBe(2);
+    // X-Edge-Bytes-Saved: the request's bytes less the bytes the provider received, never below 0.
+    expect(Number(first.headers.get("x-edge-bytes-saved"))).toBe(
+      Math.max(0, JSON.stringify(body).length - seen.body_bytes),
+    );
     // The upload went as it came (a PNG's base64); the tool image within the budget as a JPEG.
     expect(seen.image_bytes - upload.length).toBeLessThanOrEqual(262_144);
     expect(seen.image_bytes - upload.length).toBeGreaterThan(1_000);
@@ -432,6 +443,10 @@ describe("the outbound transform", () => {
     expect(retired).toBeGreaterThan(0);
     const [seen] = await llmCalls(tag);
     expect(seen.placeholders).toBe(retired);
+    // Each retired screenshot is bytes not sent: X-Edge-Bytes-Saved says how many.
+    const saved = Number(response.headers.get("x-edge-bytes-saved"));
+    expect(saved).toBe(JSON.stringify(body).length - seen.body_bytes);
+    expect(saved).toBeGreaterThan(retired * (shot.length - 200));
     expect(seen.images).toBe(40 - retired);
     expect(seen.breakpoints).toBeLessThanOrEqual(4);
   });

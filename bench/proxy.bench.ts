@@ -2,10 +2,13 @@
  * The provider proxy under `wrangler dev`, side by side with calling the LLM emulator directly in
  * the same run (docs/proxy.md): the latency a 200-message request without images gains through the
  * proxy, when a streamed answer's first event arrives, and what a 60-screenshot request costs the
- * first time (every screenshot fitted) and the next time (every fit a hash hit in KV).
+ * first time (every screenshot fitted) and the next time (every fit a hash hit in KV), and the
+ * memory workerd takes for a 32 MB request of 100 screenshots (its peak resident size over idle).
  * Run: npm run bench -- proxy
  */
-import { encodePng, screenshotPixels } from "../test/fixtures/images";
+import { execFileSync } from "node:child_process";
+import { readFileSync, writeFileSync } from "node:fs";
+import { encodePng, photoPixels, screenshotPixels } from "../test/fixtures/images";
 import { startLocalStack } from "../scripts/local-stack";
 import { median, ms, percentile, timed } from "./stats";
 
@@ -152,10 +155,77 @@ async function main() {
       await response.arrayBuffer();
       lines.push(`| ${name} | ${ms(performance.now() - start)} | ${response.headers.get("x-edge-fitted") ?? "-"} |`);
     }
+
+    // 4. Memory: a 32 MB request of 100 screenshots, each fitted, in the one workerd process.
+    lines.push("", ...(await memoryRow(stack.processGroup, proxied, tag)));
     console.log(lines.join("\n"));
   } finally {
     await stack.stop();
   }
+}
+
+/** workerd's process id in the stack's process group (wrangler dev runs it as a child). */
+function workerdPid(group: number): number {
+  const out = execFileSync("ps", ["-o", "pid=,comm=", "-g", String(group)], { encoding: "utf8" });
+  const line = out.split("\n").find((l) => /\bworkerd\b/.test(l));
+  if (!line) throw new Error(`no workerd in process group ${group}:\n${out}`);
+  return Number(line.trim().split(/\s+/)[0]);
+}
+
+/** A process's resident size and its peak since the last reset, in MB (Linux /proc). */
+function residentMb(pid: number): { rss: number; peak: number } {
+  const status = readFileSync(`/proc/${pid}/status`, "utf8");
+  const kb = (name: string) => Number(new RegExp(`^${name}:\\s+(\\d+) kB`, "m").exec(status)?.[1] ?? Number.NaN);
+  return { rss: kb("VmRSS") / 1024, peak: kb("VmHWM") / 1024 };
+}
+
+/**
+ * One request of about 32 MB with 100 screenshots over the embed budget, through the proxy: the
+ * workerd process's peak resident size during it, over its resident size just before (the peak is
+ * reset first: `clear_refs` 5). The process holds the runtime and every isolate besides this
+ * request, so the growth is an upper bound on what the request took in its isolate.
+ */
+async function memoryRow(group: number, proxied: string, tag: string): Promise<string[]> {
+  const messages: unknown[] = [{ role: "user", content: `${tag} memory session` }];
+  let bytes = 0;
+  for (let i = 0; bytes < 32e6; i++) {
+    // A photo-like PNG compresses poorly: about 320 KB of base64 each, 100 of them.
+    const data = base64(await encodePng(photoPixels(400, 260, 500 + i), 400, 260, 3));
+    bytes += data.length;
+    messages.push({ role: "assistant", content: [{ type: "tool_use", id: `m${i}`, name: "screenshot", input: {} }] });
+    messages.push({
+      role: "user",
+      content: [
+        {
+          type: "tool_result",
+          tool_use_id: `m${i}`,
+          content: [{ type: "image", source: { type: "base64", media_type: "image/png", data } }],
+        },
+      ],
+    });
+  }
+  const images = (messages.length - 1) / 2;
+  const body = JSON.stringify({ model: MODEL, max_tokens: 64, system: `bench memory ${tag}`, messages });
+  const pid = workerdPid(group);
+  const settle = () => new Promise((resolve) => setTimeout(resolve, 2_000));
+  await settle();
+  writeFileSync(`/proc/${pid}/clear_refs`, "5");
+  const before = residentMb(pid);
+  const start = performance.now();
+  const response = await post(proxied, body, { "x-session-id": `${tag}-memory` })();
+  await response.arrayBuffer();
+  const took = performance.now() - start;
+  const after = residentMb(pid);
+  return [
+    `### A request of ${(body.length / 1e6).toFixed(1)} MB with ${images} screenshots (each over the embed budget)`,
+    "",
+    "workerd's resident size (the whole process: runtime, every isolate) just before the request,",
+    "and its peak while the request ran (the peak reset first).",
+    "",
+    "| status | X-Edge-Fitted | ms | resident before MB | peak during MB | growth MB |",
+    "|---|---|---|---|---|---|",
+    `| ${response.status} | ${response.headers.get("x-edge-fitted") ?? "-"} | ${ms(took)} | ${before.rss.toFixed(0)} | ${after.peak.toFixed(0)} | ${(after.peak - before.rss).toFixed(0)} |`,
+  ];
 }
 
 main().catch((error) => {

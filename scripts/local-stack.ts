@@ -18,6 +18,8 @@ export interface LocalStack {
   emulatorUrl: string;
   /** How many calls the emulator saw for `provider` whose query/URL contains `contains`. */
   providerCalls(provider: string, contains: string): Promise<number>;
+  /** The process group of `wrangler dev` and its workerd (for a benchmark that reads their memory). */
+  processGroup: number;
   stop(): Promise<void>;
 }
 
@@ -110,6 +112,7 @@ export async function startLocalStack(
   return {
     url,
     emulatorUrl: emulator.url,
+    processGroup: child.pid ?? 0,
     async providerCalls(provider, contains) {
       const response = await fetch(
         `${emulator.url}/__calls?provider=${encodeURIComponent(provider)}&contains=${encodeURIComponent(contains)}`,

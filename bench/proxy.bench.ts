@@ -121,20 +121,7 @@ async function main() {
     const shots: string[] = [];
     for (let i = 0; i < 60; i++)
       shots.push(base64(await encodePng(screenshotPixels(1800, 1125, 100 + i), 1800, 1125, 3)));
-    const messages: unknown[] = [{ role: "user", content: `${tag} fit session` }];
-    shots.forEach((data, i) => {
-      messages.push({ role: "assistant", content: [{ type: "tool_use", id: `t${i}`, name: "screenshot", input: {} }] });
-      messages.push({
-        role: "user",
-        content: [
-          {
-            type: "tool_result",
-            tool_use_id: `t${i}`,
-            content: [{ type: "image", source: { type: "base64", media_type: "image/png", data } }],
-          },
-        ],
-      });
-    });
+    const messages = screenshotSession(`${tag} fit session`, shots);
     const heavy = JSON.stringify({ model: MODEL, max_tokens: 64, system: `bench fit ${tag}`, messages });
     // strategy off: this row measures fitting alone, not retirement.
     const fitRows: [string, () => Promise<Response>][] = [
@@ -164,6 +151,25 @@ async function main() {
   }
 }
 
+/** A task, then one screenshot tool call per image, each answered with its image. */
+function screenshotSession(task: string, shots: readonly string[]): unknown[] {
+  const messages: unknown[] = [{ role: "user", content: task }];
+  shots.forEach((data, i) => {
+    messages.push({ role: "assistant", content: [{ type: "tool_use", id: `t${i}`, name: "screenshot", input: {} }] });
+    messages.push({
+      role: "user",
+      content: [
+        {
+          type: "tool_result",
+          tool_use_id: `t${i}`,
+          content: [{ type: "image", source: { type: "base64", media_type: "image/png", data } }],
+        },
+      ],
+    });
+  });
+  return messages;
+}
+
 /**
  * The workerd process that runs the service: wrangler dev starts two, one listening on the public
  * port (its dev proxy) and one on a port of its own (the worker); the second is the one.
@@ -191,25 +197,14 @@ function residentMb(pid: number): { rss: number; peak: number } {
  * request, so the growth is an upper bound on what the request took in its isolate.
  */
 async function memoryRow(group: number, proxied: string, tag: string): Promise<string[]> {
-  const messages: unknown[] = [{ role: "user", content: `${tag} memory session` }];
-  let bytes = 0;
-  for (let i = 0; bytes < 32e6; i++) {
-    // A photo-like PNG compresses poorly: about 320 KB of base64 each, 100 of them.
-    const data = base64(await encodePng(photoPixels(400, 260, 500 + i), 400, 260, 3));
-    bytes += data.length;
-    messages.push({ role: "assistant", content: [{ type: "tool_use", id: `m${i}`, name: "screenshot", input: {} }] });
-    messages.push({
-      role: "user",
-      content: [
-        {
-          type: "tool_result",
-          tool_use_id: `m${i}`,
-          content: [{ type: "image", source: { type: "base64", media_type: "image/png", data } }],
-        },
-      ],
-    });
+  const shots: string[] = [];
+  // A photo-like PNG compresses poorly: about 320 KB of base64 each, 100 of them.
+  for (let bytes = 0, i = 0; bytes < 32e6; i++) {
+    shots.push(base64(await encodePng(photoPixels(400, 260, 500 + i), 400, 260, 3)));
+    bytes += shots[i]!.length;
   }
-  const images = (messages.length - 1) / 2;
+  const images = shots.length;
+  const messages = screenshotSession(`${tag} memory session`, shots);
   const body = JSON.stringify({ model: MODEL, max_tokens: 64, system: `bench memory ${tag}`, messages });
   const pid = workerdPid(group, proxied);
   await new Promise((resolve) => setTimeout(resolve, 2_000));

@@ -66,3 +66,30 @@ export function imageBase64(body: any): string {
   if (typeof data !== "string") throw new Error(`no image block in ${JSON.stringify(body).slice(0, 200)}`);
   return data;
 }
+
+/**
+ * An Anthropic request that writes the cache at both TTLs: a long system prompt under a 1-hour
+ * breakpoint, a long user message under a 5-minute one (`marker` makes the message unique).
+ */
+export function bothTtlsBody(model: string, marker: string, stream: boolean) {
+  return {
+    model,
+    max_tokens: 64,
+    stream,
+    system: [
+      {
+        type: "text",
+        text: `${marker} ${"A long system prompt. ".repeat(300)}`,
+        cache_control: { type: "ephemeral", ttl: "1h" },
+      },
+    ],
+    messages: [
+      {
+        role: "user",
+        content: [
+          { type: "text", text: `${marker} ${"Some context. ".repeat(400)}`, cache_control: { type: "ephemeral" } },
+        ],
+      },
+    ],
+  };
+}

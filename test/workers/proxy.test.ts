@@ -9,7 +9,7 @@ import { createApp } from "../../shared/app";
 import type { LedgerEntry } from "../../shared/ports";
 import { workersDeps } from "../../workers/deps";
 import { encodePng, screenshotPixels, webpFrom } from "../fixtures/images";
-import { call, EMULATOR, testEnv, uniqueToken } from "./helpers";
+import { bothTtlsBody, call, EMULATOR, testEnv, uniqueToken } from "./helpers";
 
 const MODEL = "claude-sonnet-4-5";
 
@@ -49,6 +49,46 @@ const toBase64 = (bytes: Uint8Array) => {
 /** A screenshot-like PNG, as base64. */
 const screenshot = async (width: number, height: number, seed: number) =>
   toBase64(await encodePng(screenshotPixels(width, height, seed), width, height, 3));
+
+/** A task, then `turns` screenshot tool calls, each answered with the same screenshot and a line of text. */
+function screenshotSession(task: string, shot: string, turns = 40): any[] {
+  const messages: any[] = [{ role: "user", content: task }];
+  for (let i = 0; i < turns; i++) {
+    messages.push({
+      role: "assistant",
+      content: [{ type: "tool_use", id: `t${i}`, name: "screenshot", input: { i } }],
+    });
+    messages.push({
+      role: "user",
+      content: [
+        {
+          type: "tool_result",
+          tool_use_id: `t${i}`,
+          content: [
+            { type: "image", source: { type: "base64", media_type: "image/png", data: shot } },
+            { type: "text", text: `shot ${i}` },
+          ],
+        },
+      ],
+    });
+  }
+  return messages;
+}
+
+/**
+ * Sends a 40-screenshot session under its own session id: at least one screenshot retired, each
+ * retired one a placeholder at the provider, the others sent.
+ */
+async function sendSession(body: Record<string, unknown>, tag: string) {
+  const response = await post("/anthropic/v1/messages", body, { "x-api-key": "k", "x-session-id": `s-${tag}` });
+  expect(response.status).toBe(200);
+  const retired = Number(response.headers.get("x-edge-retired"));
+  expect(retired).toBeGreaterThan(0);
+  const [seen] = await llmCalls(tag);
+  expect(seen.placeholders).toBe(retired);
+  expect(seen.images).toBe(40 - retired);
+  return { response, retired, seen };
+}
 
 describe("the Anthropic route", () => {
   it("forwards a plain call with the caller's key and relays the answer, usage and X-Edge headers", async () => {
@@ -405,26 +445,7 @@ describe("the outbound transform", () => {
   it("retires old tool screenshots on a long session and keeps at most 4 breakpoints, one at the front", async () => {
     const tag = uniqueToken();
     const shot = await screenshot(400, 300, 3);
-    const messages: any[] = [{ role: "user", content: `task ${tag}` }];
-    for (let i = 0; i < 40; i++) {
-      messages.push({
-        role: "assistant",
-        content: [{ type: "tool_use", id: `t${i}`, name: "screenshot", input: { i } }],
-      });
-      messages.push({
-        role: "user",
-        content: [
-          {
-            type: "tool_result",
-            tool_use_id: `t${i}`,
-            content: [
-              { type: "image", source: { type: "base64", media_type: "image/png", data: `${shot}` } },
-              { type: "text", text: `shot ${i}` },
-            ],
-          },
-        ],
-      });
-    }
+    const messages = screenshotSession(`task ${tag}`, shot);
     // Hermes's breakpoints: the system prompt and the last 3 messages.
     for (const m of messages.slice(-3)) {
       const content = Array.isArray(m.content) ? m.content : [{ type: "text", text: m.content }];
@@ -437,17 +458,11 @@ describe("the outbound transform", () => {
       system: [{ type: "text", text: `agent ${tag}`, cache_control: { type: "ephemeral" } }],
       messages,
     };
-    const response = await post("/anthropic/v1/messages", body, { "x-api-key": "k", "x-session-id": `s-${tag}` });
-    expect(response.status).toBe(200);
-    const retired = Number(response.headers.get("x-edge-retired"));
-    expect(retired).toBeGreaterThan(0);
-    const [seen] = await llmCalls(tag);
-    expect(seen.placeholders).toBe(retired);
+    const { response, retired, seen } = await sendSession(body, tag);
     // Each retired screenshot is bytes not sent: X-Edge-Bytes-Saved says how many.
     const saved = Number(response.headers.get("x-edge-bytes-saved"));
     expect(saved).toBe(JSON.stringify(body).length - seen.body_bytes);
     expect(saved).toBeGreaterThan(retired * (shot.length - 200));
-    expect(seen.images).toBe(40 - retired);
     expect(seen.breakpoints).toBeLessThanOrEqual(4);
   });
 
@@ -455,26 +470,7 @@ describe("the outbound transform", () => {
     const tag = uniqueToken();
     const shot = await screenshot(400, 300, 3);
     // A long task: the prefix up to the front is past the model's minimum cacheable length.
-    const messages: any[] = [{ role: "user", content: `task ${tag} ${"Some context. ".repeat(400)}` }];
-    for (let i = 0; i < 40; i++) {
-      messages.push({
-        role: "assistant",
-        content: [{ type: "tool_use", id: `t${i}`, name: "screenshot", input: { i } }],
-      });
-      messages.push({
-        role: "user",
-        content: [
-          {
-            type: "tool_result",
-            tool_use_id: `t${i}`,
-            content: [
-              { type: "image", source: { type: "base64", media_type: "image/png", data: `${shot}` } },
-              { type: "text", text: `shot ${i}` },
-            ],
-          },
-        ],
-      });
-    }
+    const messages = screenshotSession(`task ${tag} ${"Some context. ".repeat(400)}`, shot);
     // The system prompt and the oldest of the last 3 messages at 1 hour, the two newest at 5 minutes.
     messages.slice(-3).forEach((m, k) => {
       const content = Array.isArray(m.content) ? m.content : [{ type: "text", text: m.content }];
@@ -488,13 +484,7 @@ describe("the outbound transform", () => {
       system: [{ type: "text", text: `agent ${tag}`, cache_control: { type: "ephemeral", ttl: "1h" } }],
       messages,
     };
-    const response = await post("/anthropic/v1/messages", body, { "x-api-key": "k", "x-session-id": `s-${tag}` });
-    expect(response.status).toBe(200);
-    const retired = Number(response.headers.get("x-edge-retired"));
-    expect(retired).toBeGreaterThan(0);
-    const [seen] = await llmCalls(tag);
-    expect(seen.placeholders).toBe(retired);
-    expect(seen.images).toBe(40 - retired);
+    const { seen } = await sendSession(body, tag);
     expect(seen.breakpoints).toBe(4);
     // The system prompt is below the minimum cacheable length: the 1-hour write is the front marker's.
     expect(seen.usage.cacheWrite1h).toBeGreaterThan(0);
@@ -532,26 +522,7 @@ describe("usage into the ledger", () => {
     for (const stream of [false, true]) {
       const ledger = withLedger();
       const tag = uniqueToken();
-      const body = {
-        model: MODEL,
-        max_tokens: 64,
-        stream,
-        system: [
-          {
-            type: "text",
-            text: `${tag} ${"A long system prompt. ".repeat(300)}`,
-            cache_control: { type: "ephemeral", ttl: "1h" },
-          },
-        ],
-        messages: [
-          {
-            role: "user",
-            content: [
-              { type: "text", text: `${tag} ${"Some context. ".repeat(400)}`, cache_control: { type: "ephemeral" } },
-            ],
-          },
-        ],
-      };
+      const body = bothTtlsBody(MODEL, tag, stream);
       await ledger.send("/anthropic/v1/messages", body, { "x-api-key": `k-${tag}` });
       const [seen] = await llmCalls(tag);
       const t = ledger.totals();

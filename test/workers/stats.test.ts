@@ -12,7 +12,16 @@ import type { Logger } from "../../shared/ports";
 import { toBase64 } from "../../shared/vision/fit";
 import { workersDeps } from "../../workers/deps";
 import { encodePng, photoPixels } from "../fixtures/images";
-import { call, callJson, EMULATOR, expectErrorShape, providerCalls, testEnv, uniqueToken } from "./helpers";
+import {
+  bothTtlsBody,
+  call,
+  callJson,
+  EMULATOR,
+  expectErrorShape,
+  providerCalls,
+  testEnv,
+  uniqueToken,
+} from "./helpers";
 
 const stats = async (window = "1h", vars?: Record<string, unknown>) => {
   const res = await callJson(`/v1/stats?window=${window}`, vars ? { vars } : {});
@@ -196,30 +205,7 @@ describe("GET /v1/stats", () => {
     const before = await stats();
     const tag = uniqueToken();
     // A 1-hour breakpoint on the system prompt and a 5-minute one on the message: both TTLs written.
-    const body = (stream: boolean) => ({
-      model,
-      max_tokens: 64,
-      stream,
-      system: [
-        {
-          type: "text",
-          text: `${tag} ${"A long system prompt. ".repeat(300)}`,
-          cache_control: { type: "ephemeral", ttl: "1h" },
-        },
-      ],
-      messages: [
-        {
-          role: "user",
-          content: [
-            {
-              type: "text",
-              text: `${tag} ${stream} ${"Some context. ".repeat(400)}`,
-              cache_control: { type: "ephemeral" },
-            },
-          ],
-        },
-      ],
-    });
+    const body = (stream: boolean) => bothTtlsBody(model, `${tag} ${stream}`, stream);
     for (const stream of [false, true]) {
       const response = await call("/anthropic/v1/messages", {
         body: body(stream),

@@ -10,7 +10,7 @@ import { costOptions, replay } from "../../tools/replay/compare";
 import { parseSessionLine } from "../../tools/replay/jsonl";
 import { costPolicy, costRequestFor, routeView } from "../../tools/replay/rivals";
 import { generateSession, requestsFromTurns, requestTimes } from "../../tools/replay/sessions";
-import { anthropicScreenshots } from "../unit/eviction.fixtures";
+import { anthropicScreenshots } from "../node/eviction.fixtures";
 import { callJson } from "./helpers";
 
 interface Decision {

@@ -6,7 +6,7 @@
 import { describe, expect, it } from "vitest";
 import { evictOutbound } from "../../shared/eviction/evict.service";
 import { KvStore } from "../../workers/kv.store";
-import { anthropicScreenshots, conversation, screenshots } from "../unit/eviction.fixtures";
+import { anthropicScreenshots, conversation, screenshots } from "../node/eviction.fixtures";
 import { testEnv, uniqueToken } from "./helpers";
 
 const deps = (now: () => number) => ({ cache: new KvStore(testEnv.CACHE), clock: now });

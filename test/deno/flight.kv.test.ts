@@ -4,7 +4,7 @@
  * in-test fetch interceptor answering in Tavily's shapes and counting calls; Deno KV (not our code)
  * is wrapped to count reads and commits. test/node/deno.scale.test.ts runs real processes.
  */
-import { DenoKvStore } from "../../deno/deno-kv.store";
+import { DenoKvStore } from "../../deno/cache.kv";
 import { DenoKvFlight } from "../../deno/flight.kv";
 import { silentLogger } from "../../shared/log";
 import { paidCall, type PaidCallDeps, purgeCached } from "../../shared/web/cache";

@@ -2,7 +2,7 @@
  * The port contracts against the Deno adapters (run by `deno test`, from test/node/deno.test.ts,
  * which starts the loopback emulator and passes its URL as EMULATOR_URL).
  */
-import { DenoKvStore } from "../../deno/deno-kv.store";
+import { DenoKvStore } from "../../deno/cache.kv";
 import { DenoKvEmbedCounter } from "../../deno/embeds.kv";
 import { MemoryEmbedCounter } from "../../deno/embeds.memory";
 import { DenoKvFlight } from "../../deno/flight.kv";

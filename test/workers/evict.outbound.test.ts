@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { evictOutbound } from "../../shared/eviction/evict.service";
-import { KvStore } from "../../workers/kv.store";
+import { KvStore } from "../../workers/cache.kv";
 import { anthropicScreenshots, conversation, screenshots } from "../node/eviction.fixtures";
 import { testEnv, uniqueToken } from "./helpers";
 

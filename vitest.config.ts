@@ -24,7 +24,7 @@ async function routeTestNetwork(request: Request, emulator: string): Promise<Res
 }
 
 /**
- * Two projects: `unit` runs pure domain code and tools in Node; `workers` runs the service inside
+ * Two projects: `node` (test/node) runs domain code, the CLIs and the process-level tests (wrangler dev, Deno, Chromium) in Node; `workers` runs the service inside
  * real workerd with miniflare's KV and Durable Objects, its providers pointed at the loopback
  * emulator that test/global-setup.ts starts.
  */
@@ -34,8 +34,8 @@ export default defineConfig({
     projects: [
       {
         test: {
-          name: "unit",
-          include: ["test/unit/**/*.test.ts"],
+          name: "node",
+          include: ["test/node/**/*.test.ts"],
           environment: "node",
           testTimeout: 60_000,
         },

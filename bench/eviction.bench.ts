@@ -12,7 +12,7 @@ import { evictContext } from "../shared/eviction/evict.service";
 import { imageSteps, type EvictionAdapter } from "../shared/eviction/inventory";
 import { openaiAdapter } from "../shared/eviction/openai";
 import { retirementFront } from "../shared/eviction/policy";
-import { conversation, pngBase64, type Format, type Turn } from "../test/unit/eviction.fixtures";
+import { conversation, pngBase64, type Format, type Turn } from "../test/node/eviction.fixtures";
 
 const MESSAGES = 2_000;
 const IMAGES = 300;

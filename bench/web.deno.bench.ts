@@ -81,7 +81,7 @@ async function main() {
     }
 
     // 2. Cache hit on Deno vs a bare Deno.serve route with the same JSON (one process's hits come
-    // from its memory copy of the entry: deno/deno-kv.store.ts).
+    // from its memory copy of the entry: deno/cache.kv.ts).
     const hitQuery = `bench deno hit ${run}`;
     const payload = await (await search(deno[0]!.url, hitQuery)()).text();
     const bare = await startDeno({

@@ -19,7 +19,7 @@ import {
 } from "../shared/web/flight";
 import type { JobValue } from "../shared/web/job.types";
 import { whenUnlocked } from "./kv-busy";
-import { cacheHeadKey, type DenoKvStore, type EntryHead, kvExpireIn } from "./deno-kv.store";
+import { cacheHeadKey, type DenoKvStore, type EntryHead, kvExpireIn } from "./cache.kv";
 
 export interface KvFlightTiming {
   /**

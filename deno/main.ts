@@ -18,7 +18,7 @@ import { dnsResolverPool } from "../shared/safety/dns";
 import { createImageFitter } from "../shared/vision/fit";
 import { CopyElection, FlightCoordinator } from "../shared/web/flight";
 import type { EmbedCounter, SingleFlight } from "../shared/ports";
-import { DenoKvStore } from "./deno-kv.store";
+import { DenoKvStore } from "./cache.kv";
 import { MemoryEmbedCounter } from "./embeds.memory";
 import { DenoKvEmbedCounter } from "./embeds.kv";
 import { DenoKvLedgerStore } from "./ledger.kv";

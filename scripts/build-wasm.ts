@@ -1,7 +1,7 @@
 /**
  * Compiles our WAT sources (shared/vision/wasm/*.wat) to the committed .wasm files next to them with
  * wabt, so the runtimes load a plain binary and nothing compiles WAT at request time.
- * Run: npm run build:wasm (test/unit/build.test.ts fails when a committed .wasm is stale).
+ * Run: npm run build:wasm (test/node/build.test.ts fails when a committed .wasm is stale).
  */
 import { readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";

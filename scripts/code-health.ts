@@ -6,8 +6,8 @@
 import ts from "typescript";
 import { importCycles, importGraph, parse, sourceFiles } from "./import-graph";
 
-const ALL_ROOTS = ["shared", "workers", "deno", "tools", "bench", "scripts", "test"];
-const SOURCE_ROOTS = ["shared", "workers", "deno", "tools"];
+const ALL_ROOTS = ["shared", "workers", "deno", "cli", "bench", "scripts", "test"];
+const SOURCE_ROOTS = ["shared", "workers", "deno", "cli"];
 
 let longFiles = 0;
 for (const file of sourceFiles(ALL_ROOTS))

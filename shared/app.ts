@@ -18,7 +18,7 @@ import { parseRequest } from "./http/validate";
 import { MCP_CORS, handleMcpPost, isAllowedOrigin, mcpOriginRefusal } from "./mcp/mcp.http";
 import { openApiDocument } from "./openapi";
 import { proxyRequest } from "./proxy/proxy.service";
-import { LLM_PROVIDERS } from "./proxy/providers/llm.providers";
+import { LLM_PROVIDERS } from "./proxy/providers/providers.catalog";
 import { DASHBOARD_CSP, DASHBOARD_JS, dashboardHtml } from "./stats/dashboard.page";
 import { StatsQuery } from "./stats/stats.schema";
 import { stats } from "./stats/stats.service";

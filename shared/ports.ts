@@ -3,7 +3,7 @@
  * entry (workers/deps.ts, deno/main.ts) hands the app. Domain code never touches bindings or
  * globals. This file imports only data types from modules that never import it back (provider and
  * job data, the image header's media type, address classes, the loaded configuration), so no
- * import loop runs through it; test/unit/architecture.test.ts checks that the tree has none.
+ * import loop runs through it; test/node/architecture.test.ts checks that the tree has none.
  */
 import type { LoadedConfig } from "./config/config.load";
 import type { Config, Secrets } from "./config/config.schema";

@@ -8,7 +8,7 @@ import { consoleLogger } from "../shared/log";
 import type { AppDeps, EmbedCounter, Ledger, LedgerRow, LedgerStore, SingleFlight } from "../shared/ports";
 import { LedgerBuffer } from "../shared/stats/ledger";
 import type { WorkerEnv } from "./env";
-import { KvStore } from "./kv.store";
+import { KvStore } from "./cache.kv";
 import { platformFetch } from "./platform-fetch";
 import { createImageFitter } from "../shared/vision/fit";
 import { dnsResolverPool } from "../shared/safety/dns";

@@ -9,8 +9,8 @@ import type { Job } from "../shared/web/job.types";
 import { CopyElection, FlightCoordinator } from "../shared/web/flight";
 import type { FlightOptions, FlightOutcome } from "../shared/ports";
 import { platformFetch } from "./platform-fetch";
-import { DurableObjectStore } from "./do-storage.store";
-import { KvStore } from "./kv.store";
+import { DurableObjectStore } from "./cache.do-storage";
+import { KvStore } from "./cache.kv";
 
 /** The one binding a FlightDO uses (declared here so env.ts and the DO do not import each other). */
 interface FlightEnv {

@@ -11,7 +11,7 @@ import { DEFAULT_JPEG_SETTINGS, type JpegEncodeSettings } from "./jpeg.settings"
 import type { JpegEncoder } from "./jpeg.encode";
 import { decodeJpegRgb } from "./codecs/jpeg/jpeg.decode";
 import { prepareJpeg, type PreparedJpeg } from "./jpeg.baseline";
-import { encodePng } from "./png.encode";
+import { encodePng } from "./codecs/png/png.encode";
 import { iccToSrgb } from "./color/icc";
 import { StreamingResampler, resizeRgb, type SourceWindow } from "./resample";
 import { codecFor } from "./codecs/registry";

@@ -1,10 +1,10 @@
 /**
  * DenoKvFlight and DenoKvStore inside one Deno process (run by `deno test`, from
- * test/unit/deno.test.ts): two handles on one KV file behave as two processes. The provider is an
+ * test/node/deno.test.ts): two handles on one KV file behave as two processes. The provider is an
  * in-test fetch interceptor answering in Tavily's shapes and counting calls; Deno KV (not our code)
- * is wrapped to count reads and commits. test/unit/deno.scale.test.ts runs real processes.
+ * is wrapped to count reads and commits. test/node/deno.scale.test.ts runs real processes.
  */
-import { DenoKvStore } from "../../deno/deno-kv.store";
+import { DenoKvStore } from "../../deno/cache.kv";
 import { DenoKvFlight } from "../../deno/flight.kv";
 import { silentLogger } from "../../shared/log";
 import { paidCall, type PaidCallDeps, purgeCached } from "../../shared/web/cache";

@@ -1,8 +1,8 @@
 /**
- * The port contracts against the Deno adapters (run by `deno test`, from test/unit/deno.test.ts,
+ * The port contracts against the Deno adapters (run by `deno test`, from test/node/deno.test.ts,
  * which starts the loopback emulator and passes its URL as EMULATOR_URL).
  */
-import { DenoKvStore } from "../../deno/deno-kv.store";
+import { DenoKvStore } from "../../deno/cache.kv";
 import { DenoKvEmbedCounter } from "../../deno/embeds.kv";
 import { MemoryEmbedCounter } from "../../deno/embeds.memory";
 import { DenoKvFlight } from "../../deno/flight.kv";
@@ -61,7 +61,7 @@ for (const c of embedCounterContract) {
 
 const emulator = Deno.env.get("EMULATOR_URL");
 if (!emulator)
-  throw new Error("EMULATOR_URL is not set: run this file from test/unit/deno.test.ts, which starts the emulator");
+  throw new Error("EMULATOR_URL is not set: run this file from test/node/deno.test.ts, which starts the emulator");
 const flightContract = singleFlightContract({
   emulator,
   calls: async (provider, contains) =>

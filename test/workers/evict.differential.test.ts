@@ -5,12 +5,12 @@
  * and the block the front marker stands on.
  */
 import { describe, expect, it } from "vitest";
-import { ANTHROPIC_CACHE_MODEL, type ReplayRequest, type RequestBody } from "../../tools/replay/cache.models";
-import { costOptions, replay } from "../../tools/replay/compare";
-import { parseSessionLine } from "../../tools/replay/jsonl";
-import { costPolicy, costRequestFor, routeView } from "../../tools/replay/rivals";
-import { generateSession, requestsFromTurns, requestTimes } from "../../tools/replay/sessions";
-import { anthropicScreenshots } from "../unit/eviction.fixtures";
+import { ANTHROPIC_CACHE_MODEL, type ReplayRequest, type RequestBody } from "../../cli/replay/cache.models";
+import { costOptions, replay } from "../../cli/replay/compare";
+import { parseSessionLine } from "../../cli/replay/jsonl";
+import { costPolicy, costRequestFor, routeView } from "../../cli/replay/rivals";
+import { generateSession, requestsFromTurns, requestTimes } from "../../cli/replay/sessions";
+import { anthropicScreenshots } from "../node/eviction.fixtures";
 import { callJson } from "./helpers";
 
 interface Decision {

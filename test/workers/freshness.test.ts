@@ -1,6 +1,6 @@
 /**
  * Freshness per request in workerd (docs/api.md, "Freshness, per request"): the suite every
- * runtime runs (test/support/freshness-suite.ts), against KV and the Durable Objects; and here
+ * runtime runs (test/support/freshness.suite.ts), against KV and the Durable Objects; and here
  * what needs workerd's injected clock or variables: ages judged on a clock moved by minutes, and
  * the purge route behind the /v1 auth.
  */
@@ -8,7 +8,7 @@ import { describe, expect, it } from "vitest";
 import { createApp } from "../../shared/app";
 import { silentLogger } from "../../shared/log";
 import { workersDeps } from "../../workers/deps";
-import { freshnessSuite } from "../support/freshness-suite";
+import { freshnessSuite } from "../support/freshness.suite";
 import { call, callJson, expectErrorShape, providerCalls, testEnv, uniqueToken } from "./helpers";
 
 freshnessSuite("workerd", () => ({

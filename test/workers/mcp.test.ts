@@ -1,8 +1,8 @@
 /**
  * /mcp inside workerd, message by message: the Streamable HTTP transport's MUSTs (status codes,
  * JSON-RPC error forms, Origin, protocol version, Accept, batches, session id) and the tool results.
- * test/unit/real-clients.test.ts (wrangler dev) and test/unit/deno.mcp.test.ts (Deno) drive the
- * same endpoint with the official SDK client (test/support/mcp-client-suite.ts), the first also
+ * test/node/real-clients.test.ts (wrangler dev) and test/node/deno.mcp.test.ts (Deno) drive the
+ * same endpoint with the official SDK client (test/support/mcp-client.suite.ts), the first also
  * with the Inspector CLI.
  */
 import { Validator } from "@cfworker/json-schema";

@@ -1,8 +1,8 @@
 /** The port contracts against the Workers adapters: KV, Durable Object storage, SessionDO. */
 import { runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { KvStore } from "../../workers/kv.store";
-import { DurableObjectStore } from "../../workers/do-storage.store";
+import { KvStore } from "../../workers/cache.kv";
+import { DurableObjectStore } from "../../workers/cache.do-storage";
 import { durableLedgerStore, workersDeps } from "../../workers/deps";
 import { cacheStoreContract, type Check, embedCounterContract, ledgerStoreContract } from "../contracts/ports.contract";
 import { singleFlightContract } from "../contracts/flight.contract";

@@ -8,9 +8,9 @@
  */
 import { describe, expect, it } from "vitest";
 import { evictContext } from "../../shared/eviction/evict.service";
-import { ANTHROPIC_CACHE_MODEL, type Segment } from "../../tools/replay/cache.models";
-import { replay } from "../../tools/replay/compare";
-import { noEviction } from "../../tools/replay/rivals";
+import { ANTHROPIC_CACHE_MODEL, type Segment } from "../../cli/replay/cache.models";
+import { replay } from "../../cli/replay/compare";
+import { noEviction } from "../../cli/replay/rivals";
 import { modelRules, usageCost } from "../../shared/models/models.table";
 import { encodePng, screenshotPixels } from "../fixtures/images";
 import { call, EMULATOR, uniqueToken } from "./helpers";

@@ -1,13 +1,13 @@
 /**
  * The provider proxy under `wrangler dev` (real workerd) and on Deno (deno/main.ts as a real
  * process), each in front of the loopback LLM emulator, through the official Anthropic and OpenAI
- * SDKs (test/support/llm-client-suite.ts).
+ * SDKs (test/support/llm-client.suite.ts).
  */
 import { afterAll, beforeAll, describe } from "vitest";
 import { emulatorVars, type LocalStack, startLocalStack } from "../../scripts/local-stack";
 import { startEmulator } from "../emulator/server";
 import { type DenoService, startDeno } from "../support/deno-service";
-import { llmClientSuite, type ProxyTarget } from "../support/llm-client-suite";
+import { llmClientSuite, type ProxyTarget } from "../support/llm-client.suite";
 
 describe("wrangler dev", () => {
   let stack: LocalStack;

@@ -5,7 +5,7 @@
 import { describe, expect, it } from "vitest";
 import { loadConfig } from "../../shared/config/config.load";
 import { SECRET_NAMES } from "../../shared/config/config.schema";
-import { LLM_PROVIDERS } from "../../shared/proxy/providers/llm.providers";
+import { LLM_PROVIDERS } from "../../shared/proxy/providers/providers.catalog";
 import { extractAdapters } from "../../shared/web/providers/extract";
 import { EXTRACT_SPECS, PROVIDER_SPECS, SEARCH_SPECS } from "../../shared/web/providers/providers.catalog";
 import { resolveExtractProvider, resolveSearchProvider } from "../../shared/web/providers/resolve";

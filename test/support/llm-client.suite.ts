@@ -1,7 +1,7 @@
 /**
  * The provider proxy through the clients users run: the official `@anthropic-ai/sdk` and `openai`
  * packages, pointed at the service by base URL only, against the LLM emulator behind it. Run on
- * `wrangler dev` and on Deno by test/unit/proxy.clients.test.ts.
+ * `wrangler dev` and on Deno by test/node/proxy.clients.test.ts.
  */
 import Anthropic from "@anthropic-ai/sdk";
 import OpenAI from "openai";

@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { emulatorVars, freePort } from "../../scripts/local-stack";
 import { startEmulator } from "../emulator/server";
 import { type DenoService, startDeno } from "../support/deno-service";
-import { freshnessSuite } from "../support/freshness-suite";
+import { freshnessSuite } from "../support/freshness.suite";
 
 let emulator: Awaited<ReturnType<typeof startEmulator>>;
 let deno: DenoService;

@@ -1,7 +1,7 @@
 /**
  * One suite for freshness per request (docs/api.md, "Freshness, per request") over real requests,
  * run against every runtime: workerd with KV and the Durable Objects (test/workers/freshness.test.ts)
- * and the Deno entry (test/unit/deno.test.ts). Provider call counts are the evidence.
+ * and the Deno entry (test/node/deno.test.ts). Provider call counts are the evidence.
  */
 import { describe, expect, it } from "vitest";
 

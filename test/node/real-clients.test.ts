@@ -1,7 +1,7 @@
 /**
  * The service as clients nobody here wrote see it, under `wrangler dev` (real workerd, local KV and
  * Durable Objects) with API tokens on: the official MCP SDK client (the suite in
- * test/support/mcp-client-suite.ts, which test/unit/deno.mcp.test.ts runs on Deno), the MCP
+ * test/support/mcp-client.suite.ts, which test/node/deno.mcp.test.ts runs on Deno), the MCP
  * Inspector CLI in `--strict` mode, draft-07 and 2020-12 JSON Schema validators, and Redocly's
  * OpenAPI linter.
  */
@@ -12,7 +12,7 @@ import { join } from "node:path";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type LocalStack, startLocalStack } from "../../scripts/local-stack";
-import { MCP_SUITE_AUTH, MCP_SUITE_TOKEN, MCP_SUITE_VARS, mcpClientSuite } from "../support/mcp-client-suite";
+import { MCP_SUITE_AUTH, MCP_SUITE_TOKEN, MCP_SUITE_VARS, mcpClientSuite } from "../support/mcp-client.suite";
 
 const run = promisify(execFile);
 /** The project's own installs (devDependencies), never a download. */

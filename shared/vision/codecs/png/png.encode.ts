@@ -6,8 +6,8 @@
  * row by row and abandoned as soon as its output passes `maxBytes`, so a photo, which would never
  * win, costs only the part of the image it takes to find that out.
  */
-import { concatBytes, readAtMost } from "../bytes";
-import { crc32 } from "./codecs/png/png.decode";
+import { concatBytes, readAtMost } from "../../../bytes";
+import { crc32 } from "./png.decode";
 
 const SIGNATURE = [0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a];
 /** Rows handed to the deflate at a time: big enough that the stream's per-chunk cost does not show. */

@@ -17,10 +17,10 @@ import {
   type CacheModel,
   type ReplayRequest,
   type Segment,
-} from "../../tools/replay/cache.models";
-import { compare, costLosses, replay } from "../../tools/replay/compare";
-import { parseSessionLine, parseUsage, validate, type SessionLine } from "../../tools/replay/jsonl";
-import { batchedPolicy, bodyFromSegments, costPolicy, keepNewest, noEviction } from "../../tools/replay/rivals";
+} from "../../cli/replay/cache.models";
+import { compare, costLosses, replay } from "../../cli/replay/compare";
+import { parseSessionLine, parseUsage, validate, type SessionLine } from "../../cli/replay/jsonl";
+import { batchedPolicy, bodyFromSegments, costPolicy, keepNewest, noEviction } from "../../cli/replay/rivals";
 import {
   generateSession,
   imagesIn,
@@ -28,7 +28,7 @@ import {
   randomSessions,
   requestsFromTurns,
   requestTimes,
-} from "../../tools/replay/sessions";
+} from "../../cli/replay/sessions";
 import { anthropicAdapter } from "../../shared/eviction/anthropic";
 import { conversationSteps } from "../../shared/eviction/steps";
 import { textTokens } from "../../shared/eviction/estimate";
@@ -621,7 +621,7 @@ describe("validation against logged usage", () => {
 
 describe("the best schedule that exists (--schedules)", () => {
   it("a scheduled move retires down to the floor at that request only; the search finds the cheapest one- and two-move schedules and the cheapest safe one", async () => {
-    const { bestSchedules, scheduledPolicy } = await import("../../tools/replay/schedules");
+    const { bestSchedules, scheduledPolicy } = await import("../../cli/replay/schedules");
     const requests = requestsFromTurns(generateSession({ turns: 30, images: 24 }), 4_000);
     const policy = scheduledPolicy(new Set([20]));
     const retired = requests.map(

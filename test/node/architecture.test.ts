@@ -1,11 +1,11 @@
 /**
  * The shape rules a reader relies on (docs/architecture.md): no import loops anywhere in the
- * service's or the tools' code, and domain code never reaching into a runtime entry or a tool.
+ * service's or the CLIs' code, and domain code never reaching into a runtime entry or a CLI (cli/).
  */
 import { describe, expect, it } from "vitest";
 import { importCycles, importGraph } from "../../scripts/import-graph";
 
-const graph = importGraph(["shared", "workers", "deno", "tools"]);
+const graph = importGraph(["shared", "workers", "deno", "cli"]);
 
 describe("architecture", () => {
   it("has no import cycle (type-only imports included)", () => {
@@ -22,7 +22,7 @@ describe("architecture", () => {
     expect(importCycles(looped)).toEqual([["a.ts", "b.ts", "c.ts"]]);
   });
 
-  it("keeps domain code free of the runtime entries and the tools", () => {
+  it("keeps domain code free of the runtime entries and the CLIs", () => {
     const outward = [...graph].flatMap(([file, imports]) =>
       file.startsWith("shared/")
         ? imports.filter((target) => !target.startsWith("shared/")).map((target) => `${file} -> ${target}`)

@@ -1,6 +1,6 @@
 /**
  * One suite for `/mcp` as the official MCP SDK client (1.32.2) sees it, run against every runtime:
- * `wrangler dev` (test/unit/real-clients.test.ts) and the Deno entry (test/unit/deno.mcp.test.ts).
+ * `wrangler dev` (test/node/real-clients.test.ts) and the Deno entry (test/node/deno.mcp.test.ts).
  * The target must be started with MCP_SUITE_VARS (API tokens on, one allowed browser origin) and
  * its providers pointed at the loopback emulator.
  */

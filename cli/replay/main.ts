@@ -5,7 +5,7 @@
  * `--validate` checks the model against logged usage, `--suite` prints the target sessions in one
  * table, `--random N` where `cost` loses to hermes or to the cheapest rival over N random sessions,
  * and why. A thin wrapper: the cache models, rivals, sessions, session files and comparison are
- * the other files of tools/replay/; hermes and cost are the route's own code.
+ * the other files of cli/replay/; hermes and cost are the route's own code.
  *
  *   npm run replay -- --turns 40 --images 12
  *   npm run replay -- --session session.jsonl --format openai --json

@@ -7,7 +7,7 @@ import { afterAll, beforeAll } from "vitest";
 import { emulatorVars } from "../../scripts/local-stack";
 import { startEmulator } from "../emulator/server";
 import { type DenoService, startDeno } from "../support/deno-service";
-import { type McpTarget, MCP_SUITE_VARS, mcpClientSuite } from "../support/mcp-client-suite";
+import { type McpTarget, MCP_SUITE_VARS, mcpClientSuite } from "../support/mcp-client.suite";
 
 let emulator: Awaited<ReturnType<typeof startEmulator>>;
 let deno: DenoService;

@@ -1,11 +1,10 @@
 /**
  * The dashboard in a real headless Chromium (Debian's, driven by puppeteer-core) against the real
  * Deno service and the loopback emulator: after a scripted run of searches, extracts and LLM
- * usage, the page asks for the token, shows the totals /v1/stats reports, draws its charts
+ * calls through the provider proxy, the page asks for the token, shows the totals /v1/stats reports, draws its charts
  * (non-blank pixels), sends no request off its origin and logs no console error. The screenshot
  * is kept in test-output/dashboard.png.
  */
-import { execFileSync } from "node:child_process";
 import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
@@ -14,6 +13,7 @@ import sharp from "sharp";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { emulatorVars } from "../../scripts/local-stack";
 import { type RunningEmulator, startEmulator } from "../emulator/server";
+import { encodePng, photoPixels } from "../fixtures/images";
 import { chromiumArgs, ensureChromium } from "../support/chromium";
 import { type DenoService, startDeno } from "../support/deno-service";
 
@@ -26,41 +26,10 @@ let deno: DenoService;
 let browser: Browser;
 let work: string;
 
-/**
- * The provider proxy's LLM usage, written through the Deno ledger store into the service's KV
- * file, as the proxy records it for each answer (requests, tokens by kind, images, bytes).
- */
-function writeLlmUsage(kvPath: string): void {
-  const hour = Math.floor(Date.now() / 3_600_000) * 3_600_000;
-  const rows = [
-    ["requests", 6],
-    ["input_tokens", 4_000],
-    ["cache_write_5m_tokens", 20_000],
-    ["cache_read_tokens", 100_000],
-    ["output_tokens", 3_000],
-    ["images_fitted", 2],
-    ["bytes_saved", 1_500_000],
-  ].map(([counter, value]) => ({
-    hour,
-    tool: "llm",
-    provider: "anthropic",
-    model: "claude-sonnet-4-5",
-    counter,
-    value,
-  }));
-  const script = `import { DenoKvLedgerStore } from "${join(ROOT, "deno/ledger.kv.ts")}"; const kv = await Deno.openKv(${JSON.stringify(kvPath)}); await new DenoKvLedgerStore(kv).add(${JSON.stringify(rows)}); kv.close();`;
-  execFileSync(join(ROOT, "node_modules/.bin/deno"), ["eval", "--ext=ts", script], {
-    cwd: ROOT,
-    env: { ...process.env, DENO_NO_UPDATE_CHECK: "1" },
-    stdio: "pipe",
-  });
-}
-
 beforeAll(async () => {
   const chromium = ensureChromium();
   work = mkdtempSync(join(tmpdir(), "dashboard-test-"));
   const kvPath = join(work, "kv.sqlite3");
-  writeLlmUsage(kvPath);
   emulator = await startEmulator();
   deno = await startDeno({
     env: { ...emulatorVars(emulator.url), DENO_KV_PATH: kvPath, API_TOKENS: TOKEN, SECURITY_ALLOW_ANONYMOUS: "false" },
@@ -82,6 +51,16 @@ afterAll(async () => {
 const auth = { authorization: `Bearer ${TOKEN}`, "content-type": "application/json" };
 const post = (path: string, body: unknown) =>
   fetch(`${deno.url}${path}`, { method: "POST", headers: auth, body: JSON.stringify(body) });
+/** An Anthropic call through the proxy, the caller's own key upstream and the service token beside it. */
+const proxied = (body: unknown) =>
+  fetch(`${deno.url}/anthropic/v1/messages`, {
+    method: "POST",
+    headers: { "content-type": "application/json", "x-api-key": "sk-ant-dashboard", "x-service-token": TOKEN },
+    body: JSON.stringify(body),
+  });
+/** The dashboard's byte format. */
+const formatBytes = (n: number) =>
+  n >= 1048576 ? `${(n / 1048576).toFixed(1)} MiB` : n >= 1024 ? `${(n / 1024).toFixed(1)} KiB` : `${Math.round(n)} B`;
 const readStats = async (window = "24h") =>
   (await (await fetch(`${deno.url}/v1/stats?window=${window}`, { headers: auth })).json()) as any;
 
@@ -103,8 +82,47 @@ describe("GET /dashboard in headless Chromium", () => {
     for (let i = 0; i < 3; i++) expect((await post("/v1/web_search", { query: q })).status).toBe(200);
     const url = `https://docs.example.com/dashboard-${Date.now()}/guide`;
     for (let i = 0; i < 3; i++) expect((await post("/v1/web_extract", { urls: [url] })).status).toBe(200);
+    // Three LLM calls through the proxy: a cache write, a read of it, and one with a tool photo
+    // far over the embed budget (fitted on the way: bytes saved).
+    const system = [
+      {
+        type: "text",
+        text: `dashboard agent ${"A long system prompt. ".repeat(400)}`,
+        cache_control: { type: "ephemeral" },
+      },
+    ];
+    const ask = { model: "claude-sonnet-4-5", max_tokens: 64, system, messages: [{ role: "user", content: "hello" }] };
+    let outputTokens = 0;
+    const answered = async (response: Response) => {
+      expect(response.status).toBe(200);
+      outputTokens += ((await response.json()) as { usage: { output_tokens: number } }).usage.output_tokens;
+      return response;
+    };
+    for (let i = 0; i < 2; i++) await answered(await proxied(ask));
+    const photo = Buffer.from(await encodePng(photoPixels(1600, 1000, 5), 1600, 1000, 3)).toString("base64");
+    const withPhoto = {
+      ...ask,
+      messages: [
+        { role: "user", content: "look" },
+        { role: "assistant", content: [{ type: "tool_use", id: "t1", name: "screenshot", input: {} }] },
+        {
+          role: "user",
+          content: [
+            {
+              type: "tool_result",
+              tool_use_id: "t1",
+              content: [{ type: "image", source: { type: "base64", media_type: "image/png", data: photo } }],
+            },
+          ],
+        },
+      ],
+    };
+    const fitted = await answered(await proxied(withPhoto));
+    expect(fitted.headers.get("x-edge-fitted")).toBe("1");
+    // The answers' usage is written after they end: wait until the flush has taken all three.
     let stats = await readStats();
-    for (let i = 0; i < 40 && stats.totals.web_extract.requests < 3; i++) {
+    const flushed = () => stats.totals.web_extract.requests >= 3 && stats.totals.llm.output_tokens >= outputTokens;
+    for (let i = 0; i < 100 && !flushed(); i++) {
       await new Promise((r) => setTimeout(r, 100));
       stats = await readStats();
     }
@@ -113,7 +131,11 @@ describe("GET /dashboard in headless Chromium", () => {
       stats.totals.web_search.provider_calls + stats.totals.web_search.hits + stats.totals.web_search.coalesced,
     ).toBe(11);
     expect(stats.totals.web_extract).toMatchObject({ requests: 3, provider_calls: 1, hits: 2 });
-    expect(stats.totals.llm.requests).toBe(6);
+    expect(stats.totals.llm).toMatchObject({ requests: 3, images_fitted: 1, errors: 0, output_tokens: outputTokens });
+    expect(stats.totals.llm.cache_read_tokens).toBeGreaterThan(0);
+    expect(stats.totals.llm.cache_write_tokens).toBeGreaterThan(0);
+    expect(stats.totals.llm.bytes_saved).toBeGreaterThan(1024 * 1024);
+    expect(stats.totals.llm.bytes_saved).toBe(Number(fitted.headers.get("x-edge-bytes-saved")));
     expect(stats.saved_usd).toBeGreaterThan(0);
 
     const page = await browser.newPage();
@@ -148,7 +170,9 @@ describe("GET /dashboard in headless Chromium", () => {
     expect(Number((await text("saved-usd")).replace("$", ""))).toBeCloseTo(stats.saved_usd, 3);
     const share = t.llm.cache_read_tokens / (t.llm.input_tokens + t.llm.cache_write_tokens + t.llm.cache_read_tokens);
     expect(await text("llm-read-share")).toBe(`${(share * 100).toFixed(1)}%`);
-    expect(await text("image-bytes-saved")).toBe("1.4 MiB");
+    expect(await text("image-bytes-saved")).toBe(
+      formatBytes(Math.max(0, t.vision.bytes_in - t.vision.bytes_out) + t.llm.bytes_saved),
+    );
 
     for (const id of ["chart-saved", "chart-search", "chart-extract", "chart-llm", "chart-images"]) {
       const shot = await (await page.$(`#${id}`))!.screenshot();

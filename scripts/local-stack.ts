@@ -20,6 +20,8 @@ export interface LocalStack {
   providerCalls(provider: string, contains: string): Promise<number>;
   /** The process group of `wrangler dev` and its workerd (for a benchmark that reads their memory). */
   processGroup: number;
+  /** wrangler dev's inspector (Chrome DevTools protocol) port, for a benchmark that reads the isolate's heap. */
+  inspectorPort: number;
   stop(): Promise<void>;
 }
 
@@ -113,6 +115,7 @@ export async function startLocalStack(
     url,
     emulatorUrl: emulator.url,
     processGroup: child.pid ?? 0,
+    inspectorPort,
     async providerCalls(provider, contains) {
       const response = await fetch(
         `${emulator.url}/__calls?provider=${encodeURIComponent(provider)}&contains=${encodeURIComponent(contains)}`,

@@ -127,6 +127,11 @@ export async function startEmulator(opts: { port?: number } = {}): Promise<Runni
       else res.destroy();
     });
   });
+  // An idle connection is kept a minute, as the providers' load balancers keep it, not Node's 5 s:
+  // between two calls the proxy may fit images for longer than 5 s, and a connection the server
+  // closed just as workerd reused it failed the call (502) in the proxy bench.
+  server.keepAliveTimeout = 60_000;
+  server.headersTimeout = 61_000;
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);
     server.listen(opts.port ?? 0, "127.0.0.1", () => resolve());

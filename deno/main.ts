@@ -102,6 +102,12 @@ const flight: SingleFlight = singleProcess
       { fetch: fetchPort, log: consoleLogger, clock: Date.now },
       { ...DEFAULT_FLIGHT_TIMING, leaseMs, watch },
     );
+// On Deno the flight's authoritative copy is the read tier itself (`cache`), so a purge's delete
+// there already drops it: the app's flight forgets nothing more (it deleted the key twice).
+const appFlight: SingleFlight = {
+  run: (key, job, options) => flight.run(key, job, options),
+  forget: async () => false,
+};
 const embeds: EmbedCounter = singleProcess ? new MemoryEmbedCounter(Date.now) : new DenoKvEmbedCounter(kv, Date.now);
 
 // The savings ledger: counted in memory, written to Deno KV after each response (LEDGER_MODE=off:
@@ -117,7 +123,7 @@ const app = createApp({
     return loaded;
   },
   cache,
-  flight,
+  flight: appFlight,
   fetch: fetchPort,
   clock: Date.now,
   log: consoleLogger,

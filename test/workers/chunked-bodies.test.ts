@@ -2,7 +2,8 @@
  * Chunked request bodies over a route's limit (issue 18), inside workerd: no Content-Length, so the
  * limit is counted as the bytes stream. Each is a 413 naming the limit, the isolate keeps serving
  * /healthz while the upload is still arriving, and a body within the limit still works.
- * Bounded: 2 uploads of at most 70 MiB, every wait capped at 10 s.
+ * The provider proxy answers the same in the provider's error shape.
+ * Bounded: 4 uploads of at most 70 MiB, every wait capped at 10 s.
  */
 import { createExecutionContext, waitOnExecutionContext } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
@@ -70,6 +71,30 @@ describe("a chunked body over the limit is a 413, and the service keeps answerin
       const error = expectErrorShape(await response.json());
       expect(error.code).toBe("payload_too_large");
       expect(error.message).toContain(`larger than ${limit}`);
+      expect(await within(5_000, "two /healthz after", Promise.all([healthz(), healthz()]))).toEqual([200, 200]);
+    },
+  );
+
+  it.each([
+    ["/anthropic/v1/messages", { "x-api-key": "sk-ant-caller" }],
+    ["/openai/v1/chat/completions", { authorization: "Bearer sk-caller" }],
+  ] as const)(
+    "the provider proxy %s: 70 MiB chunked is a 413 over 64 MiB in the provider's error shape",
+    async (path, key) => {
+      const body = chunkedBody(70 * MiB);
+      const request = new Request(`https://service.test${path}`, {
+        method: "POST",
+        headers: { "content-type": "application/json", ...key },
+        body: body.stream,
+        duplex: "half",
+      } as RequestInit);
+      const response = await within(10_000, `${path} 413`, send(request));
+      expect(response.status).toBe(413);
+      const answer = (await response.json()) as any;
+      if (path.startsWith("/anthropic"))
+        expect(answer).toMatchObject({ type: "error", error: { type: "request_too_large" } });
+      else expect(answer.error).toMatchObject({ type: "invalid_request_error", code: "payload_too_large" });
+      expect(answer.error.message).toContain("larger than 64 MiB");
       expect(await within(5_000, "two /healthz after", Promise.all([healthz(), healthz()]))).toEqual([200, 200]);
     },
   );

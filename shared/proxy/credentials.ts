@@ -35,18 +35,18 @@ export async function upstreamCredential(
   const { secrets, config } = loaded;
   const operatorKey = secrets[spec.secretName];
   const presented = spec.credentialOf(headers);
+  // The service's own token check (auth.ts), with a 401 that says where this mode expects it.
+  const admit = (token: string | null, where: string) =>
+    authorize(token === null ? null : `Bearer ${token}`, secrets.API_TOKENS, config.security.allow_anonymous).catch(
+      () => {
+        throw new AppError(401, "unauthorized", where);
+      },
+    );
   if (operatorKey) {
-    await authorize(
-      presented === null ? null : `Bearer ${presented}`,
-      secrets.API_TOKENS,
-      config.security.allow_anonymous,
-    ).catch(() => {
-      throw new AppError(
-        401,
-        "unauthorized",
-        `This service sends its own ${spec.name} key: present one of its API tokens where your SDK puts the API key.`,
-      );
-    });
+    await admit(
+      presented,
+      `This service sends its own ${spec.name} key: present one of its API tokens where your SDK puts the API key.`,
+    );
     return {
       mode: "operator",
       callerHash: await sha256Hex(`operator:${presented ?? ""}`),
@@ -54,17 +54,10 @@ export async function upstreamCredential(
     };
   }
   const serviceToken = headers.get(SERVICE_TOKEN_HEADER)?.trim() ?? null;
-  await authorize(
-    serviceToken === null ? null : `Bearer ${serviceToken}`,
-    secrets.API_TOKENS,
-    config.security.allow_anonymous,
-  ).catch(() => {
-    throw new AppError(
-      401,
-      "unauthorized",
-      `This service needs one of its API tokens in the ${SERVICE_TOKEN_HEADER} header; your own ${spec.name} key goes where your SDK puts it.`,
-    );
-  });
+  await admit(
+    serviceToken,
+    `This service needs one of its API tokens in the ${SERVICE_TOKEN_HEADER} header; your own ${spec.name} key goes where your SDK puts it.`,
+  );
   if (presented === null)
     throw new AppError(
       401,

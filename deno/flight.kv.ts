@@ -73,7 +73,7 @@ export class DenoKvFlight extends FlightCoordinator {
   constructor(
     kv: Deno.Kv,
     store: DenoKvStore,
-    deps: { fetch: FetchFn; log: Logger; clock: () => number },
+    deps: { fetch: FetchFn; untrustedFetch?: FetchFn; log: Logger; clock: () => number },
     timing: KvFlightTiming = DEFAULT_FLIGHT_TIMING,
   ) {
     super({ election: new KvLeaseElection(kv, store, deps, timing), ...deps });

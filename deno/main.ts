@@ -9,6 +9,7 @@
  *   deno run --allow-net --allow-read --allow-write --allow-env deno/main.ts --port 8787 --hostname 127.0.0.1
  *   PORT=8787 HOSTNAME=127.0.0.1 CONFIG_PATH=./config.json DENO_KV_PATH=./cache.sqlite3
  *   DENO_SINGLE_PROCESS=true DENO_FLIGHT_LEASE_MS=10000 DENO_FLIGHT_WATCH=true
+ *   DENO_DNS_SERVER=10.0.0.2:53 (the resolver a caller's URL is checked and connected by; default the system's)
  */
 import { parseArgs, parseEnv } from "node:util";
 import { createApp } from "../shared/app";
@@ -25,10 +26,24 @@ import { DenoKvLedgerStore } from "./ledger.kv";
 import { LedgerBuffer, ledgerFlushDelay } from "../shared/stats/ledger";
 import { DEFAULT_FLIGHT_TIMING, DenoKvFlight } from "./flight.kv";
 import { loadVisionWasm } from "./vision-codecs";
+import { pinnedFetch } from "./pinned-fetch";
 
 function fail(message: string): never {
   console.error(JSON.stringify({ level: "error", event: "deno_start_failed", message }));
   Deno.exit(1);
+}
+
+/** `DENO_DNS_SERVER`: `address` or `address:port` (IPv6 as `[address]:port`); port 53 when left out. */
+function parseNameServer(value: string | undefined): { ipAddr: string; port: number } | undefined {
+  if (value === undefined || value === "") return undefined;
+  const match = /^(?:\[([0-9a-fA-F:.]+)\]|([0-9.]+)|([0-9a-fA-F:]*:[0-9a-fA-F:.]*))(?::(\d{1,5}))?$/.exec(value.trim());
+  const ipAddr = match?.[1] ?? match?.[2] ?? match?.[3];
+  const port = match?.[4] === undefined ? 53 : Number(match[4]);
+  if (!ipAddr || port < 1 || port > 65535)
+    fail(
+      `DENO_DNS_SERVER must be an IP address with an optional port, like 10.0.0.2:53 or [fd00::53]:53 (got ${value})`,
+    );
+  return { ipAddr, port };
 }
 
 let flags: { port?: string; hostname?: string };
@@ -84,6 +99,12 @@ try {
 }
 const cache = new DenoKvStore(kv);
 const fetchPort = (input: Request | string | URL, init?: RequestInit) => fetch(input, init);
+// A caller's URL is connected only to an address checked at connect time (deno/pinned-fetch.ts).
+const untrustedFetch = pinnedFetch({
+  allowPrivate: loaded instanceof Error ? false : loaded.config.security.allow_private_urls,
+  nameServer: parseNameServer(env.DENO_DNS_SERVER),
+  log: consoleLogger,
+}).fetch;
 
 const singleProcess = env.DENO_KV_PATH === ":memory:" || env.DENO_SINGLE_PROCESS === "true";
 const leaseMs =
@@ -95,11 +116,16 @@ const watch =
   env.DENO_FLIGHT_WATCH === undefined ? env.DENO_DEPLOYMENT_ID !== undefined : env.DENO_FLIGHT_WATCH === "true";
 // One process is its own single-flight point; processes sharing a KV coordinate through it.
 const flight: SingleFlight = singleProcess
-  ? new FlightCoordinator({ election: new CopyElection(cache.processCopy()), fetch: fetchPort, log: consoleLogger })
+  ? new FlightCoordinator({
+      election: new CopyElection(cache.processCopy()),
+      fetch: fetchPort,
+      untrustedFetch,
+      log: consoleLogger,
+    })
   : new DenoKvFlight(
       kv,
       cache,
-      { fetch: fetchPort, log: consoleLogger, clock: Date.now },
+      { fetch: fetchPort, untrustedFetch, log: consoleLogger, clock: Date.now },
       { ...DEFAULT_FLIGHT_TIMING, leaseMs, watch },
     );
 // On Deno the flight's authoritative copy is the read tier itself (`cache`), so a purge's delete
@@ -125,6 +151,7 @@ const app = createApp({
   cache,
   flight: appFlight,
   fetch: fetchPort,
+  untrustedFetch,
   clock: Date.now,
   log: consoleLogger,
   fitImage: createImageFitter(await loadVisionWasm()),

@@ -239,6 +239,12 @@ export interface AppPorts {
   cache: CacheStore;
   flight: SingleFlight;
   fetch: FetchFn;
+  /**
+   * Fetches a URL a caller supplied (and each redirect it leads to), only ever through safeFetch,
+   * after the gate. A runtime that can connect only to an address it checked itself does it here
+   * (Deno: docs/security.md, "time of check against time of use"); without one, `fetch` serves.
+   */
+  untrustedFetch?: FetchFn;
   clock: Clock;
   log: Logger;
   fitImage: ImageFitter;

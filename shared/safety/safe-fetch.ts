@@ -140,6 +140,8 @@ async function send(
     );
   } catch (error) {
     if (error instanceof DeadlineExceeded || signal.aborted) throw new DeadlineExceeded();
+    // The fetch port's own refusal (Deno's connect-time address check) is said as it is.
+    if (error instanceof AppError) throw error;
     throw fetchFailed(url, "the connection failed", error);
   }
 }

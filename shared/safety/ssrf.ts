@@ -93,7 +93,8 @@ function invalid(message: string): GateVerdict {
   return { ok: false, code: "invalid_url", message };
 }
 
-function allowed(cls: AddressClass, allowPrivate: boolean): boolean {
+/** Whether an address of class `cls` may be fetched; `allowPrivate` is `security.allow_private_urls`. */
+export function isAllowedAddress(cls: AddressClass, allowPrivate: boolean): boolean {
   return cls.kind === "public" || (allowPrivate && PRIVATE_KINDS.has(cls.kind));
 }
 
@@ -114,7 +115,7 @@ export async function checkUrlSafety(url: URL, options: SsrfOptions): Promise<Ga
 
   const literal = classifyLiteral(host);
   if (literal !== null) {
-    if (allowed(literal, options.allowPrivate)) return url.username || url.password ? userInfoRefusal() : OK;
+    if (isAllowedAddress(literal, options.allowPrivate)) return url.username || url.password ? userInfoRefusal() : OK;
     return refuse(`The host ${url.hostname} is not a public address (${literal.label}), so it is not fetched.`);
   }
   // WHATWG URL turns every numeric host form into a dotted quad; anything numeric-looking left over
@@ -145,7 +146,7 @@ export async function checkUrlSafety(url: URL, options: SsrfOptions): Promise<Ga
     return refuse(`The host ${host} ${why}, so it cannot be verified as public; check the URL and try again.`);
   }
   for (const answer of lookup.addresses) {
-    if (!allowed(answer.cls, options.allowPrivate)) {
+    if (!isAllowedAddress(answer.cls, options.allowPrivate)) {
       return refuse(
         `The host ${host} resolves to ${answer.address}, which is not a public address (${answer.cls.label}), so it is not fetched.`,
       );

@@ -208,7 +208,7 @@ async function imageBytes(ctx: RequestContext, source: ImageSource): Promise<Uin
   const { security } = ctx.config;
   try {
     const response = await safeFetch(source.url, {
-      fetch: ctx.ports.fetch,
+      fetch: ctx.ports.untrustedFetch ?? ctx.ports.fetch,
       gate: {
         allowPrivate: security.allow_private_urls,
         resolver: ctx.ports.dnsResolver(security.dns_resolver_url),

@@ -31,6 +31,8 @@ export interface PaidCallDeps {
   cache: CacheStore;
   flight: SingleFlight;
   fetch: FetchFn;
+  /** AppPorts' `untrustedFetch`, for the direct extractor's page; default `fetch`. */
+  untrustedFetch?: FetchFn;
   clock: Clock;
   log: Logger;
 }
@@ -84,7 +86,7 @@ async function paidCallUntyped(
     const age = cache === "miss" || cache === "bypass" ? 0 : Math.max(0, Math.floor((now - fetchedAt) / 1000));
     return { value: cutForCaller(value, options.charLimit), cache, age, cachedAt: new Date(fetchedAt).toISOString() };
   };
-  if (!options.enabled) return answered(await runJob(job, deps.fetch), "bypass", deps.clock());
+  if (!options.enabled) return answered(await runJob(job, deps.fetch, deps.untrustedFetch), "bypass", deps.clock());
 
   const flightOptions = {
     now,
@@ -126,6 +128,7 @@ function alone(deps: PaidCallDeps, key: string): FlightCoordinator {
   return new FlightCoordinator({
     election: { elect: async () => ({ lead: true, lease }), forget: async () => false },
     fetch: deps.fetch,
+    untrustedFetch: deps.untrustedFetch,
     log: deps.log,
     clock: deps.clock,
   });

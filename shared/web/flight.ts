@@ -51,6 +51,8 @@ export interface LeaderElection {
 export interface CoordinatorDeps {
   election: LeaderElection;
   fetch: FetchFn;
+  /** AppPorts' `untrustedFetch`, for the direct extractor's page; default `fetch`. */
+  untrustedFetch?: FetchFn;
   log: Logger;
   /** Measures how long a provider call took (an entry's `fetchedAt` is on the caller's clock); default Date.now. */
   clock?: Clock;
@@ -102,7 +104,7 @@ export class FlightCoordinator implements SingleFlight {
     let value: JobValue;
     let cut: JobValue;
     try {
-      value = await runJob(job, this.deps.fetch);
+      value = await runJob(job, this.deps.fetch, this.deps.untrustedFetch);
       cut = cutForCaller(value, options.charLimit);
       assertAnswerSize(job, cut);
     } catch (error) {

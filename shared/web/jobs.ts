@@ -9,11 +9,14 @@ import { extractAdapters } from "./providers/extract";
 import type { ExtractJob, ExtractValue, Job, JobValue, SearchJob, SearchValue } from "./job.types";
 import { searchAdapters } from "./providers/search";
 
-/** Pays the provider once. Throws AppError on provider failure. */
-export async function runJob(job: SearchJob, fetch: FetchFn): Promise<SearchValue>;
-export async function runJob(job: ExtractJob, fetch: FetchFn): Promise<ExtractValue>;
-export async function runJob(job: Job, fetch: FetchFn): Promise<JobValue>;
-export async function runJob(job: Job, fetch: FetchFn): Promise<JobValue> {
+/**
+ * Pays the provider once. Throws AppError on provider failure. `untrustedFetch` (AppPorts) reaches
+ * the caller's own URL for the direct extractor; providers are reached with `fetch`.
+ */
+export async function runJob(job: SearchJob, fetch: FetchFn, untrustedFetch?: FetchFn): Promise<SearchValue>;
+export async function runJob(job: ExtractJob, fetch: FetchFn, untrustedFetch?: FetchFn): Promise<ExtractValue>;
+export async function runJob(job: Job, fetch: FetchFn, untrustedFetch?: FetchFn): Promise<JobValue>;
+export async function runJob(job: Job, fetch: FetchFn, untrustedFetch?: FetchFn): Promise<JobValue> {
   switch (job.kind) {
     case "search": {
       try {
@@ -28,7 +31,7 @@ export async function runJob(job: Job, fetch: FetchFn): Promise<JobValue> {
     case "extract": {
       const page =
         job.provider === "direct"
-          ? await directExtract(job.settings, job.direct!, job.request, fetch)
+          ? await directExtract(job.settings, job.direct!, job.request, fetch, untrustedFetch)
           : await extractAdapters[job.provider](job.settings, job.request, fetch);
       return { provider: job.provider, page };
     }

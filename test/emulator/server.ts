@@ -43,6 +43,7 @@ import {
 } from "./fixtures";
 import { READER_PAGES } from "../fixtures/reader-pages";
 import { createLlmEmulator, type LlmEmulator } from "./llm";
+import { type PlainDnsAnswer, startPlainDns } from "./dns.udp";
 
 /** /pages/webforms: an ASP.NET WebForms article, the whole page in one <form> after its view state. */
 const WEBFORMS_PAGE = READER_PAGES.find((page) => page.html.includes('id="aspnetForm"'))!;
@@ -84,11 +85,18 @@ export interface DnsEntry {
   delayMs?: number;
   /** TTL of every record in the answer, seconds (default 300). */
   ttl?: number;
+  /**
+   * What the plain DNS server (`dnsPort`, the runtime's own resolver) answers instead of `A` and
+   * `AAAA`: a split-horizon or rebinding name, public over DoH and private here.
+   */
+  plain?: { A?: string[]; AAAA?: string[] };
 }
 
 export interface RunningEmulator {
   url: string;
   port: number;
+  /** The plain DNS server on 127.0.0.1 (UDP), answering from the same table (`DENO_DNS_SERVER`). */
+  dnsPort: number;
   close(): Promise<void>;
 }
 
@@ -137,14 +145,18 @@ export async function startEmulator(opts: { port?: number } = {}): Promise<Runni
     server.listen(opts.port ?? 0, "127.0.0.1", () => resolve());
   });
   const { port } = server.address() as AddressInfo;
+  const plainDns = await startPlainDns((name, type) => plainDnsAnswer(state, name, type));
   return {
     url: `http://127.0.0.1:${port}`,
     port,
-    close: () =>
-      new Promise<void>((resolve, reject) => {
+    dnsPort: plainDns.port,
+    close: async () => {
+      await plainDns.close();
+      await new Promise<void>((resolve, reject) => {
         server.closeAllConnections();
         server.close((err) => (err ? reject(err) : resolve()));
-      }),
+      });
+    },
   };
 }
 
@@ -226,6 +238,7 @@ function control(ex: Exchange): void {
         httpStatus: typeof entry.httpStatus === "number" ? entry.httpStatus : undefined,
         delayMs: typeof entry.delayMs === "number" ? entry.delayMs : undefined,
         ttl: typeof entry.ttl === "number" ? entry.ttl : undefined,
+        plain: isRecord(entry.plain) ? { A: stringList(entry.plain.A), AAAA: stringList(entry.plain.AAAA) } : undefined,
       });
     }
     return sendJson(res, 200, { ok: true, names: state.dns.size });
@@ -554,6 +567,17 @@ async function dnsQuery(ex: Exchange): Promise<void> {
   const addresses = (type === 1 ? entry.A : entry.AAAA) ?? [];
   const Answer = addresses.map((data) => ({ name: `${name}.`, type, TTL: entry.ttl ?? 300, data }));
   sendDnsJson(ex.res, { Status: 0, ...base, ...(Answer.length ? { Answer } : {}) });
+}
+
+/** The plain DNS server's answer: the entry's `plain` addresses where it has them, else what DoH says. */
+function plainDnsAnswer(state: State, name: string, type: "A" | "AAAA"): PlainDnsAnswer {
+  const entry = state.dns.get(normalizeDnsName(name));
+  if (!entry) {
+    const addresses = PUBLIC_TEST_DOMAIN.test(name) && type === "A" ? [PUBLIC_TEST_ADDRESS] : [];
+    return { rcode: PUBLIC_TEST_DOMAIN.test(name) ? 0 : 3, addresses, ttl: 300 };
+  }
+  const addresses = (entry.plain ?? entry)[type] ?? [];
+  return { rcode: entry.status ?? 0, addresses, ttl: entry.ttl ?? 300 };
 }
 
 function normalizeDnsName(name: string): string {

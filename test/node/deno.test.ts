@@ -135,7 +135,7 @@ freshnessSuite("Deno", () => ({
 }));
 
 describe("port contracts on Deno", () => {
-  it("passes the CacheStore, EmbedCounter, SingleFlight and LedgerStore contracts with Deno KV, the Deno KV counters and leases and the in-process ledger and coordinator, and the Deno KV flight's own tests", async () => {
+  it("passes the CacheStore, EmbedCounter, SingleFlight and LedgerStore contracts with Deno KV, the Deno KV counters and leases and the in-process ledger and coordinator, the Deno KV flight's own tests and the pinned fetch's", async () => {
     // Not spawnSync: the emulator the flight contract calls runs in this process's event loop.
     const result = await new Promise<{ status: number | null; output: string }>((resolve) => {
       execFile(
@@ -145,13 +145,22 @@ describe("port contracts on Deno", () => {
           "--allow-read",
           "--allow-write",
           "--allow-env",
-          "--allow-net=127.0.0.1",
+          // The pinned fetch's tests name *.example.org sites that the emulator's DNS puts on loopback.
+          "--allow-net=127.0.0.1,*.example.org",
           "test/deno/ports.contract.test.ts",
           "test/deno/flight.kv.test.ts",
+          "test/deno/pinned-fetch.test.ts",
         ],
         {
           encoding: "utf8",
-          env: { ...process.env, DENO_NO_UPDATE_CHECK: "1", NO_COLOR: "1", EMULATOR_URL: emulator.url },
+          env: {
+            ...process.env,
+            DENO_NO_UPDATE_CHECK: "1",
+            NO_COLOR: "1",
+            EMULATOR_URL: emulator.url,
+            EMULATOR_DNS_PORT: String(emulator.dnsPort),
+            DENO_CERT: "test/fixtures/tls/ca.pem",
+          },
           timeout: 120_000,
           maxBuffer: 16 * 1024 * 1024,
         },
@@ -159,7 +168,7 @@ describe("port contracts on Deno", () => {
           resolve({ status: error ? ((error as { code?: number }).code ?? 1) : 0, output: `${stdout}\n${stderr}` }),
       );
     });
-    expect(result.output, result.output.slice(-2000)).toMatch(/ok \| 46 passed \| 0 failed/);
+    expect(result.output, result.output.slice(-2000)).toMatch(/ok \| 50 passed \| 0 failed/);
     expect(result.status).toBe(0);
   }, 150_000);
 });

@@ -30,15 +30,20 @@ function resolverFor(fetch: FetchFn, url: string): DnsResolver {
   return pool(url);
 }
 
+/**
+ * `fetch` reaches the operator's DoH resolver; `untrustedFetch` (AppPorts) the caller's page and
+ * its redirects.
+ */
 export async function directExtract(
   settings: ProviderSettings,
   direct: DirectFetchSettings,
   request: ExtractRequest,
   fetch: FetchFn,
+  untrustedFetch: FetchFn = fetch,
 ): Promise<ExtractedPage> {
   const resolver = resolverFor(fetch, direct.resolverUrl);
   const page = await safeFetch(request.url, {
-    fetch,
+    fetch: untrustedFetch,
     gate: { allowPrivate: direct.allowPrivate, resolver, blocklist: direct.blocklist },
     maxBytes: direct.maxBytes,
     timeoutMs: settings.timeoutMs,

@@ -6,6 +6,7 @@
  * import loop runs through it; test/node/architecture.test.ts checks that the tree has none.
  */
 import type { LoadedConfig } from "./config/config.load";
+import type { FetchFn } from "./http/fetch.types";
 import type { Config, Secrets } from "./config/config.schema";
 import type { AddressClass } from "./safety/ip";
 import type { SupportedMediaType } from "./media/image-header";
@@ -14,8 +15,8 @@ import type { Job, JobValue } from "./web/job.types";
 /** Milliseconds since the epoch. Injected so TTL behaviour is testable. */
 export type Clock = () => number;
 
-/** The web-standard fetch signature, injected so outbound calls are explicit. */
-export type FetchFn = (input: Request | string | URL, init?: RequestInit) => Promise<Response>;
+/** The web-standard fetch signature (a leaf module, so providers can name it without a loop). */
+export type { FetchFn } from "./http/fetch.types";
 
 /**
  * Structured logging. One JSON line per event; callers pass only non-secret fields (never a key,

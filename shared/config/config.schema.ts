@@ -4,8 +4,8 @@
  * accepts both; `config.load.ts` gathers the layers and calls this.
  */
 import * as z from "zod";
-import { ANTHROPIC } from "../proxy/providers/anthropic";
-import { OPENAI } from "../proxy/providers/openai";
+import { ANTHROPIC } from "../proxy/providers/anthropic.provider";
+import { OPENAI } from "../proxy/providers/openai.provider";
 import {
   EXTRACT_PROVIDERS,
   EXTRACT_SPECS,

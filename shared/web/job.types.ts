@@ -7,13 +7,12 @@
 import type {
   DirectFetchSettings,
   ExtractedPage,
-  ExtractProviderName,
   ExtractRequest,
   ProviderSettings,
   SearchHit,
-  SearchProviderName,
   SearchRequest,
 } from "./providers/provider.types";
+import type { ExtractProviderName, SearchProviderName } from "./providers/providers.catalog";
 
 export interface SearchJob {
   kind: "search";

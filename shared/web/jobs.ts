@@ -4,10 +4,9 @@
  */
 import { AppError } from "../http/errors";
 import type { FetchFn } from "../ports";
-import { directExtract } from "./providers/extract/direct";
-import { extractAdapters } from "./providers/extract";
+import { directExtract } from "./providers/direct.extract";
+import { extractAdapters, searchAdapters } from "./providers/providers.catalog";
 import type { ExtractJob, ExtractValue, Job, JobValue, SearchJob, SearchValue } from "./job.types";
-import { searchAdapters } from "./providers/search";
 
 /**
  * Pays the provider once. Throws AppError on provider failure. `untrustedFetch` (AppPorts) reaches

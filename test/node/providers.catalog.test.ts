@@ -6,10 +6,14 @@ import { describe, expect, it } from "vitest";
 import { loadConfig } from "../../shared/config/config.load";
 import { SECRET_NAMES } from "../../shared/config/config.schema";
 import { LLM_PROVIDERS } from "../../shared/proxy/providers/providers.catalog";
-import { extractAdapters } from "../../shared/web/providers/extract";
-import { EXTRACT_SPECS, PROVIDER_SPECS, SEARCH_SPECS } from "../../shared/web/providers/providers.catalog";
+import {
+  EXTRACT_SPECS,
+  extractAdapters,
+  PROVIDER_SPECS,
+  SEARCH_SPECS,
+  searchAdapters,
+} from "../../shared/web/providers/providers.catalog";
 import { resolveExtractProvider, resolveSearchProvider } from "../../shared/web/providers/resolve";
-import { searchAdapters } from "../../shared/web/providers/search";
 import { emulatorVars } from "../../scripts/local-stack";
 
 describe("the provider table", () => {

@@ -4,7 +4,7 @@
  */
 import { appErrorOf } from "../support/app-error";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { extractAdapters } from "../../shared/web/providers/extract";
+import { extractAdapters } from "../../shared/web/providers/providers.catalog";
 import type { ProviderSettings } from "../../shared/web/providers/provider.types";
 import { EMULATOR_API_KEY, type EmulatorCall, type RunningEmulator, startEmulator } from "../emulator/server";
 

@@ -5,13 +5,14 @@
 import { appErrorOf } from "../support/app-error";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { AppError } from "../../shared/http/errors";
+import type { ProviderSettings } from "../../shared/web/providers/provider.types";
 import {
+  DEFAULT_BASE_URLS,
   SEARCH_PROVIDERS,
-  type ProviderSettings,
   type SearchProviderName,
-} from "../../shared/web/providers/provider.types";
-import { DEFAULT_BASE_URLS, searchAdapters } from "../../shared/web/providers/search";
-import { parseDuckDuckGoResults, unwrapRedirect } from "../../shared/web/providers/search/keyless";
+  searchAdapters,
+} from "../../shared/web/providers/providers.catalog";
+import { parseDuckDuckGoResults, unwrapRedirect } from "../../shared/web/providers/keyless.provider";
 import { EMULATOR_API_KEY, type EmulatorCall, type RunningEmulator, startEmulator } from "../emulator/server";
 
 let emulator: RunningEmulator;

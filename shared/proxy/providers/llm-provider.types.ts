@@ -2,7 +2,7 @@
  * What the proxy needs to know of one LLM provider: its name and public URL, the secret that holds
  * the operator's key, how its SDKs send a key, the shape its errors take (the caller's SDK parses
  * it), which paths carry a conversation to transform, and how to read `usage` out of an answer.
- * One file per provider (anthropic.ts, openai.ts) holds its spec; providers.catalog.ts lists them.
+ * One file per provider (anthropic.provider.ts, openai.provider.ts) holds its spec; providers.catalog.ts lists them.
  */
 import type { ModelProvider } from "../../models/models.table";
 

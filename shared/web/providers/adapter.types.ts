@@ -3,7 +3,7 @@
  * an injected fetch: no config lookups, no globals, so a Durable Object can run it from a
  * serialisable job description.
  */
-import type { FetchFn } from "../../ports";
+import type { FetchFn } from "../../http/fetch.types";
 import type { ExtractedPage, ExtractRequest, ProviderSettings, SearchHit, SearchRequest } from "./provider.types";
 
 export type SearchAdapter = (

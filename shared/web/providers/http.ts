@@ -3,7 +3,7 @@
  * place, so every provider fails the same way and no upstream body or API key reaches a client.
  */
 import type { z } from "zod";
-import type { FetchFn } from "../../ports";
+import type { FetchFn } from "../../http/fetch.types";
 import { type AppError, providerError, providerTimeout } from "../../http/errors";
 import type { ProviderSettings } from "./provider.types";
 

@@ -1,17 +1,9 @@
 /**
- * The data a provider call is made of: provider names (from the provider table,
- * providers.catalog.ts), settings, requests and answers. Plain serialisable data, so the
- * single-flight port (shared/ports.ts) can carry a job without pulling the adapters in. The adapter signatures are in adapter.types.ts.
+ * The data a provider call is made of: settings, requests and answers. Plain serialisable data
+ * with no imports, so a provider's file (and the job the single-flight port carries) can name it
+ * without a loop. The provider names are the table's (providers.catalog.ts); the adapter
+ * signatures are in adapter.types.ts.
  */
-export {
-  DEFAULT_BASE_URLS,
-  EXTRACT_PROVIDERS,
-  type ExtractProviderName,
-  type ProviderBaseName,
-  SEARCH_PROVIDERS,
-  type SearchProviderName,
-} from "./providers.catalog";
-
 /** Everything an adapter needs to reach its backend. Serialisable. */
 export interface ProviderSettings {
   name: string;

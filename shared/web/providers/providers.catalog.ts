@@ -1,22 +1,25 @@
 /**
- * The provider table, derived from the specs (one file each in specs/): the name lists in `auto`
- * order, the base URL defaults, the secret names and the prices per call. The configuration keys
- * (`providers.<name>_base_url`, `pricing.<kind>.<name>`), the adapter registries, the emulator's
- * variables and the local stack read these, so a provider is added by its spec, its adapter and
- * one line in a list below. Data only (see provider.spec.ts for why).
+ * The provider table, derived from the specs (one file each, `<name>.provider.ts`, the spec next
+ * to its adapters): the name lists in `auto` order, the base URL defaults, the secret names, the
+ * prices per call and the adapter registries. The configuration keys (`providers.<name>_base_url`,
+ * `pricing.<kind>.<name>`), the jobs, the emulator's variables and the local stack read these, so
+ * a provider is added by its file (and its test) and its name in a list below.
  */
+import type { ExtractAdapter, SearchAdapter } from "./adapter.types";
+import { brave } from "./brave.provider";
+import { direct } from "./direct.provider";
+import { exa } from "./exa.provider";
+import { firecrawl } from "./firecrawl.provider";
+import { jina } from "./jina.provider";
+import { keyless } from "./keyless.provider";
 import type { ProviderSpec } from "./provider.spec";
-import { brave } from "./specs/brave.spec";
-import { direct } from "./specs/direct.spec";
-import { exa } from "./specs/exa.spec";
-import { firecrawl } from "./specs/firecrawl.spec";
-import { jina } from "./specs/jina.spec";
-import { keyless } from "./specs/keyless.spec";
-import { searxng } from "./specs/searxng.spec";
-import { tavily } from "./specs/tavily.spec";
+import { searxng } from "./searxng.provider";
+import { tavily } from "./tavily.provider";
 
 /** Search providers in `auto` order: the first with its key (or, for SearXNG, its URL) answers. */
-export const SEARCH_SPECS = [tavily, brave, exa, firecrawl, searxng, keyless] as const;
+export const SEARCH_SPECS = [tavily, brave, exa, firecrawl, searxng, keyless] as const satisfies readonly {
+  search: { adapter: SearchAdapter };
+}[];
 
 /** Extract providers in `auto` order: the first whose key is set, else the last, `direct`. */
 export const EXTRACT_SPECS = [firecrawl, tavily, jina, direct] as const;
@@ -60,3 +63,13 @@ export function providerSpec(kind: "search" | "extract", name: string): AnySpec 
   if (!spec) throw new Error(`no ${kind} provider ${name}`);
   return spec;
 }
+
+/** Every search provider's adapter, by name (each search spec has one). */
+export const searchAdapters = Object.fromEntries(
+  SEARCH_SPECS.map((spec) => [spec.name, spec.search.adapter]),
+) as Record<SearchProviderName, SearchAdapter>;
+
+/** Every extract provider's adapter but `direct`'s, which the service runs itself (direct.extract.ts). */
+export const extractAdapters = Object.fromEntries(
+  EXTRACT_SPECS.flatMap((spec) => ("adapter" in spec.extract ? [[spec.name, spec.extract.adapter]] : [])),
+) as Record<Exclude<ExtractProviderName, "direct">, ExtractAdapter>;

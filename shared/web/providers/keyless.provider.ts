@@ -1,13 +1,16 @@
 /**
+ * Keyless search: DuckDuckGo's HTML results page, parsed; no key, no bill.
+ *
  * Keyless search: DuckDuckGo's HTML results page, read with a small tolerant scan (no DOM, so it
  * runs the same on workerd and Deno). Only the first page is read (about 30 results): paging
  * needs a session token, and hammering a free endpoint is what gets it blocked.
  */
-import { callProviderText, providerUrl, unexpectedShape } from "../http";
-import { providerError } from "../../../http/errors";
-import type { SearchAdapter } from "../adapter.types";
-import { decodeHtmlAttribute, htmlSnippetToText } from "../../html-entities";
+import { callProviderText, providerUrl, unexpectedShape } from "./http";
+import { providerError } from "../../http/errors";
+import type { SearchAdapter } from "./adapter.types";
+import { decodeHtmlAttribute, htmlSnippetToText } from "../html-entities";
 import { type HitCandidate, rankHits } from "./hits";
+import { defineProvider } from "./provider.spec";
 
 export const keylessSearch: SearchAdapter = async (settings, request, fetch) => {
   const html = await callProviderText(settings, fetch, providerUrl(settings.baseUrl, "/html/"), {
@@ -91,3 +94,10 @@ function readAttributes(source: string): Map<string, string> {
   }
   return attributes;
 }
+
+export const keyless = defineProvider({
+  name: "keyless",
+  secret: null,
+  baseUrl: "https://html.duckduckgo.com",
+  search: { usdPerCall: 0, keyRequired: false, adapter: keylessSearch },
+});

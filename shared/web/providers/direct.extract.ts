@@ -3,13 +3,13 @@
  * hop gated, body size limited) and converts HTML to markdown. Runs wherever the single-flight
  * owner runs, so its gate settings travel in the job.
  */
-import { consoleLogger } from "../../../log";
-import type { DnsResolver, FetchFn } from "../../../ports";
-import { dnsResolverPool } from "../../../safety/dns";
-import { safeFetch } from "../../../safety/safe-fetch";
-import { assertNotChallenge, CHALLENGE_STATUSES, challengePage, detectChallenge } from "../../challenge";
-import { decodeHtmlBody, htmlToMarkdown, markdownToText } from "../../reader/html-to-markdown";
-import type { DirectFetchSettings, ExtractedPage, ExtractRequest, ProviderSettings } from "../provider.types";
+import { consoleLogger } from "../../log";
+import type { DnsResolver, FetchFn } from "../../ports";
+import { dnsResolverPool } from "../../safety/dns";
+import { safeFetch } from "../../safety/safe-fetch";
+import { assertNotChallenge, CHALLENGE_STATUSES, challengePage, detectChallenge } from "../challenge";
+import { decodeHtmlBody, htmlToMarkdown, markdownToText } from "../reader/html-to-markdown";
+import type { DirectFetchSettings, ExtractedPage, ExtractRequest, ProviderSettings } from "./provider.types";
 
 /** What the direct fetch needs of the gate: serialisable, from the effective config. */
 const READABLE = new Set(["text/html", "application/xhtml+xml", "text/markdown", "text/plain", "text/x-markdown"]);

@@ -1,11 +1,14 @@
 /**
+ * Exa: search.
+ *
  * Exa search (`POST /search`, header `x-api-key`). Exa returns no snippet unless contents are
  * asked for, so a short text excerpt is requested to fill the description.
  */
 import * as z from "zod";
-import { parseAnswer, postJson } from "../http";
-import type { SearchAdapter } from "../adapter.types";
+import { parseAnswer, postJson } from "./http";
+import type { SearchAdapter } from "./adapter.types";
 import { rankHits } from "./hits";
+import { defineProvider } from "./provider.spec";
 
 const EXA_MAX_RESULTS = 100;
 const EXCERPT_CHARS = 300;
@@ -46,3 +49,11 @@ function excerpt(result: ExaResult): string {
   if (joined.trim()) return joined;
   return result.text ?? "";
 }
+
+export const exa = defineProvider({
+  name: "exa",
+  secret: "EXA_API_KEY",
+  baseUrl: "https://api.exa.ai",
+  // Search with up to 10 results: $7 per 1,000 requests.
+  search: { usdPerCall: 0.007, keyRequired: true, adapter: exaSearch },
+});

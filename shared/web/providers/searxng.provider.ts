@@ -1,12 +1,15 @@
 /**
+ * SearXNG: search on an instance the operator runs; no key, no public endpoint, no bill.
+ *
  * SearXNG (`GET /search?format=json`), usually self-hosted and keyless. Its page size is set by
  * the instance, not the caller, so pages are read in order until the tier is filled, a page adds
  * nothing new, or MAX_PAGES is reached.
  */
 import * as z from "zod";
-import { callProvider, parseAnswer, providerUrl } from "../http";
-import type { SearchAdapter } from "../adapter.types";
+import { callProvider, parseAnswer, providerUrl } from "./http";
+import type { SearchAdapter } from "./adapter.types";
 import { type HitCandidate, rankHits } from "./hits";
+import { defineProvider } from "./provider.spec";
 
 /** An instance page is typically 10 or more results; 10 pages covers the largest tier (100). */
 const MAX_PAGES = 10;
@@ -42,3 +45,10 @@ export const searxngSearch: SearchAdapter = async (settings, request, fetch) => 
   }
   return rankHits(candidates, request.count);
 };
+
+export const searxng = defineProvider({
+  name: "searxng",
+  secret: null,
+  baseUrl: null,
+  search: { usdPerCall: 0, keyRequired: false, adapter: searxngSearch },
+});

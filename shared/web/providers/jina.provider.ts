@@ -1,11 +1,14 @@
 /**
+ * Jina Reader: extract; works without a key (rate limited), billed in tokens with one.
+ *
  * Jina Reader (`GET /{url}`, JSON answer). The key is optional: Jina serves keyless callers at a
  * lower rate limit, so one is sent only when configured.
  */
 import * as z from "zod";
-import { callProvider, parseAnswer, providerUrl } from "../http";
-import type { ExtractAdapter } from "../adapter.types";
+import { callProvider, parseAnswer, providerUrl } from "./http";
+import type { ExtractAdapter } from "./adapter.types";
 import { toExtractedPage } from "./page";
+import { defineProvider } from "./provider.spec";
 
 /** Jina Reader's documented JSON answer (the fields we read). */
 export const JinaReadResponse = z.object({
@@ -28,3 +31,11 @@ export const jinaExtract: ExtractAdapter = async (settings, request, fetch) => {
     markdown: body.data.content,
   });
 };
+
+export const jina = defineProvider({
+  name: "jina",
+  secret: "JINA_API_KEY",
+  baseUrl: "https://r.jina.ai",
+  // Billed per token read, not per call: 0 until an operator sets pricing.extract.jina.
+  extract: { usdPerCall: 0, keyRequired: false, adapter: jinaExtract },
+});

@@ -1,13 +1,16 @@
 /**
+ * Brave Search API: search.
+ *
  * Brave web search (`GET /res/v1/web/search`). Brave returns at most 20 results per page and
  * counts `offset` in pages (0..9), so a larger tier is fetched page by page until it is filled
  * or Brave says there are no more.
  */
 import * as z from "zod";
-import { callProvider, parseAnswer, providerUrl } from "../http";
-import type { SearchAdapter } from "../adapter.types";
-import { htmlSnippetToText } from "../../html-entities";
+import { callProvider, parseAnswer, providerUrl } from "./http";
+import type { SearchAdapter } from "./adapter.types";
+import { htmlSnippetToText } from "../html-entities";
 import { type HitCandidate, rankHits } from "./hits";
+import { defineProvider } from "./provider.spec";
 
 const BRAVE_PAGE_SIZE = 20;
 const BRAVE_MAX_OFFSET = 9;
@@ -55,3 +58,11 @@ export const braveSearch: SearchAdapter = async (settings, request, fetch) => {
 function plain(value: string | null | undefined): string {
   return typeof value === "string" ? htmlSnippetToText(value) : "";
 }
+
+export const brave = defineProvider({
+  name: "brave",
+  secret: "BRAVE_API_KEY",
+  baseUrl: "https://api.search.brave.com",
+  // The Search plan: $5 per 1,000 requests.
+  search: { usdPerCall: 0.005, keyRequired: true, adapter: braveSearch },
+});

@@ -2,7 +2,7 @@
  * Turns whatever a search backend returned into our ranked hits: web links only, no repeats,
  * at most `count`, positions 1..n in the provider's order.
  */
-import type { SearchHit } from "../provider.types";
+import type { SearchHit } from "./provider.types";
 
 export interface HitCandidate {
   title?: unknown;

@@ -1,5 +1,5 @@
 /** Direct extract: the service fetches the page itself (SSRF-safe fetch); no key, no bill. */
-import { defineProvider } from "../provider.spec";
+import { defineProvider } from "./provider.spec";
 
 export const direct = defineProvider({
   name: "direct",

@@ -2,9 +2,9 @@
  * What every hosted extract adapter shares: turning a provider's markdown into the page we return
  * in the requested format.
  */
-import { assertNotChallenge } from "../../challenge";
-import { markdownToText } from "../../reader/html-to-markdown";
-import type { ExtractedPage, ExtractRequest } from "../provider.types";
+import { assertNotChallenge } from "../challenge";
+import { markdownToText } from "../reader/html-to-markdown";
+import type { ExtractedPage, ExtractRequest } from "./provider.types";
 
 export interface ProviderMarkdown {
   finalUrl?: unknown;

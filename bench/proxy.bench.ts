@@ -12,6 +12,7 @@ import { encodePng, photoPixels, screenshotPixels } from "../test/fixtures/image
 import WebSocket from "ws";
 import { type LocalStack, startLocalStack } from "../scripts/local-stack";
 import { median, ms, percentile, timed } from "./stats";
+import { startBare } from "./bare-worker/start";
 
 const ROUNDS = 200;
 const STREAM_ROUNDS = 60;
@@ -72,15 +73,22 @@ const base64 = (bytes: Uint8Array) => Buffer.from(bytes).toString("base64");
 
 async function main() {
   const stack = await startLocalStack();
+  // The runtime's floor: a bare Worker under wrangler dev that forwards the same POST unchanged.
+  const bare = await startBare("{}", `${stack.emulatorUrl}/llm/anthropic`);
   const direct = `${stack.emulatorUrl}/llm/anthropic/v1/messages`;
+  const passThrough = `${bare.url}/v1/messages`;
   const proxied = `${stack.url}/anthropic/v1/messages`;
   const tag = `bench${Date.now().toString(36)}`;
   const lines: string[] = [];
   try {
     // 1. Added latency, 200 messages, no images.
     const body = textConversation(tag);
-    const [directMs, proxyMs] = (
-      await interleaved(ROUNDS, [() => timed(post(direct, body)), () => timed(post(proxied, body))])
+    const [directMs, bareMs, proxyMs] = (
+      await interleaved(ROUNDS, [
+        () => timed(post(direct, body)),
+        () => timed(post(passThrough, body)),
+        () => timed(post(proxied, body)),
+      ])
     ).map((side) => side.map((s) => s.ms));
     lines.push(
       "### Added latency: a 200-message request without images",
@@ -88,15 +96,19 @@ async function main() {
       `${ROUNDS} sequential requests per side, interleaved in a random order per round, after ${WARM_UP} warm-up rounds; the answer read to its last byte.`,
       "",
     );
-    lines.push("| path | p50 ms | p99 ms |", "|---|---|---|");
-    lines.push(`| emulator directly | ${ms(median(directMs!))} | ${ms(percentile(directMs!, 99))} |`);
-    lines.push(`| through the proxy (wrangler dev) | ${ms(median(proxyMs!))} | ${ms(percentile(proxyMs!, 99))} |`);
-    lines.push(`| added (p50) | ${ms(median(proxyMs!) - median(directMs!))} | |`, "");
+    lines.push("| path | p50 ms | p99 ms | added over direct (p50) |", "|---|---|---|---|");
+    const row = (name: string, values: number[]) =>
+      `| ${name} | ${ms(median(values))} | ${ms(percentile(values, 99))} | ${ms(median(values) - median(directMs!))} |`;
+    lines.push(row("emulator directly", directMs!));
+    lines.push(row("a bare pass-through Worker (wrangler dev)", bareMs!));
+    lines.push(row("through the proxy (wrangler dev)", proxyMs!));
+    lines.push(`| the proxy over the bare pass-through (p50) | ${ms(median(proxyMs!) - median(bareMs!))} | | |`, "");
 
     // 2. First streamed event (the emulator pauses 20 ms between events).
     const streamBody = textConversation(tag, true, "[slowstream:20] go on");
-    const [directStream, proxyStream] = await interleaved(STREAM_ROUNDS, [
+    const [directStream, bareStream, proxyStream] = await interleaved(STREAM_ROUNDS, [
       () => firstEvent(post(direct, streamBody)),
+      () => firstEvent(post(passThrough, streamBody)),
       () => firstEvent(post(proxied, streamBody)),
     ]);
     lines.push(
@@ -110,10 +122,14 @@ async function main() {
       `| emulator directly | ${ms(median(directStream!.map((s) => s.first)))} | ${ms(median(directStream!.map((s) => s.total)))} |`,
     );
     lines.push(
+      `| a bare pass-through Worker | ${ms(median(bareStream!.map((s) => s.first)))} | ${ms(median(bareStream!.map((s) => s.total)))} |`,
+    );
+    lines.push(
       `| through the proxy | ${ms(median(proxyStream!.map((s) => s.first)))} | ${ms(median(proxyStream!.map((s) => s.total)))} |`,
     );
     lines.push(
-      `| later through the proxy (p50) | ${ms(median(proxyStream!.map((s) => s.first)) - median(directStream!.map((s) => s.first)))} | |`,
+      `| later through the proxy than directly (p50) | ${ms(median(proxyStream!.map((s) => s.first)) - median(directStream!.map((s) => s.first)))} | |`,
+      `| later through the proxy than through the bare pass-through (p50) | ${ms(median(proxyStream!.map((s) => s.first)) - median(bareStream!.map((s) => s.first)))} | |`,
       "",
     );
 
@@ -148,6 +164,7 @@ async function main() {
     lines.push("", ...(await memoryRow(stack, proxied, tag)));
     console.log(lines.join("\n"));
   } finally {
+    bare.stop();
     await stack.stop();
   }
 }

@@ -1,8 +1,11 @@
-/** Starts the bench's bare Worker (index.ts beside this file) under `wrangler dev`, answering `payload`. */
+/**
+ * Starts the bench's bare Worker (index.ts beside this file) under `wrangler dev`, answering
+ * `payload`, or forwarding every POST to `upstream` when given.
+ */
 import { spawn } from "node:child_process";
 import { freePort } from "../../scripts/local-stack";
 
-export async function startBare(payload: string): Promise<{ url: string; stop: () => void }> {
+export async function startBare(payload: string, upstream?: string): Promise<{ url: string; stop: () => void }> {
   const port = await freePort();
   const child = spawn(
     "npx",
@@ -19,6 +22,7 @@ export async function startBare(payload: string): Promise<{ url: string; stop: (
       String(await freePort()),
       "--var",
       `PAYLOAD:${payload}`,
+      ...(upstream ? ["--var", `UPSTREAM:${upstream}`] : []),
       "--show-interactive-dev-session=false",
       "--log-level",
       "warn",

@@ -100,11 +100,16 @@ try {
 const cache = new DenoKvStore(kv);
 const fetchPort = (input: Request | string | URL, init?: RequestInit) => fetch(input, init);
 // A caller's URL is connected only to an address checked at connect time (deno/pinned-fetch.ts).
-const untrustedFetch = pinnedFetch({
-  allowPrivate: loaded instanceof Error ? false : loaded.config.security.allow_private_urls,
-  nameServer: parseNameServer(env.DENO_DNS_SERVER),
-  log: consoleLogger,
-}).fetch;
+// Deno Deploy gives no local listener or per-fetch client for it, and its fetch leaves from the
+// platform's network, as a Worker's does (docs/security.md, "time of check against time of use").
+const untrustedFetch =
+  env.DENO_DEPLOYMENT_ID === undefined
+    ? pinnedFetch({
+        allowPrivate: loaded instanceof Error ? false : loaded.config.security.allow_private_urls,
+        nameServer: parseNameServer(env.DENO_DNS_SERVER),
+        log: consoleLogger,
+      }).fetch
+    : fetchPort;
 
 const singleProcess = env.DENO_KV_PATH === ":memory:" || env.DENO_SINGLE_PROCESS === "true";
 const leaseMs =

@@ -67,8 +67,12 @@ export async function readJsonBody(request: Request, limit: number = BODY_LIMITS
       "Send the request body as JSON with the header Content-Type: application/json.",
     );
   }
-  const bytes = await readBodyBytes(request, limit);
-  return parseJsonBytes(bytes);
+  // The bytes are dropped once decoded, so a large body is never held three times (bytes, text
+  // and the parsed value) while it is parsed.
+  let bytes: Uint8Array | undefined = await readBodyBytes(request, limit);
+  const text = decodeUtf8Body(bytes);
+  bytes = undefined;
+  return parseJsonText(text);
 }
 
 /** Containers (objects and arrays) nested deeper than this are refused before anything walks them. */
@@ -76,13 +80,19 @@ const MAX_JSON_DEPTH = 256;
 
 /** Strict UTF-8 decode + nesting limit + JSON.parse + Unicode check. */
 export function parseJsonBytes(bytes: Uint8Array): unknown {
-  let text: string;
+  return parseJsonText(decodeUtf8Body(bytes));
+}
+
+/**
+ * The body's text, strictly UTF-8 (a leading byte-order mark dropped, as JSON allows).
+ * @throws 400 `invalid_json` for bytes that are not UTF-8.
+ */
+export function decodeUtf8Body(bytes: Uint8Array): string {
   try {
-    text = new TextDecoder("utf-8", { fatal: true }).decode(bytes);
+    return new TextDecoder("utf-8", { fatal: true }).decode(bytes);
   } catch {
     throw new AppError(400, "invalid_json", "The request body is not valid UTF-8; send UTF-8 encoded JSON.");
   }
-  return parseJsonText(text);
 }
 
 /**

@@ -5,7 +5,7 @@
  * sees is in its provider's error shape, because the caller's SDK parses that shape.
  */
 import type { LoadedConfig } from "../config/config.load";
-import { BODY_LIMITS, isJsonContentType, parseJsonBytes, readBodyBytes } from "../http/body";
+import { BODY_LIMITS, decodeUtf8Body, isJsonContentType, MiB, parseJsonText, readBodyBytes } from "../http/body";
 import { AppError } from "../http/errors";
 import { sha256Hex } from "../hash";
 import type { AppPorts } from "../ports";
@@ -38,6 +38,11 @@ const NOT_FORWARDED = new Set([
 ]);
 const notForwarded = (name: string) =>
   NOT_FORWARDED.has(name) || name.startsWith("cf-") || name.startsWith("x-forwarded-");
+
+/** Bodies over this are dropped as bytes once decoded (see proxyRequest); smaller ones are kept and sent as they came. */
+const RE_ENCODE_FROM_BYTES = 1 * MiB;
+
+const startsWithBom = (bytes: Uint8Array) => bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf;
 
 export interface ProxyRun {
   ports: AppPorts;
@@ -80,7 +85,14 @@ export async function proxyRequest(request: Request, spec: LlmProviderSpec, run:
     let done: Done = { transform: null, bytesSaved: 0, sessionKey: null };
     if (request.method !== "GET" && request.method !== "HEAD") body = await readBodyBytes(request, BODY_LIMITS.proxy);
     if (proxied && body && isJsonContentType(request.headers.get("content-type"))) {
-      const parsed = parseJsonBytes(body);
+      const text = decodeUtf8Body(body);
+      const received = body.byteLength;
+      // A large body is not held as bytes, text and parsed value at once: unchanged, it is sent as
+      // its text encoded again, which gives back exactly its bytes (strict UTF-8 both ways), unless
+      // a byte-order mark led them (the text has dropped it).
+      const exact = body.byteLength > RE_ENCODE_FROM_BYTES && !startsWithBom(body) ? null : body;
+      body = undefined;
+      const parsed = parseJsonText(text);
       if (parsed === null || typeof parsed !== "object" || Array.isArray(parsed))
         throw new AppError(400, "invalid_request", "The request body must be a JSON object.");
       const object = parsed as Record<string, unknown>;
@@ -100,8 +112,10 @@ export async function proxyRequest(request: Request, spec: LlmProviderSpec, run:
         },
         run.ports,
       );
-      const sent = transform.changed ? new TextEncoder().encode(JSON.stringify(transform.body)) : body;
-      done = { transform, bytesSaved: Math.max(0, body.byteLength - sent.byteLength), sessionKey };
+      const sent = transform.changed
+        ? new TextEncoder().encode(JSON.stringify(transform.body))
+        : (exact ?? new TextEncoder().encode(text));
+      done = { transform, bytesSaved: Math.max(0, received - sent.byteLength), sessionKey };
       body = sent;
     }
 

@@ -53,6 +53,8 @@ export interface LlmCall {
   /** cache_control breakpoints (a top-level one included). */
   breakpoints: number;
   body_bytes: number;
+  /** SHA-256 of the body as received: what a test compares with what it sent. */
+  body_sha256: string;
   usage: LlmUsageRecord | null;
   /**
    * The prompt as the cache saw it, block by block: tokens, an id of the prefix up to the block
@@ -110,6 +112,7 @@ export function createLlmEmulator(): LlmEmulator {
       placeholders: 0,
       breakpoints: 0,
       body_bytes: body.length,
+      body_sha256: createHash("sha256").update(body).digest("hex"),
       usage: null,
       prompt: null,
       probe: sub,

@@ -179,6 +179,36 @@ describe("the Anthropic route", () => {
     expect(((await response.json()) as any).type).toBe("error");
   });
 
+  it("sends a request it does not change byte for byte as it came: small or large (sent again from its text), with a byte-order mark", async () => {
+    const bodies = [1, 2_500].map((paragraphs) => {
+      const tag = uniqueToken();
+      // Spacing, a float written 1.0, an integer past 2^53 and non-ASCII text: a re-serialised
+      // body would differ in each.
+      const filler = Array.from({ length: paragraphs }, (_, i) => `paragraph ${i} über ✓ ${"word ".repeat(160)}`);
+      return {
+        tag,
+        text: `{\n  "model": "${MODEL}",  "max_tokens": 64, "temperature": 1.0, "metadata": {"user_id": "u"}, "seed_like": 90071992547409931,\n  "system": "You are a test agent ${tag}.",\n  "messages": [ {"role": "user", "content": ${JSON.stringify(filler.join("\n"))}} ]\n}\n`,
+      };
+    });
+    const withBom = { tag: bodies[1]!.tag.replace(/^/, "bom"), text: "" };
+    withBom.text = `\uFEFF${bodies[1]!.text.replaceAll(bodies[1]!.tag, withBom.tag)}`;
+    for (const { tag, text } of [...bodies, withBom]) {
+      const response = await post("/anthropic/v1/messages", text, { "x-api-key": "sk-ant-caller-1" });
+      // The emulator, like Node's JSON.parse, refuses a byte-order mark: that 400 is its own.
+      expect(response.status, tag).toBe(tag === withBom.tag ? 400 : 200);
+      expect(response.headers.get("x-edge-bytes-saved")).toBe("0");
+      // Found by the hash of the bytes sent: the emulator reads no tag from a body it refused.
+      const hash = await sha256(text);
+      const upstream = (await llmCalls("")).filter((c) => c.body_sha256 === hash);
+      expect(
+        upstream.map((c) => c.body_bytes),
+        tag,
+      ).toEqual([new TextEncoder().encode(text).byteLength]);
+    }
+    // The large one is past the size (1 MiB) from which the proxy drops the bytes and encodes the text again.
+    expect(new TextEncoder().encode(bodies[1]!.text).byteLength).toBeGreaterThan(1024 * 1024);
+  });
+
   it("passes an unknown model to the provider, whose 404 comes back as it is", async () => {
     const tag = uniqueToken();
     const response = await post("/anthropic/v1/messages", anthropicBody(tag, { model: "claude-nonexistent-9" }), {

@@ -96,14 +96,22 @@ export function decodeUtf8Body(bytes: Uint8Array): string {
 }
 
 /**
+ * String values at least this long that hold no escape and no control character are not copied by
+ * the parse: they stay slices of the text (in V8, a sliced string shares the text's characters),
+ * so a body of base64 images is held once, not twice, while it is parsed and transformed.
+ */
+const SLICE_FROM_CHARS = 64 * 1024;
+
+/**
  * JSON text to a value a caller may walk: nesting is bounded first (on the text, so a deep body is
  * refused before it is parsed), then every string and key is checked for lone surrogates.
+ * `sliceFrom` is SLICE_FROM_CHARS but in tests; the value is the same as JSON.parse's either way.
  * @throws 400 `invalid_json` for text that is not JSON, 400 `invalid_request` for nesting deeper
  * than MAX_JSON_DEPTH or a string that is not well-formed Unicode.
  */
-export function parseJsonText(text: string): unknown {
-  const depth = jsonNestingDepth(text, MAX_JSON_DEPTH);
-  if (depth > MAX_JSON_DEPTH) {
+export function parseJsonText(text: string, sliceFrom: number = SLICE_FROM_CHARS): unknown {
+  const scan = scanJson(text, MAX_JSON_DEPTH, sliceFrom);
+  if (scan.depth > MAX_JSON_DEPTH) {
     throw new AppError(
       400,
       "invalid_request",
@@ -113,14 +121,20 @@ export function parseJsonText(text: string): unknown {
       },
     );
   }
+  // Each long string is parsed as a short placeholder (a random prefix no body can guess), then
+  // put back as a slice of the text.
+  const restore = scan.long.length > 0 ? placeholders(text, scan.long) : null;
   let value: unknown;
   try {
-    value = JSON.parse(text);
+    value = JSON.parse(restore ? restore.text : text);
   } catch (cause) {
     const detail = cause instanceof Error ? cause.message.slice(0, 120) : "parse error";
     throw new AppError(400, "invalid_json", `The request body is not valid JSON (${detail}); send a JSON object.`);
   }
-  const badPath = findIllFormedString(value);
+  if (restore && typeof value === "string" && value.startsWith(restore.prefix)) return restore.slice(value);
+  // Text decoded from UTF-8 is well-formed: a lone surrogate can only come from a \u escape.
+  if (!restore && !text.includes("\\u")) return value;
+  const badPath = walkStrings(value, restore);
   if (badPath) {
     throw new AppError(
       400,
@@ -135,36 +149,84 @@ export function parseJsonText(text: string): unknown {
 }
 
 /**
- * The deepest container nesting in JSON text, counting `[` and `{` outside strings; one linear
- * pass that stops as soon as `limit` is passed. Malformed text gets some number: JSON.parse judges it.
- * @example jsonNestingDepth('{"a":[1,{"b":"[["}]}', 256) // 3
+ * One linear pass over JSON text, counting `[` and `{` outside strings (it stops as soon as `limit`
+ * is passed) and listing the string values of at least `sliceFrom` characters with no escape and
+ * no control character, as [start, end) pairs of their contents. Malformed text gets some answer:
+ * JSON.parse judges it.
+ * @example scanJson('{"a":[1,{"b":"[["}]}', 256, 1e9) // { depth: 3, long: [] }
  */
-function jsonNestingDepth(text: string, limit: number): number {
+function scanJson(text: string, limit: number, sliceFrom: number): { depth: number; long: number[] } {
   let depth = 0;
   let deepest = 0;
   let inString = false;
+  let start = 0;
+  let plain = true;
+  const long: number[] = [];
   for (let i = 0; i < text.length; i++) {
     const code = text.charCodeAt(i);
     if (inString) {
-      if (code === 0x5c)
+      if (code === 0x5c) {
+        plain = false;
         i++; // backslash: the next character is escaped
-      else if (code === 0x22) inString = false;
+      } else if (code === 0x22) {
+        inString = false;
+        if (plain && i - start >= sliceFrom && !followedByColon(text, i + 1)) long.push(start, i);
+      } else if (code < 0x20) plain = false;
     } else if (code === 0x22) {
       inString = true;
+      start = i + 1;
+      plain = true;
     } else if (code === 0x5b || code === 0x7b) {
-      if (++depth > deepest && (deepest = depth) > limit) return deepest;
+      if (++depth > deepest && (deepest = depth) > limit) return { depth: deepest, long };
     } else if (code === 0x5d || code === 0x7d) {
       depth--;
     }
   }
-  return deepest;
+  return { depth: deepest, long };
+}
+
+/** Whether the next character after JSON whitespace is `:` (the string before was a key). */
+function followedByColon(text: string, from: number): boolean {
+  let i = from;
+  for (let c = text.charCodeAt(i); c === 0x20 || c === 0x09 || c === 0x0a || c === 0x0d; c = text.charCodeAt(++i));
+  return text.charCodeAt(i) === 0x3a;
+}
+
+interface Restore {
+  /** The text with each long string's contents replaced by `\u0000<nonce>:<index>`. */
+  text: string;
+  /** What every placeholder starts with once parsed. */
+  prefix: string;
+  /** The slice of the original text a parsed placeholder stands for. */
+  slice(placeholder: string): string;
+}
+
+function placeholders(text: string, long: readonly number[]): Restore {
+  const nonce = crypto.randomUUID();
+  const pieces: string[] = [];
+  let from = 0;
+  for (let k = 0; k < long.length; k += 2) {
+    pieces.push(text.slice(from, long[k]), `\\u0000${nonce}:${k}`);
+    from = long[k + 1]!;
+  }
+  pieces.push(text.slice(from));
+  const prefix = `\u0000${nonce}:`;
+  return {
+    text: pieces.join(""),
+    prefix,
+    slice: (placeholder) => {
+      const k = Number(placeholder.slice(prefix.length));
+      return text.slice(long[k], long[k + 1]);
+    },
+  };
 }
 
 /**
- * Path of the first string (value or key) with a lone surrogate, or null. Iterative (an explicit
- * stack), so no input can exhaust the call stack; paths are built only for the one that is bad.
+ * Puts each placeholder back (`restore`) and finds the path of the first string (value or key)
+ * with a lone surrogate, or null. Iterative (an explicit stack), so no input can exhaust the call
+ * stack; paths are built only for the one that is bad.
  */
-function findIllFormedString(root: unknown): (string | number)[] | null {
+function walkStrings(root: unknown, restore: Restore | null): (string | number)[] | null {
   interface Frame {
     value: unknown;
     parent: Frame | null;
@@ -180,7 +242,10 @@ function findIllFormedString(root: unknown): (string | number)[] | null {
     const frame = stack.pop()!;
     const { value } = frame;
     if (typeof value === "string") {
-      if (!value.isWellFormed()) return pathOf(frame);
+      if (restore && frame.parent && value.startsWith(restore.prefix)) {
+        // A slice of the text, which is well-formed: nothing to check.
+        (frame.parent.value as Record<string | number, unknown>)[frame.step!] = restore.slice(value);
+      } else if (!value.isWellFormed()) return pathOf(frame);
     } else if (Array.isArray(value)) {
       // Pushed in reverse so the first bad string in document order is the one reported.
       for (let i = value.length - 1; i >= 0; i--) stack.push({ value: value[i], parent: frame, step: i });

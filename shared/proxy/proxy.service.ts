@@ -7,6 +7,7 @@
 import type { LoadedConfig } from "../config/config.load";
 import { BODY_LIMITS, decodeUtf8Body, isJsonContentType, MiB, parseJsonText, readBodyBytes } from "../http/body";
 import { AppError } from "../http/errors";
+import { Deadline } from "../deadline";
 import { sha256Hex } from "../hash";
 import type { AppPorts } from "../ports";
 import { upstreamCredential, SERVICE_TOKEN_HEADER } from "./credentials";
@@ -252,18 +253,17 @@ async function forward(
   init: { method: string; headers: Headers; body?: Uint8Array },
   timeoutSeconds: number,
 ): Promise<Response> {
-  const controller = new AbortController();
-  const timer = setTimeout(() => controller.abort(), timeoutSeconds * 1000);
+  const deadline = new Deadline(timeoutSeconds * 1000);
   try {
     return await run.ports.fetch(target, {
       method: init.method,
       headers: init.headers,
       body: init.body as BodyInit | undefined,
-      signal: controller.signal,
+      signal: deadline.signal,
       redirect: "manual",
     });
   } catch (error) {
-    const timedOut = controller.signal.aborted;
+    const timedOut = deadline.expired;
     run.ports.log.warn("proxy_upstream_failed", {
       request_id: run.requestId,
       provider: spec.name,
@@ -279,7 +279,8 @@ async function forward(
       cause: error,
     });
   } finally {
-    clearTimeout(timer);
+    // The answer has started (or failed): its stream is no longer under the deadline.
+    deadline.clear();
   }
 }
 

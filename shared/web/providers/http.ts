@@ -6,6 +6,7 @@ import type { z } from "zod";
 import type { FetchFn } from "../../http/fetch.types";
 import { type AppError, providerError, providerTimeout } from "../../http/errors";
 import type { ProviderSettings } from "./provider.types";
+import { Deadline } from "../../deadline";
 
 /** How much of an upstream error body is kept (redacted) in the private, logged-only cause. */
 const CAUSE_SNIPPET_CHARS = 200;
@@ -152,40 +153,4 @@ function describeCause(cause: unknown, settings: ProviderSettings): { reason: st
 
 function redact(text: string, secret: string | undefined): string {
   return secret ? text.split(secret).join("[redacted]") : text;
-}
-
-/**
- * A timer-driven abort that also follows the caller's signal. Kept by hand rather than
- * AbortSignal.timeout so a timeout can be told apart from the caller cancelling.
- */
-class Deadline {
-  readonly signal: AbortSignal;
-  expired = false;
-  private readonly controller = new AbortController();
-  private readonly timer: ReturnType<typeof setTimeout>;
-  private readonly onOuterAbort?: () => void;
-
-  constructor(
-    ms: number,
-    private readonly outer?: AbortSignal,
-  ) {
-    this.signal = this.controller.signal;
-    this.timer = setTimeout(
-      () => {
-        this.expired = true;
-        this.controller.abort(new DOMException("provider deadline passed", "TimeoutError"));
-      },
-      Math.max(1, ms),
-    );
-    if (outer) {
-      if (outer.aborted) this.controller.abort(outer.reason);
-      this.onOuterAbort = () => this.controller.abort(outer.reason);
-      outer.addEventListener("abort", this.onOuterAbort, { once: true });
-    }
-  }
-
-  clear(): void {
-    clearTimeout(this.timer);
-    if (this.outer && this.onOuterAbort) this.outer.removeEventListener("abort", this.onOuterAbort);
-  }
 }

@@ -33,7 +33,7 @@ import { countOpenaiBreakpoints, openaiAdapter, openaiBlockBefore, withOpenaiBre
 import { resolveLimits, retirementFront, type EvictionLimits } from "./policy";
 import { textTokens } from "./estimate";
 import { conversationSteps } from "./steps";
-import { modelRules, type ModelRules } from "../models/models.table";
+import { modelRules, type ModelRules, type PriceOverrides } from "../models/models.table";
 import type { AppPorts } from "../ports";
 import { sha256Hex } from "../hash";
 
@@ -48,7 +48,12 @@ export interface EvictContext {
    * are in use the oldest message breakpoint may move to the front; its TTL is kept.
    */
   readonly movesClientBreakpoint?: boolean;
+  /** `pricing.models`: the operator's token prices, over the model table's (cost strategy). */
+  readonly priceOverrides?: PriceOverrides;
 }
+
+/** What the caller of a session's eviction decides beside the request: breakpoints and prices. */
+export type EvictPlanning = Pick<EvictContext, "movesClientBreakpoint" | "priceOverrides">;
 
 /** What the service remembers per session_id (cost strategy). */
 export interface SessionMemory {
@@ -135,10 +140,10 @@ function hermesFronts(inventory: ImageInventory, limits: EvictionLimits, lastMes
   return { decision, before: touchesLast ? retirementFront(steps.slice(0, -1), limits).retire : decision.retire };
 }
 
-/** How the cost strategy prices and bounds a request: the model's rules, with the caller's overrides. */
-function costRules(request: EvictRequest) {
+/** How the cost strategy prices and bounds a request: the model's rules, with the operator's prices. */
+function costRules(request: EvictRequest, context: EvictContext) {
   const provider = request.provider?.toLowerCase() ?? request.format;
-  return modelRules(provider, request.model);
+  return modelRules(provider, request.model, context.priceOverrides);
 }
 
 /** The cost strategy: costFront over the conversation's steps (the one builder), then the front marker. */
@@ -151,7 +156,7 @@ function costEviction(
   textOf: RetiredText,
 ): EvictResponse {
   const { carriers, uploads } = inventory;
-  const rules = costRules(request);
+  const rules = costRules(request, context);
   const { steps, maxEdge } = conversationSteps(
     adapter,
     request.messages,
@@ -449,7 +454,7 @@ const SESSION_MEMORY_TTL_MS = 24 * 60 * 60_000;
 export async function evictForSession(
   request: EvictRequest,
   deps: Pick<AppPorts, "cache" | "clock">,
-  planning: Pick<EvictContext, "movesClientBreakpoint"> = {},
+  planning: EvictPlanning = {},
 ): Promise<EvictResponse> {
   if (request.strategy !== "cost" || request.session_id === undefined)
     return evictContext(request, { ...planning, now: deps.clock() });
@@ -480,7 +485,7 @@ export function evictRemembering(
   request: EvictRequest,
   memory: SessionMemory | null,
   now: number,
-  planning: Pick<EvictContext, "movesClientBreakpoint"> = {},
+  planning: EvictPlanning = {},
 ): { response: EvictResponse; remember: SessionMemory } {
   const inventory = adapters[request.format].inventory(request.messages);
   const response = evictWithInventory(request, { ...planning, now, memory }, inventory);
@@ -505,6 +510,8 @@ export interface OutboundRequest {
    * the request already uses all 4, the oldest message breakpoint moves to the front, TTL kept.
    */
   readonly movesClientBreakpoint?: boolean;
+  /** `pricing.models`. */
+  readonly priceOverrides?: PriceOverrides;
 }
 
 /**
@@ -536,7 +543,10 @@ export function evictOutbound(
       ...(request.cacheControl === undefined ? {} : { cache_control: request.cacheControl }),
     },
     deps,
-    { movesClientBreakpoint: request.movesClientBreakpoint === true },
+    {
+      movesClientBreakpoint: request.movesClientBreakpoint === true,
+      ...(request.priceOverrides === undefined ? {} : { priceOverrides: request.priceOverrides }),
+    },
   );
 }
 

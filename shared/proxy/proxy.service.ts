@@ -110,6 +110,7 @@ export async function proxyRequest(request: Request, spec: LlmProviderSpec, run:
           maxInputPixels: config.vision.max_input_pixels,
           fitUserImages: config.proxy.fit_user_images,
           strategy: config.proxy.strategy,
+          priceOverrides: config.pricing.models,
         },
         run.ports,
       );

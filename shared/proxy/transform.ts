@@ -10,7 +10,7 @@ import { imageSize } from "../eviction/estimate";
 import { asRecord, type ImageRef } from "../eviction/inventory";
 import { openaiAdapter } from "../eviction/openai";
 import { sha256Hex } from "../hash";
-import { modelRules, type ModelRules } from "../models/models.table";
+import { modelRules, type ModelRules, type PriceOverrides } from "../models/models.table";
 import type { AppPorts } from "../ports";
 import { decodeImageData } from "../media/base64.decode";
 import { toBase64 } from "../vision/fit";
@@ -29,6 +29,8 @@ export interface TransformSettings {
   readonly fitUserImages: boolean;
   /** proxy.strategy. */
   readonly strategy: ProxyStrategy;
+  /** pricing.models: the operator's token prices, over the model table's. */
+  readonly priceOverrides?: PriceOverrides;
 }
 
 /** What the transform did to one request. */
@@ -73,7 +75,7 @@ export async function transformConversation(
   const unchanged: TransformOutcome = { body, changed: false, fitted: 0, fitSkipped: 0, retired: 0, rule: null };
   if (!original || original.length === 0) return unchanged;
   const model = typeof body.model === "string" ? body.model : undefined;
-  const rules = modelRules(spec.name, model);
+  const rules = modelRules(spec.name, model, settings.priceOverrides);
 
   const fit = await fitImages(original, format.eviction, rules, settings, ports);
   let messages = fit.messages;
@@ -101,6 +103,7 @@ export async function transformConversation(
                 ? { cacheControl: asRecord(body.cache_control)! }
                 : {}),
               movesClientBreakpoint: true,
+              ...(settings.priceOverrides === undefined ? {} : { priceOverrides: settings.priceOverrides }),
             },
             ports,
           )

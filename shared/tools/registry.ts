@@ -129,8 +129,8 @@ export const contextEvictTool = defineTool({
   bodyLimit: BODY_LIMITS.evict,
   // A client-side transformation of the client's own request: HTTP only, not an MCP tool.
   mcp: false,
-  async run({ ports }, input) {
-    const body = await evictForSession(input, ports);
+  async run({ ports, config }, input) {
+    const body = await evictForSession(input, ports, { priceOverrides: config.pricing.models });
     ports.ledger.record({
       tool: "evict",
       model: input.strategy,

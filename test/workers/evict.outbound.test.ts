@@ -68,5 +68,21 @@ describe("evictOutbound (the proxy's entry)", () => {
       5,
     );
     expect(JSON.stringify(messages)).toBe(before);
+    // The operator's pricing.models, as the proxy hands them over, price the same writes.
+    const priced = await evictOutbound(
+      {
+        format: "openai",
+        messages,
+        model: "gpt-5.6-sol",
+        sessionKey: `proxy-${uniqueToken()}`,
+        priceOverrides: { "gpt-5.6-sol": { input: 50, cacheWrite5m: 62.5 } },
+      },
+      deps(() => 0),
+    );
+    expect(priced.stats.estimate!.cache_write_tokens).toBe(out.stats.estimate!.cache_write_tokens);
+    expect(priced.stats.estimate!.cache_write_usd).toBeCloseTo(
+      (out.stats.estimate!.cache_write_tokens * 62.5) / 1e6,
+      5,
+    );
   });
 });

@@ -154,6 +154,24 @@ describe("POST /v1/context/evict: strategy cost", () => {
     expect(body.stats.image_blocks_after).toBeLessThanOrEqual(20);
   });
 
+  it("prices with the operator's pricing.models, as /v1/stats does", async () => {
+    const body = { format: "anthropic", messages: anthropic(25), strategy: "cost", model: "claude-sonnet-4-5" };
+    const listed = (await evict(body)).body;
+    // Ten times the public input and write prices for this model only.
+    const vars = { PRICING_MODELS: JSON.stringify({ "claude-sonnet-4-5": { input: 30, cacheWrite5m: 37.5 } }) };
+    const priced = (await callJson("/v1/context/evict", { body, vars })).body;
+    expect(priced.stats.estimate.cache_write_tokens).toBe(listed.stats.estimate.cache_write_tokens);
+    expect(listed.stats.estimate.cache_write_usd).toBeCloseTo(
+      (listed.stats.estimate.cache_write_tokens * 3.75) / 1e6,
+      5,
+    );
+    expect(priced.stats.estimate.cache_write_usd).toBeCloseTo(
+      (priced.stats.estimate.cache_write_tokens * 37.5) / 1e6,
+      5,
+    );
+    expect(priced.stats.estimate.cache_write_tokens).toBeGreaterThan(0);
+  });
+
   it("judges a retirement over requests_left when the agent says how long the session will last", async () => {
     const session_id = `told-${crypto.randomUUID()}`;
     const guessed = await evict({

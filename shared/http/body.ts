@@ -103,8 +103,9 @@ export function decodeUtf8Body(bytes: Uint8Array): string {
 const SLICE_FROM_CHARS = 64 * 1024;
 
 /**
- * JSON text to a value a caller may walk: nesting is bounded first (on the text, so a deep body is
- * refused before it is parsed), then every string and key is checked for lone surrogates.
+ * JSON text decoded from bytes (so itself well-formed Unicode) to a value a caller may walk:
+ * nesting is bounded first (on the text, so a deep body is refused before it is parsed), then
+ * every string and key a `\u` escape could have made ill-formed is checked for lone surrogates.
  * `sliceFrom` is SLICE_FROM_CHARS but in tests; the value is the same as JSON.parse's either way.
  * @throws 400 `invalid_json` for text that is not JSON, 400 `invalid_request` for nesting deeper
  * than MAX_JSON_DEPTH or a string that is not well-formed Unicode.

@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from "vitest";
 import pkg from "../../package.json";
-import { call, callJson, expectErrorShape } from "./helpers";
+import { call, callJson, expectErrorShape, uniqueToken } from "./helpers";
 
 describe("health and config", () => {
   it("GET /healthz answers without auth", async () => {
@@ -117,6 +117,18 @@ describe("one error shape for every failure", () => {
     // Not even valid JSON: still 413, so the limit came before the parse.
     const junk = await callJson("/v1/web_search", { raw: "{".repeat(1024 * 1024 + 1) });
     expect(junk.status).toBe(413);
+  });
+
+  it("reads a body of declared length in one piece, and still refuses one over the limit whatever its header says", async () => {
+    const query = `declared ${uniqueToken()}`;
+    const raw = JSON.stringify({ query });
+    const fits = await call("/v1/web_search", { raw, headers: { "content-length": String(raw.length) } });
+    expect(fits.status).toBe(200);
+    // A Request built in process can carry a header that understates its body (the network's
+    // framing never lets one through): the bytes read are counted against the limit all the same.
+    const big = `{"query":"${"a".repeat(1024 * 1024 + 10)}"}`;
+    const understated = await callJson("/v1/web_search", { raw: big, headers: { "content-length": "100" } });
+    expect(understated.status).toBe(413);
   });
 
   it("400 invalid_json for malformed JSON and for bytes that are not UTF-8", async () => {

@@ -2,7 +2,7 @@
  * The read-through cache of paid calls: global read tier first, then the single-flight owner,
  * which pays at most once per key. Every safety check has run before a caller gets here.
  */
-import type { CacheStatus, CacheStore, Clock, FetchFn, Logger, SingleFlight, FlightOutcome } from "../ports";
+import type { AppPorts, CacheStatus, FlightOutcome } from "../ports";
 import { cutForCaller, fetchedAtOf, FlightCoordinator, fromFlightError, isServable, type Lease } from "./flight";
 import { runJob } from "./jobs";
 import type { Job, JobValue, ValueOf } from "./job.types";
@@ -27,15 +27,8 @@ export function cacheKeyPrefix(kind: Job["kind"]): string {
   return `${kind}:v${CACHE_KEY_VERSIONS[kind]}:`;
 }
 
-export interface PaidCallDeps {
-  cache: CacheStore;
-  flight: SingleFlight;
-  fetch: FetchFn;
-  /** AppPorts' `untrustedFetch`, for the direct extractor's page; default `fetch`. */
-  untrustedFetch?: FetchFn;
-  clock: Clock;
-  log: Logger;
-}
+/** The ports a paid call uses (`untrustedFetch` reaches the direct extractor's page). */
+export type PaidCallDeps = Pick<AppPorts, "cache" | "flight" | "fetch" | "untrustedFetch" | "clock" | "log">;
 
 export interface PaidCallOptions {
   enabled: boolean;

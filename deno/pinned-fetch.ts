@@ -240,7 +240,13 @@ class ConnectTunnel {
       await writeAll(conn, new TextEncoder().encode("HTTP/1.1 200 Connection Established\r\n\r\n"));
       if (request.rest.length > 0) await writeAll(upstream, request.rest);
       const up = upstream;
-      await Promise.allSettled([conn.readable.pipeTo(up.writable), up.readable.pipeTo(conn.writable)]);
+      const pipes = [conn.readable.pipeTo(up.writable), up.readable.pipeTo(conn.writable)];
+      // One side done (the client's fetch ended, or the site hung up) ends the tunnel: a site that
+      // stays silent after the client left must not hold its socket open.
+      await Promise.race(pipes.map((pipe) => pipe.catch(() => undefined)));
+      closeQuietly(conn);
+      closeQuietly(up);
+      await Promise.allSettled(pipes);
     } catch (error) {
       this.log.warn("tunnel_failed", { error: String(error).slice(0, 200) });
     } finally {

@@ -130,6 +130,35 @@ Deno.test("pinned fetch: a metadata address stays refused with private addresses
   }
 });
 
+Deno.test("pinned fetch: a silent site sees the tunnel hang up once the fetch gives up", async () => {
+  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  const port = (listener.addr as Deno.NetAddr).port;
+  // Accepts one connection, reads the TLS hello, never answers, and reports when the tunnel hangs up.
+  const hungUp = (async () => {
+    const conn = await listener.accept();
+    const buffer = new Uint8Array(4096);
+    while ((await conn.read(buffer)) !== null);
+    conn.close();
+    return true;
+  })();
+  const pinned = pinnedFetch({ allowPrivate: true, nameServer, log: silentLogger });
+  try {
+    const name = await splitName(["127.0.0.1"]);
+    let failed = false;
+    try {
+      await pinned.fetch(`https://${name}:${port}/`, { signal: AbortSignal.timeout(300) });
+    } catch {
+      failed = true;
+    }
+    assert(failed, "the fetch to a silent site should fail at its deadline");
+    const closed = await Promise.race([hungUp, new Promise<false>((done) => setTimeout(() => done(false), 3_000))]);
+    assert(closed, "the tunnel kept the silent site's socket open");
+  } finally {
+    pinned.close();
+    listener.close();
+  }
+});
+
 Deno.test("pinned fetch: the tunnel refuses a CONNECT without this process's token (another local process cannot use it)", async () => {
   const site = connectionCounter();
   const pinned = pinnedFetch({ allowPrivate: true, nameServer, log: silentLogger });

@@ -11,6 +11,7 @@
 import { spawnSync } from "node:child_process";
 import { cpus, loadavg } from "node:os";
 import sharp from "sharp";
+import { psnr, psnrAtFull, psnrOf, referenceAt } from "./vision-psnr";
 import * as photon from "@cf-wasm/photon";
 import { fitImage, dataUrlLength } from "../shared/vision/fit";
 import type { FitResult } from "../shared/ports";
@@ -109,41 +110,6 @@ async function inWorkerd(
   const ms = performance.now() - t;
   if (!response.ok) throw new Error(`worker answered ${response.status}: ${new TextDecoder().decode(data)}`);
   return { fit: JSON.parse(response.headers.get("x-fit")!) as WorkerFit, data, ms };
-}
-
-/** PSNR (RGB) of `output` against the original resized by sharp (Lanczos3) to the output's size. */
-async function psnr(original: Buffer, output: Uint8Array): Promise<number> {
-  const out = await sharp(output).removeAlpha().raw().toBuffer({ resolveWithObject: true });
-  return psnrOf(await referenceAt(original, out.info.width, out.info.height), out.data);
-}
-
-/** The original as sharp shows it at `width`x`height` (flattened, Lanczos3): what every PSNR here is measured against. */
-async function referenceAt(original: Buffer, width: number, height: number): Promise<Buffer> {
-  return sharp(original)
-    .flatten({ background: "#ffffff" })
-    .resize(width, height, { fit: "fill", kernel: "lanczos3" })
-    .removeAlpha()
-    .raw()
-    .toBuffer();
-}
-
-function psnrOf(a: Uint8Array, b: Uint8Array): number {
-  let se = 0;
-  for (let i = 0; i < a.length; i++) {
-    const d = a[i]! - b[i]!;
-    se += d * d;
-  }
-  return se === 0 ? 99 : 10 * Math.log10((255 * 255 * a.length) / se);
-}
-
-/** PSNR at the full target size: an output smaller than the long-edge cap allows is scaled back up (Lanczos3) first. */
-async function psnrAtFull(original: Buffer, output: Uint8Array): Promise<number> {
-  const meta = await sharp(original).metadata();
-  const scale = Math.min(1, MAX_EDGE / Math.max(meta.width!, meta.height!));
-  const w = Math.max(1, Math.round(meta.width! * scale)),
-    h = Math.max(1, Math.round(meta.height! * scale));
-  const shown = await sharp(output).removeAlpha().resize(w, h, { fit: "fill", kernel: "lanczos3" }).raw().toBuffer();
-  return psnrOf(await referenceAt(original, w, h), shown);
 }
 
 /**

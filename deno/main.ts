@@ -27,6 +27,7 @@ import { LedgerBuffer, ledgerFlushDelay } from "../shared/stats/ledger";
 import { DEFAULT_FLIGHT_TIMING, DenoKvFlight } from "./flight.kv";
 import { loadVisionWasm } from "./vision-codecs";
 import { pinnedFetch } from "./pinned-fetch";
+import { classifyIpLiteral } from "../shared/safety/ip";
 
 function fail(message: string): never {
   console.error(JSON.stringify({ level: "error", event: "deno_start_failed", message }));
@@ -35,11 +36,13 @@ function fail(message: string): never {
 
 /** `DENO_DNS_SERVER`: `address` or `address:port` (IPv6 as `[address]:port`); port 53 when left out. */
 function parseNameServer(value: string | undefined): { ipAddr: string; port: number } | undefined {
-  if (value === undefined || value === "") return undefined;
-  const match = /^(?:\[([0-9a-fA-F:.]+)\]|([0-9.]+)|([0-9a-fA-F:]*:[0-9a-fA-F:.]*))(?::(\d{1,5}))?$/.exec(value.trim());
-  const ipAddr = match?.[1] ?? match?.[2] ?? match?.[3];
-  const port = match?.[4] === undefined ? 53 : Number(match[4]);
-  if (!ipAddr || port < 1 || port > 65535)
+  if (value === undefined || value.trim() === "") return undefined;
+  const text = value.trim();
+  // [v6]:port, v4:port, or a bare address (an IPv6 address without brackets takes no port).
+  const [, ipAddr = text, portText] =
+    /^\[([^\]]*)\](?::(\d{1,5}))?$/.exec(text) ?? /^([^:]*):(\d{1,5})$/.exec(text) ?? [];
+  const port = portText === undefined ? 53 : Number(portText);
+  if (classifyIpLiteral(ipAddr) === null || port < 1 || port > 65535)
     fail(
       `DENO_DNS_SERVER must be an IP address with an optional port, like 10.0.0.2:53 or [fd00::53]:53 (got ${value})`,
     );

@@ -75,8 +75,16 @@ export async function readJsonBody(request: Request, limit: number = BODY_LIMITS
       "Send the request body as JSON with the header Content-Type: application/json.",
     );
   }
-  // The bytes are dropped once decoded, so a large body is never held three times (bytes, text
-  // and the parsed value) while it is parsed.
+  return readJsonValue(request, limit);
+}
+
+/**
+ * The JSON value of a body within `limit` bytes, whatever its Content-Type says (the caller has
+ * judged that). The bytes are dropped once decoded, so a large body is never held three times
+ * (bytes, text and the parsed value) while it is parsed.
+ * @throws as readBodyBytes, decodeUtf8Body and parseJsonText do.
+ */
+export async function readJsonValue(request: Request, limit: number): Promise<unknown> {
   let bytes: Uint8Array | undefined = await readBodyBytes(request, limit);
   const text = decodeUtf8Body(bytes);
   bytes = undefined;
@@ -85,11 +93,6 @@ export async function readJsonBody(request: Request, limit: number = BODY_LIMITS
 
 /** Containers (objects and arrays) nested deeper than this are refused before anything walks them. */
 const MAX_JSON_DEPTH = 256;
-
-/** Strict UTF-8 decode + nesting limit + JSON.parse + Unicode check. */
-export function parseJsonBytes(bytes: Uint8Array): unknown {
-  return parseJsonText(decodeUtf8Body(bytes));
-}
 
 /**
  * The body's text, strictly UTF-8 (a leading byte-order mark dropped, as JSON allows).

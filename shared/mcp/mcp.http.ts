@@ -6,7 +6,7 @@
  * default `session_id` of vision_analyze, whose repeat cap lives in the session's Durable Object.
  */
 import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
-import { BODY_LIMITS, decodeUtf8Body, isJsonContentType, parseJsonText, readBodyBytes } from "../http/body";
+import { BODY_LIMITS, isJsonContentType, readJsonValue } from "../http/body";
 import { AppError } from "../http/errors";
 import { JSON_TYPE } from "../http/respond";
 import type { ToolContext, ToolDefinition } from "../tools/tool.types";
@@ -114,7 +114,7 @@ export async function handleMcpPost(
   let payload: unknown;
   try {
     // Content-Type was checked above, with the transport's message: read and parse only.
-    payload = parseJsonText(decodeUtf8Body(await readBodyBytes(request, BODY_LIMITS.vision)));
+    payload = await readJsonValue(request, BODY_LIMITS.vision);
   } catch (error) {
     if (!(error instanceof AppError)) throw error;
     const code = error.code === "invalid_json" ? -32700 : error.status === 400 ? -32600 : -32000;

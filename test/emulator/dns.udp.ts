@@ -5,7 +5,7 @@
  */
 import { createSocket } from "node:dgram";
 
-export interface PlainDnsAnswer {
+export interface DnsAnswer {
   /** 0 NOERROR, 2 SERVFAIL, 3 NXDOMAIN. */
   rcode: number;
   addresses: readonly string[];
@@ -20,9 +20,7 @@ export interface PlainDnsServer {
 const TYPE_A = 1;
 const TYPE_AAAA = 28;
 
-export async function startPlainDns(
-  answer: (name: string, type: "A" | "AAAA") => PlainDnsAnswer,
-): Promise<PlainDnsServer> {
+export async function startPlainDns(answer: (name: string, type: "A" | "AAAA") => DnsAnswer): Promise<PlainDnsServer> {
   const socket = createSocket("udp4");
   socket.on("message", (query, peer) => {
     const reply = respond(query, answer);
@@ -39,7 +37,7 @@ export async function startPlainDns(
 }
 
 /** The reply to one query, or null for a packet that is not a one-question query. */
-function respond(query: Buffer, answer: (name: string, type: "A" | "AAAA") => PlainDnsAnswer): Buffer | null {
+function respond(query: Buffer, answer: (name: string, type: "A" | "AAAA") => DnsAnswer): Buffer | null {
   if (query.length < 12 || query.readUInt16BE(4) !== 1) return null;
   const labels: string[] = [];
   let at = 12;

@@ -43,7 +43,7 @@ import {
 } from "./fixtures";
 import { READER_PAGES } from "../fixtures/reader-pages";
 import { createLlmEmulator, type LlmEmulator } from "./llm";
-import { type PlainDnsAnswer, startPlainDns } from "./dns.udp";
+import { type DnsAnswer, startPlainDns } from "./dns.udp";
 
 /** /pages/webforms: an ASP.NET WebForms article, the whole page in one <form> after its view state. */
 const WEBFORMS_PAGE = READER_PAGES.find((page) => page.html.includes('id="aspnetForm"'))!;
@@ -145,7 +145,7 @@ export async function startEmulator(opts: { port?: number } = {}): Promise<Runni
     server.listen(opts.port ?? 0, "127.0.0.1", () => resolve());
   });
   const { port } = server.address() as AddressInfo;
-  const plainDns = await startPlainDns((name, type) => plainDnsAnswer(state, name, type));
+  const plainDns = await startPlainDns((name, type) => tableAnswer(state, name, type, "plain"));
   return {
     url: `http://127.0.0.1:${port}`,
     port,
@@ -555,28 +555,23 @@ async function dnsQuery(ex: Exchange): Promise<void> {
   if (entry?.httpStatus) return sendJson(ex.res, entry.httpStatus, { error: "resolver unavailable" });
   const question = [{ name: `${name}.`, type }];
   const base = { TC: false, RD: true, RA: true, AD: false, CD: false, Question: question };
-  if (!entry) {
-    // The emulated internet: example.com/.org/.net names are public unless a test says otherwise.
-    if (PUBLIC_TEST_DOMAIN.test(name)) {
-      const Answer = type === 1 ? [{ name: `${name}.`, type, TTL: 300, data: PUBLIC_TEST_ADDRESS }] : [];
-      return sendDnsJson(ex.res, { Status: 0, ...base, ...(Answer.length ? { Answer } : {}) });
-    }
-    return sendDnsJson(ex.res, { Status: 3, ...base });
-  }
-  if (entry.status !== undefined && entry.status !== 0) return sendDnsJson(ex.res, { Status: entry.status, ...base });
-  const addresses = (type === 1 ? entry.A : entry.AAAA) ?? [];
-  const Answer = addresses.map((data) => ({ name: `${name}.`, type, TTL: entry.ttl ?? 300, data }));
-  sendDnsJson(ex.res, { Status: 0, ...base, ...(Answer.length ? { Answer } : {}) });
+  const answer = tableAnswer(ex.state, name, type === 1 ? "A" : "AAAA", "doh");
+  const Answer = answer.addresses.map((data) => ({ name: `${name}.`, type, TTL: answer.ttl, data }));
+  sendDnsJson(ex.res, { Status: answer.rcode, ...base, ...(answer.rcode === 0 && Answer.length ? { Answer } : {}) });
 }
 
-/** The plain DNS server's answer: the entry's `plain` addresses where it has them, else what DoH says. */
-function plainDnsAnswer(state: State, name: string, type: "A" | "AAAA"): PlainDnsAnswer {
+/**
+ * What the table says of `name`, for DNS-over-HTTPS or for the plain DNS server (`plain`: an
+ * entry's `plain` addresses where it has them). A name not in the table is public when it is an
+ * example.com/.org/.net name (the emulated internet), else NXDOMAIN.
+ */
+function tableAnswer(state: State, name: string, type: "A" | "AAAA", server: "doh" | "plain"): DnsAnswer {
   const entry = state.dns.get(normalizeDnsName(name));
   if (!entry) {
-    const addresses = PUBLIC_TEST_DOMAIN.test(name) && type === "A" ? [PUBLIC_TEST_ADDRESS] : [];
-    return { rcode: PUBLIC_TEST_DOMAIN.test(name) ? 0 : 3, addresses, ttl: 300 };
+    if (!PUBLIC_TEST_DOMAIN.test(name)) return { rcode: 3, addresses: [], ttl: 300 };
+    return { rcode: 0, addresses: type === "A" ? [PUBLIC_TEST_ADDRESS] : [], ttl: 300 };
   }
-  const addresses = (entry.plain ?? entry)[type] ?? [];
+  const addresses = ((server === "plain" ? entry.plain : undefined) ?? entry)[type] ?? [];
   return { rcode: entry.status ?? 0, addresses, ttl: entry.ttl ?? 300 };
 }
 

@@ -10,7 +10,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { emulatorVars, freePort } from "../../scripts/local-stack";
 import { startEmulator } from "../emulator/server";
-import { type DenoService, startDeno } from "../support/deno-service";
+import { DENO_RUN, type DenoService, startDeno } from "../support/deno-service";
 import { freshnessSuite } from "../support/freshness.suite";
 
 let emulator: Awaited<ReturnType<typeof startEmulator>>;
@@ -235,18 +235,33 @@ describe("the Deno entry as the README runs it", () => {
   }, 120_000);
 
   it("refuses an unknown flag with a message naming the flags it takes", async () => {
-    const result = spawnSync(
-      "node_modules/.bin/deno",
-      ["run", "--allow-net", "--allow-read", "--allow-write", "--allow-env", "deno/main.ts", "--prot", "9000"],
-      {
-        encoding: "utf8",
-        env: { ...process.env, DENO_KV_PATH: ":memory:", DENO_NO_UPDATE_CHECK: "1", NO_COLOR: "1" },
-        timeout: 120_000,
-      },
-    );
+    const result = spawnSync("node_modules/.bin/deno", [...DENO_RUN, "deno/main.ts", "--prot", "9000"], {
+      encoding: "utf8",
+      env: { ...process.env, DENO_KV_PATH: ":memory:", DENO_NO_UPDATE_CHECK: "1", NO_COLOR: "1" },
+      timeout: 120_000,
+    });
     expect(result.status).toBe(1);
     expect(result.stderr).toContain("--port <n> and --hostname <address>");
   }, 120_000);
+
+  it("refuses a DENO_DNS_SERVER that is not an IP address (with an optional port), naming the setting", () => {
+    for (const value of ["dns.example.net:53", "10.0.0.2:99999", "[fe80::1%eth0]:53"]) {
+      const result = spawnSync("node_modules/.bin/deno", [...DENO_RUN, "deno/main.ts"], {
+        encoding: "utf8",
+        env: {
+          ...process.env,
+          DENO_KV_PATH: ":memory:",
+          DENO_DNS_SERVER: value,
+          DENO_NO_UPDATE_CHECK: "1",
+          NO_COLOR: "1",
+        },
+        timeout: 120_000,
+      });
+      expect(result.status, value).toBe(1);
+      expect(result.stderr).toContain(`DENO_DNS_SERVER must be an IP address with an optional port`);
+      expect(result.stderr).toContain(`(got ${value})`);
+    }
+  }, 180_000);
 
   it("keeps config.json and local KV files out of git", () => {
     const ignored = spawnSync("git", ["check-ignore", "config.json", "cache.sqlite3"], { encoding: "utf8" });

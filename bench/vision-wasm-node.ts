@@ -8,7 +8,9 @@ const compile = (specifier: string) => new WebAssembly.Module(readFileSync(requi
 
 export function loadVisionWasmNode(): VisionWasm {
   return {
-    jpegDecoder: compile("@cwasm/jpeg-turbo/jpeg-turbo.wasm"),
+    jpegDecoder: new WebAssembly.Module(
+      readFileSync(new URL("../shared/vision/wasm/jpeg.decode.wasm", import.meta.url)),
+    ),
     jpegEncoder: compile("@jsquash/jpeg/codec/enc/mozjpeg_enc.wasm"),
     photon: new WebAssembly.Module(readFileSync(require.resolve("@cf-wasm/photon/photon.wasm"))),
     simd: new WebAssembly.Module(readFileSync(new URL("../shared/vision/wasm/vision.simd.wasm", import.meta.url))),

@@ -10,9 +10,9 @@ const compile = (path: string) => compileFile(new URL(`../node_modules/${path}`,
 
 export async function loadVisionWasm(): Promise<VisionWasm> {
   const [jpegDecoder, photon, simd] = await Promise.all([
-    compile("@cwasm/jpeg-turbo/jpeg-turbo.wasm"),
+    compileFile(new URL("../shared/vision/wasm/jpeg.decode.wasm", import.meta.url)),
     compile("@cf-wasm/photon/dist/lib/photon_rs_bg.wasm"),
-    // Our own SIMD kernels, committed next to their WAT source.
+    // Our own SIMD kernels, committed next to their WAT source; the JPEG decoder is our build (native/jpeg/).
     compileFile(new URL("../shared/vision/wasm/vision.simd.wasm", import.meta.url)),
   ]);
   return { jpegDecoder, photon, simd };

@@ -131,7 +131,10 @@ export interface EmbedCounter {
  * is what lets an isolate's WASM memory be collected after every image.
  */
 export interface VisionWasm {
-  /** libjpeg-turbo's TurboJPEG decoder, a WASI build (`@cwasm/jpeg-turbo/jpeg-turbo.wasm`): DCT-domain scaling. */
+  /**
+   * libjpeg-turbo's decompressor with arithmetic decoding and our row-streaming glue
+   * (`shared/vision/wasm/jpeg.decode.wasm`, built by native/jpeg/build.sh): DCT-domain scaling.
+   */
   jpegDecoder: WebAssembly.Module;
   /**
    * MozJPEG encoder, an emscripten build (`@jsquash/jpeg/codec/enc/mozjpeg_enc.wasm`). Optional:

@@ -2,11 +2,12 @@
  * Workers adapter of the VisionWasm port: workerd imports `.wasm` files as compiled modules, so the
  * codecs are compiled once per isolate here and instantiated per request by shared/vision. MozJPEG
  * (the port's optional `jpegEncoder`) is left out: production fits use our own JPEG encoder, so the
- * bundle does not carry its 250 KB module. Our own SIMD kernels (`simd`, about 5 KB) make PNG
+ * bundle does not carry its 250 KB module. The JPEG decoder is our libjpeg-turbo build (native/jpeg/,
+ * with arithmetic decoding); our own SIMD kernels (`simd`, about 5 KB) make PNG
  * unfiltering, the resampling and the encoder several times faster than the JS fallback.
  */
-import jpegDecoder from "@cwasm/jpeg-turbo/jpeg-turbo.wasm";
 import photon from "@cf-wasm/photon/photon.wasm";
+import jpegDecoder from "../shared/vision/wasm/jpeg.decode.wasm";
 import simd from "../shared/vision/wasm/vision.simd.wasm";
 import type { VisionWasm } from "../shared/ports";
 

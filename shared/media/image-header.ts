@@ -214,6 +214,8 @@ export interface JpegColorInfo {
 /** What a JPEG's walk to EOI found: its scans, and its colour segments. */
 export interface JpegStructure extends JpegColorInfo {
   scans: number;
+  /** Arithmetic-coded (SOF9/SOF10): decoded here, never embedded unchanged (docs/vision-formats.md). */
+  arithmetic: boolean;
 }
 
 /**
@@ -235,6 +237,7 @@ export class JpegMarkerWalk {
   private orientation = 1;
   private scans = 0;
   private frames = 0;
+  private arithmetic = false;
   private adobe = false;
   private readonly iccChunks = new Map<number, Uint8Array>();
   private iccBytes = 0;
@@ -244,7 +247,7 @@ export class JpegMarkerWalk {
   /**
    * Walks to the frame header. @throws AppError 400 `invalid_image` for a header with no marker
    * where one belongs, a bad length, a zero size, image data before any SOF, or a cut before the
-   * size; 415 for lossless, hierarchical or arithmetic coding.
+   * size; 415 for lossless or hierarchical coding.
    */
   header(): ImageHeader {
     while (!this.frame) this.headerStep();
@@ -280,11 +283,13 @@ export class JpegMarkerWalk {
       if (at + 8 > bytes.length) throw truncated("JPEG");
       const height = (bytes[at + 3]! << 8) | bytes[at + 4]!;
       const width = (bytes[at + 5]! << 8) | bytes[at + 6]!;
-      if (marker !== 0xc0 && marker !== 0xc1 && marker !== 0xc2) {
+      // Baseline, extended and progressive DCT, Huffman (SOF0-2) or arithmetic (SOF9-10) coded.
+      if (marker !== 0xc0 && marker !== 0xc1 && marker !== 0xc2 && marker !== 0xc9 && marker !== 0xca) {
         throw unsupported(
-          "The JPEG uses lossless, hierarchical or arithmetic coding, which is not supported. Re-save it as a standard JPEG or PNG.",
+          "The JPEG uses lossless or hierarchical coding, which is not supported. Re-save it as a standard JPEG or PNG.",
         );
       }
+      this.arithmetic = marker === 0xc9 || marker === 0xca;
       if (width === 0 || height === 0) throw invalidImage("JPEG", "declares a zero width or height");
       const components = bytes[at + 7]!;
       this.frame = {
@@ -293,7 +298,7 @@ export class JpegMarkerWalk {
         height,
         animated: false,
         interlaced: false,
-        progressive: marker === 0xc2,
+        progressive: marker === 0xc2 || marker === 0xca,
         orientation: this.orientation,
         components,
       };
@@ -326,7 +331,7 @@ export class JpegMarkerWalk {
     const marker = bytes[at++]!;
     this.at = at;
     if (marker === 0xd9) {
-      this.structure = { scans: this.scans, adobe: this.adobe, icc: this.joinedIcc() };
+      this.structure = { scans: this.scans, arithmetic: this.arithmetic, adobe: this.adobe, icc: this.joinedIcc() };
       return;
     }
     if (isStandalone(marker)) return;

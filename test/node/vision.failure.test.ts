@@ -78,7 +78,7 @@ describe("a failed fit is answered by whose fault it is", () => {
     const refusal = new AppError(413, "image_too_large", "too big");
     expect(
       thrown(() =>
-        decodeCallerBytes("TurboJPEG", "JPEG", "x", () => {
+        decodeCallerBytes("libjpeg-turbo", "JPEG", "x", () => {
           throw refusal;
         }),
       ),

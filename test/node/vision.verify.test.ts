@@ -444,7 +444,7 @@ describe("valid JPEG sampling factors (T.81: 1..4 per component) are decoded, ne
     },
   );
 
-  it("4:1:0 (4x2 luma, 1x1 chroma) in a file TurboJPEG's header call has no name for is decoded at every DCT scale", async () => {
+  it("4:1:0 (4x2 luma, 1x1 chroma) a layout TurboJPEG's API has no name for, is decoded at every DCT scale", async () => {
     const big = photoPixels(640, 480, 9);
     const jpeg = sampledJpeg(big, 640, 480, [
       [4, 2],

@@ -5,6 +5,8 @@ import type { FitOptions } from "../../shared/ports";
 import { readImageHeader } from "../../shared/media/image-header";
 import { visionWasm } from "../../workers/vision-codecs";
 import mozjpeg from "@jsquash/jpeg/codec/enc/mozjpeg_enc.wasm";
+import transcoder from "../fixtures/jpeg-arith.wasm";
+import { toArithmetic } from "../fixtures/jpeg-arith";
 import {
   animatedGif,
   cornerMarkedJpeg,
@@ -178,6 +180,14 @@ describe("fitImage pass-through and pixels", () => {
     const { rgba } = decodeRgba(out.data);
     expect(rgba[0]).toBeGreaterThan(200);
     expect(rgba[2]).toBeLessThan(60);
+  });
+
+  it("an arithmetic-coded JPEG (progressive, SOF10) is fitted in workerd exactly as its Huffman-coded original", async () => {
+    const huffman = await photoJpeg(fixtureWasm, 2400, 1600);
+    const arithmetic = toArithmetic(transcoder, huffman, true);
+    const [a, b] = [await fit(arithmetic, opts(256 * KiB)), await fit(huffman, opts(256 * KiB))];
+    expect([a.width, a.height, a.quality, a.decodes]).toEqual([1568, 1045, b.quality, 1]);
+    expect(Array.from(a.data)).toEqual(Array.from(b.data));
   });
 
   it("a WebP is decoded and fitted", async () => {

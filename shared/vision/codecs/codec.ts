@@ -81,7 +81,7 @@ export interface DecodeStats {
 }
 
 /**
- * A third-party decoder (photon, TurboJPEG) failed while it read the caller's bytes: a trap, a panic
+ * A third-party decoder (photon, libjpeg-turbo) failed while it read the caller's bytes: a trap, a panic
  * or an abort inside it. Only `decodeCallerBytes` raises it, so a trap anywhere else (our SIMD
  * kernels, the resampler, the encoder, a decode of our own output) is never taken for a broken
  * image: the service answers this with 400 `invalid_image` (413 when memory ran out) and anything
@@ -93,7 +93,7 @@ export class DecoderFailure extends Error {
 
   /** `format` and `what` complete "The <format> image <what>." in the message sent to the caller. */
   constructor(
-    readonly decoder: "photon" | "TurboJPEG",
+    readonly decoder: "photon" | "libjpeg-turbo",
     readonly format: string,
     readonly what: string,
     cause: unknown,

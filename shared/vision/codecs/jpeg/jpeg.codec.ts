@@ -1,7 +1,8 @@
 /**
- * JPEG: the marker walk to EOI first (truncation, scan bombs, sampling factors), then TurboJPEG,
- * scaled by n/8 in the DCT domain while decoding. A CMYK/YCCK file is converted, never passed
- * through: vision providers expect RGB (or grey) JPEGs.
+ * JPEG: the marker walk to EOI first (truncation, scan bombs, sampling factors), then libjpeg-turbo,
+ * scaled by n/8 in the DCT domain while decoding. A CMYK/YCCK file is converted and an
+ * arithmetic-coded one re-encoded, never passed through: vision providers expect RGB (or grey)
+ * Huffman-coded JPEGs.
  */
 import { JpegMarkerWalk } from "../../../media/image-header";
 import type { Codec } from "../codec";
@@ -17,8 +18,9 @@ export const jpegCodec: Codec = {
     // A CMYK/YCCK converter (its profile's table or the press model) is built once for every size tried.
     let cmyk: CmykColor | undefined;
     return {
-      passThrough: !printColours,
-      // Entropy-decoded at 1/8: every coefficient is read, little is transformed.
+      // Arithmetic coding is decoded here but not by every provider: such a file is re-encoded.
+      passThrough: !printColours && !structure.arithmetic,
+      // Every coefficient entropy-decoded to EOI, no inverse DCT.
       verify: async () => void decodeJpegWithoutRows(bytes, header.width, header.height, wasm.jpegDecoder),
       colorProfile: async () => structure.icc,
       decodeRows: async (minScale, makeResampler) => {

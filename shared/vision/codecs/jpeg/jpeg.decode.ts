@@ -1,7 +1,8 @@
 /**
- * JPEG decode through TurboJPEG in a WASM instance created for this one call. The decoder scales
- * in the DCT domain (n/8), so a 12 MP photo headed for 1568 px is decoded straight to 2016x1512
- * instead of 48 MB of full-size RGBA; the instance and its memory are garbage once this returns.
+ * JPEG decode through libjpeg-turbo (our WASM build with arithmetic decoding, native/jpeg/) in an
+ * instance created for this one call. The decoder scales in the DCT domain (n/8), so a 12 MP photo
+ * headed for 1568 px is decoded straight to 2520x1890, and hands its rows over a band at a time
+ * instead of a whole decoded frame; the instance and its memory are garbage once this returns.
  */
 import { AppError } from "../../../http/errors";
 import { invalidImage, JpegMarkerWalk, type JpegColorInfo } from "../../../media/image-header";
@@ -9,83 +10,42 @@ import { DecoderFailure, decodeCallerBytes, type DecodeStats, type ResamplerFact
 import { cmykConverter } from "../../color/cmyk";
 import type { CmykTransform } from "../../color/icc";
 
-const TJPF_RGB = 0;
-const TJPF_CMYK = 11;
-/** tjDecompressHeader3's colourspaces that need CMYK output (libjpeg refuses CMYK → RGB itself). */
-const TJCS_CMYK = 3;
-const TJCS_YCCK = 4;
-/** tjDecompressHeader3's subsampling for sampling factors it has no name for. */
-const TJSAMP_UNKNOWN = -1;
-/** What the header's out-parameters hold until TurboJPEG writes them. */
-const UNSET = -2;
+/** libjpeg's J_COLOR_SPACE values of a frame that holds print colours (decoded to CMYK, converted here). */
+const JCS_CMYK = 4;
+const JCS_YCCK = 5;
+/** Rows pulled from the decoder per call: one band of libjpeg's own output at most scales. */
+const BAND_ROWS = 16;
 /**
  * The DCT-scaled decode stops this factor above the target (libvips leaves its resampler 1.5–2x):
  * n/8 IDCT scaling alone aliases and blurs block by block, Lanczos then does the real shrink.
  */
 const LANCZOS_MARGIN = 1.5;
 
-class WasmAbort extends Error {}
+/** What libjpeg-turbo's fatal error unwinds with (the instance is abandoned, never reused). */
+class LibjpegAbort extends Error {}
 
-interface TurboJpegExports {
+/** The exports of shared/vision/wasm/jpeg.decode.wasm (native/jpeg/decoder.c). */
+interface JpegDecoderExports {
   memory: WebAssembly.Memory;
   malloc(size: number): number;
   free(ptr: number): void;
-  tjInitDecompress(): number;
-  tjDestroy(handle: number): number;
-  tjDecompressHeader3(
-    handle: number,
-    src: number,
-    srcSize: number,
-    width: number,
-    height: number,
-    subsamp: number,
-    colorspace: number,
-  ): number;
-  tjDecompress2(
-    handle: number,
-    src: number,
-    srcSize: number,
-    dst: number,
-    width: number,
-    pitch: number,
-    height: number,
-    pixelFormat: number,
-    flags: number,
-  ): number;
+  jd_header(source: number, length: number, out: number): number;
+  jd_start(eighths: number, cmyk: number, out: number): number;
+  jd_read(rows: number, count: number): number;
+  jd_finish(): number;
+  jd_verify(): number;
 }
 
-function instantiate(module: WebAssembly.Module): TurboJpegExports {
-  let memory: WebAssembly.Memory | undefined;
-  // libjpeg reports fatal errors by longjmp; without a real setjmp we unwind by throwing, which
-  // leaves this instance unusable: fine, it is never reused.
+function instantiate(module: WebAssembly.Module): JpegDecoderExports {
+  // libjpeg reports a fatal error through its error manager, which calls this import: throwing
+  // unwinds the WASM stack (there is no setjmp in WASM) and leaves the instance unusable. A failed
+  // allocation is a RangeError about memory, which the service answers with 413 (isOutOfMemory).
   const env = {
-    setjmp: () => 0,
-    longjmp: () => {
-      throw new WasmAbort("libjpeg error");
+    jpeg_fail: (outOfMemory: number) => {
+      throw outOfMemory ? new RangeError("libjpeg-turbo ran out of memory") : new LibjpegAbort("libjpeg error");
     },
   };
-  const wasi = {
-    proc_exit: () => {
-      throw new WasmAbort("libjpeg exit");
-    },
-    environ_sizes_get: () => 0,
-    environ_get: () => 0,
-    fd_close: () => 0,
-    fd_seek: () => 0,
-    // libjpeg prints warnings (e.g. a truncated scan) to stderr; swallow them but report them written.
-    fd_write: (_fd: number, iovs: number, iovsLen: number, written: number) => {
-      if (!memory) return 0;
-      const view = new DataView(memory.buffer);
-      let total = 0;
-      for (let i = 0; i < iovsLen; i++) total += view.getUint32(iovs + i * 8 + 4, true);
-      view.setUint32(written, total, true);
-      return 0;
-    },
-  };
-  const instance = new WebAssembly.Instance(module, { env, wasi_snapshot_preview1: wasi });
-  const exports = instance.exports as unknown as TurboJpegExports;
-  memory = exports.memory;
-  return exports;
+  return new WebAssembly.Instance(module, { env }).exports as unknown as JpegDecoderExports;
 }
 
 /**
@@ -97,12 +57,15 @@ export function jpegDctEighths(minScale: number): number {
   return 8;
 }
 
-/** A decode TurboJPEG reported failed (a status): the data is corrupt or cut short. */
+/** How a decoder failure names the decoder (DecoderFailure). */
+const DECODER = "libjpeg-turbo";
+
+/** A decode libjpeg-turbo finished with a warning: the data is corrupt or cut short. */
 function corruptJpeg(): AppError {
   return invalidImage("JPEG", "could not be decoded: its data is corrupt or truncated before its end (EOI)");
 }
 
-/** A decode TurboJPEG gave up on by an exception or a trap: a variant it cannot read, or data that broke it. */
+/** A decode libjpeg-turbo gave up on by a fatal error or a trap: a variant it cannot read, or data that broke it. */
 const JPEG_DECODER_FAILED = "could not be decoded: its data is corrupt or uses an unsupported variant";
 
 /** How a CMYK/YCCK file's rows become RGB: its converter (embedded CMYK profile, else the press model) and Adobe flag. */
@@ -143,7 +106,7 @@ export function decodeJpegRgb(
     // caller's (running out of memory stays what it is).
     const brokenData =
       error instanceof DecoderFailure ? !error.exhausted : error instanceof AppError && error.code === "invalid_image";
-    if (brokenData) throw new Error("TurboJPEG could not decode our own JPEG output", { cause: error });
+    if (brokenData) throw new Error("libjpeg-turbo could not decode our own JPEG output", { cause: error });
     throw error;
   }
   return out!;
@@ -154,9 +117,11 @@ type RowSink = ((row: number, rgb: Uint8Array, at: number) => void) & { wants?: 
 
 /**
  * Decodes at n/8 and hands each RGB row (CMYK/YCCK converted) to the sink the callback builds for
- * the decoded size; the rows live in the instance's memory only during the call. A callback that
- * returns no sink gets the decode alone (every coefficient read) and no row is converted;
- * `cmykColor` is asked only when the frame is CMYK/YCCK and rows are wanted.
+ * the decoded size. Rows are pulled a band at a time and live in the instance's memory only until
+ * the next band: the decoded frame is never held whole. A callback that returns no sink gets the
+ * verification alone (every coefficient entropy-decoded to EOI, no inverse DCT); `cmykColor` is
+ * asked only when the frame is CMYK/YCCK and rows are wanted. Any warning libjpeg raised (data cut
+ * short, a corrupt segment) refuses the image once the decode ends.
  */
 function decodeJpeg(
   bytes: Uint8Array,
@@ -165,75 +130,62 @@ function decodeJpeg(
   open: (decodedWidth: number, decodedHeight: number) => RowSink | undefined,
   cmykColor: () => CmykColor,
 ): number {
-  const tj = instantiate(module);
-  const src = tj.malloc(bytes.length);
-  const info = tj.malloc(16);
+  const jd = instantiate(module);
+  const call = <T>(run: () => T) => decodeCallerBytes(DECODER, "JPEG", JPEG_DECODER_FAILED, run);
+  const src = jd.malloc(bytes.length);
+  const info = jd.malloc(16);
   if (src === 0 || info === 0)
     throw new AppError(
       413,
       "image_too_large",
       "The JPEG needs more memory to decode than this service allows. Send a smaller image.",
     );
-  new Uint8Array(tj.memory.buffer, src, bytes.length).set(bytes);
-  const handle = tj.tjInitDecompress();
-  new Int32Array(tj.memory.buffer, info, 4).fill(UNSET);
-  let status = decodeCallerBytes("TurboJPEG", "JPEG", JPEG_DECODER_FAILED, () =>
-    tj.tjDecompressHeader3(handle, src, bytes.length, info, info + 4, info + 8, info + 12),
-  );
-  const header = new DataView(tj.memory.buffer, info, 16);
-  const width = header.getInt32(0, true),
-    height = header.getInt32(4, true),
-    subsamp = header.getInt32(8, true),
-    colorspace = header.getInt32(12, true);
-  // TurboJPEG's header call fails for any sampling outside the few it names (4:4:4, 4:2:2, 4:2:0,
-  // 4:4:0, 4:1:1, grey): 4:1:0, 1x1 luma with 2x1 chroma, 2x2 everywhere are all legal (T.81 allows
-  // 1..4 per component) and libjpeg decodes them. It has read the whole frame header by then and
-  // filled in the size and colourspace; only the subsampling name is unknown (-1).
-  const unnamedSampling = status !== 0 && subsamp === TJSAMP_UNKNOWN && width > 0 && height > 0 && colorspace >= 0;
-  if (status !== 0 && !unnamedSampling) throw corruptJpeg();
-  const cmyk = colorspace === TJCS_CMYK || colorspace === TJCS_YCCK;
-  // Exactly what TurboJPEG delivers at n/8 (TJSCALED): a partial last block still gives a pixel.
-  const decodedWidth = Math.ceil((width * eighths) / 8);
-  const decodedHeight = Math.ceil((height * eighths) / 8);
-  const channels = cmyk ? 4 : 3;
-  const pitch = decodedWidth * channels;
-  const dst = tj.malloc(pitch * decodedHeight);
-  if (dst === 0)
+  new Uint8Array(jd.memory.buffer, src, bytes.length).set(bytes);
+  call(() => jd.jd_header(src, bytes.length, info));
+  const [width, height, , colorspace] = new Int32Array(jd.memory.buffer, info, 4);
+  const cmyk = colorspace === JCS_CMYK || colorspace === JCS_YCCK;
+  // What libjpeg delivers at n/8: a partial last block still gives a pixel.
+  const decodedWidth = Math.ceil((width! * eighths) / 8);
+  const decodedHeight = Math.ceil((height! * eighths) / 8);
+  const sink = open(decodedWidth, decodedHeight);
+  if (!sink) {
+    if (call(() => jd.jd_verify()) !== 0) throw corruptJpeg();
+    return jd.memory.buffer.byteLength;
+  }
+  call(() => jd.jd_start(eighths, cmyk ? 1 : 0, info));
+  const [outWidth, outHeight] = new Int32Array(jd.memory.buffer, info, 2);
+  if (outWidth !== decodedWidth || outHeight !== decodedHeight)
+    throw new Error(
+      `libjpeg-turbo decodes ${outWidth}x${outHeight} at ${eighths}/8, not ${decodedWidth}x${decodedHeight}`,
+    );
+  const pitch = decodedWidth * (cmyk ? 4 : 3);
+  const band = jd.malloc(pitch * BAND_ROWS);
+  if (band === 0)
     throw new AppError(
       413,
       "image_too_large",
       `The ${width}x${height} JPEG needs more memory to decode than this service allows. Send a smaller image.`,
     );
-  status = decodeCallerBytes("TurboJPEG", "JPEG", JPEG_DECODER_FAILED, () =>
-    tj.tjDecompress2(
-      handle,
-      src,
-      bytes.length,
-      dst,
-      decodedWidth,
-      pitch,
-      decodedHeight,
-      cmyk ? TJPF_CMYK : TJPF_RGB,
-      0,
-    ),
-  );
-  if (status !== 0) throw corruptJpeg();
-  const sink = open(decodedWidth, decodedHeight);
-  if (!sink) return tj.memory.buffer.byteLength;
-  // The view is taken after decoding: memory.grow during the decode detaches earlier views.
-  const pixels = new Uint8Array(tj.memory.buffer);
   const converter = cmyk ? cmykColor() : undefined;
   const rgbRow = cmyk ? new Uint8Array(decodedWidth * 3) : undefined;
-  for (let row = 0; row < decodedHeight; row++) {
-    if (sink.wants && !sink.wants(row)) continue;
-    if (rgbRow && converter) {
-      converter.toRgb(pixels, dst + row * pitch, rgbRow, 0, decodedWidth, converter.adobe);
-      sink(row, rgbRow, 0);
-    } else {
-      sink(row, pixels, dst + row * pitch);
+  for (let row = 0; row < decodedHeight; ) {
+    const count = call(() => jd.jd_read(band, BAND_ROWS));
+    if (count === 0) throw corruptJpeg();
+    // The view is taken after each read: memory.grow during a read detaches earlier views.
+    const pixels = new Uint8Array(jd.memory.buffer);
+    for (let i = 0; i < count; i++, row++) {
+      if (sink.wants && !sink.wants(row)) continue;
+      const at = band + i * pitch;
+      if (rgbRow && converter) {
+        converter.toRgb(pixels, at, rgbRow, 0, decodedWidth, converter.adobe);
+        sink(row, rgbRow, 0);
+      } else {
+        sink(row, pixels, at);
+      }
     }
   }
-  return tj.memory.buffer.byteLength;
+  if (call(() => jd.jd_finish()) !== 0) throw corruptJpeg();
+  return jd.memory.buffer.byteLength;
 }
 
 /**
@@ -300,8 +252,8 @@ export function decodeJpegRows(
       });
     },
     () => {
-      // The frame header the walk read and the one TurboJPEG read are the same (the structure walk refuses a second).
-      if (!cmyk) throw new Error("TurboJPEG found a CMYK/YCCK frame where the header walk read fewer components");
+      // The frame header the walk read and the one libjpeg read are the same (the structure walk refuses a second).
+      if (!cmyk) throw new Error("libjpeg-turbo found a CMYK/YCCK frame where the header walk read fewer components");
       return cmyk;
     },
   );
@@ -309,9 +261,8 @@ export function decodeJpegRows(
 }
 
 /**
- * Entropy-decodes all of `bytes` at 1/8 (every coefficient is read, little is transformed) and
- * checks its frame against the header's size, delivering no row: how a JPEG embedded unchanged is
- * verified. @throws AppError 400 `invalid_image` when TurboJPEG cannot decode it.
+ * Entropy-decodes every coefficient of `bytes` to EOI (no inverse DCT) and checks its frame against the header's size, delivering no row: how a JPEG embedded unchanged is
+ * verified. @throws AppError 400 `invalid_image` when libjpeg-turbo cannot decode it.
  */
 export function decodeJpegWithoutRows(
   bytes: Uint8Array,

@@ -1,0 +1,45 @@
+#!/bin/sh
+# Builds shared/vision/wasm/jpeg.decode.wasm (and the tests' test/fixtures/jpeg-arith.wasm):
+# libjpeg-turbo's decompressor (Debian's source of
+# 2.1.5, checked by its SHA-256) with arithmetic decoding, plus our row-streaming glue (decoder.c),
+# by Debian's clang for wasm32-wasi with WASM SIMD auto-vectorisation. Run: npm run build:jpeg
+# Needs: apt-get install -y clang lld wasi-libc libclang-rt-14-dev-wasm32 (and curl).
+# The .wasm is committed: neither the runtimes nor the tests build it.
+set -eu
+here=$(cd "$(dirname "$0")" && pwd)
+out="$here/../../shared/vision/wasm/jpeg.decode.wasm"
+version=2.1.5
+sha256=254f3642b04e309fee775123133c6464181addc150499561020312ec61c1bf7c
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+curl -sSf -o "$work/src.tar.gz" "http://deb.debian.org/debian/pool/main/libj/libjpeg-turbo/libjpeg-turbo_$version.orig.tar.gz"
+echo "$sha256  $work/src.tar.gz" | sha256sum -c - >/dev/null
+tar xzf "$work/src.tar.gz" -C "$work"
+src="$work/libjpeg-turbo-$version"
+# wasm32 has 32-bit pointers and native 64-bit integers, like x86-64's x32 ABI: give the Huffman
+# decoder the 64-bit bit buffer it uses there (docs/benchmarks.md: the entropy decode's share).
+sed -i 's/defined(__x86_64__) && defined(__ILP32__)/(defined(__wasm32__) || (defined(__x86_64__) \&\& defined(__ILP32__)))/' \
+  "$src/jdhuff.h" "$src/jdhuff.c"
+# The decompressor's sources (CMakeLists.txt's JPEG_SOURCES, decoding side), arithmetic decoding,
+# and the SIMD stubs libjpeg-turbo uses where it has no SIMD of its own.
+files="jcomapi.c jdapimin.c jdapistd.c jdarith.c jaricom.c jdatasrc.c jdcoefct.c jdcolor.c
+  jddctmgr.c jdhuff.c jdinput.c jdmainct.c jdmarker.c jdmaster.c jdmerge.c jdphuff.c jdpostct.c
+  jdsample.c jdtrans.c jidctflt.c jidctfst.c jidctint.c jidctred.c jquant1.c jquant2.c jutils.c
+  jmemmgr.c jmemnobs.c jsimd_none.c"
+set --
+for f in $files; do set -- "$@" "$src/$f"; done
+clang --target=wasm32-wasi -O3 -msimd128 -mbulk-memory -DNO_GETENV -DNO_PUTENV \
+  -I"$here" -I"$src" -Wno-shift-negative-value \
+  -nostartfiles -Wl,--no-entry -Wl,--export=malloc -Wl,--export=free \
+  -Wl,--initial-memory=1048576 -Wl,--max-memory=268435456 -Wl,--strip-all -Wl,--gc-sections \
+  -o "$out" "$here/decoder.c" "$@"
+echo "$out: $(wc -c < "$out") bytes"
+# Test-only: the transcoder that writes the tests' arithmetic-coded fixtures (transcode.c).
+fixture="$here/../../test/fixtures/jpeg-arith.wasm"
+encoder="jcapimin.c jcarith.c jchuff.c jcmarker.c jcmaster.c jcparam.c jcphuff.c jctrans.c jdatadst.c"
+set --
+for f in $files $encoder; do set -- "$@" "$src/$f"; done
+clang --target=wasm32-wasi -Oz -DNO_GETENV -DNO_PUTENV -I"$here" -I"$src" -Wno-shift-negative-value \
+  -nostartfiles -Wl,--no-entry -Wl,--export=malloc -Wl,--export=free -Wl,--strip-all -Wl,--gc-sections \
+  -o "$fixture" "$here/transcode.c" "$@"
+echo "$fixture: $(wc -c < "$fixture") bytes"

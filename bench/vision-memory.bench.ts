@@ -123,8 +123,16 @@ function adversarialInputs(raw: Raw): Input[] {
       "GIF: 3840x3840 interlaced photo (at max_input_pixels)",
       () => bytesOf(photo(3840, 3840).gif({ progressive: true })),
     ],
-    ["WebP: 2448x2448 lossy photo (photon cap)", () => bytesOf(photo(2448, 2448).webp({ quality: 90 }))],
-    ["WebP: 2448x2448 lossless photo (photon cap)", () => bytesOf(photo(2448, 2448).webp({ lossless: true }))],
+    ["WebP: 3840x3840 lossy photo (at max_input_pixels)", () => bytesOf(photo(3840, 3840).webp({ quality: 90 }))],
+    [
+      "WebP: 3840x3840 lossless RGBA screenshot (at max_input_pixels)",
+      () =>
+        bytesOf(
+          sharp(Buffer.from(withAlpha(screenshotPixels(3840, 3840))), {
+            raw: { width: 3840, height: 3840, channels: 4 },
+          }).webp({ lossless: true }),
+        ),
+    ],
   ];
 }
 

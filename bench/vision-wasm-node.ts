@@ -12,7 +12,9 @@ export function loadVisionWasmNode(): VisionWasm {
       readFileSync(new URL("../shared/vision/wasm/jpeg.decode.wasm", import.meta.url)),
     ),
     jpegEncoder: compile("@jsquash/jpeg/codec/enc/mozjpeg_enc.wasm"),
-    photon: new WebAssembly.Module(readFileSync(require.resolve("@cf-wasm/photon/photon.wasm"))),
+    webpDecoder: new WebAssembly.Module(
+      readFileSync(new URL("../shared/vision/wasm/webp.decode.wasm", import.meta.url)),
+    ),
     simd: new WebAssembly.Module(readFileSync(new URL("../shared/vision/wasm/vision.simd.wasm", import.meta.url))),
   };
 }

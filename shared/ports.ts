@@ -142,8 +142,11 @@ export interface VisionWasm {
    * fits use our own encoder (jpeg.baseline.ts), so runtime entries leave it out of their bundle.
    */
   jpegEncoder?: WebAssembly.Module;
-  /** photon (`@cf-wasm/photon/photon.wasm`): WebP, the one format without a row decoder of our own. */
-  photon: WebAssembly.Module;
+  /**
+   * libwebp's decoder and demuxer with our glue (`shared/vision/wasm/webp.decode.wasm`, built by
+   * native/webp/build.sh): WebP scaled while decoding.
+   */
+  webpDecoder: WebAssembly.Module;
   /**
    * Our own 128-bit SIMD kernels (`shared/vision/wasm/vision.simd.wasm`, built from the .wat beside
    * it): PNG unfiltering and alpha flattening, the resampler's Lanczos passes, and the encoder's

@@ -2,13 +2,13 @@
  * Workers adapter of the VisionWasm port: workerd imports `.wasm` files as compiled modules, so the
  * codecs are compiled once per isolate here and instantiated per request by shared/vision. MozJPEG
  * (the port's optional `jpegEncoder`) is left out: production fits use our own JPEG encoder, so the
- * bundle does not carry its 250 KB module. The JPEG decoder is our libjpeg-turbo build (native/jpeg/,
- * with arithmetic decoding); our own SIMD kernels (`simd`, about 5 KB) make PNG
+ * bundle does not carry its 250 KB module. The JPEG and WebP decoders are our builds of libjpeg-turbo
+ * and libwebp (native/jpeg/, native/webp/); our own SIMD kernels (`simd`, about 5 KB) make PNG
  * unfiltering, the resampling and the encoder several times faster than the JS fallback.
  */
-import photon from "@cf-wasm/photon/photon.wasm";
 import jpegDecoder from "../shared/vision/wasm/jpeg.decode.wasm";
+import webpDecoder from "../shared/vision/wasm/webp.decode.wasm";
 import simd from "../shared/vision/wasm/vision.simd.wasm";
 import type { VisionWasm } from "../shared/ports";
 
-export const visionWasm: VisionWasm = { jpegDecoder, photon, simd };
+export const visionWasm: VisionWasm = { jpegDecoder, webpDecoder, simd };

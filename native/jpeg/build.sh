@@ -12,9 +12,8 @@ version=2.1.5
 sha256=254f3642b04e309fee775123133c6464181addc150499561020312ec61c1bf7c
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-curl -sSf -o "$work/src.tar.gz" "http://deb.debian.org/debian/pool/main/libj/libjpeg-turbo/libjpeg-turbo_$version.orig.tar.gz"
-echo "$sha256  $work/src.tar.gz" | sha256sum -c - >/dev/null
-tar xzf "$work/src.tar.gz" -C "$work"
+. "$here/../debian-source.sh"
+debian_source "libj/libjpeg-turbo/libjpeg-turbo_$version.orig.tar.gz" "$sha256" "$work"
 src="$work/libjpeg-turbo-$version"
 # wasm32 has 32-bit pointers and native 64-bit integers, like x86-64's x32 ABI: give the Huffman
 # decoder the 64-bit bit buffer it uses there (docs/benchmarks.md: the entropy decode's share).

@@ -359,14 +359,6 @@ export async function fitImage(
   const window: Crop = crop ?? { x: 0, y: 0, width, height };
   const target = targetSize(window.width, window.height, opts.maxLongEdge);
   const storedWindow = toStored(window, orientation, header.width, header.height);
-  if (codec.maxPixels !== undefined && width * height > codec.maxPixels) {
-    const kind = codec.label;
-    throw new AppError(
-      413,
-      "image_too_large",
-      `The ${width}x${height} ${kind} is over this service's ${(codec.maxPixels / 1e6).toFixed(0)} MP limit for ${kind} images. Send it as JPEG or (non-interlaced) PNG, or downscale it.`,
-    );
-  }
   const toSrgb = iccToSrgb(await image.colorProfile());
   let wasmPeakBytes = 0;
   let usedSimd = false;

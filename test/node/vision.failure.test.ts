@@ -5,13 +5,16 @@
  * Every error here is raised by the real module named, not built by hand.
  */
 import { describe, expect, it } from "vitest";
+import sharp from "sharp";
 import { AppError } from "../../shared/http/errors";
 import { DecoderFailure, decodeCallerBytes } from "../../shared/vision/codecs/codec";
 import { decodeJpegRgb } from "../../shared/vision/codecs/jpeg/jpeg.decode";
-import { decodeWithPhoton } from "../../shared/vision/codecs/photon/photon.decode";
+import { decodeWebpRows } from "../../shared/vision/codecs/webp/webp.decode";
+import { fitImage } from "../../shared/vision/fit";
 import { StreamingResampler } from "../../shared/vision/resample";
 import { fitFailure } from "../../shared/vision/vision.service";
 import { loadVisionWasmNode } from "../../bench/vision-wasm-node";
+import { photoPixels } from "../fixtures/images";
 import { vp8lHeader, webpOf } from "../fixtures/hostile";
 
 const wasm = loadVisionWasmNode();
@@ -49,22 +52,41 @@ describe("a failed fit is answered by whose fault it is", () => {
     expect(answer.message).not.toMatch(/image (is|could not)|re-save/i);
   });
 
-  it("photon trapping on a WebP's garbage VP8L data is tagged at the codec boundary and answered 400 invalid_image", () => {
-    const failure = thrown(() => decodeWithPhoton(webpOf([["VP8L", vp8lHeader(64, 48)]]), "WEBP", wasm.photon, toOne));
+  it("libjpeg-turbo giving up on data the walk let through (a scan naming a component the frame lacks) is tagged at the codec boundary and answered 400 invalid_image", async () => {
+    const rgb = photoPixels(64, 48);
+    const jpeg = new Uint8Array(
+      await sharp(Buffer.from(rgb), { raw: { width: 64, height: 48, channels: 3 } })
+        .jpeg()
+        .toBuffer(),
+    );
+    const sos = jpeg.findIndex((v, i) => v === 0xff && jpeg[i + 1] === 0xda);
+    jpeg[sos + 5] = 9; // the scan's first component selector: no component 9 in the frame
+    const failure = await fitImage(jpeg, { embedTargetBytes: 4096, maxLongEdge: 1568, maxInputPixels: 1e8 }, wasm).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
     expect(failure).toBeInstanceOf(DecoderFailure);
-    expect((failure as DecoderFailure).decoder).toBe("photon");
-    // The same kind of error as our kernel's trap: only the tag tells them apart.
-    expect((failure as DecoderFailure).cause).toBeInstanceOf(WebAssembly.RuntimeError);
+    expect((failure as DecoderFailure).decoder).toBe("libjpeg-turbo");
     const answer = fitFailure(failure) as AppError;
     expect([answer.status, answer.code]).toEqual([400, "invalid_image"]);
     expect(answer.message).toBe(
-      "The WEBP image could not be decoded: its data is corrupt. Re-save or re-export it and send the complete file.",
+      "The JPEG image could not be decoded: its data is corrupt or uses an unsupported variant. Re-save or re-export it and send the complete file.",
     );
+  });
+
+  it("libwebp refusing a WebP's garbage VP8L data is a 400 invalid_image naming the format", () => {
+    const refusal = thrown(() =>
+      decodeWebpRows(webpOf([["VP8L", vp8lHeader(64, 48)]]), 64, 48, 1, wasm.webpDecoder, toOne),
+    );
+    expect(refusal).toBeInstanceOf(AppError);
+    const answer = fitFailure(refusal) as AppError;
+    expect([answer.status, answer.code]).toEqual([400, "invalid_image"]);
+    expect(answer.message).toMatch(/^The WEBP image (could not be decoded: its data is corrupt|is cut short)/);
   });
 
   it("memory running out inside a decoder call, or anywhere in the engine, is a 413 image_too_large", () => {
     const inside = thrown(() =>
-      decodeCallerBytes("photon", "GIF", "could not be decoded: its data is corrupt", growPastMaximum),
+      decodeCallerBytes("libwebp", "WEBP", "could not be decoded: its data is corrupt", growPastMaximum),
     );
     expect(inside).toBeInstanceOf(DecoderFailure);
     expect((inside as DecoderFailure).exhausted).toBe(true);
@@ -86,7 +108,7 @@ describe("a failed fit is answered by whose fault it is", () => {
     expect(fitFailure(refusal)).toBe(refusal);
   });
 
-  it("TurboJPEG failing on bytes we encoded (the fidelity check's decode) is our failure, not the caller's", () => {
+  it("libjpeg-turbo failing on bytes we encoded (the fidelity check's decode) is our failure, not the caller's", () => {
     const notJpeg = new Uint8Array([0xff, 0xd8, 0xff, 0xc0, 0x00, 0x02, 0xff, 0xd9]);
     const failure = thrown(() => decodeJpegRgb(notJpeg, wasm.jpegDecoder));
     expect(failure).not.toBeInstanceOf(AppError);

@@ -1,7 +1,8 @@
 /**
- * GIF and interlaced PNG decoded row by row by our own code (no whole-image decoder), against
- * libvips (sharp) as the reference decode: every variant a real encoder writes, transparency and
- * frames smaller than the screen, and images past the old 6 MP photon cap fitted instead of refused.
+ * GIF and interlaced PNG decoded row by row by our own code (no whole-image decoder), and WebP
+ * scaled while decoding by our libwebp build, against libvips (sharp) as the reference decode:
+ * every variant a real encoder writes, transparency and frames smaller than the screen, and images
+ * past the old 6 MP photon cap fitted instead of refused.
  */
 import { describe, expect, it } from "vitest";
 import sharp from "sharp";
@@ -10,11 +11,12 @@ import { readImageHeader, walkGifFrames } from "../../shared/media/image-header"
 import { decodeGifRows } from "../../shared/vision/codecs/gif/gif.decode";
 import { decodeAdam7Rows } from "../../shared/vision/codecs/png/png.adam7";
 import { parseChunks } from "../../shared/vision/codecs/png/png.decode";
+import { decodeWebpRows } from "../../shared/vision/codecs/webp/webp.decode";
 import { fitImage } from "../../shared/vision/fit";
 import { StreamingResampler } from "../../shared/vision/resample";
 import { loadVisionWasmNode } from "../../bench/vision-wasm-node";
 import { gifFrameData, photoPixels, screenshotPixels } from "../fixtures/images";
-import { pngOf } from "../fixtures/hostile";
+import { anmf, firstWebpChunk, pngOf, vp8x, webpOf } from "../fixtures/hostile";
 
 const wasm = loadVisionWasmNode();
 const opts = { embedTargetBytes: 262_144, maxLongEdge: 1568, maxInputPixels: 14_745_600 };
@@ -216,5 +218,84 @@ describe("interlaced (Adam7) PNG, decoded pass by pass", () => {
     expect(error.message).toBe(
       "The PNG image is truncated: its compressed data ends in Adam7 pass 7 of 7. Re-save or re-export it and send the complete file.",
     );
+  });
+});
+
+describe("WebP, decoded by libwebp scaled while decoding", () => {
+  const photo = (w: number, h: number) => raw(photoPixels(w, h), w, h);
+  it.each([
+    ["lossy", () => photo(203, 151).webp({ quality: 90 })],
+    ["lossless", () => photo(203, 151).webp({ lossless: true })],
+    ["lossy with alpha", () => photo(203, 151).ensureAlpha(0.4).webp({ quality: 90 })],
+    ["lossless with alpha", () => photo(203, 151).ensureAlpha(0.4).webp({ lossless: true })],
+  ] as const)("203x151 %s at its own size: the pixels libvips decodes", async (_name, make) => {
+    const webp = new Uint8Array(await make().toBuffer());
+    const ours = decodeWebpRows(webp, 203, 151, 1, wasm.webpDecoder, sameSize).resampler.finish();
+    // Both decode with libwebp; flattening rounds differently by at most one level on translucent pixels.
+    expect(psnr(ours, await sharpPixels(webp))).toBeGreaterThan(50);
+  });
+
+  it.each([
+    ["lossy photo", () => photo(4000, 3000).webp({ quality: 90 }), 0],
+    ["lossless screenshot", () => raw(screenshotPixels(4000, 3000), 4000, 3000).webp({ lossless: true }), 4],
+  ] as const)(
+    "a 4000x3000 %s WebP, past the old 6 MP photon cap, is fitted as libvips shows it, in a fraction of photon's memory",
+    async (_name, make, bytesPerPixel) => {
+      const webp = new Uint8Array(await make().toBuffer());
+      const out = await fitImage(webp, { ...opts, embedTargetBytes: 1_048_576 }, wasm);
+      expect([out.width, out.height]).toEqual([1568, 1176]);
+      // photon held about 15 bytes a pixel (180 MB here). libwebp holds the file and writes its
+      // output at 2.5x the cap (3920x2940 RGB); lossless also holds its ARGB (4 bytes a pixel), as
+      // VP8L's backward references require.
+      const output = 3920 * 2940 * 3;
+      expect(out.wasmPeakBytes).toBeLessThan(webp.length + bytesPerPixel * 4000 * 3000 + output + 4 * 2 ** 20);
+      // The reference is libvips decoding the whole frame, then Lanczos (its own WebP shrink-on-load
+      // is the rescaler alone, 33.9 dB on this screenshot).
+      const shown = new Uint8Array(await sharp(out.data).raw().toBuffer());
+      const expected = new Uint8Array(
+        await sharp(webp)
+          .resize(1568, 1176, { fit: "fill", kernel: "lanczos3", fastShrinkOnLoad: false })
+          .raw()
+          .toBuffer(),
+      );
+      expect(psnr(shown, expected)).toBeGreaterThan(38);
+    },
+  );
+
+  it("an animation gives its first frame on the canvas, white where that frame does not reach", async () => {
+    const frame = firstWebpChunk(
+      new Uint8Array(
+        await raw(new Uint8Array(40 * 30 * 3).fill(0), 40, 30)
+          .webp({ lossless: true })
+          .toBuffer(),
+      ),
+    );
+    const webp = webpOf([
+      ["VP8X", vp8x(100, 80, 0x02)],
+      ["ANIM", new Uint8Array(6)],
+      ["ANMF", anmf(20, 10, 40, 30, [frame])],
+    ]);
+    expect(readImageHeader(webp)).toMatchObject({ width: 100, height: 80, animated: true });
+    const out = decodeWebpRows(webp, 100, 80, 1, wasm.webpDecoder, sameSize).resampler.finish();
+    const at = (x: number, y: number) => [...out.subarray((y * 100 + x) * 3, (y * 100 + x) * 3 + 3)];
+    expect(at(5, 5)).toEqual([255, 255, 255]);
+    expect(at(30, 20)).toEqual([0, 0, 0]);
+    expect(at(59, 39)).toEqual([0, 0, 0]);
+    expect(at(60, 40)).toEqual([255, 255, 255]);
+  });
+
+  it("a file cut inside its frame data (its RIFF sizes made to agree) is a 400 invalid_image, passed through or not", async () => {
+    const webp = new Uint8Array(await photo(640, 480).webp({ quality: 90 }).toBuffer());
+    const cut = webp.slice(0, webp.length - 2000);
+    new DataView(cut.buffer).setUint32(4, cut.length - 8, true);
+    new DataView(cut.buffer).setUint32(16, cut.length - 20, true);
+    // Small enough to pass through (the verification decodes it) and too large (the fit decodes it).
+    for (const embedTargetBytes of [262_144, 16_384]) {
+      const error = await refusal(fitImage(cut, { ...opts, embedTargetBytes }, wasm));
+      expect(error.status).toBe(400);
+      expect(error.message).toBe(
+        "The WEBP image is cut short: its frame data ends early. Re-save or re-export it and send the complete file.",
+      );
+    }
   });
 });

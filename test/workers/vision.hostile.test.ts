@@ -308,8 +308,8 @@ describe("nothing unverified is passed through", () => {
     );
   });
 
-  it("a WebP whose VP8L data traps photon (it panics on the garbage) is a 400, with its slot given back", async () => {
-    // Header and chunk sizes are right, so only the decoder meets the garbage: a region makes it decode.
+  it("a WebP whose VP8L data is garbage (libwebp refuses it) is a 400, with its slot given back", async () => {
+    // Header and chunk sizes are right, so only the decoder meets the garbage.
     const garbage = webpOf([["VP8L", vp8lHeader(64, 48, 200)]]);
     const session = uniqueToken();
     for (let i = 0; i < 4; i++) {

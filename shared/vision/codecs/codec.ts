@@ -24,22 +24,15 @@ export interface ImageSource {
 
 /**
  * One image format's decoding side, chosen once from the header (codecs/registry.ts#codecFor): its
- * structure check, the verification before a pass-through, its rows, its colour profile and the
- * largest image it decodes within an isolate's memory. The fit knows no format beyond this.
+ * structure check, the verification before a pass-through, its rows and its colour profile. The fit
+ * knows no format beyond this.
  */
 export interface Codec {
-  /** How messages name the format ("JPEG", "interlaced PNG"). */
-  readonly label: string;
   /**
    * A lossless format (PNG, GIF: screenshots, diagrams): the fit may send the fitted image as a PNG
    * instead of a JPEG (fit.ts, docs/vision.md).
    */
   readonly lossless: boolean;
-  /**
-   * Largest width x height this codec decodes within an isolate's memory, when that is below the
-   * service's `max_input_pixels` (its decoder holds the whole image); undefined: no lower cap.
-   */
-  readonly maxPixels?: number;
   /**
    * Walks the structure every later step relies on, once per fit, before any pixel is decoded.
    * @throws AppError 400 `invalid_image` (or 413/415) naming what the structure breaks.
@@ -81,7 +74,7 @@ export interface DecodeStats {
 }
 
 /**
- * A third-party decoder (photon, libjpeg-turbo) failed while it read the caller's bytes: a trap, a panic
+ * A third-party decoder (libjpeg-turbo, libwebp) failed while it read the caller's bytes: a trap, a panic
  * or an abort inside it. Only `decodeCallerBytes` raises it, so a trap anywhere else (our SIMD
  * kernels, the resampler, the encoder, a decode of our own output) is never taken for a broken
  * image: the service answers this with 400 `invalid_image` (413 when memory ran out) and anything
@@ -93,7 +86,7 @@ export class DecoderFailure extends Error {
 
   /** `format` and `what` complete "The <format> image <what>." in the message sent to the caller. */
   constructor(
-    readonly decoder: "photon" | "libjpeg-turbo",
+    readonly decoder: "libjpeg-turbo" | "libwebp",
     readonly format: string,
     readonly what: string,
     cause: unknown,
@@ -114,7 +107,7 @@ export function isOutOfMemory(error: unknown): boolean {
  * Wrap only the decoder's own calls: rows handed to our resampler run outside, so a fault of ours
  * stays ours. An AppError (a refusal we raised from an import) passes unchanged.
  * @example
- * const image = decodeCallerBytes("photon", "WEBP", "could not be decoded: its data is corrupt", () => photon.decode(ptr, len));
+ * const status = decodeCallerBytes("libwebp", "WEBP", "could not be decoded: its data is corrupt", () => wd.wd_info(src, len, info));
  */
 export function decodeCallerBytes<T>(
   decoder: DecoderFailure["decoder"],
@@ -127,5 +120,28 @@ export function decodeCallerBytes<T>(
   } catch (error) {
     if (error instanceof AppError) throw error;
     throw new DecoderFailure(decoder, format, what, error);
+  }
+}
+
+/**
+ * One row of 8-bit RGBA at `src[at..]` flattened on white into `out` as RGB:
+ * round((c·a + 255·(255 − a)) / 255) in integers, exact for every c and a.
+ */
+export function flattenRgbaRow(src: Uint8Array, at: number, width: number, out: Uint8Array): void {
+  for (let p = at, o = 0, end = at + width * 4; p < end; p += 4, o += 3) {
+    const a = src[p + 3]!;
+    if (a === 255) {
+      out[o] = src[p]!;
+      out[o + 1] = src[p + 1]!;
+      out[o + 2] = src[p + 2]!;
+    } else {
+      const keep = (255 - a) * 255 + 128;
+      const r = src[p]! * a + keep,
+        g = src[p + 1]! * a + keep,
+        b = src[p + 2]! * a + keep;
+      out[o] = (r + (r >> 8)) >> 8;
+      out[o + 1] = (g + (g >> 8)) >> 8;
+      out[o + 2] = (b + (b >> 8)) >> 8;
+    }
   }
 }

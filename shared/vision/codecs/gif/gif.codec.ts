@@ -9,7 +9,6 @@ import { decodeGifRows } from "./gif.decode";
 import { decodeGifFrame } from "./gif.lzw";
 
 export const gifCodec: Codec = {
-  label: "GIF",
   lossless: true,
   open({ bytes, header }) {
     return {

@@ -1,7 +1,7 @@
 /**
  * GIF decode in JS, row by row: the first frame's LZW data (gif.lzw.ts) fills one row of palette
  * indices at a time, which is painted into an RGB row of the logical screen (transparent pixels and
- * whatever the frame does not cover flattened on white, as photon and libvips show them) and handed
+ * whatever the frame does not cover flattened on white, as libvips shows them) and handed
  * to the resampler. An interlaced frame stores its even rows first, so those are kept as indices
  * (half a byte per pixel of the frame) until the fourth pass brings the odd rows in order.
  */

@@ -9,7 +9,6 @@ import type { Codec } from "../codec";
 import { cmykColorOf, decodeJpegRows, decodeJpegWithoutRows, type CmykColor } from "./jpeg.decode";
 
 export const jpegCodec: Codec = {
-  label: "JPEG",
   lossless: false,
   open({ bytes, header, jpeg }, wasm) {
     // Resumed from the header's walk when the sniff kept it: each file is walked once.

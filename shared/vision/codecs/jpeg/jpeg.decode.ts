@@ -13,13 +13,13 @@ import type { CmykTransform } from "../../color/icc";
 /** libjpeg's J_COLOR_SPACE values of a frame that holds print colours (decoded to CMYK, converted here). */
 const JCS_CMYK = 4;
 const JCS_YCCK = 5;
-/** Rows pulled from the decoder per call: one band of libjpeg's own output at most scales. */
-const BAND_ROWS = 16;
 /**
  * The DCT-scaled decode stops this factor above the target (libvips leaves its resampler 1.5–2x):
  * n/8 IDCT scaling alone aliases and blurs block by block, Lanczos then does the real shrink.
  */
 const LANCZOS_MARGIN = 1.5;
+/** Rows pulled from the decoder per call: one band of libjpeg's own output at most scales. */
+const BAND_ROWS = 16;
 
 /** What libjpeg-turbo's fatal error unwinds with (the instance is abandoned, never reused). */
 class LibjpegAbort extends Error {}

@@ -9,7 +9,6 @@ import { decodePngRows, parseChunks, pngIccProfile } from "./png.decode";
 import { verifyPngData } from "./png.verify";
 
 export const pngCodec: Codec = {
-  label: "PNG",
   lossless: true,
   open({ bytes }, wasm) {
     const info = parseChunks(bytes);

@@ -3,14 +3,14 @@
  * scanline is unfiltered against the previous one and handed to the resampler as RGB with
  * transparency flattened on white. Only two scanlines and the destination accumulator are held, so
  * a 5K screenshot costs a few MB instead of 59 MB of RGBA. With our SIMD module the two scanlines
- * live in its memory and are unfiltered (and RGBA flattened) there. Interlaced (Adam7) files are not
- * streamable and go to the photon path instead.
+ * live in its memory and are unfiltered (and RGBA flattened) there. Interlaced (Adam7) files take
+ * png.adam7.ts, which holds the even rows.
  */
 import { readAtMost } from "../../../bytes";
 import type { AppError } from "../../../http/errors";
 import { invalidImage } from "../../../media/image-header";
 import type { StreamingResampler } from "../../resample";
-import type { ResamplerFactory } from "../codec";
+import { flattenRgbaRow, type ResamplerFactory } from "../codec";
 import { SimdPngKernels } from "../../wasm/vision.simd";
 
 /** A PNG's chunks, validated (order, sizes, CRCs) down to IEND: what its decode and its verification read. */
@@ -247,25 +247,7 @@ export function makeRowConverter(info: PngInfo): RowConverter | undefined {
   // 8-bit RGB without a transparent colour is already what the resampler takes: no conversion.
   if (colorType === 2 && bitDepth === 8 && !(transparency && transparency.length >= 6)) return undefined;
   if (colorType === 6 && bitDepth === 8) {
-    return (line, out) => {
-      for (let p = 0, o = 0, end = width * 4; p < end; p += 4, o += 3) {
-        const a = line[p + 3]!;
-        if (a === 255) {
-          out[o] = line[p]!;
-          out[o + 1] = line[p + 1]!;
-          out[o + 2] = line[p + 2]!;
-        } else {
-          // round((c·a + 255·(255 − a)) / 255), the flatten on white, in integers (exact for all c, a).
-          const keep = (255 - a) * 255 + 128;
-          const r = line[p]! * a + keep,
-            g = line[p + 1]! * a + keep,
-            b = line[p + 2]! * a + keep;
-          out[o] = (r + (r >> 8)) >> 8;
-          out[o + 1] = (g + (g >> 8)) >> 8;
-          out[o + 2] = (b + (b >> 8)) >> 8;
-        }
-      }
-    };
+    return (line, out) => flattenRgbaRow(line, 0, width, out);
   }
   if (colorType === 0 || colorType === 3) {
     const max = (1 << bitDepth) - 1;

@@ -1,0 +1,150 @@
+/**
+ * WebP through libwebp (our WASM build, native/webp/) in an instance created for this one call.
+ * libwebp scales while decoding (an area-averaging rescaler) to WEBP_MARGIN above the target, less
+ * if that would pass the memory it may use, so the output it writes is bounded by the fit's size,
+ * not the image's; a lossless frame holds its ARGB (4 bytes a pixel) on the way, as VP8L's
+ * backward references need. An animation gives its first frame (through libwebp's demuxer),
+ * placed on the canvas over white.
+ */
+import { AppError } from "../../../http/errors";
+import { invalidImage } from "../../../media/image-header";
+import type { StreamingResampler } from "../../resample";
+import { decodeCallerBytes, flattenRgbaRow, type DecodeStats, type ResamplerFactory } from "../codec";
+
+/** The exports of shared/vision/wasm/webp.decode.wasm (native/webp/decoder.c). */
+interface WebpDecoderExports {
+  memory: WebAssembly.Memory;
+  malloc(size: number): number;
+  wd_info(source: number, length: number, out: number): number;
+  wd_decode(
+    source: number,
+    length: number,
+    width: number,
+    height: number,
+    alpha: number,
+    pixels: number,
+    stride: number,
+    size: number,
+  ): number;
+}
+
+/**
+ * libwebp's rescaler stops this factor above the target and our Lanczos does the rest. Measured on a
+ * 4000x3000 screenshot fitted at 1 MiB, PSNR against Lanczos of the original: 35.7 dB at 1.5, 38.3
+ * at 2, 39.5 at 2.5, 39.9 decoded at full size; sharp's own WebP shrink-on-load gives 33.9
+ * (docs/benchmarks.md, "Our libwebp build").
+ */
+const WEBP_MARGIN = 2.5;
+/**
+ * What the decode may hold in WASM memory (the file, a lossless frame's ARGB, the output): the
+ * margin shrinks to stay within it, never below the target itself.
+ */
+const WEBP_MEMORY_BYTES = 80 * 2 ** 20;
+/** Lossless (VP8L) in wd_info's format field. */
+const FORMAT_LOSSLESS = 2;
+
+/** libwebp's VP8StatusCode values the answer tells apart. */
+const VP8_STATUS_OUT_OF_MEMORY = 1;
+const VP8_STATUS_NOT_ENOUGH_DATA = 7;
+
+const CORRUPT = "could not be decoded: its data is corrupt";
+
+function outOfMemory(width: number, height: number): AppError {
+  return new AppError(
+    413,
+    "image_too_large",
+    `The ${width}x${height} WEBP needs more memory to decode than this service allows. Send a smaller image.`,
+  );
+}
+
+/** What libwebp's status says about the caller's bytes. */
+function refusal(status: number, width: number, height: number): AppError {
+  if (status === VP8_STATUS_OUT_OF_MEMORY) return outOfMemory(width, height);
+  if (status === VP8_STATUS_NOT_ENOUGH_DATA) return invalidImage("WEBP", "is cut short: its frame data ends early");
+  return invalidImage("WEBP", CORRUPT);
+}
+
+/**
+ * Decodes the first frame of a WebP and streams its RGB rows (alpha flattened on white) into the
+ * resampler the factory builds for the decoded size. `minScale`: the output's pixels per original
+ * pixel; a still image (or a first frame covering its canvas) is decoded scaled to WEBP_MARGIN
+ * times that (less where memory says so, never below it), never above its own size.
+ */
+export function decodeWebpRows(
+  bytes: Uint8Array,
+  width: number,
+  height: number,
+  minScale: number,
+  module: WebAssembly.Module,
+  makeResampler: ResamplerFactory,
+): { stats: DecodeStats; resampler: StreamingResampler } {
+  const wd = new WebAssembly.Instance(module, {}).exports as unknown as WebpDecoderExports;
+  const call = <T>(run: () => T) => decodeCallerBytes("libwebp", "WEBP", CORRUPT, run);
+  const src = wd.malloc(bytes.length);
+  const info = wd.malloc(44);
+  if (src === 0 || info === 0) throw outOfMemory(width, height);
+  new Uint8Array(wd.memory.buffer, src, bytes.length).set(bytes);
+  const status = call(() => wd.wd_info(src, bytes.length, info));
+  if (status !== 0) throw refusal(status, width, height);
+  const [canvasWidth, canvasHeight, alpha, , at, length, x0, y0, frameWidth, frameHeight, format] = Array.from(
+    new Int32Array(wd.memory.buffer, info, 11),
+  ) as [number, number, number, number, number, number, number, number, number, number, number];
+  // The header sniff read the canvas and checked every frame against it; libwebp must agree.
+  if (canvasWidth !== width || canvasHeight !== height)
+    throw invalidImage("WEBP", `decodes to ${canvasWidth}x${canvasHeight}, not the ${width}x${height} it declares`);
+  const whole = x0 === 0 && y0 === 0 && frameWidth === width && frameHeight === height;
+  const channels = alpha ? 4 : 3;
+  // Only a frame that is the whole canvas is scaled: a smaller first frame is placed at full size.
+  const held = bytes.length + (format === FORMAT_LOSSLESS ? 4 * frameWidth * frameHeight : 0);
+  const affordable = Math.sqrt(Math.max(0, WEBP_MEMORY_BYTES - held) / (channels * frameWidth * frameHeight));
+  const scale = whole ? Math.min(1, Math.max(minScale, Math.min(minScale * WEBP_MARGIN, affordable))) : 1;
+  const outWidth = Math.max(1, Math.ceil(frameWidth * scale));
+  const outHeight = Math.max(1, Math.ceil(frameHeight * scale));
+  const stride = outWidth * channels;
+  const pixels = wd.malloc(stride * outHeight);
+  if (pixels === 0) throw outOfMemory(width, height);
+  const decoded = call(() =>
+    wd.wd_decode(src + at, length, outWidth, outHeight, alpha, pixels, stride, stride * outHeight),
+  );
+  if (decoded !== 0) throw refusal(decoded, width, height);
+
+  const resampler = whole ? makeResampler(outWidth, outHeight) : makeResampler(width, height);
+  const memory = new Uint8Array(wd.memory.buffer);
+  const rgb = new Uint8Array((whole ? outWidth : width) * 3);
+  const rows = whole ? outHeight : height;
+  for (let row = 0; row < rows; row++) {
+    if (!resampler.wantsRow(row)) continue;
+    const frameRow = whole ? row : row - y0;
+    if (frameRow < 0 || frameRow >= frameHeight) {
+      rgb.fill(255);
+    } else {
+      const line = pixels + frameRow * stride;
+      // Outside a smaller first frame the canvas shows white (the fit flattens every image on white).
+      const into = whole ? rgb : rgb.subarray(x0 * 3, (x0 + frameWidth) * 3);
+      if (!whole) rgb.fill(255);
+      if (alpha) flattenRgbaRow(memory, line, outWidth, into);
+      else into.set(memory.subarray(line, line + outWidth * 3));
+    }
+    resampler.pushRow(row, rgb);
+  }
+  return {
+    stats: {
+      wasmBytes: wd.memory.buffer.byteLength,
+      decodedWidth: whole ? outWidth : width,
+      decodedHeight: whole ? outHeight : height,
+    },
+    resampler,
+  };
+}
+
+/** Takes no row: what a verification hands the decoder. */
+const NO_ROWS = { wantsRow: () => false, pushRow: () => undefined, finish: () => new Uint8Array(0) };
+
+/**
+ * Decodes all of a WebP's first frame, scaled to an eighth and handing over no row: how a WebP
+ * embedded unchanged is verified (every VP8/VP8L bit read, as a decode of any size reads them).
+ * @throws AppError 400 `invalid_image` when libwebp cannot decode it.
+ */
+export function verifyWebp(bytes: Uint8Array, width: number, height: number, module: WebAssembly.Module): void {
+  decodeWebpRows(bytes, width, height, 1 / 8 / WEBP_MARGIN, module, () => NO_ROWS as unknown as StreamingResampler);
+}

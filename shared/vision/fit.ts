@@ -18,12 +18,20 @@ import { codecFor } from "./codecs/registry";
 
 /**
  * Quality range searched: the whole range up to 100 (the budget is the user's knob: what it allows
- * is spent); below 30 blocks swamp text. Between QUALITY_MIN and QUALITY_COMFORT a full-size fit is
- * compared (by measured PSNR) with a smaller image at QUALITY_COMFORT, and the more faithful one is kept.
+ * is spent); below 30 blocks swamp text. Between QUALITY_MIN and QUALITY_COMPARED_BELOW a full-size
+ * fit is compared (by measured PSNR) with a smaller image at QUALITY_COMFORT, and the more faithful
+ * one is kept.
  */
 const QUALITY_MAX = 100;
 export const QUALITY_MIN = 30;
 const QUALITY_COMFORT = 50;
+/**
+ * The comparison runs only below this quality: over 136 fits (the bench's 17 inputs at 24–256 KiB)
+ * a full-size fit at 40–49 was compared 7 times and the smaller image never won (at best +0.19 dB,
+ * under RESOLUTION_PREFERENCE_DB), while each comparison costs a second search and two decodes
+ * (docs/benchmarks.md, "Fewer comparisons").
+ */
+const QUALITY_COMPARED_BELOW = 40;
 /**
  * A smaller image must measure this much more faithful to replace the full-size one: near a tie,
  * resolution (legible glyphs, exact coordinates) is worth more than a PSNR hair.
@@ -506,7 +514,8 @@ export async function fitImage(
   for (let round = 0; ; round++) {
     const outcome = search(rgb, size, round === 0 ? 80 : QUALITY_COMFORT);
     if (outcome.data && outcome.quality !== undefined) {
-      if (outcome.comfortable !== false || round > 0) return withLossless(result(outcome.data, outcome.quality, size));
+      if (outcome.comfortable !== false || outcome.quality >= QUALITY_COMPARED_BELOW || round > 0)
+        return withLossless(result(outcome.data, outcome.quality, size));
       const chosenTables = jpegTables;
       // Below the comfortable quality: measure whether a smaller image at that quality would show
       // the full-size picture more faithfully. The candidate is resampled from the full-size render

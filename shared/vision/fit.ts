@@ -26,7 +26,7 @@ const QUALITY_MAX = 100;
 export const QUALITY_MIN = 30;
 const QUALITY_COMFORT = 50;
 /**
- * The comparison runs only below this quality: over 136 fits (the bench's 17 inputs at 24–256 KiB)
+ * The comparison runs only below this quality: over 128 fits (the bench's 16 inputs at 24–256 KiB)
  * a full-size fit at 40–49 was compared 7 times and the smaller image never won (at best +0.19 dB,
  * under RESOLUTION_PREFERENCE_DB), while each comparison costs a second search and two decodes
  * (docs/benchmarks.md, "Fewer comparisons").

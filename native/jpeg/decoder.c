@@ -80,7 +80,10 @@ __attribute__((export_name("jd_start"))) long jd_start(int eighths, int cmyk, in
   return errors.num_warnings;
 }
 
-/* Decodes up to `count` rows into `rows` (each output_width x components bytes); returns how many. */
+/*
+ * Decodes up to `count` rows into `rows` (each output_width x components bytes); returns how many
+ * (0 only if libjpeg gave none, which the caller refuses rather than asking again).
+ */
 __attribute__((export_name("jd_read"))) int jd_read(unsigned char *rows, int count) {
   static JSAMPROW pointers[16];
   size_t stride = (size_t)decoder.output_width * (size_t)decoder.output_components;
@@ -88,7 +91,9 @@ __attribute__((export_name("jd_read"))) int jd_read(unsigned char *rows, int cou
   while (done < count && decoder.output_scanline < decoder.output_height) {
     int band = count - done > 16 ? 16 : count - done;
     for (int i = 0; i < band; i++) pointers[i] = rows + (size_t)(done + i) * stride;
-    done += (int)jpeg_read_scanlines(&decoder, pointers, (JDIMENSION)band);
+    JDIMENSION got = jpeg_read_scanlines(&decoder, pointers, (JDIMENSION)band);
+    if (got == 0) break;
+    done += (int)got;
   }
   return done;
 }

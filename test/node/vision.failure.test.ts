@@ -4,7 +4,9 @@
  * our own output that fails, is ours and must never be answered as the caller's broken image.
  * Every error here is raised by the real module named, not built by hand.
  */
+import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
+import fc from "fast-check";
 import sharp from "sharp";
 import { AppError } from "../../shared/http/errors";
 import { DecoderFailure, decodeCallerBytes } from "../../shared/vision/codecs/codec";
@@ -15,6 +17,7 @@ import { StreamingResampler } from "../../shared/vision/resample";
 import { fitFailure } from "../../shared/vision/vision.service";
 import { loadVisionWasmNode } from "../../bench/vision-wasm-node";
 import { photoPixels } from "../fixtures/images";
+import { toArithmetic } from "../fixtures/jpeg-arith";
 import { vp8lHeader, webpOf } from "../fixtures/hostile";
 
 const wasm = loadVisionWasmNode();
@@ -114,5 +117,46 @@ describe("a failed fit is answered by whose fault it is", () => {
     expect(failure).not.toBeInstanceOf(AppError);
     expect(failure).not.toBeInstanceOf(DecoderFailure);
     expect(fitFailure(failure)).toBe(failure); // untagged: the error handler answers 500 and logs it
+  });
+});
+
+describe("bytes flipped inside the image data (our libjpeg-turbo and libwebp builds)", () => {
+  const transcoder = new WebAssembly.Module(readFileSync(new URL("../fixtures/jpeg-arith.wasm", import.meta.url)));
+  const photo = () => sharp(Buffer.from(photoPixels(160, 120)), { raw: { width: 160, height: 120, channels: 3 } });
+  const bytesOf = async (image: ReturnType<typeof sharp>) => new Uint8Array(await image.toBuffer());
+  it.each([
+    ["JPEG baseline", () => bytesOf(photo().jpeg())],
+    ["JPEG progressive", () => bytesOf(photo().jpeg({ progressive: true }))],
+    ["JPEG arithmetic", async () => toArithmetic(transcoder, await bytesOf(photo().jpeg()))],
+    ["JPEG arithmetic progressive", async () => toArithmetic(transcoder, await bytesOf(photo().jpeg()), true)],
+    ["WebP lossy", () => bytesOf(photo().webp())],
+    ["WebP lossless with alpha", () => bytesOf(photo().ensureAlpha(0.5).webp({ lossless: true }))],
+  ] as const)("%s: a fit or a 4xx, never a crash or a 500 (property)", async (_name, make) => {
+    const whole = await make();
+    // Past the headers: the last two thirds of the file are entropy-coded data.
+    const from = Math.floor(whole.length / 3);
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(fc.tuple(fc.integer({ min: from, max: whole.length - 3 }), fc.integer({ min: 1, max: 255 })), {
+          minLength: 1,
+          maxLength: 8,
+        }),
+        async (flips) => {
+          const broken = whole.slice();
+          for (const [at, mask] of flips) broken[at]! ^= mask;
+          // A small budget: the image is decoded, never passed through on its structure alone.
+          const outcome = await fitImage(
+            broken,
+            { embedTargetBytes: 4096, maxLongEdge: 1568, maxInputPixels: 1e8 },
+            wasm,
+          ).then(
+            () => undefined,
+            (e: unknown) => fitFailure(e),
+          );
+          if (outcome) expect([400, 413, 415]).toContain((outcome as AppError).status);
+        },
+      ),
+      { numRuns: 40 },
+    );
   });
 });

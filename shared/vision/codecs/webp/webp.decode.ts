@@ -92,6 +92,12 @@ export function decodeWebpRows(
   // The header sniff read the canvas and checked every frame against it; libwebp must agree.
   if (canvasWidth !== width || canvasHeight !== height)
     throw invalidImage("WEBP", `decodes to ${canvasWidth}x${canvasHeight}, not the ${width}x${height} it declares`);
+  // The sniff checked every frame against the canvas; the demuxer's first frame must agree.
+  if (x0 < 0 || y0 < 0 || frameWidth < 1 || frameHeight < 1 || x0 + frameWidth > width || y0 + frameHeight > height)
+    throw invalidImage(
+      "WEBP",
+      `has a first frame (${frameWidth}x${frameHeight} at ${x0},${y0}) outside its ${width}x${height} canvas`,
+    );
   const whole = x0 === 0 && y0 === 0 && frameWidth === width && frameHeight === height;
   const channels = alpha ? 4 : 3;
   // Only a frame that is the whole canvas is scaled: a smaller first frame is placed at full size.

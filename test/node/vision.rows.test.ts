@@ -284,6 +284,31 @@ describe("WebP, decoded by libwebp scaled while decoding", () => {
     expect(at(60, 40)).toEqual([255, 255, 255]);
   });
 
+  it("a first frame smaller than its canvas is scaled with it: white around it, its pixels inside", async () => {
+    const frame = firstWebpChunk(
+      new Uint8Array(
+        await raw(new Uint8Array(400 * 200 * 3).fill(0), 400, 200)
+          .webp({ lossless: true })
+          .toBuffer(),
+      ),
+    );
+    const webp = webpOf([
+      ["VP8X", vp8x(1000, 800, 0x02)],
+      ["ANIM", new Uint8Array(6)],
+      ["ANMF", anmf(200, 400, 400, 200, [frame])],
+    ]);
+    // A quarter of the size with the 2.5x margin: the canvas and the frame at 0.625.
+    const decoded = decodeWebpRows(webp, 1000, 800, 0.25, wasm.webpDecoder, sameSize);
+    expect([decoded.stats.decodedWidth, decoded.stats.decodedHeight]).toEqual([625, 500]);
+    const out = decoded.resampler.finish();
+    const at = (x: number, y: number) => [...out.subarray((y * 625 + x) * 3, (y * 625 + x) * 3 + 3)];
+    expect(at(10, 10)).toEqual([255, 255, 255]);
+    expect(at(124, 249)).toEqual([255, 255, 255]); // left of the frame (it starts at 125, 250)
+    expect(at(125, 250)).toEqual([0, 0, 0]);
+    expect(at(374, 374)).toEqual([0, 0, 0]); // its last pixel (375 x 375 ends the frame)
+    expect(at(375, 375)).toEqual([255, 255, 255]);
+  });
+
   it("a file cut inside its frame data (its RIFF sizes made to agree) is a 400 invalid_image, passed through or not", async () => {
     const webp = new Uint8Array(await photo(640, 480).webp({ quality: 90 }).toBuffer());
     const cut = webp.slice(0, webp.length - 2000);

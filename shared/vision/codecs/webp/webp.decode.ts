@@ -4,7 +4,7 @@
  * if that would pass the memory it may use, so the output it writes is bounded by the fit's size,
  * not the image's; a lossless frame holds its ARGB (4 bytes a pixel) on the way, as VP8L's
  * backward references need. An animation gives its first frame (through libwebp's demuxer),
- * placed on the canvas over white.
+ * placed on the canvas over white at the same scale.
  */
 import { AppError } from "../../../http/errors";
 import { invalidImage } from "../../../media/image-header";
@@ -67,8 +67,9 @@ function refusal(status: number, width: number, height: number): AppError {
 /**
  * Decodes the first frame of a WebP and streams its RGB rows (alpha flattened on white) into the
  * resampler the factory builds for the decoded size. `minScale`: the output's pixels per original
- * pixel; a still image (or a first frame covering its canvas) is decoded scaled to WEBP_MARGIN
- * times that (less where memory says so, never below it), never above its own size.
+ * pixel; the frame is decoded scaled to WEBP_MARGIN times that (less where memory says so, never
+ * below it), never above its own size, and a first frame smaller than its canvas is placed at the
+ * same scale.
  */
 export function decodeWebpRows(
   bytes: Uint8Array,
@@ -98,47 +99,47 @@ export function decodeWebpRows(
       "WEBP",
       `has a first frame (${frameWidth}x${frameHeight} at ${x0},${y0}) outside its ${width}x${height} canvas`,
     );
-  const whole = x0 === 0 && y0 === 0 && frameWidth === width && frameHeight === height;
   const channels = alpha ? 4 : 3;
-  // Only a frame that is the whole canvas is scaled: a smaller first frame is placed at full size.
   const held = bytes.length + (format === FORMAT_LOSSLESS ? 4 * frameWidth * frameHeight : 0);
   const affordable = Math.sqrt(Math.max(0, WEBP_MEMORY_BYTES - held) / (channels * frameWidth * frameHeight));
-  const scale = whole ? Math.min(1, Math.max(minScale, Math.min(minScale * WEBP_MARGIN, affordable))) : 1;
-  const outWidth = Math.max(1, Math.ceil(frameWidth * scale));
-  const outHeight = Math.max(1, Math.ceil(frameHeight * scale));
-  const stride = outWidth * channels;
-  const pixels = wd.malloc(stride * outHeight);
+  const scale = Math.min(1, Math.max(minScale, Math.min(minScale * WEBP_MARGIN, affordable)));
+  // The canvas at that scale, and the first frame placed on it (the whole canvas for a still).
+  const outWidth = Math.max(1, Math.ceil(width * scale));
+  const outHeight = Math.max(1, Math.ceil(height * scale));
+  const left = Math.min(outWidth - 1, Math.floor(x0 * scale));
+  const top = Math.min(outHeight - 1, Math.floor(y0 * scale));
+  // A frame that reaches the canvas's edge reaches the scaled canvas's edge (a still: all of it).
+  const right = x0 + frameWidth === width ? outWidth : Math.min(outWidth, Math.round((x0 + frameWidth) * scale));
+  const bottom = y0 + frameHeight === height ? outHeight : Math.min(outHeight, Math.round((y0 + frameHeight) * scale));
+  const frameOutWidth = Math.max(1, right - left);
+  const frameOutHeight = Math.max(1, bottom - top);
+  const stride = frameOutWidth * channels;
+  const pixels = wd.malloc(stride * frameOutHeight);
   if (pixels === 0) throw outOfMemory(width, height);
   const decoded = call(() =>
-    wd.wd_decode(src + at, length, outWidth, outHeight, alpha, pixels, stride, stride * outHeight),
+    wd.wd_decode(src + at, length, frameOutWidth, frameOutHeight, alpha, pixels, stride, stride * frameOutHeight),
   );
   if (decoded !== 0) throw refusal(decoded, width, height);
 
-  const resampler = whole ? makeResampler(outWidth, outHeight) : makeResampler(width, height);
+  const resampler = makeResampler(outWidth, outHeight);
   const memory = new Uint8Array(wd.memory.buffer);
-  const rgb = new Uint8Array((whole ? outWidth : width) * 3);
-  const rows = whole ? outHeight : height;
-  for (let row = 0; row < rows; row++) {
+  const rgb = new Uint8Array(outWidth * 3);
+  // Outside a first frame smaller than its canvas the canvas shows white (every image is flattened on white).
+  const partial = frameOutWidth < outWidth || frameOutHeight < outHeight;
+  const into = rgb.subarray(left * 3, (left + frameOutWidth) * 3);
+  for (let row = 0; row < outHeight; row++) {
     if (!resampler.wantsRow(row)) continue;
-    const frameRow = whole ? row : row - y0;
-    if (frameRow < 0 || frameRow >= frameHeight) {
-      rgb.fill(255);
-    } else {
+    const frameRow = row - top;
+    if (partial) rgb.fill(255);
+    if (frameRow >= 0 && frameRow < frameOutHeight) {
       const line = pixels + frameRow * stride;
-      // Outside a smaller first frame the canvas shows white (the fit flattens every image on white).
-      const into = whole ? rgb : rgb.subarray(x0 * 3, (x0 + frameWidth) * 3);
-      if (!whole) rgb.fill(255);
-      if (alpha) flattenRgbaRow(memory, line, outWidth, into);
-      else into.set(memory.subarray(line, line + outWidth * 3));
+      if (alpha) flattenRgbaRow(memory, line, frameOutWidth, into);
+      else into.set(memory.subarray(line, line + frameOutWidth * 3));
     }
     resampler.pushRow(row, rgb);
   }
   return {
-    stats: {
-      wasmBytes: wd.memory.buffer.byteLength,
-      decodedWidth: whole ? outWidth : width,
-      decodedHeight: whole ? outHeight : height,
-    },
+    stats: { wasmBytes: wd.memory.buffer.byteLength, decodedWidth: outWidth, decodedHeight: outHeight },
     resampler,
   };
 }

@@ -1,9 +1,10 @@
 /*
  * Our row-streaming JPEG decoder over libjpeg-turbo's decompression API, built to WASM by
  * native/jpeg/build.sh. One instance decodes one image: JS (shared/vision/codecs/jpeg/jpeg.decode.ts)
- * copies the bytes in, reads the header, starts the decode at n/8 and pulls rows a band at a time,
- * so the decoded frame is never held whole (a progressive file keeps its coefficients, as libjpeg
- * must). A fatal error calls the imported `jpeg_fail`, which
+ * hands the file over 64 KB at a time as libjpeg asks for it (the imported `jpeg_read`), so the file
+ * is never copied whole into this memory; it reads the header, starts the decode at n/8 and pulls
+ * rows a band at a time, so the decoded frame is never held whole either (a progressive file keeps
+ * its coefficients, as libjpeg must). A fatal error calls the imported `jpeg_fail`, which
  * throws in JS and abandons the instance (no setjmp in WASM); a warning (data cut short, a corrupt
  * segment) is counted and the caller refuses the image once the decode ends, as TurboJPEG does.
  */
@@ -15,6 +16,41 @@
 
 /* Throws in JS; `out_of_memory` tells a failed allocation from broken data. */
 __attribute__((import_module("env"), import_name("jpeg_fail"))) _Noreturn void jpeg_fail(int out_of_memory);
+/* Copies the file's next bytes (at most `room`) to `into`; returns how many, 0 at its end. */
+__attribute__((import_module("env"), import_name("jpeg_read"))) int jpeg_read(unsigned char *into, int room);
+
+#define SOURCE_CHUNK 65536
+static unsigned char chunk[SOURCE_CHUNK];
+static const JOCTET FAKE_EOI[2] = {0xFF, JPEG_EOI};
+static struct jpeg_source_mgr source;
+
+static void on_init_source(j_decompress_ptr cinfo) { (void)cinfo; }
+
+/* The next chunk of the file; past its end, a warning and a fake EOI, as libjpeg's own sources do. */
+static boolean on_fill_input_buffer(j_decompress_ptr cinfo) {
+  int got = jpeg_read(chunk, SOURCE_CHUNK);
+  if (got <= 0) {
+    WARNMS(cinfo, JWRN_JPEG_EOF);
+    source.next_input_byte = FAKE_EOI;
+    source.bytes_in_buffer = 2;
+  } else {
+    source.next_input_byte = chunk;
+    source.bytes_in_buffer = (size_t)got;
+  }
+  return TRUE;
+}
+
+static void on_skip_input_data(j_decompress_ptr cinfo, long count) {
+  if (count <= 0) return;
+  while (count > (long)source.bytes_in_buffer) {
+    count -= (long)source.bytes_in_buffer;
+    on_fill_input_buffer(cinfo);
+  }
+  source.next_input_byte += count;
+  source.bytes_in_buffer -= (size_t)count;
+}
+
+static void on_term_source(j_decompress_ptr cinfo) { (void)cinfo; }
 
 static struct jpeg_decompress_struct decoder;
 static struct jpeg_error_mgr errors;
@@ -38,11 +74,10 @@ static void on_reset(j_common_ptr cinfo) {
 }
 
 /*
- * Reads the header of the `length` bytes at `source` (which must stay put until the decode ends).
- * Writes width, height, component count and libjpeg's colour space (J_COLOR_SPACE) to `out[0..3]`.
- * Returns the warnings so far.
+ * Reads the header of the file `jpeg_read` hands over. Writes width, height, component count and
+ * libjpeg's colour space (J_COLOR_SPACE) to `out[0..3]`. Returns the warnings so far.
  */
-__attribute__((export_name("jd_header"))) long jd_header(const unsigned char *source, unsigned long length, int *out) {
+__attribute__((export_name("jd_header"))) long jd_header(int *out) {
   errors.error_exit = on_error_exit;
   errors.emit_message = on_emit_message;
   errors.output_message = on_output_message;
@@ -53,7 +88,14 @@ __attribute__((export_name("jd_header"))) long jd_header(const unsigned char *so
   errors.msg_code = 0;
   decoder.err = &errors;
   jpeg_create_decompress(&decoder);
-  jpeg_mem_src(&decoder, source, length);
+  source.init_source = on_init_source;
+  source.fill_input_buffer = on_fill_input_buffer;
+  source.skip_input_data = on_skip_input_data;
+  source.resync_to_restart = jpeg_resync_to_restart;
+  source.term_source = on_term_source;
+  source.bytes_in_buffer = 0;
+  source.next_input_byte = NULL;
+  decoder.src = &source;
   jpeg_read_header(&decoder, TRUE);
   out[0] = (int)decoder.image_width;
   out[1] = (int)decoder.image_height;

@@ -29,23 +29,33 @@ interface JpegDecoderExports {
   memory: WebAssembly.Memory;
   malloc(size: number): number;
   free(ptr: number): void;
-  jd_header(source: number, length: number, out: number): number;
+  jd_header(out: number): number;
   jd_start(eighths: number, cmyk: number, out: number): number;
   jd_read(rows: number, count: number): number;
   jd_finish(): number;
   jd_verify(): number;
 }
 
-function instantiate(module: WebAssembly.Module): JpegDecoderExports {
-  // libjpeg reports a fatal error through its error manager, which calls this import: throwing
-  // unwinds the WASM stack (there is no setjmp in WASM) and leaves the instance unusable. A failed
-  // allocation is a RangeError about memory, which the service answers with 413 (isOutOfMemory).
+/** An instance that reads `bytes` (handed over a chunk at a time as libjpeg asks, never copied whole). */
+function instantiate(module: WebAssembly.Module, bytes: Uint8Array): JpegDecoderExports {
+  let exports: JpegDecoderExports | undefined;
+  let read = 0;
   const env = {
+    // libjpeg reports a fatal error through its error manager, which calls this import: throwing
+    // unwinds the WASM stack (there is no setjmp in WASM) and leaves the instance unusable. A failed
+    // allocation is a RangeError about memory, which the service answers with 413 (isOutOfMemory).
     jpeg_fail: (outOfMemory: number) => {
       throw outOfMemory ? new RangeError("libjpeg-turbo ran out of memory") : new LibjpegAbort("libjpeg error");
     },
+    jpeg_read: (into: number, room: number) => {
+      const next = bytes.subarray(read, read + room);
+      new Uint8Array(exports!.memory.buffer, into, next.length).set(next);
+      read += next.length;
+      return next.length;
+    },
   };
-  return new WebAssembly.Instance(module, { env }).exports as unknown as JpegDecoderExports;
+  exports = new WebAssembly.Instance(module, { env }).exports as unknown as JpegDecoderExports;
+  return exports;
 }
 
 /**
@@ -130,18 +140,16 @@ function decodeJpeg(
   open: (decodedWidth: number, decodedHeight: number) => RowSink | undefined,
   cmykColor: () => CmykColor,
 ): number {
-  const jd = instantiate(module);
+  const jd = instantiate(module, bytes);
   const call = <T>(run: () => T) => decodeCallerBytes(DECODER, "JPEG", JPEG_DECODER_FAILED, run);
-  const src = jd.malloc(bytes.length);
   const info = jd.malloc(16);
-  if (src === 0 || info === 0)
+  if (info === 0)
     throw new AppError(
       413,
       "image_too_large",
       "The JPEG needs more memory to decode than this service allows. Send a smaller image.",
     );
-  new Uint8Array(jd.memory.buffer, src, bytes.length).set(bytes);
-  call(() => jd.jd_header(src, bytes.length, info));
+  call(() => jd.jd_header(info));
   const [width, height, , colorspace] = new Int32Array(jd.memory.buffer, info, 4);
   const cmyk = colorspace === JCS_CMYK || colorspace === JCS_YCCK;
   // What libjpeg delivers at n/8: a partial last block still gives a pixel.

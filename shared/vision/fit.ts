@@ -233,7 +233,10 @@ function targetSize(width: number, height: number, maxLongEdge: number): { width
 interface SearchOutcome {
   data?: Uint8Array;
   quality?: number;
-  /** The output is at least as faithful as Annex K tables at QUALITY_COMFORT would be (no smaller image can be worth a look). */
+  /**
+   * No smaller image is worth a look: the quality is at least QUALITY_COMPARED_BELOW, or the output
+   * is at least as faithful as Annex K tables at QUALITY_COMFORT would be.
+   */
   comfortable?: boolean;
   /** Size at QUALITY_MIN when even that did not fit. */
   sizeAtMin?: number;
@@ -445,7 +448,7 @@ export async function fitImage(
     // Qualities of other tables are on other scales: compare by the error they add.
     const comfortable =
       outcome.quality !== undefined &&
-      (outcome.quality >= QUALITY_COMFORT ||
+      (outcome.quality >= QUALITY_COMPARED_BELOW ||
         (jpegTables !== "annex-k" &&
           prepared.errorAt(outcome.quality) <= prepared.errorAt(QUALITY_COMFORT, "annex-k")));
     return {
@@ -514,8 +517,7 @@ export async function fitImage(
   for (let round = 0; ; round++) {
     const outcome = search(rgb, size, round === 0 ? 80 : QUALITY_COMFORT);
     if (outcome.data && outcome.quality !== undefined) {
-      if (outcome.comfortable !== false || outcome.quality >= QUALITY_COMPARED_BELOW || round > 0)
-        return withLossless(result(outcome.data, outcome.quality, size));
+      if (outcome.comfortable !== false || round > 0) return withLossless(result(outcome.data, outcome.quality, size));
       const chosenTables = jpegTables;
       // Below the comfortable quality: measure whether a smaller image at that quality would show
       // the full-size picture more faithfully. The candidate is resampled from the full-size render

@@ -262,51 +262,47 @@ describe("WebP, decoded by libwebp scaled while decoding", () => {
     },
   );
 
-  it("an animation gives its first frame on the canvas, white where that frame does not reach", async () => {
+  /** An animation on a `width`x`height` canvas whose first frame is black, `w`x`h` at (`left`, `top`). */
+  const blackFirstFrame = async (width: number, height: number, left: number, top: number, w: number, h: number) => {
     const frame = firstWebpChunk(
       new Uint8Array(
-        await raw(new Uint8Array(40 * 30 * 3).fill(0), 40, 30)
+        await raw(new Uint8Array(w * h * 3).fill(0), w, h)
           .webp({ lossless: true })
           .toBuffer(),
       ),
     );
-    const webp = webpOf([
-      ["VP8X", vp8x(100, 80, 0x02)],
+    return webpOf([
+      ["VP8X", vp8x(width, height, 0x02)],
       ["ANIM", new Uint8Array(6)],
-      ["ANMF", anmf(20, 10, 40, 30, [frame])],
+      ["ANMF", anmf(left, top, w, h, [frame])],
     ]);
+  };
+  /** The RGB of pixel (x, y) of a `width`-wide RGB image. */
+  const pixel = (rgb: Uint8Array, width: number, x: number, y: number) => [
+    ...rgb.subarray((y * width + x) * 3, (y * width + x) * 3 + 3),
+  ];
+
+  it("an animation gives its first frame on the canvas, white where that frame does not reach", async () => {
+    const webp = await blackFirstFrame(100, 80, 20, 10, 40, 30);
     expect(readImageHeader(webp)).toMatchObject({ width: 100, height: 80, animated: true });
     const out = decodeWebpRows(webp, 100, 80, 1, wasm.webpDecoder, sameSize).resampler.finish();
-    const at = (x: number, y: number) => [...out.subarray((y * 100 + x) * 3, (y * 100 + x) * 3 + 3)];
-    expect(at(5, 5)).toEqual([255, 255, 255]);
-    expect(at(30, 20)).toEqual([0, 0, 0]);
-    expect(at(59, 39)).toEqual([0, 0, 0]);
-    expect(at(60, 40)).toEqual([255, 255, 255]);
+    expect(pixel(out, 100, 5, 5)).toEqual([255, 255, 255]);
+    expect(pixel(out, 100, 30, 20)).toEqual([0, 0, 0]);
+    expect(pixel(out, 100, 59, 39)).toEqual([0, 0, 0]);
+    expect(pixel(out, 100, 60, 40)).toEqual([255, 255, 255]);
   });
 
   it("a first frame smaller than its canvas is scaled with it: white around it, its pixels inside", async () => {
-    const frame = firstWebpChunk(
-      new Uint8Array(
-        await raw(new Uint8Array(400 * 200 * 3).fill(0), 400, 200)
-          .webp({ lossless: true })
-          .toBuffer(),
-      ),
-    );
-    const webp = webpOf([
-      ["VP8X", vp8x(1000, 800, 0x02)],
-      ["ANIM", new Uint8Array(6)],
-      ["ANMF", anmf(200, 400, 400, 200, [frame])],
-    ]);
+    const webp = await blackFirstFrame(1000, 800, 200, 400, 400, 200);
     // A quarter of the size with the 2.5x margin: the canvas and the frame at 0.625.
     const decoded = decodeWebpRows(webp, 1000, 800, 0.25, wasm.webpDecoder, sameSize);
     expect([decoded.stats.decodedWidth, decoded.stats.decodedHeight]).toEqual([625, 500]);
     const out = decoded.resampler.finish();
-    const at = (x: number, y: number) => [...out.subarray((y * 625 + x) * 3, (y * 625 + x) * 3 + 3)];
-    expect(at(10, 10)).toEqual([255, 255, 255]);
-    expect(at(124, 249)).toEqual([255, 255, 255]); // left of the frame (it starts at 125, 250)
-    expect(at(125, 250)).toEqual([0, 0, 0]);
-    expect(at(374, 374)).toEqual([0, 0, 0]); // its last pixel (375 x 375 ends the frame)
-    expect(at(375, 375)).toEqual([255, 255, 255]);
+    expect(pixel(out, 625, 10, 10)).toEqual([255, 255, 255]);
+    expect(pixel(out, 625, 124, 249)).toEqual([255, 255, 255]); // left of the frame (it starts at 125, 250)
+    expect(pixel(out, 625, 125, 250)).toEqual([0, 0, 0]);
+    expect(pixel(out, 625, 374, 374)).toEqual([0, 0, 0]); // its last pixel (375 x 375 ends the frame)
+    expect(pixel(out, 625, 375, 375)).toEqual([255, 255, 255]);
   });
 
   it("a file cut inside its frame data (its RIFF sizes made to agree) is a 400 invalid_image, passed through or not", async () => {

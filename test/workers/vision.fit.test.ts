@@ -385,6 +385,20 @@ describe("fitImage refusals", () => {
     expect(at(784, 693)[2]).toBeLessThan(20);
   });
 
+  it("a WebP over max_input_pixels is a 413 from its header alone, as every format (WebP has no cap of its own)", async () => {
+    const error = await refusal(
+      fit(
+        webpOf([
+          ["VP8X", vp8x(5000, 4000)],
+          ["VP8L", vp8lHeader(5000, 4000)],
+        ]),
+        opts(256 * KiB),
+      ),
+    );
+    expect([error.status, error.code]).toEqual([413, "image_too_large"]);
+    expect(error.message).toContain("5000x4000");
+  });
+
   it("a 60 MP image is a 413 from its header alone (its body is not even decodable)", async () => {
     const error = await refusal(fit(pngHeaderOnly(10000, 6000), opts(256 * KiB)));
     expect(error.status).toBe(413);

@@ -97,6 +97,19 @@ export class DecoderFailure extends Error {
   }
 }
 
+/**
+ * A decoder's own allocation (the JS side's `malloc` of its instance) that failed: the image needs
+ * more WASM memory than the module may grow to. `size`: the image's, when known.
+ */
+export function decoderOutOfMemory(format: string, size?: { width: number; height: number }): AppError {
+  const image = size ? `${size.width}x${size.height} ${format}` : format;
+  return new AppError(
+    413,
+    "image_too_large",
+    `The ${image} needs more memory to decode than this service allows. Send a smaller image.`,
+  );
+}
+
 /** Whether `error` is the engine running out of memory (a RangeError about memory: a failed allocation or memory.grow). */
 export function isOutOfMemory(error: unknown): boolean {
   return error instanceof RangeError && /memory/i.test(error.message);

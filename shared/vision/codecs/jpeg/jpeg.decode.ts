@@ -6,7 +6,13 @@
  */
 import { AppError } from "../../../http/errors";
 import { invalidImage, JpegMarkerWalk, type JpegColorInfo } from "../../../media/image-header";
-import { DecoderFailure, decodeCallerBytes, type DecodeStats, type ResamplerFactory } from "../codec";
+import {
+  DecoderFailure,
+  decodeCallerBytes,
+  decoderOutOfMemory,
+  type DecodeStats,
+  type ResamplerFactory,
+} from "../codec";
 import { cmykConverter } from "../../color/cmyk";
 import type { CmykTransform } from "../../color/icc";
 
@@ -28,7 +34,6 @@ class LibjpegAbort extends Error {}
 interface JpegDecoderExports {
   memory: WebAssembly.Memory;
   malloc(size: number): number;
-  free(ptr: number): void;
   jd_header(out: number): number;
   jd_start(eighths: number, cmyk: number, out: number): number;
   jd_read(rows: number, count: number): number;
@@ -143,12 +148,7 @@ function decodeJpeg(
   const jd = instantiate(module, bytes);
   const call = <T>(run: () => T) => decodeCallerBytes(DECODER, "JPEG", JPEG_DECODER_FAILED, run);
   const info = jd.malloc(16);
-  if (info === 0)
-    throw new AppError(
-      413,
-      "image_too_large",
-      "The JPEG needs more memory to decode than this service allows. Send a smaller image.",
-    );
+  if (info === 0) throw decoderOutOfMemory("JPEG");
   call(() => jd.jd_header(info));
   const [width, height, , colorspace] = new Int32Array(jd.memory.buffer, info, 4);
   const cmyk = colorspace === JCS_CMYK || colorspace === JCS_YCCK;
@@ -168,12 +168,7 @@ function decodeJpeg(
     );
   const pitch = decodedWidth * (cmyk ? 4 : 3);
   const band = jd.malloc(pitch * BAND_ROWS);
-  if (band === 0)
-    throw new AppError(
-      413,
-      "image_too_large",
-      `The ${width}x${height} JPEG needs more memory to decode than this service allows. Send a smaller image.`,
-    );
+  if (band === 0) throw decoderOutOfMemory("JPEG", { width: width!, height: height! });
   const converter = cmyk ? cmykColor() : undefined;
   const rgbRow = cmyk ? new Uint8Array(decodedWidth * 3) : undefined;
   for (let row = 0; row < decodedHeight; ) {
@@ -269,8 +264,9 @@ export function decodeJpegRows(
 }
 
 /**
- * Entropy-decodes every coefficient of `bytes` to EOI (no inverse DCT) and checks its frame against the header's size, delivering no row: how a JPEG embedded unchanged is
- * verified. @throws AppError 400 `invalid_image` when libjpeg-turbo cannot decode it.
+ * Entropy-decodes every coefficient of `bytes` to EOI (no inverse DCT) and checks its frame against
+ * the header's size, delivering no row: how a JPEG embedded unchanged is verified.
+ * @throws AppError 400 `invalid_image` when libjpeg-turbo cannot decode it.
  */
 export function decodeJpegWithoutRows(
   bytes: Uint8Array,

@@ -6,10 +6,16 @@
  * backward references need. An animation gives its first frame (through libwebp's demuxer),
  * placed on the canvas over white at the same scale.
  */
-import { AppError } from "../../../http/errors";
+import type { AppError } from "../../../http/errors";
 import { invalidImage } from "../../../media/image-header";
 import type { StreamingResampler } from "../../resample";
-import { decodeCallerBytes, flattenRgbaRow, type DecodeStats, type ResamplerFactory } from "../codec";
+import {
+  decodeCallerBytes,
+  decoderOutOfMemory,
+  flattenRgbaRow,
+  type DecodeStats,
+  type ResamplerFactory,
+} from "../codec";
 
 /** The exports of shared/vision/wasm/webp.decode.wasm (native/webp/decoder.c). */
 interface WebpDecoderExports {
@@ -49,17 +55,9 @@ const VP8_STATUS_NOT_ENOUGH_DATA = 7;
 
 const CORRUPT = "could not be decoded: its data is corrupt";
 
-function outOfMemory(width: number, height: number): AppError {
-  return new AppError(
-    413,
-    "image_too_large",
-    `The ${width}x${height} WEBP needs more memory to decode than this service allows. Send a smaller image.`,
-  );
-}
-
 /** What libwebp's status says about the caller's bytes. */
 function refusal(status: number, width: number, height: number): AppError {
-  if (status === VP8_STATUS_OUT_OF_MEMORY) return outOfMemory(width, height);
+  if (status === VP8_STATUS_OUT_OF_MEMORY) return decoderOutOfMemory("WEBP", { width, height });
   if (status === VP8_STATUS_NOT_ENOUGH_DATA) return invalidImage("WEBP", "is cut short: its frame data ends early");
   return invalidImage("WEBP", CORRUPT);
 }
@@ -83,7 +81,7 @@ export function decodeWebpRows(
   const call = <T>(run: () => T) => decodeCallerBytes("libwebp", "WEBP", CORRUPT, run);
   const src = wd.malloc(bytes.length);
   const info = wd.malloc(44);
-  if (src === 0 || info === 0) throw outOfMemory(width, height);
+  if (src === 0 || info === 0) throw decoderOutOfMemory("WEBP", { width, height });
   new Uint8Array(wd.memory.buffer, src, bytes.length).set(bytes);
   const status = call(() => wd.wd_info(src, bytes.length, info));
   if (status !== 0) throw refusal(status, width, height);
@@ -115,7 +113,7 @@ export function decodeWebpRows(
   const frameOutHeight = Math.max(1, bottom - top);
   const stride = frameOutWidth * channels;
   const pixels = wd.malloc(stride * frameOutHeight);
-  if (pixels === 0) throw outOfMemory(width, height);
+  if (pixels === 0) throw decoderOutOfMemory("WEBP", { width, height });
   const decoded = call(() =>
     wd.wd_decode(src + at, length, frameOutWidth, frameOutHeight, alpha, pixels, stride, stride * frameOutHeight),
   );

@@ -3,8 +3,8 @@
  * (bench/vision-sharp.ts), on the bench's 33 input/budget pairs: process.cpuUsage() (user + system,
  * every thread of the process: sharp's libvips threads and Node's zlib pool included), the least of
  * RUNS (default 3) per pair. On a shared, loaded box wall-clock ratios swing several-fold while CPU
- * time moves little, so this is the ratio the time targets are read from there. Node's inflate is
- * not workerd's, so PNG rows differ from workerd by that (see docs/benchmarks.md).
+ * time moves little, so this is the ratio the time targets are read from there. The PNG inflate is
+ * zlib-ng in WASM in both runtimes, as is every other codec of ours.
  * Run: npx tsx bench/vision-cpu.ts [name-substring...]
  */
 import { fitImage } from "../shared/vision/fit";

@@ -2,8 +2,8 @@
  * PNG decode timing (Node), decode only: rows go to a resampler that drops them, so the numbers are
  * inflate + unfilter + conversion, with our SIMD kernels and with the JS fallback.
  * Run: node --import tsx bench/vision-decode.ts file.png... (default: the profile's cached 5K and phone PNGs).
- * Node inflates on its thread pool, so on a 2-core box these swing a lot; the numbers that count are
- * the bench's "PNG decode alone in workerd" table (bench/vision.bench.ts).
+ * The inflate is zlib-ng in WASM (png.inflate.ts), as in workerd; the bench's "PNG decode alone in
+ * workerd" table (bench/vision.bench.ts) has the same decode measured there.
  */
 import { readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -11,8 +11,11 @@ import { join } from "node:path";
 import { decodePngRows, parseChunks } from "../shared/vision/codecs/png/png.decode";
 import type { StreamingResampler } from "../shared/vision/resample";
 
-// Only our module: compiling the other codecs keeps V8's background threads busy, next to zlib's.
+// Only the modules the PNG decode uses: compiling the other codecs keeps V8's background threads busy.
 const simd = new WebAssembly.Module(readFileSync(new URL("../shared/vision/wasm/vision.simd.wasm", import.meta.url)));
+const zlibInflater = new WebAssembly.Module(
+  readFileSync(new URL("../shared/vision/wasm/zlib.inflate.wasm", import.meta.url)),
+);
 const files = process.argv.slice(2);
 if (files.length === 0) files.push(...["shot5k", "phone"].map((name) => join(tmpdir(), `vision-profile-${name}.bin`)));
 const sink = () => ({ wantsRow: () => true, pushRow: () => undefined }) as unknown as StreamingResampler;
@@ -26,7 +29,7 @@ for (const file of files) {
     const times: number[] = [];
     for (let i = 0; i < runs; i++) {
       const t = performance.now();
-      await decodePngRows(parseChunks(bytes), sink, module);
+      decodePngRows(parseChunks(bytes), sink, { zlibInflater, simd: module });
       times.push(performance.now() - t);
     }
     times.sort((a, b) => a - b);

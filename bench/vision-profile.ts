@@ -5,7 +5,7 @@
  * (TurboJPEG, inflate, unfilter), resample (Lanczos/box), encode (colour conversion + DCT, the
  * final scan write), search (quality measures: quantise and count, Huffman sizes), compare (the
  * full-size vs smaller comparison) and other (structure walk, ICC, glue). Not a benchmark: time in
- * Node is not time in workerd (zlib differs), but the shares show which kernels matter.
+ * Node is not time in workerd, but the shares show which kernels matter.
  * Run: npx tsx bench/vision-profile.ts [--ui] [name-substring...]   (RUNS=n repeats each fit, default 2;
  * --ui profiles the UI-screenshot corpus instead of the 33 pairs)
  */
@@ -42,7 +42,7 @@ const RULES: Array<[RegExp, string]> = [
   ],
   [/^(encodePng|filterRow|applyFilter|isGrey|pngWithin)$/, "png encode"],
   [
-    /^(decodeJpegRows|decodeCheckedFrame|decodeJpeg|decodePngRows|readInflated|inflateIdat|unfilter|rgbRow|nextLine|flattenRgba|decodeWithPhoton)$/,
+    /^(decodeJpegRows|decodeCheckedFrame|decodeJpeg|decodePngRows|next|refill|ZlibInflater|unfilter|rgbRow|nextLine|flattenRgba|decodeWithPhoton)$/,
     "decode",
   ],
   [/^(checkStructure|verifyImageData|parseChunks|crc32|iccToSrgb|embeddedProfile|openImage)$/, "structure + colour"],

@@ -15,6 +15,9 @@ export function loadVisionWasmNode(): VisionWasm {
     webpDecoder: new WebAssembly.Module(
       readFileSync(new URL("../shared/vision/wasm/webp.decode.wasm", import.meta.url)),
     ),
+    zlibInflater: new WebAssembly.Module(
+      readFileSync(new URL("../shared/vision/wasm/zlib.inflate.wasm", import.meta.url)),
+    ),
     simd: new WebAssembly.Module(readFileSync(new URL("../shared/vision/wasm/vision.simd.wasm", import.meta.url))),
   };
 }

@@ -216,7 +216,7 @@ const uiRows: Array<{
   sharpPngBytes: number;
   sharpPngFits: boolean;
 }> = [];
-const decodeRows: Array<{ input: string; inflate: number; simd: number; js: number }> = [];
+const decodeRows: Array<{ input: string; stream: number; inflate: number; simd: number; js: number }> = [];
 const inputs = PAIRS ? (await makeInputs()).filter((_, i) => !PICK || PICK.includes(i)) : [];
 const worker = await startWorker();
 try {
@@ -320,6 +320,7 @@ try {
       };
       decodeRows.push({
         input: name,
+        stream: await time("mode=inflate-stream"),
         inflate: await time("mode=inflate"),
         simd: await time("mode=decode&simd=1"),
         js: await time("mode=decode&simd=0"),
@@ -377,11 +378,13 @@ for (const r of rows) {
   );
 }
 console.log(
-  "\n| PNG input | inflate only ms | decode, SIMD unfilter/flatten ms | decode, JS unfilter/flatten (before) ms |",
+  "\n| PNG input | inflate only, DecompressionStream (before) ms | inflate only, zlib-ng WASM ms | decode, SIMD unfilter/flatten ms | decode, JS unfilter/flatten ms |",
 );
-console.log("|---|---:|---:|---:|");
+console.log("|---|---:|---:|---:|---:|");
 for (const d of decodeRows)
-  console.log(`| ${d.input} | ${d.inflate.toFixed(0)} | ${d.simd.toFixed(0)} | ${d.js.toFixed(0)} |`);
+  console.log(
+    `| ${d.input} | ${d.stream.toFixed(0)} | ${d.inflate.toFixed(0)} | ${d.simd.toFixed(0)} | ${d.js.toFixed(0)} |`,
+  );
 const byMethod = new Map<string, Row[]>();
 for (const r of rows) byMethod.set(r.method, [...(byMethod.get(r.method) ?? []), r]);
 const sharpRows = byMethod.get("sharp, same algorithm (Node)") ?? [];

@@ -7,12 +7,12 @@ import type { VisionWasm } from "../shared/ports";
 const compileFile = async (url: URL) => WebAssembly.compile(await Deno.readFile(url));
 
 export async function loadVisionWasm(): Promise<VisionWasm> {
-  // All ours, committed: the SIMD kernels next to their WAT source, the JPEG and WebP decoders built
-  // from libjpeg-turbo and libwebp (native/jpeg/, native/webp/).
-  const [jpegDecoder, webpDecoder, simd] = await Promise.all(
-    ["jpeg.decode.wasm", "webp.decode.wasm", "vision.simd.wasm"].map((name) =>
+  // All ours, committed: the SIMD kernels next to their WAT source, the JPEG and WebP decoders and
+  // the PNG inflater built from libjpeg-turbo, libwebp and zlib-ng (native/).
+  const [jpegDecoder, webpDecoder, zlibInflater, simd] = await Promise.all(
+    ["jpeg.decode.wasm", "webp.decode.wasm", "zlib.inflate.wasm", "vision.simd.wasm"].map((name) =>
       compileFile(new URL(`../shared/vision/wasm/${name}`, import.meta.url)),
     ),
   );
-  return { jpegDecoder: jpegDecoder!, webpDecoder: webpDecoder!, simd };
+  return { jpegDecoder: jpegDecoder!, webpDecoder: webpDecoder!, zlibInflater: zlibInflater!, simd };
 }

@@ -3,12 +3,13 @@
  * codecs are compiled once per isolate here and instantiated per request by shared/vision. MozJPEG
  * (the port's optional `jpegEncoder`) is left out: production fits use our own JPEG encoder, so the
  * bundle does not carry its 250 KB module. The JPEG and WebP decoders are our builds of libjpeg-turbo
- * and libwebp (native/jpeg/, native/webp/); our own SIMD kernels (`simd`, about 5 KB) make PNG
+ * and libwebp, the PNG inflater is our build of zlib-ng (native/); our own SIMD kernels (`simd`, about 5 KB) make PNG
  * unfiltering, the resampling and the encoder several times faster than the JS fallback.
  */
 import jpegDecoder from "../shared/vision/wasm/jpeg.decode.wasm";
 import webpDecoder from "../shared/vision/wasm/webp.decode.wasm";
 import simd from "../shared/vision/wasm/vision.simd.wasm";
+import zlibInflater from "../shared/vision/wasm/zlib.inflate.wasm";
 import type { VisionWasm } from "../shared/ports";
 
-export const visionWasm: VisionWasm = { jpegDecoder, webpDecoder, simd };
+export const visionWasm: VisionWasm = { jpegDecoder, webpDecoder, zlibInflater, simd };

@@ -11,6 +11,7 @@
 import { fitImage } from "../../shared/vision/fit";
 import { readImageHeader } from "../../shared/media/image-header";
 import { decodePngRows, parseChunks } from "../../shared/vision/codecs/png/png.decode";
+import { ZlibInflater } from "../../shared/vision/codecs/png/png.inflate";
 import type { StreamingResampler } from "../../shared/vision/resample";
 import { visionWasm } from "../../workers/vision-codecs";
 import jpegEncoder from "@jsquash/jpeg/codec/enc/mozjpeg_enc.wasm";
@@ -25,18 +26,23 @@ const { simd: _simd, ...withoutSimd } = benchWasm;
 /** A resampler that wants every row and drops it: decode cost alone. */
 const sink = () => ({ wantsRow: () => true, pushRow: () => undefined }) as unknown as StreamingResampler;
 
-/** Inflates the PNG's IDAT data through DecompressionStream and says how much came out in how many chunks: the decode's floor. */
-async function inflateOnly(png: Uint8Array): Promise<string> {
+/** The PNG's IDAT data, in file order. */
+function idatOf(png: Uint8Array): Uint8Array[] {
   const view = new DataView(png.buffer, png.byteOffset, png.byteLength);
   const idat: Uint8Array[] = [];
   for (let at = 8; at + 8 <= png.length; at += 12 + view.getUint32(at)) {
     if (String.fromCharCode(...png.subarray(at + 4, at + 8)) === "IDAT")
       idat.push(png.subarray(at + 8, at + 8 + view.getUint32(at)));
   }
+  return idat;
+}
+
+/** Inflates the PNG's IDAT data through workerd's DecompressionStream (the decoder's inflate before zlib-ng). */
+async function inflateByStream(png: Uint8Array): Promise<string> {
   const stream = new DecompressionStream("deflate");
   const writer = stream.writable.getWriter();
   const feeding = (async () => {
-    for (const chunk of idat) await writer.write(chunk as Uint8Array<ArrayBuffer>);
+    for (const chunk of idatOf(png)) await writer.write(chunk as Uint8Array<ArrayBuffer>);
     await writer.close();
   })();
   let total = 0,
@@ -48,6 +54,14 @@ async function inflateOnly(png: Uint8Array): Promise<string> {
   }
   await feeding;
   return `${total} bytes in ${chunks} chunks`;
+}
+
+/** Inflates the PNG's IDAT data as the decoder does (zlib-ng in WASM): the decode's floor. */
+function inflateByZlibNg(png: Uint8Array): string {
+  const inflater = new ZlibInflater(visionWasm.zlibInflater, idatOf(png));
+  let total = 0;
+  for (let bytes = inflater.next(); bytes; bytes = inflater.next()) total += bytes.length;
+  return `${total} bytes`;
 }
 
 export default {
@@ -64,10 +78,11 @@ export default {
     const wasm = url.searchParams.get("simd") === "0" ? withoutSimd : benchWasm;
     const bytes = new Uint8Array(await request.arrayBuffer());
     const mode = url.searchParams.get("mode");
-    if (mode === "inflate") return new Response(String(await inflateOnly(bytes)));
+    if (mode === "inflate-stream") return new Response(await inflateByStream(bytes));
+    if (mode === "inflate") return new Response(inflateByZlibNg(bytes));
     if (mode === "header") return new Response(JSON.stringify(readImageHeader(bytes)));
     if (mode === "decode") {
-      await decodePngRows(parseChunks(bytes), sink, wasm === benchWasm ? benchWasm.simd : undefined);
+      decodePngRows(parseChunks(bytes), sink, wasm);
       return new Response("decoded");
     }
     const header = url.searchParams.get("region") === "full" ? readImageHeader(bytes) : undefined;

@@ -15,6 +15,9 @@ import { prng, screenshotPixels } from "../fixtures/images";
 const simd = new WebAssembly.Module(
   readFileSync(new URL("../../shared/vision/wasm/vision.simd.wasm", import.meta.url)),
 );
+const zlibInflater = new WebAssembly.Module(
+  readFileSync(new URL("../../shared/vision/wasm/zlib.inflate.wasm", import.meta.url)),
+);
 
 /** Decodes with a resampler stand-in that keeps every RGB row it is handed. */
 async function decodeRows(png: Uint8Array, module?: WebAssembly.Module): Promise<Uint8Array> {
@@ -29,7 +32,7 @@ async function decodeRows(png: Uint8Array, module?: WebAssembly.Module): Promise
         out.set(rgb.subarray(offset, offset + width * 3), row * width * 3),
     } as unknown as StreamingResampler;
   };
-  await decodePngRows(parseChunks(png), sink, module);
+  decodePngRows(parseChunks(png), sink, { zlibInflater, simd: module });
   return out;
 }
 
@@ -273,7 +276,7 @@ describe("the chunks are walked once, then decoded from what the walk found", ()
     png[idatEnd]! ^= 0xff;
     expect(() => parseChunks(png)).toThrow(/IDAT chunk has a wrong CRC/);
     let out = new Uint8Array(0);
-    await decodePngRows(
+    decodePngRows(
       info,
       (w, h) => {
         out = new Uint8Array(w * h * 3);
@@ -282,7 +285,7 @@ describe("the chunks are walked once, then decoded from what the walk found", ()
           pushRow: (row: number, rgb: Uint8Array, at = 0) => out.set(rgb.subarray(at, at + w * 3), row * w * 3),
         } as unknown as StreamingResampler;
       },
-      simd,
+      { zlibInflater, simd },
     );
     expect(out).toEqual(pixels);
   });

@@ -2,7 +2,10 @@ import { describe, expect, it } from "vitest";
 import sharp from "sharp";
 import { decodePngRows, parseChunks } from "../../shared/vision/codecs/png/png.decode";
 import { StreamingResampler, boxFactor, resizeRgb } from "../../shared/vision/resample";
+import { loadVisionWasmNode } from "../../bench/vision-wasm-node";
 import { photoPixels, screenshotPixels } from "../fixtures/images";
+
+const { zlibInflater } = loadVisionWasmNode();
 
 function psnr(a: Uint8Array, b: Uint8Array): number {
   let se = 0;
@@ -74,9 +77,10 @@ describe("decodePngRows", () => {
           .toBuffer(),
       );
       // Same-size Lanczos taps fall on the kernel's zeros: the resampler passes rows through as they are.
-      const resampler = await decodePngRows(
+      const { resampler } = decodePngRows(
         parseChunks(png),
         (w, h) => new StreamingResampler(w, h, { x: 0, y: 0, width: w, height: h }, w, h),
+        { zlibInflater },
       );
       expect(psnr(resampler.finish(), expected)).toBe(99);
     }

@@ -15,14 +15,12 @@ export const pngCodec: Codec = {
     return {
       // A file that lost a damaged ancillary chunk is decoded without it, never sent on with the damage.
       passThrough: info.droppedChunks.length === 0,
-      verify: () => verifyPngData(info),
-      colorProfile: () => pngIccProfile(info),
-      decodeRows: async (_minScale, makeResampler) => ({
-        resampler: info.interlaced
-          ? await decodeAdam7Rows(info, makeResampler)
-          : await decodePngRows(info, makeResampler, wasm.simd),
-        wasmBytes: 0,
-      }),
+      verify: async () => verifyPngData(info, wasm.zlibInflater),
+      colorProfile: async () => pngIccProfile(info, wasm.zlibInflater),
+      decodeRows: async (_minScale, makeResampler) =>
+        info.interlaced
+          ? decodeAdam7Rows(info, makeResampler, wasm.zlibInflater)
+          : decodePngRows(info, makeResampler, wasm),
     };
   },
 };

@@ -1,17 +1,17 @@
 /**
- * Row-by-row PNG decode: IDAT data is inflated through the web-standard DecompressionStream, each
+ * Row-by-row PNG decode: IDAT data is inflated by zlib-ng in WASM (png.inflate.ts), each
  * scanline is unfiltered against the previous one and handed to the resampler as RGB with
  * transparency flattened on white. Only two scanlines and the destination accumulator are held, so
  * a 5K screenshot costs a few MB instead of 59 MB of RGBA. With our SIMD module the two scanlines
  * live in its memory and are unfiltered (and RGBA flattened) there. Interlaced (Adam7) files take
  * png.adam7.ts, which holds the even rows.
  */
-import { readAtMost } from "../../../bytes";
 import type { AppError } from "../../../http/errors";
 import { invalidImage } from "../../../media/image-header";
-import type { StreamingResampler } from "../../resample";
-import { flattenRgbaRow, type ResamplerFactory } from "../codec";
+import type { VisionWasm } from "../../../ports";
+import { type DecodedRows, flattenRgbaRow, type ResamplerFactory } from "../codec";
 import { SimdPngKernels } from "../../wasm/vision.simd";
+import { inflateBounded, ZlibInflater } from "./png.inflate";
 
 /** A PNG's chunks, validated (order, sizes, CRCs) down to IEND: what its decode and its verification read. */
 export interface PngInfo {
@@ -338,6 +338,8 @@ export interface LineStore {
   /** The finished line as the resampler's RGB input: `bytes` at the returned offset. */
   rgbRow(): { bytes: Uint8Array; at: number };
   nextLine(): void;
+  /** Bytes of WASM memory holding the lines (0 in JS). */
+  wasmBytes: number;
 }
 
 function simdLines(
@@ -369,6 +371,7 @@ function simdLines(
       return { bytes: rgb, at: 0 };
     },
     nextLine: () => k.nextLine(),
+    wasmBytes: k.wasmBytes,
   };
 }
 
@@ -390,50 +393,24 @@ export function jsLines(info: PngInfo, stride: number, bpp: number, convert: Row
     nextLine: () => {
       [prev, cur] = [cur, prev];
     },
+    wasmBytes: 0,
   };
-}
-
-/**
- * The IDAT data as a zlib stream being inflated: read `reader`; once done (or cancelled), await
- * `feeding`. A corrupt stream, a wrong Adler-32 or a stream that ends early is a read error.
- */
-export function inflateIdat(info: PngInfo): {
-  reader: ReadableStreamDefaultReader<Uint8Array>;
-  feeding: Promise<void>;
-} {
-  const inflate = new DecompressionStream("deflate");
-  const writer = inflate.writable.getWriter();
-  // Write concurrently with reading: awaiting all writes first would deadlock on backpressure.
-  const feeding = (async () => {
-    for (const chunk of info.idat) await writer.write(chunk as Uint8Array<ArrayBuffer>);
-    await writer.close();
-  })().catch(() => undefined);
-  return { reader: inflate.readable.getReader(), feeding };
-}
-
-/** The next inflated bytes, undefined at the end. @throws AppError 400 `invalid_image` for a corrupt or short stream. */
-export async function readInflated(reader: ReadableStreamDefaultReader<Uint8Array>): Promise<Uint8Array | undefined> {
-  try {
-    const chunk = await reader.read();
-    return chunk.done ? undefined : chunk.value;
-  } catch (error) {
-    throw invalidImage("PNG", "could not be decoded: its compressed image data (zlib) is corrupt or ends early", error);
-  }
 }
 
 /**
  * Streams the rows of a non-interlaced PNG, its chunks walked once by parseChunks, into the
  * resampler built for its full size. Given our SIMD module, unfiltering and the RGBA flatten run
  * there (same bytes as the JS loops).
+ * @throws AppError 400 `invalid_image` for a corrupt or short zlib stream.
  * @example
  * const info = parseChunks(bytes); // once per fit: every later decode of the file reuses it
- * const resampler = await decodePngRows(info, (w, h) => new StreamingResampler(w, h, { x: 0, y: 0, width: w, height: h }, 800, 600), simd);
+ * const { resampler } = decodePngRows(info, (w, h) => new StreamingResampler(w, h, { x: 0, y: 0, width: w, height: h }, 800, 600), wasm);
  */
-export async function decodePngRows(
+export function decodePngRows(
   info: PngInfo,
   makeResampler: ResamplerFactory,
-  simdModule?: WebAssembly.Module,
-): Promise<StreamingResampler> {
+  wasm: Pick<VisionWasm, "zlibInflater" | "simd">,
+): DecodedRows {
   const { width, height, bitDepth, colorType } = info;
   const channels = CHANNELS[colorType]!;
   const bitsPerPixel = channels * bitDepth;
@@ -441,51 +418,46 @@ export async function decodePngRows(
   const bpp = Math.max(1, bitsPerPixel >> 3);
   const resampler = makeResampler(width, height);
   const convert = makeRowConverter(info);
-  const lines = simdModule ? simdLines(simdModule, info, stride, bpp, convert) : jsLines(info, stride, bpp, convert);
+  const lines = wasm.simd ? simdLines(wasm.simd, info, stride, bpp, convert) : jsLines(info, stride, bpp, convert);
   let lastWanted = height - 1;
   while (lastWanted > 0 && !resampler.wantsRow(lastWanted)) lastWanted--;
 
-  const { reader, feeding } = inflateIdat(info);
+  const inflater = new ZlibInflater(wasm.zlibInflater, info.idat);
 
   let row = 0;
   let filter = -1; // -1: next byte is the row's filter type
   let filled = 0;
-  try {
-    outer: while (row < height) {
-      const data = await readInflated(reader);
-      if (!data) break;
-      let at = 0;
-      while (at < data.length) {
-        if (filter < 0) {
-          filter = data[at++]!;
-          continue;
+  outer: while (row < height) {
+    const data = inflater.next();
+    if (!data) break;
+    let at = 0;
+    while (at < data.length) {
+      if (filter < 0) {
+        filter = data[at++]!;
+        continue;
+      }
+      const take = Math.min(stride - filled, data.length - at);
+      lines.bytes.set(data.subarray(at, at + take), lines.line + filled);
+      filled += take;
+      at += take;
+      if (filled === stride) {
+        lines.unfilter(filter);
+        if (resampler.wantsRow(row)) {
+          const out = lines.rgbRow();
+          resampler.pushRow(row, out.bytes, out.at);
         }
-        const take = Math.min(stride - filled, data.length - at);
-        lines.bytes.set(data.subarray(at, at + take), lines.line + filled);
-        filled += take;
-        at += take;
-        if (filled === stride) {
-          lines.unfilter(filter);
-          if (resampler.wantsRow(row)) {
-            const out = lines.rgbRow();
-            resampler.pushRow(row, out.bytes, out.at);
-          }
-          lines.nextLine();
-          filled = 0;
-          filter = -1;
-          row++;
-          if (row > lastWanted) break outer;
-        }
+        lines.nextLine();
+        filled = 0;
+        filter = -1;
+        row++;
+        if (row > lastWanted) break outer;
       }
     }
-  } finally {
-    await reader.cancel().catch(() => undefined);
-    await feeding;
   }
   if (row <= lastWanted) {
     throw invalidImage("PNG", `is truncated: its compressed data holds ${row} of its ${height} rows`);
   }
-  return resampler;
+  return { resampler, wasmBytes: inflater.wasmBytes + lines.wasmBytes };
 }
 
 /** Largest ICC profile we inflate; real matrix/TRC profiles are a few KB, LUT ones a few hundred. */
@@ -495,16 +467,11 @@ const MAX_ICC_BYTES = 1 << 22;
  * The embedded ICC profile (the iCCP chunk parseChunks found before the image data), inflated with
  * a size bound; undefined when absent or unreadable (the pixels are then taken as sRGB).
  */
-export async function pngIccProfile(info: PngInfo): Promise<Uint8Array | undefined> {
+export function pngIccProfile(info: PngInfo, zlibInflater: WebAssembly.Module): Uint8Array | undefined {
   const data = info.iccp;
   if (!data) return undefined;
   const nul = data.indexOf(0);
   if (nul < 1 || nul > 79 || data[nul + 1] !== 0) return undefined;
-  return inflateBounded(data.subarray(nul + 2), MAX_ICC_BYTES);
-}
-
-async function inflateBounded(data: Uint8Array, limit: number): Promise<Uint8Array | undefined> {
-  const stream = new Blob([data as Uint8Array<ArrayBuffer>]).stream().pipeThrough(new DecompressionStream("deflate"));
   // Over the limit or corrupt: no profile either way.
-  return readAtMost(stream, limit, () => new RangeError("ICC profile over its byte limit")).catch(() => undefined);
+  return inflateBounded(zlibInflater, data.subarray(nul + 2), MAX_ICC_BYTES);
 }

@@ -4,7 +4,8 @@
  * has run already (parseChunks).
  */
 import { invalidImage } from "../../../media/image-header";
-import { ADAM7, CHANNELS, inflateIdat, readInflated, type PngInfo } from "./png.decode";
+import { ADAM7, CHANNELS, type PngInfo } from "./png.decode";
+import { ZlibInflater } from "./png.inflate";
 
 /** Length of each filtered scanline (filter byte included), pass by pass for Adam7. */
 function* scanlineLengths(info: PngInfo): Generator<number> {
@@ -22,38 +23,33 @@ function* scanlineLengths(info: PngInfo): Generator<number> {
 }
 
 /** Inflates all of the IDAT data, checking every row's filter byte and that the stream holds exactly the rows. */
-export async function verifyPngData(info: PngInfo): Promise<void> {
+export function verifyPngData(info: PngInfo, zlibInflater: WebAssembly.Module): void {
   const lines = scanlineLengths(info);
   let left = 0; // bytes left in the current scanline; 0 = its filter byte is next
   let rows = 0;
-  const { reader, feeding } = inflateIdat(info);
-  try {
-    for (;;) {
-      const data = await readInflated(reader);
-      if (!data) break;
-      for (let at = 0; at < data.length; ) {
-        if (left === 0) {
-          const next = lines.next();
-          if (next.done)
-            throw invalidImage(
-              "PNG",
-              `could not be decoded: its compressed data holds more than the ${info.width}x${info.height} pixels it declares`,
-            );
-          if (data[at]! > 4)
-            throw invalidImage("PNG", `could not be decoded: row ${rows} has an unknown filter type ${data[at]}`);
-          left = next.value - 1;
-          rows++;
-          at++;
-          continue;
-        }
-        const take = Math.min(left, data.length - at);
-        left -= take;
-        at += take;
+  const inflater = new ZlibInflater(zlibInflater, info.idat);
+  for (;;) {
+    const data = inflater.next();
+    if (!data) break;
+    for (let at = 0; at < data.length; ) {
+      if (left === 0) {
+        const next = lines.next();
+        if (next.done)
+          throw invalidImage(
+            "PNG",
+            `could not be decoded: its compressed data holds more than the ${info.width}x${info.height} pixels it declares`,
+          );
+        if (data[at]! > 4)
+          throw invalidImage("PNG", `could not be decoded: row ${rows} has an unknown filter type ${data[at]}`);
+        left = next.value - 1;
+        rows++;
+        at++;
+        continue;
       }
+      const take = Math.min(left, data.length - at);
+      left -= take;
+      at += take;
     }
-  } finally {
-    await reader.cancel().catch(() => undefined);
-    await feeding;
   }
   if (left > 0 || !lines.next().done)
     throw invalidImage("PNG", `is truncated: its compressed data ends in or before row ${rows} of its scanlines`);

@@ -13,9 +13,7 @@ import type { StreamingResampler } from "../shared/vision/resample";
 
 // Only the modules the PNG decode uses: compiling the other codecs keeps V8's background threads busy.
 const simd = new WebAssembly.Module(readFileSync(new URL("../shared/vision/wasm/vision.simd.wasm", import.meta.url)));
-const zlibInflater = new WebAssembly.Module(
-  readFileSync(new URL("../shared/vision/wasm/zlib.inflate.wasm", import.meta.url)),
-);
+const zlib = new WebAssembly.Module(readFileSync(new URL("../shared/vision/wasm/zlib.wasm", import.meta.url)));
 const files = process.argv.slice(2);
 if (files.length === 0) files.push(...["shot5k", "phone"].map((name) => join(tmpdir(), `vision-profile-${name}.bin`)));
 const sink = () => ({ wantsRow: () => true, pushRow: () => undefined }) as unknown as StreamingResampler;
@@ -29,7 +27,7 @@ for (const file of files) {
     const times: number[] = [];
     for (let i = 0; i < runs; i++) {
       const t = performance.now();
-      decodePngRows(parseChunks(bytes), sink, { zlibInflater, simd: module });
+      decodePngRows(parseChunks(bytes), sink, { zlib, simd: module });
       times.push(performance.now() - t);
     }
     times.sort((a, b) => a - b);

@@ -40,7 +40,7 @@ const RULES: Array<[RegExp, string]> = [
     /^(quantCount|statistics|measure|buildHuffman|estimateAt|sizeAt|huffmanBits|searchPrepared|searchQuality|sampleRateDistortion|quantiseAndCount|chooseTables|errorAt)$/,
     "search (quantise + count, table choice)",
   ],
-  [/^(encodePng|filterRow|applyFilter|isGrey|pngWithin)$/, "png encode"],
+  [/^(encodePng|isGrey|pngWithin)$/, "png encode"],
   [
     /^(decodeJpegRows|decodeCheckedFrame|decodeJpeg|decodePngRows|next|refill|ZlibInflater|unfilter|rgbRow|nextLine|flattenRgba|decodeWithPhoton)$/,
     "decode",

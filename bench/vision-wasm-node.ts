@@ -15,9 +15,7 @@ export function loadVisionWasmNode(): VisionWasm {
     webpDecoder: new WebAssembly.Module(
       readFileSync(new URL("../shared/vision/wasm/webp.decode.wasm", import.meta.url)),
     ),
-    zlibInflater: new WebAssembly.Module(
-      readFileSync(new URL("../shared/vision/wasm/zlib.inflate.wasm", import.meta.url)),
-    ),
+    zlib: new WebAssembly.Module(readFileSync(new URL("../shared/vision/wasm/zlib.wasm", import.meta.url))),
     simd: new WebAssembly.Module(readFileSync(new URL("../shared/vision/wasm/vision.simd.wasm", import.meta.url))),
   };
 }

@@ -9,10 +9,10 @@ const compileFile = async (url: URL) => WebAssembly.compile(await Deno.readFile(
 export async function loadVisionWasm(): Promise<VisionWasm> {
   // All ours, committed: the SIMD kernels next to their WAT source, the JPEG and WebP decoders and
   // the PNG inflater built from libjpeg-turbo, libwebp and zlib-ng (native/).
-  const [jpegDecoder, webpDecoder, zlibInflater, simd] = await Promise.all(
-    ["jpeg.decode.wasm", "webp.decode.wasm", "zlib.inflate.wasm", "vision.simd.wasm"].map((name) =>
+  const [jpegDecoder, webpDecoder, zlib, simd] = await Promise.all(
+    ["jpeg.decode.wasm", "webp.decode.wasm", "zlib.wasm", "vision.simd.wasm"].map((name) =>
       compileFile(new URL(`../shared/vision/wasm/${name}`, import.meta.url)),
     ),
   );
-  return { jpegDecoder: jpegDecoder!, webpDecoder: webpDecoder!, zlibInflater: zlibInflater!, simd };
+  return { jpegDecoder: jpegDecoder!, webpDecoder: webpDecoder!, zlib: zlib!, simd };
 }

@@ -148,10 +148,10 @@ export interface VisionWasm {
    */
   webpDecoder: WebAssembly.Module;
   /**
-   * zlib-ng's inflate with our glue (`shared/vision/wasm/zlib.inflate.wasm`, built by
+   * zlib-ng's inflate with our glue (`shared/vision/wasm/zlib.wasm`, built by
    * native/zlib/build.sh): a PNG's image data and ICC profile, 64 KB at a time.
    */
-  zlibInflater: WebAssembly.Module;
+  zlib: WebAssembly.Module;
   /**
    * Our own 128-bit SIMD kernels (`shared/vision/wasm/vision.simd.wasm`, built from the .wat beside
    * it): PNG unfiltering and alpha flattening, the resampler's Lanczos passes, and the encoder's

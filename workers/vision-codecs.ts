@@ -9,7 +9,7 @@
 import jpegDecoder from "../shared/vision/wasm/jpeg.decode.wasm";
 import webpDecoder from "../shared/vision/wasm/webp.decode.wasm";
 import simd from "../shared/vision/wasm/vision.simd.wasm";
-import zlibInflater from "../shared/vision/wasm/zlib.inflate.wasm";
+import zlib from "../shared/vision/wasm/zlib.wasm";
 import type { VisionWasm } from "../shared/ports";
 
-export const visionWasm: VisionWasm = { jpegDecoder, webpDecoder, zlibInflater, simd };
+export const visionWasm: VisionWasm = { jpegDecoder, webpDecoder, zlib, simd };

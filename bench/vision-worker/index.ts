@@ -58,7 +58,7 @@ async function inflateByStream(png: Uint8Array): Promise<string> {
 
 /** Inflates the PNG's IDAT data as the decoder does (zlib-ng in WASM): the decode's floor. */
 function inflateByZlibNg(png: Uint8Array): string {
-  const inflater = new ZlibInflater(visionWasm.zlibInflater, idatOf(png));
+  const inflater = new ZlibInflater(visionWasm.zlib, idatOf(png));
   let total = 0;
   for (let bytes = inflater.next(); bytes; bytes = inflater.next()) total += bytes.length;
   return `${total} bytes`;

@@ -505,7 +505,7 @@ export async function fitImage(
   /** The PNG of the full fitted image if it is at most `limit` bytes (counted as an encode). */
   const pngWithin = async (limit: number): Promise<FitResult | undefined> => {
     counter.attempts++;
-    const png = await encodePng(full, target.width, target.height, limit);
+    const png = encodePng(full, target.width, target.height, limit, wasm.zlib);
     if (!png && limit === pngRoom) pngOverBudget = true;
     return png && result(png, undefined, target, "image/png");
   };

@@ -15,9 +15,7 @@ import { prng, screenshotPixels } from "../fixtures/images";
 const simd = new WebAssembly.Module(
   readFileSync(new URL("../../shared/vision/wasm/vision.simd.wasm", import.meta.url)),
 );
-const zlibInflater = new WebAssembly.Module(
-  readFileSync(new URL("../../shared/vision/wasm/zlib.inflate.wasm", import.meta.url)),
-);
+const zlib = new WebAssembly.Module(readFileSync(new URL("../../shared/vision/wasm/zlib.wasm", import.meta.url)));
 
 /** Decodes with a resampler stand-in that keeps every RGB row it is handed. */
 async function decodeRows(png: Uint8Array, module?: WebAssembly.Module): Promise<Uint8Array> {
@@ -32,7 +30,7 @@ async function decodeRows(png: Uint8Array, module?: WebAssembly.Module): Promise
         out.set(rgb.subarray(offset, offset + width * 3), row * width * 3),
     } as unknown as StreamingResampler;
   };
-  decodePngRows(parseChunks(png), sink, { zlibInflater, simd: module });
+  decodePngRows(parseChunks(png), sink, { zlib, simd: module });
   return out;
 }
 
@@ -285,7 +283,7 @@ describe("the chunks are walked once, then decoded from what the walk found", ()
           pushRow: (row: number, rgb: Uint8Array, at = 0) => out.set(rgb.subarray(at, at + w * 3), row * w * 3),
         } as unknown as StreamingResampler;
       },
-      { zlibInflater, simd },
+      { zlib, simd },
     );
     expect(out).toEqual(pixels);
   });

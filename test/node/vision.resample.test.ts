@@ -5,7 +5,7 @@ import { StreamingResampler, boxFactor, resizeRgb } from "../../shared/vision/re
 import { loadVisionWasmNode } from "../../bench/vision-wasm-node";
 import { photoPixels, screenshotPixels } from "../fixtures/images";
 
-const { zlibInflater } = loadVisionWasmNode();
+const { zlib } = loadVisionWasmNode();
 
 function psnr(a: Uint8Array, b: Uint8Array): number {
   let se = 0;
@@ -80,7 +80,7 @@ describe("decodePngRows", () => {
       const { resampler } = decodePngRows(
         parseChunks(png),
         (w, h) => new StreamingResampler(w, h, { x: 0, y: 0, width: w, height: h }, w, h),
-        { zlibInflater },
+        { zlib },
       );
       expect(psnr(resampler.finish(), expected)).toBe(99);
     }

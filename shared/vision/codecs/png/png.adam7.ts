@@ -15,11 +15,7 @@ import { ZlibInflater } from "./png.inflate";
  * full size. @throws AppError 400 `invalid_image` for a corrupt or short zlib stream or an unknown
  * row filter.
  */
-export function decodeAdam7Rows(
-  info: PngInfo,
-  makeResampler: ResamplerFactory,
-  zlibInflater: WebAssembly.Module,
-): DecodedRows {
+export function decodeAdam7Rows(info: PngInfo, makeResampler: ResamplerFactory, zlib: WebAssembly.Module): DecodedRows {
   const { width, height } = info;
   const bitsPerPixel = CHANNELS[info.colorType]! * info.bitDepth;
   const bpp = Math.max(1, bitsPerPixel >> 3);
@@ -32,7 +28,7 @@ export function decodeAdam7Rows(
       if (resampler.wantsRow(handed)) resampler.pushRow(handed, evens, (handed >> 1) * rowBytes);
   };
 
-  const inflater = new ZlibInflater(zlibInflater, info.idat);
+  const inflater = new ZlibInflater(zlib, info.idat);
   let chunk: Uint8Array = new Uint8Array(0),
     at = 0;
   /** Copies the next `n` inflated bytes into `into` at `offset`; false when the stream ends first. */

@@ -15,12 +15,10 @@ export const pngCodec: Codec = {
     return {
       // A file that lost a damaged ancillary chunk is decoded without it, never sent on with the damage.
       passThrough: info.droppedChunks.length === 0,
-      verify: async () => verifyPngData(info, wasm.zlibInflater),
-      colorProfile: async () => pngIccProfile(info, wasm.zlibInflater),
+      verify: async () => verifyPngData(info, wasm.zlib),
+      colorProfile: async () => pngIccProfile(info, wasm.zlib),
       decodeRows: async (_minScale, makeResampler) =>
-        info.interlaced
-          ? decodeAdam7Rows(info, makeResampler, wasm.zlibInflater)
-          : decodePngRows(info, makeResampler, wasm),
+        info.interlaced ? decodeAdam7Rows(info, makeResampler, wasm.zlib) : decodePngRows(info, makeResampler, wasm),
     };
   },
 };

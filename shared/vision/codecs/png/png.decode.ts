@@ -409,7 +409,7 @@ export function jsLines(info: PngInfo, stride: number, bpp: number, convert: Row
 export function decodePngRows(
   info: PngInfo,
   makeResampler: ResamplerFactory,
-  wasm: Pick<VisionWasm, "zlibInflater" | "simd">,
+  wasm: Pick<VisionWasm, "zlib" | "simd">,
 ): DecodedRows {
   const { width, height, bitDepth, colorType } = info;
   const channels = CHANNELS[colorType]!;
@@ -422,7 +422,7 @@ export function decodePngRows(
   let lastWanted = height - 1;
   while (lastWanted > 0 && !resampler.wantsRow(lastWanted)) lastWanted--;
 
-  const inflater = new ZlibInflater(wasm.zlibInflater, info.idat);
+  const inflater = new ZlibInflater(wasm.zlib, info.idat);
 
   let row = 0;
   let filter = -1; // -1: next byte is the row's filter type
@@ -467,11 +467,11 @@ const MAX_ICC_BYTES = 1 << 22;
  * The embedded ICC profile (the iCCP chunk parseChunks found before the image data), inflated with
  * a size bound; undefined when absent or unreadable (the pixels are then taken as sRGB).
  */
-export function pngIccProfile(info: PngInfo, zlibInflater: WebAssembly.Module): Uint8Array | undefined {
+export function pngIccProfile(info: PngInfo, zlib: WebAssembly.Module): Uint8Array | undefined {
   const data = info.iccp;
   if (!data) return undefined;
   const nul = data.indexOf(0);
   if (nul < 1 || nul > 79 || data[nul + 1] !== 0) return undefined;
   // Over the limit or corrupt: no profile either way.
-  return inflateBounded(zlibInflater, data.subarray(nul + 2), MAX_ICC_BYTES);
+  return inflateBounded(zlib, data.subarray(nul + 2), MAX_ICC_BYTES);
 }

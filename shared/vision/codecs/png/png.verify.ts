@@ -23,11 +23,11 @@ function* scanlineLengths(info: PngInfo): Generator<number> {
 }
 
 /** Inflates all of the IDAT data, checking every row's filter byte and that the stream holds exactly the rows. */
-export function verifyPngData(info: PngInfo, zlibInflater: WebAssembly.Module): void {
+export function verifyPngData(info: PngInfo, zlib: WebAssembly.Module): void {
   const lines = scanlineLengths(info);
   let left = 0; // bytes left in the current scanline; 0 = its filter byte is next
   let rows = 0;
-  const inflater = new ZlibInflater(zlibInflater, info.idat);
+  const inflater = new ZlibInflater(zlib, info.idat);
   for (;;) {
     const data = inflater.next();
     if (!data) break;

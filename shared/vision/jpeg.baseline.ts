@@ -508,8 +508,9 @@ function codeCoefficients(
   };
 
   /**
-   * Quantised coefficients of the last full statistics pass (`quantQuality`), so the write of that
-   * quality does not quantise again. 2 bytes per coefficient (the SIMD path keeps them in its memory).
+   * JS path: quantised coefficients of the last full statistics pass (`quantQuality`), so the write
+   * of that quality does not quantise again. 2 bytes per coefficient. The SIMD path keeps none: its
+   * write quantises each block again as it codes it.
    */
   const quant = new Int16Array(simd ? 0 : mcus * 6 * 64);
   let quantQuality = -1;
@@ -522,8 +523,7 @@ function codeCoefficients(
     const { recip } = tablesFor(quality);
     const keep = stride === 1;
     if (simd) {
-      const { hist, extraBits } = simd.quantCount(recip, stride, keep);
-      if (keep) quantQuality = quality;
+      const { hist, extraBits } = simd.quantCount(recip, stride);
       return {
         dcLuma: hist.subarray(0, 256),
         acLuma: hist.subarray(256, 512),
@@ -756,9 +756,7 @@ function codeCoefficients(
       }
       w.raw([0xff, 0xda, 0, 12, 3, 1, 0x00, 2, 0x11, 3, 0x11, 0, 63, 0]);
       if (simd) {
-        // The scan is coded from the blocks of the last full count: recount if that was another quality.
-        if (quantQuality !== quality) statistics(quality);
-        w.block(simd.writeScan(tables, entropyBytes));
+        w.block(simd.writeScan(tablesFor(quality).recip, tables, entropyBytes));
       } else {
         writeScan(quality, tables, w);
         w.flush();

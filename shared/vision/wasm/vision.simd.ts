@@ -12,17 +12,8 @@ interface SimdExports {
   vfilter(rows: number, taps: number, n: number, dst: number, chunks: number, shift: number): void;
   rgbToYcc(rgb: number, stride: number, groups: number, rows: number, y: number, cb: number, cr: number): void;
   dctMcuRow(y: number, cb: number, cr: number, mcus: number, blk: number, table: number, out: number): void;
-  quantCount(
-    coeffs: number,
-    quant: number,
-    recip: number,
-    hist: number,
-    mcus: number,
-    stride: number,
-    keep: number,
-    scratch: number,
-  ): number;
-  writeScan(quant: number, mcus: number, codes: number, out: number): number;
+  quantCount(coeffs: number, recip: number, hist: number, mcus: number, stride: number, scratch: number): number;
+  writeScan(coeffs: number, recip: number, scratch: number, mcus: number, codes: number, out: number): number;
 }
 
 const PAGE = 65536;
@@ -224,8 +215,8 @@ export class SimdResampleKernels {
  * and forward DCT (f32), one MCU row (16 pixel rows) at a time, straight into the coefficient
  * array in this instance's memory; then each quality's quantise-and-count over those coefficients.
  * The instance lives as long as the prepared image (one fit) and holds its coefficients (6 bytes
- * per pixel) and quantised values (3 bytes per pixel), plus the entropy-coded output of a write,
- * nothing else.
+ * per pixel) and the entropy-coded output of a write, nothing else: the write quantises each block
+ * again as it codes it, so no quantised copy of the image is kept.
  */
 export class SimdJpegKernels {
   private readonly k: SimdExports;
@@ -242,7 +233,6 @@ export class SimdJpegKernels {
   private readonly hist: number;
   private readonly scratch: number;
   private readonly coeffsAt: number;
-  private readonly quantAt: number;
   private readonly codes: number;
   /** Start of the scan output, the last area: a write grows the memory to what its scan needs. */
   private readonly scanAt: number;
@@ -278,7 +268,6 @@ export class SimdJpegKernels {
     this.cb = take(8 * (padded >> 1) * 4);
     this.cr = take(8 * (padded >> 1) * 4);
     this.coeffsAt = take(this.mcus * 6 * 64 * 4);
-    this.quantAt = take(this.mcus * 6 * 64 * 2);
     this.codes = take(4 * 256 * 4);
     this.scanAt = at;
     this.k = instantiate(module, at);
@@ -337,32 +326,27 @@ export class SimdJpegKernels {
   /**
    * Quantises every `stride`-th MCU with `recip` (6 x 64 reciprocals, one table per block slot)
    * and counts its symbols: histograms at 0 (DC luma), 256 (AC luma), 512 (DC chroma), 768
-   * (AC chroma) and the magnitude bits. With `keep`, the quantised blocks stay for `writeScan`.
+   * (AC chroma) and the magnitude bits.
    */
-  quantCount(recip: ArrayLike<number>, stride: number, keep: boolean): { hist: Uint32Array; extraBits: number } {
+  quantCount(recip: ArrayLike<number>, stride: number): { hist: Uint32Array; extraBits: number } {
     new Float32Array(this.k.memory.buffer, this.recip, 6 * 64).set(recip);
     const hist = new Uint32Array(this.k.memory.buffer, this.hist, 1024);
     hist.fill(0);
-    const extraBits = this.k.quantCount(
-      this.coeffsAt,
-      this.quantAt,
-      this.recip,
-      this.hist,
-      this.mcus,
-      stride,
-      keep ? 1 : 0,
-      this.scratch,
-    );
+    const extraBits = this.k.quantCount(this.coeffsAt, this.recip, this.hist, this.mcus, stride, this.scratch);
     return { hist: hist.slice(), extraBits };
   }
 
   /**
-   * The entropy-coded scan at the quality last counted with `keep`, with Huffman `tables` (DC luma,
-   * AC luma, DC chroma, AC chroma: `code`/`length` per symbol) built from that count, whose
-   * entropy size was `entropyBytes`: 0xFF stuffing at most doubles it, so the memory grows once to
-   * twice that, if it must. The view is valid until the next write.
+   * The entropy-coded scan quantised with `recip` (as `quantCount` takes it), with Huffman `tables`
+   * (DC luma, AC luma, DC chroma, AC chroma: `code`/`length` per symbol) built from the full count
+   * at that quantisation, whose entropy size was `entropyBytes`: 0xFF stuffing at most doubles it,
+   * so the memory grows once to twice that, if it must. The view is valid until the next write.
    */
-  writeScan(tables: ReadonlyArray<{ code: Uint16Array; length: Uint8Array }>, entropyBytes: number): Uint8Array {
+  writeScan(
+    recip: ArrayLike<number>,
+    tables: ReadonlyArray<{ code: Uint16Array; length: Uint8Array }>,
+    entropyBytes: number,
+  ): Uint8Array {
     const have = this.k.memory.buffer.byteLength;
     const need = this.scanAt + 2 * entropyBytes + 64;
     if (need > have) this.k.memory.grow(Math.ceil((need - have) / PAGE));
@@ -370,7 +354,8 @@ export class SimdJpegKernels {
     tables.forEach(({ code, length }, t) => {
       for (let s = 0; s < 256; s++) codes[t * 256 + s] = code[s]! | (length[s]! << 16);
     });
-    const n = this.k.writeScan(this.quantAt, this.mcus, this.codes, this.scanAt);
+    new Float32Array(this.k.memory.buffer, this.recip, 6 * 64).set(recip);
+    const n = this.k.writeScan(this.coeffsAt, this.recip, this.scratch, this.mcus, this.codes, this.scanAt);
     return new Uint8Array(this.k.memory.buffer, this.scanAt, n);
   }
 }

@@ -374,50 +374,50 @@
       (local.set $m (i32.add (local.get $m) (i32.const 1)))
       (br_if $blocks (i32.lt_u (local.get $m) (local.get $mcus)))))
 
+  ;; Quantises one block: 64 f32 coefficients at $at (zigzag order) times the 64 f32 reciprocals at
+  ;; $r, rounded half away from zero (as the JS path), narrowed to i16 at $q. Returns the 64-bit
+  ;; mask of its non-zero coefficients, so zero runs are skipped with ctz.
+  (func $quantiseBlock (param $at i32) (param $r i32) (param $q i32) (result i64)
+    (local $i i32) (local $mask i64) (local $v0 v128) (local $v1 v128) (local $packed v128)
+    (loop $quantise
+      (local.set $v0 (f32x4.mul (v128.load (local.get $at)) (v128.load (local.get $r))))
+      (local.set $v1 (f32x4.mul (v128.load offset=16 (local.get $at)) (v128.load offset=16 (local.get $r))))
+      ;; v * recip + copysign(0.5, v), truncated.
+      (local.set $v0 (f32x4.add (local.get $v0) (v128.or (v128.and (local.get $v0) (v128.const i32x4 0x80000000 0x80000000 0x80000000 0x80000000)) (v128.const f32x4 0.5 0.5 0.5 0.5))))
+      (local.set $v1 (f32x4.add (local.get $v1) (v128.or (v128.and (local.get $v1) (v128.const i32x4 0x80000000 0x80000000 0x80000000 0x80000000)) (v128.const f32x4 0.5 0.5 0.5 0.5))))
+      (local.set $packed (i16x8.narrow_i32x4_s (i32x4.trunc_sat_f32x4_s (local.get $v0)) (i32x4.trunc_sat_f32x4_s (local.get $v1))))
+      (v128.store (i32.add (local.get $q) (i32.shl (local.get $i) (i32.const 1))) (local.get $packed))
+      (local.set $mask (i64.or (local.get $mask)
+        (i64.shl
+          (i64.extend_i32_u (i16x8.bitmask (v128.not (i16x8.eq (local.get $packed) (v128.const i32x4 0 0 0 0)))))
+          (i64.extend_i32_u (local.get $i)))))
+      (local.set $at (i32.add (local.get $at) (i32.const 32)))
+      (local.set $r (i32.add (local.get $r) (i32.const 32)))
+      (local.set $i (i32.add (local.get $i) (i32.const 8)))
+      (br_if $quantise (i32.lt_u (local.get $i) (i32.const 64))))
+    (local.get $mask))
+
   ;; Quantise-and-count of the encoder's quality search: every `stride`-th MCU (6 blocks of 64 f32
-  ;; coefficients, zigzag order) is quantised (times `recip`, 6 x 64 f32 reciprocals of the table
-  ;; per block slot; rounded half away from zero, as the JS path) and its Huffman symbols counted
+  ;; coefficients, zigzag order) is quantised into the 128-byte `scratch` ($quantiseBlock, with
+  ;; `recip`: 6 x 64 f32 reciprocals of the table per block slot) and its Huffman symbols counted
   ;; into `hist` (1024 u32: DC luma, AC luma, DC chroma, AC chroma). Returns the magnitude bits.
-  ;; With `keep`, the quantised blocks are written to `quant` (i16, same layout) for the final write;
-  ;; otherwise to the 128-byte `scratch`. Zero runs are skipped with a 64-bit non-zero mask (ctz).
   (func (export "quantCount")
-    (param $coeffs i32) (param $quant i32) (param $recip i32) (param $hist i32)
-    (param $mcus i32) (param $stride i32) (param $keep i32) (param $scratch i32) (result i32)
-    (local $m i32) (local $b i32) (local $at i32) (local $q i32) (local $r i32) (local $i i32)
+    (param $coeffs i32) (param $recip i32) (param $hist i32)
+    (param $mcus i32) (param $stride i32) (param $scratch i32) (result i32)
+    (local $m i32) (local $b i32) (local $q i32)
     (local $extra i32) (local $predY i32) (local $predCb i32) (local $predCr i32)
     (local $dc i32) (local $diff i32) (local $cat i32) (local $dcBase i32) (local $acBase i32)
     (local $k i32) (local $last i32) (local $run i32) (local $val i32) (local $mask i64)
-    (local $v0 v128) (local $v1 v128) (local $packed v128) (local $sign v128) (local $half v128)
-    (local.set $sign (v128.const i32x4 0x80000000 0x80000000 0x80000000 0x80000000))
-    (local.set $half (v128.const f32x4 0.5 0.5 0.5 0.5))
+    (local.set $q (local.get $scratch))
     (block $mcuDone
       (loop $mcuLoop
         (br_if $mcuDone (i32.ge_u (local.get $m) (local.get $mcus)))
         (local.set $b (i32.const 0))
         (loop $blockLoop
-          (local.set $at (i32.add (local.get $coeffs) (i32.shl (i32.add (i32.mul (local.get $m) (i32.const 6)) (local.get $b)) (i32.const 8))))
-          (local.set $q (select
-            (i32.add (local.get $quant) (i32.shl (i32.add (i32.mul (local.get $m) (i32.const 6)) (local.get $b)) (i32.const 7)))
-            (local.get $scratch) (local.get $keep)))
-          (local.set $r (i32.add (local.get $recip) (i32.shl (local.get $b) (i32.const 8))))
-          ;; Quantise 8 coefficients per step: v * recip + copysign(0.5, v), truncated, narrowed to i16.
-          (local.set $mask (i64.const 0))
-          (local.set $i (i32.const 0))
-          (loop $quantise
-            (local.set $v0 (f32x4.mul (v128.load (local.get $at)) (v128.load (local.get $r))))
-            (local.set $v1 (f32x4.mul (v128.load offset=16 (local.get $at)) (v128.load offset=16 (local.get $r))))
-            (local.set $v0 (f32x4.add (local.get $v0) (v128.or (v128.and (local.get $v0) (local.get $sign)) (local.get $half))))
-            (local.set $v1 (f32x4.add (local.get $v1) (v128.or (v128.and (local.get $v1) (local.get $sign)) (local.get $half))))
-            (local.set $packed (i16x8.narrow_i32x4_s (i32x4.trunc_sat_f32x4_s (local.get $v0)) (i32x4.trunc_sat_f32x4_s (local.get $v1))))
-            (v128.store (i32.add (local.get $q) (i32.shl (local.get $i) (i32.const 1))) (local.get $packed))
-            (local.set $mask (i64.or (local.get $mask)
-              (i64.shl
-                (i64.extend_i32_u (i16x8.bitmask (v128.not (i16x8.eq (local.get $packed) (v128.const i32x4 0 0 0 0)))))
-                (i64.extend_i32_u (local.get $i)))))
-            (local.set $at (i32.add (local.get $at) (i32.const 32)))
-            (local.set $r (i32.add (local.get $r) (i32.const 32)))
-            (local.set $i (i32.add (local.get $i) (i32.const 8)))
-            (br_if $quantise (i32.lt_u (local.get $i) (i32.const 64))))
+          (local.set $mask (call $quantiseBlock
+            (i32.add (local.get $coeffs) (i32.shl (i32.add (i32.mul (local.get $m) (i32.const 6)) (local.get $b)) (i32.const 8)))
+            (i32.add (local.get $recip) (i32.shl (local.get $b) (i32.const 8)))
+            (local.get $q)))
           ;; DC: difference from the previous block of the same component.
           (local.set $dc (i32.load16_s (local.get $q)))
           (if (i32.lt_u (local.get $b) (i32.const 4))
@@ -484,33 +484,31 @@
         (br $bytes)))
     (global.set $acc (i64.and (global.get $acc) (i64.sub (i64.shl (i64.const 1) (i64.extend_i32_u (global.get $count))) (i64.const 1)))))
 
-  ;; Entropy-coded scan of all `mcus` MCUs of quantised blocks (`quant`, as quantCount keeps them)
-  ;; into `out`; returns its length. `codes`: 4 x 256 i32 entries (code | length << 16) for DC luma,
-  ;; AC luma, DC chroma, AC chroma. The tables come from the same quantisation's statistics, so
-  ;; every symbol has a code. Ends padded with 1 bits to a whole byte.
-  (func (export "writeScan") (param $quant i32) (param $mcus i32) (param $codes i32) (param $out i32) (result i32)
-    (local $m i32) (local $b i32) (local $q i32) (local $i i32) (local $mask i64)
+  ;; Entropy-coded scan of all `mcus` MCUs into `out`; returns its length. Each block is quantised
+  ;; into `scratch` as quantCount does it (same `recip`), so no quantised copy of the image is kept.
+  ;; `codes`: 4 x 256 i32 entries (code | length << 16) for DC luma, AC luma, DC chroma, AC chroma.
+  ;; The tables come from the same quantisation's statistics, so every symbol has a code. Ends
+  ;; padded with 1 bits to a whole byte.
+  (func (export "writeScan")
+    (param $coeffs i32) (param $recip i32) (param $scratch i32) (param $mcus i32) (param $codes i32) (param $out i32)
+    (result i32)
+    (local $m i32) (local $b i32) (local $q i32) (local $mask i64)
     (local $predY i32) (local $predCb i32) (local $predCr i32) (local $dc i32) (local $diff i32)
     (local $cat i32) (local $dcT i32) (local $acT i32) (local $k i32) (local $last i32) (local $run i32)
     (local $val i32) (local $entry i32)
     (global.set $acc (i64.const 0))
     (global.set $count (i32.const 0))
     (global.set $at (local.get $out))
-    (local.set $q (local.get $quant))
+    (local.set $q (local.get $scratch))
     (block $mcuDone
       (loop $mcuLoop
         (br_if $mcuDone (i32.ge_u (local.get $m) (local.get $mcus)))
         (local.set $b (i32.const 0))
         (loop $blockLoop
-          (local.set $mask (i64.const 0))
-          (local.set $i (i32.const 0))
-          (loop $nonzero
-            (local.set $mask (i64.or (local.get $mask)
-              (i64.shl
-                (i64.extend_i32_u (i16x8.bitmask (i16x8.ne (v128.load (i32.add (local.get $q) (i32.shl (local.get $i) (i32.const 1)))) (v128.const i32x4 0 0 0 0))))
-                (i64.extend_i32_u (local.get $i)))))
-            (local.set $i (i32.add (local.get $i) (i32.const 8)))
-            (br_if $nonzero (i32.lt_u (local.get $i) (i32.const 64))))
+          (local.set $mask (call $quantiseBlock
+            (i32.add (local.get $coeffs) (i32.shl (i32.add (i32.mul (local.get $m) (i32.const 6)) (local.get $b)) (i32.const 8)))
+            (i32.add (local.get $recip) (i32.shl (local.get $b) (i32.const 8)))
+            (local.get $q)))
           (local.set $dc (i32.load16_s (local.get $q)))
           (if (i32.lt_u (local.get $b) (i32.const 4))
             (then (local.set $diff (i32.sub (local.get $dc) (local.get $predY))) (local.set $predY (local.get $dc))
@@ -561,7 +559,6 @@
             (then
               (local.set $entry (i32.load (local.get $acT)))
               (call $put (i32.and (local.get $entry) (i32.const 0xffff)) (i32.shr_u (local.get $entry) (i32.const 16)))))
-          (local.set $q (i32.add (local.get $q) (i32.const 128)))
           (local.set $b (i32.add (local.get $b) (i32.const 1)))
           (br_if $blockLoop (i32.lt_u (local.get $b) (i32.const 6))))
         (local.set $m (i32.add (local.get $m) (i32.const 1)))

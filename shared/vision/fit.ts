@@ -14,6 +14,7 @@ import { prepareJpeg, type PreparedJpeg } from "./jpeg.baseline";
 import { encodePng } from "./codecs/png/png.encode";
 import { iccToSrgb } from "./color/icc";
 import { StreamingResampler, resizeRgb, type SourceWindow } from "./resample";
+import { SimdPool } from "./wasm/vision.simd";
 import { codecFor } from "./codecs/registry";
 
 /**
@@ -320,6 +321,8 @@ export async function fitImage(
   settings: JpegEncodeSettings = DEFAULT_JPEG_SETTINGS,
 ): Promise<FitResult> {
   const { header, jpeg } = openImage(bytes);
+  // The fit's resamplers and encodes share instances (a later one reuses the pages an earlier one touched).
+  const simd = wasm.simd && new SimdPool(wasm.simd);
   const { mediaType, orientation } = header;
   const codec = codecFor(header);
   const turned = orientation >= 5;
@@ -394,14 +397,7 @@ export async function fitImage(
         width: storedWindow.width * sx,
         height: storedWindow.height * sy,
       };
-      const resampler = new StreamingResampler(
-        decodedWidth,
-        decodedHeight,
-        mapped,
-        stored.width,
-        stored.height,
-        wasm.simd,
-      );
+      const resampler = new StreamingResampler(decodedWidth, decodedHeight, mapped, stored.width, stored.height, simd);
       simdBytes = resampler.wasmBytes;
       usedSimd = resampler.usesSimd;
       return resampler;
@@ -441,7 +437,7 @@ export async function fitImage(
         },
       };
     }
-    const prepared = prepareJpeg(rgb, size.width, size.height, wasm.simd);
+    const prepared = prepareJpeg(rgb, size.width, size.height, simd);
     wasmPeakBytes = Math.max(wasmPeakBytes, prepared.wasmBytes);
     jpegTables = prepared.chooseTables(maxBytes, QUALITY_MIN, QUALITY_MAX);
     const outcome = searchPrepared(prepared, maxBytes, counter, known);
@@ -524,7 +520,7 @@ export async function fitImage(
       // (no second decode); only if it wins is it rendered again from the source.
       const smallSize = shrunk(size, outcome.sizeAt(QUALITY_COMFORT));
       const small = search(
-        resizeRgb(full, size.width, size.height, smallSize.width, smallSize.height, wasm.simd),
+        resizeRgb(full, size.width, size.height, smallSize.width, smallSize.height, simd),
         smallSize,
         QUALITY_COMFORT,
       );
@@ -554,7 +550,7 @@ export async function fitImage(
     }
     size = shrunk(size, outcome.sizeAtMin ?? maxBytes * 2);
     // From the cap-size render, not the source: no second decode (see `render`).
-    rgb = resizeRgb(full, target.width, target.height, size.width, size.height, wasm.simd);
+    rgb = resizeRgb(full, target.width, target.height, size.width, size.height, simd);
   }
 }
 

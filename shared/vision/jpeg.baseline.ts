@@ -5,7 +5,7 @@
  * size without writing a bit. A search of several qualities then costs about one full encode.
  * With our SIMD module, colour conversion and DCT run in WASM (f32) instead of JS (f64).
  */
-import { SimdJpegKernels } from "./wasm/vision.simd";
+import { SimdJpegKernels, type SimdSource } from "./wasm/vision.simd";
 
 /** ITU-T T.81 Annex K tables (natural order): what libjpeg, and so sharp, scales by quality. */
 const LUMA_BASE = [
@@ -328,7 +328,7 @@ export function prepareJpeg(
   rgb: Uint8Array,
   width: number,
   height: number,
-  simdModule?: WebAssembly.Module,
+  simdModule?: SimdSource,
   bases: QuantBases = ANNEX_K_TABLES,
 ): PreparedJpeg {
   if (!simdModule) return codeCoefficients(transformJs(rgb, width, height), width, height, bases);

@@ -8,7 +8,7 @@
  * the bytes are identical; box sums (≥ 4x shrinks only) are still summed and filtered in JS, into
  * the ring that lives in the module's memory.
  */
-import { SimdResampleKernels } from "./wasm/vision.simd";
+import { SimdResampleKernels, type SimdSource } from "./wasm/vision.simd";
 
 /** A window of the source, in source pixels (fractions allowed: a crop mapped through a DCT scale). */
 export interface SourceWindow {
@@ -124,7 +124,7 @@ export class StreamingResampler {
     window: SourceWindow,
     readonly dstWidth: number,
     readonly dstHeight: number,
-    simdModule?: WebAssembly.Module,
+    simdModule?: SimdSource,
   ) {
     this.boxX = boxFactor(window.width / dstWidth);
     this.boxY = boxFactor(window.height / dstHeight);
@@ -357,7 +357,7 @@ export function resizeRgb(
   height: number,
   dstWidth: number,
   dstHeight: number,
-  simdModule?: WebAssembly.Module,
+  simdModule?: SimdSource,
 ): Uint8Array {
   const resampler = new StreamingResampler(
     width,

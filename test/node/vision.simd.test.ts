@@ -4,6 +4,7 @@ import fc from "fast-check";
 import sharp from "sharp";
 import { StreamingResampler, resizeRgb } from "../../shared/vision/resample";
 import { prepareJpeg } from "../../shared/vision/jpeg.baseline";
+import { SimdPool } from "../../shared/vision/wasm/vision.simd";
 import { photoPixels, prng, screenshotPixels } from "../fixtures/images";
 
 /** The committed build of shared/vision/wasm/vision.simd.wat (npm run build:wasm). */
@@ -117,5 +118,35 @@ describe("SIMD colour conversion, DCT and quantise-and-count (f32) against the J
         expect(Math.abs(psnr(rgb, new Uint8Array(b!)) - psnr(rgb, new Uint8Array(a!)))).toBeLessThan(0.01);
       }
     }
+  });
+});
+
+describe("SimdPool: one fit's resamplers and encodes on one instance per role", () => {
+  it("gives the bytes fresh instances give, after a larger lease left its memory behind", () => {
+    const pool = new SimdPool(simd);
+    const big = photoPixels(1200, 900, 3);
+    prepareJpeg(big, 1200, 900, pool).encode(80);
+    resizeRgb(big, 1200, 900, 700, 500, pool);
+    // Smaller layouts on the used memory: the leftovers must not reach the output (padded taps, histograms).
+    for (const [w, h, dw, dh] of [
+      [333, 211, 101, 67],
+      [640, 480, 97, 355],
+    ] as const) {
+      const rgb = photoPixels(w, h, w);
+      expect(resizeRgb(rgb, w, h, dw, dh, pool)).toEqual(resizeRgb(rgb, w, h, dw, dh, simd));
+      expect(prepareJpeg(rgb, w, h, pool).encode(75)).toEqual(prepareJpeg(rgb, w, h, simd).encode(75));
+    }
+  });
+
+  it("a kernel set whose instance was leased again refuses to run", () => {
+    const pool = new SimdPool(simd);
+    const rgb = photoPixels(320, 240, 9);
+    const first = prepareJpeg(rgb, 320, 240, pool);
+    expect(first.encode(70).length).toBeGreaterThan(0);
+    prepareJpeg(rgb, 160, 120, pool);
+    expect(() => first.encode(70)).toThrow(/SIMD kernels used after their pool leased the instance/);
+    const resampler = new StreamingResampler(320, 240, { x: 0, y: 0, width: 320, height: 240 }, 100, 75, pool);
+    resizeRgb(rgb, 320, 240, 50, 40, pool);
+    expect(() => resampler.pushRow(0, rgb, 0)).toThrow(/SIMD kernels used after/);
   });
 });

@@ -1,7 +1,9 @@
 /**
  * JS side of our SIMD kernels (vision.simd.wat): lays out one instance's memory for one PNG decode,
- * one resampler or one JPEG prepare, grows it once to exactly what the rows need, and drops it with the caller.
- * Nothing here is cached across calls, so a fit leaves no WASM high-water mark behind.
+ * one resampler or one JPEG prepare and grows it once to what the rows need. The instance comes
+ * fresh from the module, or from one fit's SimdPool, which hands a fit's later resamplers and
+ * encodes the instance its earlier ones used. Nothing outlives the fit, so a fit leaves no WASM
+ * high-water mark behind.
  */
 
 interface SimdExports {
@@ -18,12 +20,67 @@ interface SimdExports {
 
 const PAGE = 65536;
 
-/** A bump allocator over a fresh instance: `reserve` sizes first, then one `memory.grow`. */
-function instantiate(module: WebAssembly.Module, bytes: number): SimdExports {
-  const exports = new WebAssembly.Instance(module, {}).exports as unknown as SimdExports;
+/** Grows `exports`' memory to at least `bytes` (one `memory.grow`). */
+function reserve(exports: SimdExports, bytes: number): SimdExports {
   const have = exports.memory.buffer.byteLength;
   if (bytes > have) exports.memory.grow(Math.ceil((bytes - have) / PAGE));
   return exports;
+}
+
+/** A kernel set's instance; `live()` turns false once its pool has leased the instance again. */
+interface Lease {
+  k: SimdExports;
+  live(): boolean;
+}
+
+type PoolRole = "resample" | "jpeg";
+
+/**
+ * One fit's SIMD instances, one per role (the resampler's, the encoder's): each new kernel set of a
+ * role gets the instance the previous one used, zeroed and grown if it must be, so a fit's second
+ * resample or encode writes to pages the first one touched instead of fresh ones (on a VM, first
+ * touch costs about 15 µs a 4 KB page: docs/benchmarks.md). A new lease ends the role's earlier
+ * one, whose kernels then refuse to run. The pool belongs to one fit and is dropped with it.
+ * @example
+ * const pool = new SimdPool(wasm.simd);
+ * const a = prepareJpeg(rgb, 1568, 1176, pool); // encodes, searches
+ * const b = prepareJpeg(smaller, 1200, 900, pool); // same instance; `a` is spent
+ */
+export class SimdPool {
+  private readonly leased = new Map<PoolRole, { k: SimdExports; generation: number }>();
+
+  constructor(readonly module: WebAssembly.Module) {}
+
+  lease(role: PoolRole, bytes: number): Lease {
+    const held = this.leased.get(role);
+    if (!held) {
+      const entry = { k: reserve(newInstance(this.module), bytes), generation: 0 };
+      this.leased.set(role, entry);
+      return { k: entry.k, live: () => entry.generation === 0 };
+    }
+    const generation = ++held.generation;
+    // As a fresh instance would be: the kernels rely on zeroed memory (e.g. the resampler's padded taps).
+    new Uint8Array(held.k.memory.buffer, 0, Math.min(bytes, held.k.memory.buffer.byteLength)).fill(0);
+    reserve(held.k, bytes);
+    return { k: held.k, live: () => held.generation === generation };
+  }
+}
+
+/** Where kernels get their instance: the module (a fresh one each time) or a fit's pool. */
+export type SimdSource = WebAssembly.Module | SimdPool;
+
+const newInstance = (module: WebAssembly.Module) =>
+  new WebAssembly.Instance(module, {}).exports as unknown as SimdExports;
+
+/** A bump allocator's result over an instance: `bytes` sized first, then at most one `memory.grow`. */
+function instantiate(source: SimdSource, bytes: number, role: PoolRole): Lease {
+  if (source instanceof SimdPool) return source.lease(role, bytes);
+  const k = reserve(newInstance(source), bytes);
+  return { k, live: () => true };
+}
+
+function spent(): Error {
+  return new Error("SIMD kernels used after their pool leased the instance to a later fit step");
 }
 
 const align16 = (n: number) => (n + 15) & ~15;
@@ -56,7 +113,7 @@ export class SimdPngKernels {
     this.cur = take(stride + 16);
     this.prev = take(stride + 16);
     this.rgbAt = take(width * 3 + 16);
-    this.k = instantiate(module, at);
+    this.k = reserve(newInstance(module), at);
     this.bytes = new Uint8Array(this.k.memory.buffer);
   }
 
@@ -105,6 +162,7 @@ export interface FixedTaps {
  */
 export class SimdResampleKernels {
   private readonly k: SimdExports;
+  private readonly lease: Lease;
   private readonly bytes: Uint8Array;
   private readonly words: Int32Array;
   private readonly weights: number;
@@ -120,7 +178,7 @@ export class SimdResampleKernels {
   private readonly rowLen: number;
 
   constructor(
-    module: WebAssembly.Module,
+    source: SimdSource,
     private readonly srcWidth: number,
     private readonly dstWidth: number,
     horizontal: FixedTaps,
@@ -144,7 +202,8 @@ export class SimdResampleKernels {
     this.rowPtrs = take(ringRows * 4);
     this.rowTaps = take(ringRows * 4);
     this.outRow = take(this.chunks * 16);
-    this.k = instantiate(module, at);
+    this.lease = instantiate(source, at, "resample");
+    this.k = this.lease.k;
     this.bytes = new Uint8Array(this.k.memory.buffer);
     this.words = new Int32Array(this.k.memory.buffer);
     const weights = new Int16Array(this.k.memory.buffer, this.weights, dstWidth * this.quads * 16);
@@ -171,12 +230,14 @@ export class SimdResampleKernels {
 
   /** The ring slot as i32 values (R G B per output pixel), for rows filtered in JS. */
   ringRow(slot: number): Int32Array {
+    if (!this.lease.live()) throw spent();
     const at = (this.ring + slot * this.ringStride) >> 2;
     return this.words.subarray(at, at + this.rowLen);
   }
 
   /** Horizontal pass of the RGB byte row at `rgb[offset]` into ring `slot`, in 1/2^(14-shift) units. */
   filterBytes(rgb: Uint8Array, offset: number, slot: number, shift: number): void {
+    if (!this.lease.live()) throw spent();
     this.bytes.set(rgb.subarray(offset, offset + this.srcWidth * 3), this.src);
     this.k.hfilter(
       this.src,
@@ -199,6 +260,7 @@ export class SimdResampleKernels {
     out: Uint8Array,
     outAt: number,
   ): void {
+    if (!this.lease.live()) throw spent();
     const ptrs = this.rowPtrs >> 2,
       weights = this.rowTaps >> 2;
     for (let t = 0; t < n; t++) {
@@ -220,6 +282,7 @@ export class SimdResampleKernels {
  */
 export class SimdJpegKernels {
   private readonly k: SimdExports;
+  private readonly lease: Lease;
   private readonly mcuX: number;
   private readonly mcus: number;
   private readonly rgb: number;
@@ -242,7 +305,7 @@ export class SimdJpegKernels {
    * into the JPEG coefficient, as the JS encoder defines them.
    */
   constructor(
-    module: WebAssembly.Module,
+    source: SimdSource,
     private readonly width: number,
     private readonly height: number,
     zigzag: Int32Array,
@@ -270,7 +333,8 @@ export class SimdJpegKernels {
     this.coeffsAt = take(this.mcus * 6 * 64 * 4);
     this.codes = take(4 * 256 * 4);
     this.scanAt = at;
-    this.k = instantiate(module, at);
+    this.lease = instantiate(source, at, "jpeg");
+    this.k = this.lease.k;
     const view = new DataView(this.k.memory.buffer);
     for (let k = 0; k < 64; k++) {
       const n = zigzag[k]!;
@@ -282,6 +346,7 @@ export class SimdJpegKernels {
 
   /** All coefficients: MCU order Y00 Y01 Y10 Y11 Cb Cr, 64 per block, zigzag order, JPEG scale. */
   get coefficients(): Float32Array {
+    if (!this.lease.live()) throw spent();
     return new Float32Array(this.k.memory.buffer, this.coeffsAt, this.mcus * 6 * 64);
   }
 
@@ -291,6 +356,7 @@ export class SimdJpegKernels {
 
   /** Colour conversion + DCT of the whole RGB image; edges repeat the last column and row, as the JS path pads. */
   transform(rgb: Uint8Array): void {
+    if (!this.lease.live()) throw spent();
     const { width, height, stride } = this;
     const bytes = new Uint8Array(this.k.memory.buffer);
     const rowBytes = width * 3;
@@ -329,6 +395,7 @@ export class SimdJpegKernels {
    * (AC chroma) and the magnitude bits.
    */
   quantCount(recip: ArrayLike<number>, stride: number): { hist: Uint32Array; extraBits: number } {
+    if (!this.lease.live()) throw spent();
     new Float32Array(this.k.memory.buffer, this.recip, 6 * 64).set(recip);
     const hist = new Uint32Array(this.k.memory.buffer, this.hist, 1024);
     hist.fill(0);
@@ -347,6 +414,7 @@ export class SimdJpegKernels {
     tables: ReadonlyArray<{ code: Uint16Array; length: Uint8Array }>,
     entropyBytes: number,
   ): Uint8Array {
+    if (!this.lease.live()) throw spent();
     const have = this.k.memory.buffer.byteLength;
     const need = this.scanAt + 2 * entropyBytes + 64;
     if (need > have) this.k.memory.grow(Math.ceil((need - have) / PAGE));

@@ -14,7 +14,7 @@ import { prepareJpeg, type PreparedJpeg } from "./jpeg.baseline";
 import { encodePng } from "./codecs/png/png.encode";
 import { iccToSrgb } from "./color/icc";
 import { StreamingResampler, resizeRgb, type SourceWindow } from "./resample";
-import { SimdPool } from "./wasm/vision.simd";
+import { SimdPool } from "./wasm/simd.instances";
 import { codecFor } from "./codecs/registry";
 
 /**

@@ -5,7 +5,8 @@
  * size without writing a bit. A search of several qualities then costs about one full encode.
  * With our SIMD module, colour conversion and DCT run in WASM (f32) instead of JS (f64).
  */
-import { SimdJpegKernels, type SimdSource } from "./wasm/vision.simd";
+import type { SimdSource } from "./wasm/simd.instances";
+import { SimdJpegKernels } from "./wasm/vision.simd";
 
 /** ITU-T T.81 Annex K tables (natural order): what libjpeg, and so sharp, scales by quality. */
 const LUMA_BASE = [

@@ -8,7 +8,8 @@
  * the bytes are identical; box sums (≥ 4x shrinks only) are still summed and filtered in JS, into
  * the ring that lives in the module's memory.
  */
-import { SimdResampleKernels, type SimdSource } from "./wasm/vision.simd";
+import type { SimdSource } from "./wasm/simd.instances";
+import { SimdResampleKernels } from "./wasm/vision.simd";
 
 /** A window of the source, in source pixels (fractions allowed: a crop mapped through a DCT scale). */
 export interface SourceWindow {

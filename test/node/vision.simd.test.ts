@@ -4,7 +4,7 @@ import fc from "fast-check";
 import sharp from "sharp";
 import { StreamingResampler, resizeRgb } from "../../shared/vision/resample";
 import { prepareJpeg } from "../../shared/vision/jpeg.baseline";
-import { SimdPool } from "../../shared/vision/wasm/vision.simd";
+import { SimdPool } from "../../shared/vision/wasm/simd.instances";
 import { photoPixels, prng, screenshotPixels } from "../fixtures/images";
 
 /** The committed build of shared/vision/wasm/vision.simd.wat (npm run build:wasm). */

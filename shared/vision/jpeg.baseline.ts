@@ -403,13 +403,16 @@ function transformJs(rgb: Uint8Array, width: number, height: number): Float32Arr
 }
 
 /**
- * Quantises every `stride`-th MCU of `c` (MCU order, zigzag) with `recip` and counts its Huffman
+ * Quantises every `stride`-th MCU of the coefficients (`stored` plus `middle`, times `unit`: MCU
+ * order, zigzag) with `recip` and counts its Huffman
  * symbols: histograms at 0 (DC luma), 256 (AC luma), 512 (DC chroma), 768 (AC chroma), plus the
  * raw magnitude bits. With `quant`, the quantised blocks are kept there; with `steps` (the
  * quantiser steps), the squared error the quantisation adds is summed too (ERROR_WEIGHT per slot).
  */
 function quantiseAndCount(
-  c: Float32Array,
+  stored: ArrayLike<number>,
+  middle: number,
+  unit: number,
   mcus: number,
   recip: Float64Array,
   steps: Float64Array | undefined,
@@ -429,11 +432,11 @@ function quantiseAndCount(
       const dcBase = b < 4 ? 0 : 512;
       const acBase = dcBase + 256;
       let blockError = 0;
-      const v0 = c[at]! * recip[r0]!;
+      const v0 = (stored[at]! + middle) * unit * recip[r0]!;
       const dc = v0 < 0 ? -((0.5 - v0) | 0) : (v0 + 0.5) | 0;
       if (quant) quant[at] = dc;
       if (steps) {
-        const e = c[at]! - dc * steps[r0]!;
+        const e = (stored[at]! + middle) * unit - dc * steps[r0]!;
         blockError += e * e;
       }
       let diff: number;
@@ -452,11 +455,11 @@ function quantiseAndCount(
       extra += dcCat;
       let run = 0;
       for (let k = 1; k < 64; k++) {
-        const v = c[at + k]! * recip[r0 + k]!;
+        const v = (stored[at + k]! + middle) * unit * recip[r0 + k]!;
         const r = v < 0 ? -((0.5 - v) | 0) : (v + 0.5) | 0;
         if (quant) quant[at + k] = r;
         if (steps) {
-          const e = c[at + k]! - r * steps[r0 + k]!;
+          const e = (stored[at + k]! + middle) * unit - r * steps[r0 + k]!;
           blockError += e * e;
         }
         if (r === 0) {
@@ -533,7 +536,7 @@ function codeCoefficients(
         extraBits,
       };
     }
-    const { hist, extra } = quantiseAndCount(coeffs, mcus, recip, undefined, stride, keep ? quant : undefined);
+    const { hist, extra } = quantiseAndCount(coeffs, 0, 1, mcus, recip, undefined, stride, keep ? quant : undefined);
     if (keep) quantQuality = quality;
     return {
       dcLuma: hist.subarray(0, 256),
@@ -553,6 +556,8 @@ function codeCoefficients(
     const { recip, steps } = tablesFor(quality);
     const { hist, extra, error } = quantiseAndCount(
       simd ? simd.coefficients : coeffs,
+      simd ? 0.5 : 0,
+      simd ? simd.coefficientUnit : 1,
       mcus,
       recip,
       steps,

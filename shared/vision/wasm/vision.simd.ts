@@ -208,12 +208,19 @@ export class SimdResampleKernels {
 /**
  * The JPEG encoder's SIMD half: colour conversion (RGB to level-shifted Y and 2x2-averaged Cb/Cr)
  * and forward DCT (f32), one MCU row (16 pixel rows) at a time, straight into the coefficient
- * array in this instance's memory; then each quality's quantise-and-count over those coefficients.
- * The instance lives as long as the prepared image (one fit) and holds its coefficients (6 bytes
- * per pixel) and the entropy-coded output of a write, nothing else: the write quantises each block
+ * array in this instance's memory (i16 cells of 1/2^COEFFICIENT_BITS: a JPEG coefficient of 8-bit
+ * samples is within ±1024, so its cell fits with room to spare; a coefficient is read back as its
+ * cell's middle, which is never exactly on a rounding tie of a power-of-two quantiser step, so the
+ * cells add no bias); then each quality's quantise-and-count over those coefficients. The instance
+ * lives as long as the prepared image (one fit) and holds its coefficients (3 bytes per pixel) and the entropy-coded output of a write, nothing else: the write quantises each block
  * again as it codes it, so no quantised copy of the image is kept.
  */
+/** Fractional bits of the SIMD encoder's i16 coefficients. */
+const COEFFICIENT_BITS = 4;
+
 export class SimdJpegKernels {
+  /** (A stored coefficient + 0.5) times this is the JPEG coefficient (the middle of its cell). */
+  readonly coefficientUnit = 1 / (1 << COEFFICIENT_BITS);
   private readonly k: SimdExports;
   private readonly lease: Lease;
   private readonly mcuX: number;
@@ -263,7 +270,7 @@ export class SimdJpegKernels {
     this.y = take(16 * padded * 4);
     this.cb = take(8 * (padded >> 1) * 4);
     this.cr = take(8 * (padded >> 1) * 4);
-    this.coeffsAt = take(this.mcus * 6 * 64 * 4);
+    this.coeffsAt = take(this.mcus * 6 * 64 * 2);
     this.codes = take(4 * 256 * 4);
     this.scanAt = at;
     this.lease = instantiate(source, at, "jpeg");
@@ -273,18 +280,24 @@ export class SimdJpegKernels {
       const n = zigzag[k]!;
       // After the two passes coefficient (u = n % 8, v = n / 8) sits at row u, lane v of the scratch block.
       view.setInt32(this.table + k * 8, ((n & 7) * 8 + (n >> 3)) * 4, true);
-      view.setFloat32(this.table + k * 8 + 4, scale[k]!, true);
+      view.setFloat32(this.table + k * 8 + 4, scale[k]! * (1 << COEFFICIENT_BITS), true);
     }
   }
 
   /** All coefficients: MCU order Y00 Y01 Y10 Y11 Cb Cr, 64 per block, zigzag order, JPEG scale. */
-  get coefficients(): Float32Array {
+  get coefficients(): Int16Array {
     if (!this.lease.live()) throw spent();
-    return new Float32Array(this.k.memory.buffer, this.coeffsAt, this.mcus * 6 * 64);
+    return new Int16Array(this.k.memory.buffer, this.coeffsAt, this.mcus * 6 * 64);
   }
 
   get wasmBytes(): number {
     return this.k.memory.buffer.byteLength;
+  }
+
+  /** The reciprocals of a quantisation's steps, in the stored coefficients' unit. */
+  private setRecip(recip: ArrayLike<number>): void {
+    const into = new Float32Array(this.k.memory.buffer, this.recip, 6 * 64);
+    for (let i = 0; i < 6 * 64; i++) into[i] = recip[i]! * this.coefficientUnit;
   }
 
   /** Colour conversion + DCT of the whole RGB image; edges repeat the last column and row, as the JS path pads. */
@@ -317,7 +330,7 @@ export class SimdJpegKernels {
         this.mcuX,
         this.blk,
         this.table,
-        this.coeffsAt + my * this.mcuX * 6 * 64 * 4,
+        this.coeffsAt + my * this.mcuX * 6 * 64 * 2,
       );
     }
   }
@@ -329,7 +342,7 @@ export class SimdJpegKernels {
    */
   quantCount(recip: ArrayLike<number>, stride: number): { hist: Uint32Array; extraBits: number } {
     if (!this.lease.live()) throw spent();
-    new Float32Array(this.k.memory.buffer, this.recip, 6 * 64).set(recip);
+    this.setRecip(recip);
     const hist = new Uint32Array(this.k.memory.buffer, this.hist, 1024);
     hist.fill(0);
     const extraBits = this.k.quantCount(this.coeffsAt, this.recip, this.hist, this.mcus, stride, this.scratch);
@@ -355,7 +368,7 @@ export class SimdJpegKernels {
     tables.forEach(({ code, length }, t) => {
       for (let s = 0; s < 256; s++) codes[t * 256 + s] = code[s]! | (length[s]! << 16);
     });
-    new Float32Array(this.k.memory.buffer, this.recip, 6 * 64).set(recip);
+    this.setRecip(recip);
     const n = this.k.writeScan(this.coeffsAt, this.recip, this.scratch, this.mcus, this.codes, this.scanAt);
     return new Uint8Array(this.k.memory.buffer, this.scanAt, n);
   }

@@ -325,7 +325,9 @@
 
   ;; Second DCT pass of one 8x8 block whose columns are already transformed (rows $s bytes apart
   ;; at $src): transpose into the 256-byte scratch $blk, transform, then write the 64 coefficients
-  ;; to $out in zigzag order, each times its scale ($table: 64 x (i32 byte offset in $blk, f32)).
+  ;; to $out in zigzag order as i16, each times its scale ($table: 64 x (i32 byte offset in $blk, f32),
+  ;; the scale including the coefficients' fixed point), floored: the stored value is the fixed-point
+  ;; cell, and the coefficient is read back as the cell's middle (see $quantiseBlock).
   (func $finishBlock (param $src i32) (param $s i32) (param $blk i32) (param $table i32) (param $out i32)
     (local $k i32) (local $e i32)
     (call $transpose4 (local.get $src) (local.get $s) (local.get $blk))
@@ -336,14 +338,16 @@
     (call $aan8 (i32.add (local.get $blk) (i32.const 16)) (i32.const 32))
     (loop $zigzag
       (local.set $e (i32.add (local.get $table) (i32.shl (local.get $k) (i32.const 3))))
-      (f32.store
-        (i32.add (local.get $out) (i32.shl (local.get $k) (i32.const 2)))
-        (f32.mul (f32.load (i32.add (local.get $blk) (i32.load (local.get $e)))) (f32.load offset=4 (local.get $e))))
+      (i32.store16
+        (i32.add (local.get $out) (i32.shl (local.get $k) (i32.const 1)))
+        (i32.trunc_sat_f32_s (f32.floor
+          (f32.mul (f32.load (i32.add (local.get $blk) (i32.load (local.get $e)))) (f32.load offset=4 (local.get $e))))))
       (local.set $k (i32.add (local.get $k) (i32.const 1)))
       (br_if $zigzag (i32.lt_u (local.get $k) (i32.const 64)))))
 
   ;; DCT of one MCU row (16 rows of Y, 8 of Cb and Cr, as rgbToYcc leaves them; `mcus` MCUs wide)
-  ;; into `out`: 6 blocks of 64 f32 per MCU (Y00 Y01 Y10 Y11 Cb Cr), zigzag order, JPEG scale.
+  ;; into `out`: 6 blocks of 64 i16 per MCU (Y00 Y01 Y10 Y11 Cb Cr), zigzag order, JPEG scale in
+  ;; fixed point (the table's scale says how many fractional bits).
   ;; The column pass runs over whole strips four columns at a time, in place; the row pass per block.
   (func (export "dctMcuRow")
     (param $y i32) (param $cb i32) (param $cr i32) (param $mcus i32) (param $blk i32) (param $table i32) (param $out i32)
@@ -364,24 +368,27 @@
     (loop $blocks
       (local.set $at (i32.add (local.get $y) (i32.shl (local.get $m) (i32.const 6))))
       (call $finishBlock (local.get $at) (local.get $ys) (local.get $blk) (local.get $table) (local.get $out))
-      (call $finishBlock (i32.add (local.get $at) (i32.const 32)) (local.get $ys) (local.get $blk) (local.get $table) (i32.add (local.get $out) (i32.const 256)))
+      (call $finishBlock (i32.add (local.get $at) (i32.const 32)) (local.get $ys) (local.get $blk) (local.get $table) (i32.add (local.get $out) (i32.const 128)))
       (local.set $at (i32.add (local.get $at) (i32.shl (local.get $ys) (i32.const 3))))
-      (call $finishBlock (local.get $at) (local.get $ys) (local.get $blk) (local.get $table) (i32.add (local.get $out) (i32.const 512)))
-      (call $finishBlock (i32.add (local.get $at) (i32.const 32)) (local.get $ys) (local.get $blk) (local.get $table) (i32.add (local.get $out) (i32.const 768)))
-      (call $finishBlock (i32.add (local.get $cb) (i32.shl (local.get $m) (i32.const 5))) (local.get $cs) (local.get $blk) (local.get $table) (i32.add (local.get $out) (i32.const 1024)))
-      (call $finishBlock (i32.add (local.get $cr) (i32.shl (local.get $m) (i32.const 5))) (local.get $cs) (local.get $blk) (local.get $table) (i32.add (local.get $out) (i32.const 1280)))
-      (local.set $out (i32.add (local.get $out) (i32.const 1536)))
+      (call $finishBlock (local.get $at) (local.get $ys) (local.get $blk) (local.get $table) (i32.add (local.get $out) (i32.const 256)))
+      (call $finishBlock (i32.add (local.get $at) (i32.const 32)) (local.get $ys) (local.get $blk) (local.get $table) (i32.add (local.get $out) (i32.const 384)))
+      (call $finishBlock (i32.add (local.get $cb) (i32.shl (local.get $m) (i32.const 5))) (local.get $cs) (local.get $blk) (local.get $table) (i32.add (local.get $out) (i32.const 512)))
+      (call $finishBlock (i32.add (local.get $cr) (i32.shl (local.get $m) (i32.const 5))) (local.get $cs) (local.get $blk) (local.get $table) (i32.add (local.get $out) (i32.const 640)))
+      (local.set $out (i32.add (local.get $out) (i32.const 768)))
       (local.set $m (i32.add (local.get $m) (i32.const 1)))
       (br_if $blocks (i32.lt_u (local.get $m) (local.get $mcus)))))
 
-  ;; Quantises one block: 64 f32 coefficients at $at (zigzag order) times the 64 f32 reciprocals at
-  ;; $r, rounded half away from zero (as the JS path), narrowed to i16 at $q. Returns the 64-bit
-  ;; mask of its non-zero coefficients, so zero runs are skipped with ctz.
+  ;; Quantises one block: 64 i16 coefficients at $at (zigzag order, fixed-point cells) times the 64 f32
+  ;; reciprocals at $r (which include the fixed point's unit), rounded half away from zero (as the
+  ;; JS path), narrowed to i16 at $q. Returns the 64-bit mask of its non-zero coefficients, so zero
+  ;; runs are skipped with ctz.
   (func $quantiseBlock (param $at i32) (param $r i32) (param $q i32) (result i64)
-    (local $i i32) (local $mask i64) (local $v0 v128) (local $v1 v128) (local $packed v128)
+    (local $i i32) (local $mask i64) (local $c v128) (local $v0 v128) (local $v1 v128) (local $packed v128)
     (loop $quantise
-      (local.set $v0 (f32x4.mul (v128.load (local.get $at)) (v128.load (local.get $r))))
-      (local.set $v1 (f32x4.mul (v128.load offset=16 (local.get $at)) (v128.load offset=16 (local.get $r))))
+      (local.set $c (v128.load (local.get $at)))
+      ;; The cell's middle: never exactly on a rounding tie of a power-of-two step, so no bias.
+      (local.set $v0 (f32x4.mul (f32x4.add (f32x4.convert_i32x4_s (i32x4.extend_low_i16x8_s (local.get $c))) (v128.const f32x4 0.5 0.5 0.5 0.5)) (v128.load (local.get $r))))
+      (local.set $v1 (f32x4.mul (f32x4.add (f32x4.convert_i32x4_s (i32x4.extend_high_i16x8_s (local.get $c))) (v128.const f32x4 0.5 0.5 0.5 0.5)) (v128.load offset=16 (local.get $r))))
       ;; v * recip + copysign(0.5, v), truncated.
       (local.set $v0 (f32x4.add (local.get $v0) (v128.or (v128.and (local.get $v0) (v128.const i32x4 0x80000000 0x80000000 0x80000000 0x80000000)) (v128.const f32x4 0.5 0.5 0.5 0.5))))
       (local.set $v1 (f32x4.add (local.get $v1) (v128.or (v128.and (local.get $v1) (v128.const i32x4 0x80000000 0x80000000 0x80000000 0x80000000)) (v128.const f32x4 0.5 0.5 0.5 0.5))))
@@ -391,13 +398,13 @@
         (i64.shl
           (i64.extend_i32_u (i16x8.bitmask (v128.not (i16x8.eq (local.get $packed) (v128.const i32x4 0 0 0 0)))))
           (i64.extend_i32_u (local.get $i)))))
-      (local.set $at (i32.add (local.get $at) (i32.const 32)))
+      (local.set $at (i32.add (local.get $at) (i32.const 16)))
       (local.set $r (i32.add (local.get $r) (i32.const 32)))
       (local.set $i (i32.add (local.get $i) (i32.const 8)))
       (br_if $quantise (i32.lt_u (local.get $i) (i32.const 64))))
     (local.get $mask))
 
-  ;; Quantise-and-count of the encoder's quality search: every `stride`-th MCU (6 blocks of 64 f32
+  ;; Quantise-and-count of the encoder's quality search: every `stride`-th MCU (6 blocks of 64 i16
   ;; coefficients, zigzag order) is quantised into the 128-byte `scratch` ($quantiseBlock, with
   ;; `recip`: 6 x 64 f32 reciprocals of the table per block slot) and its Huffman symbols counted
   ;; into `hist` (1024 u32: DC luma, AC luma, DC chroma, AC chroma). Returns the magnitude bits.
@@ -415,7 +422,7 @@
         (local.set $b (i32.const 0))
         (loop $blockLoop
           (local.set $mask (call $quantiseBlock
-            (i32.add (local.get $coeffs) (i32.shl (i32.add (i32.mul (local.get $m) (i32.const 6)) (local.get $b)) (i32.const 8)))
+            (i32.add (local.get $coeffs) (i32.shl (i32.add (i32.mul (local.get $m) (i32.const 6)) (local.get $b)) (i32.const 7)))
             (i32.add (local.get $recip) (i32.shl (local.get $b) (i32.const 8)))
             (local.get $q)))
           ;; DC: difference from the previous block of the same component.
@@ -506,7 +513,7 @@
         (local.set $b (i32.const 0))
         (loop $blockLoop
           (local.set $mask (call $quantiseBlock
-            (i32.add (local.get $coeffs) (i32.shl (i32.add (i32.mul (local.get $m) (i32.const 6)) (local.get $b)) (i32.const 8)))
+            (i32.add (local.get $coeffs) (i32.shl (i32.add (i32.mul (local.get $m) (i32.const 6)) (local.get $b)) (i32.const 7)))
             (i32.add (local.get $recip) (i32.shl (local.get $b) (i32.const 8)))
             (local.get $q)))
           (local.set $dc (i32.load16_s (local.get $q)))

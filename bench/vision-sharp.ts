@@ -8,13 +8,21 @@ import { QUALITY_MIN, searchQuality } from "../shared/vision/fit";
 
 const MAX_EDGE = 1568;
 
-/** The same algorithm on sharp: resize straight to the cap, search quality, shrink by sqrt of the overshoot. */
-export async function withSharp(input: Buffer, budget: number) {
+/**
+ * The same algorithm on sharp: resize straight to the cap, search quality, shrink by sqrt of the
+ * overshoot. With `pngStep`, a PNG source also gets our fit's PNG attempt (fit.ts `withLossless`):
+ * a PNG of the cap-size render (libpng's adaptive filters, zlib level 6, as ours) goes out when it
+ * fits and is no larger than the JPEG, or when the JPEG had to shrink. sharp writes the whole PNG
+ * before its size is known; ours stops at the limit.
+ */
+export async function withSharp(input: Buffer, budget: number, pngStep = false) {
   const maxBytes = Math.floor((budget - "data:image/jpeg;base64,".length) / 4) * 3;
+  const pngRoom = Math.floor((budget - "data:image/png;base64,".length) / 4) * 3;
   const meta = await sharp(input).metadata();
   let scale = Math.min(1, MAX_EDGE / Math.max(meta.width!, meta.height!));
   const counter = { attempts: 0 };
   let guess = 80;
+  let cap: { pixels: Buffer; width: number; height: number } | undefined;
   for (;;) {
     const w = Math.max(1, Math.round(meta.width! * scale)),
       h = Math.max(1, Math.round(meta.height! * scale));
@@ -23,6 +31,7 @@ export async function withSharp(input: Buffer, budget: number) {
       .resize(w, h, { fit: "fill", kernel: "lanczos3" })
       .raw()
       .toBuffer();
+    cap ??= { pixels, width: w, height: h };
     // Encodes are synchronous in the search; sharp is async, so pre-encode lazily through a cache.
     const cache = new Map<number, Uint8Array>();
     const encodeAsync = async (q: number) =>
@@ -56,7 +65,26 @@ export async function withSharp(input: Buffer, budget: number) {
       cache.set(missing, await encodeAsync(missing));
       counter.attempts++;
     }
-    if (outcome?.data) return { data: outcome.data, width: w, height: h, attempts: counter.attempts };
+    if (outcome?.data) {
+      const jpeg = { data: outcome.data, width: w, height: h, attempts: counter.attempts };
+      if (!pngStep || meta.format !== "png") return jpeg;
+      const capScale = Math.min(1, MAX_EDGE / Math.max(meta.width!, meta.height!));
+      const [cw, ch] = [
+        Math.max(1, Math.round(meta.width! * capScale)),
+        Math.max(1, Math.round(meta.height! * capScale)),
+      ];
+      const png = new Uint8Array(
+        await sharp(input)
+          .flatten({ background: "#ffffff" })
+          .resize(cw, ch, { fit: "fill", kernel: "lanczos3" })
+          .png({ compressionLevel: 6, adaptiveFiltering: true })
+          .toBuffer(),
+      );
+      const shrunk = w !== cw || h !== ch;
+      return png.length <= (shrunk ? pngRoom : Math.min(pngRoom, jpeg.data.length))
+        ? { data: png, width: cw, height: ch, attempts: counter.attempts + 1 }
+        : jpeg;
+    }
     scale *= Math.sqrt(maxBytes / outcome!.sizeAtMin!) * 0.97;
     guess = QUALITY_MIN + 5;
   }

@@ -1,7 +1,7 @@
 ;; 128-bit SIMD kernels of the vision fit, our own source: PNG row unfiltering and the RGBA flatten
 ;; on white, the Lanczos resampler's two passes and the JPEG encoder's colour conversion, forward DCT, quantise-and-count and scan write. The module
-;; owns one memory that its JS binding (vision.simd.ts) lays out and grows to what one call needs;
-;; no function allocates, and only writeScan's bit writer keeps state (globals reset per call).
+;; owns one memory that its JS binding (vision.simd.ts) lays out and grows to what one kernel set
+;; needs (a fit's SimdPool, simd.instances.ts, may hand it zeroed to the fit's next one); no function allocates, and only writeScan's bit writer keeps state (globals reset per call).
 ;; Build: npm run build:wasm (scripts/build-wasm.ts) writes vision.simd.wasm next to this file.
 (module
   (memory (export "memory") 1)

@@ -68,15 +68,10 @@ export async function withSharp(input: Buffer, budget: number, pngStep = false) 
     if (outcome?.data) {
       const jpeg = { data: outcome.data, width: w, height: h, attempts: counter.attempts };
       if (!pngStep || meta.format !== "png") return jpeg;
-      const capScale = Math.min(1, MAX_EDGE / Math.max(meta.width!, meta.height!));
-      const [cw, ch] = [
-        Math.max(1, Math.round(meta.width! * capScale)),
-        Math.max(1, Math.round(meta.height! * capScale)),
-      ];
+      // From the cap-size render already in memory, as ours: no second decode.
+      const { pixels: capPixels, width: cw, height: ch } = cap!;
       const png = new Uint8Array(
-        await sharp(input)
-          .flatten({ background: "#ffffff" })
-          .resize(cw, ch, { fit: "fill", kernel: "lanczos3" })
+        await sharp(capPixels, { raw: { width: cw, height: ch, channels: 3 } })
           .png({ compressionLevel: 6, adaptiveFiltering: true })
           .toBuffer(),
       );

@@ -26,23 +26,12 @@ const { simd: _simd, ...withoutSimd } = benchWasm;
 /** A resampler that wants every row and drops it: decode cost alone. */
 const sink = () => ({ wantsRow: () => true, pushRow: () => undefined }) as unknown as StreamingResampler;
 
-/** The PNG's IDAT data, in file order. */
-function idatOf(png: Uint8Array): Uint8Array[] {
-  const view = new DataView(png.buffer, png.byteOffset, png.byteLength);
-  const idat: Uint8Array[] = [];
-  for (let at = 8; at + 8 <= png.length; at += 12 + view.getUint32(at)) {
-    if (String.fromCharCode(...png.subarray(at + 4, at + 8)) === "IDAT")
-      idat.push(png.subarray(at + 8, at + 8 + view.getUint32(at)));
-  }
-  return idat;
-}
-
 /** Inflates the PNG's IDAT data through workerd's DecompressionStream (the decoder's inflate before zlib-ng). */
 async function inflateByStream(png: Uint8Array): Promise<string> {
   const stream = new DecompressionStream("deflate");
   const writer = stream.writable.getWriter();
   const feeding = (async () => {
-    for (const chunk of idatOf(png)) await writer.write(chunk as Uint8Array<ArrayBuffer>);
+    for (const chunk of parseChunks(png).idat) await writer.write(chunk as Uint8Array<ArrayBuffer>);
     await writer.close();
   })();
   let total = 0,
@@ -58,7 +47,7 @@ async function inflateByStream(png: Uint8Array): Promise<string> {
 
 /** Inflates the PNG's IDAT data as the decoder does (zlib-ng in WASM): the decode's floor. */
 function inflateByZlibNg(png: Uint8Array): string {
-  const inflater = new ZlibInflater(visionWasm.zlib, idatOf(png));
+  const inflater = new ZlibInflater(visionWasm.zlib, parseChunks(png).idat);
   let total = 0;
   for (let bytes = inflater.next(); bytes; bytes = inflater.next()) total += bytes.length;
   return `${total} bytes`;

@@ -525,7 +525,6 @@ function codeCoefficients(
    */
   const statistics = (quality: number, stride = 1): Statistics => {
     const { recip } = tablesFor(quality);
-    const keep = stride === 1;
     if (simd) {
       const { hist, extraBits } = simd.quantCount(recip, stride);
       return {
@@ -536,6 +535,7 @@ function codeCoefficients(
         extraBits,
       };
     }
+    const keep = stride === 1;
     const { hist, extra } = quantiseAndCount(coeffs, 0, 1, mcus, recip, undefined, stride, keep ? quant : undefined);
     if (keep) quantQuality = quality;
     return {

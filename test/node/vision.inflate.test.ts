@@ -6,11 +6,11 @@
 import { deflateSync } from "node:zlib";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { AppError } from "../../shared/http/errors";
 import { inflateBounded, ZlibInflater } from "../../shared/vision/codecs/png/png.inflate";
 import { concatBytes } from "../../shared/bytes";
 import { loadVisionWasmNode } from "../../bench/vision-wasm-node";
 import { prng, screenshotPixels } from "../fixtures/images";
+import { appErrorOf } from "../support/app-error";
 
 const { zlib } = loadVisionWasmNode();
 
@@ -29,16 +29,6 @@ const same = (a: Uint8Array, b: Uint8Array) => Buffer.from(a.buffer, a.byteOffse
 function split(data: Uint8Array, cuts: number[]): Uint8Array[] {
   const at = [0, ...cuts.map((c) => c % (data.length + 1)).sort((a, b) => a - b), data.length];
   return at.slice(1).map((end, i) => data.subarray(at[i]!, end));
-}
-
-function thrown(run: () => unknown): AppError {
-  try {
-    run();
-  } catch (error) {
-    if (error instanceof AppError) return error;
-    throw error;
-  }
-  throw new Error("expected a throw");
 }
 
 const CORRUPT =
@@ -75,7 +65,7 @@ describe("ZlibInflater", () => {
     expect(wasmBytes).toBe(1 << 20);
   });
 
-  it("a stream cut short, a wrong Adler-32, a flipped byte, an empty input and a preset dictionary are each a 400", () => {
+  it("a stream cut short, a wrong Adler-32, a flipped byte, an empty input and a preset dictionary are each a 400", async () => {
     const data = screenshotPixels(300, 200);
     const z = new Uint8Array(deflateSync(data));
     const wrongCheck = z.slice();
@@ -92,7 +82,7 @@ describe("ZlibInflater", () => {
       [new Uint8Array(0)],
       [dictionary],
     ]) {
-      const error = thrown(() => inflateAll(pieces));
+      const error = await appErrorOf(Promise.resolve().then(() => inflateAll(pieces)));
       expect(error.status).toBe(400);
       expect(error.message).toBe(CORRUPT);
     }

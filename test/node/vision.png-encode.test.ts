@@ -7,6 +7,8 @@ import { deflateSync, inflateSync } from "node:zlib";
 import fc from "fast-check";
 import sharp from "sharp";
 import { describe, expect, it } from "vitest";
+import { concatBytes } from "../../shared/bytes";
+import { parseChunks } from "../../shared/vision/codecs/png/png.decode";
 import { encodePng } from "../../shared/vision/codecs/png/png.encode";
 import { loadVisionWasmNode } from "../../bench/vision-wasm-node";
 import { photoPixels, prng, screenshotPixels } from "../fixtures/images";
@@ -18,16 +20,8 @@ async function pixelsOf(png: Uint8Array): Promise<{ data: Uint8Array }> {
   return { data: new Uint8Array(await sharp(png).toColourspace("srgb").raw().toBuffer()) };
 }
 
-/** The IDAT data of a PNG, concatenated. */
-function idatOf(png: Uint8Array): Uint8Array {
-  const view = new DataView(png.buffer, png.byteOffset, png.byteLength);
-  const parts: Uint8Array[] = [];
-  for (let at = 8; at < png.length; at += 12 + view.getUint32(at)) {
-    if (String.fromCharCode(...png.subarray(at + 4, at + 8)) === "IDAT")
-      parts.push(png.subarray(at + 8, at + 8 + view.getUint32(at)));
-  }
-  return Buffer.concat(parts);
-}
+/** The IDAT data of a PNG, concatenated (the decoder's own chunk walk, CRCs checked). */
+const idatOf = (png: Uint8Array) => concatBytes(parseChunks(png).idat);
 
 /** libpng's heuristic, written out plainly: the filter whose bytes, read as signed, sum smallest (first of equals). */
 function expectedFilters(rows: Uint8Array, width: number, height: number, bpp: number): number[] {

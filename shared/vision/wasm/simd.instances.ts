@@ -68,7 +68,7 @@ export type SimdSource = WebAssembly.Module | SimdPool;
 export const newInstance = (module: WebAssembly.Module) =>
   new WebAssembly.Instance(module, {}).exports as unknown as SimdExports;
 
-/** A bump allocator's result over an instance: `bytes` sized first, then at most one `memory.grow`. */
+/** An instance for a kernel set whose layout takes `bytes`: fresh from the module, or leased from the fit's pool. */
 export function instantiate(source: SimdSource, bytes: number, role: PoolRole): Lease {
   if (source instanceof SimdPool) return source.lease(role, bytes);
   const k = reserve(newInstance(source), bytes);

@@ -10,8 +10,10 @@ export interface SimdExports {
   vfilter(rows: number, taps: number, n: number, dst: number, chunks: number, shift: number): void;
   rgbToYcc(rgb: number, stride: number, groups: number, rows: number, y: number, cb: number, cr: number): void;
   dctMcuRow(y: number, cb: number, cr: number, mcus: number, blk: number, table: number, out: number): void;
-  quantCount(coeffs: number, recip: number, hist: number, mcus: number, stride: number, scratch: number): number;
+  scanStart(): void;
+  quantCount(coeffs: number, recip: number, hist: number, mcus: number, scratch: number): number;
   writeScan(coeffs: number, recip: number, scratch: number, mcus: number, codes: number, out: number): number;
+  scanFlush(out: number): number;
 }
 
 export const PAGE = 65536;

@@ -1,7 +1,9 @@
 ;; 128-bit SIMD kernels of the vision fit, our own source: PNG row unfiltering and the RGBA flatten
 ;; on white, the Lanczos resampler's two passes and the JPEG encoder's colour conversion, forward DCT, quantise-and-count and scan write. The module
 ;; owns one memory that its JS binding (vision.simd.ts) lays out and grows to what one kernel set
-;; needs (a fit's SimdPool, simd.instances.ts, may hand it zeroed to the fit's next one); no function allocates, and only writeScan's bit writer keeps state (globals reset per call).
+;; needs (a fit's SimdPool, simd.instances.ts, may hand it zeroed to the fit's next one); no function
+;; allocates. Only the entropy passes keep state between calls (globals: the DC predictions and the
+;; bit writer), so one pass can run over the MCUs a window at a time; scanStart resets it.
 ;; Build: npm run build:wasm (scripts/build-wasm.ts) writes vision.simd.wasm next to this file.
 (module
   (memory (export "memory") 1)
@@ -10,6 +12,18 @@
   (global $acc (mut i64) (i64.const 0))
   (global $count (mut i32) (i32.const 0))
   (global $at (mut i32) (i32.const 0))
+  ;; DC predictions of quantCount and writeScan: the last quantised DC of each component.
+  (global $predY (mut i32) (i32.const 0))
+  (global $predCb (mut i32) (i32.const 0))
+  (global $predCr (mut i32) (i32.const 0))
+
+  ;; Starts a quantise-and-count or scan pass: no DC predicted yet, no bits pending.
+  (func (export "scanStart")
+    (global.set $predY (i32.const 0))
+    (global.set $predCb (i32.const 0))
+    (global.set $predCr (i32.const 0))
+    (global.set $acc (i64.const 0))
+    (global.set $count (i32.const 0)))
 
   ;; PNG unfilter of one scanline in place: `n` bytes at $cur, the previous (unfiltered) line at
   ;; $prev, `bpp` bytes per pixel (1..8); both lines have 16 bytes of slack. Up adds 16 bytes at a
@@ -324,26 +338,48 @@
     (v128.store offset=96 (local.get $dst) (i8x16.shuffle 8 9 10 11 12 13 14 15 24 25 26 27 28 29 30 31 (local.get $t1) (local.get $t3))))
 
   ;; Second DCT pass of one 8x8 block whose columns are already transformed (rows $s bytes apart
-  ;; at $src): transpose into the 256-byte scratch $blk, transform, then write the 64 coefficients
-  ;; to $out in zigzag order as i16, each times its scale ($table: 64 x (i32 byte offset in $blk, f32),
-  ;; the scale including the coefficients' fixed point), floored: the stored value is the fixed-point
-  ;; cell, and the coefficient is read back as the cell's middle (see $quantiseBlock).
+  ;; at $src): transpose into the scratch $blk (256 bytes of f32, then 128 of i16), transform, scale
+  ;; each coefficient ($table: 64 f32 in the scratch's order, the JPEG scale times the
+  ;; coefficients' fixed point) and floor it to i16, eight at a time; then write the 64 to $out in
+  ;; zigzag order. The stored value is the fixed-point cell, and the coefficient is read back as the
+  ;; cell's middle (see $quantiseBlock). After the two passes coefficient (u = n % 8, v = n / 8) of
+  ;; natural index n sits at u * 8 + v of the scratch, so zigzag position k reads i16 number
+  ;; (n & 7) * 8 + (n >> 3) of n = JPEG's zigzag order[k]: the unrolled copy below.
   (func $finishBlock (param $src i32) (param $s i32) (param $blk i32) (param $table i32) (param $out i32)
-    (local $k i32) (local $e i32)
+    (local $j i32) (local $at i32) (local $scale i32)
     (call $transpose4 (local.get $src) (local.get $s) (local.get $blk))
     (call $transpose4 (i32.add (local.get $src) (i32.const 16)) (local.get $s) (i32.add (local.get $blk) (i32.const 128)))
     (call $transpose4 (i32.add (local.get $src) (i32.shl (local.get $s) (i32.const 2))) (local.get $s) (i32.add (local.get $blk) (i32.const 16)))
     (call $transpose4 (i32.add (i32.add (local.get $src) (i32.shl (local.get $s) (i32.const 2))) (i32.const 16)) (local.get $s) (i32.add (local.get $blk) (i32.const 144)))
     (call $aan8 (local.get $blk) (i32.const 32))
     (call $aan8 (i32.add (local.get $blk) (i32.const 16)) (i32.const 32))
-    (loop $zigzag
-      (local.set $e (i32.add (local.get $table) (i32.shl (local.get $k) (i32.const 3))))
-      (i32.store16
-        (i32.add (local.get $out) (i32.shl (local.get $k) (i32.const 1)))
-        (i32.trunc_sat_f32_s (f32.floor
-          (f32.mul (f32.load (i32.add (local.get $blk) (i32.load (local.get $e)))) (f32.load offset=4 (local.get $e))))))
-      (local.set $k (i32.add (local.get $k) (i32.const 1)))
-      (br_if $zigzag (i32.lt_u (local.get $k) (i32.const 64)))))
+    (local.set $at (local.get $blk))
+    (local.set $scale (local.get $table))
+    (loop $cells
+      (v128.store offset=256 (i32.add (local.get $blk) (i32.shl (local.get $j) (i32.const 1)))
+        (i16x8.narrow_i32x4_s
+          (i32x4.trunc_sat_f32x4_s (f32x4.floor (f32x4.mul (v128.load (local.get $at)) (v128.load (local.get $scale)))))
+          (i32x4.trunc_sat_f32x4_s (f32x4.floor (f32x4.mul (v128.load offset=16 (local.get $at)) (v128.load offset=16 (local.get $scale)))))))
+      (local.set $at (i32.add (local.get $at) (i32.const 32)))
+      (local.set $scale (i32.add (local.get $scale) (i32.const 32)))
+      (local.set $j (i32.add (local.get $j) (i32.const 8)))
+      (br_if $cells (i32.lt_u (local.get $j) (i32.const 64))))
+    (i32.store16 offset=0 (local.get $out) (i32.load16_u offset=256 (local.get $blk))) (i32.store16 offset=2 (local.get $out) (i32.load16_u offset=272 (local.get $blk))) (i32.store16 offset=4 (local.get $out) (i32.load16_u offset=258 (local.get $blk))) (i32.store16 offset=6 (local.get $out) (i32.load16_u offset=260 (local.get $blk)))
+    (i32.store16 offset=8 (local.get $out) (i32.load16_u offset=274 (local.get $blk))) (i32.store16 offset=10 (local.get $out) (i32.load16_u offset=288 (local.get $blk))) (i32.store16 offset=12 (local.get $out) (i32.load16_u offset=304 (local.get $blk))) (i32.store16 offset=14 (local.get $out) (i32.load16_u offset=290 (local.get $blk)))
+    (i32.store16 offset=16 (local.get $out) (i32.load16_u offset=276 (local.get $blk))) (i32.store16 offset=18 (local.get $out) (i32.load16_u offset=262 (local.get $blk))) (i32.store16 offset=20 (local.get $out) (i32.load16_u offset=264 (local.get $blk))) (i32.store16 offset=22 (local.get $out) (i32.load16_u offset=278 (local.get $blk)))
+    (i32.store16 offset=24 (local.get $out) (i32.load16_u offset=292 (local.get $blk))) (i32.store16 offset=26 (local.get $out) (i32.load16_u offset=306 (local.get $blk))) (i32.store16 offset=28 (local.get $out) (i32.load16_u offset=320 (local.get $blk))) (i32.store16 offset=30 (local.get $out) (i32.load16_u offset=336 (local.get $blk)))
+    (i32.store16 offset=32 (local.get $out) (i32.load16_u offset=322 (local.get $blk))) (i32.store16 offset=34 (local.get $out) (i32.load16_u offset=308 (local.get $blk))) (i32.store16 offset=36 (local.get $out) (i32.load16_u offset=294 (local.get $blk))) (i32.store16 offset=38 (local.get $out) (i32.load16_u offset=280 (local.get $blk)))
+    (i32.store16 offset=40 (local.get $out) (i32.load16_u offset=266 (local.get $blk))) (i32.store16 offset=42 (local.get $out) (i32.load16_u offset=268 (local.get $blk))) (i32.store16 offset=44 (local.get $out) (i32.load16_u offset=282 (local.get $blk))) (i32.store16 offset=46 (local.get $out) (i32.load16_u offset=296 (local.get $blk)))
+    (i32.store16 offset=48 (local.get $out) (i32.load16_u offset=310 (local.get $blk))) (i32.store16 offset=50 (local.get $out) (i32.load16_u offset=324 (local.get $blk))) (i32.store16 offset=52 (local.get $out) (i32.load16_u offset=338 (local.get $blk))) (i32.store16 offset=54 (local.get $out) (i32.load16_u offset=352 (local.get $blk)))
+    (i32.store16 offset=56 (local.get $out) (i32.load16_u offset=368 (local.get $blk))) (i32.store16 offset=58 (local.get $out) (i32.load16_u offset=354 (local.get $blk))) (i32.store16 offset=60 (local.get $out) (i32.load16_u offset=340 (local.get $blk))) (i32.store16 offset=62 (local.get $out) (i32.load16_u offset=326 (local.get $blk)))
+    (i32.store16 offset=64 (local.get $out) (i32.load16_u offset=312 (local.get $blk))) (i32.store16 offset=66 (local.get $out) (i32.load16_u offset=298 (local.get $blk))) (i32.store16 offset=68 (local.get $out) (i32.load16_u offset=284 (local.get $blk))) (i32.store16 offset=70 (local.get $out) (i32.load16_u offset=270 (local.get $blk)))
+    (i32.store16 offset=72 (local.get $out) (i32.load16_u offset=286 (local.get $blk))) (i32.store16 offset=74 (local.get $out) (i32.load16_u offset=300 (local.get $blk))) (i32.store16 offset=76 (local.get $out) (i32.load16_u offset=314 (local.get $blk))) (i32.store16 offset=78 (local.get $out) (i32.load16_u offset=328 (local.get $blk)))
+    (i32.store16 offset=80 (local.get $out) (i32.load16_u offset=342 (local.get $blk))) (i32.store16 offset=82 (local.get $out) (i32.load16_u offset=356 (local.get $blk))) (i32.store16 offset=84 (local.get $out) (i32.load16_u offset=370 (local.get $blk))) (i32.store16 offset=86 (local.get $out) (i32.load16_u offset=372 (local.get $blk)))
+    (i32.store16 offset=88 (local.get $out) (i32.load16_u offset=358 (local.get $blk))) (i32.store16 offset=90 (local.get $out) (i32.load16_u offset=344 (local.get $blk))) (i32.store16 offset=92 (local.get $out) (i32.load16_u offset=330 (local.get $blk))) (i32.store16 offset=94 (local.get $out) (i32.load16_u offset=316 (local.get $blk)))
+    (i32.store16 offset=96 (local.get $out) (i32.load16_u offset=302 (local.get $blk))) (i32.store16 offset=98 (local.get $out) (i32.load16_u offset=318 (local.get $blk))) (i32.store16 offset=100 (local.get $out) (i32.load16_u offset=332 (local.get $blk))) (i32.store16 offset=102 (local.get $out) (i32.load16_u offset=346 (local.get $blk)))
+    (i32.store16 offset=104 (local.get $out) (i32.load16_u offset=360 (local.get $blk))) (i32.store16 offset=106 (local.get $out) (i32.load16_u offset=374 (local.get $blk))) (i32.store16 offset=108 (local.get $out) (i32.load16_u offset=376 (local.get $blk))) (i32.store16 offset=110 (local.get $out) (i32.load16_u offset=362 (local.get $blk)))
+    (i32.store16 offset=112 (local.get $out) (i32.load16_u offset=348 (local.get $blk))) (i32.store16 offset=114 (local.get $out) (i32.load16_u offset=334 (local.get $blk))) (i32.store16 offset=116 (local.get $out) (i32.load16_u offset=350 (local.get $blk))) (i32.store16 offset=118 (local.get $out) (i32.load16_u offset=364 (local.get $blk)))
+    (i32.store16 offset=120 (local.get $out) (i32.load16_u offset=378 (local.get $blk))) (i32.store16 offset=122 (local.get $out) (i32.load16_u offset=380 (local.get $blk))) (i32.store16 offset=124 (local.get $out) (i32.load16_u offset=366 (local.get $blk))) (i32.store16 offset=126 (local.get $out) (i32.load16_u offset=382 (local.get $blk))))
 
   ;; DCT of one MCU row (16 rows of Y, 8 of Cb and Cr, as rgbToYcc leaves them; `mcus` MCUs wide)
   ;; into `out`: 6 blocks of 64 i16 per MCU (Y00 Y01 Y10 Y11 Cb Cr), zigzag order, JPEG scale in
@@ -404,15 +440,16 @@
       (br_if $quantise (i32.lt_u (local.get $i) (i32.const 64))))
     (local.get $mask))
 
-  ;; Quantise-and-count of the encoder's quality search: every `stride`-th MCU (6 blocks of 64 i16
-  ;; coefficients, zigzag order) is quantised into the 128-byte `scratch` ($quantiseBlock, with
-  ;; `recip`: 6 x 64 f32 reciprocals of the table per block slot) and its Huffman symbols counted
-  ;; into `hist` (1024 u32: DC luma, AC luma, DC chroma, AC chroma). Returns the magnitude bits.
+  ;; Quantise-and-count of the encoder's quality search, over `mcus` MCUs (6 blocks of 64 i16
+  ;; coefficients, zigzag order) at $coeffs, the next window of a pass begun by scanStart: each block
+  ;; is quantised into the 128-byte `scratch` ($quantiseBlock, with `recip`: 6 x 64 f32 reciprocals
+  ;; of the table per block slot) and its Huffman symbols added to `hist` (1024 u32: DC luma, AC luma,
+  ;; DC chroma, AC chroma). Returns the window's magnitude bits.
   (func (export "quantCount")
     (param $coeffs i32) (param $recip i32) (param $hist i32)
-    (param $mcus i32) (param $stride i32) (param $scratch i32) (result i32)
+    (param $mcus i32) (param $scratch i32) (result i32)
     (local $m i32) (local $b i32) (local $q i32)
-    (local $extra i32) (local $predY i32) (local $predCb i32) (local $predCr i32)
+    (local $extra i32)
     (local $dc i32) (local $diff i32) (local $cat i32) (local $dcBase i32) (local $acBase i32)
     (local $k i32) (local $last i32) (local $run i32) (local $val i32) (local $mask i64)
     (local.set $q (local.get $scratch))
@@ -428,12 +465,12 @@
           ;; DC: difference from the previous block of the same component.
           (local.set $dc (i32.load16_s (local.get $q)))
           (if (i32.lt_u (local.get $b) (i32.const 4))
-            (then (local.set $diff (i32.sub (local.get $dc) (local.get $predY))) (local.set $predY (local.get $dc)) (local.set $dcBase (i32.const 0)))
+            (then (local.set $diff (i32.sub (local.get $dc) (global.get $predY))) (global.set $predY (local.get $dc)) (local.set $dcBase (i32.const 0)))
             (else
               (local.set $dcBase (i32.const 2048))
               (if (i32.eq (local.get $b) (i32.const 4))
-                (then (local.set $diff (i32.sub (local.get $dc) (local.get $predCb))) (local.set $predCb (local.get $dc)))
-                (else (local.set $diff (i32.sub (local.get $dc) (local.get $predCr))) (local.set $predCr (local.get $dc))))))
+                (then (local.set $diff (i32.sub (local.get $dc) (global.get $predCb))) (global.set $predCb (local.get $dc)))
+                (else (local.set $diff (i32.sub (local.get $dc) (global.get $predCr))) (global.set $predCr (local.get $dc))))))
           (local.set $acBase (i32.add (i32.add (local.get $hist) (local.get $dcBase)) (i32.const 1024)))
           (local.set $dcBase (i32.add (local.get $hist) (local.get $dcBase)))
           (if (i32.lt_s (local.get $diff) (i32.const 0)) (then (local.set $diff (i32.sub (i32.const 0) (local.get $diff)))))
@@ -468,7 +505,7 @@
             (then (i32.store (local.get $acBase) (i32.add (i32.load (local.get $acBase)) (i32.const 1)))))
           (local.set $b (i32.add (local.get $b) (i32.const 1)))
           (br_if $blockLoop (i32.lt_u (local.get $b) (i32.const 6))))
-        (local.set $m (i32.add (local.get $m) (local.get $stride)))
+        (local.set $m (i32.add (local.get $m) (i32.const 1)))
         (br $mcuLoop)))
     (local.get $extra))
 
@@ -491,20 +528,19 @@
         (br $bytes)))
     (global.set $acc (i64.and (global.get $acc) (i64.sub (i64.shl (i64.const 1) (i64.extend_i32_u (global.get $count))) (i64.const 1)))))
 
-  ;; Entropy-coded scan of all `mcus` MCUs into `out`; returns its length. Each block is quantised
-  ;; into `scratch` as quantCount does it (same `recip`), so no quantised copy of the image is kept.
-  ;; `codes`: 4 x 256 i32 entries (code | length << 16) for DC luma, AC luma, DC chroma, AC chroma.
-  ;; The tables come from the same quantisation's statistics, so every symbol has a code. Ends
-  ;; padded with 1 bits to a whole byte.
+  ;; Entropy-coded scan of the `mcus` MCUs at $coeffs, the next window of a scan begun by scanStart,
+  ;; into `out`; returns the whole bytes written (the bits short of a byte stay pending for the next
+  ;; window or scanFlush). Each block is quantised into `scratch` as quantCount does it (same
+  ;; `recip`), so no quantised copy of the image is kept. `codes`: 4 x 256 i32 entries
+  ;; (code | length << 16) for DC luma, AC luma, DC chroma, AC chroma. The tables come from the same
+  ;; quantisation's statistics, so every symbol has a code.
   (func (export "writeScan")
     (param $coeffs i32) (param $recip i32) (param $scratch i32) (param $mcus i32) (param $codes i32) (param $out i32)
     (result i32)
     (local $m i32) (local $b i32) (local $q i32) (local $mask i64)
-    (local $predY i32) (local $predCb i32) (local $predCr i32) (local $dc i32) (local $diff i32)
+    (local $dc i32) (local $diff i32)
     (local $cat i32) (local $dcT i32) (local $acT i32) (local $k i32) (local $last i32) (local $run i32)
     (local $val i32) (local $entry i32)
-    (global.set $acc (i64.const 0))
-    (global.set $count (i32.const 0))
     (global.set $at (local.get $out))
     (local.set $q (local.get $scratch))
     (block $mcuDone
@@ -518,13 +554,13 @@
             (local.get $q)))
           (local.set $dc (i32.load16_s (local.get $q)))
           (if (i32.lt_u (local.get $b) (i32.const 4))
-            (then (local.set $diff (i32.sub (local.get $dc) (local.get $predY))) (local.set $predY (local.get $dc))
+            (then (local.set $diff (i32.sub (local.get $dc) (global.get $predY))) (global.set $predY (local.get $dc))
               (local.set $dcT (local.get $codes)))
             (else
               (local.set $dcT (i32.add (local.get $codes) (i32.const 2048)))
               (if (i32.eq (local.get $b) (i32.const 4))
-                (then (local.set $diff (i32.sub (local.get $dc) (local.get $predCb))) (local.set $predCb (local.get $dc)))
-                (else (local.set $diff (i32.sub (local.get $dc) (local.get $predCr))) (local.set $predCr (local.get $dc))))))
+                (then (local.set $diff (i32.sub (local.get $dc) (global.get $predCb))) (global.set $predCb (local.get $dc)))
+                (else (local.set $diff (i32.sub (local.get $dc) (global.get $predCr))) (global.set $predCr (local.get $dc))))))
           (local.set $acT (i32.add (local.get $dcT) (i32.const 1024)))
           ;; Category, then the magnitude bits (negative values as value - 1, the low bits kept).
           (local.set $val (select (i32.sub (i32.const 0) (local.get $diff)) (local.get $diff) (i32.lt_s (local.get $diff) (i32.const 0))))
@@ -570,6 +606,11 @@
           (br_if $blockLoop (i32.lt_u (local.get $b) (i32.const 6))))
         (local.set $m (i32.add (local.get $m) (i32.const 1)))
         (br $mcuLoop)))
+    (i32.sub (global.get $at) (local.get $out)))
+
+  ;; Ends a scan: the pending bits padded with 1 bits to a whole byte, at `out`; returns the bytes written.
+  (func (export "scanFlush") (param $out i32) (result i32)
+    (global.set $at (local.get $out))
     (if (global.get $count)
       (then (call $put
         (i32.sub (i32.shl (i32.const 1) (i32.sub (i32.const 8) (global.get $count))) (i32.const 1))

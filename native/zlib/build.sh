@@ -2,8 +2,8 @@
 # Builds shared/vision/wasm/zlib.wasm: zlib-ng's inflate and deflate in its zlib-compatible mode
 # (the zlib-ng 2.2.4 source Debian ships as a component of node-yarnpkg, checked by its SHA-256)
 # plus our glue (inflater.c for the PNG decoder, png-deflater.c for the PNG encoder), by Debian's
-# clang for wasm32-wasi. zlib-ng's generic C code only: its SIMD
-# paths are for x86, ARM, POWER and s390, none for WASM.
+# clang for wasm32-wasi. zlib-ng's generic C code only (its SIMD paths are for x86, ARM, POWER and
+# s390, none for WASM), except Adler-32: our WASM SIMD one (adler32-simd.c) replaces adler32_c.c.
 # Run: npm run build:zlib. Needs: apt-get install -y clang lld wasi-libc libclang-rt-14-dev-wasm32
 # (and curl, xz-utils). The .wasm is committed: neither the runtimes nor the tests build it.
 set -eu
@@ -29,5 +29,6 @@ clang --target=wasm32-wasi -O3 -msimd128 -mbulk-memory -std=c11 -DNDEBUG -DZLIB_
   -Wl,--initial-memory=1048576 -Wl,--max-memory=16777216 -Wl,--strip-all -Wl,--gc-sections \
   -o "$out" "$here/inflater.c" "$here/png-deflater.c" "$src"/inflate.c "$src"/inftrees.c \
   "$src"/deflate*.c "$src"/trees.c "$src"/insert_string*.c "$src"/adler32.c "$src"/zutil.c \
-  "$src"/crc32.c "$src"/crc32_braid_comb.c "$src"/functable.c "$src"/cpu_features.c "$src"/arch/generic/*.c
+  "$src"/crc32.c "$src"/crc32_braid_comb.c "$src"/functable.c "$src"/cpu_features.c "$here/adler32-simd.c" \
+  $(ls "$src"/arch/generic/*.c | grep -v '/adler32_c\.c$')
 echo "$out: $(wc -c < "$out") bytes"

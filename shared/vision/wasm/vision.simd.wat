@@ -141,15 +141,13 @@
         (local.set $acc (local.get $round))
         (local.set $q (local.get $quads))
         (loop $taps
-          (local.set $v (v128.load (local.get $p)))
+          ;; One single-source shuffle: r0 r1 g0 g1 b0 b1 _ _ r2 r3 g2 g3 b2 b3 _ _ (the _ lanes meet
+          ;; zero weights, so any byte will do), then zero-extended half by half.
+          (local.set $v (i8x16.shuffle 0 3 1 4 2 5 0 0 6 9 7 10 8 11 0 0 (v128.load (local.get $p)) (local.get $zero)))
           (local.set $acc (i32x4.add (local.get $acc)
-            (i32x4.dot_i16x8_s
-              (i8x16.shuffle 0 16 3 16 1 16 4 16 2 16 5 16 16 16 16 16 (local.get $v) (local.get $zero))
-              (v128.load (local.get $w)))))
+            (i32x4.dot_i16x8_s (i16x8.extend_low_i8x16_u (local.get $v)) (v128.load (local.get $w)))))
           (local.set $acc (i32x4.add (local.get $acc)
-            (i32x4.dot_i16x8_s
-              (i8x16.shuffle 6 16 9 16 7 16 10 16 8 16 11 16 16 16 16 16 (local.get $v) (local.get $zero))
-              (v128.load offset=16 (local.get $w)))))
+            (i32x4.dot_i16x8_s (i16x8.extend_high_i8x16_u (local.get $v)) (v128.load offset=16 (local.get $w)))))
           (local.set $p (i32.add (local.get $p) (i32.const 12)))
           (local.set $w (i32.add (local.get $w) (i32.const 32)))
           (local.set $q (i32.sub (local.get $q) (i32.const 1)))

@@ -6,7 +6,7 @@
  * With our SIMD module, colour conversion and DCT run in WASM (f32) instead of JS (f64).
  */
 import type { SimdSource } from "./wasm/simd.instances";
-import { SimdJpegKernels } from "./wasm/vision.simd";
+import { SimdJpegKernels } from "./wasm/jpeg.simd";
 
 /** ITU-T T.81 Annex K tables (natural order): what libjpeg, and so sharp, scales by quality. */
 const LUMA_BASE = [

@@ -1,5 +1,5 @@
 /**
- * Where our SIMD kernels (vision.simd.ts) get their instance of vision.simd.wasm: fresh from the
+ * Where our SIMD kernels (vision.simd.ts, jpeg.simd.ts) get their instance of vision.simd.wasm: fresh from the
  * module, or leased from one fit's SimdPool.
  */
 export interface SimdExports {
@@ -17,6 +17,9 @@ export interface SimdExports {
 }
 
 export const PAGE = 65536;
+
+/** `n` rounded up to a multiple of 16: where a kernel's next area starts (vectors load 16 bytes). */
+export const align16 = (n: number) => (n + 15) & ~15;
 
 /** Grows `exports`' memory to at least `bytes` (one `memory.grow`). */
 export function reserve(exports: SimdExports, bytes: number): SimdExports {

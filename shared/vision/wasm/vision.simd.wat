@@ -1,6 +1,6 @@
 ;; 128-bit SIMD kernels of the vision fit, our own source: PNG row unfiltering and the RGBA flatten
 ;; on white, the Lanczos resampler's two passes and the JPEG encoder's colour conversion, forward DCT, quantise-and-count and scan write. The module
-;; owns one memory that its JS binding (vision.simd.ts) lays out and grows to what one kernel set
+;; owns one memory that its JS bindings (vision.simd.ts, jpeg.simd.ts) lay out and grow to what one kernel set
 ;; needs (a fit's SimdPool, simd.instances.ts, may hand it zeroed to the fit's next one); no function
 ;; allocates. Only the entropy passes keep state between calls (globals: the DC predictions and the
 ;; bit writer), so one pass can run over the MCUs a window at a time; scanStart resets it.

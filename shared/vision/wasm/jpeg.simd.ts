@@ -1,0 +1,230 @@
+/**
+ * JS side of the JPEG encoder's SIMD kernels (vision.simd.wat): lays out one instance's memory for
+ * one prepared image. The instance comes fresh from the module, or from one fit's SimdPool
+ * (simd.instances.ts), which hands a fit's later encodes the instance its earlier one used.
+ */
+import { align16, instantiate, type Lease, type SimdExports, type SimdSource, spent } from "./simd.instances";
+
+/**
+ * The JPEG encoder's SIMD half: colour conversion (RGB to level-shifted Y and 2x2-averaged Cb/Cr)
+ * and forward DCT (f32), one MCU row (16 pixel rows) at a time, into the coefficient array (i16
+ * cells of 1/2^COEFFICIENT_BITS: a JPEG coefficient of 8-bit samples is within ±1024, so its cell
+ * fits with room to spare; a coefficient is read back as its cell's middle, which is never exactly
+ * on a rounding tie of a power-of-two quantiser step, so the cells add no bias); then each
+ * quality's quantise-and-count over those coefficients, and the write, which quantises each block
+ * again as it codes it, so no quantised copy of the image is kept.
+ *
+ * The coefficients (3 bytes a pixel) live in the JS heap, and each pass copies them through a
+ * window of WINDOW_MCUS MCUs in the instance's memory. A WASM memory's pages are fresh on every
+ * instance, and touching a fresh page costs a page fault: on the bench machine 14 µs a page, 21–27
+ * ms a fit when the coefficients lived in the instance, against about 1 ms of copying a pass
+ * (docs/benchmarks.md, "Coefficients in the JS heap"). The instance stays a few hundred KB.
+ */
+/** Fractional bits of the SIMD encoder's i16 coefficients. */
+const COEFFICIENT_BITS = 4;
+/** MCUs per window of an entropy pass (at least): 48 KB of coefficients, at most 168 KB of scan out of them. */
+const WINDOW_MCUS = 64;
+/** Coefficients (i16) per MCU: six blocks of 64. */
+const MCU_COEFFS = 6 * 64;
+/**
+ * Most bytes one MCU can add to a scan: six blocks of 64 codes and magnitudes (at most 16 + 11
+ * bits each) and an EOB, every byte then stuffed.
+ */
+const MCU_SCAN_BYTES = 2 * Math.ceil((6 * (64 * (16 + 11) + 16)) / 8);
+
+export class SimdJpegKernels {
+  /** (A stored coefficient + 0.5) times this is the JPEG coefficient (the middle of its cell). */
+  readonly coefficientUnit = 1 / (1 << COEFFICIENT_BITS);
+  private readonly k: SimdExports;
+  private readonly lease: Lease;
+  private readonly mcuX: number;
+  private readonly mcus: number;
+  private readonly rgb: number;
+  private readonly stride: number;
+  private readonly y: number;
+  private readonly cb: number;
+  private readonly cr: number;
+  private readonly blk: number;
+  private readonly table: number;
+  private readonly recip: number;
+  private readonly hist: number;
+  private readonly scratch: number;
+  /** The window the passes copy MCUs' coefficients into: WINDOW_MCUS of them, or an MCU row if wider. */
+  private readonly window: number;
+  private readonly windowMcus: number;
+  private readonly codes: number;
+  /** Where a write's window puts its scan bytes (MCU_SCAN_BYTES per MCU of the window). */
+  private readonly scanAt: number;
+  /** All the coefficients, MCU order Y00 Y01 Y10 Y11 Cb Cr, 64 per block, zigzag order. */
+  private readonly store: Int16Array;
+
+  /**
+   * `zigzag[k]` is the natural index of the k-th coefficient and `scale[k]` turns the AAN output
+   * into the JPEG coefficient, as the JS encoder defines them. The module writes JPEG's zigzag
+   * order from an unrolled copy of it (vision.simd.wat `$finishBlock`), so `zigzag` must be that order.
+   */
+  constructor(
+    source: SimdSource,
+    private readonly width: number,
+    private readonly height: number,
+    zigzag: Int32Array,
+    scale: Float64Array,
+  ) {
+    this.mcuX = Math.ceil(width / 16);
+    this.mcus = this.mcuX * Math.ceil(height / 16);
+    const padded = this.mcuX * 16;
+    this.stride = padded * 3;
+    let at = 0;
+    const take = (n: number) => {
+      const start = at;
+      at = align16(at + n);
+      return start;
+    };
+    this.table = take(64 * 4);
+    this.blk = take(256 + 128);
+    this.recip = take(6 * 64 * 4);
+    this.hist = take(1024 * 4);
+    this.scratch = take(128);
+    this.rgb = take(16 * this.stride + 16);
+    this.y = take(16 * padded * 4);
+    this.cb = take(8 * (padded >> 1) * 4);
+    this.cr = take(8 * (padded >> 1) * 4);
+    this.windowMcus = Math.max(WINDOW_MCUS, this.mcuX);
+    this.window = take(this.windowMcus * MCU_COEFFS * 2);
+    this.codes = take(4 * 256 * 4);
+    this.scanAt = take(this.windowMcus * MCU_SCAN_BYTES);
+    this.store = new Int16Array(this.mcus * MCU_COEFFS);
+    this.lease = instantiate(source, at, "jpeg");
+    this.k = this.lease.k;
+    const view = new DataView(this.k.memory.buffer);
+    for (let k = 0; k < 64; k++) {
+      const n = zigzag[k]!;
+      // After the two passes coefficient (u = n % 8, v = n / 8) sits at row u, lane v of the scratch block.
+      view.setFloat32(this.table + ((n & 7) * 8 + (n >> 3)) * 4, scale[k]! * (1 << COEFFICIENT_BITS), true);
+    }
+  }
+
+  /** All coefficients: MCU order Y00 Y01 Y10 Y11 Cb Cr, 64 per block, zigzag order, JPEG scale. */
+  get coefficients(): Int16Array {
+    return this.store;
+  }
+
+  get wasmBytes(): number {
+    return this.k.memory.buffer.byteLength;
+  }
+
+  /** The reciprocals of a quantisation's steps, in the stored coefficients' unit. */
+  private setRecip(recip: ArrayLike<number>): void {
+    const into = new Float32Array(this.k.memory.buffer, this.recip, 6 * 64);
+    for (let i = 0; i < 6 * 64; i++) into[i] = recip[i]! * this.coefficientUnit;
+  }
+
+  /** Colour conversion + DCT of the whole RGB image; edges repeat the last column and row, as the JS path pads. */
+  transform(rgb: Uint8Array): void {
+    if (!this.lease.live()) throw spent();
+    const { width, height, stride } = this;
+    const bytes = new Uint8Array(this.k.memory.buffer);
+    const rowBytes = width * 3;
+    for (let my = 0; my * 16 < height; my++) {
+      for (let dy = 0; dy < 16; dy++) {
+        const sy = Math.min(height - 1, my * 16 + dy);
+        const at = this.rgb + dy * stride;
+        bytes.set(rgb.subarray(sy * rowBytes, sy * rowBytes + rowBytes), at);
+        if (rowBytes < stride) {
+          const r = bytes[at + rowBytes - 3]!,
+            g = bytes[at + rowBytes - 2]!,
+            b = bytes[at + rowBytes - 1]!;
+          for (let p = at + rowBytes; p < at + stride; p += 3) {
+            bytes[p] = r;
+            bytes[p + 1] = g;
+            bytes[p + 2] = b;
+          }
+        }
+      }
+      this.k.rgbToYcc(this.rgb, stride, this.mcuX * 2, 16, this.y, this.cb, this.cr);
+      // An MCU row at a time through the window (which holds at least one).
+      this.k.dctMcuRow(this.y, this.cb, this.cr, this.mcuX, this.blk, this.table, this.window);
+      const row = this.mcuX * MCU_COEFFS;
+      this.store.set(new Int16Array(this.k.memory.buffer, this.window, row), my * row);
+    }
+  }
+
+  /**
+   * Runs one entropy pass over every `stride`-th MCU, in order: `pass(count)` is called with each
+   * window's MCUs copied into the window.
+   */
+  private eachWindow(stride: number, pass: (count: number) => void): void {
+    const size = this.windowMcus;
+    const into = new Int16Array(this.k.memory.buffer, this.window, size * MCU_COEFFS);
+    this.k.scanStart();
+    if (stride === 1) {
+      // Consecutive MCUs: one copy a window.
+      for (let m = 0; m < this.mcus; m += size) {
+        const count = Math.min(size, this.mcus - m);
+        into.set(this.store.subarray(m * MCU_COEFFS, (m + count) * MCU_COEFFS));
+        pass(count);
+      }
+      return;
+    }
+    // A sample: every `stride`-th MCU, gathered side by side.
+    let count = 0;
+    for (let m = 0; m < this.mcus; m += stride) {
+      into.set(this.store.subarray(m * MCU_COEFFS, (m + 1) * MCU_COEFFS), count * MCU_COEFFS);
+      if (++count === size) {
+        pass(count);
+        count = 0;
+      }
+    }
+    if (count) pass(count);
+  }
+
+  /**
+   * Quantises every `stride`-th MCU with `recip` (6 x 64 reciprocals, one table per block slot)
+   * and counts its symbols: histograms at 0 (DC luma), 256 (AC luma), 512 (DC chroma), 768
+   * (AC chroma) and the magnitude bits.
+   */
+  quantCount(recip: ArrayLike<number>, stride: number): { hist: Uint32Array; extraBits: number } {
+    if (!this.lease.live()) throw spent();
+    this.setRecip(recip);
+    const hist = new Uint32Array(this.k.memory.buffer, this.hist, 1024);
+    hist.fill(0);
+    let extraBits = 0;
+    this.eachWindow(stride, (count) => {
+      extraBits += this.k.quantCount(this.window, this.recip, this.hist, count, this.scratch);
+    });
+    return { hist: hist.slice(), extraBits };
+  }
+
+  /**
+   * The entropy-coded scan quantised with `recip` (as `quantCount` takes it), with Huffman `tables`
+   * (DC luma, AC luma, DC chroma, AC chroma: `code`/`length` per symbol) built from the full count
+   * at that quantisation, whose entropy size was `entropyBytes`: 0xFF stuffing at most doubles it,
+   * so the memory grows once to twice that, if it must. The view is valid until the next write.
+   */
+  writeScan(
+    recip: ArrayLike<number>,
+    tables: ReadonlyArray<{ code: Uint16Array; length: Uint8Array }>,
+    entropyBytes: number,
+  ): Uint8Array {
+    if (!this.lease.live()) throw spent();
+    const codes = new Int32Array(this.k.memory.buffer, this.codes, 1024);
+    tables.forEach(({ code, length }, t) => {
+      for (let s = 0; s < 256; s++) codes[t * 256 + s] = code[s]! | (length[s]! << 16);
+    });
+    this.setRecip(recip);
+    const scan = new Uint8Array(2 * entropyBytes + 64);
+    const bytes = new Uint8Array(this.k.memory.buffer);
+    let length = 0;
+    const take = (n: number) => {
+      // The tables' own count bounds the whole scan; more means the kernels and the count disagree.
+      if (length + n > scan.length) throw new Error("writeScan: the scan is longer than its measured size allows");
+      scan.set(bytes.subarray(this.scanAt, this.scanAt + n), length);
+      length += n;
+    };
+    this.eachWindow(1, (count) =>
+      take(this.k.writeScan(this.window, this.recip, this.scratch, count, this.codes, this.scanAt)),
+    );
+    take(this.k.scanFlush(this.scanAt));
+    return scan.subarray(0, length);
+  }
+}

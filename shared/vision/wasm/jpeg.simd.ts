@@ -17,7 +17,7 @@ import { align16, instantiate, type Lease, type SimdExports, type SimdSource, sp
  * The coefficients (3 bytes a pixel) live in the JS heap, and each pass copies them through a
  * window of WINDOW_MCUS MCUs in the instance's memory. A WASM memory's pages are fresh on every
  * instance, and touching a fresh page costs a page fault: on the bench machine 14 µs a page, 21–27
- * ms a fit when the coefficients lived in the instance, against about 1 ms of copying a pass
+ * ms a fit when the coefficients lived in the instance, against 0.2–0.3 ms of copying a pass at 2 MP
  * (docs/benchmarks.md, "Coefficients in the JS heap"). The instance stays a few hundred KB.
  */
 /** Fractional bits of the SIMD encoder's i16 coefficients. */

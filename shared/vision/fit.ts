@@ -579,9 +579,10 @@ function fidelity(
 
 /**
  * Highest quality in [QUALITY_MIN, QUALITY_MAX] whose encode fits, on an image whose DCT is already
- * done. Guesses come from a 1/16 sample of the blocks (cheap, not counted as an encode), rescaled
- * by how far the last measured size was from its estimate; each counted attempt quantises and
- * entropy-sizes the whole image, and only the winner is written.
+ * done. Guesses come from a 1/16 sample of the blocks, in runs of consecutive MCUs (cheap, not
+ * counted as an encode; PreparedJpeg.estimateAt), rescaled by how far the last measured size was
+ * from its estimate; each counted attempt quantises and entropy-sizes the whole image, and only the
+ * winner is written.
  */
 function searchPrepared(
   prepared: PreparedJpeg,

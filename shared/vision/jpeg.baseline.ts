@@ -65,6 +65,14 @@ const CHOICES = new Set(["robidoux", "flat"]);
  */
 const ERROR_WEIGHT = [3, 3, 3, 3, 4 * 3.258, 4 * 2.476];
 
+/**
+ * MCUs in a run of the sampled size estimate. Single MCUs 16 apart made every DC difference one
+ * across 16 MCUs: a photo's estimate came out 28 % over its size at quality 30 and 14 % at 50,
+ * and a fit's search took 4 encodes where the first guess was off; in runs, one DC difference in
+ * ESTIMATE_RUN spans the gap (docs/benchmarks.md, "The size estimate in runs").
+ */
+const ESTIMATE_RUN = 8;
+
 /** ZIGZAG[k] = natural index of the k-th coefficient in zigzag order. */
 const ZIGZAG = (() => {
   const order = new Int32Array(64);
@@ -403,11 +411,12 @@ function transformJs(rgb: Uint8Array, width: number, height: number): Float32Arr
 }
 
 /**
- * Quantises every `stride`-th MCU of the coefficients (`stored` plus `middle`, times `unit`: MCU
- * order, zigzag) with `recip` and counts its Huffman
- * symbols: histograms at 0 (DC luma), 256 (AC luma), 512 (DC chroma), 768 (AC chroma), plus the
- * raw magnitude bits. With `quant`, the quantised blocks are kept there; with `steps` (the
- * quantiser steps), the squared error the quantisation adds is summed too (ERROR_WEIGHT per slot).
+ * Quantises the MCUs of the coefficients (`stored` plus `middle`, times `unit`: MCU order, zigzag)
+ * with `recip`, all of them or a sample (runs of `run` consecutive MCUs, one run in every `stride`),
+ * and counts their Huffman symbols: histograms at 0 (DC luma), 256 (AC luma), 512 (DC chroma), 768
+ * (AC chroma), plus the raw magnitude bits. With `quant`, the quantised blocks are kept there; with
+ * `steps` (the quantiser steps), the squared error the quantisation adds is summed too
+ * (ERROR_WEIGHT per slot).
  */
 function quantiseAndCount(
   stored: ArrayLike<number>,
@@ -418,6 +427,7 @@ function quantiseAndCount(
   steps: Float64Array | undefined,
   stride: number,
   quant: Int16Array | undefined,
+  run = 1,
 ): { hist: Uint32Array; extra: number; error: number } {
   const hist = new Uint32Array(1024);
   let predY = 0,
@@ -425,7 +435,7 @@ function quantiseAndCount(
     predCr = 0,
     extra = 0,
     error = 0;
-  for (let m = 0; m < mcus; m += stride) {
+  for (let m = 0; m < mcus; m += m % run === run - 1 ? (stride - 1) * run + 1 : 1) {
     for (let b = 0; b < 6; b++) {
       const at = (m * 6 + b) * 64;
       const r0 = b * 64;
@@ -520,13 +530,15 @@ function codeCoefficients(
   let quantQuality = -1;
 
   /**
-   * Quantises every `stride`-th MCU and counts its Huffman symbols: histograms at 0 (DC luma),
-   * 256 (AC luma), 512 (DC chroma), 768 (AC chroma), plus the raw magnitude bits.
+   * Quantises the MCUs (all, or a sample of runs of ESTIMATE_RUN, one run in every `stride`) and
+   * counts their Huffman symbols: histograms at 0 (DC luma), 256 (AC luma), 512 (DC chroma), 768
+   * (AC chroma), plus the raw magnitude bits.
    */
   const statistics = (quality: number, stride = 1): Statistics => {
     const { recip } = tablesFor(quality);
+    const run = stride === 1 ? 1 : ESTIMATE_RUN;
     if (simd) {
-      const { hist, extraBits } = simd.quantCount(recip, stride);
+      const { hist, extraBits } = simd.quantCount(recip, stride, run);
       return {
         dcLuma: hist.subarray(0, 256),
         acLuma: hist.subarray(256, 512),
@@ -536,7 +548,17 @@ function codeCoefficients(
       };
     }
     const keep = stride === 1;
-    const { hist, extra } = quantiseAndCount(coeffs, 0, 1, mcus, recip, undefined, stride, keep ? quant : undefined);
+    const { hist, extra } = quantiseAndCount(
+      coeffs,
+      0,
+      1,
+      mcus,
+      recip,
+      undefined,
+      stride,
+      keep ? quant : undefined,
+      run,
+    );
     if (keep) quantQuality = quality;
     return {
       dcLuma: hist.subarray(0, 256),
@@ -729,7 +751,7 @@ function codeCoefficients(
       return tablesName;
     },
     estimateAt(quality) {
-      // Every 16th MCU: about 1/16 of a measure, within a few per cent of the real size.
+      // Runs of ESTIMATE_RUN MCUs, one in 16: about 1/16 of a measure.
       const stride = mcus >= 256 ? 16 : 1;
       const m = measure(quality, stride);
       return m.headerBytes + Math.ceil(m.entropyBytes * (1 + 1 / 160));

@@ -150,10 +150,11 @@ export class SimdJpegKernels {
   }
 
   /**
-   * Runs one entropy pass over every `stride`-th MCU, in order: `pass(count)` is called with each
-   * window's MCUs copied into the window.
+   * Runs one entropy pass over the MCUs in order, all of them (`stride` 1) or a sample of runs of
+   * `run` consecutive MCUs, one run in every `stride`: `pass(count)` is called with each window's
+   * MCUs copied into the window.
    */
-  private eachWindow(stride: number, pass: (count: number) => void): void {
+  private eachWindow(stride: number, run: number, pass: (count: number) => void): void {
     const size = this.windowMcus;
     const into = new Int16Array(this.k.memory.buffer, this.window, size * MCU_COEFFS);
     this.k.scanStart();
@@ -166,30 +167,32 @@ export class SimdJpegKernels {
       }
       return;
     }
-    // A sample: every `stride`-th MCU, gathered side by side.
+    // A sample: its runs gathered side by side (a run is at most 64 MCUs, the window at least).
     let count = 0;
-    for (let m = 0; m < this.mcus; m += stride) {
-      into.set(this.store.subarray(m * MCU_COEFFS, (m + 1) * MCU_COEFFS), count * MCU_COEFFS);
-      if (++count === size) {
+    for (let m = 0; m < this.mcus; m += stride * run) {
+      const length = Math.min(run, this.mcus - m);
+      if (count + length > size) {
         pass(count);
         count = 0;
       }
+      into.set(this.store.subarray(m * MCU_COEFFS, (m + length) * MCU_COEFFS), count * MCU_COEFFS);
+      count += length;
     }
     if (count) pass(count);
   }
 
   /**
-   * Quantises every `stride`-th MCU with `recip` (6 x 64 reciprocals, one table per block slot)
-   * and counts its symbols: histograms at 0 (DC luma), 256 (AC luma), 512 (DC chroma), 768
-   * (AC chroma) and the magnitude bits.
+   * Quantises the MCUs (all, or runs of `run` one in every `stride`, as `eachWindow`) with `recip`
+   * (6 x 64 reciprocals, one table per block slot) and counts their symbols: histograms at 0 (DC
+   * luma), 256 (AC luma), 512 (DC chroma), 768 (AC chroma) and the magnitude bits.
    */
-  quantCount(recip: ArrayLike<number>, stride: number): { hist: Uint32Array; extraBits: number } {
+  quantCount(recip: ArrayLike<number>, stride: number, run = 1): { hist: Uint32Array; extraBits: number } {
     if (!this.lease.live()) throw spent();
     this.setRecip(recip);
     const hist = new Uint32Array(this.k.memory.buffer, this.hist, 1024);
     hist.fill(0);
     let extraBits = 0;
-    this.eachWindow(stride, (count) => {
+    this.eachWindow(stride, run, (count) => {
       extraBits += this.k.quantCount(this.window, this.recip, this.hist, count, this.scratch);
     });
     return { hist: hist.slice(), extraBits };
@@ -221,7 +224,7 @@ export class SimdJpegKernels {
       scan.set(bytes.subarray(this.scanAt, this.scanAt + n), length);
       length += n;
     };
-    this.eachWindow(1, (count) =>
+    this.eachWindow(1, 1, (count) =>
       take(this.k.writeScan(this.window, this.recip, this.scratch, count, this.codes, this.scanAt)),
     );
     take(this.k.scanFlush(this.scanAt));

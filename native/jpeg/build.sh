@@ -24,20 +24,23 @@ sed -i 's/defined(__x86_64__) && defined(__ILP32__)/(defined(__wasm32__) || (def
 files="jcomapi.c jdapimin.c jdapistd.c jdarith.c jaricom.c jdatasrc.c jdcoefct.c jdcolor.c
   jddctmgr.c jdhuff.c jdinput.c jdmainct.c jdmarker.c jdmaster.c jdmerge.c jdphuff.c jdpostct.c
   jdsample.c jdtrans.c jidctflt.c jidctfst.c jidctint.c jidctred.c jquant1.c jquant2.c jutils.c
-  jmemmgr.c jmemnobs.c jsimd_none.c"
+  jmemmgr.c jmemnobs.c"
 set --
 for f in $files; do set -- "$@" "$src/$f"; done
+# jsimd_none.c's stubs, but the YCbCr-to-RGB pair: ycc-rgb-simd.c is linked under those names.
+clang --target=wasm32-wasi -O3 -c -I"$here" -I"$src" -Djsimd_can_ycc_rgb=jsimd_none_can_ycc_rgb \
+  -Djsimd_ycc_rgb_convert=jsimd_none_ycc_rgb_convert -o "$work/jsimd_none.o" "$src/jsimd_none.c"
 clang --target=wasm32-wasi -O3 -msimd128 -mbulk-memory -DNO_GETENV -DNO_PUTENV \
   -I"$here" -I"$src" -Wno-shift-negative-value \
   -nostartfiles -Wl,--no-entry -Wl,--export=malloc -Wl,--export=free \
   -Wl,--initial-memory=1048576 -Wl,--max-memory=268435456 -Wl,--strip-all -Wl,--gc-sections \
-  -o "$out" "$here/decoder.c" "$@"
+  -o "$out" "$here/decoder.c" "$here/ycc-rgb-simd.c" "$work/jsimd_none.o" "$@"
 echo "$out: $(wc -c < "$out") bytes"
 # Test-only: the transcoder that writes the tests' arithmetic-coded fixtures (transcode.c).
 fixture="$here/../../test/fixtures/jpeg-arith.wasm"
 encoder="jcapimin.c jcarith.c jchuff.c jcmarker.c jcmaster.c jcparam.c jcphuff.c jctrans.c jdatadst.c"
 set --
-for f in $files $encoder; do set -- "$@" "$src/$f"; done
+for f in $files jsimd_none.c $encoder; do set -- "$@" "$src/$f"; done
 clang --target=wasm32-wasi -Oz -DNO_GETENV -DNO_PUTENV -I"$here" -I"$src" -Wno-shift-negative-value \
   -nostartfiles -Wl,--no-entry -Wl,--export=malloc -Wl,--export=free -Wl,--strip-all -Wl,--gc-sections \
   -o "$fixture" "$here/transcode.c" "$@"

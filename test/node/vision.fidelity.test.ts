@@ -75,6 +75,25 @@ function farThirdPsnr(a: Uint8Array, b: Uint8Array, width: number, height: numbe
   return 10 * Math.log10((255 * 255) / (se / n));
 }
 
+describe("our libjpeg-turbo build (WASM, our SIMD colour conversion)", () => {
+  it("decodes at full size to libvips' bytes exactly: 4:2:0 and 4:4:4, widths that leave a 16-pixel remainder", async () => {
+    for (const [width, height, chromaSubsampling] of [
+      [333, 217, "4:2:0"],
+      [640, 480, "4:4:4"],
+      [1001, 67, "4:2:0"],
+      [7, 9, "4:4:4"],
+    ] as const) {
+      const input = await sharp(Buffer.from(photoPixels(width, height, width)), { raw: { width, height, channels: 3 } })
+        .jpeg({ quality: 85, chromaSubsampling })
+        .toBuffer();
+      const ours = decodeJpegRgb(new Uint8Array(input), wasm.jpegDecoder);
+      const theirs = await sharp(input).raw().toBuffer();
+      expect([ours.width, ours.height]).toEqual([width, height]);
+      expect(Buffer.from(ours.rgb).equals(theirs)).toBe(true);
+    }
+  });
+});
+
 describe("JPEG DCT-scaled decode", () => {
   it("leaves the resampler at least 1.5x of the shrink", () => {
     // 3136 -> 1568 is 0.5: decoding at 4/8 would leave Lanczos nothing to do.

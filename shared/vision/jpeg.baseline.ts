@@ -6,7 +6,7 @@
  * With our SIMD module, colour conversion and DCT run in WASM (f32) instead of JS (f64).
  */
 import type { SimdSource } from "./wasm/simd.instances";
-import { SimdJpegKernels } from "./wasm/jpeg.simd";
+import { mcuRuns, SimdJpegKernels } from "./wasm/jpeg.simd";
 
 /** ITU-T T.81 Annex K tables (natural order): what libjpeg, and so sharp, scales by quality. */
 const LUMA_BASE = [
@@ -435,60 +435,61 @@ function quantiseAndCount(
     predCr = 0,
     extra = 0,
     error = 0;
-  for (let m = 0; m < mcus; m += m % run === run - 1 ? (stride - 1) * run + 1 : 1) {
-    for (let b = 0; b < 6; b++) {
-      const at = (m * 6 + b) * 64;
-      const r0 = b * 64;
-      const dcBase = b < 4 ? 0 : 512;
-      const acBase = dcBase + 256;
-      let blockError = 0;
-      const v0 = (stored[at]! + middle) * unit * recip[r0]!;
-      const dc = v0 < 0 ? -((0.5 - v0) | 0) : (v0 + 0.5) | 0;
-      if (quant) quant[at] = dc;
-      if (steps) {
-        const e = (stored[at]! + middle) * unit - dc * steps[r0]!;
-        blockError += e * e;
-      }
-      let diff: number;
-      if (b < 4) {
-        diff = dc - predY;
-        predY = dc;
-      } else if (b === 4) {
-        diff = dc - predCb;
-        predCb = dc;
-      } else {
-        diff = dc - predCr;
-        predCr = dc;
-      }
-      const dcCat = 32 - Math.clz32(diff < 0 ? -diff : diff);
-      hist[dcBase + dcCat]!++;
-      extra += dcCat;
-      let run = 0;
-      for (let k = 1; k < 64; k++) {
-        const v = (stored[at + k]! + middle) * unit * recip[r0 + k]!;
-        const r = v < 0 ? -((0.5 - v) | 0) : (v + 0.5) | 0;
-        if (quant) quant[at + k] = r;
+  for (const [first, end] of mcuRuns(mcus, stride, run))
+    for (let m = first; m < end; m++) {
+      for (let b = 0; b < 6; b++) {
+        const at = (m * 6 + b) * 64;
+        const r0 = b * 64;
+        const dcBase = b < 4 ? 0 : 512;
+        const acBase = dcBase + 256;
+        let blockError = 0;
+        const v0 = (stored[at]! + middle) * unit * recip[r0]!;
+        const dc = v0 < 0 ? -((0.5 - v0) | 0) : (v0 + 0.5) | 0;
+        if (quant) quant[at] = dc;
         if (steps) {
-          const e = (stored[at + k]! + middle) * unit - r * steps[r0 + k]!;
+          const e = (stored[at]! + middle) * unit - dc * steps[r0]!;
           blockError += e * e;
         }
-        if (r === 0) {
-          run++;
-          continue;
+        let diff: number;
+        if (b < 4) {
+          diff = dc - predY;
+          predY = dc;
+        } else if (b === 4) {
+          diff = dc - predCb;
+          predCb = dc;
+        } else {
+          diff = dc - predCr;
+          predCr = dc;
         }
-        while (run > 15) {
-          hist[acBase + 0xf0]!++;
-          run -= 16;
+        const dcCat = 32 - Math.clz32(diff < 0 ? -diff : diff);
+        hist[dcBase + dcCat]!++;
+        extra += dcCat;
+        let run = 0;
+        for (let k = 1; k < 64; k++) {
+          const v = (stored[at + k]! + middle) * unit * recip[r0 + k]!;
+          const r = v < 0 ? -((0.5 - v) | 0) : (v + 0.5) | 0;
+          if (quant) quant[at + k] = r;
+          if (steps) {
+            const e = (stored[at + k]! + middle) * unit - r * steps[r0 + k]!;
+            blockError += e * e;
+          }
+          if (r === 0) {
+            run++;
+            continue;
+          }
+          while (run > 15) {
+            hist[acBase + 0xf0]!++;
+            run -= 16;
+          }
+          const cat = 32 - Math.clz32(r < 0 ? -r : r);
+          hist[acBase + ((run << 4) | cat)]!++;
+          extra += cat;
+          run = 0;
         }
-        const cat = 32 - Math.clz32(r < 0 ? -r : r);
-        hist[acBase + ((run << 4) | cat)]!++;
-        extra += cat;
-        run = 0;
+        if (run > 0) hist[acBase]!++; // EOB
+        error += blockError * ERROR_WEIGHT[b]!;
       }
-      if (run > 0) hist[acBase]!++; // EOB
-      error += blockError * ERROR_WEIGHT[b]!;
     }
-  }
   return { hist, extra, error };
 }
 

@@ -32,6 +32,19 @@ const MCU_COEFFS = 6 * 64;
  */
 const MCU_SCAN_BYTES = 2 * Math.ceil((6 * (64 * (16 + 11) + 16)) / 8);
 
+/**
+ * The MCUs an entropy pass reads, as [first, end) runs in order: all of them when `stride` is 1,
+ * else runs of `run` consecutive MCUs, one run in every `stride` (the sampled size estimate). The
+ * JS encoder's passes (jpeg.baseline.ts) and these kernels' windows read the same ones.
+ */
+export function* mcuRuns(mcus: number, stride: number, run: number): Generator<[number, number]> {
+  if (stride === 1) {
+    yield [0, mcus];
+    return;
+  }
+  for (let m = 0; m < mcus; m += stride * run) yield [m, Math.min(m + run, mcus)];
+}
+
 export class SimdJpegKernels {
   /** (A stored coefficient + 0.5) times this is the JPEG coefficient (the middle of its cell). */
   readonly coefficientUnit = 1 / (1 << COEFFICIENT_BITS);
@@ -158,25 +171,18 @@ export class SimdJpegKernels {
     const size = this.windowMcus;
     const into = new Int16Array(this.k.memory.buffer, this.window, size * MCU_COEFFS);
     this.k.scanStart();
-    if (stride === 1) {
-      // Consecutive MCUs: one copy a window.
-      for (let m = 0; m < this.mcus; m += size) {
-        const count = Math.min(size, this.mcus - m);
-        into.set(this.store.subarray(m * MCU_COEFFS, (m + count) * MCU_COEFFS));
-        pass(count);
-      }
-      return;
-    }
-    // A sample: its runs gathered side by side (a run is at most 64 MCUs, the window at least).
     let count = 0;
-    for (let m = 0; m < this.mcus; m += stride * run) {
-      const length = Math.min(run, this.mcus - m);
-      if (count + length > size) {
-        pass(count);
-        count = 0;
+    for (const [first, end] of mcuRuns(this.mcus, stride, run)) {
+      for (let m = first; m < end; ) {
+        const length = Math.min(end - m, size - count);
+        into.set(this.store.subarray(m * MCU_COEFFS, (m + length) * MCU_COEFFS), count * MCU_COEFFS);
+        count += length;
+        m += length;
+        if (count === size) {
+          pass(count);
+          count = 0;
+        }
       }
-      into.set(this.store.subarray(m * MCU_COEFFS, (m + length) * MCU_COEFFS), count * MCU_COEFFS);
-      count += length;
     }
     if (count) pass(count);
   }
@@ -202,7 +208,7 @@ export class SimdJpegKernels {
    * The entropy-coded scan quantised with `recip` (as `quantCount` takes it), with Huffman `tables`
    * (DC luma, AC luma, DC chroma, AC chroma: `code`/`length` per symbol) built from the full count
    * at that quantisation, whose entropy size was `entropyBytes`: 0xFF stuffing at most doubles it,
-   * so the memory grows once to twice that, if it must. The view is valid until the next write.
+   * so the scan is gathered window by window into a JS array of twice that.
    */
   writeScan(
     recip: ArrayLike<number>,

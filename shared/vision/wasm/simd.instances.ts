@@ -16,7 +16,7 @@ export interface SimdExports {
   scanFlush(out: number): number;
 }
 
-export const PAGE = 65536;
+const PAGE = 65536;
 
 /** `n` rounded up to a multiple of 16: where a kernel's next area starts (vectors load 16 bytes). */
 export const align16 = (n: number) => (n + 15) & ~15;

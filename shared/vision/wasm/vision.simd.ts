@@ -1,9 +1,9 @@
 /**
  * JS side of our SIMD kernels (vision.simd.wat) for the PNG decode and the resampler (the JPEG
  * encoder's are in jpeg.simd.ts): lays out one instance's memory for one PNG decode or one
- * resampler and grows it once to what the rows need. The instance comes
- * fresh from the module, or from one fit's SimdPool, which hands a fit's later resamplers and
- * encodes the instance its earlier ones used. Nothing outlives the fit, so a fit leaves no WASM
+ * resampler and grows it once to what the rows need. A resampler's instance comes fresh from the
+ * module, or from one fit's SimdPool, which hands a fit's later resamplers the instance its earlier
+ * ones used. Nothing outlives the fit, so a fit leaves no WASM
  * high-water mark behind.
  */
 import {

@@ -5,8 +5,9 @@
  * RUNS (default 3) per pair. On a shared, loaded box wall-clock ratios swing several-fold while CPU
  * time moves little, so this is the ratio the time targets are read from there. The PNG inflate is
  * zlib-ng in WASM in both runtimes, as is every other codec of ours.
- * The second ratio gives sharp our fit's PNG attempt on PNG sources too (bench/vision-sharp.ts
- * `pngStep`), which the first leaves out.
+ * Where our fit went out 4:4:4 (FitResult.chroma), sharp's side makes the same 4:4:4 search. The
+ * second ratio gives sharp our fit's PNG attempt on PNG sources too (bench/vision-sharp.ts
+ * `SharpSteps.png`), which the first leaves out.
  * Run: npx tsx bench/vision-cpu.ts [name-substring...]
  */
 import { fitImage } from "../shared/vision/fit";
@@ -44,13 +45,16 @@ for (const [name, input] of await makeInputs()) {
     const bytes = new Uint8Array(input);
     const fit = await fitImage(bytes, opts, wasm);
     const ours = await cpuMs(() => fitImage(bytes, opts, wasm));
-    const theirs = await cpuMs(() => withSharp(input, budget));
+    // sharp's side makes the 4:4:4 search where ours went out 4:4:4 (bench/vision-sharp.ts).
+    const theirs = await cpuMs(() => withSharp(input, budget, { chroma: fit.chroma }));
     // PNG sources only: for a JPEG source the PNG step does not run, so the column repeats sharp's.
-    const theirsPng = name.includes("PNG") ? await cpuMs(() => withSharp(input, budget, true)) : theirs;
+    const theirsPng = name.includes("PNG")
+      ? await cpuMs(() => withSharp(input, budget, { chroma: fit.chroma, png: true }))
+      : theirs;
     ratios.push(ours / theirs);
     withPng.push(ours / theirsPng);
     console.log(
-      `| ${name} | ${budget / 1024} KiB | ${ours.toFixed(0)} | ${theirs.toFixed(0)} | ${(ours / theirs).toFixed(2)}x | ${theirsPng.toFixed(0)} | ${(ours / theirsPng).toFixed(2)}x | ${fit.encodeAttempts} | ${fit.decodes} |`,
+      `| ${name} | ${budget / 1024} KiB${fit.chroma === "4:4:4" ? " (4:4:4)" : ""} | ${ours.toFixed(0)} | ${theirs.toFixed(0)} | ${(ours / theirs).toFixed(2)}x | ${theirsPng.toFixed(0)} | ${(ours / theirsPng).toFixed(2)}x | ${fit.encodeAttempts} | ${fit.decodes} |`,
     );
   }
 }

@@ -37,7 +37,7 @@ const RULES: Array<[RegExp, string]> = [
   [/^(transform|transformJs|prepareJpeg|SimdJpegKernels)$/, "encode (colour + DCT)"],
   [/^(writeScan|encode|result|raw|block)$/, "encode (scan write)"],
   [
-    /^(quantCount|statistics|measure|buildHuffman|estimateAt|sizeAt|huffmanBits|searchPrepared|searchQuality|sampleRateDistortion|quantiseAndCount|chooseTables|errorAt)$/,
+    /^(quantCount|statistics|measure|buildHuffman|estimateAt|sizeAt|huffmanBits|searchPrepared|searchQuality|sampleRateDistortion|quantiseAndCount|chooseTables|errorAt|subsamplingError)$/,
     "search (quantise + count, table choice)",
   ],
   [/^(encodePng|isGrey|pngWithin)$/, "png encode"],

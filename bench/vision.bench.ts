@@ -74,6 +74,7 @@ interface WorkerFit {
   height: number;
   quality?: number;
   jpegTables?: string;
+  chroma?: "4:2:0" | "4:4:4";
   mediaType: string;
   wasmPeakBytes: number;
   simd: boolean;
@@ -83,7 +84,7 @@ interface WorkerFit {
 function outputLabel(fit: WorkerFit): string {
   return fit.mediaType === "image/png"
     ? `${fit.width}x${fit.height} PNG`
-    : `${fit.width}x${fit.height} q${fit.quality} ${fit.jpegTables ?? ""}`.trim();
+    : `${fit.width}x${fit.height} q${fit.quality} ${fit.jpegTables ?? ""}${fit.chroma === "4:4:4" ? " 4:4:4" : ""}`.trim();
 }
 
 async function inWorkerd(
@@ -117,15 +118,17 @@ async function inWorkerd(
 }
 
 /**
- * Bytes sharp's JPEG (libjpeg-turbo, 4:2:0, optimised Huffman: sharp's defaults) needs at `width`x`height`
- * to reach `target` dB against the reference there: the lowest quality that reaches it, its bytes
- * interpolated with the quality below by PSNR. Undefined when even quality 100 does not reach it.
+ * Bytes sharp's JPEG (libjpeg-turbo, optimised Huffman: sharp's defaults; in `chroma`, our output's)
+ * needs at `width`x`height` to reach `target` dB against the reference there: the lowest quality
+ * that reaches it, its bytes interpolated with the quality below by PSNR. Undefined when even
+ * quality 100 does not reach it.
  */
 async function sharpBytesFor(
   original: Buffer,
   width: number,
   height: number,
   target: number,
+  chroma: "4:2:0" | "4:4:4" = "4:2:0",
 ): Promise<number | undefined> {
   const ref = await referenceAt(original, width, height);
   const at = new Map<number, { bytes: number; psnr: number }>();
@@ -133,7 +136,7 @@ async function sharpBytesFor(
     let m = at.get(q);
     if (!m) {
       const jpeg = await sharp(ref, { raw: { width, height, channels: 3 } })
-        .jpeg({ quality: q, chromaSubsampling: "4:2:0" })
+        .jpeg({ quality: q, chromaSubsampling: chroma })
         .toBuffer();
       m = { bytes: jpeg.length, psnr: psnrOf(ref, await sharp(jpeg).raw().toBuffer()) };
       at.set(q, m);
@@ -256,6 +259,8 @@ try {
             ] as const)
           : []),
       ] as const;
+      /** Our production fit's chroma: sharp's side makes the 4:4:4 search where ours went out 4:4:4. */
+      let chroma: WorkerFit["chroma"];
       for (const [label, encoder, simd] of methods) {
         const production = label.startsWith("ours in workerd (SIMD");
         const { fit, data, ms: firstMs } = await inWorkerd(worker.url, input, budget, encoder, simd);
@@ -283,7 +288,8 @@ try {
         }
         const own = await psnr(input, data);
         // Bytes-for-equal-PSNR against sharp, for the production column only (it costs ~8 sharp encodes).
-        const sharpBytes = production ? await sharpBytesFor(input, fit.width, fit.height, own) : undefined;
+        const sharpBytes = production ? await sharpBytesFor(input, fit.width, fit.height, own, fit.chroma) : undefined;
+        if (production) chroma = fit.chroma;
         rows.push({
           input: name,
           budget: budgetLabel,
@@ -306,7 +312,7 @@ try {
       let s: Awaited<ReturnType<typeof withSharp>> | undefined;
       for (let i = 0; i < REPEATS; i++) {
         const t = performance.now();
-        s = await withSharp(input, budget);
+        s = await withSharp(input, budget, { chroma });
         sharpTimes.push(performance.now() - t);
       }
       rows.push({
@@ -373,7 +379,7 @@ try {
     for (const budget of BUDGETS) {
       const { fit, data, ms } = await inWorkerd(worker.url, input, budget, "baseline", true);
       const t = performance.now();
-      const s = await withSharp(input, budget);
+      const s = await withSharp(input, budget, { chroma: fit.chroma });
       const sharpMs = performance.now() - t;
       const meta = await sharp(input).metadata();
       const scale = Math.min(1, MAX_EDGE / Math.max(meta.width!, meta.height!));

@@ -196,6 +196,8 @@ export interface FitResult {
   quality?: number;
   /** Base quantisation tables the baseline encoder chose for this image (shared/vision/jpeg.baseline.ts); for logs and benchmarks. */
   jpegTables?: string;
+  /** Chroma sampling of a JPEG output of the baseline encoder: 4:2:0, or 4:4:4 where 4:2:0 fitted at quality 100 (docs/vision.md). */
+  chroma?: "4:2:0" | "4:4:4";
   /** True when our WASM SIMD kernels (VisionWasm.simd) ran the resampling (and the baseline encoder); for logs and benchmarks. */
   simd?: boolean;
 }

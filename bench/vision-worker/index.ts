@@ -89,6 +89,7 @@ export default {
       height: out.height,
       quality: out.quality,
       jpegTables: out.jpegTables,
+      chroma: out.chroma,
       mediaType: out.mediaType,
       wasmPeakBytes: out.wasmPeakBytes,
       simd: out.simd === true,

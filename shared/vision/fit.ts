@@ -10,7 +10,8 @@ import { openImage } from "../media/image-header";
 import { DEFAULT_JPEG_SETTINGS, type JpegEncodeSettings } from "./jpeg.settings";
 import type { JpegEncoder } from "./jpeg.encode";
 import { decodeJpegRgb } from "./codecs/jpeg/jpeg.decode";
-import { prepareJpeg, type PreparedJpeg } from "./jpeg.baseline";
+import { FLAT_TABLES, prepareJpeg, type PreparedJpeg, YCC_444 } from "./jpeg.baseline";
+import { subsamplingError } from "./jpeg.chroma";
 import { encodePng } from "./codecs/png/png.encode";
 import { iccToSrgb } from "./color/icc";
 import { StreamingResampler, resizeRgb, type SourceWindow } from "./resample";
@@ -38,6 +39,14 @@ const QUALITY_COMPARED_BELOW = 40;
  * resolution (legible glyphs, exact coordinates) is worth more than a PSNR hair.
  */
 const RESOLUTION_PREFERENCE_DB = 0.25;
+/**
+ * Where the sampled size estimate of 4:2:0 at quality 100 is over this times the budget, its exact
+ * size (a count pass, about 6 ms at 1568x882) is not measured and 4:4:4 is not tried. The estimate
+ * is 0.55–1.33x the exact size on the bench's screenshots and 1.00–1.02x on photos, so a screenshot
+ * whose 4:2:0 at 100 fills over 90 % of the budget can be missed; a wider margin measured the size
+ * of four photos at 1 MiB in vain (docs/benchmarks.md, "4:4:4 where 4:2:0 stops at quality 100").
+ */
+const FULL_QUALITY_SLACK = 1.2;
 /** A fit that uses this share of the budget is accepted without searching the last quality points. */
 const GOOD_ENOUGH_SHARE = 0.93;
 
@@ -416,6 +425,38 @@ export async function fitImage(
   const counter = { attempts: 0 };
   const mozjpeg = settings.encoder === "mozjpeg" ? await loadMozJpeg(wasm, settings) : undefined;
   let jpegTables: string | undefined;
+  let chroma: FitResult["chroma"];
+  /**
+   * Where 4:2:0 fits at quality 100 with budget left, its 2x2-averaged chroma, not the quantiser,
+   * limits the image (coloured text and UI edges lose the most). Then 4:4:4 at the highest quality
+   * that fits is kept when it adds less squared error than 4:2:0 at 100 does with its subsampling,
+   * both estimated on a sample (docs/vision.md, "Chroma sampling"); else 4:2:0 at 100 goes out.
+   * Undefined (no encode counted) where the sampled size of 4:2:0 at 100 is over FULL_QUALITY_SLACK
+   * times the budget, or (one counted) where its exact size is over the budget.
+   * 4:4:4 gets the flat table without a choice: at the qualities these budgets reach it adds the
+   * least error (docs/benchmarks.md, "4:4:4 where 4:2:0 stops at quality 100"). Its kernels take a
+   * fresh instance, so `subsampled` stays live when 4:4:4 loses.
+   */
+  const atFullQuality = (
+    rgb: Uint8Array,
+    size: { width: number; height: number },
+    subsampled: PreparedJpeg,
+  ): SearchOutcome | undefined => {
+    if (subsampled.estimateAt(QUALITY_MAX) > maxBytes * FULL_QUALITY_SLACK) return undefined;
+    counter.attempts++;
+    if (subsampled.sizeAt(QUALITY_MAX) > maxBytes) return undefined;
+    const error = subsampled.errorAt(QUALITY_MAX) + subsamplingError(rgb, size.width, size.height);
+    const prepared = prepareJpeg(rgb, size.width, size.height, simd?.module, FLAT_TABLES, YCC_444);
+    wasmPeakBytes = Math.max(wasmPeakBytes, prepared.wasmBytes);
+    const outcome = searchPrepared(prepared, maxBytes, counter);
+    if (outcome.quality !== undefined && prepared.errorAt(outcome.quality) < error) {
+      jpegTables = prepared.tables;
+      chroma = "4:4:4";
+      return outcome;
+    }
+    // The stuffing allowance makes sizeAt an upper bound, so the encode fits.
+    return { data: subsampled.encode(QUALITY_MAX), quality: QUALITY_MAX };
+  };
   /** The highest quality that fits at `size`, and the size any other quality would take. */
   /** `known`: the quality a near-identical image fitted at, tried first (the baseline encoder's search). */
   const search = (
@@ -440,6 +481,10 @@ export async function fitImage(
     const prepared = prepareJpeg(rgb, size.width, size.height, simd);
     wasmPeakBytes = Math.max(wasmPeakBytes, prepared.wasmBytes);
     jpegTables = prepared.chooseTables(maxBytes, QUALITY_MIN, QUALITY_MAX);
+    chroma = "4:2:0";
+    const full = atFullQuality(rgb, size, prepared);
+    // Comfortable (4:4:4 lands at quality 90 or more), so the comparison below never asks it for a size.
+    if (full) return { ...full, comfortable: true, sizeAt: () => maxBytes };
     const outcome = searchPrepared(prepared, maxBytes, counter, known);
     // Qualities of other tables are on other scales: compare by the error they add.
     const comfortable =
@@ -477,6 +522,7 @@ export async function fitImage(
     wasmPeakBytes,
     quality,
     jpegTables: type === outType ? jpegTables : undefined,
+    chroma: type === outType && !mozjpeg ? chroma : undefined,
     simd: usedSimd,
   });
   const shrunk = (size: { width: number; height: number }, bytesNow: number) => {

@@ -1,12 +1,14 @@
 /**
- * Baseline JPEG encoder (4:2:0, optimized Huffman tables) built for the quality search: colour
+ * Baseline JPEG encoder (4:2:0 or 4:4:4, optimized Huffman tables) built for the quality search: colour
  * conversion, chroma subsampling and the DCT run once per image, and each quality only
  * re-quantises the stored coefficients and counts Huffman symbols, which gives the exact entropy
  * size without writing a bit. A search of several qualities then costs about one full encode.
  * With our SIMD module, colour conversion and DCT run in WASM (f32) instead of JS (f64).
  */
 import type { SimdSource } from "./wasm/simd.instances";
-import { mcuRuns, SimdJpegKernels } from "./wasm/jpeg.simd";
+import { type McuLayout, mcuRuns, SimdJpegKernels, YCC_420 } from "./wasm/jpeg.simd";
+
+export { type McuLayout, YCC_420, YCC_444 } from "./wasm/jpeg.simd";
 
 /** ITU-T T.81 Annex K tables (natural order): what libjpeg, and so sharp, scales by quality. */
 const LUMA_BASE = [
@@ -58,12 +60,24 @@ export const TABLE_CANDIDATES: ReadonlyArray<[string, QuantBases]> = [
 const CHOICES = new Set(["robidoux", "flat"]);
 
 /**
- * Squared error a coefficient's quantisation adds to the RGB pixels, per block slot of the MCU
- * (Y00 Y01 Y10 Y11 Cb Cr): the DCT is orthonormal, so coefficient error is pixel error; Y moves R, G
- * and B alike (3), Cb moves G by 0.344 and B by 1.772 (0.344² + 1.772² = 3.26), Cr moves R by 1.402
- * and G by 0.714 (2.48), and a chroma sample covers four pixels.
+ * Squared error a unit of Y, Cb or Cr error adds to a pixel's R, G and B: Y moves all three alike
+ * (3), Cb moves G by 0.344 and B by 1.772 (0.344² + 1.772² = 3.26), Cr moves R by 1.402 and G by
+ * 0.714 (2.48).
  */
-const ERROR_WEIGHT = [3, 3, 3, 3, 4 * 3.258, 4 * 2.476];
+const Y_WEIGHT = 3;
+export const CB_WEIGHT = 3.258;
+export const CR_WEIGHT = 2.476;
+
+/**
+ * Squared error a coefficient's quantisation adds to the RGB pixels, per block slot of the MCU (the
+ * Y blocks, Cb, Cr): the DCT is orthonormal, so coefficient error is sample error, and a chroma
+ * sample covers `chromaPixels` pixels.
+ */
+const errorWeights = (layout: McuLayout) => [
+  ...new Array<number>(layout.luma).fill(Y_WEIGHT),
+  layout.chromaPixels * CB_WEIGHT,
+  layout.chromaPixels * CR_WEIGHT,
+];
 
 /**
  * MCUs in a run of the sampled size estimate. Single MCUs 16 apart made every DC difference one
@@ -294,12 +308,14 @@ class BitWriter {
 }
 
 /**
- * An image prepared for encoding: its 4:2:0 YCbCr DCT coefficients (Float32, MCU order Y00 Y01
- * Y10 Y11 Cb Cr, zigzag), 6 bytes per pixel, held only for the duration of one fit.
+ * An image prepared for encoding: its YCbCr DCT coefficients in one MCU layout (4:2:0: Y00 Y01 Y10
+ * Y11 Cb Cr; 4:4:4: Y Cb Cr; zigzag order), held only for the duration of one fit.
  */
 export interface PreparedJpeg {
   width: number;
   height: number;
+  /** The chroma sampling every encode of it has. */
+  layout: McuLayout;
   /** Size from a sample of the blocks: a first guess, not a promise. */
   estimateAt(quality: number): number;
   /** Size of the encode at `quality`: exact entropy size plus a safe allowance for 0xFF stuffing. */
@@ -327,7 +343,8 @@ export interface PreparedJpeg {
 const HEADER_BYTES = 2 + 18 + 2 * 69 + 19 + 14 + 2; // SOI, APP0, 2 DQT, SOF0, SOS, EOI (DHT added per table)
 
 /**
- * Converts RGB to YCbCr 4:2:0 and runs the DCT once; the returned object quantises and codes it.
+ * Converts RGB to YCbCr in `layout` (4:2:0 unless told) and runs the DCT once; the returned object
+ * quantises and codes it.
  * @example
  * const prepared = prepareJpeg(rgb, 1568, 1176);
  * const q = prepared.sizeAt(85) <= maxBytes ? 85 : 75;
@@ -339,26 +356,29 @@ export function prepareJpeg(
   height: number,
   simdModule?: SimdSource,
   bases: QuantBases = ANNEX_K_TABLES,
+  layout: McuLayout = YCC_420,
 ): PreparedJpeg {
-  if (!simdModule) return codeCoefficients(transformJs(rgb, width, height), width, height, bases);
-  const kernels = new SimdJpegKernels(simdModule, width, height, ZIGZAG, AAN_TO_JPEG);
+  if (!simdModule) return codeCoefficients(transformJs(rgb, width, height, layout), width, height, bases, layout);
+  const kernels = new SimdJpegKernels(simdModule, width, height, ZIGZAG, AAN_TO_JPEG, layout);
   kernels.transform(rgb);
-  // The coefficients stay in the instance's memory; the JS loops that would read them never run.
-  return codeCoefficients(new Float32Array(0), width, height, bases, kernels);
+  // The coefficients stay in the kernels' store; the JS loops that would read them never run.
+  return codeCoefficients(new Float32Array(0), width, height, bases, layout, kernels);
 }
 
-/** Colour conversion + DCT in JS (f64): MCU order Y00 Y01 Y10 Y11 Cb Cr, zigzag, JPEG scale. */
-function transformJs(rgb: Uint8Array, width: number, height: number): Float32Array {
-  const mcuX = Math.ceil(width / 16),
-    mcuY = Math.ceil(height / 16);
-  const coeffs = new Float32Array(mcuX * mcuY * 6 * 64);
+/** Colour conversion + DCT in JS (f64): MCU by MCU in the layout's block order, zigzag, JPEG scale. */
+function transformJs(rgb: Uint8Array, width: number, height: number, layout: McuLayout): Float32Array {
+  const { size, luma, blocks } = layout;
+  const mcuX = Math.ceil(width / size),
+    mcuY = Math.ceil(height / size);
+  const coeffs = new Float32Array(mcuX * mcuY * blocks * 64);
   const block = new Float64Array(64);
-  // One MCU row at a time: 16 rows of level-shifted Y and 8 rows of 2x2-averaged Cb/Cr, padded
-  // to whole MCUs by repeating the last column and row.
-  const padded = mcuX * 16;
-  const yRows = new Float64Array(16 * padded);
-  const cbRows = new Float64Array(8 * (padded >> 1));
-  const crRows = new Float64Array(8 * (padded >> 1));
+  // One MCU row at a time: `size` rows of level-shifted Y and 8 rows of Cb/Cr (2x2-averaged at
+  // 4:2:0), padded to whole MCUs by repeating the last column and row.
+  const padded = mcuX * size;
+  const yRows = new Float64Array(size * padded);
+  const half = mcuX * 8; // chroma samples a row, in both layouts
+  const cbRows = new Float64Array(8 * half);
+  const crRows = new Float64Array(8 * half);
   const cbLine = new Float64Array(padded),
     crLine = new Float64Array(padded);
 
@@ -369,10 +389,9 @@ function transformJs(rgb: Uint8Array, width: number, height: number): Float32Arr
     for (let k = 0; k < 64; k++) coeffs[out + k] = block[ZIGZAG[k]!]! * AAN_TO_JPEG[k]!;
   };
 
-  const half = padded >> 1;
   for (let my = 0; my < mcuY; my++) {
-    for (let dy = 0; dy < 16; dy++) {
-      const sy = Math.min(height - 1, my * 16 + dy);
+    for (let dy = 0; dy < size; dy++) {
+      const sy = Math.min(height - 1, my * size + dy);
       const rowAt = sy * width * 3;
       const yAt = dy * padded;
       for (let x = 0; x < padded; x++) {
@@ -383,6 +402,11 @@ function transformJs(rgb: Uint8Array, width: number, height: number): Float32Arr
         yRows[yAt + x] = 0.299 * r + 0.587 * g + 0.114 * b - 128;
         cbLine[x] = -0.168736 * r - 0.331264 * g + 0.5 * b;
         crLine[x] = 0.5 * r - 0.418688 * g - 0.081312 * b;
+      }
+      if (luma === 1) {
+        cbRows.set(cbLine, dy * half);
+        crRows.set(crLine, dy * half);
+        continue;
       }
       const cAt = (dy >> 1) * half;
       if ((dy & 1) === 0) {
@@ -398,27 +422,27 @@ function transformJs(rgb: Uint8Array, width: number, height: number): Float32Arr
       }
     }
     for (let mx = 0; mx < mcuX; mx++) {
-      const base = (my * mcuX + mx) * 6 * 64;
-      dctInto(yRows, padded, mx * 16, base);
-      dctInto(yRows, padded, mx * 16 + 8, base + 64);
-      dctInto(yRows.subarray(8 * padded), padded, mx * 16, base + 128);
-      dctInto(yRows.subarray(8 * padded), padded, mx * 16 + 8, base + 192);
-      dctInto(cbRows, half, mx * 8, base + 256);
-      dctInto(crRows, half, mx * 8, base + 320);
+      const base = (my * mcuX + mx) * blocks * 64;
+      // The Y blocks left to right, top to bottom.
+      for (let b = 0; b < luma; b++)
+        dctInto(yRows.subarray((b >> 1) * 8 * padded), padded, mx * size + (b & 1) * 8, base + b * 64);
+      dctInto(cbRows, half, mx * 8, base + luma * 64);
+      dctInto(crRows, half, mx * 8, base + (luma + 1) * 64);
     }
   }
   return coeffs;
 }
 
 /**
- * Quantises the MCUs of the coefficients (`stored` plus `middle`, times `unit`: MCU order, zigzag)
- * with `recip`, all of them or a sample (runs of `run` consecutive MCUs, one run in every `stride`),
- * and counts their Huffman symbols: histograms at 0 (DC luma), 256 (AC luma), 512 (DC chroma), 768
- * (AC chroma), plus the raw magnitude bits. With `quant`, the quantised blocks are kept there; with
- * `steps` (the quantiser steps), the squared error the quantisation adds is summed too
- * (ERROR_WEIGHT per slot).
+ * Quantises the MCUs of the coefficients (`stored` plus `middle`, times `unit`: MCU by MCU in
+ * `layout`'s block order, zigzag) with `recip`, all of them or a sample (runs of `run` consecutive
+ * MCUs, one run in every `stride`), and counts their Huffman symbols: histograms at 0 (DC luma), 256
+ * (AC luma), 512 (DC chroma), 768 (AC chroma), plus the raw magnitude bits. With `quant`, the
+ * quantised blocks are kept there; with `steps` (the quantiser steps), the squared error the
+ * quantisation adds is summed too (errorWeights per slot).
  */
 function quantiseAndCount(
+  layout: McuLayout,
   stored: ArrayLike<number>,
   middle: number,
   unit: number,
@@ -430,6 +454,8 @@ function quantiseAndCount(
   run = 1,
 ): { hist: Uint32Array; extra: number; error: number } {
   const hist = new Uint32Array(1024);
+  const { luma, blocks } = layout;
+  const weights = errorWeights(layout);
   let predY = 0,
     predCb = 0,
     predCr = 0,
@@ -437,10 +463,10 @@ function quantiseAndCount(
     error = 0;
   for (const [first, end] of mcuRuns(mcus, stride, run))
     for (let m = first; m < end; m++) {
-      for (let b = 0; b < 6; b++) {
-        const at = (m * 6 + b) * 64;
+      for (let b = 0; b < blocks; b++) {
+        const at = (m * blocks + b) * 64;
         const r0 = b * 64;
-        const dcBase = b < 4 ? 0 : 512;
+        const dcBase = b < luma ? 0 : 512;
         const acBase = dcBase + 256;
         let blockError = 0;
         const v0 = (stored[at]! + middle) * unit * recip[r0]!;
@@ -451,10 +477,10 @@ function quantiseAndCount(
           blockError += e * e;
         }
         let diff: number;
-        if (b < 4) {
+        if (b < luma) {
           diff = dc - predY;
           predY = dc;
-        } else if (b === 4) {
+        } else if (b === luma) {
           diff = dc - predCb;
           predCb = dc;
         } else {
@@ -487,7 +513,7 @@ function quantiseAndCount(
           run = 0;
         }
         if (run > 0) hist[acBase]!++; // EOB
-        error += blockError * ERROR_WEIGHT[b]!;
+        error += blockError * weights[b]!;
       }
     }
   return { hist, extra, error };
@@ -502,21 +528,23 @@ function codeCoefficients(
   width: number,
   height: number,
   initialBases: QuantBases,
+  layout: McuLayout,
   simd?: SimdJpegKernels,
 ): PreparedJpeg {
   let bases = initialBases;
-  const mcus = Math.ceil(width / 16) * Math.ceil(height / 16);
+  const { size, luma, blocks } = layout;
+  const mcus = Math.ceil(width / size) * Math.ceil(height / size);
   let tablesName = TABLE_CANDIDATES.find(([, b]) => b === initialBases)?.[0] ?? "custom";
 
   const tablesFor = (quality: number) => {
     const luma = quantTable(bases.luma, quality),
       chroma = quantTable(bases.chroma, quality);
-    // One reciprocal table per block slot of the MCU (4 luma, 2 chroma), so the hot loop indexes.
-    const recip = new Float64Array(6 * 64);
-    const steps = new Float64Array(6 * 64);
-    for (let b = 0; b < 6; b++)
+    // One reciprocal table per block slot of the MCU (the Y blocks, Cb, Cr), so the hot loop indexes.
+    const recip = new Float64Array(blocks * 64);
+    const steps = new Float64Array(blocks * 64);
+    for (let b = 0; b < blocks; b++)
       for (let k = 0; k < 64; k++) {
-        steps[b * 64 + k] = (b < 4 ? luma : chroma)[k]!;
+        steps[b * 64 + k] = (b < layout.luma ? luma : chroma)[k]!;
         recip[b * 64 + k] = 1 / steps[b * 64 + k]!;
       }
     return { luma, chroma, recip, steps };
@@ -527,7 +555,7 @@ function codeCoefficients(
    * of that quality does not quantise again. 2 bytes per coefficient. The SIMD path keeps none: its
    * write quantises each block again as it codes it.
    */
-  const quant = new Int16Array(simd ? 0 : mcus * 6 * 64);
+  const quant = new Int16Array(simd ? 0 : mcus * blocks * 64);
   let quantQuality = -1;
 
   /**
@@ -550,6 +578,7 @@ function codeCoefficients(
     }
     const keep = stride === 1;
     const { hist, extra } = quantiseAndCount(
+      layout,
       coeffs,
       0,
       1,
@@ -572,12 +601,13 @@ function codeCoefficients(
 
   /**
    * Rate (bytes, from the entropy of each histogram: ranks tables as their Huffman codes would) and
-   * weighted squared error (ERROR_WEIGHT) of every `stride`-th MCU at `quality`, scaled to the whole
+   * weighted squared error (errorWeights) of every `stride`-th MCU at `quality`, scaled to the whole
    * image. JS over the coefficients (the SIMD instance's memory when there is one): a sample is small.
    */
   const sampleRateDistortion = (quality: number, stride: number): { bytes: number; error: number } => {
     const { recip, steps } = tablesFor(quality);
     const { hist, extra, error } = quantiseAndCount(
+      layout,
       simd ? simd.coefficients : coeffs,
       simd ? 0.5 : 0,
       simd ? simd.coefficientUnit : 1,
@@ -641,8 +671,8 @@ function codeCoefficients(
       predCb = 0,
       predCr = 0;
     for (let m = 0; m < mcus; m++) {
-      for (let b = 0; b < 6; b++) {
-        const at = (m * 6 + b) * 64;
+      for (let b = 0; b < blocks; b++) {
+        const at = (m * blocks + b) * 64;
         if (reuse) {
           for (let k = 0; k < 64; k++) q[k] = quant[at + k]!;
         } else {
@@ -651,14 +681,14 @@ function codeCoefficients(
             q[k] = v < 0 ? -((0.5 - v) | 0) : (v + 0.5) | 0;
           }
         }
-        const dcTable = b < 4 ? dcL : dcC;
-        const acTable = b < 4 ? acL : acC;
+        const dcTable = b < luma ? dcL : dcC;
+        const acTable = b < luma ? acL : acC;
         const dc = q[0]!;
         let d: number;
-        if (b < 4) {
+        if (b < luma) {
           d = dc - predY;
           predY = dc;
-        } else if (b === 4) {
+        } else if (b === luma) {
           d = dc - predCb;
           predCb = dc;
         } else {
@@ -700,6 +730,7 @@ function codeCoefficients(
   return {
     width,
     height,
+    layout,
     wasmBytes: simd?.wasmBytes ?? 0,
     get tables() {
       return tablesName;
@@ -774,7 +805,9 @@ function codeCoefficients(
         [1, chroma],
       ] as const)
         w.raw([0xff, 0xdb, 0, 67, id, ...table]);
-      w.raw([0xff, 0xc0, 0, 17, 8, ...u16(height), ...u16(width), 3, 1, 0x22, 0, 2, 0x11, 1, 3, 0x11, 1]);
+      // Y samples per MCU side: 2x2 at 4:2:0, 1x1 at 4:4:4; Cb and Cr one each.
+      const ySampling = layout.luma === 4 ? 0x22 : 0x11;
+      w.raw([0xff, 0xc0, 0, 17, 8, ...u16(height), ...u16(width), 3, 1, ySampling, 0, 2, 0x11, 1, 3, 0x11, 1]);
       for (const [klass, table] of [
         [0x00, dcL],
         [0x10, acL],

@@ -6,8 +6,8 @@
 import { align16, instantiate, type Lease, type SimdExports, type SimdSource, spent } from "./simd.instances";
 
 /**
- * The JPEG encoder's SIMD half: colour conversion (RGB to level-shifted Y and 2x2-averaged Cb/Cr)
- * and forward DCT (f32), one MCU row (16 pixel rows) at a time, into the coefficient array (i16
+ * The JPEG encoder's SIMD half: colour conversion (RGB to level-shifted Y and Cb/Cr, 2x2-averaged
+ * for 4:2:0) and forward DCT (f32), one MCU row at a time, into the coefficient array (i16
  * cells of 1/2^COEFFICIENT_BITS: a JPEG coefficient of 8-bit samples is within ±1024, so its cell
  * fits with room to spare; a coefficient is read back as its cell's middle, which is never exactly
  * on a rounding tie of a power-of-two quantiser step, so the cells add no bias); then each
@@ -22,15 +22,34 @@ import { align16, instantiate, type Lease, type SimdExports, type SimdSource, sp
  */
 /** Fractional bits of the SIMD encoder's i16 coefficients. */
 const COEFFICIENT_BITS = 4;
-/** MCUs per window of an entropy pass (at least): 48 KB of coefficients, at most 168 KB of scan out of them. */
-const WINDOW_MCUS = 64;
-/** Coefficients (i16) per MCU: six blocks of 64. */
-const MCU_COEFFS = 6 * 64;
 /**
- * Most bytes one MCU can add to a scan: six blocks of 64 codes and magnitudes (at most 16 + 11
- * bits each) and an EOB, every byte then stuffed.
+ * MCUs per window of an entropy pass (at least): at 4:2:0 48 KB of coefficients, at most 168 KB of
+ * scan out of them (half of each at 4:4:4).
  */
-const MCU_SCAN_BYTES = 2 * Math.ceil((6 * (64 * (16 + 11) + 16)) / 8);
+const WINDOW_MCUS = 64;
+/**
+ * Most bytes one block can add to a scan: 64 codes and magnitudes (at most 16 + 11 bits each) and
+ * an EOB, every byte then stuffed.
+ */
+const BLOCK_SCAN_BYTES = 2 * Math.ceil((64 * (16 + 11) + 16) / 8);
+
+/**
+ * How an MCU samples the colour planes: 4:2:0 (16x16 pixels: four Y blocks, then one Cb and one Cr
+ * block of 2x2-averaged chroma) or 4:4:4 (8x8 pixels: one block of each).
+ */
+export interface McuLayout {
+  name: "4:2:0" | "4:4:4";
+  /** Pixels on a side of an MCU. */
+  size: 8 | 16;
+  /** Y blocks per MCU; the Cb and Cr blocks follow them. */
+  luma: 1 | 4;
+  /** Blocks per MCU. */
+  blocks: 3 | 6;
+  /** Pixels a chroma sample covers. */
+  chromaPixels: 1 | 4;
+}
+export const YCC_420: McuLayout = { name: "4:2:0", size: 16, luma: 4, blocks: 6, chromaPixels: 4 };
+export const YCC_444: McuLayout = { name: "4:4:4", size: 8, luma: 1, blocks: 3, chromaPixels: 1 };
 
 /**
  * The MCUs an entropy pass reads, as [first, end) runs in order: all of them when `stride` is 1,
@@ -66,10 +85,12 @@ export class SimdJpegKernels {
   private readonly window: number;
   private readonly windowMcus: number;
   private readonly codes: number;
-  /** Where a write's window puts its scan bytes (MCU_SCAN_BYTES per MCU of the window). */
+  /** Where a write's window puts its scan bytes (BLOCK_SCAN_BYTES per block of the window). */
   private readonly scanAt: number;
-  /** All the coefficients, MCU order Y00 Y01 Y10 Y11 Cb Cr, 64 per block, zigzag order. */
+  /** All the coefficients, MCU by MCU in the layout's block order, 64 per block, zigzag order. */
   private readonly store: Int16Array;
+  /** Coefficients (i16) per MCU: 64 a block. */
+  private readonly mcuCoeffs: number;
 
   /**
    * `zigzag[k]` is the natural index of the k-th coefficient and `scale[k]` turns the AAN output
@@ -82,10 +103,13 @@ export class SimdJpegKernels {
     private readonly height: number,
     zigzag: Int32Array,
     scale: Float64Array,
+    private readonly layout: McuLayout,
   ) {
-    this.mcuX = Math.ceil(width / 16);
-    this.mcus = this.mcuX * Math.ceil(height / 16);
-    const padded = this.mcuX * 16;
+    const { size, blocks } = layout;
+    this.mcuX = Math.ceil(width / size);
+    this.mcus = this.mcuX * Math.ceil(height / size);
+    this.mcuCoeffs = blocks * 64;
+    const padded = this.mcuX * size;
     this.stride = padded * 3;
     let at = 0;
     const take = (n: number) => {
@@ -95,18 +119,19 @@ export class SimdJpegKernels {
     };
     this.table = take(64 * 4);
     this.blk = take(256 + 128);
-    this.recip = take(6 * 64 * 4);
+    this.recip = take(blocks * 64 * 4);
     this.hist = take(1024 * 4);
     this.scratch = take(128);
-    this.rgb = take(16 * this.stride + 16);
-    this.y = take(16 * padded * 4);
-    this.cb = take(8 * (padded >> 1) * 4);
-    this.cr = take(8 * (padded >> 1) * 4);
+    this.rgb = take(size * this.stride + 16);
+    this.y = take(size * padded * 4);
+    // A chroma plane is 8 rows of 8 samples an MCU in both layouts.
+    this.cb = take(8 * this.mcuX * 8 * 4);
+    this.cr = take(8 * this.mcuX * 8 * 4);
     this.windowMcus = Math.max(WINDOW_MCUS, this.mcuX);
-    this.window = take(this.windowMcus * MCU_COEFFS * 2);
+    this.window = take(this.windowMcus * this.mcuCoeffs * 2);
     this.codes = take(4 * 256 * 4);
-    this.scanAt = take(this.windowMcus * MCU_SCAN_BYTES);
-    this.store = new Int16Array(this.mcus * MCU_COEFFS);
+    this.scanAt = take(this.windowMcus * blocks * BLOCK_SCAN_BYTES);
+    this.store = new Int16Array(this.mcus * this.mcuCoeffs);
     this.lease = instantiate(source, at, "jpeg");
     this.k = this.lease.k;
     const view = new DataView(this.k.memory.buffer);
@@ -117,7 +142,7 @@ export class SimdJpegKernels {
     }
   }
 
-  /** All coefficients: MCU order Y00 Y01 Y10 Y11 Cb Cr, 64 per block, zigzag order, JPEG scale. */
+  /** All coefficients: MCU by MCU in the layout's block order, 64 per block, zigzag order, JPEG scale. */
   get coefficients(): Int16Array {
     return this.store;
   }
@@ -126,21 +151,23 @@ export class SimdJpegKernels {
     return this.k.memory.buffer.byteLength;
   }
 
-  /** The reciprocals of a quantisation's steps, in the stored coefficients' unit. */
+  /** The reciprocals of a quantisation's steps (64 per block slot of the MCU), in the stored coefficients' unit. */
   private setRecip(recip: ArrayLike<number>): void {
-    const into = new Float32Array(this.k.memory.buffer, this.recip, 6 * 64);
-    for (let i = 0; i < 6 * 64; i++) into[i] = recip[i]! * this.coefficientUnit;
+    const into = new Float32Array(this.k.memory.buffer, this.recip, this.mcuCoeffs);
+    for (let i = 0; i < this.mcuCoeffs; i++) into[i] = recip[i]! * this.coefficientUnit;
   }
 
   /** Colour conversion + DCT of the whole RGB image; edges repeat the last column and row, as the JS path pads. */
   transform(rgb: Uint8Array): void {
     if (!this.lease.live()) throw spent();
     const { width, height, stride } = this;
+    const { size, luma } = this.layout;
+    const full = luma === 1 ? 1 : 0;
     const bytes = new Uint8Array(this.k.memory.buffer);
     const rowBytes = width * 3;
-    for (let my = 0; my * 16 < height; my++) {
-      for (let dy = 0; dy < 16; dy++) {
-        const sy = Math.min(height - 1, my * 16 + dy);
+    for (let my = 0; my * size < height; my++) {
+      for (let dy = 0; dy < size; dy++) {
+        const sy = Math.min(height - 1, my * size + dy);
         const at = this.rgb + dy * stride;
         bytes.set(rgb.subarray(sy * rowBytes, sy * rowBytes + rowBytes), at);
         if (rowBytes < stride) {
@@ -154,10 +181,10 @@ export class SimdJpegKernels {
           }
         }
       }
-      this.k.rgbToYcc(this.rgb, stride, this.mcuX * 2, 16, this.y, this.cb, this.cr);
+      this.k.rgbToYcc(this.rgb, stride, (this.mcuX * size) / 8, size, this.y, this.cb, this.cr, full);
       // An MCU row at a time through the window (which holds at least one).
-      this.k.dctMcuRow(this.y, this.cb, this.cr, this.mcuX, this.blk, this.table, this.window);
-      const row = this.mcuX * MCU_COEFFS;
+      this.k.dctMcuRow(this.y, this.cb, this.cr, this.mcuX, this.blk, this.table, this.window, full);
+      const row = this.mcuX * this.mcuCoeffs;
       this.store.set(new Int16Array(this.k.memory.buffer, this.window, row), my * row);
     }
   }
@@ -169,13 +196,14 @@ export class SimdJpegKernels {
    */
   private eachWindow(stride: number, run: number, pass: (count: number) => void): void {
     const size = this.windowMcus;
-    const into = new Int16Array(this.k.memory.buffer, this.window, size * MCU_COEFFS);
+    const per = this.mcuCoeffs;
+    const into = new Int16Array(this.k.memory.buffer, this.window, size * per);
     this.k.scanStart();
     let count = 0;
     for (const [first, end] of mcuRuns(this.mcus, stride, run)) {
       for (let m = first; m < end; ) {
         const length = Math.min(end - m, size - count);
-        into.set(this.store.subarray(m * MCU_COEFFS, (m + length) * MCU_COEFFS), count * MCU_COEFFS);
+        into.set(this.store.subarray(m * per, (m + length) * per), count * per);
         count += length;
         m += length;
         if (count === size) {
@@ -189,7 +217,7 @@ export class SimdJpegKernels {
 
   /**
    * Quantises the MCUs (all, or runs of `run` one in every `stride`, as `eachWindow`) with `recip`
-   * (6 x 64 reciprocals, one table per block slot) and counts their symbols: histograms at 0 (DC
+   * (64 reciprocals per block slot of the MCU) and counts their symbols: histograms at 0 (DC
    * luma), 256 (AC luma), 512 (DC chroma), 768 (AC chroma) and the magnitude bits.
    */
   quantCount(recip: ArrayLike<number>, stride: number, run = 1): { hist: Uint32Array; extraBits: number } {
@@ -199,7 +227,7 @@ export class SimdJpegKernels {
     hist.fill(0);
     let extraBits = 0;
     this.eachWindow(stride, run, (count) => {
-      extraBits += this.k.quantCount(this.window, this.recip, this.hist, count, this.scratch);
+      extraBits += this.k.quantCount(this.window, this.recip, this.hist, count, this.scratch, this.layout.luma);
     });
     return { hist: hist.slice(), extraBits };
   }
@@ -231,7 +259,7 @@ export class SimdJpegKernels {
       length += n;
     };
     this.eachWindow(1, 1, (count) =>
-      take(this.k.writeScan(this.window, this.recip, this.scratch, count, this.codes, this.scanAt)),
+      take(this.k.writeScan(this.window, this.recip, this.scratch, count, this.codes, this.scanAt, this.layout.luma)),
     );
     take(this.k.scanFlush(this.scanAt));
     return scan.subarray(0, length);

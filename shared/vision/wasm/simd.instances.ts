@@ -8,11 +8,37 @@ export interface SimdExports {
   flattenRgba(src: number, dst: number, pixels: number): void;
   hfilter(src: number, dst: number, weights: number, starts: number, width: number, quads: number, shift: number): void;
   vfilter(rows: number, taps: number, n: number, dst: number, chunks: number, shift: number): void;
-  rgbToYcc(rgb: number, stride: number, groups: number, rows: number, y: number, cb: number, cr: number): void;
-  dctMcuRow(y: number, cb: number, cr: number, mcus: number, blk: number, table: number, out: number): void;
+  rgbToYcc(
+    rgb: number,
+    stride: number,
+    groups: number,
+    rows: number,
+    y: number,
+    cb: number,
+    cr: number,
+    full: number,
+  ): void;
+  dctMcuRow(
+    y: number,
+    cb: number,
+    cr: number,
+    mcus: number,
+    blk: number,
+    table: number,
+    out: number,
+    full: number,
+  ): void;
   scanStart(): void;
-  quantCount(coeffs: number, recip: number, hist: number, mcus: number, scratch: number): number;
-  writeScan(coeffs: number, recip: number, scratch: number, mcus: number, codes: number, out: number): number;
+  quantCount(coeffs: number, recip: number, hist: number, mcus: number, scratch: number, luma: number): number;
+  writeScan(
+    coeffs: number,
+    recip: number,
+    scratch: number,
+    mcus: number,
+    codes: number,
+    out: number,
+    luma: number,
+  ): number;
   scanFlush(out: number): number;
 }
 

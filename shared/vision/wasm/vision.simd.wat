@@ -193,16 +193,36 @@
         (local.set $c (i32.add (local.get $c) (i32.const 1)))
         (br $chunk))))
 
+  ;; One chroma component of a group of eight pixels ($c1: pixels 0..3, $c2: 4..7) into its plane
+  ;; at $plane: at full resolution ($full, 4:4:4) at byte $at, the Y plane's offset of the group;
+  ;; else (4:2:0) summed over horizontal pairs at byte $pc, and on odd rows averaged with the even
+  ;; row's sums there.
+  (func $storeChroma (param $c1 v128) (param $c2 v128) (param $plane i32) (param $pc i32) (param $row i32)
+    (param $full i32) (param $at i32)
+    (local $sum v128) (local $v i32)
+    (if (local.get $full)
+      (then
+        (v128.store (i32.add (local.get $plane) (local.get $at)) (local.get $c1))
+        (v128.store offset=16 (i32.add (local.get $plane) (local.get $at)) (local.get $c2))
+        (return)))
+    (local.set $sum (f32x4.add
+      (i8x16.shuffle 0 1 2 3 8 9 10 11 16 17 18 19 24 25 26 27 (local.get $c1) (local.get $c2))
+      (i8x16.shuffle 4 5 6 7 12 13 14 15 20 21 22 23 28 29 30 31 (local.get $c1) (local.get $c2))))
+    (local.set $v (i32.add (local.get $plane) (local.get $pc)))
+    (if (i32.and (local.get $row) (i32.const 1))
+      (then (v128.store (local.get $v) (f32x4.mul (f32x4.add (v128.load (local.get $v)) (local.get $sum)) (v128.const f32x4 0.25 0.25 0.25 0.25))))
+      (else (v128.store (local.get $v) (local.get $sum)))))
+
   ;; Colour conversion of `rows` (even) RGB byte rows, `groups` x 8 pixels each (`stride` bytes
   ;; apart, 4 bytes of slack after the last), into level-shifted Y (f32, `groups` x 8 per row) and
-  ;; 2x2-averaged Cb and Cr (f32, `groups` x 4 per row pair): the JPEG encoder's 4:2:0 planes.
-  ;; Even rows store the chroma pair sums, odd rows add theirs and take the average.
+  ;; Cb and Cr: with `full` (4:4:4) as Y is laid out; else (4:2:0) 2x2-averaged (f32, `groups` x 4
+  ;; per row pair), even rows storing the chroma pair sums and odd rows adding theirs and averaging.
   (func (export "rgbToYcc")
     (param $rgb i32) (param $stride i32) (param $groups i32) (param $rows i32)
-    (param $y i32) (param $cb i32) (param $cr i32)
+    (param $y i32) (param $cb i32) (param $cr i32) (param $full i32)
     (local $row i32) (local $g i32) (local $p i32) (local $py i32) (local $pc i32) (local $v i32)
     (local $r1 v128) (local $g1 v128) (local $b1 v128) (local $r2 v128) (local $g2 v128) (local $b2 v128)
-    (local $c1 v128) (local $c2 v128) (local $sum v128) (local $zero v128)
+    (local $c1 v128) (local $c2 v128) (local $zero v128)
     (local.set $zero (v128.const i32x4 0 0 0 0))
     (block $done
       (loop $rowLoop
@@ -235,25 +255,15 @@
             (f32x4.mul (local.get $b1) (v128.const f32x4 0.5 0.5 0.5 0.5))))
           (local.set $c2 (f32x4.add (f32x4.add (f32x4.mul (local.get $r2) (v128.const f32x4 -0.168736 -0.168736 -0.168736 -0.168736)) (f32x4.mul (local.get $g2) (v128.const f32x4 -0.331264 -0.331264 -0.331264 -0.331264)))
             (f32x4.mul (local.get $b2) (v128.const f32x4 0.5 0.5 0.5 0.5))))
-          (local.set $sum (f32x4.add
-            (i8x16.shuffle 0 1 2 3 8 9 10 11 16 17 18 19 24 25 26 27 (local.get $c1) (local.get $c2))
-            (i8x16.shuffle 4 5 6 7 12 13 14 15 20 21 22 23 28 29 30 31 (local.get $c1) (local.get $c2))))
-          (local.set $v (i32.add (local.get $cb) (local.get $pc)))
-          (if (i32.and (local.get $row) (i32.const 1))
-            (then (v128.store (local.get $v) (f32x4.mul (f32x4.add (v128.load (local.get $v)) (local.get $sum)) (v128.const f32x4 0.25 0.25 0.25 0.25))))
-            (else (v128.store (local.get $v) (local.get $sum))))
+          (call $storeChroma (local.get $c1) (local.get $c2) (local.get $cb) (local.get $pc) (local.get $row)
+            (local.get $full) (i32.sub (local.get $py) (local.get $y)))
           ;; Cr = 0.5 R - 0.418688 G - 0.081312 B
           (local.set $c1 (f32x4.sub (f32x4.sub (f32x4.mul (local.get $r1) (v128.const f32x4 0.5 0.5 0.5 0.5)) (f32x4.mul (local.get $g1) (v128.const f32x4 0.418688 0.418688 0.418688 0.418688)))
             (f32x4.mul (local.get $b1) (v128.const f32x4 0.081312 0.081312 0.081312 0.081312))))
           (local.set $c2 (f32x4.sub (f32x4.sub (f32x4.mul (local.get $r2) (v128.const f32x4 0.5 0.5 0.5 0.5)) (f32x4.mul (local.get $g2) (v128.const f32x4 0.418688 0.418688 0.418688 0.418688)))
             (f32x4.mul (local.get $b2) (v128.const f32x4 0.081312 0.081312 0.081312 0.081312))))
-          (local.set $sum (f32x4.add
-            (i8x16.shuffle 0 1 2 3 8 9 10 11 16 17 18 19 24 25 26 27 (local.get $c1) (local.get $c2))
-            (i8x16.shuffle 4 5 6 7 12 13 14 15 20 21 22 23 28 29 30 31 (local.get $c1) (local.get $c2))))
-          (local.set $v (i32.add (local.get $cr) (local.get $pc)))
-          (if (i32.and (local.get $row) (i32.const 1))
-            (then (v128.store (local.get $v) (f32x4.mul (f32x4.add (v128.load (local.get $v)) (local.get $sum)) (v128.const f32x4 0.25 0.25 0.25 0.25))))
-            (else (v128.store (local.get $v) (local.get $sum))))
+          (call $storeChroma (local.get $c1) (local.get $c2) (local.get $cr) (local.get $pc) (local.get $row)
+            (local.get $full) (i32.sub (local.get $py) (local.get $y)))
           (local.set $p (i32.add (local.get $p) (i32.const 24)))
           (local.set $py (i32.add (local.get $py) (i32.const 32)))
           (local.set $pc (i32.add (local.get $pc) (i32.const 16)))
@@ -379,18 +389,22 @@
     (i32.store16 offset=112 (local.get $out) (i32.load16_u offset=348 (local.get $blk))) (i32.store16 offset=114 (local.get $out) (i32.load16_u offset=334 (local.get $blk))) (i32.store16 offset=116 (local.get $out) (i32.load16_u offset=350 (local.get $blk))) (i32.store16 offset=118 (local.get $out) (i32.load16_u offset=364 (local.get $blk)))
     (i32.store16 offset=120 (local.get $out) (i32.load16_u offset=378 (local.get $blk))) (i32.store16 offset=122 (local.get $out) (i32.load16_u offset=380 (local.get $blk))) (i32.store16 offset=124 (local.get $out) (i32.load16_u offset=366 (local.get $blk))) (i32.store16 offset=126 (local.get $out) (i32.load16_u offset=382 (local.get $blk))))
 
-  ;; DCT of one MCU row (16 rows of Y, 8 of Cb and Cr, as rgbToYcc leaves them; `mcus` MCUs wide)
-  ;; into `out`: 6 blocks of 64 i16 per MCU (Y00 Y01 Y10 Y11 Cb Cr), zigzag order, JPEG scale in
-  ;; fixed point (the table's scale says how many fractional bits).
-  ;; The column pass runs over whole strips four columns at a time, in place; the row pass per block.
+  ;; DCT of one MCU row (as rgbToYcc leaves it; `mcus` MCUs wide) into `out`: for 4:2:0, 16 rows
+  ;; of Y and 8 of Cb and Cr, 6 blocks of 64 i16 per MCU (Y00 Y01 Y10 Y11 Cb Cr); with `full`
+  ;; (4:4:4), 8 rows of each, 3 blocks per MCU (Y Cb Cr). Zigzag order, JPEG scale in fixed point
+  ;; (the table's scale says how many fractional bits). A chroma row is laid out alike in both
+  ;; (`mcus` x 8 f32). The column pass runs over whole strips four columns at a time, in place; the
+  ;; row pass per block.
   (func (export "dctMcuRow")
     (param $y i32) (param $cb i32) (param $cr i32) (param $mcus i32) (param $blk i32) (param $table i32) (param $out i32)
+    (param $full i32)
     (local $ys i32) (local $cs i32) (local $x i32) (local $m i32) (local $at i32)
-    (local.set $ys (i32.shl (local.get $mcus) (i32.const 6)))
     (local.set $cs (i32.shl (local.get $mcus) (i32.const 5)))
+    (local.set $ys (select (local.get $cs) (i32.shl (local.get $mcus) (i32.const 6)) (local.get $full)))
     (loop $columns
       (call $aan8 (i32.add (local.get $y) (local.get $x)) (local.get $ys))
-      (call $aan8 (i32.add (i32.add (local.get $y) (i32.shl (local.get $ys) (i32.const 3))) (local.get $x)) (local.get $ys))
+      (if (i32.eqz (local.get $full))
+        (then (call $aan8 (i32.add (i32.add (local.get $y) (i32.shl (local.get $ys) (i32.const 3))) (local.get $x)) (local.get $ys))))
       (local.set $x (i32.add (local.get $x) (i32.const 16)))
       (br_if $columns (i32.lt_u (local.get $x) (local.get $ys))))
     (local.set $x (i32.const 0))
@@ -400,15 +414,21 @@
       (local.set $x (i32.add (local.get $x) (i32.const 16)))
       (br_if $chroma (i32.lt_u (local.get $x) (local.get $cs))))
     (loop $blocks
-      (local.set $at (i32.add (local.get $y) (i32.shl (local.get $m) (i32.const 6))))
-      (call $finishBlock (local.get $at) (local.get $ys) (local.get $blk) (local.get $table) (local.get $out))
-      (call $finishBlock (i32.add (local.get $at) (i32.const 32)) (local.get $ys) (local.get $blk) (local.get $table) (i32.add (local.get $out) (i32.const 128)))
-      (local.set $at (i32.add (local.get $at) (i32.shl (local.get $ys) (i32.const 3))))
-      (call $finishBlock (local.get $at) (local.get $ys) (local.get $blk) (local.get $table) (i32.add (local.get $out) (i32.const 256)))
-      (call $finishBlock (i32.add (local.get $at) (i32.const 32)) (local.get $ys) (local.get $blk) (local.get $table) (i32.add (local.get $out) (i32.const 384)))
-      (call $finishBlock (i32.add (local.get $cb) (i32.shl (local.get $m) (i32.const 5))) (local.get $cs) (local.get $blk) (local.get $table) (i32.add (local.get $out) (i32.const 512)))
-      (call $finishBlock (i32.add (local.get $cr) (i32.shl (local.get $m) (i32.const 5))) (local.get $cs) (local.get $blk) (local.get $table) (i32.add (local.get $out) (i32.const 640)))
-      (local.set $out (i32.add (local.get $out) (i32.const 768)))
+      (if (local.get $full)
+        (then
+          (call $finishBlock (i32.add (local.get $y) (i32.shl (local.get $m) (i32.const 5))) (local.get $ys) (local.get $blk) (local.get $table) (local.get $out))
+          (local.set $out (i32.add (local.get $out) (i32.const 128))))
+        (else
+          (local.set $at (i32.add (local.get $y) (i32.shl (local.get $m) (i32.const 6))))
+          (call $finishBlock (local.get $at) (local.get $ys) (local.get $blk) (local.get $table) (local.get $out))
+          (call $finishBlock (i32.add (local.get $at) (i32.const 32)) (local.get $ys) (local.get $blk) (local.get $table) (i32.add (local.get $out) (i32.const 128)))
+          (local.set $at (i32.add (local.get $at) (i32.shl (local.get $ys) (i32.const 3))))
+          (call $finishBlock (local.get $at) (local.get $ys) (local.get $blk) (local.get $table) (i32.add (local.get $out) (i32.const 256)))
+          (call $finishBlock (i32.add (local.get $at) (i32.const 32)) (local.get $ys) (local.get $blk) (local.get $table) (i32.add (local.get $out) (i32.const 384)))
+          (local.set $out (i32.add (local.get $out) (i32.const 512)))))
+      (call $finishBlock (i32.add (local.get $cb) (i32.shl (local.get $m) (i32.const 5))) (local.get $cs) (local.get $blk) (local.get $table) (local.get $out))
+      (call $finishBlock (i32.add (local.get $cr) (i32.shl (local.get $m) (i32.const 5))) (local.get $cs) (local.get $blk) (local.get $table) (i32.add (local.get $out) (i32.const 128)))
+      (local.set $out (i32.add (local.get $out) (i32.const 256)))
       (local.set $m (i32.add (local.get $m) (i32.const 1)))
       (br_if $blocks (i32.lt_u (local.get $m) (local.get $mcus)))))
 
@@ -438,14 +458,15 @@
       (br_if $quantise (i32.lt_u (local.get $i) (i32.const 64))))
     (local.get $mask))
 
-  ;; Quantise-and-count of the encoder's quality search, over `mcus` MCUs (6 blocks of 64 i16
-  ;; coefficients, zigzag order) at $coeffs, the next window of a pass begun by scanStart: each block
-  ;; is quantised into the 128-byte `scratch` ($quantiseBlock, with `recip`: 6 x 64 f32 reciprocals
-  ;; of the table per block slot) and its Huffman symbols added to `hist` (1024 u32: DC luma, AC luma,
-  ;; DC chroma, AC chroma). Returns the window's magnitude bits.
+  ;; Quantise-and-count of the encoder's quality search, over `mcus` MCUs at $coeffs (`luma` blocks
+  ;; of Y, 4 for 4:2:0 or 1 for 4:4:4, then Cb and Cr; 64 i16 coefficients each, zigzag order), the
+  ;; next window of a pass begun by scanStart: each block is quantised into the 128-byte `scratch`
+  ;; ($quantiseBlock, with `recip`: 64 f32 reciprocals of the table per block slot of the MCU) and
+  ;; its Huffman symbols added to `hist` (1024 u32: DC luma, AC luma, DC chroma, AC chroma). Returns
+  ;; the window's magnitude bits.
   (func (export "quantCount")
     (param $coeffs i32) (param $recip i32) (param $hist i32)
-    (param $mcus i32) (param $scratch i32) (result i32)
+    (param $mcus i32) (param $scratch i32) (param $luma i32) (result i32)
     (local $m i32) (local $b i32) (local $q i32)
     (local $extra i32)
     (local $dc i32) (local $diff i32) (local $cat i32) (local $dcBase i32) (local $acBase i32)
@@ -457,16 +478,16 @@
         (local.set $b (i32.const 0))
         (loop $blockLoop
           (local.set $mask (call $quantiseBlock
-            (i32.add (local.get $coeffs) (i32.shl (i32.add (i32.mul (local.get $m) (i32.const 6)) (local.get $b)) (i32.const 7)))
+            (i32.add (local.get $coeffs) (i32.shl (i32.add (i32.mul (local.get $m) (i32.add (local.get $luma) (i32.const 2))) (local.get $b)) (i32.const 7)))
             (i32.add (local.get $recip) (i32.shl (local.get $b) (i32.const 8)))
             (local.get $q)))
           ;; DC: difference from the previous block of the same component.
           (local.set $dc (i32.load16_s (local.get $q)))
-          (if (i32.lt_u (local.get $b) (i32.const 4))
+          (if (i32.lt_u (local.get $b) (local.get $luma))
             (then (local.set $diff (i32.sub (local.get $dc) (global.get $predY))) (global.set $predY (local.get $dc)) (local.set $dcBase (i32.const 0)))
             (else
               (local.set $dcBase (i32.const 2048))
-              (if (i32.eq (local.get $b) (i32.const 4))
+              (if (i32.eq (local.get $b) (local.get $luma))
                 (then (local.set $diff (i32.sub (local.get $dc) (global.get $predCb))) (global.set $predCb (local.get $dc)))
                 (else (local.set $diff (i32.sub (local.get $dc) (global.get $predCr))) (global.set $predCr (local.get $dc))))))
           (local.set $acBase (i32.add (i32.add (local.get $hist) (local.get $dcBase)) (i32.const 1024)))
@@ -502,7 +523,7 @@
           (if (i32.lt_u (local.get $last) (i32.const 63))
             (then (i32.store (local.get $acBase) (i32.add (i32.load (local.get $acBase)) (i32.const 1)))))
           (local.set $b (i32.add (local.get $b) (i32.const 1)))
-          (br_if $blockLoop (i32.lt_u (local.get $b) (i32.const 6))))
+          (br_if $blockLoop (i32.lt_u (local.get $b) (i32.add (local.get $luma) (i32.const 2)))))
         (local.set $m (i32.add (local.get $m) (i32.const 1)))
         (br $mcuLoop)))
     (local.get $extra))
@@ -526,7 +547,7 @@
         (br $bytes)))
     (global.set $acc (i64.and (global.get $acc) (i64.sub (i64.shl (i64.const 1) (i64.extend_i32_u (global.get $count))) (i64.const 1)))))
 
-  ;; Entropy-coded scan of the `mcus` MCUs at $coeffs, the next window of a scan begun by scanStart,
+  ;; Entropy-coded scan of the `mcus` MCUs at $coeffs (laid out as quantCount reads them), the next window of a scan begun by scanStart,
   ;; into `out`; returns the whole bytes written (the bits short of a byte stay pending for the next
   ;; window or scanFlush). Each block is quantised into `scratch` as quantCount does it (same
   ;; `recip`), so no quantised copy of the image is kept. `codes`: 4 x 256 i32 entries
@@ -534,7 +555,7 @@
   ;; quantisation's statistics, so every symbol has a code.
   (func (export "writeScan")
     (param $coeffs i32) (param $recip i32) (param $scratch i32) (param $mcus i32) (param $codes i32) (param $out i32)
-    (result i32)
+    (param $luma i32) (result i32)
     (local $m i32) (local $b i32) (local $q i32) (local $mask i64)
     (local $dc i32) (local $diff i32)
     (local $cat i32) (local $dcT i32) (local $acT i32) (local $k i32) (local $last i32) (local $run i32)
@@ -547,16 +568,16 @@
         (local.set $b (i32.const 0))
         (loop $blockLoop
           (local.set $mask (call $quantiseBlock
-            (i32.add (local.get $coeffs) (i32.shl (i32.add (i32.mul (local.get $m) (i32.const 6)) (local.get $b)) (i32.const 7)))
+            (i32.add (local.get $coeffs) (i32.shl (i32.add (i32.mul (local.get $m) (i32.add (local.get $luma) (i32.const 2))) (local.get $b)) (i32.const 7)))
             (i32.add (local.get $recip) (i32.shl (local.get $b) (i32.const 8)))
             (local.get $q)))
           (local.set $dc (i32.load16_s (local.get $q)))
-          (if (i32.lt_u (local.get $b) (i32.const 4))
+          (if (i32.lt_u (local.get $b) (local.get $luma))
             (then (local.set $diff (i32.sub (local.get $dc) (global.get $predY))) (global.set $predY (local.get $dc))
               (local.set $dcT (local.get $codes)))
             (else
               (local.set $dcT (i32.add (local.get $codes) (i32.const 2048)))
-              (if (i32.eq (local.get $b) (i32.const 4))
+              (if (i32.eq (local.get $b) (local.get $luma))
                 (then (local.set $diff (i32.sub (local.get $dc) (global.get $predCb))) (global.set $predCb (local.get $dc)))
                 (else (local.set $diff (i32.sub (local.get $dc) (global.get $predCr))) (global.set $predCr (local.get $dc))))))
           (local.set $acT (i32.add (local.get $dcT) (i32.const 1024)))
@@ -601,7 +622,7 @@
               (local.set $entry (i32.load (local.get $acT)))
               (call $put (i32.and (local.get $entry) (i32.const 0xffff)) (i32.shr_u (local.get $entry) (i32.const 16)))))
           (local.set $b (i32.add (local.get $b) (i32.const 1)))
-          (br_if $blockLoop (i32.lt_u (local.get $b) (i32.const 6))))
+          (br_if $blockLoop (i32.lt_u (local.get $b) (i32.add (local.get $luma) (i32.const 2)))))
         (local.set $m (i32.add (local.get $m) (i32.const 1)))
         (br $mcuLoop)))
     (i32.sub (global.get $at) (local.get $out)))

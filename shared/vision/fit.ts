@@ -432,7 +432,7 @@ export async function fitImage(
    * that fits is kept when it adds less squared error than 4:2:0 at 100 does with its subsampling,
    * both estimated on a sample (docs/vision.md, "Chroma sampling"); else 4:2:0 at 100 goes out.
    * Undefined (no encode counted) where the sampled size of 4:2:0 at 100 is over FULL_QUALITY_SLACK
-   * times the budget, or (one counted) where its exact size is over the budget.
+   * times the budget, or (one counted) where its exact size, or its encode, is over the budget.
    * 4:4:4 gets the flat table without a choice: at the qualities these budgets reach it adds the
    * least error (docs/benchmarks.md, "4:4:4 where 4:2:0 stops at quality 100"). Its kernels take a
    * fresh instance, so `subsampled` stays live when 4:4:4 loses.
@@ -454,8 +454,9 @@ export async function fitImage(
       chroma = "4:4:4";
       return outcome;
     }
-    // The stuffing allowance makes sizeAt an upper bound, so the encode fits.
-    return { data: subsampled.encode(QUALITY_MAX), quality: QUALITY_MAX };
+    // The stuffing allowance makes sizeAt an upper bound; in the rare exception the search takes over.
+    const data = subsampled.encode(QUALITY_MAX);
+    return data.length <= maxBytes ? { data, quality: QUALITY_MAX } : undefined;
   };
   /** The highest quality that fits at `size`, and the size any other quality would take. */
   /** `known`: the quality a near-identical image fitted at, tried first (the baseline encoder's search). */
@@ -483,7 +484,8 @@ export async function fitImage(
     jpegTables = prepared.chooseTables(maxBytes, QUALITY_MIN, QUALITY_MAX);
     chroma = "4:2:0";
     const full = atFullQuality(rgb, size, prepared);
-    // Comfortable (4:4:4 lands at quality 90 or more), so the comparison below never asks it for a size.
+    // Comfortable: 4:4:4 fits where 4:2:0 at 100 does, far above QUALITY_COMPARED_BELOW (90-100 on
+    // the bench's screenshots), so the comparison below never asks it for another size.
     if (full) return { ...full, comfortable: true, sizeAt: () => maxBytes };
     const outcome = searchPrepared(prepared, maxBytes, counter, known);
     // Qualities of other tables are on other scales: compare by the error they add.

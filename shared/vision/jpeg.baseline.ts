@@ -37,6 +37,14 @@ const ROBIDOUX_BASE = [
 export interface QuantBases {
   luma: readonly number[];
   chroma: readonly number[];
+  /**
+   * Spread the rounding of the scaled steps over the frequencies instead of rounding each to the
+   * nearest (IJG): the k-th in zigzag order is rounded up from (k + 0.5) / 64 of a step, so the low
+   * frequencies round down first. A table whose entries are all equal otherwise changes all 64
+   * steps at one quality (the flat table at 89 and 90: steps 4 and 3, a third apart in bytes, and a
+   * fit stopped at 85 % of its budget); spread, each quality changes about a third of them.
+   */
+  spread?: boolean;
 }
 export const ANNEX_K_TABLES: QuantBases = { luma: LUMA_BASE, chroma: CHROMA_BASE };
 export const ROBIDOUX_TABLES: QuantBases = { luma: ROBIDOUX_BASE, chroma: ROBIDOUX_BASE };
@@ -45,7 +53,11 @@ export const ROBIDOUX_TABLES: QuantBases = { luma: ROBIDOUX_BASE, chroma: ROBIDO
  * given step, which is what text and flat UI need (their energy sits in sharp edges, all
  * frequencies at once); a photo's noise makes it spend bytes on grain.
  */
-export const FLAT_TABLES: QuantBases = { luma: new Array(64).fill(16), chroma: new Array(64).fill(16) };
+export const FLAT_TABLES: QuantBases = {
+  luma: new Array(64).fill(16),
+  chroma: new Array(64).fill(16),
+  spread: true,
+};
 /** The base tables by name (errorAt compares against any of them). */
 export const TABLE_CANDIDATES: ReadonlyArray<[string, QuantBases]> = [
   ["annex-k", ANNEX_K_TABLES],
@@ -159,12 +171,18 @@ function aan8(d: Float64Array, at: number, step: number): void {
   d[i7] = z11 - z4;
 }
 
-/** IJG quality scaling of a base table, clamped to 1..255 (baseline), in zigzag order. */
-function quantTable(base: readonly number[], quality: number): Uint16Array {
+/**
+ * IJG quality scaling of a base table, clamped to 1..255 (baseline), in zigzag order; rounded to
+ * the nearest step, or `spread` (QuantBases.spread).
+ */
+function quantTable(base: readonly number[], quality: number, spread = false): Uint16Array {
   const q = Math.max(1, Math.min(100, Math.round(quality)));
   const scale = q < 50 ? 5000 / q : 200 - 2 * q;
   const out = new Uint16Array(64);
-  for (let k = 0; k < 64; k++) out[k] = Math.max(1, Math.min(255, Math.floor((base[ZIGZAG[k]!]! * scale + 50) / 100)));
+  for (let k = 0; k < 64; k++) {
+    const rounding = spread ? (100 * (k + 0.5)) / 64 : 50;
+    out[k] = Math.max(1, Math.min(255, Math.floor((base[ZIGZAG[k]!]! * scale + rounding) / 100)));
+  }
   return out;
 }
 
@@ -537,8 +555,8 @@ function codeCoefficients(
   let tablesName = TABLE_CANDIDATES.find(([, b]) => b === initialBases)?.[0] ?? "custom";
 
   const tablesFor = (quality: number) => {
-    const luma = quantTable(bases.luma, quality),
-      chroma = quantTable(bases.chroma, quality);
+    const luma = quantTable(bases.luma, quality, bases.spread),
+      chroma = quantTable(bases.chroma, quality, bases.spread);
     // One reciprocal table per block slot of the MCU (the Y blocks, Cb, Cr), so the hot loop indexes.
     const recip = new Float64Array(blocks * 64);
     const steps = new Float64Array(blocks * 64);

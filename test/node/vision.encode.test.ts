@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import fc from "fast-check";
 import sharp from "sharp";
-import { prepareJpeg } from "../../shared/vision/jpeg.baseline";
+import { FLAT_TABLES, prepareJpeg } from "../../shared/vision/jpeg.baseline";
 import { readImageHeader } from "../../shared/media/image-header";
 import { photoPixels, screenshotPixels, withExifOrientation } from "../fixtures/images";
 import { loadVisionWasmNode } from "../../bench/vision-wasm-node";
@@ -98,6 +98,16 @@ describe("quantisation tables chosen per image (issue 23.2)", () => {
       expect(ours.tables).toBe(expected);
       expect(ours.bytes).toBeLessThanOrEqual(budget);
       expect(ours.psnr).toBeGreaterThan(theirs.psnr + margin);
+    }
+  });
+});
+
+describe("the flat table's steps spread over the frequencies", () => {
+  it("no quality step from 50 to 98 grows the bytes by 15 % (rounded to the nearest, all 64 steps move at once: 20-25 %)", () => {
+    const [w, h] = [800, 600];
+    for (const rgb of [photoPixels(w, h, 3), screenshotPixels(w, h, 3)]) {
+      const prepared = prepareJpeg(rgb, w, h, simdModule, FLAT_TABLES);
+      for (let q = 50; q < 98; q++) expect(prepared.sizeAt(q + 1) / prepared.sizeAt(q)).toBeLessThan(1.15);
     }
   });
 });

@@ -9,7 +9,8 @@
  * The adversarial set (issue #9: containers that lie about their frame, a second IHDR,
  * decompression and scan bombs, the largest files the limits let through to each decoder)
  * runs the same way; a refusal is an outcome, and the CPU time of each fit or refusal is reported.
- * Run: npm run bench -- vision-memory (VISION_MEMORY_ONLY=<text>: only the rows whose name has it)
+ * Run: npm run bench -- vision-memory (VISION_MEMORY_ONLY=<text>: only the rows whose name has it;
+ * VISION_MEMORY_BUDGET=<bytes>: the embed budget, 262144 unless set)
  */
 import { spawnSync } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
@@ -30,7 +31,8 @@ import { JPEG_MAX_SCANS } from "../shared/media/image-header";
 
 const CAPS_MB = [8, 12, 16, 24, 32, 48, 64, 96];
 const SEMI_SPACE_MB = 2;
-const BUDGET = 262_144;
+/** The embed budget of every fit; VISION_MEMORY_BUDGET=4194304 measures the 4:4:4 path on screenshots (docs/benchmarks.md). */
+const BUDGET = Number(process.env.VISION_MEMORY_BUDGET ?? 262_144);
 
 type Raw = (rgb: Uint8Array, width: number, height: number) => ReturnType<typeof sharp>;
 

@@ -1,11 +1,12 @@
 /**
  * Our fit's algorithm on sharp (native libvips in Node): resize straight to the long-edge cap
  * (Lanczos3), search the quality with our searchQuality, shrink by the square root of the
- * overshoot; where our fit went out 4:4:4, the same second search in 4:4:4. The comparison the
- * vision benches time and measure ours against.
+ * overshoot; where our fit went out 4:4:4, the same second search in 4:4:4; at budgets where ours
+ * decodes without a DCT-domain shrink, no shrink-on-load. The comparison the vision benches time
+ * and measure ours against.
  */
 import sharp from "sharp";
-import { QUALITY_MIN, searchQuality } from "../shared/vision/fit";
+import { FULL_DETAIL_BYTES_PER_PIXEL, QUALITY_MIN, searchQuality } from "../shared/vision/fit";
 
 const QUALITY_MAX = 100;
 
@@ -40,9 +41,11 @@ export async function withSharp(input: Buffer, budget: number, steps: SharpSteps
   for (;;) {
     const w = Math.max(1, Math.round(meta.width! * scale)),
       h = Math.max(1, Math.round(meta.height! * scale));
+    // As ours (fit.ts FULL_DETAIL_BYTES_PER_PIXEL): at a generous budget no shrink-on-load.
+    const fullDetail = maxBytes / (w * h) >= FULL_DETAIL_BYTES_PER_PIXEL;
     const pixels = await sharp(input)
       .flatten({ background: "#ffffff" })
-      .resize(w, h, { fit: "fill", kernel: "lanczos3" })
+      .resize(w, h, { fit: "fill", kernel: "lanczos3", fastShrinkOnLoad: !fullDetail })
       .raw()
       .toBuffer();
     cap ??= { pixels, width: w, height: h };

@@ -47,6 +47,14 @@ const RESOLUTION_PREFERENCE_DB = 0.25;
  * of four photos at 1 MiB in vain (docs/benchmarks.md, "4:4:4 where 4:2:0 stops at quality 100").
  */
 const FULL_QUALITY_SLACK = 1.2;
+/**
+ * Budget bytes per pixel of the cap-size output from which the source is decoded without a
+ * detail-losing shrink (a JPEG's n/8 inverse DCT): at 1 MiB a 1568x882 fit gets 0.76 and comes out
+ * near-lossless, where the DCT-scaled decode had cost a JPEG screenshot 19 dB; at 256 KiB it gets
+ * 0.19, and the full decode gave photos under 0.05 dB for 30-60 % more decode time
+ * (docs/benchmarks.md, "The DCT-scaled decode at generous budgets").
+ */
+export const FULL_DETAIL_BYTES_PER_PIXEL = 0.3;
 /** A fit that uses this share of the budget is accepted without searching the last quality points. */
 const GOOD_ENOUGH_SHARE = 0.93;
 
@@ -412,7 +420,7 @@ export async function fitImage(
       return resampler;
     };
     const minScale = Math.max(stored.width / storedWindow.width, stored.height / storedWindow.height);
-    const decoded = await image.decodeRows(minScale, makeResampler);
+    const decoded = await image.decodeRows(minScale, makeResampler, fullDetail);
     const rgb = orient(decoded.resampler.finish(), stored.width, stored.height, orientation);
     // Codec instances run one after another, so the call's peak is the largest single one.
     wasmPeakBytes = Math.max(wasmPeakBytes, decoded.wasmBytes, simdBytes);
@@ -422,6 +430,8 @@ export async function fitImage(
 
   const outType = "image/jpeg";
   const maxBytes = maxPayloadBytes(outType, opts.embedTargetBytes);
+  /** The budget makes the cap-size output near-lossless: the decode keeps every detail (CodecImage.decodeRows). */
+  const fullDetail = maxBytes / (target.width * target.height) >= FULL_DETAIL_BYTES_PER_PIXEL;
   const counter = { attempts: 0 };
   const mozjpeg = settings.encoder === "mozjpeg" ? await loadMozJpeg(wasm, settings) : undefined;
   let jpegTables: string | undefined;

@@ -54,9 +54,13 @@ export interface CodecImage {
   /**
    * Decodes the image and streams its RGB rows (transparency flattened on white, CMYK converted)
    * into the resampler the factory builds for the decoded size. `minScale`: the output's pixels
-   * per original pixel, for a decoder that can scale while decoding (a JPEG's n/8).
+   * per original pixel, for a decoder that can scale while decoding (a JPEG's n/8). `fullDetail`:
+   * the output will be near-lossless (a generous budget), so a decoder whose scaling loses detail
+   * the output would have kept decodes at full size instead: a JPEG's n/8 inverse DCT rings on
+   * text edges (19 dB on a JPEG screenshot, docs/benchmarks.md "The DCT-scaled decode at generous
+   * budgets").
    */
-  decodeRows(minScale: number, makeResampler: ResamplerFactory): Promise<DecodedRows>;
+  decodeRows(minScale: number, makeResampler: ResamplerFactory, fullDetail?: boolean): Promise<DecodedRows>;
 }
 
 /** The resampler holding a decode's output, and the WASM memory the decoder reached. */

@@ -22,13 +22,14 @@ export const jpegCodec: Codec = {
       // Every coefficient entropy-decoded to EOI, no inverse DCT.
       verify: async () => void decodeJpegWithoutRows(bytes, header.width, header.height, wasm.jpegDecoder),
       colorProfile: async () => structure.icc,
-      decodeRows: async (minScale, makeResampler) => {
+      decodeRows: async (minScale, makeResampler, fullDetail) => {
         if (printColours) cmyk ??= cmykColorOf(structure);
         const decoded = decodeJpegRows(
           bytes,
           header.width,
           header.height,
-          minScale,
+          // A scale of 1 is the full size: no DCT-domain shrink.
+          fullDetail ? 1 : minScale,
           wasm.jpegDecoder,
           makeResampler,
           cmyk,

@@ -4,6 +4,7 @@
  * subsampling costs, and the fit's choice between them, judged by libvips' decode.
  */
 import { describe, expect, it } from "vitest";
+import fc from "fast-check";
 import sharp from "sharp";
 import { fitImage } from "../../shared/vision/fit";
 import { prepareJpeg, ROBIDOUX_TABLES, YCC_420, YCC_444 } from "../../shared/vision/jpeg.baseline";
@@ -25,8 +26,10 @@ async function squaredError(rgb: Uint8Array, jpeg: Uint8Array | Buffer): Promise
   }
   return se;
 }
-const psnr = async (rgb: Uint8Array, jpeg: Uint8Array | Buffer) =>
-  10 * Math.log10((255 * 255 * rgb.length) / (await squaredError(rgb, jpeg)));
+const psnr = async (rgb: Uint8Array, jpeg: Uint8Array | Buffer) => {
+  const se = await squaredError(rgb, jpeg);
+  return se === 0 ? 99 : 10 * Math.log10((255 * 255 * rgb.length) / se);
+};
 
 /** A UI screenshot whose text and panels are coloured: what 4:2:0 smears. */
 function colouredText(width: number, height: number): Uint8Array {
@@ -65,6 +68,21 @@ describe("the 4:4:4 layout of the baseline encoder", () => {
       }
       expect(last).toBeGreaterThan(50);
     }
+  });
+
+  it("any size from 1x1 up encodes to a JPEG libvips reads at that size, the same on both paths", async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.integer({ min: 1, max: 40 }), fc.integer({ min: 1, max: 40 }), async (w, h) => {
+        const rgb = colouredText(Math.max(w, 8), Math.max(h, 8)).subarray(0, w * h * 3);
+        const [js, simd] = [undefined, wasm.simd].map((source) =>
+          prepareJpeg(rgb, w, h, source, ROBIDOUX_TABLES, YCC_444).encode(95),
+        ) as [Uint8Array, Uint8Array];
+        const meta = await sharp(simd).metadata();
+        expect([meta.width, meta.height, meta.chromaSubsampling]).toEqual([w, h, "4:4:4"]);
+        expect(Math.abs((await psnr(rgb, js)) - (await psnr(rgb, simd)))).toBeLessThan(0.2);
+      }),
+      { numRuns: 40 },
+    );
   });
 
   it("keeps coloured text's edges where 4:2:0 at quality 100 cannot", async () => {
@@ -140,6 +158,23 @@ describe("the fit's chroma sampling", () => {
     const out = await fitImage(new Uint8Array(await png(rgb, w, h)), opts(budget), wasm);
     expect([out.quality, out.chroma]).toEqual([100, "4:2:0"]);
     expect((await sharp(out.data).metadata()).chromaSubsampling).toBe("4:2:0");
+  });
+
+  it("tiny crops (every 4:2:0 fits at 100, so 4:4:4 is searched) come out whole at their size", async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.integer({ min: 2, max: 30 }), fc.integer({ min: 1, max: 30 }), async (w, h) => {
+        const input = await sharp(Buffer.from(photoPixels(w, h, w * 31 + h)), {
+          raw: { width: w, height: h, channels: 3 },
+        })
+          .jpeg({ quality: 95 })
+          .toBuffer();
+        const out = await fitImage(new Uint8Array(input), { ...opts(64 * KiB), region: [1, 0, w, h] }, wasm);
+        expect([out.width, out.height, out.mediaType]).toEqual([w - 1, h, "image/jpeg"]);
+        const meta = await sharp(out.data).metadata();
+        expect([meta.width, meta.height, meta.chromaSubsampling]).toEqual([w - 1, h, out.chroma]);
+      }),
+      { numRuns: 30 },
+    );
   });
 
   it("a budget that stops 4:2:0 below quality 100 keeps 4:2:0", async () => {

@@ -25,8 +25,16 @@ export const webpCodec: Codec = {
       // libwebp then reads all of the frame's data, scaled to an eighth.
       verify: async () => verifyWebp(bytes, header.width, header.height, wasm.webpDecoder),
       colorProfile: async () => webpIccProfile(bytes),
-      decodeRows: async (minScale, makeResampler) => {
-        const decoded = decodeWebpRows(bytes, header.width, header.height, minScale, wasm.webpDecoder, makeResampler);
+      decodeRows: async (minScale, makeResampler, fullDetail) => {
+        const decoded = decodeWebpRows(
+          bytes,
+          header.width,
+          header.height,
+          minScale,
+          wasm.webpDecoder,
+          makeResampler,
+          fullDetail,
+        );
         return { resampler: decoded.resampler, wasmBytes: decoded.stats.wasmBytes };
       },
     };

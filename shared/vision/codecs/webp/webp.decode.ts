@@ -67,7 +67,9 @@ function refusal(status: number, width: number, height: number): AppError {
  * resampler the factory builds for the decoded size. `minScale`: the output's pixels per original
  * pixel; the frame is decoded scaled to WEBP_MARGIN times that (less where memory says so, never
  * below it), never above its own size, and a first frame smaller than its canvas is placed at the
- * same scale.
+ * same scale. With `fullDetail` (CodecImage.decodeRows) the margin is as large as memory allows:
+ * the rescaler's area average from the full size to 2.5x a 1568-pixel target had cost a lossless
+ * screenshot 6.7 dB at 1 MiB (docs/benchmarks.md, "The DCT-scaled decode at generous budgets").
  */
 export function decodeWebpRows(
   bytes: Uint8Array,
@@ -76,6 +78,7 @@ export function decodeWebpRows(
   minScale: number,
   module: WebAssembly.Module,
   makeResampler: ResamplerFactory,
+  fullDetail = false,
 ): { stats: DecodeStats; resampler: StreamingResampler } {
   const wd = new WebAssembly.Instance(module, {}).exports as unknown as WebpDecoderExports;
   const call = <T>(run: () => T) => decodeCallerBytes("libwebp", "WEBP", CORRUPT, run);
@@ -100,7 +103,7 @@ export function decodeWebpRows(
   const channels = alpha ? 4 : 3;
   const held = bytes.length + (format === FORMAT_LOSSLESS ? 4 * frameWidth * frameHeight : 0);
   const affordable = Math.sqrt(Math.max(0, WEBP_MEMORY_BYTES - held) / (channels * frameWidth * frameHeight));
-  const scale = Math.min(1, Math.max(minScale, Math.min(minScale * WEBP_MARGIN, affordable)));
+  const scale = Math.min(1, Math.max(minScale, fullDetail ? affordable : Math.min(minScale * WEBP_MARGIN, affordable)));
   // The canvas at that scale, and the first frame placed on it (the whole canvas for a still).
   const outWidth = Math.max(1, Math.ceil(width * scale));
   const outHeight = Math.max(1, Math.ceil(height * scale));

@@ -80,6 +80,20 @@ const Y_WEIGHT = 3;
 export const CB_WEIGHT = 3.258;
 export const CR_WEIGHT = 2.476;
 
+/** JFIF's Cb and Cr of an RGB pixel (not level-shifted: 0 for grey). */
+export const toCb = (r: number, g: number, b: number) => -0.168736 * r - 0.331264 * g + 0.5 * b;
+export const toCr = (r: number, g: number, b: number) => 0.5 * r - 0.418688 * g - 0.081312 * b;
+
+/** The component (0 Y, 1 Cb, 2 Cr) of block slot `b` of an MCU that starts with `luma` Y blocks. */
+const componentOf = (b: number, luma: number) => (b < luma ? 0 : b - luma + 1);
+
+/** A block's DC difference from the last DC of its component (`pred`, one per component), which it becomes. */
+function dcDifference(pred: Int32Array, component: number, dc: number): number {
+  const diff = dc - pred[component]!;
+  pred[component] = dc;
+  return diff;
+}
+
 /**
  * Squared error a coefficient's quantisation adds to the RGB pixels, per block slot of the MCU (the
  * Y blocks, Cb, Cr): the DCT is orthonormal, so coefficient error is sample error, and a chroma
@@ -418,8 +432,8 @@ function transformJs(rgb: Uint8Array, width: number, height: number, layout: Mcu
           g = rgb[p + 1]!,
           b = rgb[p + 2]!;
         yRows[yAt + x] = 0.299 * r + 0.587 * g + 0.114 * b - 128;
-        cbLine[x] = -0.168736 * r - 0.331264 * g + 0.5 * b;
-        crLine[x] = 0.5 * r - 0.418688 * g - 0.081312 * b;
+        cbLine[x] = toCb(r, g, b);
+        crLine[x] = toCr(r, g, b);
       }
       if (luma === 1) {
         cbRows.set(cbLine, dy * half);
@@ -474,10 +488,8 @@ function quantiseAndCount(
   const hist = new Uint32Array(1024);
   const { luma, blocks } = layout;
   const weights = errorWeights(layout);
-  let predY = 0,
-    predCb = 0,
-    predCr = 0,
-    extra = 0,
+  const pred = new Int32Array(3);
+  let extra = 0,
     error = 0;
   for (const [first, end] of mcuRuns(mcus, stride, run))
     for (let m = first; m < end; m++) {
@@ -494,17 +506,7 @@ function quantiseAndCount(
           const e = (stored[at]! + middle) * unit - dc * steps[r0]!;
           blockError += e * e;
         }
-        let diff: number;
-        if (b < luma) {
-          diff = dc - predY;
-          predY = dc;
-        } else if (b === luma) {
-          diff = dc - predCb;
-          predCb = dc;
-        } else {
-          diff = dc - predCr;
-          predCr = dc;
-        }
+        const diff = dcDifference(pred, componentOf(b, luma), dc);
         const dcCat = 32 - Math.clz32(diff < 0 ? -diff : diff);
         hist[dcBase + dcCat]!++;
         extra += dcCat;
@@ -685,9 +687,7 @@ function codeCoefficients(
     const { recip } = tablesFor(quality);
     const reuse = quantQuality === quality;
     const q = new Int32Array(64);
-    let predY = 0,
-      predCb = 0,
-      predCr = 0;
+    const pred = new Int32Array(3);
     for (let m = 0; m < mcus; m++) {
       for (let b = 0; b < blocks; b++) {
         const at = (m * blocks + b) * 64;
@@ -702,17 +702,7 @@ function codeCoefficients(
         const dcTable = b < luma ? dcL : dcC;
         const acTable = b < luma ? acL : acC;
         const dc = q[0]!;
-        let d: number;
-        if (b < luma) {
-          d = dc - predY;
-          predY = dc;
-        } else if (b === luma) {
-          d = dc - predCb;
-          predCb = dc;
-        } else {
-          d = dc - predCr;
-          predCr = dc;
-        }
+        const d = dcDifference(pred, componentOf(b, luma), dc);
         const dcCat = 32 - Math.clz32(d < 0 ? -d : d);
         w.bits(dcTable.code[dcCat]!, dcTable.length[dcCat]!);
         if (dcCat) w.bits(d < 0 ? d + (1 << dcCat) - 1 : d, dcCat);

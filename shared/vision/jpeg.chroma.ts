@@ -4,7 +4,7 @@
  * border) is wrong by that difference before any quantisation. The fit weighs this against 4:4:4
  * where the budget takes 4:2:0 to quality 100 (fit.ts, docs/vision.md "Chroma sampling").
  */
-import { CB_WEIGHT, CR_WEIGHT } from "./jpeg.baseline";
+import { CB_WEIGHT, CR_WEIGHT, toCb, toCr } from "./jpeg.baseline";
 
 /** Row pairs between two sampled ones: a 1568x882 image is sampled on 28 row pairs, 88,000 pixels (about 1.5 ms). */
 const SAMPLE_STRIDE = 16;
@@ -30,8 +30,8 @@ export function subsamplingError(rgb: Uint8Array, width: number, height: number)
         const r = rgb[at]!,
           g = rgb[at + 1]!,
           b = rgb[at + 2]!;
-        cb[i] = -0.168736 * r - 0.331264 * g + 0.5 * b;
-        cr[i] = 0.5 * r - 0.418688 * g - 0.081312 * b;
+        cb[i] = toCb(r, g, b);
+        cr[i] = toCr(r, g, b);
       }
       const cbMean = (cb[0]! + cb[1]! + cb[2]! + cb[3]!) / 4,
         crMean = (cr[0]! + cr[1]! + cr[2]! + cr[3]!) / 4;

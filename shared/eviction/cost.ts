@@ -10,13 +10,13 @@
  *   request; passing them forces a retirement;
  * - price: retire when the reads saved over the expected rest of the session (as long again as it
  *   has been, times `HORIZON`) outweigh the write premium of re-writing from where the cache still
- *   holds the prompt (the front marker when managed); under the default ceiling only when one
- *   such collapse costs at most `PREMATURE_SHARE` of what the session has paid so far, or, once
- *   the conversation has passed that ceiling (hermes has collapsed), over `HORIZON_AFTER_CEILING`;
+ *   holds the prompt (the front marker when managed), and only when the move leaves the session
+ *   at most `PREMATURE_SHARE` of what it has paid above what hermes (20/8/3, followed alongside)
+ *   would have paid by then;
  * - cold_cache: when the cache has expired anyway, retiring down to the floor costs no extra write.
  */
 import { modelRules } from "../models/models.table";
-import { DEFAULT_LIMITS, type EvictionLimits, type ImageLoad } from "./policy";
+import { DEFAULT_LIMITS, retirementFront, type EvictionLimits, type ImageLoad } from "./policy";
 
 /** Anthropic's breakpoint rules (the model table's): at most 4 `cache_control` markers a request; an entry is found within 20 blocks before one. */
 const ANTHROPIC_RULES = modelRules("anthropic", undefined).cache;
@@ -70,9 +70,9 @@ export interface CostStep {
 
 /** What the strategy is allowed to know and do. */
 export interface CostSettings {
-  /** The provider's true ceilings and the floor; `batch` is not used (the price rule sets it). */
+  /** The provider's true ceilings and the floor; `batch` is the rival hermes's (the price rule sets `cost`'s own). */
   readonly limits: EvictionLimits;
-  /** The trigger the price rule may go under only when it is safe (the policy's default ceiling). */
+  /** The policy's default ceiling: the price rule goes under it only when safe, and hermes collapses at it. */
   readonly baseCeiling: number;
   readonly writeMultiplier: number;
   readonly readMultiplier: number;
@@ -114,20 +114,45 @@ export interface CostDecision {
 }
 
 /**
- * A premature collapse (one the default ceiling would not yet force) may cost at most this share
- * of what the session has paid so far: what keeps `cost` within 5 % of `hermes` on every session.
+ * Told nothing of the future, a price move may leave the session at most this share of what it
+ * has paid so far above what `hermes` (the default ceiling's batches) would have paid by then, so
+ * a session that ends right after a move is at most this much dearer. Before the default ceiling
+ * that is the move's whole premium; after it, the ledger in `costFront` credits the collapses and
+ * reads `hermes` paid and `cost` did not, and charges the reverse. Not a bound on every session:
+ * one that waits at the ceiling and never finds a move that pays reads more than `hermes` to the
+ * end (docs/eviction.md measures how often, and how much).
  */
 const PREMATURE_SHARE = 0.05;
 
 /**
- * The price rule at one boundary: retiring carriers `front..to` now rewrites the prompt from where
- * the cache still holds it (the front marker when managed, else the first image) at the write
- * premium, and saves their tokens from every later read. It moves when both hold:
+ * The write premium of retiring carriers `from..to` now: the prompt is rewritten from where the
+ * cache still holds it (the front marker when managed, else the first image) at the write price
+ * instead of read, less the retired tokens themselves.
+ */
+function movePremium(
+  s: CostSettings,
+  end: number,
+  tokens: readonly number[],
+  starts: readonly number[],
+  from: number,
+  to: number,
+  managed: boolean,
+): number {
+  if (to <= from) return 0;
+  const saved = tokens[to]! - tokens[from]! - (to - from) * s.placeholderTokens;
+  const resumeAt = managed ? starts[from]! : (starts[0] ?? 0);
+  return (s.writeMultiplier - s.readMultiplier) * Math.max(0, end - resumeAt - saved);
+}
+
+/**
+ * The price rule at one boundary: retiring carriers `front..to` now costs `movePremium` and saves
+ * their tokens from every later read. It moves when both hold:
  * - the saving pays the premium back over the requests still to come: as many as the caller said
  *   (`totalTurns`, from `requestsLeft`; at most `TOLD_HORIZON_CAP` times the requests so far); unknown, `HORIZON` times as many again as the session
- *   has had, and then a retirement the default ceiling would not yet force must also cost at most
- *   `PREMATURE_SHARE` of what the session has paid so far, unless the conversation has already
- *   passed that ceiling (`afterBase`): then it is judged over the shorter `HORIZON_AFTER_CEILING`;
+ *   has had (`HORIZON_AFTER_CEILING` once the conversation has passed the default ceiling while
+ *   `cost` is under it), and then the move must leave the session at most `PREMATURE_SHARE` of
+ *   what it has paid above `hermes` (`aboveHermes`: the ledger so far, less `hermes`'s own
+ *   collapse at this boundary);
  * - the batch is at least the economic batch (`economicBatch`): a smaller one collapses more often
  *   than it saves.
  */
@@ -141,13 +166,11 @@ function worthRetiring(
   overBase: boolean,
   afterBase: boolean,
   totalTurns: number | undefined,
+  aboveHermes: number,
 ): boolean {
-  const retired = to - front;
-  const saved = tokens[to]! - tokens[front]! - retired * s.placeholderTokens;
+  const saved = tokens[to]! - tokens[front]! - (to - front) * s.placeholderTokens;
   if (saved <= 0 || s.readMultiplier <= 0) return false;
-  const resumeAt = s.managed ? starts[front]! : (starts[0] ?? 0);
-  const rewritten = Math.max(0, step.end - resumeAt - saved);
-  const premium = (s.writeMultiplier - s.readMultiplier) * rewritten;
+  const premium = movePremium(s, step.end, tokens, starts, front, to, s.managed);
   // What the next collapse rewrites at least: the kept images and everything after them.
   if (saved < economicBatch(s, tokens[tokens.length - 1]! / step.turns, step.end - starts[to]!)) return false;
   if (totalTurns !== undefined)
@@ -155,9 +178,8 @@ function worthRetiring(
   const horizon = overBase || !afterBase ? HORIZON : HORIZON_AFTER_CEILING;
   const gain = s.readMultiplier * saved * step.turns * horizon;
   if (gain < premium) return false;
-  if (overBase || afterBase) return true;
   const paid = s.readMultiplier * step.turns * (step.end / 2) + s.writeMultiplier * step.end;
-  return premium <= PREMATURE_SHARE * paid;
+  return aboveHermes + premium <= PREMATURE_SHARE * paid;
 }
 
 /**
@@ -233,6 +255,17 @@ export function costFront(steps: readonly CostStep[], s: CostSettings): CostDeci
   // re-decides the past or moves the front back.
   const lastTurns = steps.length > 0 ? steps[steps.length - 1]!.turns : 0;
   const totalTurns = s.requestsLeft === undefined ? undefined : lastTurns + Math.max(0, s.requestsLeft);
+  // The rival the price rule answers to: `hermes`'s front at every boundary, and what `cost` has
+  // paid above it so far (input-token units: its collapses less hermes's, and the reads of what
+  // one retired and the other kept). Hermes's collapses are credited from its own oldest kept
+  // image, the least it rewrites: the ledger errs against `cost`. Remembered, `cost`'s front
+  // counts as retired from the start.
+  const hermesFronts: number[] = [];
+  retirementFront(steps, { ...s.limits, maxBlocks: s.baseCeiling }, hermesFronts);
+  let hermesFront = 0;
+  let aboveHermes = 0;
+  let turnsBefore = 0;
+  const savedAt = (front: number) => tokens[front]! - front * s.placeholderTokens;
   // Whether keeping the carriers from `from` on is within the true ceilings (no closures in the
   // loop: it runs on every outbound request, for every message).
   const fitsFrom = (from: number, total: number) =>
@@ -248,6 +281,8 @@ export function costFront(steps: readonly CostStep[], s: CostSettings): CostDeci
   for (let index = 0; index < steps.length; index++) {
     const step = steps[index]!;
     const last = index === steps.length - 1;
+    const requests = step.turns - turnsBefore;
+    turnsBefore = step.turns;
     // The front the previous request sent: the remembered one when the session remembers it.
     if (last) previous = Math.max(front, Math.min(remembered, starts.length));
     for (const carrier of step.carriers) {
@@ -261,6 +296,9 @@ export function costFront(steps: readonly CostStep[], s: CostSettings): CostDeci
     const total = starts.length;
     front = Math.min(total, Math.max(front, remembered));
     if (total === 0) continue;
+    const frontBefore = front;
+    const hermesNow = hermesFronts[index]!;
+    const hermesPremium = movePremium(s, step.end, tokens, starts, hermesFront, hermesNow, true);
 
     const floor = Math.min(floorLimit, total);
     const uploadsBreakBlocks = reservedBlocks > maxBlocks;
@@ -284,6 +322,7 @@ export function costFront(steps: readonly CostStep[], s: CostSettings): CostDeci
         blocks[total]! - blocks[front]! + reservedBlocks > s.baseCeiling,
         blocks[total]! + reservedBlocks > s.baseCeiling,
         last ? totalTurns : undefined,
+        aboveHermes - hermesPremium,
       )
     ) {
       front = toFloor(total, floor, maxRetire);
@@ -294,6 +333,9 @@ export function costFront(steps: readonly CostStep[], s: CostSettings): CostDeci
       moved = "cold_cache";
     }
     if (moved !== null) lastMove = moved;
+    if (moved !== "cold_cache") aboveHermes += movePremium(s, step.end, tokens, starts, frontBefore, front, s.managed);
+    aboveHermes += requests * s.readMultiplier * (savedAt(hermesNow) - savedAt(front)) - hermesPremium;
+    hermesFront = hermesNow;
     if (last && moved !== null && front > previous) rule = moved;
   }
 

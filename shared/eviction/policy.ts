@@ -172,11 +172,18 @@ export interface ImageStep {
  * "add a quantum until the rest fits" ends at the first multiple of the quantum past it. The
  * tests hold it equal to `retireCount` at every boundary.
  *
+ * `fronts`, when given, receives the front after each boundary (what a request ending there
+ * retires): the `cost` strategy prices its moves against this rival's.
+ *
  * @example
  * const steps = [{ carriers: [{ blocks: 1, bytes: 1000 }], uploads: { blocks: 0, bytes: 0 } }];
  * retirementFront(steps).retire // 0: one screenshot is far below both ceilings
  */
-export function retirementFront(steps: readonly ImageStep[], limits: EvictionLimits = DEFAULT_LIMITS): RetireDecision {
+export function retirementFront(
+  steps: readonly ImageStep[],
+  limits: EvictionLimits = DEFAULT_LIMITS,
+  fronts?: number[],
+): RetireDecision {
   // oldest[i] = the i oldest carriers together; the newest k of n weigh oldest[n] - oldest[n - k].
   const oldestBlocks = [0];
   const oldestBytes = [0];
@@ -203,6 +210,7 @@ export function retirementFront(steps: readonly ImageStep[], limits: EvictionLim
     const reservedFits = reservedBlocks <= limits.maxBlocks && reservedBytes <= limits.maxBytes;
     if (keepFrom === 0 && reservedFits && blocksRoom >= 0 && bytesRoom >= 0) {
       last = { maxRetire: total, window: total, quantum: 0 };
+      fronts?.push(furthest);
       continue;
     }
     const window = reservedFits ? total - keepFrom : 0;
@@ -214,6 +222,7 @@ export function retirementFront(steps: readonly ImageStep[], limits: EvictionLim
     const needed = reservedFits ? keepFrom : Number.POSITIVE_INFINITY;
     furthest = Math.max(furthest, Math.min(maxRetire, Math.ceil(needed / quantum) * quantum));
     last = { maxRetire, window, quantum };
+    fronts?.push(Math.min(furthest, maxRetire));
   }
 
   const total = oldestBlocks.length - 1;

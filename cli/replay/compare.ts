@@ -359,7 +359,7 @@ export function costOptions(options: CompareOptions, horizon: CostPolicyOptions[
 }
 
 /** The ceilings a cost request is checked against: the model's true ones. */
-function costLimits(options: CompareOptions): EvictionLimits {
+export function costLimits(options: CompareOptions): EvictionLimits {
   const limits = options.limits ?? DEFAULT_LIMITS;
   const { provider, model } = routeModel((options.model ?? DEFAULT_CACHE_MODEL).kind, options.modelName);
   return { ...limits, maxBlocks: options.providerMaxBlocks ?? modelRules(provider, model).images.maxImages };

@@ -111,6 +111,8 @@ export interface CostDecision {
   readonly rule: CostRule;
   /** The front moved past where the previous request left it (a rewrite of cached history unless the cache was cold). */
   readonly movedNow: boolean;
+  /** Hermes (20/8/3 at `baseCeiling`) on the same conversation: its front now and before the newest message. */
+  readonly hermes: { readonly retire: number; readonly previous: number };
 }
 
 /**
@@ -123,6 +125,11 @@ export interface CostDecision {
  * end (docs/eviction.md measures how often, and how much).
  */
 const PREMATURE_SHARE = 0.05;
+
+/** Tokens retiring carriers `from..to` takes off every later read: their images less the placeholders (negative when `to` < `from`). */
+function retiredTokens(s: CostSettings, tokens: readonly number[], from: number, to: number): number {
+  return tokens[to]! - tokens[from]! - (to - from) * s.placeholderTokens;
+}
 
 /**
  * The write premium of retiring carriers `from..to` now: the prompt is rewritten from where the
@@ -139,7 +146,7 @@ function movePremium(
   managed: boolean,
 ): number {
   if (to <= from) return 0;
-  const saved = tokens[to]! - tokens[from]! - (to - from) * s.placeholderTokens;
+  const saved = retiredTokens(s, tokens, from, to);
   const resumeAt = managed ? starts[from]! : (starts[0] ?? 0);
   return (s.writeMultiplier - s.readMultiplier) * Math.max(0, end - resumeAt - saved);
 }
@@ -168,7 +175,7 @@ function worthRetiring(
   totalTurns: number | undefined,
   aboveHermes: number,
 ): boolean {
-  const saved = tokens[to]! - tokens[front]! - (to - front) * s.placeholderTokens;
+  const saved = retiredTokens(s, tokens, front, to);
   if (saved <= 0 || s.readMultiplier <= 0) return false;
   const premium = movePremium(s, step.end, tokens, starts, front, to, s.managed);
   // What the next collapse rewrites at least: the kept images and everything after them.
@@ -265,7 +272,6 @@ export function costFront(steps: readonly CostStep[], s: CostSettings): CostDeci
   let hermesFront = 0;
   let aboveHermes = 0;
   let turnsBefore = 0;
-  const savedAt = (front: number) => tokens[front]! - front * s.placeholderTokens;
   // Whether keeping the carriers from `from` on is within the true ceilings (no closures in the
   // loop: it runs on every outbound request, for every message).
   const fitsFrom = (from: number, total: number) =>
@@ -334,7 +340,7 @@ export function costFront(steps: readonly CostStep[], s: CostSettings): CostDeci
     }
     if (moved !== null) lastMove = moved;
     if (moved !== "cold_cache") aboveHermes += movePremium(s, step.end, tokens, starts, frontBefore, front, s.managed);
-    aboveHermes += requests * s.readMultiplier * (savedAt(hermesNow) - savedAt(front)) - hermesPremium;
+    aboveHermes += requests * s.readMultiplier * retiredTokens(s, tokens, front, hermesNow) - hermesPremium;
     hermesFront = hermesNow;
     if (last && moved !== null && front > previous) rule = moved;
   }
@@ -344,7 +350,8 @@ export function costFront(steps: readonly CostStep[], s: CostSettings): CostDeci
   const movedNow = front > previous;
   if (!movedNow) rule = front === 0 ? "under_ceiling" : known ? "held" : (lastMove ?? "held");
   else if (rule === "under_ceiling") rule = "held"; // moved only by what the session remembered
-  return { retire: front, previous, fits: fitsFrom(front, total), rule, movedNow };
+  const hermes = { retire: hermesFronts[steps.length - 1] ?? 0, previous: hermesFronts[steps.length - 2] ?? 0 };
+  return { retire: front, previous, fits: fitsFrom(front, total), rule, movedNow, hermes };
 }
 
 /** The settings a caller starts from: Anthropic-like prices, the policy's default ceilings. */

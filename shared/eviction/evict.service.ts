@@ -132,12 +132,12 @@ function evictWithInventory(request: EvictRequest, context: EvictContext, invent
 
 /** Hermes's front on the whole conversation, and where it stood before the newest message (the previous request's front). */
 function hermesFronts(inventory: ImageInventory, limits: EvictionLimits, lastMessage: number) {
-  const steps = imageSteps(inventory);
-  const decision = retirementFront(steps, limits);
+  const fronts: number[] = [];
+  const decision = retirementFront(imageSteps(inventory), limits, fronts);
   const touchesLast =
     inventory.carriers.some((c) => c.message === lastMessage) ||
     inventory.uploads.some((u) => u.message === lastMessage);
-  return { decision, before: touchesLast ? retirementFront(steps.slice(0, -1), limits).retire : decision.retire };
+  return { decision, before: touchesLast ? (fronts[fronts.length - 2] ?? 0) : decision.retire };
 }
 
 /** How the cost strategy prices and bounds a request: the model's rules, with the operator's prices. */
@@ -241,9 +241,7 @@ function costEviction(
       .join("; ");
   }
   // This request's cache writes under the chosen move and under hermes on the same conversation.
-  const hermes = hermesFronts(inventory, requested, request.messages.length - 1);
-  const hermesNow = hermes.decision.retire;
-  const hermesBefore = hermes.before;
+  const { retire: hermesNow, previous: hermesBefore } = decision.hermes;
   const price = (tokens: number) =>
     Math.round(((tokens * rules.prices.input * writeMultiplier) / 1_000_000) * 1e6) / 1e6;
   const chosenWrites = estimatedWrites(steps, decision.previous, decision.retire, managed, cold);

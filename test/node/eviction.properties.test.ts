@@ -190,7 +190,7 @@ describe("retireCount: properties of the bare arithmetic", () => {
     );
   });
 
-  it("is held at its furthest point over every message boundary by retirementFront", () => {
+  it("is held at its furthest point over every message boundary by retirementFront, which reports the front at each", () => {
     const step = fc.record({
       carriers: fc.array(load, { maxLength: 3 }),
       uploads: fc.oneof(
@@ -212,7 +212,10 @@ describe("retireCount: properties of the bare arithmetic", () => {
           reference = retireCount(newestFirst, sum(prefix.map((s) => s.uploads)), l);
           furthest = Math.max(furthest, reference.retire);
         }
-        const front = retirementFront(steps, l);
+        const fronts: number[] = [];
+        const front = retirementFront(steps, l, fronts);
+        // `fronts` is the front after every boundary: what the conversation up to there retires.
+        expect(fronts).toEqual(steps.map((_, i) => retirementFront(steps.slice(0, i + 1), l).retire));
         expect(front.retire).toBe(Math.min(furthest, reference.maxRetire));
         expect(front.maxRetire).toBe(reference.maxRetire);
         expect(front.window).toBe(reference.window);

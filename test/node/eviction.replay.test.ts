@@ -18,8 +18,7 @@ import {
   type ReplayRequest,
   type Segment,
 } from "../../cli/replay/cache.models";
-import { compare, costLosses, costOptions, replay } from "../../cli/replay/compare";
-import { modelRules } from "../../shared/models/models.table";
+import { compare, costLimits, costLosses, costOptions, replay } from "../../cli/replay/compare";
 import { parseSessionLine, parseUsage, validate, type SessionLine } from "../../cli/replay/jsonl";
 import { batchedPolicy, bodyFromSegments, costPolicy, keepNewest, noEviction } from "../../cli/replay/rivals";
 import {
@@ -551,13 +550,15 @@ describe("the target sessions, faithful model (the numbers docs/eviction.md repo
   });
 
   it("property: wherever the session is cut right after a price move of cost, it has paid at most 5 % more than Hermes by then", () => {
-    const trueLimits = { ...DEFAULT_LIMITS, maxBlocks: modelRules("anthropic", undefined).images.maxImages };
     fc.assert(
       fc.property(randomSession, (s) => {
         const requests = requestsFromTurns(generateSession(s), s.systemTokens);
         const options = { model: ANTHROPIC_CACHE_MODEL, times: requestTimes(requests.length, s) };
         const hermes = replay(requests, batchedPolicy(DEFAULT_LIMITS), { ...options, limits: DEFAULT_LIMITS });
-        const cost = replay(requests, costPolicy(costOptions(options, undefined)), { ...options, limits: trueLimits });
+        const cost = replay(requests, costPolicy(costOptions(options, undefined)), {
+          ...options,
+          limits: costLimits(options),
+        });
         let paid = 0;
         let hermesPaid = 0;
         cost.perRequest.forEach((request, i) => {

@@ -17,6 +17,7 @@ import { iccToSrgb } from "./color/icc";
 import { StreamingResampler, resizeRgb, type SourceWindow } from "./resample";
 import { SimdPool } from "./wasm/simd.instances";
 import { codecFor } from "./codecs/registry";
+import type { DecodeDetail } from "./codecs/codec";
 
 /**
  * Quality range searched: the whole range up to 100 (the budget is the user's knob: what it allows
@@ -55,6 +56,20 @@ const FULL_QUALITY_SLACK = 1.2;
  * (docs/benchmarks.md, "The DCT-scaled decode at generous budgets").
  */
 export const FULL_DETAIL_BYTES_PER_PIXEL = 0.3;
+/**
+ * Budget bytes per pixel of the cap-size output under which the output's quantiser drops what the
+ * DCT-scaled decode's margin keeps, so a JPEG is decoded at the smallest n/8 scale not under the
+ * target (DecodeDetail "coarse"). On the bench's seven JPEGs that cost at most 0.02 dB at full size
+ * at 0.024-0.035 bytes a pixel (64 KiB) for 25-40 % less CPU per fit; at 0.045-0.06 up to 0.06 dB,
+ * at 0.12 up to 0.39 dB (docs/benchmarks.md, "The DCT-scaled decode at low budgets").
+ */
+export const COARSE_DETAIL_BYTES_PER_PIXEL = 0.04;
+
+/** How much detail a decode must keep for an output of `bytesPerPixel` budget bytes a pixel (DecodeDetail). */
+export function decodeDetail(bytesPerPixel: number): DecodeDetail {
+  if (bytesPerPixel >= FULL_DETAIL_BYTES_PER_PIXEL) return "full";
+  return bytesPerPixel < COARSE_DETAIL_BYTES_PER_PIXEL ? "coarse" : "margin";
+}
 /** A fit that uses this share of the budget is accepted without searching the last quality points. */
 const GOOD_ENOUGH_SHARE = 0.93;
 
@@ -403,6 +418,8 @@ export async function fitImage(
    */
   const render = async (size: { width: number; height: number }): Promise<Uint8Array> => {
     const stored = turned ? { width: size.height, height: size.width } : size;
+    // What the budget lets an output of this size keep, so what the decode must (CodecImage.decodeRows).
+    const detail = decodeDetail(maxBytes / (size.width * size.height));
     decodes++;
     let simdBytes = 0;
     const makeResampler = (decodedWidth: number, decodedHeight: number, scale?: number) => {
@@ -420,7 +437,7 @@ export async function fitImage(
       return resampler;
     };
     const minScale = Math.max(stored.width / storedWindow.width, stored.height / storedWindow.height);
-    const decoded = await image.decodeRows(minScale, makeResampler, fullDetail);
+    const decoded = await image.decodeRows(minScale, makeResampler, detail);
     const rgb = orient(decoded.resampler.finish(), stored.width, stored.height, orientation);
     // Codec instances run one after another, so the call's peak is the largest single one.
     wasmPeakBytes = Math.max(wasmPeakBytes, decoded.wasmBytes, simdBytes);
@@ -430,8 +447,6 @@ export async function fitImage(
 
   const outType = "image/jpeg";
   const maxBytes = maxPayloadBytes(outType, opts.embedTargetBytes);
-  /** The budget makes the cap-size output near-lossless: the decode keeps every detail (CodecImage.decodeRows). */
-  const fullDetail = maxBytes / (target.width * target.height) >= FULL_DETAIL_BYTES_PER_PIXEL;
   const counter = { attempts: 0 };
   const mozjpeg = settings.encoder === "mozjpeg" ? await loadMozJpeg(wasm, settings) : undefined;
   let jpegTables: string | undefined;

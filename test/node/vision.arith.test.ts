@@ -113,7 +113,7 @@ describe("the decoder's memory", () => {
       jpeg,
       4000,
       3000,
-      1,
+      8,
       wasm.jpegDecoder,
       () => sink as unknown as StreamingResampler,
       undefined,

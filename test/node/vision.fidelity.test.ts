@@ -5,9 +5,14 @@
  */
 import { describe, expect, it } from "vitest";
 import sharp from "sharp";
-import { fitImage } from "../../shared/vision/fit";
+import { decodeDetail, fitImage } from "../../shared/vision/fit";
 import type { FitOptions } from "../../shared/ports";
 import { decodeJpegRgb, jpegDctEighths } from "../../shared/vision/codecs/jpeg/jpeg.decode";
+import { jpegCodec } from "../../shared/vision/codecs/jpeg/jpeg.codec";
+import type { DecodeDetail } from "../../shared/vision/codecs/codec";
+import { StreamingResampler } from "../../shared/vision/resample";
+import { ROBIDOUX_TABLES, prepareJpeg } from "../../shared/vision/jpeg.baseline";
+import { openImage } from "../../shared/media/image-header";
 import { cmykProfileToSrgb, iccToSrgb, labToXyz, xyzToLab, xyzToSrgb } from "../../shared/vision/color/icc";
 import { FOGRA39_WEDGE, cmykConverter } from "../../shared/vision/color/cmyk";
 import { loadVisionWasmNode } from "../../bench/vision-wasm-node";
@@ -103,6 +108,17 @@ describe("JPEG DCT-scaled decode", () => {
     expect(jpegDctEighths(0.9)).toBe(8);
   });
 
+  it("at a low budget decodes at the smallest n/8 scale not under the target", () => {
+    // The budget's bytes per pixel of the cap-size output: 64 KiB at 1568x1047 is 0.03.
+    expect(decodeDetail(49_134 / (1568 * 1047))).toBe("coarse");
+    expect(decodeDetail(196_590 / (1568 * 1047))).toBe("margin");
+    expect(decodeDetail(786_414 / (1568 * 1047))).toBe("full");
+    expect(jpegDctEighths(0.5, 1)).toBe(4);
+    expect(jpegDctEighths(1568 / 3005, 1)).toBe(5);
+    expect(jpegDctEighths(1568 / 4032, 1)).toBe(4);
+    expect(jpegDctEighths(0.9, 1)).toBe(8);
+  });
+
   for (const [width, height] of [
     [3005, 2007],
     [2725, 2225],
@@ -121,6 +137,48 @@ describe("JPEG DCT-scaled decode", () => {
       expect(farThirdPsnr(mine, ref, out.width, out.height)).toBeGreaterThan(
         farThirdPsnr(sharps, ref, out.width, out.height) - 0.5,
       );
+    });
+  }
+
+  /**
+   * The source decoded with `detail` (DecodeDetail) and resampled to `width`x`height`, as the fit's
+   * render does, then written at `quality` with Robidoux's tables: PSNR against libvips' render.
+   */
+  async function renderedAt(input: Buffer, width: number, height: number, detail: DecodeDetail, quality: number) {
+    const bytes = new Uint8Array(input);
+    const { header, jpeg } = openImage(bytes);
+    let decodedWidth = 0;
+    const decoded = await jpegCodec.open({ bytes, header, jpeg }, wasm).decodeRows(
+      width / header.width,
+      (w, h, scale) => {
+        decodedWidth = w;
+        const window = { x: 0, y: 0, width: header.width * scale!, height: header.height * scale! };
+        return new StreamingResampler(w, h, window, width, height, wasm.simd);
+      },
+      detail,
+    );
+    const rgb = decoded.resampler.finish();
+    const written = prepareJpeg(rgb, width, height, wasm.simd, ROBIDOUX_TABLES).encode(quality);
+    return { decodedWidth, psnr: psnr(await pixelsOf(written), await reference(input, width, height)) };
+  }
+
+  for (const [width, height, coarseWidth] of [
+    [3005, 2007, 1879],
+    [4032, 3024, 2016],
+  ] as const) {
+    it(`at 64 KiB a ${width}x${height} photo JPEG decoded at the n/8 scale nearest the target loses under 0.05 dB`, async () => {
+      const input = await raw(photoPixels(width, height, 7), width, height)
+        .jpeg({ quality: 92 })
+        .toBuffer();
+      const out = await fitImage(new Uint8Array(input), opts(64 * KiB), wasm);
+      expect(Math.max(out.width, out.height)).toBe(1568);
+      const coarse = await renderedAt(input, out.width, out.height, "coarse", out.quality!);
+      const margin = await renderedAt(input, out.width, out.height, "margin", out.quality!);
+      expect(coarse.decodedWidth).toBe(coarseWidth);
+      expect(margin.decodedWidth).toBeGreaterThan(coarseWidth);
+      // The fit's own output is the coarse decode's.
+      expect(psnr(await pixelsOf(out.data), await reference(input, out.width, out.height))).toBeCloseTo(coarse.psnr, 6);
+      expect(coarse.psnr).toBeGreaterThan(margin.psnr - 0.05);
     });
   }
 

@@ -54,14 +54,26 @@ export interface CodecImage {
   /**
    * Decodes the image and streams its RGB rows (transparency flattened on white, CMYK converted)
    * into the resampler the factory builds for the decoded size. `minScale`: the output's pixels
-   * per original pixel, for a decoder that can scale while decoding (a JPEG's n/8). `fullDetail`:
-   * the output will be near-lossless (a generous budget), so a decoder whose scaling loses detail
-   * the output would have kept decodes at full size instead: a JPEG's n/8 inverse DCT rings on
-   * text edges (19 dB on a JPEG screenshot, docs/benchmarks.md "The DCT-scaled decode at generous
-   * budgets").
+   * per original pixel, for a decoder that can scale while decoding (a JPEG's n/8). `detail`: how
+   * much of the source the output can keep (DecodeDetail), which sets how far such a decoder
+   * shrinks before the resampler takes over.
    */
-  decodeRows(minScale: number, makeResampler: ResamplerFactory, fullDetail?: boolean): Promise<DecodedRows>;
+  decodeRows(minScale: number, makeResampler: ResamplerFactory, detail?: DecodeDetail): Promise<DecodedRows>;
 }
+
+/**
+ * How much of the source's detail the fitted output can keep, from the budget's bytes per pixel of
+ * the cap-size output (fit.ts `decodeDetail`), and so how a decoder that scales while decoding (a
+ * JPEG's n/8 inverse DCT, libwebp's area average) uses that scaling:
+ * - "full": the output will be near-lossless, so no detail-losing shrink at all: a JPEG's n/8
+ *   inverse DCT rings on text edges (19 dB on a JPEG screenshot, docs/benchmarks.md "The
+ *   DCT-scaled decode at generous budgets");
+ * - "margin": the decoder stops a margin above the target and the resampler does the real shrink;
+ * - "coarse": the output's quantiser drops what that margin would keep, so a JPEG is decoded at the
+ *   smallest n/8 scale not under the target (docs/benchmarks.md, "The DCT-scaled decode at low
+ *   budgets"). libwebp's rescaler keeps its margin: an area average is no ideal low-pass.
+ */
+export type DecodeDetail = "full" | "margin" | "coarse";
 
 /** The resampler holding a decode's output, and the WASM memory the decoder reached. */
 export interface DecodedRows {

@@ -6,7 +6,7 @@
  */
 import { JpegMarkerWalk } from "../../../media/image-header";
 import type { Codec } from "../codec";
-import { cmykColorOf, decodeJpegRows, decodeJpegWithoutRows, type CmykColor } from "./jpeg.decode";
+import { cmykColorOf, decodeJpegRows, decodeJpegWithoutRows, jpegDctEighths, type CmykColor } from "./jpeg.decode";
 
 export const jpegCodec: Codec = {
   lossless: false,
@@ -22,14 +22,13 @@ export const jpegCodec: Codec = {
       // Every coefficient entropy-decoded to EOI, no inverse DCT.
       verify: async () => void decodeJpegWithoutRows(bytes, header.width, header.height, wasm.jpegDecoder),
       colorProfile: async () => structure.icc,
-      decodeRows: async (minScale, makeResampler, fullDetail) => {
+      decodeRows: async (minScale, makeResampler, detail = "margin") => {
         if (printColours) cmyk ??= cmykColorOf(structure);
         const decoded = decodeJpegRows(
           bytes,
           header.width,
           header.height,
-          // A scale of 1 is the full size: no DCT-domain shrink.
-          fullDetail ? 1 : minScale,
+          detail === "full" ? 8 : jpegDctEighths(minScale, detail === "coarse" ? 1 : undefined),
           wasm.jpegDecoder,
           makeResampler,
           cmyk,

@@ -21,7 +21,8 @@ const JCS_CMYK = 4;
 const JCS_YCCK = 5;
 /**
  * The DCT-scaled decode stops this factor above the target (libvips leaves its resampler 1.5–2x):
- * n/8 IDCT scaling alone aliases and blurs block by block, Lanczos then does the real shrink.
+ * n/8 IDCT scaling alone aliases and blurs block by block, Lanczos then does the real shrink. A
+ * coarse output (DecodeDetail) gets none: its quantiser drops what the margin keeps.
  */
 const LANCZOS_MARGIN = 1.5;
 /** Rows pulled from the decoder per call: one band of libjpeg's own output at most scales. */
@@ -64,11 +65,11 @@ function instantiate(module: WebAssembly.Module, bytes: Uint8Array): JpegDecoder
 }
 
 /**
- * The smallest n/8 scale (n = 1..8) that still delivers at least LANCZOS_MARGIN x `minScale` of the
- * original size, so the resampler keeps a real share of the shrink.
+ * The smallest n/8 scale (n = 1..8) that still delivers at least `margin` x `minScale` of the
+ * original size, so the resampler keeps a real share of the shrink (none with a margin of 1).
  */
-export function jpegDctEighths(minScale: number): number {
-  for (let n = 1; n < 8; n++) if (n / 8 >= minScale * LANCZOS_MARGIN - 1e-9) return n;
+export function jpegDctEighths(minScale: number, margin = LANCZOS_MARGIN): number {
+  for (let n = 1; n < 8; n++) if (n / 8 >= minScale * margin - 1e-9) return n;
   return 8;
 }
 
@@ -224,8 +225,8 @@ function decodeCheckedFrame(
 }
 
 /**
- * Decodes `bytes` at the DCT scale jpegDctEighths picks for `minScale` and streams its RGB rows into
- * the resampler the factory builds for the decoded size. Decoded pixels map to the original at
+ * Decodes `bytes` at the DCT scale `eighths`/8 (jpegDctEighths) and streams its RGB rows into the
+ * resampler the factory builds for the decoded size. Decoded pixels map to the original at
  * exactly n/8 (what the IDCT does), not decodedWidth / width, which drifts toward the far edges.
  * `cmyk`: the converter for a 4-component (CMYK/YCCK) frame, built once by the caller from the
  * file's marker walk (cmykColorOf); undefined for a grey or YCbCr/RGB frame.
@@ -234,12 +235,11 @@ export function decodeJpegRows(
   bytes: Uint8Array,
   width: number,
   height: number,
-  minScale: number,
+  eighths: number,
   module: WebAssembly.Module,
   makeResampler: ResamplerFactory,
   cmyk: CmykColor | undefined,
 ): { stats: DecodeStats; resampler: ReturnType<ResamplerFactory> } {
-  const eighths = jpegDctEighths(minScale);
   let resampler: ReturnType<ResamplerFactory> | undefined;
   const stats = decodeCheckedFrame(
     bytes,

@@ -25,7 +25,7 @@ export const webpCodec: Codec = {
       // libwebp then reads all of the frame's data, scaled to an eighth.
       verify: async () => verifyWebp(bytes, header.width, header.height, wasm.webpDecoder),
       colorProfile: async () => webpIccProfile(bytes),
-      decodeRows: async (minScale, makeResampler, fullDetail) => {
+      decodeRows: async (minScale, makeResampler, detail) => {
         const decoded = decodeWebpRows(
           bytes,
           header.width,
@@ -33,7 +33,7 @@ export const webpCodec: Codec = {
           minScale,
           wasm.webpDecoder,
           makeResampler,
-          fullDetail,
+          detail === "full",
         );
         return { resampler: decoded.resampler, wasmBytes: decoded.stats.wasmBytes };
       },

@@ -67,7 +67,7 @@ function refusal(status: number, width: number, height: number): AppError {
  * resampler the factory builds for the decoded size. `minScale`: the output's pixels per original
  * pixel; the frame is decoded scaled to WEBP_MARGIN times that (less where memory says so, never
  * below it), never above its own size, and a first frame smaller than its canvas is placed at the
- * same scale. With `fullDetail` (CodecImage.decodeRows) the margin is as large as memory allows:
+ * same scale. With `fullDetail` (DecodeDetail "full") the margin is as large as memory allows:
  * the rescaler's area average from the full size to 2.5x a 1568-pixel target had cost a lossless
  * screenshot 6.7 dB at 1 MiB (docs/benchmarks.md, "The DCT-scaled decode at generous budgets").
  */

@@ -5,7 +5,8 @@
  * in Node) vs the old halving ladder (photon in Node; with --all). Run: npm run bench -- vision (re-spawns itself with --expose-gc).
  * Times are request round trips on loopback (workerd's clock only moves on I/O), after a warm-up;
  * for the production column and sharp, medians of three, and workerd's fit time is also given less a
- * header-only round trip of the same body (its upload through wrangler dev).
+ * header-only round trip of the same body (its upload through wrangler dev). On Linux it also gives
+ * the fit's CPU time in workerd (what Workers bill), less a header-only request's, against sharp's.
  * Per pair it also reports PSNR at the full target size (a smaller output scaled back up), the bytes
  * sharp's libjpeg needs at our output's size for our PSNR (bytes-for-equal-PSNR), and, for the
  * UI-screenshot corpus (test/fixtures/ui-screenshots.ts), ours against sharp's PNG and JPEG.
@@ -64,6 +65,11 @@ interface Row {
   nodeMs?: number;
   /** The production column: the median round trip less the median header-only round trip of the same body. */
   netMs?: number;
+  /**
+   * CPU ms of one fit: the production column's, workerd's CPU per fit request less its CPU per
+   * header-only request of the same body (the upload); sharp's, the bench process's CPU per fit.
+   */
+  cpuMs?: number;
   equalPsnrRatio?: number;
   mediaType?: string;
 }
@@ -265,13 +271,15 @@ try {
       let chroma: WorkerFit["chroma"];
       for (const [label, encoder, simd] of methods) {
         const production = label.startsWith("ours in workerd (SIMD");
+        const cpuAtStart = worker.cpuMs();
         const { fit, data, ms: firstMs } = await inWorkerd(worker.url, input, budget, encoder, simd);
         if (fit.simd !== simd) throw new Error(`${label}: the worker reported simd=${fit.simd}`);
         const settings = { encoder, progressive: false, trellis: false } as const;
         const { jsMB, nodeMs: firstNodeMs } = await ours(input, budget, settings, simd);
         let ms = firstMs,
           nodeMs = firstNodeMs,
-          netMs: number | undefined;
+          netMs: number | undefined,
+          cpuMs: number | undefined;
         if (production) {
           // Medians of REPEATS; workerd's own clock stands still while it computes, so its fit time is
           // the round trip less a header-only round trip of the same body (the upload through wrangler
@@ -283,7 +291,12 @@ try {
             fits.push((await inWorkerd(worker.url, input, budget, encoder, simd)).ms);
             node.push((await ours(input, budget, settings, simd)).nodeMs);
           }
+          const cpuAfterFits = worker.cpuMs();
           for (let i = 0; i < REPEATS; i++) headers.push(await headerRoundTrip(worker.url, input));
+          const cpuAfterHeaders = worker.cpuMs();
+          // What Workers bill: CPU time, which the load of a shared box moves far less than wall time.
+          if (cpuAtStart !== undefined && cpuAfterFits !== undefined && cpuAfterHeaders !== undefined)
+            cpuMs = (cpuAfterFits - cpuAtStart - (cpuAfterHeaders - cpuAfterFits)) / REPEATS;
           ms = median(fits);
           nodeMs = median(node);
           netMs = ms - median(headers);
@@ -307,22 +320,26 @@ try {
           jsMB,
           nodeMs,
           netMs,
+          cpuMs,
           equalPsnrRatio: sharpBytes === undefined ? undefined : data.length / sharpBytes,
           mediaType: fit.mediaType,
         });
       }
       const sharpTimes: number[] = [];
       let s: Awaited<ReturnType<typeof withSharp>> | undefined;
+      const sharpCpu = process.cpuUsage();
       for (let i = 0; i < REPEATS; i++) {
         const t = performance.now();
         s = await withSharp(input, budget, { chroma });
         sharpTimes.push(performance.now() - t);
       }
+      const sharpUsed = process.cpuUsage(sharpCpu);
       rows.push({
         input: name,
         budget: budgetLabel,
         method: "sharp, same algorithm (Node)",
         ms: median(sharpTimes),
+        cpuMs: (sharpUsed.user + sharpUsed.system) / 1000 / REPEATS,
         attempts: s!.attempts,
         bytes: dataUrlLength("image/jpeg", s!.data.length),
         dims: `${s!.width}x${s!.height}`,
@@ -456,9 +473,16 @@ const nodeRatios = oursRows.map((r, i) => r.nodeMs! / sharpRows[i]!.ms);
 if (retries > 0) console.log(`\n(${retries} request(s) retried after workerd dropped the connection)`);
 const workerdRatios = oursRows.map((r, i) => r.ms / sharpRows[i]!.ms);
 const netRatios = oursRows.map((r, i) => r.netMs! / sharpRows[i]!.ms);
+const cpuRatios = oursRows.flatMap((r, i) => (r.cpuMs === undefined ? [] : [r.cpuMs / sharpRows[i]!.cpuMs!]));
+/** A ratio for the tables, "-" where it could not be measured (the CPU column off Linux). */
+const ratio = (value: number | undefined) => (value === undefined ? "-" : `${value.toFixed(2)}x`);
 console.log(
   `\nours in Node / sharp, median over all rows: ${median(nodeRatios).toFixed(2)}x, worst ${Math.max(...nodeRatios).toFixed(2)}x (workerd round trip / sharp: median ${median(workerdRatios).toFixed(2)}x, worst ${Math.max(...workerdRatios).toFixed(2)}x; workerd fit, the round trip less the body's upload / sharp: median ${median(netRatios).toFixed(2)}x, worst ${Math.max(...netRatios).toFixed(2)}x; medians of ${REPEATS} runs)`,
 );
+if (cpuRatios.length)
+  console.log(
+    `CPU time of the fit in workerd (less the upload's) / sharp's: median ${median(cpuRatios).toFixed(2)}x, worst ${Math.max(...cpuRatios).toFixed(2)}x (means of ${REPEATS} runs)`,
+  );
 const fullGains = oursRows.map((r, i) => r.psnrFull - sharpRows[i]!.psnrFull);
 const equal = oursRows.map((r) => r.equalPsnrRatio).filter((v): v is number => v !== undefined);
 console.log(
@@ -469,15 +493,15 @@ console.log(
   `PSNR at the full target size against an exact Lanczos-3 of the original, ours − sharp: median ${median(exactGains).toFixed(2)} dB, worst ${Math.min(...exactGains).toFixed(2)} dB`,
 );
 console.log(
-  "\n| input | budget | ours output | sharp output | PSNR ours − sharp dB (own size) | PSNR at full size, ours / sharp dB | PSNR at full size against an exact Lanczos-3, ours / sharp dB | bytes for equal PSNR, ours / sharp | time ours / sharp (workerd round trip) | time ours / sharp (workerd, less the upload) | time ours / sharp (Node) |",
+  "\n| input | budget | ours output | sharp output | PSNR ours − sharp dB (own size) | PSNR at full size, ours / sharp dB | PSNR at full size against an exact Lanczos-3, ours / sharp dB | bytes for equal PSNR, ours / sharp | time ours / sharp (workerd round trip) | time ours / sharp (workerd, less the upload) | time ours / sharp (Node) | CPU ours / sharp (workerd, less the upload) |",
 );
-console.log("|---|---|---|---|---:|---:|---:|---:|---:|---:|---:|");
+console.log("|---|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|");
 oursRows.forEach((r, i) => {
   const s = sharpRows[i]!;
   const gain = r.psnr - s.psnr;
   const equalBytes = r.equalPsnrRatio === undefined ? "sharp never reaches it" : `${r.equalPsnrRatio.toFixed(2)}`;
   console.log(
-    `| ${r.input} | ${r.budget} | ${r.dims} | ${s.dims} | ${gain >= 0 ? "+" : ""}${gain.toFixed(2)} | ${r.psnrFull.toFixed(2)} / ${s.psnrFull.toFixed(2)} | ${r.psnrExact!.toFixed(2)} / ${s.psnrExact!.toFixed(2)} | ${equalBytes} | ${(r.ms / s.ms).toFixed(2)}x | ${(r.netMs! / s.ms).toFixed(2)}x | ${(r.nodeMs! / s.ms).toFixed(2)}x |`,
+    `| ${r.input} | ${r.budget} | ${r.dims} | ${s.dims} | ${gain >= 0 ? "+" : ""}${gain.toFixed(2)} | ${r.psnrFull.toFixed(2)} / ${s.psnrFull.toFixed(2)} | ${r.psnrExact!.toFixed(2)} / ${s.psnrExact!.toFixed(2)} | ${equalBytes} | ${(r.ms / s.ms).toFixed(2)}x | ${(r.netMs! / s.ms).toFixed(2)}x | ${(r.nodeMs! / s.ms).toFixed(2)}x | ${ratio(r.cpuMs === undefined ? undefined : r.cpuMs / s.cpuMs!)} |`,
   );
 });
 

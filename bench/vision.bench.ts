@@ -4,7 +4,7 @@
  * SIMD kernels (baseline encoder) and with MozJPEG, vs the same algorithm on sharp (native libvips,
  * in Node) vs the old halving ladder (photon in Node; with --all). Run: npm run bench -- vision (re-spawns itself with --expose-gc).
  * Times are request round trips on loopback (workerd's clock only moves on I/O), after a warm-up;
- * for the production column and sharp, medians of three, and workerd's fit time is also given less a
+ * for the production column and sharp, medians of three (REPEATS=n for more), and workerd's fit time is also given less a
  * header-only round trip of the same body (its upload through wrangler dev). On Linux it also gives
  * the fit's CPU time in workerd (what Workers bill), less a header-only request's, against sharp's.
  * Per pair it also reports PSNR at the full target size (a smaller output scaled back up), the bytes
@@ -70,6 +70,11 @@ interface Row {
    * header-only request of the same body (the upload); sharp's, the bench process's CPU per fit.
    */
   cpuMs?: number;
+  /**
+   * sharp's CPU ms per fit with our fit's PNG attempt as well (bench/vision-sharp.ts
+   * `SharpSteps.png`; PNG sources only, the same as `cpuMs` for a JPEG source).
+   */
+  cpuWithPngMs?: number;
   equalPsnrRatio?: number;
   mediaType?: string;
 }
@@ -165,8 +170,11 @@ async function sharpBytesFor(
   return a.bytes + ((target - a.psnr) / (b.psnr - a.psnr)) * (b.bytes - a.bytes);
 }
 
-/** Runs timed a pair for the production column, sharp and Node (medians). */
-const REPEATS = 3;
+/**
+ * Runs timed a pair for the production column, sharp and Node (medians; the CPU column's mean).
+ * REPEATS=n in the environment for steadier medians on a loaded box (default 3).
+ */
+const REPEATS = Number(process.env.REPEATS ?? 3);
 
 /** A round trip that only reads the image's header: what the upload of `input` costs a request. */
 async function headerRoundTrip(url: string, input: Buffer): Promise<number> {
@@ -334,12 +342,19 @@ try {
         sharpTimes.push(performance.now() - t);
       }
       const sharpUsed = process.cpuUsage(sharpCpu);
+      // Our fit also tries a PNG on a PNG source (fit.ts `withLossless`): the same step on sharp's side.
+      const pngCpu = process.cpuUsage();
+      if (name.includes("PNG")) for (let i = 0; i < REPEATS; i++) await withSharp(input, budget, { chroma, png: true });
+      const pngUsed = process.cpuUsage(pngCpu);
       rows.push({
         input: name,
         budget: budgetLabel,
         method: "sharp, same algorithm (Node)",
         ms: median(sharpTimes),
         cpuMs: (sharpUsed.user + sharpUsed.system) / 1000 / REPEATS,
+        cpuWithPngMs: name.includes("PNG")
+          ? (pngUsed.user + pngUsed.system) / 1000 / REPEATS
+          : (sharpUsed.user + sharpUsed.system) / 1000 / REPEATS,
         attempts: s!.attempts,
         bytes: dataUrlLength("image/jpeg", s!.data.length),
         dims: `${s!.width}x${s!.height}`,
@@ -474,6 +489,7 @@ if (retries > 0) console.log(`\n(${retries} request(s) retried after workerd dro
 const workerdRatios = oursRows.map((r, i) => r.ms / sharpRows[i]!.ms);
 const netRatios = oursRows.map((r, i) => r.netMs! / sharpRows[i]!.ms);
 const cpuRatios = oursRows.flatMap((r, i) => (r.cpuMs === undefined ? [] : [r.cpuMs / sharpRows[i]!.cpuMs!]));
+const cpuPngRatios = oursRows.flatMap((r, i) => (r.cpuMs === undefined ? [] : [r.cpuMs / sharpRows[i]!.cpuWithPngMs!]));
 /** A ratio for the tables, "-" where it could not be measured (the CPU column off Linux). */
 const ratio = (value: number | undefined) => (value === undefined ? "-" : `${value.toFixed(2)}x`);
 console.log(
@@ -481,7 +497,7 @@ console.log(
 );
 if (cpuRatios.length)
   console.log(
-    `CPU time of the fit in workerd (less the upload's) / sharp's: median ${median(cpuRatios).toFixed(2)}x, worst ${Math.max(...cpuRatios).toFixed(2)}x (means of ${REPEATS} runs)`,
+    `CPU time of the fit in workerd (less the upload's) / sharp's: median ${median(cpuRatios).toFixed(2)}x, worst ${Math.max(...cpuRatios).toFixed(2)}x; / sharp's with our PNG step on PNG sources: median ${median(cpuPngRatios).toFixed(2)}x, worst ${Math.max(...cpuPngRatios).toFixed(2)}x (means of ${REPEATS} runs)`,
   );
 const fullGains = oursRows.map((r, i) => r.psnrFull - sharpRows[i]!.psnrFull);
 const equal = oursRows.map((r) => r.equalPsnrRatio).filter((v): v is number => v !== undefined);
@@ -493,15 +509,15 @@ console.log(
   `PSNR at the full target size against an exact Lanczos-3 of the original, ours − sharp: median ${median(exactGains).toFixed(2)} dB, worst ${Math.min(...exactGains).toFixed(2)} dB`,
 );
 console.log(
-  "\n| input | budget | ours output | sharp output | PSNR ours − sharp dB (own size) | PSNR at full size, ours / sharp dB | PSNR at full size against an exact Lanczos-3, ours / sharp dB | bytes for equal PSNR, ours / sharp | time ours / sharp (workerd round trip) | time ours / sharp (workerd, less the upload) | time ours / sharp (Node) | CPU ours / sharp (workerd, less the upload) |",
+  "\n| input | budget | ours output | sharp output | PSNR ours − sharp dB (own size) | PSNR at full size, ours / sharp dB | PSNR at full size against an exact Lanczos-3, ours / sharp dB | bytes for equal PSNR, ours / sharp | time ours / sharp (workerd round trip) | time ours / sharp (workerd, less the upload) | time ours / sharp (Node) | CPU ours / sharp (workerd, less the upload) | CPU ours / sharp with the PNG step |",
 );
-console.log("|---|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|");
+console.log("|---|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
 oursRows.forEach((r, i) => {
   const s = sharpRows[i]!;
   const gain = r.psnr - s.psnr;
   const equalBytes = r.equalPsnrRatio === undefined ? "sharp never reaches it" : `${r.equalPsnrRatio.toFixed(2)}`;
   console.log(
-    `| ${r.input} | ${r.budget} | ${r.dims} | ${s.dims} | ${gain >= 0 ? "+" : ""}${gain.toFixed(2)} | ${r.psnrFull.toFixed(2)} / ${s.psnrFull.toFixed(2)} | ${r.psnrExact!.toFixed(2)} / ${s.psnrExact!.toFixed(2)} | ${equalBytes} | ${(r.ms / s.ms).toFixed(2)}x | ${(r.netMs! / s.ms).toFixed(2)}x | ${(r.nodeMs! / s.ms).toFixed(2)}x | ${ratio(r.cpuMs === undefined ? undefined : r.cpuMs / s.cpuMs!)} |`,
+    `| ${r.input} | ${r.budget} | ${r.dims} | ${s.dims} | ${gain >= 0 ? "+" : ""}${gain.toFixed(2)} | ${r.psnrFull.toFixed(2)} / ${s.psnrFull.toFixed(2)} | ${r.psnrExact!.toFixed(2)} / ${s.psnrExact!.toFixed(2)} | ${equalBytes} | ${(r.ms / s.ms).toFixed(2)}x | ${(r.netMs! / s.ms).toFixed(2)}x | ${(r.nodeMs! / s.ms).toFixed(2)}x | ${ratio(r.cpuMs === undefined ? undefined : r.cpuMs / s.cpuMs!)} | ${ratio(r.cpuMs === undefined ? undefined : r.cpuMs / s.cpuWithPngMs!)} |`,
   );
 });
 

@@ -49,18 +49,18 @@ const RESOLUTION_PREFERENCE_DB = 0.25;
  */
 const FULL_QUALITY_SLACK = 1.2;
 /**
- * Budget bytes per pixel of the cap-size output from which the source is decoded without a
- * detail-losing shrink (a JPEG's n/8 inverse DCT): at 1 MiB a 1568x882 fit gets 0.76 and comes out
+ * Budget bytes per pixel of the output size rendered (the cap size first) from which the source is
+ * decoded without a detail-losing shrink (a JPEG's n/8 inverse DCT): at 1 MiB a 1568x882 fit gets 0.76 and comes out
  * near-lossless, where the DCT-scaled decode had cost a JPEG screenshot 19 dB; at 256 KiB it gets
  * 0.19, and the full decode gave photos under 0.05 dB for 30-60 % more decode time
  * (docs/benchmarks.md, "The DCT-scaled decode at generous budgets").
  */
 export const FULL_DETAIL_BYTES_PER_PIXEL = 0.3;
 /**
- * Budget bytes per pixel of the cap-size output under which the output's quantiser drops what the
- * DCT-scaled decode's margin keeps, so a JPEG is decoded at the smallest n/8 scale not under the
+ * Budget bytes per pixel of the output size rendered under which the output's quantiser drops what
+ * the DCT-scaled decode's margin keeps, so a JPEG is decoded at the smallest n/8 scale not under the
  * target (DecodeDetail "coarse"). On the bench's seven JPEGs that cost at most 0.02 dB at full size
- * at 0.024-0.035 bytes a pixel (64 KiB) for 25-40 % less CPU per fit; at 0.045-0.06 up to 0.06 dB,
+ * at 0.024-0.035 bytes a pixel (64 KiB) for 10-30 % less CPU per fit; at 0.045-0.06 up to 0.06 dB,
  * at 0.12 up to 0.39 dB (docs/benchmarks.md, "The DCT-scaled decode at low budgets").
  */
 export const COARSE_DETAIL_BYTES_PER_PIXEL = 0.04;

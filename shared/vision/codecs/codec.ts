@@ -63,7 +63,7 @@ export interface CodecImage {
 
 /**
  * How much of the source's detail the fitted output can keep, from the budget's bytes per pixel of
- * the cap-size output (fit.ts `decodeDetail`), and so how a decoder that scales while decoding (a
+ * the output size rendered (fit.ts `decodeDetail`), and so how a decoder that scales while decoding (a
  * JPEG's n/8 inverse DCT, libwebp's area average) uses that scaling:
  * - "full": the output will be near-lossless, so no detail-losing shrink at all: a JPEG's n/8
  *   inverse DCT rings on text edges (19 dB on a JPEG screenshot, docs/benchmarks.md "The

@@ -33,14 +33,17 @@ files="jcomapi.c jdapimin.c jdapistd.c jdarith.c jaricom.c jdatasrc.c jdcoefct.c
   jmemmgr.c jmemnobs.c"
 set --
 for f in $files; do set -- "$@" "$src/$f"; done
-# jsimd_none.c's stubs, but the YCbCr-to-RGB pair: ycc-rgb-simd.c is linked under those names.
+# jsimd_none.c's stubs, but the YCbCr-to-RGB pair and the 4:2:0 fancy upsampling pair:
+# ycc-rgb-simd.c and upsample-simd.c are linked under those names.
 clang --target=wasm32-wasi -O3 -c -I"$here" -I"$src" -Djsimd_can_ycc_rgb=jsimd_none_can_ycc_rgb \
-  -Djsimd_ycc_rgb_convert=jsimd_none_ycc_rgb_convert -o "$work/jsimd_none.o" "$src/jsimd_none.c"
+  -Djsimd_ycc_rgb_convert=jsimd_none_ycc_rgb_convert \
+  -Djsimd_can_h2v2_fancy_upsample=jsimd_none_can_h2v2_fancy_upsample \
+  -Djsimd_h2v2_fancy_upsample=jsimd_none_h2v2_fancy_upsample -o "$work/jsimd_none.o" "$src/jsimd_none.c"
 clang --target=wasm32-wasi -O3 -msimd128 -mbulk-memory -DNO_GETENV -DNO_PUTENV \
   -I"$here" -I"$src" -Wno-shift-negative-value \
   -nostartfiles -Wl,--no-entry -Wl,--export=malloc -Wl,--export=free \
   -Wl,--initial-memory=1048576 -Wl,--max-memory=268435456 -Wl,--strip-all -Wl,--gc-sections \
-  -o "$out" "$here/decoder.c" "$here/ycc-rgb-simd.c" "$work/jsimd_none.o" "$@"
+  -o "$out" "$here/decoder.c" "$here/ycc-rgb-simd.c" "$here/upsample-simd.c" "$work/jsimd_none.o" "$@"
 echo "$out: $(wc -c < "$out") bytes"
 # Test-only: the transcoder that writes the tests' arithmetic-coded fixtures (transcode.c).
 fixture="$here/../../test/fixtures/jpeg-arith.wasm"

@@ -80,13 +80,18 @@ function farThirdPsnr(a: Uint8Array, b: Uint8Array, width: number, height: numbe
   return 10 * Math.log10((255 * 255) / (se / n));
 }
 
-describe("our libjpeg-turbo build (WASM, our SIMD colour conversion)", () => {
+describe("our libjpeg-turbo build (WASM, our SIMD colour conversion and chroma upsampling)", () => {
   it("decodes at full size to libvips' bytes exactly: 4:2:0 and 4:4:4, widths that leave a 16-pixel remainder", async () => {
+    // 4:2:0 chroma widths 167 and 501 (eight columns a step and a tail), 17 (one step), 9 and 4
+    // (the edges alone).
     for (const [width, height, chromaSubsampling] of [
       [333, 217, "4:2:0"],
       [640, 480, "4:4:4"],
       [1001, 67, "4:2:0"],
       [7, 9, "4:4:4"],
+      [34, 6, "4:2:0"],
+      [18, 10, "4:2:0"],
+      [8, 6, "4:2:0"],
     ] as const) {
       const input = await sharp(Buffer.from(photoPixels(width, height, width)), { raw: { width, height, channels: 3 } })
         .jpeg({ quality: 85, chromaSubsampling })

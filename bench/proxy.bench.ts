@@ -6,13 +6,13 @@
  * memory workerd takes for a 32 MB request of 100 screenshots (its peak resident size over idle).
  * Run: npm run bench -- proxy
  */
-import { execFileSync } from "node:child_process";
 import { readFileSync, writeFileSync } from "node:fs";
 import { encodePng, photoPixels, screenshotPixels } from "../test/fixtures/images";
 import WebSocket from "ws";
 import { type LocalStack, startLocalStack } from "../scripts/local-stack";
 import { median, ms, percentile, timed } from "./stats";
 import { startBare } from "./bare-worker/start";
+import { workerdProcesses } from "./workerd-processes";
 
 const ROUNDS = 200;
 const STREAM_ROUNDS = 60;
@@ -193,12 +193,11 @@ function screenshotSession(task: string, shots: readonly string[]): unknown[] {
  * port (its dev proxy) and one on a port of its own (the worker); the second is the one.
  */
 function workerdPid(group: number, publicUrl: string): number {
-  const out = execFileSync("ps", ["-o", "pid=,args=", "-g", String(group)], { encoding: "utf8" });
-  const workerds = out.split("\n").filter((l) => /\/workerd serve /.test(l));
+  const workerds = workerdProcesses(group);
   const publicEntry = `entry=127.0.0.1:${new URL(publicUrl).port}`;
-  const worker = workerds.find((l) => !l.includes(publicEntry)) ?? workerds[0];
-  if (!worker) throw new Error(`no workerd in process group ${group}:\n${out}`);
-  return Number(worker.trim().split(/\s+/)[0]);
+  const worker = workerds.find((w) => !w.args.includes(publicEntry)) ?? workerds[0];
+  if (!worker) throw new Error(`no workerd in process group ${group}`);
+  return worker.pid;
 }
 
 /**

@@ -8,6 +8,12 @@ export function percentile(values: number[], p: number): number {
 
 export const median = (values: number[]): number => percentile(values, 50);
 
+/** This process's CPU time since `start` (process.cpuUsage: user + system, every thread), in ms. */
+export function cpuMsSince(start: NodeJS.CpuUsage): number {
+  const used = process.cpuUsage(start);
+  return (used.user + used.system) / 1000;
+}
+
 export const ms = (value: number): string => (Number.isFinite(value) ? value.toFixed(2) : "-");
 
 /** Times one request through to its last body byte; reports its X-Cache. */

@@ -14,7 +14,7 @@ import { fitImage } from "../shared/vision/fit";
 import { loadVisionWasmNode } from "./vision-wasm-node";
 import { BUDGETS, makeInputs } from "./vision-inputs";
 import { withSharp } from "./vision-sharp";
-import { median } from "./stats";
+import { cpuMsSince, median } from "./stats";
 
 const wasm = loadVisionWasmNode();
 const runs = Number(process.env.RUNS ?? 3);
@@ -26,8 +26,7 @@ async function cpuMs(run: () => Promise<unknown>): Promise<number> {
   for (let i = 0; i < runs; i++) {
     const before = process.cpuUsage();
     await run();
-    const used = process.cpuUsage(before);
-    best = Math.min(best, (used.user + used.system) / 1000);
+    best = Math.min(best, cpuMsSince(before));
   }
   return best;
 }

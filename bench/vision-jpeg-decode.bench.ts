@@ -3,9 +3,9 @@
  * (shared/vision/wasm/jpeg.decode.wasm, WASM with auto-vectorisation, rows handed to a sink that
  * drops them) and sharp's native libjpeg-turbo (SIMD, one libvips thread), on the vision bench's
  * JPEG inputs. Ours at full size (8/8), at the DCT scale a fit to 1568 px picks with its margin and
- * at the one it picks for a coarse output (a low budget, DecodeDetail in shared/vision/codecs/codec.ts);
- * sharp at full size. Also ours at 1/8, which is
- * the entropy decode and little else: the floor no DCT scale goes under.
+ * at the one it picks for a coarse output (a low budget: DecodeDetail, shared/vision/codecs/codec.ts);
+ * sharp at full size. Also ours at 1/8, which is the entropy decode and little else: the floor no
+ * DCT scale goes under.
  * Run: npm run bench -- vision-jpeg-decode   (RUNS=n, default 5; the least of n is reported)
  */
 import sharp from "sharp";

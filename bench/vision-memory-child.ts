@@ -6,6 +6,7 @@
  * Exits non-zero (V8 out of memory) when the cap is too small.
  */
 import { readFileSync } from "node:fs";
+import { cpuMsSince } from "./stats";
 import { AppError } from "../shared/http/errors";
 import { fitImage } from "../shared/vision/fit";
 import { loadVisionWasmNode } from "./vision-wasm-node";
@@ -29,12 +30,12 @@ try {
   // A refusal carries no WASM figure: a decoder's instance may have run before it.
   outcome = { outcome: `${error.status} ${error.code}`, message: error.message };
 }
-const cpu = process.cpuUsage(cpuBefore);
+const cpuMs = cpuMsSince(cpuBefore);
 const after = process.memoryUsage();
 console.log(
   JSON.stringify({
     ...outcome,
-    cpuMs: (cpu.user + cpu.system) / 1000,
+    cpuMs,
     arrayBuffersBytes: after.arrayBuffers - before + input.byteLength,
     maxRssBytes: process.resourceUsage().maxRSS * 1024,
   }),

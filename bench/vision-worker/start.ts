@@ -3,8 +3,8 @@
  * own (its inspector too, so parallel benches do not stop each other), for the vision benches.
  */
 import { spawn } from "node:child_process";
-import { readdirSync, readFileSync } from "node:fs";
 import { createServer } from "node:net";
+import { workerdCpuMs } from "../workerd-processes";
 
 async function freePort(): Promise<number> {
   return new Promise((resolve) => {
@@ -16,43 +16,9 @@ async function freePort(): Promise<number> {
 }
 
 /**
- * CPU time (ms, every thread) the workerd processes of process group `group` have used so far, from
- * Linux's per-thread /proc/<pid>/task/<tid>/schedstat (nanoseconds on the CPU); undefined where
- * there is no such file. wrangler dev runs two workerd processes (its proxy and the Worker): both
- * are counted, so a header-only request's CPU is the upload's share to subtract.
- */
-function workerdCpuMs(group: number): number | undefined {
-  let ns = 0;
-  try {
-    for (const pid of readdirSync("/proc")) {
-      if (!/^\d+$/.test(pid)) continue;
-      let stat: string;
-      try {
-        stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-      } catch {
-        continue; // gone since the listing
-      }
-      // "pid (comm) state ppid pgrp ...": the process group is the third field after the name.
-      const name = stat.slice(stat.indexOf("(") + 1, stat.lastIndexOf(")"));
-      const pgrp = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[2]);
-      if (name !== "workerd" || pgrp !== group) continue;
-      for (const tid of readdirSync(`/proc/${pid}/task`)) {
-        try {
-          ns += Number(readFileSync(`/proc/${pid}/task/${tid}/schedstat`, "utf8").split(" ")[0]);
-        } catch {
-          /* a thread that ended */
-        }
-      }
-    }
-  } catch {
-    return undefined;
-  }
-  return ns / 1e6;
-}
-
-/**
  * Starts the bench Worker in workerd and resolves its base URL once it answers. `cpuMs()`: the CPU
- * time its workerd processes have used so far (undefined off Linux).
+ * time its workerd processes have used so far, both of them, so a header-only request's CPU is the
+ * upload's share to subtract (undefined off Linux).
  */
 export async function startWorker(): Promise<{ url: string; stop: () => void; cpuMs: () => number | undefined }> {
   const port = await freePort();

@@ -50,9 +50,9 @@ const RESOLUTION_PREFERENCE_DB = 0.25;
 const FULL_QUALITY_SLACK = 1.2;
 /**
  * Budget bytes per pixel of the output size rendered (the cap size first) from which the source is
- * decoded without a detail-losing shrink (a JPEG's n/8 inverse DCT): at 1 MiB a 1568x882 fit gets 0.76 and comes out
- * near-lossless, where the DCT-scaled decode had cost a JPEG screenshot 19 dB; at 256 KiB it gets
- * 0.19, and the full decode gave photos under 0.05 dB for 30-60 % more decode time
+ * decoded without a detail-losing shrink (a JPEG's n/8 inverse DCT): at 1 MiB a 1568x882 fit gets
+ * 0.76 and comes out near-lossless, where the DCT-scaled decode had cost a JPEG screenshot 19 dB; at
+ * 256 KiB it gets 0.19, and the full decode gave photos under 0.05 dB for 30-60 % more decode time
  * (docs/benchmarks.md, "The DCT-scaled decode at generous budgets").
  */
 export const FULL_DETAIL_BYTES_PER_PIXEL = 0.3;

@@ -3,6 +3,7 @@
  * divide by 8 (the n/8 DCT mapping), ICC profiles (JPEG APP2, PNG iCCP, WebP ICCP), CMYK JPEGs,
  * and the low-budget choices (quality below 50 at full size; shrinking from the source).
  */
+import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import sharp from "sharp";
 import { decodeDetail, fitImage } from "../../shared/vision/fit";
@@ -16,9 +17,9 @@ import { openImage } from "../../shared/media/image-header";
 import { cmykProfileToSrgb, iccToSrgb, labToXyz, xyzToLab, xyzToSrgb } from "../../shared/vision/color/icc";
 import { FOGRA39_WEDGE, cmykConverter } from "../../shared/vision/color/cmyk";
 import { loadVisionWasmNode } from "../../bench/vision-wasm-node";
-import { photoPixels, screenshotPixels } from "../fixtures/images";
+import { photoPixels, prng, screenshotPixels } from "../fixtures/images";
 import { ADOBE_RGB, DISPLAY_P3, PROPHOTO_RGB, matrixTrcProfile } from "../fixtures/icc";
-import { adobeCmykJpeg } from "../fixtures/jpeg-writer";
+import { adobeCmykJpeg, writeBaselineJpeg } from "../fixtures/jpeg-writer";
 
 const wasm = loadVisionWasmNode();
 const KiB = 1024;
@@ -100,6 +101,67 @@ describe("our libjpeg-turbo build (WASM, our SIMD colour conversion and chroma u
       const theirs = await sharp(input).raw().toBuffer();
       expect([ours.width, ours.height]).toEqual([width, height]);
       expect(Buffer.from(ours.rgb).equals(theirs)).toBe(true);
+    }
+  });
+});
+
+/**
+ * A file whose coefficients no encoder writes from 8-bit samples: quantisers of 255, DCs near the
+ * 11-bit limit (so the dequantised DC shifted left overflows 32 bits), ACs anywhere in 10 bits,
+ * and blocks from empty to full, so some columns and rows take the C code's zero-AC shortcut.
+ */
+function extremeJpeg(width: number, height: number, components: 1 | 3): Uint8Array {
+  const random = prng(width * components);
+  const plane = new Uint8Array(width * height);
+  let component = 0;
+  return writeBaselineJpeg(
+    width,
+    height,
+    components === 1
+      ? [{ plane, h: 1, v: 1, table: 0 }]
+      : [
+          { plane, h: 2, v: 2, table: 0 },
+          { plane, h: 1, v: 1, table: 1 },
+          { plane, h: 1, v: 1, table: 1 },
+        ],
+    {
+      quality: 1,
+      coefficients: (zigzag) => {
+        // Luma's DCs positive, chroma's negative: successive DCs differ by at most 447 (category 9).
+        const sign = component++ % (components === 1 ? 1 : 6) < 4 ? 1 : -1;
+        zigzag[0] = sign * (1600 + Math.floor(random() * 448));
+        const density = [0, 0.05, 0.3, 1][Math.floor(random() * 4)]!;
+        for (let k = 1; k < 64; k++) zigzag[k] = random() < density ? Math.floor(random() * 2047) - 1023 : 0;
+      },
+    },
+  );
+}
+
+describe("our SIMD inverse DCTs (native/jpeg/idct-simd.c)", () => {
+  it("decode at every n/8 to the bytes of libjpeg-turbo's C build, upsampling and colour conversion included", async () => {
+    const reference = new WebAssembly.Module(readFileSync(new URL("../fixtures/jpeg-c.wasm", import.meta.url)));
+    const files: Array<[string, Uint8Array]> = [];
+    for (const [width, height, chromaSubsampling, quality] of [
+      [333, 217, "4:2:0", 85],
+      [640, 480, "4:4:4", 100],
+      [1001, 67, "4:2:0", 20],
+      [37, 29, "4:4:4", 1],
+    ] as const) {
+      const pixels = quality === 100 ? screenshotPixels(width, height, 3) : photoPixels(width, height, width);
+      const jpeg = await raw(pixels, width, height).jpeg({ quality, chromaSubsampling }).toBuffer();
+      files.push([`${width}x${height} ${chromaSubsampling} q${quality}`, new Uint8Array(jpeg)]);
+    }
+    const noise = prng(5);
+    const grain = Uint8Array.from({ length: 96 * 80 * 3 }, () => Math.floor(noise() * 256));
+    files.push(["noise q95", new Uint8Array(await raw(grain, 96, 80).jpeg({ quality: 95 }).toBuffer())]);
+    files.push(["extreme grey", extremeJpeg(61, 45, 1)], ["extreme 4:2:0", extremeJpeg(70, 52, 3)]);
+    for (const [name, jpeg] of files) {
+      for (let eighths = 1; eighths <= 8; eighths++) {
+        const ours = decodeJpegRgb(jpeg, wasm.jpegDecoder, eighths);
+        const theirs = decodeJpegRgb(jpeg, reference, eighths);
+        expect([ours.width, ours.height], `${name} at ${eighths}/8`).toEqual([theirs.width, theirs.height]);
+        expect(Buffer.from(ours.rgb).equals(Buffer.from(theirs.rgb)), `${name} at ${eighths}/8`).toBe(true);
+      }
     }
   });
 });

@@ -98,17 +98,21 @@ export function cmykColorOf(info: JpegColorInfo): CmykColor {
   return { toRgb: cmykConverter(info.icc), adobe: info.adobe };
 }
 
-/** Decodes a whole JPEG at full size to RGB in the JS heap (our own small output, to measure its fidelity). */
+/**
+ * Decodes a whole JPEG at `eighths`/8 of its size (full size by default) to RGB in the JS heap: our
+ * own small output, to measure its fidelity, or a test's file.
+ */
 export function decodeJpegRgb(
   bytes: Uint8Array,
   module: WebAssembly.Module,
+  eighths = 8,
 ): { rgb: Uint8Array; width: number; height: number } {
   let out: { rgb: Uint8Array; width: number; height: number } | undefined;
   try {
     // Decoded once: a CMYK file (a test's or a bench's, never our output) is walked for its colour only then.
     decodeJpeg(
       bytes,
-      8,
+      eighths,
       module,
       (width, height) => {
         const rgb = new Uint8Array(width * height * 3);

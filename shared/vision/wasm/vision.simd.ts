@@ -79,12 +79,18 @@ export class SimdPngKernels {
   }
 }
 
-/** Horizontal filter taps as the resampler computes them (fixed point, `maxTaps` per output). */
+/** Filter taps as the resampler computes them (shared/vision/resample.ts computeTaps). */
 export interface FixedTaps {
+  /** First source sample of each output. */
   start: Int32Array;
+  /** Taps of each output (none of them zero at either end). */
   count: Int32Array;
+  /** Weights in fixed point, `maxTaps` slots per output: an output's taps sum to the unit. */
   fixed: Int32Array;
+  /** Slots per output: the most source samples an output's support can span. */
   maxTaps: number;
+  /** The most taps any output has (at most maxTaps). */
+  widest: number;
 }
 
 /**
@@ -118,7 +124,7 @@ export class SimdResampleKernels {
   ) {
     this.rowLen = dstWidth * 3;
     this.chunks = Math.ceil(this.rowLen / 16);
-    this.quads = Math.ceil(horizontal.maxTaps / 4);
+    this.quads = Math.ceil(horizontal.widest / 4);
     let at = 0;
     const take = (n: number) => {
       const start = at;

@@ -51,11 +51,13 @@ const FULL_QUALITY_SLACK = 1.2;
 /**
  * Budget bytes per pixel of the output size rendered (the cap size first) from which the source is
  * decoded without a detail-losing shrink (a JPEG's n/8 inverse DCT): at 1 MiB a 1568x882 fit gets
- * 0.76 and comes out near-lossless, where the DCT-scaled decode had cost a JPEG screenshot 19 dB; at
- * 256 KiB it gets 0.19, and the full decode gave photos under 0.05 dB for 30-60 % more decode time
- * (docs/benchmarks.md, "The DCT-scaled decode at generous budgets").
+ * 0.76 and comes out near-lossless, where the DCT-scaled decode had cost a JPEG screenshot 19 dB.
+ * The n/8 decode's ringing on text edges costs that screenshot 3.2 dB at 0.14 (256 KiB at
+ * 1568x882), 1.1 at 0.11, 0.7 at 0.089, 0.4 at 0.071 and nothing at 0.053; photos gain under 0.08
+ * dB from the full decode, for up to 45 % more CPU on a 12 MP photo and about 10 % on a 6 MP one
+ * (docs/benchmarks.md, "The full-size decode from 0.06 bytes a pixel").
  */
-export const FULL_DETAIL_BYTES_PER_PIXEL = 0.3;
+export const FULL_DETAIL_BYTES_PER_PIXEL = 0.06;
 /**
  * Budget bytes per pixel of the output size rendered under which the output's quantiser drops what
  * the DCT-scaled decode's margin keeps, so a JPEG is decoded at the smallest n/8 scale not under the

@@ -127,7 +127,8 @@ export class StreamingResampler {
   private readonly slots: Int32Array;
   /**
    * Where a destination row starts in its source row (in pixels), when every output is one source
-   * pixel in place (one tap of the whole unit on both axes, columns in a run): rows are copied.
+   * pixel in place (no box stage, one tap of the whole unit on both axes, columns in a run): rows
+   * are copied. The taps then index source rows and columns, not a box grid's.
    */
   private readonly copyFrom?: number;
 
@@ -157,6 +158,7 @@ export class StreamingResampler {
       h.widest === 1 &&
       this.vertical.widest === 1 &&
       this.boxX === 1 &&
+      this.boxY === 1 &&
       h.start[dstWidth - 1] === h.start[0]! + dstWidth - 1
     ) {
       this.copyFrom = h.start[0]!;

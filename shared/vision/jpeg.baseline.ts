@@ -466,8 +466,8 @@ function transformJs(rgb: Uint8Array, width: number, height: number, layout: Mcu
 }
 
 /**
- * Quantises the MCUs of the coefficients (`stored` plus `middle`, times `unit`: MCU by MCU in
- * `layout`'s block order, zigzag) with `recip`, all of them or a sample (runs of `run` consecutive
+ * The JS path's quantise-and-count (SimdJpegKernels.quantCount is the SIMD path's): quantises the
+ * MCUs of the coefficients (MCU by MCU in `layout`'s block order, zigzag) with `recip`, all of them or a sample (runs of `run` consecutive
  * MCUs, one run in every `stride`), and counts their Huffman symbols: histograms at 0 (DC luma), 256
  * (AC luma), 512 (DC chroma), 768 (AC chroma), plus the raw magnitude bits. With `quant`, the
  * quantised blocks are kept there; with `steps` (the quantiser steps), the squared error the
@@ -475,9 +475,7 @@ function transformJs(rgb: Uint8Array, width: number, height: number, layout: Mcu
  */
 function quantiseAndCount(
   layout: McuLayout,
-  stored: ArrayLike<number>,
-  middle: number,
-  unit: number,
+  coeffs: Float32Array,
   mcus: number,
   recip: Float64Array,
   steps: Float64Array | undefined,
@@ -499,11 +497,11 @@ function quantiseAndCount(
         const dcBase = b < luma ? 0 : 512;
         const acBase = dcBase + 256;
         let blockError = 0;
-        const v0 = (stored[at]! + middle) * unit * recip[r0]!;
+        const v0 = coeffs[at]! * recip[r0]!;
         const dc = v0 < 0 ? -((0.5 - v0) | 0) : (v0 + 0.5) | 0;
         if (quant) quant[at] = dc;
         if (steps) {
-          const e = (stored[at]! + middle) * unit - dc * steps[r0]!;
+          const e = coeffs[at]! - dc * steps[r0]!;
           blockError += e * e;
         }
         const diff = dcDifference(pred, componentOf(b, luma), dc);
@@ -512,11 +510,11 @@ function quantiseAndCount(
         extra += dcCat;
         let run = 0;
         for (let k = 1; k < 64; k++) {
-          const v = (stored[at + k]! + middle) * unit * recip[r0 + k]!;
+          const v = coeffs[at + k]! * recip[r0 + k]!;
           const r = v < 0 ? -((0.5 - v) | 0) : (v + 0.5) | 0;
           if (quant) quant[at + k] = r;
           if (steps) {
-            const e = (stored[at + k]! + middle) * unit - r * steps[r0 + k]!;
+            const e = coeffs[at + k]! - r * steps[r0 + k]!;
             blockError += e * e;
           }
           if (r === 0) {
@@ -600,8 +598,6 @@ function codeCoefficients(
     const { hist, extra } = quantiseAndCount(
       layout,
       coeffs,
-      0,
-      1,
       mcus,
       recip,
       undefined,
@@ -622,21 +618,20 @@ function codeCoefficients(
   /**
    * Rate (bytes, from the entropy of each histogram: ranks tables as their Huffman codes would) and
    * weighted squared error (errorWeights) of every `stride`-th MCU at `quality`, scaled to the whole
-   * image. JS over the coefficients (the SIMD instance's memory when there is one): a sample is small.
+   * image: the SIMD kernels' count summing the error too where there are kernels, the JS loops
+   * otherwise.
    */
   const sampleRateDistortion = (quality: number, stride: number): { bytes: number; error: number } => {
     const { recip, steps } = tablesFor(quality);
-    const { hist, extra, error } = quantiseAndCount(
-      layout,
-      simd ? simd.coefficients : coeffs,
-      simd ? 0.5 : 0,
-      simd ? simd.coefficientUnit : 1,
-      mcus,
-      recip,
-      steps,
-      stride,
-      undefined,
-    );
+    let hist: Uint32Array, extra: number, error: number;
+    if (simd) {
+      const counted = simd.quantCount(recip, stride, 1, steps);
+      hist = counted.hist;
+      extra = counted.extraBits;
+      error = 0;
+      const weights = errorWeights(layout);
+      for (let b = 0; b < blocks; b++) error += counted.errors[b]! * weights[b]!;
+    } else ({ hist, extra, error } = quantiseAndCount(layout, coeffs, mcus, recip, steps, stride, undefined));
     let bits = extra;
     for (let t = 0; t < 4; t++) {
       let total = 0;

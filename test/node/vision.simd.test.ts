@@ -91,13 +91,16 @@ describe("SIMD resampler (vision.simd.wat) against the JS path", () => {
   });
 });
 
+/** A photo at the cap, a tall screenshot and a small photo whose MCUs are padded on both axes. */
+const ENCODER_IMAGES = [
+  [photoPixels(1568, 1176, 5), 1568, 1176],
+  [screenshotPixels(725, 1568, 5), 725, 1568],
+  [photoPixels(333, 77, 9), 333, 77],
+] as const;
+
 describe("SIMD colour conversion, DCT (f32, stored as i16 cells) and quantise-and-count against the JS encoder (f64)", () => {
   it("sizes agree within 0.1 %, and the decoded pixels are the same picture (PSNR >= 50 dB between them)", async () => {
-    for (const [rgb, w, h] of [
-      [photoPixels(1568, 1176, 5), 1568, 1176],
-      [screenshotPixels(725, 1568, 5), 725, 1568],
-      [photoPixels(333, 77, 9), 333, 77],
-    ] as const) {
+    for (const [rgb, w, h] of ENCODER_IMAGES) {
       const js = prepareJpeg(rgb, w, h);
       const wasm = prepareJpeg(rgb, w, h, simd);
       expect(js.wasmBytes).toBe(0);
@@ -121,6 +124,29 @@ describe("SIMD colour conversion, DCT (f32, stored as i16 cells) and quantise-an
         // And against the source, SIMD loses nothing measurable.
         expect(Math.abs(psnr(rgb, new Uint8Array(b!)) - psnr(rgb, new Uint8Array(a!)))).toBeLessThan(0.01);
       }
+    }
+  });
+});
+
+describe("the quantisation tables' rate and distortion sample in SIMD (chooseTables, errorAt)", () => {
+  it("sums the error the JS encoder sums and picks the same tables at every budget", () => {
+    for (const [rgb, w, h] of ENCODER_IMAGES) {
+      const js = prepareJpeg(rgb, w, h);
+      const wasm = prepareJpeg(rgb, w, h, simd);
+      for (const tables of ["annex-k", "robidoux", "flat"])
+        for (const q of [30, 50, 75, 90, 100]) {
+          // The f32 DCT and its i16 cells move the error a little; at 100 (steps of 1-2) the most.
+          const tolerance = q === 100 ? 0.03 : 0.005;
+          expect(Math.abs(wasm.errorAt(q, tables) / js.errorAt(q, tables) - 1)).toBeLessThan(tolerance);
+        }
+      const picks = (prepared: () => ReturnType<typeof prepareJpeg>) =>
+        [8_000, 20_000, 48_000, 100_000, 190_000, 400_000, 780_000].map((budget) =>
+          prepared().chooseTables(budget, 30, 100),
+        );
+      const chosen = picks(() => prepareJpeg(rgb, w, h, simd));
+      expect(chosen).toEqual(picks(() => prepareJpeg(rgb, w, h)));
+      // Both tables are chosen somewhere on these images, so a kernel that ranked them wrong shows.
+      if (w === 1568) expect(new Set(chosen)).toEqual(new Set(["robidoux", "flat"]));
     }
   });
 });

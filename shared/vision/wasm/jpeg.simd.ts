@@ -66,7 +66,7 @@ export function* mcuRuns(mcus: number, stride: number, run: number): Generator<[
 
 export class SimdJpegKernels {
   /** (A stored coefficient + 0.5) times this is the JPEG coefficient (the middle of its cell). */
-  readonly coefficientUnit = 1 / (1 << COEFFICIENT_BITS);
+  private readonly coefficientUnit = 1 / (1 << COEFFICIENT_BITS);
   private readonly k: SimdExports;
   private readonly lease: Lease;
   private readonly mcuX: number;
@@ -79,6 +79,10 @@ export class SimdJpegKernels {
   private readonly blk: number;
   private readonly table: number;
   private readonly recip: number;
+  /** The steps of a quantisation (the reciprocals' inverses), when a count also sums its error. */
+  private readonly steps: number;
+  /** One f64 sum of squared error per block slot of the MCU. */
+  private readonly errors: number;
   private readonly hist: number;
   private readonly scratch: number;
   /** The window the passes copy MCUs' coefficients into: WINDOW_MCUS of them, or an MCU row if wider. */
@@ -120,6 +124,8 @@ export class SimdJpegKernels {
     this.table = take(64 * 4);
     this.blk = take(256 + 128);
     this.recip = take(blocks * 64 * 4);
+    this.steps = take(blocks * 64 * 4);
+    this.errors = take(blocks * 8);
     this.hist = take(1024 * 4);
     this.scratch = take(128);
     this.rgb = take(size * this.stride + 16);
@@ -140,11 +146,6 @@ export class SimdJpegKernels {
       // After the two passes coefficient (u = n % 8, v = n / 8) sits at row u, lane v of the scratch block.
       view.setFloat32(this.table + ((n & 7) * 8 + (n >> 3)) * 4, scale[k]! * (1 << COEFFICIENT_BITS), true);
     }
-  }
-
-  /** All coefficients: MCU by MCU in the layout's block order, 64 per block, zigzag order, JPEG scale. */
-  get coefficients(): Int16Array {
-    return this.store;
   }
 
   get wasmBytes(): number {
@@ -218,18 +219,41 @@ export class SimdJpegKernels {
   /**
    * Quantises the MCUs (all, or runs of `run` one in every `stride`, as `eachWindow`) with `recip`
    * (64 reciprocals per block slot of the MCU) and counts their symbols: histograms at 0 (DC
-   * luma), 256 (AC luma), 512 (DC chroma), 768 (AC chroma) and the magnitude bits.
+   * luma), 256 (AC luma), 512 (DC chroma), 768 (AC chroma) and the magnitude bits. With `steps`
+   * (the quantiser steps, 64 per block slot), `errors` holds the squared error the quantisation
+   * adds in each block slot, in JPEG coefficient units squared.
    */
-  quantCount(recip: ArrayLike<number>, stride: number, run = 1): { hist: Uint32Array; extraBits: number } {
+  quantCount(
+    recip: ArrayLike<number>,
+    stride: number,
+    run = 1,
+    steps?: ArrayLike<number>,
+  ): { hist: Uint32Array; extraBits: number; errors: Float64Array } {
     if (!this.lease.live()) throw spent();
     this.setRecip(recip);
     const hist = new Uint32Array(this.k.memory.buffer, this.hist, 1024);
     hist.fill(0);
+    const errors = new Float64Array(this.k.memory.buffer, this.errors, this.layout.blocks);
+    errors.fill(0);
+    if (steps) {
+      const into = new Float32Array(this.k.memory.buffer, this.steps, this.mcuCoeffs);
+      for (let i = 0; i < this.mcuCoeffs; i++) into[i] = steps[i]! / this.coefficientUnit;
+    }
     let extraBits = 0;
     this.eachWindow(stride, run, (count) => {
-      extraBits += this.k.quantCount(this.window, this.recip, this.hist, count, this.scratch, this.layout.luma);
+      extraBits += this.k.quantCount(
+        this.window,
+        this.recip,
+        this.hist,
+        count,
+        this.scratch,
+        this.layout.luma,
+        steps ? this.steps : 0,
+        this.errors,
+      );
     });
-    return { hist: hist.slice(), extraBits };
+    const unit2 = this.coefficientUnit * this.coefficientUnit;
+    return { hist: hist.slice(), extraBits, errors: errors.map((e) => e * unit2) };
   }
 
   /**

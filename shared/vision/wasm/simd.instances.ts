@@ -29,7 +29,16 @@ export interface SimdExports {
     full: number,
   ): void;
   scanStart(): void;
-  quantCount(coeffs: number, recip: number, hist: number, mcus: number, scratch: number, luma: number): number;
+  quantCount(
+    coeffs: number,
+    recip: number,
+    hist: number,
+    mcus: number,
+    scratch: number,
+    luma: number,
+    steps: number,
+    errors: number,
+  ): number;
   writeScan(
     coeffs: number,
     recip: number,

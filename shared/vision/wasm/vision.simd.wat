@@ -458,29 +458,62 @@
       (br_if $quantise (i32.lt_u (local.get $i) (i32.const 64))))
     (local.get $mask))
 
+  ;; Squared error one quantised block adds: the 64 i16 coefficients at $at (read as their cells'
+  ;; middles) against the quantised i16 at $q times the 64 f32 steps at $steps (in the same cell
+  ;; unit), summed in f32 lanes per block.
+  (func $blockError (param $at i32) (param $steps i32) (param $q i32) (result f64)
+    (local $i i32) (local $c v128) (local $k v128) (local $d v128) (local $sum v128)
+    (loop $lanes
+      (local.set $c (v128.load (local.get $at)))
+      (local.set $k (v128.load (local.get $q)))
+      (local.set $d (f32x4.sub
+        (f32x4.add (f32x4.convert_i32x4_s (i32x4.extend_low_i16x8_s (local.get $c))) (v128.const f32x4 0.5 0.5 0.5 0.5))
+        (f32x4.mul (f32x4.convert_i32x4_s (i32x4.extend_low_i16x8_s (local.get $k))) (v128.load (local.get $steps)))))
+      (local.set $sum (f32x4.add (local.get $sum) (f32x4.mul (local.get $d) (local.get $d))))
+      (local.set $d (f32x4.sub
+        (f32x4.add (f32x4.convert_i32x4_s (i32x4.extend_high_i16x8_s (local.get $c))) (v128.const f32x4 0.5 0.5 0.5 0.5))
+        (f32x4.mul (f32x4.convert_i32x4_s (i32x4.extend_high_i16x8_s (local.get $k))) (v128.load offset=16 (local.get $steps)))))
+      (local.set $sum (f32x4.add (local.get $sum) (f32x4.mul (local.get $d) (local.get $d))))
+      (local.set $at (i32.add (local.get $at) (i32.const 16)))
+      (local.set $q (i32.add (local.get $q) (i32.const 16)))
+      (local.set $steps (i32.add (local.get $steps) (i32.const 32)))
+      (local.set $i (i32.add (local.get $i) (i32.const 8)))
+      (br_if $lanes (i32.lt_u (local.get $i) (i32.const 64))))
+    (f64.add
+      (f64.add (f64.promote_f32 (f32x4.extract_lane 0 (local.get $sum))) (f64.promote_f32 (f32x4.extract_lane 1 (local.get $sum))))
+      (f64.add (f64.promote_f32 (f32x4.extract_lane 2 (local.get $sum))) (f64.promote_f32 (f32x4.extract_lane 3 (local.get $sum))))))
+
   ;; Quantise-and-count of the encoder's quality search, over `mcus` MCUs at $coeffs (`luma` blocks
   ;; of Y, 4 for 4:2:0 or 1 for 4:4:4, then Cb and Cr; 64 i16 coefficients each, zigzag order), the
   ;; next window of a pass begun by scanStart: each block is quantised into the 128-byte `scratch`
   ;; ($quantiseBlock, with `recip`: 64 f32 reciprocals of the table per block slot of the MCU) and
-  ;; its Huffman symbols added to `hist` (1024 u32: DC luma, AC luma, DC chroma, AC chroma). Returns
-  ;; the window's magnitude bits.
+  ;; its Huffman symbols added to `hist` (1024 u32: DC luma, AC luma, DC chroma, AC chroma). With
+  ;; `steps` (not 0: 64 f32 steps per block slot, the reciprocals' inverses), the squared error each
+  ;; block's quantisation adds goes to `errors` too (one f64 sum per block slot). Returns the window's
+  ;; magnitude bits.
   (func (export "quantCount")
     (param $coeffs i32) (param $recip i32) (param $hist i32)
-    (param $mcus i32) (param $scratch i32) (param $luma i32) (result i32)
+    (param $mcus i32) (param $scratch i32) (param $luma i32) (param $steps i32) (param $errors i32) (result i32)
     (local $m i32) (local $b i32) (local $q i32)
     (local $extra i32)
     (local $dc i32) (local $diff i32) (local $cat i32) (local $dcBase i32) (local $acBase i32)
-    (local $k i32) (local $last i32) (local $run i32) (local $val i32) (local $mask i64)
+    (local $k i32) (local $last i32) (local $run i32) (local $val i32) (local $mask i64) (local $at i32)
     (local.set $q (local.get $scratch))
     (block $mcuDone
       (loop $mcuLoop
         (br_if $mcuDone (i32.ge_u (local.get $m) (local.get $mcus)))
         (local.set $b (i32.const 0))
         (loop $blockLoop
+          (local.set $at (i32.add (local.get $coeffs) (i32.shl (i32.add (i32.mul (local.get $m) (i32.add (local.get $luma) (i32.const 2))) (local.get $b)) (i32.const 7))))
           (local.set $mask (call $quantiseBlock
-            (i32.add (local.get $coeffs) (i32.shl (i32.add (i32.mul (local.get $m) (i32.add (local.get $luma) (i32.const 2))) (local.get $b)) (i32.const 7)))
+            (local.get $at)
             (i32.add (local.get $recip) (i32.shl (local.get $b) (i32.const 8)))
             (local.get $q)))
+          (if (local.get $steps)
+            (then
+              (local.set $k (i32.add (local.get $errors) (i32.shl (local.get $b) (i32.const 3))))
+              (f64.store (local.get $k) (f64.add (f64.load (local.get $k))
+                (call $blockError (local.get $at) (i32.add (local.get $steps) (i32.shl (local.get $b) (i32.const 8))) (local.get $q))))))
           ;; DC: difference from the previous block of the same component.
           (local.set $dc (i32.load16_s (local.get $q)))
           (if (i32.lt_u (local.get $b) (local.get $luma))

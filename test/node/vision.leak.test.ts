@@ -3,7 +3,7 @@
  * with an image fits it), so a store, an instance or a buffer kept past its fit would grow without
  * bound. Fits of every path (DCT-scaled JPEG decode, shrink and comparison, 4:4:4, PNG output, a
  * decode that fails half way) run round after round; after a collection the process holds what it
- * held after the first rounds.
+ * held after the first rounds: its ArrayBuffers, its JS heap and its WASM instances.
  */
 import v8 from "node:v8";
 import vm from "node:vm";
@@ -16,6 +16,24 @@ import { photoPixels, screenshotPixels } from "../fixtures/images";
 
 v8.setFlagsFromString("--expose-gc");
 const collect = vm.runInNewContext("gc") as () => void;
+
+/**
+ * WASM instances alive: every codec and kernel instantiates with `new WebAssembly.Instance`, which
+ * is counted here until the collector takes the instance (and with it its memory, which Node's
+ * figures leave out).
+ */
+let instances = 0;
+let created = 0;
+const collected = new FinalizationRegistry<undefined>(() => instances--);
+const Instance = WebAssembly.Instance;
+WebAssembly.Instance = class extends Instance {
+  constructor(module: WebAssembly.Module, imports?: WebAssembly.Imports) {
+    super(module, imports);
+    instances++;
+    created++;
+    collected.register(this, undefined);
+  }
+};
 const wasm = loadVisionWasmNode();
 const MB = 1024 * 1024;
 
@@ -24,11 +42,15 @@ const raw = (rgb: Uint8Array, width: number, height: number) =>
 
 /** What the process holds once the last fit's promise has settled and a collection has run. */
 async function held() {
-  await new Promise((resolve) => setTimeout(resolve, 0));
+  const tick = () => new Promise((resolve) => setTimeout(resolve, 0));
+  await tick();
   collect();
+  // The registry's callbacks run after the collection, on a later turn.
+  await tick();
   collect();
+  await tick();
   const { arrayBuffers, heapUsed } = process.memoryUsage();
-  return { arrayBuffers, heapUsed };
+  return { arrayBuffers, heapUsed, instances, created };
 }
 
 describe("a fit leaves nothing behind", () => {
@@ -85,9 +107,12 @@ describe("a fit leaves nothing behind", () => {
       expect(seen).toContain(path);
     expect(failures).toBe(5 * 2);
     // One fit's coefficient store alone is 3-6 bytes a pixel of its output (5-11 MB at 1568x1176),
-    // its render 3: a leak of any of them, or of its output, is far over these. (The decoders' and
-    // kernels' WASM instances, a few hundred KB each, are outside what the process reports here.)
+    // its render 3: a leak of any of them, or of its output, is far over these.
     expect(after.arrayBuffers - before.arrayBuffers).toBeLessThan(1 * MB);
     expect(after.heapUsed - before.heapUsed).toBeLessThan(4 * MB);
+    // Each fit instantiates its codecs and kernels (2-5 instances) and lets them go: one kept per
+    // fit (its SimdPool, say) leaves over 30 alive here.
+    expect(after.created - before.created).toBeGreaterThanOrEqual(60);
+    expect(after.instances - before.instances).toBeLessThan(5);
   });
 });

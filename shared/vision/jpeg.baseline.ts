@@ -467,11 +467,11 @@ function transformJs(rgb: Uint8Array, width: number, height: number, layout: Mcu
 
 /**
  * The JS path's quantise-and-count (SimdJpegKernels.quantCount is the SIMD path's): quantises the
- * MCUs of the coefficients (MCU by MCU in `layout`'s block order, zigzag) with `recip`, all of them or a sample (runs of `run` consecutive
- * MCUs, one run in every `stride`), and counts their Huffman symbols: histograms at 0 (DC luma), 256
- * (AC luma), 512 (DC chroma), 768 (AC chroma), plus the raw magnitude bits. With `quant`, the
- * quantised blocks are kept there; with `steps` (the quantiser steps), the squared error the
- * quantisation adds is summed too (errorWeights per slot).
+ * MCUs of the coefficients (MCU by MCU in `layout`'s block order, zigzag) with `recip`, all of them
+ * or a sample (runs of `run` consecutive MCUs, one run in every `stride`), and counts their Huffman
+ * symbols: histograms at 0 (DC luma), 256 (AC luma), 512 (DC chroma), 768 (AC chroma), plus the raw
+ * magnitude bits. With `quant`, the quantised blocks are kept there; with `steps` (the quantiser
+ * steps), the squared error the quantisation adds is summed too (errorWeights per slot).
  */
 function quantiseAndCount(
   layout: McuLayout,

@@ -42,10 +42,11 @@ const QUALITY_COMPARED_BELOW = 40;
 const RESOLUTION_PREFERENCE_DB = 0.25;
 /**
  * Where the sampled size estimate of 4:2:0 at quality 100 is over this times the budget, its exact
- * size (a count pass, about 6 ms at 1568x882) is not measured and 4:4:4 is not tried. The estimate
- * is 0.55–1.33x the exact size on the bench's screenshots and 1.00–1.02x on photos, so a screenshot
- * whose 4:2:0 at 100 fills over 90 % of the budget can be missed; a wider margin measured the size
- * of four photos at 1 MiB in vain (docs/benchmarks.md, "4:4:4 where 4:2:0 stops at quality 100").
+ * size (a count pass, about 6 ms at 1568x882) is not measured before the search. The estimate is
+ * 0.55–1.33x the exact size on the bench's screenshots and 1.00–1.02x on photos; a wider margin
+ * measured the size of four photos at 1 MiB in vain (docs/benchmarks.md, "4:4:4 where 4:2:0 stops
+ * at quality 100"). A screenshot the estimate overstates is not missed: its search reaches 100, and
+ * 4:4:4 is tried then.
  */
 const FULL_QUALITY_SLACK = 1.2;
 /**
@@ -459,7 +460,8 @@ export async function fitImage(
    * that fits is kept when it adds less squared error than 4:2:0 at 100 does with its subsampling,
    * both estimated on a sample (docs/vision.md, "Chroma sampling"); else 4:2:0 at 100 goes out.
    * Undefined (no encode counted) where the sampled size of 4:2:0 at 100 is over FULL_QUALITY_SLACK
-   * times the budget, or (one counted) where its exact size, or its encode, is over the budget.
+   * times the budget, or (one counted) where its exact size, or its encode, is over the budget;
+   * `fits` (the search found 4:2:0 at 100 within the budget) skips those checks.
    * 4:4:4 gets the flat table without a choice: at the qualities these budgets reach it adds the
    * least error (docs/benchmarks.md, "4:4:4 where 4:2:0 stops at quality 100"). Its kernels take a
    * fresh instance, so `subsampled` stays live when 4:4:4 loses.
@@ -468,10 +470,13 @@ export async function fitImage(
     rgb: Uint8Array,
     size: { width: number; height: number },
     subsampled: PreparedJpeg,
+    fits = false,
   ): SearchOutcome | undefined => {
-    if (subsampled.estimateAt(QUALITY_MAX) > maxBytes * FULL_QUALITY_SLACK) return undefined;
-    counter.attempts++;
-    if (subsampled.sizeAt(QUALITY_MAX) > maxBytes) return undefined;
+    if (!fits) {
+      if (subsampled.estimateAt(QUALITY_MAX) > maxBytes * FULL_QUALITY_SLACK) return undefined;
+      counter.attempts++;
+      if (subsampled.sizeAt(QUALITY_MAX) > maxBytes) return undefined;
+    }
     const error = subsampled.errorAt(QUALITY_MAX) + subsamplingError(rgb, size.width, size.height);
     const prepared = prepareJpeg(rgb, size.width, size.height, simd?.module, FLAT_TABLES, YCC_444);
     wasmPeakBytes = Math.max(wasmPeakBytes, prepared.wasmBytes);
@@ -510,11 +515,16 @@ export async function fitImage(
     wasmPeakBytes = Math.max(wasmPeakBytes, prepared.wasmBytes);
     jpegTables = prepared.chooseTables(maxBytes, QUALITY_MIN, QUALITY_MAX);
     chroma = "4:2:0";
-    const full = atFullQuality(rgb, size, prepared);
     // Comfortable: 4:4:4 fits where 4:2:0 at 100 does, far above QUALITY_COMPARED_BELOW (90-100 on
     // the bench's screenshots), so the comparison below never asks it for another size.
+    const full = atFullQuality(rgb, size, prepared);
     if (full) return { ...full, comfortable: true, sizeAt: () => maxBytes };
     const outcome = searchPrepared(prepared, maxBytes, counter, known);
+    if (outcome.quality === QUALITY_MAX) {
+      // Only where the estimate had put 4:2:0 at 100 over the slack: the search found it within.
+      const late = atFullQuality(rgb, size, prepared, true);
+      if (late) return { ...late, comfortable: true, sizeAt: () => maxBytes };
+    }
     // Qualities of other tables are on other scales: compare by the error they add.
     const comfortable =
       outcome.quality !== undefined &&

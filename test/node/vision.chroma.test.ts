@@ -9,8 +9,11 @@ import sharp from "sharp";
 import { fitImage } from "../../shared/vision/fit";
 import { prepareJpeg, ROBIDOUX_TABLES, YCC_420, YCC_444 } from "../../shared/vision/jpeg.baseline";
 import { subsamplingError } from "../../shared/vision/jpeg.chroma";
+import { decodeJpegRgb } from "../../shared/vision/codecs/jpeg/jpeg.decode";
+import { resizeRgb } from "../../shared/vision/resample";
 import { loadVisionWasmNode } from "../../bench/vision-wasm-node";
 import { photoPixels, screenshotPixels } from "../fixtures/images";
+import { uiScreenshotPixels } from "../fixtures/ui-screenshots";
 
 const wasm = loadVisionWasmNode();
 const KiB = 1024;
@@ -146,6 +149,28 @@ describe("the fit's chroma sampling", () => {
     const subsampled = prepareJpeg(rgb, w, h, wasm.simd, ROBIDOUX_TABLES, YCC_420).encode(100);
     expect(subsampled.length).toBeLessThan(maxBytes(budget));
     expect(await psnr(rgb, out.data)).toBeGreaterThan((await psnr(rgb, subsampled)) + 10);
+  });
+
+  it("a screenshot whose sampled estimate overstates 4:2:0 at 100 gets 4:4:4 once its search reaches 100", async () => {
+    // A dark UI over the cap, as a JPEG (its PNG would win the fit's PNG attempt instead).
+    const [w, h] = [1600, 1000];
+    const rgb = uiScreenshotPixels({ width: w, height: h, theme: "dark", scale: 1, layout: "app", seed: 1 });
+    const source = await sharp(Buffer.from(rgb), { raw: { width: w, height: h, channels: 3 } })
+      .jpeg({ quality: 98, chromaSubsampling: "4:4:4" })
+      .toBuffer();
+    const budget = Math.ceil((220_000 / 3) * 4) + "data:image/jpeg;base64,".length;
+    // What the fit encodes (the source decoded and resampled to the cap): its 4:2:0 at 100 fits the
+    // budget, and the sample's estimate of it is over 1.2 times the budget, so the search meets it first.
+    const decoded = decodeJpegRgb(new Uint8Array(source), wasm.jpegDecoder);
+    const render = resizeRgb(decoded.rgb, w, h, 1568, 980, wasm.simd);
+    const at100 = prepareJpeg(render, 1568, 980, wasm.simd);
+    expect(at100.sizeAt(100)).toBeLessThanOrEqual(maxBytes(budget));
+    expect(at100.estimateAt(100)).toBeGreaterThan(maxBytes(budget) * 1.2);
+    const out = await fitImage(new Uint8Array(source), opts(budget), wasm);
+    expect(out.chroma).toBe("4:4:4");
+    expect(out.data.length).toBeLessThanOrEqual(maxBytes(budget));
+    // 4:2:0 at quality 100 measured 45.2 dB here, 4:4:4 at 94 57.0 dB.
+    expect(await psnr(render, out.data)).toBeGreaterThan((await psnr(render, at100.encode(100))) + 8);
   });
 
   it("a photo with smooth chroma keeps 4:2:0 at quality 100 when 4:4:4 would need a lower quality", async () => {

@@ -461,7 +461,8 @@ export async function fitImage(
    * both estimated on a sample (docs/vision.md, "Chroma sampling"); else 4:2:0 at 100 goes out.
    * Undefined (no encode counted) where the sampled size of 4:2:0 at 100 is over FULL_QUALITY_SLACK
    * times the budget, or (one counted) where its exact size, or its encode, is over the budget;
-   * `fits` (the search found 4:2:0 at 100 within the budget) skips those checks.
+   * `at100`, 4:2:0 at 100 as the search already wrote it within the budget, skips those checks and
+   * is what goes out if 4:4:4 loses.
    * 4:4:4 gets the flat table without a choice: at the qualities these budgets reach it adds the
    * least error (docs/benchmarks.md, "4:4:4 where 4:2:0 stops at quality 100"). Its kernels take a
    * fresh instance, so `subsampled` stays live when 4:4:4 loses.
@@ -470,9 +471,9 @@ export async function fitImage(
     rgb: Uint8Array,
     size: { width: number; height: number },
     subsampled: PreparedJpeg,
-    fits = false,
+    at100?: Uint8Array,
   ): SearchOutcome | undefined => {
-    if (!fits) {
+    if (!at100) {
       if (subsampled.estimateAt(QUALITY_MAX) > maxBytes * FULL_QUALITY_SLACK) return undefined;
       counter.attempts++;
       if (subsampled.sizeAt(QUALITY_MAX) > maxBytes) return undefined;
@@ -487,7 +488,7 @@ export async function fitImage(
       return outcome;
     }
     // The stuffing allowance makes sizeAt an upper bound; in the rare exception the search takes over.
-    const data = subsampled.encode(QUALITY_MAX);
+    const data = at100 ?? subsampled.encode(QUALITY_MAX);
     return data.length <= maxBytes ? { data, quality: QUALITY_MAX } : undefined;
   };
   /** The highest quality that fits at `size`, and the size any other quality would take. */
@@ -520,9 +521,9 @@ export async function fitImage(
     const full = atFullQuality(rgb, size, prepared);
     if (full) return { ...full, comfortable: true, sizeAt: () => maxBytes };
     const outcome = searchPrepared(prepared, maxBytes, counter, known);
-    if (outcome.quality === QUALITY_MAX) {
+    if (outcome.quality === QUALITY_MAX && outcome.data) {
       // Only where the estimate had put 4:2:0 at 100 over the slack: the search found it within.
-      const late = atFullQuality(rgb, size, prepared, true);
+      const late = atFullQuality(rgb, size, prepared, outcome.data);
       if (late) return { ...late, comfortable: true, sizeAt: () => maxBytes };
     }
     // Qualities of other tables are on other scales: compare by the error they add.

@@ -76,11 +76,13 @@ export function parseTargetUrl(rawUrl: string): URL {
 /**
  * Step 3: throws 403 `blocked_private_address` when the URL's host is not public (or cannot be
  * verified), 503 `dns_unavailable` when the DoH resolver itself cannot be used (still refused),
- * 400 `invalid_request` for a scheme other than http/https, a missing host or user-info.
+ * 400 `invalid_request` for a scheme other than http/https, a missing host or user-info. Resolves
+ * to whether the host passed only as a local one (`security.allow_private_urls`): what is read
+ * there is never stored in the shared cache.
  */
-export async function assertSsrfSafe(url: URL, options: SsrfOptions): Promise<void> {
+export async function assertSsrfSafe(url: URL, options: SsrfOptions): Promise<{ local: boolean }> {
   const verdict = await checkUrlSafety(url, options);
-  if (verdict.ok) return;
+  if (verdict.ok) return { local: verdict.local };
   if (verdict.code === "invalid_url") throw new AppError(400, "invalid_request", verdict.message);
   if (verdict.code === "dns_unavailable") throw new AppError(503, "dns_unavailable", verdict.message);
   throw new AppError(403, "blocked_private_address", verdict.message);
@@ -97,19 +99,20 @@ export function assertAllowedByPolicy(url: URL, blocklist: readonly string[]): v
 }
 
 /**
- * Every check for one URL, in order: secrets, parse, SSRF, policy. Returns the parsed URL.
+ * Every check for one URL, in order: secrets, parse, SSRF, policy. Returns the parsed URL and
+ * whether its host passed only as a local one (see assertSsrfSafe).
  * Used by safeFetch on each hop; a route that handles several URLs runs the steps itself so that
  * secrets are checked for all URLs first.
  *
  * @example
- * const url = await gateUrl(body.image.url, { allowPrivate: false, resolver, blocklist: cfg.website_blocklist });
+ * const { url } = await gateUrl(body.image.url, { allowPrivate: false, resolver, blocklist: cfg.website_blocklist });
  */
-export async function gateUrl(rawUrl: string, options: GateOptions): Promise<URL> {
+export async function gateUrl(rawUrl: string, options: GateOptions): Promise<{ url: URL; local: boolean }> {
   assertNoSecretInUrl(rawUrl, "The URL");
   const url = parseTargetUrl(rawUrl);
-  await assertSsrfSafe(url, options);
+  const { local } = await assertSsrfSafe(url, options);
   assertAllowedByPolicy(url, options.blocklist);
-  return url;
+  return { url, local };
 }
 
 /**

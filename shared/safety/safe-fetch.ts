@@ -38,6 +38,8 @@ const FAILED_BODY_BYTES = 256 * 1024;
 export interface SafeFetchResult {
   /** After redirects. */
   finalUrl: string;
+  /** Some hop's host passed only as a local one (`security.allow_private_urls`; see assertSsrfSafe). */
+  local: boolean;
   status: number;
   headers: Headers;
   body: Uint8Array;
@@ -60,7 +62,9 @@ class DeadlineExceeded extends Error {}
  */
 export async function safeFetch(input: string | URL, options: SafeFetchOptions): Promise<SafeFetchResult> {
   const maxRedirects = options.maxRedirects ?? 5;
-  let current = await gateUrl(input.toString(), options.gate);
+  const first = await gateUrl(input.toString(), options.gate);
+  let current = first.url;
+  let local = first.local;
   const headers = new Headers(options.headers);
   const visited = new Set<string>([withoutFragment(current)]);
 
@@ -85,7 +89,9 @@ export async function safeFetch(input: string | URL, options: SafeFetchOptions):
         if (redirects >= maxRedirects) {
           throw fetchFailed(current, `it redirected more than ${maxRedirects} times`);
         }
-        const next = await gateRedirect(location, current, options.gate);
+        const hop = await gateRedirect(location, current, options.gate);
+        const next = hop.url;
+        local ||= hop.local;
         const key = withoutFragment(next);
         if (visited.has(key)) throw fetchFailed(current, "its redirects form a loop");
         visited.add(key);
@@ -111,7 +117,7 @@ export async function safeFetch(input: string | URL, options: SafeFetchOptions):
         (options.method ?? "GET") === "HEAD"
           ? new Uint8Array(0)
           : await readLimited(response, options.maxBytes, current, withinDeadline);
-      return { finalUrl: current.href, status: response.status, headers: response.headers, body };
+      return { finalUrl: current.href, local, status: response.status, headers: response.headers, body };
     }
   } catch (error) {
     if (error instanceof DeadlineExceeded) {
@@ -150,7 +156,7 @@ async function send(
  * A redirect target goes through the whole gate again: secrets (in the Location as sent and as
  * resolved), SSRF, policy. A target that is not an http(s) URL is a failed fetch, not a bad request.
  */
-async function gateRedirect(location: string, current: URL, gate: GateOptions): Promise<URL> {
+async function gateRedirect(location: string, current: URL, gate: GateOptions): Promise<{ url: URL; local: boolean }> {
   const where = `A redirect from ${current.hostname}`;
   assertNoSecretInUrl(location, where);
   let next: URL;
@@ -160,8 +166,9 @@ async function gateRedirect(location: string, current: URL, gate: GateOptions): 
     throw fetchFailed(current, "it redirected to an unparseable location");
   }
   assertNoSecretInUrl(next.href, where);
+  let local: boolean;
   try {
-    await assertSsrfSafe(next, gate);
+    ({ local } = await assertSsrfSafe(next, gate));
   } catch (error) {
     if (error instanceof AppError && error.code === "invalid_request") {
       throw fetchFailed(current, "it redirected to something other than an http or https URL with a host");
@@ -169,7 +176,7 @@ async function gateRedirect(location: string, current: URL, gate: GateOptions): 
     throw error;
   }
   assertAllowedByPolicy(next, gate.blocklist);
-  return next;
+  return { url: next, local };
 }
 
 async function readLimited(

@@ -7,7 +7,8 @@ import type { DnsResolver, ResolverFault } from "../ports";
 import { type AddressClass, PRIVATE_KINDS, classifyIPv4, classifyIPv6, parseIPv4, parseIPv6 } from "./ip";
 
 export type GateVerdict =
-  | { ok: true }
+  /** `local`: passed only because `allowPrivate` opens it (a loopback name, or a non-public literal or answer). */
+  | { ok: true; local: boolean }
   | { ok: false; code: "blocked_private_address" | "invalid_url" | "dns_unavailable"; message: string };
 
 export interface SsrfOptions {
@@ -47,7 +48,8 @@ const LOCAL_SUFFIXES = [
 /** A DNS name as WHATWG URL leaves it for http(s): lower-case ASCII labels (IDN already punycoded). */
 const DNS_NAME = /^(?=.{1,253}$)[a-z0-9_](?:[a-z0-9_-]{0,61}[a-z0-9_])?(?:\.[a-z0-9_](?:[a-z0-9_-]{0,61}[a-z0-9_])?)*$/;
 
-const OK: GateVerdict = { ok: true };
+const PUBLIC_OK: GateVerdict = { ok: true, local: false };
+const LOCAL_OK: GateVerdict = { ok: true, local: true };
 
 /** Host without brackets, lower-cased, trailing dots removed. */
 function bareHost(hostname: string): string {
@@ -115,7 +117,8 @@ export async function checkUrlSafety(url: URL, options: SsrfOptions): Promise<Ga
 
   const literal = classifyLiteral(host);
   if (literal !== null) {
-    if (isAllowedAddress(literal, options.allowPrivate)) return url.username || url.password ? userInfoRefusal() : OK;
+    if (isAllowedAddress(literal, options.allowPrivate))
+      return url.username || url.password ? userInfoRefusal() : literal.kind === "public" ? PUBLIC_OK : LOCAL_OK;
     return refuse(`The host ${url.hostname} is not a public address (${literal.label}), so it is not fetched.`);
   }
   // WHATWG URL turns every numeric host form into a dotted quad; anything numeric-looking left over
@@ -127,7 +130,7 @@ export async function checkUrlSafety(url: URL, options: SsrfOptions): Promise<Ga
     return refuse(`The host ${host} is a cloud metadata service; it can never be fetched.`);
   }
   const loopbackName = host === "localhost" || host.endsWith(".localhost");
-  if (loopbackName && options.allowPrivate) return url.username || url.password ? userInfoRefusal() : OK;
+  if (loopbackName && options.allowPrivate) return url.username || url.password ? userInfoRefusal() : LOCAL_OK;
   if (isLocalLookingHost(host)) {
     return refuse(`The host ${host} is a local network name; only public hosts can be fetched.`);
   }
@@ -152,7 +155,7 @@ export async function checkUrlSafety(url: URL, options: SsrfOptions): Promise<Ga
       );
     }
   }
-  return OK;
+  return lookup.addresses.every((answer) => answer.cls.kind === "public") ? PUBLIC_OK : LOCAL_OK;
 }
 
 const FAULT_WORDS: Record<ResolverFault, string> = {

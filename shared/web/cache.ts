@@ -13,15 +13,18 @@ import type { Job, JobValue, ValueOf } from "./job.types";
  * again and expire with their TTL. v2 (2026-12-01), both kinds: older code stored the empty
  * results of a shapeless provider answer and keyless results with misdecoded URLs (search), and
  * challenge pages, conversions the reader cut short and WebForms pages it read as empty (extract).
+ * Extract v3 (2026-12-03): older code stored pages that ended on a local or cache-exempt host after
+ * a redirect, and pages of names that resolved to private addresses under
+ * `security.allow_private_urls`, and kept the first caller's URL fragment in `final_url`.
  * Not raised for the entry's `fetchedAt` (added 2026-12-01): an entry without it is read as
  * fetched at its expiry less the TTL (fetchedAtOf), exact unless the TTL changed since.
  */
-const CACHE_KEY_VERSIONS: Readonly<Record<Job["kind"], number>> = { search: 2, extract: 2 };
+const CACHE_KEY_VERSIONS: Readonly<Record<Job["kind"], number>> = { search: 2, extract: 3 };
 
 /**
  * How every cache key of `kind` starts (docs/storage.md lists the whole keys).
  *
- * @example cacheKeyPrefix("extract") // "extract:v2:"
+ * @example cacheKeyPrefix("extract") // "extract:v3:"
  */
 export function cacheKeyPrefix(kind: Job["kind"]): string {
   return `${kind}:v${CACHE_KEY_VERSIONS[kind]}:`;

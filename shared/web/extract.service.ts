@@ -15,11 +15,9 @@ import {
   assertNoSecretInUrls,
   assertSsrfSafe,
   hostListMatcher,
-  isLocalLookingHost,
   normalizeUrlForCache,
   parseTargetUrl,
 } from "../safety/gate";
-import { classifyIpLiteral } from "../safety/ip";
 import { cacheKeyPrefix, paidCall } from "./cache";
 import {
   ExtractError as ExtractErrorSchema,
@@ -59,8 +57,15 @@ export async function webExtract(ctx: RequestContext, input: ExtractRequest): Pr
   const resolver = ports.dnsResolver(config.security.dns_resolver_url);
   const ssrfOptions = { allowPrivate: config.security.allow_private_urls, resolver };
 
-  // Step 3, per URL, in-band.
-  const refusals = await Promise.all(targets.map((url) => refusalOf(() => assertSsrfSafe(url, ssrfOptions))));
+  // Step 3, per URL, in-band; a host open only under security.allow_private_urls is never stored.
+  const local = targets.map(() => false);
+  const refusals = await Promise.all(
+    targets.map((url, i) =>
+      refusalOf(async () => {
+        local[i] = (await assertSsrfSafe(url, ssrfOptions)).local;
+      }),
+    ),
+  );
   // Step 4: which backend answers (503 when none can).
   const provider = resolveExtractProvider(ctx);
   // Step 5, per URL, in-band.
@@ -82,7 +87,7 @@ export async function webExtract(ctx: RequestContext, input: ExtractRequest): Pr
       try {
         const job = extractJob(ctx, provider, url, input.format);
         const key = await extractCacheKey(provider, url, input.format);
-        const store = input.store !== false && !exempt(url.hostname) && !isLocalHost(url.hostname);
+        const store = input.store !== false && !exempt(url.hostname) && !local[i];
         const answer = await paidCall(ports, key, job, {
           enabled: config.web.cache_enabled,
           ttlMs: config.web.cache_ttl_minutes * 60_000,
@@ -94,8 +99,8 @@ export async function webExtract(ctx: RequestContext, input: ExtractRequest): Pr
         if (answer.cache === "hit") {
           // The stored final URL passes the same checks as a fresh one (policy may have changed);
           // when it is the requested URL, steps 3 and 5 checked it moments ago in this request.
-          const final = parseTargetUrl(answer.value.page.final_url || url.href);
-          if (final.href !== url.href) {
+          const final = parseTargetUrl(answer.value.page.final_url || job.request.url);
+          if (final.href !== job.request.url) {
             await assertSsrfSafe(final, ssrfOptions);
             assertAllowedByPolicy(final, config.security.website_blocklist);
           }
@@ -143,8 +148,11 @@ function extractJob(
     kind: "extract",
     provider: provider.name,
     settings: provider,
-    request: { url: url.href, format },
+    // Without the fragment, as in the key: it is never sent to a site, and a stored page must not
+    // carry one caller's fragment (in its final URL) to the next.
+    request: { url: normalizeUrlForCache(url), format },
     maxPageChars: config.web.max_page_chars,
+    cacheExemptHosts: config.web.cache_exempt_hosts,
   };
   if (provider.name === "direct") {
     job.direct = {
@@ -155,13 +163,6 @@ function extractJob(
     };
   }
   return job;
-}
-
-/** Local-looking names and non-public literals are never cached, even where they may be fetched. */
-function isLocalHost(hostname: string): boolean {
-  if (isLocalLookingHost(hostname)) return true;
-  const literal = classifyIpLiteral(hostname);
-  return literal !== null && literal.kind !== "public";
 }
 
 type InBandError = ExtractError;

@@ -35,6 +35,8 @@ export interface ExtractJob {
   direct?: DirectFetchSettings;
   /** Pages longer than this are answered but never stored (`web.max_page_chars`). */
   maxPageChars: number;
+  /** `web.cache_exempt_hosts`: a page whose final URL is on one of them is answered but never stored. */
+  cacheExemptHosts: readonly string[];
 }
 
 export type Job = SearchJob | ExtractJob;
@@ -51,6 +53,8 @@ export interface ExtractValue {
   page: ExtractedPage;
   /** The content was cut to the caller's `web.char_limit` (once: see cutForCaller); never stored. */
   truncated?: true;
+  /** The direct fetch reached a host open only under `security.allow_private_urls` on some hop: never stored. */
+  local?: true;
 }
 
 export type JobValue = SearchValue | ExtractValue;

@@ -3,6 +3,7 @@
  * `isStorable` the one rule for what a paid answer may be stored as.
  */
 import { AppError } from "../http/errors";
+import { hostListMatcher, isLocalLookingHost } from "../safety/gate";
 import type { FetchFn } from "../ports";
 import { directExtract } from "./providers/direct.extract";
 import { extractAdapters, searchAdapters } from "./providers/providers.catalog";
@@ -28,11 +29,10 @@ export async function runJob(job: Job, fetch: FetchFn, untrustedFetch?: FetchFn)
       }
     }
     case "extract": {
-      const page =
-        job.provider === "direct"
-          ? await directExtract(job.settings, job.direct!, job.request, fetch, untrustedFetch)
-          : await extractAdapters[job.provider](job.settings, job.request, fetch);
-      return { provider: job.provider, page };
+      if (job.provider !== "direct")
+        return { provider: job.provider, page: await extractAdapters[job.provider](job.settings, job.request, fetch) };
+      const { page, local } = await directExtract(job.settings, job.direct!, job.request, fetch, untrustedFetch);
+      return { provider: job.provider, page, ...(local ? { local: true as const } : {}) };
     }
   }
 }
@@ -59,8 +59,11 @@ export function isStorable(job: Job, value: JobValue): boolean {
       return "results" in value && Array.isArray(value.results) && value.rescued !== true;
     case "extract": {
       // Empty pages, pages over web.max_page_chars and conversions cut short are answered but never stored.
-      if (!("page" in value) || value.page.truncated) return false;
-      const { content } = value.page;
+      if (!("page" in value) || value.page.truncated || value.local) return false;
+      const { content, final_url } = value.page;
+      // Nor is a page that ended on a local or exempt host, whatever host the caller asked for.
+      const final = URL.canParse(final_url) ? new URL(final_url).hostname : "";
+      if (final !== "" && (isLocalLookingHost(final) || hostListMatcher(job.cacheExemptHosts)(final))) return false;
       return content.trim() !== "" && content.length <= job.maxPageChars;
     }
   }

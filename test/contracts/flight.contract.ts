@@ -36,6 +36,7 @@ export function singleFlightContract(context: FlightContext): ContractCase<Singl
           settings: settings(context.emulator, "tavily"),
           request: { url, format: "markdown" },
           maxPageChars: 2_000_000,
+          cacheExemptHosts: [],
         };
         const first = await flight.run(`contract:cut:${unique}`, job, { ...options, charLimit: 5_000 });
         const second = await flight.run(`contract:cut:${unique}`, job, { ...options, charLimit: 5_000 });

@@ -88,6 +88,7 @@ const extractJob = (url: string): ExtractJob => ({
   settings,
   request: { url, format: "markdown" },
   maxPageChars: 2_000_000,
+  cacheExemptHosts: [],
 });
 
 const file = await Deno.makeTempFile({ suffix: ".sqlite3" });

@@ -173,14 +173,15 @@ describe("order of checks", () => {
   it("exposes each step separately for routes (secrets for all, SSRF per URL, policy per URL)", async () => {
     const resolver = publicResolver();
     const url = new URL("https://news.example.org/a");
-    await expect(assertSsrfSafe(url, { allowPrivate: false, resolver })).resolves.toBeUndefined();
+    await expect(assertSsrfSafe(url, { allowPrivate: false, resolver })).resolves.toEqual({ local: false });
     expect(resolver.lookups).toBe(1);
     expect(() => assertAllowedByPolicy(url, ["example.org"])).toThrow(AppError);
     expect(() => assertAllowedByPolicy(url, [])).not.toThrow();
   });
 
   it("returns the parsed URL when every check passes", async () => {
-    const url = await gateUrl("https://Example.org/a?b=1", gate(publicResolver()));
+    const { url, local } = await gateUrl("https://Example.org/a?b=1", gate(publicResolver()));
     expect(url.href).toBe("https://example.org/a?b=1");
+    expect(local).toBe(false);
   });
 });

@@ -390,7 +390,7 @@ describe("SSRF gate: hostnames through the DoH emulator", () => {
     const rebinding = await startDohEmulator(records);
     try {
       const resolver = createDnsResolver({ url: rebinding.url, fetch, clock: Date.now, timeoutMs: 1000 });
-      expect(await verdictFor("rebind.test", resolver)).toEqual({ ok: true });
+      expect(await verdictFor("rebind.test", resolver)).toEqual({ ok: true, local: false });
       records["rebind.test"].A = ["127.0.0.1"];
       await new Promise((resolve) => setTimeout(resolve, 1500));
       const later = await verdictFor("rebind.test", resolver);
@@ -405,12 +405,12 @@ describe("SSRF gate: hostnames through the DoH emulator", () => {
   it("allows public names, and a second check of the same name does not ask the resolver again", async () => {
     const resolver = resolverAt();
     const before = doh.calls("public.test");
-    expect(await verdictFor("public.test", resolver)).toEqual({ ok: true });
+    expect(await verdictFor("public.test", resolver)).toEqual({ ok: true, local: false });
     expect(doh.calls("public.test") - before).toBe(2); // one A and one AAAA query
-    expect(await verdictFor("PUBLIC.test.", resolver)).toEqual({ ok: true });
-    expect(await verdictFor("public.test", resolver)).toEqual({ ok: true });
+    expect(await verdictFor("PUBLIC.test.", resolver)).toEqual({ ok: true, local: false });
+    expect(await verdictFor("public.test", resolver)).toEqual({ ok: true, local: false });
     expect(doh.calls("public.test") - before).toBe(2);
-    expect(await verdictFor("public-alias.test", resolver)).toEqual({ ok: true });
+    expect(await verdictFor("public-alias.test", resolver)).toEqual({ ok: true, local: false });
   });
 
   it("caches a refusal too, so a cached private answer is still refused without a lookup", async () => {
@@ -478,7 +478,15 @@ describe("SSRF gate: hostnames through the DoH emulator", () => {
 
   it("resolves names with allowPrivate too, and still refuses a metadata answer", async () => {
     const resolver = resolverAt();
-    expect(await verdictFor("loopback.test", resolver, true)).toEqual({ ok: true });
+    expect(await verdictFor("loopback.test", resolver, true)).toEqual({ ok: true, local: true });
     expect(await verdictFor("v6mapped.test", resolver, true)).toMatchObject({ ok: false, code: BLOCKED });
+  });
+
+  it("says which hosts passed only because allowPrivate opens them (what the extract cache never stores)", async () => {
+    const resolver = resolverAt();
+    expect(await verdictFor("public.test", resolver, true)).toEqual({ ok: true, local: false });
+    for (const host of ["loopback.test", "localhost", "10.0.0.1", "[fd00::1]", "app.localhost"])
+      expect(await verdictFor(host, resolver, true), host).toEqual({ ok: true, local: true });
+    expect(await verdictFor("93.184.215.14", resolver, true)).toEqual({ ok: true, local: false });
   });
 });

@@ -10,12 +10,12 @@ import { truncateContent } from "../../shared/web/truncate";
 import { LIMIT_TIERS, limitTier, normalizeQuery } from "../../shared/web/query";
 
 describe("cache key versions", () => {
-  it("are v2 for both kinds, as docs/storage.md lists them, with no older prefix left there", () => {
-    expect([cacheKeyPrefix("search"), cacheKeyPrefix("extract")]).toEqual(["search:v2:", "extract:v2:"]);
+  it("are v2 for search and v3 for extract, as docs/storage.md lists them, with no older prefix left there", () => {
+    expect([cacheKeyPrefix("search"), cacheKeyPrefix("extract")]).toEqual(["search:v2:", "extract:v3:"]);
     const storage = readFileSync(new URL("../../docs/storage.md", import.meta.url), "utf8");
     expect(storage).toContain("`search:v2:<provider>:<tier>:");
-    expect(storage).toContain("`extract:v2:<provider>:<format>:");
-    expect(storage).not.toMatch(/(search|extract):v1:/);
+    expect(storage).toContain("`extract:v3:<provider>:<format>:");
+    expect(storage).not.toMatch(/(search|extract):v1:|extract:v2:/);
   });
 });
 

@@ -107,7 +107,7 @@ describe("the extract cache key's version", () => {
       keys.map(async (k) => ({ key: k.name, entry: await testEnv.CACHE.get<any>(k.name, "json") })),
     );
     const mine = entries.find(({ entry }) => entry?.value.page.url === url)!;
-    expect(mine.key.startsWith("extract:v2:tavily:markdown:")).toBe(true);
+    expect(mine.key.startsWith("extract:v3:tavily:markdown:")).toBe(true);
 
     // The key's hash is the same for both formats: an entry the v1 code left for the text format of
     // this URL sits under the v1 prefix. The current version must pay instead of serving it.
@@ -176,6 +176,46 @@ describe("what the extract cache never stores", () => {
     expect(first.body.results[0].title).toContain("Understanding Edge Caches");
     expect(again.body.results[0].cached).toBe(false);
     expect(await providerCalls("pages", token)).toBe(2);
+  });
+
+  it("does not store a page whose redirect ends on an exempt or a local host", async () => {
+    const token = uniqueToken();
+    const via = (to: string) => `http://site.example.com/pages/redirect?to=${encodeURIComponent(to)}&t=${token}`;
+    const exempt = via(`http://news.example.net/pages/article?t=${token}-exempt`);
+    const local = via(`${EMULATOR}/pages/article?t=${token}-local`);
+    const vars = { ...direct, WEB_CACHE_EXEMPT_HOSTS: "example.net", SECURITY_ALLOW_PRIVATE_URLS: "true" };
+    const first = await extract([exempt, local], vars);
+    expect(first.body.results.map((r: any) => r.final_url)).toEqual([
+      `http://news.example.net/pages/article?t=${token}-exempt`,
+      `${EMULATOR}/pages/article?t=${token}-local`,
+    ]);
+    const again = await extract([exempt, local], vars);
+    expect(again.body.results.map((r: any) => r.cached)).toEqual([false, false]);
+    // Each call fetches the redirect and the page (both carry the marker): stored, the second call would fetch none.
+    expect(await providerCalls("pages", `${token}-exempt`)).toBe(4);
+    expect(await providerCalls("pages", `${token}-local`)).toBe(4);
+  });
+
+  it("does not store a page of a name that resolves to a private address, where private URLs are allowed", async () => {
+    const token = uniqueToken();
+    const name = `intranet-${token}.example.com`;
+    await setDns({ name, A: ["10.0.0.5"] });
+    const vars = { SECURITY_ALLOW_PRIVATE_URLS: "true" };
+    await extract([`https://${name}/wiki`], vars);
+    const again = await extract([`https://${name}/wiki`], vars);
+    expect(again.body.results[0].cached).toBe(false);
+    expect(await providerCalls("tavily", name)).toBe(2);
+  });
+
+  it("keeps one caller's URL fragment out of what the next caller is served", async () => {
+    const token = uniqueToken();
+    const url = `http://site.example.com/pages/article?t=${token}`;
+    const first = await extract([`${url}#alice-private-note`], direct);
+    const second = await extract([`${url}#bob`], direct);
+    expect(second.body.results[0].cached).toBe(true);
+    expect(first.body.results[0].url).toBe(`${url}#alice-private-note`);
+    expect([first.body.results[0].final_url, second.body.results[0].final_url]).toEqual([url, url]);
+    expect(await providerCalls("pages", token)).toBe(1);
   });
 
   it("returns a huge page truncated (head and tail) and does not store it", async () => {

@@ -32,7 +32,7 @@ function resolverFor(fetch: FetchFn, url: string): DnsResolver {
 
 /**
  * `fetch` reaches the operator's DoH resolver; `untrustedFetch` (AppPorts) the caller's page and
- * its redirects.
+ * its redirects. `local`: some hop's host was open only under `security.allow_private_urls`.
  */
 export async function directExtract(
   settings: ProviderSettings,
@@ -40,7 +40,7 @@ export async function directExtract(
   request: ExtractRequest,
   fetch: FetchFn,
   untrustedFetch: FetchFn = fetch,
-): Promise<ExtractedPage> {
+): Promise<{ page: ExtractedPage; local: boolean }> {
   const resolver = resolverFor(fetch, direct.resolverUrl);
   const page = await safeFetch(request.url, {
     fetch: untrustedFetch,
@@ -67,11 +67,14 @@ export async function directExtract(
     ? htmlToMarkdown(text, page.finalUrl)
     : { title: firstHeading(text), markdown: text, truncated: false };
   return {
-    url: request.url,
-    final_url: page.finalUrl,
-    title: converted.title,
-    content: request.format === "text" ? markdownToText(converted.markdown) : converted.markdown,
-    ...(converted.truncated ? { truncated: true as const } : {}),
+    page: {
+      url: request.url,
+      final_url: page.finalUrl,
+      title: converted.title,
+      content: request.format === "text" ? markdownToText(converted.markdown) : converted.markdown,
+      ...(converted.truncated ? { truncated: true as const } : {}),
+    },
+    local: page.local,
   };
 }
 

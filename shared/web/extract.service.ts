@@ -32,6 +32,14 @@ import { resolveExtractProvider, type ResolvedExtractProvider } from "./provider
 /** Bytes the direct provider reads from one page: a little over `web.max_page_chars` of UTF-8. */
 const DIRECT_MAX_BYTES = 16 * 1024 * 1024;
 
+/** The safety gate's refusals (counted as `refused` in the ledger, wherever in the call they happen). */
+const GATE_REFUSALS: ReadonlySet<string> = new Set([
+  "blocked_private_address",
+  "blocked_by_policy",
+  "secret_in_url",
+  "dns_unavailable",
+]);
+
 /** In-band error codes of api.md; anything else escapes as a real error. */
 const IN_BAND: ReadonlySet<string> = new Set(ExtractErrorSchema.shape.code.options);
 
@@ -121,7 +129,9 @@ export async function webExtract(ctx: RequestContext, input: ExtractRequest): Pr
           cached_at: answer.cachedAt,
         };
       } catch (error) {
-        recordWebCall(ports.ledger, "web_extract", provider.name, "error", ports.clock());
+        // A redirect hop or a hit's stored final URL the gate refuses is a refusal, not a failure.
+        const outcome = error instanceof AppError && GATE_REFUSALS.has(error.code) ? "refused" : "error";
+        recordWebCall(ports.ledger, "web_extract", provider.name, outcome, ports.clock());
         return { url: given, error: inBandError(error) };
       }
     }),

@@ -154,6 +154,27 @@ describe("GET /v1/stats", () => {
     ]);
   });
 
+  it("counts a refusal after the gate as refused, not as an error: a redirect to metadata, a hit on a host now blocked", async () => {
+    const tok = uniqueToken();
+    const direct = { WEB_EXTRACT_PROVIDER: "direct" };
+    const moved = `http://site.example.com/pages/redirect?to=${encodeURIComponent(`http://moved.example.com/pages/article?t=${tok}`)}&t=${tok}`;
+    const paid = await callJson("/v1/web_extract", { body: { urls: [moved] }, vars: direct });
+    expect(paid.body.results[0].final_url).toContain("moved.example.com");
+    const before = await stats();
+    const redirected = `http://site.example.com/pages/redirect?to=${encodeURIComponent("http://169.254.169.254/latest")}&t=${tok}`;
+    const refused = await callJson("/v1/web_extract", {
+      body: { urls: [redirected, moved] },
+      vars: { ...direct, SECURITY_WEBSITE_BLOCKLIST: "moved.example.com" },
+    });
+    expect(refused.body.results.map((r: any) => r.error?.code)).toEqual([
+      "blocked_private_address",
+      "blocked_by_policy",
+    ]);
+    const after = await stats();
+    const delta = (key: string) => after.totals.web_extract[key] - before.totals.web_extract[key];
+    expect([delta("requests"), delta("refused"), delta("errors")]).toEqual([2, 2, 0]);
+  });
+
   it("counts a priced provider's hits at its configured price (pricing.search.<name>)", async () => {
     const vars = { PRICING_SEARCH_TAVILY: "0.5" };
     const before = await stats("1h", vars);

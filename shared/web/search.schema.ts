@@ -10,10 +10,12 @@ export const SearchRequest = z.object({
     .refine((q) => q.trim() !== "", { message: "query must not be blank" })
     .describe("What to search for, 1..2048 characters"),
   limit: z
-    .number()
-    .int()
-    .optional()
-    .transform((limit) => Math.min(100, Math.max(1, limit ?? 5)))
+    .preprocess(
+      // Clamped before the integer check, which stops at the safe-integer range: 1e20 is an integer too.
+      (limit) => (typeof limit === "number" && Number.isInteger(limit) ? Math.min(100, Math.max(1, limit)) : limit),
+      z.number().int().optional(),
+    )
+    .transform((limit) => limit ?? 5)
     .describe("How many results (default 5); integers outside 1..100 are clamped"),
   ...FreshnessRequest.shape,
 });

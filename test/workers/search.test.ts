@@ -199,6 +199,10 @@ describe("web_search input", () => {
     const brave = { WEB_SEARCH_PROVIDER: "brave", BRAVE_API_KEY: "brave-emulator-key" };
     const low = await search(`clamp ${token}`, { limit: 0 }, brave);
     const high = await search(`clamp ${token}`, { limit: 500 }, brave);
+    // Integers past the safe-integer range are clamped too, not refused.
+    const huge = await search(`clamp ${token}`, { limit: 1e20 }, brave);
+    const negative = await search(`clamp ${token}`, { limit: -1e20 }, brave);
+    expect([huge.status, huge.body.limit, negative.status, negative.body.limit]).toEqual([200, 100, 200, 1]);
     expect(low.body.limit).toBe(1);
     expect(low.body.results).toHaveLength(1);
     expect(high.body.limit).toBe(100);

@@ -13,6 +13,21 @@ export const LEDGER_RETENTION_MS = 35 * 24 * HOUR_MS;
 /** The start of the hour `at` falls in (epoch ms). */
 export const hourOf = (at: number): number => Math.floor(at / HOUR_MS) * HOUR_MS;
 
+/**
+ * Most characters of a provider or model name kept in a row's key. A proxied request's `model` is
+ * the caller's string: unbounded, one long name would make every row of a batch unwritable (Deno KV
+ * refuses keys over 2 KiB) and swell the store and /v1/stats. The eviction route's `model` has the
+ * same bound.
+ */
+export const LEDGER_NAME_CHARS = 200;
+
+/** `name` cut to LEDGER_NAME_CHARS, never through a surrogate pair. */
+function boundedName(name: string): string {
+  if (name.length <= LEDGER_NAME_CHARS) return name;
+  const end = /[\uD800-\uDBFF]/.test(name[LEDGER_NAME_CHARS - 1]!) ? LEDGER_NAME_CHARS - 1 : LEDGER_NAME_CHARS;
+  return name.slice(0, end);
+}
+
 /** The key of one counter of one bucket, in the order of LedgerRow's fields. */
 const rowKey = (row: Omit<LedgerRow, "value">): string =>
   `${row.hour}\u0000${row.tool}\u0000${row.provider}\u0000${row.model}\u0000${row.counter}`;
@@ -29,8 +44,8 @@ export class LedgerBuffer implements Ledger {
 
   record(entry: LedgerEntry): void {
     const hour = hourOf(entry.at);
-    const provider = entry.provider ?? "";
-    const model = entry.model ?? "";
+    const provider = boundedName(entry.provider ?? "");
+    const model = boundedName(entry.model ?? "");
     for (const [counter, raw] of Object.entries(entry.counts)) {
       // Counts are whole and never negative (Deno KV sums unsigned 64-bit integers).
       const value = Number.isFinite(raw) ? Math.round(raw) : 0;

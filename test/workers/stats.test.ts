@@ -221,6 +221,27 @@ describe("GET /v1/stats", () => {
     expect(after.by_model.evict.hermes.requests - (before.by_model.evict.hermes?.requests ?? 0)).toBe(1);
   });
 
+  it("keeps a caller's model name to 200 characters in the ledger: a 100,000-character one is counted, cut", async () => {
+    const before = await stats();
+    const model = `m${uniqueToken()}${"m".repeat(100_000)}`;
+    const response = await call("/anthropic/v1/messages", {
+      body: { model, max_tokens: 8, messages: [{ role: "user", content: "hi" }] },
+      headers: { "x-api-key": `k-${uniqueToken()}` },
+    });
+    await response.text();
+    let after = before;
+    await vi.waitFor(
+      async () => {
+        await call("/healthz"); // a later request's flush writes this one's counts
+        after = await stats();
+        expect(after.totals.llm.requests - before.totals.llm.requests).toBe(1);
+      },
+      { timeout: 5000, interval: 100 },
+    );
+    expect(after.by_model.llm[model.slice(0, 200)]?.requests).toBe(1);
+    expect(Math.max(...Object.keys(after.by_model.llm).map((name) => name.length))).toBeLessThanOrEqual(200);
+  });
+
   it("counts proxied Anthropic calls, plain and streamed, at the tokens and price the emulator billed", async () => {
     const model = "claude-sonnet-4-5";
     const before = await stats();

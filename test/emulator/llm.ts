@@ -615,7 +615,13 @@ const ANTHROPIC_MESSAGES: Route = {
     await send("message_delta", {
       type: "message_delta",
       delta: { stop_reason: a.tool ? "tool_use" : "end_turn", stop_sequence: null },
-      usage: { output_tokens: a.usage.output },
+      // As the Messages API streams it: every count again, cumulative, and the cache write without its TTL split.
+      usage: {
+        input_tokens: a.usage.input,
+        cache_creation_input_tokens: a.usage.cacheWrite5m + a.usage.cacheWrite1h,
+        cache_read_input_tokens: a.usage.cacheRead,
+        output_tokens: a.usage.output,
+      },
     });
     await send("message_stop", { type: "message_stop" });
     res.end();

@@ -43,9 +43,12 @@ function mergeUsage(raw: unknown, sofar: LlmUsage | null): LlmUsage | null {
     out.cacheWrite5m = tokenCount(u.cache_creation.ephemeral_5m_input_tokens);
     out.cacheWrite1h = tokenCount(u.cache_creation.ephemeral_1h_input_tokens);
   } else if (u.cache_creation_input_tokens != null) {
-    // No split given: every write at the default (5-minute) TTL.
-    out.cacheWrite5m = tokenCount(u.cache_creation_input_tokens);
-    out.cacheWrite1h = 0;
+    // No split: message_delta repeats the total without it. The split read before (message_start's)
+    // stands as far as the total covers it; any write it does not account for is at the default
+    // (5-minute) TTL, as is every write of an answer that never gave a split.
+    const total = tokenCount(u.cache_creation_input_tokens);
+    out.cacheWrite1h = Math.min(out.cacheWrite1h, total);
+    out.cacheWrite5m = total - out.cacheWrite1h;
   }
   return out;
 }

@@ -95,10 +95,17 @@ function jsonUsage(spec: LlmProviderSpec): ChunkReader {
  */
 const USAGE_OBJECT = /"usage"\s*:\s*\{/;
 
-/** Splits an event stream into lines as it passes and reads the `data:` lines that may carry usage. */
+/**
+ * Splits an event stream into lines as it passes and reads the `data:` lines that may carry usage.
+ * Each chunk is searched for line ends once (a long line arriving in many chunks costs its length,
+ * not its length times its chunks), and a line is held up to MAX_KEPT_ANSWER_BYTES characters: a
+ * longer one (a Responses `response.completed` repeating a huge output) is relayed but not read.
+ */
 function sseUsage(spec: LlmProviderSpec): ChunkReader {
   const decoder = new TextDecoder();
-  let pending = "";
+  let held: string[] = [];
+  let heldLength = 0;
+  let overlong = false;
   let usage: LlmUsage | null = null;
   const line = (text: string) => {
     if (!text.startsWith("data:")) return;
@@ -110,23 +117,36 @@ function sseUsage(spec: LlmProviderSpec): ChunkReader {
       // Not JSON ([DONE], a comment): no usage in it.
     }
   };
-  const lines = (final: boolean) => {
+  const hold = (piece: string) => {
+    if (overlong || piece === "") return;
+    heldLength += piece.length;
+    if (heldLength > MAX_KEPT_ANSWER_BYTES) {
+      overlong = true;
+      held = [];
+    } else held.push(piece);
+  };
+  const complete = () => {
+    if (!overlong && held.length > 0) line(held.join("").replace(/\r$/, ""));
+    held = [];
+    heldLength = 0;
+    overlong = false;
+  };
+  const take = (text: string) => {
     let start = 0;
-    for (let nl = pending.indexOf("\n"); nl >= 0; nl = pending.indexOf("\n", start)) {
-      line(pending.slice(start, nl).replace(/\r$/, ""));
+    for (let nl = text.indexOf("\n"); nl >= 0; nl = text.indexOf("\n", start)) {
+      hold(text.slice(start, nl));
+      complete();
       start = nl + 1;
     }
-    pending = pending.slice(start);
-    if (final && pending !== "") line(pending);
+    hold(text.slice(start));
   };
   return {
     push(chunk) {
-      pending += decoder.decode(chunk, { stream: true });
-      lines(false);
+      take(decoder.decode(chunk, { stream: true }));
     },
     end() {
-      pending += decoder.decode();
-      lines(true);
+      take(decoder.decode());
+      complete();
       return usage;
     },
   };

@@ -43,7 +43,10 @@ export function createApp(deps: AppDeps): Hono<Env> {
     const given = c.req.header("x-request-id");
     c.set("requestId", given && REQUEST_ID.test(given) ? given : crypto.randomUUID());
     await next();
-    c.res.headers.set("x-request-id", c.get("requestId"));
+    // A provider's own X-Request-Id (OpenAI's, relayed by the proxy) reaches its SDK unchanged;
+    // this service's id, the one its log lines carry, goes beside it.
+    if (c.res.headers.has("x-request-id")) c.res.headers.set("x-edge-request-id", c.get("requestId"));
+    else c.res.headers.set("x-request-id", c.get("requestId"));
   });
   app.use("*", requestLog(deps.log, deps.clock));
 

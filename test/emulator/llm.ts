@@ -121,7 +121,10 @@ export function createLlmEmulator(): LlmEmulator {
     calls.push(call);
     const fail = (status: number, message: string, headers: Record<string, string> = {}) => {
       call.status = status;
-      json(res, status, errorBody(provider, status, message), headers);
+      json(res, status, errorBody(provider, status, message), {
+        [ID_HEADER[provider]]: `req_emu_${Date.now()}`,
+        ...headers,
+      });
     };
     if (!key) return fail(401, "x-api-key header is required");
 
@@ -215,7 +218,7 @@ export function createLlmEmulator(): LlmEmulator {
       id: `${provider === "anthropic" ? "msg" : "chatcmpl"}_emu${calls.length}`,
     };
     if (call.stream) return route.stream(res, answer, pause);
-    return json(res, 200, route.answer(answer), { "request-id": `req_emu${calls.length}` });
+    return json(res, 200, route.answer(answer), { [ID_HEADER[provider]]: `req_emu${calls.length}` });
   }
 
   /** Anthropic's cache rules over the request's blocks (see the module note). */
@@ -570,7 +573,7 @@ const ANTHROPIC_MESSAGES: Route = {
     usage: anthropicUsage(a.usage),
   }),
   async stream(res, a, pause) {
-    const send = sse(res, pause, true);
+    const send = sse(res, pause, true, ID_HEADER.anthropic);
     await send("message_start", {
       type: "message_start",
       message: {
@@ -676,7 +679,7 @@ const CHAT: Route = {
     system_fingerprint: "fp_emulator",
   }),
   async stream(res, a, pause) {
-    const send = sse(res, pause, false);
+    const send = sse(res, pause, false, ID_HEADER.openai);
     const chunk = (delta: unknown, finish: string | null) => ({
       id: a.id,
       object: "chat.completion.chunk",
@@ -774,7 +777,7 @@ const RESPONSES: Route = {
   },
   answer: (a) => responseObject(a, "completed"),
   async stream(res, a, pause) {
-    const send = sse(res, pause, true);
+    const send = sse(res, pause, true, ID_HEADER.openai);
     let sequence = 0;
     const event = (type: string, data: Record<string, unknown>) =>
       send(type, { type, sequence_number: sequence++, ...data });
@@ -838,11 +841,14 @@ const OPENAI_ROUTES: Record<string, Route> = { "/v1/chat/completions": CHAT, "/v
 const pieces = (text: string) => text.match(/\S+\s*/g) ?? [text];
 
 /** An SSE writer: `event:` lines when `named`, a pause before every event after the first. */
-function sse(res: ServerResponse, pauseMs: number, named: boolean) {
+/** The header each provider names its request id in (Anthropic `request-id`, OpenAI `x-request-id`). */
+const ID_HEADER = { anthropic: "request-id", openai: "x-request-id" } as const;
+
+function sse(res: ServerResponse, pauseMs: number, named: boolean, idHeader: string) {
   res.writeHead(200, {
     "content-type": "text/event-stream; charset=utf-8",
     "cache-control": "no-cache",
-    "request-id": `req_emu_stream_${Date.now()}`,
+    [idHeader]: `req_emu_stream_${Date.now()}`,
   });
   let first = true;
   return async (event: string | null, data: unknown) => {
@@ -915,10 +921,11 @@ function errorBody(provider: "anthropic" | "openai", status: number, message: st
 function json(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
   if (res.destroyed || res.writableEnded) return;
   const bytes = Buffer.from(JSON.stringify(body), "utf8");
+  const named = Object.keys(headers).some((name) => name === ID_HEADER.anthropic || name === ID_HEADER.openai);
   res.writeHead(status, {
     "content-type": "application/json",
     "content-length": String(bytes.length),
-    "request-id": `req_emu_${Date.now()}`,
+    ...(named ? {} : { "request-id": `req_emu_${Date.now()}` }),
     ...headers,
   });
   res.end(bytes);

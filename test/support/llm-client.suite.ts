@@ -50,6 +50,7 @@ export function llmClientSuite(runtime: string, target: () => ProxyTarget) {
       });
       expect(message.content[0]).toMatchObject({ type: "text" });
       expect(message.usage.input_tokens).toBeGreaterThan(0);
+      expect(message._request_id).toMatch(/^req_emu/);
 
       const stream = anthropic().messages.stream({
         model: MODEL,
@@ -164,6 +165,8 @@ export function llmClientSuite(runtime: string, target: () => ProxyTarget) {
       });
       expect(plain.choices[0]!.message.content).toContain("Emulated answer");
       expect(plain.usage?.prompt_tokens).toBeGreaterThan(0);
+      // OpenAI's own request id (X-Request-Id) reaches the SDK, not the service's.
+      expect(plain._request_id).toMatch(/^req_emu/);
 
       const chunks: string[] = [];
       let usage: unknown = null;
@@ -244,6 +247,7 @@ export function llmClientSuite(runtime: string, target: () => ProxyTarget) {
         .chat.completions.create({ model: "gpt-4o", messages: [{ role: "user", content: `[fail:429] ${tag}` }] })
         .catch((e) => e);
       expect(limited).toBeInstanceOf(OpenAI.RateLimitError);
+      expect(limited.requestID).toMatch(/^req_emu/);
       const missing = await openai({ maxRetries: 0 })
         .chat.completions.create({ model: "gpt-nonexistent-1", messages: [{ role: "user", content: tag }] })
         .catch((e) => e);

@@ -335,12 +335,16 @@ describe("the OpenAI routes", () => {
       headers,
     );
     expect(((await plain.json()) as any).choices[0].message.content).toContain("Emulated answer");
+    // OpenAI names its request id X-Request-Id: relayed unchanged, the service's own beside it.
+    expect(plain.headers.get("x-request-id")).toMatch(/^req_emu/);
+    expect(plain.headers.get("x-edge-request-id")).toMatch(/^[0-9a-f-]{36}$/);
     const streamed = await post(
       "/openai/v1/chat/completions",
       { model: "gpt-4o", stream: true, messages: [{ role: "user", content: tag }] },
       headers,
     );
     expect(streamed.headers.get("content-type")).toContain("text/event-stream");
+    expect(streamed.headers.get("x-request-id")).toMatch(/^req_emu_stream/);
     expect((await streamed.text()).trim().endsWith("data: [DONE]")).toBe(true);
     const responses = await post("/openai/v1/responses", { model: "gpt-4o", input: `hi ${tag}` }, headers);
     expect(((await responses.json()) as any).output[0].content[0].text).toContain("Emulated answer");

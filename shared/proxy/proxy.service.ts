@@ -77,8 +77,11 @@ export async function proxyRequest(request: Request, spec: LlmProviderSpec, run:
     const credential = await upstreamCredential(spec, request.headers, run.loaded);
     const target = upstreamUrl(baseUrlOf(spec, run.loaded), path, url.search);
     const headers = new Headers();
+    // Headers the caller's Connection header names are for that one hop too (RFC 9110, 7.6.1).
+    const hopNamed = new Set((request.headers.get("connection") ?? "").toLowerCase().split(/\s*,\s*/));
     request.headers.forEach((value, name) => {
-      if (!notForwarded(name) && !spec.credentialHeaders.includes(name)) headers.set(name, value);
+      if (!notForwarded(name) && !hopNamed.has(name) && !spec.credentialHeaders.includes(name))
+        headers.set(name, value);
     });
     credential.apply(headers);
 

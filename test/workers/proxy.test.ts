@@ -99,6 +99,9 @@ describe("the Anthropic route", () => {
       cookie: "a=b",
       "x-forwarded-host": "evil.example.com",
       "x-service-token": "nope",
+      // Named in Connection: hop-by-hop for this one connection (RFC 9110, 7.6.1).
+      connection: "keep-alive, X-Internal-Hop",
+      "x-internal-hop": "this-hop-only",
     });
     expect(response.status).toBe(200);
     const body: any = await response.json();
@@ -111,7 +114,7 @@ describe("the Anthropic route", () => {
     const [seen] = await llmCalls(tag);
     expect(seen.key_sha256).toBe(await sha256("sk-ant-caller-1"));
     expect(seen.headers).toContain("anthropic-version");
-    for (const name of ["cookie", "x-forwarded-host", "x-service-token", "x-session-id"])
+    for (const name of ["cookie", "x-forwarded-host", "x-service-token", "x-session-id", "x-internal-hop"])
       expect(seen.headers).not.toContain(name);
     expect(response.headers.get("x-edge-bytes-saved")).toBe("0");
     // The derived session key is the caller's: another key, the same conversation, another session.

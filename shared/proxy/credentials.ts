@@ -21,6 +21,8 @@ export interface UpstreamCredential {
   /** SHA-256 of what the caller presented: the only trace of a credential the service keeps. */
   callerHash: string;
   mode: "operator" | "caller";
+  /** The operator's key (operator mode): taken out of the provider's error answers before they are relayed. */
+  operatorKey?: string;
 }
 
 /**
@@ -49,6 +51,7 @@ export async function upstreamCredential(
     );
     return {
       mode: "operator",
+      operatorKey,
       callerHash: await sha256Hex(`operator:${presented ?? ""}`),
       apply: (out) => spec.withCredential(out, operatorKey),
     };

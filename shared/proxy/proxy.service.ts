@@ -7,6 +7,7 @@
 import type { LoadedConfig } from "../config/config.load";
 import { BODY_LIMITS, decodeUtf8Body, isJsonContentType, MiB, parseJsonText, readBodyBytes } from "../http/body";
 import { AppError } from "../http/errors";
+import { readAtMost } from "../bytes";
 import { Deadline } from "../deadline";
 import { sha256Hex } from "../hash";
 import type { AppPorts } from "../ports";
@@ -124,13 +125,14 @@ export async function proxyRequest(request: Request, spec: LlmProviderSpec, run:
       body = sent;
     }
 
-    const upstream = await forward(
+    const answered = await forward(
       run,
       spec,
       target,
       { method: request.method, headers, body },
       config.proxy.timeout_seconds,
     );
+    const upstream = credential.operatorKey ? await withoutKey(answered, spec, credential.operatorKey) : answered;
     const counted = proxied?.counted === true;
     const at = run.ports.clock();
     if (counted) {
@@ -188,6 +190,41 @@ export async function proxyRequest(request: Request, spec: LlmProviderSpec, run:
     }
     return providerError(spec, error);
   }
+}
+
+/** Most bytes of a provider's error answer read to take the operator's key out of it (they are a few hundred). */
+const MAX_ERROR_BYTES = 64 * 1024;
+/** A key as a provider echoes it, masked: key characters around a run of asterisks (OpenAI's `sk-proj-****…abcd`). */
+const MASKED_KEY = /[\w-]*\*{3,}[\w-]*/g;
+
+/**
+ * A provider's error answer without `key` or its masked echo. OpenAI's 401 names the key it refused
+ * ("Incorrect API key provided: sk-proj-****abcd"); with the operator's key that is the operator's,
+ * which never reaches a caller (docs/proxy.md, "Credentials"). Everything else of the answer, its
+ * status and headers included, is relayed as it came; a success answer is not read here.
+ */
+async function withoutKey(upstream: Response, spec: LlmProviderSpec, key: string): Promise<Response> {
+  if (upstream.status < 400 || upstream.body === null) return upstream;
+  let bytes: Uint8Array;
+  try {
+    bytes = await readAtMost(upstream.body, MAX_ERROR_BYTES, () => new Error("over"));
+  } catch {
+    return providerError(
+      spec,
+      new AppError(
+        upstream.status,
+        "provider_error",
+        `The ${spec.name} API answered ${upstream.status} with an error over ${MAX_ERROR_BYTES / 1024} KiB, not relayed.`,
+      ),
+    );
+  }
+  const text = new TextDecoder().decode(bytes);
+  const cleaned = text.split(key).join("[redacted]").replace(MASKED_KEY, "[redacted]");
+  return new Response((cleaned === text ? bytes : cleaned) as BodyInit, {
+    status: upstream.status,
+    statusText: upstream.statusText,
+    headers: upstream.headers,
+  });
 }
 
 /** The ledger's counters for one answer's usage (docs/stats.md, tool `llm`). */

@@ -17,7 +17,8 @@
  * tokens, read in 128-token steps, kept 5 minutes after its last use; no writes reported.
  *
  * Markers in the text of the last message steer one call: [fail:429] (with retry-after),
- * [fail:529], [fail:400], [fail:500], [fail-once:STATUS:ID] (only the first call naming ID fails),
+ * [fail:529], [fail:400], [fail:500], [fail:401] (OpenAI's names the key it refused, masked, as
+ * OpenAI does), [fail-once:STATUS:ID] (only the first call naming ID fails),
  * [hang] (never answers), [slowstream:MS] (a pause before each streamed event after the first),
  * [use_tool] (the answer calls the first tool). Control: GET /llm/__calls?contains=TEXT (calls
  * whose system prompt, last message or path contains TEXT).
@@ -181,7 +182,11 @@ export function createLlmEmulator(): LlmEmulator {
           ? "Overloaded"
           : status === 429
             ? "Number of request tokens has exceeded your rate limit"
-            : "emulated failure",
+            : status === 401 && provider === "openai"
+              ? `Incorrect API key provided: ${key.slice(0, 8)}${"*".repeat(Math.max(0, key.length - 12))}${key.slice(-4)}. You can find your API key at https://platform.openai.com/account/api-keys.`
+              : status === 401
+                ? "invalid x-api-key"
+                : "emulated failure",
         status === 429 || status === 529 ? { "retry-after": "1", "retry-after-ms": "20" } : {},
       );
     }

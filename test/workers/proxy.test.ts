@@ -299,6 +299,27 @@ describe("credentials", () => {
     expect(await llmCalls(tag)).toHaveLength(1);
   });
 
+  it("operator's key: a provider's error that echoes the key refused (OpenAI's 401) reaches the caller without it", async () => {
+    const operatorKey = "sk-proj-operator0secret0key0abcd";
+    const vars = { OPENAI_API_KEY: operatorKey, API_TOKENS: "svc-token-1" };
+    const headers = { authorization: "Bearer svc-token-1" };
+    const tag = uniqueToken();
+    const body = { model: "gpt-4o", messages: [{ role: "user", content: `[fail:401] ${tag}` }] };
+    const refused = await post("/openai/v1/chat/completions", body, headers, vars);
+    expect(refused.status).toBe(401);
+    expect(refused.headers.get("x-request-id")).toMatch(/^req_emu/);
+    const text = await refused.text();
+    const error = JSON.parse(text).error;
+    expect(error.message).toBe(
+      "Incorrect API key provided: [redacted]. You can find your API key at https://platform.openai.com/account/api-keys.",
+    );
+    expect(error.type).toBe("invalid_request_error");
+    for (const part of [operatorKey, operatorKey.slice(0, 8), operatorKey.slice(-4)]) expect(text).not.toContain(part);
+    // With the caller's own key, the provider's answer is the caller's to read, unchanged.
+    const own = await post("/openai/v1/chat/completions", body, { authorization: "Bearer sk-caller-own-key-9876" }, {});
+    expect(JSON.parse(await own.text()).error.message).toMatch(/sk-calle\*+9876/);
+  });
+
   it("caller's key: the service token comes in X-Service-Token, the caller's key goes upstream unchanged", async () => {
     const vars = { API_TOKENS: "svc-token-1" };
     const tag = uniqueToken();

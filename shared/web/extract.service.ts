@@ -104,9 +104,11 @@ export async function webExtract(ctx: RequestContext, input: ExtractRequest): Pr
           charLimit: config.web.char_limit,
         });
         const cached = answer.cache === "hit" || answer.cache === "coalesced";
-        if (answer.cache === "hit") {
-          // The stored final URL passes the same checks as a fresh one (policy may have changed);
-          // when it is the requested URL, steps 3 and 5 checked it moments ago in this request.
+        if (answer.cache !== "miss" || provider.name !== "direct") {
+          // A final URL other than the requested one passes the same checks as a fresh one: on a
+          // hit (policy may have changed since it was stored), and wherever a hosted extractor
+          // followed the redirects. The direct fetch gated every hop of its own call; when the final
+          // URL is the requested one, steps 3 and 5 checked it moments ago in this request.
           const final = parseTargetUrl(answer.value.page.final_url || job.request.url);
           if (final.href !== job.request.url) {
             await assertSsrfSafe(final, ssrfOptions);

@@ -4,6 +4,7 @@
  */
 import { AppError } from "../http/errors";
 import { hostListMatcher, isLocalLookingHost } from "../safety/gate";
+import { findSecretInUrl } from "../safety/secrets";
 import type { FetchFn } from "../ports";
 import { directExtract } from "./providers/direct.extract";
 import { extractAdapters, searchAdapters } from "./providers/providers.catalog";
@@ -61,9 +62,12 @@ export function isStorable(job: Job, value: JobValue): boolean {
       // Empty pages, pages over web.max_page_chars and conversions cut short are answered but never stored.
       if (!("page" in value) || value.page.truncated || value.local) return false;
       const { content, final_url } = value.page;
-      // Nor is a page that ended on a local or exempt host, whatever host the caller asked for.
+      // Nor is a page that ended on a local or exempt host, whatever host the caller asked for, or
+      // on a URL that carries a credential (a hosted extractor followed a redirect to a signed URL):
+      // the next caller would be handed it.
       const final = URL.canParse(final_url) ? new URL(final_url).hostname : "";
       if (final !== "" && (isLocalLookingHost(final) || hostListMatcher(job.cacheExemptHosts)(final))) return false;
+      if (findSecretInUrl(final_url) !== null) return false;
       return content.trim() !== "" && content.length <= job.maxPageChars;
     }
   }

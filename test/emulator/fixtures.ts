@@ -24,6 +24,24 @@ export interface Markers {
 }
 
 /**
+ * The URL a hosted extractor reports it ended on for `url`: the URL with `final=1` added, on the
+ * host `[final-host:HOST]` names, and with a presigned-looking query under `[final-signed]` (a
+ * site that redirects to a signed download URL).
+ */
+export function finalUrlFor(url: string): string {
+  const text = safeDecode(url);
+  const host = /\[final-host:([a-z0-9.-]+)\]/.exec(text)?.[1];
+  const signed = text.includes("[final-signed]")
+    ? "&X-Amz-Algorithm=AWS4-HMAC-SHA256&X-Amz-Credential=AKIAEMULATOR7EXAMPLE%2F20261203%2Fus-east-1%2Fs3%2Faws4_request&X-Amz-Signature=3b1f0c9e8d7a6b5c4d3e2f1a0b9c8d7e6f5a4b3c2d1e0f9a8b7c6d5e4f3a2b1c"
+    : "";
+  const final = `${url}${url.includes("?") ? "&" : "?"}final=1${signed}`;
+  if (!host || !URL.canParse(final)) return final;
+  const moved = new URL(final);
+  moved.hostname = host;
+  return moved.href;
+}
+
+/**
  * Reads the markers of one call. `[fail:503@tavily]` fails only calls to that provider, so a test
  * can break the configured provider while the keyless rescue still answers.
  */

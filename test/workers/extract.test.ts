@@ -207,6 +207,25 @@ describe("what the extract cache never stores", () => {
     expect(await providerCalls("tavily", name)).toBe(2);
   });
 
+  it("does not store a page a hosted extractor ended on a signed URL (the next caller would get the credential)", async () => {
+    const url = `https://docs.example.com/${uniqueToken()}/[final-signed]`;
+    const firecrawl = { FIRECRAWL_API_KEY: "fc-emulator-key" };
+    const first = await extract([url], firecrawl);
+    expect(first.body.results[0].final_url).toContain("X-Amz-Signature=");
+    const again = await extract([url], firecrawl);
+    expect(again.body.results[0].cached).toBe(false);
+    expect(await providerCalls("firecrawl", url)).toBe(2);
+  });
+
+  it("checks a hosted extractor's final URL on the call that paid, as on a hit", async () => {
+    const url = `https://docs.example.com/${uniqueToken()}/[final-host:moved.example.org]`;
+    const vars = { FIRECRAWL_API_KEY: "fc-emulator-key", SECURITY_WEBSITE_BLOCKLIST: "moved.example.org" };
+    const first = await extract([url], vars);
+    expect(first.body.results[0].error?.code).toBe("blocked_by_policy");
+    const again = await extract([url], vars);
+    expect(again.body.results[0].error?.code).toBe("blocked_by_policy");
+  });
+
   it("keeps one caller's URL fragment out of what the next caller is served", async () => {
     const token = uniqueToken();
     const url = `http://site.example.com/pages/article?t=${token}`;

@@ -15,7 +15,8 @@ import type { Job, JobValue, ValueOf } from "./job.types";
  * challenge pages, conversions the reader cut short and WebForms pages it read as empty (extract).
  * Extract v3 (2026-12-03): older code stored pages that ended on a local or cache-exempt host after
  * a redirect, and pages of names that resolved to private addresses under
- * `security.allow_private_urls`, and kept the first caller's URL fragment in `final_url`.
+ * `security.allow_private_urls`, and final URLs that carry a credential, and kept the first
+ * caller's URL fragment in `final_url`.
  * Not raised for the entry's `fetchedAt` (added 2026-12-01): an entry without it is read as
  * fetched at its expiry less the TTL (fetchedAtOf), exact unless the TTL changed since.
  */

@@ -7,7 +7,7 @@ import { cors } from "hono/cors";
 import type { LoadedConfig } from "./config/config.load";
 import type { AppDeps } from "./ports";
 import { publicConfig } from "./config/config.load";
-import { authorize, tokenRequired } from "./http/auth";
+import { authorize, callerOf, tokenRequired } from "./http/auth";
 import { readJsonBody } from "./http/body";
 import { AppError } from "./http/errors";
 import { isMultipart, readMultipart } from "./http/multipart";
@@ -25,7 +25,7 @@ import { stats } from "./stats/stats.service";
 import { MCP_TOOLS, TOOLS } from "./tools/registry";
 import type { ToolContext, ToolDefinition } from "./tools/tool.types";
 
-type Env = { Variables: { requestId: string; loaded: LoadedConfig; logFields?: RequestLogFields } };
+type Env = { Variables: { requestId: string; loaded: LoadedConfig; caller: string; logFields?: RequestLogFields } };
 type Handler = (c: Context<Env>) => Promise<Response> | Response;
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
@@ -53,11 +53,9 @@ export function createApp(deps: AppDeps): Hono<Env> {
   const authenticate = async (c: Context<Env>, next: () => Promise<void>) => {
     const loaded = deps.config();
     c.set("loaded", loaded);
-    await authorize(
-      c.req.header("authorization") ?? null,
-      loaded.secrets.API_TOKENS,
-      loaded.config.security.allow_anonymous,
-    );
+    const authorization = c.req.header("authorization") ?? null;
+    await authorize(authorization, loaded.secrets.API_TOKENS, loaded.config.security.allow_anonymous);
+    c.set("caller", await callerOf(authorization));
     await next();
   };
   app.use("/v1/*", authenticate);
@@ -131,7 +129,7 @@ export function createApp(deps: AppDeps): Hono<Env> {
 
   const toolContext = (c: Context<Env>): ToolContext => {
     const { config, secrets } = c.get("loaded");
-    return { ports: deps, config, secrets, requestId: c.get("requestId") };
+    return { ports: deps, config, secrets, requestId: c.get("requestId"), caller: c.get("caller") };
   };
 
   for (const tool of TOOLS) {
@@ -139,7 +137,7 @@ export function createApp(deps: AppDeps): Hono<Env> {
       POST: async (c) => {
         const upload = tool.upload && isMultipart(c.req.header("content-type") ?? null) ? tool.upload : null;
         const answer = upload
-          ? await readMultipart(c.req.raw, tool.bodyLimit, upload.field, upload.maxBytes).then(({ fields, file }) =>
+          ? await readMultipart(c.req.raw, tool.bodyLimit, upload).then(({ fields, file }) =>
               tool.run(toolContext(c), parseRequest(upload.fields, fields), file),
             )
           : await tool.run(

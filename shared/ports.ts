@@ -288,4 +288,10 @@ export interface RequestContext {
   config: Config;
   secrets: Secrets;
   requestId: string;
+  /**
+   * Who is calling, to keep one caller's session state (repeat-embed counters, eviction memory)
+   * apart from another's under the same session id: a hash of the credential presented (see
+   * callerOf in shared/http/auth.ts), never the credential.
+   */
+  caller: string;
 }

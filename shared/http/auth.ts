@@ -2,6 +2,7 @@
  * Bearer-token auth for `/v1/*` and `/mcp` (api.md): tokens from the `API_TOKENS` secret,
  * compared in constant time; anonymous access only where `security.allow_anonymous` is on.
  */
+import { sha256Hex } from "../hash";
 import { AppError } from "./errors";
 
 const unauthorized = (why: string) => new AppError(401, "unauthorized", why);
@@ -16,6 +17,24 @@ export const apiTokens = (tokensSecret: string | undefined): string[] =>
 /** Whether a request must present a token: tokens are configured, or anonymous access is off. */
 export const tokenRequired = (tokensSecret: string | undefined, allowAnonymous: boolean): boolean =>
   apiTokens(tokensSecret).length > 0 || !allowAnonymous;
+
+/**
+ * The caller's identity for scoping session state: SHA-256 of the `Authorization` header as sent
+ * (one API token, one caller; without a token, every anonymous caller is one).
+ */
+export async function callerOf(authorization: string | null): Promise<string> {
+  return authorization === null ? "anonymous" : sha256Hex(`caller\n${authorization}`);
+}
+
+/**
+ * `sessionId` as this caller's: two callers who send the same session id (a default such as
+ * "main", or one they have seen) never share a counter or a memory.
+ *
+ * @example await callerSession(ctx.caller, "agent-1") // 64 hex characters, different per caller
+ */
+export async function callerSession(caller: string, sessionId: string): Promise<string> {
+  return sha256Hex(`${caller}\nsession\n${sessionId}`);
+}
 
 /**
  * Throws 401 unless the request may proceed.

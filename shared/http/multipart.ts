@@ -1,6 +1,7 @@
 /**
  * multipart/form-data bodies (vision uploads): size limit first, then the web-standard parser.
- * Text fields that hold JSON (`region`, `model`) are parsed; the file field comes back as bytes.
+ * The text fields named as JSON (`region`, `model`) are parsed, every other one stays text (a
+ * question that reads `[1, 2]` is a question); the file field comes back as bytes.
  */
 import { AppError } from "./errors";
 import { parseJsonText, readBodyBytes } from "./body";
@@ -12,9 +13,9 @@ export function isMultipart(contentType: string | null): boolean {
 export async function readMultipart(
   request: Request,
   limit: number,
-  fileField: string,
-  maxFileBytes: number,
+  upload: { field: string; maxBytes: number; jsonFields: readonly string[] },
 ): Promise<{ fields: Record<string, unknown>; file: Uint8Array }> {
+  const { field: fileField, maxBytes: maxFileBytes, jsonFields } = upload;
   const bytes = await readBodyBytes(request, limit);
   let form: FormData;
   try {
@@ -40,7 +41,7 @@ export async function readMultipart(
         );
       file = new Uint8Array(await value.arrayBuffer());
     } else if (typeof value === "string") {
-      fields[name] = parseField(value);
+      fields[name] = jsonFields.includes(name) ? parseField(value) : value;
     }
   }
   if (!file)
@@ -51,8 +52,8 @@ export async function readMultipart(
 }
 
 /**
- * JSON-looking text fields (`[1,2,3,4]`, `{"provider":...}`) become values, under the same
- * nesting and Unicode rules as a JSON body; text that is not JSON stays text.
+ * A JSON field's text (`[1,2,3,4]`, `{"provider":...}`) becomes its value, under the same nesting
+ * and Unicode rules as a JSON body; text that is not JSON stays text (and fails the schema).
  */
 function parseField(value: string): unknown {
   const trimmed = value.trim();

@@ -14,10 +14,19 @@ import {
   type Tool,
 } from "@modelcontextprotocol/sdk/types.js";
 import { CfWorkerJsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/cfworker-provider.js";
+import * as z from "zod";
 import { AppError } from "../http/errors";
 import { parseRequest } from "../http/validate";
 import { toObjectJsonSchema } from "../tools/json-schema";
 import type { ToolContext, ToolDefinition } from "../tools/tool.types";
+
+/**
+ * tools/call as the handler is registered: the method alone. The SDK's server checks the params
+ * against CallToolRequestSchema itself and answers a mismatch with -32602 Invalid params; registered
+ * with the full schema, its first parse failed first and answered -32603 Internal error for a
+ * caller's mistake (`arguments: [1, 2]`, a numeric `name`, no `params`).
+ */
+const TOOLS_CALL = z.object({ method: z.literal("tools/call"), params: z.unknown().optional() });
 
 const INSTRUCTIONS = "Cached web search and extract, budgeted vision. Repeats are answered from a shared cache.";
 
@@ -43,7 +52,8 @@ export function createMcpServer(
   server.server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: tools.map(mcpToolListing) }));
   // Our own tools/call: an unknown name is the JSON-RPC error -32602 (the SDK's McpServer would
   // answer it as a tool result); a known tool validates its arguments with its own zod schema.
-  server.server.setRequestHandler(CallToolRequestSchema, (request) => {
+  server.server.setRequestHandler(TOOLS_CALL, (raw) => {
+    const request = CallToolRequestSchema.parse(raw); // already checked by the SDK (see TOOLS_CALL)
     const tool = tools.find((candidate) => candidate.name === request.params.name);
     if (!tool) {
       throw new McpError(

@@ -1,6 +1,7 @@
 /** Every tool the service offers, in the order OpenAPI and MCP list them. */
 import { EvictRequest, EvictResponse } from "../eviction/evict.schema";
 import { evictForSession } from "../eviction/evict.service";
+import { callerSession } from "../http/auth";
 import { BODY_LIMITS } from "../http/body";
 import { ExtractRequest, ExtractResponse } from "../web/extract.schema";
 import { webExtract } from "../web/extract.service";
@@ -110,7 +111,12 @@ export const visionAnalyzeTool = defineTool({
   errorStatuses: [403, 409, 422, 502, 503, 504],
   bodyLimit: BODY_LIMITS.vision,
   mcp: true,
-  upload: { field: "image", maxBytes: MAX_IMAGE_BYTES, fields: VisionRequest.omit({ image: true }) },
+  upload: {
+    field: "image",
+    maxBytes: MAX_IMAGE_BYTES,
+    fields: VisionRequest.omit({ image: true }),
+    jsonFields: ["region", "model"],
+  },
   sessionArgument: "session_id",
   mcpOutput: VisionMcpResult,
   toMcp: visionForMcp,
@@ -129,8 +135,10 @@ export const contextEvictTool = defineTool({
   bodyLimit: BODY_LIMITS.evict,
   // A client-side transformation of the client's own request: HTTP only, not an MCP tool.
   mcp: false,
-  async run({ ports, config }, input) {
-    const body = await evictForSession(input, ports, { priceOverrides: config.pricing.models });
+  async run({ ports, config, caller }, input) {
+    // The session's memory is this caller's: another token under the same id never reads or resets it.
+    const session_id = input.session_id === undefined ? undefined : await callerSession(caller, input.session_id);
+    const body = await evictForSession({ ...input, session_id }, ports, { priceOverrides: config.pricing.models });
     ports.ledger.record({
       tool: "evict",
       model: input.strategy,

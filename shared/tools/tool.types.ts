@@ -61,7 +61,8 @@ export interface ToolDefinition<S extends z.ZodType = z.ZodType> {
    * Multipart uploads (vision): the file field's name and the schema of the other form fields.
    * `run` then receives the file's bytes as `upload`.
    */
-  upload?: { field: string; maxBytes: number; fields: z.ZodType };
+  /** `jsonFields`: the text fields that hold JSON (parsed); every other text field stays text. */
+  upload?: { field: string; maxBytes: number; fields: z.ZodType; jsonFields: readonly string[] };
   run(ctx: ToolContext, input: z.output<S>, upload?: Uint8Array): Promise<ToolAnswer>;
 }
 

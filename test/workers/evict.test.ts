@@ -3,7 +3,7 @@
  * outbound copy, uploads untouched, limits per request, the 64 MiB body limit.
  */
 import { describe, expect, it } from "vitest";
-import { callJson, expectErrorShape } from "./helpers";
+import { callJson, expectErrorShape, uniqueToken } from "./helpers";
 
 const screenshot = (i: number) => `iVBORw0KGgo${"A".repeat(400)}${i.toString().padStart(6, "0")}`;
 
@@ -124,6 +124,28 @@ describe("POST /v1/context/evict", () => {
 });
 
 describe("POST /v1/context/evict: strategy cost", () => {
+  it("keeps a session's memory to its caller: another API token under the same session_id neither reads nor resets it", async () => {
+    const session_id = `evict-${uniqueToken()}`;
+    const tokens = { API_TOKENS: "tok-alice-0123456789,tok-bob-9876543210" };
+    const as = (token: string) => (body: unknown) =>
+      callJson("/v1/context/evict", { body, headers: { authorization: `Bearer ${token}` }, vars: tokens });
+    const alice = as("tok-alice-0123456789");
+    const bob = as("tok-bob-9876543210");
+    const cold = await alice({
+      format: "anthropic",
+      messages: anthropic(12),
+      strategy: "cost",
+      session_id,
+      last_request_at: new Date(Date.now() - 10 * 60_000).toISOString(),
+    });
+    expect(cold.body.retired).toBe(9);
+    // Bob, another caller, happens to use the same session id.
+    const other = await bob({ format: "anthropic", messages: [], strategy: "cost", session_id });
+    expect(other.status).toBe(200);
+    const next = await alice({ format: "anthropic", messages: anthropic(13), strategy: "cost", session_id });
+    expect(next.body.retired).toBe(9); // Alice's front held, as on the same call without Bob's
+  });
+
   const minutesAgo = (m: number) => new Date(Date.now() - m * 60_000).toISOString();
 
   it('defaults to hermes: the same answer with and without "strategy": "hermes"', async () => {

@@ -10,8 +10,35 @@ import type { LedgerRow, LedgerStore } from "../shared/ports";
 import { HOUR_MS, hourOf, LEDGER_RETENTION_MS } from "../shared/stats/ledger";
 
 const PREFIX = "ledger";
-/** Mutations per atomic commit, well under Deno KV's limit. */
+/** Mutations per atomic commit, well under Deno KV's limit (1,000). */
 const BATCH = 500;
+/**
+ * Key bytes per atomic commit, under Deno KV's limit on a commit's keys together (81,920 bytes):
+ * 500 rows of 200-character model names are over it, and the commit is refused whole.
+ */
+const BATCH_KEY_BYTES = 64 * 1024;
+const utf8 = new TextEncoder();
+/** Upper bound of a row key's encoded size: each string part's UTF-8 and its framing, the hour's 9 bytes. */
+const keyBytes = (row: LedgerRow): number =>
+  16 +
+  [PREFIX, row.tool, row.provider, row.model, row.counter].reduce((n, part) => n + 2 + utf8.encode(part).length, 0);
+
+/** `rows` in order, cut into commits of at most BATCH rows and BATCH_KEY_BYTES of keys. */
+function* batches(rows: readonly LedgerRow[]): Generator<LedgerRow[]> {
+  let batch: LedgerRow[] = [];
+  let bytes = 0;
+  for (const row of rows) {
+    const size = keyBytes(row);
+    if (batch.length === BATCH || (batch.length > 0 && bytes + size > BATCH_KEY_BYTES)) {
+      yield batch;
+      batch = [];
+      bytes = 0;
+    }
+    batch.push(row);
+    bytes += size;
+  }
+  if (batch.length > 0) yield batch;
+}
 
 export class DenoKvLedgerStore implements LedgerStore {
   private sweptHour = 0;
@@ -23,9 +50,9 @@ export class DenoKvLedgerStore implements LedgerStore {
 
   async add(rows: readonly LedgerRow[]): Promise<void> {
     const now = this.clock();
-    for (let i = 0; i < rows.length; i += BATCH) {
+    for (const batch of batches(rows)) {
       const op = this.kv.atomic();
-      for (const row of rows.slice(i, i + BATCH)) {
+      for (const row of batch) {
         const expireIn = Math.max(HOUR_MS, row.hour + LEDGER_RETENTION_MS + HOUR_MS - now);
         op.mutate({
           type: "sum",

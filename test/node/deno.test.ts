@@ -135,7 +135,7 @@ freshnessSuite("Deno", () => ({
 }));
 
 describe("port contracts on Deno", () => {
-  it("passes the CacheStore, EmbedCounter, SingleFlight and LedgerStore contracts with Deno KV, the Deno KV counters and leases and the in-process ledger and coordinator, the Deno KV flight's own tests and the pinned fetch's", async () => {
+  it("passes the CacheStore, EmbedCounter, SingleFlight and LedgerStore contracts with Deno KV, the Deno KV counters and leases and the in-process ledger and coordinator, the Deno KV flight's own tests, the pinned fetch's and the ledger store's commit limits", async () => {
     // Not spawnSync: the emulator the flight contract calls runs in this process's event loop.
     const result = await new Promise<{ status: number | null; output: string }>((resolve) => {
       execFile(
@@ -150,6 +150,7 @@ describe("port contracts on Deno", () => {
           "test/deno/ports.contract.test.ts",
           "test/deno/flight.kv.test.ts",
           "test/deno/pinned-fetch.test.ts",
+          "test/deno/ledger.kv.test.ts",
         ],
         {
           encoding: "utf8",

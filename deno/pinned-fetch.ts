@@ -17,6 +17,7 @@
 import { AppError } from "../shared/http/errors";
 import type { FetchFn, Logger } from "../shared/ports";
 import { classifyIpLiteral } from "../shared/safety/ip";
+import { REACHED_LOCAL } from "../shared/safety/safe-fetch";
 import { isAllowedAddress } from "../shared/safety/ssrf";
 
 export interface PinnedFetchOptions {
@@ -45,19 +46,24 @@ export function pinnedFetch(options: PinnedFetchOptions): PinnedFetch {
   const fetchPinned: FetchFn = async (input, init) => {
     const url = new URL(input instanceof Request ? input.url : String(input));
     const addresses = await checkedAddresses(url, options, init?.signal ?? undefined);
+    const reached = (response: Response) => {
+      // Every address passed checkedAddresses; one that is not public passed only as a private one.
+      if (addresses.some((address) => classifyIpLiteral(address)?.kind !== "public")) REACHED_LOCAL.add(response);
+      return response;
+    };
     const port = Number(url.port) || (url.protocol === "https:" ? 443 : 80);
     if (url.protocol === "https:") {
       const admission = tunnel.admit(`${url.hostname}:${port}`.toLowerCase(), addresses, port);
       const client = Deno.createHttpClient({
         proxy: { url: tunnel.url(), basicAuth: { username: admission.token, password: "" } },
       });
-      return await fetchWith(client, input, init, admission.release);
+      return reached(await fetchWith(client, input, init, admission.release));
     }
     // Each address in turn, as the runtime's own connect would; a GET or HEAD is safe to send again.
     for (const [i, address] of addresses.entries()) {
       const client = Deno.createHttpClient({ proxy: { transport: "tcp", hostname: bracketed(address), port } });
       try {
-        return await fetchWith(client, input, init, () => {});
+        return reached(await fetchWith(client, input, init, () => {}));
       } catch (error) {
         if (i === addresses.length - 1 || init?.signal?.aborted) throw error;
       }

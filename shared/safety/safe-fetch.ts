@@ -45,6 +45,14 @@ export interface SafeFetchResult {
   body: Uint8Array;
 }
 
+/**
+ * Answers a runtime's fetch got by connecting to an address open only under
+ * `security.allow_private_urls`, where it resolves the name again itself (Deno's pinned fetch: its
+ * resolver may answer a private address where the DNS-over-HTTPS check saw a public one). A page
+ * reached so is `local`, like one whose checked host was, and is never stored.
+ */
+export const REACHED_LOCAL = new WeakSet<Response>();
+
 const REDIRECT_STATUSES = new Set([301, 302, 303, 307, 308]);
 /** Never forwarded to another origin on a redirect (the fetch standard drops them too). */
 const ORIGIN_BOUND_HEADERS = ["authorization", "cookie", "proxy-authorization"];
@@ -83,6 +91,7 @@ export async function safeFetch(input: string | URL, options: SafeFetchOptions):
   try {
     for (let redirects = 0; ; redirects++) {
       const response = await send(options, current, headers, controller.signal, withinDeadline);
+      local ||= REACHED_LOCAL.has(response);
       if (REDIRECT_STATUSES.has(response.status) && response.headers.has("location")) {
         const location = response.headers.get("location") ?? "";
         await discard(response);

@@ -2,7 +2,8 @@
  * Time of check against time of use, on Deno (docs/security.md): a name the DNS-over-HTTPS check
  * calls public, while the runtime's own resolver (the emulator's plain DNS, `DENO_DNS_SERVER`)
  * sends it to loopback, is never connected to, through web_extract (direct) and a vision image
- * URL; with private addresses allowed, the page is fetched from the address that was checked.
+ * URL; with private addresses allowed, the page is fetched from the address that was checked, and
+ * is never stored (it was reached at a private address).
  */
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
@@ -91,6 +92,15 @@ describe("on Deno, the address connected to is the address checked", () => {
     expect(response.results[0]!.error).toBeUndefined();
     expect(response.results[0]!.content).toContain("reached the loopback site");
     expect(hosts).toContain(`${name}:${sitePort}`);
+    // Reached at a private address: never stored, so the next call fetches it again.
+    const fetched = hosts.length;
+    const again = (await (
+      await post(open, "/v1/web_extract", { urls: [`http://${name}:${sitePort}/page`] })
+    ).json()) as {
+      results: { cached?: boolean }[];
+    };
+    expect(again.results[0]!.cached).toBe(false);
+    expect(hosts.length).toBe(fetched + 1);
   });
 
   it("keeps a metadata address refused even with private addresses allowed", async () => {

@@ -55,16 +55,21 @@ export class DenoKvEmbedCounter implements EmbedCounter {
       const read = await whenUnlocked(() => this.kv.get<Counter>(key));
       const now = this.clock();
       const live = read.value && now - read.value.touchedAt < SESSION_IDLE_MS ? read.value.count : undefined;
-      const store: CounterStore = {
-        get: async () => live,
-        put: async (_, count) => {
-          const committed = await whenUnlocked(() =>
-            this.kv.atomic().check(read).set(key, { count, touchedAt: now }, { expireIn: SESSION_IDLE_MS }).commit(),
-          );
-          if (!committed.ok) throw new Conflict();
-        },
+      let written = false;
+      const write = async (count: number) => {
+        const committed = await whenUnlocked(() =>
+          this.kv.atomic().check(read).set(key, { count, touchedAt: now }, { expireIn: SESSION_IDLE_MS }).commit(),
+        );
+        if (!committed.ok) throw new Conflict();
+        written = true;
       };
-      return ledger(store);
+      const store: CounterStore = { get: async () => live, put: async (_, count) => write(count) };
+      const result = await ledger(store);
+      // A refused reserve writes nothing, yet it is the session's use: the counter's 24 h start again
+      // (as the Workers object's alarm and the in-process counter do), or an agent still asking for
+      // a capped image would have its cap lifted a day after its last granted load.
+      if (!written && live !== undefined) await write(live);
+      return result;
     };
     return retryJittered(attempt, {
       retryable: (error) => error instanceof Conflict,

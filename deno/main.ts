@@ -117,8 +117,12 @@ const untrustedFetch =
 const singleProcess = env.DENO_KV_PATH === ":memory:" || env.DENO_SINGLE_PROCESS === "true";
 const leaseMs =
   env.DENO_FLIGHT_LEASE_MS === undefined ? DEFAULT_FLIGHT_TIMING.leaseMs : Number(env.DENO_FLIGHT_LEASE_MS);
-if (!Number.isInteger(leaseMs) || leaseMs < 10)
-  fail(`DENO_FLIGHT_LEASE_MS must be a whole number of milliseconds, at least 10 (got ${env.DENO_FLIGHT_LEASE_MS})`);
+// At most 10 minutes: a crashed leader holds its key that long, and a third of it must stay a
+// valid timer (past 2^31 ms it fires every millisecond).
+if (!Number.isInteger(leaseMs) || leaseMs < 10 || leaseMs > 600_000)
+  fail(
+    `DENO_FLIGHT_LEASE_MS must be a whole number of milliseconds from 10 to 600000 (got ${env.DENO_FLIGHT_LEASE_MS})`,
+  );
 // Deno Deploy's KV tells every isolate of a change; a local KV file tells only its own process.
 const watch =
   env.DENO_FLIGHT_WATCH === undefined ? env.DENO_DEPLOYMENT_ID !== undefined : env.DENO_FLIGHT_WATCH === "true";

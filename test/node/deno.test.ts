@@ -151,6 +151,7 @@ describe("port contracts on Deno", () => {
           "test/deno/flight.kv.test.ts",
           "test/deno/pinned-fetch.test.ts",
           "test/deno/ledger.kv.test.ts",
+          "test/deno/embeds.kv.test.ts",
         ],
         {
           encoding: "utf8",
@@ -169,7 +170,7 @@ describe("port contracts on Deno", () => {
           resolve({ status: error ? ((error as { code?: number }).code ?? 1) : 0, output: `${stdout}\n${stderr}` }),
       );
     });
-    expect(result.output, result.output.slice(-2000)).toMatch(/ok \| 51 passed \| 0 failed/);
+    expect(result.output, result.output.slice(-2000)).toMatch(/ok \| 54 passed \| 0 failed/);
     expect(result.status).toBe(0);
   }, 150_000);
 });
@@ -243,6 +244,22 @@ describe("the Deno entry as the README runs it", () => {
     });
     expect(result.status).toBe(1);
     expect(result.stderr).toContain("--port <n> and --hostname <address>");
+  }, 120_000);
+
+  it("refuses a DENO_FLIGHT_LEASE_MS past 10 minutes (a third of 1e10 ms overflows the renewal timer)", () => {
+    const result = spawnSync("node_modules/.bin/deno", [...DENO_RUN, "deno/main.ts"], {
+      encoding: "utf8",
+      env: {
+        ...process.env,
+        DENO_KV_PATH: ":memory:",
+        DENO_FLIGHT_LEASE_MS: "10000000000",
+        DENO_NO_UPDATE_CHECK: "1",
+        NO_COLOR: "1",
+      },
+      timeout: 120_000,
+    });
+    expect(result.status).toBe(1);
+    expect(result.stderr).toContain("DENO_FLIGHT_LEASE_MS must be a whole number of milliseconds from 10 to 600000");
   }, 120_000);
 
   it("refuses a DENO_DNS_SERVER that is not an IP address (with an optional port), naming the setting", () => {

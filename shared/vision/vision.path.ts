@@ -33,7 +33,7 @@ function styleOfModelName(name: string): BlockStyle | null {
 
 /**
  * Which path serves this caller, and in which block style.
- * @example choosePath({ provider: "openrouter", name: "anthropic/claude-sonnet-4.5" }) // { path: "native", style: "anthropic" }
+ * @example choosePath({ provider: "openrouter", name: "anthropic/claude-sonnet-4.5" }) // { path: "native", style: "openai" }
  */
 export function choosePath(model: VisionModel | undefined): { path: VisionPath; style: BlockStyle } {
   if (!model) return { path: "native", style: "anthropic" };
@@ -47,7 +47,8 @@ export function choosePath(model: VisionModel | undefined): { path: VisionPath; 
   }
   if (FRONTS.has(provider)) {
     const style = styleOfModelName(name);
-    if (style) return { path: "native", style: provider === "openrouter" && style !== "gemini" ? "openai" : style };
+    // OpenRouter's API is OpenAI's chat completions whatever the model behind it: image_url parts.
+    if (style) return { path: "native", style: provider === "openrouter" ? "openai" : style };
   }
   return { path: "descriptor", style: "openai" };
 }

@@ -9,7 +9,7 @@ describe("choosePath", () => {
     [{ provider: "azure", name: "gpt-4o" }, "native", "openai"],
     [{ provider: "gemini", name: "gemini-3-pro" }, "native", "gemini"],
     [{ provider: "openrouter", name: "anthropic/claude-sonnet-4.5" }, "native", "openai"],
-    [{ provider: "openrouter", name: "google/gemini-3-flash" }, "native", "gemini"],
+    [{ provider: "openrouter", name: "google/gemini-3-flash" }, "native", "openai"],
     [{ provider: "bedrock", name: "anthropic.claude-opus-4-1" }, "native", "anthropic"],
     [{ provider: "vertex", name: "claude-sonnet-4-5@20250929" }, "native", "anthropic"],
     [{ provider: "gemini", name: "gemini-2.5-flash" }, "descriptor", "gemini"],

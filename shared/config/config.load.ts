@@ -6,6 +6,7 @@
 import * as z from "zod";
 import { AppError } from "../http/errors";
 import { capRule } from "../embeds/cap-rule";
+import { findSecretInUrl } from "../safety/secrets";
 import { Config, SECRET_NAMES, type Secrets } from "./config.schema";
 
 export interface LoadedConfig {
@@ -73,7 +74,8 @@ export function loadConfig(env: Record<string, unknown>, places: string = CONFIG
 }
 
 /**
- * The configuration as `GET /v1/config` shows it: effective values, every secret as `"set"` or null.
+ * The configuration as `GET /v1/config` shows it: effective values, every secret as `"set"` or
+ * null, and no credential an operator put inside a URL (a base URL's user-info, a key in its query).
  */
 export function publicConfig(loaded: LoadedConfig): Record<string, unknown> {
   const secrets = Object.fromEntries(SECRET_NAMES.map((name) => [name, loaded.secrets[name] ? "set" : null]));
@@ -81,7 +83,21 @@ export function publicConfig(loaded: LoadedConfig): Record<string, unknown> {
     ...loaded.config.vision,
     max_calls_per_image_rule: capRule(loaded.config.vision.max_calls_per_image),
   };
-  return { ...loaded.config, vision, secrets };
+  return { ...(withoutUrlCredentials(loaded.config) as Record<string, unknown>), vision, secrets };
+}
+
+/** `value` with every http(s) URL string's user-info, and a query that carries a secret, shown as `[redacted]`. */
+function withoutUrlCredentials(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(withoutUrlCredentials);
+  if (value !== null && typeof value === "object")
+    return Object.fromEntries(Object.entries(value).map(([key, inner]) => [key, withoutUrlCredentials(inner)]));
+  if (typeof value !== "string" || !/^https?:\/\//i.test(value) || !URL.canParse(value)) return value;
+  const url = new URL(value);
+  const userInfo = url.username !== "" || url.password !== "";
+  const secretQuery = url.search !== "" && findSecretInUrl(value) !== null;
+  if (!userInfo && !secretQuery) return value;
+  const origin = `${url.protocol}//${userInfo ? "[redacted]@" : ""}${url.host}`;
+  return `${origin}${url.pathname}${secretQuery ? "?[redacted]" : url.search}`;
 }
 
 /** Value of a dotted key inside the section tables (`env.web.cache_ttl_minutes`). */

@@ -177,6 +177,20 @@ describe("secrets", () => {
     expect(JSON.stringify(shown)).not.toContain("tavily-secret-value");
   });
 
+  it("are not shown inside a URL either: a base URL's user-info or a key in its query", () => {
+    const loaded = loadConfig({
+      PROVIDERS_SEARXNG_BASE_URL: "https://ops:hunter2-pass@searx.example.com/search",
+      AUXILIARY_VISION_BASE_URL: "https://llm.example.com/v1?api_key=sk-live-0123456789abcdef0123",
+    });
+    const shown = publicConfig(loaded) as any;
+    expect(shown.providers.searxng_base_url).toBe("https://[redacted]@searx.example.com/search");
+    expect(shown.auxiliary.vision.base_url).toBe("https://llm.example.com/v1?[redacted]");
+    expect(JSON.stringify(shown)).not.toMatch(/hunter2|sk-live/);
+    // The service itself still uses them as configured.
+    expect(loaded.config.providers.searxng_base_url).toContain("ops:hunter2-pass@");
+    expect(shown.providers.tavily_base_url).toBe(loaded.config.providers.tavily_base_url);
+  });
+
   it("are never taken from a wrangler.toml table", () => {
     expect(loadConfig({ web: { TAVILY_API_KEY: "from-toml" } }).secrets.TAVILY_API_KEY).toBeUndefined();
   });

@@ -25,7 +25,7 @@ import { stats } from "./stats/stats.service";
 import { MCP_TOOLS, TOOLS } from "./tools/registry";
 import type { ToolContext, ToolDefinition } from "./tools/tool.types";
 
-type Env = { Variables: { requestId: string; loaded: LoadedConfig; caller: string; logFields?: RequestLogFields } };
+type Env = { Variables: { requestId: string; loaded: LoadedConfig; logFields?: RequestLogFields } };
 type Handler = (c: Context<Env>) => Promise<Response> | Response;
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
@@ -53,9 +53,11 @@ export function createApp(deps: AppDeps): Hono<Env> {
   const authenticate = async (c: Context<Env>, next: () => Promise<void>) => {
     const loaded = deps.config();
     c.set("loaded", loaded);
-    const authorization = c.req.header("authorization") ?? null;
-    await authorize(authorization, loaded.secrets.API_TOKENS, loaded.config.security.allow_anonymous);
-    c.set("caller", await callerOf(authorization));
+    await authorize(
+      c.req.header("authorization") ?? null,
+      loaded.secrets.API_TOKENS,
+      loaded.config.security.allow_anonymous,
+    );
     await next();
   };
   app.use("/v1/*", authenticate);
@@ -129,7 +131,10 @@ export function createApp(deps: AppDeps): Hono<Env> {
 
   const toolContext = (c: Context<Env>): ToolContext => {
     const { config, secrets } = c.get("loaded");
-    return { ports: deps, config, secrets, requestId: c.get("requestId"), caller: c.get("caller") };
+    // Hashed only by a tool that keeps session state, at most once: a search or a cache hit never pays for it.
+    let caller: Promise<string> | undefined;
+    const callerOnce = () => (caller ??= callerOf(c.req.header("authorization") ?? null));
+    return { ports: deps, config, secrets, requestId: c.get("requestId"), caller: callerOnce };
   };
 
   for (const tool of TOOLS) {

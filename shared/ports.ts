@@ -291,7 +291,7 @@ export interface RequestContext {
   /**
    * Who is calling, to keep one caller's session state (repeat-embed counters, eviction memory)
    * apart from another's under the same session id: a hash of the credential presented (see
-   * callerOf in shared/http/auth.ts), never the credential.
+   * callerOf in shared/http/auth.ts), never the credential; computed on first use.
    */
-  caller: string;
+  caller(): Promise<string>;
 }

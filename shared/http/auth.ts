@@ -30,7 +30,7 @@ export async function callerOf(authorization: string | null): Promise<string> {
  * `sessionId` as this caller's: two callers who send the same session id (a default such as
  * "main", or one they have seen) never share a counter or a memory.
  *
- * @example await callerSession(ctx.caller, "agent-1") // 64 hex characters, different per caller
+ * @example await callerSession(await ctx.caller(), "agent-1") // 64 hex characters, different per caller
  */
 export async function callerSession(caller: string, sessionId: string): Promise<string> {
   return sha256Hex(`${caller}\nsession\n${sessionId}`);

@@ -20,8 +20,10 @@ export interface UpstreamCredential {
   apply(headers: Headers): void;
   /** SHA-256 of what the caller presented: the only trace of a credential the service keeps. */
   callerHash: string;
-  mode: "operator" | "caller";
-  /** The operator's key (operator mode): taken out of the provider's error answers before they are relayed. */
+  /**
+   * The operator's key in operator mode, undefined in caller mode: taken out of the provider's
+   * error answers before they are relayed.
+   */
   operatorKey?: string;
 }
 
@@ -50,7 +52,6 @@ export async function upstreamCredential(
       `This service sends its own ${spec.name} key: present one of its API tokens where your SDK puts the API key.`,
     );
     return {
-      mode: "operator",
       operatorKey,
       callerHash: await sha256Hex(`operator:${presented ?? ""}`),
       apply: (out) => spec.withCredential(out, operatorKey),
@@ -68,7 +69,6 @@ export async function upstreamCredential(
       `No ${spec.name} API key was sent, and this service has none of its own to send.`,
     );
   return {
-    mode: "caller",
     callerHash: await sha256Hex(`caller:${presented}`),
     apply: (out) => {
       // The caller's key headers pass exactly as they came.

@@ -137,7 +137,8 @@ export const contextEvictTool = defineTool({
   mcp: false,
   async run({ ports, config, caller }, input) {
     // The session's memory is this caller's: another token under the same id never reads or resets it.
-    const session_id = input.session_id === undefined ? undefined : await callerSession(caller, input.session_id);
+    const session_id =
+      input.session_id === undefined ? undefined : await callerSession(await caller(), input.session_id);
     const body = await evictForSession({ ...input, session_id }, ports, { priceOverrides: config.pricing.models });
     ports.ledger.record({
       tool: "evict",

@@ -58,7 +58,7 @@ export async function analyzeImage(
     const fitted = await fitBytes(ctx, await imageBytes(ctx, source), input);
     return nativeAnswer(ctx, fitted, style, { embed_count: null, embed_cap: null, session_hint: SESSION_HINT });
   }
-  const sessionId = await callerSession(ctx.caller, input.session_id);
+  const sessionId = await callerSession(await ctx.caller(), input.session_id);
   const cap = effectiveCap(config.vision.max_calls_per_image, input.caller);
   // Image identity (only the native path counts): the URL without its fragment, or the bytes' hash.
   // The counter key is a hash of it, so no URL is kept in a session's storage.

@@ -132,7 +132,9 @@ export async function proxyRequest(request: Request, spec: LlmProviderSpec, run:
       { method: request.method, headers, body },
       config.proxy.timeout_seconds,
     );
-    const upstream = credential.operatorKey ? await withoutKey(answered, spec, credential.operatorKey) : answered;
+    const upstream = credential.operatorKey
+      ? await withoutKey(answered, spec, credential.operatorKey, config.proxy.timeout_seconds)
+      : answered;
     const counted = proxied?.counted === true;
     const at = run.ports.clock();
     if (counted) {
@@ -201,22 +203,44 @@ const MASKED_KEY = /[\w-]*\*{3,}[\w-]*/g;
  * A provider's error answer without `key` or its masked echo. OpenAI's 401 names the key it refused
  * ("Incorrect API key provided: sk-proj-****abcd"); with the operator's key that is the operator's,
  * which never reaches a caller (docs/proxy.md, "Credentials"). Everything else of the answer, its
- * status and headers included, is relayed as it came; a success answer is not read here.
+ * status and headers included, is relayed as it came; a success answer is not read here. An error
+ * body that is too large, cut off, or not finished within `timeoutSeconds` is not relayed: the
+ * caller gets the provider's status and a message saying so.
  */
-async function withoutKey(upstream: Response, spec: LlmProviderSpec, key: string): Promise<Response> {
-  if (upstream.status < 400 || upstream.body === null) return upstream;
+async function withoutKey(
+  upstream: Response,
+  spec: LlmProviderSpec,
+  key: string,
+  timeoutSeconds: number,
+): Promise<Response> {
+  const body = upstream.body;
+  if (upstream.status < 400 || body === null) return upstream;
+  const over = new Error("over");
+  const deadline = new Deadline(timeoutSeconds * 1000);
+  const late = new Promise<never>((_, reject) =>
+    deadline.signal.addEventListener("abort", () => reject(deadline.signal.reason), { once: true }),
+  );
+  late.catch(() => undefined); // rejects only while a read is racing it, or unobserved after the read
   let bytes: Uint8Array;
   try {
-    bytes = await readAtMost(upstream.body, MAX_ERROR_BYTES, () => new Error("over"));
-  } catch {
+    bytes = await readAtMost(
+      body,
+      MAX_ERROR_BYTES,
+      () => over,
+      (read) => Promise.race([read, late]),
+    );
+  } catch (error) {
+    await body.cancel().catch(() => undefined);
+    const what =
+      error === over
+        ? `with an error over ${MAX_ERROR_BYTES / 1024} KiB, not relayed`
+        : `with an error body that did not arrive whole within ${timeoutSeconds} s`;
     return providerError(
       spec,
-      new AppError(
-        upstream.status,
-        "provider_error",
-        `The ${spec.name} API answered ${upstream.status} with an error over ${MAX_ERROR_BYTES / 1024} KiB, not relayed.`,
-      ),
+      new AppError(upstream.status, "provider_error", `The ${spec.name} API answered ${upstream.status} ${what}.`),
     );
+  } finally {
+    deadline.clear();
   }
   const text = new TextDecoder().decode(bytes);
   const cleaned = text.split(key).join("[redacted]").replace(MASKED_KEY, "[redacted]");

@@ -18,7 +18,8 @@
  *
  * Markers in the text of the last message steer one call: [fail:429] (with retry-after),
  * [fail:529], [fail:400], [fail:500], [fail:401] (OpenAI's names the key it refused, masked, as
- * OpenAI does), [fail-once:STATUS:ID] (only the first call naming ID fails),
+ * OpenAI does), [fail-once:STATUS:ID] (only the first call naming ID fails), [fail-big:STATUS] (an
+ * error body of 100 KiB), [fail-stall:STATUS] (an error body that stops after its first bytes),
  * [hang] (never answers), [slowstream:MS] (a pause before each streamed event after the first),
  * [use_tool] (the answer calls the first tool). Control: GET /llm/__calls?contains=TEXT (calls
  * whose system prompt, last message or path contains TEXT).
@@ -172,6 +173,14 @@ export function createLlmEmulator(): LlmEmulator {
     if (once && !failedOnce.has(once[2]!)) {
       failedOnce.add(once[2]!);
       return fail(Number(once[1]), "emulated failure (once)", { "retry-after": "0", "retry-after-ms": "20" });
+    }
+    const odd = /\[fail-(big|stall):(\d{3})\]/.exec(markers);
+    if (odd) {
+      call.status = Number(odd[2]);
+      const bytes = Buffer.from(JSON.stringify(errorBody(provider, call.status, "x".repeat(100 * 1024))), "utf8");
+      res.writeHead(call.status, { "content-type": "application/json", "content-length": String(bytes.length) });
+      if (odd[1] === "big") return void res.end(bytes);
+      return void res.write(bytes.subarray(0, 200)); // the rest never comes; the socket stays open
     }
     const failure = /\[fail:(\d{3})\]/.exec(markers);
     if (failure) {

@@ -320,6 +320,30 @@ describe("credentials", () => {
     expect(JSON.parse(await own.text()).error.message).toMatch(/sk-calle\*+9876/);
   });
 
+  it("operator's key: an error body too large to clean, or that stops, is answered with the provider's status and says which", async () => {
+    const vars = {
+      OPENAI_API_KEY: "sk-proj-operator0secret0key0wxyz",
+      API_TOKENS: "svc-token-1",
+      PROXY_TIMEOUT_SECONDS: "10",
+    };
+    const headers = { authorization: "Bearer svc-token-1" };
+    const ask = async (marker: string) => {
+      const body = { model: "gpt-4o", messages: [{ role: "user", content: `${marker} ${uniqueToken()}` }] };
+      const answer = await post("/openai/v1/chat/completions", body, headers, vars);
+      return { status: answer.status, error: ((await answer.json()) as any).error };
+    };
+    const big = await ask("[fail-big:500]");
+    expect(big.status).toBe(500);
+    expect(big.error.message).toBe("The openai API answered 500 with an error over 64 KiB, not relayed.");
+    const started = Date.now();
+    const stalled = await ask("[fail-stall:401]");
+    expect(stalled.status).toBe(401);
+    expect(stalled.error.message).toBe(
+      "The openai API answered 401 with an error body that did not arrive whole within 10 s.",
+    );
+    expect(Date.now() - started).toBeGreaterThanOrEqual(9_500);
+  }, 30_000);
+
   it("caller's key: the service token comes in X-Service-Token, the caller's key goes upstream unchanged", async () => {
     const vars = { API_TOKENS: "svc-token-1" };
     const tag = uniqueToken();

@@ -6,7 +6,10 @@
  * a housekeeping hint (a local KV file still returns expired keys: the `expiresAt` inside the value
  * decides). An entry that fits one chunk lives inside its head, so a hit is one read; a process
  * also keeps the entries it read or wrote lately in memory until their `expiresAt` (an entry is
- * only ever replaced once it has expired, so that copy answers as Deno KV would).
+ * only ever replaced once it has expired, so that copy answers as Deno KV would). A purge is the
+ * exception: every delete adds one to a purge count in Deno KV, and a process that answers from
+ * memory reads that count at most once every PURGE_CHECK_MS, dropping all its memory copies when
+ * it moved, so a purge reaches every process sharing the file within that time.
  */
 import type { CacheEntry, CacheStore } from "../shared/ports";
 import { whenUnlocked } from "./kv-busy";
@@ -33,6 +36,11 @@ const chunkKey = (key: string, version: string, i: number): Deno.KvKey => ["cach
 
 /** Deno KV never accepts an `expireIn` of zero or less. */
 export const kvExpireIn = (ttlMs: number): number => Math.max(1000, Math.ceil(ttlMs));
+
+/** Purges by any process sharing the Deno KV, counted (a `Deno.KvU64`). */
+const purgeCountKey: Deno.KvKey = ["cache-purges"];
+/** Longest a process answers from its memory copies without reading the purge count. */
+export const PURGE_CHECK_MS = 1000;
 
 /** Entries kept in process memory: each at most this long, all together at most HOT_TOTAL_CHARS. */
 const HOT_ENTRY_CHARS = 256 * 1024;
@@ -70,31 +78,69 @@ class HotEntries {
     this.entries.delete(key);
     this.chars -= hot.text.length;
   }
+
+  clear(): void {
+    this.entries.clear();
+    this.chars = 0;
+  }
 }
 
 export class DenoKvStore implements CacheStore {
   private readonly hot = new HotEntries();
+  /** The purge count when this process last read it (null: not read yet), and when that was. */
+  private purgesSeen: bigint | null = null;
+  private purgesReadAt = Number.NEGATIVE_INFINITY;
 
+  /** `shared`: other processes use this Deno KV too, so purges are counted and checked. */
   constructor(
     private readonly kv: Deno.Kv,
     private readonly clock: () => number = Date.now,
+    private readonly shared = true,
   ) {}
 
   async get<T>(key: string): Promise<CacheEntry<T> | null> {
-    const hot = this.peek<T>(key);
+    const hot = await this.peek<T>(key);
     if (hot) return hot;
-    const head = await whenUnlocked(() => this.kv.get<EntryHead>(cacheHeadKey(key)));
+    if (!this.shared) {
+      const head = await whenUnlocked(() => this.kv.get<EntryHead>(cacheHeadKey(key)));
+      return head.value ? this.entryOf<T>(key, head.value) : null;
+    }
+    // The purge count comes with the head, in one snapshot: the copy kept of this entry is as new as it.
+    const [head, purges] = await whenUnlocked(() =>
+      this.kv.getMany<[EntryHead, Deno.KvU64]>([cacheHeadKey(key), purgeCountKey]),
+    );
+    this.notePurges(purges.value);
     return head.value ? this.entryOf<T>(key, head.value) : null;
   }
 
-  private peek<T>(key: string): CacheEntry<T> | null {
+  /** This process's memory copy of `key`, unless a purge by any process may have dropped it since. */
+  private async peek<T>(key: string): Promise<CacheEntry<T> | null> {
+    if (this.hot.get(key, this.clock()) === undefined) return null;
+    if (this.shared) await this.checkPurges();
     const hot = this.hot.get(key, this.clock());
     // Parsed on every hit: callers get their own copy to shape.
     return hot === undefined ? null : (JSON.parse(hot) as CacheEntry<T>);
   }
 
   /**
-   * This store as the authority of an in-process single-flight (the single-process mode): reads
+   * Reads the purge count when the last read is over PURGE_CHECK_MS old; `notePurges` drops every
+   * memory copy when it moved (or on the first read: copies made before it may predate a purge).
+   */
+  private async checkPurges(): Promise<void> {
+    if (this.clock() - this.purgesReadAt < PURGE_CHECK_MS) return;
+    this.notePurges((await whenUnlocked(() => this.kv.get<Deno.KvU64>(purgeCountKey))).value);
+  }
+
+  private notePurges(read: Deno.KvU64 | null): void {
+    const count = read?.value ?? 0n;
+    if (count !== this.purgesSeen) this.hot.clear();
+    this.purgesSeen = count;
+    this.purgesReadAt = this.clock();
+  }
+
+  /**
+   * This store (made with `shared` false) as the authority of an in-process single-flight (the
+   * single-process mode): reads
    * answer from this process's memory copy only, because what was stored since the read tier
    * missed was stored by this process; writes go to Deno KV. So a miss reads Deno KV once.
    * (An entry over 256 Ki characters is not kept in memory: a caller whose read raced its
@@ -135,13 +181,18 @@ export class DenoKvStore implements CacheStore {
 
   /**
    * Deletes the head (chunks of its version are never read again and expire with it) and this
-   * process's memory copy. Other processes' memory copies are not reached (docs/storage.md).
+   * process's memory copy, and adds one to the purge count, which drops other processes' memory
+   * copies within PURGE_CHECK_MS (docs/storage.md).
    */
   async delete(key: string): Promise<boolean> {
     this.hot.forget(key);
     const head = await whenUnlocked(() => this.kv.get<EntryHead>(cacheHeadKey(key)));
     if (!head.value) return false;
-    await whenUnlocked(() => this.kv.delete(cacheHeadKey(key)));
+    await whenUnlocked(() => {
+      const op = this.kv.atomic().delete(cacheHeadKey(key));
+      if (this.shared) op.sum(purgeCountKey, 1n);
+      return op.commit();
+    });
     return true;
   }
 

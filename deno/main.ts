@@ -100,7 +100,8 @@ try {
     `cannot open Deno KV at ${env.DENO_KV_PATH ?? "the default location"}: ${error instanceof Error ? error.message : error} (a KV file needs --allow-read and --allow-write)`,
   );
 }
-const cache = new DenoKvStore(kv);
+const singleProcess = env.DENO_KV_PATH === ":memory:" || env.DENO_SINGLE_PROCESS === "true";
+const cache = new DenoKvStore(kv, Date.now, !singleProcess);
 const fetchPort = (input: Request | string | URL, init?: RequestInit) => fetch(input, init);
 // A caller's URL is connected only to an address checked at connect time (deno/pinned-fetch.ts).
 // Deno Deploy gives no local listener or per-fetch client for it, and its fetch leaves from the
@@ -114,7 +115,6 @@ const untrustedFetch =
       }).fetch
     : fetchPort;
 
-const singleProcess = env.DENO_KV_PATH === ":memory:" || env.DENO_SINGLE_PROCESS === "true";
 const leaseMs =
   env.DENO_FLIGHT_LEASE_MS === undefined ? DEFAULT_FLIGHT_TIMING.leaseMs : Number(env.DENO_FLIGHT_LEASE_MS);
 // At most 10 minutes: a crashed leader holds its key that long, and a third of it must stay a

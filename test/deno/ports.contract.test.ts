@@ -92,7 +92,7 @@ const flightAdapters: Record<string, () => SingleFlight> = {
   }),
   "in-process coordinator (single-process mode)": () =>
     new FlightCoordinator({
-      election: new CopyElection(new DenoKvStore(kv).processCopy()),
+      election: new CopyElection(new DenoKvStore(kv, Date.now, false).processCopy()),
       fetch: flightDeps.fetch,
       log: silentLogger,
     }),

@@ -99,6 +99,25 @@ describe.each(MODES)("$name", ({ processes, kvPath }) => {
     expect(await calls("tavily", query)).toBe(1);
   }, 60_000);
 
+  it("a purge through one process reaches every process's memory copy within a second", async () => {
+    const query = `purged everywhere ${Date.now().toString(36)}${processes}`;
+    expect((await post(services[0]!, "/v1/web_search", { query })).headers.get("x-cache")).toBe("MISS");
+    // Every process reads the entry twice: the second answer comes from its memory copy.
+    for (let round = 0; round < 2; round++) {
+      const hits = await spread(processes, (s) => post(s, "/v1/web_search", { query }));
+      expect(hits.map((r) => r.headers.get("x-cache"))).toEqual(Array(processes).fill("HIT"));
+    }
+    const purge = await post(services[0]!, "/v1/cache/purge", { search: [{ query }] });
+    expect(await purge.json()).toEqual({ success: true, purged: 1 });
+    await new Promise((resolve) => setTimeout(resolve, 1100));
+    const last = services[services.length - 1]!;
+    expect((await post(last, "/v1/web_search", { query })).headers.get("x-cache")).toBe("MISS");
+    expect(await calls("tavily", query)).toBe(2);
+    const after = await spread(processes, (s) => post(s, "/v1/web_search", { query }));
+    expect(after.map((r) => r.headers.get("x-cache"))).toEqual(Array(processes).fill("HIT"));
+    expect(await calls("tavily", query)).toBe(2);
+  }, 60_000);
+
   it("a long page crosses processes intact through the chunked entry", async () => {
     const page = `https://docs.example.com/[chars:300000]/[slow:300]/${Date.now().toString(36)}${processes}`;
     const responses = await spread(8, (s) => post(s, "/v1/web_extract", { urls: [page] }));

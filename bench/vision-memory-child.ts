@@ -37,6 +37,16 @@ console.log(
     ...outcome,
     cpuMs,
     arrayBuffersBytes: after.arrayBuffers - before + input.byteLength,
-    maxRssBytes: process.resourceUsage().maxRSS * 1024,
+    maxRssBytes: peakRssBytes(),
   }),
 );
+
+/**
+ * This process's peak resident memory since its exec (VmHWM). Not `resourceUsage().maxRSS`: Linux
+ * carries that across exec, so a child spawned by a parent holding large inputs reported the
+ * parent's resident size, not its own (the "RSS excess" of the earlier tables).
+ */
+function peakRssBytes(): number {
+  const line = /^VmHWM:\s+(\d+) kB$/m.exec(readFileSync("/proc/self/status", "utf8"));
+  return Number(line?.[1] ?? Number.NaN) * 1024;
+}

@@ -3,7 +3,7 @@
  * under a Worker's 128 MB). workerd exposes no heap numbers, so each fit runs in a Node process
  * whose V8 heap is capped (`--max-old-space-size`, a 2 MB semi-space): the smallest cap under which
  * the fit completes bounds the JS heap; the fit itself reports its WASM peak; the ArrayBuffers alive
- * at the end (input included) are added. The process's peak RSS above that of a 1x1 fit is
+ * at the end (input included) are added. The process's peak RSS (its own VmHWM) above that of a 1x1 fit is
  * reported too: it also holds what the bound misses, ArrayBuffers that lived only during the fit
  * (a decoder's row buffers). Same code and .wasm files as in workerd.
  * The adversarial set (issue #9: containers that lie about their frame, a second IHDR,

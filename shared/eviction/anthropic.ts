@@ -14,6 +14,7 @@ import {
   type ImageInventory,
   type ImageRef,
   type RetiredText,
+  retiredPart,
 } from "./inventory";
 
 /** Base64 characters of an Anthropic image block; URL and file sources travel as references (0). */
@@ -71,7 +72,7 @@ function retire(
     for (const carrier of carriers) {
       const toolResult = asRecord(content[carrier.block])!;
       const parts = (toolResult.content as unknown[]).slice();
-      for (const image of carrier.images) parts[image.part!] = { type: "text", text: textOf(image) };
+      for (const image of carrier.images) parts[image.part!] = retiredPart(parts[image.part!], "text", textOf(image));
       content[carrier.block] = { ...toolResult, content: parts };
     }
     outbound[index] = { ...message, content };

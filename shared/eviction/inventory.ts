@@ -59,6 +59,19 @@ export interface EvictionAdapter {
 /** The text a retired image becomes: `RETIRED_IMAGE_TEXT`, or its description when one is known. */
 export type RetiredText = (image: ImageRef) => string;
 
+/**
+ * The text part that takes a retired image's place, keeping a cache breakpoint the client set on
+ * the image (Anthropic's `cache_control`, OpenAI's `prompt_cache_breakpoint`): the client's own
+ * breakpoints never move or disappear.
+ */
+export function retiredPart(image: unknown, type: "text" | "input_text", text: string): Record<string, unknown> {
+  const part: Record<string, unknown> = { type, text };
+  const from = asRecord(image);
+  for (const field of ["cache_control", "prompt_cache_breakpoint"])
+    if (from && from[field] !== undefined) part[field] = from[field];
+  return part;
+}
+
 /** The default: every retired image becomes `RETIRED_IMAGE_TEXT`. */
 export const fixedRetiredText: RetiredText = () => RETIRED_IMAGE_TEXT;
 

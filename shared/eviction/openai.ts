@@ -12,6 +12,7 @@ import {
   type ImageInventory,
   type ImageRef,
   type RetiredText,
+  retiredPart,
 } from "./inventory";
 
 /** The URL of an image part, or null when the part is not an image. */
@@ -61,7 +62,7 @@ function retire(
     for (const image of carrier.images) {
       // Keep the part family: Responses-style input_image parts become input_text.
       const kind = asRecord(content[image.block])?.type === "input_image" ? "input_text" : "text";
-      content[image.block] = { type: kind, text: textOf(image) };
+      content[image.block] = retiredPart(content[image.block], kind, textOf(image));
     }
     outbound[carrier.message] = { ...message, content };
   }

@@ -144,6 +144,30 @@ describe.each(FORMATS)("%s: the expected counts of eviction.md", (format) => {
   });
 });
 
+describe.each(FORMATS)("%s: a client's breakpoint on a retired image", (format) => {
+  it("stays where the client put it, on the text that takes the image's place", () => {
+    const adapter = adapterOf[format];
+    const messages = conversation(format, screenshots(21));
+    const [image] = adapter.inventory(messages).carriers[2]!.images;
+    const partOf = (list: unknown[]) => {
+      const blocks = (list[image!.message] as { content: Record<string, unknown>[] }).content;
+      return image!.part === undefined
+        ? blocks[image!.block]!
+        : (blocks[image!.block]!.content as Record<string, unknown>[])[image!.part]!;
+    };
+    const field = format === "anthropic" ? "cache_control" : "prompt_cache_breakpoint";
+    const mark = format === "anthropic" ? { type: "ephemeral", ttl: "1h" } : { mode: "explicit" };
+    partOf(messages)[field] = mark;
+    const out = evictContext({ format, messages });
+    expect(out.retired).toBe(8);
+    expect(partOf(out.messages)).toEqual({
+      type: "text",
+      text: RETIRED_IMAGE_TEXT,
+      [field]: mark,
+    });
+  });
+});
+
 describe("anthropic specifics", () => {
   const image = (data: string) => ({ type: "image", source: { type: "base64", media_type: "image/png", data } });
   const toolResult = (id: string, ...images: unknown[]) => ({

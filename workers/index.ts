@@ -4,6 +4,7 @@
  */
 import { env as startEnv } from "cloudflare:workers";
 import { createApp } from "../shared/app";
+import { LLM_PROVIDERS } from "../shared/proxy/providers/providers.catalog";
 import { type LedgerBuffer, ledgerFlushDelay } from "../shared/stats/ledger";
 import { reportConfigAtStart, workersDeps, workersLedger } from "./deps";
 import type { WorkerEnv } from "./env";
@@ -23,6 +24,13 @@ interface Built {
 
 const apps = new WeakMap<object, Built>();
 
+/** The provider proxy's paths (`/anthropic/*`, `/openai/*`): their answers record usage as their body ends. */
+const PROXY_PREFIXES = LLM_PROVIDERS.map((spec) => `/${spec.name}/`);
+const countsAtEnd = (request: Request) => {
+  const path = new URL(request.url).pathname;
+  return PROXY_PREFIXES.some((prefix) => path.startsWith(prefix));
+};
+
 export default {
   async fetch(request: Request, env: WorkerEnv, ctx: ExecutionContext): Promise<Response> {
     let built = apps.get(env);
@@ -40,8 +48,9 @@ export default {
     if (!ledger) return response;
     const flush = ledger.flushAfter(flushMs);
     if (flush) ctx.waitUntil(flush);
-    // A stream (the proxy's) counts when it ends: schedule a flush then (or join the waiting one).
-    if (response.body && response.headers.get("content-type")?.startsWith("text/event-stream")) {
+    // A proxied answer (streamed or not) counts its usage when its body ends, which may be after
+    // the flush above was taken: schedule a flush then (or join the waiting one).
+    if (response.body && countsAtEnd(request)) {
       const counted = new TransformStream({
         flush: () => {
           const atEnd = ledger.flushAfter(flushMs);

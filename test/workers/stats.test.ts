@@ -11,6 +11,7 @@ import { LedgerBuffer } from "../../shared/stats/ledger";
 import type { Logger } from "../../shared/ports";
 import { toBase64 } from "../../shared/vision/fit";
 import { workersDeps } from "../../workers/deps";
+import { LEDGER_OBJECT } from "../../workers/ledger.do";
 import { encodePng, photoPixels } from "../fixtures/images";
 import {
   bothTtlsBody,
@@ -240,6 +241,28 @@ describe("GET /v1/stats", () => {
     );
     expect(after.by_model.llm[model.slice(0, 200)]?.requests).toBe(1);
     expect(Math.max(...Object.keys(after.by_model.llm).map((name) => name.length))).toBeLessThanOrEqual(200);
+  });
+
+  it("writes a plain (not streamed) proxied answer's tokens when its body ends, with no later request", async () => {
+    const model = `claude-sonnet-4-5-${uniqueToken()}`;
+    const response = await call("/anthropic/v1/messages", {
+      body: { model, max_tokens: 8, messages: [{ role: "user", content: "hi" }] },
+      headers: { "x-api-key": `k-${uniqueToken()}` },
+    });
+    expect(response.headers.get("content-type")).toContain("application/json");
+    await response.text();
+    // Read the LedgerDO itself: a request through the Worker would flush on its own account.
+    const ledger = testEnv.LEDGER.get(testEnv.LEDGER.idFromName(LEDGER_OBJECT));
+    await vi.waitFor(
+      async () => {
+        const rows = (await ledger.read(0, Date.now() + 3_600_000)).filter((row) => row.model === model);
+        expect(Object.fromEntries(rows.map((row) => [row.counter, row.value]))).toMatchObject({
+          requests: 1,
+          output_tokens: expect.any(Number),
+        });
+      },
+      { timeout: 3_000, interval: 100 },
+    );
   });
 
   it("counts proxied Anthropic calls, plain and streamed, at the tokens and price the emulator billed", async () => {

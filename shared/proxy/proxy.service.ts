@@ -186,7 +186,7 @@ export async function proxyRequest(request: Request, spec: LlmProviderSpec, run:
         tool: "llm",
         provider: spec.name,
         ...(model === undefined ? {} : { model }),
-        counts: { errors: 1 },
+        counts: { requests: 1, errors: 1 },
         at: run.ports.clock(),
       });
     }

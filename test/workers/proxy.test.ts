@@ -4,10 +4,11 @@
  * outbound transform (fitting, retirement, breakpoints), faults and bad input in the provider's
  * error shape, and no request steering the upstream host.
  */
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { createApp } from "../../shared/app";
 import type { LedgerEntry } from "../../shared/ports";
 import { workersDeps } from "../../workers/deps";
+import { LEDGER_OBJECT } from "../../workers/ledger.do";
 import { encodePng, screenshotPixels, webpFrom } from "../fixtures/images";
 import { bothTtlsBody, call, EMULATOR, testEnv, uniqueToken } from "./helpers";
 
@@ -265,15 +266,25 @@ describe("the Anthropic route", () => {
   it("answers a provider that never answers with a 504 after proxy.timeout_seconds", async () => {
     const tag = uniqueToken();
     const started = Date.now();
+    const model = `${MODEL}-${tag}`;
     const response = await post(
       "/anthropic/v1/messages",
-      anthropicBody(tag, { messages: [{ role: "user", content: `[hang] ${tag}` }] }),
+      anthropicBody(tag, { model, messages: [{ role: "user", content: `[hang] ${tag}` }] }),
       { "x-api-key": "k" },
       { PROXY_TIMEOUT_SECONDS: "10" },
     );
     expect(response.status).toBe(504);
     expect(((await response.json()) as any).error.type).toBe("timeout_error");
     expect(Date.now() - started).toBeGreaterThanOrEqual(9_500);
+    // Counted as a request that failed: errors are a part of requests, never more.
+    const ledger = testEnv.LEDGER.get(testEnv.LEDGER.idFromName(LEDGER_OBJECT));
+    await vi.waitFor(
+      async () => {
+        const rows = (await ledger.read(0, Date.now() + 3_600_000)).filter((row) => row.model === model);
+        expect(Object.fromEntries(rows.map((row) => [row.counter, row.value]))).toEqual({ requests: 1, errors: 1 });
+      },
+      { timeout: 3_000, interval: 100 },
+    );
   }, 30_000);
 });
 

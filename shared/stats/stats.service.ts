@@ -122,22 +122,24 @@ function breakdown(
   pricing: Pricing,
   modelPrices: (provider: string, model: string) => ModelPrices,
 ): Record<string, Counts> {
-  const out: Record<string, Counts> = {};
+  // A row without a name is "unknown", summed with a caller's model of that name.
   const byKey = new Map<string, LedgerRow[]>();
   for (const row of rows) {
-    const key = keyOf(row);
+    const key = keyOf(row) || "unknown";
     const held = byKey.get(key);
     if (held) held.push(row);
     else byKey.set(key, [row]);
   }
-  for (const [key, group] of byKey) {
-    const counts = answered(tool, groupBy(group, () => "").get("") ?? {});
-    const { saved, cost, without } = moneyOf(tool, group, pricing, modelPrices);
-    if (tool === "llm") Object.assign(counts, { cost_usd: money(cost), cost_without_cache_usd: money(without) });
-    if (tool !== "vision" && tool !== "evict") counts.saved_usd = money(saved);
-    out[key || "unknown"] = counts;
-  }
-  return out;
+  // Built with fromEntries: a caller's model named "__proto__" is a key like any other.
+  return Object.fromEntries(
+    [...byKey].map(([key, group]) => {
+      const counts = answered(tool, groupBy(group, () => "").get("") ?? {});
+      const { saved, cost, without } = moneyOf(tool, group, pricing, modelPrices);
+      if (tool === "llm") Object.assign(counts, { cost_usd: money(cost), cost_without_cache_usd: money(without) });
+      if (tool !== "vision" && tool !== "evict") counts.saved_usd = money(saved);
+      return [key, counts];
+    }),
+  );
 }
 
 /** The window `[from, to)` ending with the current hour. */
@@ -159,10 +161,10 @@ export function statsReport(
 ): StatsResponse {
   const { from, to } = statsWindow(window, now);
   const inWindow = rows.filter((row) => row.hour >= from && row.hour < to);
-  const usedPrices: Record<string, ModelPrices> = {};
+  const usedPrices = new Map<string, ModelPrices>();
   const modelPrices = (provider: string, model: string): ModelPrices => {
     const prices = modelRules(provider || undefined, model || undefined, pricing.models).prices;
-    usedPrices[model || "unknown"] = prices;
+    usedPrices.set(model || "unknown", prices);
     return prices;
   };
   const ofTool = (tool: LedgerTool) => inWindow.filter((row) => row.tool === tool);
@@ -211,7 +213,7 @@ export function statsReport(
     saved_usd: money(
       (totals.web_search.saved_usd ?? 0) + (totals.web_extract.saved_usd ?? 0) + (totals.llm.saved_usd ?? 0),
     ),
-    prices: { search: { ...pricing.search }, extract: { ...pricing.extract }, models: usedPrices },
+    prices: { search: { ...pricing.search }, extract: { ...pricing.extract }, models: Object.fromEntries(usedPrices) },
   };
 }
 

@@ -153,6 +153,25 @@ describe("the ledger", () => {
     expect(withSum.by_model.llm["claude-sonnet-4-5"]?.cache_write_tokens).toBe(12_000);
   });
 
+  it("breaks down by any model name a caller sends: __proto__ is a key, a missing name sums with 'unknown'", () => {
+    const hour = now - (now % HOUR);
+    const row = (model: string, value: number): LedgerRow => ({
+      hour,
+      tool: "llm",
+      provider: "openai",
+      model,
+      counter: "requests",
+      value,
+    });
+    const report = statsReport([row("__proto__", 3), row("", 2), row("unknown", 5)], "1h", now, pricing);
+    const answered = JSON.parse(JSON.stringify(report));
+    expect(answered.totals.llm.requests).toBe(10);
+    expect(Object.keys(answered.by_model.llm).sort()).toEqual(["__proto__", "unknown"]);
+    expect(Object.getOwnPropertyDescriptor(answered.by_model.llm, "__proto__")?.value.requests).toBe(3);
+    expect(answered.by_model.llm.unknown.requests).toBe(7);
+    expect(Object.keys(answered.prices.models).sort()).toEqual(["__proto__", "unknown"]);
+  });
+
   it("leaves out buckets outside the window", () => {
     const row = (hour: number): LedgerRow => ({
       hour,

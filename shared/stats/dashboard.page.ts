@@ -47,6 +47,7 @@ const DASHBOARD_HTML = `<!doctype html>
   #login input { width: 100%; padding: 8px; font: inherit; margin: 8px 0; }
   #status { color: var(--muted); margin: 8px 0; min-height: 1.4em; }
   [hidden] { display: none !important; }
+  main[data-stale] .tiles, main[data-stale] .charts { opacity: 0.35; }
 </style>
 </head>
 <body data-token="{{token}}">
@@ -96,29 +97,56 @@ export const DASHBOARD_JS = `"use strict";
   const bytes = (n) => (n >= 1048576 ? (n / 1048576).toFixed(1) + " MiB" : n >= 1024 ? (n / 1024).toFixed(1) + " KiB" : int(n) + " B");
   const pct = (n) => (n * 100).toFixed(1) + "%";
 
+  // Each load takes a number; an answer that is not the latest one's is dropped, so a slow answer
+  // for an earlier window never replaces the window chosen since.
+  let latest = 0;
+
   async function load() {
-    for (const b of document.querySelectorAll("[data-window]")) b.setAttribute("aria-pressed", String(b.dataset.window === windowName));
+    const requested = windowName;
+    const ticket = ++latest;
+    for (const b of document.querySelectorAll("[data-window]")) b.setAttribute("aria-pressed", String(b.dataset.window === requested));
     const token = sessionStorage.getItem(TOKEN_KEY);
     // The service says whether /v1/stats takes a token: without one, ask before any request.
     if (!token && document.body.dataset.token === "required") return askForToken();
     const headers = token ? { authorization: "Bearer " + token } : {};
     $("status").textContent = "Loading…";
-    const res = await fetch("/v1/stats?window=" + windowName, { headers });
+    let res, body = null;
+    try {
+      res = await fetch("/v1/stats?window=" + requested, { headers });
+      const text = await res.text();
+      try {
+        body = JSON.parse(text);
+      } catch {
+        // Not JSON (a platform's or a proxy's error page): reported below by its status.
+      }
+    } catch (error) {
+      if (ticket === latest) failed("the service could not be reached (" + error.message + ")");
+      return;
+    }
+    if (ticket !== latest) return;
     if (res.status === 401) {
       sessionStorage.removeItem(TOKEN_KEY);
       return askForToken();
     }
-    const body = await res.json();
-    if (!res.ok || !body.success) {
-      $("board").hidden = false;
-      $("status").textContent = "Could not read /v1/stats: " + ((body.error && body.error.message) || res.status);
+    if (!res.ok || !body || !body.success) {
+      failed((body && body.error && body.error.message) || "HTTP " + res.status);
       return;
     }
     $("login").hidden = true;
     $("board").hidden = false;
+    delete $("board").dataset.stale;
     render(body);
     $("status").textContent = "";
-    document.body.dataset.loaded = windowName;
+    document.body.dataset.loaded = requested;
+  }
+
+  /** Says why the figures could not be read; figures already shown are dimmed, not passed off as the new window's. */
+  function failed(why) {
+    $("login").hidden = true;
+    $("board").hidden = false;
+    $("board").dataset.stale = "true";
+    $("status").textContent = "Could not read /v1/stats: " + why;
+    delete document.body.dataset.loaded;
   }
 
   function askForToken() {

@@ -195,4 +195,55 @@ describe("GET /dashboard in headless Chromium", () => {
     expect(problems).toEqual([]);
     await page.close();
   }, 120_000);
+
+  it("shows the window chosen last when an earlier answer comes late, and says so when /v1/stats cannot be read", async () => {
+    const page = await browser.newPage();
+    const problems: string[] = [];
+    page.on("pageerror", (error) => void problems.push(String(error)));
+    await page.goto(`${deno.url}/dashboard`, { waitUntil: "networkidle0" });
+    await page.evaluate((token) => sessionStorage.setItem("edge-tools-token", token), TOKEN);
+    // The network as a user may meet it: a slow 30d answer, a proxy's HTML 502 for 7d, no route for 1h at the end.
+    let failing = false;
+    await page.setRequestInterception(true);
+    page.on("request", (request) => {
+      const url = request.url();
+      if (url.includes("window=30d")) setTimeout(() => void request.continue(), 1_500);
+      else if (url.includes("window=7d"))
+        void request.respond({ status: 502, contentType: "text/html", body: "<html><h1>502 Bad Gateway</h1></html>" });
+      else if (failing && url.includes("/v1/stats")) void request.abort("connectionrefused");
+      else void request.continue();
+    });
+    await page.reload({ waitUntil: "networkidle0" });
+    await page.waitForSelector("body[data-loaded='24h']", { timeout: 10_000 });
+    const text = (id: string) => page.$eval(`#${id}`, (el) => el.textContent ?? "");
+    const pressed = () =>
+      page.$$eval("[data-window][aria-pressed='true']", (els) => els.map((el) => (el as HTMLElement).dataset.window));
+
+    await page.click("button[data-window='30d']");
+    await page.click("button[data-window='1h']");
+    await page.waitForSelector("body[data-loaded='1h']", { timeout: 10_000 });
+    await new Promise((resolve) => setTimeout(resolve, 2_000)); // the 30d answer has arrived by now
+    expect(await page.evaluate(() => document.body.dataset.loaded)).toBe("1h");
+    expect(await pressed()).toEqual(["1h"]);
+    const hour = await readStats("1h");
+    expect(await text("search-paid")).toBe(String(hour.totals.web_search.provider_calls));
+    expect(Number((await text("saved-usd")).replace("$", ""))).toBeCloseTo(hour.saved_usd, 3);
+
+    await page.click("button[data-window='7d']");
+    await page.waitForFunction(() => document.getElementById("status")?.textContent?.startsWith("Could not read"));
+    expect(await text("status")).toBe("Could not read /v1/stats: HTTP 502");
+    expect(
+      await page.evaluate(() => [
+        document.body.dataset.loaded ?? "none",
+        document.getElementById("board")?.dataset.stale,
+      ]),
+    ).toEqual(["none", "true"]);
+
+    failing = true;
+    await page.click("button[data-window='24h']");
+    await page.waitForFunction(() => document.getElementById("status")?.textContent?.includes("could not be reached"));
+    expect(await page.$eval("#board", (el) => (el as HTMLElement).hidden)).toBe(false);
+    expect(problems).toEqual([]);
+    await page.close();
+  }, 60_000);
 });

@@ -154,7 +154,8 @@ export async function handleMcpPost(
   });
   await server.connect(transport);
   try {
-    const response = await transport.handleRequest(request, { parsedBody: payload });
+    let response = await transport.handleRequest(request, { parsedBody: payload });
+    if (Array.isArray(payload) && response.status === 200) response = await asBatchAnswer(response);
     if (!initialize || !sessionId || response.status !== 200) return response;
     const headers = new Headers(response.headers);
     headers.set("mcp-session-id", sessionId);
@@ -162,6 +163,24 @@ export async function handleMcpPost(
   } finally {
     await server.close();
   }
+}
+
+/**
+ * A batch's answer as an array (JSON-RPC 2.0, section 6). The SDK's transport answers a batch with
+ * one response as that response alone, which a client matching a batch's answers by id cannot read.
+ */
+async function asBatchAnswer(response: Response): Promise<Response> {
+  const text = await response.text();
+  let answer: unknown;
+  try {
+    answer = JSON.parse(text);
+  } catch {
+    return new Response(text, response);
+  }
+  const headers = new Headers(response.headers);
+  headers.delete("content-length");
+  const body = Array.isArray(answer) ? text : JSON.stringify([answer]);
+  return new Response(body, { status: response.status, headers });
 }
 
 function isObject(value: unknown): value is RpcMessage {

@@ -154,6 +154,18 @@ describe("/mcp transport errors", () => {
       expect(body.error.code).toBe(-32600);
     }
     expect((await rpc([], { "mcp-protocol-version": "2025-03-26" })).status).toBe(400);
+    // A batch is answered with an array, also when one request in it has an answer.
+    for (const one of [
+      [{ jsonrpc: "2.0", id: 7, method: "ping" }],
+      [
+        { jsonrpc: "2.0", id: 8, method: "ping" },
+        { jsonrpc: "2.0", method: "notifications/initialized" },
+      ],
+    ]) {
+      const { status, body } = await rpc(one, { "mcp-protocol-version": "2025-03-26" });
+      expect(status).toBe(200);
+      expect(body).toEqual([{ jsonrpc: "2.0", id: one[0]!.id, result: {} }]);
+    }
   });
 
   it("refuses a malformed Mcp-Session-Id", async () => {

@@ -158,6 +158,7 @@ export const cachePurgeTool = defineTool({
   input: PurgeRequest,
   output: PurgeResponse,
   bodyLimit: BODY_LIMITS.default,
+  errorStatuses: [503],
   mcp: false,
   async run(ctx, input) {
     return { body: await purgeCache(ctx, input) };

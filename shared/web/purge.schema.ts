@@ -1,7 +1,10 @@
 /** The cache purge request and response (docs/api.md, "Freshness, per request"). */
 import * as z from "zod";
 import { ExtractRequest } from "./extract.schema";
-import { SearchRequest } from "./search.schema";
+import { ClampedLimit, SearchRequest } from "./search.schema";
+
+/** An absolute http or https URL. */
+export const isHttpUrl = (url: string) => URL.canParse(url) && /^https?:$/.test(new URL(url).protocol);
 
 /** Most entries one purge names, per kind. */
 const MAX_PURGE_ITEMS = 25;
@@ -11,11 +14,9 @@ export const PurgeRequest = z.object({
     .array(
       z.object({
         query: SearchRequest.shape.query,
-        limit: z
-          .number()
-          .int()
-          .optional()
-          .describe("The limit the searches used (its tier's entry is dropped); absent: every tier of the query"),
+        limit: ClampedLimit.describe(
+          "The limit the searches used, clamped into 1..100 as they were (its tier's entry is dropped); absent: every tier of the query",
+        ),
       }),
     )
     .max(MAX_PURGE_ITEMS)
@@ -24,7 +25,12 @@ export const PurgeRequest = z.object({
   extract: z
     .array(
       z.object({
-        url: z.string().min(1).max(8192).describe("An http(s) URL, as web_extract was given it"),
+        url: z
+          .string()
+          .min(1)
+          .max(8192)
+          .refine(isHttpUrl, { message: "not an absolute http(s) URL" })
+          .describe("An http(s) URL, as web_extract was given it"),
         format: z.enum(["markdown", "text"]).optional().describe("The format of the cached read to drop; absent: both"),
       }),
     )

@@ -3,7 +3,6 @@
  * read tier, the single-flight owner's copy), keyed as the configured providers would key them.
  * A call in flight for a purged entry is not stopped; its answer is stored as usual.
  */
-import { AppError } from "../http/errors";
 import type { RequestContext } from "../ports";
 import { purgeCached } from "./cache";
 import { extractCacheKey } from "./extract.service";
@@ -17,20 +16,15 @@ export async function purgeCache(ctx: RequestContext, input: PurgeRequest): Prom
   if (input.search.length > 0) {
     const provider = resolveSearchProvider(ctx);
     for (const { query, limit } of input.search) {
-      const tiers = limit === undefined ? LIMIT_TIERS : [limitTier(Math.min(100, Math.max(1, limit)))];
+      const tiers = limit === undefined ? LIMIT_TIERS : [limitTier(limit)];
       for (const tier of tiers) keys.push(searchCacheKey(provider, normalizeQuery(query), tier));
     }
   }
   if (input.extract.length > 0) {
     const provider = resolveExtractProvider(ctx);
-    for (const [index, { url, format }] of input.extract.entries()) {
-      const target = URL.canParse(url) ? new URL(url) : null;
-      if (!target || (target.protocol !== "http:" && target.protocol !== "https:")) {
-        throw new AppError(400, "invalid_request", `extract.${index}.url is not a full http or https URL.`, {
-          details: [{ path: ["extract", index, "url"], message: "not an absolute http(s) URL" }],
-        });
-      }
-      for (const each of format ? [format] : EXTRACT_FORMATS) keys.push(extractCacheKey(provider, target, each));
+    // Every URL passed the schema (absolute http or https) before any provider was resolved.
+    for (const { url, format } of input.extract) {
+      for (const each of format ? [format] : EXTRACT_FORMATS) keys.push(extractCacheKey(provider, new URL(url), each));
     }
   }
   const dropped = await Promise.all((await Promise.all(keys)).map((key) => purgeCached(ctx.ports, key)));

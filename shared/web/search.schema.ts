@@ -2,6 +2,13 @@
 import * as z from "zod";
 import { FreshnessAnswer, FreshnessRequest } from "./freshness.schema";
 
+/** A result count: integers outside 1..100 are clamped; absent stays absent. */
+export const ClampedLimit = z.preprocess(
+  // Clamped before the integer check, which stops at the safe-integer range: 1e20 is an integer too.
+  (limit) => (typeof limit === "number" && Number.isInteger(limit) ? Math.min(100, Math.max(1, limit)) : limit),
+  z.number().int().optional(),
+);
+
 export const SearchRequest = z.object({
   query: z
     .string()
@@ -9,14 +16,9 @@ export const SearchRequest = z.object({
     .max(2048)
     .refine((q) => q.trim() !== "", { message: "query must not be blank" })
     .describe("What to search for, 1..2048 characters"),
-  limit: z
-    .preprocess(
-      // Clamped before the integer check, which stops at the safe-integer range: 1e20 is an integer too.
-      (limit) => (typeof limit === "number" && Number.isInteger(limit) ? Math.min(100, Math.max(1, limit)) : limit),
-      z.number().int().optional(),
-    )
-    .transform((limit) => limit ?? 5)
-    .describe("How many results (default 5); integers outside 1..100 are clamped"),
+  limit: ClampedLimit.transform((limit) => limit ?? 5).describe(
+    "How many results (default 5); integers outside 1..100 are clamped",
+  ),
   ...FreshnessRequest.shape,
 });
 export type SearchRequest = z.infer<typeof SearchRequest>;

@@ -58,6 +58,16 @@ describe("POST /v1/cache/purge input and auth", () => {
     const badUrl = await purge({ extract: [{ url: "not a url" }] });
     expect(badUrl.status).toBe(400);
     expect(expectErrorShape(badUrl.body).message).toContain("extract.0.url");
+    // The URLs are checked before a provider is chosen: a missing provider key does not hide a bad URL.
+    const badUrlNoKey = await call("/v1/cache/purge", {
+      body: { search: [{ query: "anything" }], extract: [{ url: "ftp://example.com/x" }] },
+      vars: { WEB_SEARCH_PROVIDER: "exa" },
+    });
+    expect(badUrlNoKey.status).toBe(400);
+    expect(expectErrorShape(await badUrlNoKey.json()).message).toContain("extract.0.url");
+    // A limit a search takes (clamped into 1..100) is taken by the purge too.
+    const huge = await purge({ search: [{ query: "clamped limit", limit: 1e20 }] });
+    expect([huge.status, huge.body.success]).toEqual([200, true]);
     const badQuery = await purge({ search: [{ query: 42 }] });
     expect([badQuery.status, expectErrorShape(badQuery.body).code]).toEqual([400, "invalid_request"]);
     const anonymous = await call("/v1/cache/purge", { body: { search: [] }, vars: { API_TOKENS: "purge-token-1" } });

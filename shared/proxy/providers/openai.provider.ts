@@ -53,22 +53,47 @@ const CHAT: ConversationFormat = {
   withMessages: (body, messages) => ({ ...body, messages }),
 };
 
+/** Responses items the model wrote (besides an assistant message): a run of them answered one request. */
+const MODEL_ITEMS = new Set([
+  "reasoning",
+  "function_call",
+  "custom_tool_call",
+  "computer_call",
+  "local_shell_call",
+  "shell_call",
+  "apply_patch_call",
+  "web_search_call",
+  "file_search_call",
+  "code_interpreter_call",
+  "image_generation_call",
+  "mcp_call",
+  "mcp_list_tools",
+  "mcp_approval_request",
+]);
+
 /**
  * Responses: `body.input` items seen as chat messages, so one eviction module reads both. A
  * `function_call_output` whose `output` is a list of parts is a `role: "tool"` message (its images
- * are tool images); a message item keeps its role and parts; any other item (a function call,
- * reasoning) is a message without images. Edits go back to the items they came from.
+ * are tool images); a message item keeps its role and parts. What the model wrote for one request
+ * (reasoning, calls, its message) is a run of items: the run's first item is the one `assistant`
+ * message Chat Completions would have (the eviction counts requests by them), the rest are
+ * messages without a role it counts. Any other item is a message without images. Edits go back to
+ * the items they came from.
  */
 const RESPONSES: ConversationFormat = {
   eviction: "openai",
   messagesOf: (body) => {
     if (!Array.isArray(body.input)) return null;
+    let answering = false; // inside a run of the model's items
     return body.input.map((raw) => {
       const item = record(raw);
+      const message = item && (item.type === "message" || (item.type === undefined && typeof item.role === "string"));
+      const fromModel = (message && item.role === "assistant") || MODEL_ITEMS.has(item?.type as string);
+      const opensRun = fromModel && !answering;
+      answering = fromModel;
       if (item?.type === "function_call_output") return { role: "tool", content: item.output };
-      if (item && (item.type === "message" || (item.type === undefined && typeof item.role === "string")))
-        return { role: item.role, content: item.content };
-      return { role: "other", content: null };
+      if (message) return { role: opensRun || !fromModel ? item.role : "other", content: item.content };
+      return { role: opensRun ? "assistant" : "other", content: null };
     });
   },
   withMessages: (body, messages) => {

@@ -446,13 +446,15 @@ const SESSION_MEMORY_TTL_MS = 24 * 60 * 60_000;
 
 /**
  * `evictContext` with the session's memory: with `strategy: "cost"` and a `session_id`, read the
- * front and the last call remembered for it, and store this call's. Other requests go straight
- * through. A store failure degrades to "nothing remembered", never to an error.
+ * front and the last call remembered for it, and store this call's (unless `remember` is false: a
+ * call that does not reach the provider's cache, such as a token count). Other requests go
+ * straight through. A store failure degrades to "nothing remembered", never to an error.
  */
 export async function evictForSession(
   request: EvictRequest,
   deps: Pick<AppPorts, "cache" | "clock">,
   planning: EvictPlanning = {},
+  remember = true,
 ): Promise<EvictResponse> {
   if (request.strategy !== "cost" || request.session_id === undefined)
     return evictContext(request, { ...planning, now: deps.clock() });
@@ -465,9 +467,10 @@ export async function evictForSession(
   } catch {
     memory = null;
   }
-  const { response, remember } = evictRemembering(request, memory, now, planning);
+  const { response, remember: after } = evictRemembering(request, memory, now, planning);
+  if (!remember) return response;
   try {
-    await deps.cache.put(key, { value: remember, expiresAt: now + SESSION_MEMORY_TTL_MS }, SESSION_MEMORY_TTL_MS);
+    await deps.cache.put(key, { value: after, expiresAt: now + SESSION_MEMORY_TTL_MS }, SESSION_MEMORY_TTL_MS);
   } catch {
     // Forgetting costs at most one early retirement; the answer is still right.
   }
@@ -510,6 +513,12 @@ export interface OutboundRequest {
   readonly movesClientBreakpoint?: boolean;
   /** `pricing.models`. */
   readonly priceOverrides?: PriceOverrides;
+  /**
+   * False for a request that does not reach the provider's cache (Anthropic's `count_tokens`): it
+   * reads the session's memory but leaves it as it was, so the next real request is judged by
+   * the last one that did (a count would make a cold cache look warm).
+   */
+  readonly remembers?: boolean;
 }
 
 /**
@@ -545,6 +554,7 @@ export function evictOutbound(
       movesClientBreakpoint: request.movesClientBreakpoint === true,
       ...(request.priceOverrides === undefined ? {} : { priceOverrides: request.priceOverrides }),
     },
+    request.remembers !== false,
   );
 }
 

@@ -115,6 +115,8 @@ export async function proxyRequest(request: Request, spec: LlmProviderSpec, run:
           fitUserImages: config.proxy.fit_user_images,
           strategy: config.proxy.strategy,
           priceOverrides: config.pricing.models,
+          // A request the ledger does not count (count_tokens) never reaches the provider's cache.
+          remembers: proxied.counted,
         },
         run.ports,
       );

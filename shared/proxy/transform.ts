@@ -31,6 +31,8 @@ export interface TransformSettings {
   readonly strategy: ProxyStrategy;
   /** pricing.models: the operator's token prices, over the model table's. */
   readonly priceOverrides?: PriceOverrides;
+  /** False on a path that does not reach the provider's cache (`count_tokens`): the session memory is read, not written. */
+  readonly remembers?: boolean;
 }
 
 /** What the transform did to one request. */
@@ -104,6 +106,7 @@ export async function transformConversation(
                 : {}),
               movesClientBreakpoint: true,
               ...(settings.priceOverrides === undefined ? {} : { priceOverrides: settings.priceOverrides }),
+              remembers: settings.remembers !== false,
             },
             ports,
           )

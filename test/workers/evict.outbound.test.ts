@@ -54,6 +54,29 @@ describe("evictOutbound (the proxy's entry)", () => {
     expect(next.stats.reason).toBe("held");
   });
 
+  it("a token count (remembers: false) reads the session but leaves it: the next real call still sees a cold cache", async () => {
+    const sessionKey = `proxy-count-${uniqueToken()}`;
+    let now = Date.parse("2026-12-01T10:00:00Z");
+    const call = (n: number, remembers: boolean) =>
+      evictOutbound(
+        {
+          format: "anthropic",
+          messages: anthropicScreenshots(n, { width: 1280, height: 800 }),
+          model: "claude-sonnet-4-5",
+          sessionKey,
+          remembers,
+        },
+        deps(() => now),
+      );
+    const first = await call(12, true);
+    expect(first.retired).toBe(0);
+    now += 4 * 60_000; // a count inside the cache's 5 minutes: warm, nothing worth retiring
+    expect((await call(12, false)).retired).toBe(0);
+    now += 2 * 60_000; // 6 minutes after the last real call: the provider's cache has expired
+    const next = await call(13, true);
+    expect([next.stats.reason, next.retired]).toEqual(["cold_cache", 13 - 3]);
+  });
+
   it("OpenAI GPT-5.6: 500 images, an explicit prompt_cache_breakpoint, writes priced at 1.25x; the input is never changed", async () => {
     const messages = conversation("openai", screenshots(40));
     const before = JSON.stringify(messages);

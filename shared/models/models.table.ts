@@ -277,7 +277,8 @@ export function normaliseModel(model: string): string {
   let name = model.trim().toLowerCase();
   const slash = name.lastIndexOf("/");
   if (slash >= 0) name = name.slice(slash + 1);
-  name = name.replace(/^(?:[a-z]{2,4}\.)?anthropic\./, "");
+  // Bedrock's inference profiles put a geography before the vendor: us., eu., apac., us-gov., global.
+  name = name.replace(/^(?:[a-z]{2,6}(?:-[a-z]{2,6})?\.)?anthropic\./, "");
   name = name.replace(/@.*$/, "").replace(/-v\d+(?::\d+)?$/, "");
   return name;
 }

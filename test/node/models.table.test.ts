@@ -93,6 +93,10 @@ describe("model table: prices and cache multipliers per model (docs/eviction.md,
 
   it("names as clients and clouds spell them: dates, router and cloud prefixes, Vertex and Bedrock suffixes; a newer version is never taken for an older family", () => {
     expect(normaliseModel("us.anthropic.claude-opus-4-1-20250805-v1:0")).toBe("claude-opus-4-1-20250805");
+    for (const geography of ["global", "apac", "us-gov"])
+      expect(modelRules(undefined, `${geography}.anthropic.claude-opus-4-1-20250805-v1:0`).family, geography).toBe(
+        "claude-opus-4",
+      );
     expect(modelRules(undefined, "anthropic/claude-opus-4-5").family).toBe("claude-opus-4-5");
     expect(modelRules(undefined, "claude-opus-4-1@20250805").family).toBe("claude-opus-4");
     expect(modelRules("anthropic", "CLAUDE-SONNET-4-5-20250929").family).toBe("claude-sonnet-4");

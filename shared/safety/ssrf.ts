@@ -121,9 +121,10 @@ export async function checkUrlSafety(url: URL, options: SsrfOptions): Promise<Ga
       return url.username || url.password ? userInfoRefusal() : literal.kind === "public" ? PUBLIC_OK : LOCAL_OK;
     return refuse(`The host ${url.hostname} is not a public address (${literal.label}), so it is not fetched.`);
   }
-  // WHATWG URL turns every numeric host form into a dotted quad; anything numeric-looking left over
-  // came from a parser that did not, so it is refused rather than guessed at.
-  if (/^[0-9.]+$/.test(host) || /(?:^|\.)0x[0-9a-f]*(?:\.|$)/.test(host)) {
+  // WHATWG URL turns every numeric host form into a dotted quad; a host whose last label is still a
+  // number (decimal or 0x hex: what makes WHATWG read a host as IPv4) came from a parser that did
+  // not, so it is refused rather than guessed at. Other labels may look numeric: 0x.org is a name.
+  if (/(?:^|\.)(?:[0-9]+|0x[0-9a-f]*)\.?$/.test(host)) {
     return invalid("The URL's host is neither a valid IP address nor a host name.");
   }
   if (METADATA_NAMES.has(host)) {

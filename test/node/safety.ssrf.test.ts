@@ -163,6 +163,27 @@ describe("SSRF gate: literal hosts and local names (no DNS lookup)", () => {
     expect(() => new URL("http://example.123/")).toThrow();
   });
 
+  it("lets names whose labels start with 0x or digits through: only a numeric last label reads as IPv4", async () => {
+    const resolver: DnsResolver = {
+      lookup: () =>
+        Promise.resolve({
+          ok: true,
+          addresses: [{ address: "93.184.215.14", cls: { kind: "public", label: "public address" } }],
+        }),
+    };
+    for (const raw of [
+      "https://0x.org/docs/",
+      "https://docs.0x.org/",
+      "https://0xdeadbeef.io/",
+      "https://1.2.3.example/",
+    ]) {
+      expect(await checkUrlSafety(new URL(raw), { allowPrivate: false, resolver }), raw).toEqual({
+        ok: true,
+        local: false,
+      });
+    }
+  });
+
   it("keeps cloud metadata blocked even with allowPrivate, while opening 10.0.0.1", async () => {
     for (const url of [
       "http://169.254.169.254/latest/meta-data/",

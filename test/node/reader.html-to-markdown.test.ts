@@ -325,6 +325,19 @@ describe("robustness", () => {
   });
 });
 
+describe("hostile runs of whitespace", () => {
+  // Each converted in well under the test's 5 s: a lazy regex over a link's or a bold run's text
+  // took 11 s on this page (quadratic in a run of no-break spaces, which collapseSpaces keeps).
+  it("converts a link and a bold run holding 100,000 no-break spaces (collapsed to one space, as any run)", () => {
+    const run = "\u00a0".repeat(100_000);
+    const { markdown } = htmlToMarkdown(
+      `<main><h1>T</h1><p>Some text <a href="/x">a${run}b</a> and <b>c${run}d</b>.</p></main>`,
+      "https://a.example/",
+    );
+    expect(markdown).toBe("# T\n\nSome text [a b](https://a.example/x) and **c d**.");
+  }, 5_000);
+});
+
 describe("markdownToText", () => {
   it("strips markdown markers and keeps the words", () => {
     const md = [

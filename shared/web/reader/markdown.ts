@@ -340,12 +340,22 @@ function renderInline(el: ElementNode, ctx: RenderContext): string {
   }
 }
 
+/**
+ * `text` as its leading whitespace, its core and its trailing whitespace, found by index: linear
+ * on any input (a regex with a lazy core backtracks over a long run of no-break spaces).
+ */
+function spaced(text: string): { lead: string; core: string; trail: string } {
+  const start = text.length - text.trimStart().length;
+  const end = text.trimEnd().length;
+  if (end <= start) return { lead: text, core: "", trail: "" };
+  return { lead: text.slice(0, start), core: text.slice(start, end), trail: text.slice(end) };
+}
+
 /** Markers hug the text; surrounding spaces move outside, or the markdown would not parse. */
 function wrap(marker: string, inner: string): string {
-  const match = /^(\s*)([\s\S]*?)(\s*)$/.exec(inner);
-  const core = match?.[2] ?? "";
+  const { lead, core, trail } = spaced(inner);
   if (!core || core === HARD_BREAK) return inner;
-  return `${match?.[1] ?? ""}${marker}${core}${marker}${match?.[3] ?? ""}`;
+  return `${lead}${marker}${core}${marker}${trail}`;
 }
 
 function renderInlineCode(el: ElementNode): string {
@@ -399,8 +409,8 @@ function renderLink(el: ElementNode, ctx: RenderContext): string {
     .replace(/([[\]])/g, "\\$1");
   if (!url) return text;
   if (!label) return "";
-  const match = /^(\s*)[\s\S]*?(\s*)$/.exec(text);
-  return `${match?.[1] ? " " : ""}[${label}](${markdownUrl(url)})${match?.[2] ? " " : ""}`;
+  const { lead, trail } = spaced(text);
+  return `${lead ? " " : ""}[${label}](${markdownUrl(url)})${trail ? " " : ""}`;
 }
 
 function renderImage(el: ElementNode, ctx: RenderContext): string {

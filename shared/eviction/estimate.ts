@@ -26,6 +26,12 @@ const JPEG_SEGMENTS_MAX = 256;
  * An estimate, not a check: nothing else of the file is validated.
  */
 export function imageSize(data: string): { width: number; height: number } | null {
+  const size = sizeOf(data);
+  // Base64 with line breaks (MIME wraps at 76) or a leading newline: read again without them.
+  return size === null && /\s/.test(data) ? sizeOf(data.replace(/\s+/g, "")) : size;
+}
+
+function sizeOf(data: string): { width: number; height: number } | null {
   let start = 0;
   if (data.charCodeAt(0) === 100 /* d */ && data.startsWith("data:")) {
     const comma = data.indexOf(",");

@@ -60,6 +60,11 @@ interface FittedImage {
   data: string;
 }
 const FIT_TTL_MS = 24 * 60 * 60_000;
+/**
+ * Most images fitted in one request: each is a decode and an encode (up to a few hundred ms of CPU
+ * for a large screenshot) and two cache-store operations (Workers KV allows 1,000 a request).
+ */
+export const MAX_FITS = 100;
 
 /**
  * Transforms a parsed request body of a proxied path.
@@ -152,6 +157,12 @@ async function fitImages(
   const tools: ImageRef[] = carriers.flatMap((carrier) => carrier.images);
   const total = tools.length + uploads.length;
   const many = total > rules.images.manyImages;
+  // A fit is never larger than the model takes: its longest edge, less when the request is "many".
+  const edgeCap = Math.min(
+    settings.maxLongEdge,
+    rules.images.maxEdge,
+    many ? rules.images.maxEdgeWhenMany : Number.POSITIVE_INFINITY,
+  );
   // Which images to fit is read from their headers first, without any I/O.
   const wanted: { image: ImageRef; data: string }[] = [];
   const consider = (image: ImageRef, isTool: boolean) => {
@@ -167,34 +178,42 @@ async function fitImages(
       payload > rules.images.maxImageBytes ||
       edge > rules.images.maxEdge ||
       (many && edge > rules.images.maxEdgeWhenMany);
-    if (isTool ? overBudget : refused || (settings.fitUserImages && overBudget)) wanted.push({ image, data });
+    if (isTool ? overBudget || refused : refused || (settings.fitUserImages && overBudget))
+      wanted.push({ image, data });
   };
   for (const image of tools) consider(image, true);
   for (const image of uploads) consider(image, false);
   if (wanted.length === 0) return { messages, fitted: 0, skipped: 0, toolImages: tools.length };
+  // At most MAX_FITS a request: the uploads (listed last) and the newest tool images; the oldest
+  // are the first a retirement drops. The rest go as they came, counted as skipped.
+  const dropped = Math.max(0, wanted.length - MAX_FITS);
+  wanted.splice(0, dropped);
 
   // Hashed one at a time (each hash encodes its image's bytes: 100 screenshots at once would hold
   // them all), then every stored fit looked up at once (one round trip of latency, not one per
   // image); the misses are fitted one at a time, so a request never holds two decodes at once
   // (128 MB isolates), and an image sent twice in one request is fitted once.
+  const shape = { ...settings, maxLongEdge: edgeCap };
   const keys: string[] = [];
-  for (const { data } of wanted) keys.push(await fitKey(data, settings));
+  for (const { data } of wanted) keys.push(await fitKey(data, shape));
   const stored = await Promise.all(keys.map((key) => storedFit(key, ports)));
   const fits = new Map<string, FittedImage | null>();
   let out = messages;
   let fitted = 0;
-  let skipped = 0;
+  let skipped = dropped;
   for (const [i, { image, data }] of wanted.entries()) {
     const key = keys[i]!;
     let result = stored[i] ?? fits.get(key);
     if (result === undefined) {
-      result = await fitAndKeep(key, data, settings, ports);
+      result = await fitAndKeep(key, data, shape, ports);
       fits.set(key, result);
     }
     if (result === null) {
       skipped += 1;
       continue;
     }
+    // The fitter passed it through as it was: nothing to replace, nothing fitted.
+    if (result.data === data.slice(data.length - base64Length(data))) continue;
     out = replaceImage(out, image, eviction, result);
     fitted += 1;
   }

@@ -535,6 +535,110 @@ describe("the outbound transform", () => {
     expect(seen.image_bytes).toBe(broken.length);
   });
 
+  it("fits to the model's own edge when vision.max_long_edge is above it: 21 tool screenshots of 2,400 px to Anthropic's 2,000", async () => {
+    const tag = uniqueToken();
+    const shot = await screenshot(2400, 1350, 11);
+    const messages: unknown[] = [{ role: "user", content: `start ${tag}` }];
+    for (let i = 0; i < 21; i++) {
+      messages.push({ role: "assistant", content: [{ type: "tool_use", id: `t${i}`, name: "screenshot", input: {} }] });
+      messages.push({
+        role: "user",
+        content: [
+          {
+            type: "tool_result",
+            tool_use_id: `t${i}`,
+            content: [{ type: "image", source: { type: "base64", media_type: "image/png", data: shot } }],
+          },
+        ],
+      });
+    }
+    const body = anthropicBody(tag, { messages });
+    const direct = await fetch(`${EMULATOR}/llm/anthropic/v1/messages`, {
+      method: "POST",
+      headers: { "content-type": "application/json", "x-api-key": "k" },
+      body: JSON.stringify(body),
+    });
+    expect(direct.status).toBe(400); // over 2,000 px in a request of more than 20 images
+    const vars = { VISION_MAX_LONG_EDGE: "2576", PROXY_STRATEGY: "off" };
+    const response = await post("/anthropic/v1/messages", body, { "x-api-key": "k" }, vars);
+    expect(response.status).toBe(200);
+    expect(response.headers.get("x-edge-fitted")).toBe("21");
+  });
+
+  it("reads the size of base64 wrapped in lines, and fits a tool image over the long edge however small its bytes", async () => {
+    const tag = uniqueToken();
+    const flat = toBase64(await encodePng(new Uint8Array(3000 * 2000 * 3).fill(180), 3000, 2000, 3));
+    const wrapped = `\n${flat.replace(/(.{76})/g, "$1\r\n")}`;
+    const body = anthropicBody(tag, {
+      messages: [
+        { role: "user", content: `start ${tag}` },
+        { role: "assistant", content: [{ type: "tool_use", id: "t1", name: "screenshot", input: {} }] },
+        {
+          role: "user",
+          content: [
+            {
+              type: "tool_result",
+              tool_use_id: "t1",
+              content: [{ type: "image", source: { type: "base64", media_type: "image/png", data: wrapped } }],
+            },
+          ],
+        },
+      ],
+    });
+    const response = await post("/anthropic/v1/messages", body, { "x-api-key": "k" }, { PROXY_STRATEGY: "off" });
+    expect(response.status).toBe(200);
+    expect(response.headers.get("x-edge-fitted")).toBe("1");
+  });
+
+  it("fits at most 100 images of one request, the newest: the rest go as they came", async () => {
+    const tag = uniqueToken();
+    const content: unknown[] = [];
+    for (let i = 0; i < 130; i++) {
+      const line = await encodePng(new Uint8Array(4000 * 4 * 3).fill(i), 4000, 4, 3);
+      content.push({ type: "image_url", image_url: { url: `data:image/png;base64,${toBase64(line)}` } });
+    }
+    const body = {
+      model: "gpt-4o",
+      messages: [
+        { role: "user", content: `lines ${tag}` },
+        {
+          role: "assistant",
+          content: null,
+          tool_calls: [{ id: "c1", type: "function", function: { name: "lines", arguments: "{}" } }],
+        },
+        { role: "tool", tool_call_id: "c1", content },
+      ],
+    };
+    const response = await post(
+      "/openai/v1/chat/completions",
+      body,
+      { authorization: "Bearer k" },
+      { PROXY_STRATEGY: "off" },
+    );
+    expect(response.status).toBe(200);
+    expect(response.headers.get("x-edge-fitted")).toBe("100");
+  });
+
+  it("fits a tool image in a Responses custom_tool_call_output as in a function_call_output", async () => {
+    const tag = uniqueToken();
+    const url = `data:image/png;base64,${await screenshot(2400, 1500, 12)}`;
+    const body = {
+      model: "gpt-4o",
+      input: [
+        { role: "user", content: [{ type: "input_text", text: `open the page ${tag}` }] },
+        { type: "custom_tool_call", call_id: "c1", name: "shot", input: "" },
+        {
+          type: "custom_tool_call_output",
+          call_id: "c1",
+          output: [{ type: "input_image", image_url: url, detail: "high" }],
+        },
+      ],
+    };
+    const response = await post("/openai/v1/responses", body, { authorization: "Bearer k" }, { PROXY_STRATEGY: "off" });
+    expect(response.status).toBe(200);
+    expect(response.headers.get("x-edge-fitted")).toBe("1");
+  });
+
   it("retires old tool screenshots on a long session and keeps at most 4 breakpoints, one at the front", async () => {
     const tag = uniqueToken();
     const shot = await screenshot(400, 300, 3);

@@ -53,6 +53,9 @@ const CHAT: ConversationFormat = {
   withMessages: (body, messages) => ({ ...body, messages }),
 };
 
+/** Responses items that carry a tool's answer in `output` (a string, or a list of input parts). */
+const TOOL_OUTPUTS = new Set(["function_call_output", "custom_tool_call_output"]);
+
 /** Responses items the model wrote (besides an assistant message): a run of them answered one request. */
 const MODEL_ITEMS = new Set([
   "reasoning",
@@ -73,8 +76,8 @@ const MODEL_ITEMS = new Set([
 
 /**
  * Responses: `body.input` items seen as chat messages, so one eviction module reads both. A
- * `function_call_output` whose `output` is a list of parts is a `role: "tool"` message (its images
- * are tool images); a message item keeps its role and parts. What the model wrote for one request
+ * `function_call_output` or `custom_tool_call_output` whose `output` is a list of parts is a
+ * `role: "tool"` message (its images are tool images); a message item keeps its role and parts. What the model wrote for one request
  * (reasoning, calls, its message) is a run of items: the run's first item is the one `assistant`
  * message Chat Completions would have (the eviction counts requests by them), the rest are
  * messages without a role it counts. Any other item is a message without images. Edits go back to
@@ -91,7 +94,7 @@ const RESPONSES: ConversationFormat = {
       const fromModel = (message && item.role === "assistant") || MODEL_ITEMS.has(item?.type as string);
       const opensRun = fromModel && !answering;
       answering = fromModel;
-      if (item?.type === "function_call_output") return { role: "tool", content: item.output };
+      if (TOOL_OUTPUTS.has(item?.type as string)) return { role: "tool", content: item!.output };
       if (message) return { role: opensRun || !fromModel ? item.role : "other", content: item.content };
       return { role: opensRun ? "assistant" : "other", content: null };
     });
@@ -102,7 +105,7 @@ const RESPONSES: ConversationFormat = {
       const content = record(messages[i])?.content;
       if (content === record(before[i])?.content) return raw;
       const item = record(raw)!;
-      return item.type === "function_call_output" ? { ...item, output: content } : { ...item, content };
+      return TOOL_OUTPUTS.has(item.type as string) ? { ...item, output: content } : { ...item, content };
     });
     return { ...body, input };
   },

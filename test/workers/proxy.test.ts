@@ -51,6 +51,25 @@ const toBase64 = (bytes: Uint8Array) => {
 const screenshot = async (width: number, height: number, seed: number) =>
   toBase64(await encodePng(screenshotPixels(width, height, seed), width, height, 3));
 
+/** An Anthropic call whose one tool result carries `data` as its image. */
+const oneToolImage = (tag: string, data: string) =>
+  anthropicBody(tag, {
+    messages: [
+      { role: "user", content: `start ${tag}` },
+      { role: "assistant", content: [{ type: "tool_use", id: "t1", name: "screenshot", input: {} }] },
+      {
+        role: "user",
+        content: [
+          {
+            type: "tool_result",
+            tool_use_id: "t1",
+            content: [{ type: "image", source: { type: "base64", media_type: "image/png", data } }],
+          },
+        ],
+      },
+    ],
+  });
+
 /** A task, then `turns` screenshot tool calls, each answered with the same screenshot and a line of text. */
 function screenshotSession(task: string, shot: string, turns = 40): any[] {
   const messages: any[] = [{ role: "user", content: task }];
@@ -513,22 +532,7 @@ describe("the outbound transform", () => {
   it("forwards an image the fitter refuses as it is", async () => {
     const tag = uniqueToken();
     const broken = `iVBORw0KGgo${"A".repeat(300_000)}`;
-    const body = anthropicBody(tag, {
-      messages: [
-        { role: "user", content: `start ${tag}` },
-        { role: "assistant", content: [{ type: "tool_use", id: "t1", name: "screenshot", input: {} }] },
-        {
-          role: "user",
-          content: [
-            {
-              type: "tool_result",
-              tool_use_id: "t1",
-              content: [{ type: "image", source: { type: "base64", media_type: "image/png", data: broken } }],
-            },
-          ],
-        },
-      ],
-    });
+    const body = oneToolImage(tag, broken);
     const response = await post("/anthropic/v1/messages", body, { "x-api-key": "k" });
     expect(response.headers.get("x-edge-fitted")).toBe("0");
     const [seen] = await llmCalls(tag);
@@ -538,20 +542,7 @@ describe("the outbound transform", () => {
   it("fits to the model's own edge when vision.max_long_edge is above it: 21 tool screenshots of 2,400 px to Anthropic's 2,000", async () => {
     const tag = uniqueToken();
     const shot = await screenshot(2400, 1350, 11);
-    const messages: unknown[] = [{ role: "user", content: `start ${tag}` }];
-    for (let i = 0; i < 21; i++) {
-      messages.push({ role: "assistant", content: [{ type: "tool_use", id: `t${i}`, name: "screenshot", input: {} }] });
-      messages.push({
-        role: "user",
-        content: [
-          {
-            type: "tool_result",
-            tool_use_id: `t${i}`,
-            content: [{ type: "image", source: { type: "base64", media_type: "image/png", data: shot } }],
-          },
-        ],
-      });
-    }
+    const messages = screenshotSession(`start ${tag}`, shot, 21);
     const body = anthropicBody(tag, { messages });
     const direct = await fetch(`${EMULATOR}/llm/anthropic/v1/messages`, {
       method: "POST",
@@ -569,22 +560,7 @@ describe("the outbound transform", () => {
     const tag = uniqueToken();
     const flat = toBase64(await encodePng(new Uint8Array(3000 * 2000 * 3).fill(180), 3000, 2000, 3));
     const wrapped = `\n${flat.replace(/(.{76})/g, "$1\r\n")}`;
-    const body = anthropicBody(tag, {
-      messages: [
-        { role: "user", content: `start ${tag}` },
-        { role: "assistant", content: [{ type: "tool_use", id: "t1", name: "screenshot", input: {} }] },
-        {
-          role: "user",
-          content: [
-            {
-              type: "tool_result",
-              tool_use_id: "t1",
-              content: [{ type: "image", source: { type: "base64", media_type: "image/png", data: wrapped } }],
-            },
-          ],
-        },
-      ],
-    });
+    const body = oneToolImage(tag, wrapped);
     const response = await post("/anthropic/v1/messages", body, { "x-api-key": "k" }, { PROXY_STRATEGY: "off" });
     expect(response.status).toBe(200);
     expect(response.headers.get("x-edge-fitted")).toBe("1");

@@ -38,7 +38,10 @@ const SIGNATURES: readonly Signature[] = [
       "cf-browser-verification",
       "cf_captcha_kind",
       "cf-chl-widget",
-      "/cdn-cgi/challenge-platform/h/",
+      // The interstitial's own scripts. Not "/cdn-cgi/challenge-platform/h/" alone: Cloudflare's
+      // JavaScript Detections put /cdn-cgi/challenge-platform/h/b/scripts/jsd/… into ordinary pages.
+      "/cdn-cgi/challenge-platform/h/b/orchestrate/",
+      "/cdn-cgi/challenge-platform/h/g/orchestrate/",
     ],
     titles: ["just a moment...", "just a moment…", "attention required! | cloudflare", "please wait... | cloudflare"],
     text: [

@@ -24,6 +24,9 @@ describe("detectChallenge", () => {
     const essay = `# How bot walls work\n\n${"Some words about edge caches and crawlers. ".repeat(100)}They show "Checking your browser before accessing" and similar lines.`;
     expect(detectChallenge({ title: "How bot walls work", text: essay })).toBeNull();
     expect(detectChallenge({ status: 403, html: "<html><body><h1>Forbidden</h1></body></html>" })).toBeNull();
+    // Cloudflare's JavaScript Detections script, which it injects into ordinary pages it serves.
+    const detections = `<script>(function(){var a=document.createElement('script');a.src='/cdn-cgi/challenge-platform/h/b/scripts/jsd/787bc399e22f/main.js';document.head.appendChild(a)})();</script>`;
+    expect(detectChallenge({ status: 200, html: ARTICLE_HTML.replace("</body>", `${detections}</body>`) })).toBeNull();
   });
 
   it("reads only a bounded prefix, so a huge page costs little", () => {

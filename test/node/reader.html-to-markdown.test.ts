@@ -215,6 +215,20 @@ describe("decodeHtmlBody", () => {
     expect(decodeHtmlBody(bytes, null)).toContain("<p>日本語");
   });
 
+  it("reads a <meta> as the HTML prescan does: not inside a comment, not from a description's text", () => {
+    const bytes = (html: string) => Uint8Array.from([...html].map((c) => c.charCodeAt(0)));
+    const cafe = "<p>caf\xc3\xa9</p>"; // é in UTF-8, read byte for byte
+    expect(
+      decodeHtmlBody(bytes(`<!-- <meta charset="iso-8859-1"> --><meta charset="utf-8">${cafe}`), "text/html"),
+    ).toBe('<!-- <meta charset="iso-8859-1"> --><meta charset="utf-8"><p>café</p>');
+    const description = '<meta name="description" content="Set charset=windows-1251 in PHP">';
+    expect(decodeHtmlBody(bytes(`${description}<meta charset='utf-8'>${cafe}`), "text/html")).toContain("<p>café</p>");
+    // content= counts beside http-equiv, whatever the order and quoting of the attributes.
+    expect(
+      decodeHtmlBody(bytes(`<meta content="text/html; charset=utf-8" HTTP-EQUIV=Content-Type>${cafe}`), null),
+    ).toContain("<p>café</p>");
+  });
+
   it("defaults to UTF-8, and a byte-order mark wins over the header", () => {
     const utf8 = new TextEncoder().encode("<p>Crème brûlée</p>");
     expect(decodeHtmlBody(utf8, null)).toBe("<p>Crème brûlée</p>");

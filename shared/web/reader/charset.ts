@@ -48,13 +48,32 @@ function usableCharset(label: string | null): string | null {
   }
 }
 
+/**
+ * The charset a `<meta>` in the first 1024 bytes declares, read as the HTML prescan reads it:
+ * comments skipped, and a `charset` attribute, or a `content` only beside
+ * `http-equiv="content-type"` (a description that mentions "charset=" declares nothing).
+ */
 function metaCharset(bytes: Uint8Array): string | null {
   // Pages declare their charset in ASCII, so reading the prefix byte-for-byte is enough to find it.
-  const head = String.fromCharCode(...bytes.subarray(0, 1024));
+  const head = String.fromCharCode(...bytes.subarray(0, 1024)).replace(/<!--[\s\S]*?(?:-->|$)/g, "");
   for (const tag of head.match(/<meta\b[^>]*>/gi) ?? []) {
-    const encoding = usableCharset(charsetOf(tag));
+    const attrs = attributesOf(tag.slice(5));
+    const declared =
+      attrs.get("charset") ??
+      (attrs.get("http-equiv")?.trim().toLowerCase() === "content-type" ? charsetOf(attrs.get("content") ?? "") : null);
+    const encoding = usableCharset(declared?.trim() ?? null);
     // A document that really were UTF-16 could not have spelled this tag in ASCII (HTML spec rule).
     if (encoding) return encoding.startsWith("utf-16") ? "utf-8" : encoding;
   }
   return null;
+}
+
+/** A tag's attributes by lower-case name (the first of a name wins), from the text after its name. */
+function attributesOf(text: string): Map<string, string> {
+  const attrs = new Map<string, string>();
+  for (const match of text.matchAll(/([^\s=/>]+)(?:\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s>]+)))?/g)) {
+    const name = match[1]!.toLowerCase();
+    if (!attrs.has(name)) attrs.set(name, match[2] ?? match[3] ?? match[4] ?? "");
+  }
+  return attrs;
 }

@@ -393,6 +393,32 @@ describe("markdownToText", () => {
     );
   });
 
+  it("keeps what is inside code spans as written: no emphasis or escape is read there", () => {
+    const { markdown } = htmlToMarkdown(
+      "<main><p>Create <code>__init__.py</code>, match <code>\\d+\\.\\d+</code>, glob <code>src/**/*.ts</code>.</p></main>",
+      "https://a.example/",
+    );
+    expect(markdownToText(markdown)).toBe("Create __init__.py, match \\d+\\.\\d+, glob src/**/*.ts.");
+    expect(markdownToText("a ``x`y`` b, [see `z`](https://x.example/) and **bold `c` d**")).toBe(
+      "a x`y b, see z and bold c d",
+    );
+  });
+
+  // Each in well under the test's 5 s: the rules scanned to the end of the line from every
+  // opener that had no closer (6.7 s for 50,000 '![').
+  it.each([
+    ["'![' repeated", "![".repeat(50_000)],
+    ["'.__a' repeated", ".__a".repeat(25_000)],
+    ["'`a``b' repeated", "`a``b".repeat(20_000)],
+    ["'[a](u \"' repeated", '[a](u "'.repeat(15_000)],
+  ])(
+    "reads a hostile line in linear time: %s",
+    (_, line) => {
+      expect(markdownToText(line).length).toBeGreaterThan(0);
+    },
+    5_000,
+  );
+
   it("leaves snake_case identifiers alone", () => {
     expect(markdownToText("set web_cache_ttl_minutes and _private_ words")).toBe(
       "set web_cache_ttl_minutes and private words",

@@ -52,15 +52,57 @@ export function markdownToText(markdown: string): string {
     .trim();
 }
 
-function stripInlineMarkdown(text: string): string {
-  return text
-    .replace(/!\[([^\]]*)\]\((?:[^()\s]|\([^()]*\))*(?:\s+"[^"]*")?\)/g, "$1")
-    .replace(/\[((?:\\\]|[^\]])*)\]\((?:[^()\s]|\([^()]*\))*(?:\s+"[^"]*")?\)/g, "$1")
-    .replace(/(`+)\s?([\s\S]*?)\s?\1/g, "$2")
-    .replace(/\*\*(?=\S)([\s\S]*?\S)\*\*/g, "$1")
-    .replace(/(^|\W)__(?=\S)([\s\S]*?\S)__(?=\W|$)/g, "$1$2")
+/** A code span's place while the other rules run: NUL, its index, NUL (NULs of the text are dropped first). */
+const SPAN = /\u0000(\d+)\u0000/g;
+
+/**
+ * Inline markers out, words kept. Code spans are set aside first, so nothing inside one is read as
+ * markup (`__init__.py` stays). Every rule scans only up to the next delimiter of its own kind
+ * (link text stops at the next bracket, emphasis at the next marker like its own), so each
+ * character is read a bounded number of times: linear on any line, hostile ones included.
+ */
+function stripInlineMarkdown(line: string): string {
+  const spans: string[] = [];
+  const text = codeSpansAside(line.replace(/\u0000/g, ""), spans)
+    .replace(/!\[((?:\\.|[^\][\\])*)\]\((?:[^()\s]|\([^()]*\))*(?:\s+"[^"]*")?\)/g, "$1")
+    .replace(/\[((?:\\.|[^\][\\])*)\]\((?:[^()\s]|\([^()]*\))*(?:\s+"[^"]*")?\)/g, "$1")
+    .replace(/\*\*(?=\S)((?:(?!\*\*)[\s\S])*?\S)\*\*/g, "$1")
+    .replace(/(^|\W)__(?=\S)((?:(?!__)[\s\S])*?\S)__(?=\W|$)/g, "$1$2")
     .replace(/\*([^\s*](?:[^*]*?[^\s*])?)\*/g, "$1")
     .replace(/(^|\W)_([^\s_](?:[^_]*?[^\s_])?)_(?=\W|$)/g, "$1$2")
-    .replace(/~~(?=\S)([\s\S]*?\S)~~/g, "$1")
+    .replace(/~~(?=\S)((?:(?!~~)[\s\S])*?\S)~~/g, "$1")
     .replace(/\\([\\`*_{}[\]()#+\-.!|>~])/g, "$1");
+  return text.replace(SPAN, (_, index: string) => spans[Number(index)] ?? "");
+}
+
+/**
+ * `line` with each code span (a run of backticks up to the next run of the same length) replaced
+ * by its place in `spans`, which receives its content (one space stripped from each side when both
+ * are there, as CommonMark does). A run with no closing run is literal text. Linear: each run is
+ * looked at once, and its closing run is found from a table built in one backward pass.
+ */
+function codeSpansAside(line: string, spans: string[]): string {
+  const runs = [...line.matchAll(/`+/g)].map((m) => ({ start: m.index, length: m[0].length }));
+  if (runs.length < 2) return line;
+  const nextSame = new Array<number>(runs.length).fill(-1);
+  const lastOfLength = new Map<number, number>();
+  for (let i = runs.length - 1; i >= 0; i--) {
+    nextSame[i] = lastOfLength.get(runs[i]!.length) ?? -1;
+    lastOfLength.set(runs[i]!.length, i);
+  }
+  let out = "";
+  let at = 0; // the first character of `line` not yet in `out`
+  for (let i = 0; i < runs.length; i++) {
+    const open = runs[i]!;
+    if (open.start < at) continue; // inside a span already set aside
+    const close = nextSame[i]! >= 0 ? runs[nextSame[i]!]! : null;
+    if (!close) continue;
+    let content = line.slice(open.start + open.length, close.start);
+    if (content.length > 2 && content.startsWith(" ") && content.endsWith(" ") && content.trim() !== "")
+      content = content.slice(1, -1);
+    out += `${line.slice(at, open.start)}\u0000${spans.length}\u0000`;
+    spans.push(content);
+    at = close.start + close.length;
+  }
+  return out + line.slice(at);
 }

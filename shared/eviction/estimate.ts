@@ -31,6 +31,21 @@ export function imageSize(data: string): { width: number; height: number } | nul
   return size === null && /\s/.test(data) ? sizeOf(data.replace(/\s+/g, "")) : size;
 }
 
+/**
+ * The media type an inline image's first bytes say it is (PNG, GIF, JPEG, WebP), or null: what a
+ * provider checks a declared `media_type` against.
+ */
+export function imageMediaType(data: string): string | null {
+  const start = data.startsWith("data:") ? data.indexOf(",") + 1 : 0;
+  const head = decoded(data.slice(start, start + 24).replace(/\s+/g, ""), 0, 16);
+  if (!head || head.length < 12) return null;
+  if (head[0] === 0x89 && head[1] === 0x50 && head[2] === 0x4e && head[3] === 0x47) return "image/png";
+  if (head[0] === 0x47 && head[1] === 0x49 && head[2] === 0x46) return "image/gif";
+  if (head[0] === 0xff && head[1] === 0xd8 && head[2] === 0xff) return "image/jpeg";
+  if (head[0] === 0x52 && head[1] === 0x49 && head[8] === 0x57 && head[9] === 0x45) return "image/webp";
+  return null;
+}
+
 function sizeOf(data: string): { width: number; height: number } | null {
   let start = 0;
   if (data.charCodeAt(0) === 100 /* d */ && data.startsWith("data:")) {

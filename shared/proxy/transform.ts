@@ -6,7 +6,7 @@
  */
 import { anthropicAdapter } from "../eviction/anthropic";
 import { evictForSession, evictOutbound } from "../eviction/evict.service";
-import { imageSize } from "../eviction/estimate";
+import { imageMediaType, imageSize } from "../eviction/estimate";
 import { asRecord, type ImageRef } from "../eviction/inventory";
 import { openaiAdapter } from "../eviction/openai";
 import { sha256Hex } from "../hash";
@@ -125,7 +125,8 @@ export async function transformConversation(
     if (breakpointsMoved || out.retired > 0) messages = out.messages;
   }
 
-  if (fit.fitted === 0 && retired === 0 && !breakpointsMoved) return { ...unchanged, fitSkipped: fit.skipped, rule };
+  if (fit.fitted === 0 && fit.relabeled === 0 && retired === 0 && !breakpointsMoved)
+    return { ...unchanged, fitSkipped: fit.skipped, rule };
   return {
     body: format.withMessages(body, messages),
     changed: true,
@@ -151,7 +152,7 @@ async function fitImages(
   rules: ModelRules,
   settings: TransformSettings,
   ports: Ports,
-): Promise<{ messages: unknown[]; fitted: number; skipped: number; toolImages: number }> {
+): Promise<{ messages: unknown[]; fitted: number; skipped: number; relabeled: number; toolImages: number }> {
   const adapter = ADAPTERS[eviction];
   const { carriers, uploads } = adapter.inventory(messages);
   const tools: ImageRef[] = carriers.flatMap((carrier) => carrier.images);
@@ -165,10 +166,17 @@ async function fitImages(
   );
   // Which images to fit is read from their headers first, without any I/O.
   const wanted: { image: ImageRef; data: string }[] = [];
+  // Anthropic refuses an image whose bytes are not the media_type declared ("does not match").
+  const mislabeled: { image: ImageRef; data: string; mediaType: string }[] = [];
   const consider = (image: ImageRef, isTool: boolean) => {
     if (image.bytes === 0) return; // a URL or file reference: nothing inline to fit
     const data = adapter.imageData(messages, image);
     if (data === null) return;
+    if (eviction === "anthropic") {
+      const actual = imageMediaType(data);
+      if (actual && asRecord(blockAt(messages, image)?.source)?.media_type !== actual)
+        mislabeled.push({ image, data, mediaType: actual });
+    }
     const payload = base64Length(data);
     const urlLength = eviction === "openai" ? data.length : dataUrlOf(messages, image, data);
     const size = imageSize(data);
@@ -183,7 +191,8 @@ async function fitImages(
   };
   for (const image of tools) consider(image, true);
   for (const image of uploads) consider(image, false);
-  if (wanted.length === 0) return { messages, fitted: 0, skipped: 0, toolImages: tools.length };
+  if (wanted.length === 0 && mislabeled.length === 0)
+    return { messages, fitted: 0, skipped: 0, relabeled: 0, toolImages: tools.length };
   // At most MAX_FITS a request: the uploads (listed last) and the newest tool images; the oldest
   // are the first a retirement drops. The rest go as they came, counted as skipped.
   const dropped = Math.max(0, wanted.length - MAX_FITS);
@@ -201,6 +210,7 @@ async function fitImages(
   let out = messages;
   let fitted = 0;
   let skipped = dropped;
+  const replaced = new Set<ImageRef>();
   for (const [i, { image, data }] of wanted.entries()) {
     const key = keys[i]!;
     let result = stored[i] ?? fits.get(key);
@@ -215,9 +225,17 @@ async function fitImages(
     // The fitter passed it through as it was: nothing to replace, nothing fitted.
     if (result.data === data.slice(data.length - base64Length(data))) continue;
     out = replaceImage(out, image, eviction, result);
+    replaced.add(image);
     fitted += 1;
   }
-  return { messages: out, fitted, skipped, toolImages: tools.length };
+  // A mislabeled image left as it is goes out declared as what its bytes are (no re-encode).
+  let relabeled = 0;
+  for (const { image, data, mediaType } of mislabeled) {
+    if (replaced.has(image)) continue; // a fit declares its own type
+    out = replaceImage(out, image, eviction, { mediaType, data });
+    relabeled += 1;
+  }
+  return { messages: out, fitted, skipped, relabeled, toolImages: tools.length };
 }
 
 /** Base64 characters of inline image data (a data: URL's payload only). */

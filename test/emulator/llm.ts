@@ -21,7 +21,8 @@
  * OpenAI does), [fail-once:STATUS:ID] (only the first call naming ID fails), [fail-big:STATUS] (an
  * error body of 100 KiB), [fail-stall:STATUS] (an error body that stops after its first bytes),
  * [hang] (never answers), [slowstream:MS] (a pause before each streamed event after the first),
- * [use_tool] (the answer calls the first tool). Control: GET /llm/__calls?contains=TEXT (calls
+ * [use_tool] (the answer calls the first tool). An Anthropic image whose media_type is not what its
+ * bytes are is refused (400), as the Messages API refuses it. Control: GET /llm/__calls?contains=TEXT (calls
  * whose system prompt, last message or path contains TEXT).
  */
 import { createHash } from "node:crypto";
@@ -340,6 +341,8 @@ interface ImageSeen {
   bytes: number;
   width: number;
   height: number;
+  /** An Anthropic block whose media_type is not what its bytes are: the type declared. */
+  mislabeled?: string;
 }
 
 interface Conversation {
@@ -426,8 +429,22 @@ function imageOf(block: Record<string, unknown>): ImageSeen | null | undefined {
     data = url;
   } else return undefined;
   const payload = data.startsWith("data:") ? data.slice(data.indexOf(",") + 1) : data;
-  const size = pixelSize(Buffer.from(payload.slice(0, 65_536), "base64"));
-  return { bytes: data.length, width: size?.width ?? 0, height: size?.height ?? 0 };
+  const head = Buffer.from(payload.slice(0, 65_536), "base64");
+  const size = pixelSize(head);
+  const seen: ImageSeen = { bytes: data.length, width: size?.width ?? 0, height: size?.height ?? 0 };
+  const declared = block.type === "image" && isRecord(block.source) ? block.source.media_type : undefined;
+  const actual = magicType(head);
+  if (typeof declared === "string" && actual && declared !== actual) seen.mislabeled = declared;
+  return seen;
+}
+
+/** The media type a file's first bytes say it is (what Anthropic checks a declared media_type against). */
+function magicType(bytes: Buffer): string | null {
+  if (bytes[0] === 0x89 && bytes[1] === 0x50) return "image/png";
+  if (bytes[0] === 0xff && bytes[1] === 0xd8) return "image/jpeg";
+  if (bytes.toString("latin1", 0, 3) === "GIF") return "image/gif";
+  if (bytes.toString("latin1", 0, 4) === "RIFF" && bytes.toString("latin1", 8, 12) === "WEBP") return "image/webp";
+  return null;
 }
 
 /** PNG, GIF, JPEG and WebP sizes from their headers (what the emulator needs to bill an image). */
@@ -890,6 +907,8 @@ function imageRefusal(
   if (images.length > ceilings.maxImages)
     return { status: 400, message: `Too many images in the request: ${images.length} (at most ${ceilings.maxImages})` };
   for (const [i, image] of images.entries()) {
+    if (image.mislabeled)
+      return { status: 400, message: `image ${i}: Image does not match the provided media type ${image.mislabeled}` };
     if (image.bytes > ceilings.maxImageBytes)
       return { status: 400, message: `image ${i}: image exceeds ${ceilings.maxImageBytes / 1_000_000} MB maximum` };
     const edge = Math.max(image.width, image.height);

@@ -566,6 +566,24 @@ describe("the outbound transform", () => {
     expect(response.headers.get("x-edge-fitted")).toBe("1");
   });
 
+  it("declares a tool image as what its bytes are: a PNG labelled image/jpeg goes out as image/png, not refitted", async () => {
+    const tag = uniqueToken();
+    const body = oneToolImage(tag, await screenshot(400, 300, 13));
+    (body.messages[2] as any).content[0].content[0].source.media_type = "image/jpeg";
+    const direct = await fetch(`${EMULATOR}/llm/anthropic/v1/messages`, {
+      method: "POST",
+      headers: { "content-type": "application/json", "x-api-key": "k" },
+      body: JSON.stringify(body),
+    });
+    expect([direct.status, ((await direct.json()) as any).error.message]).toEqual([
+      400,
+      "image 0: Image does not match the provided media type image/jpeg",
+    ]);
+    const response = await post("/anthropic/v1/messages", body, { "x-api-key": "k" }, { PROXY_STRATEGY: "off" });
+    expect(response.status).toBe(200);
+    expect(response.headers.get("x-edge-fitted")).toBe("0");
+  });
+
   it("fits at most 100 images of one request, the newest: the rest go as they came", async () => {
     const tag = uniqueToken();
     const content: unknown[] = [];

@@ -235,6 +235,28 @@ export function classifyIPv6(g: readonly number[]): AddressClass {
 }
 
 /**
+ * One spelling per address, for matching an operator's list: an IPv4 address as its dotted quad,
+ * reached directly or through an IPv6 form that carries it to that IPv4 host (mapped, compatible,
+ * translated, NAT64, 6to4); any other IPv6 address as its eight groups in hex. Null for a name.
+ *
+ * @example canonicalIp("[::ffff:102:304]") // "1.2.3.4"
+ */
+export function canonicalIp(text: string): string | null {
+  const ip4 = parseIPv4(text);
+  if (ip4 !== null) return formatIPv4(ip4);
+  const g = text.includes(":") ? parseIPv6(text) : null;
+  if (g === null) return null;
+  const [a = 0, b = 0, c = 0, d = 0, e = 0, f = 0, h = 0, i = 0] = g;
+  const zero64 = a === 0 && b === 0 && c === 0 && d === 0;
+  const carriesV4 =
+    (zero64 && ((e === 0 && (f === 0xffff || f === 0)) || (e === 0xffff && f === 0)) && g32(h, i) > 1) ||
+    (a === 0x64 && b === 0xff9b && (c === 1 || (c === 0 && d === 0 && e === 0 && f === 0)));
+  if (carriesV4) return formatIPv4(g32(h, i));
+  if (a === 0x2002) return formatIPv4(g32(b, c));
+  return groupsKey(g);
+}
+
+/**
  * Classify an IP literal: dotted-quad IPv4, or IPv6 with or without brackets. Returns null when
  * the text is not an IP address at all (a hostname).
  *

@@ -2,6 +2,7 @@
  * Operator host lists (`security.website_blocklist`, `web.cache_exempt_hosts`): one matching rule
  * for both, label-aware so `mysite.dev` never matches `evilmysite.dev`.
  */
+import { canonicalIp } from "./ip";
 
 interface HostPattern {
   /** Lower-case ASCII host or suffix, no trailing dot. */
@@ -10,11 +11,16 @@ interface HostPattern {
   subdomainsOnly: boolean;
 }
 
-/** Lower-case, drop trailing dots and IPv6 brackets, punycode IDN labels. */
+/**
+ * Lower-case, drop trailing dots and IPv6 brackets, punycode IDN labels; an IP address in its one
+ * spelling (`canonicalIp`), so a listed 1.2.3.4 also matches [::ffff:1.2.3.4] and 64:ff9b::102:304.
+ */
 function normalizeHost(raw: string): string {
   let host = raw.trim().toLowerCase();
   if (host.startsWith("[") && host.endsWith("]")) host = host.slice(1, -1);
   while (host.endsWith(".")) host = host.slice(0, -1);
+  const ip = canonicalIp(host);
+  if (ip !== null) return ip;
   if (/[^\x00-\x7f]/.test(host)) {
     try {
       host = new URL(`http://${host}/`).hostname;
@@ -60,6 +66,8 @@ export function compileHostList(patterns: readonly string[]): (host: string) => 
   return (rawHost: string): boolean => {
     const host = normalizeHost(rawHost);
     if (host === "") return false;
+    // An address has no subdomains: it matches a listed address exactly, never a suffix.
+    if (canonicalIp(host) !== null) return compiled.some((p) => !p.subdomainsOnly && host === p.host);
     return compiled.some((p) => (!p.subdomainsOnly && host === p.host) || host.endsWith(`.${p.host}`));
   };
 }

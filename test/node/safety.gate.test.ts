@@ -59,6 +59,14 @@ describe("hostMatchesList", () => {
     ["10.0.0.1", ["10.0.0.1"], true],
     ["110.0.0.1", ["10.0.0.1"], false],
     ["[::1]", ["::1"], true],
+    // An address in any spelling that reaches it: IPv4-mapped, NAT64, 6to4; IPv6 in any form.
+    [new URL("http://[::ffff:1.2.3.4]/").hostname, ["1.2.3.4"], true],
+    ["[64:ff9b::102:304]", ["1.2.3.4"], true],
+    ["[2002:102:304::1]", ["1.2.3.4"], true],
+    ["1.2.3.4", ["::ffff:1.2.3.4"], true],
+    ["[2001:db8::1]", ["2001:DB8:0:0::1"], true],
+    ["[::ffff:102:305]", ["1.2.3.4"], false],
+    ["1.2.3.4", ["2.3.4"], false],
   ];
   it.each(cases)("%s against %j is %s", (host, patterns, expected) => {
     expect(hostMatchesList(host, patterns)).toBe(expected);

@@ -10,6 +10,7 @@ import { imageMediaType, imageSize } from "../eviction/estimate";
 import { asRecord, type ImageRef } from "../eviction/inventory";
 import { openaiAdapter } from "../eviction/openai";
 import { sha256Hex } from "../hash";
+import { AppError } from "../http/errors";
 import { modelRules, type ModelRules, type PriceOverrides } from "../models/models.table";
 import type { AppPorts } from "../ports";
 import { decodeImageData } from "../media/base64.decode";
@@ -58,6 +59,10 @@ const ADAPTERS = { anthropic: anthropicAdapter, openai: openaiAdapter } as const
 interface FittedImage {
   mediaType: string;
   data: string;
+}
+/** What is kept for an image the fitter refused, so a session's later requests do not decode it again. */
+interface RefusedImage {
+  refused: true;
 }
 const FIT_TTL_MS = 24 * 60 * 60_000;
 /**
@@ -213,7 +218,7 @@ async function fitImages(
   const replaced = new Set<ImageRef>();
   for (const [i, { image, data }] of wanted.entries()) {
     const key = keys[i]!;
-    let result = stored[i] ?? fits.get(key);
+    let result = stored[i] !== undefined ? stored[i] : fits.get(key); // null: a refusal, kept
     if (result === undefined) {
       result = await fitAndKeep(key, data, shape, ports);
       fits.set(key, result);
@@ -267,17 +272,18 @@ async function fitKey(data: string, settings: TransformSettings): Promise<string
   return `proxy:v1:fit:${await sha256Hex(`${settings.embedTargetBytes}:${settings.maxLongEdge}:${settings.maxInputPixels}:${data}`)}`;
 }
 
-/** A stored fit, or undefined (none, expired, malformed, or a store that cannot answer). */
-async function storedFit(key: string, ports: Ports): Promise<FittedImage | undefined> {
+/**
+ * A stored fit, null for a stored refusal, or undefined (none, expired, malformed, or a store that
+ * cannot answer).
+ */
+async function storedFit(key: string, ports: Ports): Promise<FittedImage | null | undefined> {
   try {
-    const hit = await ports.cache.get<FittedImage>(key);
-    if (
-      hit &&
-      hit.expiresAt > ports.clock() &&
-      typeof hit.value?.data === "string" &&
-      typeof hit.value.mediaType === "string"
-    )
-      return hit.value;
+    const hit = await ports.cache.get<FittedImage | RefusedImage>(key);
+    if (!hit || hit.expiresAt <= ports.clock()) return undefined;
+    const value = hit.value as Partial<FittedImage & RefusedImage> | null;
+    if (value?.refused === true) return null;
+    if (typeof value?.data === "string" && typeof value.mediaType === "string")
+      return { mediaType: value.mediaType, data: value.data };
   } catch {
     // A store that cannot answer costs one fit, never the request.
   }
@@ -300,15 +306,23 @@ async function fitAndKeep(
       maxInputPixels: settings.maxInputPixels,
     });
     fitted = { mediaType: result.mediaType, data: toBase64(result.data) };
-  } catch {
-    return null; // corrupt, a bomb, a format the fitter does not read: sent as it came (fit_skipped)
+  } catch (error) {
+    // Corrupt, a bomb, a format the fitter does not read: sent as it came (fit_skipped). A refusal
+    // of the image itself (a 4xx) is kept too, so later requests do not decode it again.
+    if (error instanceof AppError && error.status < 500) await keep(key, { refused: true }, ports);
+    return null;
   }
+  await keep(key, fitted, ports);
+  return fitted;
+}
+
+/** Keeps what became of an image for FIT_TTL_MS; a store that fails costs a fit on the next request. */
+async function keep(key: string, value: FittedImage | RefusedImage, ports: Ports): Promise<void> {
   try {
-    await ports.cache.put(key, { value: fitted, expiresAt: ports.clock() + FIT_TTL_MS }, FIT_TTL_MS);
+    await ports.cache.put(key, { value, expiresAt: ports.clock() + FIT_TTL_MS }, FIT_TTL_MS);
   } catch {
     // Not kept: the next request fits it again, with the same bytes.
   }
-  return fitted;
 }
 
 /** A copy of `messages` with one image replaced by `fitted` (only the touched message is copied). */

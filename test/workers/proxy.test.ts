@@ -537,6 +537,9 @@ describe("the outbound transform", () => {
     expect(response.headers.get("x-edge-fitted")).toBe("0");
     const [seen] = await llmCalls(tag);
     expect(seen.image_bytes).toBe(broken.length);
+    // The refusal is kept like a fit, so the session's next requests do not decode the image again.
+    const key = `proxy:v1:fit:${await sha256(`262144:1568:14745600:${broken}`)}`;
+    expect(JSON.parse((await testEnv.CACHE.get(key)) ?? "null")?.value).toEqual({ refused: true });
   });
 
   it("fits to the model's own edge when vision.max_long_edge is above it: 21 tool screenshots of 2,400 px to Anthropic's 2,000", async () => {

@@ -58,7 +58,16 @@ export function cacheControlFields(headers: Headers): FreshnessRequest {
             .replace(/^"(.*)"$/, "$1");
     if (name === "no-cache" && argument === undefined) tighten(0);
     else if (name === "no-store" && argument === undefined) fields.store = false;
-    else if (name === "max-age" && argument !== undefined && /^\d{1,15}$/.test(argument)) tighten(Number(argument));
+    else if (name === "max-age" && argument !== undefined && /^\d+$/.test(argument)) tighten(deltaSeconds(argument));
   }
   return fields;
+}
+
+/**
+ * A `max-age` argument's seconds: leading zeros are only zeros, and a value too long to hold is
+ * the cap (RFC 9111, 1.2.2: a delta-seconds past what a cache can represent is taken as its greatest).
+ */
+function deltaSeconds(digits: string): number {
+  const significant = digits.replace(/^0+(?=\d)/, "");
+  return significant.length > 15 ? MAX_AGE_LIMIT_SECONDS : Number(significant);
 }

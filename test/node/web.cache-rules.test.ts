@@ -141,6 +141,10 @@ describe("freshness rules", () => {
     expect(cacheControlFields(headers('max-age="600", no-store'))).toEqual({ max_age: 600, store: false });
     expect(cacheControlFields(headers("max-age=600, max-age=60"))).toEqual({ max_age: 60 });
     expect(cacheControlFields(headers("max-age=99999999999"))).toEqual({ max_age: 31_536_000 });
+    // Any number of digits: leading zeros are zeros, a value past what a number holds is the cap.
+    expect(cacheControlFields(headers(`max-age=${"0".repeat(20)}`))).toEqual({ max_age: 0 });
+    expect(cacheControlFields(headers(`max-age=${"0".repeat(20)}60`))).toEqual({ max_age: 60 });
+    expect(cacheControlFields(headers(`max-age=${"9".repeat(30)}`))).toEqual({ max_age: 31_536_000 });
     expect(
       cacheControlFields(headers("max-age=-5, max-age=1.5, max-age=, no-cache=x, no-store=1, private, max-stale=9")),
     ).toEqual({});

@@ -15,7 +15,11 @@ import { modelRules, type ModelRules, type PriceOverrides } from "../models/mode
 import type { AppPorts } from "../ports";
 import { decodeImageData } from "../media/base64.decode";
 import { toBase64 } from "../vision/fit";
-import type { ConversationFormat, LlmProviderSpec } from "./providers/llm-provider.types";
+import {
+  COMPUTER_SCREENSHOT_ROLE,
+  type ConversationFormat,
+  type LlmProviderSpec,
+} from "./providers/llm-provider.types";
 
 export type ProxyStrategy = "cost" | "hermes" | "off";
 
@@ -195,7 +199,8 @@ async function fitImages(
       wanted.push({ image, data });
   };
   for (const image of tools) consider(image, true);
-  for (const image of uploads) consider(image, false);
+  // A computer-use screenshot is a tool's image, though never retired (the eviction counts it as an upload).
+  for (const image of uploads) consider(image, asRecord(messages[image.message])?.role === COMPUTER_SCREENSHOT_ROLE);
   if (wanted.length === 0 && mislabeled.length === 0)
     return { messages, fitted: 0, skipped: 0, relabeled: 0, toolImages: tools.length };
   // At most MAX_FITS a request: the uploads (listed last) and the newest tool images; the oldest

@@ -410,7 +410,8 @@ class BlockList {
     if (typeof value.text === "string") return this.tokensOf(value.text);
     if (value.content !== undefined && value.content !== null)
       return this.tokensOf(value.content) + (value.type === "tool_result" ? 4 : 0);
-    if (typeof value.output === "string" || Array.isArray(value.output)) return this.tokensOf(value.output);
+    if (typeof value.output === "string" || Array.isArray(value.output) || isRecord(value.output))
+      return this.tokensOf(value.output); // a computer_call_output's screenshot is an object
     return Math.ceil(JSON.stringify(value).length / 4);
   }
 }
@@ -422,7 +423,7 @@ function imageOf(block: Record<string, unknown>): ImageSeen | null | undefined {
     const source = isRecord(block.source) ? block.source : null;
     if (source?.type !== "base64" || typeof source.data !== "string") return null;
     data = source.data;
-  } else if (block.type === "image_url" || block.type === "input_image") {
+  } else if (block.type === "image_url" || block.type === "input_image" || block.type === "computer_screenshot") {
     const field = block.image_url;
     const url = typeof field === "string" ? field : isRecord(field) && typeof field.url === "string" ? field.url : "";
     if (!url.startsWith("data:")) return null;

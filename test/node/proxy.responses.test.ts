@@ -4,6 +4,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { evictRemembering, type SessionMemory } from "../../shared/eviction/evict.service";
+import { openaiAdapter } from "../../shared/eviction/openai";
 import { OPENAI } from "../../shared/proxy/providers/openai.provider";
 import { pngBase64 } from "./eviction.fixtures";
 
@@ -53,6 +54,27 @@ describe("OpenAI Responses through the eviction", () => {
       "assistant",
       "other",
     ]);
+  });
+
+  it("reads a computer_call_output's screenshot as an image the eviction counts and never retires, and writes a new one back in place", () => {
+    const input = [
+      { role: "user", content: "task" },
+      { type: "computer_call", call_id: "c1", action: { type: "screenshot" } },
+      { type: "computer_call_output", call_id: "c1", output: { type: "computer_screenshot", image_url: SCREENSHOT } },
+    ];
+    const messages = RESPONSES.messagesOf({ input })!;
+    const { carriers, uploads } = openaiAdapter.inventory(messages);
+    expect([carriers.length, uploads.length]).toEqual([0, 1]);
+    const unchanged = RESPONSES.withMessages({ input }, RESPONSES.messagesOf({ input })!);
+    expect((unchanged.input as unknown[])[2]).toBe(input[2]); // the same item, not a copy
+    const fitted = messages.map((m, i) =>
+      i === 2 ? { ...(m as object), content: [{ type: "input_image", image_url: "data:image/jpeg;base64,AAAA" }] } : m,
+    );
+    expect((RESPONSES.withMessages({ input }, fitted).input as unknown[])[2]).toEqual({
+      type: "computer_call_output",
+      call_id: "c1",
+      output: { type: "computer_screenshot", image_url: "data:image/jpeg;base64,AAAA" },
+    });
   });
 
   it("retires a 60-request screenshot loop sent as Responses items as it retires the same loop in Chat", () => {

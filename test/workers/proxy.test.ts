@@ -616,6 +616,26 @@ describe("the outbound transform", () => {
     expect(response.headers.get("x-edge-fitted")).toBe("100");
   });
 
+  it("fits a computer-use screenshot (Responses computer_call_output) over the long edge, keeping its item's shape", async () => {
+    const tag = uniqueToken();
+    const url = `data:image/png;base64,${await screenshot(2400, 1500, 14)}`;
+    const body = {
+      model: "gpt-4o",
+      instructions: `You operate a browser ${tag}.`,
+      input: [
+        { role: "user", content: [{ type: "input_text", text: `open the page ${tag}` }] },
+        { type: "computer_call", call_id: "c1", action: { type: "screenshot" }, pending_safety_checks: [] },
+        { type: "computer_call_output", call_id: "c1", output: { type: "computer_screenshot", image_url: url } },
+      ],
+    };
+    const response = await post("/openai/v1/responses", body, { authorization: "Bearer k" });
+    expect(response.status).toBe(200);
+    expect(response.headers.get("x-edge-fitted")).toBe("1");
+    const [seen] = await llmCalls(tag);
+    expect(seen.images).toBe(1);
+    expect(seen.image_bytes).toBeLessThanOrEqual(262_144); // the fit, in its computer_screenshot
+  });
+
   it("fits a tool image in a Responses custom_tool_call_output as in a function_call_output", async () => {
     const tag = uniqueToken();
     const url = `data:image/png;base64,${await screenshot(2400, 1500, 12)}`;

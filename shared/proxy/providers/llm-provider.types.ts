@@ -17,6 +17,13 @@ export interface LlmUsage {
 }
 
 /** How a conversation sits in a request body: the messages and how to put an edited copy back. */
+/**
+ * The role a format's view gives a message that holds a computer-use screenshot (OpenAI Responses
+ * `computer_call_output`): its image is fitted like a tool image, and never retired, since the
+ * item takes nothing but a screenshot (the eviction module counts it as an upload).
+ */
+export const COMPUTER_SCREENSHOT_ROLE = "computer_screenshot";
+
 export interface ConversationFormat {
   /** The eviction module's message format for these messages. */
   readonly eviction: "anthropic" | "openai";

@@ -7,6 +7,7 @@ import * as z from "zod";
 import { asRecord as record } from "../../eviction/inventory";
 import {
   bearerOf,
+  COMPUTER_SCREENSHOT_ROLE,
   tokenCount,
   type ConversationFormat,
   type LlmProviderSpec,
@@ -53,6 +54,12 @@ const CHAT: ConversationFormat = {
   withMessages: (body, messages) => ({ ...body, messages }),
 };
 
+/** A computer_call_output's screenshot URL (a data: URL inline), or null (a file_id, or none). */
+function screenshotUrl(item: Record<string, unknown>): string | null {
+  const output = record(item.output);
+  return output?.type === "computer_screenshot" && typeof output.image_url === "string" ? output.image_url : null;
+}
+
 /** Responses items that carry a tool's answer in `output` (a string, or a list of input parts). */
 const TOOL_OUTPUTS = new Set(["function_call_output", "custom_tool_call_output"]);
 
@@ -95,6 +102,13 @@ const RESPONSES: ConversationFormat = {
       const opensRun = fromModel && !answering;
       answering = fromModel;
       if (TOOL_OUTPUTS.has(item?.type as string)) return { role: "tool", content: item!.output };
+      if (item?.type === "computer_call_output") {
+        const url = screenshotUrl(item);
+        return {
+          role: COMPUTER_SCREENSHOT_ROLE,
+          content: url === null ? null : [{ type: "input_image", image_url: url }],
+        };
+      }
       if (message) return { role: opensRun || !fromModel ? item.role : "other", content: item.content };
       return { role: opensRun ? "assistant" : "other", content: null };
     });
@@ -103,6 +117,13 @@ const RESPONSES: ConversationFormat = {
     const before = RESPONSES.messagesOf(body)!;
     const input = (body.input as unknown[]).map((raw, i) => {
       const content = record(messages[i])?.content;
+      if (record(raw)?.type === "computer_call_output") {
+        // Its view is made anew on every read: compare the screenshot's URL, not the array.
+        const url = Array.isArray(content) ? record(content[0])?.image_url : undefined;
+        const item = record(raw)!;
+        if (typeof url !== "string" || url === screenshotUrl(item)) return raw;
+        return { ...item, output: { ...record(item.output), image_url: url } };
+      }
       if (content === record(before[i])?.content) return raw;
       const item = record(raw)!;
       return TOOL_OUTPUTS.has(item.type as string) ? { ...item, output: content } : { ...item, content };

@@ -627,7 +627,14 @@ async function testPage(ex: Exchange): Promise<void> {
   if (name === "image.png")
     return sendBytes(res, 200, "image/png", gradientPng(intParam(url, "w", 640), intParam(url, "h", 400)));
   if (name === "junk.bin") return sendBytes(res, 200, "application/octet-stream", new Uint8Array(2048).fill(0x5a));
-  if (name === "text") return sendText(res, 200, "text/plain; charset=utf-8", "Plain text page.\nSecond line.");
+  // Plain text with what markdown and HTML would read as markup, and a UTF-8 é under a header with no charset.
+  if (name === "text")
+    return sendText(
+      res,
+      200,
+      "text/plain",
+      'Plain text page: 2*3*4, __init__.py, [x](y) and <meta charset="iso-8859-1"> caf\u00e9.\nSecond line.',
+    );
   if (name === "json") return sendJson(res, 200, { page: "json", ok: true });
   return sendText(res, 200, "text/html; charset=utf-8", genericPage(url.pathname));
 }

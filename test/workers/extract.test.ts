@@ -226,6 +226,15 @@ describe("what the extract cache never stores", () => {
     expect(again.body.results[0].error?.code).toBe("blocked_by_policy");
   });
 
+  it("returns a text/plain page as it is, in either format: no markup read in it, no charset taken from it", async () => {
+    const url = `http://site.example.com/pages/text?t=${uniqueToken()}`;
+    const expected = 'Plain text page: 2*3*4, __init__.py, [x](y) and <meta charset="iso-8859-1"> café.\nSecond line.';
+    for (const format of ["markdown", "text"]) {
+      const { body } = await extract([url], direct, format);
+      expect(body.results[0].content, format).toBe(expected);
+    }
+  });
+
   it("keeps one caller's URL fragment out of what the next caller is served", async () => {
     const token = uniqueToken();
     const url = `http://site.example.com/pages/article?t=${token}`;

@@ -71,7 +71,8 @@ export async function directExtract(
       url: request.url,
       final_url: page.finalUrl,
       title: converted.title,
-      content: request.format === "text" ? markdownToText(converted.markdown) : converted.markdown,
+      // A page that is text already is text: nothing in it is markdown to take out.
+      content: request.format === "text" && isHtml ? markdownToText(converted.markdown) : converted.markdown,
       ...(converted.truncated ? { truncated: true as const } : {}),
     },
     local: page.local,

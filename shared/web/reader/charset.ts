@@ -5,14 +5,19 @@
 import { windows1252CodePoint } from "../html-entities";
 
 /**
- * Decode a fetched HTML body: a byte-order mark wins, then the Content-Type charset, then a
- * `<meta charset>` / `<meta http-equiv>` in the first 1024 bytes, else UTF-8.
+ * Decode a fetched HTML body: a byte-order mark wins, then the Content-Type charset, then (HTML
+ * only) a `<meta charset>` / `<meta http-equiv>` in the first 1024 bytes, else UTF-8.
  *
  * @example decodeHtmlBody(bytes, response.headers.get("content-type"))
  */
 export function decodeHtmlBody(bytes: Uint8Array, contentTypeHeader: string | null): string {
+  // A <meta> declares the charset of HTML only: a text file may show one as its text.
+  const html = !contentTypeHeader || /html/i.test(contentTypeHeader);
   const label =
-    bomEncoding(bytes) ?? usableCharset(charsetOf(contentTypeHeader ?? "")) ?? metaCharset(bytes) ?? "utf-8";
+    bomEncoding(bytes) ??
+    usableCharset(charsetOf(contentTypeHeader ?? "")) ??
+    (html ? metaCharset(bytes) : null) ??
+    "utf-8";
   const text = new TextDecoder(label).decode(bytes);
   return label === "windows-1252" ? repairWindows1252(text) : text;
 }

@@ -70,8 +70,15 @@ export function durableLedgerStore(env: WorkerEnv): LedgerStore {
   const analytics = env.LEDGER_ANALYTICS;
   return {
     async add(rows) {
-      if (analytics) for (const row of rows) analytics.writeDataPoint(analyticsPoint(row));
+      // The object first: it is what /v1/stats reads. Analytics Engine refuses past its data points
+      // per invocation; that loses its copy of the batch (logged), never the object's.
       await ledger().add(rows);
+      if (!analytics) return;
+      try {
+        for (const row of rows) analytics.writeDataPoint(analyticsPoint(row));
+      } catch (error) {
+        consoleLogger.warn("ledger_analytics_failed", { rows: rows.length, error: String(error).slice(0, 200) });
+      }
     },
     read: (fromHour, toHour) => ledger().read(fromHour, toHour) as Promise<LedgerRow[]>,
   };

@@ -35,6 +35,21 @@ describe("EmbedCounter contract: SessionDO", () => {
 
 describe("LedgerStore contract: LedgerDO (SQLite)", () => {
   for (const c of ledgerStoreContract) it(c.name, () => c.run(durableLedgerStore(testEnv), check, uniqueToken()));
+
+  it("keeps a batch in the object when Analytics Engine refuses its data points", async () => {
+    // The platform's binding past its per-invocation limit: it throws on a write.
+    const refusing = {
+      writeDataPoint: () => {
+        throw new Error("too many data points in this invocation");
+      },
+    };
+    const store = durableLedgerStore({ ...testEnv, LEDGER_ANALYTICS: refusing } as typeof testEnv);
+    const model = `m-${uniqueToken()}`;
+    const hour = Math.floor(Date.now() / 3_600_000) * 3_600_000;
+    await store.add([{ hour, tool: "llm", provider: "openai", model, counter: "requests", value: 3 }]);
+    const rows = (await store.read(hour, hour + 3_600_000)).filter((row) => row.model === model);
+    expect(rows.map((row) => row.value)).toEqual([3]);
+  });
 });
 
 describe("SingleFlight contract", () => {

@@ -174,7 +174,8 @@ const modelPriceOverrides = z
     }
     if (typeof table !== "object" || table === null || Array.isArray(table))
       return unusable(ctx, "expected a table of model name → prices");
-    const out: Record<string, Partial<Record<(typeof MODEL_PRICE_KEYS)[number], number>>> = {};
+    // Gathered as entries: a model named "__proto__" is a key like any other, never a prototype.
+    const out: [string, Partial<Record<(typeof MODEL_PRICE_KEYS)[number], number>>][] = [];
     for (const [model, prices] of Object.entries(table)) {
       if (typeof prices !== "object" || prices === null)
         return unusable(ctx, `prices of ${model.slice(0, 60)} are not a table`);
@@ -189,9 +190,9 @@ const modelPriceOverrides = z
         if (!Number.isFinite(n) || n < 0) return unusable(ctx, `${model.slice(0, 60)}.${key} must be a number ≥ 0`);
         row[key as (typeof MODEL_PRICE_KEYS)[number]] = n;
       }
-      out[model] = row;
+      out.push([model, row]);
     }
-    return out;
+    return Object.fromEntries(out);
   });
 
 export const Config = z.object({

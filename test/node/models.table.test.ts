@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { loadConfig } from "../../shared/config/config.load";
 import {
   MODEL_TABLE_READ_ON,
   modelRules,
@@ -127,6 +128,16 @@ describe("model table: prices and cache multipliers per model (docs/eviction.md,
     expect(rules.prices.output).toBe(15);
     expect(rules.multipliers.read).toBeCloseTo(0.05, 10);
     expect(modelRules("anthropic", "claude-sonnet-4-5", { other: { input: 1 } }).prices.input).toBe(3);
+  });
+
+  it("reads pricing.models keyed by any name, __proto__ included, as a table of its own keys", () => {
+    const loaded = loadConfig({ PRICING_MODELS: '{"__proto__": {"input": 1}, "gpt-4o": {"input": 2}}' });
+    if (loaded instanceof Error) throw loaded;
+    const models = loaded.config.pricing.models;
+    expect(Object.keys(models).sort()).toEqual(["__proto__", "gpt-4o"]);
+    expect(Object.getPrototypeOf(models)).toBe(Object.prototype);
+    expect(modelRules("openai", "__proto__", models).prices.input).toBe(1);
+    expect(modelRules("openai", "gpt-4o", models).prices.input).toBe(2);
   });
 
   it("usage priced at the model's rates, and the same input without a cache", () => {

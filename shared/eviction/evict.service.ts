@@ -352,6 +352,10 @@ function placeFrontMarker(
   const front = carriers[previousFront];
   if (!front) return { note: "no live tool image: no front to mark" };
   if (request.format === "openai") {
+    // An OpenAI-shaped endpoint serving a model the table does not know (a router's, a local
+    // server's) may refuse a field it does not know: only a model known to take it gets one.
+    if (!rules.known)
+      return { note: "the model is not in the model table: no prompt_cache_breakpoint its endpoint may refuse" };
     const used = countOpenaiBreakpoints(request.messages) + 1; // the implicit breakpoint at the newest message
     if (used >= rules.cache.maxBreakpoints)
       return {

@@ -103,6 +103,14 @@ describe("evictOutbound (the proxy's entry)", () => {
       deps(() => 0),
     );
     expect(priced.stats.estimate!.cache_write_tokens).toBe(out.stats.estimate!.cache_write_tokens);
+    // A model the table does not know (a router's, a local server's) gets no field its endpoint may refuse.
+    for (const model of ["meta-llama/llama-4-maverick", "anthropic/claude-sonnet-4.5"]) {
+      const unknown = await evictOutbound(
+        { format: "openai", messages, model, sessionKey: `proxy-${uniqueToken()}` },
+        deps(() => 0),
+      );
+      expect(JSON.stringify(unknown.messages), model).not.toContain("prompt_cache_breakpoint");
+    }
     expect(priced.stats.estimate!.cache_write_usd).toBeCloseTo(
       (out.stats.estimate!.cache_write_tokens * 62.5) / 1e6,
       5,

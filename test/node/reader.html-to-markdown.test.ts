@@ -339,6 +339,16 @@ describe("robustness", () => {
   });
 });
 
+describe("line ends", () => {
+  it("reads CR LF and a lone CR as the HTML parser does, so a <pre> keeps its lines without a stray CR", () => {
+    const { markdown } = htmlToMarkdown(
+      "<main><h1>T</h1><pre><code>line one\r\nline two\rline three</code></pre><p>a\r\nb</p></main>",
+      "https://a.example/",
+    );
+    expect(markdown).toBe("# T\n\n```\nline one\nline two\nline three\n```\n\na b");
+  });
+});
+
 describe("hostile runs of whitespace", () => {
   // Each converted in well under the test's 5 s: a lazy regex over a link's or a bold run's text
   // took 11 s on this page (quadratic in a run of no-break spaces, which collapseSpaces keeps).

@@ -37,7 +37,9 @@ export const MAX_MARKDOWN_CHARS = 2_500_000;
  * // { title: "T", markdown: "# Hi\n\n[x](https://a.example/x)" }
  */
 export function htmlToMarkdown(html: string, baseUrl?: string): MarkdownPage {
-  const doc = parseHtml(html);
+  // Line ends as the HTML parser's input stream has them: CR LF and a lone CR are LF (a <pre>
+  // keeps its lines, nothing keeps a stray CR).
+  const doc = parseHtml(html.includes("\r") ? html.replace(/\r\n?/g, "\n") : html);
   const base = resolveBase(doc.baseHref, baseUrl);
   const content = mainContent(doc.root);
   const ctx: RenderContext = {

@@ -349,6 +349,16 @@ describe("line ends", () => {
   });
 });
 
+describe("skipped elements", () => {
+  it("skips an <svg> with an <svg> inside it whole, not up to the inner one's end", () => {
+    const { markdown } = htmlToMarkdown(
+      '<main><h1>T</h1><p>before</p><svg viewBox="0 0 10 10"><svg><text>inner</text></svg><text>LEAKED</text><use href="#a"/></svg><p>after</p></main>',
+      "https://a.example/",
+    );
+    expect(markdown).toBe("# T\n\nbefore\n\nafter");
+  });
+});
+
 describe("hostile runs of whitespace", () => {
   // Each converted in well under the test's 5 s: a lazy regex over a link's or a bold run's text
   // took 11 s on this page (quadratic in a run of no-break spaces, which collapseSpaces keeps).

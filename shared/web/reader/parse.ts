@@ -290,7 +290,7 @@ export function parseHtml(html: string, maxNodes = MAX_NODES): ParsedDocument {
     if (name === "base" && baseHref === null) baseHref = tag.attrs.get("href") ?? null;
 
     if (SKIPPED.has(name)) {
-      if (!VOID.has(name) && !tag.selfClosing) i = findRawTextEnd(html, name, i).end;
+      if (!VOID.has(name) && !tag.selfClosing) i = findSkippedEnd(html, name, i);
       continue;
     }
     if (RAW_TEXT.has(name)) {
@@ -487,6 +487,28 @@ function findRawTextEnd(html: string, tag: string, from: number): { start: numbe
   pattern.lastIndex = from;
   const match = pattern.exec(html);
   return match ? { start: match.index, end: match.index + match[0].length } : { start: html.length, end: html.length };
+}
+
+const skippedTagCache = new Map<string, RegExp>();
+
+/**
+ * Where a skipped element (svg, math, template) ends: after the end tag that closes it, counting
+ * the same elements nested inside (an <svg> in an <svg> does not end the outer one). One pass.
+ */
+function findSkippedEnd(html: string, tag: string, from: number): number {
+  let pattern = skippedTagCache.get(tag);
+  if (!pattern) {
+    pattern = new RegExp(`<(/?)${tag}(?=[\\s/>])[^>]*>?`, "gi");
+    skippedTagCache.set(tag, pattern);
+  }
+  pattern.lastIndex = from;
+  let depth = 1;
+  for (let match = pattern.exec(html); match; match = pattern.exec(html)) {
+    if (match[1]) depth -= 1;
+    else if (!match[0].endsWith("/>")) depth += 1;
+    if (depth === 0) return match.index + match[0].length;
+  }
+  return html.length;
 }
 
 /** Collapse every whitespace run (no-break spaces included) to one space and trim. */

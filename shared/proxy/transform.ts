@@ -150,10 +150,13 @@ export async function transformConversation(
 // Fitting
 
 /**
- * Fits every image that should not go as it is: a tool image over the embed budget or the long
- * edge; a user upload only where the provider would refuse it (over its per-image bytes, its
- * longest edge, or the edge it allows when a request carries many images), or over the budget
- * when `fitUserImages` is on. A fit is looked up by the hash of the image and the settings first.
+ * Fits every image that should not go as it is: a tool image (a computer-use screenshot too) over
+ * the embed budget or the long edge, or one the model would refuse; a user upload only where the
+ * model would refuse it (over its per-image bytes, its longest edge, or the edge it allows when a
+ * request carries many images), or over the budget when `fitUserImages` is on. A fit's long edge
+ * is at most what the model takes; at most MAX_FITS a request. A fit (or a refusal) is looked up
+ * by the hash of the image and the settings first. An Anthropic image whose bytes are another type
+ * than its `media_type` says, and that is not fitted, is relabelled.
  */
 async function fitImages(
   messages: unknown[],

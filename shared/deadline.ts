@@ -9,6 +9,7 @@ export class Deadline {
   private readonly controller = new AbortController();
   private readonly timer: ReturnType<typeof setTimeout>;
   private readonly onOuterAbort?: () => void;
+  private expiry?: Promise<never>;
 
   constructor(
     ms: number,
@@ -27,6 +28,18 @@ export class Deadline {
       this.onOuterAbort = () => this.controller.abort(outer.reason);
       outer.addEventListener("abort", this.onOuterAbort, { once: true });
     }
+  }
+
+  /** `work`, or its rejection with the abort reason once the deadline passes (or the outer signal aborts). */
+  within<T>(work: Promise<T>): Promise<T> {
+    if (!this.expiry) {
+      this.expiry = new Promise<never>((_, reject) => {
+        if (this.signal.aborted) reject(this.signal.reason);
+        else this.signal.addEventListener("abort", () => reject(this.signal.reason), { once: true });
+      });
+      this.expiry.catch(() => undefined); // rejects whether or not a race still awaits it
+    }
+    return Promise.race([work, this.expiry]);
   }
 
   clear(): void {

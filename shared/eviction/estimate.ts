@@ -5,6 +5,7 @@
  * tell the proxy which images to fit; the image itself is checked in full only when it is fitted.
  */
 import { BASE64_VALUES } from "../media/base64.decode";
+import { mediaTypeOf } from "../media/image-header";
 
 /** Tokens the provider bills for an image it has scaled to at most ~1.15 megapixels. */
 export const MAX_IMAGE_TOKENS = 1_600;
@@ -38,12 +39,7 @@ export function imageSize(data: string): { width: number; height: number } | nul
 export function imageMediaType(data: string): string | null {
   const start = data.startsWith("data:") ? data.indexOf(",") + 1 : 0;
   const head = decoded(data.slice(start, start + 24).replace(/\s+/g, ""), 0, 16);
-  if (!head || head.length < 12) return null;
-  if (head[0] === 0x89 && head[1] === 0x50 && head[2] === 0x4e && head[3] === 0x47) return "image/png";
-  if (head[0] === 0x47 && head[1] === 0x49 && head[2] === 0x46) return "image/gif";
-  if (head[0] === 0xff && head[1] === 0xd8 && head[2] === 0xff) return "image/jpeg";
-  if (head[0] === 0x52 && head[1] === 0x49 && head[8] === 0x57 && head[9] === 0x45) return "image/webp";
-  return null;
+  return head ? mediaTypeOf(head) : null;
 }
 
 function sizeOf(data: string): { width: number; height: number } | null {

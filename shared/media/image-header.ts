@@ -67,10 +67,11 @@ const EXPORT_HINT =
  * known header is cut short.
  */
 export function readImageHeader(bytes: Uint8Array): ImageHeader {
-  if (isJpeg(bytes)) return new JpegMarkerWalk(bytes).header();
-  if (bytes.length >= 8 && ascii(bytes, 0, 8) === "\x89PNG\r\n\x1a\n") return readPng(bytes);
-  if (bytes.length >= 6 && (ascii(bytes, 0, 6) === "GIF87a" || ascii(bytes, 0, 6) === "GIF89a")) return readGif(bytes);
-  if (bytes.length >= 12 && ascii(bytes, 0, 4) === "RIFF" && ascii(bytes, 8, 4) === "WEBP") return readWebp(bytes);
+  const type = mediaTypeOf(bytes);
+  if (type === "image/jpeg") return new JpegMarkerWalk(bytes).header();
+  if (type === "image/png") return readPng(bytes);
+  if (type === "image/gif") return readGif(bytes);
+  if (type === "image/webp") return readWebp(bytes);
   if (bytes.length >= 12 && ascii(bytes, 4, 4) === "ftyp") throw isoBmffError(bytes);
   if (bytes.length >= 2 && ascii(bytes, 0, 2) === "BM")
     throw unsupported("The image is a BMP, which is not supported. Convert it to JPEG or PNG and send it again.");
@@ -91,6 +92,15 @@ export function openImage(bytes: Uint8Array): { header: ImageHeader; jpeg?: Jpeg
   if (!isJpeg(bytes)) return { header: readImageHeader(bytes) };
   const jpeg = new JpegMarkerWalk(bytes);
   return { header: jpeg.header(), jpeg };
+}
+
+/** The supported type a file's first bytes (its signature, 12 at most) say it is, or null. */
+export function mediaTypeOf(bytes: Uint8Array): SupportedMediaType | null {
+  if (isJpeg(bytes)) return "image/jpeg";
+  if (bytes.length >= 8 && ascii(bytes, 0, 8) === "\x89PNG\r\n\x1a\n") return "image/png";
+  if (bytes.length >= 6 && (ascii(bytes, 0, 6) === "GIF87a" || ascii(bytes, 0, 6) === "GIF89a")) return "image/gif";
+  if (bytes.length >= 12 && ascii(bytes, 0, 4) === "RIFF" && ascii(bytes, 8, 4) === "WEBP") return "image/webp";
+  return null;
 }
 
 function isJpeg(bytes: Uint8Array): boolean {

@@ -219,17 +219,13 @@ async function withoutKey(
   if (upstream.status < 400 || body === null) return upstream;
   const over = new Error("over");
   const deadline = new Deadline(timeoutSeconds * 1000);
-  const late = new Promise<never>((_, reject) =>
-    deadline.signal.addEventListener("abort", () => reject(deadline.signal.reason), { once: true }),
-  );
-  late.catch(() => undefined); // rejects only while a read is racing it, or unobserved after the read
   let bytes: Uint8Array;
   try {
     bytes = await readAtMost(
       body,
       MAX_ERROR_BYTES,
       () => over,
-      (read) => Promise.race([read, late]),
+      (read) => deadline.within(read),
     );
   } catch (error) {
     await body.cancel().catch(() => undefined);

@@ -15,20 +15,20 @@ interface HostPattern {
  * Lower-case, drop trailing dots and IPv6 brackets, punycode IDN labels; an IP address in its one
  * spelling (`canonicalIp`), so a listed 1.2.3.4 also matches [::ffff:1.2.3.4] and 64:ff9b::102:304.
  */
-function normalizeHost(raw: string): string {
+function normalizeHost(raw: string): { host: string; ip: boolean } {
   let host = raw.trim().toLowerCase();
   if (host.startsWith("[") && host.endsWith("]")) host = host.slice(1, -1);
   while (host.endsWith(".")) host = host.slice(0, -1);
   const ip = canonicalIp(host);
-  if (ip !== null) return ip;
+  if (ip !== null) return { host: ip, ip: true };
   if (/[^\x00-\x7f]/.test(host)) {
     try {
       host = new URL(`http://${host}/`).hostname;
     } catch {
-      return host;
+      return { host, ip: false };
     }
   }
-  return host;
+  return { host, ip: false };
 }
 
 function parsePattern(raw: string): HostPattern | null {
@@ -48,7 +48,7 @@ function parsePattern(raw: string): HostPattern | null {
   } else if (text.startsWith(".")) {
     text = text.slice(1);
   }
-  const host = normalizeHost(text);
+  const { host } = normalizeHost(text);
   return host === "" ? null : { host, subdomainsOnly };
 }
 
@@ -64,10 +64,10 @@ export function compileHostList(patterns: readonly string[]): (host: string) => 
   const compiled = patterns.map(parsePattern).filter((p): p is HostPattern => p !== null);
   if (compiled.length === 0) return () => false;
   return (rawHost: string): boolean => {
-    const host = normalizeHost(rawHost);
+    const { host, ip } = normalizeHost(rawHost);
     if (host === "") return false;
     // An address has no subdomains: it matches a listed address exactly, never a suffix.
-    if (canonicalIp(host) !== null) return compiled.some((p) => !p.subdomainsOnly && host === p.host);
+    if (ip) return compiled.some((p) => !p.subdomainsOnly && host === p.host);
     return compiled.some((p) => (!p.subdomainsOnly && host === p.host) || host.endsWith(`.${p.host}`));
   };
 }

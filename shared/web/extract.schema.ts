@@ -4,6 +4,9 @@ import { FreshnessAnswer, FreshnessRequest } from "./freshness.schema";
 
 const URLS_SHAPE = 'urls must be an array of 1..5 URL strings, e.g. {"urls": ["https://example.com/"]}';
 
+/** An absolute http or https URL (what web_extract fetches, and what a purge names). */
+export const isHttpUrl = (url: string) => URL.canParse(url) && /^https?:$/.test(new URL(url).protocol);
+
 export const ExtractRequest = z.object({
   urls: z
     .array(z.string().min(1).max(8192).describe("An http(s) URL"), {

@@ -25,6 +25,7 @@ import {
   type ExtractRequest,
   type ExtractResponse,
   type ExtractResult,
+  isHttpUrl,
 } from "./extract.schema";
 import type { ExtractJob } from "./job.types";
 import { resolveExtractProvider, type ResolvedExtractProvider } from "./providers/resolve";
@@ -54,8 +55,8 @@ export async function webExtract(ctx: RequestContext, input: ExtractRequest): Pr
   // Step 2 before anything else: one secret refuses the whole call.
   assertNoSecretInUrls(input.urls);
   const targets = input.urls.map((raw, index) => {
-    const url = URL.canParse(raw) ? new URL(raw) : null;
-    if (!url || (url.protocol !== "http:" && url.protocol !== "https:") || url.hostname === "") {
+    const url = isHttpUrl(raw) ? new URL(raw) : null;
+    if (!url || url.hostname === "") {
       throw new AppError(400, "invalid_request", `urls.${index} is not a full http or https URL.`, {
         details: [{ path: ["urls", index], message: "not an absolute http(s) URL" }],
       });

@@ -1,10 +1,7 @@
 /** The cache purge request and response (docs/api.md, "Freshness, per request"). */
 import * as z from "zod";
-import { ExtractRequest } from "./extract.schema";
+import { ExtractRequest, isHttpUrl } from "./extract.schema";
 import { ClampedLimit, SearchRequest } from "./search.schema";
-
-/** An absolute http or https URL. */
-export const isHttpUrl = (url: string) => URL.canParse(url) && /^https?:$/.test(new URL(url).protocol);
 
 /** Most entries one purge names, per kind. */
 const MAX_PURGE_ITEMS = 25;

@@ -445,3 +445,48 @@ describe("markdownToText", () => {
     );
   });
 });
+
+describe("the page's own markup characters", () => {
+  const page =
+    "<main><h1># of users</h1><p>2*3*4, _under_, snake_case, ~~kept~~, `tick`, [a](b), ![i](j), C:\\Users, \\*, ~5 and [1]</p>" +
+    "<p># not a heading</p><p>&gt; not a quote</p><p>| not | a row |</p><p>---</p>" +
+    "<table><tr><th>k</th><th>v</th></tr><tr><td>2*3</td><td>a|b \\| c</td></tr></table>" +
+    "<p><a href='https://x.example/'>see [1] *here*</a> <img alt='a*b [c]' src='https://x.example/i.png'></p></main>";
+
+  it("reads back as written in format text: nothing in the text is taken for emphasis, a link, a heading or a table", () => {
+    const { markdown, title } = htmlToMarkdown(page, "https://a.example/");
+    expect(title).toBe("# of users");
+    expect(markdownToText(markdown)).toBe(
+      [
+        "# of users",
+        "",
+        "2*3*4, _under_, snake_case, ~~kept~~, `tick`, [a](b), ![i](j), C:\\Users, \\*, ~5 and [1]",
+        "",
+        "# not a heading",
+        "",
+        "> not a quote",
+        "",
+        "| not | a row |",
+        "",
+        "---",
+        "",
+        "k\tv",
+        "2*3\ta|b \\| c",
+        "",
+        "see [1] *here* a*b [c]",
+      ].join("\n"),
+    );
+  });
+
+  it("escapes them in markdown, so a markdown reader shows them as text too, and leaves brackets and inner underscores alone", () => {
+    const { markdown } = htmlToMarkdown(page, "https://a.example/");
+    expect(markdown).toContain("# \\# of users");
+    expect(markdown).toContain(
+      "2\\*3\\*4, \\_under\\_, snake_case, \\~\\~kept\\~\\~, \\`tick\\`, [a\\](b), ![i\\](j), C:\\Users, \\\\\\*, ~5 and [1]",
+    );
+    expect(markdown).toContain("\\# not a heading\n\n\\> not a quote\n\n\\| not | a row |\n\n\\---");
+    expect(markdown).toContain(
+      "[see \\[1\\] \\*here\\*](https://x.example/) ![a\\*b \\[c\\]](https://x.example/i.png)",
+    );
+  });
+});

@@ -7,7 +7,9 @@ import { findFirst, mainContent } from "./select";
 import { parseHtml } from "./parse";
 
 export { decodeHtmlBody } from "./charset";
-export { markdownToText } from "./text";
+import { markdownToText } from "./text";
+
+export { markdownToText };
 
 export interface MarkdownPage {
   title: string;
@@ -62,7 +64,7 @@ export function htmlToMarkdown(html: string, baseUrl?: string): MarkdownPage {
   let title = doc.title;
   if (!title) {
     const h1 = findFirst(doc.root, (el) => el.tag === "h1");
-    if (h1) title = finishInline(renderInlineChildren(h1, ctx)).replace(/\n/g, " ");
+    if (h1) title = markdownToText(finishInline(renderInlineChildren(h1, ctx))).replace(/\n+/g, " ");
   }
   return { title, markdown, truncated: doc.truncated || budget.cut === true };
 }

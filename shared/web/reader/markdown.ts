@@ -56,7 +56,7 @@ function childBlocks(el: ElementNode, ctx: RenderContext): Block[] {
       break;
     }
     if (typeof child === "string") {
-      inline += collapseSpaces(child);
+      inline += textRun(child);
       continue;
     }
     if (isDropped(child, ctx)) continue;
@@ -295,7 +295,7 @@ function tableCell(cell: ElementNode, ctx: RenderContext): string {
 export function renderInlineChildren(el: ElementNode, ctx: RenderContext): string {
   let out = "";
   for (const child of el.children) {
-    if (typeof child === "string") out += collapseSpaces(child);
+    if (typeof child === "string") out += textRun(child);
     else if (!isDropped(child, ctx)) out += renderInline(child, ctx);
   }
   return out;
@@ -404,9 +404,7 @@ function renderLink(el: ElementNode, ctx: RenderContext): string {
   const href = el.attrs.get("href");
   if (ctx.inLink || !href || href.trim().startsWith("#")) return text;
   const url = absoluteUrl(href, ctx.base);
-  const label = finishInline(text)
-    .replace(/\n+/g, " ")
-    .replace(/([[\]])/g, "\\$1");
+  const label = escapeBrackets(finishInline(text).replace(/\n+/g, " "));
   if (!url) return text;
   if (!label) return "";
   const { lead, trail } = spaced(text);
@@ -420,7 +418,7 @@ function renderImage(el: ElementNode, ctx: RenderContext): string {
   const src =
     el.attrs.get("src") || el.attrs.get("data-src") || (el.attrs.get("srcset") ?? "").trim().split(/\s+/)[0] || "";
   const url = src && !/^\s*data:/i.test(src) ? absoluteUrl(src, ctx.base) : null;
-  return url ? `![${alt.replace(/([[\]])/g, "\\$1")}](${markdownUrl(url)})` : alt;
+  return url ? `![${escapeBrackets(escapeText(alt))}](${markdownUrl(url)})` : escapeText(alt);
 }
 
 const LINK_PROTOCOLS = new Set(["http:", "https:", "mailto:", "ftp:", "tel:"]);
@@ -444,13 +442,39 @@ function collapseSpaces(text: string): string {
   return text.replace(/[ \t\n\r\f]+/g, " ");
 }
 
+/** A run of the page's text as markdown: spaces collapsed, markup characters escaped. */
+function textRun(text: string): string {
+  return escapeText(collapseSpaces(text));
+}
+
+/**
+ * The page's own characters that markdown would read as markup, backslash-escaped, so the text
+ * reads back as written (`2*3*4` is not emphasis, `[a](b)` not a link; `markdownToText` undoes
+ * the escapes): `*`, backticks, a `]` before `(`, a `_` at a word's edge (`snake_case` stays), a
+ * run of `~`, and a backslash before punctuation (`C:\Users` stays). Other brackets stay as they
+ * are: `[1]` is not a link.
+ */
+function escapeText(text: string): string {
+  return text.replace(MARKUP_IN_TEXT, "\\$&");
+}
+
+const MARKUP_IN_TEXT = /\\(?=[!-/:-@[-`{-~])|[*`]|\](?=\()|~(?=~)|(?<=~)~|(?<![\p{L}\p{N}])_|_(?![\p{L}\p{N}])/gu;
+
+/** Every bracket of a link's or an image's text escaped, but for those escaped already. */
+function escapeBrackets(text: string): string {
+  return text.replace(/\\[\s\S]|[[\]]/g, (m) => (m.length === 2 ? m : `\\${m}`));
+}
+
 /** Finish a run of inline content as one paragraph: tidy spaces, keep hard line breaks. */
 export function finishInline(text: string): string {
   let out = text.replace(NBSP, " ").replace(SPACE_RUN, " ");
   // One <br> is a line break; two or more in a row are how old pages separate paragraphs.
   if (out.includes(HARD_BREAK)) out = out.replace(BREAK_RUN, (m) => (m.trim().length > 1 ? "\n\n" : "\n"));
-  return out.trim();
+  // A line of text that starts as a heading, a quote, a table row or a rule would read as one.
+  return out.trim().replace(BLOCK_MARKER, "$1\\$2");
 }
+
+const BLOCK_MARKER = /^( *)(#{1,6}(?= |$)|>|\||-(?=-{2,} *$))/gm;
 
 const NBSP = /\u00A0/g;
 const SPACE_RUN = / {2,}/g;

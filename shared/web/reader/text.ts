@@ -57,22 +57,34 @@ const SPAN = /\u0000(\d+)\u0000/g;
 
 /**
  * Inline markers out, words kept. Code spans are set aside first, so nothing inside one is read as
- * markup (`__init__.py` stays). Every rule scans only up to the next delimiter of its own kind
+ * markup (`__init__.py` stays), then backslash escapes, so an escaped character is text (`2\*3\*4`
+ * reads `2*3*4`). Every rule scans only up to the next delimiter of its own kind
  * (link text stops at the next bracket, emphasis at the next marker like its own), so each
  * character is read a bounded number of times: linear on any line, hostile ones included.
  */
 function stripInlineMarkdown(line: string): string {
   const spans: string[] = [];
-  const text = codeSpansAside(line.replace(/\u0000/g, ""), spans)
+  const text = escapesAside(codeSpansAside(line.replace(/\u0000/g, ""), spans), spans)
     .replace(/!\[((?:\\.|[^\][\\])*)\]\((?:[^()\s]|\([^()]*\))*(?:\s+"[^"]*")?\)/g, "$1")
     .replace(/\[((?:\\.|[^\][\\])*)\]\((?:[^()\s]|\([^()]*\))*(?:\s+"[^"]*")?\)/g, "$1")
     .replace(/\*\*(?=\S)((?:(?!\*\*)[\s\S])*?\S)\*\*/g, "$1")
     .replace(/(^|\W)__(?=\S)((?:(?!__)[\s\S])*?\S)__(?=\W|$)/g, "$1$2")
     .replace(/\*([^\s*](?:[^*]*?[^\s*])?)\*/g, "$1")
     .replace(/(^|\W)_([^\s_](?:[^_]*?[^\s_])?)_(?=\W|$)/g, "$1$2")
-    .replace(/~~(?=\S)((?:(?!~~)[\s\S])*?\S)~~/g, "$1")
-    .replace(/\\([\\`*_{}[\]()#+\-.!|>~])/g, "$1");
+    .replace(/~~(?=\S)((?:(?!~~)[\s\S])*?\S)~~/g, "$1");
   return text.replace(SPAN, (_, index: string) => spans[Number(index)] ?? "");
+}
+
+/** Whether the character at `index` follows an odd run of backslashes (is escaped). */
+function escapedAt(line: string, index: number): boolean {
+  let slashes = 0;
+  while (line[index - slashes - 1] === "\\") slashes++;
+  return slashes % 2 === 1;
+}
+
+/** `line` with each backslash escape (a backslash before ASCII punctuation) set aside in `spans` as the character it stands for. */
+function escapesAside(line: string, spans: string[]): string {
+  return line.replace(/\\([!-/:-@[-`{-~])/g, (_, char: string) => `\u0000${spans.push(char) - 1}\u0000`);
 }
 
 /**
@@ -94,7 +106,7 @@ function codeSpansAside(line: string, spans: string[]): string {
   let at = 0; // the first character of `line` not yet in `out`
   for (let i = 0; i < runs.length; i++) {
     const open = runs[i]!;
-    if (open.start < at) continue; // inside a span already set aside
+    if (open.start < at || escapedAt(line, open.start)) continue; // inside a span set aside, or text
     const close = nextSame[i]! >= 0 ? runs[nextSame[i]!]! : null;
     if (!close) continue;
     let content = line.slice(open.start + open.length, close.start);

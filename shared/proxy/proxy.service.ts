@@ -117,6 +117,7 @@ export async function proxyRequest(request: Request, spec: LlmProviderSpec, run:
           priceOverrides: config.pricing.models,
           // A request the ledger does not count (count_tokens) never reaches the provider's cache.
           remembers: proxied.counted,
+          requestBytes: received,
         },
         run.ports,
       );

@@ -38,6 +38,8 @@ export interface TransformSettings {
   readonly priceOverrides?: PriceOverrides;
   /** False on a path that does not reach the provider's cache (`count_tokens`): the session memory is read, not written. */
   readonly remembers?: boolean;
+  /** The request body's bytes as received: over the model's request total, uploads are fitted too. */
+  readonly requestBytes?: number;
 }
 
 /** What the transform did to one request. */
@@ -153,7 +155,8 @@ export async function transformConversation(
  * Fits every image that should not go as it is: a tool image (a computer-use screenshot too) over
  * the embed budget or the long edge, or one the model would refuse; a user upload only where the
  * model would refuse it (over its per-image bytes, its longest edge, or the edge it allows when a
- * request carries many images), or over the budget when `fitUserImages` is on. A fit's long edge
+ * request carries many images), or over the budget when `fitUserImages` is on, or, oldest first,
+ * while the request would be over the model's total (Anthropic's 32 MB). A fit's long edge
  * is at most what the model takes; at most MAX_FITS a request. A fit (or a refusal) is looked up
  * by the hash of the image and the settings first. An Anthropic image whose bytes are another type
  * than its `media_type` says, and that is not fitted, is relabelled.
@@ -180,6 +183,8 @@ async function fitImages(
   const wanted: { image: ImageRef; data: string }[] = [];
   // Anthropic refuses an image whose bytes are not the media_type declared ("does not match").
   const mislabeled: { image: ImageRef; data: string; mediaType: string }[] = [];
+  // Uploads over the budget that go as they are unless the request is over the model's total.
+  const spare: { image: ImageRef; data: string }[] = [];
   const consider = (image: ImageRef, isTool: boolean) => {
     if (image.bytes === 0) return; // a URL or file reference: nothing inline to fit
     const data = adapter.imageData(messages, image);
@@ -200,10 +205,12 @@ async function fitImages(
       (many && edge > rules.images.maxEdgeWhenMany);
     if (isTool ? overBudget || refused : refused || (settings.fitUserImages && overBudget))
       wanted.push({ image, data });
+    else if (urlLength > settings.embedTargetBytes) spare.push({ image, data });
   };
   for (const image of tools) consider(image, true);
   // A computer-use screenshot is a tool's image, though never retired (the eviction counts it as an upload).
   for (const image of uploads) consider(image, asRecord(messages[image.message])?.role === COMPUTER_SCREENSHOT_ROLE);
+  wanted.push(...overTotal(wanted, spare, settings, rules.images.maxRequestBytes));
   if (wanted.length === 0 && mislabeled.length === 0)
     return { messages, fitted: 0, skipped: 0, relabeled: 0, toolImages: tools.length };
   // At most MAX_FITS a request: the uploads (listed last) and the newest tool images; the oldest
@@ -249,6 +256,30 @@ async function fitImages(
     relabeled += 1;
   }
   return { messages: out, fitted, skipped, relabeled, toolImages: tools.length };
+}
+
+/**
+ * The spare uploads to fit, oldest first, until the request, with every wanted fit at the budget,
+ * is estimated under `maxRequestBytes` (the provider refuses a request over it whole). Oldest
+ * first: as a session grows the set only grows, so an upload fitted once stays fitted and the
+ * cached prefix stays the same bytes.
+ */
+function overTotal<T extends { data: string }>(
+  wanted: readonly T[],
+  spare: readonly T[],
+  settings: TransformSettings,
+  maxRequestBytes: number,
+): T[] {
+  if (settings.requestBytes === undefined || settings.requestBytes <= maxRequestBytes) return [];
+  const saving = ({ data }: T) => Math.max(0, data.length - settings.embedTargetBytes);
+  let estimate = settings.requestBytes - wanted.reduce((sum, image) => sum + saving(image), 0);
+  const more: T[] = [];
+  for (const image of spare) {
+    if (estimate <= maxRequestBytes) break;
+    more.push(image);
+    estimate -= saving(image);
+  }
+  return more;
 }
 
 /** Base64 characters of inline image data (a data: URL's payload only). */

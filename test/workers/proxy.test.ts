@@ -529,6 +529,62 @@ describe("the outbound transform", () => {
     },
   );
 
+  it("fits the oldest uploads of a request over Anthropic's 32 MB, which it refuses whole, until it is under: the same ones as the session grows", async () => {
+    const tag = uniqueToken();
+    // Noise PNGs of 1500x700 (about 4.2 MB of base64 each, under the 5 MB an image): 8 make 33.6 MB.
+    const noise = async (seed: number) => {
+      const pixels = new Uint8Array(1500 * 700 * 3);
+      let state = seed;
+      for (let i = 0; i < pixels.length; i++) {
+        state = (Math.imul(state, 1_103_515_245) + 12_345) >>> 0;
+        pixels[i] = state >>> 24;
+      }
+      return toBase64(await encodePng(pixels, 1500, 700, 3));
+    };
+    const uploads: string[] = [];
+    for (let i = 0; i < 9; i++) uploads.push(await noise(i + 1));
+    expect(Math.max(...uploads.map((data) => data.length))).toBeLessThan(5_000_000);
+    const conversation = (count: number) =>
+      anthropicBody(tag, {
+        messages: uploads
+          .slice(0, count)
+          .flatMap((data, i) => [
+            {
+              role: "user",
+              content: [
+                { type: "image", source: { type: "base64", media_type: "image/png", data } },
+                { type: "text", text: `upload ${i} ${tag}` },
+              ],
+            },
+            { role: "assistant", content: `seen ${i}` },
+          ])
+          .slice(0, -1),
+      });
+    const eight = conversation(8);
+    expect(JSON.stringify(eight).length).toBeGreaterThan(32_000_000);
+    const direct = await fetch(`${EMULATOR}/llm/anthropic/v1/messages`, {
+      method: "POST",
+      headers: { "content-type": "application/json", "x-api-key": "k" },
+      body: JSON.stringify(eight),
+    });
+    expect(direct.status).toBe(413);
+
+    const first = await post("/anthropic/v1/messages", eight, { "x-api-key": "k" });
+    expect(first.status).toBe(200);
+    expect(first.headers.get("x-edge-fitted")).toBe("1");
+    const nine = await post("/anthropic/v1/messages", conversation(9), { "x-api-key": "k" });
+    expect(nine.status).toBe(200);
+    expect(nine.headers.get("x-edge-fitted")).toBe("2");
+    const [, seenEight, seenNine] = await llmCalls(tag); // the first is the direct call
+    expect(seenEight.body_bytes).toBeLessThanOrEqual(32_000_000);
+    expect(seenNine.body_bytes).toBeLessThanOrEqual(32_000_000);
+    // The first upload went fitted both times, as the same bytes: the eight-upload request's
+    // outbound copy is a prefix of the nine-upload one up to the second upload.
+    const sent = [seenEight, seenNine].map((seen) => seen.image_bytes as number);
+    expect(sent[0]).toBeLessThan(uploads.slice(1, 8).reduce((sum, data) => sum + data.length, 0) + 262_144);
+    expect(sent[1]).toBeLessThan(uploads.slice(2, 9).reduce((sum, data) => sum + data.length, 0) + 2 * 262_144);
+  }, 120_000);
+
   it("forwards an image the fitter refuses as it is", async () => {
     const tag = uniqueToken();
     const broken = `iVBORw0KGgo${"A".repeat(300_000)}`;

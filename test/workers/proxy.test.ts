@@ -51,6 +51,14 @@ const toBase64 = (bytes: Uint8Array) => {
 const screenshot = async (width: number, height: number, seed: number) =>
   toBase64(await encodePng(screenshotPixels(width, height, seed), width, height, 3));
 
+/** `body` sent to the emulated Anthropic Messages API directly, not through the proxy. */
+const sendDirect = (body: unknown) =>
+  fetch(`${EMULATOR}/llm/anthropic/v1/messages`, {
+    method: "POST",
+    headers: { "content-type": "application/json", "x-api-key": "k" },
+    body: JSON.stringify(body),
+  });
+
 /** An Anthropic call whose one tool result carries `data` as its image. */
 const oneToolImage = (tag: string, data: string) =>
   anthropicBody(tag, {
@@ -517,12 +525,7 @@ describe("the outbound transform", () => {
           },
         ],
       });
-      const direct = await fetch(`${EMULATOR}/llm/anthropic/v1/messages`, {
-        method: "POST",
-        headers: { "content-type": "application/json", "x-api-key": "k" },
-        body: JSON.stringify(body),
-      });
-      expect(direct.status).toBe(400);
+      expect((await sendDirect(body)).status).toBe(400);
       const response = await post("/anthropic/v1/messages", body, { "x-api-key": "k" });
       expect(response.status).toBe(200);
       expect(response.headers.get("x-edge-fitted")).toBe("1");
@@ -562,12 +565,7 @@ describe("the outbound transform", () => {
       });
     const eight = conversation(8);
     expect(JSON.stringify(eight).length).toBeGreaterThan(32_000_000);
-    const direct = await fetch(`${EMULATOR}/llm/anthropic/v1/messages`, {
-      method: "POST",
-      headers: { "content-type": "application/json", "x-api-key": "k" },
-      body: JSON.stringify(eight),
-    });
-    expect(direct.status).toBe(413);
+    expect((await sendDirect(eight)).status).toBe(413);
 
     const first = await post("/anthropic/v1/messages", eight, { "x-api-key": "k" });
     expect(first.status).toBe(200);

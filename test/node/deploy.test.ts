@@ -8,6 +8,7 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
+import { unstable_readConfig } from "wrangler";
 
 function dryRun(environment: string): { output: string; files: string[]; script: string } {
   const outdir = mkdtempSync(join(tmpdir(), `dry-run-${environment}-`));
@@ -30,8 +31,17 @@ describe("wrangler deploy --dry-run", () => {
     expect(files).toContain("index.js");
     expect(output).toContain("env.FLIGHT (FlightDO)");
     expect(output).toContain("env.SESSIONS (SessionDO)");
+    expect(output).toContain("env.LEDGER (LedgerDO)");
     expect(output).toContain("env.CACHE");
     expect(output).toContain('env.security ({"allow_anonymous":false})');
+    // No warning that a top-level binding or setting is missing from the environment.
+    expect(output).not.toMatch(/not inherited|Unexpected fields/);
+  });
+
+  it("gives local development its own Worker name, so a bare `wrangler deploy` never replaces a deployed one", () => {
+    const nameOf = (env?: string) => unstable_readConfig({ config: "wrangler.toml", env }, { hideWarnings: true }).name;
+    const names = [nameOf(), nameOf("staging"), nameOf("production")];
+    expect(new Set(names).size, names.join(", ")).toBe(3);
   });
 
   it("ships a minified bundle under 1 MiB gzip, without eval paths, MozJPEG's glue or zod's locales (docs/benchmarks.md)", () => {

@@ -28,6 +28,13 @@ export interface UpstreamCredential {
 }
 
 /**
+ * A CORS preflight's (an `OPTIONS` request a browser sends on its own before a cross-origin call,
+ * which never carries a key): forwarded with no key at all, so the provider answers its own
+ * preflight. The call that follows is checked as any other.
+ */
+export const PREFLIGHT: UpstreamCredential = { apply: () => undefined, callerHash: "preflight" };
+
+/**
  * Checks the caller and decides which key goes upstream.
  * @throws AppError 401 when the caller may not use the proxy (rendered in the provider's shape)
  */

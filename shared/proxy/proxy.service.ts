@@ -7,11 +7,12 @@
 import type { LoadedConfig } from "../config/config.load";
 import { BODY_LIMITS, decodeUtf8Body, isJsonContentType, MiB, parseJsonText, readBodyBytes } from "../http/body";
 import { AppError } from "../http/errors";
+import { asRecord } from "../eviction/inventory";
 import { readAtMost } from "../bytes";
 import { Deadline } from "../deadline";
 import { sha256Hex } from "../hash";
 import type { AppPorts } from "../ports";
-import { upstreamCredential, SERVICE_TOKEN_HEADER } from "./credentials";
+import { PREFLIGHT, upstreamCredential, SERVICE_TOKEN_HEADER } from "./credentials";
 import type { LlmProviderSpec, LlmUsage, ProxiedPath } from "./providers/llm-provider.types";
 import { relayAnswer } from "./relay";
 import { transformConversation, type TransformOutcome } from "./transform";
@@ -30,6 +31,8 @@ const NOT_FORWARDED = new Set([
   "trailer",
   "transfer-encoding",
   "upgrade",
+  // The caller's interim-response handshake is with this service, which has read the whole body.
+  "expect",
   "content-length",
   "accept-encoding",
   "forwarded",
@@ -75,7 +78,8 @@ export async function proxyRequest(request: Request, spec: LlmProviderSpec, run:
   const proxied = request.method === "POST" ? spec.paths[path] : undefined;
   let model: string | undefined;
   try {
-    const credential = await upstreamCredential(spec, request.headers, run.loaded);
+    const credential =
+      request.method === "OPTIONS" ? PREFLIGHT : await upstreamCredential(spec, request.headers, run.loaded);
     const target = upstreamUrl(baseUrlOf(spec, run.loaded), path, url.search);
     const headers = new Headers();
     // Headers the caller's Connection header names are for that one hop too (RFC 9110, 7.6.1).
@@ -302,12 +306,19 @@ async function sessionKeyOf(
 ): Promise<string> {
   const given = headers.get(SESSION_HEADER)?.trim();
   if (given && given.length <= 256) return sha256Hex(`${spec.name}\n${callerHash}\nsession\n${given}`);
-  const first = proxied.format.messagesOf(body)?.[0] ?? null;
-  const system = body.system ?? body.instructions ?? null;
+  // The first message is the conversation's own: a Chat or Responses system (developer) message
+  // is the agent's, the same in each of its conversations, so it counts with the system prompt.
+  const messages = proxied.format.messagesOf(body) ?? [];
+  const found = messages.findIndex((message) => !SYSTEM_ROLES.has(String(asRecord(message)?.role)));
+  const opening = found < 0 ? messages.length : found;
+  const first = messages[opening] ?? null;
+  const system = body.system ?? body.instructions ?? (opening > 0 ? messages.slice(0, opening) : null);
   return sha256Hex(
     `${spec.name}\n${callerHash}\nderived\n${String(body.model)}\n${JSON.stringify(system)}\n${JSON.stringify(first)}`,
   );
 }
+
+const SYSTEM_ROLES = new Set(["system", "developer"]);
 
 /** The provider call, with a timeout until its answer starts: unreachable is a 502, too slow a 504. */
 async function forward(

@@ -129,6 +129,15 @@ export function createLlmEmulator(): LlmEmulator {
         ...headers,
       });
     };
+    // A CORS preflight carries no key; the provider answers it (Anthropic lets browsers call it).
+    if (req.method === "OPTIONS") {
+      res.writeHead(204, {
+        "access-control-allow-origin": header(req, "origin") ?? "*",
+        "access-control-allow-methods": "POST, GET, OPTIONS",
+        "access-control-allow-headers": header(req, "access-control-request-headers") ?? "*",
+      });
+      return void res.end();
+    }
     if (!key) return fail(401, "x-api-key header is required");
 
     if (req.method === "GET" && sub.startsWith("/v1/models")) {

@@ -130,3 +130,35 @@ describe("wrangler dev: chunked bodies over the limit (issue 18)", () => {
     90_000,
   );
 });
+
+describe("wrangler dev: Expect: 100-continue (curl sends it with every body over 1 MiB)", () => {
+  /** A POST as curl makes it: the headers, then the body once 100 Continue came (or after 1 s). */
+  const postExpecting = (path: string, headers: Record<string, string>, body: string) =>
+    new Promise<{ status: number; text: string }>((resolve, reject) => {
+      const req = httpRequest(
+        `${stack.url}${path}`,
+        { method: "POST", headers: { ...headers, expect: "100-continue" } },
+        (res) => {
+          let text = "";
+          res.on("data", (chunk) => (text += chunk));
+          res.on("end", () => resolve({ status: res.statusCode ?? 0, text }));
+        },
+      );
+      req.on("error", reject);
+      req.on("continue", () => req.writableEnded || req.end(body));
+      setTimeout(() => req.writableEnded || req.end(body), 1000);
+    });
+
+  it.each([
+    ["a Messages call of 2 MB", "/anthropic/v1/messages", { "x-api-key": "sk-ant-caller" }],
+    ["a forwarded path", "/openai/v1/echo/expect", { authorization: "Bearer sk-caller" }],
+  ])("%s is answered by the provider, not a 500 (the handshake is not forwarded)", async (_, path, headers) => {
+    const body = JSON.stringify({
+      model: "claude-sonnet-4-5",
+      max_tokens: 16,
+      messages: [{ role: "user", content: `expect ${"x".repeat(2_000_000)}` }],
+    });
+    const answer = await postExpecting(path, { "content-type": "application/json", ...headers }, body);
+    expect(answer.status, answer.text.slice(0, 200)).toBe(200);
+  });
+});

@@ -280,6 +280,28 @@ describe("the Anthropic route", () => {
     for (const seen of echoed) expect(seen.headers).not.toContain("x-forwarded-host");
   });
 
+  it("forwards a browser's CORS preflight (OPTIONS, which never carries a key) with no key, so the provider answers it", async () => {
+    for (const vars of [undefined, { ANTHROPIC_API_KEY: "sk-ant-operator-7" }]) {
+      const tag = uniqueToken();
+      const response = await call(`/anthropic/v1/echo/${tag}`, {
+        method: "OPTIONS",
+        headers: {
+          origin: "http://localhost:5173",
+          "access-control-request-method": "POST",
+          "access-control-request-headers": "anthropic-version,content-type,x-api-key",
+        },
+        vars,
+      });
+      const text = await response.text();
+      expect(response.status, text.slice(0, 200)).toBe(204);
+      expect(response.headers.get("access-control-allow-origin")).toBe("http://localhost:5173");
+      const [seen] = await llmCalls(tag);
+      expect(seen.method).toBe("OPTIONS");
+      expect(seen.headers).not.toContain("x-api-key");
+      expect(seen.key_sha256).toBeNull();
+    }
+  });
+
   it("is a 404 when proxy.enabled is false", async () => {
     const response = await post(
       "/anthropic/v1/messages",
@@ -441,6 +463,70 @@ describe("the OpenAI routes", () => {
     );
     expect(await streamedResponses.text()).toContain("event: response.completed");
     expect(await llmCalls(tag)).toHaveLength(4);
+  });
+
+  /** A Chat Completions computer-use conversation: the agent's system message, the task, `shots` screenshot turns. */
+  const chat = (task: string, shots: readonly string[]) => ({
+    model: "gpt-4o",
+    messages: [
+      { role: "system", content: "You are a computer-use agent. Take screenshots to see the screen." },
+      { role: "user", content: task },
+      ...shots.flatMap((url, i) => [
+        {
+          role: "assistant",
+          content: null,
+          tool_calls: [{ id: `c${i}`, type: "function", function: { name: "screenshot", arguments: "{}" } }],
+        },
+        {
+          role: "tool",
+          tool_call_id: `c${i}`,
+          content: [
+            { type: "text", text: `shot ${i}` },
+            { type: "image_url", image_url: { url } },
+          ],
+        },
+      ]),
+    ],
+  });
+
+  it("keeps two Chat conversations of one agent apart: the session is derived from the first message after the system ones", async () => {
+    const tag = uniqueToken();
+    const headers = { authorization: `Bearer sk-${tag}` };
+    const a = await post("/openai/v1/chat/completions", chat(`book a flight ${tag}`, []), headers);
+    const b = await post("/openai/v1/chat/completions", chat(`fix my printer ${tag}`, []), headers);
+    expect(a.headers.get("x-edge-session")).not.toBe(b.headers.get("x-edge-session"));
+    const again = await post("/openai/v1/chat/completions", chat(`book a flight ${tag}`, []), headers);
+    expect(again.headers.get("x-edge-session")).toBe(a.headers.get("x-edge-session"));
+  });
+
+  it("never takes another conversation's request for this one's: its expired cache stays expired", async () => {
+    const shots: string[] = [];
+    for (let i = 0; i < 13; i++) shots.push(`data:image/png;base64,${await screenshot(320, 200, i)}`);
+    const retiredOnReturn = async (interleave: boolean) => {
+      const tag = uniqueToken();
+      let now = Date.parse("2026-12-01T10:00:00Z");
+      const app = createApp(workersDeps(testEnv, { clock: () => now }));
+      const send = async (body: unknown) => {
+        const response = await app.fetch(
+          new Request("https://service.test/openai/v1/chat/completions", {
+            method: "POST",
+            headers: { "content-type": "application/json", authorization: `Bearer sk-${tag}` },
+            body: JSON.stringify(body),
+          }),
+          testEnv,
+        );
+        await response.text();
+        return Number(response.headers.get("x-edge-retired"));
+      };
+      await send(chat(`fix my printer ${tag}`, shots.slice(0, 10)));
+      now += 4 * 60_000;
+      if (interleave) await send(chat(`book a flight ${tag}`, shots.slice(12, 13)));
+      now += 2 * 60_000; // the printer conversation's last request was 6 minutes ago: its cache expired
+      return send(chat(`fix my printer ${tag}`, shots.slice(0, 11)));
+    };
+    const alone = await retiredOnReturn(false);
+    expect(alone).toBeGreaterThan(0); // the cold-cache rule retires
+    expect(await retiredOnReturn(true)).toBe(alone);
   });
 
   it("answers malformed JSON with a 400 in OpenAI's shape", async () => {
@@ -808,6 +894,52 @@ describe("usage into the ledger", () => {
         true,
       );
     }
+  });
+
+  it("counts a stream's output tokens when its message_delta gives the prompt counts as null (the SDK's MessageDeltaUsage allows it)", async () => {
+    const event = (name: string, data: unknown) => `event: ${name}\ndata: ${JSON.stringify(data)}\n\n`;
+    const stream = [
+      event("message_start", {
+        type: "message_start",
+        message: {
+          id: "msg_1",
+          type: "message",
+          role: "assistant",
+          model: MODEL,
+          content: [],
+          usage: { input_tokens: 1200, cache_creation_input_tokens: 0, cache_read_input_tokens: 0, output_tokens: 1 },
+        },
+      }),
+      event("message_delta", {
+        type: "message_delta",
+        delta: { stop_reason: "end_turn", stop_sequence: null },
+        usage: {
+          input_tokens: null,
+          cache_creation_input_tokens: null,
+          cache_read_input_tokens: null,
+          output_tokens: 512,
+        },
+      }),
+      event("message_stop", { type: "message_stop" }),
+    ].join("");
+    const entries: LedgerEntry[] = [];
+    const app = createApp(
+      workersDeps(testEnv, {
+        ledger: { record: (entry) => entries.push(entry) },
+        fetch: async () => new Response(stream, { headers: { "content-type": "text/event-stream" } }),
+      }),
+    );
+    const response = await app.fetch(
+      new Request("https://service.test/anthropic/v1/messages", {
+        method: "POST",
+        headers: { "content-type": "application/json", "x-api-key": "sk-ant-caller" },
+        body: JSON.stringify({ ...anthropicBody("null-usage"), stream: true }),
+      }),
+      testEnv,
+    );
+    await response.text();
+    const sum = (name: string) => entries.reduce((total, entry) => total + (entry.counts[name] ?? 0), 0);
+    expect([sum("input_tokens"), sum("output_tokens")]).toEqual([1200, 512]);
   });
 
   it("counts OpenAI usage with the cached part apart: chat (a stream with include_usage) and responses (streamed)", async () => {

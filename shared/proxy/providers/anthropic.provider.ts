@@ -14,19 +14,23 @@ import {
   type LlmUsage,
 } from "./llm-provider.types";
 
-/** The usage object of a Messages answer, of `message_start`'s message and of `message_delta`. */
+/**
+ * The usage object of a Messages answer, of `message_start`'s message and of `message_delta`. Any
+ * count may be null (the SDK's `MessageDeltaUsage`): a null is "not given here", never a failure
+ * that would drop the counts beside it.
+ */
 export const AnthropicUsage = z.looseObject({
-  input_tokens: z.number().optional().describe("Uncached input tokens"),
+  input_tokens: z.number().nullish().describe("Uncached input tokens"),
   cache_creation_input_tokens: z.number().nullish().describe("Tokens written to the cache, both TTLs"),
   cache_read_input_tokens: z.number().nullish().describe("Tokens read from the cache"),
   cache_creation: z
     .looseObject({
-      ephemeral_5m_input_tokens: z.number().optional().describe("Tokens written with the 5-minute TTL"),
-      ephemeral_1h_input_tokens: z.number().optional().describe("Tokens written with the 1-hour TTL"),
+      ephemeral_5m_input_tokens: z.number().nullish().describe("Tokens written with the 5-minute TTL"),
+      ephemeral_1h_input_tokens: z.number().nullish().describe("Tokens written with the 1-hour TTL"),
     })
     .nullish()
     .describe("The cache write split by TTL"),
-  output_tokens: z.number().optional().describe("Output tokens (cumulative in message_delta)"),
+  output_tokens: z.number().nullish().describe("Output tokens (cumulative in message_delta)"),
 });
 export type AnthropicUsage = z.infer<typeof AnthropicUsage>;
 
@@ -36,9 +40,9 @@ function mergeUsage(raw: unknown, sofar: LlmUsage | null): LlmUsage | null {
   if (!parsed.success) return sofar;
   const u = parsed.data;
   const out = { ...(sofar ?? noUsage()) };
-  if (u.input_tokens !== undefined) out.input = tokenCount(u.input_tokens);
+  if (u.input_tokens != null) out.input = tokenCount(u.input_tokens);
   if (u.cache_read_input_tokens != null) out.cacheRead = tokenCount(u.cache_read_input_tokens);
-  if (u.output_tokens !== undefined) out.output = tokenCount(u.output_tokens);
+  if (u.output_tokens != null) out.output = tokenCount(u.output_tokens);
   if (u.cache_creation != null) {
     out.cacheWrite5m = tokenCount(u.cache_creation.ephemeral_5m_input_tokens);
     out.cacheWrite1h = tokenCount(u.cache_creation.ephemeral_1h_input_tokens);

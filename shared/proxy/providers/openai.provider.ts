@@ -21,11 +21,11 @@ const Details = z.looseObject({
 
 /** Chat Completions usage (`prompt_tokens`) and Responses usage (`input_tokens`) in one schema. */
 export const OpenAIUsage = z.looseObject({
-  prompt_tokens: z.number().optional().describe("Chat Completions: the whole prompt, cached part included"),
-  completion_tokens: z.number().optional().describe("Chat Completions: output tokens"),
+  prompt_tokens: z.number().nullish().describe("Chat Completions: the whole prompt, cached part included"),
+  completion_tokens: z.number().nullish().describe("Chat Completions: output tokens"),
   prompt_tokens_details: Details.nullish().describe("Chat Completions: the cached part of the prompt"),
-  input_tokens: z.number().optional().describe("Responses: the whole prompt, cached part included"),
-  output_tokens: z.number().optional().describe("Responses: output tokens"),
+  input_tokens: z.number().nullish().describe("Responses: the whole prompt, cached part included"),
+  output_tokens: z.number().nullish().describe("Responses: output tokens"),
   input_tokens_details: Details.nullish().describe("Responses: the cached part of the prompt"),
 });
 export type OpenAIUsage = z.infer<typeof OpenAIUsage>;

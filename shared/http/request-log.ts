@@ -32,7 +32,10 @@ export function requestLog(
     const fields = requestLine(c, clock() - started);
     const error = c.error;
     if (!error) {
-      log.info("request", fields);
+      // An answer built without throwing: a provider's failure the proxy relays (or answers in the
+      // provider's shape, 502/504), /healthz's 503. Still ours or a provider's to mend.
+      if (c.res.status >= 500) log.warn("request", fields);
+      else log.info("request", fields);
     } else if (error instanceof AppError && error.code !== "internal_error") {
       // Expected: the client got a clear answer. Warn when it is ours or a provider's to mend.
       if (error.status < 500) return log.info("request", { ...fields, code: error.code });

@@ -114,9 +114,10 @@ async function callTool(
       error instanceof AppError
         ? error
         : new AppError(500, "internal_error", "The tool failed unexpectedly; try again.", { cause: error });
-    // Server-side failures are logged as the HTTP routes log them (app.ts onError): code and private cause, never sent.
+    // Server-side failures are logged as the HTTP routes log them (request-log.ts): code and private
+    // cause, never sent; a warning when expected (a provider down), an error only for a real bug.
     if (appError.status >= 500) {
-      ctx.ports.log.error("mcp_tool_failed", {
+      ctx.ports.log[appError.code === "internal_error" ? "error" : "warn"]("mcp_tool_failed", {
         tool: tool.name,
         request_id: ctx.requestId,
         code: appError.code,

@@ -26,6 +26,8 @@ function appWithLog() {
     requestLog(log, () => (now += 7)),
   );
   app.get("/ok", (c) => c.json({ ok: true }));
+  // What the proxy does with a provider it cannot reach, and /healthz with a config error: an answer, not a throw.
+  app.get("/answered-502", (c) => c.json({ type: "error", error: { type: "api_error" } }, 502));
   app.get("/provider", () => {
     throw providerError("tavily", "HTTP 500", {
       reason: "TypeError: fetch failed for https://api.tavily.test/search?api_key=tvly-SECRET",
@@ -66,6 +68,12 @@ describe("requestLog", () => {
     expect(lines[0]!.fields.cause).toContain("https://api.tavily.test/search?[query removed]");
     expect(JSON.stringify(lines)).not.toContain("tvly-SECRET");
     expect(lines[0]!.fields.stack).toBeUndefined();
+  });
+
+  it("writes one warn line for a 5xx answered without throwing (a provider the proxy could not reach)", async () => {
+    const { app, lines } = appWithLog();
+    await app.request("/answered-502");
+    expect(lines).toMatchObject([{ level: "warn", fields: { route: "/answered-502", status: 502 } }]);
   });
 
   it("writes one error line with a stack for a real bug, without the query", async () => {

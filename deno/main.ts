@@ -74,12 +74,18 @@ const env = { ...(await readDevVars()), ...Deno.env.toObject() };
 
 async function readConfigTables(): Promise<Record<string, unknown>> {
   const path = env.CONFIG_PATH ?? "config.json";
+  let tables: unknown;
   try {
-    return JSON.parse(await Deno.readTextFile(path)) as Record<string, unknown>;
+    tables = JSON.parse(await Deno.readTextFile(path));
   } catch (error) {
     if (error instanceof Deno.errors.NotFound && env.CONFIG_PATH === undefined) return {};
     fail(`cannot read the configuration file ${path}: ${error instanceof Error ? error.message : error}`);
   }
+  if (tables === null || typeof tables !== "object" || Array.isArray(tables))
+    fail(
+      `the configuration file ${path} must be a JSON object of sections, such as {"web": {"cache_ttl_minutes": 60}}`,
+    );
+  return tables as Record<string, unknown>;
 }
 
 const tables = await readConfigTables();

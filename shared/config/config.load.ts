@@ -46,6 +46,15 @@ export const CONFIG_PLACES = {
  * @example loadConfig({ web: { cache_ttl_minutes: 60 }, WEB_CACHE_ENABLED: "false" }, CONFIG_PLACES.deno)
  */
 export function loadConfig(env: Record<string, unknown>, places: string = CONFIG_PLACES.workers): LoadedConfig {
+  const misspelled = misspelledKey(env);
+  if (misspelled) {
+    const meant = misspelled.meant ? ` (did you mean ${misspelled.meant}?)` : "";
+    throw new AppError(
+      500,
+      "config_error",
+      `Configuration key ${misspelled.given} is not a setting${meant}, so it would be ignored. Fix it in ${places.replace("{flat}", misspelled.flat)}.`,
+    );
+  }
   const raw: Record<string, unknown> = {};
   for (const key of CONFIG_KEYS) setPath(raw, key, tableValue(env, key));
   for (const [flat, key] of Object.entries(FLAT_ALIASES)) {
@@ -98,6 +107,80 @@ function withoutUrlCredentials(value: unknown): unknown {
   if (!userInfo && !secretQuery) return value;
   const origin = `${url.protocol}//${userInfo ? "[redacted]@" : ""}${url.host}`;
   return `${origin}${url.pathname}${secretQuery ? "?[redacted]" : url.search}`;
+}
+
+/** The top-level sections of the configuration (`web`, `vision`, ...) and their flat prefixes (`WEB_`). */
+const SECTIONS = Object.keys(Config.shape);
+const FLAT_NAMES = new Set([...CONFIG_KEYS.map(flatName), ...Object.keys(FLAT_ALIASES), ...SECRET_NAMES]);
+
+/**
+ * A key an operator meant as a setting that names none: a key inside a section table that is not
+ * one of its settings (`[vars.web] cache_tll_minutes`), a table named one letter off a section
+ * (`[vars.webb]`), or a flat variable with a section's prefix one or two letters off a setting's
+ * name (`WEB_SERCH_PROVIDER`). Flat variables far from every setting are left alone: on Deno they
+ * are the whole process environment (`WEB_CONCURRENCY` is a host's, not ours).
+ */
+function misspelledKey(env: Record<string, unknown>): { given: string; meant: string | null; flat: string } | null {
+  for (const [name, value] of Object.entries(env)) {
+    const table = typeof value === "string" && value.trim().startsWith("{") ? safeJson(value) : value;
+    if (table === null || typeof table !== "object" || Array.isArray(table)) continue;
+    if (SECTIONS.includes(name)) {
+      const unknown = unknownInTable(
+        table as Record<string, unknown>,
+        Config.shape[name as keyof typeof Config.shape],
+        name,
+      );
+      if (unknown) return { given: unknown, meant: nearest(unknown, CONFIG_KEYS, 3), flat: flatName(unknown) };
+    } else {
+      const meant = nearest(name, SECTIONS, 1);
+      if (meant && name.length > 2) return { given: name, meant, flat: flatName(name) };
+    }
+  }
+  for (const name of Object.keys(env)) {
+    if (FLAT_NAMES.has(name) || !SECTIONS.some((section) => name.startsWith(`${flatName(section)}_`))) continue;
+    const meant = nearest(name, [...FLAT_NAMES], 2);
+    if (meant) return { given: name, meant, flat: name };
+  }
+  return null;
+}
+
+/** The first key of `table` (dotted from `prefix`) that `schema` has no setting for, looking inside nested sections. */
+function unknownInTable(table: Record<string, unknown>, schema: unknown, prefix: string): string | null {
+  if (!(schema instanceof z.ZodObject)) return null; // a record (pricing.models) checks its own keys
+  for (const [key, value] of Object.entries(table)) {
+    const field = (schema.shape as Record<string, unknown>)[key];
+    if (!Object.hasOwn(schema.shape, key)) return `${prefix}.${key}`;
+    if (value !== null && typeof value === "object" && !Array.isArray(value)) {
+      const inner = unknownInTable(value as Record<string, unknown>, field, `${prefix}.${key}`);
+      if (inner) return inner;
+    }
+  }
+  return null;
+}
+
+/** The candidate at most `within` edits from `given` (the closest), or null. */
+function nearest(given: string, candidates: readonly string[], within: number): string | null {
+  let best: string | null = null;
+  let bestDistance = within + 1;
+  for (const candidate of candidates) {
+    const distance = editDistance(given, candidate, bestDistance);
+    if (distance < bestDistance) [best, bestDistance] = [candidate, distance];
+  }
+  return best;
+}
+
+/** Levenshtein distance of `a` and `b`, or `limit` once it is known to be at least that. */
+function editDistance(a: string, b: string, limit: number): number {
+  if (Math.abs(a.length - b.length) >= limit || a.length > 100 || b.length > 100) return limit;
+  let previous = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i++) {
+    const row = [i];
+    for (let j = 1; j <= b.length; j++)
+      row[j] = Math.min(previous[j]! + 1, row[j - 1]! + 1, previous[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1));
+    if (Math.min(...row) >= limit) return limit;
+    previous = row;
+  }
+  return Math.min(previous[b.length]!, limit);
 }
 
 /** Value of a dotted key inside the section tables (`env.web.cache_ttl_minutes`). */

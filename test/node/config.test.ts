@@ -168,6 +168,62 @@ describe("unusable values", () => {
   });
 });
 
+describe("keys that name no setting", () => {
+  const refusal = (env: Record<string, unknown>) => {
+    try {
+      loadConfig(env);
+    } catch (error) {
+      expect((error as AppError).code).toBe("config_error");
+      return (error as AppError).message;
+    }
+    return null;
+  };
+
+  it.each([
+    ["a key of a section table", { web: { cache_tll_minutes: 60 } }, "web.cache_tll_minutes", "web.cache_ttl_minutes"],
+    [
+      "a key of a nested table",
+      { auxiliary: { vision: { modle: "llava" } } },
+      "auxiliary.vision.modle",
+      "auxiliary.vision.model",
+    ],
+    [
+      "a key of a JSON-string table",
+      { proxy: '{"strategy": "cost", "timout_seconds": 30}' },
+      "proxy.timout_seconds",
+      "proxy.timeout_seconds",
+    ],
+    ["a table one letter off a section", { webb: { cache_ttl_minutes: 60 } }, "webb", "web"],
+    [
+      "a flat variable with a section's prefix",
+      { WEB_SERCH_PROVIDER: "brave" },
+      "WEB_SERCH_PROVIDER",
+      "WEB_SEARCH_PROVIDER",
+    ],
+  ])("refuses %s, naming it and the setting meant: %j", (_, env, given, meant) => {
+    const message = refusal(env);
+    expect(message).toContain(`${given} is not a setting (did you mean ${meant}?)`);
+  });
+
+  it("names an unknown key of a table with no setting near it, without a guess", () => {
+    expect(refusal({ security: { something_else: true } })).toContain("security.something_else is not a setting, so");
+  });
+
+  it("leaves alone flat variables far from every setting, and tables that are not sections: another program's", () => {
+    expect(
+      refusal({
+        WEB_CONCURRENCY: "4",
+        PROXY_URL: "http://p",
+        HOSTNAME: "h",
+        CACHE: { get() {} },
+        LEDGER: {},
+        other: { a: 1 },
+      }),
+    ).toBeNull();
+    expect(refusal({ pricing: { models: { "my-model": { input: 1, output: 2 } } } })).toBeNull();
+  });
+});
+
 describe("secrets", () => {
   it("are read from the environment and shown only as set or null", () => {
     const loaded = loadConfig({ TAVILY_API_KEY: "tavily-secret-value", API_TOKENS: "a,b", EXA_API_KEY: "  " });
@@ -191,7 +247,8 @@ describe("secrets", () => {
     expect(shown.providers.tavily_base_url).toBe(loaded.config.providers.tavily_base_url);
   });
 
-  it("are never taken from a wrangler.toml table", () => {
-    expect(loadConfig({ web: { TAVILY_API_KEY: "from-toml" } }).secrets.TAVILY_API_KEY).toBeUndefined();
+  it("are never taken from a wrangler.toml table: one there is refused as no setting, its value never shown", () => {
+    expect(() => loadConfig({ web: { TAVILY_API_KEY: "from-toml" } })).toThrow(/web.TAVILY_API_KEY is not a setting/);
+    expect(() => loadConfig({ web: { TAVILY_API_KEY: "from-toml" } })).not.toThrow(/from-toml/);
   });
 });

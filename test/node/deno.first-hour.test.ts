@@ -73,4 +73,39 @@ describe("dev:deno", () => {
     expect(error!.message).toContain(`cannot read the configuration file ${path}`);
     expect(error!.message).not.toMatch(/\n\s+at /);
   }, 120_000);
+
+  it("a config.json that is not an object of sections is one line saying what it must be", async () => {
+    const path = join(mkdtempSync(join(tmpdir(), "edge-config-")), "config.json");
+    writeFileSync(path, '["web"]');
+    const error = await startDeno({
+      env: { SECURITY_ALLOW_ANONYMOUS: "true", DENO_KV_PATH: ":memory:", CONFIG_PATH: path },
+    }).then(
+      async (service) => {
+        await service.stop();
+        return null;
+      },
+      (e: unknown) => e as Error,
+    );
+    expect(error!.message).toContain(`the configuration file ${path} must be a JSON object of sections`);
+  }, 120_000);
+
+  it("a misspelled key in config.json is a configuration error naming it and the setting meant, not ignored", async () => {
+    const path = join(mkdtempSync(join(tmpdir(), "edge-config-")), "config.json");
+    writeFileSync(path, JSON.stringify({ web: { cache_tll_minutes: 60 } }));
+    const typo = await startDeno({
+      env: { SECURITY_ALLOW_ANONYMOUS: "true", DENO_KV_PATH: ":memory:", CONFIG_PATH: path },
+      healthPath: "/",
+    });
+    try {
+      const response = await fetch(`${typo.url}/healthz`);
+      expect(response.status).toBe(503);
+      const body = (await response.json()) as { error: { message: string } };
+      expect(body.error.message).toContain(
+        "web.cache_tll_minutes is not a setting (did you mean web.cache_ttl_minutes?)",
+      );
+      expect(body.error.message).toContain("config.json");
+    } finally {
+      await typo.stop();
+    }
+  }, 120_000);
 });

@@ -90,10 +90,13 @@ export async function proxyRequest(request: Request, spec: LlmProviderSpec, run:
     });
     credential.apply(headers);
 
-    let body: Uint8Array | undefined;
+    let body: Uint8Array | ReadableStream<Uint8Array> | undefined;
     let done: Done = { transform: null, bytesSaved: 0, sessionKey: null };
-    if (request.method !== "GET" && request.method !== "HEAD") body = await readBodyBytes(request, BODY_LIMITS.proxy);
-    if (proxied && body && isJsonContentType(request.headers.get("content-type"))) {
+    // A conversation is read whole (64 MiB at most) to be transformed; any other path (a file
+    // upload, a message batch: the providers take hundreds of MB) streams through unread.
+    if (request.method !== "GET" && request.method !== "HEAD")
+      body = proxied ? await readBodyBytes(request, BODY_LIMITS.proxy) : (request.body ?? undefined);
+    if (proxied && body instanceof Uint8Array && isJsonContentType(request.headers.get("content-type"))) {
       const text = decodeUtf8Body(body);
       const received = body.byteLength;
       // A large body is not held as bytes, text and parsed value at once: unchanged, it is sent as
@@ -325,7 +328,7 @@ async function forward(
   run: ProxyRun,
   spec: LlmProviderSpec,
   target: string,
-  init: { method: string; headers: Headers; body?: Uint8Array },
+  init: { method: string; headers: Headers; body?: Uint8Array | ReadableStream<Uint8Array> },
   timeoutSeconds: number,
 ): Promise<Response> {
   const deadline = new Deadline(timeoutSeconds * 1000);
@@ -334,9 +337,11 @@ async function forward(
       method: init.method,
       headers: init.headers,
       body: init.body as BodyInit | undefined,
+      // A stream is sent as it arrives (the fetch standard asks for this flag on a stream body).
+      ...(init.body instanceof ReadableStream ? { duplex: "half" } : {}),
       signal: deadline.signal,
       redirect: "manual",
-    });
+    } as RequestInit);
   } catch (error) {
     const timedOut = deadline.expired;
     run.ports.log.warn("proxy_upstream_failed", {

@@ -147,6 +147,10 @@ export function createLlmEmulator(): LlmEmulator {
         query: url.search,
       });
     }
+    // The Files API's upload (multipart): what it was sent, as a file object counting the bytes.
+    if (provider === "openai" && sub === "/v1/files" && req.method === "POST") {
+      return json(res, 200, { id: `file-emu${calls.length}`, object: "file", bytes: body.length, purpose: "batch" });
+    }
     if (sub.startsWith("/v1/echo")) {
       return json(res, 200, { method: req.method, path: sub, query: url.search, body: body.toString("utf8") });
     }

@@ -116,7 +116,8 @@ interface Exchange {
   state: State;
 }
 
-const MAX_BODY_BYTES = 64 * 1024 * 1024;
+/** Over the service's own 64 MiB, so a body the proxy streams through unread (a file upload) arrives. */
+const MAX_BODY_BYTES = 128 * 1024 * 1024;
 
 /**
  * Start the emulator on 127.0.0.1 (port 0 picks a free one).

@@ -241,6 +241,16 @@ export function llmClientSuite(runtime: string, target: () => ProxyTarget) {
       expect(final.usage?.input_tokens).toBeGreaterThan(0);
     });
 
+    it("a file upload of 66 MiB (past what a conversation may have) streams through to the provider", async () => {
+      const size = 66 * 1024 * 1024;
+      const file = await openai().files.create({
+        file: await OpenAI.toFile(new Uint8Array(size).fill(97), `${unique()}.jsonl`),
+        purpose: "batch",
+      });
+      expect(file.object).toBe("file");
+      expect(file.bytes).toBeGreaterThan(size); // the multipart body: the file and its part headers
+    }, 60_000);
+
     it("errors and retries", async () => {
       const tag = unique();
       const limited = await openai({ maxRetries: 0 })

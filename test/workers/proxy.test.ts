@@ -280,6 +280,20 @@ describe("the Anthropic route", () => {
     for (const seen of echoed) expect(seen.headers).not.toContain("x-forwarded-host");
   });
 
+  it("streams a path it does not transform through unread, past the 64 MiB a conversation may have: a 70 MiB file upload", async () => {
+    const tag = uniqueToken();
+    const size = 70 * 1024 * 1024;
+    const response = await call(`/openai/v1/files-${tag}`, {
+      method: "POST",
+      raw: new Uint8Array(size).fill(97),
+      headers: { authorization: "Bearer sk-caller", "content-type": "application/octet-stream" },
+    });
+    await response.text();
+    expect(response.status).toBe(404); // the emulator has no such path: the provider answered, not our 413
+    const [seen] = await llmCalls(tag);
+    expect(seen.body_bytes).toBe(size);
+  }, 60_000);
+
   it("forwards a browser's CORS preflight (OPTIONS, which never carries a key) with no key, so the provider answers it", async () => {
     for (const vars of [undefined, { ANTHROPIC_API_KEY: "sk-ant-operator-7" }]) {
       const tag = uniqueToken();

@@ -230,7 +230,9 @@ describe("web_search input", () => {
     expect(response.status).toBe(503);
     const error = expectErrorShape(response.body);
     expect(error.code).toBe("no_provider");
-    expect(error.message).toContain("EXA_API_KEY");
+    expect(error.message).toContain(
+      "EXA_API_KEY is not set (a secret: .dev.vars locally, then restart; wrangler secret put",
+    );
   });
 
   it("uses keyless under auto when no provider has a key", async () => {

@@ -18,6 +18,10 @@ export interface ResolvedSearchProvider extends ProviderSettings {
   name: SearchProviderName;
 }
 
+/** Where a provider key is set, on either runtime (docs/configuration.md, "Secrets"). */
+const WHERE_SECRETS_GO =
+  " (a secret: .dev.vars locally, then restart; wrangler secret put when deployed; the environment on Deno)";
+
 /** The configured key of a provider, if it takes one and it is set. */
 function keyOf(loaded: LoadedConfig, secret: keyof LoadedConfig["secrets"] | null): string | undefined {
   return secret ? loaded.secrets[secret] : undefined;
@@ -33,7 +37,7 @@ function searchSettings(loaded: LoadedConfig, name: SearchProviderName): Resolve
   const baseUrl = baseUrlOf(loaded, name);
   if (!baseUrl) return `providers.${name}_base_url is not set`;
   const apiKey = keyOf(loaded, spec.secret);
-  if (spec.secret && spec.search.keyRequired && !apiKey) return `${spec.secret} is not set`;
+  if (spec.secret && spec.search.keyRequired && !apiKey) return `${spec.secret} is not set${WHERE_SECRETS_GO}`;
   return { name, baseUrl, timeoutMs, ...(apiKey ? { apiKey } : {}) };
 }
 
@@ -93,7 +97,7 @@ export function resolveExtractProvider(loaded: LoadedConfig): ResolvedExtractPro
     throw new AppError(
       503,
       "no_provider",
-      `web.extract_provider is ${wanted} but ${spec.secret} is not set; set it or choose another provider.`,
+      `web.extract_provider is ${wanted} but ${spec.secret} is not set${WHERE_SECRETS_GO}; set it or choose another provider.`,
     );
   }
   return settingsOf(wanted);

@@ -355,9 +355,16 @@ async function forward(
         "provider_timeout",
         `The ${spec.name} API did not answer within ${timeoutSeconds} s; try again.`,
       );
-    throw new AppError(502, "provider_error", `The ${spec.name} API could not be reached; try again.`, {
-      cause: error,
-    });
+    // The setting's name, not its value: the upstream's address is the operator's, not the caller's.
+    const where = `providers.${spec.name}_base_url`;
+    throw new AppError(
+      502,
+      "provider_error",
+      `The ${spec.name} API could not be reached at ${where}; check that setting, or try again.`,
+      {
+        cause: error,
+      },
+    );
   } finally {
     // The answer has started (or failed): its stream is no longer under the deadline.
     deadline.clear();

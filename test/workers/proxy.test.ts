@@ -349,6 +349,25 @@ describe("the Anthropic route", () => {
       { timeout: 3_000, interval: 100 },
     );
   }, 30_000);
+
+  it("answers a provider it cannot reach with a 502 in its shape naming the setting that says where (a mistyped base URL is not an outage)", async () => {
+    // The connection refused, as the runtime's fetch reports it.
+    const app = createApp(workersDeps(testEnv, { fetch: () => Promise.reject(new TypeError("fetch failed")) }));
+    const response = await app.fetch(
+      new Request("https://service.test/anthropic/v1/messages", {
+        method: "POST",
+        headers: { "content-type": "application/json", "x-api-key": "k" },
+        body: JSON.stringify(anthropicBody(uniqueToken())),
+      }),
+      testEnv,
+    );
+    const body = (await response.json()) as any;
+    expect(response.status, JSON.stringify(body)).toBe(502);
+    expect(body.type).toBe("error");
+    expect(body.error.message).toBe(
+      "The anthropic API could not be reached at providers.anthropic_base_url; check that setting, or try again.",
+    );
+  });
 });
 
 describe("credentials", () => {

@@ -16,6 +16,7 @@ import { requestLog, type RequestLogFields } from "./http/request-log";
 import { errorResponse, jsonResponse } from "./http/respond";
 import { parseRequest } from "./http/validate";
 import { MCP_CORS, handleMcpPost, isAllowedOrigin, mcpOriginRefusal } from "./mcp/mcp.http";
+import { anonymousOriginRefusal } from "./http/origin";
 import { openApiDocument } from "./openapi";
 import { proxyRequest } from "./proxy/proxy.service";
 import { LLM_PROVIDERS } from "./proxy/providers/providers.catalog";
@@ -50,9 +51,15 @@ export function createApp(deps: AppDeps): Hono<Env> {
   });
   app.use("*", requestLog(deps.log, deps.clock));
 
+  /** Whether this configuration takes calls without a token. */
+  const anonymous = ({ secrets, config }: LoadedConfig) =>
+    !tokenRequired(secrets.API_TOKENS, config.security.allow_anonymous);
+
   const authenticate = async (c: Context<Env>, next: () => Promise<void>) => {
     const loaded = deps.config();
     c.set("loaded", loaded);
+    const refusal = anonymousOriginRefusal(c.req.raw, loaded.config.security.allowed_origins, anonymous(loaded));
+    if (refusal) throw refusal;
     await authorize(
       c.req.header("authorization") ?? null,
       loaded.secrets.API_TOKENS,
@@ -63,7 +70,8 @@ export function createApp(deps: AppDeps): Hono<Env> {
   app.use("/v1/*", authenticate);
   // Origin first: a foreign page's request is refused whatever its credentials.
   app.use("/mcp", async (c, next) => {
-    const refusal = mcpOriginRefusal(c.req.raw, deps.config().config.security.allowed_origins);
+    const loaded = deps.config();
+    const refusal = mcpOriginRefusal(c.req.raw, loaded.config.security.allowed_origins, anonymous(loaded));
     if (refusal) return refusal;
     await next();
   });
@@ -122,10 +130,7 @@ export function createApp(deps: AppDeps): Hono<Env> {
         "cache-control": "no-cache",
       },
     });
-  const dashboardAsksToken = () => {
-    const { secrets, config } = deps.config();
-    return tokenRequired(secrets.API_TOKENS, config.security.allow_anonymous);
-  };
+  const dashboardAsksToken = () => !anonymous(deps.config());
   route("/dashboard", { GET: page(() => dashboardHtml(dashboardAsksToken()), "text/html; charset=utf-8") });
   route("/dashboard/app.js", { GET: page(() => DASHBOARD_JS, "text/javascript; charset=utf-8") });
 

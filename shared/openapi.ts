@@ -84,7 +84,7 @@ const requestIdHeader = { "X-Request-Id": { $ref: "#/components/headers/RequestI
 const ERROR_STATUSES: Record<number, string> = {
   400: "Invalid request: schema errors (details lists each bad field), invalid_json, or an invalid_image",
   401: "unauthorized: API_TOKENS is set and no valid bearer token was sent, or anonymous access is off",
-  403: "blocked_private_address or blocked_by_policy: the image URL is refused by the safety gate",
+  403: "forbidden: a web page on an origin not allowed (security.allowed_origins) while the service takes calls without a token; blocked_private_address or blocked_by_policy: the image URL is refused by the safety gate",
   409: "embed_cap_reached: this image was already loaded into context the allowed number of times in this session",
   413: "payload_too_large (body over the route's limit) or image_too_large",
   415: "unsupported_media_type: the body is not JSON (or multipart where accepted), or the image format is not supported",
@@ -95,8 +95,8 @@ const ERROR_STATUSES: Record<number, string> = {
   504: "provider_timeout: the provider did not answer in time",
 };
 
-/** Statuses every authenticated JSON route can return. */
-const COMMON_STATUSES = [400, 401, 413, 415, 500];
+/** Statuses every authenticated JSON route can return (403: a page on a foreign origin while anonymous calls are taken). */
+const COMMON_STATUSES = [400, 401, 403, 413, 415, 500];
 
 const errorResponses = (statuses: number[]) =>
   Object.fromEntries(

@@ -5,6 +5,7 @@
  */
 import * as z from "zod";
 import { AppError } from "../http/errors";
+import { apiTokens } from "../http/auth";
 import { capRule } from "../embeds/cap-rule";
 import { findSecretInUrl } from "../safety/secrets";
 import { Config, SECRET_NAMES, type Secrets } from "./config.schema";
@@ -79,6 +80,13 @@ export function loadConfig(env: Record<string, unknown>, places: string = CONFIG
     const value = env[name];
     if (typeof value === "string" && value.trim() !== "") secrets[name] = value.trim();
   }
+  // Set, yet no token in it (only commas or spaces): refused, never read as "no tokens, anonymous".
+  if (secrets.API_TOKENS !== undefined && apiTokens(secrets.API_TOKENS).length === 0)
+    throw new AppError(
+      500,
+      "config_error",
+      `API_TOKENS is set but holds no token (only commas or spaces); set comma-separated tokens, or remove it. Fix it in ${places.replace("{flat}", "API_TOKENS")}.`,
+    );
   return { config: parsed.data, secrets };
 }
 

@@ -8,6 +8,7 @@
 import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
 import { BODY_LIMITS, isJsonContentType, readJsonValue } from "../http/body";
 import { AppError } from "../http/errors";
+import { originAllowed } from "../http/origin";
 import { JSON_TYPE } from "../http/respond";
 import type { ToolContext, ToolDefinition } from "../tools/tool.types";
 import { createMcpServer } from "./mcp.server";
@@ -31,13 +32,16 @@ function rpcFailure(status: number, code: number, message: string): Response {
 
 /**
  * The DNS-rebinding defence: a request with an `Origin` other than the service's own or one of
- * `security.allowed_origins` is a 403. Requests without `Origin` are not from browsers and pass.
+ * `security.allowed_origins` is a 403 (`originAllowed`: its own origin counts under a name only
+ * when a token is needed). Requests without `Origin` are not from browsers and pass.
  */
-export function mcpOriginRefusal(request: Request, allowedOrigins: readonly string[]): Response | null {
+export function mcpOriginRefusal(
+  request: Request,
+  allowedOrigins: readonly string[],
+  anonymous: boolean,
+): Response | null {
   const origin = request.headers.get("origin");
-  if (origin === null) return null;
-  if (origin.trim().toLowerCase() === new URL(request.url).origin || isAllowedOrigin(origin, allowedOrigins))
-    return null;
+  if (origin === null || originAllowed(origin, request, allowedOrigins, anonymous)) return null;
   return rpcFailure(
     403,
     -32000,

@@ -28,8 +28,9 @@ export interface UpstreamCredential {
 }
 
 /**
- * A CORS preflight's (an `OPTIONS` request a browser sends on its own before a cross-origin call,
- * which never carries a key): forwarded with no key at all, so the provider answers its own
+ * A CORS preflight's (an `OPTIONS` request with `Origin` and `Access-Control-Request-Method`,
+ * which a browser sends on its own before a cross-origin call and which never carries a key):
+ * forwarded with no key, no body and only its CORS headers, so the provider answers its own
  * preflight. The call that follows is checked as any other.
  */
 export const PREFLIGHT: UpstreamCredential = { apply: () => undefined, callerHash: "preflight" };

@@ -7,6 +7,8 @@
 import type { LoadedConfig } from "../config/config.load";
 import { BODY_LIMITS, decodeUtf8Body, isJsonContentType, MiB, parseJsonText, readBodyBytes } from "../http/body";
 import { AppError } from "../http/errors";
+import { tokenRequired } from "../http/auth";
+import { anonymousOriginRefusal } from "../http/origin";
 import { asRecord } from "../eviction/inventory";
 import { readAtMost } from "../bytes";
 import { Deadline } from "../deadline";
@@ -44,6 +46,9 @@ const NOT_FORWARDED = new Set([
 const notForwarded = (name: string) =>
   NOT_FORWARDED.has(name) || name.startsWith("cf-") || name.startsWith("x-forwarded-");
 
+/** The headers a CORS preflight is forwarded with: the ones that say what the page asks. */
+const PREFLIGHT_HEADERS = new Set(["origin", "access-control-request-method", "access-control-request-headers"]);
+
 /** Bodies over this are dropped as bytes once decoded (see proxyRequest); smaller ones are kept and sent as they came. */
 const RE_ENCODE_FROM_BYTES = 1 * MiB;
 
@@ -76,16 +81,31 @@ export async function proxyRequest(request: Request, spec: LlmProviderSpec, run:
       new AppError(404, "not_found", `The provider proxy is turned off on this service (proxy.enabled = false).`),
     );
   const proxied = request.method === "POST" ? spec.paths[path] : undefined;
+  // A browser's CORS preflight: no key, no body, nothing but what the preflight asks.
+  const preflight =
+    request.method === "OPTIONS" &&
+    request.headers.has("origin") &&
+    request.headers.has("access-control-request-method");
   let model: string | undefined;
   try {
-    const credential =
-      request.method === "OPTIONS" ? PREFLIGHT : await upstreamCredential(spec, request.headers, run.loaded);
+    const { secrets, config: settings } = run.loaded;
+    const foreign = anonymousOriginRefusal(
+      request,
+      settings.security.allowed_origins,
+      !tokenRequired(secrets.API_TOKENS, settings.security.allow_anonymous),
+    );
+    if (foreign) throw foreign;
+    const credential = preflight ? PREFLIGHT : await upstreamCredential(spec, request.headers, run.loaded);
     const target = upstreamUrl(baseUrlOf(spec, run.loaded), path, url.search);
     const headers = new Headers();
     // Headers the caller's Connection header names are for that one hop too (RFC 9110, 7.6.1).
     const hopNamed = new Set((request.headers.get("connection") ?? "").toLowerCase().split(/\s*,\s*/));
     request.headers.forEach((value, name) => {
-      if (!notForwarded(name) && !hopNamed.has(name) && !spec.credentialHeaders.includes(name))
+      if (
+        preflight
+          ? PREFLIGHT_HEADERS.has(name)
+          : !notForwarded(name) && !hopNamed.has(name) && !spec.credentialHeaders.includes(name)
+      )
         headers.set(name, value);
     });
     credential.apply(headers);
@@ -94,7 +114,7 @@ export async function proxyRequest(request: Request, spec: LlmProviderSpec, run:
     let done: Done = { transform: null, bytesSaved: 0, sessionKey: null };
     // A conversation is read whole (64 MiB at most) to be transformed; any other path (a file
     // upload, a message batch: the providers take hundreds of MB) streams through unread.
-    if (request.method !== "GET" && request.method !== "HEAD")
+    if (request.method !== "GET" && request.method !== "HEAD" && !preflight)
       body = proxied ? await readBodyBytes(request, BODY_LIMITS.proxy) : (request.body ?? undefined);
     if (proxied && body instanceof Uint8Array && isJsonContentType(request.headers.get("content-type"))) {
       const text = decodeUtf8Body(body);

@@ -22,13 +22,15 @@ export interface CallOptions {
   headers?: Record<string, string>;
   /** Extra environment variables for this call (flat `SECTION_KEY` overrides, secrets). */
   vars?: Record<string, unknown>;
+  /** Where the service is reached (the request URL's origin, so its Host): https://service.test unless given. */
+  at?: string;
 }
 
 export async function call(path: string, options: CallOptions = {}): Promise<Response> {
   const method = options.method ?? (options.body !== undefined || options.raw !== undefined ? "POST" : "GET");
   const body = options.raw ?? (options.body === undefined ? undefined : JSON.stringify(options.body));
   const headers = { ...(body !== undefined ? { "content-type": "application/json" } : {}), ...options.headers };
-  const request = new Request(`https://service.test${path}`, { method, headers, body });
+  const request = new Request(`${options.at ?? "https://service.test"}${path}`, { method, headers, body });
   const ctx = createExecutionContext();
   const response = await worker.fetch(request, options.vars ? { ...testEnv, ...options.vars } : testEnv, ctx);
   await waitOnExecutionContext(ctx);

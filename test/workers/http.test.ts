@@ -77,6 +77,39 @@ describe("auth", () => {
     const response = await call("/mcp", { body: {}, vars: tokens });
     expect(response.status).toBe(401);
   });
+
+  it("refuses an API_TOKENS of only commas as a config_error, never reading it as no tokens (open, anonymously)", async () => {
+    for (const value of [",", " , ", ",,"]) {
+      const response = await callJson("/v1/config", {
+        vars: { API_TOKENS: value },
+        headers: { authorization: "Bearer x" },
+      });
+      expect(response.status, value).toBe(500);
+      expect(expectErrorShape(response.body).message).toContain("API_TOKENS is set but holds no token");
+    }
+  });
+
+  it("takes no call from a page on another origin while it takes calls without a token (DNS rebinding included)", async () => {
+    const search = (origin: string, extra: { at?: string; vars?: Record<string, unknown>; token?: string } = {}) =>
+      callJson("/v1/web_search", {
+        body: { query: `origin ${uniqueToken()}` },
+        headers: { origin, ...(extra.token ? { authorization: `Bearer ${extra.token}` } : {}) },
+        ...(extra.at ? { at: extra.at } : {}),
+        ...(extra.vars ? { vars: extra.vars } : {}),
+      });
+    const foreign = await search("https://evil.example");
+    expect(foreign.status).toBe(403);
+    expect(expectErrorShape(foreign.body)).toMatchObject({ code: "forbidden" });
+    expect(foreign.body.error.message).toContain("security.allowed_origins");
+    const rebound = "http://rebind.attacker.example:8787";
+    expect((await search(rebound, { at: rebound })).status).toBe(403);
+    // Its own origin by address, an allowed one, and any page once a token is needed, pass.
+    expect((await search("http://127.0.0.1:8787", { at: "http://127.0.0.1:8787" })).status).toBe(200);
+    expect(
+      (await search("https://app.example", { vars: { SECURITY_ALLOWED_ORIGINS: "https://app.example" } })).status,
+    ).toBe(200);
+    expect((await search("https://evil.example", { vars: tokens, token: "token-alpha-123" })).status).toBe(200);
+  });
 });
 
 describe("one error shape for every failure", () => {

@@ -11,8 +11,8 @@ import { call, callJson, providerCalls, uniqueToken } from "./helpers";
 
 const ACCEPT = "application/json, text/event-stream";
 
-const rpc = (body: unknown, headers: Record<string, string> = {}, vars?: Record<string, unknown>) =>
-  callJson("/mcp", { body, vars, headers: { accept: ACCEPT, ...headers } });
+const rpc = (body: unknown, headers: Record<string, string> = {}, vars?: Record<string, unknown>, at?: string) =>
+  callJson("/mcp", { body, vars, headers: { accept: ACCEPT, ...headers }, ...(at ? { at } : {}) });
 
 const initialize = (protocolVersion: string, headers: Record<string, string> = {}, vars?: Record<string, unknown>) =>
   rpc(
@@ -197,8 +197,22 @@ describe("/mcp Origin and auth", () => {
     expect(foreign.body.error.message).toContain("security.allowed_origins");
     expect(foreign.headers.get("x-request-id")).toBeTruthy();
     expect((await rpc(ping, { origin: "null" })).status).toBe(403);
-    expect((await rpc(ping, { origin: "https://service.test" })).status).toBe(200);
     expect((await rpc(ping)).status).toBe(200);
+    // Its own origin, reached by an address or localhost, which no other site's page can be on.
+    for (const own of ["http://127.0.0.1:8787", "http://localhost:8787", "http://[::1]:8787"])
+      expect((await rpc(ping, { origin: own }, undefined, own)).status, own).toBe(200);
+    // Under a name, its own origin counts only when a token is needed (deployed): a page has none.
+    const tokens = { API_TOKENS: "own-token", SECURITY_ALLOW_ANONYMOUS: "false" };
+    const deployed = await rpc(ping, { origin: "https://service.test", authorization: "Bearer own-token" }, tokens);
+    expect(deployed.status).toBe(200);
+  });
+
+  it("refuses a DNS-rebinding page while it takes calls without a token: the attacker's name as both Host and Origin", async () => {
+    // rebind.attacker.example first resolved to the attacker's server, then to 127.0.0.1.
+    const origin = "http://rebind.attacker.example:8787";
+    const rebound = await rpc(ping, { origin }, undefined, origin);
+    expect(rebound.status).toBe(403);
+    expect(rebound.body.error.message).toContain("security.allowed_origins");
   });
 
   it("accepts the origins of security.allowed_origins", async () => {

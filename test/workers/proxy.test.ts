@@ -294,26 +294,67 @@ describe("the Anthropic route", () => {
     expect(seen.body_bytes).toBe(size);
   }, 60_000);
 
-  it("forwards a browser's CORS preflight (OPTIONS, which never carries a key) with no key, so the provider answers it", async () => {
-    for (const vars of [undefined, { ANTHROPIC_API_KEY: "sk-ant-operator-7" }]) {
+  /** A browser's preflight for a Messages call from `origin`. */
+  const preflightFrom = (origin: string, path: string, vars?: Record<string, unknown>) =>
+    call(path, {
+      method: "OPTIONS",
+      headers: {
+        origin,
+        "access-control-request-method": "POST",
+        "access-control-request-headers": "anthropic-version,content-type,x-api-key",
+        "x-custom": "not forwarded",
+      },
+      ...(vars ? { vars } : {}),
+    });
+
+  it("forwards a browser's CORS preflight with no key and nothing but its CORS headers, so the provider answers it", async () => {
+    const page = "http://localhost:5173";
+    for (const vars of [
+      { SECURITY_ALLOWED_ORIGINS: page }, // anonymous: an allowed page
+      { API_TOKENS: "svc-1", SECURITY_ALLOW_ANONYMOUS: "false", ANTHROPIC_API_KEY: "sk-ant-operator-7" }, // tokens: any page may ask
+    ]) {
       const tag = uniqueToken();
-      const response = await call(`/anthropic/v1/echo/${tag}`, {
-        method: "OPTIONS",
-        headers: {
-          origin: "http://localhost:5173",
-          "access-control-request-method": "POST",
-          "access-control-request-headers": "anthropic-version,content-type,x-api-key",
-        },
-        vars,
-      });
+      const response = await preflightFrom(page, `/anthropic/v1/echo/${tag}`, vars);
       const text = await response.text();
       expect(response.status, text.slice(0, 200)).toBe(204);
-      expect(response.headers.get("access-control-allow-origin")).toBe("http://localhost:5173");
+      expect(response.headers.get("access-control-allow-origin")).toBe(page);
       const [seen] = await llmCalls(tag);
       expect(seen.method).toBe("OPTIONS");
-      expect(seen.headers).not.toContain("x-api-key");
       expect(seen.key_sha256).toBeNull();
+      expect(seen.headers).not.toContain("x-custom");
     }
+  });
+
+  it("takes no page's call while it takes calls without a token: a foreign page cannot spend the operator's key", async () => {
+    const tag = uniqueToken();
+    const vars = { ANTHROPIC_API_KEY: "sk-ant-operator-7" };
+    const preflight = await preflightFrom("https://evil.example", "/anthropic/v1/messages", vars);
+    expect(preflight.status).toBe(403);
+    const response = await post(
+      "/anthropic/v1/messages",
+      anthropicBody(tag),
+      { origin: "https://evil.example", "anthropic-dangerous-direct-browser-access": "true" },
+      vars,
+    );
+    expect(response.status).toBe(403);
+    const body = (await response.json()) as any;
+    expect(body).toMatchObject({ type: "error", error: { type: "permission_error" } });
+    expect(body.error.message).toContain("security.allowed_origins");
+    expect(await llmCalls(tag)).toHaveLength(0);
+  });
+
+  it("checks the key of an OPTIONS that is not a preflight, and never forwards its body unchecked", async () => {
+    const tag = uniqueToken();
+    const vars = { API_TOKENS: "svc-1", SECURITY_ALLOW_ANONYMOUS: "false", ANTHROPIC_API_KEY: "sk-ant-operator-7" };
+    const response = await call(`/anthropic/v1/anything/${tag}?q=1`, {
+      method: "OPTIONS",
+      raw: "a".repeat(1024 * 1024),
+      headers: { "content-type": "text/plain" },
+      vars,
+    });
+    await response.text();
+    expect(response.status).toBe(401);
+    expect(await llmCalls(tag)).toHaveLength(0);
   });
 
   it("is a 404 when proxy.enabled is false", async () => {

@@ -1,0 +1,51 @@
+/**
+ * Which browser pages may call the service (docs/api.md, "Origin"). Browsers send `Origin`;
+ * agents and CLIs do not, and pass. The danger is DNS rebinding: a page on an attacker's name that
+ * then resolves to 127.0.0.1 reaches a local server with that name as both its `Host` and its
+ * `Origin`, so "the request's own origin" is the attacker's. A page cannot present an API token it
+ * does not have, so the danger is real only where no token is needed (anonymous access).
+ */
+import { classifyIpLiteral } from "../safety/ip";
+import { AppError } from "./errors";
+
+/**
+ * Whether a page on `origin` may call: one of `security.allowed_origins` (stored lower-case), or
+ * the request's own origin, which counts when a token is needed, or when the service was reached
+ * by an address or `localhost` (a rebinding page has a name of its own).
+ */
+export function originAllowed(
+  origin: string,
+  request: Request,
+  allowedOrigins: readonly string[],
+  anonymous: boolean,
+): boolean {
+  const normalized = origin.trim().toLowerCase();
+  if (allowedOrigins.includes(normalized)) return true;
+  const own = new URL(request.url);
+  if (normalized !== own.origin) return false;
+  return !anonymous || reachedByAddress(own.hostname);
+}
+
+/** Whether a URL's hostname is an IP address or `localhost`, which no other site's page can be on. */
+function reachedByAddress(hostname: string): boolean {
+  const host = hostname.replace(/^\[|\]$/g, "");
+  return host === "localhost" || host.endsWith(".localhost") || classifyIpLiteral(host) !== null;
+}
+
+/**
+ * The 403 for a page that may not call `/v1/*` or the provider proxy while they take anonymous
+ * calls (with a token required, a page has no way in, so any origin may try), or null.
+ */
+export function anonymousOriginRefusal(
+  request: Request,
+  allowedOrigins: readonly string[],
+  anonymous: boolean,
+): AppError | null {
+  const origin = request.headers.get("origin");
+  if (!anonymous || origin === null || originAllowed(origin, request, allowedOrigins, true)) return null;
+  return new AppError(
+    403,
+    "forbidden",
+    `A page on ${origin.slice(0, 200)} may not call this service while it takes calls without a token; an operator can allow it in security.allowed_origins.`,
+  );
+}

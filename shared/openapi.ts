@@ -367,7 +367,7 @@ export function openApiDocument(tools: ToolDefinition[], version: string, server
                       type: "object",
                       required: ["method", "path", "what"],
                       properties: {
-                        method: { enum: ["GET", "POST"] },
+                        method: { enum: ["GET", "POST", "ANY"] },
                         path: { type: "string" },
                         what: { type: "string" },
                       },

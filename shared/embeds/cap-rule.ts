@@ -18,7 +18,7 @@ export function effectiveCap(configured: number | null, caller: Caller): number 
 }
 
 /**
- * `vision.max_calls_per_image` in words, as the 409 and `GET /v1/config` both show it.
+ * `vision.max_calls_per_image` in words, as `GET /v1/config` shows it.
  * @example capRule(null) // "unset: 3 for subagents, unlimited for the main agent; 0 = unlimited"
  */
 export function capRule(configured: number | null): string {

@@ -5,7 +5,7 @@
  */
 import { AppError } from "../http/errors";
 import type { Reservation } from "../ports";
-import { type Caller, capRule, effectiveCap } from "./cap-rule";
+import { type Caller, effectiveCap } from "./cap-rule";
 
 /** Counters are dropped after this much inactivity in a session. */
 export const SESSION_IDLE_MS = 24 * 60 * 60 * 1000;
@@ -32,13 +32,11 @@ export async function releaseSlot(store: CounterStore, imageKey: string): Promis
   if (count > 0) await store.put(imageKey, count - 1);
 }
 
-/** The 409 of api.md: its words, with the cap rule that applied (`capRule`). */
+/** The 409 of api.md: its words, with the cap that applied. */
 export function embedCapReached(count: number, configured: number | null, caller: Caller): AppError {
   const cap = effectiveCap(configured, caller) ?? 0;
-  const setting =
-    configured === null
-      ? `vision.max_calls_per_image ${capRule(null)}`
-      : `vision.max_calls_per_image = ${configured}; 0 = unlimited`;
+  // The cap that applied, as the spec words it (unset: the subagent default, 3).
+  const setting = `vision.max_calls_per_image = ${cap}; 0 = unlimited`;
   return new AppError(
     409,
     "embed_cap_reached",

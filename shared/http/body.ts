@@ -55,11 +55,14 @@ export async function readBodyBytes(request: Request, limit: number): Promise<Ui
   }
 }
 
-/** True when the Content-Type is JSON (`application/json`, any parameters, any case). */
+/**
+ * True when the Content-Type is `application/json` (any parameters, any case), as api.md asks:
+ * another type is a 415, JSON-based ones such as `application/merge-patch+json` included (they
+ * mean another operation than the one the route performs).
+ */
 export function isJsonContentType(header: string | null): boolean {
   if (!header) return false;
-  const type = header.split(";")[0]!.trim().toLowerCase();
-  return type === "application/json" || (type.startsWith("application/") && type.endsWith("+json"));
+  return header.split(";")[0]!.trim().toLowerCase() === "application/json";
 }
 
 /**

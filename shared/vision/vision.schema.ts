@@ -1,7 +1,8 @@
 /** The vision_analyze request and responses (api.md); the same schemas feed OpenAPI and MCP. */
 import * as z from "zod";
 
-const coordinate = z.number().int().min(0).max(1_000_000);
+/** A region's coordinate: any integer within a million either way; the region is clamped to the image. */
+const coordinate = z.number().int().min(-1_000_000).max(1_000_000);
 
 /** The one message for an `image` that is neither shape: it shows both. */
 export const IMAGE_SHAPES_HINT =

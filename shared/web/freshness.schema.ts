@@ -10,13 +10,13 @@ export const MAX_AGE_LIMIT_SECONDS = 365 * 24 * 60 * 60;
 
 export const FreshnessRequest = z.object({
   max_age: z
-    .number()
-    .int()
-    .min(0)
-    .max(MAX_AGE_LIMIT_SECONDS)
-    .optional()
+    .preprocess(
+      // Clamped before the integer check, which stops at the safe-integer range: 1e20 is an integer too.
+      (age) => (typeof age === "number" && Number.isInteger(age) ? Math.min(age, MAX_AGE_LIMIT_SECONDS) : age),
+      z.number().int().min(0).optional(),
+    )
     .describe(
-      "Most seconds since the provider answered that a cached answer may have (integer, 0..31536000); older is not served and the call pays the provider, the fresh answer replacing the stored one. 0 always fetches (or joins an identical call already fetching). Header form: Cache-Control: max-age=N, or no-cache for 0",
+      "Most seconds since the provider answered that a cached answer may have (integer ≥ 0; over a year reads as a year); older is not served and the call pays the provider, the fresh answer replacing the stored one. 0 always fetches (or joins an identical call already fetching). Header form: Cache-Control: max-age=N, or no-cache for 0",
     ),
   store: z
     .boolean()

@@ -135,6 +135,11 @@ describe("one error shape for every failure", () => {
     expect(expectErrorShape(text.body).code).toBe("unsupported_media_type");
     const missing = await callJson("/v1/web_search", { raw: '{"query":"x"}', headers: { "content-type": "" } });
     expect(missing.status).toBe(415);
+    // JSON-based types mean another operation than the route's: only application/json is JSON here.
+    for (const type of ["application/merge-patch+json", "application/vnd.api+json", "text/json"]) {
+      const other = await call("/v1/web_search", { raw: '{"query":"x"}', headers: { "content-type": type } });
+      expect(other.status, type).toBe(415);
+    }
     const charset = await call("/v1/web_search", {
       raw: '{"query":"charset case"}',
       headers: { "content-type": "Application/JSON; Charset=UTF-8" },

@@ -100,6 +100,17 @@ describe("the embed budget", () => {
     expect(body.note).toContain("100");
     expect(body.note).toContain("200");
   });
+
+  it("clamps a region that starts left of or above the image to the image, as the spec says", async () => {
+    const { status, body } = await analyze({
+      image: inline(small),
+      region: [-10, -10, 50, 40],
+      session_id: uniqueToken(),
+    });
+    expect(status).toBe(200);
+    expect([body.image.width, body.image.height]).toEqual([50, 40]);
+    expect(body.note).toContain("Cropped to region [0,0,50,40]");
+  });
 });
 
 describe("refusals", () => {
@@ -180,7 +191,7 @@ describe("the repeat cap", () => {
     const error = expectErrorShape(fourth.body);
     expect(error.code).toBe("embed_cap_reached");
     expect(error.message).toBe(
-      "vision_analyze refused: this image has already been loaded into context 3 time(s) in this session (region crops of the same image count too), and every native load re-sends the full image on each later API call. Answer from what you can already see, or ask the user. (vision.max_calls_per_image unset: 3 for subagents, unlimited for the main agent; 0 = unlimited)",
+      "vision_analyze refused: this image has already been loaded into context 3 time(s) in this session (region crops of the same image count too), and every native load re-sends the full image on each later API call. Answer from what you can already see, or ask the user. (vision.max_calls_per_image = 3; 0 = unlimited)",
     );
     const otherImage = await analyze({ image: inline(other), session_id: session, caller: "subagent" });
     expect(otherImage.status).toBe(200);

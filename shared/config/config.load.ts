@@ -6,6 +6,7 @@
 import * as z from "zod";
 import { AppError } from "../http/errors";
 import { apiTokens } from "../http/auth";
+import { shownPrices } from "../models/models.table";
 import { capRule } from "../embeds/cap-rule";
 import { findSecretInUrl } from "../safety/secrets";
 import { Config, SECRET_NAMES, type Secrets } from "./config.schema";
@@ -100,7 +101,12 @@ export function publicConfig(loaded: LoadedConfig): Record<string, unknown> {
     ...loaded.config.vision,
     max_calls_per_image_rule: capRule(loaded.config.vision.max_calls_per_image),
   };
-  return { ...(withoutUrlCredentials(loaded.config) as Record<string, unknown>), vision, secrets };
+  // Prices under the names pricing.models takes (snake_case, as every field of the API).
+  const models = Object.fromEntries(
+    Object.entries(loaded.config.pricing.models).map(([model, prices]) => [model, shownPrices(prices)]),
+  );
+  const pricing = { ...loaded.config.pricing, models };
+  return { ...(withoutUrlCredentials(loaded.config) as Record<string, unknown>), vision, pricing, secrets };
 }
 
 /** `value` with every http(s) URL string's user-info, and a query that carries a secret, shown as `[redacted]`. */

@@ -4,6 +4,7 @@
  * accepts both; `config.load.ts` gathers the layers and calls this.
  */
 import * as z from "zod";
+import { PRICE_FIELDS } from "../models/models.table";
 import { ANTHROPIC } from "../proxy/providers/anthropic.provider";
 import { OPENAI } from "../proxy/providers/openai.provider";
 import {
@@ -158,6 +159,13 @@ function priceFields<S extends { name: string; search?: { usdPerCall: number }; 
 }
 
 const MODEL_PRICE_KEYS = ["input", "cacheWrite5m", "cacheWrite1h", "cacheRead", "output"] as const;
+/** A price's name in `pricing.models`: its snake_case name, or the camelCase one it had before. */
+const PRICE_KEY_OF: ReadonlyMap<string, (typeof MODEL_PRICE_KEYS)[number]> = new Map(
+  PRICE_FIELDS.flatMap(([shown, key]) => [
+    [shown, key],
+    [key, key],
+  ]),
+);
 
 /** `pricing.models`: a table (or its JSON text) of model name → token prices, each ≥ 0. */
 const modelPriceOverrides = z
@@ -181,14 +189,15 @@ const modelPriceOverrides = z
         return unusable(ctx, `prices of ${model.slice(0, 60)} are not a table`);
       const row: Partial<Record<(typeof MODEL_PRICE_KEYS)[number], number>> = {};
       for (const [key, price] of Object.entries(prices)) {
-        if (!(MODEL_PRICE_KEYS as readonly string[]).includes(key))
+        const field = PRICE_KEY_OF.get(key);
+        if (field === undefined)
           return unusable(
             ctx,
-            `${model.slice(0, 60)}.${key.slice(0, 40)} is not one of ${MODEL_PRICE_KEYS.join(", ")}`,
+            `${model.slice(0, 60)}.${key.slice(0, 40)} is not one of ${PRICE_FIELDS.map(([shown]) => shown).join(", ")}`,
           );
         const n = asNumber(price);
         if (!Number.isFinite(n) || n < 0) return unusable(ctx, `${model.slice(0, 60)}.${key} must be a number ≥ 0`);
-        row[key as (typeof MODEL_PRICE_KEYS)[number]] = n;
+        row[field] = n;
       }
       out.push([model, row]);
     }
@@ -250,7 +259,7 @@ export const Config = z.object({
       .describe("USD per search call, per provider: what a hit or a joined call saves"),
     extract: z.object(priceFields(EXTRACT_SPECS, "extract")).describe("USD per extract call (one URL), per provider"),
     models: modelPriceOverrides.describe(
-      "Token prices per model name, USD per million tokens ({input, cacheWrite5m, cacheWrite1h, cacheRead, output}, any subset); the rest from the model table",
+      "Token prices per model name, USD per million tokens ({input, cache_write_5m, cache_write_1h, cache_read, output}, any subset); the rest from the model table",
     ),
   }),
   auxiliary: z.object({

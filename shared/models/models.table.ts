@@ -25,6 +25,29 @@ export interface ModelPrices {
   readonly output: number;
 }
 
+/**
+ * Each price's name where the service shows or takes it (snake_case, as every field of the HTTP
+ * API: `/v1/stats`, `/v1/config`, `pricing.models`), beside its name here.
+ */
+export const PRICE_FIELDS = [
+  ["input", "input"],
+  ["cache_write_5m", "cacheWrite5m"],
+  ["cache_write_1h", "cacheWrite1h"],
+  ["cache_read", "cacheRead"],
+  ["output", "output"],
+] as const satisfies readonly (readonly [string, keyof ModelPrices])[];
+
+export type ShownPrice = (typeof PRICE_FIELDS)[number][0];
+
+/** `prices` (any subset) under their shown names. */
+export function shownPrices(prices: ModelPrices): Record<ShownPrice, number>;
+export function shownPrices(prices: Partial<ModelPrices>): Partial<Record<ShownPrice, number>>;
+export function shownPrices(prices: Partial<ModelPrices>): Partial<Record<ShownPrice, number>> {
+  const out: Partial<Record<ShownPrice, number>> = {};
+  for (const [shown, key] of PRICE_FIELDS) if (prices[key] !== undefined) out[shown] = prices[key];
+  return out;
+}
+
 /** The cache prices as multiples of the input price (what the cost arithmetic weighs). */
 export interface CacheMultipliers {
   /** Short-TTL write / input: 1.25 (Anthropic; OpenAI from GPT-5.6), 1 where writes are not billed apart. */

@@ -76,9 +76,9 @@ const Prices = z.object({
       z.string(),
       z.object({
         input: z.number(),
-        cacheWrite5m: z.number(),
-        cacheWrite1h: z.number(),
-        cacheRead: z.number(),
+        cache_write_5m: z.number(),
+        cache_write_1h: z.number(),
+        cache_read: z.number(),
         output: z.number(),
       }),
     )

@@ -4,7 +4,7 @@
  * Money is computed here from counts, never stored, so a price change re-prices the past.
  */
 import type { Config } from "../config/config.schema";
-import { modelRules, type ModelPrices, usageCost } from "../models/models.table";
+import { modelRules, type ModelPrices, shownPrices, usageCost } from "../models/models.table";
 import type { LedgerRow, LedgerStore, LedgerTool } from "../ports";
 import { LEDGER_TOOLS, LLM_WRITE_COUNTERS, TOOL_COUNTERS } from "./counters";
 import { HOUR_MS, hourOf } from "./ledger";
@@ -213,7 +213,11 @@ export function statsReport(
     saved_usd: money(
       (totals.web_search.saved_usd ?? 0) + (totals.web_extract.saved_usd ?? 0) + (totals.llm.saved_usd ?? 0),
     ),
-    prices: { search: { ...pricing.search }, extract: { ...pricing.extract }, models: Object.fromEntries(usedPrices) },
+    prices: {
+      search: { ...pricing.search },
+      extract: { ...pricing.extract },
+      models: Object.fromEntries([...usedPrices].map(([model, prices]) => [model, shownPrices(prices)])),
+    },
   };
 }
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { loadConfig } from "../../shared/config/config.load";
+import { loadConfig, publicConfig } from "../../shared/config/config.load";
 import {
   MODEL_TABLE_READ_ON,
   modelRules,
@@ -138,6 +138,27 @@ describe("model table: prices and cache multipliers per model (docs/eviction.md,
     expect(Object.getPrototypeOf(models)).toBe(Object.prototype);
     expect(modelRules("openai", "__proto__", models).prices.input).toBe(1);
     expect(modelRules("openai", "gpt-4o", models).prices.input).toBe(2);
+  });
+
+  it("reads pricing.models under snake_case names (the camelCase ones too), and /v1/config shows them snake_case", () => {
+    const loaded = loadConfig({
+      PRICING_MODELS: JSON.stringify({
+        "claude-sonnet-4-5": { cache_write_5m: 4, cache_read: 0.2 },
+        "gpt-4o": { cacheRead: 1 },
+      }),
+    });
+    expect(modelRules("anthropic", "claude-sonnet-4-5", loaded.config.pricing.models).prices).toMatchObject({
+      cacheWrite5m: 4,
+      cacheRead: 0.2,
+    });
+    expect(modelRules("openai", "gpt-4o", loaded.config.pricing.models).prices.cacheRead).toBe(1);
+    expect((publicConfig(loaded).pricing as { models: unknown }).models).toEqual({
+      "claude-sonnet-4-5": { cache_write_5m: 4, cache_read: 0.2 },
+      "gpt-4o": { cache_read: 1 },
+    });
+    expect(() => loadConfig({ PRICING_MODELS: '{"m": {"cache_reed": 1}}' })).toThrow(
+      /m\.cache_reed is not one of input, cache_write_5m, cache_write_1h, cache_read, output/,
+    );
   });
 
   it("usage priced at the model's rates, and the same input without a cache", () => {

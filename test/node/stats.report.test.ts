@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { loadConfig } from "../../shared/config/config.load";
-import { modelRules, usageCost } from "../../shared/models/models.table";
+import { modelRules, shownPrices, usageCost } from "../../shared/models/models.table";
 import type { LedgerRow, LedgerStore } from "../../shared/ports";
 import { LedgerBuffer, ledgerFlushDelay } from "../../shared/stats/ledger";
 import { statsReport } from "../../shared/stats/stats.service";
@@ -138,7 +138,9 @@ describe("the ledger", () => {
     expect(report.totals.llm.saved_usd).toBeGreaterThan(0);
     expect(report.saved_usd).toBe(report.totals.llm.saved_usd);
     expect(report.by_model.llm["claude-sonnet-4-5"]?.requests).toBe(2);
-    expect(report.prices.models["claude-sonnet-4-5"]).toEqual(modelRules("anthropic", "claude-sonnet-4-5").prices);
+    expect(report.prices.models["claude-sonnet-4-5"]).toEqual(
+      shownPrices(modelRules("anthropic", "claude-sonnet-4-5").prices),
+    );
     // pricing.models overrides a model's prices.
     const cheap = loadConfig({
       PRICING_MODELS: JSON.stringify({

@@ -311,6 +311,14 @@ describe("GET /v1/stats", () => {
       8,
     );
     expect(delta("saved_usd")).toBeCloseTo(expected.withoutCacheUsd - expected.costUsd, 8);
+    // The prices used, under snake_case names as every field of the API.
+    expect(after.prices.models[model]).toEqual({
+      input: 3,
+      cache_write_5m: 3.75,
+      cache_write_1h: 6,
+      cache_read: 0.3,
+      output: 15,
+    });
   });
 
   it("never fails or delays a request when the ledger cannot be written: it logs ledger_write_failed", async () => {

@@ -95,8 +95,18 @@ function imageData(messages: readonly unknown[], image: ImageRef): string | null
 /** The Anthropic Messages format adapter. */
 export const anthropicAdapter: EvictionAdapter = { format: "anthropic", inventory, retire, imageData };
 
-/** Blocks that cannot carry `cache_control`, and user uploads, which the service never touches. */
-const UNMARKABLE = new Set(["thinking", "redacted_thinking", "image"]);
+/**
+ * Blocks that cannot carry `cache_control` (thinking, and the beta `fallback` and
+ * `mcp_tool_listing`, whose params have no such field), and user uploads, which the service never
+ * touches. An empty text block cannot be marked either (`markable`).
+ */
+const UNMARKABLE = new Set(["thinking", "redacted_thinking", "image", "fallback", "mcp_tool_listing"]);
+
+const markable = (entry: Record<string, unknown> | null): boolean =>
+  !!entry &&
+  typeof entry.type === "string" &&
+  !UNMARKABLE.has(entry.type) &&
+  !(entry.type === "text" && entry.text === "");
 
 /** Where a breakpoint can stand: a block of a message whose content is an array. */
 export interface BlockPosition {
@@ -120,8 +130,7 @@ export function blockBefore(messages: readonly unknown[], position: BlockPositio
       block >= 0 && steps < ANTHROPIC_BREAKPOINTS.lookbackBlocks;
       block--, steps++
     ) {
-      const entry = asRecord(content[block]);
-      if (entry && typeof entry.type === "string" && !UNMARKABLE.has(entry.type)) return { message, block };
+      if (markable(asRecord(content[block]))) return { message, block };
     }
     message -= 1;
     block = Number.POSITIVE_INFINITY;

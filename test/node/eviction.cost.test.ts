@@ -228,6 +228,11 @@ describe("cost: the front breakpoint (manage_cache)", () => {
           text("plan"),
           { type: "thinking", thinking: "…", signature: "s" },
           { type: "redacted_thinking", data: "x" },
+          // Beta blocks that take no cache_control either (the SDK's BetaFallbackBlockParam,
+          // BetaMCPToolListingBlockParam), and an empty text block, which the API refuses to mark.
+          { type: "fallback" },
+          { type: "mcp_tool_listing", server_name: "m", tools: [] },
+          text(""),
         ],
       },
       {
@@ -238,7 +243,8 @@ describe("cost: the front breakpoint (manage_cache)", () => {
         ],
       },
     ];
-    // Before the tool_result (message 2, block 1): the image and both thinking blocks are passed over.
+    // Before the tool_result (message 2, block 1): the image, both thinking blocks, the beta blocks
+    // and the empty text are passed over.
     expect(blockBefore(messages, { message: 2, block: 1 })).toEqual({ message: 1, block: 0 });
     // A plain-string message on the way: nothing can be marked without changing its bytes.
     expect(

@@ -490,3 +490,37 @@ describe("the page's own markup characters", () => {
     );
   });
 });
+
+describe("escapes across runs and cells", () => {
+  const text = (body: string) =>
+    markdownToText(htmlToMarkdown(`<html><body><main>${body}</main></body></html>`, "https://ex.com/").markdown);
+
+  it("a backslash ending a text run does not escape the markup after it", () => {
+    expect(text("<p>foo\\<em>bar</em></p>")).toBe("foo\\bar");
+    expect(text("<p>end\\<b>bold</b></p>")).toBe("end\\bold");
+    expect(text("<p>C:\\<code>dir</code> here</p>")).toBe("C:\\dir here");
+    expect(text("<p>dir\\<a href='/x'>link</a></p>")).toBe("dir\\link");
+  });
+
+  it("a table cell that starts with a pipe stays one cell, read back without a backslash", () => {
+    const { markdown } = htmlToMarkdown(
+      "<table><tr><th>a</th><th>b</th></tr><tr><td>| x</td><td>y</td></tr></table>",
+      "https://ex.com/",
+    );
+    expect(markdown).not.toContain("\\\\|");
+    expect(markdownToText(markdown)).toBe("a\tb\n| x\ty");
+  });
+
+  // Each in well under the test's 5 s: the rule and closing-hash rules backtracked over the run.
+  it.each([
+    ["a run of spaces", `${" ".repeat(100_000)}x`],
+    ["a dash and a run of spaces", `-${" ".repeat(100_000)}x`],
+    ["a heading's hashes after a run of spaces", `# a${" ".repeat(100_000)}#x`],
+  ])(
+    "reads a 100,000-character line in linear time: %s",
+    (_, line) => {
+      expect(markdownToText(line).length).toBeGreaterThan(0);
+    },
+    5_000,
+  );
+});

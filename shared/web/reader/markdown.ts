@@ -286,7 +286,7 @@ function span(cell: ElementNode): number {
 }
 
 function tableCell(cell: ElementNode, ctx: RenderContext): string {
-  return joinBlocks(childBlocks(cell, ctx), " ").replace(/\n+/g, " ").replace(/\|/g, "\\|").trim();
+  return escapeEach(joinBlocks(childBlocks(cell, ctx), " ").replace(/\n+/g, " "), /\|/).trim();
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -458,12 +458,18 @@ function escapeText(text: string): string {
   return text.replace(MARKUP_IN_TEXT, "\\$&");
 }
 
-const MARKUP_IN_TEXT = /\\(?=[!-/:-@[-`{-~])|[*`]|\](?=\()|~(?=~)|(?<=~)~|(?<![\p{L}\p{N}])_|_(?![\p{L}\p{N}])/gu;
+// A backslash ending the run is escaped too: the next character may be markup (`C:\<b>x</b>`).
+const MARKUP_IN_TEXT = /\\(?=[!-/:-@[-`{-~]|$)|[*`]|\](?=\()|~(?=~)|(?<=~)~|(?<![\p{L}\p{N}])_|_(?![\p{L}\p{N}])/gu;
+
+/** Every character `chars` matches escaped, but for those escaped already (a backslash pair is kept whole). */
+function escapeEach(text: string, chars: RegExp): string {
+  return text.replace(new RegExp(`\\\\[\\s\\S]|${chars.source}`, "g"), (m) =>
+    m.length === 2 && m[0] === "\\" ? m : `\\${m}`,
+  );
+}
 
 /** Every bracket of a link's or an image's text escaped, but for those escaped already. */
-function escapeBrackets(text: string): string {
-  return text.replace(/\\[\s\S]|[[\]]/g, (m) => (m.length === 2 ? m : `\\${m}`));
-}
+const escapeBrackets = (text: string): string => escapeEach(text, /[[\]]/);
 
 /** Finish a run of inline content as one paragraph: tidy spaces, keep hard line breaks. */
 export function finishInline(text: string): string {

@@ -20,22 +20,22 @@ export function markdownToText(markdown: string): string {
       fence = fenceMatch[1]!;
       continue;
     }
+    // Rules and table separators are matched on the trimmed line: a leading run of spaces before
+    // two optional parts would be tried at every split (quadratic on a long run).
+    const bare = line.trim();
     if (
-      /^\s*\|?\s*:?-{3,}:?\s*(\|\s*:?-{3,}:?\s*)*\|?\s*$/.test(line) &&
-      line.includes("-") &&
-      (line.includes("|") || /^\s*-{3,}\s*$/.test(line))
+      bare.includes("-") &&
+      /^\|?\s*:?-{3,}:?\s*(\|\s*:?-{3,}:?\s*)*\|?$/.test(bare) &&
+      (bare.includes("|") || /^-{3,}$/.test(bare))
     ) {
-      if (/^\s*-{3,}\s*$/.test(line)) out.push("");
+      if (/^-{3,}$/.test(bare)) out.push("");
       continue;
     }
-    if (/^\s*([*_])(\s*\1){2,}\s*$/.test(line)) {
+    if (/^([*_])(\s*\1){2,}$/.test(bare)) {
       out.push("");
       continue;
     }
-    let text = line
-      .replace(/^(\s*>)+\s?/, "")
-      .replace(/^\s{0,3}#{1,6}\s+/, "")
-      .replace(/\s+#+\s*$/, "");
+    let text = withoutClosingHashes(line.replace(/^(\s*>)+\s?/, "").replace(/^\s{0,3}#{1,6}\s+/, ""));
     if (/^\s*\|.*\|\s*$/.test(text)) {
       text = text
         .trim()
@@ -50,6 +50,15 @@ export function markdownToText(markdown: string): string {
     .join("\n")
     .replace(/\n{3,}/g, "\n\n")
     .trim();
+}
+
+/** `line` without a heading's closing run of `#` (after a space), found from the end: linear on any line. */
+function withoutClosingHashes(line: string): string {
+  const end = line.trimEnd();
+  let start = end.length;
+  while (start > 0 && end[start - 1] === "#") start--;
+  if (start === end.length || start === 0 || !/\s/.test(end[start - 1]!)) return line;
+  return end.slice(0, start).trimEnd();
 }
 
 /** A code span's place while the other rules run: NUL, its index, NUL (NULs of the text are dropped first). */

@@ -34,18 +34,23 @@ function reachedByAddress(hostname: string): boolean {
 
 /**
  * The 403 for a page that may not call `/v1/*` or the provider proxy while they take anonymous
- * calls (with a token required, a page has no way in, so any origin may try), or null.
+ * calls (with a token required, a page has no way in, so any origin may try), or null. A page is
+ * known by its `Origin`, or, on a same-origin GET (which carries none), by `Sec-Fetch-Site`,
+ * which every current browser sends and agents and CLIs do not: a rebinding page's own GET is
+ * same-origin, on the attacker's name.
  */
 export function anonymousOriginRefusal(
   request: Request,
   allowedOrigins: readonly string[],
   anonymous: boolean,
 ): AppError | null {
-  const origin = request.headers.get("origin");
-  if (!anonymous || origin === null || originAllowed(origin, request, allowedOrigins, true)) return null;
+  if (!anonymous) return null;
+  const site = request.headers.get("sec-fetch-site");
+  const page = request.headers.get("origin") ?? (site !== null && site !== "none" ? new URL(request.url).origin : null);
+  if (page === null || originAllowed(page, request, allowedOrigins, true)) return null;
   return new AppError(
     403,
     "forbidden",
-    `A page on ${origin.slice(0, 200)} may not call this service while it takes calls without a token; an operator can allow it in security.allowed_origins.`,
+    `A page on ${page.slice(0, 200)} may not call this service while it takes calls without a token; an operator can allow it in security.allowed_origins.`,
   );
 }

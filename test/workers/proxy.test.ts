@@ -343,6 +343,27 @@ describe("the Anthropic route", () => {
     expect(await llmCalls(tag)).toHaveLength(0);
   });
 
+  it("takes no same-origin GET from a DNS-rebinding page (no Origin, but Sec-Fetch-Site) while anonymous; a CLI by that name passes", async () => {
+    const rebound = "http://rebind.attacker.example:8787";
+    const vars = { ANTHROPIC_API_KEY: "sk-ant-operator-7" };
+    const tag = uniqueToken();
+    const page = await call(`/anthropic/v1/models?${tag}`, {
+      at: rebound,
+      vars,
+      headers: { "sec-fetch-site": "same-origin" },
+    });
+    await page.text();
+    expect(page.status).toBe(403);
+    expect(await llmCalls(tag)).toHaveLength(0);
+    const config = await call("/v1/config", { at: rebound, headers: { "sec-fetch-site": "same-origin" } });
+    expect(config.status).toBe(403);
+    // A program reaching the service by a name (a container's, say) sends no Sec-Fetch-Site.
+    const cli = await call("/v1/config", { at: rebound });
+    expect(cli.status).toBe(200);
+    // A typed URL or a bookmark (Sec-Fetch-Site: none) is the user's own navigation.
+    expect((await call("/v1/config", { at: rebound, headers: { "sec-fetch-site": "none" } })).status).toBe(200);
+  });
+
   it("checks the key of an OPTIONS that is not a preflight, and never forwards its body unchecked", async () => {
     const tag = uniqueToken();
     const vars = { API_TOKENS: "svc-1", SECURITY_ALLOW_ANONYMOUS: "false", ANTHROPIC_API_KEY: "sk-ant-operator-7" };

@@ -162,6 +162,8 @@ function misspelledKey(env: Record<string, unknown>): { given: string; meant: st
 function unknownInTable(table: Record<string, unknown>, schema: unknown, prefix: string): string | null {
   if (!(schema instanceof z.ZodObject)) return null; // a record (pricing.models) checks its own keys
   for (const [key, value] of Object.entries(table)) {
+    // A note in a config.json ("_comment") or a schema reference ("$schema") is no setting, and no mistake.
+    if (key.startsWith("_") || key.startsWith("$")) continue;
     const field = (schema.shape as Record<string, unknown>)[key];
     if (!Object.hasOwn(schema.shape, key)) return `${prefix}.${key}`;
     if (value !== null && typeof value === "object" && !Array.isArray(value)) {

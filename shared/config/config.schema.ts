@@ -232,7 +232,9 @@ export const Config = z.object({
     allow_private_urls: flag(false).describe("Allow private hosts (metadata stays blocked)"),
     dns_resolver_url: urlWithDefault("https://cloudflare-dns.com/dns-query").describe("DNS-over-HTTPS JSON endpoint"),
     allow_anonymous: flag(false).describe("Serve /v1 without API_TOKENS (local dev only)"),
-    allowed_origins: originList.describe("Browser origins /mcp accepts besides its own; any other Origin is a 403"),
+    allowed_origins: originList.describe(
+      "Browser origins /mcp accepts besides its own, and /v1/* and the proxy while anonymous calls are taken; any other page is a 403",
+    ),
   }),
   providers: z.object({
     ...baseUrlFields(),

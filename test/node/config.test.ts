@@ -221,6 +221,10 @@ describe("keys that name no setting", () => {
       }),
     ).toBeNull();
     expect(refusal({ pricing: { models: { "my-model": { input: 1, output: 2 } } } })).toBeNull();
+    // Notes and schema references in a config.json: "_comment", "$schema".
+    expect(
+      refusal({ $schema: "./schema.json", web: { _comment: "an hour for the demo", cache_ttl_minutes: 60 } }),
+    ).toBeNull();
   });
 });
 

@@ -7,7 +7,7 @@ import { cors } from "hono/cors";
 import type { LoadedConfig } from "./config/config.load";
 import type { AppDeps } from "./ports";
 import { publicConfig } from "./config/config.load";
-import { authorize, callerOf, tokenRequired } from "./http/auth";
+import { authorize, callerOf, takesAnonymousCalls } from "./http/auth";
 import { readJsonBody } from "./http/body";
 import { AppError } from "./http/errors";
 import { isMultipart, readMultipart } from "./http/multipart";
@@ -15,8 +15,8 @@ import { healthAnswer, indexRoutes, type RouteEntry, serviceIndex } from "./http
 import { requestLog, type RequestLogFields } from "./http/request-log";
 import { errorResponse, jsonResponse } from "./http/respond";
 import { parseRequest } from "./http/validate";
-import { MCP_CORS, handleMcpPost, isAllowedOrigin, mcpOriginRefusal } from "./mcp/mcp.http";
-import { anonymousOriginRefusal } from "./http/origin";
+import { MCP_CORS, handleMcpPost, mcpOriginRefusal } from "./mcp/mcp.http";
+import { anonymousOriginRefusal, isAllowedOrigin } from "./http/origin";
 import { openApiDocument } from "./openapi";
 import { proxyRequest } from "./proxy/proxy.service";
 import { LLM_PROVIDERS } from "./proxy/providers/providers.catalog";
@@ -51,14 +51,14 @@ export function createApp(deps: AppDeps): Hono<Env> {
   });
   app.use("*", requestLog(deps.log, deps.clock));
 
-  /** Whether this configuration takes calls without a token. */
-  const anonymous = ({ secrets, config }: LoadedConfig) =>
-    !tokenRequired(secrets.API_TOKENS, config.security.allow_anonymous);
-
   const authenticate = async (c: Context<Env>, next: () => Promise<void>) => {
     const loaded = deps.config();
     c.set("loaded", loaded);
-    const refusal = anonymousOriginRefusal(c.req.raw, loaded.config.security.allowed_origins, anonymous(loaded));
+    const refusal = anonymousOriginRefusal(
+      c.req.raw,
+      loaded.config.security.allowed_origins,
+      takesAnonymousCalls(loaded),
+    );
     if (refusal) throw refusal;
     await authorize(
       c.req.header("authorization") ?? null,
@@ -71,7 +71,7 @@ export function createApp(deps: AppDeps): Hono<Env> {
   // Origin first: a foreign page's request is refused whatever its credentials.
   app.use("/mcp", async (c, next) => {
     const loaded = deps.config();
-    const refusal = mcpOriginRefusal(c.req.raw, loaded.config.security.allowed_origins, anonymous(loaded));
+    const refusal = mcpOriginRefusal(c.req.raw, loaded.config.security.allowed_origins, takesAnonymousCalls(loaded));
     if (refusal) return refusal;
     await next();
   });
@@ -130,7 +130,7 @@ export function createApp(deps: AppDeps): Hono<Env> {
         "cache-control": "no-cache",
       },
     });
-  const dashboardAsksToken = () => !anonymous(deps.config());
+  const dashboardAsksToken = () => !takesAnonymousCalls(deps.config());
   route("/dashboard", { GET: page(() => dashboardHtml(dashboardAsksToken()), "text/html; charset=utf-8") });
   route("/dashboard/app.js", { GET: page(() => DASHBOARD_JS, "text/javascript; charset=utf-8") });
 

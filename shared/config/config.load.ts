@@ -125,7 +125,9 @@ function withoutUrlCredentials(value: unknown): unknown {
 
 /** The top-level sections of the configuration (`web`, `vision`, ...) and their flat prefixes (`WEB_`). */
 const SECTIONS = Object.keys(Config.shape);
-const FLAT_NAMES = new Set([...CONFIG_KEYS.map(flatName), ...Object.keys(FLAT_ALIASES), ...SECRET_NAMES]);
+const SECTION_PREFIXES = SECTIONS.map((section) => `${flatName(section)}_`);
+const FLAT_NAMES = [...CONFIG_KEYS.map(flatName), ...Object.keys(FLAT_ALIASES), ...SECRET_NAMES];
+const KNOWN_FLAT_NAMES = new Set(FLAT_NAMES);
 
 /**
  * A key an operator meant as a setting that names none: a key inside a section table that is not
@@ -151,8 +153,8 @@ function misspelledKey(env: Record<string, unknown>): { given: string; meant: st
     }
   }
   for (const name of Object.keys(env)) {
-    if (FLAT_NAMES.has(name) || !SECTIONS.some((section) => name.startsWith(`${flatName(section)}_`))) continue;
-    const meant = nearest(name, [...FLAT_NAMES], 2);
+    if (KNOWN_FLAT_NAMES.has(name) || !SECTION_PREFIXES.some((prefix) => name.startsWith(prefix))) continue;
+    const meant = nearest(name, FLAT_NAMES, 2);
     if (meant) return { given: name, meant, flat: name };
   }
   return null;
@@ -164,9 +166,9 @@ function unknownInTable(table: Record<string, unknown>, schema: unknown, prefix:
   for (const [key, value] of Object.entries(table)) {
     // A note in a config.json ("_comment") or a schema reference ("$schema") is no setting, and no mistake.
     if (key.startsWith("_") || key.startsWith("$")) continue;
-    const field = (schema.shape as Record<string, unknown>)[key];
     if (!Object.hasOwn(schema.shape, key)) return `${prefix}.${key}`;
     if (value !== null && typeof value === "object" && !Array.isArray(value)) {
+      const field = (schema.shape as Record<string, unknown>)[key];
       const inner = unknownInTable(value as Record<string, unknown>, field, `${prefix}.${key}`);
       if (inner) return inner;
     }

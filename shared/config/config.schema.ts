@@ -4,7 +4,7 @@
  * accepts both; `config.load.ts` gathers the layers and calls this.
  */
 import * as z from "zod";
-import { PRICE_FIELDS } from "../models/models.table";
+import { type ModelPrices, PRICE_FIELDS } from "../models/models.table";
 import { ANTHROPIC } from "../proxy/providers/anthropic.provider";
 import { OPENAI } from "../proxy/providers/openai.provider";
 import {
@@ -158,9 +158,9 @@ function priceFields<S extends { name: string; search?: { usdPerCall: number }; 
   ) as Record<S["name"], ReturnType<typeof usd>>;
 }
 
-const MODEL_PRICE_KEYS = ["input", "cacheWrite5m", "cacheWrite1h", "cacheRead", "output"] as const;
+type ModelPriceRow = Partial<Record<keyof ModelPrices, number>>;
 /** A price's name in `pricing.models`: its snake_case name, or the camelCase one it had before. */
-const PRICE_KEY_OF: ReadonlyMap<string, (typeof MODEL_PRICE_KEYS)[number]> = new Map(
+const PRICE_KEY_OF: ReadonlyMap<string, keyof ModelPrices> = new Map(
   PRICE_FIELDS.flatMap(([shown, key]) => [
     [shown, key],
     [key, key],
@@ -168,41 +168,39 @@ const PRICE_KEY_OF: ReadonlyMap<string, (typeof MODEL_PRICE_KEYS)[number]> = new
 );
 
 /** `pricing.models`: a table (or its JSON text) of model name → token prices, each ≥ 0. */
-const modelPriceOverrides = z
-  .unknown()
-  .transform((value, ctx): Record<string, Partial<Record<(typeof MODEL_PRICE_KEYS)[number], number>>> => {
-    if (value === undefined || value === null || value === "") return {};
-    let table = value;
-    if (typeof table === "string") {
-      try {
-        table = JSON.parse(table);
-      } catch {
-        return unusable(ctx, "expected a table of model name → prices, or its JSON text");
-      }
+const modelPriceOverrides = z.unknown().transform((value, ctx): Record<string, ModelPriceRow> => {
+  if (value === undefined || value === null || value === "") return {};
+  let table = value;
+  if (typeof table === "string") {
+    try {
+      table = JSON.parse(table);
+    } catch {
+      return unusable(ctx, "expected a table of model name → prices, or its JSON text");
     }
-    if (typeof table !== "object" || table === null || Array.isArray(table))
-      return unusable(ctx, "expected a table of model name → prices");
-    // Gathered as entries: a model named "__proto__" is a key like any other, never a prototype.
-    const out: [string, Partial<Record<(typeof MODEL_PRICE_KEYS)[number], number>>][] = [];
-    for (const [model, prices] of Object.entries(table)) {
-      if (typeof prices !== "object" || prices === null)
-        return unusable(ctx, `prices of ${model.slice(0, 60)} are not a table`);
-      const row: Partial<Record<(typeof MODEL_PRICE_KEYS)[number], number>> = {};
-      for (const [key, price] of Object.entries(prices)) {
-        const field = PRICE_KEY_OF.get(key);
-        if (field === undefined)
-          return unusable(
-            ctx,
-            `${model.slice(0, 60)}.${key.slice(0, 40)} is not one of ${PRICE_FIELDS.map(([shown]) => shown).join(", ")}`,
-          );
-        const n = asNumber(price);
-        if (!Number.isFinite(n) || n < 0) return unusable(ctx, `${model.slice(0, 60)}.${key} must be a number ≥ 0`);
-        row[field] = n;
-      }
-      out.push([model, row]);
+  }
+  if (typeof table !== "object" || table === null || Array.isArray(table))
+    return unusable(ctx, "expected a table of model name → prices");
+  // Gathered as entries: a model named "__proto__" is a key like any other, never a prototype.
+  const out: [string, ModelPriceRow][] = [];
+  for (const [model, prices] of Object.entries(table)) {
+    if (typeof prices !== "object" || prices === null)
+      return unusable(ctx, `prices of ${model.slice(0, 60)} are not a table`);
+    const row: ModelPriceRow = {};
+    for (const [key, price] of Object.entries(prices)) {
+      const field = PRICE_KEY_OF.get(key);
+      if (field === undefined)
+        return unusable(
+          ctx,
+          `${model.slice(0, 60)}.${key.slice(0, 40)} is not one of ${PRICE_FIELDS.map(([shown]) => shown).join(", ")}`,
+        );
+      const n = asNumber(price);
+      if (!Number.isFinite(n) || n < 0) return unusable(ctx, `${model.slice(0, 60)}.${key} must be a number ≥ 0`);
+      row[field] = n;
     }
-    return Object.fromEntries(out);
-  });
+    out.push([model, row]);
+  }
+  return Object.fromEntries(out);
+});
 
 export const Config = z.object({
   web: z.object({

@@ -18,6 +18,15 @@ export const apiTokens = (tokensSecret: string | undefined): string[] =>
 export const tokenRequired = (tokensSecret: string | undefined, allowAnonymous: boolean): boolean =>
   apiTokens(tokensSecret).length > 0 || !allowAnonymous;
 
+/** Whether a configuration (a `LoadedConfig`) takes calls without a token. */
+export const takesAnonymousCalls = ({
+  secrets,
+  config,
+}: {
+  secrets: { API_TOKENS?: string };
+  config: { security: { allow_anonymous: boolean } };
+}): boolean => !tokenRequired(secrets.API_TOKENS, config.security.allow_anonymous);
+
 /**
  * The caller's identity for scoping session state: SHA-256 of the `Authorization` header as sent
  * (one API token, one caller; without a token, every anonymous caller is one).

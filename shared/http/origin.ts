@@ -8,6 +8,11 @@
 import { classifyIpLiteral } from "../safety/ip";
 import { AppError } from "./errors";
 
+/** Whether `origin` (a request's `Origin` header) is one of `security.allowed_origins` (stored lower-case). */
+export function isAllowedOrigin(origin: string, allowedOrigins: readonly string[]): boolean {
+  return allowedOrigins.includes(origin.trim().toLowerCase());
+}
+
 /**
  * Whether a page on `origin` may call: one of `security.allowed_origins` (stored lower-case), or
  * the request's own origin, which counts when a token is needed, or when the service was reached
@@ -19,10 +24,9 @@ export function originAllowed(
   allowedOrigins: readonly string[],
   anonymous: boolean,
 ): boolean {
-  const normalized = origin.trim().toLowerCase();
-  if (allowedOrigins.includes(normalized)) return true;
+  if (isAllowedOrigin(origin, allowedOrigins)) return true;
   const own = new URL(request.url);
-  if (normalized !== own.origin) return false;
+  if (origin.trim().toLowerCase() !== own.origin) return false;
   return !anonymous || reachedByAddress(own.hostname);
 }
 

@@ -49,11 +49,6 @@ export function mcpOriginRefusal(
   );
 }
 
-/** Whether `origin` (a request's `Origin` header) is one of `security.allowed_origins` (stored lower-case). */
-export function isAllowedOrigin(origin: string, allowedOrigins: readonly string[]): boolean {
-  return allowedOrigins.includes(origin.trim().toLowerCase());
-}
-
 /**
  * CORS for the origins of `security.allowed_origins` (a browser client such as the Inspector's web
  * UI): the preflight is answered before auth, and the session and request ids are readable.

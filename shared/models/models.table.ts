@@ -342,7 +342,7 @@ function resolve(row: FamilyRow, known: boolean, overrides: Partial<ModelPrices>
 function definedOnly(overrides: Partial<ModelPrices> | undefined): Partial<ModelPrices> {
   const out: Partial<Record<keyof ModelPrices, number>> = {};
   if (!overrides) return out;
-  for (const key of ["input", "cacheWrite5m", "cacheWrite1h", "cacheRead", "output"] as const) {
+  for (const [, key] of PRICE_FIELDS) {
     const value = overrides[key];
     if (typeof value === "number" && Number.isFinite(value) && value >= 0) out[key] = value;
   }

@@ -7,7 +7,7 @@
 import type { LoadedConfig } from "../config/config.load";
 import { BODY_LIMITS, decodeUtf8Body, isJsonContentType, MiB, parseJsonText, readBodyBytes } from "../http/body";
 import { AppError } from "../http/errors";
-import { tokenRequired } from "../http/auth";
+import { takesAnonymousCalls } from "../http/auth";
 import { anonymousOriginRefusal } from "../http/origin";
 import { asRecord } from "../eviction/inventory";
 import { readAtMost } from "../bytes";
@@ -88,12 +88,7 @@ export async function proxyRequest(request: Request, spec: LlmProviderSpec, run:
     request.headers.has("access-control-request-method");
   let model: string | undefined;
   try {
-    const { secrets, config: settings } = run.loaded;
-    const foreign = anonymousOriginRefusal(
-      request,
-      settings.security.allowed_origins,
-      !tokenRequired(secrets.API_TOKENS, settings.security.allow_anonymous),
-    );
+    const foreign = anonymousOriginRefusal(request, config.security.allowed_origins, takesAnonymousCalls(run.loaded));
     if (foreign) throw foreign;
     const credential = preflight ? PREFLIGHT : await upstreamCredential(spec, request.headers, run.loaded);
     const target = upstreamUrl(baseUrlOf(spec, run.loaded), path, url.search);

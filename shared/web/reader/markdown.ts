@@ -286,7 +286,7 @@ function span(cell: ElementNode): number {
 }
 
 function tableCell(cell: ElementNode, ctx: RenderContext): string {
-  return escapeEach(joinBlocks(childBlocks(cell, ctx), " ").replace(/\n+/g, " "), /\|/).trim();
+  return escapeEach(joinBlocks(childBlocks(cell, ctx), " ").replace(/\n+/g, " "), UNESCAPED_PIPE).trim();
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -461,15 +461,19 @@ function escapeText(text: string): string {
 // A backslash ending the run is escaped too: the next character may be markup (`C:\<b>x</b>`).
 const MARKUP_IN_TEXT = /\\(?=[!-/:-@[-`{-~]|$)|[*`]|\](?=\()|~(?=~)|(?<=~)~|(?<![\p{L}\p{N}])_|_(?![\p{L}\p{N}])/gu;
 
-/** Every character `chars` matches escaped, but for those escaped already (a backslash pair is kept whole). */
-function escapeEach(text: string, chars: RegExp): string {
-  return text.replace(new RegExp(`\\\\[\\s\\S]|${chars.source}`, "g"), (m) =>
-    m.length === 2 && m[0] === "\\" ? m : `\\${m}`,
-  );
+/**
+ * Each single character `pattern` matches escaped, but for those escaped already: the pattern
+ * matches a backslash pair first, which is kept whole.
+ */
+function escapeEach(text: string, pattern: RegExp): string {
+  return text.replace(pattern, (m) => (m.length === 2 ? m : `\\${m}`));
 }
 
+const UNESCAPED_BRACKET = /\\[\s\S]|[[\]]/g;
+const UNESCAPED_PIPE = /\\[\s\S]|\|/g;
+
 /** Every bracket of a link's or an image's text escaped, but for those escaped already. */
-const escapeBrackets = (text: string): string => escapeEach(text, /[[\]]/);
+const escapeBrackets = (text: string): string => escapeEach(text, UNESCAPED_BRACKET);
 
 /** Finish a run of inline content as one paragraph: tidy spaces, keep hard line breaks. */
 export function finishInline(text: string): string {

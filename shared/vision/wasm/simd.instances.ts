@@ -38,6 +38,7 @@ export interface SimdExports {
     luma: number,
     steps: number,
     errors: number,
+    round: number,
   ): number;
   writeScan(
     coeffs: number,
@@ -47,6 +48,7 @@ export interface SimdExports {
     codes: number,
     out: number,
     luma: number,
+    round: number,
   ): number;
   scanFlush(out: number): number;
 }

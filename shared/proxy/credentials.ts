@@ -12,8 +12,16 @@ import { AppError } from "../http/errors";
 import { sha256Hex } from "../hash";
 import type { LoadedConfig } from "../config/config.load";
 import type { LlmProviderSpec } from "./providers/llm-provider.types";
+import { LLM_PROVIDERS } from "./providers/providers.catalog";
 
 export const SERVICE_TOKEN_HEADER = "x-service-token";
+
+/**
+ * Every provider's key headers. None is forwarded as it came: the upstream gets only its own key,
+ * set by `UpstreamCredential.apply`, so a key meant for another provider (an Anthropic key in
+ * `x-api-key` on an OpenAI route, say) never reaches this one.
+ */
+export const KEY_HEADERS: ReadonlySet<string> = new Set(LLM_PROVIDERS.flatMap((spec) => spec.credentialHeaders));
 
 export interface UpstreamCredential {
   /** Sets the key upstream receives (the operator's, or the caller's own unchanged). */

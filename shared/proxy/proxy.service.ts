@@ -14,7 +14,7 @@ import { readAtMost } from "../bytes";
 import { Deadline } from "../deadline";
 import { sha256Hex } from "../hash";
 import type { AppPorts } from "../ports";
-import { PREFLIGHT, upstreamCredential, SERVICE_TOKEN_HEADER } from "./credentials";
+import { KEY_HEADERS, PREFLIGHT, upstreamCredential, SERVICE_TOKEN_HEADER } from "./credentials";
 import type { LlmProviderSpec, LlmUsage, ProxiedPath } from "./providers/llm-provider.types";
 import { relayAnswer } from "./relay";
 import { transformConversation, type TransformOutcome } from "./transform";
@@ -97,9 +97,7 @@ export async function proxyRequest(request: Request, spec: LlmProviderSpec, run:
     const hopNamed = new Set((request.headers.get("connection") ?? "").toLowerCase().split(/\s*,\s*/));
     request.headers.forEach((value, name) => {
       if (
-        preflight
-          ? PREFLIGHT_HEADERS.has(name)
-          : !notForwarded(name) && !hopNamed.has(name) && !spec.credentialHeaders.includes(name)
+        preflight ? PREFLIGHT_HEADERS.has(name) : !notForwarded(name) && !hopNamed.has(name) && !KEY_HEADERS.has(name)
       )
         headers.set(name, value);
     });

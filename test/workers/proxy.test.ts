@@ -526,6 +526,34 @@ describe("credentials", () => {
     expect(calls[0].key_sha256).toBe(await sha256("sk-openai-caller-9"));
     expect(calls[0].headers).not.toContain("x-service-token");
   });
+
+  it("a key header of the other provider never goes upstream, in either mode", async () => {
+    for (const vars of [{}, { OPENAI_API_KEY: "sk-operator-openai", ANTHROPIC_API_KEY: "sk-ant-operator" }]) {
+      const operator = "OPENAI_API_KEY" in vars;
+      const tag = uniqueToken();
+      const openai = await post(
+        "/openai/v1/chat/completions",
+        { model: "gpt-4o", messages: [{ role: "user", content: tag }] },
+        { authorization: `Bearer ${operator ? "svc-anon" : "sk-openai-caller-9"}`, "x-api-key": "sk-ant-caller-1" },
+        vars,
+      );
+      expect(openai.status).toBe(200);
+      const [toOpenai] = await llmCalls(tag);
+      expect(toOpenai.headers).not.toContain("x-api-key");
+      expect(toOpenai.key_sha256).toBe(await sha256(operator ? "sk-operator-openai" : "sk-openai-caller-9"));
+      const other = uniqueToken();
+      const anthropic = await post(
+        "/anthropic/v1/messages",
+        { model: "claude-sonnet-4-5", max_tokens: 16, messages: [{ role: "user", content: other }] },
+        { "x-api-key": operator ? "svc-anon" : "sk-ant-caller-1", "api-key": "sk-azure-openai-caller" },
+        vars,
+      );
+      expect(anthropic.status).toBe(200);
+      const [toAnthropic] = await llmCalls(other);
+      expect(toAnthropic.headers).not.toContain("api-key");
+      expect(toAnthropic.key_sha256).toBe(await sha256(operator ? "sk-ant-operator" : "sk-ant-caller-1"));
+    }
+  });
 });
 
 describe("the OpenAI routes", () => {

@@ -174,8 +174,13 @@ const modelPriceOverrides = z.unknown().transform((value, ctx): Record<string, M
   if (typeof table === "string") {
     try {
       table = JSON.parse(table);
-    } catch {
-      return unusable(ctx, "expected a table of model name → prices, or its JSON text");
+    } catch (error) {
+      // The parser's position only: its message may quote the text.
+      const at = /position (\d+)/.exec(error instanceof Error ? error.message : "")?.[1];
+      return unusable(
+        ctx,
+        `expected a table of model name → prices, or its JSON text${at === undefined ? "" : ` (not JSON from character ${Number(at) + 1})`}`,
+      );
     }
   }
   if (typeof table !== "object" || table === null || Array.isArray(table))

@@ -205,6 +205,12 @@ describe("keys that name no setting", () => {
     expect(message).toContain(`${given} is not a setting (did you mean ${meant}?)`);
   });
 
+  it("says where a pricing table's JSON text stops being JSON", () => {
+    expect(refusal({ PRICING_MODELS: '{"my-model": {"input": 1, "output": 2},}' })).toContain(
+      "or its JSON text (not JSON from character 40)",
+    );
+  });
+
   it("names an unknown key of a table with no setting near it, without a guess", () => {
     expect(refusal({ security: { something_else: true } })).toContain("security.something_else is not a setting, so");
   });

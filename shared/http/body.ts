@@ -32,8 +32,53 @@ const DRAIN_MS = 10_000;
  * Reads at most `limit` bytes of the body, counting as they stream (chunked bodies have no
  * declared length); refuses with 413 as soon as the declared length or the bytes read pass it.
  * Nothing past the limit is held: the rest is dropped as it arrives (bounded), then the 413.
+ * A body sent with `Content-Encoding: gzip` or `deflate` comes back inflated, `limit` applying to
+ * what it inflates to as well (bodyEncoding).
  */
 export async function readBodyBytes(request: Request, limit: number): Promise<Uint8Array> {
+  const format = bodyEncoding(request.headers);
+  const bytes = await readRawBodyBytes(request, limit);
+  return format ? inflated(bytes, format, limit) : bytes;
+}
+
+/** The Content-Encodings a body is read in, by their CompressionFormat. */
+const INFLATED: ReadonlyMap<string, CompressionFormat> = new Map([
+  ["gzip", "gzip"],
+  ["x-gzip", "gzip"],
+  ["deflate", "deflate"],
+]);
+
+/**
+ * The format a body's Content-Encoding needs inflating from, or null (none, or `identity`).
+ * @throws AppError 415 for any other coding, or more than one
+ */
+export function bodyEncoding(headers: Headers): CompressionFormat | null {
+  const codings = (headers.get("content-encoding") ?? "")
+    .toLowerCase()
+    .split(",")
+    .map((coding) => coding.trim())
+    .filter((coding) => coding !== "" && coding !== "identity");
+  if (codings.length === 0) return null;
+  const format = codings.length === 1 ? INFLATED.get(codings[0]!) : undefined;
+  if (format) return format;
+  throw new AppError(
+    415,
+    "unsupported_media_type",
+    `A body with Content-Encoding ${codings.join(", ").slice(0, 60)} is not read; send it uncompressed, or with gzip or deflate alone.`,
+  );
+}
+
+async function inflated(bytes: Uint8Array, format: CompressionFormat, limit: number): Promise<Uint8Array> {
+  const stream = new Blob([bytes as Uint8Array<ArrayBuffer>]).stream().pipeThrough(new DecompressionStream(format));
+  try {
+    return await readAtMost(stream, limit, () => tooLarge(limit));
+  } catch (error) {
+    if (error instanceof AppError) throw error;
+    throw new AppError(400, "invalid_request", `The request body is not valid ${format} data.`);
+  }
+}
+
+async function readRawBodyBytes(request: Request, limit: number): Promise<Uint8Array> {
   const declared = request.headers.get("content-length");
   if (declared !== null && Number(declared) > limit) throw tooLarge(limit);
   if (!request.body) return new Uint8Array(0);

@@ -109,6 +109,8 @@ export async function proxyRequest(request: Request, spec: LlmProviderSpec, run:
     // upload, a message batch: the providers take hundreds of MB) streams through unread.
     if (request.method !== "GET" && request.method !== "HEAD" && !preflight)
       body = proxied ? await readBodyBytes(request, BODY_LIMITS.proxy) : (request.body ?? undefined);
+    // A conversation read was inflated (readBodyBytes): it goes on as the bytes it became.
+    if (proxied) headers.delete("content-encoding");
     if (proxied && body instanceof Uint8Array && isJsonContentType(request.headers.get("content-type"))) {
       const text = decodeUtf8Body(body);
       const received = body.byteLength;

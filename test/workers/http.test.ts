@@ -188,6 +188,47 @@ describe("one error shape for every failure", () => {
     expect(error.message).toContain("query");
   });
 
+  it("reads a gzip or deflate body, and answers any other Content-Encoding, a corrupt one and a bomb clearly", async () => {
+    const packed = async (text: string | Uint8Array<ArrayBuffer>, format: CompressionFormat) =>
+      new Uint8Array(
+        await new Response(new Blob([text]).stream().pipeThrough(new CompressionStream(format))).arrayBuffer(),
+      );
+    for (const [coding, format] of [
+      ["gzip", "gzip"],
+      ["x-gzip", "gzip"],
+      ["deflate", "deflate"],
+      ["GZIP", "gzip"],
+    ] as const) {
+      const query = `compressed ${uniqueToken()}`;
+      const response = await callJson("/v1/web_search", {
+        raw: await packed(JSON.stringify({ query }), format),
+        headers: { "content-encoding": coding },
+      });
+      expect(response.status, coding).toBe(200);
+      expect(JSON.stringify(response.body)).toContain(query);
+    }
+    const brotli = await callJson("/v1/web_search", { raw: '{"query":"x"}', headers: { "content-encoding": "br" } });
+    expect(brotli.status).toBe(415);
+    expect(expectErrorShape(brotli.body).message).toContain("Content-Encoding br");
+    const twice = await callJson("/v1/web_search", {
+      raw: await packed(await packed('{"query":"x"}', "gzip"), "gzip"),
+      headers: { "content-encoding": "gzip, gzip" },
+    });
+    expect(twice.status).toBe(415);
+    const corrupt = await callJson("/v1/web_search", {
+      raw: new Uint8Array([0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 3, 0xff, 0xff, 0xff]),
+      headers: { "content-encoding": "gzip" },
+    });
+    expect(corrupt.status).toBe(400);
+    expect(expectErrorShape(corrupt.body).message).toContain("not valid gzip");
+    // 2 MiB of spaces inflate from about 2 KiB: the route's 1 MiB limit applies to what they inflate to.
+    const bomb = await packed(`{"query":"x"${" ".repeat(2 * 1024 * 1024)}}`, "gzip");
+    expect(bomb.byteLength).toBeLessThan(16 * 1024);
+    const refused = await callJson("/v1/web_search", { raw: bomb, headers: { "content-encoding": "gzip" } });
+    expect(refused.status).toBe(413);
+    expect(expectErrorShape(refused.body).code).toBe("payload_too_large");
+  });
+
   it("400 for a JSON body that is not an object", async () => {
     const response = await callJson("/v1/web_search", { raw: "[1,2]" });
     expect(response.status).toBe(400);

@@ -280,6 +280,35 @@ describe("the Anthropic route", () => {
     for (const seen of echoed) expect(seen.headers).not.toContain("x-forwarded-host");
   });
 
+  it("reads a gzip conversation and sends it on inflated; any other path's encoded body goes as it came", async () => {
+    const tag = uniqueToken();
+    const gzip = async (text: string) =>
+      new Uint8Array(
+        await new Response(new Blob([text]).stream().pipeThrough(new CompressionStream("gzip"))).arrayBuffer(),
+      );
+    const response = await call("/anthropic/v1/messages", {
+      method: "POST",
+      raw: await gzip(JSON.stringify(anthropicBody(tag))),
+      headers: { "content-type": "application/json", "content-encoding": "gzip", "x-api-key": "sk-ant-caller-1" },
+    });
+    expect(response.status).toBe(200);
+    expect(JSON.stringify(await response.json())).toContain("Emulated answer");
+    const [seen] = await llmCalls(tag);
+    expect(seen.model).toBe(MODEL);
+    expect(seen.headers).not.toContain("content-encoding");
+    const other = uniqueToken();
+    const packed = await gzip(`{"x":"${other}"}`);
+    const echoed = await call(`/anthropic/v1/echo/${other}`, {
+      method: "POST",
+      raw: packed,
+      headers: { "content-type": "application/json", "content-encoding": "gzip", "x-api-key": "sk-ant-caller-1" },
+    });
+    expect(echoed.status).toBe(200);
+    const [passed] = await llmCalls(other);
+    expect(passed.headers).toContain("content-encoding");
+    expect(passed.body_bytes).toBe(packed.byteLength);
+  });
+
   it("streams a path it does not transform through unread, past the 64 MiB a conversation may have: a 70 MiB file upload", async () => {
     const tag = uniqueToken();
     const size = 70 * 1024 * 1024;

@@ -159,7 +159,8 @@ export async function transformConversation(
  * while the request would be over the model's total (Anthropic's 32 MB). A fit's long edge
  * is at most what the model takes; at most MAX_FITS a request. A fit (or a refusal) is looked up
  * by the hash of the image and the settings first. An Anthropic image whose bytes are another type
- * than its `media_type` says, and that is not fitted, is relabelled.
+ * than its `media_type` says, and that is not fitted, is relabelled; one whose block says
+ * `transformations.oversized_image: "error"` is never fitted.
  */
 async function fitImages(
   messages: unknown[],
@@ -190,9 +191,12 @@ async function fitImages(
     const data = adapter.imageData(messages, image);
     if (data === null) return;
     if (eviction === "anthropic") {
+      const block = blockAt(messages, image);
       const actual = imageMediaType(data);
-      if (actual && asRecord(blockAt(messages, image)?.source)?.media_type !== actual)
-        mislabeled.push({ image, data, mediaType: actual });
+      if (actual && asRecord(block?.source)?.media_type !== actual) mislabeled.push({ image, data, mediaType: actual });
+      // The caller asked the provider to refuse this image rather than scale it (its coordinates
+      // must stay the image's own): it is never fitted here either.
+      if (asRecord(block?.transformations)?.oversized_image === "error") return;
     }
     const payload = base64Length(data);
     const urlLength = eviction === "openai" ? data.length : dataUrlOf(messages, image, data);

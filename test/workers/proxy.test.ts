@@ -741,6 +741,62 @@ describe("the outbound transform", () => {
     expect(calls[1].body_bytes).toBe(calls[0].body_bytes); // the same bytes out
   });
 
+  it("never scales an image whose block asks the provider to refuse it rather than downsize it (transformations.oversized_image: error)", async () => {
+    const tag = uniqueToken();
+    const big = await screenshot(2400, 1500, 7);
+    const wide = await screenshot(8200, 64, 9);
+    const exact = { oversized_image: "error" };
+    const body = anthropicBody(tag, {
+      messages: [
+        { role: "assistant", content: [{ type: "tool_use", id: "t1", name: "screenshot", input: {} }] },
+        {
+          role: "user",
+          content: [
+            {
+              type: "tool_result",
+              tool_use_id: "t1",
+              content: [
+                {
+                  type: "image",
+                  source: { type: "base64", media_type: "image/png", data: big },
+                  transformations: exact,
+                },
+              ],
+            },
+            { type: "text", text: `go on ${tag}` },
+          ],
+        },
+      ],
+    });
+    const kept = await post("/anthropic/v1/messages", body, { "x-api-key": "k" });
+    expect(kept.status).toBe(200);
+    expect(kept.headers.get("x-edge-fitted")).toBe("0");
+    const [seen] = await llmCalls(tag);
+    expect(seen.image_bytes).toBe(big.length);
+    // One the provider refuses: its own 400 (naming the sizes) reaches the caller, as asked.
+    const refused = await post(
+      "/anthropic/v1/messages",
+      anthropicBody(uniqueToken(), {
+        messages: [
+          {
+            role: "user",
+            content: [
+              {
+                type: "image",
+                source: { type: "base64", media_type: "image/png", data: wide },
+                transformations: exact,
+              },
+              { type: "text", text: "read this" },
+            ],
+          },
+        ],
+      }),
+      { "x-api-key": "k" },
+    );
+    expect(refused.status).toBe(400);
+    expect(refused.headers.get("x-edge-fitted")).toBe("0");
+  });
+
   it.each([
     ["PNG", "image/png"],
     ["WebP (its size 20 KB into the base64)", "image/webp"],

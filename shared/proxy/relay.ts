@@ -26,8 +26,11 @@ const MAX_KEPT_ANSWER_BYTES = 8 * 1024 * 1024;
 /**
  * The response to send the caller: upstream's status and headers (less the per-hop ones), `added`
  * headers, and the body piped through a usage reader. `done` runs once with the usage found (null
- * when none arrived, e.g. a stream cut off) when the body has been relayed to its end; without
- * `done` (a path the ledger does not count) the body is relayed as it is, unread.
+ * when none arrived) however the body ends: relayed to its end, cancelled by the caller (an agent's
+ * Esc, a disconnect) or broken off by the provider. A stream stopped half way was billed for what
+ * its events had already said (Anthropic's `message_start` carries the whole prompt's usage), so
+ * what was read by then is counted. Without `done` (a path the ledger does not count) the body is
+ * relayed as it is, unread.
  */
 export function relayAnswer(
   upstream: Response,
@@ -45,16 +48,37 @@ export function relayAnswer(
     done?.(null);
     return new Response(upstream.body, { status: upstream.status, headers });
   }
-  const tap = new TransformStream<Uint8Array, Uint8Array>({
-    transform(chunk, controller) {
-      controller.enqueue(chunk); // first: the caller never waits on the reading
-      reader.push(chunk);
+  const source = upstream.body.getReader();
+  let reported = false;
+  const report = () => {
+    if (reported) return;
+    reported = true;
+    done(reader.end());
+  };
+  const body = new ReadableStream<Uint8Array>({
+    async pull(controller) {
+      let chunk: ReadableStreamReadResult<Uint8Array>;
+      try {
+        chunk = await source.read();
+      } catch (error) {
+        report();
+        controller.error(error);
+        return;
+      }
+      if (chunk.done) {
+        report();
+        controller.close();
+        return;
+      }
+      controller.enqueue(chunk.value); // first: the caller never waits on the reading
+      reader.push(chunk.value);
     },
-    flush() {
-      done(reader.end());
+    cancel(reason) {
+      report();
+      return source.cancel(reason);
     },
   });
-  return new Response(upstream.body.pipeThrough(tap), { status: upstream.status, headers });
+  return new Response(body, { status: upstream.status, headers });
 }
 
 /** The reader for the answer's content type: server-sent events, JSON, or none. */

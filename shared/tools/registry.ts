@@ -143,7 +143,7 @@ export const contextEvictTool = defineTool({
     ports.ledger.record({
       tool: "evict",
       model: input.strategy,
-      counts: { requests: 1, images_retired: body.retired },
+      counts: { requests: 1, images_retired: body.stats.retired_blocks },
       at: ports.clock(),
     });
     return { body };

@@ -50,12 +50,13 @@ export async function webSearch(ctx: RequestContext, input: SearchRequest): Prom
     throw error;
   });
   const rescued = answer.value.rescued === true;
-  // A rescue is a bypass for the one call that paid for it; its joiners are coalesced calls.
+  // A rescue is a bypass for the one call that made it; its joiners are coalesced calls. Both are
+  // the rescuer's (keyless: no bill), so joining one saves nothing of the failed provider's price.
   const paidRescue = rescued && answer.cache === "miss";
   recordWebCall(
     ports.ledger,
     "web_search",
-    provider.name,
+    rescued ? answer.value.provider : provider.name,
     answer.cache,
     ports.clock(),
     paidRescue ? { bypass: 1 } : {},

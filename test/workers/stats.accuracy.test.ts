@@ -1,0 +1,150 @@
+/**
+ * The savings ledger counts what happened (docs/stats.md, docs/proxy.md "What is counted"): a
+ * stream that stops half way, a search the keyless rescue answered, and eviction's retired images.
+ */
+import { describe, expect, it } from "vitest";
+import { createApp } from "../../shared/app";
+import type { LedgerEntry } from "../../shared/ports";
+import { workersDeps } from "../../workers/deps";
+import { callJson, testEnv, uniqueToken } from "./helpers";
+
+const MODEL = "claude-sonnet-4-5";
+const sse = (name: string, data: unknown) => `event: ${name}\ndata: ${JSON.stringify(data)}\n\n`;
+
+/** message_start as Anthropic sends it: the prompt's usage (billed from here on) in message.usage. */
+const MESSAGE_START = sse("message_start", {
+  type: "message_start",
+  message: {
+    id: "msg_1",
+    type: "message",
+    role: "assistant",
+    model: MODEL,
+    content: [],
+    usage: {
+      input_tokens: 20,
+      cache_creation_input_tokens: 3000,
+      cache_read_input_tokens: 50_000,
+      cache_creation: { ephemeral_5m_input_tokens: 3000, ephemeral_1h_input_tokens: 0 },
+      output_tokens: 1,
+    },
+  },
+});
+const TEXT_DELTA = sse("content_block_delta", {
+  type: "content_block_delta",
+  index: 0,
+  delta: { type: "text_delta", text: "Hello" },
+});
+
+/** An app whose provider answers with `upstream` and whose ledger keeps what it is handed. */
+function proxyWith(upstream: () => ReadableStream<Uint8Array>) {
+  const entries: LedgerEntry[] = [];
+  const app = createApp(
+    workersDeps(testEnv, {
+      ledger: { record: (entry) => entries.push(entry) },
+      fetch: async () => new Response(upstream(), { headers: { "content-type": "text/event-stream" } }),
+    }),
+  );
+  const send = () =>
+    app.fetch(
+      new Request("https://service.test/anthropic/v1/messages", {
+        method: "POST",
+        headers: { "content-type": "application/json", "x-api-key": "sk-ant-caller" },
+        body: JSON.stringify({
+          model: MODEL,
+          max_tokens: 64,
+          stream: true,
+          messages: [{ role: "user", content: `hi ${uniqueToken()}` }],
+        }),
+      }),
+      testEnv,
+    );
+  const sum = (name: string) => entries.reduce((total, entry) => total + (entry.counts[name] ?? 0), 0);
+  return { entries, send, sum };
+}
+
+const encode = (text: string) => new TextEncoder().encode(text);
+
+describe("a streamed answer that does not reach its end", () => {
+  it("counts the prompt's usage message_start gave when the caller cancels the stream (Esc in Claude Code)", async () => {
+    // The provider keeps streaming (it never ends by itself): the caller stops reading.
+    const { send, sum } = proxyWith(
+      () =>
+        new ReadableStream({
+          start(controller) {
+            controller.enqueue(encode(MESSAGE_START));
+            controller.enqueue(encode(TEXT_DELTA));
+          },
+        }),
+    );
+    const response = await send();
+    expect(response.status).toBe(200);
+    const reader = response.body!.getReader();
+    let seen = "";
+    while (!seen.includes("content_block_delta")) {
+      const { value, done } = await reader.read();
+      if (done) break;
+      seen += new TextDecoder().decode(value);
+    }
+    await reader.cancel();
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(sum("requests")).toBe(1);
+    // Anthropic bills the prompt of a request it started answering: 20 uncached input tokens,
+    // 3,000 written and 50,000 read. The ledger counts none of them.
+    expect([sum("input_tokens"), sum("cache_write_5m_tokens"), sum("cache_read_tokens")]).toEqual([20, 3000, 50_000]);
+  });
+
+  it("counts the prompt's usage message_start gave when the provider's stream breaks off", async () => {
+    const { send, sum } = proxyWith(() => {
+      // The events arrive, then the connection drops (an error in start() would drop them unread).
+      const events = [MESSAGE_START, TEXT_DELTA];
+      return new ReadableStream({
+        pull(controller) {
+          const next = events.shift();
+          if (next) controller.enqueue(encode(next));
+          else controller.error(new TypeError("Network connection lost."));
+        },
+      });
+    });
+    const response = await send();
+    await response.text().catch(() => undefined);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(sum("requests")).toBe(1);
+    expect([sum("input_tokens"), sum("cache_write_5m_tokens"), sum("cache_read_tokens")]).toEqual([20, 3000, 50_000]);
+  });
+});
+
+describe("web_search saved_usd", () => {
+  it("prices no saving for calls that joined a keyless rescue (keyless has no bill; the failed paid provider billed nothing)", async () => {
+    const before = (await callJson("/v1/stats?window=1h")).body;
+    const q = `ledger rescue price [fail:500@tavily] [slow:300] ${uniqueToken()}`;
+    const answers = await Promise.all(
+      Array.from({ length: 8 }, () => callJson("/v1/web_search", { body: { query: q } })),
+    );
+    expect(answers.every((a) => a.status === 200 && a.body.provider === "keyless")).toBe(true);
+    const after = (await callJson("/v1/stats?window=1h")).body;
+    expect(after.totals.web_search.coalesced - before.totals.web_search.coalesced).toBe(7);
+    // 7 joined a free keyless call: nothing of tavily's $0.008 a call was avoided.
+    expect(after.totals.web_search.saved_usd - before.totals.web_search.saved_usd).toBeCloseTo(0, 9);
+  });
+});
+
+describe("evict images_retired", () => {
+  it("counts image blocks replaced, as its description says and as the proxy counts them, not tool results", async () => {
+    const before = (await callJson("/v1/stats?window=1h")).body;
+    const image = { type: "image", source: { type: "base64", media_type: "image/png", data: "iVBORw0KGgo=" } };
+    // Each tool result carries two images.
+    const messages = Array.from({ length: 8 }, (_, i) => ({
+      role: i % 2 ? "assistant" : "user",
+      content: i % 2 ? "ok" : [{ type: "tool_result", tool_use_id: `t${i}`, content: [image, image] }],
+    }));
+    const res = await callJson("/v1/context/evict", {
+      body: { format: "anthropic", messages, limits: { max_blocks: 4, batch: 2, floor: 1 } },
+    });
+    expect(res.status).toBe(200);
+    const blocks = res.body.stats.retired_blocks;
+    expect(blocks).toBeGreaterThan(res.body.retired); // two blocks per carrier
+    const after = (await callJson("/v1/stats?window=1h")).body;
+    // "images_retired: Images replaced by placeholders" (stats.schema.ts); the proxy's is retired_blocks.
+    expect(after.totals.evict.images_retired - before.totals.evict.images_retired).toBe(blocks);
+  });
+});

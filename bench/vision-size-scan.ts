@@ -21,7 +21,7 @@ const edges = (process.env.EDGES ?? "1400,1300,1200,1140,1100,1062,1000,950,900,
 
 const row = async (label: string, original: Buffer, fit: FitResult) =>
   console.log(
-    `  ${label}: ${fit.width}x${fit.height} q${fit.quality} ${fit.jpegTables ?? ""}${fit.jpegDeadZone ? " dz" : ""} ${fit.data.length} B, ${(await psnrAtFullExact(original, fit.data)).toFixed(3)} dB`,
+    `  ${label}: ${fit.width}x${fit.height} q${fit.quality} ${fit.jpegTables ?? ""} ${fit.data.length} B, ${(await psnrAtFullExact(original, fit.data)).toFixed(3)} dB`,
   );
 
 for (const [name, bytes] of await makeInputs()) {

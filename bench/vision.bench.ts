@@ -92,18 +92,17 @@ interface WorkerFit {
   height: number;
   quality?: number;
   jpegTables?: string;
-  jpegDeadZone?: boolean;
   chroma?: "4:2:0" | "4:4:4";
   mediaType: string;
   wasmPeakBytes: number;
   simd: boolean;
 }
 
-/** How a fit's output reads in the tables: size, then JPEG quality, tables and dead zone, or PNG. */
+/** How a fit's output reads in the tables: size, then JPEG quality and tables, or PNG. */
 function outputLabel(fit: WorkerFit): string {
   return fit.mediaType === "image/png"
     ? `${fit.width}x${fit.height} PNG`
-    : `${fit.width}x${fit.height} q${fit.quality} ${fit.jpegTables ?? ""}${fit.jpegDeadZone ? " dz" : ""}${fit.chroma === "4:4:4" ? " 4:4:4" : ""}`.trim();
+    : `${fit.width}x${fit.height} q${fit.quality} ${fit.jpegTables ?? ""}${fit.chroma === "4:4:4" ? " 4:4:4" : ""}`.trim();
 }
 
 async function inWorkerd(

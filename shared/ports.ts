@@ -196,8 +196,6 @@ export interface FitResult {
   quality?: number;
   /** Base quantisation tables the baseline encoder chose for this image (shared/vision/jpeg.baseline.ts); for logs and benchmarks. */
   jpegTables?: string;
-  /** Whether the baseline encoder's AC quantisation had a dead zone (jpeg.baseline.ts DEAD_ZONE, below quality 90) or rounded to the nearest. */
-  jpegDeadZone?: boolean;
   /** Chroma sampling of a JPEG output of the baseline encoder: 4:2:0, or 4:4:4 where 4:2:0 fitted at quality 100 (docs/vision.md). */
   chroma?: "4:2:0" | "4:4:4";
   /** True when our WASM SIMD kernels (VisionWasm.simd) ran the resampling (and the baseline encoder); for logs and benchmarks. */

@@ -89,7 +89,6 @@ export default {
       height: out.height,
       quality: out.quality,
       jpegTables: out.jpegTables,
-      jpegDeadZone: out.jpegDeadZone,
       chroma: out.chroma,
       mediaType: out.mediaType,
       wasmPeakBytes: out.wasmPeakBytes,

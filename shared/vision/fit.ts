@@ -10,7 +10,7 @@ import { openImage } from "../media/image-header";
 import { DEFAULT_JPEG_SETTINGS, type JpegEncodeSettings } from "./jpeg.settings";
 import type { JpegEncoder } from "./jpeg.encode";
 import { decodeJpegRgb } from "./codecs/jpeg/jpeg.decode";
-import { DEAD_ZONE, FLAT_TABLES, prepareJpeg, type PreparedJpeg, YCC_444 } from "./jpeg.baseline";
+import { FLAT_TABLES, prepareJpeg, type PreparedJpeg, YCC_444 } from "./jpeg.baseline";
 import { subsamplingError } from "./jpeg.chroma";
 import { encodePng } from "./codecs/png/png.encode";
 import { iccToSrgb } from "./color/icc";
@@ -453,7 +453,6 @@ export async function fitImage(
   const counter = { attempts: 0 };
   const mozjpeg = settings.encoder === "mozjpeg" ? await loadMozJpeg(wasm, settings) : undefined;
   let jpegTables: string | undefined;
-  let jpegDeadZone: boolean | undefined;
   let chroma: FitResult["chroma"];
   /**
    * Where 4:2:0 fits at quality 100 with budget left, its 2x2-averaged chroma, not the quantiser,
@@ -485,7 +484,6 @@ export async function fitImage(
     const outcome = searchPrepared(prepared, maxBytes, counter);
     if (outcome.quality !== undefined && prepared.errorAt(outcome.quality) < error) {
       jpegTables = prepared.tables;
-      jpegDeadZone = prepared.deadZone;
       chroma = "4:4:4";
       return outcome;
     }
@@ -517,7 +515,6 @@ export async function fitImage(
     const prepared = prepareJpeg(rgb, size.width, size.height, simd);
     wasmPeakBytes = Math.max(wasmPeakBytes, prepared.wasmBytes);
     jpegTables = prepared.chooseTables(maxBytes, QUALITY_MIN, QUALITY_MAX);
-    jpegDeadZone = prepared.deadZone;
     chroma = "4:2:0";
     // Comfortable: 4:4:4 fits where 4:2:0 at 100 does, far above QUALITY_COMPARED_BELOW (90-100 on
     // the bench's screenshots), so the comparison below never asks it for another size.
@@ -565,10 +562,6 @@ export async function fitImage(
     wasmPeakBytes,
     quality,
     jpegTables: type === outType ? jpegTables : undefined,
-    jpegDeadZone:
-      type === outType && !mozjpeg
-        ? jpegDeadZone === true && quality !== undefined && DEAD_ZONE(quality) < 0.5
-        : undefined,
     chroma: type === outType && !mozjpeg ? chroma : undefined,
     simd: usedSimd,
   });
@@ -607,7 +600,7 @@ export async function fitImage(
     const outcome = search(rgb, size, round === 0 ? 80 : QUALITY_COMFORT);
     if (outcome.data && outcome.quality !== undefined) {
       if (outcome.comfortable !== false || round > 0) return withLossless(result(outcome.data, outcome.quality, size));
-      const chosen = { jpegTables, jpegDeadZone };
+      const chosenTables = jpegTables;
       // Below the comfortable quality: measure whether a smaller image at that quality would show
       // the full-size picture more faithfully. The candidate is resampled from the full-size render
       // (no second decode); only if it wins is it rendered again from the source.
@@ -626,7 +619,7 @@ export async function fitImage(
             return withLossless(result(fromSource.data, fromSource.quality, smallSize));
         }
       }
-      ({ jpegTables, jpegDeadZone } = chosen);
+      jpegTables = chosenTables;
       return withLossless(result(outcome.data, outcome.quality, size));
     }
     if (round === 0 && codec.lossless) {

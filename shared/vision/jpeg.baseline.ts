@@ -185,28 +185,6 @@ function aan8(d: Float64Array, at: number, step: number): void {
   d[i7] = z11 - z4;
 }
 
-/** How an encode rounds its AC coefficients: from a quality, the fraction of a step (DEAD_ZONE, NEAREST). */
-export type Rounding = (quality: number) => number;
-
-/**
- * Where an AC coefficient's quantisation rounds up in magnitude, in steps: 0.5 rounds to the
- * nearest; less leaves a dead zone around zero, so a coefficient just over half a step (which costs
- * a Huffman symbol and its bits to save a little error) becomes a zero in a longer run. On photos the
- * bytes saved buy more than the error added, and the quality search spends them on finer steps; at
- * fine steps they do not. So the dead zone is 0.35 of a step up to quality 75, narrowing linearly to
- * none (0.5) at 90. Text drawn in few flat colours can lose by it instead, so chooseTables measures
- * each image with and without it, as it measures the tables. Measured on the 33 pairs of
- * bench/vision.bench.ts (docs/benchmarks.md, "A dead zone at coarse steps"). The DC (predicted,
- * coded as differences) always rounds to the nearest.
- */
-export const DEAD_ZONE: Rounding = (quality) => 0.35 + 0.15 * Math.min(1, Math.max(0, (quality - 75) / 15));
-
-/** Rounding to the nearest at every quality: the quantiser without a dead zone. */
-export const NEAREST: Rounding = () => 0.5;
-
-/** `v` (coefficient over step) quantised: rounded up in magnitude from `round` of a step. */
-const quantise = (v: number, round: number) => (v < 0 ? -((round - v) | 0) : (v + round) | 0);
-
 /**
  * IJG quality scaling of a base table, clamped to 1..255 (baseline), in zigzag order; rounded to
  * the nearest step, or `spread` (QuantBases.spread).
@@ -376,24 +354,20 @@ export interface PreparedJpeg {
   sizeAt(quality: number): number;
   encode(quality: number): Uint8Array;
   /**
-   * Picks, from TABLE_CANDIDATES' choices (Robidoux, flat), each with the Rounding prepareJpeg was
-   * given and with NEAREST, the base tables and rounding that show the image with the least squared
-   * error at the highest quality in [minQuality, maxQuality] that fits `maxBytes`, judged on a
-   * sample of the blocks (rate from the symbols' entropy, distortion from the quantisation error);
-   * every later estimate, size and encode uses them. When none fits at `minQuality`, the one
-   * smallest there. Returns the chosen table's name.
+   * Picks, from TABLE_CANDIDATES' choices (Robidoux, flat), the base tables that show the image with the least squared error
+   * at the highest quality in [minQuality, maxQuality] that fits `maxBytes`, judged on a sample of
+   * the blocks (rate from the symbols' entropy, distortion from the quantisation error); every later
+   * estimate, size and encode uses them. When none fits at `minQuality`, the one smallest there.
+   * Returns the chosen table's name.
    */
   chooseTables(maxBytes: number, minQuality: number, maxQuality: number): string;
   /**
    * Squared error (sampled, as chooseTables weighs it) the encode at `quality` adds, with the tables
-   * and rounding in use, or with the candidate named `tables` rounding to the nearest (as libjpeg
-   * does: a reference): lets a caller compare qualities across tables.
+   * in use or the candidate named `tables`: lets a caller compare qualities across tables.
    */
   errorAt(quality: number, tables?: string): number;
   /** Name of the base tables in use ("annex-k" until chooseTables picks). */
   tables: string;
-  /** Whether the encodes round with DEAD_ZONE (until chooseTables picks: as prepareJpeg was given). */
-  deadZone: boolean;
   /** WASM memory the SIMD colour conversion + DCT used (0 on the JS path). */
   wasmBytes: number;
 }
@@ -415,14 +389,12 @@ export function prepareJpeg(
   simdModule?: SimdSource,
   bases: QuantBases = ANNEX_K_TABLES,
   layout: McuLayout = YCC_420,
-  rounding: Rounding = DEAD_ZONE,
 ): PreparedJpeg {
-  if (!simdModule)
-    return codeCoefficients(transformJs(rgb, width, height, layout), width, height, bases, layout, rounding);
+  if (!simdModule) return codeCoefficients(transformJs(rgb, width, height, layout), width, height, bases, layout);
   const kernels = new SimdJpegKernels(simdModule, width, height, ZIGZAG, AAN_TO_JPEG, layout);
   kernels.transform(rgb);
   // The coefficients stay in the kernels' store; the JS loops that would read them never run.
-  return codeCoefficients(new Float32Array(0), width, height, bases, layout, rounding, kernels);
+  return codeCoefficients(new Float32Array(0), width, height, bases, layout, kernels);
 }
 
 /** Colour conversion + DCT in JS (f64): MCU by MCU in the layout's block order, zigzag, JPEG scale. */
@@ -495,8 +467,8 @@ function transformJs(rgb: Uint8Array, width: number, height: number, layout: Mcu
 
 /**
  * The JS path's quantise-and-count (SimdJpegKernels.quantCount is the SIMD path's): quantises the
- * MCUs of the coefficients (MCU by MCU in `layout`'s block order, zigzag) with `recip` (the AC
- * coefficients rounded up from `round` of a step: Rounding), all of them or a sample (runs of `run` consecutive MCUs, one run in every `stride`), and counts their Huffman
+ * MCUs of the coefficients (MCU by MCU in `layout`'s block order, zigzag) with `recip`, all of them
+ * or a sample (runs of `run` consecutive MCUs, one run in every `stride`), and counts their Huffman
  * symbols: histograms at 0 (DC luma), 256 (AC luma), 512 (DC chroma), 768 (AC chroma), plus the raw
  * magnitude bits. With `quant`, the quantised blocks are kept there; with `steps` (the quantiser
  * steps), the squared error the quantisation adds is summed too (errorWeights per slot).
@@ -506,7 +478,6 @@ function quantiseAndCount(
   coeffs: Float32Array,
   mcus: number,
   recip: Float64Array,
-  round: number,
   steps: Float64Array | undefined,
   stride: number,
   quant: Int16Array | undefined,
@@ -526,7 +497,8 @@ function quantiseAndCount(
         const dcBase = b < luma ? 0 : 512;
         const acBase = dcBase + 256;
         let blockError = 0;
-        const dc = quantise(coeffs[at]! * recip[r0]!, 0.5);
+        const v0 = coeffs[at]! * recip[r0]!;
+        const dc = v0 < 0 ? -((0.5 - v0) | 0) : (v0 + 0.5) | 0;
         if (quant) quant[at] = dc;
         if (steps) {
           const e = coeffs[at]! - dc * steps[r0]!;
@@ -538,7 +510,8 @@ function quantiseAndCount(
         extra += dcCat;
         let run = 0;
         for (let k = 1; k < 64; k++) {
-          const r = quantise(coeffs[at + k]! * recip[r0 + k]!, round);
+          const v = coeffs[at + k]! * recip[r0 + k]!;
+          const r = v < 0 ? -((0.5 - v) | 0) : (v + 0.5) | 0;
           if (quant) quant[at + k] = r;
           if (steps) {
             const e = coeffs[at + k]! - r * steps[r0 + k]!;
@@ -574,11 +547,9 @@ function codeCoefficients(
   height: number,
   initialBases: QuantBases,
   layout: McuLayout,
-  initialRounding: Rounding,
   simd?: SimdJpegKernels,
 ): PreparedJpeg {
   let bases = initialBases;
-  let rounding = initialRounding;
   const { size, luma, blocks } = layout;
   const mcus = Math.ceil(width / size) * Math.ceil(height / size);
   let tablesName = TABLE_CANDIDATES.find(([, b]) => b === initialBases)?.[0] ?? "custom";
@@ -594,7 +565,7 @@ function codeCoefficients(
         steps[b * 64 + k] = (b < layout.luma ? luma : chroma)[k]!;
         recip[b * 64 + k] = 1 / steps[b * 64 + k]!;
       }
-    return { luma, chroma, recip, steps, round: rounding(quality) };
+    return { luma, chroma, recip, steps };
   };
 
   /**
@@ -611,10 +582,10 @@ function codeCoefficients(
    * (AC chroma), plus the raw magnitude bits.
    */
   const statistics = (quality: number, stride = 1): Statistics => {
-    const { recip, round } = tablesFor(quality);
+    const { recip } = tablesFor(quality);
     const run = stride === 1 ? 1 : ESTIMATE_RUN;
     if (simd) {
-      const { hist, extraBits } = simd.quantCount(recip, round, stride, run);
+      const { hist, extraBits } = simd.quantCount(recip, stride, run);
       return {
         dcLuma: hist.subarray(0, 256),
         acLuma: hist.subarray(256, 512),
@@ -629,7 +600,6 @@ function codeCoefficients(
       coeffs,
       mcus,
       recip,
-      round,
       undefined,
       stride,
       keep ? quant : undefined,
@@ -652,16 +622,16 @@ function codeCoefficients(
    * otherwise.
    */
   const sampleRateDistortion = (quality: number, stride: number): { bytes: number; error: number } => {
-    const { recip, steps, round } = tablesFor(quality);
+    const { recip, steps } = tablesFor(quality);
     let hist: Uint32Array, extra: number, error: number;
     if (simd) {
-      const counted = simd.quantCount(recip, round, stride, 1, steps);
+      const counted = simd.quantCount(recip, stride, 1, steps);
       hist = counted.hist;
       extra = counted.extraBits;
       error = 0;
       const weights = errorWeights(layout);
       for (let b = 0; b < blocks; b++) error += counted.errors[b]! * weights[b]!;
-    } else ({ hist, extra, error } = quantiseAndCount(layout, coeffs, mcus, recip, round, steps, stride, undefined));
+    } else ({ hist, extra, error } = quantiseAndCount(layout, coeffs, mcus, recip, steps, stride, undefined));
     let bits = extra;
     for (let t = 0; t < 4; t++) {
       let total = 0;
@@ -709,7 +679,7 @@ function codeCoefficients(
   /** Entropy-codes every block at `quality` with `tables` (DC/AC luma, DC/AC chroma) into `w`. */
   const writeScan = (quality: number, tables: HuffmanTable[], w: BitWriter) => {
     const [dcL, acL, dcC, acC] = tables as [HuffmanTable, HuffmanTable, HuffmanTable, HuffmanTable];
-    const { recip, round } = tablesFor(quality);
+    const { recip } = tablesFor(quality);
     const reuse = quantQuality === quality;
     const q = new Int32Array(64);
     const pred = new Int32Array(3);
@@ -719,8 +689,10 @@ function codeCoefficients(
         if (reuse) {
           for (let k = 0; k < 64; k++) q[k] = quant[at + k]!;
         } else {
-          q[0] = quantise(coeffs[at]! * recip[b * 64]!, 0.5);
-          for (let k = 1; k < 64; k++) q[k] = quantise(coeffs[at + k]! * recip[b * 64 + k]!, round);
+          for (let k = 0; k < 64; k++) {
+            const v = coeffs[at + k]! * recip[b * 64 + k]!;
+            q[k] = v < 0 ? -((0.5 - v) | 0) : (v + 0.5) | 0;
+          }
         }
         const dcTable = b < luma ? dcL : dcC;
         const acTable = b < luma ? acL : acC;
@@ -766,32 +738,24 @@ function codeCoefficients(
     get tables() {
       return tablesName;
     },
-    get deadZone() {
-      return rounding === DEAD_ZONE;
-    },
     errorAt(quality, tables) {
-      if (tables === undefined) return sampleRateDistortion(quality, sampleStride).error;
-      const inUse = { bases, rounding };
-      bases = TABLE_CANDIDATES.find(([name]) => name === tables)?.[1] ?? bases;
-      rounding = NEAREST;
+      const inUse = bases;
+      bases = TABLE_CANDIDATES.find(([name]) => name === tables)?.[1] ?? inUse;
       try {
         return sampleRateDistortion(quality, sampleStride).error;
       } finally {
-        ({ bases, rounding } = inUse);
+        bases = inUse;
       }
     },
     chooseTables(maxBytes, minQuality, maxQuality) {
       const stride = sampleStride;
-      type Candidate = { name: string; bases: QuantBases; rounding: Rounding };
-      let best: (Candidate & { error: number }) | undefined;
-      let smallest: (Candidate & { bytes: number }) | undefined;
-      const candidates = TABLE_CANDIDATES.filter(([name]) => CHOICES.has(name)).flatMap(([name, tables]) =>
-        [...new Set([initialRounding, NEAREST])].map((r): Candidate => ({ name, bases: tables, rounding: r })),
-      );
-      for (const candidate of candidates) {
-        ({ bases, rounding } = candidate);
+      let best: { name: string; bases: QuantBases; error: number } | undefined;
+      let smallest: { name: string; bases: QuantBases; bytes: number } | undefined;
+      for (const [name, candidate] of TABLE_CANDIDATES) {
+        if (!CHOICES.has(name)) continue;
+        bases = candidate;
         let low = { q: minQuality, ...sampleRateDistortion(minQuality, stride) };
-        if (!smallest || low.bytes < smallest.bytes) smallest = { ...candidate, bytes: low.bytes };
+        if (!smallest || low.bytes < smallest.bytes) smallest = { name, bases: candidate, bytes: low.bytes };
         if (low.bytes > maxBytes) continue;
         let high = { q: maxQuality, ...sampleRateDistortion(maxQuality, stride) };
         let error = high.error;
@@ -812,10 +776,10 @@ function codeCoefficients(
             Math.log(low.error) + Math.min(1, Math.max(0, t)) * (Math.log(high.error) - Math.log(low.error)),
           );
         }
-        if (!best || error < best.error) best = { ...candidate, error };
+        if (!best || error < best.error) best = { name, bases: candidate, error };
       }
       const chosen = best ?? smallest!;
-      ({ bases, rounding } = chosen);
+      bases = chosen.bases;
       tablesName = chosen.name;
       measured.clear();
       quantQuality = -1;
@@ -857,8 +821,7 @@ function codeCoefficients(
       }
       w.raw([0xff, 0xda, 0, 12, 3, 1, 0x00, 2, 0x11, 3, 0x11, 0, 63, 0]);
       if (simd) {
-        const { recip, round } = tablesFor(quality);
-        w.block(simd.writeScan(recip, round, tables, entropyBytes));
+        w.block(simd.writeScan(tablesFor(quality).recip, tables, entropyBytes));
       } else {
         writeScan(quality, tables, w);
         w.flush();

@@ -1,15 +1,7 @@
 import { describe, expect, it } from "vitest";
 import fc from "fast-check";
 import sharp from "sharp";
-import {
-  DEAD_ZONE,
-  FLAT_TABLES,
-  NEAREST,
-  type PreparedJpeg,
-  ROBIDOUX_TABLES,
-  YCC_420,
-  prepareJpeg,
-} from "../../shared/vision/jpeg.baseline";
+import { FLAT_TABLES, prepareJpeg } from "../../shared/vision/jpeg.baseline";
 import { readImageHeader } from "../../shared/media/image-header";
 import { photoPixels, screenshotPixels, withExifOrientation } from "../fixtures/images";
 import { loadVisionWasmNode } from "../../bench/vision-wasm-node";
@@ -116,64 +108,6 @@ describe("the flat table's steps spread over the frequencies", () => {
     for (const rgb of [photoPixels(w, h, 3), screenshotPixels(w, h, 3)]) {
       const prepared = prepareJpeg(rgb, w, h, simdModule, FLAT_TABLES);
       for (let q = 50; q < 98; q++) expect(prepared.sizeAt(q + 1) / prepared.sizeAt(q)).toBeLessThan(1.15);
-    }
-  });
-});
-
-describe("a dead zone at coarse steps (DEAD_ZONE)", () => {
-  /** The highest quality whose encode fits `maxBytes`, and its PSNR. */
-  async function bestWithin(prepared: PreparedJpeg, rgb: Uint8Array, maxBytes: number) {
-    let q = 100;
-    while (q > 1 && prepared.sizeAt(q) > maxBytes) q--;
-    const jpeg = prepared.encode(q);
-    return { q, bytes: jpeg.length, psnr: await psnr(rgb, jpeg) };
-  }
-  const [w, h] = [800, 600];
-  const photo = photoPixels(w, h, 5);
-  const text = screenshotPixels(w, h, 4);
-
-  it("at the same bytes a low-budget photo is more faithful than rounding to the nearest", async () => {
-    for (const simd of [undefined, simdModule])
-      for (const budget of [12_000, 24_000]) {
-        const ours = await bestWithin(prepareJpeg(photo, w, h, simd, ROBIDOUX_TABLES), photo, budget);
-        const nearest = await bestWithin(
-          prepareJpeg(photo, w, h, simd, ROBIDOUX_TABLES, YCC_420, NEAREST),
-          photo,
-          budget,
-        );
-        expect(ours.bytes).toBeLessThanOrEqual(budget);
-        // The bytes the dead zone saves buy finer steps.
-        expect(ours.q).toBeGreaterThan(nearest.q + 5);
-        expect(ours.psnr).toBeGreaterThan(nearest.psnr + 0.1);
-      }
-  });
-
-  it("is measured per image: the photo gets it, text in a few flat colours (which it costs 0.1-0.2 dB) does not", async () => {
-    for (const [rgb, budget, deadZone] of [
-      [photo, 24_000, true],
-      [text, 66_000, false],
-      [text, 70_000, false],
-    ] as const) {
-      const chosen = prepareJpeg(rgb, w, h, simdModule);
-      chosen.chooseTables(budget, 30, 100);
-      expect(chosen.deadZone).toBe(deadZone);
-      const ours = await bestWithin(chosen, rgb, budget);
-      for (const rounding of [DEAD_ZONE, NEAREST]) {
-        const forced = prepareJpeg(rgb, w, h, simdModule, FLAT_TABLES, YCC_420, rounding);
-        const other =
-          chosen.tables === "flat" ? forced : prepareJpeg(rgb, w, h, simdModule, ROBIDOUX_TABLES, YCC_420, rounding);
-        expect(ours.psnr).toBeGreaterThan((await bestWithin(other, rgb, budget)).psnr - 0.01);
-      }
-    }
-  });
-
-  it("leaves the fine steps alone: from quality 90 the encode is rounding to the nearest's, byte for byte", () => {
-    const rgb = photoPixels(320, 240, 6);
-    for (const simd of [undefined, simdModule]) {
-      const ours = prepareJpeg(rgb, 320, 240, simd, ROBIDOUX_TABLES);
-      const nearest = prepareJpeg(rgb, 320, 240, simd, ROBIDOUX_TABLES, YCC_420, NEAREST);
-      for (const q of [90, 95, 100]) expect(ours.encode(q)).toEqual(nearest.encode(q));
-      expect(ours.encode(60).length).toBeLessThan(nearest.encode(60).length * 0.95);
     }
   });
 });

@@ -218,15 +218,13 @@ export class SimdJpegKernels {
 
   /**
    * Quantises the MCUs (all, or runs of `run` one in every `stride`, as `eachWindow`) with `recip`
-   * (64 reciprocals per block slot of the MCU; the AC coefficients rounded up in magnitude from
-   * `round` of a step, as jpeg.baseline.ts's `Rounding` gives it) and counts their symbols: histograms at 0 (DC
+   * (64 reciprocals per block slot of the MCU) and counts their symbols: histograms at 0 (DC
    * luma), 256 (AC luma), 512 (DC chroma), 768 (AC chroma) and the magnitude bits. With `steps`
    * (the quantiser steps, 64 per block slot), `errors` holds the squared error the quantisation
    * adds in each block slot, in JPEG coefficient units squared.
    */
   quantCount(
     recip: ArrayLike<number>,
-    round: number,
     stride: number,
     run = 1,
     steps?: ArrayLike<number>,
@@ -252,7 +250,6 @@ export class SimdJpegKernels {
         this.layout.luma,
         steps ? this.steps : 0,
         this.errors,
-        round,
       );
     });
     const unit2 = this.coefficientUnit * this.coefficientUnit;
@@ -260,14 +257,13 @@ export class SimdJpegKernels {
   }
 
   /**
-   * The entropy-coded scan quantised with `recip` and `round` (as `quantCount` takes them), with Huffman `tables`
+   * The entropy-coded scan quantised with `recip` (as `quantCount` takes it), with Huffman `tables`
    * (DC luma, AC luma, DC chroma, AC chroma: `code`/`length` per symbol) built from the full count
    * at that quantisation, whose entropy size was `entropyBytes`: 0xFF stuffing at most doubles it,
    * so the scan is gathered window by window into a JS array of twice that.
    */
   writeScan(
     recip: ArrayLike<number>,
-    round: number,
     tables: ReadonlyArray<{ code: Uint16Array; length: Uint8Array }>,
     entropyBytes: number,
   ): Uint8Array {
@@ -287,18 +283,7 @@ export class SimdJpegKernels {
       length += n;
     };
     this.eachWindow(1, 1, (count) =>
-      take(
-        this.k.writeScan(
-          this.window,
-          this.recip,
-          this.scratch,
-          count,
-          this.codes,
-          this.scanAt,
-          this.layout.luma,
-          round,
-        ),
-      ),
+      take(this.k.writeScan(this.window, this.recip, this.scratch, count, this.codes, this.scanAt, this.layout.luma)),
     );
     take(this.k.scanFlush(this.scanAt));
     return scan.subarray(0, length);

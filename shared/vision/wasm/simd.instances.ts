@@ -38,7 +38,6 @@ export interface SimdExports {
     luma: number,
     steps: number,
     errors: number,
-    round: number,
   ): number;
   writeScan(
     coeffs: number,
@@ -48,7 +47,6 @@ export interface SimdExports {
     codes: number,
     out: number,
     luma: number,
-    round: number,
   ): number;
   scanFlush(out: number): number;
 }

@@ -433,24 +433,19 @@
       (br_if $blocks (i32.lt_u (local.get $m) (local.get $mcus)))))
 
   ;; Quantises one block: 64 i16 coefficients at $at (zigzag order, fixed-point cells) times the 64 f32
-  ;; reciprocals at $r (which include the fixed point's unit), narrowed to i16 at $q. The DC is
-  ;; rounded half away from zero; an AC coefficient rounds up in magnitude from $round of a step (0.5:
-  ;; to the nearest; less: a dead zone), as the JS path. Returns the 64-bit mask of its non-zero
-  ;; coefficients, so zero runs are skipped with ctz.
-  (func $quantiseBlock (param $at i32) (param $r i32) (param $q i32) (param $round f32) (result i64)
+  ;; reciprocals at $r (which include the fixed point's unit), rounded half away from zero (as the
+  ;; JS path), narrowed to i16 at $q. Returns the 64-bit mask of its non-zero coefficients, so zero
+  ;; runs are skipped with ctz.
+  (func $quantiseBlock (param $at i32) (param $r i32) (param $q i32) (result i64)
     (local $i i32) (local $mask i64) (local $c v128) (local $v0 v128) (local $v1 v128) (local $packed v128)
-    (local $ac v128) (local $first v128)
-    (local.set $ac (f32x4.splat (local.get $round)))
-    (local.set $first (f32x4.replace_lane 0 (local.get $ac) (f32.const 0.5)))
     (loop $quantise
       (local.set $c (v128.load (local.get $at)))
       ;; The cell's middle: never exactly on a rounding tie of a power-of-two step, so no bias.
       (local.set $v0 (f32x4.mul (f32x4.add (f32x4.convert_i32x4_s (i32x4.extend_low_i16x8_s (local.get $c))) (v128.const f32x4 0.5 0.5 0.5 0.5)) (v128.load (local.get $r))))
       (local.set $v1 (f32x4.mul (f32x4.add (f32x4.convert_i32x4_s (i32x4.extend_high_i16x8_s (local.get $c))) (v128.const f32x4 0.5 0.5 0.5 0.5)) (v128.load offset=16 (local.get $r))))
-      ;; v * recip + copysign(rounding, v), truncated; the first four lanes hold the DC.
-      (local.set $v0 (f32x4.add (local.get $v0) (v128.or (v128.and (local.get $v0) (v128.const i32x4 0x80000000 0x80000000 0x80000000 0x80000000))
-        (select (result v128) (local.get $first) (local.get $ac) (i32.eqz (local.get $i))))))
-      (local.set $v1 (f32x4.add (local.get $v1) (v128.or (v128.and (local.get $v1) (v128.const i32x4 0x80000000 0x80000000 0x80000000 0x80000000)) (local.get $ac))))
+      ;; v * recip + copysign(0.5, v), truncated.
+      (local.set $v0 (f32x4.add (local.get $v0) (v128.or (v128.and (local.get $v0) (v128.const i32x4 0x80000000 0x80000000 0x80000000 0x80000000)) (v128.const f32x4 0.5 0.5 0.5 0.5))))
+      (local.set $v1 (f32x4.add (local.get $v1) (v128.or (v128.and (local.get $v1) (v128.const i32x4 0x80000000 0x80000000 0x80000000 0x80000000)) (v128.const f32x4 0.5 0.5 0.5 0.5))))
       (local.set $packed (i16x8.narrow_i32x4_s (i32x4.trunc_sat_f32x4_s (local.get $v0)) (i32x4.trunc_sat_f32x4_s (local.get $v1))))
       (v128.store (i32.add (local.get $q) (i32.shl (local.get $i) (i32.const 1))) (local.get $packed))
       (local.set $mask (i64.or (local.get $mask)
@@ -491,14 +486,14 @@
   ;; Quantise-and-count of the encoder's quality search, over `mcus` MCUs at $coeffs (`luma` blocks
   ;; of Y, 4 for 4:2:0 or 1 for 4:4:4, then Cb and Cr; 64 i16 coefficients each, zigzag order), the
   ;; next window of a pass begun by scanStart: each block is quantised into the 128-byte `scratch`
-  ;; ($quantiseBlock, with `recip`: 64 f32 reciprocals of the table per block slot of the MCU, and the
-  ;; AC coefficients' `round`) and its Huffman symbols added to `hist` (1024 u32: DC luma, AC luma, DC chroma, AC chroma). With
+  ;; ($quantiseBlock, with `recip`: 64 f32 reciprocals of the table per block slot of the MCU) and
+  ;; its Huffman symbols added to `hist` (1024 u32: DC luma, AC luma, DC chroma, AC chroma). With
   ;; `steps` (not 0: 64 f32 steps per block slot, the reciprocals' inverses), the squared error each
   ;; block's quantisation adds goes to `errors` too (one f64 sum per block slot). Returns the window's
   ;; magnitude bits.
   (func (export "quantCount")
     (param $coeffs i32) (param $recip i32) (param $hist i32)
-    (param $mcus i32) (param $scratch i32) (param $luma i32) (param $steps i32) (param $errors i32) (param $round f32) (result i32)
+    (param $mcus i32) (param $scratch i32) (param $luma i32) (param $steps i32) (param $errors i32) (result i32)
     (local $m i32) (local $b i32) (local $q i32)
     (local $extra i32)
     (local $dc i32) (local $diff i32) (local $cat i32) (local $dcBase i32) (local $acBase i32)
@@ -513,7 +508,7 @@
           (local.set $mask (call $quantiseBlock
             (local.get $at)
             (i32.add (local.get $recip) (i32.shl (local.get $b) (i32.const 8)))
-            (local.get $q) (local.get $round)))
+            (local.get $q)))
           (if (local.get $steps)
             (then
               (local.set $k (i32.add (local.get $errors) (i32.shl (local.get $b) (i32.const 3))))
@@ -588,12 +583,12 @@
   ;; Entropy-coded scan of the `mcus` MCUs at $coeffs (laid out as quantCount reads them), the next window of a scan begun by scanStart,
   ;; into `out`; returns the whole bytes written (the bits short of a byte stay pending for the next
   ;; window or scanFlush). Each block is quantised into `scratch` as quantCount does it (same
-  ;; `recip` and `round`), so no quantised copy of the image is kept. `codes`: 4 x 256 i32 entries
+  ;; `recip`), so no quantised copy of the image is kept. `codes`: 4 x 256 i32 entries
   ;; (code | length << 16) for DC luma, AC luma, DC chroma, AC chroma. The tables come from the same
   ;; quantisation's statistics, so every symbol has a code.
   (func (export "writeScan")
     (param $coeffs i32) (param $recip i32) (param $scratch i32) (param $mcus i32) (param $codes i32) (param $out i32)
-    (param $luma i32) (param $round f32) (result i32)
+    (param $luma i32) (result i32)
     (local $m i32) (local $b i32) (local $q i32) (local $mask i64)
     (local $dc i32) (local $diff i32)
     (local $cat i32) (local $dcT i32) (local $acT i32) (local $k i32) (local $last i32) (local $run i32)
@@ -608,7 +603,7 @@
           (local.set $mask (call $quantiseBlock
             (i32.add (local.get $coeffs) (i32.shl (i32.add (i32.mul (local.get $m) (i32.add (local.get $luma) (i32.const 2))) (local.get $b)) (i32.const 7)))
             (i32.add (local.get $recip) (i32.shl (local.get $b) (i32.const 8)))
-            (local.get $q) (local.get $round)))
+            (local.get $q)))
           (local.set $dc (i32.load16_s (local.get $q)))
           (if (i32.lt_u (local.get $b) (local.get $luma))
             (then (local.set $diff (i32.sub (local.get $dc) (global.get $predY))) (global.set $predY (local.get $dc))

@@ -41,6 +41,16 @@ const QUALITY_COMPARED_BELOW = 40;
  */
 const RESOLUTION_PREFERENCE_DB = 0.25;
 /**
+ * Where nothing fits at QUALITY_MIN at the cap size, the cap size at the highest quality down to this
+ * that fits is compared (by measured PSNR at the cap size) with the image shrunk until QUALITY_MIN
+ * fits, and kept unless the smaller image measures RESOLUTION_PREFERENCE_DB more faithful. A small
+ * shrink of a UI screenshot resamples every glyph and edge: a 1280x800 dialog at 48 KiB shrunk by
+ * 4 % to quality 33 measured 26.9 dB where 1280x800 at quality 29 measures 32.7; over the bench's
+ * shrunk fits the cap size at 20-29 measured 0.2-5.8 dB more faithful (docs/benchmarks.md, "Under
+ * quality 30 at the cap size"). Below 20 the blocks take over text, so the image shrinks as before.
+ */
+const QUALITY_FLOOR = 20;
+/**
  * Where the sampled size estimate of 4:2:0 at quality 100 is over this times the budget, its exact
  * size (a count pass, about 6 ms at 1568x882) is not measured before the search. The estimate is
  * 0.55–1.33x the exact size on the bench's screenshots and 1.00–1.02x on photos; a wider margin
@@ -276,6 +286,8 @@ interface SearchOutcome {
   comfortable?: boolean;
   /** Size at QUALITY_MIN when even that did not fit. */
   sizeAtMin?: number;
+  /** Where even QUALITY_MIN did not fit: the highest quality in [QUALITY_FLOOR, QUALITY_MIN) that does, at the same size. */
+  below?: () => SearchOutcome;
 }
 
 /**
@@ -539,6 +551,9 @@ export async function fitImage(
         counter.attempts++;
         return prepared.sizeAt(q);
       },
+      ...(outcome.data
+        ? {}
+        : { below: () => searchPrepared(prepared, maxBytes, counter, undefined, QUALITY_FLOOR, QUALITY_MIN - 1) }),
     };
   };
   const result = (
@@ -627,6 +642,26 @@ export async function fitImage(
       const png = await pngWithin(pngRoom);
       if (png) return png;
     }
+    const low = round === 0 ? outcome.below?.() : undefined;
+    if (low?.data && low.quality !== undefined) {
+      // The cap size under QUALITY_MIN against the image shrunk until QUALITY_MIN fits (QUALITY_FLOOR).
+      const chosen = { jpegTables, chroma };
+      const smallSize = shrunk(size, outcome.sizeAtMin ?? maxBytes * 2);
+      const small = search(
+        resizeRgb(full, size.width, size.height, smallSize.width, smallSize.height, simd),
+        smallSize,
+        QUALITY_COMFORT,
+      );
+      if (
+        !small.data ||
+        small.quality === undefined ||
+        fidelity(small.data, full, size, wasm) <= fidelity(low.data, full, size, wasm) + RESOLUTION_PREFERENCE_DB
+      ) {
+        ({ jpegTables, chroma } = chosen);
+        return withLossless(result(low.data, low.quality, size));
+      }
+      return withLossless(result(small.data, small.quality, smallSize));
+    }
     if ((size.width === 1 && size.height === 1) || round > 8) {
       throw new AppError(
         400,
@@ -675,6 +710,8 @@ function searchPrepared(
   maxBytes: number,
   counter: { attempts: number },
   known?: number,
+  lowest = QUALITY_MIN,
+  highest = QUALITY_MAX,
 ): SearchOutcome {
   const estimate = new Map<number, number>();
   const estimateAt = (q: number) => {
@@ -696,8 +733,8 @@ function searchPrepared(
     }
     return low;
   };
-  let low = QUALITY_MIN,
-    high = QUALITY_MAX;
+  let low = lowest,
+    high = highest;
   let fits: number | undefined;
   let hint = known === undefined ? undefined : Math.max(low, Math.min(high, known));
   while (low <= high) {
@@ -716,13 +753,13 @@ function searchPrepared(
       high = q - 1;
     }
   }
-  if (fits === undefined) return { sizeAtMin: sizes.get(QUALITY_MIN) };
+  if (fits === undefined) return { sizeAtMin: sizes.get(lowest) };
   // The stuffing allowance makes sizeAt an upper bound; the loop guards the rare exception.
-  for (let quality = fits; quality >= QUALITY_MIN; quality--) {
+  for (let quality = fits; quality >= lowest; quality--) {
     const data = prepared.encode(quality);
     if (data.length <= maxBytes) return { data, quality };
   }
-  return { sizeAtMin: sizes.get(QUALITY_MIN) ?? maxBytes * 2 };
+  return { sizeAtMin: sizes.get(lowest) ?? maxBytes * 2 };
 }
 
 /**

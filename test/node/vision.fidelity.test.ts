@@ -20,6 +20,7 @@ import { loadVisionWasmNode } from "../../bench/vision-wasm-node";
 import { photoPixels, prng, screenshotPixels } from "../fixtures/images";
 import { ADOBE_RGB, DISPLAY_P3, PROPHOTO_RGB, matrixTrcProfile } from "../fixtures/icc";
 import { adobeCmykJpeg, writeBaselineJpeg } from "../fixtures/jpeg-writer";
+import { UI_SCREENSHOTS, uiScreenshotPixels } from "../fixtures/ui-screenshots";
 
 const wasm = loadVisionWasmNode();
 const KiB = 1024;
@@ -700,6 +701,30 @@ describe("low budgets", () => {
       expect(chosen).toBeGreaterThan(other - 0.3);
     });
   }
+
+  it("a UI screenshot that misses quality 30 at its size by a little stays at its size under 30: 5.7 dB more faithful than shrinking", async () => {
+    const spec = UI_SCREENSHOTS.find(([name]) => name.includes("dialog"))![1];
+    const input = await raw(uiScreenshotPixels(spec), spec.width, spec.height).png().toBuffer();
+    const full = { width: spec.width, height: spec.height };
+    const budget = 48 * KiB;
+    const out = await fitImage(new Uint8Array(input), opts(budget), wasm);
+    expect([out.width, out.height]).toEqual([full.width, full.height]);
+    expect(out.quality).toBeGreaterThanOrEqual(20);
+    expect(out.quality).toBeLessThan(30);
+    // The alternative: the size at which quality 30 fits, as sharp writes it.
+    const maxBytes = Math.floor((budget - "data:image/jpeg;base64,".length) / 4) * 3;
+    let shrunk: Buffer | undefined;
+    for (let scale = 0.99; !shrunk; scale -= 0.01) {
+      const data = await sharp(input)
+        .resize(Math.round(full.width * scale), Math.round(full.height * scale), { fit: "fill", kernel: "lanczos3" })
+        .jpeg({ quality: 30, chromaSubsampling: "4:2:0" })
+        .toBuffer();
+      if (data.length <= maxBytes) shrunk = data;
+    }
+    expect(await shownAtFullSize(input, out.data, full)).toBeGreaterThan(
+      (await shownAtFullSize(input, shrunk, full)) + 3,
+    );
+  });
 
   it("a shrink resamples from the source: as faithful as sharp resizing the original to that size", async () => {
     const input = await raw(screenshotPixels(3000, 1800), 3000, 1800).png().toBuffer();

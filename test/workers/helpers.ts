@@ -95,3 +95,13 @@ export function bothTtlsBody(model: string, marker: string, stream: boolean) {
     ],
   };
 }
+
+/** One server-sent event as the providers write it. */
+export const sseEvent = (name: string, data: unknown): string => `event: ${name}\ndata: ${JSON.stringify(data)}\n\n`;
+
+/** Anthropic's streamed `message_start`, whose `usage` is the prompt's (billed from here on). */
+export const messageStart = (model: string, usage: Record<string, unknown>): string =>
+  sseEvent("message_start", {
+    type: "message_start",
+    message: { id: "msg_1", type: "message", role: "assistant", model, content: [], usage },
+  });

@@ -10,7 +10,7 @@ import type { LedgerEntry } from "../../shared/ports";
 import { workersDeps } from "../../workers/deps";
 import { LEDGER_OBJECT } from "../../workers/ledger.do";
 import { encodePng, screenshotPixels, webpFrom } from "../fixtures/images";
-import { bothTtlsBody, call, EMULATOR, testEnv, uniqueToken } from "./helpers";
+import { bothTtlsBody, call, EMULATOR, messageStart, sseEvent, testEnv, uniqueToken } from "./helpers";
 
 const MODEL = "claude-sonnet-4-5";
 
@@ -1105,20 +1105,14 @@ describe("usage into the ledger", () => {
   });
 
   it("counts a stream's output tokens when its message_delta gives the prompt counts as null (the SDK's MessageDeltaUsage allows it)", async () => {
-    const event = (name: string, data: unknown) => `event: ${name}\ndata: ${JSON.stringify(data)}\n\n`;
     const stream = [
-      event("message_start", {
-        type: "message_start",
-        message: {
-          id: "msg_1",
-          type: "message",
-          role: "assistant",
-          model: MODEL,
-          content: [],
-          usage: { input_tokens: 1200, cache_creation_input_tokens: 0, cache_read_input_tokens: 0, output_tokens: 1 },
-        },
+      messageStart(MODEL, {
+        input_tokens: 1200,
+        cache_creation_input_tokens: 0,
+        cache_read_input_tokens: 0,
+        output_tokens: 1,
       }),
-      event("message_delta", {
+      sseEvent("message_delta", {
         type: "message_delta",
         delta: { stop_reason: "end_turn", stop_sequence: null },
         usage: {
@@ -1128,7 +1122,7 @@ describe("usage into the ledger", () => {
           output_tokens: 512,
         },
       }),
-      event("message_stop", { type: "message_stop" }),
+      sseEvent("message_stop", { type: "message_stop" }),
     ].join("");
     const entries: LedgerEntry[] = [];
     const app = createApp(

@@ -6,30 +6,17 @@ import { describe, expect, it } from "vitest";
 import { createApp } from "../../shared/app";
 import type { LedgerEntry } from "../../shared/ports";
 import { workersDeps } from "../../workers/deps";
-import { callJson, testEnv, uniqueToken } from "./helpers";
+import { callJson, messageStart, sseEvent, testEnv, uniqueToken } from "./helpers";
 
 const MODEL = "claude-sonnet-4-5";
-const sse = (name: string, data: unknown) => `event: ${name}\ndata: ${JSON.stringify(data)}\n\n`;
-
-/** message_start as Anthropic sends it: the prompt's usage (billed from here on) in message.usage. */
-const MESSAGE_START = sse("message_start", {
-  type: "message_start",
-  message: {
-    id: "msg_1",
-    type: "message",
-    role: "assistant",
-    model: MODEL,
-    content: [],
-    usage: {
-      input_tokens: 20,
-      cache_creation_input_tokens: 3000,
-      cache_read_input_tokens: 50_000,
-      cache_creation: { ephemeral_5m_input_tokens: 3000, ephemeral_1h_input_tokens: 0 },
-      output_tokens: 1,
-    },
-  },
+const MESSAGE_START = messageStart(MODEL, {
+  input_tokens: 20,
+  cache_creation_input_tokens: 3000,
+  cache_read_input_tokens: 50_000,
+  cache_creation: { ephemeral_5m_input_tokens: 3000, ephemeral_1h_input_tokens: 0 },
+  output_tokens: 1,
 });
-const TEXT_DELTA = sse("content_block_delta", {
+const TEXT_DELTA = sseEvent("content_block_delta", {
   type: "content_block_delta",
   index: 0,
   delta: { type: "text_delta", text: "Hello" },

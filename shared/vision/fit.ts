@@ -611,30 +611,38 @@ export async function fitImage(
     const shrunk = jpeg.width !== target.width || jpeg.height !== target.height;
     return (await pngWithin(shrunk ? pngRoom : Math.min(pngRoom, jpeg.data.length))) ?? jpeg;
   };
+  type Size = { width: number; height: number };
+  /** The fit's tables and chroma as chosen now; the function puts them back after a losing candidate. */
+  const keepChoice = () => {
+    const kept = { jpegTables, chroma };
+    return () => ({ jpegTables, chroma } = kept);
+  };
+  /** A smaller candidate: `small` resampled from the `at`-size render (no second decode), searched from QUALITY_COMFORT. */
+  const searchSmaller = (at: Size, small: Size) =>
+    search(resizeRgb(full, at.width, at.height, small.width, small.height, simd), small, QUALITY_COMFORT);
+  /** Whether `small` shows the `at`-size render RESOLUTION_PREFERENCE_DB more faithfully than `data` does. */
+  const smallerWins = (small: Uint8Array, data: Uint8Array, at: Size) =>
+    fidelity(small, full, at, wasm) > fidelity(data, full, at, wasm) + RESOLUTION_PREFERENCE_DB;
   for (let round = 0; ; round++) {
     const outcome = search(rgb, size, round === 0 ? 80 : QUALITY_COMFORT);
     if (outcome.data && outcome.quality !== undefined) {
       if (outcome.comfortable !== false || round > 0) return withLossless(result(outcome.data, outcome.quality, size));
-      const chosenTables = jpegTables;
+      const restore = keepChoice();
       // Below the comfortable quality: measure whether a smaller image at that quality would show
-      // the full-size picture more faithfully. The candidate is resampled from the full-size render
-      // (no second decode); only if it wins is it rendered again from the source.
+      // the full-size picture more faithfully; only if it wins is it rendered again from the source.
       const smallSize = shrunk(size, outcome.sizeAt(QUALITY_COMFORT));
-      const small = search(
-        resizeRgb(full, size.width, size.height, smallSize.width, smallSize.height, simd),
-        smallSize,
-        QUALITY_COMFORT,
-      );
-      if (small.data && small.quality !== undefined && small.quality > outcome.quality) {
-        const fullFidelity = fidelity(outcome.data, full, size, wasm);
-        const smallFidelity = fidelity(small.data, full, size, wasm);
-        if (smallFidelity > fullFidelity + RESOLUTION_PREFERENCE_DB) {
-          const fromSource = search(await render(smallSize), smallSize, small.quality, small.quality);
-          if (fromSource.data && fromSource.quality !== undefined)
-            return withLossless(result(fromSource.data, fromSource.quality, smallSize));
-        }
+      const small = searchSmaller(size, smallSize);
+      if (
+        small.data &&
+        small.quality !== undefined &&
+        small.quality > outcome.quality &&
+        smallerWins(small.data, outcome.data, size)
+      ) {
+        const fromSource = search(await render(smallSize), smallSize, small.quality, small.quality);
+        if (fromSource.data && fromSource.quality !== undefined)
+          return withLossless(result(fromSource.data, fromSource.quality, smallSize));
       }
-      jpegTables = chosenTables;
+      restore();
       return withLossless(result(outcome.data, outcome.quality, size));
     }
     if (round === 0 && codec.lossless) {
@@ -645,22 +653,13 @@ export async function fitImage(
     const low = round === 0 ? outcome.below?.() : undefined;
     if (low?.data && low.quality !== undefined) {
       // The cap size under QUALITY_MIN against the image shrunk until QUALITY_MIN fits (QUALITY_FLOOR).
-      const chosen = { jpegTables, chroma };
+      const restore = keepChoice();
       const smallSize = shrunk(size, outcome.sizeAtMin ?? maxBytes * 2);
-      const small = search(
-        resizeRgb(full, size.width, size.height, smallSize.width, smallSize.height, simd),
-        smallSize,
-        QUALITY_COMFORT,
-      );
-      if (
-        !small.data ||
-        small.quality === undefined ||
-        fidelity(small.data, full, size, wasm) <= fidelity(low.data, full, size, wasm) + RESOLUTION_PREFERENCE_DB
-      ) {
-        ({ jpegTables, chroma } = chosen);
-        return withLossless(result(low.data, low.quality, size));
-      }
-      return withLossless(result(small.data, small.quality, smallSize));
+      const small = searchSmaller(size, smallSize);
+      if (small.data && small.quality !== undefined && smallerWins(small.data, low.data, size))
+        return withLossless(result(small.data, small.quality, smallSize));
+      restore();
+      return withLossless(result(low.data, low.quality, size));
     }
     if ((size.width === 1 && size.height === 1) || round > 8) {
       throw new AppError(

@@ -275,10 +275,18 @@ const FAMILIES: readonly FamilyRow[] = [
   // Terra, and any other GPT-5.6 name: the family's middle tier.
   gpt("gpt-5.6-terra", ["gpt-5.6"], [2.5, 0.25, 15], OPENAI_BREAKPOINT_CACHE, 400_000),
   gpt("gpt-5.4", ["gpt-5.4"], [2.5, 0.25, 15], OPENAI_PREFIX_CACHE, 400_000),
+  // The small variants before their families, which would claim them (`-mini` is a variant's suffix).
+  gpt("gpt-5-mini", ["gpt-5-mini"], [0.25, 0.025, 2], OPENAI_PREFIX_CACHE, 400_000),
+  gpt("gpt-5-nano", ["gpt-5-nano"], [0.05, 0.005, 0.4], OPENAI_PREFIX_CACHE, 400_000),
   // GPT-5 to 5.5 cache alike (reads 0.1x, writes not billed); 5.1-5.3 and 5.5 take GPT-5's prices here.
   gpt("gpt-5", ["gpt-5.5", "gpt-5.3", "gpt-5.2", "gpt-5.1", "gpt-5"], [1.25, 0.125, 10], OPENAI_PREFIX_CACHE, 400_000),
+  gpt("gpt-4.1-mini", ["gpt-4.1-mini"], [0.4, 0.1, 1.6], OPENAI_PREFIX_CACHE, 1_000_000),
+  gpt("gpt-4.1-nano", ["gpt-4.1-nano"], [0.1, 0.025, 0.4], OPENAI_PREFIX_CACHE, 1_000_000),
   gpt("gpt-4.1", ["gpt-4.1"], [2, 0.5, 8], OPENAI_PREFIX_CACHE, 1_000_000),
+  gpt("o4-mini", ["o4-mini"], [1.1, 0.275, 4.4], OPENAI_PREFIX_CACHE, 200_000),
+  gpt("o3-mini", ["o3-mini"], [1.1, 0.55, 4.4], OPENAI_PREFIX_CACHE, 200_000),
   gpt("o3", ["o3", "o4"], [2, 0.5, 8], OPENAI_PREFIX_CACHE, 200_000),
+  gpt("gpt-4o-mini", ["gpt-4o-mini"], [0.15, 0.075, 0.6], OPENAI_PREFIX_CACHE, 128_000),
   gpt("gpt-4o", ["gpt-4o"], [2.5, 1.25, 10], OPENAI_PREFIX_CACHE, 128_000),
 ];
 

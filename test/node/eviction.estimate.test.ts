@@ -149,7 +149,7 @@ describe("token estimates", () => {
 });
 
 describe("provider facts", () => {
-  it("the cache prices per provider and model: Claude writes at 1.25x and reads at 0.1x; OpenAI writes at 1x before GPT-5.6 and reads gpt-5 0.1x, gpt-4.1 / o3 / o4 0.25x, others 0.5x", () => {
+  it("the cache prices per provider and model: Claude writes at 1.25x and reads at 0.1x; OpenAI writes at 1x before GPT-5.6 and reads gpt-5 0.1x, gpt-4.1 / o3 / o4 0.25x, o3-mini and others 0.5x", () => {
     const read = (provider: string | undefined, model: string | undefined) =>
       cachePrices(provider, model).readMultiplier;
     expect(cachePrices("anthropic", "claude-sonnet-4-5")).toEqual({ writeMultiplier: 1.25, readMultiplier: 0.1 });
@@ -158,7 +158,7 @@ describe("provider facts", () => {
     expect(cachePrices("azure", "gpt-4o").writeMultiplier).toBe(1);
     expect(read("openai", "gpt-5-mini")).toBe(0.1);
     expect(read("openai", "GPT-4.1")).toBe(0.25);
-    expect(read("azure", "o3-mini")).toBe(0.25);
+    expect(read("azure", "o3-mini")).toBe(0.5); // $0.55 cached on $1.10: its own row, not o3's
     expect(read("openai", "o4-mini")).toBe(0.25);
     // An OpenAI model the table does not know is taken for a newer one: GPT-5.6's billed writes.
     expect(cachePrices("openai", undefined)).toEqual({ writeMultiplier: 1.25, readMultiplier: 0.1 });

@@ -32,6 +32,25 @@ describe("model table: prices and cache multipliers per model (docs/eviction.md,
     });
   });
 
+  it("prices OpenAI's small variants at their own rates, not their family's (gpt-4o-mini is not gpt-4o at 16x)", () => {
+    const price = (model: string) => {
+      const { input, cacheRead, output } = modelRules("openai", model).prices;
+      return [input, cacheRead, output];
+    };
+    expect(price("gpt-4o-mini")).toEqual([0.15, 0.075, 0.6]);
+    expect(price("gpt-4o-mini-2024-07-18")).toEqual([0.15, 0.075, 0.6]);
+    expect(price("gpt-4o-2024-08-06")).toEqual([2.5, 1.25, 10]);
+    expect(price("gpt-4.1-mini")).toEqual([0.4, 0.1, 1.6]);
+    expect(price("gpt-4.1-nano-2025-04-14")).toEqual([0.1, 0.025, 0.4]);
+    expect(price("o4-mini")).toEqual([1.1, 0.275, 4.4]);
+    expect(price("o3-mini")).toEqual([1.1, 0.55, 4.4]);
+    expect(price("o3")).toEqual([2, 0.5, 8]);
+    expect(price("gpt-5-mini")).toEqual([0.25, 0.025, 2]);
+    expect(price("gpt-5-nano")).toEqual([0.05, 0.005, 0.4]);
+    expect(price("gpt-5")).toEqual([1.25, 0.125, 10]);
+    expect(modelRules("openai", "openai/gpt-4o-mini").known).toBe(true);
+  });
+
   it("OpenAI bills writes at 1.25x from GPT-5.6 with explicit breakpoints (4 written, the latest 80 considered, no lookback, 30 min); before it, prefix caching with no write premium", () => {
     const sol = modelRules("openai", "gpt-5.6-sol");
     expect(sol.prices).toEqual({ input: 5, cacheWrite5m: 6.25, cacheWrite1h: 6.25, cacheRead: 0.5, output: 30 });

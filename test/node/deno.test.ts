@@ -217,6 +217,26 @@ describe("the Deno entry as the README runs it", () => {
     }
   }, 120_000);
 
+  it("writes the ledger's last counts before it stops on SIGTERM or Ctrl-C (SIGINT)", async () => {
+    for (const signal of ["SIGTERM", "SIGINT"] as const) {
+      const kvPath = join(mkdtempSync(join(tmpdir(), "deno-kv-ledger-")), "ledger.sqlite3");
+      // The longest flush delay: without the flush on the signal, the count is still in memory.
+      const first = await startDeno({ env: { ...env(), DENO_KV_PATH: kvPath, LEDGER_FLUSH_MS: "10000" } });
+      try {
+        expect((await search(first, `ledger on ${signal} ${Date.now().toString(36)}`)).status).toBe(200);
+      } finally {
+        await first.stop(signal);
+      }
+      const second = await startDeno({ env: { ...env(), DENO_KV_PATH: kvPath } });
+      try {
+        const stats = (await (await fetch(`${second.url}/v1/stats?window=1h`)).json()) as any;
+        expect(stats.totals.web_search.requests, signal).toBe(1);
+      } finally {
+        await second.stop();
+      }
+    }
+  }, 120_000);
+
   it("reads .dev.vars from the working directory as wrangler dev does; the environment wins over it", async () => {
     const dir = mkdtempSync(join(tmpdir(), "deno-dev-vars-"));
     writeFileSync(

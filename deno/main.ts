@@ -188,11 +188,15 @@ const ledgerFlushMs = ledgerFlushDelay(env.LEDGER_FLUSH_MS);
 // What a request counts after its response went out (a stream that ended) waits at most 5 s.
 if (ledger) Deno.unrefTimer(setInterval(() => void ledger.flush(), 5_000));
 // A stop (a process manager's SIGTERM, Ctrl-C) writes what is still counted in memory first: the
-// counts of the last LEDGER_FLUSH_MS (up to 10 s) were lost on every restart.
+// counts of the last LEDGER_FLUSH_MS (up to 10 s) were lost on every restart. A store that does not
+// answer holds the exit 2 s at most.
 if (ledger)
   for (const signal of ["SIGTERM", "SIGINT"] as const) {
     try {
-      Deno.addSignalListener(signal, () => void ledger.flush().finally(() => Deno.exit(0)));
+      Deno.addSignalListener(signal, () => {
+        const waited = new Promise((resolve) => setTimeout(resolve, 2_000));
+        void Promise.race([ledger.flush(), waited]).finally(() => Deno.exit(0));
+      });
     } catch {
       // Not a signal this platform has (Windows takes SIGINT only).
     }

@@ -178,13 +178,16 @@ export async function proxyRequest(request: Request, spec: LlmProviderSpec, run:
         at,
       });
     }
-    const record = (usage: LlmUsage | null) => {
-      if (usage === null) return;
+    const record = (usage: LlmUsage | null, failed: boolean) => {
+      // A stream that failed after its 200 is an error too (a status of 400 or more was counted above).
+      const counts: Record<string, number> = usage === null ? {} : { ...usageCounts(usage) };
+      if (failed && upstream.status < 400) counts.errors = 1;
+      if (Object.keys(counts).length === 0) return;
       run.ports.ledger.record({
         tool: "llm",
         provider: spec.name,
         ...(model === undefined ? {} : { model }),
-        counts: usageCounts(usage),
+        counts,
         at,
       });
     };

@@ -36,7 +36,7 @@ export function relayAnswer(
   upstream: Response,
   spec: LlmProviderSpec,
   added: Record<string, string>,
-  done: ((usage: LlmUsage | null) => void) | null,
+  done: ((usage: LlmUsage | null, failed: boolean) => void) | null,
 ): Response {
   const headers = new Headers();
   upstream.headers.forEach((value, name) => {
@@ -45,7 +45,7 @@ export function relayAnswer(
   for (const [name, value] of Object.entries(added)) headers.set(name, value);
   const reader = done && upstream.body ? usageReader(upstream.headers, spec) : null;
   if (!done || !upstream.body || !reader) {
-    done?.(null);
+    done?.(null, false);
     return new Response(upstream.body, { status: upstream.status, headers });
   }
   const source = upstream.body.getReader();
@@ -53,7 +53,8 @@ export function relayAnswer(
   const report = () => {
     if (reported) return;
     reported = true;
-    done(reader.end());
+    const usage = reader.end();
+    done(usage, reader.failed);
   };
   const body = new ReadableStream<Uint8Array>({
     async pull(controller) {
@@ -91,6 +92,8 @@ function usageReader(headers: Headers, spec: LlmProviderSpec): ChunkReader | nul
 interface ChunkReader {
   push(chunk: Uint8Array): void;
   end(): LlmUsage | null;
+  /** The answer failed after its status said success: an error event in a stream (read by `end`). */
+  readonly failed: boolean;
 }
 
 /** Keeps a copy of a JSON answer (up to a bound) and reads its usage at the end. */
@@ -98,6 +101,8 @@ function jsonUsage(spec: LlmProviderSpec): ChunkReader {
   const chunks: Uint8Array[] = [];
   let size = 0;
   return {
+    // A JSON answer's failure is its status, counted when it arrived.
+    failed: false,
     push(chunk) {
       size += chunk.byteLength;
       if (size <= MAX_KEPT_ANSWER_BYTES) chunks.push(chunk);
@@ -120,6 +125,14 @@ function jsonUsage(spec: LlmProviderSpec): ChunkReader {
 const USAGE_OBJECT = /"usage"\s*:\s*\{/;
 
 /**
+ * A stream's failure after a 200: an `error` event (Anthropic's `overloaded_error` mid-stream,
+ * OpenAI Responses' `error`) or Responses' `response.failed`, or a `data:` payload that is an error
+ * object (`{"type":"error"`, Chat Completions' `{"error":{`).
+ */
+const ERROR_EVENT = /^event:\s*(?:error|response\.failed)\s*$/;
+const ERROR_DATA = /^\{\s*(?:"type"\s*:\s*"error"|"error"\s*:\s*\{)/;
+
+/**
  * Splits an event stream into lines as it passes and reads the `data:` lines that may carry usage.
  * Each chunk is searched for line ends once (a long line arriving in many chunks costs its length,
  * not its length times its chunks), and a line is held up to MAX_KEPT_ANSWER_BYTES characters: a
@@ -131,9 +144,12 @@ function sseUsage(spec: LlmProviderSpec): ChunkReader {
   let heldLength = 0;
   let overlong = false;
   let usage: LlmUsage | null = null;
+  let failed = false;
   const line = (text: string) => {
+    if (ERROR_EVENT.test(text)) failed = true;
     if (!text.startsWith("data:")) return;
     const data = text.slice(5).trim();
+    if (ERROR_DATA.test(data)) failed = true;
     if (!USAGE_OBJECT.test(data)) return;
     try {
       usage = spec.usage.fromEvent(JSON.parse(data), usage);
@@ -172,6 +188,9 @@ function sseUsage(spec: LlmProviderSpec): ChunkReader {
       take(decoder.decode());
       complete();
       return usage;
+    },
+    get failed() {
+      return failed;
     },
   };
 }

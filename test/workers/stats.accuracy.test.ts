@@ -51,6 +51,22 @@ function proxyWith(upstream: () => ReadableStream<Uint8Array>) {
 
 const encode = (text: string) => new TextEncoder().encode(text);
 
+/**
+ * An upstream body that gives `events` one read at a time, then ends, or fails with `failure` (in
+ * pull(), not start(): an error in start() would drop the events unread).
+ */
+const eventsThen = (events: readonly string[], failure?: Error) => () => {
+  const left = [...events];
+  return new ReadableStream<Uint8Array>({
+    pull(controller) {
+      const next = left.shift();
+      if (next) controller.enqueue(encode(next));
+      else if (failure) controller.error(failure);
+      else controller.close();
+    },
+  });
+};
+
 describe("a streamed answer that does not reach its end", () => {
   it("counts the prompt's usage message_start gave when the caller cancels the stream (Esc in Claude Code)", async () => {
     // The provider keeps streaming (it never ends by itself): the caller stops reading.
@@ -81,22 +97,36 @@ describe("a streamed answer that does not reach its end", () => {
   });
 
   it("counts the prompt's usage message_start gave when the provider's stream breaks off", async () => {
-    const { send, sum } = proxyWith(() => {
-      // The events arrive, then the connection drops (an error in start() would drop them unread).
-      const events = [MESSAGE_START, TEXT_DELTA];
-      return new ReadableStream({
-        pull(controller) {
-          const next = events.shift();
-          if (next) controller.enqueue(encode(next));
-          else controller.error(new TypeError("Network connection lost."));
-        },
-      });
-    });
+    // The events arrive, then the connection drops.
+    const { send, sum } = proxyWith(eventsThen([MESSAGE_START, TEXT_DELTA], new TypeError("Network connection lost.")));
     const response = await send();
     await response.text().catch(() => undefined);
     await new Promise((resolve) => setTimeout(resolve, 50));
     expect(sum("requests")).toBe(1);
     expect([sum("input_tokens"), sum("cache_write_5m_tokens"), sum("cache_read_tokens")]).toEqual([20, 3000, 50_000]);
+  });
+});
+
+describe("a streamed answer that fails after its 200", () => {
+  it("counts Anthropic's in-stream error event (overloaded_error) as an error, with the prompt it billed", async () => {
+    const events = [
+      MESSAGE_START,
+      sseEvent("error", { type: "error", error: { type: "overloaded_error", message: "Overloaded" } }),
+    ];
+    const { send, sum } = proxyWith(eventsThen(events));
+    const response = await send();
+    expect(response.status).toBe(200);
+    await response.text();
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect([sum("requests"), sum("errors"), sum("input_tokens")]).toEqual([1, 1, 20]);
+  });
+
+  it("counts no error for a stream that ends well", async () => {
+    const events = [MESSAGE_START, TEXT_DELTA, sseEvent("message_stop", { type: "message_stop" })];
+    const { send, sum } = proxyWith(eventsThen(events));
+    await (await send()).text();
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect([sum("requests"), sum("errors"), sum("input_tokens")]).toEqual([1, 0, 20]);
   });
 });
 

@@ -92,7 +92,11 @@ export const DASHBOARD_JS = `"use strict";
   const params = new URLSearchParams(location.search);
   let windowName = ["1h", "24h", "7d", "30d"].includes(params.get("window")) ? params.get("window") : "24h";
 
-  const usd = (n) => "$" + (n >= 100 ? n.toFixed(0) : n >= 1 ? n.toFixed(2) : n.toFixed(4));
+  // A negative figure (cache writes that cost more than their reads saved) keeps its sign: -$3.0000.
+  const usd = (n) => {
+    const a = Math.abs(n);
+    return (n < 0 ? "-$" : "$") + (a >= 100 ? a.toFixed(0) : a >= 1 ? a.toFixed(2) : a.toFixed(4));
+  };
   const int = (n) => Math.round(n).toLocaleString("en-US");
   const bytes = (n) => (n >= 1048576 ? (n / 1048576).toFixed(1) + " MiB" : n >= 1024 ? (n / 1024).toFixed(1) + " KiB" : int(n) + " B");
   const pct = (n) => (n * 100).toFixed(1) + "%";
@@ -201,14 +205,21 @@ export const DASHBOARD_JS = `"use strict";
     if (text !== undefined) node.textContent = text;
     return node;
   }
-  function frame(svg, hours, max, fmt) {
+  /** The y of value v on a chart whose axis runs from min (0 or below) to max (above 0). */
+  const yOf = (v, min, max) => T + ((H - T - B) * (max - v)) / (max - min);
+  function frame(svg, hours, max, fmt, min = 0) {
     svg.replaceChildren();
     svg.setAttribute("viewBox", "0 0 " + W + " " + H);
     svg.setAttribute("preserveAspectRatio", "none");
-    for (const f of [0, 0.5, 1]) {
-      const y = T + (H - T - B) * (1 - f);
-      svg.append(el("line", { x1: L, x2: W, y1: y, y2: y, stroke: "#e3e6ed" }));
-      svg.append(el("text", { x: L - 4, y: y + 3, "text-anchor": "end" }, fmt(max * f)));
+    // Gridlines at the bottom, zero (or the middle) and the top; a label that reads as the one
+    // below it (an empty chart's 0, 0.5 and 1 as whole numbers) is not repeated.
+    let last = null;
+    for (const v of min < 0 ? [min, 0, max] : [0, max / 2, max]) {
+      const y = yOf(v, min, max);
+      svg.append(el("line", { x1: L, x2: W, y1: y, y2: y, stroke: v === 0 && min < 0 ? "#9aa3b5" : "#e3e6ed" }));
+      const label = fmt(v);
+      if (label !== last) svg.append(el("text", { x: L - 4, y: y + 3, "text-anchor": "end" }, label));
+      last = label;
     }
     const step = Math.max(1, Math.ceil(hours.length / 6));
     hours.forEach((h, i) => {
@@ -218,19 +229,24 @@ export const DASHBOARD_JS = `"use strict";
       svg.append(el("text", { x: L + ((W - L) * (i + 0.5)) / hours.length, y: H - 6, "text-anchor": "middle" }, label));
     });
   }
-  /** Stacked bars: one stack per hour, one layer per series. */
+  /** Stacked bars: one stack per hour, one layer per series; negative values hang below zero. */
   function bars(svg, hours, layers, colors, fmt) {
-    const totals = hours.map((_, i) => layers.reduce((sum, layer) => sum + layer[i], 0));
-    const max = Math.max(...totals) || 1;
-    frame(svg, hours, max, fmt);
+    const sum = (i, sign) => layers.reduce((total, layer) => total + (Math.sign(layer[i]) === sign ? layer[i] : 0), 0);
+    const max = Math.max(0, ...hours.map((_, i) => sum(i, 1))) || 1;
+    const min = Math.min(0, ...hours.map((_, i) => sum(i, -1)));
+    frame(svg, hours, max, fmt, min);
     const slot = (W - L) / hours.length;
     hours.forEach((_, i) => {
-      let base = H - B;
+      let up = 0, down = 0;
       layers.forEach((layer, k) => {
-        const h = ((H - T - B) * layer[i]) / max;
-        if (h <= 0) return;
-        base -= h;
-        svg.append(el("rect", { x: L + i * slot + slot * 0.1, y: base, width: Math.max(1, slot * 0.8), height: h, fill: colors[k] }));
+        const v = layer[i];
+        if (!v) return;
+        const from = v > 0 ? up : down;
+        const to = from + v;
+        if (v > 0) up = to;
+        else down = to;
+        const top = yOf(Math.max(from, to), min, max), bottom = yOf(Math.min(from, to), min, max);
+        svg.append(el("rect", { x: L + i * slot + slot * 0.1, y: top, width: Math.max(1, slot * 0.8), height: bottom - top, fill: colors[k] }));
       });
     });
   }

@@ -196,6 +196,68 @@ describe("GET /dashboard in headless Chromium", () => {
     await page.close();
   }, 120_000);
 
+  it("shows a negative saving with its sign, hangs that hour's bar below zero, and repeats no axis label on an empty chart", async () => {
+    // The window as /v1/stats answers it, with the LLM's cache writes costing more than their reads
+    // saved in one hour (a negative saving) and a positive one in the next.
+    const real = await readStats("24h");
+    const from = Date.parse(real.from);
+    const at = (h: number) => new Date(from + h * 3_600_000).toISOString();
+    const llm = (saved: number) => ({
+      requests: 1,
+      input_tokens: 10,
+      cache_write_tokens: 5000,
+      cache_read_tokens: 0,
+      saved_usd: saved,
+    });
+    const crafted = {
+      ...real,
+      saved_usd: -3,
+      totals: {
+        ...real.totals,
+        web_search: { ...real.totals.web_search, provider_calls: 0, hits: 0, coalesced: 0, saved_usd: 0 },
+        web_extract: { ...real.totals.web_extract, provider_calls: 0, hits: 0, coalesced: 0, saved_usd: 0 },
+      },
+      series: [
+        { t: at(2), llm: llm(-5) },
+        { t: at(3), llm: llm(2) },
+      ],
+    };
+    const page = await browser.newPage();
+    await page.goto(`${deno.url}/dashboard`, { waitUntil: "networkidle0" });
+    await page.evaluate((token) => sessionStorage.setItem("edge-tools-token", token), TOKEN);
+    await page.setRequestInterception(true);
+    page.on("request", (request) => {
+      if (request.url().includes("/v1/stats"))
+        void request.respond({ status: 200, contentType: "application/json", body: JSON.stringify(crafted) });
+      else void request.continue();
+    });
+    await page.reload({ waitUntil: "networkidle0" });
+    await page.waitForSelector("body[data-loaded='24h']", { timeout: 10_000 });
+    expect(await page.$eval("#saved-usd", (el) => el.textContent)).toBe("-$3.00");
+    const chart = await page.$eval("#chart-saved", (svg) => ({
+      bars: [...svg.querySelectorAll("rect")].map((r) => ({
+        top: Number(r.getAttribute("y")),
+        bottom: Number(r.getAttribute("y")) + Number(r.getAttribute("height")),
+      })),
+      lines: [...svg.querySelectorAll("line")].map((l) => Number(l.getAttribute("y1"))),
+      labels: [...svg.querySelectorAll("text")].map((t) => t.textContent),
+    }));
+    expect(chart.bars).toHaveLength(2);
+    const zero = chart.lines[1]!; // bottom (the most negative), zero, top
+    const [below, above] = chart.bars as [{ top: number; bottom: number }, { top: number; bottom: number }];
+    expect(below.top).toBeCloseTo(zero, 6);
+    expect(below.bottom).toBeGreaterThan(zero);
+    expect(above.bottom).toBeCloseTo(zero, 6);
+    expect(above.top).toBeLessThan(zero);
+    expect(chart.labels).toContain("-$5.00");
+    // The search chart has nothing to draw: its axis reads 0 and 1 once each, not "0, 1, 1".
+    const searchLabels = await page.$eval("#chart-search", (svg) =>
+      [...svg.querySelectorAll("text")].map((t) => t.textContent).filter((t) => !t?.includes(":") && !t?.includes("/")),
+    );
+    expect(searchLabels).toEqual(["0", "1"]);
+    await page.close();
+  }, 60_000);
+
   it("shows the window chosen last when an earlier answer comes late, and says so when /v1/stats cannot be read", async () => {
     const page = await browser.newPage();
     const problems: string[] = [];

@@ -111,6 +111,8 @@ export function createApp(deps: AppDeps): Hono<Env> {
       const { window } = parseRequest(StatsQuery, { window: c.req.query("window") });
       const report = await stats(deps.ledgerStore, window, deps.clock(), c.get("loaded").config.pricing).catch(
         (cause: unknown) => {
+          // A store that knows why it cannot be read says so; any other failure is passing.
+          if (cause instanceof AppError) throw cause;
           throw new AppError(503, "stats_unavailable", "The savings ledger could not be read just now; try again.", {
             cause,
           });

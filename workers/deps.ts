@@ -5,6 +5,7 @@
 import pkg from "../package.json";
 import { CONFIG_PLACES, loadConfig, type LoadedConfig } from "../shared/config/config.load";
 import { consoleLogger } from "../shared/log";
+import { AppError } from "../shared/http/errors";
 import type { AppDeps, EmbedCounter, Ledger, LedgerRow, LedgerStore, SingleFlight } from "../shared/ports";
 import { LedgerBuffer } from "../shared/stats/ledger";
 import type { WorkerEnv } from "./env";
@@ -80,7 +81,16 @@ export function durableLedgerStore(env: WorkerEnv): LedgerStore {
         consoleLogger.warn("ledger_analytics_failed", { rows: rows.length, error: String(error).slice(0, 200) });
       }
     },
-    read: (fromHour, toHour) => ledger().read(fromHour, toHour) as Promise<LedgerRow[]>,
+    read: async (fromHour, toHour) => {
+      // A deployment whose wrangler.toml lost the binding counts nothing: no reading will succeed.
+      if (env.LEDGER === undefined)
+        throw new AppError(
+          503,
+          "stats_unavailable",
+          "This deployment has no LEDGER binding (the Durable Object of class LedgerDO in wrangler.toml), so nothing is counted; see docs/stats.md.",
+        );
+      return (await ledger().read(fromHour, toHour)) as LedgerRow[];
+    },
   };
 }
 

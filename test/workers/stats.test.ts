@@ -52,6 +52,14 @@ const KEYS = {
 };
 
 describe("GET /v1/stats", () => {
+  it("says a deployment without the LEDGER binding has no ledger, rather than asking to try again", async () => {
+    const res = await callJson("/v1/stats?window=1h", { vars: { LEDGER: undefined } });
+    expect(res.status).toBe(503);
+    expect(res.body.error.code).toBe("stats_unavailable");
+    expect(res.body.error.message).toContain("no LEDGER binding");
+    expect(res.body.error.message).not.toContain("try again");
+  });
+
   it("answers every key of the contract, zeros included, for each window", async () => {
     for (const window of ["1h", "24h", "7d", "30d"]) {
       const body = await stats(window);

@@ -46,8 +46,10 @@ export function createApp(deps: AppDeps): Hono<Env> {
     await next();
     // A provider's own X-Request-Id (OpenAI's, relayed by the proxy) reaches its SDK unchanged;
     // this service's id, the one its log lines carry, goes beside it.
-    if (c.res.headers.has("x-request-id")) c.res.headers.set("x-edge-request-id", c.get("requestId"));
-    else c.res.headers.set("x-request-id", c.get("requestId"));
+    // An error answer already carries this service's id: nothing to put beside it.
+    const carried = c.res.headers.get("x-request-id");
+    if (carried === null) c.res.headers.set("x-request-id", c.get("requestId"));
+    else if (carried !== c.get("requestId")) c.res.headers.set("x-edge-request-id", c.get("requestId"));
   });
   app.use("*", requestLog(deps.log, deps.clock));
 

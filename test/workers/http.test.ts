@@ -242,6 +242,9 @@ describe("request ids", () => {
     expect(ok.headers.get("x-request-id")).toBe("req-abc.123");
     const failed = await call("/v1/nope", { headers: { "x-request-id": "req-err-9" } });
     expect(failed.headers.get("x-request-id")).toBe("req-err-9");
+    // X-Edge-Request-Id is for the proxy's answers, where the provider's own id holds X-Request-Id.
+    for (const response of [ok, failed, await call("/v1/web_search", { raw: "{" })])
+      expect(response.headers.get("x-edge-request-id")).toBeNull();
   });
 
   it("makes a new one when none (or an unusable one) is given", async () => {

@@ -52,7 +52,7 @@ const INFLATED: ReadonlyMap<string, CompressionFormat> = new Map([
  * The format a body's Content-Encoding needs inflating from, or null (none, or `identity`).
  * @throws AppError 415 for any other coding, or more than one
  */
-export function bodyEncoding(headers: Headers): CompressionFormat | null {
+function bodyEncoding(headers: Headers): CompressionFormat | null {
   const codings = (headers.get("content-encoding") ?? "")
     .toLowerCase()
     .split(",")

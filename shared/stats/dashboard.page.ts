@@ -92,7 +92,7 @@ export const DASHBOARD_JS = `"use strict";
   const params = new URLSearchParams(location.search);
   let windowName = ["1h", "24h", "7d", "30d"].includes(params.get("window")) ? params.get("window") : "24h";
 
-  // A negative figure (cache writes that cost more than their reads saved) keeps its sign: -$3.0000.
+  // A negative figure (cache writes that cost more than their reads saved) keeps its sign: -$3.00.
   const usd = (n) => {
     const a = Math.abs(n);
     return (n < 0 ? "-$" : "$") + (a >= 100 ? a.toFixed(0) : a >= 1 ? a.toFixed(2) : a.toFixed(4));
@@ -257,7 +257,7 @@ export const DASHBOARD_JS = `"use strict";
     let path = "";
     values.forEach((v, i) => {
       if (v === null) return;
-      const x = L + slot * (i + 0.5), y = T + (H - T - B) * (1 - v);
+      const x = L + slot * (i + 0.5), y = yOf(v, 0, 1);
       path += (path ? " L" : "M") + x.toFixed(1) + " " + y.toFixed(1);
       svg.append(el("circle", { cx: x, cy: y, r: 3, fill: "#3466c2" }));
     });

@@ -650,14 +650,15 @@ export async function fitImage(
       const png = await pngWithin(pngRoom);
       if (png) return png;
     }
+    // The size at which QUALITY_MIN should fit.
+    const smaller = shrunk(size, outcome.sizeAtMin ?? maxBytes * 2);
     const low = round === 0 ? outcome.below?.() : undefined;
     if (low?.data && low.quality !== undefined) {
       // The cap size under QUALITY_MIN against the image shrunk until QUALITY_MIN fits (QUALITY_FLOOR).
       const restore = keepChoice();
-      const smallSize = shrunk(size, outcome.sizeAtMin ?? maxBytes * 2);
-      const small = searchSmaller(size, smallSize);
+      const small = searchSmaller(size, smaller);
       if (small.data && small.quality !== undefined && smallerWins(small.data, low.data, size))
-        return withLossless(result(small.data, small.quality, smallSize));
+        return withLossless(result(small.data, small.quality, smaller));
       restore();
       return withLossless(result(low.data, low.quality, size));
     }
@@ -668,7 +669,7 @@ export async function fitImage(
         `The image cannot be fitted into ${opts.embedTargetBytes} bytes; raise vision.embed_target_bytes.`,
       );
     }
-    size = shrunk(size, outcome.sizeAtMin ?? maxBytes * 2);
+    size = smaller;
     // From the cap-size render, not the source: no second decode (see `render`).
     rgb = resizeRgb(full, target.width, target.height, size.width, size.height, simd);
   }

@@ -23,7 +23,31 @@ const TEXT_DELTA = sseEvent("content_block_delta", {
 });
 
 /** An app whose provider answers with `upstream` and whose ledger keeps what it is handed. */
-function proxyWith(upstream: () => ReadableStream<Uint8Array>) {
+/** The streamed request each route is sent. */
+const ROUTES = {
+  anthropic: {
+    path: "/anthropic/v1/messages",
+    headers: { "x-api-key": "sk-ant-caller" },
+    body: () => ({
+      model: MODEL,
+      max_tokens: 64,
+      stream: true,
+      messages: [{ role: "user", content: `hi ${uniqueToken()}` }],
+    }),
+  },
+  chat: {
+    path: "/openai/v1/chat/completions",
+    headers: { authorization: "Bearer sk-openai-caller" },
+    body: () => ({ model: "gpt-4o", stream: true, messages: [{ role: "user", content: `hi ${uniqueToken()}` }] }),
+  },
+  responses: {
+    path: "/openai/v1/responses",
+    headers: { authorization: "Bearer sk-openai-caller" },
+    body: () => ({ model: "gpt-4o", stream: true, input: `hi ${uniqueToken()}` }),
+  },
+} as const;
+
+function proxyWith(upstream: () => ReadableStream<Uint8Array>, route: keyof typeof ROUTES = "anthropic") {
   const entries: LedgerEntry[] = [];
   const app = createApp(
     workersDeps(testEnv, {
@@ -33,15 +57,10 @@ function proxyWith(upstream: () => ReadableStream<Uint8Array>) {
   );
   const send = () =>
     app.fetch(
-      new Request("https://service.test/anthropic/v1/messages", {
+      new Request(`https://service.test${ROUTES[route].path}`, {
         method: "POST",
-        headers: { "content-type": "application/json", "x-api-key": "sk-ant-caller" },
-        body: JSON.stringify({
-          model: MODEL,
-          max_tokens: 64,
-          stream: true,
-          messages: [{ role: "user", content: `hi ${uniqueToken()}` }],
-        }),
+        headers: { "content-type": "application/json", ...ROUTES[route].headers },
+        body: JSON.stringify(ROUTES[route].body()),
       }),
       testEnv,
     );
@@ -119,6 +138,29 @@ describe("a streamed answer that fails after its 200", () => {
     await response.text();
     await new Promise((resolve) => setTimeout(resolve, 50));
     expect([sum("requests"), sum("errors"), sum("input_tokens")]).toEqual([1, 1, 20]);
+  });
+
+  it("counts OpenAI's failures after a 200 as errors: a Chat Completions error chunk, a Responses error or response.failed event", async () => {
+    const data = (payload: unknown) => `data: ${JSON.stringify(payload)}\n\n`;
+    const chunk = data({
+      id: "c1",
+      object: "chat.completion.chunk",
+      choices: [{ index: 0, delta: { content: "Hi" } }],
+    });
+    for (const [route, events] of [
+      ["chat", [chunk, data({ error: { message: "The server had an error", type: "server_error" } })]],
+      ["responses", [sseEvent("error", { type: "error", code: "server_error", message: "The server had an error" })]],
+      ["responses", [sseEvent("response.failed", { type: "response.failed", response: { status: "failed" } })]],
+      ["chat", [chunk, "data: [DONE]\n\n"]],
+    ] as const) {
+      const { send, sum } = proxyWith(eventsThen(events), route);
+      const response = await send();
+      expect(response.status).toBe(200);
+      await response.text();
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      // The last stream ends well: no error.
+      expect([sum("requests"), sum("errors")], events.join("")).toEqual([1, events.at(-1)!.includes("[DONE]") ? 0 : 1]);
+    }
   });
 
   it("counts no error for a stream that ends well", async () => {

@@ -6,8 +6,10 @@
  *
  * Keys: ["ledger", hour, tool, provider, model, counter] → Deno.KvU64.
  */
-import type { LedgerRow, LedgerStore } from "../shared/ports";
-import { HOUR_MS, hourOf, LEDGER_RETENTION_MS } from "../shared/stats/ledger";
+import type { LedgerRow, LedgerStore, StatsRequest } from "../shared/ports";
+import { BucketNames, HOUR_MS, hourOf, LEDGER_RETENTION_MS } from "../shared/stats/ledger";
+import type { StatsResponse } from "../shared/stats/stats.schema";
+import { StatsFold } from "../shared/stats/stats.service";
 
 const PREFIX = "ledger";
 /** Mutations per atomic commit, well under Deno KV's limit (1,000). */
@@ -42,14 +44,26 @@ function* batches(rows: readonly LedgerRow[]): Generator<LedgerRow[]> {
 
 export class DenoKvLedgerStore implements LedgerStore {
   private sweptHour = 0;
+  /**
+   * The names this process has seen per bucket. Processes sharing the KV each load a bucket's
+   * names once, so two writing a new name at the same moment can each take the last place: a bucket
+   * holds at most LEDGER_NAMES_PER_HOUR plus one per process racing.
+   */
+  private readonly names = new BucketNames();
 
   constructor(
     private readonly kv: Deno.Kv,
     private readonly clock: () => number = Date.now,
   ) {}
 
-  async add(rows: readonly LedgerRow[]): Promise<void> {
+  async add(batch: readonly LedgerRow[]): Promise<void> {
     const now = this.clock();
+    for (const { hour, tool } of this.names.unloaded(batch)) {
+      const stored: string[] = [];
+      for await (const entry of this.kv.list({ prefix: [PREFIX, hour, tool] })) stored.push(entry.key[4] as string);
+      this.names.load(hour, tool, stored);
+    }
+    const rows = this.names.cap(batch);
     for (const batch of batches(rows)) {
       const op = this.kv.atomic();
       for (const row of batch) {
@@ -67,8 +81,9 @@ export class DenoKvLedgerStore implements LedgerStore {
     await this.sweep(now);
   }
 
-  async read(fromHour: number, toHour: number): Promise<LedgerRow[]> {
-    const rows: LedgerRow[] = [];
+  async report(request: StatsRequest): Promise<StatsResponse> {
+    const fold = new StatsFold(request);
+    const { fromHour, toHour } = fold.hours;
     for await (const entry of this.kv.list<Deno.KvU64>({ start: [PREFIX, fromHour], end: [PREFIX, toHour] })) {
       const [, hour, tool, provider, model, counter] = entry.key as [
         string,
@@ -78,9 +93,9 @@ export class DenoKvLedgerStore implements LedgerStore {
         string,
         string,
       ];
-      rows.push({ hour, tool, provider, model, counter, value: Number(entry.value.value) });
+      fold.add({ hour, tool, provider, model, counter, value: Number(entry.value.value) });
     }
-    return rows;
+    return fold.answer();
   }
 
   /** Deletes the buckets past their 35 days, once per hour at most. */

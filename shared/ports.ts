@@ -11,6 +11,7 @@ import type { Config, Secrets } from "./config/config.schema";
 import type { AddressClass } from "./safety/ip";
 import type { SupportedMediaType } from "./media/image-header";
 import type { Job, JobValue } from "./web/job.types";
+import type { StatsResponse, StatsWindow } from "./stats/stats.schema";
 
 /** Milliseconds since the epoch. Injected so TTL behaviour is testable. */
 export type Clock = () => number;
@@ -240,12 +241,26 @@ export interface LedgerRow {
   value: number;
 }
 
+/** What `GET /v1/stats` asks of the ledger: the window ending with the hour of `now`, and its prices. */
+export interface StatsRequest {
+  window: StatsWindow;
+  now: number;
+  pricing: Config["pricing"];
+}
+
 /** Where the ledger's buckets are kept: a Durable Object on Workers, Deno KV on Deno. */
 export interface LedgerStore {
-  /** Adds each row's value to its counter (creating it), and drops buckets past their 35 days. */
+  /**
+   * Adds each row's value to its counter (creating it), and drops buckets past their 35 days. A
+   * bucket keeps LEDGER_NAMES_PER_HOUR model names per tool; a row of a further name is added under
+   * LEDGER_OTHER_NAME (`BucketNames`, shared/stats/ledger.ts).
+   */
   add(rows: readonly LedgerRow[]): Promise<void>;
-  /** Every counter of the buckets with `fromHour <= hour < toHour`. */
-  read(fromHour: number, toHour: number): Promise<LedgerRow[]>;
+  /**
+   * The `/v1/stats` answer for `request`, summed where the buckets are kept (`StatsFold`), so what
+   * crosses to the caller is bounded by the answer, not by the counters of the window.
+   */
+  report(request: StatsRequest): Promise<StatsResponse>;
 }
 
 /** The ports a runtime entry hands every tool. */

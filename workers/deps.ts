@@ -8,6 +8,7 @@ import { consoleLogger } from "../shared/log";
 import { AppError } from "../shared/http/errors";
 import type { AppDeps, EmbedCounter, Ledger, LedgerRow, LedgerStore, SingleFlight } from "../shared/ports";
 import { LedgerBuffer } from "../shared/stats/ledger";
+import type { StatsResponse } from "../shared/stats/stats.schema";
 import type { WorkerEnv } from "./env";
 import { KvStore } from "./cache.kv";
 import { platformFetch } from "./platform-fetch";
@@ -81,7 +82,7 @@ export function durableLedgerStore(env: WorkerEnv): LedgerStore {
         consoleLogger.warn("ledger_analytics_failed", { rows: rows.length, error: String(error).slice(0, 200) });
       }
     },
-    read: async (fromHour, toHour) => {
+    report: async (request) => {
       // A deployment whose wrangler.toml lost the binding counts nothing: no reading will succeed.
       if (env.LEDGER === undefined)
         throw new AppError(
@@ -89,7 +90,7 @@ export function durableLedgerStore(env: WorkerEnv): LedgerStore {
           "stats_unavailable",
           "This deployment has no LEDGER binding (the Durable Object of class LedgerDO in wrangler.toml), so nothing is counted; see docs/stats.md.",
         );
-      return (await ledger().read(fromHour, toHour)) as LedgerRow[];
+      return (await ledger().report(request)) as StatsResponse;
     },
   };
 }

@@ -2,16 +2,22 @@
  * LedgerDO: the savings ledger's buckets on Workers, one object (named "ledger") with SQLite
  * storage. Each batch is one transaction of upserts that add to the counters, so concurrent
  * batches from many isolates never lose an increment; buckets older than 35 days are deleted as
- * batches arrive (docs/storage.md).
+ * batches arrive (docs/storage.md). `/v1/stats` is summed here, row by row from the cursor, and
+ * only its answer goes back to the Worker.
  */
 import { DurableObject } from "cloudflare:workers";
-import type { LedgerRow } from "../shared/ports";
-import { hourOf, LEDGER_RETENTION_MS } from "../shared/stats/ledger";
+import type { LedgerRow, StatsRequest } from "../shared/ports";
+import { BucketNames, hourOf, LEDGER_RETENTION_MS } from "../shared/stats/ledger";
+import type { StatsResponse } from "../shared/stats/stats.schema";
+import { StatsFold } from "../shared/stats/stats.service";
 
 /** The one object's name. */
 export const LEDGER_OBJECT = "ledger";
 
 export class LedgerDO extends DurableObject<Record<string, never>> {
+  /** This object is the ledger's one writer, so the names it has seen are the names it holds. */
+  private readonly names = new BucketNames();
+
   constructor(ctx: DurableObjectState, env: Record<string, never>) {
     super(ctx, env);
     ctx.storage.sql.exec(
@@ -19,8 +25,18 @@ export class LedgerDO extends DurableObject<Record<string, never>> {
     );
   }
 
-  add(rows: readonly LedgerRow[]): void {
+  add(batch: readonly LedgerRow[]): void {
     const sql = this.ctx.storage.sql;
+    for (const { hour, tool } of this.names.unloaded(batch))
+      this.names.load(
+        hour,
+        tool,
+        sql
+          .exec<{ model: string }>("SELECT DISTINCT model FROM ledger WHERE hour = ? AND tool = ?", hour, tool)
+          .toArray()
+          .map((row) => row.model),
+      );
+    const rows = this.names.cap(batch);
     this.ctx.storage.transactionSync(() => {
       for (const row of rows) {
         sql.exec(
@@ -37,13 +53,18 @@ export class LedgerDO extends DurableObject<Record<string, never>> {
     });
   }
 
-  read(fromHour: number, toHour: number): LedgerRow[] {
-    return this.ctx.storage.sql
-      .exec<{ hour: number; tool: LedgerRow["tool"]; provider: string; model: string; counter: string; value: number }>(
-        "SELECT hour, tool, provider, model, counter, value FROM ledger WHERE hour >= ? AND hour < ?",
-        fromHour,
-        toHour,
-      )
-      .toArray();
+  report(request: StatsRequest): StatsResponse {
+    const fold = new StatsFold(request);
+    const { fromHour, toHour } = fold.hours;
+    const rows = this.ctx.storage.sql.exec<{
+      hour: number;
+      tool: LedgerRow["tool"];
+      provider: string;
+      model: string;
+      counter: string;
+      value: number;
+    }>("SELECT hour, tool, provider, model, counter, value FROM ledger WHERE hour >= ? AND hour < ?", fromHour, toHour);
+    for (const row of rows) fold.add(row);
+    return fold.answer();
   }
 }

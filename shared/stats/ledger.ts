@@ -4,7 +4,7 @@
  * batch, off the request path (the runtime entry calls it from `waitUntil`, or after the
  * response). A failed write is logged and never reaches a request.
  */
-import type { Ledger, LedgerEntry, LedgerRow, LedgerStore, Logger } from "../ports";
+import type { Ledger, LedgerEntry, LedgerRow, LedgerStore, LedgerTool, Logger } from "../ports";
 
 export const HOUR_MS = 3_600_000;
 /** How long a bucket is kept (docs/storage.md). */
@@ -26,6 +26,70 @@ function boundedName(name: string): string {
   if (name.length <= LEDGER_NAME_CHARS) return name;
   const end = /[\uD800-\uDBFF]/.test(name[LEDGER_NAME_CHARS - 1]!) ? LEDGER_NAME_CHARS - 1 : LEDGER_NAME_CHARS;
   return name.slice(0, end);
+}
+
+/**
+ * Most model names one hourly bucket keeps apart per tool. A proxied request's `model` is the
+ * caller's string, counted even when the provider refused it (a request with any key, or none, is
+ * enough): unbounded, requests naming a new model each would grow the store without end and make
+ * a window's counters more than one read can carry (a LedgerDO answer is limited to 32 MiB: 250,000
+ * names made `/v1/stats` a lasting 503). Past the bound a name's counts are kept under
+ * LEDGER_OTHER_NAME, priced at its provider's default prices.
+ */
+export const LEDGER_NAMES_PER_HOUR = 100;
+/** Where the counts of names past a bound go: in a bucket (LEDGER_NAMES_PER_HOUR), and in an answer's breakdown. */
+export const LEDGER_OTHER_NAME = "(other)";
+/** Buckets whose names a BucketNames holds: the newest, as batches carry the current hour and the last. */
+const BUCKETS_HELD = 48;
+
+/**
+ * The model names of each (hour, tool) bucket, for a store to cap them as it writes: it loads a
+ * bucket's stored names the first time a batch touches it (`unloaded`, `load`), then `cap` gives
+ * the batch with each name past LEDGER_NAMES_PER_HOUR as LEDGER_OTHER_NAME. No name ("") and
+ * LEDGER_OTHER_NAME itself are always kept and not counted.
+ *
+ * @example for (const b of names.unloaded(rows)) names.load(b.hour, b.tool, storedNames(b)); store(names.cap(rows))
+ */
+export class BucketNames {
+  private readonly held = new Map<string, Set<string>>();
+
+  constructor(private readonly limit = LEDGER_NAMES_PER_HOUR) {}
+
+  /** The buckets of `rows` whose names are not loaded. */
+  unloaded(rows: readonly LedgerRow[]): { hour: number; tool: LedgerTool }[] {
+    const missing = new Map<string, { hour: number; tool: LedgerTool }>();
+    for (const { hour, tool } of rows) {
+      const key = `${hour}\u0000${tool}`;
+      if (!this.held.has(key)) missing.set(key, { hour, tool });
+    }
+    return [...missing.values()];
+  }
+
+  /** Sets what one bucket's stored rows are named. */
+  load(hour: number, tool: LedgerTool, names: Iterable<string>): void {
+    const set = new Set<string>();
+    for (const name of names) if (name !== "" && name !== LEDGER_OTHER_NAME) set.add(name);
+    this.held.set(`${hour}\u0000${tool}`, set);
+  }
+
+  /** `rows` with the names their buckets cannot take any more as LEDGER_OTHER_NAME (every bucket loaded). */
+  cap(rows: readonly LedgerRow[]): LedgerRow[] {
+    const capped = rows.map((row) => {
+      if (row.model === "" || row.model === LEDGER_OTHER_NAME) return row;
+      const names = this.held.get(`${row.hour}\u0000${row.tool}`);
+      if (!names) throw new Error("BucketNames.cap: a bucket's names were not loaded");
+      if (names.has(row.model)) return row;
+      if (names.size >= this.limit) return { ...row, model: LEDGER_OTHER_NAME };
+      names.add(row.model);
+      return row;
+    });
+    // Oldest first (the order they were loaded in): a batch's own buckets are the newest.
+    for (const key of this.held.keys()) {
+      if (this.held.size <= BUCKETS_HELD) break;
+      this.held.delete(key);
+    }
+    return capped;
+  }
 }
 
 /** The key of one counter of one bucket, in the order of LedgerRow's fields. */

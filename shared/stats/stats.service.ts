@@ -1,13 +1,14 @@
 /**
- * `GET /v1/stats`: reads the window's buckets from the ledger store and sums them into totals,
- * per provider, per model, and per hour, pricing them with the configured table (docs/stats.md).
- * Money is computed here from counts, never stored, so a price change re-prices the past.
+ * `GET /v1/stats`: sums the window's buckets into totals, per provider, per model, and per hour,
+ * pricing them with the configured table (docs/stats.md). The store runs the sum where its buckets
+ * are kept (`StatsFold`), so only the answer crosses to the route. Money is computed from counts,
+ * never stored, so a price change re-prices the past.
  */
 import type { Config } from "../config/config.schema";
-import { modelRules, type ModelPrices, shownPrices, usageCost } from "../models/models.table";
-import type { LedgerRow, LedgerStore, LedgerTool } from "../ports";
+import { modelRules, type ModelPrices, shownPrices, type UsageTokens, usageCost } from "../models/models.table";
+import type { LedgerRow, LedgerStore, LedgerTool, StatsRequest } from "../ports";
 import { LEDGER_TOOLS, LLM_WRITE_COUNTERS, TOOL_COUNTERS } from "./counters";
-import { HOUR_MS, hourOf } from "./ledger";
+import { HOUR_MS, hourOf, LEDGER_OTHER_NAME } from "./ledger";
 import { STATS_WINDOWS, type StatsResponse, type StatsWindow } from "./stats.schema";
 
 type Counts = Record<string, number>;
@@ -31,115 +32,224 @@ const answeredCounter = (tool: LedgerTool, counter: string): string | null => {
   return counter === "cache_write_tokens" ? null : counter;
 };
 
-/** What a web tool's avoided calls saved at one provider's price. */
-function webSaved(tool: "web_search" | "web_extract", provider: string, counts: Counts, pricing: Pricing): number {
-  const table: Record<string, number> = tool === "web_search" ? pricing.search : pricing.extract;
-  return ((counts.hits ?? 0) + (counts.coalesced ?? 0)) * (table[provider] ?? 0);
+/** Token counters priced, and the usage field each one is. */
+const PRICED_TOKENS: Record<string, keyof UsageTokens> = {
+  input_tokens: "input",
+  cache_write_5m_tokens: "cacheWrite5m",
+  cache_write_1h_tokens: "cacheWrite1h",
+  cache_read_tokens: "cacheRead",
+  output_tokens: "output",
+};
+const NO_TOKENS: UsageTokens = { input: 0, cacheWrite5m: 0, cacheWrite1h: 0, cacheRead: 0, output: 0 };
+
+/** The money of a group of counters: what was saved and, for the LLM, what was paid. */
+interface Money {
+  saved: number;
+  cost: number;
+  without: number;
 }
 
-/** The LLM money of one model's tokens: real cost and the cost with no cache. */
-function llmMoney(raw: Counts, prices: ModelPrices): { costUsd: number; withoutCacheUsd: number } {
-  return usageCost(prices, {
-    input: raw.input_tokens ?? 0,
-    cacheWrite5m: raw.cache_write_5m_tokens ?? 0,
-    cacheWrite1h: raw.cache_write_1h_tokens ?? 0,
-    cacheRead: raw.cache_read_tokens ?? 0,
-    output: raw.output_tokens ?? 0,
-  });
+/** One group's counts (as answered) and money. */
+interface Group {
+  counts: Counts;
+  money: Money;
 }
 
-/** Groups rows by a key, keeping each group's raw counts. */
-function groupBy(rows: readonly LedgerRow[], keyOf: (row: LedgerRow) => string): Map<string, Counts> {
-  const groups = new Map<string, Counts>();
-  for (const row of rows) {
-    const key = keyOf(row);
-    let counts = groups.get(key);
-    if (!counts) groups.set(key, (counts = {}));
-    add(counts, row.counter, row.value);
+const newGroup = (): Group => ({ counts: {}, money: { saved: 0, cost: 0, without: 0 } });
+
+/** The value of `key` in `map`, made and set first if missing. */
+function held<K, V>(map: Map<K, V>, key: K, make: () => V): V {
+  let value = map.get(key);
+  if (value === undefined) map.set(key, (value = make()));
+  return value;
+}
+
+/**
+ * Most model names (or strategies) one tool's breakdown tells apart in an answer: the ones with the
+ * most requests; the rest are summed under LEDGER_OTHER_NAME. A name is the caller's string.
+ */
+export const ANSWER_NAMES = 200;
+/**
+ * Most names a fold holds apart while it reads, so its memory is bounded whatever the store holds
+ * (the stores keep LEDGER_NAMES_PER_HOUR per hour: up to 72,000 over 30 days); names met after
+ * these are summed under LEDGER_OTHER_NAME as they are read.
+ */
+export const FOLD_NAMES = 10_000;
+
+/**
+ * The `/v1/stats` answer built one stored counter at a time, so a store can sum its buckets where
+ * they are kept (the LedgerDO, the Deno process) and hand over the answer, whose size is bounded,
+ * rather than every counter of the window. Money is linear in each counter (a count times a price),
+ * so each row is priced as it is read.
+ *
+ * @example const fold = new StatsFold({ window: "24h", now: Date.now(), pricing }); for (const row of rows) fold.add(row); fold.answer()
+ */
+export class StatsFold {
+  private readonly from: number;
+  private readonly to: number;
+  private readonly totals = new Map<LedgerTool, Group>();
+  private readonly byProvider = new Map<string, Map<string, Group>>();
+  private readonly byModel = new Map<string, Map<string, Group>>();
+  private readonly series = new Map<number, Map<LedgerTool, Group>>();
+  /** Each (provider, model)'s prices, looked up once. */
+  private readonly prices = new Map<string, ModelPrices>();
+  /** The prices shown per model name (the last provider's, where two share a name). */
+  private readonly shown = new Map<string, ModelPrices>();
+
+  constructor(private readonly request: StatsRequest) {
+    ({ from: this.from, to: this.to } = statsWindow(request.window, request.now));
   }
-  return groups;
-}
 
-/** Raw counts (the LLM's write TTLs apart) → the counts answered. */
-function answered(tool: LedgerTool, raw: Counts): Counts {
-  const out: Counts = {};
-  for (const [counter, value] of Object.entries(raw)) {
-    const name = answeredCounter(tool, counter);
-    if (name !== null) add(out, name, value);
+  /** The fold's bounds, for a store that reads only these: `fromHour <= hour < toHour`. */
+  get hours(): { fromHour: number; toHour: number } {
+    return { fromHour: this.from, toHour: this.to };
   }
-  return out;
-}
 
-/** Money of one tool's rows: web tools per provider, the LLM per model. */
-function moneyOf(
-  tool: LedgerTool,
-  rows: readonly LedgerRow[],
-  pricing: Pricing,
-  modelPrices: (provider: string, model: string) => ModelPrices,
-) {
-  let saved = 0;
-  let cost = 0;
-  let without = 0;
-  if (tool === "web_search" || tool === "web_extract") {
-    for (const [provider, counts] of groupBy(rows, (r) => r.provider))
-      saved += webSaved(tool, provider, counts, pricing);
-  } else if (tool === "llm") {
-    for (const [key, counts] of groupBy(rows, (r) => `${r.provider}\u0000${r.model}`)) {
-      const [provider = "", model = ""] = key.split("\u0000");
-      const { costUsd, withoutCacheUsd } = llmMoney(counts, modelPrices(provider, model));
-      cost += costUsd;
-      without += withoutCacheUsd;
+  /** Adds one stored counter (outside the window, it is left out). */
+  add(row: LedgerRow): void {
+    if (row.hour < this.from || row.hour >= this.to) return;
+    const counter = answeredCounter(row.tool, row.counter);
+    if (counter === null) return;
+    const money = this.moneyOf(row);
+    const into = (group: Group) => {
+      add(group.counts, counter, row.value);
+      group.money.saved += money.saved;
+      group.money.cost += money.cost;
+      group.money.without += money.without;
+    };
+    into(held(this.totals, row.tool, newGroup));
+    into(
+      held(
+        held(this.series, row.hour, () => new Map()),
+        row.tool,
+        newGroup,
+      ),
+    );
+    if (row.tool === "web_search" || row.tool === "web_extract" || row.tool === "llm")
+      into(
+        held(
+          held(this.byProvider, row.tool, () => new Map()),
+          row.provider || "unknown",
+          newGroup,
+        ),
+      );
+    if (row.tool === "llm" || row.tool === "evict") {
+      const names = held(this.byModel, row.tool, () => new Map<string, Group>());
+      const name = row.model || "unknown";
+      into(held(names, names.has(name) || names.size < FOLD_NAMES ? name : LEDGER_OTHER_NAME, newGroup));
     }
-    saved = without - cost;
   }
-  return { saved, cost, without };
+
+  /** The answer (docs/stats.md). */
+  answer(): StatsResponse {
+    const { pricing } = this.request;
+    const totals = Object.fromEntries(
+      LEDGER_TOOLS.map((tool) => {
+        const group = this.totals.get(tool) ?? newGroup();
+        const counts: Counts = Object.fromEntries(TOOL_COUNTERS[tool].map((name) => [name, group.counts[name] ?? 0]));
+        return [tool, withMoney(tool, counts, group.money)];
+      }),
+    ) as StatsResponse["totals"];
+    const breakdown = (groups: Map<string, Map<string, Group>>, tool: LedgerTool, cut: boolean) =>
+      Object.fromEntries(
+        [...(cut ? mostRequested(groups.get(tool)) : (groups.get(tool) ?? new Map<string, Group>()))].map(
+          ([key, group]) => [key, withMoney(tool, { ...group.counts }, group.money)],
+        ),
+      );
+    const byModelLlm = breakdown(this.byModel, "llm", true);
+    const series = [...this.series.keys()]
+      .sort((a, b) => a - b)
+      .map((hour) => {
+        const point: Record<string, unknown> = { t: iso(hour) };
+        for (const [tool, group] of this.series.get(hour) ?? []) {
+          const counts: Counts = { ...group.counts };
+          if (tool !== "vision" && tool !== "evict") counts.saved_usd = money(group.money.saved);
+          point[tool] = counts;
+        }
+        return point as StatsResponse["series"][number];
+      });
+    return {
+      success: true,
+      from: iso(this.from),
+      to: iso(this.to),
+      bucket: "hour",
+      totals,
+      by_provider: {
+        web_search: breakdown(this.byProvider, "web_search", false),
+        web_extract: breakdown(this.byProvider, "web_extract", false),
+        llm: breakdown(this.byProvider, "llm", false),
+      },
+      by_model: { llm: byModelLlm, evict: breakdown(this.byModel, "evict", true) },
+      series,
+      saved_usd: money(
+        (totals.web_search.saved_usd ?? 0) + (totals.web_extract.saved_usd ?? 0) + (totals.llm.saved_usd ?? 0),
+      ),
+      prices: {
+        search: { ...pricing.search },
+        extract: { ...pricing.extract },
+        // "(other)" sums names priced apart: it has no one price to show.
+        models: Object.fromEntries(
+          Object.keys(byModelLlm).flatMap((name) => {
+            const prices = this.shown.get(name);
+            return prices && name !== LEDGER_OTHER_NAME ? [[name, shownPrices(prices)]] : [];
+          }),
+        ),
+      },
+    };
+  }
+
+  /** One row's money: a web tool's avoided calls at its provider's price, the LLM's tokens at the model's. */
+  private moneyOf(row: LedgerRow): Money {
+    const { pricing } = this.request;
+    if (row.tool === "web_search" || row.tool === "web_extract") {
+      if (row.counter !== "hits" && row.counter !== "coalesced") return { saved: 0, cost: 0, without: 0 };
+      const table: Record<string, number> = row.tool === "web_search" ? pricing.search : pricing.extract;
+      return { saved: row.value * (table[row.provider] ?? 0), cost: 0, without: 0 };
+    }
+    if (row.tool !== "llm") return { saved: 0, cost: 0, without: 0 };
+    const key = `${row.provider}\u0000${row.model}`;
+    let prices = this.prices.get(key);
+    if (!prices) {
+      prices = modelRules(row.provider || undefined, row.model || undefined, pricing.models).prices;
+      if (this.prices.size < FOLD_NAMES) this.prices.set(key, prices);
+    }
+    if (this.shown.size < FOLD_NAMES || this.shown.has(row.model || "unknown"))
+      this.shown.set(row.model || "unknown", prices);
+    const field = PRICED_TOKENS[row.counter];
+    if (field === undefined) return { saved: 0, cost: 0, without: 0 };
+    const { costUsd, withoutCacheUsd } = usageCost(prices, { ...NO_TOKENS, [field]: row.value });
+    return { saved: withoutCacheUsd - costUsd, cost: costUsd, without: withoutCacheUsd };
+  }
 }
 
-/** The zero-filled totals of one tool, with its money. */
-function toolTotals(
-  tool: LedgerTool,
-  rows: readonly LedgerRow[],
-  pricing: Pricing,
-  modelPrices: (provider: string, model: string) => ModelPrices,
-): Counts {
-  const totals: Counts = Object.fromEntries(TOOL_COUNTERS[tool].map((name) => [name, 0]));
-  for (const row of rows) {
-    const counter = answeredCounter(tool, row.counter);
-    if (counter !== null && counter in totals) add(totals, counter, row.value);
-  }
-  const { saved, cost, without } = moneyOf(tool, rows, pricing, modelPrices);
-  if (tool === "web_search" || tool === "web_extract") totals.saved_usd = money(saved);
+/** A group's counts with the money its tool answers: web tools what was saved, the LLM also what was paid. */
+function withMoney(tool: LedgerTool, counts: Counts, sums: Money): Counts {
   if (tool === "llm")
-    Object.assign(totals, { cost_usd: money(cost), cost_without_cache_usd: money(without), saved_usd: money(saved) });
-  return totals;
+    Object.assign(counts, { cost_usd: money(sums.cost), cost_without_cache_usd: money(sums.without) });
+  if (tool !== "vision" && tool !== "evict") counts.saved_usd = money(sums.saved);
+  return counts;
 }
 
-/** Non-zero counts (and money) of each group of one tool's rows. */
-function breakdown(
-  tool: LedgerTool,
-  rows: readonly LedgerRow[],
-  keyOf: (row: LedgerRow) => string,
-  pricing: Pricing,
-  modelPrices: (provider: string, model: string) => ModelPrices,
-): Record<string, Counts> {
-  // A row without a name is "unknown", summed with a caller's model of that name.
-  const byKey = new Map<string, LedgerRow[]>();
-  for (const row of rows) {
-    const key = keyOf(row) || "unknown";
-    const held = byKey.get(key);
-    if (held) held.push(row);
-    else byKey.set(key, [row]);
-  }
-  // Built with fromEntries: a caller's model named "__proto__" is a key like any other.
-  return Object.fromEntries(
-    [...byKey].map(([key, group]) => {
-      const counts = answered(tool, groupBy(group, () => "").get("") ?? {});
-      const { saved, cost, without } = moneyOf(tool, group, pricing, modelPrices);
-      if (tool === "llm") Object.assign(counts, { cost_usd: money(cost), cost_without_cache_usd: money(without) });
-      if (tool !== "vision" && tool !== "evict") counts.saved_usd = money(saved);
-      return [key, counts];
-    }),
+/**
+ * The ANSWER_NAMES groups with the most requests (ties by name), the rest summed under
+ * LEDGER_OTHER_NAME: a breakdown stays readable, and its size bounded, however many names callers sent.
+ */
+function mostRequested(groups: Map<string, Group> | undefined): Map<string, Group> {
+  if (!groups || groups.size <= ANSWER_NAMES) return groups ?? new Map();
+  const ranked = [...groups].sort(
+    ([a, x], [b, y]) => (y.counts.requests ?? 0) - (x.counts.requests ?? 0) || (a < b ? -1 : a > b ? 1 : 0),
   );
+  const kept = new Map(ranked.filter(([name]) => name !== LEDGER_OTHER_NAME).slice(0, ANSWER_NAMES));
+  const other = newGroup();
+  for (const [name, group] of ranked) {
+    if (kept.has(name)) continue;
+    for (const [counter, value] of Object.entries(group.counts)) add(other.counts, counter, value);
+    other.money.saved += group.money.saved;
+    other.money.cost += group.money.cost;
+    other.money.without += group.money.without;
+  }
+  kept.set(LEDGER_OTHER_NAME, other);
+  return kept;
 }
 
 /** The window `[from, to)` ending with the current hour. */
@@ -149,87 +259,24 @@ export function statsWindow(window: StatsWindow, now: number): { from: number; t
 }
 
 /**
- * Builds the `/v1/stats` answer from the window's rows.
+ * Builds the `/v1/stats` answer from rows in memory.
  *
- * @example statsReport(await store.read(from, to), "24h", Date.now(), config.pricing)
+ * @example statsReport(rows, "24h", Date.now(), config.pricing)
  */
 export function statsReport(
-  rows: readonly LedgerRow[],
+  rows: Iterable<LedgerRow>,
   window: StatsWindow,
   now: number,
   pricing: Pricing,
 ): StatsResponse {
-  const { from, to } = statsWindow(window, now);
-  const inWindow = rows.filter((row) => row.hour >= from && row.hour < to);
-  const usedPrices = new Map<string, ModelPrices>();
-  const modelPrices = (provider: string, model: string): ModelPrices => {
-    const prices = modelRules(provider || undefined, model || undefined, pricing.models).prices;
-    usedPrices.set(model || "unknown", prices);
-    return prices;
-  };
-  const ofTool = (tool: LedgerTool) => inWindow.filter((row) => row.tool === tool);
-  const totals = Object.fromEntries(
-    LEDGER_TOOLS.map((tool) => [tool, toolTotals(tool, ofTool(tool), pricing, modelPrices)]),
-  ) as StatsResponse["totals"];
-
-  const byHour = new Map<number, LedgerRow[]>();
-  for (const row of inWindow) {
-    const held = byHour.get(row.hour);
-    if (held) held.push(row);
-    else byHour.set(row.hour, [row]);
-  }
-  const series = [...byHour.keys()]
-    .sort((a, b) => a - b)
-    .map((hour) => {
-      const point: Record<string, unknown> = { t: iso(hour) };
-      const hourRows = byHour.get(hour) ?? [];
-      for (const tool of LEDGER_TOOLS) {
-        const toolRows = hourRows.filter((row) => row.tool === tool);
-        if (toolRows.length === 0) continue;
-        const counts = answered(tool, groupBy(toolRows, () => "").get("") ?? {});
-        if (tool !== "vision" && tool !== "evict")
-          counts.saved_usd = money(moneyOf(tool, toolRows, pricing, modelPrices).saved);
-        point[tool] = counts;
-      }
-      return point as StatsResponse["series"][number];
-    });
-
-  return {
-    success: true,
-    from: iso(from),
-    to: iso(to),
-    bucket: "hour",
-    totals,
-    by_provider: {
-      web_search: breakdown("web_search", ofTool("web_search"), (r) => r.provider, pricing, modelPrices),
-      web_extract: breakdown("web_extract", ofTool("web_extract"), (r) => r.provider, pricing, modelPrices),
-      llm: breakdown("llm", ofTool("llm"), (r) => r.provider, pricing, modelPrices),
-    },
-    by_model: {
-      llm: breakdown("llm", ofTool("llm"), (r) => r.model, pricing, modelPrices),
-      evict: breakdown("evict", ofTool("evict"), (r) => r.model, pricing, modelPrices),
-    },
-    series,
-    saved_usd: money(
-      (totals.web_search.saved_usd ?? 0) + (totals.web_extract.saved_usd ?? 0) + (totals.llm.saved_usd ?? 0),
-    ),
-    prices: {
-      search: { ...pricing.search },
-      extract: { ...pricing.extract },
-      models: Object.fromEntries([...usedPrices].map(([model, prices]) => [model, shownPrices(prices)])),
-    },
-  };
+  const fold = new StatsFold({ window, now, pricing });
+  for (const row of rows) fold.add(row);
+  return fold.answer();
 }
 
-/** Reads the window from the store and answers it. */
-export async function stats(
-  store: LedgerStore,
-  window: StatsWindow,
-  now: number,
-  pricing: Pricing,
-): Promise<StatsResponse> {
-  const { from, to } = statsWindow(window, now);
-  return statsReport(await store.read(from, to), window, now, pricing);
+/** Asks the store for the window's answer: it sums where its buckets are kept. */
+export function stats(store: LedgerStore, window: StatsWindow, now: number, pricing: Pricing): Promise<StatsResponse> {
+  return store.report({ window, now, pricing });
 }
 
 /** `2026-12-01T10:00:00Z` (no milliseconds, as the spec writes times). */

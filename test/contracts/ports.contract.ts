@@ -4,7 +4,10 @@
  * (test/deno/ports.contract.test.ts). Runtime-agnostic on purpose: each runner brings its own
  * test function and this tiny assert.
  */
+import { loadConfig } from "../../shared/config/config.load";
 import type { CacheStore, EmbedCounter, LedgerRow, LedgerStore } from "../../shared/ports";
+import { LEDGER_NAMES_PER_HOUR, LEDGER_OTHER_NAME } from "../../shared/stats/ledger";
+import type { StatsWindow } from "../../shared/stats/stats.schema";
 
 export interface Check {
   equal(actual: unknown, expected: unknown, what: string): void;
@@ -122,58 +125,65 @@ export const embedCounterContract: ContractCase<EmbedCounter>[] = [
 ];
 
 const HOUR = 3_600_000;
-/** Rows of this case only: the provider names the case, so parallel cases never mix. */
-const mine = (rows: LedgerRow[], unique: string) =>
-  rows
-    .filter((row) => row.provider === unique)
-    .map(({ hour, tool, model, counter, value }) => ({ hour, tool, model, counter, value }))
-    .sort((a, b) => a.hour - b.hour || a.counter.localeCompare(b.counter));
+const pricing = loadConfig({}).config.pricing;
+
+/** The counts (no money) one store answers for `model` over the window ending with the hour of `now`. */
+async function countsOf(store: LedgerStore, model: string, window: StatsWindow, now: number) {
+  const counts = (await store.report({ window, now, pricing })).by_model.llm[model];
+  // In counter order: a store reads its counters in its own key order.
+  return (
+    counts &&
+    Object.fromEntries(
+      Object.entries(counts)
+        .filter(([name]) => !name.endsWith("_usd"))
+        .sort(([a], [b]) => (a < b ? -1 : 1)),
+    )
+  );
+}
 
 export const ledgerStoreContract: ContractCase<LedgerStore>[] = [
   {
-    name: "adds to counters, keeps buckets and keys apart, reads a window [from, to)",
+    name: "adds to counters, keeps buckets and keys apart, answers a window ending with the current hour",
     async run(store, check, unique) {
-      const hour = Math.floor(Date.now() / HOUR) * HOUR;
-      const row = (h: number, counter: string, value: number, model = ""): LedgerRow => ({
+      const now = Date.now();
+      const hour = Math.floor(now / HOUR) * HOUR;
+      const row = (h: number, counter: string, value: number, model = `${unique}-a`): LedgerRow => ({
         hour: h,
-        tool: "web_search",
+        tool: "llm",
         provider: unique,
         model,
         counter,
         value,
       });
-      await store.add([row(hour, "requests", 2), row(hour, "hits", 1), row(hour - HOUR, "requests", 5)]);
-      await store.add([row(hour, "requests", 3), row(hour, "requests", 1, "m")]);
+      await store.add([row(hour, "requests", 2), row(hour, "errors", 1), row(hour - HOUR, "requests", 5)]);
+      await store.add([row(hour, "requests", 3), row(hour, "requests", 1, `${unique}-b`)]);
+      check.equal(await countsOf(store, `${unique}-a`, "1h", now), { errors: 1, requests: 5 }, "the current hour");
+      check.equal(await countsOf(store, `${unique}-b`, "1h", now), { requests: 1 }, "another model, the same hour");
       check.equal(
-        mine(await store.read(hour, hour + HOUR), unique),
-        [
-          { hour, tool: "web_search", model: "", counter: "hits", value: 1 },
-          { hour, tool: "web_search", model: "", counter: "requests", value: 5 },
-          { hour, tool: "web_search", model: "m", counter: "requests", value: 1 },
-        ],
-        "the current hour after two batches",
+        await countsOf(store, `${unique}-a`, "24h", now),
+        { errors: 1, requests: 10 },
+        "with the hour before",
       );
       check.equal(
-        mine(await store.read(hour - HOUR, hour), unique),
-        [{ hour: hour - HOUR, tool: "web_search", model: "", counter: "requests", value: 5 }],
-        "the hour before, alone",
+        await countsOf(store, `${unique}-a`, "1h", now - HOUR),
+        { requests: 5 },
+        "the hour before, alone (its window ends there)",
       );
+      const answer = await store.report({ window: "1h", now, pricing });
+      check.equal(answer.by_provider.llm[unique]?.requests, 6, "the provider's requests");
     },
   },
   {
     name: "twenty concurrent batches lose no increment",
     async run(store, check, unique) {
-      const hour = Math.floor(Date.now() / HOUR) * HOUR;
+      const now = Date.now();
+      const hour = Math.floor(now / HOUR) * HOUR;
       await Promise.all(
         Array.from({ length: 20 }, () =>
-          store.add([{ hour, tool: "llm", provider: unique, model: "x", counter: "input_tokens", value: 7 }]),
+          store.add([{ hour, tool: "llm", provider: "anthropic", model: unique, counter: "input_tokens", value: 7 }]),
         ),
       );
-      check.equal(
-        mine(await store.read(hour, hour + HOUR), unique),
-        [{ hour, tool: "llm", model: "x", counter: "input_tokens", value: 140 }],
-        "20 × 7",
-      );
+      check.equal(await countsOf(store, unique, "1h", now), { input_tokens: 140 }, "20 × 7");
     },
   },
   {
@@ -181,9 +191,45 @@ export const ledgerStoreContract: ContractCase<LedgerStore>[] = [
     async run(store, check, unique) {
       const hour = Math.floor(Date.now() / HOUR) * HOUR;
       const old = hour - 36 * 24 * HOUR;
-      await store.add([{ hour: old, tool: "evict", provider: unique, model: "", counter: "requests", value: 1 }]);
-      await store.add([{ hour, tool: "evict", provider: unique, model: "", counter: "requests", value: 1 }]);
-      check.equal(mine(await store.read(old, old + HOUR), unique), [], "the 36-day-old bucket");
+      const row = (at: number): LedgerRow => ({
+        hour: at,
+        tool: "llm",
+        provider: "anthropic",
+        model: unique,
+        counter: "requests",
+        value: 1,
+      });
+      await store.add([row(old)]);
+      await store.add([row(hour)]);
+      check.equal(await countsOf(store, unique, "1h", old), undefined, "the 36-day-old bucket");
+      check.equal(await countsOf(store, unique, "1h", hour), { requests: 1 }, "the current one");
+    },
+  },
+  {
+    name: `keeps ${LEDGER_NAMES_PER_HOUR} model names per hour and tool apart, the counts of later ones under ${LEDGER_OTHER_NAME}`,
+    async run(store, check, unique) {
+      // An hour no other case writes: the bound is per bucket, whoever wrote its names.
+      const hour = Math.floor(Date.now() / HOUR) * HOUR - 200 * HOUR;
+      const row = (model: string, value = 1): LedgerRow => ({
+        hour,
+        tool: "llm",
+        provider: unique,
+        model,
+        counter: "requests",
+        value,
+      });
+      const name = (i: number) => `${unique}-${i}`;
+      await store.add(Array.from({ length: LEDGER_NAMES_PER_HOUR + 5 }, (_, i) => row(name(i))));
+      // A name already kept still adds to itself; a new one, to the rest.
+      await store.add([row(name(0), 2), row(name(LEDGER_NAMES_PER_HOUR + 10)), row("", 1)]);
+      const answer = await store.report({ window: "1h", now: hour, pricing });
+      const named = Object.keys(answer.by_model.llm).filter((model) => model.startsWith(`${unique}-`));
+      check.equal(named.length, LEDGER_NAMES_PER_HOUR, "names kept apart");
+      check.equal(answer.by_model.llm[name(0)]?.requests, 3, "the first name, added to");
+      check.equal(answer.by_model.llm[name(LEDGER_NAMES_PER_HOUR)], undefined, "the first name past the bound");
+      check.equal(answer.by_model.llm[LEDGER_OTHER_NAME]?.requests, 6, "the later names' requests");
+      check.equal(answer.by_model.llm.unknown?.requests, 1, "a row without a name is not a name");
+      check.equal(answer.totals.llm.requests, LEDGER_NAMES_PER_HOUR + 9, "every request counted");
     },
   },
 ];

@@ -4,7 +4,8 @@
  * written in several commits, losing nothing, the other tools' counts included.
  */
 import { DenoKvLedgerStore } from "../../deno/ledger.kv";
-import { HOUR_MS, hourOf, LedgerBuffer } from "../../shared/stats/ledger";
+import { loadConfig } from "../../shared/config/config.load";
+import { LedgerBuffer } from "../../shared/stats/ledger";
 
 Deno.test("a batch of rows whose keys pass a commit's 80 KiB is written whole, in several commits", async () => {
   const kv = await Deno.openKv(":memory:");
@@ -28,10 +29,14 @@ Deno.test("a batch of rows whose keys pass a commit's 80 KiB is written whole, i
     ledger.record({ tool: "llm", provider: "anthropic", model: `model-${i}-`.padEnd(200, "é"), at: now, counts });
   const pending = ledger.pendingRows;
   await ledger.flush();
-  const rows = await store.read(hourOf(now), hourOf(now) + HOUR_MS);
+  const answer = await store.report({ window: "1h", now, pricing: loadConfig({}).config.pricing });
   kv.close();
   if (warnings.length > 0) throw new Error(`the flush failed: ${warnings.join(", ")}`);
-  if (rows.length !== pending) throw new Error(`${pending} rows flushed, ${rows.length} read back`);
-  if (!rows.some((row) => row.tool === "web_search" && row.counter === "requests" && row.value === 1))
-    throw new Error("the web_search count was lost");
+  const models = Object.values(answer.by_model.llm);
+  // Each model's counters, and the search's two (requests, provider_calls).
+  const read = models.reduce((n, counts) => n + Object.keys(counts).filter((name) => !name.endsWith("_usd")).length, 2);
+  if (read !== pending) throw new Error(`${pending} rows flushed, ${read} read back`);
+  if (models.length !== 60 || models.some((counts) => counts.images_retired !== 1))
+    throw new Error(`60 models' counts flushed, ${models.length} read back`);
+  if (answer.totals.web_search.requests !== 1) throw new Error("the web_search count was lost");
 });

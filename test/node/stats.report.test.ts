@@ -6,8 +6,8 @@ import { describe, expect, it } from "vitest";
 import { loadConfig } from "../../shared/config/config.load";
 import { modelRules, shownPrices, usageCost } from "../../shared/models/models.table";
 import type { LedgerRow, LedgerStore } from "../../shared/ports";
-import { LedgerBuffer, ledgerFlushDelay } from "../../shared/stats/ledger";
-import { statsReport } from "../../shared/stats/stats.service";
+import { LEDGER_OTHER_NAME, LedgerBuffer, ledgerFlushDelay } from "../../shared/stats/ledger";
+import { ANSWER_NAMES, statsReport } from "../../shared/stats/stats.service";
 import { recordWebCall } from "../../shared/stats/counters";
 
 const HOUR = 3_600_000;
@@ -33,8 +33,8 @@ function memoryStore(): LedgerStore & { rows: LedgerRow[] } {
         else rows.push({ ...row });
       }
     },
-    async read(from, to) {
-      return rows.filter((r) => r.hour >= from && r.hour < to);
+    async report(request) {
+      return statsReport(rows, request.window, request.now, request.pricing);
     },
   };
 }
@@ -76,7 +76,7 @@ describe("the ledger", () => {
   it("writes once per flush delay however many requests counted, losing none", async () => {
     const store = memoryStore();
     let writes = 0;
-    const counting: LedgerStore = { add: (rows) => (writes++, store.add(rows)), read: store.read };
+    const counting: LedgerStore = { add: (rows) => (writes++, store.add(rows)), report: store.report };
     const ledger = new LedgerBuffer(counting, silent);
     const scheduled: Promise<void>[] = [];
     for (let i = 0; i < 50; i++) {
@@ -172,6 +172,45 @@ describe("the ledger", () => {
     expect(Object.getOwnPropertyDescriptor(answered.by_model.llm, "__proto__")?.value.requests).toBe(3);
     expect(answered.by_model.llm.unknown.requests).toBe(7);
     expect(Object.keys(answered.prices.models).sort()).toEqual(["__proto__", "unknown"]);
+  });
+
+  it(`answers the ${ANSWER_NAMES} most requested model names and sums the rest, money included, under ${LEDGER_OTHER_NAME}`, () => {
+    const hour = now - (now % HOUR);
+    const rows: LedgerRow[] = [];
+    // 300 names over three hours: name i was requested i + 1 times and read 1,000 cached tokens each time.
+    for (let i = 0; i < 300; i++) {
+      const model = `claude-sonnet-4-5-${String(i).padStart(3, "0")}`;
+      const at = hour - (i % 3) * HOUR;
+      rows.push({ hour: at, tool: "llm", provider: "anthropic", model, counter: "requests", value: i + 1 });
+      rows.push({
+        hour: at,
+        tool: "llm",
+        provider: "anthropic",
+        model,
+        counter: "cache_read_tokens",
+        value: 1000 * (i + 1),
+      });
+    }
+    const report = statsReport(rows, "24h", now, pricing);
+    const names = Object.keys(report.by_model.llm);
+    expect(names).toHaveLength(ANSWER_NAMES + 1);
+    expect(report.by_model.llm["claude-sonnet-4-5-299"]?.requests).toBe(300);
+    expect(report.by_model.llm["claude-sonnet-4-5-100"]?.requests).toBe(101);
+    expect(report.by_model.llm["claude-sonnet-4-5-099"]).toBeUndefined();
+    const other = report.by_model.llm[LEDGER_OTHER_NAME]!;
+    expect(other.requests).toBe((100 * 101) / 2);
+    const each = usageCost(modelRules("anthropic", "claude-sonnet-4-5").prices, {
+      input: 0,
+      cacheWrite5m: 0,
+      cacheWrite1h: 0,
+      cacheRead: 1000,
+      output: 0,
+    });
+    expect(other.cost_usd).toBeCloseTo(each.costUsd * other.requests!, 9);
+    expect(report.totals.llm.requests).toBe((300 * 301) / 2);
+    expect(report.totals.llm.cost_usd).toBeCloseTo(each.costUsd * report.totals.llm.requests, 9);
+    expect(Object.keys(report.prices.models)).toHaveLength(ANSWER_NAMES);
+    expect(report.series).toHaveLength(3);
   });
 
   it("leaves out buckets outside the window", () => {

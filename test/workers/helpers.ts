@@ -7,6 +7,8 @@ import { createExecutionContext, waitOnExecutionContext } from "cloudflare:test"
 import { env } from "cloudflare:workers";
 import worker from "../../workers/index";
 import type { WorkerEnv } from "../../workers/env";
+import { LEDGER_OBJECT } from "../../workers/ledger.do";
+import { loadConfig } from "../../shared/config/config.load";
 
 export const testEnv = env as unknown as WorkerEnv;
 export const EMULATOR = testEnv.EMULATOR_URL as string;
@@ -105,3 +107,14 @@ export const messageStart = (model: string, usage: Record<string, unknown>): str
     type: "message_start",
     message: { id: "msg_1", type: "message", role: "assistant", model, content: [], usage },
   });
+
+/**
+ * The counts (money left out) the LedgerDO itself holds for one model over the current hour: read
+ * from the object, not through the Worker, whose requests flush on their own account.
+ */
+export async function ledgerCountsOf(model: string): Promise<Record<string, number> | undefined> {
+  const ledger = testEnv.LEDGER.get(testEnv.LEDGER.idFromName(LEDGER_OBJECT));
+  const answer = await ledger.report({ window: "1h", now: Date.now(), pricing: loadConfig({}).config.pricing });
+  const counts = answer.by_model.llm[model];
+  return counts && Object.fromEntries(Object.entries(counts).filter(([name]) => !name.endsWith("_usd")));
+}

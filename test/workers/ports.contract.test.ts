@@ -3,6 +3,7 @@ import { runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { KvStore } from "../../workers/cache.kv";
 import { DurableObjectStore } from "../../workers/cache.do-storage";
+import { loadConfig } from "../../shared/config/config.load";
 import { durableLedgerStore, workersDeps } from "../../workers/deps";
 import { cacheStoreContract, type Check, embedCounterContract, ledgerStoreContract } from "../contracts/ports.contract";
 import { singleFlightContract } from "../contracts/flight.contract";
@@ -47,8 +48,8 @@ describe("LedgerStore contract: LedgerDO (SQLite)", () => {
     const model = `m-${uniqueToken()}`;
     const hour = Math.floor(Date.now() / 3_600_000) * 3_600_000;
     await store.add([{ hour, tool: "llm", provider: "openai", model, counter: "requests", value: 3 }]);
-    const rows = (await store.read(hour, hour + 3_600_000)).filter((row) => row.model === model);
-    expect(rows.map((row) => row.value)).toEqual([3]);
+    const answer = await store.report({ window: "1h", now: hour, pricing: loadConfig({}).config.pricing });
+    expect(answer.by_model.llm[model]?.requests).toBe(3);
   });
 });
 

@@ -7,11 +7,13 @@
 import { describe, expect, it, vi } from "vitest";
 import { createApp } from "../../shared/app";
 import { modelRules, usageCost } from "../../shared/models/models.table";
-import { LedgerBuffer } from "../../shared/stats/ledger";
-import type { Logger } from "../../shared/ports";
-import { toBase64 } from "../../shared/vision/fit";
-import { workersDeps } from "../../workers/deps";
+import { consoleLogger } from "../../shared/log";
+import { LEDGER_NAMES_PER_HOUR, LEDGER_OTHER_NAME, LedgerBuffer } from "../../shared/stats/ledger";
+import { ANSWER_NAMES } from "../../shared/stats/stats.service";
+import type { LedgerRow, Logger } from "../../shared/ports";
 import { LEDGER_OBJECT } from "../../workers/ledger.do";
+import { toBase64 } from "../../shared/vision/fit";
+import { durableLedgerStore, workersDeps } from "../../workers/deps";
 import { encodePng, photoPixels } from "../fixtures/images";
 import {
   bothTtlsBody,
@@ -19,6 +21,7 @@ import {
   callJson,
   EMULATOR,
   expectErrorShape,
+  ledgerCountsOf,
   providerCalls,
   testEnv,
   uniqueToken,
@@ -260,11 +263,9 @@ describe("GET /v1/stats", () => {
     expect(response.headers.get("content-type")).toContain("application/json");
     await response.text();
     // Read the LedgerDO itself: a request through the Worker would flush on its own account.
-    const ledger = testEnv.LEDGER.get(testEnv.LEDGER.idFromName(LEDGER_OBJECT));
     await vi.waitFor(
       async () => {
-        const rows = (await ledger.read(0, Date.now() + 3_600_000)).filter((row) => row.model === model);
-        expect(Object.fromEntries(rows.map((row) => [row.counter, row.value]))).toMatchObject({
+        expect(await ledgerCountsOf(model)).toMatchObject({
           requests: 1,
           output_tokens: expect.any(Number),
         });
@@ -329,11 +330,73 @@ describe("GET /v1/stats", () => {
     });
   });
 
+  it("keeps answering after a month of callers naming a new model in every request: 200, a bounded answer, every request counted", async () => {
+    // What 132,000 proxied requests with a new 200-character model name each leave in the object
+    // (a refused request is counted too, under its name): 250 names an hour, written as the
+    // ledger writes them, in the hours 8 to 30 days back (the shorter windows other tests read
+    // stay clear). Read back whole, such a month was past a Durable Object answer's 32 MiB: a 503
+    // until it aged out.
+    const ledger = testEnv.LEDGER.get(testEnv.LEDGER.idFromName(LEDGER_OBJECT));
+    const current = Math.floor(Date.now() / 3_600_000) * 3_600_000;
+    const before = await stats("30d");
+    const hours = Array.from({ length: 22 * 24 }, (_, i) => current - (8 * 24 + i) * 3_600_000);
+    const tag = uniqueToken();
+    for (const hour of hours) {
+      const batch: LedgerRow[] = [];
+      for (let i = 0; i < 250; i++) {
+        const model = `${tag}-${hour}-${i}-`.padEnd(200, "x");
+        batch.push({ hour, tool: "llm", provider: "anthropic", model, counter: "requests", value: 1 });
+        batch.push({ hour, tool: "llm", provider: "anthropic", model, counter: "errors", value: 1 });
+      }
+      await ledger.add(batch);
+    }
+    const res = await call("/v1/stats?window=30d");
+    expect(res.status).toBe(200);
+    const text = await res.text();
+    expect(text.length).toBeLessThan(512 * 1024);
+    const after = JSON.parse(text);
+    expect(after.totals.llm.requests - before.totals.llm.requests).toBe(hours.length * 250);
+    expect(after.totals.llm.errors - before.totals.llm.errors).toBe(hours.length * 250);
+    const names = Object.keys(after.by_model.llm);
+    expect(names.length).toBeLessThanOrEqual(ANSWER_NAMES + 1);
+    expect(after.by_model.llm[LEDGER_OTHER_NAME].requests).toBeGreaterThanOrEqual(hours.length * 150);
+  }, 120_000);
+
+  it("keeps a caller's first 100 model names of an hour apart and counts the later ones under (other), every request counted", async () => {
+    // Five days back: an hour no other test writes, so this test's names are its bucket's first.
+    const at = Date.now() - 5 * 24 * 3_600_000;
+    const ledger = new LedgerBuffer(durableLedgerStore(testEnv), consoleLogger);
+    const app = createApp(workersDeps(testEnv, { clock: () => at, ledger }));
+    const tag = uniqueToken();
+    const sent = LEDGER_NAMES_PER_HOUR + 20;
+    for (let i = 0; i < sent; i++) {
+      const res = await app.request(
+        "/anthropic/v1/messages",
+        {
+          method: "POST",
+          headers: { "content-type": "application/json", "x-api-key": `k-${tag}` },
+          body: JSON.stringify({ model: `${tag}-${i}`, max_tokens: 8, messages: [{ role: "user", content: "hi" }] }),
+        },
+        testEnv,
+      );
+      await res.text();
+    }
+    await ledger.flush();
+    const res = await app.request("/v1/stats?window=1h", {}, testEnv);
+    expect(res.status).toBe(200);
+    const body = (await res.json()) as any;
+    const mine = Object.keys(body.by_model.llm).filter((name) => name.startsWith(`${tag}-`));
+    expect(mine.sort()).toEqual(Array.from({ length: LEDGER_NAMES_PER_HOUR }, (_, i) => `${tag}-${i}`).sort());
+    expect(body.by_model.llm[LEDGER_OTHER_NAME].requests).toBe(sent - LEDGER_NAMES_PER_HOUR);
+    expect(body.totals.llm.requests).toBe(sent);
+    expect(body.prices.models[LEDGER_OTHER_NAME]).toBeUndefined();
+  }, 60_000);
+
   it("never fails or delays a request when the ledger cannot be written: it logs ledger_write_failed", async () => {
     const warnings: string[] = [];
     const log: Logger = { info: () => {}, warn: (event) => void warnings.push(event), error: () => {} };
     const ledger = new LedgerBuffer(
-      { add: () => Promise.reject(new Error("storage down")), read: async () => [] },
+      { add: () => Promise.reject(new Error("storage down")), report: () => Promise.reject(new Error("storage down")) },
       log,
     );
     const app = createApp(workersDeps(testEnv, { log, ledger }));

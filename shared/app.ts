@@ -21,7 +21,7 @@ import { openApiDocument } from "./openapi";
 import { proxyRequest } from "./proxy/proxy.service";
 import { LLM_PROVIDERS } from "./proxy/providers/providers.catalog";
 import { DASHBOARD_CSP, DASHBOARD_JS, dashboardHtml } from "./stats/dashboard.page";
-import { StatsQuery } from "./stats/stats.schema";
+import { StatsQuery, statsQuery } from "./stats/stats.schema";
 import { stats } from "./stats/stats.service";
 import { MCP_TOOLS, TOOLS } from "./tools/registry";
 import type { ToolContext, ToolDefinition } from "./tools/tool.types";
@@ -110,7 +110,7 @@ export function createApp(deps: AppDeps): Hono<Env> {
 
   route("/v1/stats", {
     GET: async (c) => {
-      const { window } = parseRequest(StatsQuery, { window: c.req.query("window") });
+      const { window } = parseRequest(StatsQuery, statsQuery(new URL(c.req.url).searchParams));
       const report = await stats(deps.ledgerStore, window, deps.clock(), c.get("loaded").config.pricing).catch(
         (cause: unknown) => {
           // A store that knows why it cannot be read says so; any other failure is passing.

@@ -3,6 +3,7 @@
  * route's validation and the OpenAPI document.
  */
 import * as z from "zod";
+import { AppError } from "../http/errors";
 import { TOOL_COUNTERS } from "./counters";
 
 export const STATS_WINDOWS = { "1h": 1, "24h": 24, "7d": 168, "30d": 720 } as const;
@@ -15,6 +16,31 @@ export const StatsQuery = z.object({
     .describe("How far back: the last 1h, 24h, 7d or 30d, in whole hours up to the current one"),
 });
 export type StatsQuery = z.infer<typeof StatsQuery>;
+
+/**
+ * The query of `GET /v1/stats` as StatsQuery reads it. A parameter it does not take (`windows=7d`),
+ * or `window` given twice, is a 400 naming it: answering the default 24 hours instead would look
+ * like a figure for the window asked.
+ */
+export function statsQuery(params: URLSearchParams): { window?: string } {
+  const other = [...params.keys()].find((name) => name !== "window");
+  if (other !== undefined) {
+    // A caller's text, so bounded before it is repeated back.
+    const shown = other.length > 64 ? `${other.slice(0, 64)}…` : other;
+    throw new AppError(
+      400,
+      "invalid_request",
+      `GET /v1/stats takes one query parameter, window; ${JSON.stringify(shown)} is not it.`,
+      { details: [{ path: [shown], message: "Not a parameter of this route" }] },
+    );
+  }
+  const windows = params.getAll("window");
+  if (windows.length > 1)
+    throw new AppError(400, "invalid_request", "GET /v1/stats takes window once; it was given more than once.", {
+      details: [{ path: ["window"], message: "Given more than once" }],
+    });
+  return windows.length === 0 ? {} : { window: windows[0] };
+}
 
 const COUNTER_TEXT: Record<string, string> = {
   requests: "Requests (web_extract: URLs)",

@@ -94,10 +94,20 @@ describe("GET /v1/stats", () => {
     expect((await callJson("/v1/stats")).body.to).toBeTypeOf("string");
   });
 
-  it("refuses an unknown window with a 400 and asks for a token like every /v1 route", async () => {
+  it("refuses an unknown window, a parameter it does not take or window twice with a 400, and asks for a token like every /v1 route", async () => {
     const bad = await callJson("/v1/stats?window=2h");
     expect(bad.status).toBe(400);
     expect(expectErrorShape(bad.body).code).toBe("invalid_request");
+    // A parameter the route does not take is named, not ignored for the default 24 hours.
+    const misspelled = await callJson("/v1/stats?windows=7d");
+    expect(misspelled.status).toBe(400);
+    expect(expectErrorShape(misspelled.body).message).toContain('"windows" is not it');
+    const twice = await callJson("/v1/stats?window=7d&window=1h");
+    expect(twice.status).toBe(400);
+    expect(expectErrorShape(twice.body).message).toContain("more than once");
+    const long = await callJson(`/v1/stats?${"w".repeat(5000)}=1`);
+    expect(long.status).toBe(400);
+    expect(JSON.stringify(long.body).length).toBeLessThan(600);
     const locked = await callJson("/v1/stats", {
       vars: { API_TOKENS: "stats-token-1", SECURITY_ALLOW_ANONYMOUS: "false" },
     });

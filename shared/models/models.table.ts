@@ -131,13 +131,17 @@ export const MODEL_TABLE_READ_ON = "2026-12-01";
 
 const MB = 1_000_000;
 
-/** Anthropic's image ceilings: 100 images on 200k-context models, 600 on the others; over 20 images each ≤ 2,000 px; 5 MB an image; 32 MB a request. */
+/**
+ * Anthropic's image ceilings: 100 images on 200k-context models, 600 on the others; over 20 images
+ * each ≤ 2,000 px; 5 MB an image; 32 MB a request. Its "5 MB" an image is 5 MiB of base64: it
+ * refuses "image exceeds 5 MB maximum: N bytes > 5242880 bytes" (docs/eviction.md).
+ */
 const anthropicImages = (maxImages: 100 | 600): ImageCeilings => ({
   maxImages,
   manyImages: 20,
   maxEdgeWhenMany: 2_000,
   maxEdge: 8_000,
-  maxImageBytes: 5 * MB,
+  maxImageBytes: 5 * 1024 * 1024,
   maxRequestBytes: 32 * MB,
 });
 

@@ -924,7 +924,10 @@ function imageRefusal(
     if (image.mislabeled)
       return { status: 400, message: `image ${i}: Image does not match the provided media type ${image.mislabeled}` };
     if (image.bytes > ceilings.maxImageBytes)
-      return { status: 400, message: `image ${i}: image exceeds ${ceilings.maxImageBytes / 1_000_000} MB maximum` };
+      return {
+        status: 400,
+        message: `image ${i}: image exceeds ${Math.round(ceilings.maxImageBytes / 1_048_576)} MB maximum: ${image.bytes} bytes > ${ceilings.maxImageBytes} bytes`,
+      };
     const edge = Math.max(image.width, image.height);
     if (edge > ceilings.maxEdge)
       return { status: 400, message: `image ${i}: dimensions exceed max allowed size: ${ceilings.maxEdge} pixels` };

@@ -96,7 +96,7 @@ describe("model table: prices and cache multipliers per model (docs/eviction.md,
       manyImages: 20,
       maxEdgeWhenMany: 2_000,
       maxEdge: 8_000,
-      maxImageBytes: 5_000_000,
+      maxImageBytes: 5_242_880,
       maxRequestBytes: 32_000_000,
     });
     expect(modelRules("openai", "gpt-4o").images.maxImages).toBe(500);

@@ -823,6 +823,45 @@ describe("the outbound transform", () => {
     },
   );
 
+  it("leaves an upload of 5.1 million base64 characters alone (Anthropic's 5 MB is 5,242,880 of them) and fits one past it", async () => {
+    const tag = uniqueToken();
+    // Noise PNGs: their base64 grows with their height, 4,500 characters a row of 1,125 pixels.
+    const noise = async (height: number) => {
+      const pixels = new Uint8Array(1125 * height * 3);
+      let state = height;
+      for (let i = 0; i < pixels.length; i++) {
+        state = (Math.imul(state, 1_103_515_245) + 12_345) >>> 0;
+        pixels[i] = state >>> 24;
+      }
+      return toBase64(await encodePng(pixels, 1125, height, 3));
+    };
+    const under = await noise(1_133);
+    const over = await noise(1_170);
+    expect(under.length).toBeGreaterThan(5_050_000);
+    expect(under.length).toBeLessThan(5 * 1024 * 1024);
+    expect(over.length).toBeGreaterThan(5 * 1024 * 1024);
+    const upload = (data: string, label: string) =>
+      anthropicBody(`${tag}-${label}`, {
+        messages: [
+          {
+            role: "user",
+            content: [
+              { type: "image", source: { type: "base64", media_type: "image/png", data } },
+              { type: "text", text: `look ${tag}-${label}` },
+            ],
+          },
+        ],
+      });
+    const kept = await post("/anthropic/v1/messages", upload(under, "under"), { "x-api-key": "k" });
+    expect(kept.status).toBe(200);
+    expect(kept.headers.get("x-edge-fitted")).toBe("0");
+    expect((await llmCalls(`${tag}-under`))[0].image_bytes).toBe(under.length);
+    const fitted = await post("/anthropic/v1/messages", upload(over, "over"), { "x-api-key": "k" });
+    expect(fitted.status).toBe(200);
+    expect(fitted.headers.get("x-edge-fitted")).toBe("1");
+    expect((await llmCalls(`${tag}-over`))[0].image_bytes).toBeLessThan(5 * 1024 * 1024);
+  });
+
   it("fits the oldest uploads of a request over Anthropic's 32 MB, which it refuses whole, until it is under: the same ones as the session grows", async () => {
     const tag = uniqueToken();
     // Noise PNGs of 1500x700 (about 4.2 MB of base64 each, under the 5 MB an image): 8 make 33.6 MB.

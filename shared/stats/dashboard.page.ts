@@ -98,7 +98,14 @@ export const DASHBOARD_JS = `"use strict";
     return (n < 0 ? "-$" : "$") + (a >= 100 ? a.toFixed(0) : a >= 1 ? a.toFixed(2) : a.toFixed(4));
   };
   const int = (n) => Math.round(n).toLocaleString("en-US");
-  const bytes = (n) => (n >= 1048576 ? (n / 1048576).toFixed(1) + " MiB" : n >= 1024 ? (n / 1024).toFixed(1) + " KiB" : int(n) + " B");
+  const bytes = (n) => {
+    const size = Math.abs(n), sign = n < 0 ? "-" : "";
+    return sign + (size >= 1048576 ? (size / 1048576).toFixed(1) + " MiB" : size >= 1024 ? (size / 1024).toFixed(1) + " KiB" : int(size) + " B");
+  };
+  // Request bytes an image saving took out: vision's bytes as the base64 they travel in, and the
+  // proxy's request bytes; signed (a fit that came out larger is a negative saving).
+  const imageSaved = (vision, llm) =>
+    Math.round((((vision.bytes_in || 0) - (vision.bytes_out || 0)) * 4) / 3) + (llm.bytes_saved || 0);
   const pct = (n) => (n * 100).toFixed(1) + "%";
 
   // Each load takes a number; an answer that is not the latest one's is dropped, so a slow answer
@@ -171,7 +178,7 @@ export const DASHBOARD_JS = `"use strict";
     $("extract-saved").textContent = usd(t.web_extract.saved_usd) + " saved of " + int(t.web_extract.requests) + " URLs";
     $("llm-read-share").textContent = pct(readShare(t.llm));
     $("llm-saved").textContent = usd(t.llm.saved_usd) + " saved of " + int(t.llm.requests) + " requests";
-    $("image-bytes-saved").textContent = bytes(Math.max(0, t.vision.bytes_in - t.vision.bytes_out) + t.llm.bytes_saved);
+    $("image-bytes-saved").textContent = bytes(imageSaved(t.vision, t.llm));
     $("image-loads").textContent = int(t.vision.loads) + " loads, " + int(t.vision.cap_refusals) + " embeds avoided";
 
     // One slot per hour of the window, so quiet hours show as gaps, not as missing time.
@@ -188,8 +195,7 @@ export const DASHBOARD_JS = `"use strict";
       bars($(id), hours, [paid, avoided], ["#d9534f", "#2e9d5b"], int);
     }
     line($("chart-llm"), hours, hours.map((h) => { const l = of(h, "llm"); return l.requests ? readShare(l) : null; }), pct);
-    const imageSaved = hours.map((h) => Math.max(0, (of(h, "vision").bytes_in || 0) - (of(h, "vision").bytes_out || 0)) + (of(h, "llm").bytes_saved || 0));
-    bars($("chart-images"), hours, [imageSaved], ["#3466c2"], bytes);
+    bars($("chart-images"), hours, [hours.map((h) => imageSaved(of(h, "vision"), of(h, "llm")))], ["#3466c2"], bytes);
   }
 
   function readShare(l) {

@@ -59,8 +59,14 @@ const proxied = (body: unknown) =>
     body: JSON.stringify(body),
   });
 /** The dashboard's byte format. */
-const formatBytes = (n: number) =>
-  n >= 1048576 ? `${(n / 1048576).toFixed(1)} MiB` : n >= 1024 ? `${(n / 1024).toFixed(1)} KiB` : `${Math.round(n)} B`;
+const formatBytes = (n: number): string =>
+  n < 0
+    ? `-${formatBytes(-n)}`
+    : n >= 1048576
+      ? `${(n / 1048576).toFixed(1)} MiB`
+      : n >= 1024
+        ? `${(n / 1024).toFixed(1)} KiB`
+        : `${Math.round(n)} B`;
 const readStats = async (window = "24h") =>
   (await (await fetch(`${deno.url}/v1/stats?window=${window}`, { headers: auth })).json()) as any;
 
@@ -170,8 +176,9 @@ describe("GET /dashboard in headless Chromium", () => {
     expect(Number((await text("saved-usd")).replace("$", ""))).toBeCloseTo(stats.saved_usd, 3);
     const share = t.llm.cache_read_tokens / (t.llm.input_tokens + t.llm.cache_write_tokens + t.llm.cache_read_tokens);
     expect(await text("llm-read-share")).toBe(`${(share * 100).toFixed(1)}%`);
+    // Vision's image bytes as the base64 they travel in, beside the proxy's request bytes.
     expect(await text("image-bytes-saved")).toBe(
-      formatBytes(Math.max(0, t.vision.bytes_in - t.vision.bytes_out) + t.llm.bytes_saved),
+      formatBytes(Math.round(((t.vision.bytes_in - t.vision.bytes_out) * 4) / 3) + t.llm.bytes_saved),
     );
 
     for (const id of ["chart-saved", "chart-search", "chart-extract", "chart-llm", "chart-images"]) {
@@ -214,6 +221,9 @@ describe("GET /dashboard in headless Chromium", () => {
       saved_usd: -3,
       totals: {
         ...real.totals,
+        // A vision fit that came out 3,000 bytes larger (4,000 of base64), and 1,000 request bytes the proxy saved.
+        vision: { ...real.totals.vision, bytes_in: 3_000, bytes_out: 6_000 },
+        llm: { ...real.totals.llm, bytes_saved: 1_000 },
         web_search: { ...real.totals.web_search, provider_calls: 0, hits: 0, coalesced: 0, saved_usd: 0 },
         web_extract: { ...real.totals.web_extract, provider_calls: 0, hits: 0, coalesced: 0, saved_usd: 0 },
       },
@@ -234,6 +244,7 @@ describe("GET /dashboard in headless Chromium", () => {
     await page.reload({ waitUntil: "networkidle0" });
     await page.waitForSelector("body[data-loaded='24h']", { timeout: 10_000 });
     expect(await page.$eval("#saved-usd", (el) => el.textContent)).toBe("-$3.00");
+    expect(await page.$eval("#image-bytes-saved", (el) => el.textContent)).toBe("-2.9 KiB");
     const chart = await page.$eval("#chart-saved", (svg) => ({
       bars: [...svg.querySelectorAll("rect")].map((r) => ({
         top: Number(r.getAttribute("y")),

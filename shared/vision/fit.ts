@@ -44,10 +44,11 @@ const RESOLUTION_PREFERENCE_DB = 0.25;
  * Where nothing fits at QUALITY_MIN at the cap size, the cap size at the highest quality down to this
  * that fits is compared (by measured PSNR at the cap size) with the image shrunk until QUALITY_MIN
  * fits, and kept unless the smaller image measures RESOLUTION_PREFERENCE_DB more faithful. A small
- * shrink of a UI screenshot resamples every glyph and edge: a 1280x800 dialog at 48 KiB shrunk by
- * 4 % to quality 33 measured 26.9 dB where 1280x800 at quality 29 measures 32.7; over the bench's
- * shrunk fits the cap size at 20-29 measured 0.2-5.8 dB more faithful (docs/benchmarks.md, "Under
- * quality 30 at the cap size"). Below 20 the blocks take over text, so the image shrinks as before.
+ * shrink of a UI screenshot resamples every glyph and edge: a 1280x800 dialog at 48 KiB at quality
+ * 29 measures 32.7 dB against the exact Lanczos-3, shrunk until 30 fits 31.4 (enlarged back by the
+ * same kernel; docs/benchmarks.md, "Under quality 30 at the cap size" and "The enlargement in the
+ * yardstick"). Lower, the cap size stops winning: the 5K screenshot at 64 KiB fits there only at
+ * about 11-14, 0.6 dB less faithful than shrinking.
  */
 const QUALITY_FLOOR = 20;
 /**

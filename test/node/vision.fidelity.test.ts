@@ -21,6 +21,7 @@ import { photoPixels, prng, screenshotPixels } from "../fixtures/images";
 import { ADOBE_RGB, DISPLAY_P3, PROPHOTO_RGB, matrixTrcProfile } from "../fixtures/icc";
 import { adobeCmykJpeg, writeBaselineJpeg } from "../fixtures/jpeg-writer";
 import { UI_SCREENSHOTS, uiScreenshotPixels } from "../fixtures/ui-screenshots";
+import { lanczosExact } from "../support/lanczos-exact";
 
 const wasm = loadVisionWasmNode();
 const KiB = 1024;
@@ -30,7 +31,7 @@ const opts = (embedTargetBytes: number): FitOptions => ({
   maxInputPixels: 40_000_000,
 });
 
-function psnr(a: Uint8Array, b: Uint8Array): number {
+function psnr(a: ArrayLike<number>, b: ArrayLike<number>): number {
   expect(a.length).toBe(b.length);
   let se = 0;
   for (let i = 0; i < a.length; i++) {
@@ -663,15 +664,21 @@ describe("low budgets", () => {
     }
   }
 
-  /** PSNR of `jpeg` shown at the full fitted size (scaled back up when smaller) against the original there. */
+  /**
+   * PSNR of `jpeg` shown at the full fitted size against the original there; a smaller one is
+   * enlarged by the exact Lanczos-3 (libvips' enlargement is not that kernel and put a smaller
+   * image up to 3.8 dB further away: docs/benchmarks.md, "The enlargement in the yardstick").
+   */
   async function shownAtFullSize(
     input: Buffer,
     jpeg: Uint8Array | Buffer,
     full: { width: number; height: number },
   ): Promise<number> {
-    const shown = new Uint8Array(
-      await sharp(jpeg).resize(full.width, full.height, { fit: "fill", kernel: "lanczos3" }).raw().toBuffer(),
-    );
+    const { data, info } = await sharp(jpeg).raw().toBuffer({ resolveWithObject: true });
+    const shown =
+      info.width === full.width && info.height === full.height
+        ? data
+        : lanczosExact(data, info.width, info.height, full.width, full.height);
     return psnr(shown, await reference(input, full.width, full.height));
   }
 
@@ -702,7 +709,7 @@ describe("low budgets", () => {
     });
   }
 
-  it("a UI screenshot that misses quality 30 at its size by a little stays at its size under 30: 5.7 dB more faithful than shrinking", async () => {
+  it("a UI screenshot that misses quality 30 at its size by a little stays at its size under 30: 1.3 dB more faithful than shrinking", async () => {
     const spec = UI_SCREENSHOTS.find(([name]) => name.includes("dialog"))![1];
     const input = await raw(uiScreenshotPixels(spec), spec.width, spec.height).png().toBuffer();
     const full = { width: spec.width, height: spec.height };
@@ -721,8 +728,9 @@ describe("low budgets", () => {
         .toBuffer();
       if (data.length <= maxBytes) shrunk = data;
     }
+    // 32.7 against 31.4 dB here, both at 1280x800 against the exact Lanczos-3.
     expect(await shownAtFullSize(input, out.data, full)).toBeGreaterThan(
-      (await shownAtFullSize(input, shrunk, full)) + 3,
+      (await shownAtFullSize(input, shrunk, full)) + 1,
     );
   });
 

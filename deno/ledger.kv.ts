@@ -9,7 +9,7 @@
 import type { LedgerRow, LedgerStore, StatsRequest } from "../shared/ports";
 import { BucketNames, HOUR_MS, hourOf, LEDGER_RETENTION_MS } from "../shared/stats/ledger";
 import type { StatsResponse } from "../shared/stats/stats.schema";
-import { StatsFold } from "../shared/stats/stats.service";
+import { NameRanking, StatsFold } from "../shared/stats/stats.service";
 
 const PREFIX = "ledger";
 /** Mutations per atomic commit, well under Deno KV's limit (1,000). */
@@ -45,18 +45,26 @@ function* batches(rows: readonly LedgerRow[]): Generator<LedgerRow[]> {
 export class DenoKvLedgerStore implements LedgerStore {
   private sweptHour = 0;
   /**
-   * The names this process has seen per bucket. Processes sharing the KV each load a bucket's
-   * names once, so two writing a new name at the same moment can each take the last place: a bucket
-   * holds at most LEDGER_NAMES_PER_HOUR plus one per process racing.
+   * The names of the buckets this process writes. Other processes may share the KV, so a bucket's
+   * names are read again before a name this process has not seen takes a place (`shared`); only
+   * processes writing new names at the same moment can each take the last places.
    */
-  private readonly names = new BucketNames();
+  private readonly names = new BucketNames({ shared: true });
+  /** Batches are written one after another: each one's names are read and taken as one step. */
+  private writing: Promise<void> = Promise.resolve();
 
   constructor(
     private readonly kv: Deno.Kv,
     private readonly clock: () => number = Date.now,
   ) {}
 
-  async add(batch: readonly LedgerRow[]): Promise<void> {
+  add(batch: readonly LedgerRow[]): Promise<void> {
+    const written = this.writing.then(() => this.write(batch));
+    this.writing = written.catch(() => undefined);
+    return written;
+  }
+
+  private async write(batch: readonly LedgerRow[]): Promise<void> {
     const now = this.clock();
     for (const { hour, tool } of this.names.unloaded(batch)) {
       const stored: string[] = [];
@@ -82,8 +90,16 @@ export class DenoKvLedgerStore implements LedgerStore {
   }
 
   async report(request: StatsRequest): Promise<StatsResponse> {
-    const fold = new StatsFold(request);
-    const { fromHour, toHour } = fold.hours;
+    // Two passes over the listing: the names to keep apart first, then the sums.
+    const ranking = new NameRanking(request);
+    for await (const row of this.rows(ranking.hours)) ranking.add(row);
+    const fold = new StatsFold(request, ranking.kept());
+    for await (const row of this.rows(ranking.hours)) fold.add(row);
+    return fold.answer();
+  }
+
+  /** The stored counters of the buckets with `fromHour <= hour < toHour`, one at a time. */
+  private async *rows({ fromHour, toHour }: { fromHour: number; toHour: number }): AsyncGenerator<LedgerRow> {
     for await (const entry of this.kv.list<Deno.KvU64>({ start: [PREFIX, fromHour], end: [PREFIX, toHour] })) {
       const [, hour, tool, provider, model, counter] = entry.key as [
         string,
@@ -93,9 +109,8 @@ export class DenoKvLedgerStore implements LedgerStore {
         string,
         string,
       ];
-      fold.add({ hour, tool, provider, model, counter, value: Number(entry.value.value) });
+      yield { hour, tool, provider, model, counter, value: Number(entry.value.value) };
     }
-    return fold.answer();
   }
 
   /** Deletes the buckets past their 35 days, once per hour at most. */

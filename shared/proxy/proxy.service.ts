@@ -14,6 +14,7 @@ import { readAtMost } from "../bytes";
 import { Deadline } from "../deadline";
 import { sha256Hex } from "../hash";
 import type { AppPorts } from "../ports";
+import { LEDGER_FAILED_NAME } from "../stats/ledger";
 import { KEY_HEADERS, PREFLIGHT, upstreamCredential, SERVICE_TOKEN_HEADER } from "./credentials";
 import type { LlmProviderSpec, LlmUsage, ProxiedPath } from "./providers/llm-provider.types";
 import { relayAnswer } from "./relay";
@@ -162,11 +163,13 @@ export async function proxyRequest(request: Request, spec: LlmProviderSpec, run:
       : answered;
     const counted = proxied?.counted === true;
     const at = run.ports.clock();
+    // A name the provider did not accept is the caller's unchecked string (docs/stats.md).
+    const named = upstream.status >= 400 ? LEDGER_FAILED_NAME : model;
     if (counted) {
       run.ports.ledger.record({
         tool: "llm",
         provider: spec.name,
-        ...(model === undefined ? {} : { model }),
+        ...(named === undefined ? {} : { model: named }),
         counts: {
           requests: 1,
           errors: upstream.status >= 400 ? 1 : 0,
@@ -186,7 +189,7 @@ export async function proxyRequest(request: Request, spec: LlmProviderSpec, run:
       run.ports.ledger.record({
         tool: "llm",
         provider: spec.name,
-        ...(model === undefined ? {} : { model }),
+        ...(named === undefined ? {} : { model: named }),
         counts,
         at,
       });
@@ -213,7 +216,7 @@ export async function proxyRequest(request: Request, spec: LlmProviderSpec, run:
       run.ports.ledger.record({
         tool: "llm",
         provider: spec.name,
-        ...(model === undefined ? {} : { model }),
+        model: LEDGER_FAILED_NAME,
         counts: { requests: 1, errors: 1 },
         at: run.ports.clock(),
       });

@@ -39,43 +39,60 @@ function boundedName(name: string): string {
 export const LEDGER_NAMES_PER_HOUR = 100;
 /** Where the counts of names past a bound go: in a bucket (LEDGER_NAMES_PER_HOUR), and in an answer's breakdown. */
 export const LEDGER_OTHER_NAME = "(other)";
+/**
+ * The name a proxied request is counted under when the provider did not accept it (a status of 400
+ * or more, or no answer): its `model` was never checked, and such a request is free to send.
+ */
+export const LEDGER_FAILED_NAME = "(failed)";
+/** Names kept whatever a bucket holds, and not counted in its bound. */
+const FIXED_NAMES = new Set(["", LEDGER_OTHER_NAME, LEDGER_FAILED_NAME]);
 /** Buckets whose names a BucketNames holds: the newest, as batches carry the current hour and the last. */
 const BUCKETS_HELD = 48;
 
 /**
  * The model names of each (hour, tool) bucket, for a store to cap them as it writes: it loads a
- * bucket's stored names the first time a batch touches it (`unloaded`, `load`), then `cap` gives
- * the batch with each name past LEDGER_NAMES_PER_HOUR as LEDGER_OTHER_NAME. No name ("") and
- * LEDGER_OTHER_NAME itself are always kept and not counted.
+ * bucket's stored names when a batch needs them (`unloaded`, `load`), then `cap` gives the batch
+ * with each name past LEDGER_NAMES_PER_HOUR as LEDGER_OTHER_NAME. The fixed names (none, "(other)",
+ * "(failed)") are always kept and not counted. A store that is its bucket's only writer (the
+ * LedgerDO) loads a bucket once; one sharing its store with other writers (Deno KV) is `shared`,
+ * and loads a bucket again before a name it has not seen takes a place.
  *
  * @example for (const b of names.unloaded(rows)) names.load(b.hour, b.tool, storedNames(b)); store(names.cap(rows))
  */
 export class BucketNames {
   private readonly held = new Map<string, Set<string>>();
+  private readonly shared: boolean;
+  private readonly limit: number;
 
-  constructor(private readonly limit = LEDGER_NAMES_PER_HOUR) {}
+  constructor(options: { shared?: boolean; limit?: number } = {}) {
+    this.shared = options.shared ?? false;
+    this.limit = options.limit ?? LEDGER_NAMES_PER_HOUR;
+  }
 
-  /** The buckets of `rows` whose names are not loaded. */
+  /** The buckets of `rows` whose stored names are needed before `cap`. */
   unloaded(rows: readonly LedgerRow[]): { hour: number; tool: LedgerTool }[] {
     const missing = new Map<string, { hour: number; tool: LedgerTool }>();
-    for (const { hour, tool } of rows) {
+    for (const { hour, tool, model } of rows) {
+      if (FIXED_NAMES.has(model)) continue;
       const key = `${hour}\u0000${tool}`;
-      if (!this.held.has(key)) missing.set(key, { hour, tool });
+      const names = this.held.get(key);
+      // Shared: a name not seen here may have taken a place elsewhere since (a full bucket stays full).
+      if (!names || (this.shared && !names.has(model) && names.size < this.limit)) missing.set(key, { hour, tool });
     }
     return [...missing.values()];
   }
 
-  /** Sets what one bucket's stored rows are named. */
+  /** Adds what one bucket's stored rows are named to what is known of it. */
   load(hour: number, tool: LedgerTool, names: Iterable<string>): void {
-    const set = new Set<string>();
-    for (const name of names) if (name !== "" && name !== LEDGER_OTHER_NAME) set.add(name);
-    this.held.set(`${hour}\u0000${tool}`, set);
+    const known = this.held.get(`${hour}\u0000${tool}`) ?? new Set<string>();
+    for (const name of names) if (!FIXED_NAMES.has(name)) known.add(name);
+    this.held.set(`${hour}\u0000${tool}`, known);
   }
 
-  /** `rows` with the names their buckets cannot take any more as LEDGER_OTHER_NAME (every bucket loaded). */
+  /** `rows` with the names their buckets cannot take any more as LEDGER_OTHER_NAME (their buckets loaded). */
   cap(rows: readonly LedgerRow[]): LedgerRow[] {
     const capped = rows.map((row) => {
-      if (row.model === "" || row.model === LEDGER_OTHER_NAME) return row;
+      if (FIXED_NAMES.has(row.model)) return row;
       const names = this.held.get(`${row.hour}\u0000${row.tool}`);
       if (!names) throw new Error("BucketNames.cap: a bucket's names were not loaded");
       if (names.has(row.model)) return row;

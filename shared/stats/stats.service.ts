@@ -66,24 +66,65 @@ function held<K, V>(map: Map<K, V>, key: K, make: () => V): V {
 
 /**
  * Most model names (or strategies) one tool's breakdown tells apart in an answer: the ones with the
- * most requests; the rest are summed under LEDGER_OTHER_NAME. A name is the caller's string.
+ * most requests in the window; the rest are summed under LEDGER_OTHER_NAME. A name is the caller's
+ * string.
  */
 export const ANSWER_NAMES = 200;
-/**
- * Most names a fold holds apart while it reads, so its memory is bounded whatever the store holds
- * (the stores keep LEDGER_NAMES_PER_HOUR per hour: up to 72,000 over 30 days); names met after
- * these are summed under LEDGER_OTHER_NAME as they are read.
- */
-export const FOLD_NAMES = 10_000;
+/** Prices looked up and kept per (provider, model) while a fold reads: a bound on its memory. */
+const PRICES_HELD = 100_000;
+
+/** The tools broken down by model name (or strategy). */
+const NAMED_TOOLS = ["llm", "evict"] as const;
+type NamedTool = (typeof NAMED_TOOLS)[number];
+/** The names each named tool's breakdown keeps apart. */
+export type KeptNames = Record<NamedTool, ReadonlySet<string>>;
+
+/** The name a row is answered under (a row without one is "unknown"). */
+const nameOf = (row: Pick<LedgerRow, "model">): string => row.model || "unknown";
 
 /**
- * The `/v1/stats` answer built one stored counter at a time, so a store can sum its buckets where
- * they are kept (the LedgerDO, the Deno process) and hand over the answer, whose size is bounded,
- * rather than every counter of the window. Money is linear in each counter (a count times a price),
- * so each row is priced as it is read.
+ * A fold's first pass: requests per name, to keep the ANSWER_NAMES most requested apart whatever
+ * order the store reads its rows in (by hour first: names met first are not favoured). A store may
+ * hand it rows already summed per name (the LedgerDO's SQL does).
  *
- * @example const fold = new StatsFold({ window: "24h", now: Date.now(), pricing }); for (const row of rows) fold.add(row); fold.answer()
+ * @example const ranking = new NameRanking(request); for (const row of rows) ranking.add(row); new StatsFold(request, ranking.kept())
  */
+export class NameRanking {
+  private readonly from: number;
+  private readonly to: number;
+  private readonly requests: Record<NamedTool, Map<string, number>> = { llm: new Map(), evict: new Map() };
+
+  constructor(request: StatsRequest) {
+    ({ from: this.from, to: this.to } = statsWindow(request.window, request.now));
+  }
+
+  /** The window as hours, for a store that reads only these: `fromHour <= hour < toHour`. */
+  get hours(): { fromHour: number; toHour: number } {
+    return { fromHour: this.from, toHour: this.to };
+  }
+
+  /** Counts a row's requests for its name (a row of another counter names it with none). */
+  add(row: LedgerRow): void {
+    if (row.hour < this.from || row.hour >= this.to) return;
+    if (row.tool !== "llm" && row.tool !== "evict") return;
+    const names = this.requests[row.tool];
+    names.set(nameOf(row), (names.get(nameOf(row)) ?? 0) + (row.counter === "requests" ? row.value : 0));
+  }
+
+  /** The ANSWER_NAMES names with the most requests per tool, ties by name. */
+  kept(): KeptNames {
+    const top = (names: Map<string, number>) =>
+      new Set(
+        [...names]
+          .filter(([name]) => name !== LEDGER_OTHER_NAME)
+          .sort(([a, x], [b, y]) => y - x || (a < b ? -1 : a > b ? 1 : 0))
+          .slice(0, ANSWER_NAMES)
+          .map(([name]) => name),
+      );
+    return { llm: top(this.requests.llm), evict: top(this.requests.evict) };
+  }
+}
+
 export class StatsFold {
   private readonly from: number;
   private readonly to: number;
@@ -93,16 +134,16 @@ export class StatsFold {
   private readonly series = new Map<number, Map<LedgerTool, Group>>();
   /** Each (provider, model)'s prices, looked up once. */
   private readonly prices = new Map<string, ModelPrices>();
-  /** The prices shown per model name (the last provider's, where two share a name). */
-  private readonly shown = new Map<string, ModelPrices>();
 
-  constructor(private readonly request: StatsRequest) {
+  /** Requests per provider of each kept LLM name: its prices shown are its busiest provider's. */
+  private readonly providers = new Map<string, Map<string, number>>();
+
+  /** `kept`: the names the breakdowns keep apart (NameRanking); any other is summed under LEDGER_OTHER_NAME. */
+  constructor(
+    private readonly request: StatsRequest,
+    private readonly kept: KeptNames,
+  ) {
     ({ from: this.from, to: this.to } = statsWindow(request.window, request.now));
-  }
-
-  /** The fold's bounds, for a store that reads only these: `fromHour <= hour < toHour`. */
-  get hours(): { fromHour: number; toHour: number } {
-    return { fromHour: this.from, toHour: this.to };
   }
 
   /** Adds one stored counter (outside the window, it is left out). */
@@ -134,9 +175,18 @@ export class StatsFold {
         ),
       );
     if (row.tool === "llm" || row.tool === "evict") {
-      const names = held(this.byModel, row.tool, () => new Map<string, Group>());
-      const name = row.model || "unknown";
-      into(held(names, names.has(name) || names.size < FOLD_NAMES ? name : LEDGER_OTHER_NAME, newGroup));
+      const name = this.kept[row.tool].has(nameOf(row)) ? nameOf(row) : LEDGER_OTHER_NAME;
+      into(
+        held(
+          held(this.byModel, row.tool, () => new Map()),
+          name,
+          newGroup,
+        ),
+      );
+      if (row.tool === "llm" && row.counter === "requests" && name !== LEDGER_OTHER_NAME) {
+        const providers = held(this.providers, name, () => new Map<string, number>());
+        providers.set(row.provider, (providers.get(row.provider) ?? 0) + row.value);
+      }
     }
   }
 
@@ -150,18 +200,19 @@ export class StatsFold {
         return [tool, withMoney(tool, counts, group.money)];
       }),
     ) as StatsResponse["totals"];
-    const breakdown = (groups: Map<string, Map<string, Group>>, tool: LedgerTool, cut: boolean) =>
+    const breakdown = (groups: Map<string, Map<string, Group>>, tool: LedgerTool) =>
       Object.fromEntries(
-        [...(cut ? mostRequested(groups.get(tool)) : (groups.get(tool) ?? new Map<string, Group>()))].map(
-          ([key, group]) => [key, withMoney(tool, { ...group.counts }, group.money)],
-        ),
+        [...(groups.get(tool) ?? [])].map(([key, group]) => [key, withMoney(tool, { ...group.counts }, group.money)]),
       );
-    const byModelLlm = breakdown(this.byModel, "llm", true);
+    const byModelLlm = breakdown(this.byModel, "llm");
     const series = [...this.series.keys()]
       .sort((a, b) => a - b)
       .map((hour) => {
         const point: Record<string, unknown> = { t: iso(hour) };
-        for (const [tool, group] of this.series.get(hour) ?? []) {
+        const tools = this.series.get(hour);
+        for (const tool of LEDGER_TOOLS) {
+          const group = tools?.get(tool);
+          if (!group) continue;
           const counts: Counts = { ...group.counts };
           if (tool !== "vision" && tool !== "evict") counts.saved_usd = money(group.money.saved);
           point[tool] = counts;
@@ -175,11 +226,11 @@ export class StatsFold {
       bucket: "hour",
       totals,
       by_provider: {
-        web_search: breakdown(this.byProvider, "web_search", false),
-        web_extract: breakdown(this.byProvider, "web_extract", false),
-        llm: breakdown(this.byProvider, "llm", false),
+        web_search: breakdown(this.byProvider, "web_search"),
+        web_extract: breakdown(this.byProvider, "web_extract"),
+        llm: breakdown(this.byProvider, "llm"),
       },
-      by_model: { llm: byModelLlm, evict: breakdown(this.byModel, "evict", true) },
+      by_model: { llm: byModelLlm, evict: breakdown(this.byModel, "evict") },
       series,
       saved_usd: money(
         (totals.web_search.saved_usd ?? 0) + (totals.web_extract.saved_usd ?? 0) + (totals.llm.saved_usd ?? 0),
@@ -190,8 +241,10 @@ export class StatsFold {
         // "(other)" sums names priced apart: it has no one price to show.
         models: Object.fromEntries(
           Object.keys(byModelLlm).flatMap((name) => {
-            const prices = this.shown.get(name);
-            return prices && name !== LEDGER_OTHER_NAME ? [[name, shownPrices(prices)]] : [];
+            const provider = busiest(this.providers.get(name));
+            if (name === LEDGER_OTHER_NAME || provider === undefined) return [];
+            const model = name === "unknown" ? undefined : name;
+            return [[name, shownPrices(modelRules(provider || undefined, model, pricing.models).prices)]];
           }),
         ),
       },
@@ -207,16 +260,14 @@ export class StatsFold {
       return { saved: row.value * (table[row.provider] ?? 0), cost: 0, without: 0 };
     }
     if (row.tool !== "llm") return { saved: 0, cost: 0, without: 0 };
+    const field = PRICED_TOKENS[row.counter];
+    if (field === undefined) return { saved: 0, cost: 0, without: 0 };
     const key = `${row.provider}\u0000${row.model}`;
     let prices = this.prices.get(key);
     if (!prices) {
       prices = modelRules(row.provider || undefined, row.model || undefined, pricing.models).prices;
-      if (this.prices.size < FOLD_NAMES) this.prices.set(key, prices);
+      if (this.prices.size < PRICES_HELD) this.prices.set(key, prices);
     }
-    if (this.shown.size < FOLD_NAMES || this.shown.has(row.model || "unknown"))
-      this.shown.set(row.model || "unknown", prices);
-    const field = PRICED_TOKENS[row.counter];
-    if (field === undefined) return { saved: 0, cost: 0, without: 0 };
     const { costUsd, withoutCacheUsd } = usageCost(prices, { ...NO_TOKENS, [field]: row.value });
     return { saved: withoutCacheUsd - costUsd, cost: costUsd, without: withoutCacheUsd };
   }
@@ -230,26 +281,12 @@ function withMoney(tool: LedgerTool, counts: Counts, sums: Money): Counts {
   return counts;
 }
 
-/**
- * The ANSWER_NAMES groups with the most requests (ties by name), the rest summed under
- * LEDGER_OTHER_NAME: a breakdown stays readable, and its size bounded, however many names callers sent.
- */
-function mostRequested(groups: Map<string, Group> | undefined): Map<string, Group> {
-  if (!groups || groups.size <= ANSWER_NAMES) return groups ?? new Map();
-  const ranked = [...groups].sort(
-    ([a, x], [b, y]) => (y.counts.requests ?? 0) - (x.counts.requests ?? 0) || (a < b ? -1 : a > b ? 1 : 0),
-  );
-  const kept = new Map(ranked.filter(([name]) => name !== LEDGER_OTHER_NAME).slice(0, ANSWER_NAMES));
-  const other = newGroup();
-  for (const [name, group] of ranked) {
-    if (kept.has(name)) continue;
-    for (const [counter, value] of Object.entries(group.counts)) add(other.counts, counter, value);
-    other.money.saved += group.money.saved;
-    other.money.cost += group.money.cost;
-    other.money.without += group.money.without;
-  }
-  kept.set(LEDGER_OTHER_NAME, other);
-  return kept;
+/** The provider with the most requests in `requests` (ties by name), or undefined. */
+function busiest(requests: Map<string, number> | undefined): string | undefined {
+  let best: [string, number] | undefined;
+  for (const entry of requests ?? [])
+    if (!best || entry[1] > best[1] || (entry[1] === best[1] && entry[0] < best[0])) best = entry;
+  return best?.[0];
 }
 
 /** The window `[from, to)` ending with the current hour. */
@@ -264,12 +301,15 @@ export function statsWindow(window: StatsWindow, now: number): { from: number; t
  * @example statsReport(rows, "24h", Date.now(), config.pricing)
  */
 export function statsReport(
-  rows: Iterable<LedgerRow>,
+  rows: readonly LedgerRow[],
   window: StatsWindow,
   now: number,
   pricing: Pricing,
 ): StatsResponse {
-  const fold = new StatsFold({ window, now, pricing });
+  const request = { window, now, pricing };
+  const ranking = new NameRanking(request);
+  for (const row of rows) ranking.add(row);
+  const fold = new StatsFold(request, ranking.kept());
   for (const row of rows) fold.add(row);
   return fold.answer();
 }

@@ -213,6 +213,37 @@ describe("the ledger", () => {
     expect(report.series).toHaveLength(3);
   });
 
+  it("names the most requested models however many others were read first", () => {
+    const hour = now - (now % HOUR);
+    // 100 names an hour in the oldest 120 hours of the 30-day window, one request each (12,000 names),
+    // then one model with a million requests in the current hour.
+    const rows: LedgerRow[] = [];
+    for (let h = 719; h >= 600; h--)
+      for (let i = 0; i < 100; i++)
+        rows.push({
+          hour: hour - h * HOUR,
+          tool: "llm",
+          provider: "openai",
+          model: `junk-${h}-${i}`,
+          counter: "requests",
+          value: 1,
+        });
+    rows.push({
+      hour,
+      tool: "llm",
+      provider: "anthropic",
+      model: "claude-sonnet-4-5",
+      counter: "requests",
+      value: 1_000_000,
+    });
+    const report = statsReport(rows, "30d", now, pricing);
+    expect(report.by_model.llm["claude-sonnet-4-5"]?.requests).toBe(1_000_000);
+    expect(report.by_model.llm[LEDGER_OTHER_NAME]?.requests).toBe(12_000 - (ANSWER_NAMES - 1));
+    expect(report.prices.models["claude-sonnet-4-5"]).toEqual(
+      shownPrices(modelRules("anthropic", "claude-sonnet-4-5").prices),
+    );
+  });
+
   it("leaves out buckets outside the window", () => {
     const row = (hour: number): LedgerRow => ({
       hour,

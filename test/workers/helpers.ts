@@ -109,12 +109,13 @@ export const messageStart = (model: string, usage: Record<string, unknown>): str
   });
 
 /**
- * The counts (money left out) the LedgerDO itself holds for one model over the current hour: read
- * from the object, not through the Worker, whose requests flush on their own account.
+ * The counts (money left out) the LedgerDO itself holds for one model over the last 24 hours (an
+ * hour that turns while a test runs keeps its counts): read from the object, not through the
+ * Worker, whose requests flush on their own account.
  */
 export async function ledgerCountsOf(model: string): Promise<Record<string, number> | undefined> {
   const ledger = testEnv.LEDGER.get(testEnv.LEDGER.idFromName(LEDGER_OBJECT));
-  const answer = await ledger.report({ window: "1h", now: Date.now(), pricing: loadConfig({}).config.pricing });
+  const answer = await ledger.report({ window: "24h", now: Date.now(), pricing: loadConfig({}).config.pricing });
   const counts = answer.by_model.llm[model];
   return counts && Object.fromEntries(Object.entries(counts).filter(([name]) => !name.endsWith("_usd")));
 }

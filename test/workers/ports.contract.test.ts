@@ -9,7 +9,9 @@ import { cacheStoreContract, type Check, embedCounterContract, ledgerStoreContra
 import { singleFlightContract } from "../contracts/flight.contract";
 import { CopyElection, FlightCoordinator } from "../../shared/web/flight";
 import { silentLogger } from "../../shared/log";
-import type { CacheEntry, CacheStore } from "../../shared/ports";
+import type { CacheEntry, CacheStore, LedgerRow } from "../../shared/ports";
+import { LEDGER_NAMES_PER_HOUR, LEDGER_OTHER_NAME } from "../../shared/stats/ledger";
+import { LedgerDO } from "../../workers/ledger.do";
 import { EMULATOR, providerCalls, testEnv, uniqueToken } from "./helpers";
 
 const check: Check = { equal: (actual, expected, what) => expect(actual, what).toEqual(expected) };
@@ -36,6 +38,31 @@ describe("EmbedCounter contract: SessionDO", () => {
 
 describe("LedgerStore contract: LedgerDO (SQLite)", () => {
   for (const c of ledgerStoreContract) it(c.name, () => c.run(durableLedgerStore(testEnv), check, uniqueToken()));
+
+  it("keeps a bucket's names bound after the object restarts: it reads them back from its storage", async () => {
+    const pricing = loadConfig({}).config.pricing;
+    // An object of its own, and an hour no other test writes.
+    const stub = testEnv.LEDGER.get(testEnv.LEDGER.idFromName(`ledger-restart-${uniqueToken()}`));
+    const hour = Math.floor(Date.now() / 3_600_000) * 3_600_000 - 300 * 3_600_000;
+    const row = (model: string): LedgerRow => ({
+      hour,
+      tool: "llm",
+      provider: "openai",
+      model,
+      counter: "requests",
+      value: 1,
+    });
+    await stub.add(Array.from({ length: LEDGER_NAMES_PER_HOUR }, (_, i) => row(`before-${i}`)));
+    const answer = await runInDurableObject(stub, (_instance: LedgerDO, state) => {
+      // The same storage in a new instance: what an eviction or a deploy leaves.
+      const restarted = new LedgerDO(state, {});
+      restarted.add([row("after"), row("before-0")]);
+      return restarted.report({ window: "1h", now: hour, pricing });
+    });
+    expect(answer.by_model.llm.after).toBeUndefined();
+    expect(answer.by_model.llm["before-0"]?.requests).toBe(2);
+    expect(answer.by_model.llm[LEDGER_OTHER_NAME]?.requests).toBe(1);
+  });
 
   it("keeps a batch in the object when Analytics Engine refuses its data points", async () => {
     // The platform's binding past its per-invocation limit: it throws on a write.

@@ -9,6 +9,7 @@ import { createApp } from "../../shared/app";
 import type { LedgerEntry } from "../../shared/ports";
 import { workersDeps } from "../../workers/deps";
 import { encodePng, screenshotPixels, webpFrom } from "../fixtures/images";
+import { LEDGER_FAILED_NAME } from "../../shared/stats/ledger";
 import { bothTtlsBody, call, EMULATOR, ledgerCountsOf, messageStart, sseEvent, testEnv, uniqueToken } from "./helpers";
 
 const MODEL = "claude-sonnet-4-5";
@@ -420,6 +421,7 @@ describe("the Anthropic route", () => {
     const tag = uniqueToken();
     const started = Date.now();
     const model = `${MODEL}-${tag}`;
+    const failedBefore = (await ledgerCountsOf(LEDGER_FAILED_NAME)) ?? {};
     const response = await post(
       "/anthropic/v1/messages",
       anthropicBody(tag, { model, messages: [{ role: "user", content: `[hang] ${tag}` }] }),
@@ -429,13 +431,17 @@ describe("the Anthropic route", () => {
     expect(response.status).toBe(504);
     expect(((await response.json()) as any).error.type).toBe("timeout_error");
     expect(Date.now() - started).toBeGreaterThanOrEqual(9_500);
-    // Counted as a request that failed: errors are a part of requests, never more.
+    // Counted as a request that failed (under "(failed)": the provider never checked its model
+    // name): errors are a part of requests, never more.
     await vi.waitFor(
       async () => {
-        expect(await ledgerCountsOf(model)).toEqual({ requests: 1, errors: 1 });
+        const failed = (await ledgerCountsOf(LEDGER_FAILED_NAME)) ?? {};
+        expect((failed.requests ?? 0) - (failedBefore.requests ?? 0)).toBe(1);
+        expect((failed.errors ?? 0) - (failedBefore.errors ?? 0)).toBe(1);
       },
       { timeout: 3_000, interval: 100 },
     );
+    expect(await ledgerCountsOf(model)).toBeUndefined();
   }, 30_000);
 
   it("answers a provider it cannot reach with a 502 in its shape naming the setting that says where (a mistyped base URL is not an outage)", async () => {

@@ -8,7 +8,7 @@ import { describe, expect, it, vi } from "vitest";
 import { createApp } from "../../shared/app";
 import { modelRules, usageCost } from "../../shared/models/models.table";
 import { consoleLogger } from "../../shared/log";
-import { LEDGER_NAMES_PER_HOUR, LEDGER_OTHER_NAME, LedgerBuffer } from "../../shared/stats/ledger";
+import { LEDGER_FAILED_NAME, LEDGER_NAMES_PER_HOUR, LEDGER_OTHER_NAME, LedgerBuffer } from "../../shared/stats/ledger";
 import { ANSWER_NAMES } from "../../shared/stats/stats.service";
 import type { LedgerRow, Logger } from "../../shared/ports";
 import { LEDGER_OBJECT } from "../../workers/ledger.do";
@@ -245,7 +245,8 @@ describe("GET /v1/stats", () => {
 
   it("keeps a caller's model name to 200 characters in the ledger: a 100,000-character one is counted, cut", async () => {
     const before = await stats();
-    const model = `m${uniqueToken()}${"m".repeat(100_000)}`;
+    // A name the provider accepts (the emulated Anthropic knows the family): a refused one is "(failed)".
+    const model = `claude-sonnet-4-5-${uniqueToken()}${"m".repeat(100_000)}`;
     const response = await call("/anthropic/v1/messages", {
       body: { model, max_tokens: 8, messages: [{ role: "user", content: "hi" }] },
       headers: { "x-api-key": `k-${uniqueToken()}` },
@@ -262,6 +263,33 @@ describe("GET /v1/stats", () => {
     );
     expect(after.by_model.llm[model.slice(0, 200)]?.requests).toBe(1);
     expect(Math.max(...Object.keys(after.by_model.llm).map((name) => name.length))).toBeLessThanOrEqual(200);
+  });
+
+  it("counts a request the provider refused or failed under (failed), not under the model string it was never checked against", async () => {
+    const model = `made-up-${uniqueToken()}`;
+    const before = await stats();
+    for (const status of [404, 401, 529]) {
+      const response = await call("/anthropic/v1/messages", {
+        body: { model, max_tokens: 8, messages: [{ role: "user", content: `[fail:${status}] hi` }] },
+        headers: { "x-api-key": `k-${uniqueToken()}` },
+      });
+      expect(response.status).toBe(status);
+      await response.text();
+    }
+    let after = before;
+    await vi.waitFor(
+      async () => {
+        await call("/healthz");
+        after = await stats();
+        expect(after.totals.llm.requests - before.totals.llm.requests).toBe(3);
+      },
+      { timeout: 5000, interval: 100 },
+    );
+    expect(after.by_model.llm[model]).toBeUndefined();
+    const failed = (answer: any) => answer.by_model.llm[LEDGER_FAILED_NAME] ?? { requests: 0, errors: 0 };
+    expect(failed(after).requests - failed(before).requests).toBe(3);
+    expect(failed(after).errors - failed(before).errors).toBe(3);
+    expect(after.totals.llm.errors - before.totals.llm.errors).toBe(3);
   });
 
   it("writes a plain (not streamed) proxied answer's tokens when its body ends, with no later request", async () => {
@@ -340,16 +368,16 @@ describe("GET /v1/stats", () => {
     });
   });
 
-  it("keeps answering after a month of callers naming a new model in every request: 200, a bounded answer, every request counted", async () => {
-    // What 132,000 proxied requests with a new 200-character model name each leave in the object
-    // (a refused request is counted too, under its name): 250 names an hour, written as the
-    // ledger writes them, in the hours 8 to 30 days back (the shorter windows other tests read
-    // stay clear). Read back whole, such a month was past a Durable Object answer's 32 MiB: a 503
-    // until it aged out.
+  it("keeps answering after three weeks of callers naming a new model in every request: 200, a bounded answer, every request counted", async () => {
+    // What 126,000 proxied requests with a new 200-character model name each leave in the object:
+    // 250 names an hour, written as the ledger writes them, in the three weeks from 8 days back
+    // (the shorter windows other tests read stay clear, and the 30-day window keeps them all
+    // should the hour turn during the test). Read back whole, such weeks were past a Durable
+    // Object answer's 32 MiB: a 503 until they aged out.
     const ledger = testEnv.LEDGER.get(testEnv.LEDGER.idFromName(LEDGER_OBJECT));
     const current = Math.floor(Date.now() / 3_600_000) * 3_600_000;
     const before = await stats("30d");
-    const hours = Array.from({ length: 22 * 24 }, (_, i) => current - (8 * 24 + i) * 3_600_000);
+    const hours = Array.from({ length: 21 * 24 }, (_, i) => current - (8 * 24 + i) * 3_600_000);
     const tag = uniqueToken();
     for (const hour of hours) {
       const batch: LedgerRow[] = [];
@@ -360,12 +388,20 @@ describe("GET /v1/stats", () => {
       }
       await ledger.add(batch);
     }
+    // A model really used, in an hour of its own seven and a half days back (the weeks' hours are
+    // full): named in the answer however many names were read before it.
+    const used = `claude-sonnet-4-5-${tag}`;
+    const newest = current - 180 * 3_600_000;
+    await ledger.add([
+      { hour: newest, tool: "llm", provider: "anthropic", model: used, counter: "requests", value: 5_000 },
+    ]);
     const res = await call("/v1/stats?window=30d");
     expect(res.status).toBe(200);
     const text = await res.text();
     expect(text.length).toBeLessThan(512 * 1024);
     const after = JSON.parse(text);
-    expect(after.totals.llm.requests - before.totals.llm.requests).toBe(hours.length * 250);
+    expect(after.totals.llm.requests - before.totals.llm.requests).toBe(hours.length * 250 + 5_000);
+    expect(after.by_model.llm[used]?.requests).toBe(5_000);
     expect(after.totals.llm.errors - before.totals.llm.errors).toBe(hours.length * 250);
     const names = Object.keys(after.by_model.llm);
     expect(names.length).toBeLessThanOrEqual(ANSWER_NAMES + 1);
@@ -385,7 +421,11 @@ describe("GET /v1/stats", () => {
         {
           method: "POST",
           headers: { "content-type": "application/json", "x-api-key": `k-${tag}` },
-          body: JSON.stringify({ model: `${tag}-${i}`, max_tokens: 8, messages: [{ role: "user", content: "hi" }] }),
+          body: JSON.stringify({
+            model: `claude-sonnet-4-5-${tag}-${i}`,
+            max_tokens: 8,
+            messages: [{ role: "user", content: "hi" }],
+          }),
         },
         testEnv,
       );
@@ -395,8 +435,10 @@ describe("GET /v1/stats", () => {
     const res = await app.request("/v1/stats?window=1h", {}, testEnv);
     expect(res.status).toBe(200);
     const body = (await res.json()) as any;
-    const mine = Object.keys(body.by_model.llm).filter((name) => name.startsWith(`${tag}-`));
-    expect(mine.sort()).toEqual(Array.from({ length: LEDGER_NAMES_PER_HOUR }, (_, i) => `${tag}-${i}`).sort());
+    const mine = Object.keys(body.by_model.llm).filter((name) => name.includes(`-${tag}-`));
+    expect(mine.sort()).toEqual(
+      Array.from({ length: LEDGER_NAMES_PER_HOUR }, (_, i) => `claude-sonnet-4-5-${tag}-${i}`).sort(),
+    );
     expect(body.by_model.llm[LEDGER_OTHER_NAME].requests).toBe(sent - LEDGER_NAMES_PER_HOUR);
     expect(body.totals.llm.requests).toBe(sent);
     expect(body.prices.models[LEDGER_OTHER_NAME]).toBeUndefined();

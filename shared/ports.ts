@@ -12,6 +12,7 @@ import type { AddressClass } from "./safety/ip";
 import type { SupportedMediaType } from "./media/image-header";
 import type { Job, JobValue } from "./web/job.types";
 import type { StatsResponse, StatsWindow } from "./stats/stats.schema";
+import type { LedgerTool } from "./stats/counters";
 
 /** Milliseconds since the epoch. Injected so TTL behaviour is testable. */
 export type Clock = () => number;
@@ -207,7 +208,7 @@ export interface FitResult {
 export type ImageFitter = (bytes: Uint8Array, options: FitOptions) => Promise<FitResult>;
 
 /** The tools whose work the savings ledger counts (docs/stats.md). */
-export type LedgerTool = "web_search" | "web_extract" | "vision" | "evict" | "llm";
+export type { LedgerTool };
 
 /** One request's counts for one tool, by provider and model where they apply. */
 export interface LedgerEntry {

@@ -1,9 +1,7 @@
 /**
- * What the ledger counts, per tool (docs/stats.md "What is counted"), and how a tool's outcome
- * becomes an entry. The counter names are the keys `/v1/stats` answers with.
+ * What the ledger counts, per tool (docs/stats.md "What is counted"): the counter names are the keys
+ * `/v1/stats` answers with. How a web call becomes an entry is `recordWebCall` (./ledger.ts).
  */
-import type { CacheStatus, Ledger, LedgerTool } from "../ports";
-
 export const TOOL_COUNTERS = {
   web_search: ["requests", "provider_calls", "hits", "coalesced", "bypass", "errors"],
   web_extract: ["requests", "provider_calls", "hits", "coalesced", "bypass", "errors", "refused"],
@@ -20,7 +18,10 @@ export const TOOL_COUNTERS = {
     "bytes_saved",
     "errors",
   ],
-} as const satisfies Record<LedgerTool, readonly string[]>;
+} as const;
+
+/** The tools the ledger counts. */
+export type LedgerTool = keyof typeof TOOL_COUNTERS;
 
 export const LEDGER_TOOLS = Object.keys(TOOL_COUNTERS) as LedgerTool[];
 
@@ -29,32 +30,3 @@ export const LEDGER_TOOLS = Object.keys(TOOL_COUNTERS) as LedgerTool[];
  * `cache_write_tokens`, which is never stored itself (a row of it is not read).
  */
 export const LLM_WRITE_COUNTERS = ["cache_write_5m_tokens", "cache_write_1h_tokens"] as const;
-
-/** How one web call (a search, or one URL of an extract) ended. */
-export type WebOutcome = CacheStatus | "error" | "refused";
-
-/**
- * Counts one web call. Every call counts once among `provider_calls` (this request paid),
- * `hits`, `coalesced` (joined a call in flight), `errors` or `refused`, so those add up to
- * `requests`; `bypass` (cache off, or an answer that must not be stored) is paid, so it also
- * counts a provider call.
- *
- * @example recordWebCall(ports.ledger, "web_search", "tavily", "coalesced", ports.clock())
- */
-export function recordWebCall(
-  ledger: Ledger,
-  tool: "web_search" | "web_extract",
-  provider: string | undefined,
-  outcome: WebOutcome,
-  at: number,
-  extra: Record<string, number> = {},
-): void {
-  const counts: Record<string, number> = { requests: 1, ...extra };
-  if (outcome === "miss") counts.provider_calls = 1;
-  else if (outcome === "hit") counts.hits = 1;
-  else if (outcome === "coalesced") counts.coalesced = 1;
-  else if (outcome === "bypass") counts.provider_calls = counts.bypass = 1;
-  else if (outcome === "error") counts.errors = 1;
-  else counts.refused = 1;
-  ledger.record({ tool, provider, counts, at });
-}

@@ -4,7 +4,7 @@
  * batch, off the request path (the runtime entry calls it from `waitUntil`, or after the
  * response). A failed write is logged and never reaches a request.
  */
-import type { Ledger, LedgerEntry, LedgerRow, LedgerStore, LedgerTool, Logger } from "../ports";
+import type { CacheStatus, Ledger, LedgerEntry, LedgerRow, LedgerStore, LedgerTool, Logger } from "../ports";
 
 export const HOUR_MS = 3_600_000;
 /** How long a bucket is kept (docs/storage.md). */
@@ -188,4 +188,33 @@ export class LedgerBuffer implements Ledger {
 export function ledgerFlushDelay(raw: unknown): number {
   const ms = raw === undefined || raw === "" ? Number.NaN : Number(raw);
   return Number.isFinite(ms) && ms >= 0 ? Math.min(ms, 10_000) : 1000;
+}
+
+/** How one web call (a search, or one URL of an extract) ended. */
+export type WebOutcome = CacheStatus | "error" | "refused";
+
+/**
+ * Counts one web call. Every call counts once among `provider_calls` (this request paid),
+ * `hits`, `coalesced` (joined a call in flight), `errors` or `refused`, so those add up to
+ * `requests`; `bypass` (cache off, or an answer that must not be stored) is paid, so it also
+ * counts a provider call.
+ *
+ * @example recordWebCall(ports.ledger, "web_search", "tavily", "coalesced", ports.clock())
+ */
+export function recordWebCall(
+  ledger: Ledger,
+  tool: "web_search" | "web_extract",
+  provider: string | undefined,
+  outcome: WebOutcome,
+  at: number,
+  extra: Record<string, number> = {},
+): void {
+  const counts: Record<string, number> = { requests: 1, ...extra };
+  if (outcome === "miss") counts.provider_calls = 1;
+  else if (outcome === "hit") counts.hits = 1;
+  else if (outcome === "coalesced") counts.coalesced = 1;
+  else if (outcome === "bypass") counts.provider_calls = counts.bypass = 1;
+  else if (outcome === "error") counts.errors = 1;
+  else counts.refused = 1;
+  ledger.record({ tool, provider, counts, at });
 }

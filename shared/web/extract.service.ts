@@ -9,7 +9,7 @@ import type { LoadedConfig } from "../config/config.load";
 import { AppError } from "../http/errors";
 import { sha256Hex } from "../hash";
 import type { RequestContext } from "../ports";
-import { recordWebCall } from "../stats/counters";
+import { recordWebCall } from "../stats/ledger";
 import {
   assertAllowedByPolicy,
   assertNoSecretInUrls,

@@ -5,7 +5,7 @@
  */
 import { sha256Hex } from "../hash";
 import type { RequestContext } from "../ports";
-import { recordWebCall } from "../stats/counters";
+import { recordWebCall } from "../stats/ledger";
 import { cacheKeyPrefix, paidCall } from "./cache";
 import type { SearchJob } from "./job.types";
 import { keylessSearchProvider, resolveSearchProvider, type ResolvedSearchProvider } from "./providers/resolve";

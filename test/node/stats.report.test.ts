@@ -8,7 +8,7 @@ import { modelRules, shownPrices, usageCost } from "../../shared/models/models.t
 import type { LedgerRow, LedgerStore } from "../../shared/ports";
 import { LEDGER_OTHER_NAME, LedgerBuffer, ledgerFlushDelay } from "../../shared/stats/ledger";
 import { ANSWER_NAMES, statsReport } from "../../shared/stats/stats.service";
-import { recordWebCall } from "../../shared/stats/counters";
+import { recordWebCall } from "../../shared/stats/ledger";
 
 const HOUR = 3_600_000;
 const now = Date.parse("2026-12-02T09:30:00Z");

@@ -9,7 +9,7 @@ import { DurableObject } from "cloudflare:workers";
 import type { LedgerRow, StatsRequest } from "../shared/ports";
 import { BucketNames, hourOf, LEDGER_RETENTION_MS } from "../shared/stats/ledger";
 import type { StatsResponse } from "../shared/stats/stats.schema";
-import { NameRanking, StatsFold } from "../shared/stats/stats.service";
+import { type KeptNames, NameRanking, StatsFold } from "../shared/stats/stats.service";
 
 /** The one object's name. */
 export const LEDGER_OBJECT = "ledger";
@@ -55,17 +55,8 @@ export class LedgerDO extends DurableObject<Record<string, never>> {
 
   report(request: StatsRequest): StatsResponse {
     const sql = this.ctx.storage.sql;
-    // First the names to keep apart, from the window's requests summed per name here.
-    const ranking = new NameRanking(request);
-    const { fromHour, toHour } = ranking.hours;
-    const perName = sql.exec<{ tool: LedgerRow["tool"]; model: string; value: number }>(
-      "SELECT tool, model, SUM(CASE WHEN counter = 'requests' THEN value ELSE 0 END) AS value FROM ledger WHERE hour >= ? AND hour < ? AND tool IN ('llm', 'evict') GROUP BY tool, model",
-      fromHour,
-      toHour,
-    );
-    for (const { tool, model, value } of perName)
-      ranking.add({ hour: fromHour, tool, provider: "", model, counter: "requests", value });
-    const fold = new StatsFold(request, ranking.kept());
+    const { fromHour, toHour } = new NameRanking(request).hours;
+    const fold = new StatsFold(request, this.keptNames(request));
     const rows = sql.exec<{
       hour: number;
       tool: LedgerRow["tool"];
@@ -76,5 +67,19 @@ export class LedgerDO extends DurableObject<Record<string, never>> {
     }>("SELECT hour, tool, provider, model, counter, value FROM ledger WHERE hour >= ? AND hour < ?", fromHour, toHour);
     for (const row of rows) fold.add(row);
     return fold.answer();
+  }
+
+  /** The names `report` keeps apart: the window's requests summed per name here, then ranked. */
+  private keptNames(request: StatsRequest): KeptNames {
+    const ranking = new NameRanking(request);
+    const { fromHour, toHour } = ranking.hours;
+    const perName = this.ctx.storage.sql.exec<{ tool: LedgerRow["tool"]; model: string; value: number }>(
+      "SELECT tool, model, SUM(CASE WHEN counter = 'requests' THEN value ELSE 0 END) AS value FROM ledger WHERE hour >= ? AND hour < ? AND tool IN ('llm', 'evict') GROUP BY tool, model",
+      fromHour,
+      toHour,
+    );
+    for (const { tool, model, value } of perName)
+      ranking.add({ hour: fromHour, tool, provider: "", model, counter: "requests", value });
+    return ranking.kept();
   }
 }

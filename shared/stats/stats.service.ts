@@ -8,7 +8,7 @@ import type { Config } from "../config/config.schema";
 import { modelRules, type ModelPrices, shownPrices, type UsageTokens, usageCost } from "../models/models.table";
 import type { LedgerRow, LedgerStore, LedgerTool, StatsRequest } from "../ports";
 import { LEDGER_TOOLS, LLM_WRITE_COUNTERS, TOOL_COUNTERS } from "./counters";
-import { HOUR_MS, hourOf, LEDGER_OTHER_NAME } from "./ledger";
+import { HOUR_MS, hourOf, LEDGER_FAILED_NAME, LEDGER_OTHER_NAME } from "./ledger";
 import { STATS_WINDOWS, type StatsResponse, type StatsWindow } from "./stats.schema";
 
 type Counts = Record<string, number>;
@@ -70,8 +70,12 @@ function held<K, V>(map: Map<K, V>, key: K, make: () => V): V {
  * string.
  */
 export const ANSWER_NAMES = 200;
-/** Prices looked up and kept per (provider, model) while a fold reads: a bound on its memory. */
-const PRICES_HELD = 100_000;
+/**
+ * Prices kept per (provider, model) while a fold reads. The stores read in key order, so a model's
+ * rows come together and the last lookup answers nearly every row; the map is for rows in any other
+ * order, and bounded (100,000 entries of 200-character names held 45 MB).
+ */
+const PRICES_HELD = 1_000;
 
 /** The tools broken down by model name (or strategy). */
 const NAMED_TOOLS = ["llm", "evict"] as const;
@@ -132,8 +136,9 @@ export class StatsFold {
   private readonly byProvider = new Map<string, Map<string, Group>>();
   private readonly byModel = new Map<string, Map<string, Group>>();
   private readonly series = new Map<number, Map<LedgerTool, Group>>();
-  /** Each (provider, model)'s prices, looked up once. */
+  /** Each (provider, model)'s prices, looked up once (PRICES_HELD), and the last one looked up. */
   private readonly prices = new Map<string, ModelPrices>();
+  private lastPrices: { key: string; prices: ModelPrices } | undefined;
 
   /** Requests per provider of each kept LLM name: its prices shown are its busiest provider's. */
   private readonly providers = new Map<string, Map<string, number>>();
@@ -238,11 +243,11 @@ export class StatsFold {
       prices: {
         search: { ...pricing.search },
         extract: { ...pricing.extract },
-        // "(other)" sums names priced apart: it has no one price to show.
+        // "(other)" and "(failed)" sum names priced apart: they have no one price to show.
         models: Object.fromEntries(
           Object.keys(byModelLlm).flatMap((name) => {
             const provider = busiest(this.providers.get(name));
-            if (name === LEDGER_OTHER_NAME || provider === undefined) return [];
+            if (name === LEDGER_OTHER_NAME || name === LEDGER_FAILED_NAME || provider === undefined) return [];
             const model = name === "unknown" ? undefined : name;
             return [[name, shownPrices(modelRules(provider || undefined, model, pricing.models).prices)]];
           }),
@@ -263,11 +268,12 @@ export class StatsFold {
     const field = PRICED_TOKENS[row.counter];
     if (field === undefined) return { saved: 0, cost: 0, without: 0 };
     const key = `${row.provider}\u0000${row.model}`;
-    let prices = this.prices.get(key);
+    let prices = this.lastPrices?.key === key ? this.lastPrices.prices : this.prices.get(key);
     if (!prices) {
       prices = modelRules(row.provider || undefined, row.model || undefined, pricing.models).prices;
       if (this.prices.size < PRICES_HELD) this.prices.set(key, prices);
     }
+    this.lastPrices = { key, prices };
     const { costUsd, withoutCacheUsd } = usageCost(prices, { ...NO_TOKENS, [field]: row.value });
     return { saved: withoutCacheUsd - costUsd, cost: costUsd, without: withoutCacheUsd };
   }

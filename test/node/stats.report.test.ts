@@ -6,9 +6,14 @@ import { describe, expect, it } from "vitest";
 import { loadConfig } from "../../shared/config/config.load";
 import { modelRules, shownPrices, usageCost } from "../../shared/models/models.table";
 import type { LedgerRow, LedgerStore } from "../../shared/ports";
-import { LEDGER_OTHER_NAME, LedgerBuffer, ledgerFlushDelay } from "../../shared/stats/ledger";
+import {
+  LEDGER_FAILED_NAME,
+  LEDGER_OTHER_NAME,
+  LedgerBuffer,
+  ledgerFlushDelay,
+  recordWebCall,
+} from "../../shared/stats/ledger";
 import { ANSWER_NAMES, statsReport } from "../../shared/stats/stats.service";
-import { recordWebCall } from "../../shared/stats/ledger";
 
 const HOUR = 3_600_000;
 const now = Date.parse("2026-12-02T09:30:00Z");
@@ -242,6 +247,26 @@ describe("the ledger", () => {
     expect(report.prices.models["claude-sonnet-4-5"]).toEqual(
       shownPrices(modelRules("anthropic", "claude-sonnet-4-5").prices),
     );
+  });
+
+  it(`shows no one price for ${LEDGER_FAILED_NAME}, which sums requests to several providers`, () => {
+    const hour = now - (now % HOUR);
+    const failed = (provider: string, counter: string, value: number): LedgerRow => ({
+      hour,
+      tool: "llm",
+      provider,
+      model: LEDGER_FAILED_NAME,
+      counter,
+      value,
+    });
+    const report = statsReport(
+      [failed("anthropic", "requests", 3), failed("openai", "requests", 2), failed("openai", "input_tokens", 1000)],
+      "1h",
+      now,
+      pricing,
+    );
+    expect(report.by_model.llm[LEDGER_FAILED_NAME]?.requests).toBe(5);
+    expect(report.prices.models[LEDGER_FAILED_NAME]).toBeUndefined();
   });
 
   it("leaves out buckets outside the window", () => {

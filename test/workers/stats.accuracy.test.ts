@@ -132,12 +132,14 @@ describe("a streamed answer that fails after its 200", () => {
       MESSAGE_START,
       sseEvent("error", { type: "error", error: { type: "overloaded_error", message: "Overloaded" } }),
     ];
-    const { send, sum } = proxyWith(eventsThen(events));
+    const { entries, send, sum } = proxyWith(eventsThen(events));
     const response = await send();
     expect(response.status).toBe(200);
     await response.text();
     await new Promise((resolve) => setTimeout(resolve, 50));
     expect([sum("requests"), sum("errors"), sum("input_tokens")]).toEqual([1, 1, 20]);
+    // The provider accepted the request (its 200): counted under its model, not "(failed)".
+    expect(new Set(entries.map((entry) => entry.model))).toEqual(new Set([MODEL]));
   });
 
   it("counts OpenAI's failures after a 200 as errors: a Chat Completions error chunk, a Responses error or response.failed event", async () => {

@@ -267,7 +267,7 @@ describe("GET /v1/stats", () => {
 
   it("counts a request the provider refused or failed under (failed), not under the model string it was never checked against", async () => {
     const model = `made-up-${uniqueToken()}`;
-    const before = await stats();
+    const before = await stats("24h");
     for (const status of [404, 401, 529]) {
       const response = await call("/anthropic/v1/messages", {
         body: { model, max_tokens: 8, messages: [{ role: "user", content: `[fail:${status}] hi` }] },
@@ -280,7 +280,7 @@ describe("GET /v1/stats", () => {
     await vi.waitFor(
       async () => {
         await call("/healthz");
-        after = await stats();
+        after = await stats("24h");
         expect(after.totals.llm.requests - before.totals.llm.requests).toBe(3);
       },
       { timeout: 5000, interval: 100 },

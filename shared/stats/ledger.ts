@@ -30,18 +30,17 @@ function boundedName(name: string): string {
 
 /**
  * Most model names one hourly bucket keeps apart per tool. A proxied request's `model` is the
- * caller's string, counted even when the provider refused it (a request with any key, or none, is
- * enough): unbounded, requests naming a new model each would grow the store without end and make
- * a window's counters more than one read can carry (a LedgerDO answer is limited to 32 MiB: 250,000
- * names made `/v1/stats` a lasting 503). Past the bound a name's counts are kept under
- * LEDGER_OTHER_NAME, priced at its provider's default prices.
+ * caller's string: unbounded, requests naming a new model each would grow the store without end
+ * (250,000 names, once counted even when refused, made `/v1/stats` a lasting 503). A refused request
+ * is counted under LEDGER_FAILED_NAME; this bounds the names the providers accepted too. Past the
+ * bound a name's counts are kept under LEDGER_OTHER_NAME, priced at its provider's default prices.
  */
 export const LEDGER_NAMES_PER_HOUR = 100;
 /** Where the counts of names past a bound go: in a bucket (LEDGER_NAMES_PER_HOUR), and in an answer's breakdown. */
 export const LEDGER_OTHER_NAME = "(other)";
 /**
  * The name a proxied request is counted under when the provider did not accept it (a status of 400
- * or more, or no answer): its `model` was never checked, and such a request is free to send.
+ * or more, or no answer): no answer confirmed its `model`, and such a request is free to send.
  */
 export const LEDGER_FAILED_NAME = "(failed)";
 /** Names kept whatever a bucket holds, and not counted in its bound. */

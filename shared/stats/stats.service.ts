@@ -129,6 +129,14 @@ export class NameRanking {
   }
 }
 
+/**
+ * The `/v1/stats` answer built one stored counter at a time, so a store can sum its buckets where
+ * they are kept (the LedgerDO, the Deno process) and hand over the answer, whose size is bounded,
+ * rather than every counter of the window. Money is linear in each counter (a count times a price),
+ * so each row is priced as it is read.
+ *
+ * @example const fold = new StatsFold(request, ranking.kept()); for (const row of rows) fold.add(row); fold.answer()
+ */
 export class StatsFold {
   private readonly from: number;
   private readonly to: number;

@@ -217,6 +217,11 @@ export interface LedgerEntry {
   provider?: string;
   /** The LLM model (llm), or the eviction strategy (evict). */
   model?: string;
+  /**
+   * No answer confirmed `model` (the provider refused the request, or never answered): the ledger
+   * counts the entry under it only if an earlier answer did, else under "(failed)" (docs/stats.md).
+   */
+  unconfirmed?: boolean;
   /** Counter name to increment, named as docs/stats.md lists them for the tool. */
   counts: Readonly<Record<string, number>>;
   /** When it happened (epoch ms), which picks its hourly bucket. */

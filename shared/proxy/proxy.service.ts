@@ -14,7 +14,6 @@ import { readAtMost } from "../bytes";
 import { Deadline } from "../deadline";
 import { sha256Hex } from "../hash";
 import type { AppPorts } from "../ports";
-import { LEDGER_FAILED_NAME } from "../stats/ledger";
 import { KEY_HEADERS, PREFLIGHT, upstreamCredential, SERVICE_TOKEN_HEADER } from "./credentials";
 import type { LlmProviderSpec, LlmUsage, ProxiedPath } from "./providers/llm-provider.types";
 import { relayAnswer } from "./relay";
@@ -163,13 +162,14 @@ export async function proxyRequest(request: Request, spec: LlmProviderSpec, run:
       : answered;
     const counted = proxied?.counted === true;
     const at = run.ports.clock();
-    // A name the provider did not accept is the caller's unchecked string (docs/stats.md).
-    const named = upstream.status >= 400 ? LEDGER_FAILED_NAME : model;
+    // A refused request's model is the caller's string, which no answer confirmed (docs/stats.md).
+    const unconfirmed = upstream.status >= 400;
     if (counted) {
       run.ports.ledger.record({
         tool: "llm",
         provider: spec.name,
-        ...(named === undefined ? {} : { model: named }),
+        ...(model === undefined ? {} : { model }),
+        unconfirmed,
         counts: {
           requests: 1,
           errors: upstream.status >= 400 ? 1 : 0,
@@ -189,7 +189,8 @@ export async function proxyRequest(request: Request, spec: LlmProviderSpec, run:
       run.ports.ledger.record({
         tool: "llm",
         provider: spec.name,
-        ...(named === undefined ? {} : { model: named }),
+        ...(model === undefined ? {} : { model }),
+        unconfirmed,
         counts,
         at,
       });
@@ -216,7 +217,8 @@ export async function proxyRequest(request: Request, spec: LlmProviderSpec, run:
       run.ports.ledger.record({
         tool: "llm",
         provider: spec.name,
-        model: LEDGER_FAILED_NAME,
+        ...(model === undefined ? {} : { model }),
+        unconfirmed: true,
         counts: { requests: 1, errors: 1 },
         at: run.ports.clock(),
       });

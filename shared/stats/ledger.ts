@@ -40,9 +40,15 @@ export const LEDGER_NAMES_PER_HOUR = 100;
 export const LEDGER_OTHER_NAME = "(other)";
 /**
  * The name a proxied request is counted under when the provider did not accept it (a status of 400
- * or more, or no answer): no answer confirmed its `model`, and such a request is free to send.
+ * or more, or no answer) and no earlier answer had confirmed its `model`: such a request is free to
+ * send, and its name the caller's.
  */
 export const LEDGER_FAILED_NAME = "(failed)";
+/**
+ * Model names an answer confirmed, remembered per isolate (or process) so that a model's later
+ * refusals (a 429, an overload) are counted under it: the most recently confirmed this many.
+ */
+const CONFIRMED_NAMES = 1_000;
 /** Names kept whatever a bucket holds, and not counted in its bound. */
 const FIXED_NAMES = new Set(["", LEDGER_OTHER_NAME, LEDGER_FAILED_NAME]);
 /** Buckets whose names a BucketNames holds: the newest, as batches carry the current hour and the last. */
@@ -114,6 +120,8 @@ const rowKey = (row: Omit<LedgerRow, "value">): string =>
 
 export class LedgerBuffer implements Ledger {
   private pending = new Map<string, LedgerRow>();
+  /** Names an answer confirmed (CONFIRMED_NAMES, most recent last). */
+  private readonly confirmed = new Set<string>();
   private writing: Promise<void> = Promise.resolve();
   private scheduled = false;
 
@@ -125,7 +133,7 @@ export class LedgerBuffer implements Ledger {
   record(entry: LedgerEntry): void {
     const hour = hourOf(entry.at);
     const provider = boundedName(entry.provider ?? "");
-    const model = boundedName(entry.model ?? "");
+    const model = this.confirmedName(entry.tool, boundedName(entry.model ?? ""), entry.unconfirmed === true);
     for (const [counter, raw] of Object.entries(entry.counts)) {
       // Counts are whole and never negative (Deno KV sums unsigned 64-bit integers).
       const value = Number.isFinite(raw) ? Math.round(raw) : 0;
@@ -136,6 +144,20 @@ export class LedgerBuffer implements Ledger {
       if (held) held.value += value;
       else this.pending.set(key, row);
     }
+  }
+
+  /**
+   * The name an entry is counted under: an unconfirmed one only if an answer confirmed it before,
+   * else LEDGER_FAILED_NAME; a confirmed one is remembered.
+   */
+  private confirmedName(tool: LedgerTool, model: string, unconfirmed: boolean): string {
+    const key = `${tool}\u0000${model}`;
+    if (unconfirmed) return model === "" || this.confirmed.has(key) ? model : LEDGER_FAILED_NAME;
+    if (model === "") return model;
+    this.confirmed.delete(key);
+    this.confirmed.add(key);
+    if (this.confirmed.size > CONFIRMED_NAMES) this.confirmed.delete(this.confirmed.values().next().value as string);
+    return model;
   }
 
   /** Increments gathered and not yet handed to the store. */

@@ -100,6 +100,25 @@ describe("the ledger", () => {
     expect(writes).toBe(2);
   });
 
+  it(`counts a refused request under its model once an answer confirmed that name, else under ${LEDGER_FAILED_NAME}`, async () => {
+    const store = memoryStore();
+    const ledger = new LedgerBuffer(store, silent);
+    const llm = (model: string, unconfirmed: boolean) =>
+      ledger.record({ tool: "llm", provider: "anthropic", model, unconfirmed, counts: { requests: 1 }, at: now });
+    llm("claude-sonnet-4-5", true); // refused before any answer named it
+    llm("claude-sonnet-4-5", false); // answered
+    llm("claude-sonnet-4-5", true); // a later 429: the name stands
+    llm("made-up", true);
+    // Confirmed names are bounded (the most recent 1,000): the first falls out after 1,000 more.
+    for (let i = 0; i < 1_000; i++) llm(`model-${i}`, false);
+    llm("claude-sonnet-4-5", true);
+    await ledger.flush();
+    const { by_model } = statsReport(store.rows, "1h", now, pricing);
+    expect(by_model.llm["claude-sonnet-4-5"]?.requests).toBe(2);
+    expect(by_model.llm[LEDGER_FAILED_NAME]?.requests).toBe(3);
+    expect(by_model.llm["made-up"]).toBeUndefined();
+  });
+
   it("reads LEDGER_FLUSH_MS as 0..10,000 ms, the default 1,000 when unset, negative or not a number", () => {
     expect(ledgerFlushDelay(undefined)).toBe(1000);
     expect(ledgerFlushDelay("")).toBe(1000);

@@ -265,7 +265,7 @@ describe("GET /v1/stats", () => {
     expect(Math.max(...Object.keys(after.by_model.llm).map((name) => name.length))).toBeLessThanOrEqual(200);
   });
 
-  it("counts a request the provider refused or failed under (failed), not under the model string it was never checked against", async () => {
+  it("counts a request the provider refused or failed under (failed), not under a model string no answer confirmed", async () => {
     const model = `made-up-${uniqueToken()}`;
     const before = await stats("24h");
     for (const status of [404, 401, 529]) {
@@ -290,6 +290,35 @@ describe("GET /v1/stats", () => {
     expect(failed(after).requests - failed(before).requests).toBe(3);
     expect(failed(after).errors - failed(before).errors).toBe(3);
     expect(after.totals.llm.errors - before.totals.llm.errors).toBe(3);
+  });
+
+  it("counts a model's 429 under its name once the provider has answered that name, under (failed) before", async () => {
+    const [model, other] = [`claude-sonnet-4-5-${uniqueToken()}`, `claude-sonnet-4-5-${uniqueToken()}`];
+    const send = async (name: string, text: string) => {
+      const response = await call("/anthropic/v1/messages", {
+        body: { model: name, max_tokens: 8, messages: [{ role: "user", content: text }] },
+        headers: { "x-api-key": `k-${uniqueToken()}` },
+      });
+      await response.text();
+      return response.status;
+    };
+    const before = await stats("24h");
+    expect(await send(model, "hi")).toBe(200);
+    expect(await send(model, "[fail:429] hi")).toBe(429);
+    expect(await send(other, "[fail:429] hi")).toBe(429);
+    let after = before;
+    await vi.waitFor(
+      async () => {
+        await call("/healthz");
+        after = await stats("24h");
+        expect(after.totals.llm.requests - before.totals.llm.requests).toBe(3);
+      },
+      { timeout: 5000, interval: 100 },
+    );
+    expect(after.by_model.llm[model]).toMatchObject({ requests: 2, errors: 1 });
+    expect(after.by_model.llm[other]).toBeUndefined();
+    const failed = (answer: any) => answer.by_model.llm[LEDGER_FAILED_NAME]?.requests ?? 0;
+    expect(failed(after) - failed(before)).toBe(1);
   });
 
   it("writes a plain (not streamed) proxied answer's tokens when its body ends, with no later request", async () => {

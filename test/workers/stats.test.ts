@@ -33,6 +33,30 @@ const stats = async (window = "1h", vars?: Record<string, unknown>) => {
   return res.body;
 };
 
+/** `text` sent to the proxied Anthropic Messages API under `model`, with a key of its own; the answer's status. */
+async function sendMessage(model: string, text = "hi"): Promise<number> {
+  const response = await call("/anthropic/v1/messages", {
+    body: { model, max_tokens: 8, messages: [{ role: "user", content: text }] },
+    headers: { "x-api-key": `k-${uniqueToken()}` },
+  });
+  await response.text();
+  return response.status;
+}
+
+/** The 24-hour stats once `requests` more proxied requests than `before` are written. */
+async function statsAfter(before: any, requests: number): Promise<any> {
+  let after = before;
+  await vi.waitFor(
+    async () => {
+      await call("/healthz"); // a later request's flush writes the earlier ones' counts
+      after = await stats("24h");
+      expect(after.totals.llm.requests - before.totals.llm.requests).toBe(requests);
+    },
+    { timeout: 5000, interval: 100 },
+  );
+  return after;
+}
+
 const KEYS = {
   web_search: ["requests", "provider_calls", "hits", "coalesced", "bypass", "errors", "saved_usd"],
   web_extract: ["requests", "provider_calls", "hits", "coalesced", "bypass", "errors", "refused", "saved_usd"],
@@ -244,23 +268,11 @@ describe("GET /v1/stats", () => {
   });
 
   it("keeps a caller's model name to 200 characters in the ledger: a 100,000-character one is counted, cut", async () => {
-    const before = await stats();
+    const before = await stats("24h");
     // A name the provider accepts (the emulated Anthropic knows the family): a refused one is "(failed)".
     const model = `claude-sonnet-4-5-${uniqueToken()}${"m".repeat(100_000)}`;
-    const response = await call("/anthropic/v1/messages", {
-      body: { model, max_tokens: 8, messages: [{ role: "user", content: "hi" }] },
-      headers: { "x-api-key": `k-${uniqueToken()}` },
-    });
-    await response.text();
-    let after = before;
-    await vi.waitFor(
-      async () => {
-        await call("/healthz"); // a later request's flush writes this one's counts
-        after = await stats();
-        expect(after.totals.llm.requests - before.totals.llm.requests).toBe(1);
-      },
-      { timeout: 5000, interval: 100 },
-    );
+    expect(await sendMessage(model)).toBe(200);
+    const after = await statsAfter(before, 1);
     expect(after.by_model.llm[model.slice(0, 200)]?.requests).toBe(1);
     expect(Math.max(...Object.keys(after.by_model.llm).map((name) => name.length))).toBeLessThanOrEqual(200);
   });
@@ -268,23 +280,8 @@ describe("GET /v1/stats", () => {
   it("counts a request the provider refused or failed under (failed), not under a model string no answer confirmed", async () => {
     const model = `made-up-${uniqueToken()}`;
     const before = await stats("24h");
-    for (const status of [404, 401, 529]) {
-      const response = await call("/anthropic/v1/messages", {
-        body: { model, max_tokens: 8, messages: [{ role: "user", content: `[fail:${status}] hi` }] },
-        headers: { "x-api-key": `k-${uniqueToken()}` },
-      });
-      expect(response.status).toBe(status);
-      await response.text();
-    }
-    let after = before;
-    await vi.waitFor(
-      async () => {
-        await call("/healthz");
-        after = await stats("24h");
-        expect(after.totals.llm.requests - before.totals.llm.requests).toBe(3);
-      },
-      { timeout: 5000, interval: 100 },
-    );
+    for (const status of [404, 401, 529]) expect(await sendMessage(model, `[fail:${status}] hi`)).toBe(status);
+    const after = await statsAfter(before, 3);
     expect(after.by_model.llm[model]).toBeUndefined();
     const failed = (answer: any) => answer.by_model.llm[LEDGER_FAILED_NAME] ?? { requests: 0, errors: 0 };
     expect(failed(after).requests - failed(before).requests).toBe(3);
@@ -294,27 +291,11 @@ describe("GET /v1/stats", () => {
 
   it("counts a model's 429 under its name once the provider has answered that name, under (failed) before", async () => {
     const [model, other] = [`claude-sonnet-4-5-${uniqueToken()}`, `claude-sonnet-4-5-${uniqueToken()}`];
-    const send = async (name: string, text: string) => {
-      const response = await call("/anthropic/v1/messages", {
-        body: { model: name, max_tokens: 8, messages: [{ role: "user", content: text }] },
-        headers: { "x-api-key": `k-${uniqueToken()}` },
-      });
-      await response.text();
-      return response.status;
-    };
     const before = await stats("24h");
-    expect(await send(model, "hi")).toBe(200);
-    expect(await send(model, "[fail:429] hi")).toBe(429);
-    expect(await send(other, "[fail:429] hi")).toBe(429);
-    let after = before;
-    await vi.waitFor(
-      async () => {
-        await call("/healthz");
-        after = await stats("24h");
-        expect(after.totals.llm.requests - before.totals.llm.requests).toBe(3);
-      },
-      { timeout: 5000, interval: 100 },
-    );
+    expect(await sendMessage(model)).toBe(200);
+    expect(await sendMessage(model, "[fail:429] hi")).toBe(429);
+    expect(await sendMessage(other, "[fail:429] hi")).toBe(429);
+    const after = await statsAfter(before, 3);
     expect(after.by_model.llm[model]).toMatchObject({ requests: 2, errors: 1 });
     expect(after.by_model.llm[other]).toBeUndefined();
     const failed = (answer: any) => answer.by_model.llm[LEDGER_FAILED_NAME]?.requests ?? 0;

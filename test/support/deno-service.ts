@@ -49,6 +49,10 @@ export async function startDeno(options: {
     async stop(signal = "SIGTERM") {
       if (child.exitCode === null && child.signalCode === null && child.pid) process.kill(-child.pid, signal);
       await exited;
+      // A command run through npm exits before its Deno, which writes the ledger's last counts on a
+      // stop (up to 2 s) while still listening: a service started next on the same port would reach
+      // it. Wait until the whole process group is gone (at most 10 s, then kill what is left).
+      if (child.pid) await groupGone(child.pid);
     },
   };
   for (let i = 0; ; i++) {
@@ -61,4 +65,21 @@ export async function startDeno(options: {
     }
     await new Promise((r) => setTimeout(r, 250));
   }
+}
+
+/** Resolves when no process of the group `pid` leads is left; kills the rest after 10 s. */
+async function groupGone(pid: number): Promise<void> {
+  const alive = () => {
+    try {
+      process.kill(-pid, 0);
+      return true;
+    } catch {
+      return false;
+    }
+  };
+  for (const started = Date.now(); alive(); await new Promise((r) => setTimeout(r, 50)))
+    if (Date.now() - started > 10_000) {
+      process.kill(-pid, "SIGKILL");
+      return;
+    }
 }

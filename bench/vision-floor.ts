@@ -1,7 +1,7 @@
 /**
  * The fits that miss quality 30 at the cap size (ours under 30, or either fit shrunk): our fit
  * against sharp's run of the same algorithm on the bench's inputs and the UI corpus at the given
- * budgets, by PSNR at the full target size against the exact Lanczos-3 (vision-psnr.ts
+ * budgets, by PSNR at the full target size against the exact Lanczos-3 (test/support/lanczos-exact.ts
  * `atFullExact`, a smaller output enlarged by the same kernel) and by SSIM of the luma there (8x8
  * windows, stride 4), which weighs structure (a glyph's strokes) rather than error energy.
  * Deterministic.
@@ -11,7 +11,8 @@ import sharp from "sharp";
 import { fitImage } from "../shared/vision/fit";
 import { UI_SCREENSHOTS, uiScreenshotPixels } from "../test/fixtures/ui-screenshots";
 import { makeInputs } from "./vision-inputs";
-import { atFullExact, psnrOf } from "./vision-psnr";
+import { atFullExact } from "../test/support/lanczos-exact";
+import { psnrOf } from "./vision-psnr";
 import { withSharp } from "./vision-sharp";
 import { loadVisionWasmNode } from "./vision-wasm-node";
 

@@ -5,7 +5,7 @@
  * Lanczos-3 of the original, which neither fit's resampler produces.
  */
 import sharp from "sharp";
-import { lanczosExact } from "../test/support/lanczos-exact";
+import { atFullExact } from "../test/support/lanczos-exact";
 
 const MAX_EDGE = 1568;
 
@@ -48,29 +48,6 @@ export async function psnrAtFull(original: Buffer, output: Uint8Array): Promise<
   return psnrOf(await referenceAt(original, w, h), shown);
 }
 
-const exactReferences = new Map<Buffer, { width: number; height: number; rgb: Float64Array }>();
-
-/**
- * The original (decoded by libvips in sRGB, flattened on white) at the full target size by the
- * exact Lanczos-3. Neither fit's resampler is the reference here: libvips' render measured 47–56 dB
- * from this one on the bench's inputs, ours 59–64 dB (docs/benchmarks.md, "Two references").
- */
-async function exactReferenceAtFull(original: Buffer): Promise<{ width: number; height: number; rgb: Float64Array }> {
-  const known = exactReferences.get(original);
-  if (known) return known;
-  const { data, info } = await sharp(original)
-    .flatten({ background: "#ffffff" })
-    .removeAlpha()
-    .raw()
-    .toBuffer({ resolveWithObject: true });
-  const [w, h] = [info.width, info.height];
-  const scale = Math.min(1, MAX_EDGE / Math.max(w, h));
-  const [width, height] = [Math.max(1, Math.round(w * scale)), Math.max(1, Math.round(h * scale))];
-  const reference = { width, height, rgb: lanczosExact(data, w, h, width, height) };
-  exactReferences.set(original, reference);
-  return reference;
-}
-
 /**
  * PSNR at the full target size against the exact Lanczos-3 of the original there; a smaller output
  * is scaled back up by the same exact Lanczos-3 first. libvips' "lanczos3" enlargement is
@@ -82,18 +59,4 @@ async function exactReferenceAtFull(original: Buffer): Promise<{ width: number; 
 export async function psnrAtFullExact(original: Buffer, output: Uint8Array): Promise<number> {
   const { reference, shown } = await atFullExact(original, output);
   return psnrOf(reference, shown);
-}
-
-/** The exact Lanczos-3 reference at the full target size, and `output` as `psnrAtFullExact` shows it there. */
-export async function atFullExact(
-  original: Buffer,
-  output: Uint8Array,
-): Promise<{ width: number; height: number; reference: Float64Array; shown: ArrayLike<number> }> {
-  const { width, height, rgb } = await exactReferenceAtFull(original);
-  const decoded = await sharp(output).removeAlpha().raw().toBuffer({ resolveWithObject: true });
-  const shown =
-    decoded.info.width === width && decoded.info.height === height
-      ? decoded.data
-      : lanczosExact(decoded.data, decoded.info.width, decoded.info.height, width, height);
-  return { width, height, reference: rgb, shown };
 }

@@ -9,7 +9,7 @@
 import type { LedgerRow, LedgerStore, StatsRequest } from "../shared/ports";
 import { BucketNames, HOUR_MS, hourOf, LEDGER_RETENTION_MS } from "../shared/stats/ledger";
 import type { StatsResponse } from "../shared/stats/stats.schema";
-import { type KeptNames, NameRanking, StatsFold } from "../shared/stats/stats.service";
+import { NameRanking, StatsFold, statsWindow } from "../shared/stats/stats.service";
 
 const PREFIX = "ledger";
 /** Mutations per atomic commit, well under Deno KV's limit (1,000). */
@@ -91,22 +91,17 @@ export class DenoKvLedgerStore implements LedgerStore {
 
   async report(request: StatsRequest): Promise<StatsResponse> {
     // Two passes over the listing: the names to keep apart first, then the sums.
-    const hours = new NameRanking(request).hours;
-    const fold = new StatsFold(request, await this.keptNames(request));
-    for await (const row of this.rows(hours)) fold.add(row);
+    const window = statsWindow(request.window, request.now);
+    const ranking = new NameRanking(request);
+    for await (const row of this.rows(window)) ranking.add(row);
+    const fold = new StatsFold(request, ranking.kept());
+    for await (const row of this.rows(window)) fold.add(row);
     return fold.answer();
   }
 
-  /** The names `report` keeps apart: the window's requests per name, ranked. */
-  private async keptNames(request: StatsRequest): Promise<KeptNames> {
-    const ranking = new NameRanking(request);
-    for await (const row of this.rows(ranking.hours)) ranking.add(row);
-    return ranking.kept();
-  }
-
-  /** The stored counters of the buckets with `fromHour <= hour < toHour`, one at a time. */
-  private async *rows({ fromHour, toHour }: { fromHour: number; toHour: number }): AsyncGenerator<LedgerRow> {
-    for await (const entry of this.kv.list<Deno.KvU64>({ start: [PREFIX, fromHour], end: [PREFIX, toHour] })) {
+  /** The stored counters of the buckets with `from <= hour < to`, one at a time. */
+  private async *rows({ from, to }: { from: number; to: number }): AsyncGenerator<LedgerRow> {
+    for await (const entry of this.kv.list<Deno.KvU64>({ start: [PREFIX, from], end: [PREFIX, to] })) {
       const [, hour, tool, provider, model, counter] = entry.key as [
         string,
         number,

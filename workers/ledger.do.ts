@@ -9,7 +9,7 @@ import { DurableObject } from "cloudflare:workers";
 import type { LedgerRow, StatsRequest } from "../shared/ports";
 import { BucketNames, hourOf, LEDGER_RETENTION_MS } from "../shared/stats/ledger";
 import type { StatsResponse } from "../shared/stats/stats.schema";
-import { type KeptNames, NameRanking, StatsFold } from "../shared/stats/stats.service";
+import { type KeptNames, NameRanking, StatsFold, statsWindow } from "../shared/stats/stats.service";
 
 /** The one object's name. */
 export const LEDGER_OBJECT = "ledger";
@@ -55,8 +55,8 @@ export class LedgerDO extends DurableObject<Record<string, never>> {
 
   report(request: StatsRequest): StatsResponse {
     const sql = this.ctx.storage.sql;
-    const { fromHour, toHour } = new NameRanking(request).hours;
-    const fold = new StatsFold(request, this.keptNames(request));
+    const { from, to } = statsWindow(request.window, request.now);
+    const fold = new StatsFold(request, this.keptNames(request, from, to));
     const rows = sql.exec<{
       hour: number;
       tool: LedgerRow["tool"];
@@ -64,22 +64,21 @@ export class LedgerDO extends DurableObject<Record<string, never>> {
       model: string;
       counter: string;
       value: number;
-    }>("SELECT hour, tool, provider, model, counter, value FROM ledger WHERE hour >= ? AND hour < ?", fromHour, toHour);
+    }>("SELECT hour, tool, provider, model, counter, value FROM ledger WHERE hour >= ? AND hour < ?", from, to);
     for (const row of rows) fold.add(row);
     return fold.answer();
   }
 
   /** The names `report` keeps apart: the window's requests summed per name here, then ranked. */
-  private keptNames(request: StatsRequest): KeptNames {
+  private keptNames(request: StatsRequest, from: number, to: number): KeptNames {
     const ranking = new NameRanking(request);
-    const { fromHour, toHour } = ranking.hours;
     const perName = this.ctx.storage.sql.exec<{ tool: LedgerRow["tool"]; model: string; value: number }>(
       "SELECT tool, model, SUM(CASE WHEN counter = 'requests' THEN value ELSE 0 END) AS value FROM ledger WHERE hour >= ? AND hour < ? AND tool IN ('llm', 'evict') GROUP BY tool, model",
-      fromHour,
-      toHour,
+      from,
+      to,
     );
     for (const { tool, model, value } of perName)
-      ranking.add({ hour: fromHour, tool, provider: "", model, counter: "requests", value });
+      ranking.add({ hour: from, tool, provider: "", model, counter: "requests", value });
     return ranking.kept();
   }
 }

@@ -163,16 +163,16 @@ export async function proxyRequest(request: Request, spec: LlmProviderSpec, run:
     const counted = proxied?.counted === true;
     const at = run.ports.clock();
     // A refused request's model is the caller's string, which no answer confirmed (docs/stats.md).
-    const unconfirmed = upstream.status >= 400;
+    const refused = upstream.status >= 400;
     if (counted) {
       run.ports.ledger.record({
         tool: "llm",
         provider: spec.name,
         ...(model === undefined ? {} : { model }),
-        unconfirmed,
+        unconfirmed: refused,
         counts: {
           requests: 1,
-          errors: upstream.status >= 400 ? 1 : 0,
+          errors: refused ? 1 : 0,
           images_fitted: done.transform?.fitted ?? 0,
           images_retired: done.transform?.retired ?? 0,
           fit_skipped: done.transform?.fitSkipped ?? 0,
@@ -184,13 +184,13 @@ export async function proxyRequest(request: Request, spec: LlmProviderSpec, run:
     const record = (usage: LlmUsage | null, failed: boolean) => {
       // A stream that failed after its 200 is an error too (a status of 400 or more was counted above).
       const counts: Record<string, number> = usage === null ? {} : { ...usageCounts(usage) };
-      if (failed && upstream.status < 400) counts.errors = 1;
+      if (failed && !refused) counts.errors = 1;
       if (Object.keys(counts).length === 0) return;
       run.ports.ledger.record({
         tool: "llm",
         provider: spec.name,
         ...(model === undefined ? {} : { model }),
-        unconfirmed,
+        unconfirmed: refused,
         counts,
         at,
       });

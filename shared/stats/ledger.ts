@@ -54,6 +54,9 @@ const FIXED_NAMES = new Set(["", LEDGER_OTHER_NAME, LEDGER_FAILED_NAME]);
 /** Buckets whose names a BucketNames holds: the newest, as batches carry the current hour and the last. */
 const BUCKETS_HELD = 48;
 
+/** One bucket's key among a BucketNames' buckets. */
+const bucketKey = (hour: number, tool: LedgerTool): string => `${hour}\u0000${tool}`;
+
 /**
  * The model names of each (hour, tool) bucket, for a store to cap them as it writes: it loads a
  * bucket's stored names when a batch needs them (`unloaded`, `load`), then `cap` gives the batch
@@ -79,7 +82,7 @@ export class BucketNames {
     const missing = new Map<string, { hour: number; tool: LedgerTool }>();
     for (const { hour, tool, model } of rows) {
       if (FIXED_NAMES.has(model)) continue;
-      const key = `${hour}\u0000${tool}`;
+      const key = bucketKey(hour, tool);
       const names = this.held.get(key);
       // Shared: a name not seen here may have taken a place elsewhere since (a full bucket stays full).
       if (!names || (this.shared && !names.has(model) && names.size < this.limit)) missing.set(key, { hour, tool });
@@ -89,16 +92,16 @@ export class BucketNames {
 
   /** Adds what one bucket's stored rows are named to what is known of it. */
   load(hour: number, tool: LedgerTool, names: Iterable<string>): void {
-    const known = this.held.get(`${hour}\u0000${tool}`) ?? new Set<string>();
+    const known = this.held.get(bucketKey(hour, tool)) ?? new Set<string>();
     for (const name of names) if (!FIXED_NAMES.has(name)) known.add(name);
-    this.held.set(`${hour}\u0000${tool}`, known);
+    this.held.set(bucketKey(hour, tool), known);
   }
 
   /** `rows` with the names their buckets cannot take any more as LEDGER_OTHER_NAME (their buckets loaded). */
   cap(rows: readonly LedgerRow[]): LedgerRow[] {
     const capped = rows.map((row) => {
       if (FIXED_NAMES.has(row.model)) return row;
-      const names = this.held.get(`${row.hour}\u0000${row.tool}`);
+      const names = this.held.get(bucketKey(row.hour, row.tool));
       if (!names) throw new Error("BucketNames.cap: a bucket's names were not loaded");
       if (names.has(row.model)) return row;
       if (names.size >= this.limit) return { ...row, model: LEDGER_OTHER_NAME };
@@ -151,9 +154,9 @@ export class LedgerBuffer implements Ledger {
    * else LEDGER_FAILED_NAME; a confirmed one is remembered.
    */
   private confirmedName(tool: LedgerTool, model: string, unconfirmed: boolean): string {
-    const key = `${tool}\u0000${model}`;
-    if (unconfirmed) return model === "" || this.confirmed.has(key) ? model : LEDGER_FAILED_NAME;
     if (model === "") return model;
+    const key = `${tool}\u0000${model}`;
+    if (unconfirmed) return this.confirmed.has(key) ? model : LEDGER_FAILED_NAME;
     this.confirmed.delete(key);
     this.confirmed.add(key);
     if (this.confirmed.size > CONFIRMED_NAMES) this.confirmed.delete(this.confirmed.values().next().value as string);

@@ -55,7 +55,8 @@ interface Group {
   money: Money;
 }
 
-const newGroup = (): Group => ({ counts: {}, money: { saved: 0, cost: 0, without: 0 } });
+const NO_MONEY: Readonly<Money> = Object.freeze({ saved: 0, cost: 0, without: 0 });
+const newGroup = (): Group => ({ counts: {}, money: { ...NO_MONEY } });
 
 /** The value of `key` in `map`, made and set first if missing. */
 function held<K, V>(map: Map<K, V>, key: K, make: () => V): V {
@@ -100,11 +101,6 @@ export class NameRanking {
 
   constructor(request: StatsRequest) {
     ({ from: this.from, to: this.to } = statsWindow(request.window, request.now));
-  }
-
-  /** The window as hours, for a store that reads only these: `fromHour <= hour < toHour`. */
-  get hours(): { fromHour: number; toHour: number } {
-    return { fromHour: this.from, toHour: this.to };
   }
 
   /** Counts a row's requests for its name (a row of another counter names it with none). */
@@ -227,7 +223,7 @@ export class StatsFold {
           const group = tools?.get(tool);
           if (!group) continue;
           const counts: Counts = { ...group.counts };
-          if (tool !== "vision" && tool !== "evict") counts.saved_usd = money(group.money.saved);
+          if (savesMoney(tool)) counts.saved_usd = money(group.money.saved);
           point[tool] = counts;
         }
         return point as StatsResponse["series"][number];
@@ -265,16 +261,16 @@ export class StatsFold {
   }
 
   /** One row's money: a web tool's avoided calls at its provider's price, the LLM's tokens at the model's. */
-  private moneyOf(row: LedgerRow): Money {
+  private moneyOf(row: LedgerRow): Readonly<Money> {
     const { pricing } = this.request;
     if (row.tool === "web_search" || row.tool === "web_extract") {
-      if (row.counter !== "hits" && row.counter !== "coalesced") return { saved: 0, cost: 0, without: 0 };
+      if (row.counter !== "hits" && row.counter !== "coalesced") return NO_MONEY;
       const table: Record<string, number> = row.tool === "web_search" ? pricing.search : pricing.extract;
       return { saved: row.value * (table[row.provider] ?? 0), cost: 0, without: 0 };
     }
-    if (row.tool !== "llm") return { saved: 0, cost: 0, without: 0 };
+    if (row.tool !== "llm") return NO_MONEY;
     const field = PRICED_TOKENS[row.counter];
-    if (field === undefined) return { saved: 0, cost: 0, without: 0 };
+    if (field === undefined) return NO_MONEY;
     const key = `${row.provider}\u0000${row.model}`;
     let prices = this.lastPrices?.key === key ? this.lastPrices.prices : this.prices.get(key);
     if (!prices) {
@@ -291,9 +287,12 @@ export class StatsFold {
 function withMoney(tool: LedgerTool, counts: Counts, sums: Money): Counts {
   if (tool === "llm")
     Object.assign(counts, { cost_usd: money(sums.cost), cost_without_cache_usd: money(sums.without) });
-  if (tool !== "vision" && tool !== "evict") counts.saved_usd = money(sums.saved);
+  if (savesMoney(tool)) counts.saved_usd = money(sums.saved);
   return counts;
 }
+
+/** The tools whose counts answer a `saved_usd`: the web tools and the LLM. */
+const savesMoney = (tool: LedgerTool): boolean => tool !== "vision" && tool !== "evict";
 
 /** The provider with the most requests in `requests` (ties by name), or undefined. */
 function busiest(requests: Map<string, number> | undefined): string | undefined {

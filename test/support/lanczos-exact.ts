@@ -6,6 +6,10 @@
  * enlargement is Catmull-Rom half an output pixel off centre: docs/benchmarks.md, "The enlargement
  * in the yardstick").
  */
+import sharp from "sharp";
+
+/** The long-edge cap the fits are measured at (the service's default `vision.max_long_edge`). */
+const MAX_EDGE = 1568;
 
 /** Lanczos-3 weight at `x` (in source pixels of the kernel's own scale). */
 function lanczos3(x: number): number {
@@ -68,4 +72,44 @@ export function lanczosExact(
     }
   }
   return out;
+}
+
+const exactReferences = new Map<Buffer, { width: number; height: number; rgb: Float64Array }>();
+
+/**
+ * The original (decoded by libvips in sRGB, flattened on white) at the full target size by the
+ * exact Lanczos-3. Neither fit's resampler is the reference here: libvips' render measured 47–56 dB
+ * from this one on the bench's inputs, ours 59–64 dB (docs/benchmarks.md, "Two references").
+ */
+async function exactReferenceAtFull(original: Buffer): Promise<{ width: number; height: number; rgb: Float64Array }> {
+  const known = exactReferences.get(original);
+  if (known) return known;
+  const { data, info } = await sharp(original)
+    .flatten({ background: "#ffffff" })
+    .removeAlpha()
+    .raw()
+    .toBuffer({ resolveWithObject: true });
+  const [w, h] = [info.width, info.height];
+  const scale = Math.min(1, MAX_EDGE / Math.max(w, h));
+  const [width, height] = [Math.max(1, Math.round(w * scale)), Math.max(1, Math.round(h * scale))];
+  const reference = { width, height, rgb: lanczosExact(data, w, h, width, height) };
+  exactReferences.set(original, reference);
+  return reference;
+}
+
+/**
+ * The exact Lanczos-3 reference at the full target size (the original within the long-edge cap),
+ * and `output` shown there: as it is at that size, else enlarged by the same exact Lanczos-3.
+ */
+export async function atFullExact(
+  original: Buffer,
+  output: Uint8Array,
+): Promise<{ width: number; height: number; reference: Float64Array; shown: ArrayLike<number> }> {
+  const { width, height, rgb } = await exactReferenceAtFull(original);
+  const decoded = await sharp(output).removeAlpha().raw().toBuffer({ resolveWithObject: true });
+  const shown =
+    decoded.info.width === width && decoded.info.height === height
+      ? decoded.data
+      : lanczosExact(decoded.data, decoded.info.width, decoded.info.height, width, height);
+  return { width, height, reference: rgb, shown };
 }

@@ -16,7 +16,7 @@ const FIRST_BLOCK = 64 * 1024;
 const MAX_BLOCK = 4 * 1024 * 1024;
 
 /** A BYOB reader for a byte stream (runtimes' bodies), else the default reader (a constructed stream). */
-function readerOf(stream: ReadableStream<Uint8Array>): {
+export function readerOf(stream: ReadableStream<Uint8Array>): {
   byob: ReadableStreamBYOBReader | null;
   reader: ReadableStreamBYOBReader | ReadableStreamDefaultReader<Uint8Array>;
 } {

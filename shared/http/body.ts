@@ -3,7 +3,7 @@
  * JSON, and well-formed Unicode in every string, so bad input is a clear 4xx and never a crash
  * further down.
  */
-import { discardRest, readAtMost } from "../bytes";
+import { concatBytes, discardRest, readAtMost, readerOf } from "../bytes";
 import { AppError } from "./errors";
 
 export const MiB = 1024 * 1024;
@@ -68,14 +68,86 @@ function bodyEncoding(headers: Headers): CompressionFormat | null {
   );
 }
 
+/**
+ * Deflate's largest expansion (zlib's technical notes: 1032 to 1): no slice of compressed bytes
+ * inflates to more than this many times its size.
+ */
+const MAX_INFLATE_RATIO = 1032;
+
+/**
+ * The compressed bytes handed to the inflater at once under `limit`: at most an eighth of the limit
+ * inflated (1 KiB at least, 8 KiB under 64 MiB). Each write costs a round trip through the
+ * runtime, so slices are no smaller than that bound needs.
+ */
+const inflateSlice = (limit: number): number =>
+  Math.max(1024, Math.min(64 * 1024, Math.floor(limit / 8 / MAX_INFLATE_RATIO)));
+
+/**
+ * A compressed body inflated within `limit` bytes. An inflater takes each chunk written to it
+ * whole, and workerd's queues all it inflates without backpressure: one 1 MB chunk of gzip became
+ * a gigabyte in memory before a byte of it was counted. So the compressed bytes go in one slice at
+ * a time (inflateSlice), each small enough that all it can inflate to fits the read waiting for it,
+ * and the next slice only once that read is taken: what is held is the limit and one slice's
+ * worth, whatever the compression ratio. A byte stream's read (workerd) lands in one buffer this
+ * function reuses; another stream's chunks (Deno's: one per slice) are kept as they come.
+ * @throws AppError 413 past the limit, 400 for bytes that are not `format` data
+ */
 async function inflated(bytes: Uint8Array, format: CompressionFormat, limit: number): Promise<Uint8Array> {
-  const stream = new Blob([bytes as Uint8Array<ArrayBuffer>]).stream().pipeThrough(new DecompressionStream(format));
+  const inflater = new DecompressionStream(format);
+  const writer = inflater.writable.getWriter();
+  const { byob, reader } = readerOf(inflater.readable);
+  const slice = inflateSlice(limit);
+  const parts: Uint8Array[] = [];
+  let produced = 0;
+  // One byte more than the limit lets a read show it was passed.
+  let view = new Uint8Array(byob ? Math.min(limit + 1, MAX_INFLATE_RATIO * slice) : 0);
+  /** The read waiting for the inflater's output, and its result once it has one. */
+  let reading!: Promise<ReadableStreamReadResult<Uint8Array>>;
+  let result: ReadableStreamReadResult<Uint8Array> | null = null;
+  const nextRead = () => {
+    result = null;
+    reading = byob
+      ? byob.read(view.subarray(0, Math.min(limit + 1 - produced, view.byteLength)))
+      : (reader as ReadableStreamDefaultReader<Uint8Array>).read();
+    reading.then(
+      (read) => (result = read),
+      () => undefined,
+    );
+  };
+  /** Keeps what a read brought; false once the stream has ended. */
+  const take = (read: ReadableStreamReadResult<Uint8Array>): boolean => {
+    const value = read.value;
+    if (value && value.byteLength > 0) {
+      produced += value.byteLength;
+      if (produced > limit) throw tooLarge(limit);
+      if (byob) {
+        parts.push(value.slice());
+        view = new Uint8Array(value.buffer as ArrayBuffer);
+      } else parts.push(value);
+    }
+    return !read.done;
+  };
   try {
-    return await readAtMost(stream, limit, () => tooLarge(limit));
+    nextRead();
+    for (let at = 0; at < bytes.byteLength; ) {
+      const end = Math.min(bytes.byteLength, at + slice);
+      await writer.ready;
+      await writer.write(bytes.subarray(at, end) as Uint8Array<ArrayBuffer>);
+      at = end;
+      // The read has taken this slice's output (when it had any): keep it, and wait with a new one.
+      if (result !== null && take(result)) nextRead();
+    }
+    const closing = writer.close();
+    while (take(await reading)) nextRead();
+    await closing;
   } catch (error) {
+    await reader.cancel().catch(() => undefined);
     if (error instanceof AppError) throw error;
     throw new AppError(400, "invalid_request", `The request body is not valid ${format} data.`);
+  } finally {
+    reader.releaseLock();
   }
+  return concatBytes(parts);
 }
 
 async function readRawBodyBytes(request: Request, limit: number): Promise<Uint8Array> {

@@ -39,9 +39,11 @@ function reachedByAddress(hostname: string): boolean {
 /**
  * The 403 for a page that may not call `/v1/*` or the provider proxy while they take anonymous
  * calls (with a token required, a page has no way in, so any origin may try), or null. A page is
- * known by its `Origin`, or, on a same-origin GET (which carries none), by `Sec-Fetch-Site`,
- * which every current browser sends and agents and CLIs do not: a rebinding page's own GET is
- * same-origin, on the attacker's name.
+ * known by its `Origin`. A request without one passes only when its `Sec-Fetch-Site` (which every
+ * current browser sends, and agents and CLIs do not) is absent, `none` (a typed URL, a bookmark) or
+ * `same-origin`, and then only as a page on the request's own origin: a rebinding page's own GET
+ * is same-origin, on the attacker's name. Any other site (`cross-site`, `same-site`: an `<img src>`
+ * or a link on another site, which sends no `Origin` on a GET) is refused outright.
  */
 export function anonymousOriginRefusal(
   request: Request,
@@ -49,8 +51,16 @@ export function anonymousOriginRefusal(
   anonymous: boolean,
 ): AppError | null {
   if (!anonymous) return null;
-  const site = request.headers.get("sec-fetch-site");
-  const page = request.headers.get("origin") ?? (site !== null && site !== "none" ? new URL(request.url).origin : null);
+  const origin = request.headers.get("origin");
+  const site = request.headers.get("sec-fetch-site")?.trim().toLowerCase() ?? null;
+  if (origin === null && site !== null && site !== "none" && site !== "same-origin") {
+    return new AppError(
+      403,
+      "forbidden",
+      `A request sent by a page on another site (Sec-Fetch-Site: ${site.slice(0, 40)}) may not call this service while it takes calls without a token; call it from a program, or set a token (API_TOKENS).`,
+    );
+  }
+  const page = origin ?? (site === "same-origin" ? new URL(request.url).origin : null);
   if (page === null || originAllowed(page, request, allowedOrigins, true)) return null;
   return new AppError(
     403,

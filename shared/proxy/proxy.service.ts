@@ -220,6 +220,8 @@ export async function proxyRequest(request: Request, spec: LlmProviderSpec, run:
   }
 }
 
+const NULL_BODY_STATUSES = new Set([204, 205, 304]);
+
 /** Most bytes of a provider's error answer read to take the operator's key out of it (they are a few hundred). */
 const MAX_ERROR_BYTES = 64 * 1024;
 /** A key as a provider's error echoes it, masked: key characters around a run of asterisks (OpenAI's `sk-proj-****…abcd`). */
@@ -245,7 +247,8 @@ async function withoutKey(
   for (const [name, value] of upstream.headers) headers.append(name, redactor.text(value));
   const body = upstream.body;
   const init = { status: upstream.status, statusText: upstream.statusText, headers };
-  if (body === null) return new Response(null, init);
+  // A status that has no body (204, 205, 304) keeps none: a Response refuses one there.
+  if (body === null || NULL_BODY_STATUSES.has(upstream.status)) return new Response(null, init);
   if (upstream.status < 400) return new Response(body.pipeThrough(redactor.stream()), init);
   const over = new Error("over");
   const deadline = new Deadline(timeoutSeconds * 1000);

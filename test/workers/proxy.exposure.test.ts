@@ -378,6 +378,7 @@ describe("operator's key: it never comes back", () => {
     ["ellipsis", 400],
     ["escaped", 500],
     ["dots", 302],
+    ["plain", 204],
   ] as const)("takes it out of any status: %s in a %i", async (form, status) => {
     const response = await ask(form, { status });
     expect(response.status).toBe(status);

@@ -7,6 +7,7 @@ import * as z from "zod";
 import { type ModelPrices, PRICE_FIELDS } from "../models/models.table";
 import { ANTHROPIC } from "../proxy/providers/anthropic.provider";
 import { OPENAI } from "../proxy/providers/openai.provider";
+import { FORWARD_HEADER_PATTERN, NEVER_FORWARDED } from "../proxy/request-policy";
 import {
   EXTRACT_PROVIDERS,
   EXTRACT_SPECS,
@@ -80,6 +81,27 @@ const originList = listOf((text, ctx) => {
     ? unusable(ctx, `expected an origin such as https://app.example.com, got "${text.slice(0, 80)}"`)
     : origin;
 }, " of origins");
+
+/** Request header names the proxy forwards besides its own list: lower-cased, `prefix-*` for a family. */
+const forwardHeaderList = listOf((text, ctx) => {
+  const name = text.toLowerCase();
+  if (!FORWARD_HEADER_PATTERN.test(name))
+    return unusable(ctx, `expected header names such as cf-aig-metadata or cf-aig-*, got "${text.slice(0, 80)}"`);
+  if (NEVER_FORWARDED.has(name))
+    return unusable(
+      ctx,
+      `"${name}" is never forwarded (per-hop, set by the runtime, the caller's cookies, a key or the service's own header)`,
+    );
+  return name;
+}, " of header names");
+
+/** Provider path prefixes (`/v1/files`): a path and anything below it, segment-wise. */
+const pathPrefixList = listOf((text, ctx) => {
+  const path = text.replace(/\/+$/, "");
+  if (!/^(\/[A-Za-z0-9._~:@!$&'()+,;=-]+)+$/.test(path) || path.split("/").some((s) => s === "." || s === ".."))
+    return unusable(ctx, `expected a provider path such as /v1/files, got "${text.slice(0, 80)}"`);
+  return path;
+}, " of paths");
 
 const optionalUrl = z.unknown().transform((value, ctx): string | null => {
   if (value === undefined || value === null || value === "") return null;
@@ -256,6 +278,12 @@ export const Config = z.object({
     ),
     strategy: choice(["cost", "hermes", "off"] as const, "cost").describe(
       "Tool-image retirement on proxied requests: cost, hermes (20/8/3), or off (images fitted only)",
+    ),
+    forward_headers: forwardHeaderList.describe(
+      "Request headers forwarded upstream besides the provider API's own (an AI gateway's cf-aig-*, say); a trailing * takes a family",
+    ),
+    allowed_paths: pathPrefixList.describe(
+      "Provider paths forwarded with the operator's key besides the conversation routes, count_tokens and the model list (/v1/files, /v1/messages/batches)",
     ),
   }),
   pricing: z.object({

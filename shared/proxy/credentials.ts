@@ -7,21 +7,12 @@
  * A provider key leaves this module only as a header to the configured upstream, and as its
  * SHA-256 (which keeps different callers' sessions apart). Nothing here logs.
  */
-import { authorize } from "../http/auth";
+import { apiTokens, authorize } from "../http/auth";
 import { AppError } from "../http/errors";
 import { sha256Hex } from "../hash";
 import type { LoadedConfig } from "../config/config.load";
 import type { LlmProviderSpec } from "./providers/llm-provider.types";
-import { LLM_PROVIDERS } from "./providers/providers.catalog";
-
-export const SERVICE_TOKEN_HEADER = "x-service-token";
-
-/**
- * Every provider's key headers. None is forwarded as it came: the upstream gets only its own key,
- * set by `UpstreamCredential.apply`, so a key meant for another provider (an Anthropic key in
- * `x-api-key` on an OpenAI route, say) never reaches this one.
- */
-export const KEY_HEADERS: ReadonlySet<string> = new Set(LLM_PROVIDERS.flatMap((spec) => spec.credentialHeaders));
+import { SERVICE_TOKEN_HEADER } from "./request-policy";
 
 export interface UpstreamCredential {
   /** Sets the key upstream receives (the operator's, or the caller's own unchanged). */
@@ -54,7 +45,6 @@ export async function upstreamCredential(
 ): Promise<UpstreamCredential> {
   const { secrets, config } = loaded;
   const operatorKey = secrets[spec.secretName];
-  const presented = spec.credentialOf(headers);
   // The service's own token check (auth.ts), with a 401 that says where this mode expects it.
   const admit = (token: string | null, where: string) =>
     authorize(token === null ? null : `Bearer ${token}`, secrets.API_TOKENS, config.security.allow_anonymous).catch(
@@ -63,6 +53,7 @@ export async function upstreamCredential(
       },
     );
   if (operatorKey) {
+    const presented = spec.credentialOf(headers);
     await admit(
       presented,
       `This service sends its own ${spec.name} key: present one of its API tokens where your SDK puts the API key.`,
@@ -74,6 +65,15 @@ export async function upstreamCredential(
     };
   }
   const serviceToken = headers.get(SERVICE_TOKEN_HEADER)?.trim() ?? null;
+  // The caller's own key headers, less any that carries a service token (an SDK's bearer beside
+  // x-api-key, say): the service's token is this service's, never the provider's.
+  const tokens = apiTokens(secrets.API_TOKENS);
+  const own = new Headers();
+  for (const name of spec.credentialHeaders) {
+    const value = headers.get(name);
+    if (value !== null && !carriesServiceToken(value, tokens)) own.set(name, value);
+  }
+  const presented = spec.credentialOf(own);
   await admit(
     serviceToken,
     `This service needs one of its API tokens in the ${SERVICE_TOKEN_HEADER} header; your own ${spec.name} key goes where your SDK puts it.`,
@@ -87,11 +87,19 @@ export async function upstreamCredential(
   return {
     callerHash: await sha256Hex(`caller:${presented}`),
     apply: (out) => {
-      // The caller's key headers pass exactly as they came.
-      for (const name of spec.credentialHeaders) {
-        const value = headers.get(name);
-        if (value !== null) out.set(name, value);
-      }
+      // The caller's key headers pass exactly as they came (less any that carries a service token).
+      for (const [name, value] of own) out.set(name, value);
     },
   };
+}
+
+/**
+ * Whether a header value is one of the service's tokens, as it is or as a bearer token: such a
+ * header never goes upstream, in either mode.
+ */
+export function carriesServiceToken(value: string, tokens: readonly string[]): boolean {
+  if (tokens.length === 0) return false;
+  const text = value.trim();
+  const bearer = /^Bearer\s+(\S+)$/i.exec(text)?.[1];
+  return tokens.includes(text) || (bearer !== undefined && tokens.includes(bearer));
 }

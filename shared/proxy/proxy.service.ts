@@ -10,41 +10,24 @@ import { AppError } from "../http/errors";
 import { takesAnonymousCalls } from "../http/auth";
 import { anonymousOriginRefusal } from "../http/origin";
 import { asRecord } from "../eviction/inventory";
-import { readAtMost } from "../bytes";
+import { concatBytes, readAtMost } from "../bytes";
 import { Deadline } from "../deadline";
 import { sha256Hex } from "../hash";
 import type { AppPorts } from "../ports";
-import { KEY_HEADERS, PREFLIGHT, upstreamCredential, SERVICE_TOKEN_HEADER } from "./credentials";
+import { apiTokens } from "../http/auth";
+import { carriesServiceToken, PREFLIGHT, upstreamCredential } from "./credentials";
 import type { LlmProviderSpec, LlmUsage, ProxiedPath } from "./providers/llm-provider.types";
+import { keyRedactor } from "./redact";
 import { relayAnswer } from "./relay";
-import { transformConversation, type TransformOutcome } from "./transform";
-
-export const SESSION_HEADER = "x-session-id";
-
-/** Request headers never forwarded: per-hop, the caller's host and cookies, the edge's own, and ours. */
-const NOT_FORWARDED = new Set([
-  "host",
-  "cookie",
-  "connection",
-  "keep-alive",
-  "proxy-authorization",
-  "proxy-connection",
-  "te",
-  "trailer",
-  "transfer-encoding",
-  "upgrade",
-  // The caller's interim-response handshake is with this service, which has read the whole body.
-  "expect",
-  "content-length",
-  "accept-encoding",
-  "forwarded",
-  "x-real-ip",
-  "true-client-ip",
-  SERVICE_TOKEN_HEADER,
+import {
+  checkOperatorPath,
+  conversationOf,
+  headerForwarder,
+  PROXY_METHODS,
+  providerPath,
   SESSION_HEADER,
-]);
-const notForwarded = (name: string) =>
-  NOT_FORWARDED.has(name) || name.startsWith("cf-") || name.startsWith("x-forwarded-");
+} from "./request-policy";
+import { transformConversation, type TransformOutcome } from "./transform";
 
 /** The headers a CORS preflight is forwarded with: the ones that say what the page asks. */
 const PREFLIGHT_HEADERS = new Set(["origin", "access-control-request-method", "access-control-request-headers"]);
@@ -74,13 +57,13 @@ interface Done {
 export async function proxyRequest(request: Request, spec: LlmProviderSpec, run: ProxyRun): Promise<Response> {
   const { config } = run.loaded;
   const url = new URL(request.url);
-  const path = url.pathname.slice(spec.name.length + 1);
+  let path = url.pathname;
   if (!config.proxy.enabled)
     return providerError(
       spec,
       new AppError(404, "not_found", `The provider proxy is turned off on this service (proxy.enabled = false).`),
     );
-  const proxied = request.method === "POST" ? spec.paths[path] : undefined;
+  let proxied: ProxiedPath | undefined;
   // A browser's CORS preflight: no key, no body, nothing but what the preflight asks.
   const preflight =
     request.method === "OPTIONS" &&
@@ -88,18 +71,28 @@ export async function proxyRequest(request: Request, spec: LlmProviderSpec, run:
     request.headers.has("access-control-request-method");
   let model: string | undefined;
   try {
+    if (!PROXY_METHODS.includes(request.method))
+      throw new AppError(
+        405,
+        "method_not_allowed",
+        `The ${spec.name} API is called with ${PROXY_METHODS.join(", ")}; ${request.method.slice(0, 20)} is not forwarded.`,
+      );
+    path = providerPath(spec, path);
+    proxied = conversationOf(spec, request.method, path);
     const foreign = anonymousOriginRefusal(request, config.security.allowed_origins, takesAnonymousCalls(run.loaded));
     if (foreign) throw foreign;
     const credential = preflight ? PREFLIGHT : await upstreamCredential(spec, request.headers, run.loaded);
+    if (credential.operatorKey) checkOperatorPath(spec, request.method, path, config.proxy.allowed_paths);
     const target = upstreamUrl(baseUrlOf(spec, run.loaded), path, url.search);
     const headers = new Headers();
-    // Headers the caller's Connection header names are for that one hop too (RFC 9110, 7.6.1).
-    const hopNamed = new Set((request.headers.get("connection") ?? "").toLowerCase().split(/\s*,\s*/));
+    // By allow-list: what the runtime hides from the Worker (a header `Connection` names, on
+    // workerd) cannot pass by being unseen, and no header carries the service's own token.
+    const forwards = preflight
+      ? (name: string) => PREFLIGHT_HEADERS.has(name)
+      : headerForwarder(config.proxy.forward_headers);
+    const tokens = apiTokens(run.loaded.secrets.API_TOKENS);
     request.headers.forEach((value, name) => {
-      if (
-        preflight ? PREFLIGHT_HEADERS.has(name) : !notForwarded(name) && !hopNamed.has(name) && !KEY_HEADERS.has(name)
-      )
-        headers.set(name, value);
+      if (forwards(name) && !carriesServiceToken(value, tokens)) headers.set(name, value);
     });
     credential.apply(headers);
 
@@ -227,18 +220,21 @@ export async function proxyRequest(request: Request, spec: LlmProviderSpec, run:
   }
 }
 
+const NULL_BODY_STATUSES = new Set([204, 205, 304]);
+
 /** Most bytes of a provider's error answer read to take the operator's key out of it (they are a few hundred). */
 const MAX_ERROR_BYTES = 64 * 1024;
-/** A key as a provider echoes it, masked: key characters around a run of asterisks (OpenAI's `sk-proj-****…abcd`). */
+/** A key as a provider's error echoes it, masked: key characters around a run of asterisks (OpenAI's `sk-proj-****…abcd`). */
 const MASKED_KEY = /[\w-]*\*{3,}[\w-]*/g;
 
 /**
- * A provider's error answer without `key` or its masked echo. OpenAI's 401 names the key it refused
- * ("Incorrect API key provided: sk-proj-****abcd"); with the operator's key that is the operator's,
- * which never reaches a caller (docs/proxy.md, "Credentials"). Everything else of the answer, its
- * status and headers included, is relayed as it came; a success answer is not read here. An error
- * body that is too large, cut off, or not finished within `timeoutSeconds` is not relayed: the
- * caller gets the provider's status and a message saying so.
+ * The answer without the operator's key (docs/proxy.md, "Credentials"): its headers and its body,
+ * whatever the status, scrubbed of the key and its masked forms (redact.ts), a body as it streams.
+ * An error answer (400 and up) is read whole first, up to 64 KiB, and any masked key in it is
+ * taken out too: OpenAI's 401 names the key it refused ("Incorrect API key provided:
+ * sk-proj-****abcd"), and with the operator's key that is the operator's. An error body that is
+ * too large, cut off, or not finished within `timeoutSeconds` is not relayed: the caller gets the
+ * provider's status and a message saying so.
  */
 async function withoutKey(
   upstream: Response,
@@ -246,8 +242,14 @@ async function withoutKey(
   key: string,
   timeoutSeconds: number,
 ): Promise<Response> {
+  const redactor = keyRedactor(key);
+  const headers = new Headers();
+  for (const [name, value] of upstream.headers) headers.append(name, redactor.text(value));
   const body = upstream.body;
-  if (upstream.status < 400 || body === null) return upstream;
+  const init = { status: upstream.status, statusText: upstream.statusText, headers };
+  // A status that has no body (204, 205, 304) keeps none: a Response refuses one there.
+  if (body === null || NULL_BODY_STATUSES.has(upstream.status)) return new Response(null, init);
+  if (upstream.status < 400) return new Response(body.pipeThrough(redactor.stream()), init);
   const over = new Error("over");
   const deadline = new Deadline(timeoutSeconds * 1000);
   let bytes: Uint8Array;
@@ -271,13 +273,11 @@ async function withoutKey(
   } finally {
     deadline.clear();
   }
-  const text = new TextDecoder().decode(bytes);
-  const cleaned = text.split(key).join("[redacted]").replace(MASKED_KEY, "[redacted]");
-  return new Response((cleaned === text ? bytes : cleaned) as BodyInit, {
-    status: upstream.status,
-    statusText: upstream.statusText,
-    headers: upstream.headers,
-  });
+  const scrubber = redactor.body();
+  const scrubbed = concatBytes([scrubber.push(bytes), scrubber.end()]);
+  const text = new TextDecoder().decode(scrubbed);
+  const cleaned = text.replace(MASKED_KEY, "[redacted]");
+  return new Response((cleaned === text ? scrubbed : cleaned) as BodyInit, init);
 }
 
 /** The ledger's counters for one answer's usage (docs/stats.md, tool `llm`). */
@@ -307,14 +307,21 @@ function baseUrlOf(spec: LlmProviderSpec, loaded: LoadedConfig): string {
 }
 
 /**
- * The upstream URL: the configured base, the caller's path after the prefix, its query. Built by
- * concatenation (never URL resolution) and checked to stay on the configured origin, so no path
- * (`//host`, `/..`, `@host`, an encoded slash) can reach another host.
+ * The upstream URL: the configured base, the provider's path (checked by `providerPath`), the
+ * query. Built by concatenation (never URL resolution) and checked to stay on the configured
+ * origin and under the configured base path (an AI gateway's `/v1/<account>/anthropic`), so no
+ * path (`//host`, `/..`, `@host`, an encoded slash) can reach another host or another tenant.
  */
 export function upstreamUrl(base: string, path: string, search: string): string {
   const target = `${base}${path.startsWith("/") ? path : `/${path}`}${search}`;
   const parsed = URL.canParse(target) ? new URL(target) : null;
-  if (!parsed || parsed.origin !== new URL(base).origin)
+  const home = new URL(base);
+  const basePath = home.pathname.replace(/\/+$/, "");
+  if (
+    !parsed ||
+    parsed.origin !== home.origin ||
+    !(parsed.pathname === basePath || parsed.pathname.startsWith(`${basePath}/`))
+  )
     throw new AppError(400, "invalid_request", "The request path does not name a path of the provider's API.");
   return target;
 }
@@ -397,6 +404,10 @@ async function forward(
 function providerError(spec: LlmProviderSpec, error: AppError): Response {
   return new Response(JSON.stringify(spec.errorBody(error.status, error.message, error.code)), {
     status: error.status,
-    headers: { "content-type": "application/json", "x-should-retry": error.status >= 500 ? "true" : "false" },
+    headers: {
+      "content-type": "application/json",
+      "x-should-retry": error.status >= 500 ? "true" : "false",
+      ...(error.status === 405 ? { allow: PROXY_METHODS.join(", ") } : {}),
+    },
   });
 }

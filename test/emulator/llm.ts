@@ -21,9 +21,13 @@
  * OpenAI does), [fail-once:STATUS:ID] (only the first call naming ID fails), [fail-big:STATUS] (an
  * error body of 100 KiB), [fail-stall:STATUS] (an error body that stops after its first bytes),
  * [hang] (never answers), [slowstream:MS] (a pause before each streamed event after the first),
- * [use_tool] (the answer calls the first tool). An Anthropic image whose media_type is not what its
+ * [use_tool] (the answer calls the first tool), [leak:FORM] or [leak:FORM:STATUS] (an answer, 200 unless
+ * STATUS, that echoes the key it received as FORM in an `x-echo-key` header and in its body: `plain`,
+ * `escaped` (each character a JSON \u escape), `ellipsis` (its first 13 characters, `…`, its last 4),
+ * `stars` (7, `***`, 4), `dots` (3, `...`, 4), `x` (8, `xxxxxxxx`, 4); streamed, the key is cut in two
+ * writes 25 ms apart, and with [stall] the stream stops after its first event, left open). An Anthropic image whose media_type is not what its
  * bytes are is refused (400), as the Messages API refuses it. Control: GET /llm/__calls?contains=TEXT (calls
- * whose system prompt, last message or path contains TEXT).
+ * whose system prompt, last message or path and query contains TEXT).
  */
 import { createHash } from "node:crypto";
 import type { IncomingMessage, ServerResponse } from "node:http";
@@ -118,7 +122,7 @@ export function createLlmEmulator(): LlmEmulator {
       body_sha256: createHash("sha256").update(body).digest("hex"),
       usage: null,
       prompt: null,
-      probe: sub,
+      probe: `${sub}${url.search}`,
       at: Date.now(),
     };
     calls.push(call);
@@ -212,6 +216,11 @@ export function createLlmEmulator(): LlmEmulator {
                 : "emulated failure",
         status === 429 || status === 529 ? { "retry-after": "1", "retry-after-ms": "20" } : {},
       );
+    }
+    const leak = /\[leak:(plain|escaped|ellipsis|stars|dots|x)(?::(\d{3}))?\]/.exec(markers);
+    if (leak) {
+      call.status = Number(leak[2] ?? 200);
+      return leakKey(res, provider, call.status, keyEchoed(key, leak[1]!), call.stream, markers.includes("[stall]"));
     }
     if (!model) return fail(400, "model: Field required");
     const rules = modelRules(provider, model);
@@ -966,6 +975,57 @@ function errorBody(provider: "anthropic" | "openai", status: number, message: st
                 ? "api_error"
                 : "invalid_request_error";
   return { type: "error", error: { type, message } };
+}
+
+/** `key` as an answer would echo it (see the module note, [leak:FORM]). */
+function keyEchoed(key: string, form: string): string {
+  if (form === "escaped") return [...key].map((c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`).join("");
+  if (form === "ellipsis") return `${key.slice(0, 13)}…${key.slice(-4)}`;
+  if (form === "stars") return `${key.slice(0, 7)}***${key.slice(-4)}`;
+  if (form === "dots") return `${key.slice(0, 3)}...${key.slice(-4)}`;
+  if (form === "x") return `${key.slice(0, 8)}xxxxxxxx${key.slice(-4)}`;
+  return key;
+}
+
+/**
+ * An answer that echoes the key (`echoed`, already as the JSON text it is written as): in a header
+ * (a header cannot carry a JSON escape: there the plain key), and in the body's text, a whole JSON
+ * answer or a stream whose key is cut across two writes.
+ */
+async function leakKey(
+  res: ServerResponse,
+  provider: "anthropic" | "openai",
+  status: number,
+  echoed: string,
+  stream: boolean,
+  stall: boolean,
+): Promise<void> {
+  // Header values are bytes: the key's UTF-8 (an ellipsis is 3 bytes), written as latin-1 characters.
+  const plain: string = echoed.includes("\\u") ? JSON.parse(`"${echoed}"`) : echoed;
+  const inHeader = Buffer.from(plain, "utf8").toString("latin1");
+  const text = (part: string) =>
+    provider === "anthropic"
+      ? `{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"${part}"}}`
+      : `{"object":"chat.completion.chunk","choices":[{"index":0,"delta":{"content":"${part}"}}]}`;
+  if (!stream) {
+    const body =
+      provider === "anthropic"
+        ? `{"type":"message","role":"assistant","content":[{"type":"text","text":"your key: ${echoed}"}]}`
+        : `{"object":"chat.completion","choices":[{"index":0,"message":{"role":"assistant","content":"your key: ${echoed}"}}]}`;
+    res.writeHead(status, { "content-type": "application/json", "x-echo-key": inHeader });
+    return void res.end(body);
+  }
+  res.writeHead(status, { "content-type": "text/event-stream", "x-echo-key": inHeader });
+  const event = (data: string) => `${provider === "anthropic" ? "event: content_block_delta\n" : ""}data: ${data}\n\n`;
+  res.write(event(text("first event")));
+  if (stall) return; // the socket stays open until the caller goes
+  await new Promise((resolve) => setTimeout(resolve, 25));
+  const cut = Math.floor(echoed.length / 2);
+  const [head, tail] = event(text(`your key: ${echoed}`)).split(echoed);
+  res.write(`${head}${echoed.slice(0, cut)}`);
+  await new Promise((resolve) => setTimeout(resolve, 25));
+  res.write(`${echoed.slice(cut)}${tail}`);
+  res.end(event(text("last event")));
 }
 
 function json(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {

@@ -9,6 +9,9 @@ import worker from "../../workers/index";
 import type { WorkerEnv } from "../../workers/env";
 import { LEDGER_OBJECT } from "../../workers/ledger.do";
 import { loadConfig } from "../../shared/config/config.load";
+import { createApp } from "../../shared/app";
+import type { LedgerEntry } from "../../shared/ports";
+import { workersDeps } from "../../workers/deps";
 
 export const testEnv = env as unknown as WorkerEnv;
 export const EMULATOR = testEnv.EMULATOR_URL as string;
@@ -46,6 +49,57 @@ export async function callJson(
   const response = await call(path, options);
   return { status: response.status, headers: response.headers, body: await response.json() };
 }
+
+/** SHA-256 of `text` in hex: how the LLM emulator records a key it received. */
+export async function sha256(text: string): Promise<string> {
+  const digest = new Uint8Array(await crypto.subtle.digest("SHA-256", new TextEncoder().encode(text)));
+  return [...digest].map((b) => b.toString(16).padStart(2, "0")).join("");
+}
+
+/** The LLM emulator's record of the calls whose system prompt, last message, or path and query contain `tag`. */
+export async function llmCalls(tag: string): Promise<any[]> {
+  const response = await fetch(`${EMULATOR}/llm/__calls?contains=${encodeURIComponent(tag)}`);
+  return ((await response.json()) as { calls: any[] }).calls;
+}
+
+/** A JSON POST (`body` as it is when a string) through the Workers entry, with extra variables. */
+export const postJson = (
+  path: string,
+  body: unknown,
+  headers: Record<string, string> = {},
+  vars?: Record<string, unknown>,
+): Promise<Response> =>
+  call(path, {
+    method: "POST",
+    raw: typeof body === "string" ? body : JSON.stringify(body),
+    headers: { "content-type": "application/json", ...headers },
+    vars,
+  });
+
+/** The app with a ledger that keeps what it is handed (the port's write side). */
+export const withLedger = () => {
+  const entries: LedgerEntry[] = [];
+  const app = createApp(workersDeps(testEnv, { ledger: { record: (entry) => entries.push(entry) } }));
+  const send = async (path: string, body: unknown, headers: Record<string, string>) => {
+    const response = await app.fetch(
+      new Request(`https://service.test${path}`, {
+        method: "POST",
+        headers: { "content-type": "application/json", ...headers },
+        body: JSON.stringify(body),
+      }),
+      testEnv,
+    );
+    const text = await response.text(); // the usage is read as the body goes by
+    return { response, text };
+  };
+  /** The counters summed over every entry. */
+  const totals = () => {
+    const sum: Record<string, number> = {};
+    for (const entry of entries) for (const [name, n] of Object.entries(entry.counts)) sum[name] = (sum[name] ?? 0) + n;
+    return sum;
+  };
+  return { entries, send, totals };
+};
 
 /** How many calls the emulator received for `provider` whose query or URL contains `contains`. */
 export async function providerCalls(provider: string, contains: string): Promise<number> {

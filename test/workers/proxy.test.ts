@@ -10,28 +10,24 @@ import type { LedgerEntry } from "../../shared/ports";
 import { workersDeps } from "../../workers/deps";
 import { encodePng, screenshotPixels, webpFrom } from "../fixtures/images";
 import { LEDGER_FAILED_NAME } from "../../shared/stats/ledger";
-import { bothTtlsBody, call, EMULATOR, ledgerCountsOf, messageStart, sseEvent, testEnv, uniqueToken } from "./helpers";
+import {
+  bothTtlsBody,
+  call,
+  EMULATOR,
+  ledgerCountsOf,
+  llmCalls,
+  messageStart,
+  postJson,
+  withLedger,
+  sha256,
+  sseEvent,
+  testEnv,
+  uniqueToken,
+} from "./helpers";
 
 const MODEL = "claude-sonnet-4-5";
 
-const sha256 = async (text: string) => {
-  const digest = new Uint8Array(await crypto.subtle.digest("SHA-256", new TextEncoder().encode(text)));
-  return [...digest].map((b) => b.toString(16).padStart(2, "0")).join("");
-};
-
-/** The emulator's record of the calls whose system prompt, last message or path contains `tag`. */
-async function llmCalls(tag: string): Promise<any[]> {
-  const response = await fetch(`${EMULATOR}/llm/__calls?contains=${encodeURIComponent(tag)}`);
-  return ((await response.json()) as { calls: any[] }).calls;
-}
-
-const post = (path: string, body: unknown, headers: Record<string, string> = {}, vars?: Record<string, unknown>) =>
-  call(path, {
-    method: "POST",
-    raw: typeof body === "string" ? body : JSON.stringify(body),
-    headers: { "content-type": "application/json", ...headers },
-    vars,
-  });
+const post = postJson;
 
 const anthropicBody = (tag: string, extra: Record<string, unknown> = {}) => ({
   model: MODEL,
@@ -1096,32 +1092,6 @@ describe("the outbound transform", () => {
 });
 
 describe("usage into the ledger", () => {
-  /** The app with a ledger that keeps what it is handed (the port's write side). */
-  const withLedger = () => {
-    const entries: LedgerEntry[] = [];
-    const app = createApp(workersDeps(testEnv, { ledger: { record: (entry) => entries.push(entry) } }));
-    const send = async (path: string, body: unknown, headers: Record<string, string>) => {
-      const response = await app.fetch(
-        new Request(`https://service.test${path}`, {
-          method: "POST",
-          headers: { "content-type": "application/json", ...headers },
-          body: JSON.stringify(body),
-        }),
-        testEnv,
-      );
-      const text = await response.text(); // the usage is read as the body goes by
-      return { response, text };
-    };
-    /** The counters summed over every entry. */
-    const totals = () => {
-      const sum: Record<string, number> = {};
-      for (const entry of entries)
-        for (const [name, n] of Object.entries(entry.counts)) sum[name] = (sum[name] ?? 0) + n;
-      return sum;
-    };
-    return { entries, send, totals };
-  };
-
   it("counts an Anthropic call's tokens by kind (5-minute and 1-hour writes apart), plain and streamed, per provider and model", async () => {
     for (const stream of [false, true]) {
       const ledger = withLedger();

@@ -924,10 +924,13 @@ function sse(res: ServerResponse, pauseMs: number, named: boolean, idHeader: str
   let first = true;
   return async (event: string | null, data: unknown) => {
     if (!first && pauseMs > 0) await new Promise((resolve) => setTimeout(resolve, pauseMs));
-    if (!first && CUT_AFTER_FIRST_EVENT.has(res)) res.destroy();
+    const cut = CUT_AFTER_FIRST_EVENT.has(res);
+    if (!first && cut) return;
     first = false;
     if (res.destroyed) return;
-    res.write(`${named && event ? `event: ${event}\n` : ""}data: ${JSON.stringify(data)}\n\n`);
+    const line = `${named && event ? `event: ${event}\n` : ""}data: ${JSON.stringify(data)}\n\n`;
+    // A cut stream's connection drops once its first event is on the wire.
+    res.write(line, cut ? () => res.destroy() : undefined);
   };
 }
 

@@ -26,13 +26,13 @@ const row = async (label: string, original: Buffer, fit: FitResult) =>
 
 for (const [name, bytes] of await makeInputs()) {
   if (!wanted.some((w) => name.includes(w))) continue;
-  const fit = (maxLongEdge: number) =>
+  const fitAt = (maxLongEdge: number) =>
     fitImage(new Uint8Array(bytes), { embedTargetBytes: budget, maxLongEdge, maxInputPixels: 16_777_216 }, wasm);
   console.log(`${name} at ${budget} bytes`);
-  await row("ours", bytes, await fit(MAX_EDGE));
+  await row("ours", bytes, await fitAt(MAX_EDGE));
   const sharp = await withSharp(bytes, budget);
   console.log(
     `  sharp: ${sharp.width}x${sharp.height} ${sharp.data.length} B, ${(await psnrAtFullExact(bytes, sharp.data)).toFixed(3)} dB`,
   );
-  for (const edge of edges) await row(`edge ${edge}`, bytes, await fit(edge));
+  for (const edge of edges) await row(`edge ${edge}`, bytes, await fitAt(edge));
 }

@@ -25,7 +25,12 @@
  * STATUS, that echoes the key it received as FORM in an `x-echo-key` header and in its body: `plain`,
  * `escaped` (each character a JSON \u escape), `ellipsis` (its first 13 characters, `…`, its last 4),
  * `stars` (7, `***`, 4), `dots` (3, `...`, 4), `x` (8, `xxxxxxxx`, 4); streamed, the key is cut in two
- * writes 25 ms apart, and with [stall] the stream stops after its first event, left open). An Anthropic image whose media_type is not what its
+ * writes 25 ms apart, and with [stall] the stream stops after its first event, left open).
+ * [redirect:STATUS] (a 3xx whose Location is the
+ * emulator's other listener, `elsewhere`, which records what reaches it), [set-cookie] (the answer
+ * sets a cookie, as a provider's load balancer does), [fail-midstream] (a stream whose connection
+ * drops after its first event), [gate:ID] (the answer is held until POST /__gate/ID/open, or until
+ * `?after=N` calls named ID have arrived; server.ts). An Anthropic image whose media_type is not what its
  * bytes are is refused (400), as the Messages API refuses it. Control: GET /llm/__calls?contains=TEXT (calls
  * whose system prompt, last message or path and query contains TEXT).
  */
@@ -87,7 +92,14 @@ export interface LlmEmulator {
 
 const FIVE_MINUTES = 5 * 60_000;
 
-export function createLlmEmulator(): LlmEmulator {
+export interface LlmEmulatorOptions {
+  /** The emulator's other listener (another port), where `[redirect:STATUS]` points. */
+  elsewhere?: () => string;
+  /** Waits while the gate a `[gate:ID]` names is held (server.ts). */
+  gate?: (subject: string) => Promise<void>;
+}
+
+export function createLlmEmulator(options: LlmEmulatorOptions = {}): LlmEmulator {
   const calls: LlmCall[] = [];
   const cache = new Map<string, CacheEntry>();
   const failedOnce = new Set<string>();
@@ -187,6 +199,16 @@ export function createLlmEmulator(): LlmEmulator {
     // Faults first: a client's retry must see them before any validation.
     const markers = conversation.lastText;
     if (markers.includes("[hang]")) return; // the socket stays open until the emulator closes
+    await options.gate?.(markers);
+    const moved = /\[redirect:(3\d\d)\]/.exec(markers);
+    if (moved && options.elsewhere) {
+      call.status = Number(moved[1]);
+      const location = `${options.elsewhere()}/moved?from=${encodeURIComponent(markers.slice(0, 200))}`;
+      res.writeHead(call.status, { location, "content-length": "0", [ID_HEADER[provider]]: "req_emu_moved" });
+      return void res.end();
+    }
+    if (markers.includes("[set-cookie]"))
+      res.setHeader("set-cookie", "__cf_bm=emulated-balancer-cookie; path=/; HttpOnly");
     const once = /\[fail-once:(\d{3}):([^\]]+)\]/.exec(markers);
     if (once && !failedOnce.has(once[2]!)) {
       failedOnce.add(once[2]!);
@@ -254,6 +276,8 @@ export function createLlmEmulator(): LlmEmulator {
       streamUsage,
       id: `${provider === "anthropic" ? "msg" : "chatcmpl"}_emu${calls.length}`,
     };
+    // The first event (Anthropic's message_start bills the prompt), then the connection drops.
+    if (call.stream && markers.includes("[fail-midstream]")) CUT_AFTER_FIRST_EVENT.add(res);
     if (call.stream) return route.stream(res, answer, pause);
     return json(res, 200, route.answer(answer), { [ID_HEADER[provider]]: `req_emu${calls.length}` });
   }
@@ -898,6 +922,9 @@ const pieces = (text: string) => text.match(/\S+\s*/g) ?? [text];
 /** The header each provider names its request id in (Anthropic `request-id`, OpenAI `x-request-id`). */
 const ID_HEADER = { anthropic: "request-id", openai: "x-request-id" } as const;
 
+/** Streams `[fail-midstream]` breaks off after their first event. */
+const CUT_AFTER_FIRST_EVENT = new WeakSet<ServerResponse>();
+
 function sse(res: ServerResponse, pauseMs: number, named: boolean, idHeader: string) {
   res.writeHead(200, {
     "content-type": "text/event-stream; charset=utf-8",
@@ -907,9 +934,13 @@ function sse(res: ServerResponse, pauseMs: number, named: boolean, idHeader: str
   let first = true;
   return async (event: string | null, data: unknown) => {
     if (!first && pauseMs > 0) await new Promise((resolve) => setTimeout(resolve, pauseMs));
+    const cut = CUT_AFTER_FIRST_EVENT.has(res);
+    if (!first && cut) return;
     first = false;
     if (res.destroyed) return;
-    res.write(`${named && event ? `event: ${event}\n` : ""}data: ${JSON.stringify(data)}\n\n`);
+    const line = `${named && event ? `event: ${event}\n` : ""}data: ${JSON.stringify(data)}\n\n`;
+    // A cut stream's connection drops once its first event is on the wire.
+    res.write(line, cut ? () => res.destroy() : undefined);
   };
 }
 

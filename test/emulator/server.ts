@@ -17,8 +17,14 @@
  * the hosted readers render it by tavily, firecrawl and jina. /pages/contact is an ordinary page
  * with a captcha on its form. [bloat:N] pads search results' snippets to about N characters in all.
  * LLM APIs (Anthropic, OpenAI) under /llm/: test/emulator/llm.ts.
+ * [gate:ID] holds the answer until the gate opens: POST /__gate/ID/open opens it, POST
+ * /__gate/ID?after=N makes it open by itself once N calls naming it have arrived, GET /__gate/ID says
+ * {arrived, open} (a test waits for its callers' calls there instead of sleeping).
  * Control: GET /__calls?provider=&contains= · GET /__chat?contains= · POST /__dns {name, A, AAAA,
  * status, httpStatus, delayMs, ttl} (or an array) · POST /__reset (clears everything: not for shared runs).
+ * `elsewhere`: a second listener (another port) that answers 404 to everything and records each
+ * request as a call of provider "elsewhere" (its URL, whether it carried a key): where the LLM
+ * emulator's `[redirect:STATUS]` points, so a test sees that nothing followed it.
  */
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
@@ -96,6 +102,8 @@ export interface DnsEntry {
 export interface RunningEmulator {
   url: string;
   port: number;
+  /** The second listener (see the module note). */
+  elsewhere: string;
   /** The plain DNS server on 127.0.0.1 (UDP), answering from the same table (`DENO_DNS_SERVER`). */
   dnsPort: number;
   close(): Promise<void>;
@@ -106,6 +114,16 @@ interface State {
   chats: ChatRecord[];
   dns: Map<string, DnsEntry>;
   llm: LlmEmulator;
+  gates: Map<string, Gate>;
+}
+
+/** A `[gate:ID]`: calls naming it wait until it opens (by POST /__gate/ID/open, or at `after` arrivals). */
+interface Gate {
+  arrived: number;
+  after: number | null;
+  open: boolean;
+  opened: Promise<void>;
+  release(): void;
 }
 
 interface Exchange {
@@ -128,7 +146,36 @@ const MAX_BODY_BYTES = 128 * 1024 * 1024;
  * await emulator.close();
  */
 export async function startEmulator(opts: { port?: number } = {}): Promise<RunningEmulator> {
-  const state: State = { calls: [], chats: [], dns: new Map(), llm: createLlmEmulator() };
+  let elsewhereUrl = "";
+  const gates = new Map<string, Gate>();
+  const state: State = {
+    calls: [],
+    chats: [],
+    dns: new Map(),
+    gates,
+    llm: createLlmEmulator({ elsewhere: () => elsewhereUrl, gate: (subject) => passGate(gates, subject) }),
+  };
+  const elsewhere = createServer((req, res) => {
+    req.resume();
+    req.on("end", () => {
+      const keyed = Boolean(req.headers.authorization || req.headers["x-api-key"] || req.headers.cookie);
+      state.calls.push({
+        provider: "elsewhere",
+        path: new URL(req.url ?? "/", "http://elsewhere.local").pathname,
+        method: req.method ?? "GET",
+        url: req.url ?? "/",
+        has_key: keyed,
+        key_ok: false,
+        at: Date.now(),
+      });
+      sendJson(res, 404, { error: "nothing here" });
+    });
+  });
+  await new Promise<void>((resolve, reject) => {
+    elsewhere.once("error", reject);
+    elsewhere.listen(0, "127.0.0.1", () => resolve());
+  });
+  elsewhereUrl = `http://127.0.0.1:${(elsewhere.address() as AddressInfo).port}`;
   const server = createServer((req, res) => {
     res.on("error", () => {});
     req.on("error", () => {});
@@ -151,9 +198,15 @@ export async function startEmulator(opts: { port?: number } = {}): Promise<Runni
   return {
     url: `http://127.0.0.1:${port}`,
     port,
+    elsewhere: elsewhereUrl,
     dnsPort: plainDns.port,
     close: async () => {
       await plainDns.close();
+      for (const gate of gates.values()) gate.release();
+      await new Promise<void>((resolve) => {
+        elsewhere.closeAllConnections();
+        elsewhere.close(() => resolve());
+      });
       await new Promise<void>((resolve, reject) => {
         server.closeAllConnections();
         server.close((err) => (err ? reject(err) : resolve()));
@@ -219,6 +272,8 @@ function control(ex: Exchange): void {
     return sendJson(res, 200, { count: requests.length, requests });
   }
   if (url.pathname === "/__reset" && req.method === "POST") {
+    for (const gate of state.gates.values()) gate.release();
+    state.gates.clear();
     state.calls.length = 0;
     state.chats.length = 0;
     state.dns.clear();
@@ -244,6 +299,16 @@ function control(ex: Exchange): void {
       });
     }
     return sendJson(res, 200, { ok: true, names: state.dns.size });
+  }
+  const gateCall = /^\/__gate\/([\w-]{1,64})(\/open)?$/.exec(url.pathname);
+  if (gateCall) {
+    const gate = gateOf(state.gates, gateCall[1]!);
+    if (req.method === "POST" && gateCall[2]) gate.release();
+    else if (req.method === "POST") {
+      gate.after = Math.max(1, intParam(url, "after", 1));
+      if (gate.arrived >= gate.after) gate.release();
+    }
+    return sendJson(res, 200, { arrived: gate.arrived, open: gate.open });
   }
   if (url.pathname === "/__health") return sendJson(res, 200, { ok: true });
   return sendJson(res, 404, { error: `unknown control path ${url.pathname}` });
@@ -669,6 +734,7 @@ async function gate(ex: Exchange, facts: CallFacts, subject: string): Promise<bo
   if (facts.count !== undefined) call.count = facts.count;
   ex.state.calls.push(call);
 
+  await passGate(ex.state.gates, subject);
   const markers = readMarkers(subject, facts.provider);
   if (markers.slowMs) await sleep(markers.slowMs);
   if (markers.auth && !keyOk) {
@@ -698,6 +764,39 @@ async function gate(ex: Exchange, facts: CallFacts, subject: string): Promise<bo
     return false;
   }
   return true;
+}
+
+function gateOf(gates: Map<string, Gate>, id: string): Gate {
+  let gate = gates.get(id);
+  if (!gate) {
+    let release = () => {};
+    const opened = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    const made: Gate = {
+      arrived: 0,
+      after: null,
+      open: false,
+      opened,
+      release: () => {
+        made.open = true;
+        release();
+      },
+    };
+    gate = made;
+    gates.set(id, gate);
+  }
+  return gate;
+}
+
+/** Counts a call that names `[gate:ID]` and waits until that gate opens (at once when none is named). */
+async function passGate(gates: Map<string, Gate>, subject: string): Promise<void> {
+  const id = /\[gate:([\w-]{1,64})\]/.exec(subject)?.[1];
+  if (!id) return;
+  const gate = gateOf(gates, id);
+  gate.arrived++;
+  if (gate.after !== null && gate.arrived >= gate.after) gate.release();
+  await gate.opened;
 }
 
 /** The bot wall a `[challenge:VENDOR]` marker asks for, if any. */

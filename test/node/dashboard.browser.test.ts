@@ -275,12 +275,27 @@ describe("GET /dashboard in headless Chromium", () => {
     page.on("pageerror", (error) => void problems.push(String(error)));
     await page.goto(`${deno.url}/dashboard`, { waitUntil: "networkidle0" });
     await page.evaluate((token) => sessionStorage.setItem("edge-tools-token", token), TOKEN);
-    // The network as a user may meet it: a slow 30d answer, a proxy's HTML 502 for 7d, no route for 1h at the end.
+    // Which /v1/stats answers the page has read (its fetch's text() resolved): the page acts on an
+    // answer in the microtasks right after, so by the next task it has.
+    await page.evaluateOnNewDocument(() => {
+      const platformFetch = window.fetch.bind(window);
+      const read: string[] = [];
+      Object.assign(window, { statsRead: read });
+      window.fetch = async (input, init) => {
+        const response = await platformFetch(input, init);
+        const text = response.text.bind(response);
+        response.text = () => text().then((body) => (read.push(String(input)), body));
+        return response;
+      };
+    });
+    // The network as a user may meet it: a 30d answer held until the window chosen after it has
+    // loaded, a proxy's HTML 502 for 7d, no route for 1h at the end.
     let failing = false;
+    let held30d: (() => void) | undefined;
     await page.setRequestInterception(true);
     page.on("request", (request) => {
       const url = request.url();
-      if (url.includes("window=30d")) setTimeout(() => void request.continue(), 1_500);
+      if (url.includes("window=30d")) held30d = () => void request.continue();
       else if (url.includes("window=7d"))
         void request.respond({ status: 502, contentType: "text/html", body: "<html><h1>502 Bad Gateway</h1></html>" });
       else if (failing && url.includes("/v1/stats")) void request.abort("connectionrefused");
@@ -295,7 +310,9 @@ describe("GET /dashboard in headless Chromium", () => {
     await page.click("button[data-window='30d']");
     await page.click("button[data-window='1h']");
     await page.waitForSelector("body[data-loaded='1h']", { timeout: 10_000 });
-    await new Promise((resolve) => setTimeout(resolve, 2_000)); // the 30d answer has arrived by now
+    expect(held30d).toBeDefined();
+    held30d!();
+    await page.waitForFunction(() => (window as any).statsRead.some((url: string) => url.includes("window=30d")));
     expect(await page.evaluate(() => document.body.dataset.loaded)).toBe("1h");
     expect(await pressed()).toEqual(["1h"]);
     const hour = await readStats("1h");
@@ -317,6 +334,28 @@ describe("GET /dashboard in headless Chromium", () => {
     await page.waitForFunction(() => document.getElementById("status")?.textContent?.includes("could not be reached"));
     expect(await page.$eval("#board", (el) => (el as HTMLElement).hidden)).toBe(false);
     expect(problems).toEqual([]);
+    await page.close();
+  }, 60_000);
+
+  it("asks for the token again when /v1/stats answers 401 (a token revoked or mistyped), and forgets the one it kept", async () => {
+    const page = await browser.newPage();
+    await page.goto(`${deno.url}/dashboard`, { waitUntil: "networkidle0" });
+    await page.evaluate(() => sessionStorage.setItem("edge-tools-token", "a-revoked-token"));
+    const refused = page.waitForResponse((response) => response.url().includes("/v1/stats"));
+    await page.reload();
+    expect((await refused).status()).toBe(401);
+    // Either the login form has the focus again, or the page reported a failure.
+    await page.waitForFunction(
+      () =>
+        document.activeElement?.id === "token" ||
+        document.getElementById("status")?.textContent?.startsWith("Could not read"),
+    );
+    expect(await page.$eval("#login", (el) => (el as HTMLElement).hidden)).toBe(false);
+    expect(await page.$eval("#board", (el) => (el as HTMLElement).hidden)).toBe(true);
+    expect(await page.evaluate(() => sessionStorage.getItem("edge-tools-token"))).toBeNull();
+    await page.type("#token", TOKEN);
+    await page.click("#login-form button[type=submit]");
+    await page.waitForSelector("body[data-loaded='24h']", { timeout: 10_000 });
     await page.close();
   }, 60_000);
 });

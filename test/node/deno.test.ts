@@ -229,7 +229,7 @@ describe("the Deno entry as the README runs it", () => {
       }
       const second = await startDeno({ env: { ...env(), DENO_KV_PATH: kvPath } });
       try {
-        const stats = (await (await fetch(`${second.url}/v1/stats?window=1h`)).json()) as any;
+        const stats = (await (await fetch(`${second.url}/v1/stats?window=24h`)).json()) as any;
         expect(stats.totals.web_search.requests, signal).toBe(1);
       } finally {
         await second.stop();

@@ -95,9 +95,17 @@ beforeAll(async () => {
       case "/to-other-origin":
         redirect(res, `http://other.test:${port}/echo-auth`);
         return;
+      case "/to-echo":
+        redirect(res, "/echo-auth");
+        return;
       case "/echo-auth":
         res.end(
-          JSON.stringify({ authorization: req.headers.authorization ?? null, accept: req.headers.accept ?? null }),
+          JSON.stringify({
+            authorization: req.headers.authorization ?? null,
+            cookie: req.headers.cookie ?? null,
+            "proxy-authorization": req.headers["proxy-authorization"] ?? null,
+            accept: req.headers.accept ?? null,
+          }),
         );
         return;
       case "/big-declared":
@@ -254,12 +262,32 @@ describe("safeFetch", () => {
     expect(await refusal(safeFetch(`${origin}/to-ftp`, options()))).toMatchObject({ code: "fetch_failed" });
   });
 
-  it("drops the Authorization header on a cross-origin redirect", async () => {
+  it("drops the Authorization, Cookie and Proxy-Authorization headers on a cross-origin redirect, keeps the others", async () => {
     const page = await safeFetch(
       `${origin}/to-other-origin`,
-      options({}, { headers: { authorization: "Bearer t0ken-for-origin", accept: "text/html" } }),
+      options(
+        {},
+        {
+          headers: {
+            authorization: "Bearer t0ken-for-origin",
+            cookie: "session=c00kie-for-origin",
+            "proxy-authorization": "Basic cHJveHk6b3JpZ2lu",
+            accept: "text/html",
+          },
+        },
+      ),
     );
-    expect(JSON.parse(new TextDecoder().decode(page.body))).toEqual({ authorization: null, accept: "text/html" });
+    expect(JSON.parse(new TextDecoder().decode(page.body))).toEqual({
+      authorization: null,
+      cookie: null,
+      "proxy-authorization": null,
+      accept: "text/html",
+    });
+  });
+
+  it("keeps the Cookie header on a same-origin redirect", async () => {
+    const page = await safeFetch(`${origin}/to-echo`, options({}, { headers: { cookie: "session=same-origin" } }));
+    expect(JSON.parse(new TextDecoder().decode(page.body))).toMatchObject({ cookie: "session=same-origin" });
   });
 
   it("refuses a body over maxBytes as too_large and stops reading the stream", async () => {

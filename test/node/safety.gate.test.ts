@@ -1,5 +1,5 @@
 import fc from "fast-check";
-import { describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { AppError } from "../../shared/http/errors";
 import type { DnsResolver } from "../../shared/ports";
 import {
@@ -10,21 +10,26 @@ import {
   normalizeUrlForCache,
 } from "../../shared/safety/gate";
 import { hostMatchesList } from "../../shared/safety/policy";
+import { createDnsResolver } from "../../shared/safety/dns";
+import { type RunningEmulator, startEmulator } from "../emulator/server";
+import { emulatorCalls, postJson, uniqueToken } from "../support/emulator-client";
 
-/** Resolves every name to one public address and counts lookups. */
-function publicResolver(): DnsResolver & { lookups: number } {
-  const resolver = {
-    lookups: 0,
-    lookup() {
-      resolver.lookups++;
-      return Promise.resolve({
-        ok: true as const,
-        addresses: [{ address: "93.184.215.14", cls: { kind: "public" as const, label: "public address" } }],
-      });
-    },
-  };
-  return resolver;
-}
+let emulator: RunningEmulator;
+
+beforeAll(async () => {
+  emulator = await startEmulator();
+  // Public names outside the emulated example.com/.org/.net internet, for the blocklist cases.
+  await postJson(`${emulator.url}/__dns`, [
+    { name: "ads.tracker.example", A: ["93.184.215.14"] },
+    { name: "eviltracker.example", A: ["93.184.215.14"] },
+  ]);
+});
+
+afterAll(() => emulator?.close());
+
+/** The service's resolver, asking the emulator's DNS-over-HTTPS (a fresh cache each time). */
+const dohResolver = (): DnsResolver =>
+  createDnsResolver({ url: `${emulator.url}/dns-query`, fetch, clock: Date.now, timeoutMs: 5000 });
 
 async function codeOf(work: Promise<unknown> | (() => void)): Promise<string> {
   try {
@@ -151,7 +156,7 @@ describe("order of checks", () => {
   const gate = (resolver: DnsResolver, blocklist: string[] = []) => ({ allowPrivate: false, resolver, blocklist });
 
   it("refuses a secret before SSRF: a secret on a private host is still secret_in_url", async () => {
-    const resolver = publicResolver();
+    const resolver = dohResolver();
     expect(await codeOf(gateUrl("http://127.0.0.1/?api_key=Zx81kQ2mP0aL7vN3", gate(resolver)))).toBe("secret_in_url");
   });
 
@@ -165,13 +170,13 @@ describe("order of checks", () => {
   });
 
   it("runs SSRF before policy: a blocklisted private host is blocked_private_address", async () => {
-    expect(await codeOf(gateUrl("http://10.0.0.1/", gate(publicResolver(), ["10.0.0.1"])))).toBe(
+    expect(await codeOf(gateUrl("http://10.0.0.1/", gate(dohResolver(), ["10.0.0.1"])))).toBe(
       "blocked_private_address",
     );
   });
 
   it("applies the blocklist to a public host, label-aware", async () => {
-    const resolver = publicResolver();
+    const resolver = dohResolver();
     expect(await codeOf(gateUrl("https://ads.tracker.example/x", gate(resolver, ["tracker.example"])))).toBe(
       "blocked_by_policy",
     );
@@ -179,16 +184,16 @@ describe("order of checks", () => {
   });
 
   it("exposes each step separately for routes (secrets for all, SSRF per URL, policy per URL)", async () => {
-    const resolver = publicResolver();
-    const url = new URL("https://news.example.org/a");
+    const resolver = dohResolver();
+    const url = new URL(`https://${uniqueToken("news")}.example.org/a`);
     await expect(assertSsrfSafe(url, { allowPrivate: false, resolver })).resolves.toEqual({ local: false });
-    expect(resolver.lookups).toBe(1);
+    expect(await emulatorCalls(emulator.url, "dns", url.hostname)).toBe(2); // one lookup: A and AAAA
     expect(() => assertAllowedByPolicy(url, ["example.org"])).toThrow(AppError);
     expect(() => assertAllowedByPolicy(url, [])).not.toThrow();
   });
 
   it("returns the parsed URL when every check passes", async () => {
-    const { url, local } = await gateUrl("https://Example.org/a?b=1", gate(publicResolver()));
+    const { url, local } = await gateUrl("https://Example.org/a?b=1", gate(dohResolver()));
     expect(url.href).toBe("https://example.org/a?b=1");
     expect(local).toBe(false);
   });

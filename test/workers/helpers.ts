@@ -10,7 +10,7 @@ import type { WorkerEnv } from "../../workers/env";
 import { LEDGER_OBJECT } from "../../workers/ledger.do";
 import { loadConfig } from "../../shared/config/config.load";
 import { createApp } from "../../shared/app";
-import type { LedgerEntry } from "../../shared/ports";
+import { recordingLedger } from "../support/recording-ledger";
 import { workersDeps } from "../../workers/deps";
 
 export const testEnv = env as unknown as WorkerEnv;
@@ -77,9 +77,10 @@ export const postJson = (
   });
 
 /** The app with a ledger that keeps what it is handed (the port's write side). */
+/** The app recording into the real ledger buffer (test/support/recording-ledger.ts). */
 export const withLedger = () => {
-  const entries: LedgerEntry[] = [];
-  const app = createApp(workersDeps(testEnv, { ledger: { record: (entry) => entries.push(entry) } }));
+  const recorded = recordingLedger();
+  const app = createApp(workersDeps(testEnv, { ledger: recorded.ledger }));
   const send = async (path: string, body: unknown, headers: Record<string, string>) => {
     const response = await app.fetch(
       new Request(`https://service.test${path}`, {
@@ -92,13 +93,12 @@ export const withLedger = () => {
     const text = await response.text(); // the usage is read as the body goes by
     return { response, text };
   };
-  /** The counters summed over every entry. */
-  const totals = () => {
-    const sum: Record<string, number> = {};
-    for (const entry of entries) for (const [name, n] of Object.entries(entry.counts)) sum[name] = (sum[name] ?? 0) + n;
-    return sum;
+  /** The counters summed over every row written. */
+  const totals = async () => {
+    await recorded.flush();
+    return recorded.totals();
   };
-  return { entries, send, totals };
+  return { rows: recorded.rows, send, totals };
 };
 
 /** How many calls the emulator received for `provider` whose query or URL contains `contains`. */

@@ -199,7 +199,7 @@ describe("a near miss of a conversation path", () => {
   const counted = async (path: string, body: unknown, headers: Record<string, string>) => {
     const ledger = withLedger();
     const { response } = await ledger.send(path, body, headers);
-    return { response, requests: ledger.totals().requests ?? 0 };
+    return { response, requests: (await ledger.totals()).requests ?? 0 };
   };
 
   it.each([

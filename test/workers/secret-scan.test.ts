@@ -8,7 +8,7 @@
 import { describe, expect, it } from "vitest";
 import { CRAFTED_8K_URLS, PLAIN_8K_URL } from "../fixtures/crafted-urls";
 import { assertNoSecretInUrls } from "../../shared/safety/gate";
-import { callJson, EMULATOR, expectErrorShape, providerCalls, uniqueToken } from "./helpers";
+import { callJson, expectErrorShape, providerCalls, uniqueToken } from "./helpers";
 
 // Built from parts so no scanner mistakes this file for a leaked credential.
 const run = (n: number, seed = 7) =>
@@ -78,27 +78,14 @@ describe("credential-named parameters and vendor shapes refuse the whole call", 
   });
 });
 
-describe("the secret scan is linear in the URL's length", () => {
-  /** ms for `reps` gate runs on a call whose first URL is `url` (scanned whole) and whose second carries a secret. */
-  async function scanMs(url: string, reps: number): Promise<number> {
-    // workerd's clock moves only on I/O: a loopback round trip before and after the work.
-    await fetch(`${EMULATOR}/__health`);
-    const start = Date.now();
-    for (let i = 0; i < reps; i++) {
-      expect(() => assertNoSecretInUrls([url, `https://docs.example.com/?api_key=${run(24)}`])).toThrow(/secret/);
-    }
-    await fetch(`${EMULATOR}/__health`);
-    return Date.now() - start;
-  }
+describe("the secret scan on crafted 8 KB URLs (their speed against a plain one is the gate bench's: npm run bench -- gate)", () => {
+  it.each(CRAFTED_8K_URLS)("%s: passes the URL itself, and finds a secret in the URL beside it", (_, url) => {
+    expect(() => assertNoSecretInUrls([url])).not.toThrow();
+    expect(() => assertNoSecretInUrls([url, `https://docs.example.com/?api_key=${run(24)}`])).toThrow(/secret/);
+  });
 
-  it("scans each crafted 8 KB URL in about the time of a plain one", async () => {
-    await scanMs(PLAIN_8K_URL, 5); // warm up
-    for (const [name, url] of CRAFTED_8K_URLS) {
-      const plain = await scanMs(PLAIN_8K_URL, 20);
-      const crafted = await scanMs(url, 20);
-      // The bench shows at most 2x; the slack absorbs a shared, loaded test machine.
-      expect(crafted, `${name}: ${crafted} ms against ${plain} ms`).toBeLessThanOrEqual(3 * plain + 30);
-    }
+  it("passes the plain 8 KB URL", () => {
+    expect(() => assertNoSecretInUrls([PLAIN_8K_URL])).not.toThrow();
   });
 
   it("refuses a crafted URL's own secret through the route, at the end of 8 KB", async () => {

@@ -4,9 +4,10 @@
  */
 import { describe, expect, it } from "vitest";
 import { createApp } from "../../shared/app";
-import type { LedgerEntry } from "../../shared/ports";
 import { workersDeps } from "../../workers/deps";
-import { callJson, messageStart, sseEvent, testEnv, uniqueToken } from "./helpers";
+import { recordingLedger } from "../support/recording-ledger";
+import { llmCalls } from "../support/emulator-client";
+import { bothTtlsBody, callJson, EMULATOR, messageStart, sseEvent, testEnv, uniqueToken } from "./helpers";
 
 const MODEL = "claude-sonnet-4-5";
 const MESSAGE_START = messageStart(MODEL, {
@@ -22,7 +23,6 @@ const TEXT_DELTA = sseEvent("content_block_delta", {
   delta: { type: "text_delta", text: "Hello" },
 });
 
-/** An app whose provider answers with `upstream` and whose ledger keeps what it is handed. */
 /** The streamed request each route is sent. */
 const ROUTES = {
   anthropic: {
@@ -47,11 +47,13 @@ const ROUTES = {
   },
 } as const;
 
+/** An app whose provider answers with `upstream`, recording into the real ledger buffer (test/support/recording-ledger.ts). */
 function proxyWith(upstream: () => ReadableStream<Uint8Array>, route: keyof typeof ROUTES = "anthropic") {
-  const entries: LedgerEntry[] = [];
+  const { ledger, rows, flush, sum } = recordingLedger();
   const app = createApp(
     workersDeps(testEnv, {
-      ledger: { record: (entry) => entries.push(entry) },
+      ledger,
+      // A stand-in for the provider: a stream of exactly these events (or this failure).
       fetch: async () => new Response(upstream(), { headers: { "content-type": "text/event-stream" } }),
     }),
   );
@@ -64,8 +66,7 @@ function proxyWith(upstream: () => ReadableStream<Uint8Array>, route: keyof type
       }),
       testEnv,
     );
-  const sum = (name: string) => entries.reduce((total, entry) => total + (entry.counts[name] ?? 0), 0);
-  return { entries, send, sum };
+  return { rows, send, flush, sum };
 }
 
 const encode = (text: string) => new TextEncoder().encode(text);
@@ -89,7 +90,7 @@ const eventsThen = (events: readonly string[], failure?: Error) => () => {
 describe("a streamed answer that does not reach its end", () => {
   it("counts the prompt's usage message_start gave when the caller cancels the stream (Esc in Claude Code)", async () => {
     // The provider keeps streaming (it never ends by itself): the caller stops reading.
-    const { send, sum } = proxyWith(
+    const { send, flush, sum } = proxyWith(
       () =>
         new ReadableStream({
           start(controller) {
@@ -108,7 +109,7 @@ describe("a streamed answer that does not reach its end", () => {
       seen += new TextDecoder().decode(value);
     }
     await reader.cancel();
-    await new Promise((resolve) => setTimeout(resolve, 50));
+    await flush();
     expect(sum("requests")).toBe(1);
     // Anthropic bills the prompt of a request it started answering: 20 uncached input tokens,
     // 3,000 written and 50,000 read. The ledger counts none of them.
@@ -116,13 +117,30 @@ describe("a streamed answer that does not reach its end", () => {
   });
 
   it("counts the prompt's usage message_start gave when the provider's stream breaks off", async () => {
-    // The events arrive, then the connection drops.
-    const { send, sum } = proxyWith(eventsThen([MESSAGE_START, TEXT_DELTA], new TypeError("Network connection lost.")));
-    const response = await send();
-    await response.text().catch(() => undefined);
-    await new Promise((resolve) => setTimeout(resolve, 50));
+    // The emulator's connection drops after message_start (a real socket closed mid-stream).
+    const { ledger, flush, sum } = recordingLedger();
+    const app = createApp(workersDeps(testEnv, { ledger }));
+    const tag = uniqueToken();
+    const response = await app.fetch(
+      new Request("https://service.test/anthropic/v1/messages", {
+        method: "POST",
+        headers: { "content-type": "application/json", "x-api-key": `sk-ant-${tag}` },
+        body: JSON.stringify(bothTtlsBody(MODEL, `[fail-midstream] ${tag}`, true)),
+      }),
+      testEnv,
+    );
+    expect(response.status).toBe(200);
+    const relayed = await response.text().catch(() => "");
+    expect(relayed).not.toContain("message_stop");
+    await flush();
+    const [billed] = (await llmCalls(EMULATOR, tag)) as any[];
+    expect(billed.usage.cacheWrite5m).toBeGreaterThan(0);
     expect(sum("requests")).toBe(1);
-    expect([sum("input_tokens"), sum("cache_write_5m_tokens"), sum("cache_read_tokens")]).toEqual([20, 3000, 50_000]);
+    expect([sum("input_tokens"), sum("cache_write_5m_tokens"), sum("cache_write_1h_tokens")]).toEqual([
+      billed.usage.input,
+      billed.usage.cacheWrite5m,
+      billed.usage.cacheWrite1h,
+    ]);
   });
 });
 
@@ -132,14 +150,14 @@ describe("a streamed answer that fails after its 200", () => {
       MESSAGE_START,
       sseEvent("error", { type: "error", error: { type: "overloaded_error", message: "Overloaded" } }),
     ];
-    const { entries, send, sum } = proxyWith(eventsThen(events));
+    const { rows, send, flush, sum } = proxyWith(eventsThen(events));
     const response = await send();
     expect(response.status).toBe(200);
     await response.text();
-    await new Promise((resolve) => setTimeout(resolve, 50));
+    await flush();
     expect([sum("requests"), sum("errors"), sum("input_tokens")]).toEqual([1, 1, 20]);
     // The provider accepted the request (its 200): counted under its model, not "(failed)".
-    expect(new Set(entries.map((entry) => entry.model))).toEqual(new Set([MODEL]));
+    expect(new Set(rows.map((row) => row.model))).toEqual(new Set([MODEL]));
   });
 
   it("counts OpenAI's failures after a 200 as errors: a Chat Completions error chunk, a Responses error or response.failed event", async () => {
@@ -155,11 +173,11 @@ describe("a streamed answer that fails after its 200", () => {
       ["responses", [sseEvent("response.failed", { type: "response.failed", response: { status: "failed" } })]],
       ["chat", [chunk, "data: [DONE]\n\n"]],
     ] as const) {
-      const { send, sum } = proxyWith(eventsThen(events), route);
+      const { send, flush, sum } = proxyWith(eventsThen(events), route);
       const response = await send();
       expect(response.status).toBe(200);
       await response.text();
-      await new Promise((resolve) => setTimeout(resolve, 50));
+      await flush();
       // The last stream ends well: no error.
       expect([sum("requests"), sum("errors")], events.join("")).toEqual([1, events.at(-1)!.includes("[DONE]") ? 0 : 1]);
     }
@@ -167,22 +185,22 @@ describe("a streamed answer that fails after its 200", () => {
 
   it("counts no error for a stream that ends well", async () => {
     const events = [MESSAGE_START, TEXT_DELTA, sseEvent("message_stop", { type: "message_stop" })];
-    const { send, sum } = proxyWith(eventsThen(events));
+    const { send, flush, sum } = proxyWith(eventsThen(events));
     await (await send()).text();
-    await new Promise((resolve) => setTimeout(resolve, 50));
+    await flush();
     expect([sum("requests"), sum("errors"), sum("input_tokens")]).toEqual([1, 0, 20]);
   });
 });
 
 describe("web_search saved_usd", () => {
   it("prices no saving for calls that joined a keyless rescue (keyless has no bill; the failed paid provider billed nothing)", async () => {
-    const before = (await callJson("/v1/stats?window=1h")).body;
+    const before = (await callJson("/v1/stats?window=24h")).body;
     const q = `ledger rescue price [fail:500@tavily] [slow:300] ${uniqueToken()}`;
     const answers = await Promise.all(
       Array.from({ length: 8 }, () => callJson("/v1/web_search", { body: { query: q } })),
     );
     expect(answers.every((a) => a.status === 200 && a.body.provider === "keyless")).toBe(true);
-    const after = (await callJson("/v1/stats?window=1h")).body;
+    const after = (await callJson("/v1/stats?window=24h")).body;
     expect(after.totals.web_search.coalesced - before.totals.web_search.coalesced).toBe(7);
     // 7 joined a free keyless call: nothing of tavily's $0.008 a call was avoided.
     expect(after.totals.web_search.saved_usd - before.totals.web_search.saved_usd).toBeCloseTo(0, 9);
@@ -191,7 +209,7 @@ describe("web_search saved_usd", () => {
 
 describe("evict images_retired", () => {
   it("counts image blocks replaced, as its description says and as the proxy counts them, not tool results", async () => {
-    const before = (await callJson("/v1/stats?window=1h")).body;
+    const before = (await callJson("/v1/stats?window=24h")).body;
     const image = { type: "image", source: { type: "base64", media_type: "image/png", data: "iVBORw0KGgo=" } };
     // Each tool result carries two images.
     const messages = Array.from({ length: 8 }, (_, i) => ({
@@ -204,7 +222,7 @@ describe("evict images_retired", () => {
     expect(res.status).toBe(200);
     const blocks = res.body.stats.retired_blocks;
     expect(blocks).toBeGreaterThan(res.body.retired); // two blocks per carrier
-    const after = (await callJson("/v1/stats?window=1h")).body;
+    const after = (await callJson("/v1/stats?window=24h")).body;
     // "images_retired: Images replaced by placeholders" (stats.schema.ts); the proxy's is retired_blocks.
     expect(after.totals.evict.images_retired - before.totals.evict.images_retired).toBe(blocks);
   });

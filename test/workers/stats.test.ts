@@ -2,9 +2,13 @@
  * The savings ledger in workerd (docs/stats.md): what each tool counts reaches `GET /v1/stats`
  * through the real Workers entry (waitUntil flush) and the LedgerDO, exactly under concurrency,
  * with every key of the contract present. The ledger is one object for the whole test run, so
- * each test reads its own increments as the difference of two reads.
+ * each test reads its own increments as the difference of two reads of the last 24 hours (not
+ * the current hour, which may turn between them).
  */
+import { createExecutionContext, waitOnExecutionContext } from "cloudflare:test";
 import { describe, expect, it, vi } from "vitest";
+import worker from "../../workers/index";
+import type { WorkerEnv } from "../../workers/env";
 import { createApp } from "../../shared/app";
 import { modelRules, usageCost } from "../../shared/models/models.table";
 import { consoleLogger } from "../../shared/log";
@@ -27,7 +31,7 @@ import {
   uniqueToken,
 } from "./helpers";
 
-const stats = async (window = "1h", vars?: Record<string, unknown>) => {
+const stats = async (window = "24h", vars?: Record<string, unknown>) => {
   const res = await callJson(`/v1/stats?window=${window}`, vars ? { vars } : {});
   expect(res.status).toBe(200);
   return res.body;
@@ -223,11 +227,11 @@ describe("GET /v1/stats", () => {
 
   it("counts a priced provider's hits at its configured price (pricing.search.<name>)", async () => {
     const vars = { PRICING_SEARCH_TAVILY: "0.5" };
-    const before = await stats("1h", vars);
+    const before = await stats("24h", vars);
     const q = `priced ${uniqueToken()}`;
     for (let i = 0; i < 3; i++)
       expect((await callJson("/v1/web_search", { body: { query: q }, vars })).status).toBe(200);
-    const after = await stats("1h", vars);
+    const after = await stats("24h", vars);
     expect(after.prices.search.tavily).toBe(0.5);
     expect(after.totals.web_search.hits - before.totals.web_search.hits).toBe(2);
     expect(after.totals.web_search.saved_usd - before.totals.web_search.saved_usd).toBeCloseTo(1, 9);
@@ -476,7 +480,46 @@ describe("GET /v1/stats", () => {
     await ledger.flush();
     expect(ledger.pendingRows).toBe(0);
     expect(warnings).toEqual(["ledger_write_failed"]);
-  });
+
+    // A store that hangs (a stand-in for an overloaded LedgerDO): the Workers entry's answer
+    // arrives, body and all, while the write it started is still held.
+    let release = () => {};
+    const held = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    let writeStarted = () => {};
+    const started = new Promise<void>((resolve) => {
+      writeStarted = resolve;
+    });
+    let written = false;
+    const hangingLedger = {
+      idFromName: (name: string) => testEnv.LEDGER.idFromName(name),
+      get: () => ({
+        add: async () => {
+          writeStarted();
+          await held;
+          written = true;
+        },
+        report: () => held,
+      }),
+    };
+    const ctx = createExecutionContext();
+    const answer = await worker.fetch(
+      new Request("https://service.test/v1/web_search", {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ query: `held ledger ${uniqueToken()}` }),
+      }),
+      { ...testEnv, LEDGER: hangingLedger, LEDGER_FLUSH_MS: "0" } as unknown as WorkerEnv,
+      ctx,
+    );
+    expect([answer.status, ((await answer.json()) as any).success]).toEqual([200, true]);
+    await started;
+    expect(written).toBe(false);
+    release();
+    await waitOnExecutionContext(ctx);
+    expect(written).toBe(true);
+  }, 15_000);
 });
 
 describe("GET /dashboard", () => {

@@ -31,7 +31,7 @@ const opts = (embedTargetBytes: number, extra: Partial<FitOptions> = {}): FitOpt
   maxInputPixels: 16_777_216,
   ...extra,
 });
-const fit = (bytes: Uint8Array, o: FitOptions) => fitImage(bytes, o, visionWasm);
+const fitBytes = (bytes: Uint8Array, o: FitOptions) => fitImage(bytes, o, visionWasm);
 /** Only the JPEG fixtures are made with MozJPEG; every fit runs on the production codecs. */
 const fixtureWasm = { ...visionWasm, jpegEncoder: mozjpeg };
 
@@ -57,7 +57,7 @@ beforeAll(async () => {
 describe("fitImage budgets", () => {
   for (const budget of [64 * KiB, 256 * KiB, 1024 * KiB]) {
     it(`12 MP photo fits ${budget / KiB} KiB with long edge <= 1568 and memory under the isolate limit`, async () => {
-      const out = await fit(photo, opts(budget));
+      const out = await fitBytes(photo, opts(budget));
       expect(out.dataUrlBytes).toBeLessThanOrEqual(budget);
       expect(out.dataUrlBytes).toBe(dataUrlLength("image/jpeg", out.data.length));
       expect(Math.max(out.width, out.height)).toBeLessThanOrEqual(1568);
@@ -72,7 +72,7 @@ describe("fitImage budgets", () => {
 
   it("the 2880x1800 screenshot comes back exactly 1568x980 with the scale in the note", async () => {
     for (const budget of [256 * KiB, 1024 * KiB]) {
-      const out = await fit(screenshot, opts(budget));
+      const out = await fitBytes(screenshot, opts(budget));
       expect([out.width, out.height]).toEqual([1568, 980]);
       expect(out.dataUrlBytes).toBeLessThanOrEqual(budget);
       expect(out.note).toBe("Image downscaled from 2880x1800 to 1568x980 for vision; multiply coordinates by 1.84.");
@@ -81,13 +81,13 @@ describe("fitImage budgets", () => {
   });
 
   it("the tall phone table keeps its aspect ratio at the long-edge cap", async () => {
-    const out = await fit(phoneTable, opts(256 * KiB));
+    const out = await fitBytes(phoneTable, opts(256 * KiB));
     expect([out.width, out.height]).toEqual([725, 1568]);
     expect(out.dataUrlBytes).toBeLessThanOrEqual(256 * KiB);
   });
 
   it("a budget too small for the lowest quality shrinks by the square root of the overshoot, not by halves", async () => {
-    const out = await fit(screenshot, opts(64 * KiB));
+    const out = await fitBytes(screenshot, opts(64 * KiB));
     expect(out.dataUrlBytes).toBeLessThanOrEqual(64 * KiB);
     expect(out.width).toBeLessThan(1568);
     expect([784, 392, 196]).not.toContain(out.width);
@@ -106,7 +106,7 @@ describe("fitImage SIMD kernels in workerd", () => {
     expect(WebAssembly.Module.exports(simd!).map((e) => e.name)).toEqual(
       expect.arrayContaining(["hfilter", "vfilter", "rgbToYcc", "dctMcuRow"]),
     );
-    const fast = await fit(screenshot, opts(256 * KiB));
+    const fast = await fitBytes(screenshot, opts(256 * KiB));
     expect(fast.simd).toBe(true);
     const slow = await fitImage(screenshot, opts(256 * KiB), withoutSimd);
     expect(slow.simd).toBe(false);
@@ -120,7 +120,7 @@ describe("fitImage SIMD kernels in workerd", () => {
       [screenshot, 64 * KiB],
       [phoneTable, 256 * KiB],
     ] as const) {
-      const fast = await fit(input, opts(budget));
+      const fast = await fitBytes(input, opts(budget));
       const slow = await fitImage(input, opts(budget), withoutSimd);
       expect(fast.dataUrlBytes).toBeLessThanOrEqual(budget);
       expect([fast.width, fast.height, fast.note]).toEqual([slow.width, slow.height, slow.note]);
@@ -144,7 +144,7 @@ describe("fitImage SIMD kernels in workerd", () => {
 describe("fitImage pass-through and pixels", () => {
   it("an image that fits is passed through byte-identical", async () => {
     const small = await encodePng(photoPixels(300, 200), 300, 200, 3);
-    const out = await fit(small, opts(256 * KiB));
+    const out = await fitBytes(small, opts(256 * KiB));
     expect(out.passedThrough).toBe(true);
     expect(out.data).toBe(small);
     expect(out.mediaType).toBe("image/png");
@@ -161,7 +161,7 @@ describe("fitImage pass-through and pixels", () => {
       rgba.set(x < w / 2 ? [0, 0, 0, 0] : [200, 0, 0, 255], i * 4);
     }
     const png = await encodePng(rgba, w, h, 4);
-    const out = await fit(png, opts(256 * KiB));
+    const out = await fitBytes(png, opts(256 * KiB));
     const { rgba: px, width } = decodeRgba(out.data);
     const at = (x: number, y: number) => Array.from(px.subarray((y * width + x) * 4, (y * width + x) * 4 + 3));
     for (const v of at(100, 300)) expect(v).toBeGreaterThan(245);
@@ -173,7 +173,7 @@ describe("fitImage pass-through and pixels", () => {
   it("an animated GIF becomes its first frame", async () => {
     const gif = animatedGif();
     expect(readImageHeader(gif).animated).toBe(true);
-    const out = await fit(gif, opts(256 * KiB));
+    const out = await fitBytes(gif, opts(256 * KiB));
     expect(out.passedThrough).toBe(false);
     // A GIF is a lossless source: its first frame goes out as a PNG, which is smaller than the JPEG here.
     expect(out.mediaType).toBe("image/png");
@@ -185,7 +185,7 @@ describe("fitImage pass-through and pixels", () => {
   it("an arithmetic-coded JPEG (progressive, SOF10) is fitted in workerd exactly as its Huffman-coded original", async () => {
     const huffman = await photoJpeg(fixtureWasm, 2400, 1600);
     const arithmetic = toArithmetic(transcoder, huffman, true);
-    const [a, b] = [await fit(arithmetic, opts(256 * KiB)), await fit(huffman, opts(256 * KiB))];
+    const [a, b] = [await fitBytes(arithmetic, opts(256 * KiB)), await fitBytes(huffman, opts(256 * KiB))];
     expect([a.width, a.height, a.quality, a.decodes]).toEqual([1568, 1045, b.quality, 1]);
     expect(Array.from(a.data)).toEqual(Array.from(b.data));
   });
@@ -193,7 +193,7 @@ describe("fitImage pass-through and pixels", () => {
   it("a WebP is decoded and fitted", async () => {
     const webp = webpFrom(photoPixels(2000, 1000), 2000, 1000);
     expect(readImageHeader(webp)).toMatchObject({ mediaType: "image/webp", width: 2000, height: 1000 });
-    const out = await fit(webp, opts(256 * KiB));
+    const out = await fitBytes(webp, opts(256 * KiB));
     expect([out.width, out.height]).toEqual([1568, 784]);
     expect(out.dataUrlBytes).toBeLessThanOrEqual(256 * KiB);
   });
@@ -209,7 +209,7 @@ describe("fitImage EXIF orientation", () => {
   it("orientation 6 (a phone held upright) comes back upright: size swapped, stored top-left at the top-right", async () => {
     const jpeg = await cornerMarkedJpeg(fixtureWasm, 6);
     expect(readImageHeader(jpeg)).toMatchObject({ width: 2000, height: 1000, orientation: 6 });
-    const out = await fit(jpeg, opts(256 * KiB));
+    const out = await fitBytes(jpeg, opts(256 * KiB));
     expect([out.width, out.height]).toEqual([784, 1568]);
     expect(out.original).toMatchObject({ width: 1000, height: 2000 });
     expect(out.note).toBe("Image downscaled from 1000x2000 to 784x1568 for vision; multiply coordinates by 1.28.");
@@ -221,7 +221,7 @@ describe("fitImage EXIF orientation", () => {
 
   it("a region is in displayed pixels", async () => {
     const jpeg = await cornerMarkedJpeg(fixtureWasm, 6);
-    const out = await fit(jpeg, opts(256 * KiB, { region: [800, 0, 1000, 400] }));
+    const out = await fitBytes(jpeg, opts(256 * KiB, { region: [800, 0, 1000, 400] }));
     expect([out.width, out.height]).toEqual([200, 400]);
     expect(out.crop).toEqual({ x: 800, y: 0, width: 200, height: 400 });
     expect(redAt(out, 100, 100)).toBe(true);
@@ -230,7 +230,7 @@ describe("fitImage EXIF orientation", () => {
 
   it("a small rotated JPEG that would fit is re-encoded upright rather than passed through", async () => {
     const jpeg = await cornerMarkedJpeg(fixtureWasm, 8);
-    const out = await fit(jpeg, opts(4 * 1024 * KiB, { maxLongEdge: 2000 }));
+    const out = await fitBytes(jpeg, opts(4 * 1024 * KiB, { maxLongEdge: 2000 }));
     expect(out.passedThrough).toBe(false);
     expect([out.width, out.height]).toEqual([1000, 2000]);
     // Orientation 8 turns the stored top-left to the bottom-left.
@@ -241,7 +241,7 @@ describe("fitImage EXIF orientation", () => {
 
 describe("fitImage regions", () => {
   it("crops in original pixels before scaling and says how to map back", async () => {
-    const out = await fit(screenshot, opts(256 * KiB, { region: [100, 200, 700, 600] }));
+    const out = await fitBytes(screenshot, opts(256 * KiB, { region: [100, 200, 700, 600] }));
     expect([out.width, out.height]).toEqual([600, 400]);
     expect(out.crop).toEqual({ x: 100, y: 200, width: 600, height: 400 });
     expect(out.note).toContain("[100,200,700,600]");
@@ -249,7 +249,7 @@ describe("fitImage regions", () => {
   });
 
   it("a large region is cropped then scaled, and the note gives both", async () => {
-    const out = await fit(photo, opts(256 * KiB, { region: [0, 0, 3136, 1000] }));
+    const out = await fitBytes(photo, opts(256 * KiB, { region: [0, 0, 3136, 1000] }));
     expect([out.width, out.height]).toEqual([1568, 500]);
     expect(out.note).toBe(
       "Cropped to region [0,0,3136,1000] of the 4032x3024 original and downscaled to 1568x500; multiply coordinates by 2, then add (0, 0).",
@@ -257,7 +257,7 @@ describe("fitImage regions", () => {
   });
 
   it("a region is clamped to the image", async () => {
-    const out = await fit(screenshot, opts(256 * KiB, { region: [2500, 1500, 99999, 99999] }));
+    const out = await fitBytes(screenshot, opts(256 * KiB, { region: [2500, 1500, 99999, 99999] }));
     expect(out.crop).toEqual({ x: 2500, y: 1500, width: 380, height: 300 });
   });
 
@@ -268,23 +268,23 @@ describe("fitImage regions", () => {
       [0, 0, 800, 500],
       [-10, -10, 800, 500],
     ] as Array<[number, number, number, number]>) {
-      const out = await fit(small, opts(256 * KiB, { region }));
+      const out = await fitBytes(small, opts(256 * KiB, { region }));
       expect(out.passedThrough).toBe(true);
       expect(out.data).toEqual(small);
       expect(out.crop).toBeUndefined();
       expect(out.note).toBe("Image passed through unchanged (800x500); coordinates are in original pixels.");
     }
     // One row short of the whole image is a real crop.
-    const cropped = await fit(small, opts(256 * KiB, { region: [0, 0, 800, 499] }));
+    const cropped = await fitBytes(small, opts(256 * KiB, { region: [0, 0, 800, 499] }));
     expect(cropped.passedThrough).toBe(false);
     expect([cropped.width, cropped.height]).toEqual([800, 499]);
   });
 
   it("a zero-area region is a 400 that gives the image size", async () => {
-    const error = await refusal(fit(screenshot, opts(256 * KiB, { region: [10, 10, 10, 500] })));
+    const error = await refusal(fitBytes(screenshot, opts(256 * KiB, { region: [10, 10, 10, 500] })));
     expect(error.status).toBe(400);
     expect(error.message).toContain("2880x1800");
-    const outside = await refusal(fit(screenshot, opts(256 * KiB, { region: [5000, 5000, 6000, 6000] })));
+    const outside = await refusal(fitBytes(screenshot, opts(256 * KiB, { region: [5000, 5000, 6000, 6000] })));
     expect(outside.status).toBe(400);
   });
 });
@@ -294,7 +294,7 @@ describe("fitImage output format (issue 24.4)", () => {
     const spec = UI_SCREENSHOTS.find(([name]) => name.includes("phone chat"))![1];
     const pixels = uiScreenshotPixels(spec);
     const input = await encodePng(pixels, spec.width, spec.height, 3);
-    const out = await fit(input, opts(1024 * KiB, { region: [0, 0, 1170, 1500] }));
+    const out = await fitBytes(input, opts(1024 * KiB, { region: [0, 0, 1170, 1500] }));
     expect(out.mediaType).toBe("image/png");
     expect(out.quality).toBeUndefined();
     expect(out.dataUrlBytes).toBe(dataUrlLength("image/png", out.data.length));
@@ -312,14 +312,14 @@ describe("fitImage output format (issue 24.4)", () => {
 
   it("the PNG is sent only when it is no larger than the JPEG: a photo saved as PNG still comes back as a JPEG", async () => {
     const input = await encodePng(photoPixels(1600, 1200), 1600, 1200, 3);
-    const out = await fit(input, opts(1024 * KiB));
+    const out = await fitBytes(input, opts(1024 * KiB));
     expect(out.mediaType).toBe("image/jpeg");
     expect(out.dataUrlBytes).toBeLessThanOrEqual(1024 * KiB);
   });
 
   it("a JPEG source stays a JPEG, and the quality search goes above 90 when the budget allows it", async () => {
     const input = await photoJpeg(fixtureWasm, 1200, 800);
-    const out = await fit(input, opts(1024 * KiB, { region: [0, 0, 1200, 799] }));
+    const out = await fitBytes(input, opts(1024 * KiB, { region: [0, 0, 1200, 799] }));
     expect(out.mediaType).toBe("image/jpeg");
     expect(out.quality).toBeGreaterThan(90);
   });
@@ -327,12 +327,12 @@ describe("fitImage output format (issue 24.4)", () => {
 
 describe("fitImage refusals", () => {
   it("HEIC and AVIF are 415s that name the format and say what to do", async () => {
-    const heic = await refusal(fit(ftypHeader("mif1", ["mif1", "heic"]), opts(256 * KiB)));
+    const heic = await refusal(fitBytes(ftypHeader("mif1", ["mif1", "heic"]), opts(256 * KiB)));
     expect(heic.status).toBe(415);
     expect(heic.code).toBe("unsupported_media_type");
     expect(heic.message).toContain("HEIC");
     expect(heic.message).toContain("JPEG or PNG");
-    const avif = await refusal(fit(ftypHeader("avif", ["mif1", "miaf"]), opts(256 * KiB)));
+    const avif = await refusal(fitBytes(ftypHeader("avif", ["mif1", "miaf"]), opts(256 * KiB)));
     expect(avif.status).toBe(415);
     expect(avif.message).toContain("AVIF");
   });
@@ -346,12 +346,12 @@ describe("fitImage refusals", () => {
   });
 
   it("junk bytes are a 415", async () => {
-    const error = await refusal(fit(junkBytes(), opts(256 * KiB)));
+    const error = await refusal(fitBytes(junkBytes(), opts(256 * KiB)));
     expect(error.status).toBe(415);
   });
 
   it("a truncated header is a 400", async () => {
-    const error = await refusal(fit(pngHeaderOnly(100, 100).subarray(0, 20), opts(256 * KiB)));
+    const error = await refusal(fitBytes(pngHeaderOnly(100, 100).subarray(0, 20), opts(256 * KiB)));
     expect(error.status).toBe(400);
   });
 
@@ -360,7 +360,7 @@ describe("fitImage refusals", () => {
       ["VP8X", vp8x(4000, 3000)],
       ["VP8L", vp8lHeader(4000, 3000)],
     ]);
-    const error = await refusal(fit(webp, opts(256 * KiB)));
+    const error = await refusal(fitBytes(webp, opts(256 * KiB)));
     expect([error.status, error.code]).toEqual([400, "invalid_image"]);
     expect(error.message).toMatch(/^The WEBP image /);
   });
@@ -369,12 +369,12 @@ describe("fitImage refusals", () => {
     const width = 2600,
       height = 2400; // 6.24 MP
     const pixels = screenshotPixels(width, height);
-    const twin = await fit(await encodePng(pixels, width, height, 3), opts(256 * KiB));
-    const interlaced = await fit(await encodePngInterlaced(pixels, width, height), opts(256 * KiB));
+    const twin = await fitBytes(await encodePng(pixels, width, height, 3), opts(256 * KiB));
+    const interlaced = await fitBytes(await encodePngInterlaced(pixels, width, height), opts(256 * KiB));
     expect([interlaced.width, interlaced.height]).toEqual([1568, 1447]);
     expect(interlaced.data).toEqual(twin.data);
     const gif = gifOf(width, height, [{ width: 400, height: 300, left: 1100, top: 1000 }]);
-    const fitted = await fit(gif, opts(256 * KiB));
+    const fitted = await fitBytes(gif, opts(256 * KiB));
     expect([fitted.width, fitted.height]).toEqual([1568, 1447]);
     const shown = decodeRgba(fitted.data);
     const at = (x: number, y: number) => [
@@ -387,7 +387,7 @@ describe("fitImage refusals", () => {
 
   it("a WebP over max_input_pixels is a 413 from its header alone, as every format (WebP has no cap of its own)", async () => {
     const error = await refusal(
-      fit(
+      fitBytes(
         webpOf([
           ["VP8X", vp8x(5000, 4000)],
           ["VP8L", vp8lHeader(5000, 4000)],
@@ -400,7 +400,7 @@ describe("fitImage refusals", () => {
   });
 
   it("a 60 MP image is a 413 from its header alone (its body is not even decodable)", async () => {
-    const error = await refusal(fit(pngHeaderOnly(10000, 6000), opts(256 * KiB)));
+    const error = await refusal(fitBytes(pngHeaderOnly(10000, 6000), opts(256 * KiB)));
     expect(error.status).toBe(413);
     expect(error.code).toBe("image_too_large");
     expect(error.message).toContain("10000x6000");

@@ -1,0 +1,40 @@
+/**
+ * What tests ask the loopback emulator (test/emulator/server.ts), and the small helpers every
+ * test file needs: web-standard APIs only, so workerd, Node and Deno tests share them.
+ */
+import type { LlmCall } from "../emulator/llm";
+
+/** A token that makes a test's queries and URLs unique in a shared emulator. */
+export const uniqueToken = (prefix = "t"): string => `${prefix}${crypto.randomUUID().replaceAll("-", "").slice(0, 12)}`;
+
+/** How many calls the emulator received for `provider` whose query or URL contains `contains`. */
+export async function emulatorCalls(emulator: string, provider: string, contains: string): Promise<number> {
+  const query = `provider=${encodeURIComponent(provider)}&contains=${encodeURIComponent(contains)}`;
+  const response = await fetch(`${emulator}/__calls?${query}`);
+  return ((await response.json()) as { count: number }).count;
+}
+
+/** The LLM emulator's record of the calls whose system prompt, last message or path contains `tag`. */
+export async function llmCalls(emulator: string, tag: string): Promise<LlmCall[]> {
+  const response = await fetch(`${emulator}/llm/__calls?contains=${encodeURIComponent(tag)}`);
+  return ((await response.json()) as { calls: LlmCall[] }).calls;
+}
+
+/** POSTs `body` as JSON to `url` (extra headers beside the content type). */
+export function postJson(url: string, body: unknown, headers: Record<string, string> = {}): Promise<Response> {
+  return fetch(url, {
+    method: "POST",
+    headers: { "content-type": "application/json", ...headers },
+    body: JSON.stringify(body),
+  });
+}
+
+/** How many calls naming `[gate:ID]` have arrived at the emulator and wait there. */
+export async function gateArrivals(emulator: string, id: string): Promise<number> {
+  return ((await (await fetch(`${emulator}/__gate/${id}`)).json()) as { arrived: number }).arrived;
+}
+
+/** Lets every call held at `[gate:ID]`, and every later one, through. */
+export async function openGate(emulator: string, id: string): Promise<void> {
+  await (await fetch(`${emulator}/__gate/${id}/open`, { method: "POST" })).arrayBuffer();
+}

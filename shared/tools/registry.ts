@@ -93,7 +93,7 @@ function visionForMcp(body: Record<string, unknown>): McpToolResult {
       : rest.embed_cap === null
         ? "no cap"
         : `cap ${rest.embed_cap}`;
-  const text = `Image ${image.width}x${image.height} ${image.media_type} (${image.bytes} bytes as a data URL) in the image block. ${rest.note} Loads of this image in this session: ${rest.embed_count ?? "-"} (${cap}).`;
+  const text = `Image ${image.width}x${image.height} ${image.media_type} (${image.bytes} bytes; ${image.data_url_bytes} as a data URL) in the image block. ${rest.note} Loads of this image in this session: ${rest.embed_count ?? "-"} (${cap}).`;
   return {
     structured: rest,
     text: text.slice(0, MCP_SUMMARY_MAX_CHARS),

@@ -105,7 +105,7 @@ export const visionAnalyzeTool = defineTool({
   name: "vision_analyze",
   path: "/v1/vision_analyze",
   description:
-    "Look at an image. Native path: returns the image fitted to the embed budget with provider-ready blocks (repeat loads of one image per session are capped). Descriptor path: returns an auxiliary model's description.",
+    "Look at an image, fitted to the embed byte budget, with repeat loads of one image per session capped. Native path: returns the image fitted to the embed budget with provider-ready blocks (repeat loads of one image per session are capped). Descriptor path: returns an auxiliary model's description.",
   input: VisionRequest,
   output: VisionResponse,
   errorStatuses: [403, 409, 422, 502, 503, 504],

@@ -47,18 +47,15 @@ function devOutputFilter(): (line: string) => boolean {
 function main(): void {
   const env: NodeJS.ProcessEnv = { ...process.env, WRANGLER_SEND_METRICS: "false" };
   env.CLOUDFLARE_CF_FETCH_ENABLED ??= "false";
+  // Only stderr, where both kinds of noise go, passes through the filter: stdin and stdout stay the
+  // terminal's, so wrangler keeps its interactive keys ([b] open a browser, [x] exit, ...).
   // Colours as wrangler would use them writing to this terminal itself.
-  if (process.stdout.isTTY && env.FORCE_COLOR === undefined) env.FORCE_COLOR = "1";
-  const child = spawn("wrangler", ["dev", ...process.argv.slice(2)], { env, stdio: ["inherit", "pipe", "pipe"] });
-  for (const [from, to] of [
-    [child.stdout, process.stdout],
-    [child.stderr, process.stderr],
-  ] as const) {
-    const keep = devOutputFilter();
-    createInterface({ input: from, crlfDelay: Number.POSITIVE_INFINITY }).on("line", (line) => {
-      if (keep(line)) to.write(`${line}\n`);
-    });
-  }
+  if (process.stderr.isTTY && env.FORCE_COLOR === undefined) env.FORCE_COLOR = "1";
+  const child = spawn("wrangler", ["dev", ...process.argv.slice(2)], { env, stdio: ["inherit", "inherit", "pipe"] });
+  const keep = devOutputFilter();
+  createInterface({ input: child.stderr, crlfDelay: Number.POSITIVE_INFINITY }).on("line", (line) => {
+    if (keep(line)) process.stderr.write(`${line}\n`);
+  });
   // Ctrl-C reaches wrangler too (same process group): wait for it to finish, then leave as it did.
   for (const signal of ["SIGINT", "SIGTERM", "SIGHUP"] as const)
     process.on(signal, () => {

@@ -385,7 +385,7 @@ export function openApiDocument(tools: ToolDefinition[], version: string, server
     "/openapi.json": {
       get: {
         operationId: "openapi",
-        summary: "This document",
+        summary: "The OpenAPI 3.1 description of every route of this build",
         security: [],
         responses: {
           "200": { description: "OpenAPI 3.1", headers: requestIdHeader, content: json({ type: "object" }) },

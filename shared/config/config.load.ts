@@ -9,6 +9,7 @@ import { apiTokens } from "../http/auth";
 import { shownPrices } from "../models/models.table";
 import { capRule } from "../embeds/cap-rule";
 import { findSecretInUrl } from "../safety/secrets";
+import { nearest } from "../nearest";
 import { Config, SECRET_NAMES, type Secrets } from "./config.schema";
 
 export interface LoadedConfig {
@@ -41,22 +42,24 @@ export const CONFIG_PLACES = {
   deno: "config.json (or CONFIG_PATH), .dev.vars or the {flat} environment variable, then restart the process",
 } as const;
 
+/** One thing wrong with the configuration: the sentence that says it, and the flat variable that fixes it. */
+interface Mistake {
+  says: string;
+  flat: string;
+}
+
 /**
  * Reads the configuration out of a runtime environment record.
  * @param places where this runtime reads its settings (CONFIG_PLACES), for the error message
- * @throws AppError 500 `config_error` naming the first unusable key, its value, and where to fix it.
+ * @throws AppError 500 `config_error` naming every unusable or misspelled key at once, its value,
+ *   and where to fix it (`details` lists them one by one).
  * @example loadConfig({ web: { cache_ttl_minutes: 60 }, WEB_CACHE_ENABLED: "false" }, CONFIG_PLACES.deno)
  */
 export function loadConfig(env: Record<string, unknown>, places: string = CONFIG_PLACES.workers): LoadedConfig {
-  const misspelled = misspelledKey(env);
-  if (misspelled) {
-    const meant = misspelled.meant ? ` (did you mean ${misspelled.meant}?)` : "";
-    throw new AppError(
-      500,
-      "config_error",
-      `Configuration key ${misspelled.given} is not a setting${meant}, so it would be ignored. Fix it in ${places.replace("{flat}", misspelled.flat)}.`,
-    );
-  }
+  const mistakes: Mistake[] = misspelledKeys(env).map(({ given, meant, flat }) => ({
+    says: `Configuration key ${given} is not a setting${meant ? ` (did you mean ${meant}?)` : ""}, so it would be ignored.`,
+    flat,
+  }));
   const raw: Record<string, unknown> = {};
   for (const key of CONFIG_KEYS) setPath(raw, key, tableValue(env, key));
   for (const [flat, key] of Object.entries(FLAT_ALIASES)) {
@@ -68,13 +71,10 @@ export function loadConfig(env: Record<string, unknown>, places: string = CONFIG
   }
   const parsed = Config.safeParse(raw);
   if (!parsed.success) {
-    const issue = parsed.error.issues[0];
-    const key = issue?.path.join(".") ?? "config";
-    throw new AppError(
-      500,
-      "config_error",
-      `Configuration key ${key} is unusable: ${issue?.message ?? "invalid value"}. Fix it in ${places.replace("{flat}", flatName(key))}.`,
-    );
+    for (const issue of parsed.error.issues) {
+      const key = issue.path.join(".") || "config";
+      mistakes.push({ says: `Configuration key ${key} is unusable: ${issue.message}.`, flat: flatName(key) });
+    }
   }
   const secrets: Secrets = {};
   for (const name of SECRET_NAMES) {
@@ -83,12 +83,32 @@ export function loadConfig(env: Record<string, unknown>, places: string = CONFIG
   }
   // Set, yet no token in it (only commas or spaces): refused, never read as "no tokens, anonymous".
   if (secrets.API_TOKENS !== undefined && apiTokens(secrets.API_TOKENS).length === 0)
-    throw new AppError(
-      500,
-      "config_error",
-      `API_TOKENS is set but holds no token (only commas or spaces); set comma-separated tokens, or remove it. Fix it in ${places.replace("{flat}", "API_TOKENS")}.`,
-    );
+    mistakes.push({
+      says: "API_TOKENS is set but holds no token (only commas or spaces); set comma-separated tokens, or remove it.",
+      flat: "API_TOKENS",
+    });
+  if (mistakes.length > 0 || !parsed.success) throw configError(mistakes, places);
   return { config: parsed.data, secrets };
+}
+
+/**
+ * The one config_error for every mistake found: each sentence, then where to fix them all.
+ * @example configError([{ says: "Configuration key web.x is not a setting.", flat: "WEB_X" }], CONFIG_PLACES.deno)
+ */
+function configError(mistakes: Mistake[], places: string): AppError {
+  const flats = [...new Set(mistakes.map((mistake) => mistake.flat))];
+  const where = places.replace(
+    /\{flat\}((?: environment)? variable)/,
+    (_, noun: string) => `${flats.join(", ")}${noun}${flats.length > 1 ? "s" : ""}`,
+  );
+  const sentences = mistakes.map((mistake) => mistake.says);
+  const message =
+    mistakes.length === 1
+      ? `${sentences[0]} Fix it in ${where}.`
+      : `The configuration has ${mistakes.length} mistakes. ${sentences.join(" ")} Fix them in ${where}.`;
+  return new AppError(500, "config_error", message, {
+    details: mistakes.length > 1 ? sentences.map((says) => ({ message: says })) : undefined,
+  });
 }
 
 /**
@@ -130,13 +150,14 @@ const FLAT_NAMES = [...CONFIG_KEYS.map(flatName), ...Object.keys(FLAT_ALIASES), 
 const KNOWN_FLAT_NAMES = new Set(FLAT_NAMES);
 
 /**
- * A key an operator meant as a setting that names none: a key inside a section table that is not
+ * Every key an operator meant as a setting that names none: a key inside a section table that is not
  * one of its settings (`[vars.web] cache_tll_minutes`), a table named one letter off a section
  * (`[vars.webb]`), or a flat variable with a section's prefix one or two letters off a setting's
  * name (`WEB_SERCH_PROVIDER`). Flat variables far from every setting are left alone: on Deno they
  * are the whole process environment (`WEB_CONCURRENCY` is a host's, not ours).
  */
-function misspelledKey(env: Record<string, unknown>): { given: string; meant: string | null; flat: string } | null {
+function misspelledKeys(env: Record<string, unknown>): { given: string; meant: string | null; flat: string }[] {
+  const found: { given: string; meant: string | null; flat: string }[] = [];
   for (const [name, value] of Object.entries(env)) {
     const table = typeof value === "string" && value.trim().startsWith("{") ? safeJson(value) : value;
     if (table === null || typeof table !== "object" || Array.isArray(table)) continue;
@@ -146,59 +167,34 @@ function misspelledKey(env: Record<string, unknown>): { given: string; meant: st
         Config.shape[name as keyof typeof Config.shape],
         name,
       );
-      if (unknown) return { given: unknown, meant: nearest(unknown, CONFIG_KEYS, 3), flat: flatName(unknown) };
+      for (const given of unknown) found.push({ given, meant: nearest(given, CONFIG_KEYS, 3), flat: flatName(given) });
     } else {
       const meant = nearest(name, SECTIONS, 1);
-      if (meant && name.length > 2) return { given: name, meant, flat: flatName(name) };
+      if (meant && name.length > 2) found.push({ given: name, meant, flat: flatName(name) });
     }
   }
   for (const name of Object.keys(env)) {
     if (KNOWN_FLAT_NAMES.has(name) || !SECTION_PREFIXES.some((prefix) => name.startsWith(prefix))) continue;
     const meant = nearest(name, FLAT_NAMES, 2);
-    if (meant) return { given: name, meant, flat: name };
+    if (meant) found.push({ given: name, meant, flat: name });
   }
-  return null;
+  return found;
 }
 
-/** The first key of `table` (dotted from `prefix`) that `schema` has no setting for, looking inside nested sections. */
-function unknownInTable(table: Record<string, unknown>, schema: unknown, prefix: string): string | null {
-  if (!(schema instanceof z.ZodObject)) return null; // a record (pricing.models) checks its own keys
+/** The keys of `table` (dotted from `prefix`) that `schema` has no setting for, looking inside nested sections. */
+function unknownInTable(table: Record<string, unknown>, schema: unknown, prefix: string): string[] {
+  if (!(schema instanceof z.ZodObject)) return []; // a record (pricing.models) checks its own keys
+  const unknown: string[] = [];
   for (const [key, value] of Object.entries(table)) {
     // A note in a config.json ("_comment") or a schema reference ("$schema") is no setting, and no mistake.
     if (key.startsWith("_") || key.startsWith("$")) continue;
-    if (!Object.hasOwn(schema.shape, key)) return `${prefix}.${key}`;
-    if (value !== null && typeof value === "object" && !Array.isArray(value)) {
+    if (!Object.hasOwn(schema.shape, key)) unknown.push(`${prefix}.${key}`);
+    else if (value !== null && typeof value === "object" && !Array.isArray(value)) {
       const field = (schema.shape as Record<string, unknown>)[key];
-      const inner = unknownInTable(value as Record<string, unknown>, field, `${prefix}.${key}`);
-      if (inner) return inner;
+      unknown.push(...unknownInTable(value as Record<string, unknown>, field, `${prefix}.${key}`));
     }
   }
-  return null;
-}
-
-/** The candidate at most `within` edits from `given` (the closest), or null. */
-function nearest(given: string, candidates: readonly string[], within: number): string | null {
-  let best: string | null = null;
-  let bestDistance = within + 1;
-  for (const candidate of candidates) {
-    const distance = editDistance(given, candidate, bestDistance);
-    if (distance < bestDistance) [best, bestDistance] = [candidate, distance];
-  }
-  return best;
-}
-
-/** Levenshtein distance of `a` and `b`, or `limit` once it is known to be at least that. */
-function editDistance(a: string, b: string, limit: number): number {
-  if (Math.abs(a.length - b.length) >= limit || a.length > 100 || b.length > 100) return limit;
-  let previous = Array.from({ length: b.length + 1 }, (_, j) => j);
-  for (let i = 1; i <= a.length; i++) {
-    const row = [i];
-    for (let j = 1; j <= b.length; j++)
-      row[j] = Math.min(previous[j]! + 1, row[j - 1]! + 1, previous[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1));
-    if (Math.min(...row) >= limit) return limit;
-    previous = row;
-  }
-  return Math.min(previous[b.length]!, limit);
+  return unknown;
 }
 
 /** Value of a dotted key inside the section tables (`env.web.cache_ttl_minutes`). */

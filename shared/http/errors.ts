@@ -16,6 +16,7 @@ export type ErrorCode =
   | "invalid_image"
   | "secret_in_url"
   | "blocked_private_address"
+  | "host_not_found"
   | "dns_unavailable"
   | "blocked_by_policy"
   | "fetch_failed"

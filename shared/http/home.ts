@@ -25,14 +25,20 @@ export function indexRoutes(openApiPaths: Record<string, unknown>, proxies: read
   const routes: RouteEntry[] = [];
   for (const [path, operations] of Object.entries(openApiPaths)) {
     if (path === "/") continue; // this page
-    for (const [method, operation] of Object.entries(operations as Record<string, { summary?: string }>))
-      routes.push({ method: method.toUpperCase(), path, what: operation.summary ?? "" });
+    for (const [method, operation] of Object.entries(
+      operations as Record<string, { summary?: string; description?: string }>,
+    )) {
+      // A short description says more than its first sentence ("Search the web" alone says little).
+      const { summary = "", description } = operation;
+      const what = description && description.length <= 200 && description.startsWith(summary) ? description : summary;
+      routes.push({ method: method.toUpperCase(), path, what });
+    }
   }
   for (const name of proxies)
     routes.push({
       method: "ANY",
       path: `/${name}/*`,
-      what: `The ${name} API through the proxy: point the SDK's base URL here (docs/proxy.md)`,
+      what: `The ${name} API through the proxy: point the SDK's base URL here and send X-Session-Id to name each session (docs/proxy.md)`,
     });
   return routes;
 }

@@ -4,6 +4,7 @@
  * SSRF and policy; `gateUrl` runs them all for a single URL (and for every redirect hop).
  */
 import { AppError } from "../http/errors";
+import { fieldName } from "../http/validate";
 import { compileHostList } from "./policy";
 import { findSecretInUrl } from "./secrets";
 import { type SsrfOptions, checkUrlSafety } from "./ssrf";
@@ -49,16 +50,16 @@ export function assertNoSecretInUrl(rawUrl: string, where = "A URL in this reque
 /**
  * Step 2 for a whole call: run it on EVERY URL before anything else happens, because one secret
  * refuses the whole call (nothing fetched, nothing cached). `details.index` is the position of the
- * first offending URL.
+ * first offending URL, which the message names as the caller wrote it (`urls[1]`).
  */
-export function assertNoSecretInUrls(rawUrls: readonly string[]): void {
+export function assertNoSecretInUrls(rawUrls: readonly string[], field = "urls"): void {
   rawUrls.forEach((raw, index) => {
     const finding = findSecretInUrl(raw);
     if (finding === null) return;
     throw new AppError(
       422,
       "secret_in_url",
-      `URL ${index + 1} of this request looks like it carries a secret (${finding.kind}); remove the credential from the URL and try again.`,
+      `${fieldName([field, index])} looks like it carries a secret (${finding.kind}); remove the credential from the URL and try again.`,
       { details: { index, kind: finding.kind } },
     );
   });
@@ -74,8 +75,8 @@ export function parseTargetUrl(rawUrl: string): URL {
 }
 
 /**
- * Step 3: throws 403 `blocked_private_address` when the URL's host is not public (or cannot be
- * verified), 503 `dns_unavailable` when the DoH resolver itself cannot be used (still refused),
+ * Step 3: throws 403 `blocked_private_address` when the URL's host is not public, 422
+ * `host_not_found` when DNS has no address for its name, 503 `dns_unavailable` when the DoH resolver itself cannot be used (still refused),
  * 400 `invalid_request` for a scheme other than http/https, a missing host or user-info. Resolves
  * to whether the host passed only as a local one (`security.allow_private_urls`): what is read
  * there is never stored in the shared cache.
@@ -85,6 +86,7 @@ export async function assertSsrfSafe(url: URL, options: SsrfOptions): Promise<{ 
   if (verdict.ok) return { local: verdict.local };
   if (verdict.code === "invalid_url") throw new AppError(400, "invalid_request", verdict.message);
   if (verdict.code === "dns_unavailable") throw new AppError(503, "dns_unavailable", verdict.message);
+  if (verdict.code === "host_not_found") throw new AppError(422, "host_not_found", verdict.message);
   throw new AppError(403, "blocked_private_address", verdict.message);
 }
 

@@ -21,6 +21,7 @@ export type RefusalCode =
   | "secret_in_url"
   | "invalid_request"
   | "blocked_private_address"
+  | "host_not_found"
   | "dns_unavailable"
   | "blocked_by_policy"
   | "fetch_failed"
@@ -38,6 +39,7 @@ const REFUSAL_CODES = new Set<string>([
   "secret_in_url",
   "invalid_request",
   "blocked_private_address",
+  "host_not_found",
   "dns_unavailable",
   "blocked_by_policy",
   "fetch_failed",

@@ -30,6 +30,8 @@ export interface SafeFetchOptions {
     statuses: ReadonlySet<number>;
     check(status: number, headers: Headers, body: Uint8Array): Error | null;
   };
+  /** What is fetched, as the messages name it: "page" (default) or "image" ("The image at … could not be fetched"). */
+  noun?: "page" | "image";
 }
 
 /** How much of a failure answer `inspectFailure` sees; challenge pages are far smaller. */
@@ -70,6 +72,7 @@ class DeadlineExceeded extends Error {}
  */
 export async function safeFetch(input: string | URL, options: SafeFetchOptions): Promise<SafeFetchResult> {
   const maxRedirects = options.maxRedirects ?? 5;
+  const noun = options.noun ?? "page";
   const first = await gateUrl(input.toString(), options.gate);
   let current = first.url;
   let local = first.local;
@@ -96,13 +99,13 @@ export async function safeFetch(input: string | URL, options: SafeFetchOptions):
         const location = response.headers.get("location") ?? "";
         await discard(response);
         if (redirects >= maxRedirects) {
-          throw fetchFailed(current, `it redirected more than ${maxRedirects} times`);
+          throw fetchFailed(noun, current, `it redirected more than ${maxRedirects} times`);
         }
-        const hop = await gateRedirect(location, current, options.gate);
+        const hop = await gateRedirect(location, current, options.gate, noun);
         const next = hop.url;
         local ||= hop.local;
         const key = withoutFragment(next);
-        if (visited.has(key)) throw fetchFailed(current, "its redirects form a loop");
+        if (visited.has(key)) throw fetchFailed(noun, current, "its redirects form a loop");
         visited.add(key);
         if (next.origin !== current.origin) for (const name of ORIGIN_BOUND_HEADERS) headers.delete(name);
         current = next;
@@ -111,7 +114,7 @@ export async function safeFetch(input: string | URL, options: SafeFetchOptions):
       if (response.status < 200 || response.status > 299) {
         const inspected = await inspectFailure(options, response, withinDeadline);
         if (inspected) throw inspected;
-        throw fetchFailed(current, `it answered with HTTP ${response.status}`);
+        throw fetchFailed(noun, current, `it answered with HTTP ${response.status}`);
       }
       const mediaType = mediaTypeOf(response.headers.get("content-type"));
       if (options.acceptContentType && !options.acceptContentType(mediaType)) {
@@ -119,13 +122,13 @@ export async function safeFetch(input: string | URL, options: SafeFetchOptions):
         throw new FetchLimitError(
           415,
           "unsupported_content",
-          `The page at ${current.hostname} is ${mediaType || "of an unknown content type"}, which this tool cannot read.`,
+          `The ${noun} at ${current.hostname} is ${mediaType || "of an unknown content type"}, which this tool cannot read.`,
         );
       }
       const body =
         (options.method ?? "GET") === "HEAD"
           ? new Uint8Array(0)
-          : await readLimited(response, options.maxBytes, current, withinDeadline);
+          : await readLimited(response, options.maxBytes, current, withinDeadline, noun);
       return { finalUrl: current.href, local, status: response.status, headers: response.headers, body };
     }
   } catch (error) {
@@ -133,7 +136,7 @@ export async function safeFetch(input: string | URL, options: SafeFetchOptions):
       throw new AppError(
         502,
         "fetch_failed",
-        `The page at ${current.hostname} did not answer within ${formatSeconds(options.timeoutMs)} s.`,
+        `The ${noun} at ${current.hostname} did not answer within ${formatSeconds(options.timeoutMs)} s.`,
       );
     }
     throw error;
@@ -157,7 +160,7 @@ async function send(
     if (error instanceof DeadlineExceeded || signal.aborted) throw new DeadlineExceeded();
     // The fetch port's own refusal (Deno's connect-time address check) is said as it is.
     if (error instanceof AppError) throw error;
-    throw fetchFailed(url, "the connection failed", error);
+    throw fetchFailed(options.noun ?? "page", url, "the connection failed", error);
   }
 }
 
@@ -165,14 +168,19 @@ async function send(
  * A redirect target goes through the whole gate again: secrets (in the Location as sent and as
  * resolved), SSRF, policy. A target that is not an http(s) URL is a failed fetch, not a bad request.
  */
-async function gateRedirect(location: string, current: URL, gate: GateOptions): Promise<{ url: URL; local: boolean }> {
+async function gateRedirect(
+  location: string,
+  current: URL,
+  gate: GateOptions,
+  noun: string,
+): Promise<{ url: URL; local: boolean }> {
   const where = `A redirect from ${current.hostname}`;
   assertNoSecretInUrl(location, where);
   let next: URL;
   try {
     next = new URL(location, current);
   } catch {
-    throw fetchFailed(current, "it redirected to an unparseable location");
+    throw fetchFailed(noun, current, "it redirected to an unparseable location");
   }
   assertNoSecretInUrl(next.href, where);
   let local: boolean;
@@ -180,7 +188,7 @@ async function gateRedirect(location: string, current: URL, gate: GateOptions): 
     ({ local } = await assertSsrfSafe(next, gate));
   } catch (error) {
     if (error instanceof AppError && error.code === "invalid_request") {
-      throw fetchFailed(current, "it redirected to something other than an http or https URL with a host");
+      throw fetchFailed(noun, current, "it redirected to something other than an http or https URL with a host");
     }
     throw error;
   }
@@ -193,18 +201,19 @@ async function readLimited(
   maxBytes: number,
   url: URL,
   withinDeadline: <T>(work: Promise<T>) => Promise<T>,
+  noun: string,
 ): Promise<Uint8Array> {
   const declared = Number(response.headers.get("content-length"));
   if (Number.isFinite(declared) && declared > maxBytes) {
     await discard(response);
-    throw tooLarge(url, maxBytes);
+    throw tooLarge(noun, url, maxBytes);
   }
   if (response.body === null) return new Uint8Array(0);
   try {
-    return await readAtMost(response.body, maxBytes, () => tooLarge(url, maxBytes), withinDeadline);
+    return await readAtMost(response.body, maxBytes, () => tooLarge(noun, url, maxBytes), withinDeadline);
   } catch (error) {
     if (error instanceof FetchLimitError || error instanceof DeadlineExceeded) throw error;
-    throw fetchFailed(url, "the connection broke while reading the page", error);
+    throw fetchFailed(noun, url, `the connection broke while reading the ${noun}`, error);
   }
 }
 
@@ -239,15 +248,15 @@ async function discard(response: Response): Promise<void> {
   }
 }
 
-function fetchFailed(url: URL, why: string, cause?: unknown): AppError {
-  return new AppError(502, "fetch_failed", `The page at ${url.hostname} could not be fetched: ${why}.`, { cause });
+function fetchFailed(noun: string, url: URL, why: string, cause?: unknown): AppError {
+  return new AppError(502, "fetch_failed", `The ${noun} at ${url.hostname} could not be fetched: ${why}.`, { cause });
 }
 
-function tooLarge(url: URL, maxBytes: number): FetchLimitError {
+function tooLarge(noun: string, url: URL, maxBytes: number): FetchLimitError {
   return new FetchLimitError(
     413,
     "too_large",
-    `The page at ${url.hostname} is larger than the ${maxBytes}-byte limit.`,
+    `The ${noun} at ${url.hostname} is larger than the ${maxBytes}-byte limit.`,
   );
 }
 

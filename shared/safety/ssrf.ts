@@ -9,7 +9,11 @@ import { type AddressClass, PRIVATE_KINDS, classifyIPv4, classifyIPv6, parseIPv4
 export type GateVerdict =
   /** `local`: passed only because `allowPrivate` opens it (a loopback name, or a non-public literal or answer). */
   | { ok: true; local: boolean }
-  | { ok: false; code: "blocked_private_address" | "invalid_url" | "dns_unavailable"; message: string };
+  | {
+      ok: false;
+      code: "blocked_private_address" | "host_not_found" | "invalid_url" | "dns_unavailable";
+      message: string;
+    };
 
 export interface SsrfOptions {
   /**
@@ -91,6 +95,16 @@ function refuse(message: string): GateVerdict {
   return { ok: false, code: "blocked_private_address", message };
 }
 
+/** What an operator sets to reach a private host: said only where that setting would open it. */
+const ALLOW_PRIVATE_HINT =
+  "; an operator who means to reach private hosts sets security.allow_private_urls = true (env SECURITY_ALLOW_PRIVATE_URLS)";
+
+/** The refusal of a non-public address (`cls`), naming the setting that opens it when one does. */
+function refuseAddress(sentence: string, cls: AddressClass): GateVerdict {
+  const hint = PRIVATE_KINDS.has(cls.kind) ? ALLOW_PRIVATE_HINT : "";
+  return refuse(`${sentence}, so it is not fetched${hint}.`);
+}
+
 function invalid(message: string): GateVerdict {
   return { ok: false, code: "invalid_url", message };
 }
@@ -119,7 +133,7 @@ export async function checkUrlSafety(url: URL, options: SsrfOptions): Promise<Ga
   if (literal !== null) {
     if (isAllowedAddress(literal, options.allowPrivate))
       return url.username || url.password ? userInfoRefusal() : literal.kind === "public" ? PUBLIC_OK : LOCAL_OK;
-    return refuse(`The host ${url.hostname} is not a public address (${literal.label}), so it is not fetched.`);
+    return refuseAddress(`The host ${url.hostname} is not a public address (${literal.label})`, literal);
   }
   // WHATWG URL turns every numeric host form into a dotted quad; a host whose last label is still a
   // number (decimal or 0x hex: what makes WHATWG read a host as IPv4) came from a parser that did
@@ -133,7 +147,8 @@ export async function checkUrlSafety(url: URL, options: SsrfOptions): Promise<Ga
   const loopbackName = host === "localhost" || host.endsWith(".localhost");
   if (loopbackName && options.allowPrivate) return url.username || url.password ? userInfoRefusal() : LOCAL_OK;
   if (isLocalLookingHost(host)) {
-    return refuse(`The host ${host} is a local network name; only public hosts can be fetched.`);
+    const hint = loopbackName ? ALLOW_PRIVATE_HINT : "";
+    return refuse(`The host ${host} is a local network name; only public hosts can be fetched${hint}.`);
   }
   if (url.username || url.password) return userInfoRefusal();
   if (!DNS_NAME.test(host)) return invalid("The URL's host is not a valid DNS name.");
@@ -147,14 +162,14 @@ export async function checkUrlSafety(url: URL, options: SsrfOptions): Promise<Ga
         : lookup.reason === "no_address"
           ? "has no IPv4 or IPv6 address in DNS"
           : "could not be resolved (the resolver answered with an error for it)";
-    return refuse(`The host ${host} ${why}, so it cannot be verified as public; check the URL and try again.`);
+    return { ok: false, code: "host_not_found", message: `The host ${host} ${why}; check the URL and try again.` };
   }
   for (const answer of lookup.addresses) {
-    if (!isAllowedAddress(answer.cls, options.allowPrivate)) {
-      return refuse(
-        `The host ${host} resolves to ${answer.address}, which is not a public address (${answer.cls.label}), so it is not fetched.`,
+    if (!isAllowedAddress(answer.cls, options.allowPrivate))
+      return refuseAddress(
+        `The host ${host} resolves to ${answer.address}, which is not a public address (${answer.cls.label})`,
+        answer.cls,
       );
-    }
   }
   return lookup.addresses.every((answer) => answer.cls.kind === "public") ? PUBLIC_OK : LOCAL_OK;
 }

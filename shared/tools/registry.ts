@@ -93,7 +93,7 @@ function visionForMcp(body: Record<string, unknown>): McpToolResult {
       : rest.embed_cap === null
         ? "no cap"
         : `cap ${rest.embed_cap}`;
-  const text = `Image ${image.width}x${image.height} ${image.media_type} (${image.bytes} bytes as a data URL) in the image block. ${rest.note} Loads of this image in this session: ${rest.embed_count ?? "-"} (${cap}).`;
+  const text = `Image ${image.width}x${image.height} ${image.media_type} (${image.bytes} bytes; ${image.data_url_bytes} as a data URL) in the image block. ${rest.note} Loads of this image in this session: ${rest.embed_count ?? "-"} (${cap}).`;
   return {
     structured: rest,
     text: text.slice(0, MCP_SUMMARY_MAX_CHARS),
@@ -105,7 +105,7 @@ export const visionAnalyzeTool = defineTool({
   name: "vision_analyze",
   path: "/v1/vision_analyze",
   description:
-    "Look at an image. Native path: returns the image fitted to the embed budget with provider-ready blocks (repeat loads of one image per session are capped). Descriptor path: returns an auxiliary model's description.",
+    "Look at an image, fitted to the embed byte budget, with repeat loads of one image per session capped. Native path: returns the image fitted to the embed budget with provider-ready blocks (repeat loads of one image per session are capped). Descriptor path: returns an auxiliary model's description.",
   input: VisionRequest,
   output: VisionResponse,
   errorStatuses: [403, 409, 422, 502, 503, 504],

@@ -30,7 +30,14 @@ export const VisionImage = z.union(
       })
       .strict(),
   ],
-  { error: (issue) => (issue.code === "invalid_union" ? IMAGE_SHAPES_HINT : undefined) },
+  {
+    error: (issue) =>
+      issue.code !== "invalid_union"
+        ? undefined
+        : issue.input === undefined
+          ? `image is required; ${IMAGE_SHAPES_HINT}`
+          : IMAGE_SHAPES_HINT,
+  },
 );
 export type VisionImage = z.infer<typeof VisionImage>;
 
@@ -75,7 +82,10 @@ export const VisionNativeResponse = z.object({
       media_type: z.string().describe("Type of the fitted image"),
       width: z.number().describe("Width in pixels"),
       height: z.number().describe("Height in pixels"),
-      bytes: z.number().describe("Length of the data: URL that embeds it"),
+      bytes: z.number().describe("Size of the fitted image in bytes (raw, as original.bytes)"),
+      data_url_bytes: z
+        .number()
+        .describe("Length of the data: URL that embeds it (prefix included); never over vision.embed_target_bytes"),
     })
     .describe("The fitted image; its bytes travel once, in the image block of content"),
   original: z
@@ -83,7 +93,7 @@ export const VisionNativeResponse = z.object({
       media_type: z.string().describe("Detected type"),
       width: z.number().describe("Width in pixels"),
       height: z.number().describe("Height in pixels"),
-      bytes: z.number().describe("Size as received"),
+      bytes: z.number().describe("Size as received, in bytes"),
     })
     .describe("The image as it arrived"),
   note: z.string().describe("Scale factor and crop offset, to map coordinates back to the original"),

@@ -101,7 +101,8 @@ function nativeAnswer(
     path: "native",
     encode_attempts: fitted.encodeAttempts,
     decodes: fitted.decodes,
-    bytes: fitted.dataUrlBytes,
+    bytes: fitted.data.byteLength,
+    data_url_bytes: fitted.dataUrlBytes,
     passed_through: fitted.passedThrough,
   });
   ctx.ports.ledger.record({
@@ -117,7 +118,13 @@ function nativeAnswer(
   return {
     success: true,
     path: "native",
-    image: { media_type: fitted.mediaType, width: fitted.width, height: fitted.height, bytes: fitted.dataUrlBytes },
+    image: {
+      media_type: fitted.mediaType,
+      width: fitted.width,
+      height: fitted.height,
+      bytes: fitted.data.byteLength,
+      data_url_bytes: fitted.dataUrlBytes,
+    },
     original: {
       media_type: fitted.original.mediaType,
       width: fitted.original.width,
@@ -218,6 +225,7 @@ async function imageBytes(ctx: RequestContext, source: ImageSource): Promise<Uin
       maxBytes: MAX_IMAGE_BYTES,
       timeoutMs: IMAGE_FETCH_TIMEOUT_MS,
       headers: { accept: "image/*" },
+      noun: "image",
     });
     return response.body;
   } catch (error) {
@@ -260,10 +268,15 @@ async function describe(
   const { config, secrets } = ctx;
   const { base_url: baseUrl, model } = config.auxiliary.vision;
   if (!baseUrl || !model) {
+    // Name only what is missing: an operator who set the base URL is asked for the model alone.
+    const missing = [
+      ...(baseUrl ? [] : ["auxiliary.vision.base_url (env AUXILIARY_VISION_BASE_URL)"]),
+      ...(model ? [] : ["auxiliary.vision.model (env AUXILIARY_VISION_MODEL)"]),
+    ];
     throw new AppError(
       503,
       "no_provider",
-      "This model cannot see images in tool results and no auxiliary vision model is configured; set auxiliary.vision.base_url and auxiliary.vision.model.",
+      `This model cannot see images in tool results, so the image goes to an auxiliary vision model, which is not configured: set ${missing.join(" and ")}.`,
     );
   }
   const settings = {

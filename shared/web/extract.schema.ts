@@ -24,6 +24,7 @@ export const ExtractError = z.object({
   code: z
     .enum([
       "blocked_private_address",
+      "host_not_found",
       "dns_unavailable",
       "blocked_by_policy",
       "fetch_failed",
@@ -34,7 +35,7 @@ export const ExtractError = z.object({
       "challenge_page",
     ])
     .describe(
-      "Why this URL has no content; challenge_page: a bot wall or challenge interstitial answered instead of the page (never stored)",
+      "Why this URL has no content; host_not_found: DNS has no address for the URL's host; challenge_page: a bot wall or challenge interstitial answered instead of the page (never stored)",
     ),
   message: z.string(),
 });

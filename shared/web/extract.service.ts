@@ -7,6 +7,7 @@
  */
 import type { LoadedConfig } from "../config/config.load";
 import { AppError } from "../http/errors";
+import { fieldName } from "../http/validate";
 import { sha256Hex } from "../hash";
 import type { RequestContext } from "../ports";
 import { recordWebCall } from "../stats/ledger";
@@ -36,6 +37,7 @@ const DIRECT_MAX_BYTES = 16 * 1024 * 1024;
 /** The safety gate's refusals (counted as `refused` in the ledger, wherever in the call they happen). */
 const GATE_REFUSALS: ReadonlySet<string> = new Set([
   "blocked_private_address",
+  "host_not_found",
   "blocked_by_policy",
   "secret_in_url",
   "dns_unavailable",
@@ -57,8 +59,8 @@ export async function webExtract(ctx: RequestContext, input: ExtractRequest): Pr
   const targets = input.urls.map((raw, index) => {
     const url = isHttpUrl(raw) ? new URL(raw) : null;
     if (!url || url.hostname === "") {
-      throw new AppError(400, "invalid_request", `urls.${index} is not a full http or https URL.`, {
-        details: [{ path: ["urls", index], message: "not an absolute http(s) URL" }],
+      throw new AppError(400, "invalid_request", `${fieldName(["urls", index])} is not a full http or https URL.`, {
+        details: [{ path: ["urls", index], message: `${fieldName(["urls", index])} is not a full http or https URL` }],
       });
     }
     return url;

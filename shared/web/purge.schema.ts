@@ -1,5 +1,6 @@
 /** The cache purge request and response (docs/api.md, "Freshness, per request"). */
 import * as z from "zod";
+import { FIELD } from "../http/validate";
 import { ExtractRequest, isHttpUrl } from "./extract.schema";
 import { ClampedLimit, SearchRequest } from "./search.schema";
 
@@ -26,7 +27,7 @@ export const PurgeRequest = z.object({
           .string()
           .min(1)
           .max(8192)
-          .refine(isHttpUrl, { message: "not an absolute http(s) URL" })
+          .refine(isHttpUrl, { message: `${FIELD} is not a full http or https URL` })
           .describe("An http(s) URL, as web_extract was given it"),
         format: z.enum(["markdown", "text"]).optional().describe("The format of the cached read to drop; absent: both"),
       }),

@@ -910,6 +910,16 @@ export function emulatorVars(emulatorUrl: string): Record<string, string> {
   };
 }
 
+/**
+ * What the CLI prints for a person trying the service offline (README, "No keys, no network"): the
+ * test variables, plus an auxiliary model name (so the descriptor path answers) and private
+ * addresses opened, so an image URL on the emulator (`{url}/pages/image.png`) can be fetched. The
+ * tests keep `emulatorVars`: they prove the refusals those two lines would lift.
+ */
+export function offlineDevVars(emulatorUrl: string): Record<string, string> {
+  return { ...emulatorVars(emulatorUrl), AUXILIARY_VISION_MODEL: "emu-vision", SECURITY_ALLOW_PRIVATE_URLS: "true" };
+}
+
 // ---------------------------------------------------------------------------------------------
 // CLI: `npx tsx test/emulator/server.ts --port 9100` prints the .dev.vars lines that point the
 // service at it (every provider, so nothing, not even the keyless rescue, tries the internet) and
@@ -922,7 +932,11 @@ if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) 
   console.log(
     `# The emulator answers on ${emulator.url}. For npm run dev, put these lines in .dev.vars (then restart it);\n# for npm run dev:deno, in .dev.vars or the environment:`,
   );
-  for (const [name, value] of Object.entries(emulatorVars(emulator.url))) console.log(`${name}=${value}`);
+  for (const [name, value] of Object.entries(offlineDevVars(emulator.url))) {
+    if (name === "SECURITY_ALLOW_PRIVATE_URLS")
+      console.log("# Lets vision_analyze fetch an image from the emulator (a loopback address); never in production:");
+    console.log(`${name}=${value}`);
+  }
   const stop = () => void emulator.close().finally(() => process.exit(0));
   process.on("SIGINT", stop);
   process.on("SIGTERM", stop);

@@ -53,7 +53,7 @@ describe("wrangler dev", () => {
     const body = (await fitted.json()) as any;
     expect(fitted.status).toBe(200);
     expect([body.image.width, body.image.height]).toEqual([1568, 1045]);
-    expect(body.image.bytes).toBeLessThanOrEqual(262_144);
+    expect(body.image.data_url_bytes).toBeLessThanOrEqual(262_144);
   });
 });
 

@@ -325,9 +325,12 @@ describe("SSRF gate: hostnames through the DoH emulator", () => {
     if (!verdict.ok) expect(verdict.message).toContain(address);
   });
 
-  it.each(["nxdomain.test", "empty.test", "servfail.test", "bad-data.test"])("fails closed for %s", async (host) => {
-    expect(await verdictFor(host, resolverAt())).toMatchObject({ ok: false, code: BLOCKED });
-  });
+  it.each(["nxdomain.test", "empty.test", "servfail.test", "bad-data.test"])(
+    "fails closed for %s, as host_not_found (not a private address)",
+    async (host) => {
+      expect(await verdictFor(host, resolverAt())).toMatchObject({ ok: false, code: "host_not_found" });
+    },
+  );
 
   it("refuses a name whose resolver is too slow, within the timeout, as dns_unavailable naming the resolver and the setting", async () => {
     const started = Date.now();

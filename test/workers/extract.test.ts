@@ -460,7 +460,13 @@ describe("SSRF: refused before any cache lookup or provider call", () => {
       `http://meta-${token}.attacker.net/`,
     ];
     const { body } = await extract(urls);
-    expect(body.results.map((r: any) => r.error?.code)).toEqual(Array(5).fill("blocked_private_address"));
+    expect(body.results.map((r: any) => r.error?.code)).toEqual([
+      "blocked_private_address",
+      "blocked_private_address",
+      "blocked_private_address",
+      "host_not_found",
+      "blocked_private_address",
+    ]);
     expect(await providerCalls("tavily", token)).toBe(0);
   });
 

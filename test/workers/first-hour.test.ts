@@ -95,7 +95,8 @@ describe("a vision answer carries the image once", () => {
       media_type: "image/png",
       width: 320,
       height: 200,
-      bytes: `data:image/png;base64,${base64}`.length,
+      bytes: small.byteLength,
+      data_url_bytes: `data:image/png;base64,${base64}`.length,
     });
   });
 

@@ -57,14 +57,14 @@ describe("POST /v1/cache/purge input and auth", () => {
   it("refuses a bad body naming the field, and sits behind the /v1 auth", async () => {
     const badUrl = await purge({ extract: [{ url: "not a url" }] });
     expect(badUrl.status).toBe(400);
-    expect(expectErrorShape(badUrl.body).message).toContain("extract.0.url");
+    expect(expectErrorShape(badUrl.body).message).toContain("extract[0].url");
     // The URLs are checked before a provider is chosen: a missing provider key does not hide a bad URL.
     const badUrlNoKey = await call("/v1/cache/purge", {
       body: { search: [{ query: "anything" }], extract: [{ url: "ftp://example.com/x" }] },
       vars: { WEB_SEARCH_PROVIDER: "exa" },
     });
     expect(badUrlNoKey.status).toBe(400);
-    expect(expectErrorShape(await badUrlNoKey.json()).message).toContain("extract.0.url");
+    expect(expectErrorShape(await badUrlNoKey.json()).message).toContain("extract[0].url");
     // A limit a search takes (clamped into 1..100) is taken by the purge too.
     const huge = await purge({ search: [{ query: "clamped limit", limit: 1e20 }] });
     expect([huge.status, huge.body.success]).toEqual([200, true]);

@@ -263,7 +263,7 @@ describe("GET /v1/stats", () => {
       role: i % 2 ? "assistant" : "user",
       content: i % 2 ? "ok" : [{ type: "tool_result", tool_use_id: `t${i}`, content: [image] }],
     }));
-    const res = await callJson("/v1/context/evict", { body: { format: "anthropic", messages, max_images: 1 } });
+    const res = await callJson("/v1/context/evict", { body: { format: "anthropic", messages } });
     expect(res.status).toBe(200);
     const after = await stats();
     expect(after.totals.evict.requests - before.totals.evict.requests).toBe(1);

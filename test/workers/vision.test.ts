@@ -31,8 +31,9 @@ describe("the embed budget", () => {
     expect(status).toBe(200);
     expect(body.path).toBe("native");
     expect([body.image.width, body.image.height]).toEqual([1568, 980]);
-    expect(body.image.bytes).toBeLessThanOrEqual(262_144);
-    expect(body.image.bytes).toBe(`data:${body.image.media_type};base64,${imageBase64(body)}`.length);
+    expect(body.image.data_url_bytes).toBeLessThanOrEqual(262_144);
+    expect(body.image.data_url_bytes).toBe(`data:${body.image.media_type};base64,${imageBase64(body)}`.length);
+    expect(body.image.bytes).toBe(atob(imageBase64(body)).length);
     expect(body.original).toEqual({ media_type: "image/png", width: 2880, height: 1800, bytes: screenshot.byteLength });
     expect(body.note).toContain("1568x980");
     expect(body.content[0]).toEqual({
@@ -49,7 +50,7 @@ describe("the embed budget", () => {
       { image: inline(screenshot), session_id: uniqueToken() },
       { VISION_EMBED_TARGET_BYTES: "65536" },
     );
-    expect(body.image.bytes).toBeLessThanOrEqual(65_536);
+    expect(body.image.data_url_bytes).toBeLessThanOrEqual(65_536);
     expect(Math.max(body.image.width, body.image.height)).toBeLessThanOrEqual(1568);
   });
 

@@ -17,6 +17,8 @@ import type { AppPorts } from "../ports";
 import { KEY_HEADERS, PREFLIGHT, upstreamCredential, SERVICE_TOKEN_HEADER } from "./credentials";
 import type { LlmProviderSpec, LlmUsage, ProxiedPath } from "./providers/llm-provider.types";
 import { relayAnswer } from "./relay";
+import { modelRules } from "../models/models.table";
+import { usageCounters } from "../stats/counters";
 import { transformConversation, type TransformOutcome } from "./transform";
 
 export const SESSION_HEADER = "x-session-id";
@@ -183,7 +185,8 @@ export async function proxyRequest(request: Request, spec: LlmProviderSpec, run:
     }
     const record = (usage: LlmUsage | null, failed: boolean) => {
       // A stream that failed after its 200 is an error too (a status of 400 or more was counted above).
-      const counts: Record<string, number> = usage === null ? {} : { ...usageCounts(usage) };
+      // Each kind under the request's price tier, which only the billed prompt tells (docs/stats.md).
+      const counts: Record<string, number> = usage === null ? {} : usageCounters(usage, modelRules(spec.name, model));
       if (failed && !refused) counts.errors = 1;
       if (Object.keys(counts).length === 0) return;
       run.ports.ledger.record({
@@ -278,17 +281,6 @@ async function withoutKey(
     statusText: upstream.statusText,
     headers: upstream.headers,
   });
-}
-
-/** The ledger's counters for one answer's usage (docs/stats.md, tool `llm`). */
-function usageCounts(usage: LlmUsage): Record<string, number> {
-  return {
-    input_tokens: usage.input,
-    cache_write_5m_tokens: usage.cacheWrite5m,
-    cache_write_1h_tokens: usage.cacheWrite1h,
-    cache_read_tokens: usage.cacheRead,
-    output_tokens: usage.output,
-  };
 }
 
 function edgeHeaders(done: Done): Record<string, string> {

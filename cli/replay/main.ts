@@ -234,6 +234,8 @@ const prices = {
   writeMultiplier: number("write-multiplier", basePrices.writeMultiplier, { integer: false }),
   readMultiplier: number("read-multiplier", basePrices.readMultiplier, { integer: false }),
   uncachedMultiplier: number("uncached-multiplier", basePrices.uncachedMultiplier ?? 1, { integer: false }),
+  // The model's price tiers, as factors of whatever input price is given (docs/eviction.md).
+  ...(basePrices.tiers === undefined ? {} : { tiers: basePrices.tiers }),
 };
 const pace = {
   thinkSeconds: number("think-seconds", DEFAULT_THINK_MS / 1000, { integer: false }),
@@ -382,7 +384,10 @@ function describeModel(): string {
       : model.kind === "openai"
         ? `openai: automatic prefix cache from ${model.minCacheableTokens} tokens in ${model.step}-token steps, idle expiry ${ttlMinutes} min`
         : `ideal: longest unchanged prefix since the previous request (granularity ${model.granularity} tokens), no expiry`;
-  return `model: ${rules}; write ${prices.writeMultiplier}x, read ${prices.readMultiplier}x, uncached ${prices.uncachedMultiplier}x of $${prices.inputPerMTok}/MTok`;
+  const tiers = (prices.tiers ?? []).map(
+    (t) => `; prompts over ${int(t.abovePromptTokens)} tokens billed whole at ${t.factor}x`,
+  );
+  return `model: ${rules}; write ${prices.writeMultiplier}x, read ${prices.readMultiplier}x, uncached ${prices.uncachedMultiplier}x of $${prices.inputPerMTok}/MTok${tiers.join("")}`;
 }
 
 function int(n: number): string {
@@ -413,6 +418,14 @@ function renderTable(r: Comparison, session: Record<string, unknown>): string {
     ["most images in one request", (p) => int(p.max_image_blocks)],
     ["requests over the ceiling", (p) => int(p.requests_over_ceiling)],
     ["requests over 4 breakpoints", (p) => int(p.requests_over_breakpoints)],
+    ...(prices.tiers === undefined
+      ? []
+      : [
+          ["requests over the price tier", (p: PolicyReport) => int(p.requests_over_tier)] as [
+            string,
+            (p: PolicyReport) => string,
+          ],
+        ]),
     [`cost ($${prices.inputPerMTok}/MTok input)`, (p) => `$${p.cost.toFixed(4)}`],
   ];
   const header = [

@@ -1,0 +1,51 @@
+/**
+ * Eviction on a model with a price tier (docs/eviction.md, "Price tiers by prompt size"): the replay
+ * bills each request at its own tier, for every rival, and the `cost` strategy treats the tier's
+ * line as a cliff it may retire to stay under.
+ */
+import { describe, expect, it } from "vitest";
+import { cacheModelFor } from "../../cli/replay/cache.models";
+import { replay } from "../../cli/replay/compare";
+import { keepNewest, noEviction } from "../../cli/replay/rivals";
+import { generateSession, requestsFromTurns } from "../../cli/replay/sessions";
+import { billedCost, modelRules } from "../../shared/models/models.table";
+
+const HAIKU = "claude-haiku-5-5";
+
+/** The heavy screenshot session whose text alone passes 100,000 tokens near its end (80 turns, 60 screenshots). */
+const heavy = () =>
+  requestsFromTurns(generateSession({ turns: 80, images: 60, textTokens: 1_400, imageTokens: 1_600 }), 4_000);
+
+describe("the replay bills each request at its tier", () => {
+  it("every request of every rival costs what billedCost says of its tokens at Haiku 5.5's prices", () => {
+    const { model, prices } = cacheModelFor("anthropic", HAIKU);
+    expect(prices.tiers).toEqual([{ abovePromptTokens: 100_000, factor: 5 }]);
+    const rules = modelRules("anthropic", HAIKU);
+    const report = replay(heavy(), keepNewest(3), { model, prices });
+    let over = 0;
+    for (const r of report.perRequest) {
+      const usage = {
+        input: r.uncachedTokens,
+        cacheWrite5m: r.cacheWriteTokens,
+        cacheWrite1h: 0,
+        cacheRead: r.cacheReadTokens,
+        output: 0,
+      };
+      expect(r.cost).toBeCloseTo(billedCost(rules, usage).costUsd, 12);
+      expect(r.tier).toBe(r.inputTokens > 100_000 ? 1 : 0);
+      if (r.tier > 0) over += 1;
+    }
+    expect(over).toBeGreaterThan(0);
+    expect(report.requests_over_tier).toBe(over);
+  });
+
+  it("the no-eviction reference is priced at 5x for its requests over the line, not at the base price", () => {
+    const { model, prices } = cacheModelFor("anthropic", HAIKU);
+    const flat = { ...prices, tiers: [] };
+    const tiered = replay(heavy(), noEviction, { model, prices });
+    const untiered = replay(heavy(), noEviction, { model, prices: flat });
+    expect(tiered.requests_over_tier).toBeGreaterThan(40);
+    expect(untiered.requests_over_tier).toBe(0);
+    expect(tiered.cost).toBeGreaterThan(3 * untiered.cost);
+  });
+});

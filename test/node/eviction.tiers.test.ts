@@ -5,8 +5,8 @@
  */
 import { describe, expect, it } from "vitest";
 import { cacheModelFor } from "../../cli/replay/cache.models";
-import { replay } from "../../cli/replay/compare";
-import { keepNewest, noEviction } from "../../cli/replay/rivals";
+import { compare, replay } from "../../cli/replay/compare";
+import { costPolicy, keepNewest, noEviction } from "../../cli/replay/rivals";
 import { generateSession, requestsFromTurns } from "../../cli/replay/sessions";
 import { billedCost, modelRules } from "../../shared/models/models.table";
 
@@ -47,5 +47,42 @@ describe("the replay bills each request at its tier", () => {
     expect(tiered.requests_over_tier).toBeGreaterThan(40);
     expect(untiered.requests_over_tier).toBe(0);
     expect(tiered.cost).toBeGreaterThan(3 * untiered.cost);
+  });
+});
+
+describe("the cost strategy sees the tier's cliff", () => {
+  it("on the heavy Haiku 5.5 session: no more requests over 100K than keep-3 + 2, at most 0.7x the cheapest of no eviction, Hermes 20/8/3 and keep-3", () => {
+    const { model, prices } = cacheModelFor("anthropic", HAIKU);
+    const r = compare(heavy(), { model, prices, modelName: HAIKU });
+    expect(r.keep3.requests_over_tier).toBeGreaterThan(0); // the text alone passes the line near the end
+    expect(r.cost.requests_over_tier).toBeLessThanOrEqual(r.keep3.requests_over_tier + 2);
+    const cheapest = Math.min(r.none.cost, r.batched.cost, r.keep3.cost);
+    expect(r.cost.cost).toBeLessThanOrEqual(0.7 * cheapest);
+    // Told the session's length, it does no worse.
+    expect(r.cost_known.requests_over_tier).toBeLessThanOrEqual(r.keep3.requests_over_tier + 2);
+  });
+
+  it("retires to stay under the line only when it brings the request under it: a request whose text alone is over keeps its images", () => {
+    const { model, prices } = cacheModelFor("anthropic", HAIKU);
+    // 3,000 text tokens a turn: past 100K by turn 34 whatever the images.
+    const requests = requestsFromTurns(
+      generateSession({ turns: 50, images: 10, imageEvery: 5, textTokens: 3_000, imageTokens: 1_600 }),
+      4_000,
+    );
+    const report = replay(requests, costPolicy({ provider: "anthropic", model: HAIKU }), { model, prices });
+    const textOnly = (i: number) => 4_000 + (i + 1) * 3_000 + 10 * 10;
+    report.perRequest.forEach((r, i) => {
+      if (r.rule === "price_tier") expect(textOnly(i)).toBeLessThanOrEqual(100_000);
+    });
+  });
+
+  it("a model without a tier never moves by the tier rule, and bills no request over a tier", () => {
+    const { model, prices } = cacheModelFor("anthropic", "claude-sonnet-4-6");
+    const report = replay(heavy(), costPolicy({ provider: "anthropic", model: "claude-sonnet-4-6" }), {
+      model,
+      prices,
+    });
+    expect(report.perRequest.some((r) => r.rule === "price_tier")).toBe(false);
+    expect(report.requests_over_tier).toBe(0);
   });
 });

@@ -33,6 +33,7 @@ import { countOpenaiBreakpoints, openaiAdapter, openaiBlockBefore, withOpenaiBre
 import { resolveLimits, retirementFront, type EvictionLimits } from "./policy";
 import { textTokens } from "./estimate";
 import { conversationSteps } from "./steps";
+import { learnedImageCosts } from "./image-cost";
 import { modelRules, type ModelRules, type PriceOverrides } from "../models/models.table";
 import type { AppPorts } from "../ports";
 import { sha256Hex } from "../hash";
@@ -157,11 +158,14 @@ function costEviction(
 ): EvictResponse {
   const { carriers, uploads } = inventory;
   const rules = costRules(request, context);
+  // A model the table does not know is weighed at the image cost learned from its bills, once known.
+  const learned = rules.known ? undefined : learnedImageCosts.tokensPerImage(request.model);
   const { steps, maxEdge } = conversationSteps(
     adapter,
     request.messages,
     inventory,
     textTokens(request.tools) + textTokens(request.system),
+    learned,
   );
   // The model's ceiling: all its images when each is within the long edge allowed above
   // `manyImages` (an unreadable size counts as too large), else `manyImages`. A caller's

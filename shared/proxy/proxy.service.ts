@@ -17,7 +17,8 @@ import type { AppPorts } from "../ports";
 import { KEY_HEADERS, PREFLIGHT, upstreamCredential, SERVICE_TOKEN_HEADER } from "./credentials";
 import type { LlmProviderSpec, LlmUsage, ProxiedPath } from "./providers/llm-provider.types";
 import { relayAnswer } from "./relay";
-import { modelRules } from "../models/models.table";
+import { learnedImageCosts, type SentShape, sentShape } from "../eviction/image-cost";
+import { modelRules, promptTokens } from "../models/models.table";
 import { usageCounters } from "../stats/counters";
 import { transformConversation, type TransformOutcome } from "./transform";
 
@@ -67,6 +68,8 @@ interface Done {
   readonly transform: TransformOutcome | null;
   readonly bytesSaved: number;
   readonly sessionKey: string | null;
+  /** What was sent, for a model whose image cost is learned from its bills (null: not learned). */
+  readonly sent: SentShape | null;
 }
 
 /**
@@ -106,7 +109,7 @@ export async function proxyRequest(request: Request, spec: LlmProviderSpec, run:
     credential.apply(headers);
 
     let body: Uint8Array | ReadableStream<Uint8Array> | undefined;
-    let done: Done = { transform: null, bytesSaved: 0, sessionKey: null };
+    let done: Done = { transform: null, bytesSaved: 0, sessionKey: null, sent: null };
     // A conversation is read whole (64 MiB at most) to be transformed; any other path (a file
     // upload, a message batch: the providers take hundreds of MB) streams through unread.
     if (request.method !== "GET" && request.method !== "HEAD" && !preflight)
@@ -148,7 +151,21 @@ export async function proxyRequest(request: Request, spec: LlmProviderSpec, run:
       const sent = transform.changed
         ? new TextEncoder().encode(JSON.stringify(transform.body))
         : (exact ?? new TextEncoder().encode(text));
-      done = { transform, bytesSaved: Math.max(0, received - sent.byteLength), sessionKey };
+      // A model the table does not know has its image cost learned from its bills (docs/eviction.md).
+      const learns = proxied.counted && !modelRules(spec.name, model).known && model !== undefined;
+      const sentBody = transform.body;
+      done = {
+        transform,
+        bytesSaved: Math.max(0, received - sent.byteLength),
+        sessionKey,
+        sent: learns
+          ? sentShape(proxied.format.eviction, proxied.format.messagesOf(sentBody) ?? [], [
+              sentBody.system,
+              sentBody.tools,
+              sentBody.instructions,
+            ])
+          : null,
+      };
       body = sent;
     }
 
@@ -184,6 +201,15 @@ export async function proxyRequest(request: Request, spec: LlmProviderSpec, run:
       });
     }
     const record = (usage: LlmUsage | null, failed: boolean) => {
+      if (
+        usage !== null &&
+        !failed &&
+        !refused &&
+        done.sent !== null &&
+        done.sessionKey !== null &&
+        model !== undefined
+      )
+        learnedImageCosts.observe(model, done.sessionKey, done.sent, promptTokens(usage));
       // A stream that failed after its 200 is an error too (a status of 400 or more was counted above).
       // Each kind under the request's price tier, which only the billed prompt tells (docs/stats.md).
       const counts: Record<string, number> = usage === null ? {} : usageCounters(usage, modelRules(spec.name, model));

@@ -7,14 +7,13 @@ import { describe, expect, it } from "vitest";
 import { cacheModelFor } from "../../cli/replay/cache.models";
 import { compare, replay } from "../../cli/replay/compare";
 import { costPolicy, keepNewest, noEviction } from "../../cli/replay/rivals";
-import { generateSession, requestsFromTurns } from "../../cli/replay/sessions";
+import { generateSession, requestsFromTurns, TIER_SESSIONS } from "../../cli/replay/sessions";
 import { billedCost, modelRules } from "../../shared/models/models.table";
 
 const HAIKU = "claude-haiku-5-5";
 
-/** The heavy screenshot session whose text alone passes 100,000 tokens near its end (80 turns, 60 screenshots). */
-const heavy = () =>
-  requestsFromTurns(generateSession({ turns: 80, images: 60, textTokens: 1_400, imageTokens: 1_600 }), 4_000);
+/** The suite's heavy Haiku 5.5 session, whose text alone passes 100,000 tokens near its end (80 turns, 60 screenshots). */
+const heavy = () => requestsFromTurns(generateSession(TIER_SESSIONS[0].shape), 4_000);
 
 describe("the replay bills each request at its tier", () => {
   it("every request of every rival costs what billedCost says of its tokens at Haiku 5.5's prices", () => {
@@ -51,16 +50,20 @@ describe("the replay bills each request at its tier", () => {
 });
 
 describe("the cost strategy sees the tier's cliff", () => {
-  it("on the heavy Haiku 5.5 session: no more requests over 100K than keep-3 + 2, at most 0.7x the cheapest of no eviction, Hermes 20/8/3 and keep-3", () => {
-    const { model, prices } = cacheModelFor("anthropic", HAIKU);
-    const r = compare(heavy(), { model, prices, modelName: HAIKU });
-    expect(r.keep3.requests_over_tier).toBeGreaterThan(0); // the text alone passes the line near the end
-    expect(r.cost.requests_over_tier).toBeLessThanOrEqual(r.keep3.requests_over_tier + 2);
-    const cheapest = Math.min(r.none.cost, r.batched.cost, r.keep3.cost);
-    expect(r.cost.cost).toBeLessThanOrEqual(0.7 * cheapest);
-    // Told the session's length, it does no worse.
-    expect(r.cost_known.requests_over_tier).toBeLessThanOrEqual(r.keep3.requests_over_tier + 2);
-  });
+  it.each(TIER_SESSIONS)(
+    "$name: no more requests over the line than keep-3 + 2, at most 0.7x the cheapest of no eviction, Hermes 20/8/3 and keep-3",
+    (session) => {
+      const { model, prices } = cacheModelFor("anthropic", session.model);
+      const requests = requestsFromTurns(generateSession(session.shape), 4_000);
+      const r = compare(requests, { model, prices, modelName: session.model });
+      expect(r.keep3.requests_over_tier).toBeGreaterThan(0); // the text alone passes the line near the end
+      expect(r.cost.requests_over_tier).toBeLessThanOrEqual(r.keep3.requests_over_tier + 2);
+      const cheapest = Math.min(r.none.cost, r.batched.cost, r.keep3.cost);
+      expect(r.cost.cost).toBeLessThanOrEqual(0.7 * cheapest);
+      // Told the session's length, it does no worse.
+      expect(r.cost_known.requests_over_tier).toBeLessThanOrEqual(r.keep3.requests_over_tier + 2);
+    },
+  );
 
   it("retires to stay under the line only when it brings the request under it: a request whose text alone is over keeps its images", () => {
     const { model, prices } = cacheModelFor("anthropic", HAIKU);

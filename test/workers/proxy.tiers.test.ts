@@ -8,6 +8,7 @@
 import { describe, expect, it } from "vitest";
 import { evictContext } from "../../shared/eviction/evict.service";
 import { encodePng, screenshotPixels } from "../fixtures/images";
+import { systemAnd3 } from "./agent.support";
 import { call, EMULATOR, uniqueToken } from "./helpers";
 
 const MODEL = "claude-haiku-5-5";
@@ -52,19 +53,6 @@ function history(turns: number, shots: readonly string[]): any[] {
   }
   return out;
 }
-
-/** The agent's breakpoints: its system prompt and the last block of each of its last 3 messages. */
-const marked = (messages: any[]) =>
-  messages.map((m, i) =>
-    i < messages.length - 3 || typeof m.content === "string"
-      ? m
-      : {
-          ...m,
-          content: m.content.map((b: any, j: number) =>
-            j === m.content.length - 1 ? { ...b, cache_control: { type: "ephemeral" } } : b,
-          ),
-        },
-  );
 
 const system = (tag: string) => [
   {
@@ -111,7 +99,7 @@ describe("the cost strategy on Haiku 5.5, through the proxy, billed by the emula
             model: MODEL,
             max_tokens: 64,
             system: system(`${way}-${tag}`),
-            messages: marked(evict(messages) as any[]),
+            messages: systemAnd3(evict(messages) as any[]),
           }),
         });
         expect(direct.status).toBe(200);
@@ -122,7 +110,7 @@ describe("the cost strategy on Haiku 5.5, through the proxy, billed by the emula
           model: MODEL,
           max_tokens: 64,
           system: system(`proxy-${tag}`),
-          messages: marked(messages),
+          messages: systemAnd3(messages),
         }),
         headers: {
           "content-type": "application/json",

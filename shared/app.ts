@@ -17,6 +17,7 @@ import { errorResponse, jsonResponse } from "./http/respond";
 import { parseRequest } from "./http/validate";
 import { MCP_CORS, handleMcpPost, mcpOriginRefusal } from "./mcp/mcp.http";
 import { anonymousOriginRefusal, isAllowedOrigin } from "./http/origin";
+import { learnedImageCosts } from "./eviction/image-cost";
 import { openApiDocument } from "./openapi";
 import { proxyRequest } from "./proxy/proxy.service";
 import { LLM_PROVIDERS } from "./proxy/providers/providers.catalog";
@@ -105,7 +106,8 @@ export function createApp(deps: AppDeps): Hono<Env> {
   route("/healthz", { GET: () => healthAnswer(deps) });
 
   route("/v1/config", {
-    GET: (c) => jsonResponse(publicConfig(c.get("loaded"))),
+    // What this isolate (or process) learned of image costs from billed usage (docs/eviction.md).
+    GET: (c) => jsonResponse({ ...publicConfig(c.get("loaded")), learned_image_tokens: learnedImageCosts.snapshot() }),
   });
 
   route("/v1/stats", {

@@ -130,10 +130,20 @@ function configSchema(): Json {
     type: "object",
     properties: Object.fromEntries(SECRET_NAMES.map((name) => [name, { enum: ["set", null] }])),
   };
+  const learned = {
+    type: "object",
+    description:
+      "Tokens per image this isolate (or process) learned from billed usage, per model the table does not know (docs/eviction.md, 'Learned image cost')",
+    additionalProperties: {
+      type: "object",
+      properties: { tokens_per_image: { type: "integer" }, samples: { type: "integer" } },
+      required: ["tokens_per_image", "samples"],
+    },
+  };
   return {
     ...sections,
-    properties: { ...(sections.properties as Json), secrets },
-    required: [...((sections.required as string[]) ?? []), "secrets"],
+    properties: { ...(sections.properties as Json), secrets, learned_image_tokens: learned },
+    required: [...((sections.required as string[]) ?? []), "secrets", "learned_image_tokens"],
   };
 }
 

@@ -9,7 +9,7 @@
  */
 import { ANTHROPIC_BREAKPOINTS, PLACEHOLDER_TOKENS } from "../../shared/eviction/cost";
 import type { EvictionLimits } from "../../shared/eviction/policy";
-import { modelRules } from "../../shared/models/models.table";
+import { billedCost, type ModelPrices, modelRules } from "../../shared/models/models.table";
 
 /** One piece of a request as the cache sees it: equal ids mean equal bytes. */
 export interface Segment {
@@ -76,12 +76,48 @@ export interface CacheModel {
   readonly breakpoints: BreakpointLayout;
 }
 
-/** Price table: input price per million tokens; cache write, cache read and uncached input as multiples of it. */
+/**
+ * Price table: input price per million tokens; cache write, cache read and uncached input as
+ * multiples of it; and the model's price tiers by prompt size (docs/eviction.md), each as a factor
+ * of these input prices (the replay bills no output).
+ */
 export interface Prices {
   readonly inputPerMTok: number;
   readonly writeMultiplier: number;
   readonly readMultiplier: number;
   readonly uncachedMultiplier?: number;
+  readonly tiers?: readonly { readonly abovePromptTokens: number; readonly factor: number }[];
+}
+
+/**
+ * What one replayed request costs as the provider bills it: through the model table's one
+ * tier-aware pricing (`billedCost`), so a request over a tier's line is billed whole at its tier.
+ */
+export function requestCost(
+  prices: Prices,
+  tokens: { readonly write: number; readonly read: number; readonly uncached: number },
+): { cost: number; tier: number } {
+  const input = prices.inputPerMTok;
+  const at = (factor: number): ModelPrices => ({
+    input: input * (prices.uncachedMultiplier ?? 1) * factor,
+    cacheWrite5m: input * prices.writeMultiplier * factor,
+    cacheWrite1h: input * prices.writeMultiplier * factor,
+    cacheRead: input * prices.readMultiplier * factor,
+    output: 0,
+  });
+  const rules = {
+    prices: at(1),
+    tiers: (prices.tiers ?? []).map((tier) => ({ abovePromptTokens: tier.abovePromptTokens, prices: at(tier.factor) })),
+  };
+  const usage = {
+    input: tokens.uncached,
+    cacheWrite5m: tokens.write,
+    cacheWrite1h: 0,
+    cacheRead: tokens.read,
+    output: 0,
+  };
+  const { costUsd, tier } = billedCost(rules, usage);
+  return { cost: costUsd, tier };
 }
 
 const ANTHROPIC = modelRules("anthropic", undefined);
@@ -134,12 +170,20 @@ export const CACHE_MODELS: Record<CacheKind, CacheModel> = {
   "openai-breakpoints": OPENAI_BREAKPOINT_CACHE_MODEL,
 };
 
-/** The prices of a model-table row as the replay takes them. */
+/** The prices of a model-table row as the replay takes them, its tiers included. */
 const pricesOf = (rules: typeof ANTHROPIC, write: "write5m" | "write1h" = "write5m"): Prices => ({
   inputPerMTok: rules.prices.input,
   writeMultiplier: rules.multipliers[write],
   readMultiplier: rules.multipliers.read,
   uncachedMultiplier: 1,
+  ...(rules.tiers.length === 0
+    ? {}
+    : {
+        tiers: rules.tiers.map((tier) => ({
+          abovePromptTokens: tier.abovePromptTokens,
+          factor: tier.prices.input / rules.prices.input,
+        })),
+      }),
 });
 
 /** Anthropic's default row (Sonnet 4: $3/MTok, writes 1.25x, reads 0.1x). */
@@ -271,6 +315,8 @@ export interface RequestCost {
   /** Breakpoints the request carried (agent's and service's). */
   readonly breakpoints: number;
   readonly cost: number;
+  /** The price tier the request was billed at (0: the base prices). */
+  readonly tier: number;
   /** Carriers the policy retired in this request. */
   readonly retired: number;
   /** Segment index of the service's marker, when the policy placed one. */
@@ -303,6 +349,8 @@ export interface PolicyReport {
   readonly requests_over_ceiling: number;
   /** Requests with more breakpoints than the provider allows (refused by Anthropic). */
   readonly requests_over_breakpoints: number;
+  /** Requests billed over the model's first price tier's line (its prompt over it: all its tokens at the tier's prices). */
+  readonly requests_over_tier: number;
   readonly cost: number;
 }
 

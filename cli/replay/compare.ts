@@ -22,6 +22,7 @@ import {
   type ReplayOptions,
   type ReplayRequest,
   type RequestCost,
+  requestCost,
   type Segment,
 } from "./cache.models";
 import { modelRules } from "../../shared/models/models.table";
@@ -91,12 +92,7 @@ export function replay(
     const carried = model.kind === "ideal" ? floorTo(carriedTokens, model.granularity) : carriedTokens;
     const evictionWriteTokens = cold ? 0 : Math.max(0, Math.min(write, carried - read));
     const uncachedTokens = inputTokens - read - write;
-    const cost =
-      ((write * prices.writeMultiplier +
-        read * prices.readMultiplier +
-        uncachedTokens * (prices.uncachedMultiplier ?? 1)) *
-        prices.inputPerMTok) /
-      1_000_000;
+    const { cost, tier } = requestCost(prices, { write, read, uncached: uncachedTokens });
     perRequest.push({
       inputTokens,
       cacheReadTokens: read,
@@ -108,6 +104,7 @@ export function replay(
       imageBytes,
       breakpoints: breakpoints.length,
       cost,
+      tier,
       retired: decision.retired.size,
       ...(decision.marker === undefined ? {} : { marker: decision.marker }),
       ...(decision.rule === undefined ? {} : { rule: decision.rule }),
@@ -140,6 +137,7 @@ export function replay(
     requests_over_ceiling: perRequest.filter((r) => r.imageBlocks > limits.maxBlocks || r.imageBytes > limits.maxBytes)
       .length,
     requests_over_breakpoints: perRequest.filter((r) => r.breakpoints > model.maxBreakpoints).length,
+    requests_over_tier: perRequest.filter((r) => r.tier > 0).length,
     cost: Math.round(total((r) => r.cost) * 1e6) / 1e6,
     perRequest,
   };

@@ -47,6 +47,7 @@ import {
   randomSessions,
   requestsFromTurns,
   requestTimes,
+  TIER_SESSIONS,
   type ReplayTurn,
 } from "./sessions";
 
@@ -114,7 +115,9 @@ Output:
   --json                  one JSON object {keep3, batched, raised, cost, cost_known, none, session, model}
   --validate              with --session request bodies carrying "usage" (and "at"): modelled
                           vs logged cache writes, reads and uncached input per request
-  --suite                 the target sessions (light, heavy, with and without pauses) side by side
+  --suite                 the target sessions (light, heavy, with and without pauses) side by side,
+                          then the sessions on models with a price tier (Haiku 5.5, Sonnet 4.5 1M),
+                          each billed at its own model's tier
   --schedules             for the session: the cheapest schedule of one or two moves down to the
                           floor, and the cheapest that stays within 5 % of hermes at every cut
                           after its first move (where a target is out of reach, the best that exists)
@@ -234,6 +237,8 @@ const prices = {
   writeMultiplier: number("write-multiplier", basePrices.writeMultiplier, { integer: false }),
   readMultiplier: number("read-multiplier", basePrices.readMultiplier, { integer: false }),
   uncachedMultiplier: number("uncached-multiplier", basePrices.uncachedMultiplier ?? 1, { integer: false }),
+  // The model's price tiers, as factors of whatever input price is given (docs/eviction.md).
+  ...(basePrices.tiers === undefined ? {} : { tiers: basePrices.tiers }),
 };
 const pace = {
   thinkSeconds: number("think-seconds", DEFAULT_THINK_MS / 1000, { integer: false }),
@@ -382,7 +387,10 @@ function describeModel(): string {
       : model.kind === "openai"
         ? `openai: automatic prefix cache from ${model.minCacheableTokens} tokens in ${model.step}-token steps, idle expiry ${ttlMinutes} min`
         : `ideal: longest unchanged prefix since the previous request (granularity ${model.granularity} tokens), no expiry`;
-  return `model: ${rules}; write ${prices.writeMultiplier}x, read ${prices.readMultiplier}x, uncached ${prices.uncachedMultiplier}x of $${prices.inputPerMTok}/MTok`;
+  const tiers = (prices.tiers ?? []).map(
+    (t) => `; prompts over ${int(t.abovePromptTokens)} tokens billed whole at ${t.factor}x`,
+  );
+  return `model: ${rules}; write ${prices.writeMultiplier}x, read ${prices.readMultiplier}x, uncached ${prices.uncachedMultiplier}x of $${prices.inputPerMTok}/MTok${tiers.join("")}`;
 }
 
 function int(n: number): string {
@@ -413,6 +421,14 @@ function renderTable(r: Comparison, session: Record<string, unknown>): string {
     ["most images in one request", (p) => int(p.max_image_blocks)],
     ["requests over the ceiling", (p) => int(p.requests_over_ceiling)],
     ["requests over 4 breakpoints", (p) => int(p.requests_over_breakpoints)],
+    ...(prices.tiers === undefined
+      ? []
+      : [
+          ["requests over the price tier", (p: PolicyReport) => int(p.requests_over_tier)] as [
+            string,
+            (p: PolicyReport) => string,
+          ],
+        ]),
     [`cost ($${prices.inputPerMTok}/MTok input)`, (p) => `$${p.cost.toFixed(4)}`],
   ];
   const header = [
@@ -539,7 +555,60 @@ function renderSuite(): string {
     "cost, requests_left known",
     "known vs cheapest rival",
   ];
-  return [describeModel(), "", ...markdownTable(header, body), ""].join("\n");
+  return [describeModel(), "", ...markdownTable(header, body), "", ...renderTierSuite(), ""].join("\n");
+}
+
+/**
+ * The sessions on models with a price tier, each billed with its own model's row (prices, tier,
+ * minimum cacheable length): cost and requests over the tier's line per rival, and the targets
+ * (docs/eviction.md, "Prices as billed").
+ */
+function renderTierSuite(): string[] {
+  const body: string[][] = [];
+  for (const session of TIER_SESSIONS) {
+    const tabled = cacheModelFor("anthropic", session.model);
+    const reqs = requestsFromTurns(generateSession({ ...session.shape, imageBytes }), systemTokens);
+    const r = compare(reqs, {
+      ...compareOptions,
+      model: { ...CACHE_MODELS.anthropic, ...tabled.model },
+      prices: tabled.prices,
+      modelName: session.model,
+      times: requestTimes(reqs.length, pace),
+    });
+    const cell = (x: PolicyReport) => `$${x.cost.toFixed(3)} / ${x.requests_over_tier}`;
+    const cheapest = Math.min(r.none.cost, r.batched.cost, r.keep3.cost);
+    const missedTier = [
+      ...(r.cost.requests_over_tier > r.keep3.requests_over_tier + 2 ? ["over the line: keep-3 + 2"] : []),
+      ...(r.cost.cost > 0.7 * cheapest ? ["0.7x the cheapest"] : []),
+    ];
+    body.push([
+      session.name,
+      cell(r.none),
+      cell(r.keep3),
+      cell(r.batched),
+      cell(r.raised),
+      cell(r.context_editing),
+      cell(r.claude_code),
+      cell(r.cost),
+      `${(r.cost.cost / cheapest).toFixed(2)}x`,
+      missedTier.join(", ") || "met",
+      cell(r.cost_known),
+    ]);
+  }
+  const header = [
+    "session (its model's tier)",
+    "as sent: cost / requests over the line",
+    `keep-${keep}`,
+    `hermes ${limits.maxBlocks}/${limits.batch}/${limits.floor}`,
+    `hermes ${raised}/${limits.batch}/${limits.floor}`,
+    "context editing",
+    "claude code",
+    "cost",
+    "cost vs cheapest of as sent, hermes, keep-3",
+    "targets missed",
+    "cost, requests_left known",
+  ];
+  return ["Prices as billed (each session at its own model's price tier):", "", ...markdownTable(header, body)];
 }
 
 /** Where cost loses to hermes over random sessions: a summary line, then one row per loss with why. */

@@ -156,3 +156,21 @@ export function randomSessions(count: number, seed: number): RandomSession[] {
 
 /** How many images a compact session actually places (fewer than asked when turns run out). */
 export const imagesIn = (turns: readonly ReplayTurn[]) => turns.reduce((n, t) => n + t.images.length, 0);
+
+/**
+ * The suite's sessions on models with a price tier (docs/eviction.md, "Prices as billed"): heavy
+ * screenshot sessions whose text alone passes the tier's line near the end, so keep-3 too sends
+ * some requests over it.
+ */
+export const TIER_SESSIONS = [
+  {
+    name: "Haiku 5.5: 60 screenshots, 80 turns, 1,400 text tokens a turn",
+    model: "claude-haiku-5-5",
+    shape: { turns: 80, images: 60, textTokens: 1_400, imageTokens: 1_600 },
+  },
+  {
+    name: "Sonnet 4.5 1M: 75 screenshots, 100 turns, 2,000 text tokens a turn",
+    model: "claude-sonnet-4-5",
+    shape: { turns: 100, images: 75, textTokens: 2_000, imageTokens: 1_600 },
+  },
+] as const;

@@ -13,7 +13,11 @@
  *   holds the prompt (the front marker when managed), and only when the move leaves the session
  *   at most `PREMATURE_SHARE` of what it has paid above what hermes (20/8/3, followed alongside)
  *   would have paid by then;
- * - cold_cache: when the cache has expired anyway, retiring down to the floor costs no extra write.
+ * - cold_cache: when the cache has expired anyway, retiring down to the floor costs no extra write;
+ * - price_tier: on a model that bills a prompt over a line whole at a higher price (Haiku 5.5 over
+ *   100,000 tokens at 5x), a request that would pass the line retires down to the floor when that
+ *   brings it under, and the tier it avoids over the requests it expects to stay under outweighs
+ *   the rewrite it causes (`worthStayingUnder`).
  */
 import { modelRules } from "../models/models.table";
 import { DEFAULT_LIMITS, retirementFront, type EvictionLimits, type ImageLoad } from "./policy";
@@ -89,6 +93,12 @@ export interface CostSettings {
   /** A breakpoint stands at the front, so a collapse rewrites from the front, not from the start. */
   readonly managed: boolean;
   /**
+   * The model's first price tier (docs/eviction.md, "Price tiers by prompt size"): a request whose
+   * prompt is over `abovePromptTokens` is billed whole at `factor` times the prices; undefined for
+   * a model with one price.
+   */
+  readonly tier?: { readonly abovePromptTokens: number; readonly factor: number };
+  /**
    * Requests the caller expects the session to make after this one (e.g. the agent's remaining
    * iteration budget, when its sessions run to it); undefined when unknown, and the price rule
    * guesses instead.
@@ -96,7 +106,7 @@ export interface CostSettings {
   readonly requestsLeft?: number;
 }
 
-export type CostRule = "under_ceiling" | "held" | "ceiling" | "price" | "cold_cache";
+export type CostRule = "under_ceiling" | "held" | "ceiling" | "price" | "cold_cache" | "price_tier";
 
 export interface CostDecision {
   /** How many of the oldest carriers to retire. */
@@ -187,6 +197,42 @@ function worthRetiring(
   if (gain < premium) return false;
   const paid = s.readMultiplier * step.turns * (step.end / 2) + s.writeMultiplier * step.end;
   return aboveHermes + premium <= PREMATURE_SHARE * paid;
+}
+
+/**
+ * The share of a tier's line the strategy aims under: its token counts are estimates (text at 4
+ * characters a token, an image by its pixels), and a request just over the line pays the tier
+ * on every token of it.
+ */
+const TIER_MARGIN = 0.97;
+
+/**
+ * The tier rule at one boundary: the request's prompt (`end`, less what the front has retired) is
+ * over the tier's line, and retiring carriers `front..to` brings it under. It moves when the tier
+ * avoided pays for the move's rewrite: every request kept under the line (this one, then as many as
+ * the conversation's growth allows, at most as many as the strategy expects: `requestsLeft`, else
+ * `HORIZON` times the requests so far) would have cost `factor − 1` times more, each at least its
+ * reads of the prompt left and the write of one request's growth.
+ */
+function worthStayingUnder(
+  s: CostSettings,
+  step: CostStep,
+  tokens: readonly number[],
+  starts: readonly number[],
+  front: number,
+  to: number,
+  totalTurns: number | undefined,
+): boolean {
+  const tier = s.tier!;
+  const line = tier.abovePromptTokens * TIER_MARGIN;
+  const after = step.end - retiredTokens(s, tokens, 0, to);
+  if (after > line) return false;
+  const growth = step.end / Math.max(1, step.turns);
+  const under = 1 + Math.floor((line - after) / Math.max(1, growth));
+  const expected = totalTurns !== undefined ? totalTurns - step.turns : Math.ceil(step.turns * HORIZON);
+  const requests = Math.min(under, 1 + Math.max(0, expected));
+  const avoided = (tier.factor - 1) * requests * (s.readMultiplier * after + s.writeMultiplier * growth);
+  return avoided >= movePremium(s, step.end, tokens, starts, front, to, s.managed);
 }
 
 /**
@@ -333,6 +379,15 @@ export function costFront(steps: readonly CostStep[], s: CostSettings): CostDeci
     ) {
       front = toFloor(total, floor, maxRetire);
       moved = "price";
+    } else if (
+      (last || !known) &&
+      s.tier !== undefined &&
+      total - front > floor &&
+      step.end - retiredTokens(s, tokens, 0, front) > s.tier.abovePromptTokens * TIER_MARGIN &&
+      worthStayingUnder(s, step, tokens, starts, front, toFloor(total, floor, maxRetire), last ? totalTurns : undefined)
+    ) {
+      front = toFloor(total, floor, maxRetire);
+      moved = "price_tier";
     }
     if (last && s.cold && total - front > floor) {
       front = toFloor(total, floor, maxRetire);

@@ -220,9 +220,9 @@ export const EvictStats = z.object({
   retired_blocks: z.number().int().describe("Image blocks replaced by the retired-image text"),
   fits: z.boolean().describe("Whether the outbound copy is within both ceilings"),
   reason: z
-    .enum(["under_ceiling", "held", "ceiling", "price", "cold_cache"])
+    .enum(["under_ceiling", "held", "ceiling", "price", "cold_cache", "price_tier"])
     .describe(
-      "The rule that decided the front, the same under both strategies (docs/api.md): under_ceiling (nothing retired), held (where the previous request left it), ceiling (the request would pass a ceiling), price (cost: the reads saved pay for the rewrite), cold_cache (cost: the cache had expired, nothing cached is rewritten)",
+      "The rule that decided the front, the same under both strategies (docs/api.md): under_ceiling (nothing retired), held (where the previous request left it), ceiling (the request would pass a ceiling), price (cost: the reads saved pay for the rewrite), cold_cache (cost: the cache had expired, nothing cached is rewritten), price_tier (cost: retired to keep the prompt under the model's price tier)",
     ),
   strategy: z.enum(["hermes", "cost"]).optional().describe("cost only: the strategy applied"),
   problem: z.string().optional().describe("Why the request cannot fit (only when `fits` is false)"),

@@ -15,7 +15,7 @@ import {
   withBreakpoint,
   withoutBreakpoint,
 } from "./anthropic";
-import { cacheIsCold, costFront, DEFAULT_COST_SETTINGS, type CostRule, type CostStep } from "./cost";
+import { cacheIsCold, costFront, DEFAULT_COST_SETTINGS, type CostRule, type CostSettings, type CostStep } from "./cost";
 import type { EvictedImage, EvictRequest, EvictResponse, EvictStats } from "./evict.schema";
 import {
   asRecord,
@@ -33,6 +33,7 @@ import { countOpenaiBreakpoints, openaiAdapter, openaiBlockBefore, withOpenaiBre
 import { resolveLimits, retirementFront, type EvictionLimits } from "./policy";
 import { textTokens } from "./estimate";
 import { conversationSteps } from "./steps";
+import { learnedImageCosts } from "./image-cost";
 import { modelRules, type ModelRules, type PriceOverrides } from "../models/models.table";
 import type { AppPorts } from "../ports";
 import { sha256Hex } from "../hash";
@@ -157,11 +158,14 @@ function costEviction(
 ): EvictResponse {
   const { carriers, uploads } = inventory;
   const rules = costRules(request, context);
+  // A model the table does not know is weighed at the image cost learned from its bills, once known.
+  const learned = rules.known ? undefined : learnedImageCosts.tokensPerImage(request.model);
   const { steps, maxEdge } = conversationSteps(
     adapter,
     request.messages,
     inventory,
     textTokens(request.tools) + textTokens(request.system),
+    learned,
   );
   // The model's ceiling: all its images when each is within the long edge allowed above
   // `manyImages` (an unreadable size counts as too large), else `manyImages`. A caller's
@@ -211,6 +215,7 @@ function costEviction(
     // A cold-cache retirement must stay retired next time: only a remembered session can promise that.
     cold: cold && request.session_id !== undefined,
     managed,
+    ...tierOfRules(rules),
   });
 
   const retired = carriers.slice(0, decision.retire);
@@ -278,6 +283,13 @@ function costEviction(
   });
 }
 
+/** The model's first price tier as the cost strategy weighs it: its line and its factor on the input price. */
+function tierOfRules(rules: ModelRules): Pick<CostSettings, "tier"> {
+  const first = rules.tiers[0];
+  if (first === undefined || rules.prices.input <= 0) return {};
+  return { tier: { abovePromptTokens: first.abovePromptTokens, factor: first.prices.input / rules.prices.input } };
+}
+
 /**
  * The cache-write tokens this request should cost: with a cold cache the whole prompt; after a
  * move of the front, everything from where the cache still holds the prompt (the front marker
@@ -329,6 +341,8 @@ function explain(
     return `Retired ${images(movedBy)} because the request would pass the ceiling of ${ceiling} images: ${after}.`;
   if (rule === "price")
     return `Retired ${images(movedBy)} because the cache reads they save outweigh one rewrite at this model's prices: ${after}.`;
+  if (rule === "price_tier")
+    return `Retired ${images(movedBy)} to keep the prompt under this model's price tier, which bills a longer prompt whole at a higher price: ${after}.`;
   return `Retired ${images(movedBy)} to reach the front the previous request left: ${after}.`;
 }
 

@@ -26,6 +26,9 @@ const NO_UPLOADS = Object.freeze({ blocks: 0, bytes: 0 });
  * to its end, and the requests answered so far (assistant messages). `prefixTokens` is what the
  * request sends before the messages (system prompt, tools).
  *
+ * `tokensPerImage`, when given (a model's cost learned from its bills: ./image-cost.ts), weighs
+ * every image instead of the pixel estimate.
+ *
  * @example
  * const { steps } = conversationSteps(anthropicAdapter, messages, anthropicAdapter.inventory(messages), textTokens(system));
  * costFront(steps, settings);
@@ -35,13 +38,14 @@ export function conversationSteps(
   messages: readonly unknown[],
   { carriers, uploads }: ImageInventory,
   prefixTokens = 0,
+  tokensPerImage?: number,
 ): ConversationSteps {
   let maxEdge = 0;
   const weigh = (image: ImageRef) => {
     const data = adapter.imageData(messages, image);
     const size = data === null ? null : imageSize(data);
     maxEdge = size ? Math.max(maxEdge, size.width, size.height) : Number.POSITIVE_INFINITY;
-    return imageTokens(size);
+    return tokensPerImage ?? imageTokens(size);
   };
   const uploadsByMessage = new Map<number, { blocks: number; bytes: number; tokens: number }>();
   for (const upload of uploads) {

@@ -110,6 +110,16 @@ export interface CacheRules {
   readonly writesBilled: boolean;
 }
 
+/**
+ * A price band by prompt size: a request whose prompt (uncached input + cache writes + cache reads)
+ * is over `abovePromptTokens` is billed whole (output included) at `prices`, not only the tokens
+ * past the line (Anthropic's long-context rule, Haiku 5.5's 100k band, OpenAI's 272k).
+ */
+export interface PriceTier {
+  readonly abovePromptTokens: number;
+  readonly prices: ModelPrices;
+}
+
 /** One row of the table, resolved for a model. */
 export interface ModelRules {
   readonly provider: ModelProvider;
@@ -117,7 +127,10 @@ export interface ModelRules {
   readonly family: string;
   /** False when the model is unknown and these are the provider's defaults. */
   readonly known: boolean;
+  /** The prices of a request at or under the first tier's line (of every request, for a model without tiers). */
   readonly prices: ModelPrices;
+  /** The published price tiers above `prices`, lowest line first; empty for a model with one price. */
+  readonly tiers: readonly PriceTier[];
   readonly multipliers: CacheMultipliers;
   readonly images: ImageCeilings;
   /** Shortest prefix the provider caches (tokens). */
@@ -200,11 +213,27 @@ interface FamilyRow {
   readonly prefixes: readonly string[];
   /** USD per million tokens: input, 5-minute write, 1-hour write, read, output. */
   readonly usd: readonly [number, number, number, number, number];
+  /** Its price tiers, as factors of its prices: the input kinds (input, writes, reads) and output. */
+  readonly tiers?: readonly TierRow[];
   readonly minCacheableTokens: number;
   readonly contextTokens: number;
   readonly images: ImageCeilings;
   readonly cache: CacheRules;
 }
+
+/** A tier of a row: over `above` prompt tokens, the input kinds cost `input` times and output `output` times the row's prices. */
+interface TierRow {
+  readonly above: number;
+  readonly input: number;
+  readonly output: number;
+}
+
+/** Haiku 5.5: a prompt over 100,000 tokens bills the whole request at 5x (docs/eviction.md). */
+const HAIKU_5_5_TIERS: readonly TierRow[] = [{ above: 100_000, input: 5, output: 5 }];
+/** Sonnet 4 and 4.5 with the 1M context: over 200,000 prompt tokens, input kinds 2x ($6), output 1.5x ($22.50). */
+const SONNET_4_LONG_CONTEXT: readonly TierRow[] = [{ above: 200_000, input: 2, output: 1.5 }];
+/** OpenAI GPT-5.4 and GPT-5.6: over 272,000 input tokens, input kinds 2x and output 1.5x for the whole request. */
+const OPENAI_LONG_CONTEXT: readonly TierRow[] = [{ above: 272_000, input: 2, output: 1.5 }];
 
 const K200 = 200_000;
 const M1 = 1_000_000;
@@ -215,11 +244,13 @@ const claude = (
   usd: FamilyRow["usd"],
   minCacheableTokens: number,
   contextTokens: number,
+  tiers?: readonly TierRow[],
 ): FamilyRow => ({
   provider: "anthropic",
   family,
   prefixes,
   usd,
+  ...(tiers === undefined ? {} : { tiers }),
   minCacheableTokens,
   contextTokens,
   images: anthropicImages(contextTokens > K200 ? 600 : 100),
@@ -233,6 +264,7 @@ const gpt = (
   [input, read, output]: readonly [number, number, number],
   cache: CacheRules,
   contextTokens: number,
+  tiers?: readonly TierRow[],
 ): FamilyRow => {
   const write = cache.writesBilled ? input * 1.25 : input;
   return {
@@ -240,6 +272,7 @@ const gpt = (
     family,
     prefixes,
     usd: [input, write, write, read, output],
+    ...(tiers === undefined ? {} : { tiers }),
     minCacheableTokens: 1_024,
     contextTokens,
     images: OPENAI_IMAGES,
@@ -263,22 +296,25 @@ const FAMILIES: readonly FamilyRow[] = [
   claude("claude-opus-4", ["claude-opus-4-1", "claude-opus-4", "claude-3-opus"], [15, 18.75, 30, 1.5, 75], 1_024, K200),
   claude("claude-sonnet-5-5", ["claude-sonnet-5-5"], [2, 2.5, 4, 0.1, 10], 1_024, M1),
   claude("claude-sonnet-5", ["claude-sonnet-5"], [2, 2.5, 4, 0.2, 10], 1_024, M1),
+  // Sonnet 4.6 serves its 1M context at its one price; Sonnet 4 and 4.5 bill a prompt over 200k higher.
+  claude("claude-sonnet-4-6", ["claude-sonnet-4-6"], [3, 3.75, 6, 0.3, 15], 1_024, K200),
   claude(
     "claude-sonnet-4",
-    ["claude-sonnet-4-6", "claude-sonnet-4-5", "claude-sonnet-4", "claude-3-7-sonnet", "claude-3-5-sonnet"],
+    ["claude-sonnet-4-5", "claude-sonnet-4", "claude-3-7-sonnet", "claude-3-5-sonnet"],
     [3, 3.75, 6, 0.3, 15],
     1_024,
     K200,
+    SONNET_4_LONG_CONTEXT,
   ),
-  claude("claude-haiku-5-5", ["claude-haiku-5-5"], [0.1, 0.125, 0.2, 0.01, 0.5], 4_096, M1),
+  claude("claude-haiku-5-5", ["claude-haiku-5-5"], [0.1, 0.125, 0.2, 0.01, 0.5], 4_096, M1, HAIKU_5_5_TIERS),
   claude("claude-haiku-4-5", ["claude-haiku-4-5"], [1, 1.25, 2, 0.1, 5], 4_096, K200),
   claude("claude-haiku-3-5", ["claude-3-5-haiku"], [0.8, 1, 1.6, 0.08, 4], 2_048, K200),
   claude("claude-haiku-3", ["claude-3-haiku"], [0.25, 0.3, 0.5, 0.03, 1.25], 2_048, K200),
-  gpt("gpt-5.6-sol", ["gpt-5.6-sol"], [5, 0.5, 30], OPENAI_BREAKPOINT_CACHE, 1_500_000),
-  gpt("gpt-5.6-luna", ["gpt-5.6-luna"], [1, 0.1, 6], OPENAI_BREAKPOINT_CACHE, 1_000_000),
+  gpt("gpt-5.6-sol", ["gpt-5.6-sol"], [5, 0.5, 30], OPENAI_BREAKPOINT_CACHE, 1_500_000, OPENAI_LONG_CONTEXT),
+  gpt("gpt-5.6-luna", ["gpt-5.6-luna"], [1, 0.1, 6], OPENAI_BREAKPOINT_CACHE, 1_000_000, OPENAI_LONG_CONTEXT),
   // Terra, and any other GPT-5.6 name: the family's middle tier.
-  gpt("gpt-5.6-terra", ["gpt-5.6"], [2.5, 0.25, 15], OPENAI_BREAKPOINT_CACHE, 400_000),
-  gpt("gpt-5.4", ["gpt-5.4"], [2.5, 0.25, 15], OPENAI_PREFIX_CACHE, 400_000),
+  gpt("gpt-5.6-terra", ["gpt-5.6"], [2.5, 0.25, 15], OPENAI_BREAKPOINT_CACHE, 400_000, OPENAI_LONG_CONTEXT),
+  gpt("gpt-5.4", ["gpt-5.4"], [2.5, 0.25, 15], OPENAI_PREFIX_CACHE, 400_000, OPENAI_LONG_CONTEXT),
   // The small variants before their families, which would claim them (`-mini` is a variant's suffix).
   gpt("gpt-5-mini", ["gpt-5-mini"], [0.25, 0.025, 2], OPENAI_PREFIX_CACHE, 400_000),
   gpt("gpt-5-nano", ["gpt-5-nano"], [0.05, 0.005, 0.4], OPENAI_PREFIX_CACHE, 400_000),
@@ -297,11 +333,12 @@ const FAMILIES: readonly FamilyRow[] = [
 /**
  * The row an unknown model gets: Anthropic's Sonnet 4 prices and its 100-image ceiling (the
  * smaller of the two, so an unknown model is never sent more than it may take); OpenAI's GPT-5.6
- * Terra rules (writes billed: an unknown model is a newer one), whose prices sit mid-range.
+ * Terra rules (writes billed: an unknown model is a newer one), whose prices sit mid-range. Neither
+ * has a price tier: a tier is a published price, and nothing is published of an unknown model.
  */
 const DEFAULTS: Record<ModelProvider, FamilyRow> = {
-  anthropic: { ...FAMILIES.find((row) => row.family === "claude-sonnet-4")!, family: "default" },
-  openai: { ...FAMILIES.find((row) => row.family === "gpt-5.6-terra")!, family: "default" },
+  anthropic: { ...FAMILIES.find((row) => row.family === "claude-sonnet-4")!, family: "default", tiers: [] },
+  openai: { ...FAMILIES.find((row) => row.family === "gpt-5.6-terra")!, family: "default", tiers: [] },
 };
 
 /**
@@ -338,11 +375,23 @@ function resolve(row: FamilyRow, known: boolean, overrides: Partial<ModelPrices>
   const prices: ModelPrices = { input, cacheWrite5m, cacheWrite1h, cacheRead, output, ...definedOnly(overrides) };
   // Rounded so 0.3 / 3 reads as 0.1: the page's multipliers, not a float's last digit.
   const per = (usd: number) => (prices.input > 0 ? Math.round((usd / prices.input) * 1e6) / 1e6 : 0);
+  const tiers = (row.tiers ?? []).map((tier) => ({
+    abovePromptTokens: tier.above,
+    // Factors of the prices in effect, so an operator's price override moves its tiers with it.
+    prices: {
+      input: usdTimes(prices.input, tier.input),
+      cacheWrite5m: usdTimes(prices.cacheWrite5m, tier.input),
+      cacheWrite1h: usdTimes(prices.cacheWrite1h, tier.input),
+      cacheRead: usdTimes(prices.cacheRead, tier.input),
+      output: usdTimes(prices.output, tier.output),
+    },
+  }));
   return {
     provider: row.provider,
     family: row.family,
     known,
     prices,
+    tiers,
     multipliers: { write5m: per(prices.cacheWrite5m), write1h: per(prices.cacheWrite1h), read: per(prices.cacheRead) },
     images: row.images,
     minCacheableTokens: row.minCacheableTokens,
@@ -350,6 +399,9 @@ function resolve(row: FamilyRow, known: boolean, overrides: Partial<ModelPrices>
     cache: row.cache,
   };
 }
+
+/** A price times a tier's factor, without a float's last digit (0.125 × 5 reads 0.625). */
+const usdTimes = (usd: number, factor: number) => Math.round(usd * factor * 1e9) / 1e9;
 
 function definedOnly(overrides: Partial<ModelPrices> | undefined): Partial<ModelPrices> {
   const out: Partial<Record<keyof ModelPrices, number>> = {};
@@ -411,8 +463,9 @@ export interface UsageTokens {
 }
 
 /**
- * What a usage costs at a model's prices, in USD, and what the same input would have cost with
- * no cache (every input token, written or read, at the input price).
+ * What a usage costs at one set of prices, in USD, and what the same input would have cost with
+ * no cache (every input token, written or read, at the input price). A request is billed at its
+ * tier: price one with `billedCost`, which calls this with its tier's prices.
  *
  * @example
  * usageCost(modelRules("anthropic", "claude-sonnet-4-5").prices, { input: 0, cacheWrite5m: 1e6, cacheWrite1h: 0, cacheRead: 0, output: 0 }).costUsd // 3.75
@@ -425,7 +478,49 @@ export function usageCost(prices: ModelPrices, usage: UsageTokens): { costUsd: n
       usage.cacheRead * prices.cacheRead +
       usage.output * prices.output) /
     1_000_000;
-  const inputTokens = usage.input + usage.cacheWrite5m + usage.cacheWrite1h + usage.cacheRead;
-  const withoutCacheUsd = (inputTokens * prices.input + usage.output * prices.output) / 1_000_000;
+  const withoutCacheUsd = (promptTokens(usage) * prices.input + usage.output * prices.output) / 1_000_000;
   return { costUsd, withoutCacheUsd };
+}
+
+/** The prompt of a usage as the tiers measure it: uncached input, cache writes and cache reads. */
+export function promptTokens(
+  usage: Pick<UsageTokens, "input" | "cacheWrite5m" | "cacheWrite1h" | "cacheRead">,
+): number {
+  return usage.input + usage.cacheWrite5m + usage.cacheWrite1h + usage.cacheRead;
+}
+
+/**
+ * The tier a request with `prompt` prompt tokens is billed at: 0 for the model's base prices, `i`
+ * for `rules.tiers[i - 1]` (the highest whose line the prompt is over).
+ *
+ * @example tierOf(modelRules("anthropic", "claude-haiku-5-5"), 100_001) // 1: the whole request at 5x
+ */
+export function tierOf(rules: Pick<ModelRules, "tiers">, prompt: number): number {
+  let tier = 0;
+  for (const [index, band] of rules.tiers.entries()) if (prompt > band.abovePromptTokens) tier = index + 1;
+  return tier;
+}
+
+/** The prices of tier `tier` (0: the base prices; past the last tier, the last). */
+export function pricesAtTier(rules: Pick<ModelRules, "prices" | "tiers">, tier: number): ModelPrices {
+  if (tier <= 0 || rules.tiers.length === 0) return rules.prices;
+  return rules.tiers[Math.min(tier, rules.tiers.length) - 1]!.prices;
+}
+
+/**
+ * What a usage costs as the provider bills it: every token of the request at the prices of its
+ * tier, chosen from the request's own prompt (`promptTokens`) unless `tier` is given (a counter
+ * stored under its tier, or a part of one request priced apart). The one tier-aware pricing of the
+ * service: the ledger, `/v1/stats`, the eviction's estimate and the replay call it.
+ *
+ * @example
+ * const haiku = modelRules("anthropic", "claude-haiku-5-5");
+ * billedCost(haiku, { input: 100_001, cacheWrite5m: 0, cacheWrite1h: 0, cacheRead: 0, output: 0 }).costUsd // ≈ 0.05: 5x
+ */
+export function billedCost(
+  rules: Pick<ModelRules, "prices" | "tiers">,
+  usage: UsageTokens,
+  tier: number = tierOf(rules, promptTokens(usage)),
+): { costUsd: number; withoutCacheUsd: number; tier: number } {
+  return { ...usageCost(pricesAtTier(rules, tier), usage), tier };
 }

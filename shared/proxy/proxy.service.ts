@@ -18,6 +18,9 @@ import { apiTokens } from "../http/auth";
 import { carriesServiceToken, PREFLIGHT, upstreamCredential } from "./credentials";
 import type { LlmProviderSpec, LlmUsage, ProxiedPath } from "./providers/llm-provider.types";
 import { keyRedactor } from "./redact";
+import { learnedImageCosts, type SentShape, sentShape } from "../eviction/image-cost";
+import { modelRules, promptTokens } from "../models/models.table";
+import { usageCounters } from "../stats/counters";
 import { relayAnswer } from "./relay";
 import {
   checkOperatorPath,
@@ -48,6 +51,8 @@ interface Done {
   readonly transform: TransformOutcome | null;
   readonly bytesSaved: number;
   readonly sessionKey: string | null;
+  /** What was sent, for a model whose image cost is learned from its bills (null: not learned). */
+  readonly sent: SentShape | null;
 }
 
 /**
@@ -97,7 +102,7 @@ export async function proxyRequest(request: Request, spec: LlmProviderSpec, run:
     credential.apply(headers);
 
     let body: Uint8Array | ReadableStream<Uint8Array> | undefined;
-    let done: Done = { transform: null, bytesSaved: 0, sessionKey: null };
+    let done: Done = { transform: null, bytesSaved: 0, sessionKey: null, sent: null };
     // A conversation is read whole (64 MiB at most) to be transformed; any other path (a file
     // upload, a message batch: the providers take hundreds of MB) streams through unread.
     if (request.method !== "GET" && request.method !== "HEAD" && !preflight)
@@ -139,7 +144,21 @@ export async function proxyRequest(request: Request, spec: LlmProviderSpec, run:
       const sent = transform.changed
         ? new TextEncoder().encode(JSON.stringify(transform.body))
         : (exact ?? new TextEncoder().encode(text));
-      done = { transform, bytesSaved: Math.max(0, received - sent.byteLength), sessionKey };
+      // A model the table does not know has its image cost learned from its bills (docs/eviction.md).
+      const learns = proxied.counted && !modelRules(spec.name, model).known && model !== undefined;
+      const sentBody = transform.body;
+      done = {
+        transform,
+        bytesSaved: Math.max(0, received - sent.byteLength),
+        sessionKey,
+        sent: learns
+          ? sentShape(proxied.format.eviction, proxied.format.messagesOf(sentBody) ?? [], [
+              sentBody.system,
+              sentBody.tools,
+              sentBody.instructions,
+            ])
+          : null,
+      };
       body = sent;
     }
 
@@ -175,8 +194,18 @@ export async function proxyRequest(request: Request, spec: LlmProviderSpec, run:
       });
     }
     const record = (usage: LlmUsage | null, failed: boolean) => {
+      if (
+        usage !== null &&
+        !failed &&
+        !refused &&
+        done.sent !== null &&
+        done.sessionKey !== null &&
+        model !== undefined
+      )
+        learnedImageCosts.observe(model, done.sessionKey, done.sent, promptTokens(usage));
       // A stream that failed after its 200 is an error too (a status of 400 or more was counted above).
-      const counts: Record<string, number> = usage === null ? {} : { ...usageCounts(usage) };
+      // Each kind under the request's price tier, which only the billed prompt tells (docs/stats.md).
+      const counts: Record<string, number> = usage === null ? {} : usageCounters(usage, modelRules(spec.name, model));
       if (failed && !refused) counts.errors = 1;
       if (Object.keys(counts).length === 0) return;
       run.ports.ledger.record({
@@ -278,17 +307,6 @@ async function withoutKey(
   const text = new TextDecoder().decode(scrubbed);
   const cleaned = text.replace(MASKED_KEY, "[redacted]");
   return new Response((cleaned === text ? scrubbed : cleaned) as BodyInit, init);
-}
-
-/** The ledger's counters for one answer's usage (docs/stats.md, tool `llm`). */
-function usageCounts(usage: LlmUsage): Record<string, number> {
-  return {
-    input_tokens: usage.input,
-    cache_write_5m_tokens: usage.cacheWrite5m,
-    cache_write_1h_tokens: usage.cacheWrite1h,
-    cache_read_tokens: usage.cacheRead,
-    output_tokens: usage.output,
-  };
 }
 
 function edgeHeaders(done: Done): Record<string, string> {

@@ -5,9 +5,9 @@
  * never stored, so a price change re-prices the past.
  */
 import type { Config } from "../config/config.schema";
-import { modelRules, type ModelPrices, shownPrices, type UsageTokens, usageCost } from "../models/models.table";
+import { billedCost, modelRules, type ModelRules, shownPrices, tierOf, type UsageTokens } from "../models/models.table";
 import type { LedgerRow, LedgerStore, LedgerTool, StatsRequest } from "../ports";
-import { LEDGER_TOOLS, LLM_WRITE_COUNTERS, TOOL_COUNTERS } from "./counters";
+import { counterTier, LEDGER_TOOLS, LLM_WRITE_COUNTERS, TOOL_COUNTERS } from "./counters";
 import { HOUR_MS, hourOf, LEDGER_FAILED_NAME, LEDGER_OTHER_NAME } from "./ledger";
 import { STATS_WINDOWS, type StatsResponse, type StatsWindow } from "./stats.schema";
 
@@ -22,12 +22,14 @@ const add = (into: Counts, counter: string, value: number) => {
 };
 
 /**
- * A counter as answered: the LLM's write TTLs sum into `cache_write_tokens`, which is derived
+ * A counter as answered: the LLM's price tiers sum into one name (`input_tokens@100000` is
+ * answered as `input_tokens`), and its write TTLs into `cache_write_tokens`, which is derived
  * only (null: a stored `cache_write_tokens` of the LLM, written before the TTLs were its only
  * record, would count the same writes twice).
  */
-const answeredCounter = (tool: LedgerTool, counter: string): string | null => {
-  if (tool !== "llm") return counter;
+const answeredCounter = (tool: LedgerTool, stored: string): string | null => {
+  if (tool !== "llm") return stored;
+  const { counter } = counterTier(stored);
   if ((LLM_WRITE_COUNTERS as readonly string[]).includes(counter)) return "cache_write_tokens";
   return counter === "cache_write_tokens" ? null : counter;
 };
@@ -140,9 +142,9 @@ export class StatsFold {
   private readonly byProvider = new Map<string, Map<string, Group>>();
   private readonly byModel = new Map<string, Map<string, Group>>();
   private readonly series = new Map<number, Map<LedgerTool, Group>>();
-  /** Each (provider, model)'s prices, looked up once (PRICES_HELD), and the last one looked up. */
-  private readonly prices = new Map<string, ModelPrices>();
-  private lastPrices: { key: string; prices: ModelPrices } | undefined;
+  /** Each (provider, model)'s prices and tiers, looked up once (PRICES_HELD), and the last one looked up. */
+  private readonly prices = new Map<string, ModelRules>();
+  private lastPrices: { key: string; rules: ModelRules } | undefined;
 
   /** Requests per provider of each kept LLM name: its prices shown are its busiest provider's. */
   private readonly providers = new Map<string, Map<string, number>>();
@@ -269,16 +271,19 @@ export class StatsFold {
       return { saved: row.value * (table[row.provider] ?? 0), cost: 0, without: 0 };
     }
     if (row.tool !== "llm") return NO_MONEY;
-    const field = PRICED_TOKENS[row.counter];
+    const { counter, abovePromptTokens } = counterTier(row.counter);
+    const field = PRICED_TOKENS[counter];
     if (field === undefined) return NO_MONEY;
     const key = `${row.provider}\u0000${row.model}`;
-    let prices = this.lastPrices?.key === key ? this.lastPrices.prices : this.prices.get(key);
-    if (!prices) {
-      prices = modelRules(row.provider || undefined, row.model || undefined, pricing.models).prices;
-      if (this.prices.size < PRICES_HELD) this.prices.set(key, prices);
+    let rules = this.lastPrices?.key === key ? this.lastPrices.rules : this.prices.get(key);
+    if (!rules) {
+      rules = modelRules(row.provider || undefined, row.model || undefined, pricing.models);
+      if (this.prices.size < PRICES_HELD) this.prices.set(key, rules);
     }
-    this.lastPrices = { key, prices };
-    const { costUsd, withoutCacheUsd } = usageCost(prices, { ...NO_TOKENS, [field]: row.value });
+    this.lastPrices = { key, rules };
+    // Counted over a tier's line: the model's highest tier at or under that line (the base price if none).
+    const tier = abovePromptTokens === null ? 0 : tierOf(rules, abovePromptTokens + 1);
+    const { costUsd, withoutCacheUsd } = billedCost(rules, { ...NO_TOKENS, [field]: row.value }, tier);
     return { saved: withoutCacheUsd - costUsd, cost: costUsd, without: withoutCacheUsd };
   }
 }

@@ -6,7 +6,10 @@
  * `PROVIDERS_ANTHROPIC_BASE_URL={url}/llm/anthropic`, `PROVIDERS_OPENAI_BASE_URL={url}/llm/openai`.
  *
  * Tokens: text ceil(chars / 4); an image ceil(width × height / 750), at most 1,600 (Anthropic's
- * published estimate), its size read from its own header here.
+ * published estimate), its size read from its own header here. A model whose name contains
+ * `dense-vision` (a gateway's model that counts images its own way) bills an image at
+ * ceil(width × height / 300), uncapped, and is served though the model table does not know it
+ * (any other unknown model is a 404, as the providers answer).
  * Anthropic cache: an entry is written at each `cache_control` breakpoint (a top-level one sits on
  * the last block), at most 4 a request (more is the provider's 400), only for a prefix of at least
  * the model's minimum cacheable length; a request reads the longest entry found at a block within
@@ -246,7 +249,8 @@ export function createLlmEmulator(options: LlmEmulatorOptions = {}): LlmEmulator
     }
     if (!model) return fail(400, "model: Field required");
     const rules = modelRules(provider, model);
-    if (!rules.known) return fail(404, `model: ${model}`);
+    // A model the table does not know is refused, unless it is one of the gateway's dense-vision models.
+    if (!rules.known && !model.includes("dense-vision")) return fail(404, `model: ${model}`);
     const refusal = imageRefusal(conversation.images, rules.images, body.length);
     if (refusal) return fail(refusal.status, refusal.message);
     if (provider === "anthropic" && conversation.breakpoints.length > 4) {
@@ -421,6 +425,8 @@ interface Answer {
 
 /** Builds the block list with prefix hashes, token counts and images as the blocks are added. */
 class BlockList {
+  /** `dense`: the model counts images at width × height / 300, uncapped (see the header). */
+  constructor(private readonly dense = false) {}
   readonly blocks: Block[] = [];
   readonly images: ImageSeen[] = [];
   readonly breakpoints: Conversation["breakpoints"] = [];
@@ -449,6 +455,7 @@ class BlockList {
     const image = imageOf(value);
     if (image) {
       this.images.push(image);
+      if (this.dense) return Math.max(1, Math.ceil((Math.max(1, image.width) * Math.max(1, image.height)) / 300));
       return image.width > 0 ? Math.min(1_600, Math.max(1, Math.ceil((image.width * image.height) / 750))) : 1_600;
     }
     if (image === null && (value.type === "image" || value.type === "image_url" || value.type === "input_image"))
@@ -601,8 +608,8 @@ function finish(list: BlockList): Pick<Conversation, "blocks" | "breakpoints" | 
 }
 
 /** OpenAI: one block per tool definition and per message (chat) or input item (responses). */
-function readOpenAI(items: unknown[], tools: unknown, instructions: string): Conversation {
-  const list = new BlockList();
+function readOpenAI(items: unknown[], tools: unknown, instructions: string, model: unknown): Conversation {
+  const list = new BlockList(typeof model === "string" && model.includes("dense-vision"));
   const toolList = Array.isArray(tools) ? tools : [];
   for (const tool of toolList) list.add(tool);
   if (instructions) list.add(instructions);
@@ -732,7 +739,7 @@ const chatUsage = (u: LlmUsageRecord) => ({
 const created = () => Math.floor(Date.now() / 1000);
 
 const CHAT: Route = {
-  read: (body) => readOpenAI(Array.isArray(body.messages) ? body.messages : [], body.tools, ""),
+  read: (body) => readOpenAI(Array.isArray(body.messages) ? body.messages : [], body.tools, "", body.model),
   answer: (a) => ({
     id: a.id,
     object: "chat.completion",
@@ -851,7 +858,7 @@ const RESPONSES: Route = {
         : Array.isArray(body.input)
           ? body.input
           : [];
-    return readOpenAI(input, body.tools, typeof body.instructions === "string" ? body.instructions : "");
+    return readOpenAI(input, body.tools, typeof body.instructions === "string" ? body.instructions : "", body.model);
   },
   answer: (a) => responseObject(a, "completed"),
   async stream(res, a, pause) {

@@ -13,6 +13,7 @@ import { replay } from "../../cli/replay/compare";
 import { noEviction } from "../../cli/replay/rivals";
 import { modelRules, usageCost } from "../../shared/models/models.table";
 import { encodePng, screenshotPixels } from "../fixtures/images";
+import { systemAnd3 } from "./agent.support";
 import { call, EMULATOR, uniqueToken } from "./helpers";
 
 const MODEL = "claude-sonnet-4-5";
@@ -52,20 +53,6 @@ function conversation(turns: number, shots: readonly string[]): any[] {
     messages.push({ role: "user", content: [{ type: "tool_result", tool_use_id: `toolu_${i}`, content: parts }] });
   }
   return messages;
-}
-
-/** Hermes's `system_and_3`: a breakpoint on the system prompt and on the last block of the last 3 messages. */
-function systemAnd3(messages: any[]): any[] {
-  return messages.map((m, i) =>
-    i < messages.length - 3
-      ? m
-      : {
-          ...m,
-          content: m.content.map((b: any, j: number) =>
-            j === m.content.length - 1 ? { ...b, cache_control: { type: "ephemeral" } } : b,
-          ),
-        },
-  );
 }
 
 const system = (tag: string) => [

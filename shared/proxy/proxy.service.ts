@@ -15,7 +15,7 @@ import { Deadline } from "../deadline";
 import { sha256Hex } from "../hash";
 import type { AppPorts } from "../ports";
 import { KEY_HEADERS, PREFLIGHT, upstreamCredential, SERVICE_TOKEN_HEADER } from "./credentials";
-import type { LlmProviderSpec, LlmUsage, ProxiedPath } from "./providers/llm-provider.types";
+import type { LlmProviderSpec, LlmUsage, ProxiedPath, StreamUsage } from "./providers/llm-provider.types";
 import { relayAnswer } from "./relay";
 import { transformConversation, type TransformOutcome } from "./transform";
 
@@ -105,6 +105,7 @@ export async function proxyRequest(request: Request, spec: LlmProviderSpec, run:
 
     let body: Uint8Array | ReadableStream<Uint8Array> | undefined;
     let done: Done = { transform: null, bytesSaved: 0, sessionKey: null };
+    let unasked: StreamUsage["unasked"] | null = null;
     // A conversation is read whole (64 MiB at most) to be transformed; any other path (a file
     // upload, a message batch: the providers take hundreds of MB) streams through unread.
     if (request.method !== "GET" && request.method !== "HEAD" && !preflight)
@@ -143,9 +144,13 @@ export async function proxyRequest(request: Request, spec: LlmProviderSpec, run:
         },
         run.ports,
       );
-      const sent = transform.changed
-        ? new TextEncoder().encode(JSON.stringify(transform.body))
-        : (exact ?? new TextEncoder().encode(text));
+      // A stream that reports usage only when asked is sent asking (the bill is the bill).
+      const asking = proxied.counted ? (proxied.streamUsage?.ask(transform.body) ?? null) : null;
+      const sent =
+        transform.changed || asking
+          ? new TextEncoder().encode(JSON.stringify(asking ?? transform.body))
+          : (exact ?? new TextEncoder().encode(text));
+      if (asking) unasked = proxied.streamUsage!.unasked;
       done = { transform, bytesSaved: Math.max(0, received - sent.byteLength), sessionKey };
       body = sent;
     }
@@ -195,7 +200,7 @@ export async function proxyRequest(request: Request, spec: LlmProviderSpec, run:
         at,
       });
     };
-    return relayAnswer(upstream, spec, edgeHeaders(done), counted ? record : null);
+    return relayAnswer(upstream, spec, edgeHeaders(done), counted ? record : null, upstream.ok ? unasked : null);
   } catch (error) {
     if (!(error instanceof AppError)) {
       run.ports.log.error("proxy_failed", {

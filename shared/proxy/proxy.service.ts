@@ -17,7 +17,9 @@ import type { AppPorts } from "../ports";
 import { KEY_HEADERS, PREFLIGHT, upstreamCredential, SERVICE_TOKEN_HEADER } from "./credentials";
 import type { LlmProviderSpec, LlmUsage, ProxiedPath, StreamUsage } from "./providers/llm-provider.types";
 import { relayAnswer } from "./relay";
+import { asSentUsage, estimatedSavingUsd } from "./shadow";
 import { transformConversation, type TransformOutcome } from "./transform";
+import { type ModelPrices, modelRules } from "../models/models.table";
 
 export const SESSION_HEADER = "x-session-id";
 
@@ -178,8 +180,9 @@ export async function proxyRequest(request: Request, spec: LlmProviderSpec, run:
         counts: {
           requests: 1,
           errors: refused ? 1 : 0,
-          images_fitted: done.transform?.fitted ?? 0,
-          images_retired: done.transform?.retired ?? 0,
+          images_fitted: done.transform?.firstFits ?? 0,
+          image_blocks_fitted: done.transform?.fitted ?? 0,
+          images_retired: done.transform?.retiredNow ?? 0,
           fit_skipped: done.transform?.fitSkipped ?? 0,
           bytes_saved: done.bytesSaved,
         },
@@ -188,7 +191,8 @@ export async function proxyRequest(request: Request, spec: LlmProviderSpec, run:
     }
     const record = (usage: LlmUsage | null, failed: boolean) => {
       // A stream that failed after its 200 is an error too (a status of 400 or more was counted above).
-      const counts: Record<string, number> = usage === null ? {} : { ...usageCounts(usage) };
+      const counts: Record<string, number> =
+        usage === null ? {} : { ...usageCounts(usage), ...asSentCounts(usage, done.transform) };
       if (failed && !refused) counts.errors = 1;
       if (Object.keys(counts).length === 0) return;
       run.ports.ledger.record({
@@ -200,7 +204,14 @@ export async function proxyRequest(request: Request, spec: LlmProviderSpec, run:
         at,
       });
     };
-    return relayAnswer(upstream, spec, edgeHeaders(done), counted ? record : null, upstream.ok ? unasked : null);
+    const prices = modelRules(spec.name, model, config.pricing.models).prices;
+    return relayAnswer(
+      upstream,
+      spec,
+      edgeHeaders(done, prices),
+      counted ? record : null,
+      upstream.ok ? unasked : null,
+    );
   } catch (error) {
     if (!(error instanceof AppError)) {
       run.ports.log.error("proxy_failed", {
@@ -285,6 +296,21 @@ async function withoutKey(
   });
 }
 
+/**
+ * The prompt tokens the request would have been billed as the agent sent it (docs/stats.md, "The
+ * service's own saving"): the bill itself for a request the proxy did not change, else the bill
+ * calibrated through the session's shadow.
+ */
+function asSentCounts(usage: LlmUsage, transform: TransformOutcome | null): Record<string, number> {
+  const asSent = transform?.changed && transform.estimate ? asSentUsage(usage, transform.estimate) : usage;
+  return {
+    as_sent_input_tokens: asSent.input,
+    as_sent_cache_write_5m_tokens: asSent.cacheWrite5m,
+    as_sent_cache_write_1h_tokens: asSent.cacheWrite1h,
+    as_sent_cache_read_tokens: asSent.cacheRead,
+  };
+}
+
 /** The ledger's counters for one answer's usage (docs/stats.md, tool `llm`). */
 function usageCounts(usage: LlmUsage): Record<string, number> {
   return {
@@ -296,11 +322,16 @@ function usageCounts(usage: LlmUsage): Record<string, number> {
   };
 }
 
-function edgeHeaders(done: Done): Record<string, string> {
+function edgeHeaders(done: Done, prices: ModelPrices): Record<string, string> {
+  const transform = done.transform;
+  // Sent before the answer's usage is known: the shadow's estimate, in estimated tokens (the ledger's
+  // figure is the same difference calibrated on the bill when the answer ends).
+  const saved = transform?.changed && transform.estimate ? estimatedSavingUsd(transform.estimate, prices) : 0;
   const headers: Record<string, string> = {
-    "x-edge-retired": String(done.transform?.retired ?? 0),
-    "x-edge-fitted": String(done.transform?.fitted ?? 0),
+    "x-edge-retired": String(transform?.retired ?? 0),
+    "x-edge-fitted": String(transform?.fitted ?? 0),
     "x-edge-bytes-saved": String(done.bytesSaved),
+    "x-edge-saved-usd": (Object.is(Math.round(saved * 1e6), -0) ? 0 : saved).toFixed(6),
   };
   if (done.sessionKey !== null) headers["x-edge-session"] = done.sessionKey.slice(0, 32);
   return headers;

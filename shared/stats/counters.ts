@@ -14,6 +14,7 @@ export const TOOL_COUNTERS = {
     "cache_read_tokens",
     "output_tokens",
     "images_fitted",
+    "image_blocks_fitted",
     "images_retired",
     "bytes_saved",
     "errors",
@@ -30,3 +31,15 @@ export const LEDGER_TOOLS = Object.keys(TOOL_COUNTERS) as LedgerTool[];
  * `cache_write_tokens`, which is never stored itself (a row of it is not read).
  */
 export const LLM_WRITE_COUNTERS = ["cache_write_5m_tokens", "cache_write_1h_tokens"] as const;
+
+/**
+ * The prompt tokens the provider would have billed for the requests as the agent sent them
+ * (docs/stats.md, "The service's own saving"), stored like the billed kinds; `/v1/stats` answers
+ * them as money (`cost_as_sent_usd`) and in the breakdowns.
+ */
+export const LLM_AS_SENT_COUNTERS = [
+  "as_sent_input_tokens",
+  "as_sent_cache_write_5m_tokens",
+  "as_sent_cache_write_1h_tokens",
+  "as_sent_cache_read_tokens",
+] as const;

@@ -4,8 +4,8 @@
  * kinds the ledger holds equal the usage the emulated provider billed, cache writes and reads
  * included, through the real Workers entry and the LedgerDO.
  */
-import { describe, expect, it, vi } from "vitest";
-import { call, EMULATOR, ledgerCountsOf, uniqueToken } from "./helpers";
+import { describe, expect, it } from "vitest";
+import { call, EMULATOR, ledgerCountsAfter, uniqueToken } from "./helpers";
 
 interface Billed {
   input: number;
@@ -75,18 +75,7 @@ const RESPONSES: Kind = {
   }),
 };
 
-/** The ledger's counts for `model` once `requests` are stored. */
-async function ledgerOf(model: string, requests: number): Promise<Record<string, number>> {
-  let counts: Record<string, number> | undefined;
-  await vi.waitFor(
-    async () => {
-      counts = await ledgerCountsOf(model);
-      expect(counts?.requests).toBe(requests);
-    },
-    { timeout: 5000, interval: 50 },
-  );
-  return counts!;
-}
+const ledgerOf = (model: string, requests: number) => ledgerCountsAfter(model, requests);
 
 describe("the ledger's tokens are the provider's bill", () => {
   for (const kind of [ANTHROPIC, CHAT, RESPONSES])

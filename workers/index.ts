@@ -49,15 +49,35 @@ export default {
     const flush = ledger.flushAfter(flushMs);
     if (flush) ctx.waitUntil(flush);
     // A proxied answer (streamed or not) counts its usage when its body ends, which may be after
-    // the flush above was taken: schedule a flush then (or join the waiting one).
+    // the flush above was taken: schedule a flush then (or join the waiting one), however it ends:
+    // read to its end, broken off, or cancelled by the caller (an agent's Esc).
     if (response.body && countsAtEnd(request)) {
-      const counted = new TransformStream({
-        flush: () => {
-          const atEnd = ledger.flushAfter(flushMs);
-          if (atEnd) ctx.waitUntil(atEnd);
+      const atEnd = () => {
+        const flushed = ledger.flushAfter(flushMs);
+        if (flushed) ctx.waitUntil(flushed);
+      };
+      const source = response.body.getReader();
+      const body = new ReadableStream<Uint8Array>({
+        async pull(controller) {
+          let chunk: ReadableStreamReadResult<Uint8Array>;
+          try {
+            chunk = await source.read();
+          } catch (error) {
+            atEnd();
+            controller.error(error);
+            return;
+          }
+          if (chunk.done) {
+            controller.close();
+            atEnd();
+          } else controller.enqueue(chunk.value);
+        },
+        async cancel(reason) {
+          await source.cancel(reason);
+          atEnd();
         },
       });
-      return new Response(response.body.pipeThrough(counted), response);
+      return new Response(body, response);
     }
     return response;
   },

@@ -5,11 +5,19 @@
  * (automatic prefix caching in 128-token steps, before GPT-5.6) and `openai-breakpoints` (GPT-5.6:
  * an implicit breakpoint at the newest message plus explicit ones, no lookback limit, 30 minutes,
  * writes billed). Requests are segments (equal ids, equal bytes); every rule is an input, and the
- * defaults come from the model table (shared/models/models.table.ts, docs/eviction.md).
+ * defaults come from the model table (shared/models/models.table.ts, docs/eviction.md). The
+ * caches other than `ideal` are the one prompt-cache model (shared/eviction/prompt-cache.ts) the
+ * proxy's as-sent shadow runs too.
  */
 import { ANTHROPIC_BREAKPOINTS, PLACEHOLDER_TOKENS } from "../../shared/eviction/cost";
 import type { EvictionLimits } from "../../shared/eviction/policy";
 import { billedCost, type ModelPrices, modelRules } from "../../shared/models/models.table";
+import {
+  type PromptBlock,
+  type PromptCacheEntry,
+  type PromptCacheRules,
+  promptCacheRequest,
+} from "../../shared/eviction/prompt-cache";
 
 /** One piece of a request as the cache sees it: equal ids mean equal bytes. */
 export interface Segment {
@@ -386,73 +394,38 @@ function idealCache(model: CacheModel): CacheState {
   };
 }
 
-/** Entries at breakpoints (Anthropic `cache_control`; OpenAI GPT-5.6 with an Infinity lookback). */
-function breakpointCache(model: CacheModel): CacheState {
-  const lastUse = new Map<string, number>();
-  const fresh = (key: string, at: number) => {
-    const used = lastUse.get(key);
-    return used !== undefined && at - used <= model.ttlMs;
+/** Segments as the one prompt-cache model reads them: the prefix key up to each, and its tokens. */
+const promptBlocks = (request: ReplayRequest): PromptBlock[] => {
+  const keys = prefixKeys(request);
+  return request.map((segment, i) => ({ key: keys[i]!, tokens: segment.tokens }));
+};
+
+/** The shared prompt-cache model (shared/eviction/prompt-cache.ts) under this model's rules. */
+function sharedCache(model: CacheModel): CacheState {
+  const entries = new Map<string, PromptCacheEntry>();
+  const rules: PromptCacheRules = {
+    kind: model.kind === "openai" ? "prefix" : "breakpoints",
+    lookback: model.lookback,
+    minCacheableTokens: model.minCacheableTokens,
+    step: model.step,
+    ttlMs: model.ttlMs,
   };
   return {
     request(outbound, breakpoints, at) {
-      const keys = prefixKeys(outbound);
-      const cum: number[] = [];
-      let sum = 0;
-      for (const s of outbound) cum.push((sum += s.tokens));
-      // Read: the longest fresh entry at a breakpoint or within `lookback` blocks before one.
-      let best = -1;
-      for (const b of breakpoints) {
-        for (let p = b; p >= Math.max(0, b - model.lookback); p--) {
-          if (fresh(keys[p]!, at)) {
-            best = Math.max(best, p);
-            break;
-          }
-        }
-      }
-      const read = best >= 0 ? cum[best]! : 0;
-      if (best >= 0) lastUse.set(keys[best]!, at);
-      // Write: an entry at every breakpoint whose prefix is long enough; breakpoints inside the
-      // read prefix are refreshed or created at no write cost.
-      let writeEnd = read;
-      for (const b of breakpoints) {
-        if (cum[b]! < model.minCacheableTokens) continue;
-        lastUse.set(keys[b]!, at);
-        if (b > best) writeEnd = Math.max(writeEnd, cum[b]!);
-      }
-      return { read, write: writeEnd - read };
-    },
-  };
-}
-
-function openaiCache(model: CacheModel): CacheState {
-  const lastUse = new Map<string, number>();
-  return {
-    request(outbound, _breakpoints, at) {
-      const keys = prefixKeys(outbound);
-      let common = 0;
-      let sum = 0;
-      outbound.forEach((s, i) => {
-        sum += s.tokens;
-        const used = lastUse.get(keys[i]!);
-        if (used !== undefined && at - used <= model.ttlMs) common = sum;
-      });
-      const read =
-        common >= model.minCacheableTokens
-          ? model.minCacheableTokens + Math.floor((common - model.minCacheableTokens) / model.step) * model.step
-          : 0;
-      for (const key of keys) lastUse.set(key, at);
-      // Everything not read is cached for the next request once the prompt passes the minimum.
-      return { read, write: sum >= model.minCacheableTokens ? sum - read : 0 };
+      const use = promptCacheRequest(
+        entries,
+        promptBlocks(outbound),
+        breakpoints.map((index) => ({ index, ttlMs: model.ttlMs })),
+        at,
+        rules,
+      );
+      return { read: use.read, write: use.writes.reduce((n, w) => n + w.to - w.from, 0) };
     },
   };
 }
 
 export const cacheFor = (model: CacheModel): CacheState =>
-  model.kind === "anthropic" || model.kind === "openai-breakpoints"
-    ? breakpointCache(model)
-    : model.kind === "openai"
-      ? openaiCache(model)
-      : idealCache(model);
+  model.kind === "ideal" ? idealCache(model) : sharedCache(model);
 
 /** Whether a cache model reads at breakpoints (so the agent's layout and the service's marker matter). */
 export const usesBreakpoints = (model: Pick<CacheModel, "kind">) =>

@@ -102,11 +102,17 @@ function retiredTextOf(request: EvictRequest): RetiredText {
  * send(out.messages);
  */
 export function evictContext(request: EvictRequest, context: EvictContext = {}): EvictResponse {
-  return evictWithInventory(request, context, adapters[request.format].inventory(request.messages));
+  return evictWithInventory(request, context, adapters[request.format].inventory(request.messages)).response;
+}
+
+/** A decision and the front the previous request of the conversation stood at (carriers). */
+interface Decided {
+  readonly response: EvictResponse;
+  readonly previous: number;
 }
 
 /** evictContext on an inventory already taken of `request.messages` (it is only read). */
-function evictWithInventory(request: EvictRequest, context: EvictContext, inventory: ImageInventory): EvictResponse {
+function evictWithInventory(request: EvictRequest, context: EvictContext, inventory: ImageInventory): Decided {
   const adapter = adapters[request.format];
   const limits = resolveLimits({
     maxBlocks: request.limits?.max_blocks,
@@ -124,11 +130,12 @@ function evictWithInventory(request: EvictRequest, context: EvictContext, invent
   const reason: CostRule = decision.retire === 0 ? "under_ceiling" : decision.retire > before ? "ceiling" : "held";
   const retired = carriers.slice(0, decision.retire); // carriers are oldest first
   const messages = decision.retire === 0 ? request.messages.slice() : adapter.retire(request.messages, retired, textOf);
-  return respond(messages, carriers, uploads, decision.retire, limits, {
+  const response = respond(messages, carriers, uploads, decision.retire, limits, {
     fits: decision.fits,
     reason,
     ...(decision.reason === undefined ? {} : { problem: decision.reason }),
   });
+  return { response, previous: Math.min(before, decision.retire) };
 }
 
 /** Hermes's front on the whole conversation, and where it stood before the newest message (the previous request's front). */
@@ -155,7 +162,7 @@ function costEviction(
   requested: EvictionLimits,
   inventory: ImageInventory,
   textOf: RetiredText,
-): EvictResponse {
+): Decided {
   const { carriers, uploads } = inventory;
   const rules = costRules(request, context);
   // A model the table does not know is weighed at the image cost learned from its bills, once known.
@@ -252,7 +259,7 @@ function costEviction(
   const chosenWrites = estimatedWrites(steps, decision.previous, decision.retire, managed, cold);
   const hermesWrites = estimatedWrites(steps, hermesBefore, hermesNow, rules.cache.style === "prefix", cold);
   const fits = decision.fits;
-  return respond(messages, carriers, uploads, decision.retire, limits, {
+  const response = respond(messages, carriers, uploads, decision.retire, limits, {
     fits,
     reason: decision.rule,
     strategy: "cost",
@@ -281,6 +288,7 @@ function costEviction(
         }),
     ...extra,
   });
+  return { response, previous: decision.previous };
 }
 
 /** The model's first price tier as the cost strategy weighs it: its line and its factor on the input price. */
@@ -463,6 +471,50 @@ const sessionKey = async (sessionId: string) => `evict:v1:session:${await sha256
 const SESSION_MEMORY_TTL_MS = 24 * 60 * 60_000;
 
 /**
+ * A session's stored record: the eviction's memory, and whatever else the session keeps beside it
+ * in the same entry (the proxy's as-sent shadow), so a request reads and writes it once.
+ */
+export interface SessionRecord {
+  readonly memory: SessionMemory | null;
+  /** The record's other fields, as stored (kept when the memory is written again). */
+  readonly extra: Record<string, unknown>;
+}
+
+/** Reads a session's record; a store that fails or holds nothing valid is an empty record. */
+export async function readSessionRecord(
+  sessionId: string,
+  deps: Pick<AppPorts, "cache" | "clock">,
+): Promise<SessionRecord> {
+  try {
+    const entry = await deps.cache.get<Record<string, unknown>>(await sessionKey(sessionId));
+    if (!entry || entry.expiresAt <= deps.clock() || asRecord(entry.value) === null) return { memory: null, extra: {} };
+    const { at, front, carrier, ...extra } = entry.value;
+    const memory = { at, front, carrier };
+    return { memory: isMemory(memory) ? memory : null, extra };
+  } catch {
+    return { memory: null, extra: {} };
+  }
+}
+
+/** Writes a session's record for SESSION_MEMORY_TTL_MS; a store that fails costs what was to be remembered, never the request. */
+export async function writeSessionRecord(
+  sessionId: string,
+  record: SessionRecord,
+  deps: Pick<AppPorts, "cache" | "clock">,
+): Promise<void> {
+  const now = deps.clock();
+  try {
+    await deps.cache.put(
+      await sessionKey(sessionId),
+      { value: { ...record.extra, ...record.memory }, expiresAt: now + SESSION_MEMORY_TTL_MS },
+      SESSION_MEMORY_TTL_MS,
+    );
+  } catch {
+    // Forgetting costs at most one early retirement (and the shadow's entries); the answer is still right.
+  }
+}
+
+/**
  * `evictContext` with the session's memory: with `strategy: "cost"` and a `session_id`, read the
  * front and the last call remembered for it, and store this call's (unless `remember` is false: a
  * call that does not reach the provider's cache, such as a token count). Other requests go
@@ -476,22 +528,10 @@ export async function evictForSession(
 ): Promise<EvictResponse> {
   if (request.strategy !== "cost" || request.session_id === undefined)
     return evictContext(request, { ...planning, now: deps.clock() });
-  const key = await sessionKey(request.session_id);
   const now = deps.clock();
-  let memory: SessionMemory | null = null;
-  try {
-    const entry = await deps.cache.get<SessionMemory>(key);
-    if (entry && entry.expiresAt > now && isMemory(entry.value)) memory = entry.value;
-  } catch {
-    memory = null;
-  }
-  const { response, remember: after } = evictRemembering(request, memory, now, planning);
-  if (!remember) return response;
-  try {
-    await deps.cache.put(key, { value: after, expiresAt: now + SESSION_MEMORY_TTL_MS }, SESSION_MEMORY_TTL_MS);
-  } catch {
-    // Forgetting costs at most one early retirement; the answer is still right.
-  }
+  const stored = await readSessionRecord(request.session_id, deps);
+  const { response, remember: after } = evictRemembering(request, stored.memory, now, planning);
+  if (remember) await writeSessionRecord(request.session_id, { memory: after, extra: stored.extra }, deps);
   return response;
 }
 
@@ -505,11 +545,18 @@ export function evictRemembering(
   memory: SessionMemory | null,
   now: number,
   planning: EvictPlanning = {},
-): { response: EvictResponse; remember: SessionMemory } {
+): { response: EvictResponse; remember: SessionMemory; retiredNow: number } {
   const inventory = adapters[request.format].inventory(request.messages);
-  const response = evictWithInventory(request, { ...planning, now, memory }, inventory);
+  const { response, previous } = evictWithInventory(request, { ...planning, now, memory }, inventory);
   const newest = response.retired > 0 ? inventory.carriers[response.retired - 1] : undefined;
-  return { response, remember: { at: now, front: response.retired, carrier: newest ? carrierKey(newest) : "" } };
+  // Image blocks this request retired that the previous request of the conversation still carried.
+  let retiredNow = 0;
+  for (const carrier of inventory.carriers.slice(previous, response.retired)) retiredNow += carrier.blocks;
+  return {
+    response,
+    remember: { at: now, front: response.retired, carrier: newest ? carrierKey(newest) : "" },
+    retiredNow,
+  };
 }
 
 /** What the provider proxy hands the eviction for one outbound request (proxy.md, step 3). */
@@ -554,8 +601,14 @@ export function evictOutbound(
   request: OutboundRequest,
   deps: Pick<AppPorts, "cache" | "clock">,
 ): Promise<EvictResponse> {
-  return evictForSession(
-    {
+  const { evict, planning } = outboundEviction(request);
+  return evictForSession(evict, deps, planning, request.remembers !== false);
+}
+
+/** The route's request and planning that an outbound request amounts to (the one translation). */
+export function outboundEviction(request: OutboundRequest): { evict: EvictRequest; planning: EvictPlanning } {
+  return {
+    evict: {
       format: request.format,
       messages: request.messages as Record<string, unknown>[],
       strategy: "cost",
@@ -567,13 +620,11 @@ export function evictOutbound(
       ...(request.tools === undefined ? {} : { tools: request.tools }),
       ...(request.cacheControl === undefined ? {} : { cache_control: request.cacheControl }),
     },
-    deps,
-    {
+    planning: {
       movesClientBreakpoint: request.movesClientBreakpoint === true,
       ...(request.priceOverrides === undefined ? {} : { priceOverrides: request.priceOverrides }),
     },
-    request.remembers !== false,
-  );
+  };
 }
 
 function isMemory(value: unknown): value is SessionMemory {

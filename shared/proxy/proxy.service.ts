@@ -16,12 +16,13 @@ import { sha256Hex } from "../hash";
 import type { AppPorts } from "../ports";
 import { apiTokens } from "../http/auth";
 import { carriesServiceToken, PREFLIGHT, upstreamCredential } from "./credentials";
-import type { LlmProviderSpec, LlmUsage, ProxiedPath } from "./providers/llm-provider.types";
+import type { LlmProviderSpec, LlmUsage, ProxiedPath, StreamUsage } from "./providers/llm-provider.types";
 import { keyRedactor } from "./redact";
 import { learnedImageCosts, type SentShape, sentShape } from "../eviction/image-cost";
-import { modelRules, promptTokens } from "../models/models.table";
+import { type ModelPrices, type ModelRules, modelRules, promptTokens } from "../models/models.table";
 import { usageCounters } from "../stats/counters";
 import { relayAnswer } from "./relay";
+import { asSentUsage, estimatedSavingUsd } from "./shadow";
 import {
   checkOperatorPath,
   conversationOf,
@@ -103,6 +104,7 @@ export async function proxyRequest(request: Request, spec: LlmProviderSpec, run:
 
     let body: Uint8Array | ReadableStream<Uint8Array> | undefined;
     let done: Done = { transform: null, bytesSaved: 0, sessionKey: null, sent: null };
+    let unasked: StreamUsage["unasked"] | null = null;
     // A conversation is read whole (64 MiB at most) to be transformed; any other path (a file
     // upload, a message batch: the providers take hundreds of MB) streams through unread.
     if (request.method !== "GET" && request.method !== "HEAD" && !preflight)
@@ -141,9 +143,13 @@ export async function proxyRequest(request: Request, spec: LlmProviderSpec, run:
         },
         run.ports,
       );
-      const sent = transform.changed
-        ? new TextEncoder().encode(JSON.stringify(transform.body))
-        : (exact ?? new TextEncoder().encode(text));
+      // A stream that reports usage only when asked is sent asking (the bill is the bill).
+      const asking = proxied.counted ? (proxied.streamUsage?.ask(transform.body) ?? null) : null;
+      const sent =
+        transform.changed || asking
+          ? new TextEncoder().encode(JSON.stringify(asking ?? transform.body))
+          : (exact ?? new TextEncoder().encode(text));
+      if (asking) unasked = proxied.streamUsage!.unasked;
       // A model the table does not know has its image cost learned from its bills (docs/eviction.md).
       const learns = proxied.counted && !modelRules(spec.name, model).known && model !== undefined;
       const sentBody = transform.body;
@@ -185,8 +191,9 @@ export async function proxyRequest(request: Request, spec: LlmProviderSpec, run:
         counts: {
           requests: 1,
           errors: refused ? 1 : 0,
-          images_fitted: done.transform?.fitted ?? 0,
-          images_retired: done.transform?.retired ?? 0,
+          images_fitted: done.transform?.firstFits ?? 0,
+          image_blocks_fitted: done.transform?.fitted ?? 0,
+          images_retired: done.transform?.retiredNow ?? 0,
           fit_skipped: done.transform?.fitSkipped ?? 0,
           bytes_saved: done.bytesSaved,
         },
@@ -204,8 +211,11 @@ export async function proxyRequest(request: Request, spec: LlmProviderSpec, run:
       )
         learnedImageCosts.observe(model, done.sessionKey, done.sent, promptTokens(usage));
       // A stream that failed after its 200 is an error too (a status of 400 or more was counted above).
-      // Each kind under the request's price tier, which only the billed prompt tells (docs/stats.md).
-      const counts: Record<string, number> = usage === null ? {} : usageCounters(usage, modelRules(spec.name, model));
+      // Each kind under the request's price tier, which only the billed prompt tells (docs/stats.md);
+      // what the agent's own request would have been billed, under its own tier.
+      const rules = modelRules(spec.name, model, config.pricing.models);
+      const counts: Record<string, number> =
+        usage === null ? {} : { ...usageCounters(usage, rules), ...asSentCounts(usage, done.transform, rules) };
       if (failed && !refused) counts.errors = 1;
       if (Object.keys(counts).length === 0) return;
       run.ports.ledger.record({
@@ -217,7 +227,14 @@ export async function proxyRequest(request: Request, spec: LlmProviderSpec, run:
         at,
       });
     };
-    return relayAnswer(upstream, spec, edgeHeaders(done), counted ? record : null);
+    const prices = modelRules(spec.name, model, config.pricing.models).prices;
+    return relayAnswer(
+      upstream,
+      spec,
+      edgeHeaders(done, prices),
+      counted ? record : null,
+      upstream.ok ? unasked : null,
+    );
   } catch (error) {
     if (!(error instanceof AppError)) {
       run.ports.log.error("proxy_failed", {
@@ -309,11 +326,31 @@ async function withoutKey(
   return new Response((cleaned === text ? scrubbed : cleaned) as BodyInit, init);
 }
 
-function edgeHeaders(done: Done): Record<string, string> {
+/**
+ * The tokens the request would have been billed as the agent sent it (docs/stats.md, "The
+ * service's own saving"): the bill itself for a request the proxy did not change, else the bill
+ * calibrated through the session's shadow; each kind under the as-sent prompt's own price tier
+ * (output as billed, priced at that tier).
+ */
+function asSentCounts(
+  usage: LlmUsage,
+  transform: TransformOutcome | null,
+  rules: Pick<ModelRules, "tiers">,
+): Record<string, number> {
+  const asSent = transform?.changed && transform.estimate ? asSentUsage(usage, transform.estimate) : usage;
+  return usageCounters({ ...asSent, output: usage.output }, rules, "as_sent_");
+}
+
+function edgeHeaders(done: Done, prices: ModelPrices): Record<string, string> {
+  const transform = done.transform;
+  // Sent before the answer's usage is known: the shadow's estimate, in estimated tokens (the ledger's
+  // figure is the same difference calibrated on the bill when the answer ends).
+  const saved = transform?.changed && transform.estimate ? estimatedSavingUsd(transform.estimate, prices) : 0;
   const headers: Record<string, string> = {
-    "x-edge-retired": String(done.transform?.retired ?? 0),
-    "x-edge-fitted": String(done.transform?.fitted ?? 0),
+    "x-edge-retired": String(transform?.retired ?? 0),
+    "x-edge-fitted": String(transform?.fitted ?? 0),
     "x-edge-bytes-saved": String(done.bytesSaved),
+    "x-edge-saved-usd": (Object.is(Math.round(saved * 1e6), -0) ? 0 : saved).toFixed(6),
   };
   if (done.sessionKey !== null) headers["x-edge-session"] = done.sessionKey.slice(0, 32);
   return headers;

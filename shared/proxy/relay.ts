@@ -1,10 +1,12 @@
 /**
  * The answer's way back: the provider's status, headers and body relayed as they arrive, through a
  * TransformStream that reads `usage` on the way (from a JSON answer's copy, or from each
- * server-sent event as it passes) without holding the answer back or changing a byte of it.
+ * server-sent event as it passes) without holding the answer back or changing a byte of it; the
+ * one exception is a stream the proxy asked usage of for the caller (StreamUsage), whose usage
+ * events are taken out again so the caller gets the stream it asked for.
  */
 import { concatBytes } from "../bytes";
-import type { LlmProviderSpec, LlmUsage } from "./providers/llm-provider.types";
+import type { LlmProviderSpec, LlmUsage, StreamUsage } from "./providers/llm-provider.types";
 
 /** Response headers not relayed: per-hop, or describing an encoding the runtime's fetch already undid. */
 const NOT_RELAYED = new Set([
@@ -37,6 +39,7 @@ export function relayAnswer(
   spec: LlmProviderSpec,
   added: Record<string, string>,
   done: ((usage: LlmUsage | null, failed: boolean) => void) | null,
+  unasked: StreamUsage["unasked"] | null = null,
 ): Response {
   const headers = new Headers();
   upstream.headers.forEach((value, name) => {
@@ -49,6 +52,11 @@ export function relayAnswer(
     return new Response(upstream.body, { status: upstream.status, headers });
   }
   const source = upstream.body.getReader();
+  // A stream sent asking for usage the caller did not ask for goes back as it would have come.
+  const rewrite =
+    unasked && (upstream.headers.get("content-type") ?? "").toLowerCase().includes("text/event-stream")
+      ? eventRewriter(unasked)
+      : null;
   let reported = false;
   const report = () => {
     if (reported) return;
@@ -58,21 +66,28 @@ export function relayAnswer(
   };
   const body = new ReadableStream<Uint8Array>({
     async pull(controller) {
-      let chunk: ReadableStreamReadResult<Uint8Array>;
-      try {
-        chunk = await source.read();
-      } catch (error) {
-        report();
-        controller.error(error);
-        return;
+      // Until something is sent: a rewritten stream may hold a whole chunk (a line not ended yet).
+      for (;;) {
+        let chunk: ReadableStreamReadResult<Uint8Array>;
+        try {
+          chunk = await source.read();
+        } catch (error) {
+          report();
+          controller.error(error);
+          return;
+        }
+        if (chunk.done) {
+          report();
+          const rest = rewrite?.end();
+          if (rest && rest.byteLength > 0) controller.enqueue(rest);
+          controller.close();
+          return;
+        }
+        const out = rewrite ? rewrite.push(chunk.value) : chunk.value;
+        if (out.byteLength > 0) controller.enqueue(out); // first: the caller never waits on the reading
+        reader.push(chunk.value);
+        if (out.byteLength > 0) return;
       }
-      if (chunk.done) {
-        report();
-        controller.close();
-        return;
-      }
-      controller.enqueue(chunk.value); // first: the caller never waits on the reading
-      reader.push(chunk.value);
     },
     cancel(reason) {
       report();
@@ -191,6 +206,50 @@ function sseUsage(spec: LlmProviderSpec): ChunkReader {
     },
     get failed() {
       return failed;
+    },
+  };
+}
+
+/**
+ * Rewrites an event stream line by line: a `data:` line that mentions `"usage"` is given to
+ * `unasked` and sent as it returns it (re-serialised), or not at all; every other line, and a
+ * line that is not JSON, is sent as it came. A line is held until its end arrives.
+ */
+function eventRewriter(unasked: StreamUsage["unasked"]): { push(chunk: Uint8Array): Uint8Array; end(): Uint8Array } {
+  const decoder = new TextDecoder();
+  const encoder = new TextEncoder();
+  let held = "";
+  const line = (text: string): string => {
+    if (!text.startsWith("data:") || !text.includes('"usage"')) return text;
+    const ending = text.endsWith("\r\n") ? "\r\n" : "\n";
+    let event: unknown;
+    try {
+      event = JSON.parse(text.slice(5));
+    } catch {
+      return text;
+    }
+    if (typeof event !== "object" || event === null || Array.isArray(event)) return text;
+    const kept = unasked(event as Record<string, unknown>);
+    if (kept === null) return "";
+    return kept === event ? text : `data: ${JSON.stringify(kept)}${ending}`;
+  };
+  const take = (text: string): Uint8Array => {
+    held += text;
+    const last = held.lastIndexOf("\n");
+    if (last < 0) return new Uint8Array(0);
+    const complete = held.slice(0, last + 1);
+    held = held.slice(last + 1);
+    let out = "";
+    for (const piece of complete.split(/(?<=\n)/)) out += line(piece);
+    return encoder.encode(out);
+  };
+  return {
+    push: (chunk) => take(decoder.decode(chunk, { stream: true })),
+    end: () => {
+      const out = take(decoder.decode());
+      const rest = held;
+      held = "";
+      return rest === "" ? out : concatBytes([out, encoder.encode(line(rest))]);
     },
   };
 }

@@ -5,7 +5,13 @@
  * the retirement front. Deterministic: the same body and session memory give the same bytes out.
  */
 import { anthropicAdapter } from "../eviction/anthropic";
-import { evictForSession, evictOutbound } from "../eviction/evict.service";
+import {
+  evictRemembering,
+  outboundEviction,
+  readSessionRecord,
+  type SessionMemory,
+  writeSessionRecord,
+} from "../eviction/evict.service";
 import { imageMediaType, imageSize } from "../eviction/estimate";
 import { asRecord, type ImageRef } from "../eviction/inventory";
 import { openaiAdapter } from "../eviction/openai";
@@ -15,6 +21,7 @@ import { modelRules, type ModelRules, type PriceOverrides } from "../models/mode
 import type { AppPorts } from "../ports";
 import { decodeImageData } from "../media/base64.decode";
 import { toBase64 } from "../vision/fit";
+import { isShadowState, type ShadowEstimate, shadowStep } from "./shadow";
 import {
   COMPUTER_SCREENSHOT_ROLE,
   type ConversationFormat,
@@ -47,12 +54,18 @@ export interface TransformOutcome {
   /** The body to send: the caller's own object when nothing changed. */
   readonly body: Record<string, unknown>;
   readonly changed: boolean;
-  /** Images replaced by their fitted copy. */
+  /** Image blocks sent in their fitted form (an image re-sent in a later request counts again). */
   readonly fitted: number;
+  /** Images fitted for the first time (a fit found stored, from an earlier request, is not counted). */
+  readonly firstFits: number;
   /** Images that needed a fit the fitter refused (left as they were). */
   readonly fitSkipped: number;
-  /** Tool image blocks retired. */
+  /** Tool image blocks retired (sent as the retired-image text). */
   readonly retired: number;
+  /** Of those, the blocks the previous request of the session still carried as images. */
+  readonly retiredNow: number;
+  /** The session as sent and as the agent sent it, through the shadow; null when it did not run (no image). */
+  readonly estimate: ShadowEstimate | null;
   /** The eviction module's rule for this request (cost) or null when it did not run. */
   readonly rule: string | null;
 }
@@ -90,7 +103,17 @@ export async function transformConversation(
   ports: Ports,
 ): Promise<TransformOutcome> {
   const original = format.messagesOf(body);
-  const unchanged: TransformOutcome = { body, changed: false, fitted: 0, fitSkipped: 0, retired: 0, rule: null };
+  const unchanged: TransformOutcome = {
+    body,
+    changed: false,
+    fitted: 0,
+    firstFits: 0,
+    fitSkipped: 0,
+    retired: 0,
+    retiredNow: 0,
+    estimate: null,
+    rule: null,
+  };
   if (!original || original.length === 0) return unchanged;
   const model = typeof body.model === "string" ? body.model : undefined;
   const rules = modelRules(spec.name, model, settings.priceOverrides);
@@ -101,49 +124,66 @@ export async function transformConversation(
   let rule: string | null = null;
   let breakpointsMoved = false;
 
-  // Without a tool image there is nothing to retire and no front to mark: the session memory is
-  // neither read nor written (two cache-store round trips saved on every text-only request).
+  // Without an image there is nothing to fit, retire or mark, and the request goes as it came: the
+  // session's record (eviction memory and shadow) is neither read nor written (two cache-store
+  // round trips saved on every text-only request). With one, it is read once and written once.
   const hasToolImages = fit.toolImages > 0;
+  const record = fit.images > 0 ? await readSessionRecord(sessionKey, ports) : null;
+  let remember: SessionMemory | null = record?.memory ?? null;
+  let retiredNow = 0;
   if (settings.strategy !== "off" && hasToolImages) {
     // cost: the eviction module's entry for the proxy (the route's own decision code), which may
     // move the caller's oldest message breakpoint to the front; hermes: the route's batched 20/8/3.
+    const { evict, planning } = outboundEviction({
+      format: format.eviction,
+      messages,
+      ...(model === undefined ? {} : { model: model.slice(0, 200) }),
+      sessionKey,
+      ...(format.eviction === "anthropic" && body.system !== undefined ? { system: body.system } : {}),
+      ...(format.eviction === "anthropic" && Array.isArray(body.tools) ? { tools: body.tools } : {}),
+      ...(format.eviction === "anthropic" && asRecord(body.cache_control)
+        ? { cacheControl: asRecord(body.cache_control)! }
+        : {}),
+      movesClientBreakpoint: true,
+      ...(settings.priceOverrides === undefined ? {} : { priceOverrides: settings.priceOverrides }),
+    });
     const out =
       settings.strategy === "cost"
-        ? await evictOutbound(
-            {
-              format: format.eviction,
-              messages,
-              ...(model === undefined ? {} : { model: model.slice(0, 200) }),
-              sessionKey,
-              ...(format.eviction === "anthropic" && body.system !== undefined ? { system: body.system } : {}),
-              ...(format.eviction === "anthropic" && Array.isArray(body.tools) ? { tools: body.tools } : {}),
-              ...(format.eviction === "anthropic" && asRecord(body.cache_control)
-                ? { cacheControl: asRecord(body.cache_control)! }
-                : {}),
-              movesClientBreakpoint: true,
-              ...(settings.priceOverrides === undefined ? {} : { priceOverrides: settings.priceOverrides }),
-              remembers: settings.remembers !== false,
-            },
-            ports,
-          )
-        : await evictForSession(
+        ? evictRemembering(evict, record?.memory ?? null, ports.clock(), planning)
+        : evictRemembering(
             { format: format.eviction, messages: messages as Record<string, unknown>[], strategy: "hermes" },
-            ports,
+            null,
+            ports.clock(),
           );
-    retired = out.stats.retired_blocks;
-    rule = out.stats.reason ?? null;
-    breakpointsMoved = out.stats.cache_marker !== undefined;
-    if (breakpointsMoved || out.retired > 0) messages = out.messages;
+    if (settings.strategy === "cost") remember = out.remember;
+    retired = out.response.stats.retired_blocks;
+    retiredNow = out.retiredNow;
+    rule = out.response.stats.reason ?? null;
+    breakpointsMoved = out.response.stats.cache_marker !== undefined;
+    if (breakpointsMoved || out.response.retired > 0) messages = out.response.messages;
   }
 
-  if (fit.fitted === 0 && fit.relabeled === 0 && retired === 0 && !breakpointsMoved)
-    return { ...unchanged, fitSkipped: fit.skipped, rule };
+  const changed = !(fit.fitted === 0 && fit.relabeled === 0 && retired === 0 && !breakpointsMoved);
+  const sent = changed ? format.withMessages(body, messages) : body;
+  let estimate: ShadowEstimate | null = null;
+  if (record !== null) {
+    // The session as the agent sent it beside the session as sent (shadow.ts), kept in the same record.
+    const stored = record.extra.shadow;
+    const step = shadowStep(isShadowState(stored) ? stored : null, body, sent, ports.clock(), rules);
+    estimate = step.estimate;
+    if (settings.remembers !== false)
+      await writeSessionRecord(sessionKey, { memory: remember, extra: { ...record.extra, shadow: step.state } }, ports);
+  }
+  if (!changed) return { ...unchanged, fitSkipped: fit.skipped, rule, estimate };
   return {
-    body: format.withMessages(body, messages),
+    body: sent,
     changed: true,
     fitted: fit.fitted,
+    firstFits: fit.firstFits,
     fitSkipped: fit.skipped,
     retired,
+    retiredNow,
+    estimate,
     rule,
   };
 }
@@ -168,7 +208,15 @@ async function fitImages(
   rules: ModelRules,
   settings: TransformSettings,
   ports: Ports,
-): Promise<{ messages: unknown[]; fitted: number; skipped: number; relabeled: number; toolImages: number }> {
+): Promise<{
+  messages: unknown[];
+  fitted: number;
+  firstFits: number;
+  skipped: number;
+  relabeled: number;
+  toolImages: number;
+  images: number;
+}> {
   const adapter = ADAPTERS[eviction];
   const { carriers, uploads } = adapter.inventory(messages);
   const tools: ImageRef[] = carriers.flatMap((carrier) => carrier.images);
@@ -216,7 +264,7 @@ async function fitImages(
   for (const image of uploads) consider(image, asRecord(messages[image.message])?.role === COMPUTER_SCREENSHOT_ROLE);
   wanted.push(...overTotal(wanted, spare, settings, rules.images.maxRequestBytes));
   if (wanted.length === 0 && mislabeled.length === 0)
-    return { messages, fitted: 0, skipped: 0, relabeled: 0, toolImages: tools.length };
+    return { messages, fitted: 0, firstFits: 0, skipped: 0, relabeled: 0, toolImages: tools.length, images: total };
   // At most MAX_FITS a request: the uploads (listed last) and the newest tool images; the oldest
   // are the first a retirement drops. The rest go as they came, counted as skipped.
   const dropped = Math.max(0, wanted.length - MAX_FITS);
@@ -233,14 +281,17 @@ async function fitImages(
   const fits = new Map<string, FittedImage | null>();
   let out = messages;
   let fitted = 0;
+  let firstFits = 0;
   let skipped = dropped;
   const replaced = new Set<ImageRef>();
   for (const [i, { image, data }] of wanted.entries()) {
     const key = keys[i]!;
     let result = stored[i] !== undefined ? stored[i] : fits.get(key); // null: a refusal, kept
+    let first = false;
     if (result === undefined) {
       result = await fitAndKeep(key, data, shape, ports);
       fits.set(key, result);
+      first = true;
     }
     if (result === null) {
       skipped += 1;
@@ -251,6 +302,7 @@ async function fitImages(
     out = replaceImage(out, image, eviction, result);
     replaced.add(image);
     fitted += 1;
+    if (first) firstFits += 1;
   }
   // A mislabeled image left as it is goes out declared as what its bytes are (no re-encode).
   let relabeled = 0;
@@ -259,7 +311,7 @@ async function fitImages(
     out = replaceImage(out, image, eviction, { mediaType, data });
     relabeled += 1;
   }
-  return { messages: out, fitted, skipped, relabeled, toolImages: tools.length };
+  return { messages: out, fitted, firstFits, skipped, relabeled, toolImages: tools.length, images: total };
 }
 
 /**

@@ -17,6 +17,7 @@ export const TOOL_COUNTERS = {
     "cache_read_tokens",
     "output_tokens",
     "images_fitted",
+    "image_blocks_fitted",
     "images_retired",
     "bytes_saved",
     "errors",
@@ -85,3 +86,17 @@ export function usageCounters(
   for (const [field, name] of USAGE_COUNTERS) counts[tieredCounter(`${prefix}${name}`, line)] = usage[field];
   return counts;
 }
+
+/**
+ * The prompt tokens the provider would have billed for the requests as the agent sent them
+ * (docs/stats.md, "The service's own saving"), stored like the billed kinds; `/v1/stats` answers
+ * them as money (`cost_as_sent_usd`) and in the breakdowns.
+ */
+export const LLM_AS_SENT_COUNTERS = [
+  "as_sent_input_tokens",
+  "as_sent_cache_write_5m_tokens",
+  "as_sent_cache_write_1h_tokens",
+  "as_sent_cache_read_tokens",
+  // Output is as billed, counted again under the as-sent prompt's tier, which may differ.
+  "as_sent_output_tokens",
+] as const;

@@ -56,12 +56,15 @@ const COUNTER_TEXT: Record<string, string> = {
   bytes_in: "Image bytes received",
   bytes_out: "Image bytes answered",
   cap_refusals: "Loads refused by the repeat cap (embeds avoided)",
-  images_retired: "Images replaced by placeholders",
+  images_retired:
+    "evict: image blocks replaced by placeholders; llm: images a request retired that the previous request of its session still carried (each retirement once)",
   input_tokens: "Uncached input tokens",
   cache_write_tokens: "Tokens written to the prompt cache (5 min and 1 h TTL summed)",
   cache_read_tokens: "Tokens read from the prompt cache",
   output_tokens: "Output tokens",
-  images_fitted: "Images the proxy fitted into the budget",
+  images_fitted: "Distinct images the proxy fitted (an image's first fit; re-sent, it is not counted again)",
+  image_blocks_fitted:
+    "Image blocks the proxy sent in their fitted form (an image re-sent in a later request counts again)",
   bytes_saved: "Request bytes the proxy's fitting and eviction removed",
 };
 
@@ -77,9 +80,17 @@ const WebTotals = <const N extends readonly string[]>(names: N) =>
   });
 const LlmTotals = z.object({
   ...counters(TOOL_COUNTERS.llm),
-  cost_usd: usd("The usage at the model's prices"),
-  cost_without_cache_usd: usd("The same input tokens priced as uncached input"),
-  saved_usd: usd("cost_without_cache_usd − cost_usd"),
+  cost_usd: usd("The usage as billed, at the model's prices"),
+  cost_as_sent_usd: usd(
+    "What the provider would have billed for the requests exactly as the agent sent them (before fitting, retirement and breakpoint changes), output as billed",
+  ),
+  saved_usd: usd(
+    "The service's own saving: cost_as_sent_usd − cost_usd (signed: a change that cost money is negative)",
+  ),
+  cost_without_cache_usd: usd("The billed input tokens priced as uncached input"),
+  cache_saved_usd: usd(
+    "The provider's own prompt caching (cost_without_cache_usd − cost_usd): the agent gets it with or without this service",
+  ),
 });
 
 const Totals = z.object({
@@ -130,7 +141,9 @@ export const StatsResponse = z.object({
   series: z
     .array(z.object({ t: z.string().describe("Start of the hour (ISO)") }).catchall(z.record(z.string(), z.number())))
     .describe("One point per hour that counted anything, oldest first: per tool, its non-zero counts and saved_usd"),
-  saved_usd: usd("web_search + web_extract + llm saved over the window"),
+  saved_usd: usd(
+    "The service's own saving over the window: web calls avoided (web_search + web_extract) plus the LLM's as sent − billed; not the provider's caching",
+  ),
   prices: Prices.describe("The price table the money figures used"),
 });
 export type StatsResponse = z.infer<typeof StatsResponse>;

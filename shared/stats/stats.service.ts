@@ -7,7 +7,7 @@
 import type { Config } from "../config/config.schema";
 import { billedCost, modelRules, type ModelRules, shownPrices, tierOf, type UsageTokens } from "../models/models.table";
 import type { LedgerRow, LedgerStore, LedgerTool, StatsRequest } from "../ports";
-import { counterTier, LEDGER_TOOLS, LLM_WRITE_COUNTERS, TOOL_COUNTERS } from "./counters";
+import { counterTier, LEDGER_TOOLS, type LLM_AS_SENT_COUNTERS, LLM_WRITE_COUNTERS, TOOL_COUNTERS } from "./counters";
 import { HOUR_MS, hourOf, LEDGER_FAILED_NAME, LEDGER_OTHER_NAME } from "./ledger";
 import { STATS_WINDOWS, type StatsResponse, type StatsWindow } from "./stats.schema";
 
@@ -42,13 +42,27 @@ const PRICED_TOKENS: Record<string, keyof UsageTokens> = {
   cache_read_tokens: "cacheRead",
   output_tokens: "output",
 };
+/** The as-sent token counters (docs/stats.md, "The service's own saving"), and the usage field each prices as. */
+const AS_SENT_TOKENS: Record<string, keyof UsageTokens> &
+  Record<(typeof LLM_AS_SENT_COUNTERS)[number], keyof UsageTokens> = {
+  as_sent_input_tokens: "input",
+  as_sent_cache_write_5m_tokens: "cacheWrite5m",
+  as_sent_cache_write_1h_tokens: "cacheWrite1h",
+  as_sent_cache_read_tokens: "cacheRead",
+  as_sent_output_tokens: "output",
+};
 const NO_TOKENS: UsageTokens = { input: 0, cacheWrite5m: 0, cacheWrite1h: 0, cacheRead: 0, output: 0 };
 
-/** The money of a group of counters: what was saved and, for the LLM, what was paid. */
+/**
+ * The money of a group of counters: what the web tools saved and, for the LLM, what was paid,
+ * what the same tokens cost with no cache, and what the requests as the agent sent them would have
+ * cost (the LLM's saving is that less what was paid).
+ */
 interface Money {
   saved: number;
   cost: number;
   without: number;
+  asSent: number;
 }
 
 /** One group's counts (as answered) and money. */
@@ -57,7 +71,7 @@ interface Group {
   money: Money;
 }
 
-const NO_MONEY: Readonly<Money> = Object.freeze({ saved: 0, cost: 0, without: 0 });
+const NO_MONEY: Readonly<Money> = Object.freeze({ saved: 0, cost: 0, without: 0, asSent: 0 });
 const newGroup = (): Group => ({ counts: {}, money: { ...NO_MONEY } });
 
 /** The value of `key` in `map`, made and set first if missing. */
@@ -168,6 +182,7 @@ export class StatsFold {
       group.money.saved += money.saved;
       group.money.cost += money.cost;
       group.money.without += money.without;
+      group.money.asSent += money.asSent;
     };
     into(held(this.totals, row.tool, newGroup));
     into(
@@ -225,7 +240,7 @@ export class StatsFold {
           const group = tools?.get(tool);
           if (!group) continue;
           const counts: Counts = { ...group.counts };
-          if (savesMoney(tool)) counts.saved_usd = money(group.money.saved);
+          if (savesMoney(tool)) counts.saved_usd = money(savedOf(tool, group.money));
           point[tool] = counts;
         }
         return point as StatsResponse["series"][number];
@@ -268,11 +283,12 @@ export class StatsFold {
     if (row.tool === "web_search" || row.tool === "web_extract") {
       if (row.counter !== "hits" && row.counter !== "coalesced") return NO_MONEY;
       const table: Record<string, number> = row.tool === "web_search" ? pricing.search : pricing.extract;
-      return { saved: row.value * (table[row.provider] ?? 0), cost: 0, without: 0 };
+      return { saved: row.value * (table[row.provider] ?? 0), cost: 0, without: 0, asSent: 0 };
     }
     if (row.tool !== "llm") return NO_MONEY;
     const { counter, abovePromptTokens } = counterTier(row.counter);
-    const field = PRICED_TOKENS[counter];
+    const asSentField = AS_SENT_TOKENS[counter];
+    const field = PRICED_TOKENS[counter] ?? asSentField;
     if (field === undefined) return NO_MONEY;
     const key = `${row.provider}\u0000${row.model}`;
     let rules = this.lastPrices?.key === key ? this.lastPrices.rules : this.prices.get(key);
@@ -284,17 +300,30 @@ export class StatsFold {
     // Counted over a tier's line: the model's highest tier at or under that line (the base price if none).
     const tier = abovePromptTokens === null ? 0 : tierOf(rules, abovePromptTokens + 1);
     const { costUsd, withoutCacheUsd } = billedCost(rules, { ...NO_TOKENS, [field]: row.value }, tier);
-    return { saved: withoutCacheUsd - costUsd, cost: costUsd, without: withoutCacheUsd };
+    if (asSentField !== undefined) return { saved: 0, cost: 0, without: 0, asSent: costUsd };
+    return { saved: 0, cost: costUsd, without: withoutCacheUsd, asSent: 0 };
   }
 }
 
-/** A group's counts with the money its tool answers: web tools what was saved, the LLM also what was paid. */
+/**
+ * A group's counts with the money its tool answers: web tools what was saved; the LLM what was
+ * paid, what the requests as the agent sent them would have cost, the difference (the service's
+ * saving, signed), and the provider's own caching apart (`cache_saved_usd`).
+ */
 function withMoney(tool: LedgerTool, counts: Counts, sums: Money): Counts {
   if (tool === "llm")
-    Object.assign(counts, { cost_usd: money(sums.cost), cost_without_cache_usd: money(sums.without) });
-  if (savesMoney(tool)) counts.saved_usd = money(sums.saved);
+    Object.assign(counts, {
+      cost_usd: money(sums.cost),
+      cost_as_sent_usd: money(sums.asSent),
+      cost_without_cache_usd: money(sums.without),
+      cache_saved_usd: money(sums.without - sums.cost),
+    });
+  if (savesMoney(tool)) counts.saved_usd = money(savedOf(tool, sums));
   return counts;
 }
+
+/** What a tool saved: a web tool its avoided calls; the LLM its requests as sent less as billed (signed). */
+const savedOf = (tool: LedgerTool, sums: Money): number => (tool === "llm" ? sums.asSent - sums.cost : sums.saved);
 
 /** The tools whose counts answer a `saved_usd`: the web tools and the LLM. */
 const savesMoney = (tool: LedgerTool): boolean => tool !== "vision" && tool !== "evict";

@@ -5,9 +5,10 @@
  * under `/llm/anthropic` and `/llm/openai`; point the service at it with
  * `PROVIDERS_ANTHROPIC_BASE_URL={url}/llm/anthropic`, `PROVIDERS_OPENAI_BASE_URL={url}/llm/openai`.
  *
- * Tokens: text ceil(chars / 4); an image ceil(width × height / 750), at most 1,600 (Anthropic's
- * published estimate), its size read from its own header here. A model whose name contains
- * `dense-vision` (a gateway's model that counts images its own way) bills an image at
+ * Tokens: text ceil(chars / 4), or with the request header `x-emulator-tokenizer: words` a
+ * word-piece count that is not (wordTokens); an image ceil(width × height / 750), at most 1,600
+ * (Anthropic's published estimate), its size read from its own header here. A model whose name
+ * contains `dense-vision` (a gateway's model that counts images its own way) bills an image at
  * ceil(width × height / 300), uncapped, and is served though the model table does not know it
  * (any other unknown model is a 404, as the providers answer).
  * Anthropic cache: an entry is written at each `cache_control` breakpoint (a top-level one sits on
@@ -187,7 +188,7 @@ export function createLlmEmulator(options: LlmEmulatorOptions = {}): LlmEmulator
     const model = typeof parsed.model === "string" ? parsed.model : null;
     call.model = model;
     call.stream = parsed.stream === true;
-    const conversation = route.read(parsed);
+    const conversation = route.read(parsed, TOKENIZERS[header(req, "x-emulator-tokenizer") ?? "chars"] ?? charTokens);
     call.probe = `${sub} ${conversation.system.slice(0, 2_000)} ${conversation.lastText.slice(0, 2_000)}`;
     call.images = conversation.images.length;
     call.image_bytes = conversation.images.reduce((sum, image) => sum + image.bytes, 0);
@@ -381,6 +382,27 @@ export function createLlmEmulator(options: LlmEmulatorOptions = {}): LlmEmulator
 // ---------------------------------------------------------------------------------------------
 // Reading a request
 
+/** Text tokens of a string, as one emulated tokenizer counts them. */
+type Tokenizer = (text: string) => number;
+
+/** The default: ceil(chars / 4). */
+const charTokens: Tokenizer = (text) => Math.ceil(text.length / 4);
+
+/**
+ * `x-emulator-tokenizer: words`: a word-piece count that is not chars / 4 (what a real tokenizer's
+ * count of the same text is not either): each run of letters is one token, or one per 5 letters
+ * past 7; each digit and each punctuation mark is one; spaces are free. English prose comes out
+ * near chars / 5, numbers and JSON far above chars / 4.
+ */
+const wordTokens: Tokenizer = (text) => {
+  let count = 0;
+  for (const match of text.matchAll(/[A-Za-z]+|\d|[^\sA-Za-z\d]/g))
+    count += match[0].length > 7 ? Math.ceil(match[0].length / 5) : 1;
+  return count;
+};
+
+const TOKENIZERS: Record<string, Tokenizer> = { chars: charTokens, words: wordTokens };
+
 interface Block {
   tokens: number;
   /** Hash of the whole prefix up to and including this block (cache_control left out). */
@@ -408,7 +430,7 @@ interface Conversation {
 }
 
 interface Route {
-  read(body: Record<string, unknown>): Conversation;
+  read(body: Record<string, unknown>, tokens?: Tokenizer): Conversation;
   answer(answer: Answer): unknown;
   stream(res: ServerResponse, answer: Answer, pauseMs: number): Promise<void>;
 }
@@ -425,13 +447,17 @@ interface Answer {
 
 /** Builds the block list with prefix hashes, token counts and images as the blocks are added. */
 class BlockList {
-  /** `dense`: the model counts images at width × height / 300, uncapped (see the header). */
-  constructor(private readonly dense = false) {}
   readonly blocks: Block[] = [];
   readonly images: ImageSeen[] = [];
   readonly breakpoints: Conversation["breakpoints"] = [];
   placeholders = 0;
   private chain = createHash("sha256");
+
+  /** `dense`: the model counts images at width × height / 300, uncapped (see the header). */
+  constructor(
+    private readonly tokens: Tokenizer = charTokens,
+    private readonly dense = false,
+  ) {}
 
   add(value: unknown, marker?: unknown): void {
     // A cache_control marker is not content: it changes neither the block's tokens nor the prefix.
@@ -448,7 +474,7 @@ class BlockList {
   private tokensOf(value: unknown): number {
     if (typeof value === "string") {
       if (value.includes("[screenshot removed to save context")) this.placeholders += 1;
-      return Math.ceil(value.length / 4);
+      return this.tokens(value);
     }
     if (Array.isArray(value)) return value.reduce((sum: number, item) => sum + this.tokensOf(item), 0);
     if (!isRecord(value)) return 0;
@@ -556,8 +582,8 @@ function textOf(content: unknown): string {
     .join("\n");
 }
 
-function readAnthropic(body: Record<string, unknown>): Conversation {
-  const list = new BlockList();
+function readAnthropic(body: Record<string, unknown>, tokens?: Tokenizer): Conversation {
+  const list = new BlockList(tokens);
   const tools = Array.isArray(body.tools) ? body.tools : [];
   for (const tool of tools) list.add(tool, isRecord(tool) ? tool.cache_control : undefined);
   let system = "";
@@ -608,8 +634,14 @@ function finish(list: BlockList): Pick<Conversation, "blocks" | "breakpoints" | 
 }
 
 /** OpenAI: one block per tool definition and per message (chat) or input item (responses). */
-function readOpenAI(items: unknown[], tools: unknown, instructions: string, model: unknown): Conversation {
-  const list = new BlockList(typeof model === "string" && model.includes("dense-vision"));
+function readOpenAI(
+  items: unknown[],
+  tools: unknown,
+  instructions: string,
+  model: unknown,
+  tokens?: Tokenizer,
+): Conversation {
+  const list = new BlockList(tokens, typeof model === "string" && model.includes("dense-vision"));
   const toolList = Array.isArray(tools) ? tools : [];
   for (const tool of toolList) list.add(tool);
   if (instructions) list.add(instructions);
@@ -739,7 +771,7 @@ const chatUsage = (u: LlmUsageRecord) => ({
 const created = () => Math.floor(Date.now() / 1000);
 
 const CHAT: Route = {
-  read: (body) => readOpenAI(Array.isArray(body.messages) ? body.messages : [], body.tools, "", body.model),
+  read: (body, tokens) => readOpenAI(Array.isArray(body.messages) ? body.messages : [], body.tools, "", body.model, tokens),
   answer: (a) => ({
     id: a.id,
     object: "chat.completion",
@@ -851,14 +883,20 @@ function responseObject(a: Answer, status: "in_progress" | "completed") {
 }
 
 const RESPONSES: Route = {
-  read: (body) => {
+  read: (body, tokens) => {
     const input =
       typeof body.input === "string"
         ? [{ role: "user", content: body.input }]
         : Array.isArray(body.input)
           ? body.input
           : [];
-    return readOpenAI(input, body.tools, typeof body.instructions === "string" ? body.instructions : "", body.model);
+    return readOpenAI(
+      input,
+      body.tools,
+      typeof body.instructions === "string" ? body.instructions : "",
+      body.model,
+      tokens,
+    );
   },
   answer: (a) => responseObject(a, "completed"),
   async stream(res, a, pause) {

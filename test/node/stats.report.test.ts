@@ -146,8 +146,20 @@ describe("the ledger", () => {
       row("cache_write_1h_tokens", 2_000),
       row("cache_read_tokens", 90_000),
       row("output_tokens", 500),
+      // As the agent sent them, the requests would have read more (the images the proxy fitted).
+      row("as_sent_input_tokens", 1000),
+      row("as_sent_cache_write_5m_tokens", 10_000),
+      row("as_sent_cache_write_1h_tokens", 2_000),
+      row("as_sent_cache_read_tokens", 150_000),
     ];
     const report = statsReport(rows, "1h", now, pricing);
+    const asSent = usageCost(modelRules("anthropic", "claude-sonnet-4-5").prices, {
+      input: 1000,
+      cacheWrite5m: 10_000,
+      cacheWrite1h: 2_000,
+      cacheRead: 150_000,
+      output: 500,
+    });
     const expected = usageCost(modelRules("anthropic", "claude-sonnet-4-5").prices, {
       input: 1000,
       cacheWrite5m: 10_000,
@@ -158,9 +170,13 @@ describe("the ledger", () => {
     expect(report.totals.llm.cache_write_tokens).toBe(12_000);
     expect(report.totals.llm.cost_usd).toBeCloseTo(expected.costUsd, 9);
     expect(report.totals.llm.cost_without_cache_usd).toBeCloseTo(expected.withoutCacheUsd, 9);
-    expect(report.totals.llm.saved_usd).toBeCloseTo(expected.withoutCacheUsd - expected.costUsd, 9);
-    expect(report.totals.llm.saved_usd).toBeGreaterThan(0);
+    // The provider's caching, apart; the service's own saving is as sent less as billed (output alike).
+    expect(report.totals.llm.cache_saved_usd).toBeCloseTo(expected.withoutCacheUsd - expected.costUsd, 9);
+    expect(report.totals.llm.cost_as_sent_usd).toBeCloseTo(asSent.costUsd, 9);
+    expect(report.totals.llm.saved_usd).toBeCloseTo(asSent.costUsd - expected.costUsd, 9);
+    expect(report.totals.llm.saved_usd).toBeCloseTo((60_000 * 0.3) / 1e6, 9);
     expect(report.saved_usd).toBe(report.totals.llm.saved_usd);
+    expect(report.by_model.llm["claude-sonnet-4-5"]?.as_sent_cache_read_tokens).toBe(150_000);
     expect(report.by_model.llm["claude-sonnet-4-5"]?.requests).toBe(2);
     expect(report.prices.models["claude-sonnet-4-5"]).toEqual(
       shownPrices(modelRules("anthropic", "claude-sonnet-4-5").prices),
@@ -171,7 +187,7 @@ describe("the ledger", () => {
         "claude-sonnet-4-5": { input: 1, cacheRead: 1, cacheWrite5m: 1, cacheWrite1h: 1 },
       }),
     }).config.pricing;
-    expect(statsReport(rows, "1h", now, cheap).totals.llm.saved_usd).toBe(0);
+    expect(statsReport(rows, "1h", now, cheap).totals.llm.cache_saved_usd).toBe(0);
     // A stored sum of the two TTLs (as the proxy once wrote beside them) is not counted again.
     const withSum = statsReport([...rows, row("cache_write_tokens", 12_000)], "1h", now, pricing);
     expect(withSum.totals.llm.cache_write_tokens).toBe(12_000);

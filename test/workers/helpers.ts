@@ -4,6 +4,7 @@
  * emulator how often a provider was paid.
  */
 import { createExecutionContext, waitOnExecutionContext } from "cloudflare:test";
+import { expect, vi } from "vitest";
 import { env } from "cloudflare:workers";
 import worker from "../../workers/index";
 import type { WorkerEnv } from "../../workers/env";
@@ -172,4 +173,22 @@ export async function ledgerCountsOf(model: string): Promise<Record<string, numb
   const answer = await ledger.report({ window: "24h", now: Date.now(), pricing: loadConfig({}).config.pricing });
   const counts = answer.by_model.llm[model];
   return counts && Object.fromEntries(Object.entries(counts).filter(([name]) => !name.endsWith("_usd")));
+}
+
+/** The LedgerDO's counts for `model` once `requests` requests are stored and `also` (an assertion) holds. */
+export async function ledgerCountsAfter(
+  model: string,
+  requests: number,
+  also: (counts: Record<string, number>) => void = () => {},
+): Promise<Record<string, number>> {
+  let counts: Record<string, number> | undefined;
+  await vi.waitFor(
+    async () => {
+      counts = await ledgerCountsOf(model);
+      expect(counts?.requests).toBe(requests);
+      also(counts!);
+    },
+    { timeout: 10_000, interval: 50 },
+  );
+  return counts!;
 }

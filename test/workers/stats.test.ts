@@ -73,12 +73,15 @@ const KEYS = {
     "cache_read_tokens",
     "output_tokens",
     "images_fitted",
+    "image_blocks_fitted",
     "images_retired",
     "bytes_saved",
     "errors",
     "cost_usd",
-    "cost_without_cache_usd",
+    "cost_as_sent_usd",
     "saved_usd",
+    "cost_without_cache_usd",
+    "cache_saved_usd",
   ],
 };
 
@@ -367,11 +370,14 @@ describe("GET /v1/stats", () => {
     const expected = usageCost(modelRules("anthropic", model).prices, usage);
     expect(delta("cost_usd")).toBeCloseTo(expected.costUsd, 8);
     expect(delta("cost_without_cache_usd")).toBeCloseTo(expected.withoutCacheUsd, 8);
-    expect(after.totals.llm.saved_usd).toBeCloseTo(
+    // The provider's caching apart, under its own name; the service changed nothing: no saving of its own.
+    expect(after.totals.llm.cache_saved_usd).toBeCloseTo(
       after.totals.llm.cost_without_cache_usd - after.totals.llm.cost_usd,
       8,
     );
-    expect(delta("saved_usd")).toBeCloseTo(expected.withoutCacheUsd - expected.costUsd, 8);
+    expect(delta("cache_saved_usd")).toBeCloseTo(expected.withoutCacheUsd - expected.costUsd, 8);
+    expect(delta("cost_as_sent_usd")).toBeCloseTo(expected.costUsd, 8);
+    expect(delta("saved_usd")).toBeCloseTo(0, 8);
     // The prices used, under snake_case names as every field of the API.
     expect(after.prices.models[model]).toEqual({
       input: 3,

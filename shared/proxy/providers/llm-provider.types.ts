@@ -38,6 +38,20 @@ export interface ProxiedPath {
   readonly format: ConversationFormat;
   /** Counted in the ledger as a request (`count_tokens` is not: stats.md). */
   readonly counted: boolean;
+  /** Set where a stream carries usage only when the request asks for it (Chat Completions). */
+  readonly streamUsage?: StreamUsage;
+}
+
+/**
+ * How a stream that reports usage only on request is counted anyway: the proxy sends the request
+ * asking for it, and relays each event as the caller would have had it without asking. The bill
+ * is the bill: a stream the ledger cannot read is a request counted with no tokens.
+ */
+export interface StreamUsage {
+  /** The body asking for usage, or null when it is no stream or already asks. */
+  ask(body: Record<string, unknown>): Record<string, unknown> | null;
+  /** An event's data as the caller would have had it without asking: the same object, another one, or null (not sent). */
+  unasked(event: Record<string, unknown>): Record<string, unknown> | null;
 }
 
 /** Reads usage as an answer goes by: a whole JSON answer, or one server-sent event's data at a time. */

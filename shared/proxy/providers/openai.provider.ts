@@ -12,6 +12,7 @@ import {
   type ConversationFormat,
   type LlmProviderSpec,
   type LlmUsage,
+  type StreamUsage,
 } from "./llm-provider.types";
 
 const Details = z.looseObject({
@@ -132,6 +133,26 @@ const RESPONSES: ConversationFormat = {
   },
 };
 
+/**
+ * Chat Completions streams usage only with `stream_options.include_usage` (its last chunk, with no
+ * choices; every chunk before it carries `"usage": null`). A stream that did not ask is sent
+ * asking, and relayed without the usage chunk and the nulls, as the caller's SDK expects it.
+ */
+const CHAT_STREAM_USAGE: StreamUsage = {
+  ask: (body) => {
+    if (body.stream !== true) return null;
+    const options = record(body.stream_options);
+    if (options?.include_usage === true) return null;
+    return { ...body, stream_options: { ...options, include_usage: true } };
+  },
+  unasked: (event) => {
+    if (!("usage" in event)) return event;
+    if (Array.isArray(event.choices) && event.choices.length === 0) return null;
+    const { usage: _asked, ...rest } = event;
+    return rest;
+  },
+};
+
 export const OPENAI: LlmProviderSpec = {
   name: "openai",
   defaultBaseUrl: "https://api.openai.com",
@@ -148,7 +169,7 @@ export const OPENAI: LlmProviderSpec = {
     },
   }),
   paths: {
-    "/v1/chat/completions": { format: CHAT, counted: true },
+    "/v1/chat/completions": { format: CHAT, counted: true, streamUsage: CHAT_STREAM_USAGE },
     "/v1/responses": { format: RESPONSES, counted: true },
   },
   usage: {

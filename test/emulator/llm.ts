@@ -771,7 +771,8 @@ const chatUsage = (u: LlmUsageRecord) => ({
 const created = () => Math.floor(Date.now() / 1000);
 
 const CHAT: Route = {
-  read: (body, tokens) => readOpenAI(Array.isArray(body.messages) ? body.messages : [], body.tools, "", body.model, tokens),
+  read: (body, tokens) =>
+    readOpenAI(Array.isArray(body.messages) ? body.messages : [], body.tools, "", body.model, tokens),
   answer: (a) => ({
     id: a.id,
     object: "chat.completion",

@@ -17,6 +17,7 @@ import type { AppPorts } from "../ports";
 import { KEY_HEADERS, PREFLIGHT, upstreamCredential, SERVICE_TOKEN_HEADER } from "./credentials";
 import type { LlmProviderSpec, LlmUsage, ProxiedPath } from "./providers/llm-provider.types";
 import { relayAnswer } from "./relay";
+import { sessionName } from "../stats/ledger";
 import { transformConversation, type TransformOutcome } from "./transform";
 
 export const SESSION_HEADER = "x-session-id";
@@ -87,6 +88,8 @@ export async function proxyRequest(request: Request, spec: LlmProviderSpec, run:
     request.headers.has("origin") &&
     request.headers.has("access-control-request-method");
   let model: string | undefined;
+  /** The session the ledger counts the request under (docs/stats.md "Sessions"), once its body is read. */
+  let session: { session: string } | Record<string, never> = {};
   try {
     const foreign = anonymousOriginRefusal(request, config.security.allowed_origins, takesAnonymousCalls(run.loaded));
     if (foreign) throw foreign;
@@ -125,6 +128,7 @@ export async function proxyRequest(request: Request, spec: LlmProviderSpec, run:
       const object = parsed as Record<string, unknown>;
       model = typeof object.model === "string" ? object.model : undefined;
       const sessionKey = await sessionKeyOf(spec, proxied, request.headers, credential.callerHash, object);
+      session = { session: sessionName(request.headers.get(SESSION_HEADER), edgeSession(sessionKey)) };
       const transform = await transformConversation(
         object,
         spec,
@@ -169,6 +173,7 @@ export async function proxyRequest(request: Request, spec: LlmProviderSpec, run:
         tool: "llm",
         provider: spec.name,
         ...(model === undefined ? {} : { model }),
+        ...session,
         unconfirmed: refused,
         counts: {
           requests: 1,
@@ -190,6 +195,7 @@ export async function proxyRequest(request: Request, spec: LlmProviderSpec, run:
         tool: "llm",
         provider: spec.name,
         ...(model === undefined ? {} : { model }),
+        ...session,
         unconfirmed: refused,
         counts,
         at,
@@ -218,6 +224,7 @@ export async function proxyRequest(request: Request, spec: LlmProviderSpec, run:
         tool: "llm",
         provider: spec.name,
         ...(model === undefined ? {} : { model }),
+        ...session,
         unconfirmed: true,
         counts: { requests: 1, errors: 1 },
         at: run.ports.clock(),
@@ -297,9 +304,12 @@ function edgeHeaders(done: Done): Record<string, string> {
     "x-edge-fitted": String(done.transform?.fitted ?? 0),
     "x-edge-bytes-saved": String(done.bytesSaved),
   };
-  if (done.sessionKey !== null) headers["x-edge-session"] = done.sessionKey.slice(0, 32);
+  if (done.sessionKey !== null) headers["x-edge-session"] = edgeSession(done.sessionKey);
   return headers;
 }
+
+/** The `X-Edge-Session` a session key is answered as. */
+const edgeSession = (sessionKey: string): string => sessionKey.slice(0, 32);
 
 function baseUrlOf(spec: LlmProviderSpec, loaded: LoadedConfig): string {
   const providers = loaded.config.providers as Record<string, string | null>;

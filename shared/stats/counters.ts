@@ -30,3 +30,20 @@ export const LEDGER_TOOLS = Object.keys(TOOL_COUNTERS) as LedgerTool[];
  * `cache_write_tokens`, which is never stored itself (a row of it is not read).
  */
 export const LLM_WRITE_COUNTERS = ["cache_write_5m_tokens", "cache_write_1h_tokens"] as const;
+
+/**
+ * A session's times (GET /v1/stats/sessions): counters of a session's rows that keep the earliest
+ * and the latest request (epoch ms) rather than a sum. Every other counter adds up.
+ */
+export const SESSION_TIME_COUNTERS = { first_at: "min", last_at: "max" } as const;
+
+/** How a stored counter takes a new value: most add, a session's times keep the least or the most. */
+export function counterCombine(counter: string): "sum" | "min" | "max" {
+  return (SESSION_TIME_COUNTERS as Record<string, "min" | "max">)[counter] ?? "sum";
+}
+
+/** `held` and `value` of one counter, combined as it is stored (counterCombine). */
+export function combineCounter(counter: string, held: number, value: number): number {
+  const how = counterCombine(counter);
+  return how === "min" ? Math.min(held, value) : how === "max" ? Math.max(held, value) : held + value;
+}

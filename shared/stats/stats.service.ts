@@ -15,7 +15,7 @@ type Counts = Record<string, number>;
 type Pricing = Config["pricing"];
 
 /** USD to a nano-dollar, so sums of float prices print as the prices do (63 × 0.008 = 0.504). */
-const money = (usd: number): number => Math.round(usd * 1e9) / 1e9;
+export const money = (usd: number): number => Math.round(usd * 1e9) / 1e9;
 
 const add = (into: Counts, counter: string, value: number) => {
   into[counter] = (into[counter] ?? 0) + value;
@@ -33,14 +33,14 @@ const answeredCounter = (tool: LedgerTool, counter: string): string | null => {
 };
 
 /** Token counters priced, and the usage field each one is. */
-const PRICED_TOKENS: Record<string, keyof UsageTokens> = {
+export const PRICED_TOKENS: Readonly<Record<string, keyof UsageTokens>> = {
   input_tokens: "input",
   cache_write_5m_tokens: "cacheWrite5m",
   cache_write_1h_tokens: "cacheWrite1h",
   cache_read_tokens: "cacheRead",
   output_tokens: "output",
 };
-const NO_TOKENS: UsageTokens = { input: 0, cacheWrite5m: 0, cacheWrite1h: 0, cacheRead: 0, output: 0 };
+export const NO_TOKENS: UsageTokens = { input: 0, cacheWrite5m: 0, cacheWrite1h: 0, cacheRead: 0, output: 0 };
 
 /** The money of a group of counters: what was saved and, for the LLM, what was paid. */
 interface Money {
@@ -78,6 +78,30 @@ export const ANSWER_NAMES = 200;
  */
 const PRICES_HELD = 1_000;
 
+/**
+ * A (provider, model)'s prices as a fold reads its rows: each looked up once (PRICES_HELD), and the
+ * last one looked up answered again without a lookup.
+ *
+ * @example const prices = new RowPrices(pricing); usageCost(prices.of(row), tokens)
+ */
+export class RowPrices {
+  private readonly held = new Map<string, ModelPrices>();
+  private last: { key: string; prices: ModelPrices } | undefined;
+
+  constructor(private readonly pricing: Pricing) {}
+
+  of(row: Pick<LedgerRow, "provider" | "model">): ModelPrices {
+    const key = `${row.provider}\u0000${row.model}`;
+    let prices = this.last?.key === key ? this.last.prices : this.held.get(key);
+    if (!prices) {
+      prices = modelRules(row.provider || undefined, row.model || undefined, this.pricing.models).prices;
+      if (this.held.size < PRICES_HELD) this.held.set(key, prices);
+    }
+    this.last = { key, prices };
+    return prices;
+  }
+}
+
 /** The tools broken down by model name (or strategy). */
 const NAMED_TOOLS = ["llm", "evict"] as const;
 type NamedTool = (typeof NAMED_TOOLS)[number];
@@ -105,7 +129,7 @@ export class NameRanking {
 
   /** Counts a row's requests for its name (a row of another counter names it with none). */
   add(row: LedgerRow): void {
-    if (row.hour < this.from || row.hour >= this.to) return;
+    if (row.hour < this.from || row.hour >= this.to || row.session !== undefined) return;
     if (row.tool !== "llm" && row.tool !== "evict") return;
     const names = this.requests[row.tool];
     names.set(nameOf(row), (names.get(nameOf(row)) ?? 0) + (row.counter === "requests" ? row.value : 0));
@@ -140,9 +164,7 @@ export class StatsFold {
   private readonly byProvider = new Map<string, Map<string, Group>>();
   private readonly byModel = new Map<string, Map<string, Group>>();
   private readonly series = new Map<number, Map<LedgerTool, Group>>();
-  /** Each (provider, model)'s prices, looked up once (PRICES_HELD), and the last one looked up. */
-  private readonly prices = new Map<string, ModelPrices>();
-  private lastPrices: { key: string; prices: ModelPrices } | undefined;
+  private readonly prices: RowPrices;
 
   /** Requests per provider of each kept LLM name: its prices shown are its busiest provider's. */
   private readonly providers = new Map<string, Map<string, number>>();
@@ -153,11 +175,12 @@ export class StatsFold {
     private readonly kept: KeptNames,
   ) {
     ({ from: this.from, to: this.to } = statsWindow(request.window, request.now));
+    this.prices = new RowPrices(request.pricing);
   }
 
-  /** Adds one stored counter (outside the window, it is left out). */
+  /** Adds one stored counter (outside the window, or a session's, it is left out). */
   add(row: LedgerRow): void {
-    if (row.hour < this.from || row.hour >= this.to) return;
+    if (row.hour < this.from || row.hour >= this.to || row.session !== undefined) return;
     const counter = answeredCounter(row.tool, row.counter);
     if (counter === null) return;
     const money = this.moneyOf(row);
@@ -271,14 +294,7 @@ export class StatsFold {
     if (row.tool !== "llm") return NO_MONEY;
     const field = PRICED_TOKENS[row.counter];
     if (field === undefined) return NO_MONEY;
-    const key = `${row.provider}\u0000${row.model}`;
-    let prices = this.lastPrices?.key === key ? this.lastPrices.prices : this.prices.get(key);
-    if (!prices) {
-      prices = modelRules(row.provider || undefined, row.model || undefined, pricing.models).prices;
-      if (this.prices.size < PRICES_HELD) this.prices.set(key, prices);
-    }
-    this.lastPrices = { key, prices };
-    const { costUsd, withoutCacheUsd } = usageCost(prices, { ...NO_TOKENS, [field]: row.value });
+    const { costUsd, withoutCacheUsd } = usageCost(this.prices.of(row), { ...NO_TOKENS, [field]: row.value });
     return { saved: withoutCacheUsd - costUsd, cost: costUsd, without: withoutCacheUsd };
   }
 }
@@ -333,4 +349,4 @@ export function stats(store: LedgerStore, window: StatsWindow, now: number, pric
 }
 
 /** `2026-12-01T10:00:00Z` (no milliseconds, as the spec writes times). */
-const iso = (ms: number): string => new Date(ms).toISOString().replace(/\.\d{3}Z$/, "Z");
+export const iso = (ms: number): string => new Date(ms).toISOString().replace(/\.\d{3}Z$/, "Z");

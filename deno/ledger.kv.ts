@@ -4,14 +4,19 @@
  * hour. Expiry in Deno KV is lazy, so buckets past their 35 days are also deleted as batches
  * arrive, at most once an hour per process (docs/storage.md).
  *
- * Keys: ["ledger", hour, tool, provider, model, counter] → Deno.KvU64.
+ * Keys: ["ledger", hour, tool, provider, model, counter] → Deno.KvU64; a session's rows
+ * (`LedgerRow.session`, read by /v1/stats/sessions only) under ["ledger_session", hour, session,
+ * provider, model, counter], their times kept with atomic `min` and `max`.
  */
 import type { LedgerRow, LedgerStore, StatsRequest } from "../shared/ports";
+import { counterCombine } from "../shared/stats/counters";
 import { BucketNames, HOUR_MS, hourOf, LEDGER_RETENTION_MS } from "../shared/stats/ledger";
-import type { StatsResponse } from "../shared/stats/stats.schema";
+import { SessionsFold } from "../shared/stats/sessions.service";
+import type { SessionsResponse, StatsResponse } from "../shared/stats/stats.schema";
 import { NameRanking, StatsFold, statsWindow } from "../shared/stats/stats.service";
 
 const PREFIX = "ledger";
+const SESSION_PREFIX = "ledger_session";
 /** Mutations per atomic commit, well under Deno KV's limit (1,000). */
 const BATCH = 500;
 /**
@@ -20,10 +25,14 @@ const BATCH = 500;
  */
 const BATCH_KEY_BYTES = 64 * 1024;
 const utf8 = new TextEncoder();
+/** A row's key: a session's rows under their own prefix. */
+const keyOf = (row: LedgerRow): Deno.KvKey =>
+  row.session === undefined
+    ? [PREFIX, row.hour, row.tool, row.provider, row.model, row.counter]
+    : [SESSION_PREFIX, row.hour, row.session, row.provider, row.model, row.counter];
 /** Upper bound of a row key's encoded size: each string part's UTF-8 and its framing, the hour's 9 bytes. */
 const keyBytes = (row: LedgerRow): number =>
-  16 +
-  [PREFIX, row.tool, row.provider, row.model, row.counter].reduce((n, part) => n + 2 + utf8.encode(part).length, 0);
+  16 + keyOf(row).reduce<number>((n, part) => n + (typeof part === "string" ? 2 + utf8.encode(part).length : 0), 0);
 
 /** `rows` in order, cut into commits of at most BATCH rows and BATCH_KEY_BYTES of keys. */
 function* batches(rows: readonly LedgerRow[]): Generator<LedgerRow[]> {
@@ -50,6 +59,8 @@ export class DenoKvLedgerStore implements LedgerStore {
    * processes writing new names at the same moment can each take the last places.
    */
   private readonly names = new BucketNames({ shared: true });
+  /** The sessions of each hour, bounded the same way (LEDGER_SESSIONS_PER_HOUR). */
+  private readonly sessionNames = new BucketNames({ shared: true, dimension: "session" });
   /** Batches are written one after another: each one's names are read and taken as one step. */
   private writing: Promise<void> = Promise.resolve();
 
@@ -71,14 +82,19 @@ export class DenoKvLedgerStore implements LedgerStore {
       for await (const entry of this.kv.list({ prefix: [PREFIX, hour, tool] })) stored.push(entry.key[4] as string);
       this.names.load(hour, tool, stored);
     }
-    const rows = this.names.cap(batch);
+    for (const { hour } of this.sessionNames.unloaded(batch)) {
+      const stored: string[] = [];
+      for await (const entry of this.kv.list({ prefix: [SESSION_PREFIX, hour] })) stored.push(entry.key[2] as string);
+      this.sessionNames.load(hour, "llm", stored);
+    }
+    const rows = this.sessionNames.cap(this.names.cap(batch));
     for (const batch of batches(rows)) {
       const op = this.kv.atomic();
       for (const row of batch) {
         const expireIn = Math.max(HOUR_MS, row.hour + LEDGER_RETENTION_MS + HOUR_MS - now);
         op.mutate({
-          type: "sum",
-          key: [PREFIX, row.hour, row.tool, row.provider, row.model, row.counter],
+          type: counterCombine(row.counter),
+          key: keyOf(row),
           value: new Deno.KvU64(BigInt(row.value)),
           expireIn,
         } as Deno.KvMutation);
@@ -96,6 +112,16 @@ export class DenoKvLedgerStore implements LedgerStore {
     for await (const row of this.rows(window)) ranking.add(row);
     const fold = new StatsFold(request, ranking.kept());
     for await (const row of this.rows(window)) fold.add(row);
+    return fold.answer();
+  }
+
+  async sessions(request: StatsRequest): Promise<SessionsResponse> {
+    const { from, to } = statsWindow(request.window, request.now);
+    const fold = new SessionsFold(request);
+    for await (const entry of this.kv.list<Deno.KvU64>({ start: [SESSION_PREFIX, from], end: [SESSION_PREFIX, to] })) {
+      const [, hour, session, provider, model, counter] = entry.key as [string, number, string, string, string, string];
+      fold.add({ hour, tool: "llm", provider, model, counter, value: Number(entry.value.value), session });
+    }
     return fold.answer();
   }
 
@@ -120,7 +146,8 @@ export class DenoKvLedgerStore implements LedgerStore {
     if (hour === this.sweptHour) return;
     this.sweptHour = hour;
     const cutoff = hourOf(now - LEDGER_RETENTION_MS);
-    for await (const entry of this.kv.list({ start: [PREFIX, 0], end: [PREFIX, cutoff] }))
-      await this.kv.delete(entry.key);
+    for (const prefix of [PREFIX, SESSION_PREFIX])
+      for await (const entry of this.kv.list({ start: [prefix, 0], end: [prefix, cutoff] }))
+        await this.kv.delete(entry.key);
   }
 }

@@ -5,7 +5,7 @@
 import { Hono, type Context } from "hono";
 import { cors } from "hono/cors";
 import type { LoadedConfig } from "./config/config.load";
-import type { AppDeps } from "./ports";
+import type { AppDeps, LedgerStore, StatsRequest } from "./ports";
 import { publicConfig } from "./config/config.load";
 import { authorize, callerOf, takesAnonymousCalls } from "./http/auth";
 import { readJsonBody } from "./http/body";
@@ -110,20 +110,26 @@ export function createApp(deps: AppDeps): Hono<Env> {
     GET: (c) => jsonResponse({ ...publicConfig(c.get("loaded")), learned_image_tokens: learnedImageCosts.snapshot() }),
   });
 
-  route("/v1/stats", {
-    GET: async (c) => {
-      const { window } = parseRequest(StatsQuery, statsQuery(new URL(c.req.url).searchParams));
-      const report = await stats(deps.ledgerStore, window, deps.clock(), c.get("loaded").config.pricing).catch(
-        (cause: unknown) => {
-          // A store that knows why it cannot be read says so; any other failure is passing.
-          if (cause instanceof AppError) throw cause;
-          throw new AppError(503, "stats_unavailable", "The savings ledger could not be read just now; try again.", {
-            cause,
-          });
-        },
-      );
+  /** A read of the ledger over the query's window; a store that cannot be read is a 503. */
+  const ledgerRoute =
+    (name: string, read: (store: LedgerStore, request: StatsRequest) => Promise<unknown>): Handler =>
+    async (c) => {
+      const { window } = parseRequest(StatsQuery, statsQuery(new URL(c.req.url).searchParams, `GET ${name}`));
+      const request = { window, now: deps.clock(), pricing: c.get("loaded").config.pricing };
+      const report = await read(deps.ledgerStore, request).catch((cause: unknown) => {
+        // A store that knows why it cannot be read says so; any other failure is passing.
+        if (cause instanceof AppError) throw cause;
+        throw new AppError(503, "stats_unavailable", "The savings ledger could not be read just now; try again.", {
+          cause,
+        });
+      });
       return jsonResponse(report, 200, { "cache-control": "no-store" });
-    },
+    };
+  route("/v1/stats", {
+    GET: ledgerRoute("/v1/stats", (store, request) => stats(store, request.window, request.now, request.pricing)),
+  });
+  route("/v1/stats/sessions", {
+    GET: ledgerRoute("/v1/stats/sessions", (store, request) => store.sessions(request)),
   });
 
   // The page holds no data (it reads /v1/stats with the caller's token), so it is served to anyone.

@@ -5,7 +5,7 @@
 import { Config, SECRET_NAMES } from "./config/config.schema";
 import { BODY_LIMITS, formatBytes } from "./http/body";
 import { DEFAULT_PROTOCOL_VERSION, MCP_PROTOCOL_VERSIONS, SESSION_ID } from "./mcp/mcp.http";
-import { StatsQuery, StatsResponse } from "./stats/stats.schema";
+import { SessionsResponse, StatsQuery, StatsResponse } from "./stats/stats.schema";
 import { toJsonSchema } from "./tools/json-schema";
 import type { ToolDefinition } from "./tools/tool.types";
 
@@ -107,6 +107,34 @@ const errorResponses = (statuses: number[]) =>
         { description: ERROR_STATUSES[status]!, headers: requestIdHeader, content: json(ref("Error")) },
       ]),
   );
+
+/** A GET of the savings ledger over a `window` (/v1/stats and its sessions): one shape, its answer apart. */
+const ledgerRead = (operationId: string, summary: string, description: string, answered: string, answer: Json) => ({
+  get: {
+    operationId,
+    summary,
+    description,
+    parameters: [
+      {
+        name: "window",
+        in: "query",
+        required: false,
+        schema: (toJsonSchema(StatsQuery, "input").properties as Json).window,
+        description:
+          "1h (this clock hour so far), 24h (default), 7d or 30d: whole clock hours ending with the current one",
+      },
+    ],
+    responses: {
+      "200": { description: answered, headers: requestIdHeader, content: json(answer) },
+      ...errorResponses([400, 401, 500]),
+      "503": {
+        description: "stats_unavailable: the ledger's store could not be read",
+        headers: requestIdHeader,
+        content: json(ref("Error")),
+      },
+    },
+  },
+});
 
 const rpcFailure = (description: string) => ({
   description,
@@ -256,36 +284,20 @@ export function openApiDocument(tools: ToolDefinition[], version: string, server
         },
       },
     },
-    "/v1/stats": {
-      get: {
-        operationId: "get_stats",
-        summary: "The savings ledger over a window: counts, tokens and money per tool, provider and model",
-        description:
-          "Every key is present, zeros included. Money: web tools' saved_usd is the provider calls avoided (hits + coalesced) times the provider's price per call; llm saved_usd is cost_without_cache_usd − cost_usd. Buckets are hourly, kept 35 days (docs/stats.md).",
-        parameters: [
-          {
-            name: "window",
-            in: "query",
-            required: false,
-            schema: (toJsonSchema(StatsQuery, "input").properties as Json).window,
-            description: "1h, 24h (default), 7d or 30d",
-          },
-        ],
-        responses: {
-          "200": {
-            description: "The ledger over the window",
-            headers: requestIdHeader,
-            content: json(toJsonSchema(StatsResponse, "output")),
-          },
-          ...errorResponses([400, 401, 500]),
-          "503": {
-            description: "stats_unavailable: the ledger's store could not be read",
-            headers: requestIdHeader,
-            content: json(ref("Error")),
-          },
-        },
-      },
-    },
+    "/v1/stats": ledgerRead(
+      "get_stats",
+      "The savings ledger over a window: counts, tokens and money per tool, provider and model",
+      "Every key is present, zeros included. Money: web tools' saved_usd is the provider calls avoided (hits + coalesced) times the provider's price per call; llm saved_usd is cost_without_cache_usd − cost_usd. Buckets are hourly, kept 35 days (docs/stats.md).",
+      "The ledger over the window",
+      toJsonSchema(StatsResponse, "output"),
+    ),
+    "/v1/stats/sessions": ledgerRead(
+      "get_stats_sessions",
+      "The window's proxied sessions: requests, tokens, images, billed, as sent and saved per session",
+      "Sessions are keyed by the caller's X-Session-Id (cut to 128 characters; the caller's text) or, without one, the derived X-Edge-Session. The most saved first, at most 200: the rest are summed as \"(other)\", as are the sessions past 200 in one hour. cost_as_sent_usd is what the provider would have billed for the requests exactly as the agent sent them; saved_usd = cost_as_sent_usd − cost_usd (docs/stats.md).",
+      "The sessions of the window",
+      toJsonSchema(SessionsResponse, "output"),
+    ),
     "/dashboard": {
       get: {
         operationId: "dashboard",

@@ -11,7 +11,7 @@ import type { Config, Secrets } from "./config/config.schema";
 import type { AddressClass } from "./safety/ip";
 import type { SupportedMediaType } from "./media/image-header";
 import type { Job, JobValue } from "./web/job.types";
-import type { StatsResponse, StatsWindow } from "./stats/stats.schema";
+import type { SessionsResponse, StatsResponse, StatsWindow } from "./stats/stats.schema";
 import type { LedgerTool } from "./stats/counters";
 
 /** Milliseconds since the epoch. Injected so TTL behaviour is testable. */
@@ -222,6 +222,11 @@ export interface LedgerEntry {
    * counts the entry under it only if an earlier answer did, else under "(failed)" (docs/stats.md).
    */
   unconfirmed?: boolean;
+  /**
+   * The proxied session (tool `llm`): the caller's `X-Session-Id`, or the derived `X-Edge-Session`.
+   * The entry is also counted under it, for GET /v1/stats/sessions (docs/stats.md "Sessions").
+   */
+  session?: string;
   /** Counter name to increment, named as docs/stats.md lists them for the tool. */
   counts: Readonly<Record<string, number>>;
   /** When it happened (epoch ms), which picks its hourly bucket. */
@@ -245,6 +250,12 @@ export interface LedgerRow {
   counter: string;
   /** A whole number ≥ 0. */
   value: number;
+  /**
+   * A session's row (tool `llm`): its counts kept apart from the tool's, read by GET
+   * /v1/stats/sessions only; absent on the tool's own rows. Its `first_at` and `last_at` keep the
+   * least and the most (counterCombine), every other counter adds.
+   */
+  session?: string;
 }
 
 /** What `GET /v1/stats` asks of the ledger: the window ending with the hour of `now`, and its prices. */
@@ -267,6 +278,8 @@ export interface LedgerStore {
    * crosses to the caller is bounded by the answer, not by the counters of the window.
    */
   report(request: StatsRequest): Promise<StatsResponse>;
+  /** The GET /v1/stats/sessions answer for `request`, summed where the buckets are kept (`SessionsFold`). */
+  sessions(request: StatsRequest): Promise<SessionsResponse>;
 }
 
 /** The ports a runtime entry hands every tool. */

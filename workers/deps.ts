@@ -8,7 +8,7 @@ import { consoleLogger } from "../shared/log";
 import { AppError } from "../shared/http/errors";
 import type { AppDeps, EmbedCounter, Ledger, LedgerRow, LedgerStore, SingleFlight } from "../shared/ports";
 import { LedgerBuffer } from "../shared/stats/ledger";
-import type { StatsResponse } from "../shared/stats/stats.schema";
+import type { SessionsResponse, StatsResponse } from "../shared/stats/stats.schema";
 import type { WorkerEnv } from "./env";
 import { KvStore } from "./cache.kv";
 import { platformFetch } from "./platform-fetch";
@@ -69,6 +69,16 @@ function durableEmbeds(namespace: WorkerEnv["SESSIONS"]): EmbedCounter {
  */
 export function durableLedgerStore(env: WorkerEnv): LedgerStore {
   const ledger = () => env.LEDGER.get(env.LEDGER.idFromName(LEDGER_OBJECT));
+  const bound = () => {
+    // A deployment whose wrangler.toml lost the binding counts nothing: no reading will succeed.
+    if (env.LEDGER === undefined)
+      throw new AppError(
+        503,
+        "stats_unavailable",
+        "This deployment has no LEDGER binding (the Durable Object of class LedgerDO in wrangler.toml), so nothing is counted; see docs/stats.md.",
+      );
+    return ledger();
+  };
   const analytics = env.LEDGER_ANALYTICS;
   return {
     async add(rows) {
@@ -77,21 +87,14 @@ export function durableLedgerStore(env: WorkerEnv): LedgerStore {
       await ledger().add(rows);
       if (!analytics) return;
       try {
-        for (const row of rows) analytics.writeDataPoint(analyticsPoint(row));
+        // A session's rows repeat the LLM's under a session: the SQL of docs/stats.md would count them twice.
+        for (const row of rows) if (row.session === undefined) analytics.writeDataPoint(analyticsPoint(row));
       } catch (error) {
         consoleLogger.warn("ledger_analytics_failed", { rows: rows.length, error: String(error).slice(0, 200) });
       }
     },
-    report: async (request) => {
-      // A deployment whose wrangler.toml lost the binding counts nothing: no reading will succeed.
-      if (env.LEDGER === undefined)
-        throw new AppError(
-          503,
-          "stats_unavailable",
-          "This deployment has no LEDGER binding (the Durable Object of class LedgerDO in wrangler.toml), so nothing is counted; see docs/stats.md.",
-        );
-      return (await ledger().report(request)) as StatsResponse;
-    },
+    report: async (request) => (await bound().report(request)) as StatsResponse,
+    sessions: async (request) => (await bound().sessions(request)) as SessionsResponse,
   };
 }
 

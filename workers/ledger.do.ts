@@ -3,12 +3,15 @@
  * storage. Each batch is one transaction of upserts that add to the counters, so concurrent
  * batches from many isolates never lose an increment; buckets older than 35 days are deleted as
  * batches arrive (docs/storage.md). `/v1/stats` is summed here, row by row from the cursor, and
- * only its answer goes back to the Worker.
+ * only its answer goes back to the Worker. A session's rows (`LedgerRow.session`) are a table of
+ * their own, `ledger_sessions`, read by `/v1/stats/sessions` only.
  */
 import { DurableObject } from "cloudflare:workers";
 import type { LedgerRow, StatsRequest } from "../shared/ports";
+import { counterCombine } from "../shared/stats/counters";
 import { BucketNames, hourOf, LEDGER_RETENTION_MS } from "../shared/stats/ledger";
-import type { StatsResponse } from "../shared/stats/stats.schema";
+import { SessionsFold } from "../shared/stats/sessions.service";
+import type { SessionsResponse, StatsResponse } from "../shared/stats/stats.schema";
 import { type KeptNames, NameRanking, StatsFold, statsWindow } from "../shared/stats/stats.service";
 
 /** The one object's name. */
@@ -17,11 +20,16 @@ export const LEDGER_OBJECT = "ledger";
 export class LedgerDO extends DurableObject<Record<string, never>> {
   /** This object is the ledger's one writer, so the names it has seen are the names it holds. */
   private readonly names = new BucketNames();
+  /** The sessions of each hour, bounded the same way (LEDGER_SESSIONS_PER_HOUR). */
+  private readonly sessionNames = new BucketNames({ dimension: "session" });
 
   constructor(ctx: DurableObjectState, env: Record<string, never>) {
     super(ctx, env);
     ctx.storage.sql.exec(
       "CREATE TABLE IF NOT EXISTS ledger (hour INTEGER NOT NULL, tool TEXT NOT NULL, provider TEXT NOT NULL, model TEXT NOT NULL, counter TEXT NOT NULL, value INTEGER NOT NULL, PRIMARY KEY (hour, tool, provider, model, counter)) WITHOUT ROWID",
+    );
+    ctx.storage.sql.exec(
+      "CREATE TABLE IF NOT EXISTS ledger_sessions (hour INTEGER NOT NULL, session TEXT NOT NULL, provider TEXT NOT NULL, model TEXT NOT NULL, counter TEXT NOT NULL, value INTEGER NOT NULL, PRIMARY KEY (hour, session, provider, model, counter)) WITHOUT ROWID",
     );
   }
 
@@ -36,9 +44,33 @@ export class LedgerDO extends DurableObject<Record<string, never>> {
           .toArray()
           .map((row) => row.model),
       );
-    const rows = this.names.cap(batch);
+    // Sessions are counted under the llm tool only.
+    for (const { hour } of this.sessionNames.unloaded(batch))
+      this.sessionNames.load(
+        hour,
+        "llm",
+        sql
+          .exec<{ session: string }>("SELECT DISTINCT session FROM ledger_sessions WHERE hour = ?", hour)
+          .toArray()
+          .map((row) => row.session),
+      );
+    const rows = this.sessionNames.cap(this.names.cap(batch));
     this.ctx.storage.transactionSync(() => {
       for (const row of rows) {
+        if (row.session !== undefined) {
+          const how = counterCombine(row.counter);
+          const combined = how === "sum" ? "value + excluded.value" : `${how.toUpperCase()}(value, excluded.value)`;
+          sql.exec(
+            `INSERT INTO ledger_sessions (hour, session, provider, model, counter, value) VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (hour, session, provider, model, counter) DO UPDATE SET value = ${combined}`,
+            row.hour,
+            row.session,
+            row.provider,
+            row.model,
+            row.counter,
+            row.value,
+          );
+          continue;
+        }
         sql.exec(
           "INSERT INTO ledger (hour, tool, provider, model, counter, value) VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (hour, tool, provider, model, counter) DO UPDATE SET value = value + excluded.value",
           row.hour,
@@ -49,8 +81,29 @@ export class LedgerDO extends DurableObject<Record<string, never>> {
           row.value,
         );
       }
-      sql.exec("DELETE FROM ledger WHERE hour < ?", hourOf(Date.now() - LEDGER_RETENTION_MS));
+      const cutoff = hourOf(Date.now() - LEDGER_RETENTION_MS);
+      sql.exec("DELETE FROM ledger WHERE hour < ?", cutoff);
+      sql.exec("DELETE FROM ledger_sessions WHERE hour < ?", cutoff);
     });
+  }
+
+  /** The sessions of the window, each counter summed over its hours here (its times: least, most). */
+  sessions(request: StatsRequest): SessionsResponse {
+    const { from, to } = statsWindow(request.window, request.now);
+    const fold = new SessionsFold(request);
+    const rows = this.ctx.storage.sql.exec<{
+      session: string;
+      provider: string;
+      model: string;
+      counter: string;
+      value: number;
+    }>(
+      "SELECT session, provider, model, counter, CASE counter WHEN 'first_at' THEN MIN(value) WHEN 'last_at' THEN MAX(value) ELSE SUM(value) END AS value FROM ledger_sessions WHERE hour >= ? AND hour < ? GROUP BY session, provider, model, counter",
+      from,
+      to,
+    );
+    for (const row of rows) fold.add({ hour: from, tool: "llm", ...row });
+    return fold.answer();
   }
 
   report(request: StatsRequest): StatsResponse {

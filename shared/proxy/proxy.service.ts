@@ -22,6 +22,7 @@ import { learnedImageCosts, type SentShape, sentShape } from "../eviction/image-
 import { type ModelPrices, type ModelRules, modelRules, promptTokens } from "../models/models.table";
 import { usageCounters } from "../stats/counters";
 import { relayAnswer } from "./relay";
+import { sessionName } from "../stats/ledger";
 import { asSentUsage, estimatedSavingUsd } from "./shadow";
 import {
   checkOperatorPath,
@@ -76,6 +77,8 @@ export async function proxyRequest(request: Request, spec: LlmProviderSpec, run:
     request.headers.has("origin") &&
     request.headers.has("access-control-request-method");
   let model: string | undefined;
+  /** The session the ledger counts the request under (docs/stats.md "Sessions"), once its body is read. */
+  let session: { session: string } | Record<string, never> = {};
   try {
     if (!PROXY_METHODS.includes(request.method))
       throw new AppError(
@@ -125,6 +128,7 @@ export async function proxyRequest(request: Request, spec: LlmProviderSpec, run:
       const object = parsed as Record<string, unknown>;
       model = typeof object.model === "string" ? object.model : undefined;
       const sessionKey = await sessionKeyOf(spec, proxied, request.headers, credential.callerHash, object);
+      session = { session: sessionName(request.headers.get(SESSION_HEADER), edgeSession(sessionKey)) };
       const transform = await transformConversation(
         object,
         spec,
@@ -187,6 +191,7 @@ export async function proxyRequest(request: Request, spec: LlmProviderSpec, run:
         tool: "llm",
         provider: spec.name,
         ...(model === undefined ? {} : { model }),
+        ...session,
         unconfirmed: refused,
         counts: {
           requests: 1,
@@ -222,6 +227,7 @@ export async function proxyRequest(request: Request, spec: LlmProviderSpec, run:
         tool: "llm",
         provider: spec.name,
         ...(model === undefined ? {} : { model }),
+        ...session,
         unconfirmed: refused,
         counts,
         at,
@@ -257,6 +263,7 @@ export async function proxyRequest(request: Request, spec: LlmProviderSpec, run:
         tool: "llm",
         provider: spec.name,
         ...(model === undefined ? {} : { model }),
+        ...session,
         unconfirmed: true,
         counts: { requests: 1, errors: 1 },
         at: run.ports.clock(),
@@ -352,9 +359,12 @@ function edgeHeaders(done: Done, prices: ModelPrices): Record<string, string> {
     "x-edge-bytes-saved": String(done.bytesSaved),
     "x-edge-saved-usd": (Object.is(Math.round(saved * 1e6), -0) ? 0 : saved).toFixed(6),
   };
-  if (done.sessionKey !== null) headers["x-edge-session"] = done.sessionKey.slice(0, 32);
+  if (done.sessionKey !== null) headers["x-edge-session"] = edgeSession(done.sessionKey);
   return headers;
 }
+
+/** The `X-Edge-Session` a session key is answered as. */
+const edgeSession = (sessionKey: string): string => sessionKey.slice(0, 32);
 
 function baseUrlOf(spec: LlmProviderSpec, loaded: LoadedConfig): string {
   const providers = loaded.config.providers as Record<string, string | null>;

@@ -100,3 +100,20 @@ export const LLM_AS_SENT_COUNTERS = [
   // Output is as billed, counted again under the as-sent prompt's tier, which may differ.
   "as_sent_output_tokens",
 ] as const;
+
+/**
+ * A session's times (GET /v1/stats/sessions): counters of a session's rows that keep the earliest
+ * and the latest request (epoch ms) rather than a sum. Every other counter adds up.
+ */
+export const SESSION_TIME_COUNTERS = { first_at: "min", last_at: "max" } as const;
+
+/** How a stored counter takes a new value: most add, a session's times keep the least or the most. */
+export function counterCombine(counter: string): "sum" | "min" | "max" {
+  return (SESSION_TIME_COUNTERS as Record<string, "min" | "max">)[counter] ?? "sum";
+}
+
+/** `held` and `value` of one counter, combined as it is stored (counterCombine). */
+export function combineCounter(counter: string, held: number, value: number): number {
+  const how = counterCombine(counter);
+  return how === "min" ? Math.min(held, value) : how === "max" ? Math.max(held, value) : held + value;
+}

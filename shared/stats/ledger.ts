@@ -5,6 +5,7 @@
  * response). A failed write is logged and never reaches a request.
  */
 import type { CacheStatus, Ledger, LedgerEntry, LedgerRow, LedgerStore, LedgerTool, Logger } from "../ports";
+import { combineCounter } from "./counters";
 
 export const HOUR_MS = 3_600_000;
 /** How long a bucket is kept (docs/storage.md). */
@@ -21,11 +22,28 @@ export const hourOf = (at: number): number => Math.floor(at / HOUR_MS) * HOUR_MS
  */
 export const LEDGER_NAME_CHARS = 200;
 
-/** `name` cut to LEDGER_NAME_CHARS, never through a surrogate pair. */
-function boundedName(name: string): string {
-  if (name.length <= LEDGER_NAME_CHARS) return name;
-  const end = /[\uD800-\uDBFF]/.test(name[LEDGER_NAME_CHARS - 1]!) ? LEDGER_NAME_CHARS - 1 : LEDGER_NAME_CHARS;
+/** `name` cut to `chars` (LEDGER_NAME_CHARS), never through a surrogate pair. */
+function boundedName(name: string, chars = LEDGER_NAME_CHARS): string {
+  if (name.length <= chars) return name;
+  const end = /[\uD800-\uDBFF]/.test(name[chars - 1]!) ? chars - 1 : chars;
   return name.slice(0, end);
+}
+
+/**
+ * Most characters of a session's name kept (docs/stats.md "Sessions"): the caller's `X-Session-Id`
+ * is its own text, shown back as it came, cut here.
+ */
+export const LEDGER_SESSION_CHARS = 128;
+
+/**
+ * The name a proxied request's session is counted under: the caller's `X-Session-Id` (trimmed, cut
+ * to LEDGER_SESSION_CHARS) when it sent one, else `derived` (the `X-Edge-Session` it is answered).
+ *
+ * @example sessionName(" checkout-flow-17 ", "9f2c…") // "checkout-flow-17"
+ */
+export function sessionName(given: string | null | undefined, derived: string): string {
+  const trimmed = given?.trim() ?? "";
+  return trimmed === "" ? derived : boundedName(trimmed, LEDGER_SESSION_CHARS);
 }
 
 /**
@@ -36,6 +54,12 @@ function boundedName(name: string): string {
  * bound a name's counts are kept under LEDGER_OTHER_NAME, priced at its provider's default prices.
  */
 export const LEDGER_NAMES_PER_HOUR = 100;
+/**
+ * Most sessions one hourly bucket keeps apart (GET /v1/stats/sessions). A session id is the caller's
+ * text, so a caller naming a new session per request would grow the store without end; past the
+ * bound a session's counts are kept under LEDGER_OTHER_NAME.
+ */
+export const LEDGER_SESSIONS_PER_HOUR = 200;
 /** Where the counts of names past a bound go: in a bucket (LEDGER_NAMES_PER_HOUR), and in an answer's breakdown. */
 export const LEDGER_OTHER_NAME = "(other)";
 /**
@@ -63,7 +87,8 @@ const bucketKey = (hour: number, tool: LedgerTool): string => `${hour}\u0000${to
  * with each name past LEDGER_NAMES_PER_HOUR as LEDGER_OTHER_NAME. The fixed names (none, "(other)",
  * "(failed)") are always kept and not counted. A store that is its bucket's only writer (the
  * LedgerDO) loads a bucket once; one sharing its store with other writers (Deno KV) is `shared`,
- * and loads a bucket again before a name it has not seen takes a place.
+ * and loads a bucket again before a name it has not seen takes a place. With `dimension: "session"`
+ * it bounds the session rows' sessions the same way (LEDGER_SESSIONS_PER_HOUR), leaving other rows be.
  *
  * @example for (const b of names.unloaded(rows)) names.load(b.hour, b.tool, storedNames(b)); store(names.cap(rows))
  */
@@ -71,17 +96,26 @@ export class BucketNames {
   private readonly held = new Map<string, Set<string>>();
   private readonly shared: boolean;
   private readonly limit: number;
+  private readonly dimension: "model" | "session";
 
-  constructor(options: { shared?: boolean; limit?: number } = {}) {
+  constructor(options: { shared?: boolean; limit?: number; dimension?: "model" | "session" } = {}) {
     this.shared = options.shared ?? false;
-    this.limit = options.limit ?? LEDGER_NAMES_PER_HOUR;
+    this.dimension = options.dimension ?? "model";
+    this.limit = options.limit ?? (this.dimension === "session" ? LEDGER_SESSIONS_PER_HOUR : LEDGER_NAMES_PER_HOUR);
+  }
+
+  /** The name a row is bounded by, or undefined for a row this dimension leaves be. */
+  private nameOf(row: LedgerRow): string | undefined {
+    return this.dimension === "model" ? row.model : row.session;
   }
 
   /** The buckets of `rows` whose stored names are needed before `cap`. */
   unloaded(rows: readonly LedgerRow[]): { hour: number; tool: LedgerTool }[] {
     const missing = new Map<string, { hour: number; tool: LedgerTool }>();
-    for (const { hour, tool, model } of rows) {
-      if (FIXED_NAMES.has(model)) continue;
+    for (const row of rows) {
+      const { hour, tool } = row;
+      const model = this.nameOf(row);
+      if (model === undefined || FIXED_NAMES.has(model)) continue;
       const key = bucketKey(hour, tool);
       const names = this.held.get(key);
       // Shared: a name not seen here may have taken a place elsewhere since (a full bucket stays full).
@@ -100,12 +134,13 @@ export class BucketNames {
   /** `rows` with the names their buckets cannot take any more as LEDGER_OTHER_NAME (their buckets loaded). */
   cap(rows: readonly LedgerRow[]): LedgerRow[] {
     const capped = rows.map((row) => {
-      if (FIXED_NAMES.has(row.model)) return row;
+      const name = this.nameOf(row);
+      if (name === undefined || FIXED_NAMES.has(name)) return row;
       const names = this.held.get(bucketKey(row.hour, row.tool));
       if (!names) throw new Error("BucketNames.cap: a bucket's names were not loaded");
-      if (names.has(row.model)) return row;
-      if (names.size >= this.limit) return { ...row, model: LEDGER_OTHER_NAME };
-      names.add(row.model);
+      if (names.has(name)) return row;
+      if (names.size >= this.limit) return { ...row, [this.dimension]: LEDGER_OTHER_NAME };
+      names.add(name);
       return row;
     });
     // Oldest first (the order they were loaded in): a batch's own buckets are the newest.
@@ -117,9 +152,10 @@ export class BucketNames {
   }
 }
 
-/** The key of one counter of one bucket, in the order of LedgerRow's fields. */
+/** The key of one counter of one bucket, in the order of LedgerRow's fields (a session's rows apart). */
 const rowKey = (row: Omit<LedgerRow, "value">): string =>
-  `${row.hour}\u0000${row.tool}\u0000${row.provider}\u0000${row.model}\u0000${row.counter}`;
+  `${row.hour}\u0000${row.tool}\u0000${row.provider}\u0000${row.model}\u0000${row.counter}` +
+  (row.session === undefined ? "" : `\u0000session\u0000${row.session}`);
 
 export class LedgerBuffer implements Ledger {
   private pending = new Map<string, LedgerRow>();
@@ -137,15 +173,29 @@ export class LedgerBuffer implements Ledger {
     const hour = hourOf(entry.at);
     const provider = boundedName(entry.provider ?? "");
     const model = this.confirmedName(entry.tool, boundedName(entry.model ?? ""), entry.unconfirmed === true);
+    const session =
+      entry.tool === "llm" && entry.session !== undefined
+        ? boundedName(entry.session, LEDGER_SESSION_CHARS)
+        : undefined;
+    const gather = (counter: string, value: number, session?: string) => {
+      const row: LedgerRow = { hour, tool: entry.tool, provider, model, counter, value };
+      if (session !== undefined) row.session = session;
+      const key = rowKey(row);
+      const held = this.pending.get(key);
+      if (held) held.value = combineCounter(counter, held.value, value);
+      else this.pending.set(key, row);
+    };
     for (const [counter, raw] of Object.entries(entry.counts)) {
       // Counts are whole and never negative (Deno KV sums unsigned 64-bit integers).
       const value = Number.isFinite(raw) ? Math.round(raw) : 0;
       if (value <= 0) continue;
-      const row = { hour, tool: entry.tool, provider, model, counter, value };
-      const key = rowKey(row);
-      const held = this.pending.get(key);
-      if (held) held.value += value;
-      else this.pending.set(key, row);
+      gather(counter, value);
+      if (session !== undefined) gather(counter, value, session);
+    }
+    if (session !== undefined) {
+      const at = Math.max(0, Math.round(entry.at));
+      gather("first_at", at, session);
+      gather("last_at", at, session);
     }
   }
 

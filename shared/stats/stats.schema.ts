@@ -13,16 +13,18 @@ export const StatsQuery = z.object({
   window: z
     .enum(Object.keys(STATS_WINDOWS) as [StatsWindow, ...StatsWindow[]])
     .default("24h")
-    .describe("How far back: the last 1h, 24h, 7d or 30d, in whole hours up to the current one"),
+    .describe(
+      "How far back, in whole clock hours ending with the current one (buckets are hourly): 1h is this hour so far, 24h this hour and the 23 before it, 7d 168 hours, 30d 720",
+    ),
 });
 export type StatsQuery = z.infer<typeof StatsQuery>;
 
 /**
- * The query of `GET /v1/stats` as StatsQuery reads it. A parameter it does not take (`windows=7d`),
- * or `window` given twice, is a 400 naming it: answering the default 24 hours instead would look
- * like a figure for the window asked.
+ * The query of `GET /v1/stats` (or of `route`, `GET /v1/stats/sessions`) as StatsQuery reads it. A
+ * parameter it does not take (`windows=7d`), or `window` given twice, is a 400 naming it: answering
+ * the default 24 hours instead would look like a figure for the window asked.
  */
-export function statsQuery(params: URLSearchParams): { window?: string } {
+export function statsQuery(params: URLSearchParams, route = "GET /v1/stats"): { window?: string } {
   const other = [...params.keys()].find((name) => name !== "window");
   if (other !== undefined) {
     // A caller's text, so bounded before it is repeated back.
@@ -30,13 +32,13 @@ export function statsQuery(params: URLSearchParams): { window?: string } {
     throw new AppError(
       400,
       "invalid_request",
-      `GET /v1/stats takes one query parameter, window; ${JSON.stringify(shown)} is not it.`,
+      `${route} takes one query parameter, window; ${JSON.stringify(shown)} is not it.`,
       { details: [{ path: [shown], message: "Not a parameter of this route" }] },
     );
   }
   const windows = params.getAll("window");
   if (windows.length > 1)
-    throw new AppError(400, "invalid_request", "GET /v1/stats takes window once; it was given more than once.", {
+    throw new AppError(400, "invalid_request", `${route} takes window once; it was given more than once.`, {
       details: [{ path: ["window"], message: "Given more than once" }],
     });
   return windows.length === 0 ? {} : { window: windows[0] };
@@ -147,3 +149,43 @@ export const StatsResponse = z.object({
   prices: Prices.describe("The price table the money figures used"),
 });
 export type StatsResponse = z.infer<typeof StatsResponse>;
+
+/** Most sessions one GET /v1/stats/sessions answer lists, "(other)" included (docs/stats.md "Sessions"). */
+export const ANSWER_SESSIONS = 200;
+
+export const SessionRow = z.object({
+  session: z
+    .string()
+    .describe(
+      "The caller's X-Session-Id (cut to 128 characters; the caller's text, never HTML), else the derived X-Edge-Session; \"(other)\" sums the sessions past a bound",
+    ),
+  provider: z.string().describe("The provider of most of the session's requests"),
+  model: z.string().describe("The model of most of the session's requests"),
+  requests: count("requests"),
+  first_at: z.string().describe("When its first request of the window was answered (ISO time)"),
+  last_at: z.string().describe("When its last request of the window was answered (ISO time)"),
+  input_tokens: count("input_tokens"),
+  cache_write_tokens: count("cache_write_tokens"),
+  cache_read_tokens: count("cache_read_tokens"),
+  output_tokens: count("output_tokens"),
+  images_fitted: count("images_fitted"),
+  images_retired: count("images_retired"),
+  cost_usd: usd("What the provider billed for the session's requests (the usage at the model's prices)"),
+  cost_as_sent_usd: usd(
+    "What the provider would have billed for the requests exactly as the agent sent them (0 where the ledger holds no as-sent estimate)",
+  ),
+  saved_usd: usd("cost_as_sent_usd − cost_usd (signed; 0 where the ledger holds no as-sent estimate)"),
+});
+export type SessionRow = z.infer<typeof SessionRow>;
+
+export const SessionsResponse = z.object({
+  success: z.literal(true).describe("Always true on a 200"),
+  from: z.string().describe("Start of the window (ISO time, on the hour)"),
+  to: z.string().describe("End of the window (ISO time, the end of the current hour)"),
+  sessions: z
+    .array(SessionRow)
+    .describe(
+      `The window's proxied sessions, the most saved first, at most ${ANSWER_SESSIONS}: past that the rest are summed as "(other)", listed last`,
+    ),
+});
+export type SessionsResponse = z.infer<typeof SessionsResponse>;

@@ -15,7 +15,7 @@ type Counts = Record<string, number>;
 type Pricing = Config["pricing"];
 
 /** USD to a nano-dollar, so sums of float prices print as the prices do (63 × 0.008 = 0.504). */
-const money = (usd: number): number => Math.round(usd * 1e9) / 1e9;
+export const money = (usd: number): number => Math.round(usd * 1e9) / 1e9;
 
 const add = (into: Counts, counter: string, value: number) => {
   into[counter] = (into[counter] ?? 0) + value;
@@ -35,7 +35,7 @@ const answeredCounter = (tool: LedgerTool, stored: string): string | null => {
 };
 
 /** Token counters priced, and the usage field each one is. */
-const PRICED_TOKENS: Record<string, keyof UsageTokens> = {
+export const PRICED_TOKENS: Readonly<Record<string, keyof UsageTokens>> = {
   input_tokens: "input",
   cache_write_5m_tokens: "cacheWrite5m",
   cache_write_1h_tokens: "cacheWrite1h",
@@ -94,6 +94,52 @@ export const ANSWER_NAMES = 200;
  */
 const PRICES_HELD = 1_000;
 
+/** One stored LLM token count priced: billed or as the agent sent it, and its money. */
+export interface PricedRow {
+  readonly asSent: boolean;
+  readonly costUsd: number;
+  readonly withoutCacheUsd: number;
+}
+
+/**
+ * A (provider, model)'s prices and tiers as a fold reads its rows: each looked up once
+ * (PRICES_HELD), and the last one looked up answered again without a lookup.
+ *
+ * @example const prices = new RowPrices(pricing); prices.price(row)?.costUsd
+ */
+export class RowPrices {
+  private readonly held = new Map<string, ModelRules>();
+  private last: { key: string; rules: ModelRules } | undefined;
+
+  constructor(private readonly pricing: Pricing) {}
+
+  private rulesOf(row: Pick<LedgerRow, "provider" | "model">): ModelRules {
+    const key = `${row.provider}\u0000${row.model}`;
+    let rules = this.last?.key === key ? this.last.rules : this.held.get(key);
+    if (!rules) {
+      rules = modelRules(row.provider || undefined, row.model || undefined, this.pricing.models);
+      if (this.held.size < PRICES_HELD) this.held.set(key, rules);
+    }
+    this.last = { key, rules };
+    return rules;
+  }
+
+  /**
+   * A token counter's money at its model's rates and its tier (`input_tokens@100000`: counted over
+   * that line, priced at the model's highest tier at or under it); null for any other counter.
+   */
+  price(row: Pick<LedgerRow, "provider" | "model" | "counter" | "value">): PricedRow | null {
+    const { counter, abovePromptTokens } = counterTier(row.counter);
+    const billed = PRICED_TOKENS[counter];
+    const field = billed ?? AS_SENT_TOKENS[counter];
+    if (field === undefined) return null;
+    const rules = this.rulesOf(row);
+    const tier = abovePromptTokens === null ? 0 : tierOf(rules, abovePromptTokens + 1);
+    const { costUsd, withoutCacheUsd } = billedCost(rules, { ...NO_TOKENS, [field]: row.value }, tier);
+    return { asSent: billed === undefined, costUsd, withoutCacheUsd };
+  }
+}
+
 /** The tools broken down by model name (or strategy). */
 const NAMED_TOOLS = ["llm", "evict"] as const;
 type NamedTool = (typeof NAMED_TOOLS)[number];
@@ -121,7 +167,7 @@ export class NameRanking {
 
   /** Counts a row's requests for its name (a row of another counter names it with none). */
   add(row: LedgerRow): void {
-    if (row.hour < this.from || row.hour >= this.to) return;
+    if (row.hour < this.from || row.hour >= this.to || row.session !== undefined) return;
     if (row.tool !== "llm" && row.tool !== "evict") return;
     const names = this.requests[row.tool];
     names.set(nameOf(row), (names.get(nameOf(row)) ?? 0) + (row.counter === "requests" ? row.value : 0));
@@ -156,9 +202,7 @@ export class StatsFold {
   private readonly byProvider = new Map<string, Map<string, Group>>();
   private readonly byModel = new Map<string, Map<string, Group>>();
   private readonly series = new Map<number, Map<LedgerTool, Group>>();
-  /** Each (provider, model)'s prices and tiers, looked up once (PRICES_HELD), and the last one looked up. */
-  private readonly prices = new Map<string, ModelRules>();
-  private lastPrices: { key: string; rules: ModelRules } | undefined;
+  private readonly prices: RowPrices;
 
   /** Requests per provider of each kept LLM name: its prices shown are its busiest provider's. */
   private readonly providers = new Map<string, Map<string, number>>();
@@ -169,11 +213,12 @@ export class StatsFold {
     private readonly kept: KeptNames,
   ) {
     ({ from: this.from, to: this.to } = statsWindow(request.window, request.now));
+    this.prices = new RowPrices(request.pricing);
   }
 
-  /** Adds one stored counter (outside the window, it is left out). */
+  /** Adds one stored counter (outside the window, or a session's, it is left out). */
   add(row: LedgerRow): void {
-    if (row.hour < this.from || row.hour >= this.to) return;
+    if (row.hour < this.from || row.hour >= this.to || row.session !== undefined) return;
     const counter = answeredCounter(row.tool, row.counter);
     if (counter === null) return;
     const money = this.moneyOf(row);
@@ -286,22 +331,11 @@ export class StatsFold {
       return { saved: row.value * (table[row.provider] ?? 0), cost: 0, without: 0, asSent: 0 };
     }
     if (row.tool !== "llm") return NO_MONEY;
-    const { counter, abovePromptTokens } = counterTier(row.counter);
-    const asSentField = AS_SENT_TOKENS[counter];
-    const field = PRICED_TOKENS[counter] ?? asSentField;
-    if (field === undefined) return NO_MONEY;
-    const key = `${row.provider}\u0000${row.model}`;
-    let rules = this.lastPrices?.key === key ? this.lastPrices.rules : this.prices.get(key);
-    if (!rules) {
-      rules = modelRules(row.provider || undefined, row.model || undefined, pricing.models);
-      if (this.prices.size < PRICES_HELD) this.prices.set(key, rules);
-    }
-    this.lastPrices = { key, rules };
-    // Counted over a tier's line: the model's highest tier at or under that line (the base price if none).
-    const tier = abovePromptTokens === null ? 0 : tierOf(rules, abovePromptTokens + 1);
-    const { costUsd, withoutCacheUsd } = billedCost(rules, { ...NO_TOKENS, [field]: row.value }, tier);
-    if (asSentField !== undefined) return { saved: 0, cost: 0, without: 0, asSent: costUsd };
-    return { saved: 0, cost: costUsd, without: withoutCacheUsd, asSent: 0 };
+    const priced = this.prices.price(row);
+    if (priced === null) return NO_MONEY;
+    return priced.asSent
+      ? { saved: 0, cost: 0, without: 0, asSent: priced.costUsd }
+      : { saved: 0, cost: priced.costUsd, without: priced.withoutCacheUsd, asSent: 0 };
   }
 }
 
@@ -367,4 +401,4 @@ export function stats(store: LedgerStore, window: StatsWindow, now: number, pric
 }
 
 /** `2026-12-01T10:00:00Z` (no milliseconds, as the spec writes times). */
-const iso = (ms: number): string => new Date(ms).toISOString().replace(/\.\d{3}Z$/, "Z");
+export const iso = (ms: number): string => new Date(ms).toISOString().replace(/\.\d{3}Z$/, "Z");

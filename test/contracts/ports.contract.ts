@@ -6,7 +6,8 @@
  */
 import { loadConfig } from "../../shared/config/config.load";
 import type { CacheStore, EmbedCounter, LedgerRow, LedgerStore } from "../../shared/ports";
-import { LEDGER_NAMES_PER_HOUR, LEDGER_OTHER_NAME } from "../../shared/stats/ledger";
+import { LEDGER_NAMES_PER_HOUR, LEDGER_OTHER_NAME, LEDGER_SESSIONS_PER_HOUR } from "../../shared/stats/ledger";
+import { ANSWER_SESSIONS } from "../../shared/stats/stats.schema";
 import type { StatsWindow } from "../../shared/stats/stats.schema";
 
 export interface Check {
@@ -230,6 +231,111 @@ export const ledgerStoreContract: ContractCase<LedgerStore>[] = [
       check.equal(answer.by_model.llm[LEDGER_OTHER_NAME]?.requests, 6, "the later names' requests");
       check.equal(answer.by_model.llm.unknown?.requests, 1, "a row without a name is not a name");
       check.equal(answer.totals.llm.requests, LEDGER_NAMES_PER_HOUR + 9, "every request counted");
+    },
+  },
+  {
+    name: "keeps a session's rows apart from the tool's: summed per session, its times the first and the last",
+    async run(store, check, unique) {
+      // An hour no other case writes, and the one after it.
+      const hour = Math.floor(Date.now() / HOUR) * HOUR - 400 * HOUR;
+      const model = "claude-sonnet-4-5";
+      const row = (h: number, session: string | undefined, counter: string, value: number): LedgerRow => ({
+        hour: h,
+        tool: "llm",
+        provider: "anthropic",
+        model,
+        counter,
+        value,
+        ...(session === undefined ? {} : { session }),
+      });
+      const [a, b] = [`${unique}-a`, `${unique}-b`];
+      const session = (name: string, h: number, requests: number, at: number) => [
+        row(h, undefined, "requests", requests),
+        row(h, name, "requests", requests),
+        row(h, name, "input_tokens", 1_000_000),
+        row(h, name, "cache_write_5m_tokens", 300),
+        row(h, name, "cache_write_1h_tokens", 200),
+        row(h, name, "first_at", at),
+        row(h, name, "last_at", at),
+      ];
+      await store.add(session(a, hour, 2, hour + 5_000));
+      await store.add([...session(a, hour, 1, hour + 1_000), ...session(b, hour, 1, hour + 9_000)]);
+      await store.add(session(a, hour + HOUR, 4, hour + HOUR + 7_000));
+      // As sent: 5 M uncached input tokens at $3 where 1 M was billed in the later hour.
+      await store.add([row(hour + HOUR, a, "as_sent_input_tokens", 5_000_000)]);
+      const answer = await store.sessions({ window: "24h", now: hour + HOUR, pricing });
+      const ours = answer.sessions.filter((s) => s.session.startsWith(unique));
+      check.equal(
+        ours.map((s) => [s.session, s.requests, s.input_tokens, s.cache_write_tokens]),
+        [
+          [a, 7, 3_000_000, 1500],
+          [b, 1, 1_000_000, 500],
+        ],
+        "sessions, the most saved first, summed over their hours",
+      );
+      const first = ours[0]!;
+      check.equal([first.provider, first.model], ["anthropic", model], "the session's provider and model");
+      check.equal(
+        [first.first_at, first.last_at],
+        [
+          new Date(hour + 1_000).toISOString().replace(".000", ""),
+          new Date(hour + HOUR + 7_000).toISOString().replace(".000", ""),
+        ],
+        "its first and last request",
+      );
+      // Billed: 3 M input at $3 and the writes; as sent: 5 M input (no output).
+      check.equal(first.cost_as_sent_usd, 15, "as sent, priced");
+      check.equal(
+        Math.round(first.saved_usd * 1e6),
+        Math.round((15 - first.cost_usd) * 1e6),
+        "saved = as sent − billed",
+      );
+      check.equal([ours[1]!.cost_as_sent_usd, ours[1]!.saved_usd], [0, 0], "no as-sent count: nothing claimed");
+      const stats = await store.report({ window: "24h", now: hour + HOUR, pricing });
+      check.equal(stats.by_model.llm[model]?.requests, 8, "/v1/stats counts the tool's rows, not the sessions' again");
+      check.equal(stats.totals.llm.input_tokens, 0, "session rows are not in /v1/stats");
+      const before = await store.sessions({ window: "1h", now: hour, pricing });
+      check.equal(
+        before.sessions.filter((s) => s.session.startsWith(unique)).map((s) => [s.session, s.requests]),
+        [
+          [a, 3],
+          [b, 1],
+        ],
+        "the earlier hour alone",
+      );
+    },
+  },
+  {
+    name: `keeps ${LEDGER_SESSIONS_PER_HOUR} sessions per hour apart, and answers at most ${ANSWER_SESSIONS}, the rest as ${LEDGER_OTHER_NAME}`,
+    async run(store, check, unique) {
+      const hour = Math.floor(Date.now() / HOUR) * HOUR - 420 * HOUR;
+      const row = (session: string, value = 1): LedgerRow => ({
+        hour,
+        tool: "llm",
+        provider: "openai",
+        model: "gpt-4o",
+        counter: "requests",
+        value,
+        session,
+      });
+      const name = (i: number) => `${unique}-${i}`;
+      await store.add(Array.from({ length: LEDGER_SESSIONS_PER_HOUR + 5 }, (_, i) => row(name(i))));
+      await store.add([row(name(0), 2), row(name(LEDGER_SESSIONS_PER_HOUR + 10))]);
+      const answer = await store.sessions({ window: "1h", now: hour, pricing });
+      check.equal(answer.sessions.length, ANSWER_SESSIONS, "sessions answered");
+      const other = answer.sessions.at(-1)!;
+      check.equal(other.session, LEDGER_OTHER_NAME, "the rest, last");
+      check.equal(
+        answer.sessions.reduce((n, s) => n + s.requests, 0),
+        LEDGER_SESSIONS_PER_HOUR + 8,
+        "every request counted",
+      );
+      check.equal(answer.sessions.find((s) => s.session === name(0))?.requests, 3, "a kept session, added to");
+      check.equal(
+        answer.sessions.some((s) => s.session === name(LEDGER_SESSIONS_PER_HOUR + 10)),
+        false,
+        "a session past the bound is not named",
+      );
     },
   },
 ];

@@ -1,10 +1,11 @@
 /**
  * The commands a newcomer runs, run as they would run them: `npm run demo` prints the figures of
- * the README's table live, and `npm run replay -- ... --json` prints the one object the issue specifies.
+ * the README's table live and a screenshot session's LLM line, and keeps the service up with
+ * `-- --serve`; and `npm run replay -- ... --json` prints the one object the issue specifies.
  */
-import { execFileSync } from "node:child_process";
+import { execFileSync, spawn } from "node:child_process";
 import { readFileSync } from "node:fs";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 
 const run = (args: string[], timeout = 180_000) =>
   execFileSync("npm", args, {
@@ -29,7 +30,58 @@ describe("npm run demo", () => {
     expect(output).toMatch(/Dashboard: http:\/\/127\.0\.0\.1:\d+\/dashboard/);
     expect(output).toContain("web_search:  6 requests, 2 paid, 4 avoided ($0.0320)");
     expect(output).toContain("web_extract: 2 URLs, 1 paid, 1 avoided ($0.0016)");
-    expect(output).toContain("money saved: $0.0336");
+    // The screenshot session through the proxy: its line, and the LLM's billed, as sent and saved.
+    expect(output).toMatch(
+      /The screenshot session \(demo-screenshots-\w+\): 6 requests through the proxy, [1-9]\d* images fitted, \d+ retired on the way\./,
+    );
+    const llm = output.match(
+      / {2}LLM: +6 requests, billed \$(\d+\.\d{4}), as sent (\$\d+\.\d{4}|not estimated), saved (-?\$\d+\.\d{4}|not estimated)\n/,
+    );
+    expect(llm, output).not.toBeNull();
+    expect(Number(llm![1])).toBeGreaterThan(0);
+    // A service without the as-sent estimate says so rather than claim a figure.
+    if (llm![2] !== "not estimated")
+      expect(Number(llm![3]!.replace("$", ""))).toBeCloseTo(Number(llm![2]!.replace("$", "")) - Number(llm![1]), 3);
+    expect(output).toMatch(/ {2}the provider's prompt caching: \$\d+\.\d{4} \(the provider's, not this service's/);
+    expect(output).toMatch(/ {2}saved by this service: \$\d+\.\d{4} /);
+    // Its last line says how to keep the dashboard up.
+    expect(output.trimEnd().split("\n").at(-1)).toBe(
+      "To keep the service up and open the dashboard: npm run demo -- --serve",
+    );
+  }, 180_000);
+
+  it("with -- --serve keeps the service up, its dashboard and sessions answering, until Ctrl-C", async () => {
+    const demo = spawn("npm", ["run", "-s", "demo", "--", "--serve"], {
+      env: { ...process.env, WRANGLER_SEND_METRICS: "false" },
+      stdio: ["ignore", "pipe", "pipe"],
+      detached: true,
+    });
+    let output = "";
+    let serving = "";
+    const exited = new Promise<void>((resolve) => demo.once("exit", () => resolve()));
+    try {
+      serving = await new Promise<string>((resolve, reject) => {
+        demo.stdout.on("data", (chunk) => {
+          output += String(chunk);
+          const found = output.match(/Serving (http:\/\/127\.0\.0\.1:\d+)\/dashboard until Ctrl-C/);
+          if (found) resolve(found[1]!);
+        });
+        void exited.then(() => reject(new Error(`the demo ended before serving:\n${output}`)));
+      });
+      expect(output.trimEnd().split("\n").at(-1)).toMatch(/^Serving http:\/\/127\.0\.0\.1:\d+\/dashboard until Ctrl-C/);
+      // Up after its last line: the page, and the session it played.
+      expect((await fetch(`${serving}/dashboard`)).status).toBe(200);
+      const sessions = (await (await fetch(`${serving}/v1/stats/sessions?window=24h`)).json()) as {
+        sessions: { session: string; requests: number }[];
+      };
+      expect(sessions.sessions.find((s) => s.session.startsWith("demo-screenshots-"))?.requests).toBe(6);
+    } finally {
+      // Ctrl-C: the signal to the demo's own process group.
+      if (demo.exitCode === null && demo.pid) process.kill(-demo.pid, "SIGINT");
+    }
+    await exited;
+    // Ctrl-C stopped the service too.
+    await vi.waitFor(() => expect(fetch(`${serving}/healthz`)).rejects.toThrow(), { timeout: 20_000, interval: 200 });
   }, 180_000);
 });
 

@@ -203,7 +203,7 @@ describe("GET /dashboard in headless Chromium", () => {
     await page.close();
   }, 120_000);
 
-  it("shows a negative saving with its sign, hangs that hour's bar below zero, and repeats no axis label on an empty chart", async () => {
+  it("shows a negative saving with its sign, hangs that hour's bar below zero, labels every gridline, and repeats no axis label on an empty chart", async () => {
     // The window as /v1/stats answers it, with the LLM's cache writes costing more than their reads
     // saved in one hour (a negative saving) and a positive one in the next.
     const real = await readStats("24h");
@@ -223,7 +223,8 @@ describe("GET /dashboard in headless Chromium", () => {
         ...real.totals,
         // A vision fit that came out 3,000 bytes larger (4,000 of base64), and 1,000 request bytes the proxy saved.
         vision: { ...real.totals.vision, bytes_in: 3_000, bytes_out: 6_000 },
-        llm: { ...real.totals.llm, bytes_saved: 1_000 },
+        // As sent is reported: the LLM's saved_usd is the service's own (as sent − billed).
+        llm: { ...real.totals.llm, bytes_saved: 1_000, cost_as_sent_usd: 0 },
         web_search: { ...real.totals.web_search, provider_calls: 0, hits: 0, coalesced: 0, saved_usd: 0 },
         web_extract: { ...real.totals.web_extract, provider_calls: 0, hits: 0, coalesced: 0, saved_usd: 0 },
       },
@@ -237,7 +238,7 @@ describe("GET /dashboard in headless Chromium", () => {
     await page.evaluate((token) => sessionStorage.setItem("edge-tools-token", token), TOKEN);
     await page.setRequestInterception(true);
     page.on("request", (request) => {
-      if (request.url().includes("/v1/stats"))
+      if (request.url().includes("/v1/stats?"))
         void request.respond({ status: 200, contentType: "application/json", body: JSON.stringify(crafted) });
       else void request.continue();
     });
@@ -250,17 +251,21 @@ describe("GET /dashboard in headless Chromium", () => {
         top: Number(r.getAttribute("y")),
         bottom: Number(r.getAttribute("y")) + Number(r.getAttribute("height")),
       })),
-      lines: [...svg.querySelectorAll("line")].map((l) => Number(l.getAttribute("y1"))),
-      labels: [...svg.querySelectorAll("text")].map((t) => t.textContent),
+      ticks: [...svg.querySelectorAll("text.tick")].map((t) => ({
+        label: t.textContent,
+        y: Number(t.getAttribute("y")) - 3,
+      })),
     }));
     expect(chart.bars).toHaveLength(2);
-    const zero = chart.lines[1]!; // bottom (the most negative), zero, top
+    // Every gridline labelled, in whole dollars here: -5 and 2 fall between -6 and 2.
+    expect(chart.ticks.map((t) => t.label)).toEqual(["-$6.00", "-$4.00", "-$2.00", "$0.00", "$2.00"]);
+    const zero = chart.ticks.find((t) => t.label === "$0.00")!.y;
+    const perDollar = (zero - chart.ticks.find((t) => t.label === "$2.00")!.y) / 2;
     const [below, above] = chart.bars as [{ top: number; bottom: number }, { top: number; bottom: number }];
     expect(below.top).toBeCloseTo(zero, 6);
-    expect(below.bottom).toBeGreaterThan(zero);
+    expect((below.bottom - zero) / perDollar).toBeCloseTo(5, 6);
     expect(above.bottom).toBeCloseTo(zero, 6);
-    expect(above.top).toBeLessThan(zero);
-    expect(chart.labels).toContain("-$5.00");
+    expect((zero - above.top) / perDollar).toBeCloseTo(2, 6);
     // The search chart has nothing to draw: its axis reads 0 and 1 once each, not "0, 1, 1".
     const searchLabels = await page.$eval("#chart-search", (svg) =>
       [...svg.querySelectorAll("text")].map((t) => t.textContent).filter((t) => !t?.includes(":") && !t?.includes("/")),

@@ -14,6 +14,8 @@ import {
   recordWebCall,
 } from "../../shared/stats/ledger";
 import { ANSWER_NAMES, statsReport } from "../../shared/stats/stats.service";
+import { combineCounter } from "../../shared/stats/counters";
+import { sessionsReport } from "../../shared/stats/sessions.service";
 
 const HOUR = 3_600_000;
 const now = Date.parse("2026-12-02T09:30:00Z");
@@ -32,14 +34,18 @@ function memoryStore(): LedgerStore & { rows: LedgerRow[] } {
             r.tool === row.tool &&
             r.provider === row.provider &&
             r.model === row.model &&
-            r.counter === row.counter,
+            r.counter === row.counter &&
+            r.session === row.session,
         );
-        if (held) held.value += row.value;
+        if (held) held.value = combineCounter(row.counter, held.value, row.value);
         else rows.push({ ...row });
       }
     },
     async report(request) {
       return statsReport(rows, request.window, request.now, request.pricing);
+    },
+    async sessions(request) {
+      return sessionsReport(rows, request.window, request.now, request.pricing);
     },
   };
 }
@@ -81,7 +87,11 @@ describe("the ledger", () => {
   it("writes once per flush delay however many requests counted, losing none", async () => {
     const store = memoryStore();
     let writes = 0;
-    const counting: LedgerStore = { add: (rows) => (writes++, store.add(rows)), report: store.report };
+    const counting: LedgerStore = {
+      add: (rows) => (writes++, store.add(rows)),
+      report: store.report,
+      sessions: store.sessions,
+    };
     const ledger = new LedgerBuffer(counting, silent);
     const scheduled: Promise<void>[] = [];
     for (let i = 0; i < 50; i++) {

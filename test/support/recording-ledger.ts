@@ -25,6 +25,7 @@ export function recordingLedger(): RecordingLedger {
   const store: LedgerStore = {
     add: async (batch) => void rows.push(...batch.map((row) => ({ ...row }))),
     report: () => Promise.reject(new Error("a recording ledger is not read through /v1/stats")),
+    sessions: () => Promise.reject(new Error("a recording ledger is not read through /v1/stats/sessions")),
   };
   const ledger = new LedgerBuffer(store, consoleLogger);
   const totals = () => {

@@ -438,6 +438,7 @@ describe("/openapi.json", () => {
         "get /openapi.json",
         "get /v1/config",
         "get /v1/stats",
+        "get /v1/stats/sessions",
         "post /mcp",
         "post /v1/cache/purge",
         "post /v1/context/evict",

@@ -468,7 +468,11 @@ describe("GET /v1/stats", () => {
     const warnings: string[] = [];
     const log: Logger = { info: () => {}, warn: (event) => void warnings.push(event), error: () => {} };
     const ledger = new LedgerBuffer(
-      { add: () => Promise.reject(new Error("storage down")), report: () => Promise.reject(new Error("storage down")) },
+      {
+        add: () => Promise.reject(new Error("storage down")),
+        report: () => Promise.reject(new Error("storage down")),
+        sessions: () => Promise.reject(new Error("storage down")),
+      },
       log,
     );
     const app = createApp(workersDeps(testEnv, { log, ledger }));

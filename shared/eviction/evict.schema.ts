@@ -4,6 +4,7 @@
  * from the retired images. The same schemas feed OpenAPI and the MCP tool schema.
  */
 import * as z from "zod";
+import { FIELD } from "../http/validate";
 import { DEFAULT_LIMITS } from "./policy";
 
 const positiveInt = (max: number) => z.number().int().min(1).max(max);
@@ -187,7 +188,7 @@ export const EvictRequest = z
         ctx.addIssue({
           code: "custom",
           path: ["descriptions", i, "message"],
-          message: `message ${entry.message} is beyond the ${request.messages.length} messages sent`,
+          message: `${FIELD} is ${entry.message}, but messages holds only ${request.messages.length}`,
         });
       }
     });

@@ -77,6 +77,10 @@ describe("a request the route cannot take", () => {
     expect((await refusal("/v1/cache/purge", { extract: [{ url: "nope" }] })).message).toBe(
       "extract[0].url is not a full http or https URL.",
     );
+    const description = { message: 3, block: 0, text: "a chart" };
+    expect(
+      (await refusal("/v1/context/evict", { format: "anthropic", messages: [], descriptions: [description] })).message,
+    ).toBe("descriptions[0].message is 3, but messages holds only 0.");
   });
 
   it("gives the MCP tool the same message as the HTTP route", async () => {

@@ -15,7 +15,15 @@ import {
   withBreakpoint,
   withoutBreakpoint,
 } from "./anthropic";
-import { cacheIsCold, costFront, DEFAULT_COST_SETTINGS, type CostRule, type CostSettings, type CostStep } from "./cost";
+import {
+  cacheIsCold,
+  costFront,
+  DEFAULT_COST_SETTINGS,
+  PLACEHOLDER_TOKENS,
+  type CostRule,
+  type CostSettings,
+  type CostStep,
+} from "./cost";
 import type { EvictedImage, EvictRequest, EvictResponse, EvictStats } from "./evict.schema";
 import {
   asRecord,
@@ -34,7 +42,7 @@ import { resolveLimits, retirementFront, type EvictionLimits } from "./policy";
 import { textTokens } from "./estimate";
 import { conversationSteps } from "./steps";
 import { learnedImageCosts } from "./image-cost";
-import { modelRules, type ModelRules, type PriceOverrides } from "../models/models.table";
+import { modelRules, type ModelRules, type PriceOverrides, pricesAtTier, tierOf } from "../models/models.table";
 import type { AppPorts } from "../ports";
 import { sha256Hex } from "../hash";
 
@@ -254,8 +262,12 @@ function costEviction(
   }
   // This request's cache writes under the chosen move and under hermes on the same conversation.
   const { retire: hermesNow, previous: hermesBefore } = decision.hermes;
-  const price = (tokens: number) =>
-    Math.round(((tokens * rules.prices.input * writeMultiplier) / 1_000_000) * 1e6) / 1e6;
+  // At the price tier of the prompt the move leaves (docs/eviction.md, "Price tiers by prompt size").
+  const price = (tokens: number, retire: number) =>
+    Math.round(
+      ((tokens * pricesAtTier(rules, tierOf(rules, promptAfter(steps, retire))).input * writeMultiplier) / 1_000_000) *
+        1e6,
+    ) / 1e6;
   const chosenWrites = estimatedWrites(steps, decision.previous, decision.retire, managed, cold);
   const hermesWrites = estimatedWrites(steps, hermesBefore, hermesNow, rules.cache.style === "prefix", cold);
   const fits = decision.fits;
@@ -276,8 +288,12 @@ function costEviction(
     estimate: {
       model: rules.known ? rules.family : `${rules.provider} default`,
       cache_write_tokens: chosenWrites,
-      cache_write_usd: price(chosenWrites),
-      hermes: { retired: hermesNow, cache_write_tokens: hermesWrites, cache_write_usd: price(hermesWrites) },
+      cache_write_usd: price(chosenWrites, decision.retire),
+      hermes: {
+        retired: hermesNow,
+        cache_write_tokens: hermesWrites,
+        cache_write_usd: price(hermesWrites, hermesNow),
+      },
     },
     cold_cache: cold,
     ...(fits
@@ -296,6 +312,18 @@ function tierOfRules(rules: ModelRules): Pick<CostSettings, "tier"> {
   const first = rules.tiers[0];
   if (first === undefined || rules.prices.input <= 0) return {};
   return { tier: { abovePromptTokens: first.abovePromptTokens, factor: first.prices.input / rules.prices.input } };
+}
+
+/** The estimated prompt of the request with its oldest `retire` carriers retired (each left as its placeholder). */
+function promptAfter(steps: readonly CostStep[], retire: number): number {
+  let prompt = steps.length > 0 ? steps[steps.length - 1]!.end : 0;
+  let retired = 0;
+  for (const step of steps)
+    for (const carrier of step.carriers) {
+      if (retired++ >= retire) return prompt;
+      prompt -= carrier.tokens - PLACEHOLDER_TOKENS;
+    }
+  return prompt;
 }
 
 /**

@@ -8,6 +8,7 @@ import { cacheModelFor } from "../../cli/replay/cache.models";
 import { compare, replay } from "../../cli/replay/compare";
 import { costPolicy, keepNewest, noEviction } from "../../cli/replay/rivals";
 import { generateSession, requestsFromTurns, TIER_SESSIONS } from "../../cli/replay/sessions";
+import { evictContext } from "../../shared/eviction/evict.service";
 import { billedCost, modelRules } from "../../shared/models/models.table";
 
 const HAIKU = "claude-haiku-5-5";
@@ -87,5 +88,24 @@ describe("the cost strategy sees the tier's cliff", () => {
     });
     expect(report.perRequest.some((r) => r.rule === "price_tier")).toBe(false);
     expect(report.requests_over_tier).toBe(0);
+  });
+});
+
+describe("the cost strategy's estimate prices this request's writes at its tier", () => {
+  const estimate = (chars: number) =>
+    evictContext({
+      format: "anthropic",
+      strategy: "cost",
+      model: HAIKU,
+      messages: [{ role: "user", content: "x".repeat(chars) }],
+    }).stats.estimate!;
+
+  it("a Haiku 5.5 request over 100,000 prompt tokens: its writes at $0.625 / MTok, under it at $0.125", () => {
+    const over = estimate(4 * 120_000);
+    expect(over.cache_write_tokens).toBe(120_000);
+    expect(over.cache_write_usd).toBeCloseTo((120_000 * 0.625) / 1e6, 6);
+    expect(over.hermes.cache_write_usd).toBeCloseTo((120_000 * 0.625) / 1e6, 6);
+    const under = estimate(4 * 80_000);
+    expect(under.cache_write_usd).toBeCloseTo((80_000 * 0.125) / 1e6, 6);
   });
 });

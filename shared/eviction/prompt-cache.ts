@@ -113,13 +113,17 @@ export function promptCacheRequest(
   return { read, writes, total };
 }
 
-/** The entries still fresh at `at`, the most recently used first, at most `max` of them. */
+/**
+ * The entries still fresh at `at`, the most recently used first and, among those used together,
+ * the latest made first (a longer prefix of a growing conversation), at most `max` of them.
+ */
 export function keptEntries(
   entries: Map<string, PromptCacheEntry>,
   at: number,
   max: number,
 ): [string, PromptCacheEntry][] {
   return [...entries]
+    .reverse()
     .filter(([, entry]) => at - entry.at <= entry.ttlMs)
     .sort((a, b) => b[1].at - a[1].at)
     .slice(0, max);

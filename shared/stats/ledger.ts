@@ -152,6 +152,21 @@ export class BucketNames {
   }
 }
 
+/**
+ * The name an entry is counted under: an unconfirmed one only if an answer confirmed it before
+ * (`confirmed` holds `kind`-prefixed names, CONFIRMED_NAMES of them, most recent last), else
+ * LEDGER_FAILED_NAME; a confirmed one is remembered.
+ */
+function confirmedName(confirmed: Set<string>, kind: string, name: string, unconfirmed: boolean): string {
+  if (name === "") return name;
+  const key = `${kind}\u0000${name}`;
+  if (unconfirmed) return confirmed.has(key) ? name : LEDGER_FAILED_NAME;
+  confirmed.delete(key);
+  confirmed.add(key);
+  if (confirmed.size > CONFIRMED_NAMES) confirmed.delete(confirmed.values().next().value as string);
+  return name;
+}
+
 /** The key of one counter of one bucket, in the order of LedgerRow's fields (a session's rows apart). */
 const rowKey = (row: Omit<LedgerRow, "value">): string =>
   `${row.hour}\u0000${row.tool}\u0000${row.provider}\u0000${row.model}\u0000${row.counter}` +
@@ -161,6 +176,8 @@ export class LedgerBuffer implements Ledger {
   private pending = new Map<string, LedgerRow>();
   /** Names an answer confirmed (CONFIRMED_NAMES, most recent last). */
   private readonly confirmed = new Set<string>();
+  /** Sessions an answer confirmed, the same way. */
+  private readonly confirmedSessions = new Set<string>();
   private writing: Promise<void> = Promise.resolve();
   private scheduled = false;
 
@@ -172,10 +189,12 @@ export class LedgerBuffer implements Ledger {
   record(entry: LedgerEntry): void {
     const hour = hourOf(entry.at);
     const provider = boundedName(entry.provider ?? "");
-    const model = this.confirmedName(entry.tool, boundedName(entry.model ?? ""), entry.unconfirmed === true);
+    const unconfirmed = entry.unconfirmed === true;
+    const model = confirmedName(this.confirmed, entry.tool, boundedName(entry.model ?? ""), unconfirmed);
+    // A session is the caller's text too: a refused request names one only if an answer did.
     const session =
       entry.tool === "llm" && entry.session !== undefined
-        ? boundedName(entry.session, LEDGER_SESSION_CHARS)
+        ? confirmedName(this.confirmedSessions, "", boundedName(entry.session, LEDGER_SESSION_CHARS), unconfirmed)
         : undefined;
     const gather = (counter: string, value: number, session?: string) => {
       const row: LedgerRow = { hour, tool: entry.tool, provider, model, counter, value };
@@ -197,20 +216,6 @@ export class LedgerBuffer implements Ledger {
       gather("first_at", at, session);
       gather("last_at", at, session);
     }
-  }
-
-  /**
-   * The name an entry is counted under: an unconfirmed one only if an answer confirmed it before,
-   * else LEDGER_FAILED_NAME; a confirmed one is remembered.
-   */
-  private confirmedName(tool: LedgerTool, model: string, unconfirmed: boolean): string {
-    if (model === "") return model;
-    const key = `${tool}\u0000${model}`;
-    if (unconfirmed) return this.confirmed.has(key) ? model : LEDGER_FAILED_NAME;
-    this.confirmed.delete(key);
-    this.confirmed.add(key);
-    if (this.confirmed.size > CONFIRMED_NAMES) this.confirmed.delete(this.confirmed.values().next().value as string);
-    return model;
   }
 
   /** Increments gathered and not yet handed to the store. */

@@ -5,7 +5,13 @@
 import { describe, expect, it } from "vitest";
 import { loadConfig } from "../../shared/config/config.load";
 import type { LedgerRow } from "../../shared/ports";
-import { LEDGER_OTHER_NAME, LEDGER_SESSION_CHARS, LedgerBuffer, sessionName } from "../../shared/stats/ledger";
+import {
+  LEDGER_FAILED_NAME,
+  LEDGER_OTHER_NAME,
+  LEDGER_SESSION_CHARS,
+  LedgerBuffer,
+  sessionName,
+} from "../../shared/stats/ledger";
 import { sessionsReport } from "../../shared/stats/sessions.service";
 import { ANSWER_SESSIONS } from "../../shared/stats/stats.schema";
 import { statsReport } from "../../shared/stats/stats.service";
@@ -64,6 +70,28 @@ describe("the ledger's session rows", () => {
     const stats = statsReport(rows, "24h", now, pricing);
     expect(stats.totals.llm).toMatchObject({ requests: 3, input_tokens: 100, output_tokens: 7 });
     expect(stats.totals.web_search.requests).toBe(1);
+  });
+});
+
+describe("a refused request's session", () => {
+  it(`is counted under "${LEDGER_FAILED_NAME}" unless an answer confirmed it, as a model name is`, async () => {
+    const rows = await flushed((ledger) => {
+      const entry = { tool: "llm" as const, provider: "anthropic", model: "claude-sonnet-4-5" };
+      // A flood of refused requests naming a new session each takes no session's place.
+      for (let i = 0; i < 5; i++)
+        ledger.record({
+          ...entry,
+          session: `junk-${i}`,
+          unconfirmed: true,
+          counts: { requests: 1, errors: 1 },
+          at: now,
+        });
+      ledger.record({ ...entry, session: "real", counts: { requests: 1 }, at: now });
+      ledger.record({ ...entry, session: "real", unconfirmed: true, counts: { requests: 1, errors: 1 }, at: now });
+    });
+    const requests = (session: string) =>
+      rows.find((r) => r.session === session && r.counter === "requests")?.value ?? 0;
+    expect([requests("real"), requests(LEDGER_FAILED_NAME), requests("junk-0")]).toEqual([2, 5, 0]);
   });
 });
 

@@ -5,6 +5,7 @@
  * response). A failed write is logged and never reaches a request.
  */
 import type { CacheStatus, Ledger, LedgerEntry, LedgerRow, LedgerStore, LedgerTool, Logger } from "../ports";
+import { LEDGER_MAX_COUNT } from "./counters";
 
 export const HOUR_MS = 3_600_000;
 /** How long a bucket is kept (docs/storage.md). */
@@ -137,10 +138,20 @@ export class LedgerBuffer implements Ledger {
     const hour = hourOf(entry.at);
     const provider = boundedName(entry.provider ?? "");
     const model = this.confirmedName(entry.tool, boundedName(entry.model ?? ""), entry.unconfirmed === true);
-    for (const [counter, raw] of Object.entries(entry.counts)) {
-      // Counts are whole and never negative (Deno KV sums unsigned 64-bit integers).
-      const value = Number.isFinite(raw) ? Math.round(raw) : 0;
-      if (value <= 0) continue;
+    for (const [counter, value] of Object.entries(entry.counts)) {
+      if (value === 0) continue;
+      // Counts are whole and never negative (Deno KV sums unsigned 64-bit integers), and no one
+      // request makes a billion of anything: a figure that is not such a count (a provider's usage
+      // it could not vouch for, docs/stats.md) is left out, and said.
+      if (!Number.isInteger(value) || value < 0 || value >= LEDGER_MAX_COUNT) {
+        this.log.warn("ledger_count_refused", {
+          tool: entry.tool,
+          provider: provider || undefined,
+          counter,
+          value: Number.isFinite(value) ? value : "not a count",
+        });
+        continue;
+      }
       const row = { hour, tool: entry.tool, provider, model, counter, value };
       const key = rowKey(row);
       const held = this.pending.get(key);

@@ -27,6 +27,12 @@ export const TOOL_COUNTERS = {
 /** The tools the ledger counts. */
 export type LedgerTool = keyof typeof TOOL_COUNTERS;
 
+/**
+ * One entry's count of anything (a request's tokens, bytes, images) is below this; a figure that
+ * is not a whole number from 0 to below it is not counted (docs/stats.md, "Usage is bounded").
+ */
+export const LEDGER_MAX_COUNT = 1_000_000_000;
+
 export const LEDGER_TOOLS = Object.keys(TOOL_COUNTERS) as LedgerTool[];
 
 /**

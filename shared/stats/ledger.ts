@@ -5,7 +5,7 @@
  * response). A failed write is logged and never reaches a request.
  */
 import type { CacheStatus, Ledger, LedgerEntry, LedgerRow, LedgerStore, LedgerTool, Logger } from "../ports";
-import { combineCounter } from "./counters";
+import { combineCounter, LEDGER_MAX_COUNT } from "./counters";
 
 export const HOUR_MS = 3_600_000;
 /** How long a bucket is kept (docs/storage.md). */
@@ -204,10 +204,20 @@ export class LedgerBuffer implements Ledger {
       if (held) held.value = combineCounter(counter, held.value, value);
       else this.pending.set(key, row);
     };
-    for (const [counter, raw] of Object.entries(entry.counts)) {
-      // Counts are whole and never negative (Deno KV sums unsigned 64-bit integers).
-      const value = Number.isFinite(raw) ? Math.round(raw) : 0;
-      if (value <= 0) continue;
+    for (const [counter, value] of Object.entries(entry.counts)) {
+      if (value === 0) continue;
+      // Counts are whole and never negative (Deno KV sums unsigned 64-bit integers), and no one
+      // request makes a billion of anything: a figure that is not such a count (a provider's usage
+      // it could not vouch for, docs/stats.md) is left out, and said.
+      if (!Number.isInteger(value) || value < 0 || value >= LEDGER_MAX_COUNT) {
+        this.log.warn("ledger_count_refused", {
+          tool: entry.tool,
+          provider: provider || undefined,
+          counter,
+          value: Number.isFinite(value) ? value : "not a count",
+        });
+        continue;
+      }
       gather(counter, value);
       if (session !== undefined) gather(counter, value, session);
     }

@@ -25,7 +25,8 @@
  * OpenAI does), [fail-once:STATUS:ID] (only the first call naming ID fails), [fail-big:STATUS] (an
  * error body of 100 KiB), [fail-stall:STATUS] (an error body that stops after its first bytes),
  * [hang] (never answers), [slowstream:MS] (a pause before each streamed event after the first),
- * [use_tool] (the answer calls the first tool), [leak:FORM] or [leak:FORM:STATUS] (an answer, 200 unless
+ * [use_tool] (the answer calls the first tool), [usage:N] (a hostile or broken upstream: N, e.g. 1e15,
+ * -5 or 12.5, reported as the input and the output tokens, plain and streamed), [leak:FORM] or [leak:FORM:STATUS] (an answer, 200 unless
  * STATUS, that echoes the key it received as FORM in an `x-echo-key` header and in its body: `plain`,
  * `escaped` (each character a JSON \u escape), `ellipsis` (its first 13 characters, `…`, its last 4),
  * `stars` (7, `***`, 4), `dots` (3, `...`, 4), `x` (8, `xxxxxxxx`, 4); streamed, the key is cut in two
@@ -269,7 +270,10 @@ export function createLlmEmulator(options: LlmEmulatorOptions = {}): LlmEmulator
         : billOpenAI(conversation, scope);
     const tool = markers.includes("[use_tool]") ? conversation.firstTool : null;
     const text = tool ? "" : `Emulated answer to ${conversation.turns} messages.`;
-    const usage = { ...billed, output: tool ? 12 : Math.ceil(text.length / 4) };
+    const hostile = /\[usage:(-?\d+(?:\.\d+)?(?:e\d+)?)\]/.exec(markers);
+    const usage = hostile
+      ? { input: Number(hostile[1]), cacheWrite5m: 0, cacheWrite1h: 0, cacheRead: 0, output: Number(hostile[1]) }
+      : { ...billed, output: tool ? 12 : Math.ceil(text.length / 4) };
     call.usage = usage;
     const pause = Number(/\[slowstream:(\d{1,5})\]/.exec(markers)?.[1] ?? 0);
     const streamUsage = isRecord(parsed.stream_options) && parsed.stream_options.include_usage === true;

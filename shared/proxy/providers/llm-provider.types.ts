@@ -5,6 +5,7 @@
  * One file per provider (anthropic.provider.ts, openai.provider.ts) holds its spec; providers.catalog.ts lists them.
  */
 import type { ModelProvider } from "../../models/models.table";
+import { LEDGER_MAX_COUNT } from "../../stats/counters";
 
 /** Tokens of one answer in the disjoint kinds the ledger counts (docs/stats.md). */
 export interface LlmUsage {
@@ -83,9 +84,22 @@ export interface LlmProviderSpec {
 
 export const noUsage = (): LlmUsage => ({ input: 0, cacheWrite5m: 0, cacheWrite1h: 0, cacheRead: 0, output: 0 });
 
-/** A non-negative integer from a usage field, 0 for anything else. */
-export const tokenCount = (value: unknown): number =>
-  typeof value === "number" && Number.isFinite(value) && value > 0 ? Math.floor(value) : 0;
+/**
+ * A usage field as a token count: 0 when absent, the figure when it is a whole number from 0 to
+ * below LEDGER_MAX_COUNT (10^9: no request comes near, and a hostile or broken upstream cannot put
+ * billions of dollars on the dashboard), and NaN (not a count) for anything else: negative,
+ * fractional, too large.
+ * NaN stays NaN through the readers' arithmetic, so every figure derived from it is not counted
+ * either: the ledger refuses it and logs it (LedgerBuffer.record).
+ * @example tokenCount(1234) // 1234
+ * @example tokenCount(1e15) // NaN
+ */
+export const tokenCount = (value: unknown): number => {
+  if (value === undefined || value === null) return 0;
+  return typeof value === "number" && Number.isInteger(value) && value >= 0 && value < LEDGER_MAX_COUNT
+    ? value
+    : Number.NaN;
+};
 
 /** A bearer token from an `Authorization` header, or null. */
 export function bearerOf(headers: Headers): string | null {

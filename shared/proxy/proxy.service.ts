@@ -110,7 +110,7 @@ export async function proxyRequest(request: Request, spec: LlmProviderSpec, run:
     let unasked: StreamUsage["unasked"] | null = null;
     // A conversation is read whole (64 MiB at most) to be transformed; any other path (a file
     // upload, a message batch: the providers take hundreds of MB) streams through unread.
-    if (request.method !== "GET" && request.method !== "HEAD" && !preflight)
+    if (request.method !== "GET" && !preflight)
       body = proxied ? await readBodyBytes(request, BODY_LIMITS.proxy) : (request.body ?? undefined);
     // A conversation read was inflated (readBodyBytes): it goes on as the bytes it became.
     if (proxied) headers.delete("content-encoding");

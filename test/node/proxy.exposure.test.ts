@@ -7,6 +7,8 @@
  * has the rest, in workerd through the Workers entry.
  */
 import { request as httpRequest } from "node:http";
+import Anthropic from "@anthropic-ai/sdk";
+import OpenAI from "openai";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { emulatorVars, type LocalStack, startLocalStack } from "../../scripts/local-stack";
 import { startEmulator } from "../emulator/server";
@@ -55,6 +57,42 @@ function exposureSuite(name: string, target: () => Target) {
     const response = await fetch(`${target().emulatorUrl}/llm/__calls?contains=${encodeURIComponent(tag)}`);
     return ((await response.json()) as { calls: any[] }).calls;
   };
+
+  it(`${name}: the official SDKs keep working: Anthropic under the operator's key (plain, streamed, models), OpenAI under the caller's`, async () => {
+    const tag = tagOf();
+    const anthropic = new Anthropic({ baseURL: `${target().url}/anthropic`, apiKey: "svc-token-1", maxRetries: 0 });
+    const message = await anthropic.messages.create({
+      model: "claude-sonnet-4-5",
+      max_tokens: 32,
+      messages: [{ role: "user", content: `plain ${tag}` }],
+    });
+    expect(message.content[0]?.type).toBe("text");
+    const stream = anthropic.messages.stream(
+      { model: "claude-sonnet-4-5", max_tokens: 32, messages: [{ role: "user", content: `streamed ${tag}` }] },
+      { headers: { "anthropic-beta": "prompt-caching-2024-07-31" } },
+    );
+    expect(await stream.finalText()).toContain("Emulated answer");
+    expect((await anthropic.models.list()).data.length).toBeGreaterThan(0);
+    const openai = new OpenAI({
+      baseURL: `${target().url}/openai/v1`,
+      apiKey: "sk-openai-caller-9",
+      defaultHeaders: { "x-service-token": "svc-token-1" },
+      maxRetries: 0,
+    });
+    const chat = await openai.chat.completions.create({
+      model: "gpt-4o",
+      messages: [{ role: "user", content: `chat ${tag}` }],
+    });
+    expect(chat.choices[0]?.message.content).toContain("Emulated answer");
+    const seen = await calls(tag);
+    expect(seen).toHaveLength(3);
+    for (const call of seen) {
+      expect(call.headers).toContain("x-stainless-lang");
+      expect(call.headers).toContain("user-agent");
+      expect(call.headers).not.toContain("x-service-token");
+    }
+    expect(seen.find((call) => call.stream).headers).toContain("anthropic-beta");
+  });
 
   it(`${name}: a header the request's Connection names, and any header off the list, stay here`, async () => {
     const tag = tagOf();

@@ -8,6 +8,7 @@ import { emulatorVars } from "../../scripts/local-stack";
 import { startEmulator } from "../emulator/server";
 import { type DenoService, startDeno } from "../support/deno-service";
 import { type McpTarget, MCP_SUITE_VARS, mcpClientSuite } from "../support/mcp-client.suite";
+import { emulatorCalls } from "../support/emulator-client";
 
 let emulator: Awaited<ReturnType<typeof startEmulator>>;
 let deno: DenoService;
@@ -19,12 +20,7 @@ beforeAll(async () => {
   target = {
     url: deno.url,
     emulatorUrl: emulator.url,
-    async providerCalls(provider, contains) {
-      const response = await fetch(
-        `${emulator.url}/__calls?provider=${encodeURIComponent(provider)}&contains=${encodeURIComponent(contains)}`,
-      );
-      return ((await response.json()) as { count: number }).count;
-    },
+    providerCalls: (provider, contains) => emulatorCalls(emulator.url, provider, contains),
   };
 }, 90_000);
 

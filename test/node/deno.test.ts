@@ -12,6 +12,7 @@ import { emulatorVars, freePort } from "../../scripts/local-stack";
 import { startEmulator } from "../emulator/server";
 import { DENO_RUN, type DenoService, startDeno } from "../support/deno-service";
 import { freshnessSuite } from "../support/freshness.suite";
+import { emulatorCalls, postJson, uniqueToken } from "../support/emulator-client";
 
 let emulator: Awaited<ReturnType<typeof startEmulator>>;
 let deno: DenoService;
@@ -42,19 +43,9 @@ afterAll(async () => {
   await emulator?.close();
 });
 
-const post = (path: string, body: unknown) =>
-  fetch(`${url}${path}`, {
-    method: "POST",
-    headers: { "content-type": "application/json" },
-    body: JSON.stringify(body),
-  });
+const post = (path: string, body: unknown) => postJson(`${url}${path}`, body);
 
-const calls = async (provider: string, contains: string) =>
-  (
-    (await (
-      await fetch(`${emulator.url}/__calls?provider=${provider}&contains=${encodeURIComponent(contains)}`)
-    ).json()) as { count: number }
-  ).count;
+const calls = (provider: string, contains: string) => emulatorCalls(emulator.url, provider, contains);
 
 describe("on Deno", () => {
   it("reads config.json section tables, with environment variables winning", async () => {
@@ -131,7 +122,7 @@ freshnessSuite("Deno", () => ({
     return { status: response.status, headers: response.headers, body: await response.json() };
   },
   providerCalls: calls,
-  unique: () => `dn${Date.now().toString(36)}${Math.random().toString(36).slice(2, 8)}`,
+  unique: () => uniqueToken("dn"),
 }));
 
 describe("port contracts on Deno", () => {

@@ -9,12 +9,12 @@ import worker from "../../workers/index";
 import type { WorkerEnv } from "../../workers/env";
 import { LEDGER_OBJECT } from "../../workers/ledger.do";
 import { loadConfig } from "../../shared/config/config.load";
+import { emulatorCalls } from "../support/emulator-client";
 
 export const testEnv = env as unknown as WorkerEnv;
 export const EMULATOR = testEnv.EMULATOR_URL as string;
 
-/** A token that makes this test's queries and URLs unique in the shared emulator. */
-export const uniqueToken = (): string => `t${crypto.randomUUID().replaceAll("-", "").slice(0, 12)}`;
+export { uniqueToken } from "../support/emulator-client";
 
 export interface CallOptions {
   method?: string;
@@ -48,12 +48,8 @@ export async function callJson(
 }
 
 /** How many calls the emulator received for `provider` whose query or URL contains `contains`. */
-export async function providerCalls(provider: string, contains: string): Promise<number> {
-  const url = `${EMULATOR}/__calls?provider=${encodeURIComponent(provider)}&contains=${encodeURIComponent(contains)}`;
-  const response = await fetch(url);
-  const body = (await response.json()) as { count: number };
-  return body.count;
-}
+export const providerCalls = (provider: string, contains: string): Promise<number> =>
+  emulatorCalls(EMULATOR, provider, contains);
 
 /** Asserts the api.md error shape and returns the error object. */
 export function expectErrorShape(body: any): { code: string; message: string; details?: unknown } {

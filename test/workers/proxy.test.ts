@@ -11,6 +11,7 @@ import { recordingLedger } from "../support/recording-ledger";
 import { encodePng, screenshotPixels, webpFrom } from "../fixtures/images";
 import { LEDGER_FAILED_NAME } from "../../shared/stats/ledger";
 import { bothTtlsBody, call, EMULATOR, ledgerCountsOf, messageStart, sseEvent, testEnv, uniqueToken } from "./helpers";
+import { llmCalls as emulatorLlmCalls } from "../support/emulator-client";
 
 const MODEL = "claude-sonnet-4-5";
 
@@ -20,10 +21,7 @@ const sha256 = async (text: string) => {
 };
 
 /** The emulator's record of the calls whose system prompt, last message or path contains `tag`. */
-async function llmCalls(tag: string): Promise<any[]> {
-  const response = await fetch(`${EMULATOR}/llm/__calls?contains=${encodeURIComponent(tag)}`);
-  return ((await response.json()) as { calls: any[] }).calls;
-}
+const llmCalls = async (tag: string): Promise<any[]> => emulatorLlmCalls(EMULATOR, tag);
 
 const post = (path: string, body: unknown, headers: Record<string, string> = {}, vars?: Record<string, unknown>) =>
   call(path, {

@@ -9,39 +9,37 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { emulatorVars, freePort } from "../../scripts/local-stack";
-import { startEmulator } from "../emulator/server";
-import { DENO_RUN, type DenoService, startDeno } from "../support/deno-service";
+import type { RunningEmulator } from "../emulator/server";
+import {
+  DENO_RUN,
+  type DenoOnEmulator,
+  type DenoService,
+  startDeno,
+  startDenoOnEmulator,
+} from "../support/deno-service";
 import { freshnessSuite } from "../support/freshness.suite";
 import { emulatorCalls, postJson, uniqueToken } from "../support/emulator-client";
 
-let emulator: Awaited<ReturnType<typeof startEmulator>>;
-let deno: DenoService;
+let stack: DenoOnEmulator;
+let emulator: RunningEmulator;
 let url: string;
 
 beforeAll(async () => {
-  emulator = await startEmulator();
   const configPath = join(mkdtempSync(join(tmpdir(), "deno-config-")), "config.json");
   writeFileSync(
     configPath,
     JSON.stringify({ web: { cache_ttl_minutes: 45, char_limit: 3000 }, vision: { max_long_edge: 1200 } }),
   );
-  deno = await startDeno({
-    env: {
-      ...emulatorVars(emulator.url),
-      DENO_KV_PATH: ":memory:",
-      CONFIG_PATH: configPath,
-      WEB_CHAR_LIMIT: "500000",
-      SECURITY_ALLOW_ANONYMOUS: "true",
-    },
+  stack = await startDenoOnEmulator({
+    CONFIG_PATH: configPath,
+    WEB_CHAR_LIMIT: "500000",
+    SECURITY_ALLOW_ANONYMOUS: "true",
   });
-  url = deno.url;
+  emulator = stack.emulator;
+  url = stack.deno.url;
 }, 90_000);
 
-afterAll(async () => {
-  if (process.env.DEBUG_DENO) console.log(deno?.output());
-  await deno?.stop();
-  await emulator?.close();
-});
+afterAll(() => stack?.stop());
 
 const post = (path: string, body: unknown) => postJson(`${url}${path}`, body);
 

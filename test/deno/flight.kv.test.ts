@@ -1,8 +1,8 @@
 /**
  * DenoKvFlight and DenoKvStore inside one Deno process (run by `deno test`, from
- * test/node/deno.test.ts): two handles on one KV file behave as two processes. The provider is an
- * in-test fetch interceptor answering in Tavily's shapes and counting calls; Deno KV (not our code)
- * is wrapped to count reads and commits. test/node/deno.scale.test.ts runs real processes.
+ * test/node/deno.test.ts, which starts the emulator and passes its URL as EMULATOR_URL): two handles
+ * on one KV file behave as two processes. The provider is the emulated Tavily, whose call counts
+ * are the evidence; Deno KV (not our code) is wrapped to count reads and commits. test/node/deno.scale.test.ts runs real processes.
  */
 import { DenoKvStore } from "../../deno/cache.kv";
 import { DenoKvFlight } from "../../deno/flight.kv";
@@ -10,6 +10,7 @@ import { silentLogger } from "../../shared/log";
 import { paidCall, type PaidCallDeps, purgeCached } from "../../shared/web/cache";
 import { CopyElection, FlightCoordinator } from "../../shared/web/flight";
 import type { ExtractJob, SearchJob } from "../../shared/web/job.types";
+import { emulatorCalls, uniqueToken } from "../support/emulator-client";
 
 function assertEquals(actual: unknown, expected: unknown, what: string): void {
   const a = JSON.stringify(actual);
@@ -19,26 +20,26 @@ function assertEquals(actual: unknown, expected: unknown, what: string): void {
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-/** A Tavily-shaped provider that answers after `delayMs`, or fails with `failStatus`. */
-function provider(options: { delayMs?: number; failStatus?: number; content?: string } = {}) {
-  let calls = 0;
-  const fetch = async (input: Request | string | URL, init?: RequestInit) => {
-    calls++;
-    await sleep(options.delayMs ?? 100);
-    if (options.failStatus)
-      return new Response(JSON.stringify({ error: "down" }), {
-        status: options.failStatus,
-        headers: { "content-type": "application/json" },
-      });
-    const path = new URL(input instanceof Request ? input.url : input).pathname;
-    const body = JSON.parse(String(init?.body ?? "{}")) as { query?: string; urls?: string[] };
-    const answer =
-      path === "/search"
-        ? { results: [{ title: `about ${body.query}`, url: "https://docs.example.com/a", content: "a result" }] }
-        : { results: [{ url: body.urls?.[0], title: "a page", raw_content: options.content ?? "# A page" }] };
-    return new Response(JSON.stringify(answer), { headers: { "content-type": "application/json" } });
+const EMULATOR = Deno.env.get("EMULATOR_URL") ?? "";
+
+/**
+ * The emulated Tavily (test/emulator/server.ts) for one test: its queries and URLs carry the
+ * markers that make it answer after `delayMs` (`[slow:N]`), fail with `failStatus` (`[fail:N]`) or
+ * give an empty page (`[empty]`), and a tag its calls are counted by.
+ */
+function provider(options: { delayMs?: number; failStatus?: number; empty?: boolean } = {}) {
+  const tag = uniqueToken("kv");
+  const markers = [
+    `[slow:${options.delayMs ?? 100}]`,
+    ...(options.failStatus ? [`[fail:${options.failStatus}]`] : []),
+    ...(options.empty ? ["[empty]"] : []),
+  ];
+  return {
+    fetch: (input: Request | string | URL, init?: RequestInit) => fetch(input, init),
+    query: (text: string) => `${text} ${markers.join(" ")} ${tag}`,
+    url: (path: string) => `https://docs.example.com/${tag}/${markers.join("/")}/${path}`,
+    calls: () => emulatorCalls(EMULATOR, "tavily", tag),
   };
-  return { fetch, calls: () => calls };
 }
 
 /** Deno KV with its reads (get, getMany) and atomic commits counted. */
@@ -72,7 +73,7 @@ function counted(kv: Deno.Kv) {
 
 const settings = {
   name: "tavily",
-  baseUrl: "https://provider.example.com",
+  baseUrl: `${EMULATOR}/tavily`,
   apiKey: "test-key-000000000000",
   timeoutMs: 5000,
 };
@@ -118,17 +119,21 @@ Deno.test({
     const a = await processOn(upstream.fetch);
     const b = await processOn(upstream.fetch);
     const key = `search:${unique()}`;
-    assertEquals((await paidCall(a.deps, key, searchJob("once"), options)).cache, "miss", "first call");
+    assertEquals((await paidCall(a.deps, key, searchJob(upstream.query("once")), options)).cache, "miss", "first call");
     assertEquals(
       a.counts,
       { reads: 1, commits: 2 },
       "Deno KV calls of a miss (read the head; take the lease; commit entry + release)",
     );
-    assertEquals((await paidCall(a.deps, key, searchJob("once"), options)).cache, "hit", "repeat");
+    assertEquals((await paidCall(a.deps, key, searchJob(upstream.query("once")), options)).cache, "hit", "repeat");
     assertEquals(a.counts.reads, 1, "reads after a repeat in the same process");
-    assertEquals((await paidCall(b.deps, key, searchJob("once"), options)).cache, "hit", "the other process");
+    assertEquals(
+      (await paidCall(b.deps, key, searchJob(upstream.query("once")), options)).cache,
+      "hit",
+      "the other process",
+    );
     assertEquals(b.counts, { reads: 1, commits: 0 }, "Deno KV calls of the other process's hit");
-    assertEquals(upstream.calls(), 1, "provider calls");
+    assertEquals(await upstream.calls(), 1, "provider calls");
   },
 });
 
@@ -140,9 +145,11 @@ Deno.test({
     const procs = [await processOn(upstream.fetch), await processOn(upstream.fetch)];
     const key = `search:${unique()}`;
     const answers = await Promise.all(
-      Array.from({ length: 20 }, (_, i) => paidCall(procs[i % 2]!.deps, key, searchJob("together"), options)),
+      Array.from({ length: 20 }, (_, i) =>
+        paidCall(procs[i % 2]!.deps, key, searchJob(upstream.query("together")), options),
+      ),
     );
-    assertEquals(upstream.calls(), 1, "provider calls");
+    assertEquals(await upstream.calls(), 1, "provider calls");
     assertEquals(new Set(answers.map((a) => JSON.stringify(a.value))).size, 1, "distinct answers");
     assertEquals(answers.filter((a) => a.cache === "miss").length, 1, "leaders");
   },
@@ -156,17 +163,19 @@ Deno.test({
     const procs = [await processOn(upstream.fetch), await processOn(upstream.fetch)];
     const key = `search:${unique()}`;
     const settled = await Promise.allSettled(
-      Array.from({ length: 10 }, (_, i) => paidCall(procs[i % 2]!.deps, key, searchJob("down"), options)),
+      Array.from({ length: 10 }, (_, i) =>
+        paidCall(procs[i % 2]!.deps, key, searchJob(upstream.query("down")), options),
+      ),
     );
     assertEquals(
       settled.map((s) => (s.status === "rejected" ? (s.reason as { code?: string }).code : "answered")),
       Array(10).fill("provider_error"),
       "every caller's outcome",
     );
-    assertEquals(upstream.calls(), 1, "provider calls for the concurrent callers");
+    assertEquals(await upstream.calls(), 1, "provider calls for the concurrent callers");
     assertEquals(await procs[1]!.cache.get(key), null, "stored entry");
-    await paidCall(procs[1]!.deps, key, searchJob("down"), options).catch(() => undefined);
-    assertEquals(upstream.calls(), 2, "provider calls after the next caller");
+    await paidCall(procs[1]!.deps, key, searchJob(upstream.query("down")), options).catch(() => undefined);
+    assertEquals(await upstream.calls(), 2, "provider calls after the next caller");
   },
 });
 
@@ -174,15 +183,15 @@ Deno.test({
   name: "Deno KV flight: an answer that must not be stored (an empty page) is handed to the other process's waiters, never stored",
   sanitizeResources: false,
   async fn() {
-    const upstream = provider({ delayMs: 200, content: "" });
+    const upstream = provider({ delayMs: 200, empty: true });
     const procs = [await processOn(upstream.fetch), await processOn(upstream.fetch)];
     const key = `extract:${unique()}`;
     const answers = await Promise.all(
       Array.from({ length: 10 }, (_, i) =>
-        paidCall(procs[i % 2]!.deps, key, extractJob("https://docs.example.com/empty"), options),
+        paidCall(procs[i % 2]!.deps, key, extractJob(upstream.url("empty")), options),
       ),
     );
-    assertEquals(upstream.calls(), 1, "provider calls");
+    assertEquals(await upstream.calls(), 1, "provider calls");
     assertEquals(
       answers.map((a) => ("page" in a.value ? a.value.page.content : null)),
       Array(10).fill(""),
@@ -203,9 +212,9 @@ Deno.test({
     const kv = await Deno.openKv(file);
     await kv.set(["flight-lease", key], { id: "crashed", expiresAt: Date.now() + 400 });
     const started = Date.now();
-    const answer = await paidCall(proc.deps, key, searchJob("after a crash"), options);
+    const answer = await paidCall(proc.deps, key, searchJob(upstream.query("after a crash")), options);
     const waited = Date.now() - started;
-    assertEquals([answer.cache, upstream.calls()], ["miss", 1], "outcome and provider calls");
+    assertEquals([answer.cache, await upstream.calls()], ["miss", 1], "outcome and provider calls");
     if (waited < 350) throw new Error(`paid after ${waited} ms, before the crashed leader's lease expired`);
     kv.close();
   },
@@ -232,12 +241,12 @@ Deno.test({
     const key = `search:${unique()}`;
     const started = Date.now();
     const [first, second] = await Promise.all([
-      paidCall(a!, key, searchJob("watched"), options),
-      sleep(20).then(() => paidCall(b!, key, searchJob("watched"), options)),
+      paidCall(a!, key, searchJob(upstream.query("watched")), options),
+      sleep(20).then(() => paidCall(b!, key, searchJob(upstream.query("watched")), options)),
     ]);
     const took = Date.now() - started;
     assertEquals(
-      [first.cache, second.cache, upstream.calls()],
+      [first.cache, second.cache, await upstream.calls()],
       ["miss", "coalesced", 1],
       "outcomes and provider calls",
     );
@@ -261,15 +270,23 @@ Deno.test({
     const deps: PaidCallDeps = { cache, flight, fetch: upstream.fetch, clock: Date.now, log: silentLogger };
     const key = `search:${unique()}`;
     const answers = await Promise.all(
-      Array.from({ length: 8 }, () => paidCall(deps, key, searchJob("one process"), options)),
+      Array.from({ length: 8 }, () => paidCall(deps, key, searchJob(upstream.query("one process")), options)),
     );
     assertEquals(
       answers.map((a) => a.cache).sort(),
       ["coalesced", "coalesced", "coalesced", "coalesced", "coalesced", "coalesced", "coalesced", "miss"],
       "outcomes",
     );
-    assertEquals([counts.reads, upstream.calls()], [8, 1], "Deno KV reads (one per caller's miss) and provider calls");
-    assertEquals((await paidCall(deps, key, searchJob("one process"), options)).cache, "hit", "a later caller");
+    assertEquals(
+      [counts.reads, await upstream.calls()],
+      [8, 1],
+      "Deno KV reads (one per caller's miss) and provider calls",
+    );
+    assertEquals(
+      (await paidCall(deps, key, searchJob(upstream.query("one process")), options)).cache,
+      "hit",
+      "a later caller",
+    );
     assertEquals(counts.reads, 8, "Deno KV reads after the later hit");
     kv.close();
   },
@@ -282,16 +299,16 @@ Deno.test({
     const upstream = provider({ delayMs: 200 });
     const procs = [await processOn(upstream.fetch), await processOn(upstream.fetch)];
     const key = `search:${unique()}`;
-    const first = await paidCall(procs[0]!.deps, key, searchJob("fresh"), options);
+    const first = await paidCall(procs[0]!.deps, key, searchJob(upstream.query("fresh")), options);
     const fresh = await Promise.all(
       Array.from({ length: 8 }, (_, i) =>
-        paidCall(procs[i % 2]!.deps, key, searchJob("fresh"), { ...options, maxAge: 0 }),
+        paidCall(procs[i % 2]!.deps, key, searchJob(upstream.query("fresh")), { ...options, maxAge: 0 }),
       ),
     );
-    assertEquals(upstream.calls(), 2, "provider calls");
+    assertEquals(await upstream.calls(), 2, "provider calls");
     assertEquals(fresh.filter((a) => a.cache === "miss").length, 1, "leaders among the max_age 0 callers");
     assertEquals(new Set(fresh.map((a) => a.cachedAt)).size, 1, "one fetch time for all of them");
-    const later = await paidCall(procs[1]!.deps, key, searchJob("fresh"), options);
+    const later = await paidCall(procs[1]!.deps, key, searchJob(upstream.query("fresh")), options);
     assertEquals([later.cache, later.cachedAt], ["hit", fresh[0]!.cachedAt], "a later caller in the other process");
     if (!(later.cachedAt > first.cachedAt)) throw new Error("the stored entry is not the fresh one");
   },
@@ -306,11 +323,11 @@ Deno.test({
     const key = `search:${unique()}`;
     const answers = await Promise.all(
       Array.from({ length: 4 }, (_, i) =>
-        paidCall(procs[i % 2]!.deps, key, searchJob("unstored"), { ...options, store: false }),
+        paidCall(procs[i % 2]!.deps, key, searchJob(upstream.query("unstored")), { ...options, store: false }),
       ),
     );
     assertEquals(
-      [upstream.calls(), answers.filter((a) => a.cache === "miss").length],
+      [await upstream.calls(), answers.filter((a) => a.cache === "miss").length],
       [1, 1],
       "provider calls and leaders",
     );
@@ -325,18 +342,18 @@ Deno.test({
     const upstream = provider({ delayMs: 300 });
     const procs = [await processOn(upstream.fetch), await processOn(upstream.fetch)];
     const key = `search:${unique()}`;
-    await paidCall(procs[0]!.deps, key, searchJob("purged"), options);
+    await paidCall(procs[0]!.deps, key, searchJob(upstream.query("purged")), options);
     assertEquals(await purgeCached(procs[1]!.deps, key), true, "purge of the stored entry");
     // The leader is the purging process (the other one's memory copy outlives a purge: docs/storage.md).
-    const inFlight = paidCall(procs[1]!.deps, key, searchJob("purged"), options);
+    const inFlight = paidCall(procs[1]!.deps, key, searchJob(upstream.query("purged")), options);
     await sleep(100);
     assertEquals(await purgeCached(procs[0]!.deps, key), false, "purge while the leader pays");
     assertEquals((await inFlight).cache, "miss", "the leader's answer");
     assertEquals(
-      (await paidCall(procs[0]!.deps, key, searchJob("purged"), options)).cache,
+      (await paidCall(procs[0]!.deps, key, searchJob(upstream.query("purged")), options)).cache,
       "hit",
       "the other process after it",
     );
-    assertEquals(upstream.calls(), 2, "provider calls");
+    assertEquals(await upstream.calls(), 2, "provider calls");
   },
 });

@@ -12,6 +12,7 @@ import { CopyElection, FlightCoordinator } from "../../shared/web/flight";
 import { singleFlightContract } from "../contracts/flight.contract";
 import { DenoKvLedgerStore } from "../../deno/ledger.kv";
 import { cacheStoreContract, type Check, embedCounterContract, ledgerStoreContract } from "../contracts/ports.contract";
+import { emulatorCalls } from "../support/emulator-client";
 
 const check: Check = {
   equal(actual, expected, what) {
@@ -64,12 +65,7 @@ if (!emulator)
   throw new Error("EMULATOR_URL is not set: run this file from test/node/deno.test.ts, which starts the emulator");
 const flightContract = singleFlightContract({
   emulator,
-  calls: async (provider, contains) =>
-    (
-      (await (
-        await fetch(`${emulator}/__calls?provider=${provider}&contains=${encodeURIComponent(contains)}`)
-      ).json()) as { count: number }
-    ).count,
+  calls: (provider, contains) => emulatorCalls(emulator, provider, contains),
 });
 const flightDeps = {
   fetch: (input: Request | string | URL, init?: RequestInit) => fetch(input, init),

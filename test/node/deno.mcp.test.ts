@@ -4,34 +4,23 @@
  * `wrangler dev`.
  */
 import { afterAll, beforeAll } from "vitest";
-import { emulatorVars } from "../../scripts/local-stack";
-import { startEmulator } from "../emulator/server";
-import { type DenoService, startDeno } from "../support/deno-service";
+import { type DenoOnEmulator, startDenoOnEmulator } from "../support/deno-service";
 import { type McpTarget, MCP_SUITE_VARS, mcpClientSuite } from "../support/mcp-client.suite";
+import { emulatorCalls } from "../support/emulator-client";
 
-let emulator: Awaited<ReturnType<typeof startEmulator>>;
-let deno: DenoService;
+let stack: DenoOnEmulator;
 let target: McpTarget;
 
 beforeAll(async () => {
-  emulator = await startEmulator();
-  deno = await startDeno({ env: { ...emulatorVars(emulator.url), DENO_KV_PATH: ":memory:", ...MCP_SUITE_VARS } });
+  stack = await startDenoOnEmulator(MCP_SUITE_VARS);
+  const { emulator, deno } = stack;
   target = {
     url: deno.url,
     emulatorUrl: emulator.url,
-    async providerCalls(provider, contains) {
-      const response = await fetch(
-        `${emulator.url}/__calls?provider=${encodeURIComponent(provider)}&contains=${encodeURIComponent(contains)}`,
-      );
-      return ((await response.json()) as { count: number }).count;
-    },
+    providerCalls: (provider, contains) => emulatorCalls(emulator.url, provider, contains),
   };
 }, 90_000);
 
-afterAll(async () => {
-  if (process.env.DEBUG_DENO) console.log(deno?.output());
-  await deno?.stop();
-  await emulator?.close();
-});
+afterAll(() => stack?.stop());
 
 mcpClientSuite("Deno", () => target);

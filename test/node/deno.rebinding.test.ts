@@ -10,6 +10,7 @@ import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { emulatorVars, startEmulator } from "../emulator/server";
 import { type DenoService, startDeno } from "../support/deno-service";
+import { postJson } from "../support/emulator-client";
 
 let emulator: Awaited<ReturnType<typeof startEmulator>>;
 let strict: DenoService;
@@ -57,12 +58,7 @@ async function splitName(label: string, plain: string): Promise<string> {
   return name;
 }
 
-const post = (service: DenoService, path: string, body: unknown) =>
-  fetch(`${service.url}${path}`, {
-    method: "POST",
-    headers: { "content-type": "application/json" },
-    body: JSON.stringify(body),
-  });
+const post = (service: DenoService, path: string, body: unknown) => postJson(`${service.url}${path}`, body);
 
 describe("on Deno, the address connected to is the address checked", () => {
   it("refuses a name the runtime resolves to loopback (web_extract over http and https, a vision image URL), and never connects", async () => {

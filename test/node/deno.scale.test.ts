@@ -11,6 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { emulatorVars } from "../../scripts/local-stack";
 import { startEmulator } from "../emulator/server";
 import { type DenoService, startDeno } from "../support/deno-service";
+import { emulatorCalls, postJson } from "../support/emulator-client";
 
 const LEASE_MS = 1500;
 
@@ -22,19 +23,9 @@ afterAll(async () => {
   await emulator?.close();
 });
 
-const calls = async (provider: string, contains: string) =>
-  (
-    (await (
-      await fetch(`${emulator.url}/__calls?provider=${provider}&contains=${encodeURIComponent(contains)}`)
-    ).json()) as { count: number }
-  ).count;
+const calls = (provider: string, contains: string) => emulatorCalls(emulator.url, provider, contains);
 
-const post = (service: DenoService, path: string, body: unknown) =>
-  fetch(`${service.url}${path}`, {
-    method: "POST",
-    headers: { "content-type": "application/json" },
-    body: JSON.stringify(body),
-  });
+const post = (service: DenoService, path: string, body: unknown) => postJson(`${service.url}${path}`, body);
 
 /** Counts of each value, e.g. {MISS: 1, COALESCED: 63}. */
 const tally = (values: (string | number | null)[]) =>

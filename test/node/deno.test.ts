@@ -9,52 +9,41 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { emulatorVars, freePort } from "../../scripts/local-stack";
-import { startEmulator } from "../emulator/server";
-import { DENO_RUN, type DenoService, startDeno } from "../support/deno-service";
+import type { RunningEmulator } from "../emulator/server";
+import {
+  DENO_RUN,
+  type DenoOnEmulator,
+  type DenoService,
+  startDeno,
+  startDenoOnEmulator,
+} from "../support/deno-service";
 import { freshnessSuite } from "../support/freshness.suite";
+import { emulatorCalls, postJson, uniqueToken } from "../support/emulator-client";
 
-let emulator: Awaited<ReturnType<typeof startEmulator>>;
-let deno: DenoService;
+let stack: DenoOnEmulator;
+let emulator: RunningEmulator;
 let url: string;
 
 beforeAll(async () => {
-  emulator = await startEmulator();
   const configPath = join(mkdtempSync(join(tmpdir(), "deno-config-")), "config.json");
   writeFileSync(
     configPath,
     JSON.stringify({ web: { cache_ttl_minutes: 45, char_limit: 3000 }, vision: { max_long_edge: 1200 } }),
   );
-  deno = await startDeno({
-    env: {
-      ...emulatorVars(emulator.url),
-      DENO_KV_PATH: ":memory:",
-      CONFIG_PATH: configPath,
-      WEB_CHAR_LIMIT: "500000",
-      SECURITY_ALLOW_ANONYMOUS: "true",
-    },
+  stack = await startDenoOnEmulator({
+    CONFIG_PATH: configPath,
+    WEB_CHAR_LIMIT: "500000",
+    SECURITY_ALLOW_ANONYMOUS: "true",
   });
-  url = deno.url;
+  emulator = stack.emulator;
+  url = stack.deno.url;
 }, 90_000);
 
-afterAll(async () => {
-  if (process.env.DEBUG_DENO) console.log(deno?.output());
-  await deno?.stop();
-  await emulator?.close();
-});
+afterAll(() => stack?.stop());
 
-const post = (path: string, body: unknown) =>
-  fetch(`${url}${path}`, {
-    method: "POST",
-    headers: { "content-type": "application/json" },
-    body: JSON.stringify(body),
-  });
+const post = (path: string, body: unknown) => postJson(`${url}${path}`, body);
 
-const calls = async (provider: string, contains: string) =>
-  (
-    (await (
-      await fetch(`${emulator.url}/__calls?provider=${provider}&contains=${encodeURIComponent(contains)}`)
-    ).json()) as { count: number }
-  ).count;
+const calls = (provider: string, contains: string) => emulatorCalls(emulator.url, provider, contains);
 
 describe("on Deno", () => {
   it("reads config.json section tables, with environment variables winning", async () => {
@@ -131,7 +120,7 @@ freshnessSuite("Deno", () => ({
     return { status: response.status, headers: response.headers, body: await response.json() };
   },
   providerCalls: calls,
-  unique: () => `dn${Date.now().toString(36)}${Math.random().toString(36).slice(2, 8)}`,
+  unique: () => uniqueToken("dn"),
 }));
 
 describe("port contracts on Deno", () => {

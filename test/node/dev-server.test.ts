@@ -6,6 +6,7 @@
 import { request as httpRequest } from "node:http";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type LocalStack, startLocalStack } from "../../scripts/local-stack";
+import { postJson } from "../support/emulator-client";
 
 let stack: LocalStack;
 
@@ -17,12 +18,7 @@ afterAll(async () => {
   await stack?.stop();
 });
 
-const post = (path: string, body: unknown) =>
-  fetch(`${stack.url}${path}`, {
-    method: "POST",
-    headers: { "content-type": "application/json" },
-    body: JSON.stringify(body),
-  });
+const post = (path: string, body: unknown) => postJson(`${stack.url}${path}`, body);
 
 describe("wrangler dev", () => {
   it("answers /healthz as workerd", async () => {

@@ -5,6 +5,7 @@
 import { spawn } from "node:child_process";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { EMULATOR_API_KEY, type EmulatorCall, type RunningEmulator, startEmulator } from "../emulator/server";
+import { postJson, uniqueToken } from "../support/emulator-client";
 
 let emulator: RunningEmulator;
 beforeAll(async () => {
@@ -14,16 +15,10 @@ afterAll(async () => {
   await emulator.close();
 });
 
-let counter = 0;
-const token = () => `emu${Date.now().toString(36)}x${(counter++).toString(36)}`;
+const token = () => uniqueToken("emu");
 
-async function post(path: string, body: unknown, headers: Record<string, string> = {}): Promise<Response> {
-  return fetch(`${emulator.url}${path}`, {
-    method: "POST",
-    headers: { "content-type": "application/json", ...headers },
-    body: JSON.stringify(body),
-  });
-}
+const post = (path: string, body: unknown, headers: Record<string, string> = {}): Promise<Response> =>
+  postJson(`${emulator.url}${path}`, body, headers);
 
 async function calls(query: string): Promise<{ count: number; calls: EmulatorCall[] }> {
   return (await fetch(`${emulator.url}/__calls?${query}`)).json() as Promise<{ count: number; calls: EmulatorCall[] }>;

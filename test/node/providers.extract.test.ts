@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { extractAdapters } from "../../shared/web/providers/providers.catalog";
 import type { ProviderSettings } from "../../shared/web/providers/provider.types";
 import { EMULATOR_API_KEY, type EmulatorCall, type RunningEmulator, startEmulator } from "../emulator/server";
+import { emulatorCallList, uniqueToken } from "../support/emulator-client";
 
 let emulator: RunningEmulator;
 beforeAll(async () => {
@@ -23,15 +24,10 @@ function settings(name: Name, overrides: Partial<ProviderSettings> = {}): Provid
   return { name, baseUrl: `${emulator.url}/${name}`, apiKey: EMULATOR_API_KEY, timeoutMs: 5000, ...overrides };
 }
 
-let counter = 0;
-const token = () => `ext${Date.now().toString(36)}x${(counter++).toString(36)}`;
+const token = () => uniqueToken("ext");
 
-async function callsFor(provider: string, contains: string): Promise<EmulatorCall[]> {
-  const body = (await (
-    await fetch(`${emulator.url}/__calls?provider=${provider}&contains=${encodeURIComponent(contains)}`)
-  ).json()) as { calls: EmulatorCall[] };
-  return body.calls;
-}
+const callsFor = (provider: string, contains: string): Promise<EmulatorCall[]> =>
+  emulatorCallList(emulator.url, provider, contains);
 
 describe.each(NAMES)("%s extract adapter", (name) => {
   const extract = (url: string, format: "markdown" | "text" = "markdown", overrides: Partial<ProviderSettings> = {}) =>

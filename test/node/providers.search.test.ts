@@ -14,6 +14,7 @@ import {
 } from "../../shared/web/providers/providers.catalog";
 import { parseDuckDuckGoResults, unwrapRedirect } from "../../shared/web/providers/keyless.provider";
 import { EMULATOR_API_KEY, type EmulatorCall, type RunningEmulator, startEmulator } from "../emulator/server";
+import { emulatorCallList, uniqueToken } from "../support/emulator-client";
 
 let emulator: RunningEmulator;
 beforeAll(async () => {
@@ -35,17 +36,10 @@ function settings(name: SearchProviderName, overrides: Partial<ProviderSettings>
   };
 }
 
-let counter = 0;
-function token(): string {
-  return `tok${Date.now().toString(36)}x${(counter++).toString(36)}`;
-}
+const token = () => uniqueToken("tok");
 
-async function callsFor(provider: string, contains: string): Promise<EmulatorCall[]> {
-  const res = await fetch(`${emulator.url}/__calls?provider=${provider}&contains=${encodeURIComponent(contains)}`);
-  const body = (await res.json()) as { count: number; calls: EmulatorCall[] };
-  expect(body.count).toBe(body.calls.length);
-  return body.calls;
-}
+const callsFor = (provider: string, contains: string): Promise<EmulatorCall[]> =>
+  emulatorCallList(emulator.url, provider, contains);
 
 function expectNothingLeaked(error: AppError): void {
   const sent = JSON.stringify(error.toBody());

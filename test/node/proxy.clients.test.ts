@@ -4,9 +4,8 @@
  * SDKs (test/support/llm-client.suite.ts).
  */
 import { afterAll, beforeAll, describe } from "vitest";
-import { emulatorVars, type LocalStack, startLocalStack } from "../../scripts/local-stack";
-import { startEmulator } from "../emulator/server";
-import { type DenoService, startDeno } from "../support/deno-service";
+import { type LocalStack, startLocalStack } from "../../scripts/local-stack";
+import { type DenoOnEmulator, startDenoOnEmulator } from "../support/deno-service";
 import { llmClientSuite, type ProxyTarget } from "../support/llm-client.suite";
 
 describe("wrangler dev", () => {
@@ -21,19 +20,12 @@ describe("wrangler dev", () => {
 });
 
 describe("Deno", () => {
-  let emulator: Awaited<ReturnType<typeof startEmulator>>;
-  let deno: DenoService;
+  let stack: DenoOnEmulator;
   let target: ProxyTarget;
   beforeAll(async () => {
-    emulator = await startEmulator();
-    deno = await startDeno({
-      env: { ...emulatorVars(emulator.url), DENO_KV_PATH: ":memory:", SECURITY_ALLOW_ANONYMOUS: "true" },
-    });
-    target = { url: deno.url, emulatorUrl: emulator.url };
+    stack = await startDenoOnEmulator({ SECURITY_ALLOW_ANONYMOUS: "true" });
+    target = { url: stack.deno.url, emulatorUrl: stack.emulator.url };
   }, 90_000);
-  afterAll(async () => {
-    await deno?.stop();
-    await emulator?.close();
-  });
+  afterAll(() => stack?.stop());
   llmClientSuite("Deno", () => target);
 });

@@ -13,6 +13,7 @@ import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type LocalStack, startLocalStack } from "../../scripts/local-stack";
 import { MCP_SUITE_AUTH, MCP_SUITE_TOKEN, MCP_SUITE_VARS, mcpClientSuite } from "../support/mcp-client.suite";
+import { uniqueToken } from "../support/emulator-client";
 
 const run = promisify(execFile);
 /** The project's own installs (devDependencies), never a download. */
@@ -28,7 +29,7 @@ afterAll(async () => {
   await stack?.stop();
 });
 
-const unique = () => `rc${Date.now().toString(36)}${Math.random().toString(36).slice(2, 8)}`;
+const unique = () => uniqueToken("rc");
 
 mcpClientSuite("wrangler dev", () => stack);
 

@@ -2,6 +2,7 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { resolve } from "node:path";
 import { freePort } from "../../scripts/local-stack";
+import { emulatorVars, type RunningEmulator, startEmulator } from "../emulator/server";
 
 export interface DenoService {
   url: string;
@@ -64,6 +65,37 @@ export async function startDeno(options: {
       throw new Error(`deno did not start: ${output}`);
     }
     await new Promise((r) => setTimeout(r, 250));
+  }
+}
+
+/** A Deno service in front of its own loopback emulator. */
+export interface DenoOnEmulator {
+  emulator: RunningEmulator;
+  deno: DenoService;
+  /** Stops the service, then the emulator. */
+  stop(): Promise<void>;
+}
+
+/**
+ * Starts the emulator, then deno/main.ts pointed at it (every provider, the DNS resolver, the
+ * auxiliary model), Deno KV in memory unless `env` names a file; `env` is added last.
+ */
+export async function startDenoOnEmulator(env: Record<string, string> = {}): Promise<DenoOnEmulator> {
+  const emulator = await startEmulator();
+  try {
+    const deno = await startDeno({ env: { ...emulatorVars(emulator.url), DENO_KV_PATH: ":memory:", ...env } });
+    return {
+      emulator,
+      deno,
+      async stop() {
+        if (process.env.DEBUG_DENO) console.log(deno.output());
+        await deno.stop();
+        await emulator.close();
+      },
+    };
+  } catch (error) {
+    await emulator.close();
+    throw error;
   }
 }
 

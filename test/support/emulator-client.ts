@@ -3,15 +3,21 @@
  * test file needs: web-standard APIs only, so workerd, Node and Deno tests share them.
  */
 import type { LlmCall } from "../emulator/llm";
+import type { EmulatorCall } from "../emulator/server";
 
 /** A token that makes a test's queries and URLs unique in a shared emulator. */
 export const uniqueToken = (prefix = "t"): string => `${prefix}${crypto.randomUUID().replaceAll("-", "").slice(0, 12)}`;
 
-/** How many calls the emulator received for `provider` whose query or URL contains `contains`. */
-export async function emulatorCalls(emulator: string, provider: string, contains: string): Promise<number> {
+/** The calls the emulator received for `provider` whose query or URL contains `contains`. */
+export async function emulatorCallList(emulator: string, provider: string, contains: string): Promise<EmulatorCall[]> {
   const query = `provider=${encodeURIComponent(provider)}&contains=${encodeURIComponent(contains)}`;
   const response = await fetch(`${emulator}/__calls?${query}`);
-  return ((await response.json()) as { count: number }).count;
+  return ((await response.json()) as { calls: EmulatorCall[] }).calls;
+}
+
+/** How many calls the emulator received for `provider` whose query or URL contains `contains`. */
+export async function emulatorCalls(emulator: string, provider: string, contains: string): Promise<number> {
+  return (await emulatorCallList(emulator, provider, contains)).length;
 }
 
 /** The LLM emulator's record of the calls whose system prompt, last message or path contains `tag`. */

@@ -6,6 +6,7 @@
 import Anthropic from "@anthropic-ai/sdk";
 import OpenAI from "openai";
 import { describe, expect, it } from "vitest";
+import { llmCalls } from "./emulator-client";
 
 export interface ProxyTarget {
   /** The service, e.g. http://127.0.0.1:8790 */
@@ -20,10 +21,7 @@ const unique = () => `pc${Date.now().toString(36)}${Math.random().toString(36).s
 const TINY_PNG =
   "iVBORw0KGgoAAAANSUhEUgAAAAIAAAACCAIAAAD91JpzAAAAFklEQVR4nGP8z8DAwMDAxMDAwMDAAAANHQEDasKb6QAAAABJRU5ErkJggg==";
 
-async function emulatorCalls(target: ProxyTarget, tag: string): Promise<any[]> {
-  const response = await fetch(`${target.emulatorUrl}/llm/__calls?contains=${encodeURIComponent(tag)}`);
-  return ((await response.json()) as { calls: any[] }).calls;
-}
+const emulatorCalls = (target: ProxyTarget, tag: string): Promise<any[]> => llmCalls(target.emulatorUrl, tag);
 
 export function llmClientSuite(runtime: string, target: () => ProxyTarget) {
   const anthropic = (options: { maxRetries?: number } = {}) =>

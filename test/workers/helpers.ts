@@ -13,12 +13,12 @@ import { loadConfig } from "../../shared/config/config.load";
 import { createApp } from "../../shared/app";
 import { recordingLedger } from "../support/recording-ledger";
 import { workersDeps } from "../../workers/deps";
+import { emulatorCalls, llmCalls as emulatorLlmCalls } from "../support/emulator-client";
 
 export const testEnv = env as unknown as WorkerEnv;
 export const EMULATOR = testEnv.EMULATOR_URL as string;
 
-/** A token that makes this test's queries and URLs unique in the shared emulator. */
-export const uniqueToken = (): string => `t${crypto.randomUUID().replaceAll("-", "").slice(0, 12)}`;
+export { uniqueToken } from "../support/emulator-client";
 
 export interface CallOptions {
   method?: string;
@@ -58,10 +58,7 @@ export async function sha256(text: string): Promise<string> {
 }
 
 /** The LLM emulator's record of the calls whose system prompt, last message, or path and query contain `tag`. */
-export async function llmCalls(tag: string): Promise<any[]> {
-  const response = await fetch(`${EMULATOR}/llm/__calls?contains=${encodeURIComponent(tag)}`);
-  return ((await response.json()) as { calls: any[] }).calls;
-}
+export const llmCalls = (tag: string): Promise<any[]> => emulatorLlmCalls(EMULATOR, tag);
 
 /** A JSON POST (`body` as it is when a string) through the Workers entry, with extra variables. */
 export const postJson = (
@@ -77,7 +74,6 @@ export const postJson = (
     vars,
   });
 
-/** The app with a ledger that keeps what it is handed (the port's write side). */
 /** The app recording into the real ledger buffer (test/support/recording-ledger.ts). */
 export const withLedger = () => {
   const recorded = recordingLedger();
@@ -103,12 +99,8 @@ export const withLedger = () => {
 };
 
 /** How many calls the emulator received for `provider` whose query or URL contains `contains`. */
-export async function providerCalls(provider: string, contains: string): Promise<number> {
-  const url = `${EMULATOR}/__calls?provider=${encodeURIComponent(provider)}&contains=${encodeURIComponent(contains)}`;
-  const response = await fetch(url);
-  const body = (await response.json()) as { count: number };
-  return body.count;
-}
+export const providerCalls = (provider: string, contains: string): Promise<number> =>
+  emulatorCalls(EMULATOR, provider, contains);
 
 /** Asserts the api.md error shape and returns the error object. */
 export function expectErrorShape(body: any): { code: string; message: string; details?: unknown } {

@@ -15,6 +15,7 @@ import { modelRules, usageCost } from "../../shared/models/models.table";
 import { encodePng, screenshotPixels } from "../fixtures/images";
 import { systemAnd3 } from "./agent.support";
 import { call, EMULATOR, uniqueToken } from "./helpers";
+import { llmCalls } from "../support/emulator-client";
 
 const MODEL = "claude-sonnet-4-5";
 const TURNS = 80;
@@ -64,7 +65,7 @@ const system = (tag: string) => [
 ];
 
 async function sessionCost(tag: string): Promise<{ usd: number; calls: any[] }> {
-  const calls = ((await (await fetch(`${EMULATOR}/llm/__calls?contains=${tag}`)).json()) as { calls: any[] }).calls;
+  const calls: any[] = await llmCalls(EMULATOR, tag);
   const prices = modelRules("anthropic", MODEL).prices;
   let usd = 0;
   for (const c of calls) usd += usageCost(prices, c.usage).costUsd;

@@ -30,6 +30,7 @@ import {
   testEnv,
   uniqueToken,
 } from "./helpers";
+import { llmCalls } from "../support/emulator-client";
 
 const stats = async (window = "24h", vars?: Record<string, unknown>) => {
   const res = await callJson(`/v1/stats?window=${window}`, vars ? { vars } : {});
@@ -343,7 +344,7 @@ describe("GET /v1/stats", () => {
       expect(response.status).toBe(200);
       await response.text(); // the usage is counted as the answer goes by, and at its end
     }
-    const billed = ((await (await fetch(`${EMULATOR}/llm/__calls?contains=${tag}`)).json()) as { calls: any[] }).calls;
+    const billed: any[] = await llmCalls(EMULATOR, tag);
     expect(billed).toHaveLength(2);
     const usage = { input: 0, cacheWrite5m: 0, cacheWrite1h: 0, cacheRead: 0, output: 0 };
     for (const call of billed)

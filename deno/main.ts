@@ -16,7 +16,7 @@ import { createApp } from "../shared/app";
 import { CONFIG_PLACES, loadConfig, type LoadedConfig } from "../shared/config/config.load";
 import { consoleLogger } from "../shared/log";
 import { dnsResolverPool } from "../shared/safety/dns";
-import { createImageFitter } from "../shared/vision/fit";
+import { createImageFitter } from "../shared/imaging/fit";
 import { CopyElection, FlightCoordinator } from "../shared/web/flight";
 import type { EmbedCounter, SingleFlight } from "../shared/ports";
 import { DenoKvStore } from "./cache.kv";

@@ -14,7 +14,7 @@ import { AppError } from "../http/errors";
 import { modelRules, type ModelRules, type PriceOverrides } from "../models/models.table";
 import type { AppPorts } from "../ports";
 import { decodeImageData } from "../media/base64.decode";
-import { toBase64 } from "../vision/fit";
+import { toBase64 } from "../imaging/fit";
 import {
   COMPUTER_SCREENSHOT_ROLE,
   type ConversationFormat,

@@ -6,8 +6,8 @@
  */
 import type { LoadedConfig } from "../config/config.load";
 import type { FitOptions, FitResult, RequestContext } from "../ports";
-import { effectiveCap } from "../embeds/cap-rule";
-import { embedCapReached } from "../embeds/embed-cap";
+import { effectiveCap } from "../config/repeat-cap.rule";
+import { embedCapReached } from "./repeat-cap";
 import { callerSession } from "../http/auth";
 import { AppError } from "../http/errors";
 import { sha256Hex } from "../hash";
@@ -22,8 +22,8 @@ import { toRefusal } from "../safety/refusal";
 import { safeFetch } from "../safety/safe-fetch";
 import { postJson, unexpectedShape } from "../web/providers/http";
 import { decodeImageData } from "../media/base64.decode";
-import { toBase64 } from "./fit";
-import { DecoderFailure, isOutOfMemory } from "./codecs/codec";
+import { toBase64 } from "../imaging/fit";
+import { DecoderFailure, isOutOfMemory } from "../imaging/codecs/codec";
 import { invalidImage, readImageHeader } from "../media/image-header";
 import { type BlockStyle, choosePath, contentBlocks } from "./vision.path";
 import type { VisionDescriptorResponse, VisionNativeResponse, VisionRequest, VisionResponse } from "./vision.schema";

@@ -1,6 +1,6 @@
 import { beforeAll, describe, expect, it } from "vitest";
 import { AppError } from "../../shared/http/errors";
-import { dataUrlLength, fitImage, toBase64 } from "../../shared/vision/fit";
+import { dataUrlLength, fitImage, toBase64 } from "../../shared/imaging/fit";
 import type { FitOptions } from "../../shared/ports";
 import { readImageHeader } from "../../shared/media/image-header";
 import { visionWasm } from "../../workers/vision-codecs";

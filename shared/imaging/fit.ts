@@ -7,8 +7,7 @@
 import { AppError } from "../http/errors";
 import type { FitOptions, FitResult, ImageMediaType, VisionWasm } from "../ports";
 import { openImage } from "../media/image-header";
-import { DEFAULT_JPEG_SETTINGS, type JpegEncodeSettings } from "./jpeg.settings";
-import type { JpegEncoder } from "./jpeg.encode";
+import { DEFAULT_FIT_SETTINGS, type FitSettings } from "./jpeg.settings";
 import { decodeJpegRgb } from "./codecs/jpeg/jpeg.decode";
 import { FLAT_TABLES, prepareJpeg, type PreparedJpeg, YCC_444 } from "./jpeg.baseline";
 import { subsamplingError } from "./jpeg.chroma";
@@ -344,16 +343,6 @@ export function searchQuality(
   return bestFit ? { data: bestFit.data, quality: bestFit.q } : {};
 }
 
-/** MozJPEG for the bench's comparison: loaded on demand so the default path never imports its glue. */
-async function loadMozJpeg(wasm: VisionWasm, settings: JpegEncodeSettings): Promise<JpegEncoder> {
-  if (!wasm.jpegEncoder)
-    throw new Error(
-      'settings.encoder = "mozjpeg" needs VisionWasm.jpegEncoder (mozjpeg_enc.wasm); this runtime entry does not provide it.',
-    );
-  const { createJpegEncoder } = await import("./jpeg.encode");
-  return createJpegEncoder(wasm.jpegEncoder, settings);
-}
-
 /**
  * Fits `bytes` into the embed budget; see docs/vision.md ("The embed budget") for the rules.
  * @throws AppError 413 over `maxInputPixels` (before any decode), 415 for unsupported formats, 400 for
@@ -366,7 +355,7 @@ export async function fitImage(
   bytes: Uint8Array,
   opts: FitOptions,
   wasm: VisionWasm,
-  settings: JpegEncodeSettings = DEFAULT_JPEG_SETTINGS,
+  settings: FitSettings = DEFAULT_FIT_SETTINGS,
 ): Promise<FitResult> {
   const { header, jpeg } = openImage(bytes);
   // The fit's resamplers and encodes share instances (a later one reuses the pages an earlier one touched).
@@ -464,7 +453,8 @@ export async function fitImage(
   const outType = "image/jpeg";
   const maxBytes = maxPayloadBytes(outType, opts.embedTargetBytes);
   const counter = { attempts: 0 };
-  const mozjpeg = settings.encoder === "mozjpeg" ? await loadMozJpeg(wasm, settings) : undefined;
+  // Another encoder handed in (the bench's MozJPEG) searches in place of ours, one instance per fit.
+  const other = settings.jpegEncoder && (await settings.jpegEncoder());
   let jpegTables: string | undefined;
   let chroma: FitResult["chroma"];
   /**
@@ -512,11 +502,11 @@ export async function fitImage(
     firstGuess: number,
     known?: number,
   ): SearchOutcome & { sizeAt: (q: number) => number } => {
-    if (mozjpeg) {
+    if (other) {
       const rgba = toRgba(rgb);
-      const encode = (q: number) => mozjpeg.encode(rgba, size.width, size.height, q);
+      const encode = (q: number) => other.encode(rgba, size.width, size.height, q);
       const outcome = searchQuality(encode, maxBytes, firstGuess, counter);
-      wasmPeakBytes = Math.max(wasmPeakBytes, mozjpeg.wasmBytes());
+      wasmPeakBytes = Math.max(wasmPeakBytes, other.wasmBytes());
       return {
         ...outcome,
         sizeAt: (q) => {
@@ -578,7 +568,7 @@ export async function fitImage(
     wasmPeakBytes,
     quality,
     jpegTables: type === outType ? jpegTables : undefined,
-    chroma: type === outType && !mozjpeg ? chroma : undefined,
+    chroma: type === outType && !other ? chroma : undefined,
     simd: usedSimd,
   });
   const shrunk = (size: { width: number; height: number }, bytesNow: number) => {
@@ -769,7 +759,7 @@ function searchPrepared(
  */
 export function createImageFitter(
   wasm: VisionWasm,
-  settings: JpegEncodeSettings = DEFAULT_JPEG_SETTINGS,
+  settings: FitSettings = DEFAULT_FIT_SETTINGS,
 ): (bytes: Uint8Array, opts: FitOptions) => Promise<FitResult> {
   return (bytes, opts) => fitImage(bytes, opts, wasm, settings);
 }

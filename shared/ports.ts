@@ -30,6 +30,11 @@ export interface Logger {
   error(event: string, fields?: Record<string, unknown>): void;
 }
 
+/** What a route adds to its request's log line (the provider that answered); app/request-log.ts writes it. */
+export interface RequestLogFields {
+  provider?: string;
+}
+
 /** A stored cache value: the payload, when it was fetched, and the absolute time it stops being valid. */
 export interface CacheEntry<T = unknown> {
   value: T;

@@ -15,7 +15,7 @@ import { encodePng } from "./codecs/png/png.encode";
 import { iccToSrgb } from "./color/icc";
 import { StreamingResampler, resizeRgb, type SourceWindow } from "./resample";
 import { SimdPool } from "./wasm/simd.instances";
-import { codecFor } from "./codecs/registry";
+import { codecFor } from "./codecs/codec.registry";
 import type { DecodeDetail } from "./codecs/codec";
 
 /**

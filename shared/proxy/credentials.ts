@@ -12,7 +12,7 @@ import { AppError } from "../http/errors";
 import { sha256Hex } from "../hash";
 import type { LoadedConfig } from "../config/config.load";
 import type { LlmProviderSpec } from "./providers/llm-provider.types";
-import { LLM_PROVIDERS } from "./providers/providers.catalog";
+import { LLM_PROVIDERS } from "./providers/llm-providers.catalog";
 
 export const SERVICE_TOKEN_HEADER = "x-service-token";
 

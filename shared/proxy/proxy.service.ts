@@ -8,7 +8,7 @@ import type { LoadedConfig } from "../config/config.load";
 import { BODY_LIMITS, decodeUtf8Body, isJsonContentType, MiB, parseJsonText, readBodyBytes } from "../http/body";
 import { AppError } from "../http/errors";
 import { takesAnonymousCalls } from "../http/auth";
-import { anonymousOriginRefusal } from "../http/origin";
+import { anonymousOriginRefusal } from "../safety/origin";
 import { asRecord } from "../eviction/inventory";
 import { readAtMost } from "../bytes";
 import { Deadline } from "../deadline";

@@ -4,7 +4,7 @@
  * SSRF and policy; `gateUrl` runs them all for a single URL (and for every redirect hop).
  */
 import { AppError } from "../http/errors";
-import { compileHostList } from "./policy";
+import { compileHostList } from "./host-list";
 import { findSecretInUrl } from "./secrets";
 import { type SsrfOptions, checkUrlSafety } from "./ssrf";
 

@@ -9,7 +9,7 @@ import {
   gateUrl,
   normalizeUrlForCache,
 } from "../../shared/safety/gate";
-import { hostMatchesList } from "../../shared/safety/policy";
+import { hostMatchesList } from "../../shared/safety/host-list";
 
 /** Resolves every name to one public address and counts lookups. */
 function publicResolver(): DnsResolver & { lookups: number } {

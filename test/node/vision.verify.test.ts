@@ -12,7 +12,7 @@ import { fitImage } from "../../shared/imaging/fit";
 import { JPEG_MAX_SCANS, JpegMarkerWalk, readImageHeader, walkGifFrames } from "../../shared/media/image-header";
 import { crc32, parseChunks } from "../../shared/imaging/codecs/png/png.decode";
 import { decodeJpegRgb, decodeJpegWithoutRows } from "../../shared/imaging/codecs/jpeg/jpeg.decode";
-import { codecFor } from "../../shared/imaging/codecs/registry";
+import { codecFor } from "../../shared/imaging/codecs/codec.registry";
 import { loadVisionWasmNode } from "../../bench/vision-wasm-node";
 import { photoPixels, screenshotPixels } from "../fixtures/images";
 import { jpegManyScans, pngOf, smallPng } from "../fixtures/hostile";

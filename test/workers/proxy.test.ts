@@ -5,7 +5,7 @@
  * error shape, and no request steering the upstream host.
  */
 import { describe, expect, it, vi } from "vitest";
-import { createApp } from "../../shared/app";
+import { createApp } from "../../shared/app/app";
 import type { LedgerEntry } from "../../shared/ports";
 import { workersDeps } from "../../workers/deps";
 import { encodePng, screenshotPixels, webpFrom } from "../fixtures/images";

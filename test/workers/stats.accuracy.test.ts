@@ -3,7 +3,7 @@
  * stream that stops half way, a search the keyless rescue answered, and eviction's retired images.
  */
 import { describe, expect, it } from "vitest";
-import { createApp } from "../../shared/app";
+import { createApp } from "../../shared/app/app";
 import type { LedgerEntry } from "../../shared/ports";
 import { workersDeps } from "../../workers/deps";
 import { callJson, messageStart, sseEvent, testEnv, uniqueToken } from "./helpers";

@@ -5,7 +5,7 @@
  * each test reads its own increments as the difference of two reads.
  */
 import { describe, expect, it, vi } from "vitest";
-import { createApp } from "../../shared/app";
+import { createApp } from "../../shared/app/app";
 import { modelRules, usageCost } from "../../shared/models/models.table";
 import { consoleLogger } from "../../shared/log";
 import { LEDGER_FAILED_NAME, LEDGER_NAMES_PER_HOUR, LEDGER_OTHER_NAME, LedgerBuffer } from "../../shared/stats/ledger";

@@ -7,6 +7,7 @@
 import { AppError } from "../http/errors";
 import type { FitOptions, FitResult, ImageMediaType, VisionWasm } from "../ports";
 import { openImage } from "../media/image-header";
+import { dataUrlLength, maxPayloadBytes } from "../media/data-url";
 import { DEFAULT_FIT_SETTINGS, type FitSettings } from "./jpeg.settings";
 import { decodeJpegRgb } from "./codecs/jpeg/jpeg.decode";
 import { FLAT_TABLES, prepareJpeg, type PreparedJpeg, YCC_444 } from "./jpeg.baseline";
@@ -85,50 +86,6 @@ export function decodeDetail(bytesPerPixel: number): DecodeDetail {
 }
 /** A fit that uses this share of the budget is accepted without searching the last quality points. */
 const GOOD_ENOUGH_SHARE = 0.93;
-
-/** Length of `data:<mediaType>;base64,<base64 of byteLength bytes>`. */
-export function dataUrlLength(mediaType: string, byteLength: number): number {
-  return 5 + mediaType.length + 8 + 4 * Math.ceil(byteLength / 3);
-}
-
-/** Largest payload whose data: URL fits `budget`. */
-function maxPayloadBytes(mediaType: string, budget: number): number {
-  const room = budget - (5 + mediaType.length + 8);
-  return room <= 0 ? 0 : Math.floor(room / 4) * 3;
-}
-
-const B64 = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-const PAIRS = (() => {
-  // 4096 two-character pairs: one table look-up per 12 bits keeps multi-MB inputs fast.
-  const table: string[] = new Array(4096);
-  for (let i = 0; i < 4096; i++) table[i] = B64[i >> 6]! + B64[i & 63]!;
-  return table;
-})();
-
-/** Standard base64 (with padding) of `bytes`; web-standard, no Buffer/btoa round trip through binary strings. */
-export function toBase64(bytes: Uint8Array): string {
-  const parts: string[] = [];
-  const CHUNK = 3 * 8192;
-  const full = bytes.length - (bytes.length % 3);
-  for (let start = 0; start < full; start += CHUNK) {
-    const end = Math.min(start + CHUNK, full);
-    let s = "";
-    for (let i = start; i < end; i += 3) {
-      const n = (bytes[i]! << 16) | (bytes[i + 1]! << 8) | bytes[i + 2]!;
-      s += PAIRS[n >> 12]! + PAIRS[n & 4095]!;
-    }
-    parts.push(s);
-  }
-  const rest = bytes.length - full;
-  if (rest === 1) {
-    const n = bytes[full]! << 16;
-    parts.push(`${B64[n >> 18]! + B64[(n >> 12) & 63]!}==`);
-  } else if (rest === 2) {
-    const n = (bytes[full]! << 16) | (bytes[full + 1]! << 8);
-    parts.push(`${B64[n >> 18]! + B64[(n >> 12) & 63]! + B64[(n >> 6) & 63]!}=`);
-  }
-  return parts.join("");
-}
 
 function formatFactor(value: number): string {
   return value.toFixed(2).replace(/\.?0+$/, "");

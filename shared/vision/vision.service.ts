@@ -21,8 +21,7 @@ import {
 import { toRefusal } from "../safety/refusal";
 import { safeFetch } from "../safety/safe-fetch";
 import { postJson, unexpectedShape } from "../web/providers/http";
-import { decodeImageData } from "../media/base64.decode";
-import { toBase64 } from "../imaging/fit";
+import { dataUrl, decodeImageData, toBase64 } from "../media/data-url";
 import { DecoderFailure, isOutOfMemory } from "../imaging/codecs/codec";
 import { invalidImage, readImageHeader } from "../media/image-header";
 import { type BlockStyle, choosePath, contentBlocks } from "./vision.path";
@@ -272,7 +271,7 @@ async function describe(
     apiKey: secrets.AUXILIARY_VISION_API_KEY,
     timeoutMs: AUXILIARY_TIMEOUT_MS,
   };
-  const dataUrl = `data:${fitted.mediaType};base64,${toBase64(fitted.data)}`;
+  const url = dataUrl(fitted.mediaType, toBase64(fitted.data));
   const answer = await postJson(settings, ctx.ports.fetch, "/chat/completions", {
     model,
     messages: [
@@ -280,7 +279,7 @@ async function describe(
         role: "user",
         content: [
           { type: "text", text: `${question ?? DEFAULT_QUESTION}\n\n(${fitted.note})` },
-          { type: "image_url", image_url: { url: dataUrl } },
+          { type: "image_url", image_url: { url } },
         ],
       },
     ],

@@ -12,7 +12,7 @@ import { LEDGER_FAILED_NAME, LEDGER_NAMES_PER_HOUR, LEDGER_OTHER_NAME, LedgerBuf
 import { ANSWER_NAMES } from "../../shared/stats/stats.service";
 import type { LedgerRow, Logger } from "../../shared/ports";
 import { LEDGER_OBJECT } from "../../workers/ledger.do";
-import { toBase64 } from "../../shared/imaging/fit";
+import { toBase64 } from "../../shared/media/data-url";
 import { durableLedgerStore, workersDeps } from "../../workers/deps";
 import { encodePng, photoPixels } from "../fixtures/images";
 import {

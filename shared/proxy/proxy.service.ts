@@ -87,6 +87,16 @@ export async function proxyRequest(request: Request, spec: LlmProviderSpec, run:
     request.headers.has("origin") &&
     request.headers.has("access-control-request-method");
   let model: string | undefined;
+  /** One ledger entry of this request, under its provider and (once the body was read) its model. */
+  const recordLlm = (counts: Readonly<Record<string, number>>, unconfirmed: boolean, at: number) =>
+    run.ports.ledger.record({
+      tool: "llm",
+      provider: spec.name,
+      ...(model === undefined ? {} : { model }),
+      unconfirmed,
+      counts,
+      at,
+    });
   try {
     const foreign = anonymousOriginRefusal(request, config.security.allowed_origins, takesAnonymousCalls(run.loaded));
     if (foreign) throw foreign;
@@ -165,12 +175,8 @@ export async function proxyRequest(request: Request, spec: LlmProviderSpec, run:
     // A refused request's model is the caller's string, which no answer confirmed (docs/stats.md).
     const refused = upstream.status >= 400;
     if (counted) {
-      run.ports.ledger.record({
-        tool: "llm",
-        provider: spec.name,
-        ...(model === undefined ? {} : { model }),
-        unconfirmed: refused,
-        counts: {
+      recordLlm(
+        {
           requests: 1,
           errors: refused ? 1 : 0,
           images_fitted: done.transform?.fitted ?? 0,
@@ -178,22 +184,16 @@ export async function proxyRequest(request: Request, spec: LlmProviderSpec, run:
           fit_skipped: done.transform?.fitSkipped ?? 0,
           bytes_saved: done.bytesSaved,
         },
+        refused,
         at,
-      });
+      );
     }
     const record = (usage: LlmUsage | null, failed: boolean) => {
       // A stream that failed after its 200 is an error too (a status of 400 or more was counted above).
       const counts: Record<string, number> = usage === null ? {} : { ...usageCounts(usage) };
       if (failed && !refused) counts.errors = 1;
       if (Object.keys(counts).length === 0) return;
-      run.ports.ledger.record({
-        tool: "llm",
-        provider: spec.name,
-        ...(model === undefined ? {} : { model }),
-        unconfirmed: refused,
-        counts,
-        at,
-      });
+      recordLlm(counts, refused, at);
     };
     return relayAnswer(upstream, spec, edgeHeaders(done), counted ? record : null);
   } catch (error) {
@@ -214,14 +214,7 @@ export async function proxyRequest(request: Request, spec: LlmProviderSpec, run:
       );
     }
     if (proxied?.counted && (error.code === "provider_error" || error.code === "provider_timeout")) {
-      run.ports.ledger.record({
-        tool: "llm",
-        provider: spec.name,
-        ...(model === undefined ? {} : { model }),
-        unconfirmed: true,
-        counts: { requests: 1, errors: 1 },
-        at: run.ports.clock(),
-      });
+      recordLlm({ requests: 1, errors: 1 }, true, run.ports.clock());
     }
     return providerError(spec, error);
   }

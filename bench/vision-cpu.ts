@@ -10,7 +10,7 @@
  * `SharpSteps.png`), which the first leaves out.
  * Run: npx tsx bench/vision-cpu.ts [name-substring...]
  */
-import { fitImage } from "../shared/vision/fit";
+import { fitImage } from "../shared/imaging/fit";
 import { loadVisionWasmNode } from "./vision-wasm-node";
 import { BUDGETS, makeInputs } from "./vision-inputs";
 import { withSharp } from "./vision-sharp";

@@ -8,12 +8,12 @@
 import { readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { decodePngRows, parseChunks } from "../shared/vision/codecs/png/png.decode";
-import type { StreamingResampler } from "../shared/vision/resample";
+import { decodePngRows, parseChunks } from "../shared/imaging/codecs/png/png.decode";
+import type { StreamingResampler } from "../shared/imaging/resample";
 
 // Only the modules the PNG decode uses: compiling the other codecs keeps V8's background threads busy.
-const simd = new WebAssembly.Module(readFileSync(new URL("../shared/vision/wasm/vision.simd.wasm", import.meta.url)));
-const zlib = new WebAssembly.Module(readFileSync(new URL("../shared/vision/wasm/zlib.wasm", import.meta.url)));
+const simd = new WebAssembly.Module(readFileSync(new URL("../shared/imaging/wasm/vision.simd.wasm", import.meta.url)));
+const zlib = new WebAssembly.Module(readFileSync(new URL("../shared/imaging/wasm/zlib.wasm", import.meta.url)));
 const files = process.argv.slice(2);
 if (files.length === 0) files.push(...["shot5k", "phone"].map((name) => join(tmpdir(), `vision-profile-${name}.bin`)));
 const sink = () => ({ wantsRow: () => true, pushRow: () => undefined }) as unknown as StreamingResampler;

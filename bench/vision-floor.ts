@@ -8,7 +8,7 @@
  * Run: BUDGETS=49152,65536 npx tsx bench/vision-floor.ts  (docs/benchmarks.md, "The enlargement in the yardstick")
  */
 import sharp from "sharp";
-import { fitImage } from "../shared/vision/fit";
+import { fitImage } from "../shared/imaging/fit";
 import { UI_SCREENSHOTS, uiScreenshotPixels } from "../test/fixtures/ui-screenshots";
 import { makeInputs } from "./vision-inputs";
 import { atFullExact } from "../test/support/lanczos-exact";

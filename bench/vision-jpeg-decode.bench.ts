@@ -1,16 +1,16 @@
 /**
  * JPEG decode alone, ours against libvips's, side by side in one run: our libjpeg-turbo build
- * (shared/vision/wasm/jpeg.decode.wasm, WASM with auto-vectorisation, rows handed to a sink that
+ * (shared/imaging/wasm/jpeg.decode.wasm, WASM with auto-vectorisation, rows handed to a sink that
  * drops them) and sharp's native libjpeg-turbo (SIMD, one libvips thread), on the vision bench's
  * JPEG inputs. Ours at full size (8/8), at the DCT scale a fit to 1568 px picks with its margin and
- * at the one it picks for a coarse output (a low budget: DecodeDetail, shared/vision/codecs/codec.ts);
+ * at the one it picks for a coarse output (a low budget: DecodeDetail, shared/imaging/codecs/codec.ts);
  * sharp at full size. Also ours at 1/8, which is the entropy decode and little else: the floor no
  * DCT scale goes under.
  * Run: npm run bench -- vision-jpeg-decode   (RUNS=n, default 5; the least of n is reported)
  */
 import sharp from "sharp";
-import { decodeJpegRows, jpegDctEighths } from "../shared/vision/codecs/jpeg/jpeg.decode";
-import type { StreamingResampler } from "../shared/vision/resample";
+import { decodeJpegRows, jpegDctEighths } from "../shared/imaging/codecs/jpeg/jpeg.decode";
+import type { StreamingResampler } from "../shared/imaging/resample";
 import { loadVisionWasmNode } from "./vision-wasm-node";
 import { makeInputs } from "./vision-inputs";
 

@@ -8,7 +8,7 @@
 import { readFileSync } from "node:fs";
 import { cpuMsSince } from "./stats";
 import { AppError } from "../shared/http/errors";
-import { fitImage } from "../shared/vision/fit";
+import { fitImage } from "../shared/imaging/fit";
 import { loadVisionWasmNode } from "./vision-wasm-node";
 
 const [file, budget] = process.argv.slice(2);

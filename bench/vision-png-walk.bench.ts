@@ -5,9 +5,9 @@
  * Node inflates on its thread pool and the box is shared: medians of RUNS (default 7) fits.
  */
 import sharp from "sharp";
-import { fitImage } from "../shared/vision/fit";
+import { fitImage } from "../shared/imaging/fit";
 import type { FitResult } from "../shared/ports";
-import { parseChunks } from "../shared/vision/codecs/png/png.decode";
+import { parseChunks } from "../shared/imaging/codecs/png/png.decode";
 import { loadVisionWasmNode } from "./vision-wasm-node";
 import { median } from "./stats";
 import { photoPixels, screenshotPixels, withAlpha } from "../test/fixtures/images";

@@ -10,7 +10,7 @@
  * --ui profiles the UI-screenshot corpus instead of the 33 pairs)
  */
 import { Session } from "node:inspector/promises";
-import { fitImage } from "../shared/vision/fit";
+import { fitImage } from "../shared/imaging/fit";
 import { loadVisionWasmNode } from "./vision-wasm-node";
 import { BUDGETS, makeInputs, makeUiInputs } from "./vision-inputs";
 

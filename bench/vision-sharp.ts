@@ -6,7 +6,7 @@
  * and measure ours against.
  */
 import sharp from "sharp";
-import { FULL_DETAIL_BYTES_PER_PIXEL, QUALITY_MIN, searchQuality } from "../shared/vision/fit";
+import { FULL_DETAIL_BYTES_PER_PIXEL, QUALITY_MIN, searchQuality } from "../shared/imaging/fit";
 
 const QUALITY_MAX = 100;
 

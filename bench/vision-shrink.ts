@@ -6,7 +6,7 @@
  * "Shrinking from the cap-size render").
  * Run: npx tsx bench/vision-shrink.ts
  */
-import { fitImage } from "../shared/vision/fit";
+import { fitImage } from "../shared/imaging/fit";
 import { makeInputs } from "./vision-inputs";
 import { psnr, psnrAtFull } from "./vision-psnr";
 import { loadVisionWasmNode } from "./vision-wasm-node";

@@ -7,7 +7,7 @@
  * (docs/benchmarks.md, "The two 5K screenshots at 64 KiB").
  */
 import type { FitResult } from "../shared/ports";
-import { fitImage } from "../shared/vision/fit";
+import { fitImage } from "../shared/imaging/fit";
 import { makeInputs } from "./vision-inputs";
 import { psnrAtFullExact } from "./vision-psnr";
 import { withSharp } from "./vision-sharp";

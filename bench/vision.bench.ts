@@ -18,9 +18,11 @@ import { cpus, loadavg } from "node:os";
 import sharp from "sharp";
 import { psnr, psnrAtFull, psnrAtFullExact, psnrOf, referenceAt } from "./vision-psnr";
 import * as photon from "@cf-wasm/photon";
-import { fitImage, dataUrlLength } from "../shared/vision/fit";
+import { fitImage } from "../shared/imaging/fit";
+import { dataUrlLength } from "../shared/media/data-url";
 import type { FitResult } from "../shared/ports";
-import type { JpegEncodeSettings } from "../shared/vision/jpeg.settings";
+import type { FitSettings } from "../shared/imaging/jpeg.settings";
+import { mozJpegFit } from "./mozjpeg.encode";
 import { loadVisionWasmNode } from "./vision-wasm-node";
 import { cpuMsSince, median } from "./stats";
 import { startWorker } from "./vision-worker/start";
@@ -216,7 +218,7 @@ async function headerRoundTrip(url: string, input: Buffer): Promise<number> {
 async function ours(
   input: Buffer,
   budget: number,
-  settings: JpegEncodeSettings,
+  settings: FitSettings,
   simd: boolean,
 ): Promise<{ r: FitResult; jsMB: number; nodeMs: number }> {
   gc();
@@ -309,7 +311,7 @@ try {
         const cpuAtStart = worker.cpuMs();
         const { fit, data, ms: firstMs } = await inWorkerd(worker.url, input, budget, encoder, simd);
         if (fit.simd !== simd) throw new Error(`${label}: the worker reported simd=${fit.simd}`);
-        const settings = { encoder, progressive: false, trellis: false } as const;
+        const settings = encoder === "mozjpeg" ? mozJpegFit(wasm.jpegEncoder) : {};
         const { jsMB, nodeMs: firstNodeMs } = await ours(input, budget, settings, simd);
         let ms = firstMs,
           nodeMs = firstNodeMs,

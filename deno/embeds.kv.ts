@@ -6,7 +6,7 @@
  * counter's expiry a day ahead (`expireIn`); a local KV file still returns expired keys, so the
  * idle time is also checked from the value.
  */
-import { type CounterStore, releaseSlot, reserveSlot, SESSION_IDLE_MS } from "../shared/embeds/embed-cap";
+import { type CounterStore, releaseSlot, reserveSlot, SESSION_IDLE_MS } from "../shared/vision/repeat-cap";
 import type { Clock, EmbedCounter, Reservation } from "../shared/ports";
 import { sha256Hex } from "../shared/hash";
 import { KeyedQueue } from "./keyed-queue";

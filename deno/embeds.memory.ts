@@ -3,7 +3,7 @@
  * the same atomic reserve/release a Durable Object gives on Workers. Sessions idle for a day are
  * dropped.
  */
-import { type CounterStore, releaseSlot, reserveSlot, SESSION_IDLE_MS } from "../shared/embeds/embed-cap";
+import { type CounterStore, releaseSlot, reserveSlot, SESSION_IDLE_MS } from "../shared/vision/repeat-cap";
 import type { Clock, EmbedCounter, Reservation } from "../shared/ports";
 import { KeyedQueue } from "./keyed-queue";
 

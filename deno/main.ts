@@ -12,11 +12,11 @@
  *   DENO_DNS_SERVER=10.0.0.2:53 (the resolver a caller's URL is checked and connected by; default the system's)
  */
 import { parseArgs, parseEnv } from "node:util";
-import { createApp } from "../shared/app";
+import { createApp } from "../shared/app/app";
 import { CONFIG_PLACES, loadConfig, type LoadedConfig } from "../shared/config/config.load";
 import { consoleLogger } from "../shared/log";
 import { dnsResolverPool } from "../shared/safety/dns";
-import { createImageFitter } from "../shared/vision/fit";
+import { createImageFitter } from "../shared/imaging/fit";
 import { CopyElection, FlightCoordinator } from "../shared/web/flight";
 import type { EmbedCounter, SingleFlight } from "../shared/ports";
 import { DenoKvStore } from "./cache.kv";

@@ -1,6 +1,6 @@
 /**
  * Deno adapter of the VisionWasm port: the same .wasm files the Workers bundle imports, read from
- * shared/vision/wasm and compiled once per process; shared/vision instantiates them per request.
+ * shared/imaging/wasm and compiled once per process; shared/imaging instantiates them per request.
  */
 import type { VisionWasm } from "../shared/ports";
 
@@ -11,7 +11,7 @@ export async function loadVisionWasm(): Promise<VisionWasm> {
   // the PNG inflater built from libjpeg-turbo, libwebp and zlib-ng (native/).
   const [jpegDecoder, webpDecoder, zlib, simd] = await Promise.all(
     ["jpeg.decode.wasm", "webp.decode.wasm", "zlib.wasm", "vision.simd.wasm"].map((name) =>
-      compileFile(new URL(`../shared/vision/wasm/${name}`, import.meta.url)),
+      compileFile(new URL(`../shared/imaging/wasm/${name}`, import.meta.url)),
     ),
   );
   return { jpegDecoder: jpegDecoder!, webpDecoder: webpDecoder!, zlib: zlib!, simd };

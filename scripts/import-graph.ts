@@ -1,6 +1,7 @@
 /**
  * The import graph of the project's TypeScript (type-only imports included, as a reader follows
- * them) and its cycles, for scripts/code-health.ts and the architecture test.
+ * them), its cycles and the imports that run up the rooms' layers, for scripts/code-health.ts and
+ * the architecture tests.
  */
 import { readFileSync, readdirSync, statSync } from "node:fs";
 import { dirname, join, relative, resolve } from "node:path";
@@ -85,4 +86,29 @@ export function importCycles(graph: ReadonlyMap<string, readonly string[]>): str
 /** The import graph of every file below `roots`. */
 export function importGraph(roots: readonly string[]): Map<string, string[]> {
   return new Map(sourceFiles(roots).map((file) => [file, relativeImports(file, parse(file))]));
+}
+
+/** The room of a file of shared/: its first folder, or the name of a loose file. */
+export function roomOf(file: string): string {
+  const parts = file.split("/");
+  return parts.length > 2 ? parts[1]! : parts[1]!.replace(/\.ts$/, "");
+}
+
+/** Every import of a file of shared/ into a room not below its own (same room excepted), as `file -> file`. */
+export function upwardArrows(
+  graph: ReadonlyMap<string, readonly string[]>,
+  layers: readonly (readonly string[])[],
+): string[] {
+  const layerOf = new Map(layers.flatMap((rooms, i) => rooms.map((room) => [room, i] as const)));
+  const arrows: string[] = [];
+  for (const [file, imports] of graph) {
+    if (!file.startsWith("shared/")) continue;
+    const from = roomOf(file);
+    for (const target of imports) {
+      const to = roomOf(target);
+      if (to === from) continue;
+      if ((layerOf.get(to) ?? Infinity) >= (layerOf.get(from) ?? -1)) arrows.push(`${file} -> ${target}`);
+    }
+  }
+  return arrows.sort();
 }

@@ -1,4 +1,5 @@
 /** Byte helpers shared by request bodies and fetched pages: bounded reads and concatenation. */
+import { Deadline } from "./deadline";
 
 export function concatBytes(parts: readonly Uint8Array[]): Uint8Array {
   if (parts.length === 1) return parts[0]!;
@@ -114,16 +115,13 @@ export async function discardRest(
   maxMs: number,
 ): Promise<boolean> {
   const { byob, reader } = readerOf(stream);
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const deadline = new Promise<"late">((resolve) => {
-    timer = setTimeout(() => resolve("late"), maxMs);
-  });
+  const deadline = new Deadline(maxMs);
   let buffer: Uint8Array<ArrayBuffer> = new Uint8Array(64 * 1024);
   let dropped = 0;
   try {
     while (dropped <= maxBytes) {
       const read = byob ? byob.read(buffer) : (reader as ReadableStreamDefaultReader<Uint8Array>).read();
-      const result = await Promise.race([read, deadline]);
+      const result = await deadline.orLate(read, "late" as const);
       if (result === "late") break;
       if (result.done) return true;
       dropped += result.value.byteLength;
@@ -134,7 +132,7 @@ export async function discardRest(
   } catch {
     return false;
   } finally {
-    clearTimeout(timer);
+    deadline.clear();
     reader.releaseLock();
   }
 }

@@ -1,7 +1,8 @@
 /**
- * A timer-driven abort that also follows the caller's signal: the deadline of an outbound call
- * (a provider adapter's whole exchange, the proxy's wait for its answer to start). Kept by hand
- * rather than AbortSignal.timeout so a timeout can be told apart from the caller cancelling.
+ * A timer-driven abort that also follows the caller's signal: the one deadline of every bounded
+ * wait (a provider adapter's whole exchange, the proxy's wait for its answer to start, a fetch of a
+ * caller's URL with its redirects, a DNS lookup, draining a body). Kept by hand rather than
+ * AbortSignal.timeout so a timeout can be told apart from the caller cancelling.
  */
 export class Deadline {
   readonly signal: AbortSignal;
@@ -40,6 +41,19 @@ export class Deadline {
       this.expiry.catch(() => undefined); // rejects whether or not a race still awaits it
     }
     return Promise.race([work, this.expiry]);
+  }
+
+  /**
+   * `work`, or `late` once the deadline passes; any other failure rejects as it did.
+   * @example const outcome = await deadline.orLate(lookup, "timeout" as const);
+   */
+  async orLate<T, L>(work: Promise<T>, late: L): Promise<T | L> {
+    try {
+      return await this.within(work);
+    } catch (error) {
+      if (this.expired) return late;
+      throw error;
+    }
   }
 
   clear(): void {

@@ -30,6 +30,11 @@ export interface Logger {
   error(event: string, fields?: Record<string, unknown>): void;
 }
 
+/** What a route adds to its request's log line (the provider that answered); app/request-log.ts writes it. */
+export interface RequestLogFields {
+  provider?: string;
+}
+
 /** A stored cache value: the payload, when it was fetched, and the absolute time it stops being valid. */
 export interface CacheEntry<T = unknown> {
   value: T;
@@ -135,27 +140,21 @@ export interface EmbedCounter {
 export interface VisionWasm {
   /**
    * libjpeg-turbo's decompressor with arithmetic decoding and our row-streaming glue
-   * (`shared/vision/wasm/jpeg.decode.wasm`, built by native/jpeg/build.sh): DCT-domain scaling.
+   * (`shared/imaging/wasm/jpeg.decode.wasm`, built by native/jpeg/build.sh): DCT-domain scaling.
    */
   jpegDecoder: WebAssembly.Module;
   /**
-   * MozJPEG encoder, an emscripten build (`@jsquash/jpeg/codec/enc/mozjpeg_enc.wasm`). Optional:
-   * only `settings.encoder = "mozjpeg"` (the bench's comparison, test fixtures) uses it; production
-   * fits use our own encoder (jpeg.baseline.ts), so runtime entries leave it out of their bundle.
-   */
-  jpegEncoder?: WebAssembly.Module;
-  /**
-   * libwebp's decoder and demuxer with our glue (`shared/vision/wasm/webp.decode.wasm`, built by
+   * libwebp's decoder and demuxer with our glue (`shared/imaging/wasm/webp.decode.wasm`, built by
    * native/webp/build.sh): WebP scaled while decoding.
    */
   webpDecoder: WebAssembly.Module;
   /**
-   * zlib-ng's inflate with our glue (`shared/vision/wasm/zlib.wasm`, built by
+   * zlib-ng's inflate with our glue (`shared/imaging/wasm/zlib.wasm`, built by
    * native/zlib/build.sh): a PNG's image data and ICC profile, 64 KB at a time.
    */
   zlib: WebAssembly.Module;
   /**
-   * Our own 128-bit SIMD kernels (`shared/vision/wasm/vision.simd.wasm`, built from the .wat beside
+   * Our own 128-bit SIMD kernels (`shared/imaging/wasm/vision.simd.wasm`, built from the .wat beside
    * it): PNG unfiltering and alpha flattening, the resampler's Lanczos passes, and the encoder's
    * colour conversion, DCT, quantise-and-count and scan write. Optional: without it fitting runs the
    * same arithmetic in JS, with byte-identical results, only slower.
@@ -196,7 +195,7 @@ export interface FitResult {
   wasmPeakBytes: number;
   /** JPEG quality of the output, absent when passed through or sent as PNG; on the scale of `jpegTables`. */
   quality?: number;
-  /** Base quantisation tables the baseline encoder chose for this image (shared/vision/jpeg.baseline.ts); for logs and benchmarks. */
+  /** Base quantisation tables the baseline encoder chose for this image (shared/imaging/jpeg.baseline.ts); for logs and benchmarks. */
   jpegTables?: string;
   /** Chroma sampling of a JPEG output of the baseline encoder: 4:2:0, or 4:4:4 where 4:2:0 fitted at quality 100 (docs/vision.md). */
   chroma?: "4:2:0" | "4:4:4";

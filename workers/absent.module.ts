@@ -1,8 +1,7 @@
 /**
  * Stands in, in the Worker bundle (wrangler.toml `[alias]`), for modules that are imported but never
- * run there: MozJPEG's emscripten glue (production fits use our own JPEG encoder and
- * workers/vision-codecs.ts leaves its `.wasm` out) and Ajv with ajv-formats (the MCP SDK's default
- * validator, replaced by `@cfworker/json-schema` because Ajv compiles with `new Function`). Calling
+ * run there: Ajv with ajv-formats (the MCP SDK's default validator, replaced by
+ * `@cfworker/json-schema` because Ajv compiles with `new Function`). Calling
  * or constructing it throws, so a path that did reach one would fail loudly, not silently.
  */
 export default function absentModule(): never {

@@ -12,7 +12,7 @@ import type { SessionsResponse, StatsResponse } from "../shared/stats/stats.sche
 import type { WorkerEnv } from "./env";
 import { KvStore } from "./cache.kv";
 import { platformFetch } from "./platform-fetch";
-import { createImageFitter } from "../shared/vision/fit";
+import { createImageFitter } from "../shared/imaging/fit";
 import { dnsResolverPool } from "../shared/safety/dns";
 import { LEDGER_OBJECT } from "./ledger.do";
 import { visionWasm } from "./vision-codecs";

@@ -3,8 +3,8 @@
  * flushes the savings ledger after each response with `waitUntil`, off the request path.
  */
 import { env as startEnv } from "cloudflare:workers";
-import { createApp } from "../shared/app";
-import { LLM_PROVIDERS } from "../shared/proxy/providers/providers.catalog";
+import { createApp } from "../shared/app/app";
+import { LLM_PROVIDERS } from "../shared/proxy/providers/llm-providers.catalog";
 import { type LedgerBuffer, ledgerFlushDelay } from "../shared/stats/ledger";
 import { reportConfigAtStart, workersDeps, workersLedger } from "./deps";
 import type { WorkerEnv } from "./env";

@@ -4,7 +4,7 @@
  * requests at the input gate) and everything is deleted after a day of inactivity.
  */
 import { DurableObject } from "cloudflare:workers";
-import { type CounterStore, releaseSlot, reserveSlot, SESSION_IDLE_MS } from "../shared/embeds/embed-cap";
+import { type CounterStore, releaseSlot, reserveSlot, SESSION_IDLE_MS } from "../shared/vision/repeat-cap";
 import type { Reservation } from "../shared/ports";
 
 /** A session's counters need no binding. */

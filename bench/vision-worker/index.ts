@@ -8,20 +8,17 @@
  * whole image but its last row (a region of the whole image is no region and passes through), which
  * takes the decode path: bench/vision-passthrough.bench.ts.
  */
-import { fitImage } from "../../shared/vision/fit";
+import { fitImage } from "../../shared/imaging/fit";
 import { readImageHeader } from "../../shared/media/image-header";
-import { decodePngRows, parseChunks } from "../../shared/vision/codecs/png/png.decode";
-import { ZlibInflater } from "../../shared/vision/codecs/png/png.inflate";
-import type { StreamingResampler } from "../../shared/vision/resample";
+import { decodePngRows, parseChunks } from "../../shared/imaging/codecs/png/png.decode";
+import { ZlibInflater } from "../../shared/imaging/codecs/png/png.inflate";
+import type { StreamingResampler } from "../../shared/imaging/resample";
 import { visionWasm } from "../../workers/vision-codecs";
 import jpegEncoder from "@jsquash/jpeg/codec/enc/mozjpeg_enc.wasm";
-import type { JpegEncodeSettings } from "../../shared/vision/jpeg.settings";
-import type { VisionWasm } from "../../shared/ports";
+import { mozJpegFit } from "../mozjpeg.encode";
 
-/** The production codecs plus MozJPEG, which only this bench's comparison rows use. */
-const benchWasm: VisionWasm = { ...visionWasm, jpegEncoder };
-/** The same without our SIMD kernels: the JS fallback, for the before/after rows. */
-const { simd: _simd, ...withoutSimd } = benchWasm;
+/** The production codecs without our SIMD kernels: the JS fallback, for the before/after rows. */
+const { simd: _simd, ...withoutSimd } = visionWasm;
 
 /** A resampler that wants every row and drops it: decode cost alone. */
 const sink = () => ({ wantsRow: () => true, pushRow: () => undefined }) as unknown as StreamingResampler;
@@ -62,9 +59,9 @@ export default {
       );
     const url = new URL(request.url);
     const budget = Number(url.searchParams.get("budget") ?? 262144);
-    const encoder = url.searchParams.get("encoder") === "mozjpeg" ? "mozjpeg" : "baseline";
-    const settings: JpegEncodeSettings = { encoder, progressive: false, trellis: false };
-    const wasm = url.searchParams.get("simd") === "0" ? withoutSimd : benchWasm;
+    // MozJPEG only for this bench's comparison rows.
+    const settings = url.searchParams.get("encoder") === "mozjpeg" ? mozJpegFit(jpegEncoder) : {};
+    const wasm = url.searchParams.get("simd") === "0" ? withoutSimd : visionWasm;
     const bytes = new Uint8Array(await request.arrayBuffer());
     const mode = url.searchParams.get("mode");
     if (mode === "inflate-stream") return new Response(await inflateByStream(bytes));

@@ -1,5 +1,5 @@
 #!/bin/sh
-# Builds shared/vision/wasm/jpeg.decode.wasm (and the tests' test/fixtures/jpeg-c.wasm and
+# Builds shared/imaging/wasm/jpeg.decode.wasm (and the tests' test/fixtures/jpeg-c.wasm and
 # test/fixtures/jpeg-arith.wasm):
 # libjpeg-turbo's decompressor (Debian's source of
 # 2.1.5, checked by its SHA-256) with arithmetic decoding, plus our row-streaming glue (decoder.c),
@@ -8,7 +8,7 @@
 # The .wasm is committed: neither the runtimes nor the tests build it.
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
-out="$here/../../shared/vision/wasm/jpeg.decode.wasm"
+out="$here/../../shared/imaging/wasm/jpeg.decode.wasm"
 version=2.1.5
 sha256=254f3642b04e309fee775123133c6464181addc150499561020312ec61c1bf7c
 work=$(mktemp -d)

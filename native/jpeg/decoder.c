@@ -1,6 +1,6 @@
 /*
  * Our row-streaming JPEG decoder over libjpeg-turbo's decompression API, built to WASM by
- * native/jpeg/build.sh. One instance decodes one image: JS (shared/vision/codecs/jpeg/jpeg.decode.ts)
+ * native/jpeg/build.sh. One instance decodes one image: JS (shared/imaging/codecs/jpeg/jpeg.decode.ts)
  * hands the file over 64 KB at a time as libjpeg asks for it (the imported `jpeg_read`), so the file
  * is never copied whole into this memory; it reads the header, starts the decode at n/8 and pulls
  * rows a band at a time, so the decoded frame is never held whole either (a progressive file keeps

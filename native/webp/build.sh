@@ -1,11 +1,11 @@
 #!/bin/sh
-# Builds shared/vision/wasm/webp.decode.wasm: libwebp's decoder and demuxer (Debian's source of
+# Builds shared/imaging/wasm/webp.decode.wasm: libwebp's decoder and demuxer (Debian's source of
 # 1.2.4, checked by its SHA-256) plus our glue (decoder.c), by Debian's clang for wasm32-wasi.
 # Run: npm run build:webp. Needs: apt-get install -y clang lld wasi-libc libclang-rt-14-dev-wasm32
 # (and curl). The .wasm is committed: neither the runtimes nor the tests build it.
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
-out="$here/../../shared/vision/wasm/webp.decode.wasm"
+out="$here/../../shared/imaging/wasm/webp.decode.wasm"
 version=1.2.4
 sha256=7bf5a8a28cc69bcfa8cb214f2c3095703c6b73ac5fba4d5480c205331d9494df
 work=$(mktemp -d)

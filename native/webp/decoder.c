@@ -1,6 +1,6 @@
 /*
  * Our WebP decoder over libwebp's decoding API, built to WASM by native/webp/build.sh. One instance
- * decodes one image: JS (shared/vision/codecs/webp/webp.decode.ts) copies the bytes in, reads the
+ * decodes one image: JS (shared/imaging/codecs/webp/webp.decode.ts) copies the bytes in, reads the
  * features, and decodes the first frame scaled by libwebp while decoding (its area-averaging
  * rescaler), so the output is never larger than a few times the fit's target. A lossy frame is
  * decoded macroblock row by macroblock row; a lossless one holds its ARGB (4 bytes a pixel), as

@@ -1,5 +1,5 @@
 #!/bin/sh
-# Builds shared/vision/wasm/zlib.wasm: zlib-ng's inflate and deflate in its zlib-compatible mode
+# Builds shared/imaging/wasm/zlib.wasm: zlib-ng's inflate and deflate in its zlib-compatible mode
 # (the zlib-ng 2.2.4 source Debian ships as a component of node-yarnpkg, checked by its SHA-256)
 # plus our glue (inflater.c for the PNG decoder, png-deflater.c for the PNG encoder), by Debian's
 # clang for wasm32-wasi. zlib-ng's generic C code only (its SIMD paths are for x86, ARM, POWER and
@@ -8,7 +8,7 @@
 # (and curl, xz-utils). The .wasm is committed: neither the runtimes nor the tests build it.
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
-out="$here/../../shared/vision/wasm/zlib.wasm"
+out="$here/../../shared/imaging/wasm/zlib.wasm"
 version=2.2.4
 sha256=c8390d72b059003d3e1d2e4c3596b2f0e2820e02cfd421b14dfe44d9db58fca5
 work=$(mktemp -d)

@@ -1,5 +1,5 @@
 /*
- * Our glue over zlib-ng's inflate (zlib-compatible API) for shared/vision/codecs/png/png.inflate.ts:
+ * Our glue over zlib-ng's inflate (zlib-compatible API) for shared/imaging/codecs/png/png.inflate.ts:
  * one zlib stream per instance, inflated from an input area into an output area the JS side
  * allocates with malloc; after each call the JS side reads how many bytes moved each way.
  */

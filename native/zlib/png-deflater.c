@@ -1,5 +1,5 @@
 /*
- * Our PNG encoder core over zlib-ng's deflate, for shared/vision/codecs/png/png.encode.ts: rows of
+ * Our PNG encoder core over zlib-ng's deflate, for shared/imaging/codecs/png/png.encode.ts: rows of
  * 8-bit RGB come in (a block at a time, into the area pd_input gives), each is converted to grey if
  * asked, given the row filter libpng's heuristic picks (of the five, the one whose bytes, read as
  * signed, sum smallest in absolute value; the first of equals), and deflated at zlib's default

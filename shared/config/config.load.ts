@@ -7,7 +7,7 @@ import * as z from "zod";
 import { AppError } from "../http/errors";
 import { apiTokens } from "../http/auth";
 import { shownPrices } from "../models/models.table";
-import { capRule } from "../embeds/cap-rule";
+import { capRule } from "./repeat-cap.rule";
 import { findSecretInUrl } from "../safety/secrets";
 import { nearest } from "../nearest";
 import { Config, SECRET_NAMES, type Secrets } from "./config.schema";

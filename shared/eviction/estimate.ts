@@ -4,7 +4,7 @@
  * its prompt tokens, and a message's text tokens. They weigh a retirement against its rewrite and
  * tell the proxy which images to fit; the image itself is checked in full only when it is fitted.
  */
-import { BASE64_VALUES } from "../media/base64.decode";
+import { base64Start, decodeBase64Window } from "../media/data-url";
 import { mediaTypeOf } from "../media/image-header";
 
 /** Tokens the provider bills for an image it has scaled to at most ~1.15 megapixels. */
@@ -37,19 +37,15 @@ export function imageSize(data: string): { width: number; height: number } | nul
  * provider checks a declared `media_type` against.
  */
 export function imageMediaType(data: string): string | null {
-  const start = data.startsWith("data:") ? data.indexOf(",") + 1 : 0;
-  const head = decoded(data.slice(start, start + 24).replace(/\s+/g, ""), 0, 16);
+  const start = Math.max(0, base64Start(data));
+  const head = decodeBase64Window(data.slice(start, start + 24).replace(/\s+/g, ""), 0, 16);
   return head ? mediaTypeOf(head) : null;
 }
 
 function sizeOf(data: string): { width: number; height: number } | null {
-  let start = 0;
-  if (data.charCodeAt(0) === 100 /* d */ && data.startsWith("data:")) {
-    const comma = data.indexOf(",");
-    if (comma < 0) return null;
-    start = comma + 1;
-  }
-  const head = decoded(data, start, SHORT_HEADER_CHARS);
+  const start = base64Start(data);
+  if (start < 0) return null;
+  const head = decodeBase64Window(data, start, SHORT_HEADER_CHARS);
   if (!head || head.length < 24) return null;
   const sized = (width: number, height: number) => (width > 0 && height > 0 ? { width, height } : null);
   if (head[0] === 0x89 && head[1] === 0x50 && head[2] === 0x4e && head[3] === 0x47) {
@@ -123,35 +119,8 @@ function bytesAt(data: string, start: number, offset: number, length: number): U
   const skip = offset - quantum * 3;
   const from = start + quantum * 4;
   if (from >= data.length) return null;
-  const bytes = decoded(data, from, Math.ceil((skip + length) / 3) * 4);
+  const bytes = decodeBase64Window(data, from, Math.ceil((skip + length) / 3) * 4);
   return bytes && bytes.length >= skip + length ? bytes.subarray(skip, skip + length) : null;
-}
-
-/**
- * The first `chars` base64 characters from `start`, decoded; null when they are not plain base64.
- * A small decoder of its own: it runs on a few dozen characters per image of every outbound
- * request, where the strict upload decoder's checks and allocation would dominate.
- */
-function decoded(data: string, start: number, chars: number): Uint8Array | null {
-  let end = Math.min(data.length, start + chars);
-  // A small image's padding falls inside the window: drop it with the partial last quantum.
-  if (end === data.length) while (end > start && data.charCodeAt(end - 1) === 61 /* = */) end -= 1;
-  const usable = end - start - ((end - start) % 4);
-  if (usable <= 0) return null;
-  const out = new Uint8Array((usable / 4) * 3);
-  let o = 0;
-  for (let i = start; i < start + usable; i += 4) {
-    const a = BASE64_VALUES[data.charCodeAt(i)] ?? -1;
-    const b = BASE64_VALUES[data.charCodeAt(i + 1)] ?? -1;
-    const c = BASE64_VALUES[data.charCodeAt(i + 2)] ?? -1;
-    const d = BASE64_VALUES[data.charCodeAt(i + 3)] ?? -1;
-    if ((a | b | c | d) < 0) return null;
-    const n = (a << 18) | (b << 12) | (c << 6) | d;
-    out[o++] = n >> 16;
-    out[o++] = (n >> 8) & 0xff;
-    out[o++] = n & 0xff;
-  }
-  return out;
 }
 
 /** Anthropic's published estimate, width × height / 750, capped where the provider downscales. */

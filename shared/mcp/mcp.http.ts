@@ -8,7 +8,7 @@
 import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
 import { BODY_LIMITS, isJsonContentType, readJsonValue } from "../http/body";
 import { AppError } from "../http/errors";
-import { originAllowed } from "../http/origin";
+import { originAllowed } from "../safety/origin";
 import { JSON_TYPE } from "../http/respond";
 import type { ToolContext, ToolDefinition } from "../tools/tool.types";
 import { createMcpServer } from "./mcp.server";

@@ -8,7 +8,7 @@ import type { LoadedConfig } from "../config/config.load";
 import { BODY_LIMITS, decodeUtf8Body, isJsonContentType, MiB, parseJsonText, readBodyBytes } from "../http/body";
 import { AppError } from "../http/errors";
 import { takesAnonymousCalls } from "../http/auth";
-import { anonymousOriginRefusal } from "../http/origin";
+import { anonymousOriginRefusal } from "../safety/origin";
 import { asRecord } from "../eviction/inventory";
 import { concatBytes, readAtMost } from "../bytes";
 import { Deadline } from "../deadline";
@@ -79,6 +79,17 @@ export async function proxyRequest(request: Request, spec: LlmProviderSpec, run:
   let model: string | undefined;
   /** The session the ledger counts the request under (docs/stats.md "Sessions"), once its body is read. */
   let session: { session: string } | Record<string, never> = {};
+  /** One ledger entry of this request, under its provider, session and (once the body was read) its model. */
+  const recordLlm = (counts: Readonly<Record<string, number>>, unconfirmed: boolean, at: number) =>
+    run.ports.ledger.record({
+      tool: "llm",
+      provider: spec.name,
+      ...(model === undefined ? {} : { model }),
+      ...session,
+      unconfirmed,
+      counts,
+      at,
+    });
   try {
     if (!PROXY_METHODS.includes(request.method))
       throw new AppError(
@@ -187,13 +198,8 @@ export async function proxyRequest(request: Request, spec: LlmProviderSpec, run:
     // A refused request's model is the caller's string, which no answer confirmed (docs/stats.md).
     const refused = upstream.status >= 400;
     if (counted) {
-      run.ports.ledger.record({
-        tool: "llm",
-        provider: spec.name,
-        ...(model === undefined ? {} : { model }),
-        ...session,
-        unconfirmed: refused,
-        counts: {
+      recordLlm(
+        {
           requests: 1,
           errors: refused ? 1 : 0,
           images_fitted: done.transform?.firstFits ?? 0,
@@ -202,8 +208,9 @@ export async function proxyRequest(request: Request, spec: LlmProviderSpec, run:
           fit_skipped: done.transform?.fitSkipped ?? 0,
           bytes_saved: done.bytesSaved,
         },
+        refused,
         at,
-      });
+      );
     }
     const record = (usage: LlmUsage | null, failed: boolean) => {
       if (
@@ -223,15 +230,7 @@ export async function proxyRequest(request: Request, spec: LlmProviderSpec, run:
         usage === null ? {} : { ...usageCounters(usage, rules), ...asSentCounts(usage, done.transform, rules) };
       if (failed && !refused) counts.errors = 1;
       if (Object.keys(counts).length === 0) return;
-      run.ports.ledger.record({
-        tool: "llm",
-        provider: spec.name,
-        ...(model === undefined ? {} : { model }),
-        ...session,
-        unconfirmed: refused,
-        counts,
-        at,
-      });
+      recordLlm(counts, refused, at);
     };
     const prices = modelRules(spec.name, model, config.pricing.models).prices;
     return relayAnswer(
@@ -259,15 +258,7 @@ export async function proxyRequest(request: Request, spec: LlmProviderSpec, run:
       );
     }
     if (proxied?.counted && (error.code === "provider_error" || error.code === "provider_timeout")) {
-      run.ports.ledger.record({
-        tool: "llm",
-        provider: spec.name,
-        ...(model === undefined ? {} : { model }),
-        ...session,
-        unconfirmed: true,
-        counts: { requests: 1, errors: 1 },
-        at: run.ports.clock(),
-      });
+      recordLlm({ requests: 1, errors: 1 }, true, run.ports.clock());
     }
     return providerError(spec, error);
   }

@@ -5,7 +5,7 @@
  */
 import { AppError } from "../http/errors";
 import type { LlmProviderSpec, ProxiedPath } from "./providers/llm-provider.types";
-import { LLM_PROVIDERS } from "./providers/providers.catalog";
+import { LLM_PROVIDERS } from "./providers/llm-providers.catalog";
 
 /** The service's own request headers: its token in caller's-key mode, and the session id. */
 export const SERVICE_TOKEN_HEADER = "x-service-token";

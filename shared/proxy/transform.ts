@@ -19,8 +19,7 @@ import { sha256Hex } from "../hash";
 import { AppError } from "../http/errors";
 import { modelRules, type ModelRules, type PriceOverrides } from "../models/models.table";
 import type { AppPorts } from "../ports";
-import { decodeImageData } from "../media/base64.decode";
-import { toBase64 } from "../vision/fit";
+import { base64Start, dataUrl, dataUrlPrefixLength, decodeImageData, toBase64 } from "../media/data-url";
 import { isShadowState, type ShadowEstimate, shadowStep } from "./shadow";
 import {
   COMPUTER_SCREENSHOT_ROLE,
@@ -340,16 +339,14 @@ function overTotal<T extends { data: string }>(
 
 /** Base64 characters of inline image data (a data: URL's payload only). */
 function base64Length(data: string): number {
-  if (!data.startsWith("data:")) return data.length;
-  const comma = data.indexOf(",");
-  return comma < 0 ? data.length : data.length - comma - 1;
+  return data.length - Math.max(0, base64Start(data));
 }
 
 /** Length of the data: URL an Anthropic base64 image amounts to. */
 function dataUrlOf(messages: readonly unknown[], image: ImageRef, data: string): number {
   const source = asRecord(blockAt(messages, image)?.source);
   const mediaType = typeof source?.media_type === "string" ? source.media_type : "";
-  return 5 + mediaType.length + 8 + data.length;
+  return dataUrlPrefixLength(mediaType) + data.length;
 }
 
 function blockAt(messages: readonly unknown[], image: ImageRef): Record<string, unknown> | null {
@@ -433,7 +430,7 @@ function replaceImage(
   const swap = (block: Record<string, unknown>): Record<string, unknown> => {
     if (eviction === "anthropic")
       return { ...block, source: { type: "base64", media_type: fitted.mediaType, data: fitted.data } };
-    const url = `data:${fitted.mediaType};base64,${fitted.data}`;
+    const url = dataUrl(fitted.mediaType, fitted.data);
     const field = block.image_url;
     return {
       ...block,

@@ -4,6 +4,7 @@
  * code runs on Workers and Deno because it only needs an injected fetch and clock.
  */
 import { readAtMost } from "../bytes";
+import { Deadline } from "../deadline";
 import type { Clock, DnsLookup, DnsResolver, FetchFn, Logger, ResolvedAddress, ResolverFault } from "../ports";
 import { classifyIPv4, classifyIPv6, parseIPv4, parseIPv6 } from "./ip";
 
@@ -104,17 +105,10 @@ export function createDnsResolver(options: DnsResolverOptions): DnsResolver {
   }
 
   async function resolve(host: string): Promise<{ result: DnsLookup; ttlSeconds: number | null }> {
-    const controller = new AbortController();
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    const deadline = new Promise<"timeout">((resolveTimeout) => {
-      timer = setTimeout(() => {
-        controller.abort();
-        resolveTimeout("timeout");
-      }, timeoutMs);
-    });
+    const deadline = new Deadline(timeoutMs);
     try {
-      const both = Promise.all([query(host, TYPE_A, controller.signal), query(host, TYPE_AAAA, controller.signal)]);
-      const outcome = await Promise.race([both, deadline]);
+      const both = Promise.all([query(host, TYPE_A, deadline.signal), query(host, TYPE_AAAA, deadline.signal)]);
+      const outcome = await deadline.orLate(both, "timeout" as const);
       const unavailable = (fault: ResolverFault) => ({
         result: { ok: false, reason: "unavailable", fault, resolver: resolverHost } as const,
         ttlSeconds: null,
@@ -135,7 +129,7 @@ export function createDnsResolver(options: DnsResolverOptions): DnsResolver {
       const ttls = [a.ttlSeconds, aaaa.ttlSeconds].filter((t): t is number => t !== null);
       return { result: { ok: true, addresses }, ttlSeconds: ttls.length > 0 ? Math.min(...ttls) : 0 };
     } finally {
-      clearTimeout(timer);
+      deadline.clear();
     }
   }
 

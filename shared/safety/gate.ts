@@ -5,7 +5,7 @@
  */
 import { AppError } from "../http/errors";
 import { fieldName } from "../http/validate";
-import { compileHostList } from "./policy";
+import { compileHostList } from "./host-list";
 import { findSecretInUrl } from "./secrets";
 import { type SsrfOptions, checkUrlSafety } from "./ssrf";
 

@@ -7,6 +7,7 @@ import { AppError } from "../http/errors";
 import { type GateOptions, assertAllowedByPolicy, assertNoSecretInUrl, assertSsrfSafe, gateUrl } from "./gate";
 import { FetchLimitError } from "./refusal";
 import { readAtMost } from "../bytes";
+import { Deadline } from "../deadline";
 
 export interface SafeFetchOptions {
   fetch: FetchFn;
@@ -79,21 +80,16 @@ export async function safeFetch(input: string | URL, options: SafeFetchOptions):
   const headers = new Headers(options.headers);
   const visited = new Set<string>([withoutFragment(current)]);
 
-  const controller = new AbortController();
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const deadline = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => {
-      controller.abort();
-      reject(new DeadlineExceeded());
-    }, options.timeoutMs);
-  });
-  // The deadline may reject while nothing awaits it; that is expected, not an unhandled rejection.
-  deadline.catch(() => undefined);
-  const withinDeadline = <T>(work: Promise<T>): Promise<T> => Promise.race([work, deadline]);
+  const deadline = new Deadline(options.timeoutMs);
+  // Past the deadline every wait rejects with DeadlineExceeded, which the steps below let through.
+  const withinDeadline = <T>(work: Promise<T>): Promise<T> =>
+    deadline.within(work).catch((error: unknown) => {
+      throw deadline.expired ? new DeadlineExceeded() : error;
+    });
 
   try {
     for (let redirects = 0; ; redirects++) {
-      const response = await send(options, current, headers, controller.signal, withinDeadline);
+      const response = await send(options, current, headers, deadline.signal, withinDeadline);
       local ||= REACHED_LOCAL.has(response);
       if (REDIRECT_STATUSES.has(response.status) && response.headers.has("location")) {
         const location = response.headers.get("location") ?? "";
@@ -141,7 +137,7 @@ export async function safeFetch(input: string | URL, options: SafeFetchOptions):
     }
     throw error;
   } finally {
-    clearTimeout(timer);
+    deadline.clear();
   }
 }
 

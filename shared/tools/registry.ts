@@ -3,6 +3,7 @@ import { EvictRequest, EvictResponse } from "../eviction/evict.schema";
 import { evictForSession } from "../eviction/evict.service";
 import { callerSession } from "../http/auth";
 import { BODY_LIMITS } from "../http/body";
+import { base64Start } from "../media/data-url";
 import { ExtractRequest, ExtractResponse } from "../web/extract.schema";
 import { webExtract } from "../web/extract.service";
 import { SearchRequest, SearchResponse } from "../web/search.schema";
@@ -76,7 +77,7 @@ function imageBlockData(block: Record<string, unknown>): string | null {
   const source = block.source as { data?: unknown } | undefined;
   if (typeof source?.data === "string") return source.data;
   const url = (block.image_url as { url?: unknown } | undefined)?.url;
-  if (typeof url === "string") return url.slice(url.indexOf(",") + 1);
+  if (typeof url === "string") return url.slice(Math.max(0, base64Start(url)));
   const inline = (block.inline_data as { data?: unknown } | undefined)?.data;
   return typeof inline === "string" ? inline : null;
 }

@@ -4,8 +4,7 @@
  * OpenAPI and in `tools/list`.
  */
 import type * as z from "zod";
-import type { RequestLogFields } from "../http/request-log";
-import type { RequestContext } from "../ports";
+import type { RequestContext, RequestLogFields } from "../ports";
 
 /** What a tool runs with: the ports, the configuration and its secrets, the request id. */
 export type ToolContext = RequestContext;

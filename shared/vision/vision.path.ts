@@ -2,6 +2,7 @@
  * Native or descriptor (docs/vision.md, "Two paths"): native when the caller's model sees images in
  * tool results, and the provider-ready content blocks for that provider.
  */
+import { dataUrl } from "../media/data-url";
 import type { VisionModel } from "./vision.schema";
 
 export type VisionPath = "native" | "descriptor";
@@ -68,7 +69,7 @@ export function contentBlocks(
       ];
     case "openai":
       return [
-        { type: "image_url", image_url: { url: `data:${mediaType};base64,${base64}` } },
+        { type: "image_url", image_url: { url: dataUrl(mediaType, base64) } },
         { type: "text", text: note },
       ];
     case "gemini":

@@ -6,8 +6,8 @@
  */
 import type { LoadedConfig } from "../config/config.load";
 import type { FitOptions, FitResult, RequestContext } from "../ports";
-import { effectiveCap } from "../embeds/cap-rule";
-import { embedCapReached } from "../embeds/embed-cap";
+import { effectiveCap } from "../config/repeat-cap.rule";
+import { embedCapReached } from "./repeat-cap";
 import { callerSession } from "../http/auth";
 import { AppError } from "../http/errors";
 import { sha256Hex } from "../hash";
@@ -21,9 +21,8 @@ import {
 import { toRefusal } from "../safety/refusal";
 import { safeFetch } from "../safety/safe-fetch";
 import { postJson, unexpectedShape } from "../web/providers/http";
-import { decodeImageData } from "../media/base64.decode";
-import { toBase64 } from "./fit";
-import { DecoderFailure, isOutOfMemory } from "./codecs/codec";
+import { dataUrl, decodeImageData, toBase64 } from "../media/data-url";
+import { DecoderFailure, isOutOfMemory } from "../imaging/codecs/codec";
 import { invalidImage, readImageHeader } from "../media/image-header";
 import { type BlockStyle, choosePath, contentBlocks } from "./vision.path";
 import type { VisionDescriptorResponse, VisionNativeResponse, VisionRequest, VisionResponse } from "./vision.schema";
@@ -285,7 +284,7 @@ async function describe(
     apiKey: secrets.AUXILIARY_VISION_API_KEY,
     timeoutMs: AUXILIARY_TIMEOUT_MS,
   };
-  const dataUrl = `data:${fitted.mediaType};base64,${toBase64(fitted.data)}`;
+  const url = dataUrl(fitted.mediaType, toBase64(fitted.data));
   const answer = await postJson(settings, ctx.ports.fetch, "/chat/completions", {
     model,
     messages: [
@@ -293,7 +292,7 @@ async function describe(
         role: "user",
         content: [
           { type: "text", text: `${question ?? DEFAULT_QUESTION}\n\n(${fitted.note})` },
-          { type: "image_url", image_url: { url: dataUrl } },
+          { type: "image_url", image_url: { url } },
         ],
       },
     ],

@@ -26,7 +26,7 @@ describe("build", () => {
   }, 180_000);
 
   it("ships .wasm files identical to what their WAT sources compile to", async () => {
-    const dir = "shared/vision/wasm";
+    const dir = "shared/imaging/wasm";
     const sources = readdirSync(dir).filter((f) => f.endsWith(".wat"));
     expect(sources.length).toBeGreaterThan(0);
     for (const name of sources) {

@@ -5,7 +5,7 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { openApiDocument } from "../../shared/openapi";
+import { openApiDocument } from "../../shared/app/openapi";
 import { TOOLS } from "../../shared/tools/registry";
 
 const API_MD = readFileSync(join(import.meta.dirname, "../../docs/api.md"), "utf8");

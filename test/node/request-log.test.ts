@@ -1,11 +1,11 @@
 /**
- * The request log (shared/http/request-log.ts) on a real Hono app: one line per request, a stack
+ * The request log (shared/app/request-log.ts) on a real Hono app: one line per request, a stack
  * only for a real bug, and never a query string, even one quoted inside an error message.
  */
 import { Hono } from "hono";
 import { describe, expect, it } from "vitest";
 import { AppError, providerError } from "../../shared/http/errors";
-import { requestLog } from "../../shared/http/request-log";
+import { requestLog } from "../../shared/app/request-log";
 import type { Logger } from "../../shared/ports";
 
 function appWithLog() {

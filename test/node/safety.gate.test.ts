@@ -9,7 +9,7 @@ import {
   gateUrl,
   normalizeUrlForCache,
 } from "../../shared/safety/gate";
-import { hostMatchesList } from "../../shared/safety/policy";
+import { hostMatchesList } from "../../shared/safety/host-list";
 import { createDnsResolver } from "../../shared/safety/dns";
 import { type RunningEmulator, startEmulator } from "../emulator/server";
 import { emulatorCalls, postJson, uniqueToken } from "../support/emulator-client";

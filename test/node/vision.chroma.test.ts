@@ -6,11 +6,11 @@
 import { describe, expect, it } from "vitest";
 import fc from "fast-check";
 import sharp from "sharp";
-import { fitImage } from "../../shared/vision/fit";
-import { prepareJpeg, ROBIDOUX_TABLES, YCC_420, YCC_444 } from "../../shared/vision/jpeg.baseline";
-import { subsamplingError } from "../../shared/vision/jpeg.chroma";
-import { decodeJpegRgb } from "../../shared/vision/codecs/jpeg/jpeg.decode";
-import { resizeRgb } from "../../shared/vision/resample";
+import { fitImage } from "../../shared/imaging/fit";
+import { prepareJpeg, ROBIDOUX_TABLES, YCC_420, YCC_444 } from "../../shared/imaging/jpeg.baseline";
+import { subsamplingError } from "../../shared/imaging/jpeg.chroma";
+import { decodeJpegRgb } from "../../shared/imaging/codecs/jpeg/jpeg.decode";
+import { resizeRgb } from "../../shared/imaging/resample";
 import { loadVisionWasmNode } from "../../bench/vision-wasm-node";
 import { photoPixels, screenshotPixels } from "../fixtures/images";
 import { uiScreenshotPixels } from "../fixtures/ui-screenshots";

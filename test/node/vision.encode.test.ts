@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import fc from "fast-check";
 import sharp from "sharp";
-import { FLAT_TABLES, prepareJpeg } from "../../shared/vision/jpeg.baseline";
+import { FLAT_TABLES, prepareJpeg } from "../../shared/imaging/jpeg.baseline";
 import { readImageHeader } from "../../shared/media/image-header";
 import { photoPixels, screenshotPixels, withExifOrientation } from "../fixtures/images";
 import { loadVisionWasmNode } from "../../bench/vision-wasm-node";

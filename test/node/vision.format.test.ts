@@ -2,8 +2,8 @@ import { describe, expect, it } from "vitest";
 import fc from "fast-check";
 import sharp from "sharp";
 import { readImageHeader, webpChunks } from "../../shared/media/image-header";
-import { dataUrlLength, toBase64 } from "../../shared/vision/fit";
-import { webpIccProfile } from "../../shared/vision/codecs/webp/webp.codec";
+import { dataUrlLength, toBase64 } from "../../shared/media/data-url";
+import { webpIccProfile } from "../../shared/imaging/codecs/webp/webp.codec";
 import { firstWebpChunk, gifOf, vp8x, webpOf } from "../fixtures/hostile";
 import { photoPixels } from "../fixtures/images";
 

@@ -6,7 +6,7 @@
 import { deflateSync } from "node:zlib";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { inflateBounded, ZlibInflater } from "../../shared/vision/codecs/png/png.inflate";
+import { inflateBounded, ZlibInflater } from "../../shared/imaging/codecs/png/png.inflate";
 import { concatBytes } from "../../shared/bytes";
 import { loadVisionWasmNode } from "../../bench/vision-wasm-node";
 import { prng, screenshotPixels } from "../fixtures/images";

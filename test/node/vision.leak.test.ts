@@ -10,7 +10,7 @@ import vm from "node:vm";
 import { describe, expect, it } from "vitest";
 import sharp from "sharp";
 import { AppError } from "../../shared/http/errors";
-import { fitImage } from "../../shared/vision/fit";
+import { fitImage } from "../../shared/imaging/fit";
 import { loadVisionWasmNode } from "../../bench/vision-wasm-node";
 import { photoPixels, screenshotPixels } from "../fixtures/images";
 

@@ -8,8 +8,8 @@ import fc from "fast-check";
 import sharp from "sharp";
 import { describe, expect, it } from "vitest";
 import { concatBytes } from "../../shared/bytes";
-import { parseChunks } from "../../shared/vision/codecs/png/png.decode";
-import { encodePng } from "../../shared/vision/codecs/png/png.encode";
+import { parseChunks } from "../../shared/imaging/codecs/png/png.decode";
+import { encodePng } from "../../shared/imaging/codecs/png/png.encode";
 import { loadVisionWasmNode } from "../../bench/vision-wasm-node";
 import { photoPixels, prng, screenshotPixels } from "../fixtures/images";
 

@@ -8,14 +8,14 @@ import { crc32, deflateSync, inflateSync } from "node:zlib";
 import { describe, expect, it } from "vitest";
 import fc from "fast-check";
 import sharp from "sharp";
-import { decodePngRows, parseChunks } from "../../shared/vision/codecs/png/png.decode";
-import type { StreamingResampler } from "../../shared/vision/resample";
+import { decodePngRows, parseChunks } from "../../shared/imaging/codecs/png/png.decode";
+import type { StreamingResampler } from "../../shared/imaging/resample";
 import { prng, screenshotPixels } from "../fixtures/images";
 
 const simd = new WebAssembly.Module(
-  readFileSync(new URL("../../shared/vision/wasm/vision.simd.wasm", import.meta.url)),
+  readFileSync(new URL("../../shared/imaging/wasm/vision.simd.wasm", import.meta.url)),
 );
-const zlib = new WebAssembly.Module(readFileSync(new URL("../../shared/vision/wasm/zlib.wasm", import.meta.url)));
+const zlib = new WebAssembly.Module(readFileSync(new URL("../../shared/imaging/wasm/zlib.wasm", import.meta.url)));
 
 /** Decodes with a resampler stand-in that keeps every RGB row it is handed. */
 async function decodeRows(png: Uint8Array, module?: WebAssembly.Module): Promise<Uint8Array> {

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import sharp from "sharp";
-import { decodePngRows, parseChunks } from "../../shared/vision/codecs/png/png.decode";
-import { StreamingResampler, boxFactor, resizeRgb } from "../../shared/vision/resample";
+import { decodePngRows, parseChunks } from "../../shared/imaging/codecs/png/png.decode";
+import { StreamingResampler, boxFactor, resizeRgb } from "../../shared/imaging/resample";
 import { loadVisionWasmNode } from "../../bench/vision-wasm-node";
 import { photoPixels, screenshotPixels } from "../fixtures/images";
 

@@ -2,14 +2,14 @@ import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import fc from "fast-check";
 import sharp from "sharp";
-import { StreamingResampler, resizeRgb } from "../../shared/vision/resample";
-import { prepareJpeg } from "../../shared/vision/jpeg.baseline";
-import { SimdPool } from "../../shared/vision/wasm/simd.instances";
+import { StreamingResampler, resizeRgb } from "../../shared/imaging/resample";
+import { prepareJpeg } from "../../shared/imaging/jpeg.baseline";
+import { SimdPool } from "../../shared/imaging/wasm/simd.instances";
 import { photoPixels, prng, screenshotPixels } from "../fixtures/images";
 
-/** The committed build of shared/vision/wasm/vision.simd.wat (npm run build:wasm). */
+/** The committed build of shared/imaging/wasm/vision.simd.wat (npm run build:wasm). */
 const simd = new WebAssembly.Module(
-  readFileSync(new URL("../../shared/vision/wasm/vision.simd.wasm", import.meta.url)),
+  readFileSync(new URL("../../shared/imaging/wasm/vision.simd.wasm", import.meta.url)),
 );
 
 function maxAbsDiff(a: Uint8Array, b: Uint8Array): number {

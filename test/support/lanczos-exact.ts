@@ -1,7 +1,7 @@
 /**
  * An exact Lanczos-3 resize, the yardstick the fidelity tests and the vision benchmarks measure
  * against: f64 weights and sums, pixel centres aligned, no rounding. Written apart from the
- * service's resampler (shared/vision/resample.ts) on purpose, and used both ways: down for a
+ * service's resampler (shared/imaging/resample.ts) on purpose, and used both ways: down for a
  * reference, up for an output smaller than the size it is compared at (libvips' "lanczos3"
  * enlargement is Catmull-Rom half an output pixel off centre: docs/benchmarks.md, "The enlargement
  * in the yardstick").

@@ -4,7 +4,7 @@
  */
 import { runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { SESSION_IDLE_MS } from "../../shared/embeds/embed-cap";
+import { SESSION_IDLE_MS } from "../../shared/vision/repeat-cap";
 import { cacheKeyPrefix } from "../../shared/web/cache";
 import { testEnv, uniqueToken } from "./helpers";
 

@@ -3,7 +3,7 @@
  * Workers entry: every answer checked as the user sees it (status, code, message, bytes).
  */
 import { beforeAll, describe, expect, it, vi } from "vitest";
-import { toBase64 } from "../../shared/vision/fit";
+import { toBase64 } from "../../shared/media/data-url";
 import { encodePng, ftypHeader, photoPixels, pngHeaderOnly } from "../fixtures/images";
 import { call, callJson, expectErrorShape, imageBase64, uniqueToken } from "./helpers";
 

@@ -5,7 +5,7 @@
  * the purge route behind the /v1 auth.
  */
 import { describe, expect, it } from "vitest";
-import { createApp } from "../../shared/app";
+import { createApp } from "../../shared/app/app";
 import { silentLogger } from "../../shared/log";
 import { workersDeps } from "../../workers/deps";
 import { freshnessSuite } from "../support/freshness.suite";

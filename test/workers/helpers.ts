@@ -10,7 +10,7 @@ import worker from "../../workers/index";
 import type { WorkerEnv } from "../../workers/env";
 import { LEDGER_OBJECT } from "../../workers/ledger.do";
 import { loadConfig } from "../../shared/config/config.load";
-import { createApp } from "../../shared/app";
+import { createApp } from "../../shared/app/app";
 import { recordingLedger } from "../support/recording-ledger";
 import { workersDeps } from "../../workers/deps";
 import { emulatorCalls, llmCalls as emulatorLlmCalls } from "../support/emulator-client";

@@ -4,7 +4,7 @@
  * one unit for `bytes`, and every configuration mistake at once. Through the real Workers entry.
  */
 import { describe, expect, it } from "vitest";
-import { toBase64 } from "../../shared/vision/fit";
+import { toBase64 } from "../../shared/media/data-url";
 import { encodePng, photoPixels } from "../fixtures/images";
 import { callJson, expectErrorShape, uniqueToken } from "./helpers";
 

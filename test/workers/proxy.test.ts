@@ -5,7 +5,7 @@
  * error shape, and no request steering the upstream host.
  */
 import { describe, expect, it, vi } from "vitest";
-import { createApp } from "../../shared/app";
+import { createApp } from "../../shared/app/app";
 import { workersDeps } from "../../workers/deps";
 import { recordingLedger } from "../support/recording-ledger";
 import { encodePng, screenshotPixels, webpFrom } from "../fixtures/images";

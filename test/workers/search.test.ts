@@ -3,7 +3,7 @@
  * emulator: the provider is paid once per key, failures are never stored, the TTL is honoured.
  */
 import { describe, expect, it } from "vitest";
-import { createApp } from "../../shared/app";
+import { createApp } from "../../shared/app/app";
 import { silentLogger } from "../../shared/log";
 import { cacheKeyPrefix } from "../../shared/web/cache";
 import { workersDeps } from "../../workers/deps";

@@ -5,7 +5,7 @@
  * content to `web.char_limit` before answering, and the rescue runs inside the same flight.
  */
 import { describe, expect, it } from "vitest";
-import { createApp } from "../../shared/app";
+import { createApp } from "../../shared/app/app";
 import type { Logger } from "../../shared/ports";
 import { workersDeps } from "../../workers/deps";
 import { callJson, providerCalls, testEnv, uniqueToken } from "./helpers";

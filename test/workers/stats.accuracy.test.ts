@@ -3,7 +3,7 @@
  * stream that stops half way, a search the keyless rescue answered, and eviction's retired images.
  */
 import { describe, expect, it } from "vitest";
-import { createApp } from "../../shared/app";
+import { createApp } from "../../shared/app/app";
 import { workersDeps } from "../../workers/deps";
 import { recordingLedger } from "../support/recording-ledger";
 import { llmCalls } from "../support/emulator-client";

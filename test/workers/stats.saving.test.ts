@@ -6,7 +6,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { modelRules, usageCost } from "../../shared/models/models.table";
-import { toBase64 } from "../../shared/vision/fit";
+import { toBase64 } from "../../shared/media/data-url";
 import { encodePng, screenshotPixels } from "../fixtures/images";
 import { agentKeyHeader, agentPath, agentRequest, type AgentSession } from "../support/agent-sessions";
 import { call, EMULATOR, ledgerCountsAfter, uniqueToken } from "./helpers";

@@ -9,14 +9,14 @@ import { createExecutionContext, waitOnExecutionContext } from "cloudflare:test"
 import { describe, expect, it, vi } from "vitest";
 import worker from "../../workers/index";
 import type { WorkerEnv } from "../../workers/env";
-import { createApp } from "../../shared/app";
+import { createApp } from "../../shared/app/app";
 import { modelRules, usageCost } from "../../shared/models/models.table";
 import { consoleLogger } from "../../shared/log";
 import { LEDGER_FAILED_NAME, LEDGER_NAMES_PER_HOUR, LEDGER_OTHER_NAME, LedgerBuffer } from "../../shared/stats/ledger";
 import { ANSWER_NAMES } from "../../shared/stats/stats.service";
 import type { LedgerRow, Logger } from "../../shared/ports";
 import { LEDGER_OBJECT } from "../../workers/ledger.do";
-import { toBase64 } from "../../shared/vision/fit";
+import { toBase64 } from "../../shared/media/data-url";
 import { durableLedgerStore, workersDeps } from "../../workers/deps";
 import { encodePng, photoPixels } from "../fixtures/images";
 import {

@@ -1,6 +1,7 @@
 import { beforeAll, describe, expect, it } from "vitest";
 import { AppError } from "../../shared/http/errors";
-import { dataUrlLength, fitImage, toBase64 } from "../../shared/vision/fit";
+import { fitImage } from "../../shared/imaging/fit";
+import { dataUrlLength, toBase64 } from "../../shared/media/data-url";
 import type { FitOptions } from "../../shared/ports";
 import { readImageHeader } from "../../shared/media/image-header";
 import { visionWasm } from "../../workers/vision-codecs";

@@ -7,7 +7,7 @@
 import { beforeAll, describe, expect, it } from "vitest";
 import mozjpeg from "@jsquash/jpeg/codec/enc/mozjpeg_enc.wasm";
 import { concatBytes } from "../../shared/bytes";
-import { toBase64 } from "../../shared/vision/fit";
+import { toBase64 } from "../../shared/media/data-url";
 import { visionWasm } from "../../workers/vision-codecs";
 import {
   firstWebpChunk,

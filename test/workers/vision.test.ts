@@ -3,7 +3,7 @@
  * descriptor paths, the per-session repeat cap in its Durable Object, and every refusal.
  */
 import { beforeAll, describe, expect, it } from "vitest";
-import { toBase64 } from "../../shared/vision/fit";
+import { toBase64 } from "../../shared/media/data-url";
 import { encodePng, ftypHeader, junkBytes, photoPixels, pngHeaderOnly, screenshotPixels } from "../fixtures/images";
 import { call, callJson, EMULATOR, expectErrorShape, imageBase64, uniqueToken } from "./helpers";
 

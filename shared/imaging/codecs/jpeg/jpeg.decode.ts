@@ -31,7 +31,7 @@ const BAND_ROWS = 16;
 /** What libjpeg-turbo's fatal error unwinds with (the instance is abandoned, never reused). */
 class LibjpegAbort extends Error {}
 
-/** The exports of shared/vision/wasm/jpeg.decode.wasm (native/jpeg/decoder.c). */
+/** The exports of shared/imaging/wasm/jpeg.decode.wasm (native/jpeg/decoder.c). */
 interface JpegDecoderExports {
   memory: WebAssembly.Memory;
   malloc(size: number): number;

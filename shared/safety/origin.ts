@@ -5,8 +5,8 @@
  * `Origin`, so "the request's own origin" is the attacker's. A page cannot present an API token it
  * does not have, so the danger is real only where no token is needed (anonymous access).
  */
-import { classifyIpLiteral } from "../safety/ip";
-import { AppError } from "./errors";
+import { classifyIpLiteral } from "./ip";
+import { AppError } from "../http/errors";
 
 /** Whether `origin` (a request's `Origin` header) is one of `security.allowed_origins` (stored lower-case). */
 export function isAllowedOrigin(origin: string, allowedOrigins: readonly string[]): boolean {

@@ -9,7 +9,7 @@
 import { concatBytes } from "../../../bytes";
 import { crc32 } from "./png.decode";
 
-/** The PNG encoder's exports of shared/vision/wasm/zlib.wasm (native/zlib/png-deflater.c). */
+/** The PNG encoder's exports of shared/imaging/wasm/zlib.wasm (native/zlib/png-deflater.c). */
 interface DeflaterExports {
   memory: WebAssembly.Memory;
   pd_open(width: number, grey: number, maxBytes: number): number;

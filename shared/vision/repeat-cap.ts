@@ -5,7 +5,7 @@
  */
 import { AppError } from "../http/errors";
 import type { Reservation } from "../ports";
-import { type Caller, effectiveCap } from "./cap-rule";
+import { type Caller, effectiveCap } from "../config/repeat-cap.rule";
 
 /** Counters are dropped after this much inactivity in a session. */
 export const SESSION_IDLE_MS = 24 * 60 * 60 * 1000;

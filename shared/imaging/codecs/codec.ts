@@ -23,7 +23,7 @@ export interface ImageSource {
 }
 
 /**
- * One image format's decoding side, chosen once from the header (codecs/registry.ts#codecFor): its
+ * One image format's decoding side, chosen once from the header (codecs/codec.registry.ts#codecFor): its
  * structure check, the verification before a pass-through, its rows and its colour profile. The fit
  * knows no format beyond this.
  */

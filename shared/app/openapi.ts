@@ -2,12 +2,12 @@
  * The OpenAPI 3.1 document, generated from the same zod schemas as the routes and MCP tools: a
  * field added to a route's schema appears here with no edit to this file.
  */
-import { Config, SECRET_NAMES } from "./config/config.schema";
-import { BODY_LIMITS, formatBytes } from "./http/body";
-import { DEFAULT_PROTOCOL_VERSION, MCP_PROTOCOL_VERSIONS, SESSION_ID } from "./mcp/mcp.http";
-import { SessionsResponse, StatsQuery, StatsResponse } from "./stats/stats.schema";
-import { toJsonSchema } from "./tools/json-schema";
-import type { ToolDefinition } from "./tools/tool.types";
+import { Config, SECRET_NAMES } from "../config/config.schema";
+import { BODY_LIMITS, formatBytes } from "../http/body";
+import { DEFAULT_PROTOCOL_VERSION, MCP_PROTOCOL_VERSIONS, SESSION_ID } from "../mcp/mcp.http";
+import { SessionsResponse, StatsQuery, StatsResponse } from "../stats/stats.schema";
+import { toJsonSchema } from "../tools/json-schema";
+import type { ToolDefinition } from "../tools/tool.types";
 
 type Json = Record<string, unknown>;
 

@@ -4,8 +4,8 @@
  * health check reports a configuration mistake as a 503 naming the key, before any route trips on it.
  */
 import type { AppDeps } from "../ports";
-import { AppError } from "./errors";
-import { jsonResponse } from "./respond";
+import { AppError } from "../http/errors";
+import { jsonResponse } from "../http/respond";
 
 /** One line of the index. */
 export interface RouteEntry {

@@ -17,7 +17,7 @@ import {
   type ResamplerFactory,
 } from "../codec";
 
-/** The exports of shared/vision/wasm/webp.decode.wasm (native/webp/decoder.c). */
+/** The exports of shared/imaging/wasm/webp.decode.wasm (native/webp/decoder.c). */
 interface WebpDecoderExports {
   memory: WebAssembly.Memory;
   malloc(size: number): number;

@@ -79,7 +79,7 @@ export class SimdPngKernels {
   }
 }
 
-/** Filter taps as the resampler computes them (shared/vision/resample.ts computeTaps). */
+/** Filter taps as the resampler computes them (shared/imaging/resample.ts computeTaps). */
 export interface FixedTaps {
   /** First source sample of each output. */
   start: Int32Array;

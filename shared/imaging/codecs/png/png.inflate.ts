@@ -1,6 +1,6 @@
 /**
  * A PNG's zlib streams (the IDAT data, an iCCP profile) inflated by zlib-ng in WASM
- * (shared/vision/wasm/zlib.wasm, native/zlib/): the compressed pieces are copied in 64 KB
+ * (shared/imaging/wasm/zlib.wasm, native/zlib/): the compressed pieces are copied in 64 KB
  * at a time and the output comes back 64 KB at a time, so an instance holds about 200 KB whatever
  * the image's size. Synchronous: no stream, no promise, no buffer allocated per chunk.
  */
@@ -8,7 +8,7 @@ import { concatBytes } from "../../../bytes";
 import { invalidImage } from "../../../media/image-header";
 import { decoderOutOfMemory } from "../codec";
 
-/** The exports of shared/vision/wasm/zlib.wasm (native/zlib/inflater.c). */
+/** The exports of shared/imaging/wasm/zlib.wasm (native/zlib/inflater.c). */
 interface InflaterExports {
   memory: WebAssembly.Memory;
   zi_open(): number;

@@ -5,13 +5,8 @@
  * a header value or a body: the path, the status and our own codes only.
  */
 import type { Context, MiddlewareHandler } from "hono";
-import type { Logger } from "../ports";
-import { AppError } from "./errors";
-
-/** What a route adds to its request's line (the provider that answered). */
-export interface RequestLogFields {
-  provider?: string;
-}
+import type { Logger, RequestLogFields } from "../ports";
+import { AppError } from "../http/errors";
 
 /** Longest path kept: an unknown route's path is caller data. */
 const MAX_PATH_CHARS = 200;

@@ -6,18 +6,18 @@
  */
 import { AppError } from "../http/errors";
 import type { FitOptions, FitResult, ImageMediaType, VisionWasm } from "../ports";
-import { openImage } from "../media/image-header";
-import { DEFAULT_JPEG_SETTINGS, type JpegEncodeSettings } from "./jpeg.settings";
-import type { JpegEncoder } from "./jpeg.encode";
+import { type ImageHeader, openImage } from "../media/image-header";
+import { dataUrlLength, maxPayloadBytes } from "../media/data-url";
+import { DEFAULT_FIT_SETTINGS, type FitSettings, type JpegEncoder } from "./jpeg.settings";
 import { decodeJpegRgb } from "./codecs/jpeg/jpeg.decode";
 import { FLAT_TABLES, prepareJpeg, type PreparedJpeg, YCC_444 } from "./jpeg.baseline";
 import { subsamplingError } from "./jpeg.chroma";
 import { encodePng } from "./codecs/png/png.encode";
-import { iccToSrgb } from "./color/icc";
+import { type RgbTransform, iccToSrgb } from "./color/icc";
 import { StreamingResampler, resizeRgb, type SourceWindow } from "./resample";
 import { SimdPool } from "./wasm/simd.instances";
-import { codecFor } from "./codecs/registry";
-import type { DecodeDetail } from "./codecs/codec";
+import { codecFor } from "./codecs/codec.registry";
+import type { CodecImage, DecodeDetail } from "./codecs/codec";
 
 /**
  * Quality range searched: the whole range up to 100 (the budget is the user's knob: what it allows
@@ -86,50 +86,6 @@ export function decodeDetail(bytesPerPixel: number): DecodeDetail {
 }
 /** A fit that uses this share of the budget is accepted without searching the last quality points. */
 const GOOD_ENOUGH_SHARE = 0.93;
-
-/** Length of `data:<mediaType>;base64,<base64 of byteLength bytes>`. */
-export function dataUrlLength(mediaType: string, byteLength: number): number {
-  return 5 + mediaType.length + 8 + 4 * Math.ceil(byteLength / 3);
-}
-
-/** Largest payload whose data: URL fits `budget`. */
-function maxPayloadBytes(mediaType: string, budget: number): number {
-  const room = budget - (5 + mediaType.length + 8);
-  return room <= 0 ? 0 : Math.floor(room / 4) * 3;
-}
-
-const B64 = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-const PAIRS = (() => {
-  // 4096 two-character pairs: one table look-up per 12 bits keeps multi-MB inputs fast.
-  const table: string[] = new Array(4096);
-  for (let i = 0; i < 4096; i++) table[i] = B64[i >> 6]! + B64[i & 63]!;
-  return table;
-})();
-
-/** Standard base64 (with padding) of `bytes`; web-standard, no Buffer/btoa round trip through binary strings. */
-export function toBase64(bytes: Uint8Array): string {
-  const parts: string[] = [];
-  const CHUNK = 3 * 8192;
-  const full = bytes.length - (bytes.length % 3);
-  for (let start = 0; start < full; start += CHUNK) {
-    const end = Math.min(start + CHUNK, full);
-    let s = "";
-    for (let i = start; i < end; i += 3) {
-      const n = (bytes[i]! << 16) | (bytes[i + 1]! << 8) | bytes[i + 2]!;
-      s += PAIRS[n >> 12]! + PAIRS[n & 4095]!;
-    }
-    parts.push(s);
-  }
-  const rest = bytes.length - full;
-  if (rest === 1) {
-    const n = bytes[full]! << 16;
-    parts.push(`${B64[n >> 18]! + B64[(n >> 12) & 63]!}==`);
-  } else if (rest === 2) {
-    const n = (bytes[full]! << 16) | (bytes[full + 1]! << 8);
-    parts.push(`${B64[n >> 18]! + B64[(n >> 12) & 63]! + B64[(n >> 6) & 63]!}=`);
-  }
-  return parts.join("");
-}
 
 function formatFactor(value: number): string {
   return value.toFixed(2).replace(/\.?0+$/, "");
@@ -344,16 +300,6 @@ export function searchQuality(
   return bestFit ? { data: bestFit.data, quality: bestFit.q } : {};
 }
 
-/** MozJPEG for the bench's comparison: loaded on demand so the default path never imports its glue. */
-async function loadMozJpeg(wasm: VisionWasm, settings: JpegEncodeSettings): Promise<JpegEncoder> {
-  if (!wasm.jpegEncoder)
-    throw new Error(
-      'settings.encoder = "mozjpeg" needs VisionWasm.jpegEncoder (mozjpeg_enc.wasm); this runtime entry does not provide it.',
-    );
-  const { createJpegEncoder } = await import("./jpeg.encode");
-  return createJpegEncoder(wasm.jpegEncoder, settings);
-}
-
 /**
  * Fits `bytes` into the embed budget; see docs/vision.md ("The embed budget") for the rules.
  * @throws AppError 413 over `maxInputPixels` (before any decode), 415 for unsupported formats, 400 for
@@ -366,11 +312,9 @@ export async function fitImage(
   bytes: Uint8Array,
   opts: FitOptions,
   wasm: VisionWasm,
-  settings: JpegEncodeSettings = DEFAULT_JPEG_SETTINGS,
+  settings: FitSettings = DEFAULT_FIT_SETTINGS,
 ): Promise<FitResult> {
   const { header, jpeg } = openImage(bytes);
-  // The fit's resamplers and encodes share instances (a later one reuses the pages an earlier one touched).
-  const simd = wasm.simd && new SimdPool(wasm.simd);
   const { mediaType, orientation } = header;
   const codec = codecFor(header);
   const turned = orientation >= 5;
@@ -419,179 +363,261 @@ export async function fitImage(
   }
 
   const window: Crop = crop ?? { x: 0, y: 0, width, height };
-  const target = targetSize(window.width, window.height, opts.maxLongEdge);
-  const storedWindow = toStored(window, orientation, header.width, header.height);
   const toSrgb = iccToSrgb(await image.colorProfile());
-  let wasmPeakBytes = 0;
-  let usedSimd = false;
-  let decodes = 0;
+  // Another encoder handed in (the bench's MozJPEG) searches in place of ours, one instance per fit.
+  const other = settings.jpegEncoder && (await settings.jpegEncoder());
+  return chooseFit({
+    opts,
+    wasm,
+    // The fit's resamplers and encodes share instances (a later one reuses the pages an earlier one touched).
+    simd: wasm.simd && new SimdPool(wasm.simd),
+    header,
+    image,
+    lossless: codec.lossless,
+    turned,
+    original,
+    crop,
+    window,
+    target: targetSize(window.width, window.height, opts.maxLongEdge),
+    storedWindow: toStored(window, orientation, header.width, header.height),
+    toSrgb,
+    maxBytes: maxPayloadBytes(OUT_TYPE, opts.embedTargetBytes),
+    other,
+    state: { attempts: 0, decodes: 0, wasmPeakBytes: 0, usedSimd: false },
+  });
+}
 
-  /**
-   * Decodes the source and resamples its window straight to `size` (displayed pixels), converted to
-   * sRGB. The search's own smaller sizes are resampled from the cap-size render instead: a second
-   * decode cost 6–40 % of the fit for ±0.04 dB (docs/benchmarks.md, "Shrinking from the cap-size
-   * render"); only a smaller candidate that wins the fidelity comparison is rendered from here.
-   */
-  const render = async (size: { width: number; height: number }): Promise<Uint8Array> => {
-    const stored = turned ? { width: size.height, height: size.width } : size;
-    // What the budget lets an output of this size keep, so what the decode must (CodecImage.decodeRows).
-    const detail = decodeDetail(maxBytes / (size.width * size.height));
-    decodes++;
-    let simdBytes = 0;
-    const makeResampler = (decodedWidth: number, decodedHeight: number, scale?: number) => {
-      const sx = scale ?? decodedWidth / header.width;
-      const sy = scale ?? decodedHeight / header.height;
-      const mapped: SourceWindow = {
-        x: storedWindow.x * sx,
-        y: storedWindow.y * sy,
-        width: storedWindow.width * sx,
-        height: storedWindow.height * sy,
-      };
-      const resampler = new StreamingResampler(decodedWidth, decodedHeight, mapped, stored.width, stored.height, simd);
-      simdBytes = resampler.wasmBytes;
-      usedSimd = resampler.usesSimd;
-      return resampler;
+/** The fit's output type unless a lossless source goes out as a PNG. */
+const OUT_TYPE = "image/jpeg";
+
+type Size = { width: number; height: number };
+
+/** What one fit counts across its renders and searches, for its result. */
+interface FitState {
+  /** Encodes counted (a whole-image size or an encode). */
+  attempts: number;
+  decodes: number;
+  /** Largest WASM memory of any codec instance of the fit. */
+  wasmPeakBytes: number;
+  usedSimd: boolean;
+  /** The tables and chroma the JPEG as chosen now uses; a losing candidate puts them back. */
+  jpegTables?: string;
+  chroma?: FitResult["chroma"];
+}
+
+/** A fit past the pass-through: the open source, where it is cut and turned, and the budget. */
+interface FitJob {
+  readonly opts: FitOptions;
+  readonly wasm: VisionWasm;
+  readonly simd: SimdPool | undefined;
+  readonly header: ImageHeader;
+  readonly image: CodecImage;
+  readonly lossless: boolean;
+  readonly turned: boolean;
+  readonly original: FitResult["original"];
+  readonly crop: Crop | undefined;
+  /** The displayed window fitted (the crop, or the whole image). */
+  readonly window: Crop;
+  /** The window at the long-edge cap: the first size tried. */
+  readonly target: Size;
+  readonly storedWindow: Crop;
+  readonly toSrgb: RgbTransform | undefined;
+  /** Largest JPEG payload whose data: URL fits the budget. */
+  readonly maxBytes: number;
+  readonly other: JpegEncoder | undefined;
+  readonly state: FitState;
+}
+
+/**
+ * Decodes the source and resamples its window straight to `size` (displayed pixels), converted to
+ * sRGB. The search's own smaller sizes are resampled from the cap-size render instead: a second
+ * decode cost 6–40 % of the fit for ±0.04 dB (docs/benchmarks.md, "Shrinking from the cap-size
+ * render"); only a smaller candidate that wins the fidelity comparison is rendered from here.
+ */
+async function render(job: FitJob, size: Size): Promise<Uint8Array> {
+  const { header, storedWindow, state } = job;
+  const orientation = header.orientation;
+  const stored = job.turned ? { width: size.height, height: size.width } : size;
+  // What the budget lets an output of this size keep, so what the decode must (CodecImage.decodeRows).
+  const detail = decodeDetail(job.maxBytes / (size.width * size.height));
+  state.decodes++;
+  let simdBytes = 0;
+  const makeResampler = (decodedWidth: number, decodedHeight: number, scale?: number) => {
+    const sx = scale ?? decodedWidth / header.width;
+    const sy = scale ?? decodedHeight / header.height;
+    const mapped: SourceWindow = {
+      x: storedWindow.x * sx,
+      y: storedWindow.y * sy,
+      width: storedWindow.width * sx,
+      height: storedWindow.height * sy,
     };
-    const minScale = Math.max(stored.width / storedWindow.width, stored.height / storedWindow.height);
-    const decoded = await image.decodeRows(minScale, makeResampler, detail);
-    const rgb = orient(decoded.resampler.finish(), stored.width, stored.height, orientation);
-    // Codec instances run one after another, so the call's peak is the largest single one.
-    wasmPeakBytes = Math.max(wasmPeakBytes, decoded.wasmBytes, simdBytes);
-    toSrgb?.(rgb);
-    return rgb;
+    const resampler = new StreamingResampler(
+      decodedWidth,
+      decodedHeight,
+      mapped,
+      stored.width,
+      stored.height,
+      job.simd,
+    );
+    simdBytes = resampler.wasmBytes;
+    state.usedSimd = resampler.usesSimd;
+    return resampler;
   };
+  const minScale = Math.max(stored.width / storedWindow.width, stored.height / storedWindow.height);
+  const decoded = await job.image.decodeRows(minScale, makeResampler, detail);
+  const rgb = orient(decoded.resampler.finish(), stored.width, stored.height, orientation);
+  // Codec instances run one after another, so the call's peak is the largest single one.
+  state.wasmPeakBytes = Math.max(state.wasmPeakBytes, decoded.wasmBytes, simdBytes);
+  job.toSrgb?.(rgb);
+  return rgb;
+}
 
-  const outType = "image/jpeg";
-  const maxBytes = maxPayloadBytes(outType, opts.embedTargetBytes);
-  const counter = { attempts: 0 };
-  const mozjpeg = settings.encoder === "mozjpeg" ? await loadMozJpeg(wasm, settings) : undefined;
-  let jpegTables: string | undefined;
-  let chroma: FitResult["chroma"];
-  /**
-   * Where 4:2:0 fits at quality 100 with budget left, its 2x2-averaged chroma, not the quantiser,
-   * limits the image (coloured text and UI edges lose the most). Then 4:4:4 at the highest quality
-   * that fits is kept when it adds less squared error than 4:2:0 at 100 does with its subsampling,
-   * both estimated on a sample (docs/vision.md, "Chroma sampling"); else 4:2:0 at 100 goes out.
-   * Undefined (no encode counted) where the sampled size of 4:2:0 at 100 is over FULL_QUALITY_SLACK
-   * times the budget, or (one counted) where its exact size, or its encode, is over the budget;
-   * `at100`, 4:2:0 at 100 as the search already wrote it within the budget, skips those checks and
-   * is what goes out if 4:4:4 loses.
-   * 4:4:4 gets the flat table without a choice: at the qualities these budgets reach it adds the
-   * least error (docs/benchmarks.md, "4:4:4 where 4:2:0 stops at quality 100"). Its kernels take a
-   * fresh instance, so `subsampled` stays live when 4:4:4 loses.
-   */
-  const atFullQuality = (
-    rgb: Uint8Array,
-    size: { width: number; height: number },
-    subsampled: PreparedJpeg,
-    at100?: Uint8Array,
-  ): SearchOutcome | undefined => {
-    if (!at100) {
-      if (subsampled.estimateAt(QUALITY_MAX) > maxBytes * FULL_QUALITY_SLACK) return undefined;
-      counter.attempts++;
-      if (subsampled.sizeAt(QUALITY_MAX) > maxBytes) return undefined;
-    }
-    const error = subsampled.errorAt(QUALITY_MAX) + subsamplingError(rgb, size.width, size.height);
-    const prepared = prepareJpeg(rgb, size.width, size.height, simd?.module, FLAT_TABLES, YCC_444);
-    wasmPeakBytes = Math.max(wasmPeakBytes, prepared.wasmBytes);
-    const outcome = searchPrepared(prepared, maxBytes, counter);
-    if (outcome.quality !== undefined && prepared.errorAt(outcome.quality) < error) {
-      jpegTables = prepared.tables;
-      chroma = "4:4:4";
-      return outcome;
-    }
-    // The stuffing allowance makes sizeAt an upper bound; in the rare exception the search takes over.
-    const data = at100 ?? subsampled.encode(QUALITY_MAX);
-    return data.length <= maxBytes ? { data, quality: QUALITY_MAX } : undefined;
-  };
-  /** The highest quality that fits at `size`, and the size any other quality would take. */
-  /** `known`: the quality a near-identical image fitted at, tried first (the baseline encoder's search). */
-  const search = (
-    rgb: Uint8Array,
-    size: { width: number; height: number },
-    firstGuess: number,
-    known?: number,
-  ): SearchOutcome & { sizeAt: (q: number) => number } => {
-    if (mozjpeg) {
-      const rgba = toRgba(rgb);
-      const encode = (q: number) => mozjpeg.encode(rgba, size.width, size.height, q);
-      const outcome = searchQuality(encode, maxBytes, firstGuess, counter);
-      wasmPeakBytes = Math.max(wasmPeakBytes, mozjpeg.wasmBytes());
-      return {
-        ...outcome,
-        sizeAt: (q) => {
-          counter.attempts++;
-          return encode(q).length;
-        },
-      };
-    }
-    const prepared = prepareJpeg(rgb, size.width, size.height, simd);
-    wasmPeakBytes = Math.max(wasmPeakBytes, prepared.wasmBytes);
-    jpegTables = prepared.chooseTables(maxBytes, QUALITY_MIN, QUALITY_MAX);
-    chroma = "4:2:0";
-    // Comfortable: 4:4:4 fits where 4:2:0 at 100 does, far above QUALITY_COMPARED_BELOW (90-100 on
-    // the bench's screenshots), so the comparison below never asks it for another size.
-    const full = atFullQuality(rgb, size, prepared);
-    if (full) return { ...full, comfortable: true, sizeAt: () => maxBytes };
-    const outcome = searchPrepared(prepared, maxBytes, counter, known);
-    if (outcome.quality === QUALITY_MAX && outcome.data) {
-      // Only where the estimate had put 4:2:0 at 100 over the slack: the search found it within.
-      const late = atFullQuality(rgb, size, prepared, outcome.data);
-      if (late) return { ...late, comfortable: true, sizeAt: () => maxBytes };
-    }
-    // Qualities of other tables are on other scales: compare by the error they add.
-    const comfortable =
-      outcome.quality !== undefined &&
-      (outcome.quality >= QUALITY_COMPARED_BELOW ||
-        (jpegTables !== "annex-k" &&
-          prepared.errorAt(outcome.quality) <= prepared.errorAt(QUALITY_COMFORT, "annex-k")));
+/**
+ * Where 4:2:0 fits at quality 100 with budget left, its 2x2-averaged chroma, not the quantiser,
+ * limits the image (coloured text and UI edges lose the most). Then 4:4:4 at the highest quality
+ * that fits is kept when it adds less squared error than 4:2:0 at 100 does with its subsampling,
+ * both estimated on a sample (docs/vision.md, "Chroma sampling"); else 4:2:0 at 100 goes out.
+ * Undefined (no encode counted) where the sampled size of 4:2:0 at 100 is over FULL_QUALITY_SLACK
+ * times the budget, or (one counted) where its exact size, or its encode, is over the budget;
+ * `at100`, 4:2:0 at 100 as the search already wrote it within the budget, skips those checks and
+ * is what goes out if 4:4:4 loses.
+ * 4:4:4 gets the flat table without a choice: at the qualities these budgets reach it adds the
+ * least error (docs/benchmarks.md, "4:4:4 where 4:2:0 stops at quality 100"). Its kernels take a
+ * fresh instance, so `subsampled` stays live when 4:4:4 loses.
+ */
+function atFullQuality(
+  job: FitJob,
+  rgb: Uint8Array,
+  size: Size,
+  subsampled: PreparedJpeg,
+  at100?: Uint8Array,
+): SearchOutcome | undefined {
+  const { maxBytes, state } = job;
+  if (!at100) {
+    if (subsampled.estimateAt(QUALITY_MAX) > maxBytes * FULL_QUALITY_SLACK) return undefined;
+    state.attempts++;
+    if (subsampled.sizeAt(QUALITY_MAX) > maxBytes) return undefined;
+  }
+  const error = subsampled.errorAt(QUALITY_MAX) + subsamplingError(rgb, size.width, size.height);
+  const prepared = prepareJpeg(rgb, size.width, size.height, job.simd?.module, FLAT_TABLES, YCC_444);
+  state.wasmPeakBytes = Math.max(state.wasmPeakBytes, prepared.wasmBytes);
+  const outcome = searchPrepared(prepared, maxBytes, state);
+  if (outcome.quality !== undefined && prepared.errorAt(outcome.quality) < error) {
+    state.jpegTables = prepared.tables;
+    state.chroma = "4:4:4";
+    return outcome;
+  }
+  // The stuffing allowance makes sizeAt an upper bound; in the rare exception the search takes over.
+  const data = at100 ?? subsampled.encode(QUALITY_MAX);
+  return data.length <= maxBytes ? { data, quality: QUALITY_MAX } : undefined;
+}
+
+/**
+ * The highest quality that fits at `size`, and the size any other quality would take.
+ * `known`: the quality a near-identical image fitted at, tried first (the baseline encoder's search).
+ */
+function search(
+  job: FitJob,
+  rgb: Uint8Array,
+  size: Size,
+  firstGuess: number,
+  known?: number,
+): SearchOutcome & { sizeAt: (q: number) => number } {
+  const { maxBytes, state, other } = job;
+  if (other) {
+    const rgba = toRgba(rgb);
+    const encode = (q: number) => other.encode(rgba, size.width, size.height, q);
+    const outcome = searchQuality(encode, maxBytes, firstGuess, state);
+    state.wasmPeakBytes = Math.max(state.wasmPeakBytes, other.wasmBytes());
     return {
       ...outcome,
-      comfortable,
       sizeAt: (q) => {
-        counter.attempts++;
-        return prepared.sizeAt(q);
+        state.attempts++;
+        return encode(q).length;
       },
-      ...(outcome.data
-        ? {}
-        : { below: () => searchPrepared(prepared, maxBytes, counter, undefined, QUALITY_FLOOR, QUALITY_MIN - 1) }),
     };
+  }
+  const prepared = prepareJpeg(rgb, size.width, size.height, job.simd);
+  state.wasmPeakBytes = Math.max(state.wasmPeakBytes, prepared.wasmBytes);
+  state.jpegTables = prepared.chooseTables(maxBytes, QUALITY_MIN, QUALITY_MAX);
+  state.chroma = "4:2:0";
+  // Comfortable: 4:4:4 fits where 4:2:0 at 100 does, far above QUALITY_COMPARED_BELOW (90-100 on
+  // the bench's screenshots), so the comparison below never asks it for another size.
+  const full = atFullQuality(job, rgb, size, prepared);
+  if (full) return { ...full, comfortable: true, sizeAt: () => maxBytes };
+  const outcome = searchPrepared(prepared, maxBytes, state, known);
+  if (outcome.quality === QUALITY_MAX && outcome.data) {
+    // Only where the estimate had put 4:2:0 at 100 over the slack: the search found it within.
+    const late = atFullQuality(job, rgb, size, prepared, outcome.data);
+    if (late) return { ...late, comfortable: true, sizeAt: () => maxBytes };
+  }
+  // Qualities of other tables are on other scales: compare by the error they add.
+  const comfortable =
+    outcome.quality !== undefined &&
+    (outcome.quality >= QUALITY_COMPARED_BELOW ||
+      (state.jpegTables !== "annex-k" &&
+        prepared.errorAt(outcome.quality) <= prepared.errorAt(QUALITY_COMFORT, "annex-k")));
+  return {
+    ...outcome,
+    comfortable,
+    sizeAt: (q) => {
+      state.attempts++;
+      return prepared.sizeAt(q);
+    },
+    ...(outcome.data
+      ? {}
+      : { below: () => searchPrepared(prepared, maxBytes, state, undefined, QUALITY_FLOOR, QUALITY_MIN - 1) }),
   };
-  const result = (
-    data: Uint8Array,
-    quality: number | undefined,
-    size: { width: number; height: number },
-    type: ImageMediaType = outType,
-  ): FitResult => ({
+}
+
+/** The fit's answer: `data` at `size`, with what the fit counted on the way. */
+function fitResult(
+  job: FitJob,
+  data: Uint8Array,
+  quality: number | undefined,
+  size: Size,
+  type: ImageMediaType = OUT_TYPE,
+): FitResult {
+  const { state } = job;
+  return {
     mediaType: type,
     data,
     width: size.width,
     height: size.height,
     dataUrlBytes: dataUrlLength(type, data.length),
-    original,
-    note: describe(original, crop, size.width, size.height),
-    encodeAttempts: counter.attempts,
-    decodes,
+    original: job.original,
+    note: describe(job.original, job.crop, size.width, size.height),
+    encodeAttempts: state.attempts,
+    decodes: state.decodes,
     passedThrough: false,
-    scale: size.width / window.width,
-    crop,
-    wasmPeakBytes,
+    scale: size.width / job.window.width,
+    crop: job.crop,
+    wasmPeakBytes: state.wasmPeakBytes,
     quality,
-    jpegTables: type === outType ? jpegTables : undefined,
-    chroma: type === outType && !mozjpeg ? chroma : undefined,
-    simd: usedSimd,
-  });
-  const shrunk = (size: { width: number; height: number }, bytesNow: number) => {
-    // Bytes scale roughly with pixel count, so the side shrinks by the square root of the overshoot.
-    const shrink = Math.min(0.97, Math.sqrt(maxBytes / bytesNow) * 0.97);
-    return {
-      width: Math.max(1, Math.floor(size.width * shrink)),
-      height: Math.max(1, Math.floor(size.height * shrink)),
-    };
+    jpegTables: type === OUT_TYPE ? state.jpegTables : undefined,
+    chroma: type === OUT_TYPE && !job.other ? state.chroma : undefined,
+    simd: state.usedSimd,
   };
+}
 
+/** The size at which bytes now `bytesNow` should fit: sides shrunk by the square root of the overshoot. */
+function shrunk(size: Size, bytesNow: number, maxBytes: number): Size {
+  // Bytes scale roughly with pixel count, so the side shrinks by the square root of the overshoot.
+  const shrink = Math.min(0.97, Math.sqrt(maxBytes / bytesNow) * 0.97);
+  return {
+    width: Math.max(1, Math.floor(size.width * shrink)),
+    height: Math.max(1, Math.floor(size.height * shrink)),
+  };
+}
+
+/**
+ * Renders the cap size, then searches it and, where it does not fit comfortably, smaller sizes
+ * and lower qualities, comparing their fidelity; a lossless source may go out as a PNG.
+ */
+async function chooseFit(job: FitJob): Promise<FitResult> {
+  const { opts, wasm, simd, target, maxBytes, state } = job;
   let size = target;
-  const full = await render(size);
+  const full = await render(job, size);
   let rgb = full;
   /**
    * A lossless source (`codec.lossless`: PNG, GIF, screenshots) goes out as a PNG of the full fitted image when that
@@ -602,36 +628,39 @@ export async function fitImage(
   let pngOverBudget = false;
   /** The PNG of the full fitted image if it is at most `limit` bytes (counted as an encode). */
   const pngWithin = async (limit: number): Promise<FitResult | undefined> => {
-    counter.attempts++;
+    state.attempts++;
     const png = encodePng(full, target.width, target.height, limit, wasm.zlib);
     if (!png && limit === pngRoom) pngOverBudget = true;
-    return png && result(png, undefined, target, "image/png");
+    return png && fitResult(job, png, undefined, target, "image/png");
   };
   const withLossless = async (jpeg: FitResult): Promise<FitResult> => {
-    if (!codec.lossless || pngOverBudget) return jpeg;
+    if (!job.lossless || pngOverBudget) return jpeg;
     const shrunk = jpeg.width !== target.width || jpeg.height !== target.height;
     return (await pngWithin(shrunk ? pngRoom : Math.min(pngRoom, jpeg.data.length))) ?? jpeg;
   };
-  type Size = { width: number; height: number };
   /** The fit's tables and chroma as chosen now; the function puts them back after a losing candidate. */
   const keepChoice = () => {
-    const kept = { jpegTables, chroma };
-    return () => ({ jpegTables, chroma } = kept);
+    const kept = { jpegTables: state.jpegTables, chroma: state.chroma };
+    return () => {
+      state.jpegTables = kept.jpegTables;
+      state.chroma = kept.chroma;
+    };
   };
   /** A smaller candidate: `small` resampled from the `at`-size render (no second decode), searched from QUALITY_COMFORT. */
   const searchSmaller = (at: Size, small: Size) =>
-    search(resizeRgb(full, at.width, at.height, small.width, small.height, simd), small, QUALITY_COMFORT);
+    search(job, resizeRgb(full, at.width, at.height, small.width, small.height, simd), small, QUALITY_COMFORT);
   /** Whether `small` shows the `at`-size render RESOLUTION_PREFERENCE_DB more faithfully than `data` does. */
   const smallerWins = (small: Uint8Array, data: Uint8Array, at: Size) =>
     fidelity(small, full, at, wasm) > fidelity(data, full, at, wasm) + RESOLUTION_PREFERENCE_DB;
   for (let round = 0; ; round++) {
-    const outcome = search(rgb, size, round === 0 ? 80 : QUALITY_COMFORT);
+    const outcome = search(job, rgb, size, round === 0 ? 80 : QUALITY_COMFORT);
     if (outcome.data && outcome.quality !== undefined) {
-      if (outcome.comfortable !== false || round > 0) return withLossless(result(outcome.data, outcome.quality, size));
+      if (outcome.comfortable !== false || round > 0)
+        return withLossless(fitResult(job, outcome.data, outcome.quality, size));
       const restore = keepChoice();
       // Below the comfortable quality: measure whether a smaller image at that quality would show
       // the full-size picture more faithfully; only if it wins is it rendered again from the source.
-      const smallSize = shrunk(size, outcome.sizeAt(QUALITY_COMFORT));
+      const smallSize = shrunk(size, outcome.sizeAt(QUALITY_COMFORT), maxBytes);
       const small = searchSmaller(size, smallSize);
       if (
         small.data &&
@@ -639,29 +668,29 @@ export async function fitImage(
         small.quality > outcome.quality &&
         smallerWins(small.data, outcome.data, size)
       ) {
-        const fromSource = search(await render(smallSize), smallSize, small.quality, small.quality);
+        const fromSource = search(job, await render(job, smallSize), smallSize, small.quality, small.quality);
         if (fromSource.data && fromSource.quality !== undefined)
-          return withLossless(result(fromSource.data, fromSource.quality, smallSize));
+          return withLossless(fitResult(job, fromSource.data, fromSource.quality, smallSize));
       }
       restore();
-      return withLossless(result(outcome.data, outcome.quality, size));
+      return withLossless(fitResult(job, outcome.data, outcome.quality, size));
     }
-    if (round === 0 && codec.lossless) {
+    if (round === 0 && job.lossless) {
       // No JPEG fits at the cap: a PNG that does needs no second decode.
       const png = await pngWithin(pngRoom);
       if (png) return png;
     }
     // The size at which QUALITY_MIN should fit.
-    const smaller = shrunk(size, outcome.sizeAtMin ?? maxBytes * 2);
+    const smaller = shrunk(size, outcome.sizeAtMin ?? maxBytes * 2, maxBytes);
     const low = round === 0 ? outcome.below?.() : undefined;
     if (low?.data && low.quality !== undefined) {
       // The cap size under QUALITY_MIN against the image shrunk until QUALITY_MIN fits (QUALITY_FLOOR).
       const restore = keepChoice();
       const small = searchSmaller(size, smaller);
       if (small.data && small.quality !== undefined && smallerWins(small.data, low.data, size))
-        return withLossless(result(small.data, small.quality, smaller));
+        return withLossless(fitResult(job, small.data, small.quality, smaller));
       restore();
-      return withLossless(result(low.data, low.quality, size));
+      return withLossless(fitResult(job, low.data, low.quality, size));
     }
     if ((size.width === 1 && size.height === 1) || round > 8) {
       throw new AppError(
@@ -769,7 +798,7 @@ function searchPrepared(
  */
 export function createImageFitter(
   wasm: VisionWasm,
-  settings: JpegEncodeSettings = DEFAULT_JPEG_SETTINGS,
+  settings: FitSettings = DEFAULT_FIT_SETTINGS,
 ): (bytes: Uint8Array, opts: FitOptions) => Promise<FitResult> {
   return (bytes, opts) => fitImage(bytes, opts, wasm, settings);
 }

@@ -1,11 +1,25 @@
 /**
- * JPEG encoding with MozJPEG (4:2:0 chroma, optimized Huffman tables), one emscripten instance per
- * fit: the quality search reuses it across attempts, and it is dropped with the request so its
- * memory high-water mark does not outlive the image.
+ * JPEG encoding with MozJPEG (4:2:0 chroma, optimized Huffman tables), for the bench's comparison
+ * with our baseline encoder and for the tests' JPEG fixtures; the service never bundles it. One
+ * emscripten instance per fit: the quality search reuses it across attempts, and it is dropped with
+ * the fit so its memory high-water mark does not outlive the image.
  */
 import mozjpegFactory from "@jsquash/jpeg/codec/enc/mozjpeg_enc.js";
 
-import { DEFAULT_JPEG_SETTINGS, type JpegEncodeSettings } from "./jpeg.settings";
+import type { FitSettings, JpegEncoder } from "../shared/imaging/jpeg.settings";
+import type { VisionWasm } from "../shared/ports";
+
+/** The production codecs plus MozJPEG's compiled module (`@jsquash/jpeg/codec/enc/mozjpeg_enc.wasm`). */
+export type WithMozJpeg = VisionWasm & { jpegEncoder?: WebAssembly.Module };
+
+/** MozJPEG's knobs the bench compared; the defaults are what every comparison and fixture uses. */
+export interface MozJpegSettings {
+  progressive: boolean;
+  /** MozJPEG trellis extras (multipass, EOB and table optimisation); its basic trellis is always on in this build. */
+  trellis: boolean;
+}
+
+const DEFAULT_MOZJPEG_SETTINGS: MozJpegSettings = { progressive: false, trellis: false };
 
 interface MozJpegModule {
   encode(data: Uint8Array, width: number, height: number, options: Record<string, unknown>): Uint8Array;
@@ -13,15 +27,9 @@ interface MozJpegModule {
 
 type Factory = (overrides: Record<string, unknown>) => Promise<MozJpegModule>;
 
-export interface JpegEncoder {
-  /** Encodes RGBA pixels; returns a copy owned by the JS heap. */
-  encode(rgba: Uint8Array, width: number, height: number, quality: number): Uint8Array;
-  wasmBytes(): number;
-}
-
 export async function createJpegEncoder(
   module: WebAssembly.Module,
-  settings: JpegEncodeSettings = DEFAULT_JPEG_SETTINGS,
+  settings: MozJpegSettings = DEFAULT_MOZJPEG_SETTINGS,
 ): Promise<JpegEncoder> {
   let memory: WebAssembly.Memory | undefined;
   const factory = mozjpegFactory as unknown as Factory;
@@ -59,4 +67,9 @@ export async function createJpegEncoder(
     },
     wasmBytes: () => memory?.buffer.byteLength ?? 0,
   };
+}
+
+/** Fit settings that make `fitImage` search with MozJPEG in place of our baseline encoder. */
+export function mozJpegFit(module: WebAssembly.Module): FitSettings {
+  return { jpegEncoder: () => createJpegEncoder(module) };
 }

@@ -11,7 +11,7 @@ import { describe, expect, it } from "vitest";
 import { importGraph, roomOf, upwardArrows } from "../../scripts/import-graph";
 
 const LAYERS: readonly (readonly string[])[] = [
-  ["deadline", "hash", "models"], // leaves: import nothing in shared/
+  ["deadline", "hash", "models", "nearest"], // leaves: import nothing in shared/
   ["bytes"],
   ["http"], // errors, bodies, auth, validation: what every route and provider speaks
   ["media"], // an image's type and size from its first bytes, base64
@@ -47,6 +47,9 @@ const UPWARD: ReadonlySet<string> = new Set([
   "shared/config/config.schema.ts -> shared/proxy/providers/anthropic.provider.ts",
   "shared/config/config.schema.ts -> shared/proxy/providers/openai.provider.ts",
   "shared/config/config.schema.ts -> shared/web/providers/providers.catalog.ts",
+  // proxy.forward_headers is checked against the headers never forwarded, every provider's key
+  // headers among them (with the provider specs, to shared/llm/).
+  "shared/config/config.schema.ts -> shared/proxy/request-policy.ts",
 ]);
 
 const graph = importGraph(["shared"]);

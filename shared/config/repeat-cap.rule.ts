@@ -26,3 +26,15 @@ export function capRule(configured: number | null): string {
     return `unset: ${DEFAULT_SUBAGENT_CAP} for subagents, unlimited for the main agent; 0 = unlimited`;
   return configured === 0 ? "0 = unlimited" : `${configured} for every caller; 0 = unlimited`;
 }
+
+/**
+ * The setting as the 409 ends with it, in agreement with the value `GET /v1/config` shows for the
+ * key: its number when set, else `unset` and the default that applied (the key itself reads null).
+ * @example capSetting(null) // "vision.max_calls_per_image unset: 3 for subagents; 0 = unlimited"
+ * @example capSetting(5)    // "vision.max_calls_per_image = 5; 0 = unlimited"
+ */
+export function capSetting(configured: number | null): string {
+  return configured === null
+    ? `vision.max_calls_per_image unset: ${DEFAULT_SUBAGENT_CAP} for subagents; 0 = unlimited`
+    : `vision.max_calls_per_image = ${configured}; 0 = unlimited`;
+}

@@ -138,6 +138,8 @@ async function inflated(bytes: Uint8Array, format: CompressionFormat, limit: num
       if (result !== null && take(result)) nextRead();
     }
     const closing = writer.close();
+    // Awaited below; a refusal on the way leaves it rejected, and that is no news.
+    closing.catch(() => undefined);
     while (take(await reading)) nextRead();
     await closing;
   } catch (error) {

@@ -229,19 +229,23 @@ function discordWebhook(host: string): Matcher {
 /**
  * Chat-bot tokens carried in a URL path. Telegram: `<5..16 digits>:<35 of [A-Za-z0-9_-]>` (as in
  * `api.telegram.org/bot<token>/getMe`), tried at the colon; the digits follow `bot` or a separator.
+ * Right after `bot` (the Bot API's own path), a secret of 30 to 50 characters with a key-like run
+ * (16 or more letters and digits mixed, hasKeyLikeRun) is one too: Telegram's documentation shows
+ * a 34-character one (`bot123456:ABC-DEF1234ghIkl-zyx57W2v1u123ew11`); a slug's words and numbers
+ * stay apart.
  */
 const telegramBotToken: Matcher = (text, at, runs) => {
   let digits = 0;
   while (digits < 17 && at - digits - 1 >= 0 && isDigit(text.charCodeAt(at - digits - 1))) digits++;
   if (digits < 5 || digits > 16) return null;
   const before = at - digits;
-  if (
-    before > 0 &&
-    isAlnum(text.charCodeAt(before - 1)) &&
-    !(before >= 3 && text.slice(before - 3, before).toLowerCase() === "bot")
-  )
-    return null;
-  return runs.end(isWord, at + 1) - (at + 1) === 35 ? { kind: "Telegram bot token" } : null;
+  const afterBot = before >= 3 && text.slice(before - 3, before).toLowerCase() === "bot";
+  if (before > 0 && isAlnum(text.charCodeAt(before - 1)) && !afterBot) return null;
+  const length = runs.end(isWord, at + 1) - (at + 1);
+  if (length === 35) return { kind: "Telegram bot token" };
+  return afterBot && length >= 30 && length <= 50 && hasKeyLikeRun(text, at + 1, at + 1 + length, 16)
+    ? { kind: "Telegram bot token" }
+    : null;
 };
 
 /** Discord bot tokens: base64 user id (`M`/`N`/`O` and 23-25 more), `.`, 6 (timestamp), `.`, 27-38 (HMAC). */

@@ -17,9 +17,10 @@ export type GateVerdict =
 
 export interface SsrfOptions {
   /**
-   * `security.allow_private_urls`: opens loopback, RFC 1918, unique-local, CGNAT and site-local
-   * addresses (and `localhost`). Metadata, link-local, unspecified, multicast, broadcast,
-   * reserved and documentation ranges stay refused.
+   * `security.allow_private_urls`: opens loopback, RFC 1918, unique-local, CGNAT, site-local and
+   * benchmarking addresses (and `localhost`), and has local names (`*.local`, `*.internal`, single
+   * labels) resolved and judged by their addresses instead of refused. Metadata, link-local,
+   * unspecified, multicast, broadcast, reserved and documentation ranges stay refused.
    */
   allowPrivate: boolean;
   resolver: DnsResolver;
@@ -146,7 +147,9 @@ export async function checkUrlSafety(url: URL, options: SsrfOptions): Promise<Ga
   }
   const loopbackName = host === "localhost" || host.endsWith(".localhost");
   if (loopbackName && options.allowPrivate) return url.username || url.password ? userInfoRefusal() : LOCAL_OK;
-  if (isLocalLookingHost(host)) {
+  // With private addresses allowed, a local name (a router's `*.local`) is resolved like any
+  // other and judged by its addresses, so the metadata floor holds for it too.
+  if (!options.allowPrivate && isLocalLookingHost(host)) {
     const hint = loopbackName ? ALLOW_PRIVATE_HINT : "";
     return refuse(`The host ${host} is a local network name; only public hosts can be fetched${hint}.`);
   }

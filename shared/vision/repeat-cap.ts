@@ -5,7 +5,7 @@
  */
 import { AppError } from "../http/errors";
 import type { Reservation } from "../ports";
-import { type Caller, effectiveCap } from "../config/repeat-cap.rule";
+import { type Caller, capSetting, effectiveCap } from "../config/repeat-cap.rule";
 
 /** Counters are dropped after this much inactivity in a session. */
 export const SESSION_IDLE_MS = 24 * 60 * 60 * 1000;
@@ -35,8 +35,8 @@ export async function releaseSlot(store: CounterStore, imageKey: string): Promis
 /** The 409 of api.md: its words, with the cap that applied. */
 export function embedCapReached(count: number, configured: number | null, caller: Caller): AppError {
   const cap = effectiveCap(configured, caller) ?? 0;
-  // The cap that applied, as the spec words it (unset: the subagent default, 3).
-  const setting = `vision.max_calls_per_image = ${cap}; 0 = unlimited`;
+  // The setting as GET /v1/config shows it: unset names the default that applied, never "= 3".
+  const setting = capSetting(configured);
   return new AppError(
     409,
     "embed_cap_reached",

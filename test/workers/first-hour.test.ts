@@ -139,7 +139,7 @@ describe("messages that say what to do", () => {
     expect(error.details).toEqual([{ path: ["query"], message: "query must not be empty" }]);
   });
 
-  it("the 409 ends with the cap that applied, as the spec words it, and /v1/config states the rule", async () => {
+  it("the 409 ends with the setting as /v1/config shows it (unset, and the cap that applied), and /v1/config states the rule", async () => {
     const session = uniqueToken();
     const load = () =>
       callJson("/v1/vision_analyze", {
@@ -152,7 +152,7 @@ describe("messages that say what to do", () => {
     expect(config.vision.max_calls_per_image_rule).toBe(
       "unset: 3 for subagents, unlimited for the main agent; 0 = unlimited",
     );
-    expect(refused.message).toMatch(/\(vision\.max_calls_per_image = 3; 0 = unlimited\)$/);
+    expect(refused.message).toMatch(/\(vision\.max_calls_per_image unset: 3 for subagents; 0 = unlimited\)$/);
     const set = (await callJson("/v1/config", { vars: { VISION_MAX_CALLS_PER_IMAGE: "2" } })).body;
     expect(set.vision.max_calls_per_image_rule).toBe("2 for every caller; 0 = unlimited");
   });

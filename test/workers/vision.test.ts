@@ -192,7 +192,7 @@ describe("the repeat cap", () => {
     const error = expectErrorShape(fourth.body);
     expect(error.code).toBe("embed_cap_reached");
     expect(error.message).toBe(
-      "vision_analyze refused: this image has already been loaded into context 3 time(s) in this session (region crops of the same image count too), and every native load re-sends the full image on each later API call. Answer from what you can already see, or ask the user. (vision.max_calls_per_image = 3; 0 = unlimited)",
+      "vision_analyze refused: this image has already been loaded into context 3 time(s) in this session (region crops of the same image count too), and every native load re-sends the full image on each later API call. Answer from what you can already see, or ask the user. (vision.max_calls_per_image unset: 3 for subagents; 0 = unlimited)",
     );
     const otherImage = await analyze({ image: inline(other), session_id: session, caller: "subagent" });
     expect(otherImage.status).toBe(200);

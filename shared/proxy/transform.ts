@@ -166,12 +166,22 @@ export async function transformConversation(
   const sent = changed ? format.withMessages(body, messages) : body;
   let estimate: ShadowEstimate | null = null;
   if (record !== null) {
-    // The session as the agent sent it beside the session as sent (shadow.ts), kept in the same record.
+    // The session as the agent sent it beside the session as sent (shadow.ts), kept in the same
+    // record. An estimate never fails a request: a body it cannot walk is counted at its bill.
     const stored = record.extra.shadow;
-    const step = shadowStep(isShadowState(stored) ? stored : null, body, sent, ports.clock(), rules);
-    estimate = step.estimate;
+    let step: ReturnType<typeof shadowStep> | null = null;
+    try {
+      step = shadowStep(isShadowState(stored) ? stored : null, body, sent, ports.clock(), rules);
+    } catch {
+      step = null;
+    }
+    estimate = step?.estimate ?? null;
     if (settings.remembers !== false)
-      await writeSessionRecord(sessionKey, { memory: remember, extra: { ...record.extra, shadow: step.state } }, ports);
+      await writeSessionRecord(
+        sessionKey,
+        { memory: remember, extra: { ...record.extra, shadow: step?.state ?? null } },
+        ports,
+      );
   }
   if (!changed) return { ...unchanged, fitSkipped: fit.skipped, rule, estimate };
   return {

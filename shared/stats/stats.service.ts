@@ -204,6 +204,12 @@ export class StatsFold {
   private readonly series = new Map<number, Map<LedgerTool, Group>>();
   private readonly prices: RowPrices;
 
+  /** Per hour, provider and model: the billed prompt's money, and whether an as-sent count came with it. */
+  private readonly asSentPairs = new Map<
+    string,
+    { hour: number; provider: string; name: string; prompt: number; asSent: boolean }
+  >();
+
   /** Requests per provider of each kept LLM name: its prices shown are its busiest provider's. */
   private readonly providers = new Map<string, Map<string, number>>();
 
@@ -222,6 +228,7 @@ export class StatsFold {
     const counter = answeredCounter(row.tool, row.counter);
     if (counter === null) return;
     const money = this.moneyOf(row);
+    if (row.tool === "llm") this.pairAsSent(row, money);
     const into = (group: Group) => {
       add(group.counts, counter, row.value);
       group.money.saved += money.saved;
@@ -261,8 +268,42 @@ export class StatsFold {
     }
   }
 
+  /**
+   * Notes, per hour, provider and model, the billed prompt's money and whether any as-sent count
+   * was stored beside it: a bucket counted before the as-sent counters existed has none.
+   */
+  private pairAsSent(row: LedgerRow, money: Readonly<Money>): void {
+    const asSent = AS_SENT_TOKENS[row.counter] !== undefined;
+    if (!asSent && (PRICED_TOKENS[row.counter] === undefined || row.counter === "output_tokens")) return;
+    const pair = held(this.asSentPairs, `${row.hour}\u0000${row.provider}\u0000${row.model}`, () => ({
+      hour: row.hour,
+      provider: row.provider || "unknown",
+      name: this.kept.llm.has(nameOf(row)) ? nameOf(row) : LEDGER_OTHER_NAME,
+      prompt: 0,
+      asSent: false,
+    }));
+    if (asSent) pair.asSent = true;
+    else pair.prompt += money.cost;
+  }
+
+  /** A bucket with no as-sent count (written before they existed) is taken as sent as billed: no saving claimed, none lost. */
+  private settleUnpaired(): void {
+    for (const pair of this.asSentPairs.values()) {
+      if (pair.asSent || pair.prompt === 0) continue;
+      const groups = [
+        this.totals.get("llm"),
+        this.series.get(pair.hour)?.get("llm"),
+        this.byProvider.get("llm")?.get(pair.provider),
+        this.byModel.get("llm")?.get(pair.name),
+      ];
+      for (const group of groups) if (group) group.money.asSent += pair.prompt;
+    }
+    this.asSentPairs.clear();
+  }
+
   /** The answer (docs/stats.md). */
   answer(): StatsResponse {
+    this.settleUnpaired();
     const { pricing } = this.request;
     const totals = Object.fromEntries(
       LEDGER_TOOLS.map((tool) => {

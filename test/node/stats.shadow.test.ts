@@ -6,7 +6,10 @@
  */
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
+import { loadConfig } from "../../shared/config/config.load";
 import { modelRules } from "../../shared/models/models.table";
+import type { LedgerRow } from "../../shared/ports";
+import { statsReport } from "../../shared/stats/stats.service";
 import {
   asSentUsage,
   estimatedSavingUsd,
@@ -105,5 +108,38 @@ describe("the as-sent shadow", () => {
     const { asSent } = shadowStep(state, next, next, 301_000, GPT).estimate;
     const total = Object.values(asSent).reduce((sum, units) => sum + units.text + units.image, 0);
     expect(asSent.cacheRead.text).toBeGreaterThan(0.99 * total);
+  });
+
+  it("a bucket counted before the as-sent counters existed is taken as sent as billed: no saving claimed, none lost", () => {
+    const now = Date.UTC(2026, 11, 7, 12, 30);
+    const hour = Date.UTC(2026, 11, 7, 12);
+    const row = (model: string, counter: string, value: number): LedgerRow => ({
+      hour,
+      tool: "llm",
+      provider: "anthropic",
+      model,
+      counter,
+      value,
+    });
+    const rows = [
+      // Before: billed kinds only.
+      row("claude-sonnet-4-5", "requests", 3),
+      row("claude-sonnet-4-5", "cache_read_tokens", 90_000),
+      row("claude-sonnet-4-5", "cache_write_5m_tokens", 10_000),
+      row("claude-sonnet-4-5", "output_tokens", 500),
+      // After: as sent beside the bill, 60,000 more reads.
+      row("claude-opus-4-5", "requests", 2),
+      row("claude-opus-4-5", "cache_read_tokens", 90_000),
+      row("claude-opus-4-5", "output_tokens", 500),
+      row("claude-opus-4-5", "as_sent_cache_read_tokens", 150_000),
+    ];
+    const report = statsReport(rows, "24h", now, loadConfig({}).config.pricing);
+    const before = report.by_model.llm["claude-sonnet-4-5"]!;
+    expect(before.cost_as_sent_usd).toBe(before.cost_usd);
+    expect(before.saved_usd).toBe(0);
+    const after = report.by_model.llm["claude-opus-4-5"]!;
+    expect(after.saved_usd).toBeCloseTo((60_000 * 0.5) / 1e6, 9);
+    expect(report.totals.llm.saved_usd).toBeCloseTo(after.saved_usd!, 9);
+    expect(report.series[0]!.llm!.saved_usd).toBeCloseTo(after.saved_usd!, 9);
   });
 });

@@ -8,6 +8,7 @@
 import type { SingleFlight } from "../../shared/ports";
 import type { ExtractJob, SearchJob } from "../../shared/web/job.types";
 import type { ContractCase } from "./ports.contract";
+import { gateArrivals, openGate } from "../support/emulator-client";
 
 export interface FlightContext {
   /** The emulator's base URL, as the adapter's fetch reaches it. */
@@ -147,13 +148,17 @@ export function singleFlightContract(context: FlightContext): ContractCase<Singl
       name: "forget drops the stored copy; a call in flight when it is forgotten still stores its answer",
       async run(flight, check, unique) {
         const key = `contract:forget:${unique}`;
-        const job = searchJob(context, `contract forget [slow:300] ${unique}`);
+        const gate = `forget-${unique}`;
+        const job = searchJob(context, `contract forget ${unique}`);
         check.equal(await flight.forget(key), false, "forget of a key never stored");
         await flight.run(key, job, { ...options, now: Date.now() });
         check.equal(await flight.forget(key), true, "forget of a stored key");
-        const inFlight = flight.run(key, job, { ...options, now: Date.now() });
-        await sleep(100);
+        // The provider holds its answer until the gate opens: the call is in flight once it has arrived.
+        const held = searchJob(context, `contract forget [gate:${gate}] ${unique}`);
+        const inFlight = flight.run(key, held, { ...options, now: Date.now() });
+        await until(async () => (await gateArrivals(context.emulator, gate)) === 1);
         check.equal(await flight.forget(key), false, "forget while the call is in flight");
+        await openGate(context.emulator, gate);
         check.equal((await inFlight).ok, true, "the call in flight answers");
         const after = await flight.run(key, job, { ...options, now: Date.now() });
         check.equal(after.ok && after.cache, "hit", "the answer of the call in flight was stored");
@@ -164,6 +169,12 @@ export function singleFlightContract(context: FlightContext): ContractCase<Singl
 }
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** Resolves once `done` is true, asking every 10 ms (for 10 s at most). */
+async function until(done: () => Promise<boolean>): Promise<void> {
+  for (const started = Date.now(); !(await done()); await sleep(10))
+    if (Date.now() - started > 10_000) throw new Error("the awaited event did not happen within 10 s");
+}
 
 function searchJob(context: FlightContext, query: string): SearchJob {
   return {

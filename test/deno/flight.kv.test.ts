@@ -10,7 +10,7 @@ import { silentLogger } from "../../shared/log";
 import { paidCall, type PaidCallDeps, purgeCached } from "../../shared/web/cache";
 import { CopyElection, FlightCoordinator } from "../../shared/web/flight";
 import type { ExtractJob, SearchJob } from "../../shared/web/job.types";
-import { emulatorCalls, uniqueToken } from "../support/emulator-client";
+import { emulatorCalls, gateArrivals, openGate, uniqueToken } from "../support/emulator-client";
 
 function assertEquals(actual: unknown, expected: unknown, what: string): void {
   const a = JSON.stringify(actual);
@@ -339,15 +339,18 @@ Deno.test({
   name: "Deno KV flight: a purge from another process while the leader pays does not stop it; its answer is stored",
   sanitizeResources: false,
   async fn() {
-    const upstream = provider({ delayMs: 300 });
+    const upstream = provider({ delayMs: 0 });
     const procs = [await processOn(upstream.fetch), await processOn(upstream.fetch)];
     const key = `search:${unique()}`;
     await paidCall(procs[0]!.deps, key, searchJob(upstream.query("purged")), options);
     assertEquals(await purgeCached(procs[1]!.deps, key), true, "purge of the stored entry");
     // The leader is the purging process (the other one's memory copy outlives a purge: docs/storage.md).
-    const inFlight = paidCall(procs[1]!.deps, key, searchJob(upstream.query("purged")), options);
-    await sleep(100);
+    // The provider holds its answer until the gate opens: the leader pays once its call has arrived.
+    const gate = uniqueToken("purge");
+    const inFlight = paidCall(procs[1]!.deps, key, searchJob(upstream.query(`purged [gate:${gate}]`)), options);
+    while ((await gateArrivals(EMULATOR, gate)) < 1) await sleep(10);
     assertEquals(await purgeCached(procs[0]!.deps, key), false, "purge while the leader pays");
+    await openGate(EMULATOR, gate);
     assertEquals((await inFlight).cache, "miss", "the leader's answer");
     assertEquals(
       (await paidCall(procs[0]!.deps, key, searchJob(upstream.query("purged")), options)).cache,

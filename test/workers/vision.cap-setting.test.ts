@@ -4,7 +4,7 @@
  * never "= 3"; where it is set, both show the same number. Inside workerd, through the real entry.
  */
 import { beforeAll, describe, expect, it } from "vitest";
-import { toBase64 } from "../../shared/vision/fit";
+import { toBase64 } from "../../shared/media/data-url";
 import { encodePng, photoPixels } from "../fixtures/images";
 import { callJson, expectErrorShape, uniqueToken } from "./helpers";
 

@@ -2,7 +2,8 @@
  * The real ledger buffer (shared/stats/ledger.ts) over a store that keeps the rows it is handed in
  * memory, for tests that read what one app recorded without the other tests' counts: every
  * rule of the buffer (bounded names, "(failed)" until an answer confirms a model, whole counts)
- * applies. `flush()` hands the gathered rows over; `sum` reads what was handed.
+ * applies. `flush()` hands the gathered rows over; `sum` reads what was handed (the ledger's own
+ * rows, not the per-session copies).
  */
 import type { LedgerRow, LedgerStore } from "../../shared/ports";
 import { consoleLogger } from "../../shared/log";
@@ -30,7 +31,8 @@ export function recordingLedger(): RecordingLedger {
   const ledger = new LedgerBuffer(store, consoleLogger);
   const totals = () => {
     const sum: Record<string, number> = {};
-    for (const row of rows) sum[row.counter] = (sum[row.counter] ?? 0) + row.value;
+    // A session's rows count the same requests again (GET /v1/stats/sessions): left out here.
+    for (const row of rows) if (row.session === undefined) sum[row.counter] = (sum[row.counter] ?? 0) + row.value;
     return sum;
   };
   return { ledger, rows, flush: () => ledger.flush(), sum: (counter) => totals()[counter] ?? 0, totals };

@@ -273,8 +273,10 @@ export class StatsFold {
    * was stored beside it: a bucket counted before the as-sent counters existed has none.
    */
   private pairAsSent(row: LedgerRow, money: Readonly<Money>): void {
-    const asSent = AS_SENT_TOKENS[row.counter] !== undefined;
-    if (!asSent && (PRICED_TOKENS[row.counter] === undefined || row.counter === "output_tokens")) return;
+    // A count is paired by its kind whatever tier it was stored under (`as_sent_input_tokens@100000`).
+    const { counter } = counterTier(row.counter);
+    const asSent = AS_SENT_TOKENS[counter] !== undefined;
+    if (!asSent && (PRICED_TOKENS[counter] === undefined || counter === "output_tokens")) return;
     const pair = held(this.asSentPairs, `${row.hour}\u0000${row.provider}\u0000${row.model}`, () => ({
       hour: row.hour,
       provider: row.provider || "unknown",

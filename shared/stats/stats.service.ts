@@ -204,10 +204,10 @@ export class StatsFold {
   private readonly series = new Map<number, Map<LedgerTool, Group>>();
   private readonly prices: RowPrices;
 
-  /** Per hour, provider and model: the billed prompt's money, and whether an as-sent count came with it. */
+  /** Per hour, provider and model: the billed money, and whether an as-sent count came with it. */
   private readonly asSentPairs = new Map<
     string,
-    { hour: number; provider: string; name: string; prompt: number; asSent: boolean }
+    { hour: number; provider: string; name: string; billed: number; asSent: boolean }
   >();
 
   /** Requests per provider of each kept LLM name: its prices shown are its busiest provider's. */
@@ -269,36 +269,39 @@ export class StatsFold {
   }
 
   /**
-   * Notes, per hour, provider and model, the billed prompt's money and whether any as-sent count
-   * was stored beside it: a bucket counted before the as-sent counters existed has none.
+   * Notes, per hour, provider and model, the billed money (prompt and output) and whether any
+   * as-sent count was stored beside it: a bucket counted before the as-sent counters existed has none.
    */
   private pairAsSent(row: LedgerRow, money: Readonly<Money>): void {
     // A count is paired by its kind whatever tier it was stored under (`as_sent_input_tokens@100000`).
     const { counter } = counterTier(row.counter);
     const asSent = AS_SENT_TOKENS[counter] !== undefined;
-    if (!asSent && (PRICED_TOKENS[counter] === undefined || counter === "output_tokens")) return;
+    if (!asSent && PRICED_TOKENS[counter] === undefined) return;
     const pair = held(this.asSentPairs, `${row.hour}\u0000${row.provider}\u0000${row.model}`, () => ({
       hour: row.hour,
       provider: row.provider || "unknown",
       name: this.kept.llm.has(nameOf(row)) ? nameOf(row) : LEDGER_OTHER_NAME,
-      prompt: 0,
+      billed: 0,
       asSent: false,
     }));
     if (asSent) pair.asSent = true;
-    else pair.prompt += money.cost;
+    else pair.billed += money.cost;
   }
 
-  /** A bucket with no as-sent count (written before they existed) is taken as sent as billed: no saving claimed, none lost. */
+  /**
+   * A bucket with no as-sent count (written before they existed) is taken as sent as billed, output
+   * included (as sent, output is `as_sent_output_tokens`): no saving claimed, none lost.
+   */
   private settleUnpaired(): void {
     for (const pair of this.asSentPairs.values()) {
-      if (pair.asSent || pair.prompt === 0) continue;
+      if (pair.asSent || pair.billed === 0) continue;
       const groups = [
         this.totals.get("llm"),
         this.series.get(pair.hour)?.get("llm"),
         this.byProvider.get("llm")?.get(pair.provider),
         this.byModel.get("llm")?.get(pair.name),
       ];
-      for (const group of groups) if (group) group.money.asSent += pair.prompt;
+      for (const group of groups) if (group) group.money.asSent += pair.billed;
     }
     this.asSentPairs.clear();
   }

@@ -161,6 +161,8 @@ describe("the ledger", () => {
       row("as_sent_cache_write_5m_tokens", 10_000),
       row("as_sent_cache_write_1h_tokens", 2_000),
       row("as_sent_cache_read_tokens", 150_000),
+      // Output is as billed, counted again beside the as-sent prompt (under its tier).
+      row("as_sent_output_tokens", 500),
     ];
     const report = statsReport(rows, "1h", now, pricing);
     const asSent = usageCost(modelRules("anthropic", "claude-sonnet-4-5").prices, {

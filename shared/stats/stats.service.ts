@@ -5,7 +5,14 @@
  * never stored, so a price change re-prices the past.
  */
 import type { Config } from "../config/config.schema";
-import { billedCost, modelRules, type ModelRules, shownPrices, tierOf, type UsageTokens } from "../models/models.table";
+import {
+  billedCost,
+  modelRules,
+  type ModelRules,
+  shownModelPrices,
+  tierOf,
+  type UsageTokens,
+} from "../models/models.table";
 import type { LedgerRow, LedgerStore, LedgerTool, StatsRequest } from "../ports";
 import { counterTier, LEDGER_TOOLS, type LLM_AS_SENT_COUNTERS, LLM_WRITE_COUNTERS, TOOL_COUNTERS } from "./counters";
 import { HOUR_MS, hourOf, LEDGER_FAILED_NAME, LEDGER_OTHER_NAME } from "./ledger";
@@ -361,7 +368,7 @@ export class StatsFold {
             const provider = busiest(this.providers.get(name));
             if (name === LEDGER_OTHER_NAME || name === LEDGER_FAILED_NAME || provider === undefined) return [];
             const model = name === "unknown" ? undefined : name;
-            return [[name, shownPrices(modelRules(provider || undefined, model, pricing.models).prices)]];
+            return [[name, shownModelPrices(modelRules(provider || undefined, model, pricing.models))]];
           }),
         ),
       },

@@ -48,6 +48,24 @@ export function shownPrices(prices: Partial<ModelPrices>): Partial<Record<ShownP
   return out;
 }
 
+/** A price tier as shown: its line and the prices of a request whose prompt is over it. */
+export type ShownTier = { above_prompt_tokens: number } & Record<ShownPrice, number>;
+
+/**
+ * A model's prices as `/v1/stats` shows them (docs/stats.md, "Prices"): the base prices under their
+ * shown names, and `tiers`, each tier's line and prices (empty for a model with one price).
+ *
+ * @example shownModelPrices(modelRules("anthropic", "claude-haiku-5-5")).tiers[0] // { above_prompt_tokens: 100000, input: 0.5, ... }
+ */
+export function shownModelPrices(
+  rules: Pick<ModelRules, "prices" | "tiers">,
+): Record<ShownPrice, number> & { tiers: ShownTier[] } {
+  return {
+    ...shownPrices(rules.prices),
+    tiers: rules.tiers.map((tier) => ({ above_prompt_tokens: tier.abovePromptTokens, ...shownPrices(tier.prices) })),
+  };
+}
+
 /** The cache prices as multiples of the input price (what the cost arithmetic weighs). */
 export interface CacheMultipliers {
   /** Short-TTL write / input: 1.25 (Anthropic; OpenAI from GPT-5.6), 1 where writes are not billed apart. */

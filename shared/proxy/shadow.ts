@@ -8,6 +8,7 @@
  * not change, in a session whose requests it never changed, costs exactly its bill.
  */
 import { imageSize, imageTokens } from "../eviction/estimate";
+import { learnedImageCosts } from "../eviction/image-cost";
 import { asRecord } from "../eviction/inventory";
 import {
   keptEntries,
@@ -93,8 +94,15 @@ function imageData(block: Record<string, unknown>): string | null {
   return null;
 }
 
+/** What blocks weigh: text characters, image tokens, and an image's learned tokens where the table has none. */
+interface Weight {
+  chars: number;
+  image: number;
+  readonly perImage: number | undefined;
+}
+
 /** Adds one block's identity to `chain` and returns what it weighs: text characters and image tokens. */
-function weigh(value: unknown, chain: Chain, into: { chars: number; image: number }): void {
+function weigh(value: unknown, chain: Chain, into: Weight): void {
   if (typeof value === "string") {
     into.chars += value.length;
     if (value.length <= SAMPLED_FROM) chain.add(value);
@@ -121,7 +129,7 @@ function weigh(value: unknown, chain: Chain, into: { chars: number; image: numbe
   if (!record) return;
   const data = imageData(record);
   if (data !== null) {
-    into.image += imageTokens(imageSize(data));
+    into.image += into.perImage ?? imageTokens(imageSize(data));
     chain.add(`img#${data.length}`);
     for (let i = 0; i < 16; i++) {
       const at = Math.floor((i * Math.max(0, data.length - 64)) / 15);
@@ -169,8 +177,13 @@ export function promptOf(body: Record<string, unknown>, rules: ModelRules): Prom
   const style = rules.cache.style;
   const ttlOf = (marker: Record<string, unknown>) =>
     marker.ttl === "1h" && rules.cache.longTtlMs !== null ? rules.cache.longTtlMs : rules.cache.ttlMs;
+  // A model the table does not know costs what was learned from its billed usage, once learned
+  // (docs/eviction.md, "Learned image cost"), as the eviction weighs it.
+  const perImage = rules.known
+    ? undefined
+    : learnedImageCosts.tokensPerImage(typeof body.model === "string" ? body.model : undefined);
   const add = (value: unknown, role?: unknown) => {
-    const into = { chars: 0, image: 0 };
+    const into: Weight = { chars: 0, image: 0, perImage };
     if (role !== undefined) chain.add(`<${String(role)}>`);
     weigh(value, chain, into);
     chain.add("\u0000");

@@ -239,25 +239,22 @@ export const DASHBOARD_JS = `"use strict";
     document.body.dataset.empty = String(empty);
     if (empty) return;
 
-    // The LLM's own saving is as sent − billed; a service that does not report as sent claims none.
-    const asSent = t.llm.cost_as_sent_usd;
-    const llmSaved = asSent === undefined ? 0 : t.llm.saved_usd || 0;
-    const webSaved = (t.web_search.saved_usd || 0) + (t.web_extract.saved_usd || 0);
-    const cacheSaved = t.llm.cache_saved_usd !== undefined ? t.llm.cache_saved_usd : (t.llm.cost_without_cache_usd || 0) - (t.llm.cost_usd || 0);
+    // The headline is the service's own saving: web calls avoided plus the LLM's as sent − billed
+    // (signed); the provider's caching is apart (docs/stats.md).
+    const webSaved = t.web_search.saved_usd + t.web_extract.saved_usd;
     $("saved-usd").textContent = usd(s.saved_usd);
-    $("saved-parts").textContent = "web calls avoided " + usd(webSaved) + " + LLM requests as sent − billed " + (asSent === undefined ? "(not estimated)" : usd(llmSaved));
-    $("cache-saved-usd").textContent = usd(cacheSaved);
+    $("saved-parts").textContent = "web calls avoided " + usd(webSaved) + " + LLM requests as sent − billed " + usd(t.llm.saved_usd);
+    $("cache-saved-usd").textContent = usd(t.llm.cache_saved_usd);
     $("search-paid").textContent = int(t.web_search.provider_calls);
     $("search-avoided").textContent = int(t.web_search.hits + t.web_search.coalesced);
     $("search-saved").textContent = usd(t.web_search.saved_usd) + " saved of " + int(t.web_search.requests) + " requests";
     $("extract-paid").textContent = int(t.web_extract.provider_calls);
     $("extract-avoided").textContent = int(t.web_extract.hits + t.web_extract.coalesced);
     $("extract-saved").textContent = usd(t.web_extract.saved_usd) + " saved of " + int(t.web_extract.requests) + " URLs";
-    $("llm-billed").textContent = usd(t.llm.cost_usd || 0);
-    $("llm-as-sent").textContent = asSent === undefined ? "–" : usd(asSent);
-    const blocks = t.llm.image_blocks_fitted;
-    $("llm-images").textContent = int(t.llm.requests) + " requests; " + int(t.llm.images_fitted) + " images fitted" +
-      (blocks === undefined ? "" : " (" + int(blocks) + " blocks sent fitted)") + ", " + int(t.llm.images_retired) + " images retired";
+    $("llm-billed").textContent = usd(t.llm.cost_usd);
+    $("llm-as-sent").textContent = usd(t.llm.cost_as_sent_usd);
+    $("llm-images").textContent = int(t.llm.requests) + " requests; " + int(t.llm.images_fitted) + " images fitted (" +
+      int(t.llm.image_blocks_fitted) + " blocks sent fitted), " + int(t.llm.images_retired) + " images retired";
     $("llm-read-share").textContent = pct(readShare(t.llm));
     $("llm-share-of").textContent = "of " + int(promptTokens(t.llm)) + " prompt tokens";
     $("image-bytes-saved").textContent = bytes(imageSaved(t.vision, t.llm));
@@ -268,7 +265,8 @@ export const DASHBOARD_JS = `"use strict";
     for (let h = from; h < to; h += HOUR) hours.push(h);
     const at = new Map(s.series.map((p) => [Date.parse(p.t), p]));
     const of = (h, tool) => (at.get(h) || {})[tool] || {};
-    const savedPerHour = hours.map((h) => (of(h, "web_search").saved_usd || 0) + (of(h, "web_extract").saved_usd || 0) + (asSent === undefined ? 0 : of(h, "llm").saved_usd || 0));
+    // A series point answers only the tools counted in its hour: a tool absent saved nothing there.
+    const savedPerHour = hours.map((h) => (of(h, "web_search").saved_usd || 0) + (of(h, "web_extract").saved_usd || 0) + (of(h, "llm").saved_usd || 0));
     bars($("chart-saved"), hours, [savedPerHour], ["#3466c2"], "usd");
     for (const [tool, id] of [["web_search", "chart-search"], ["web_extract", "chart-extract"]]) {
       const paid = hours.map((h) => of(h, tool).provider_calls || 0);

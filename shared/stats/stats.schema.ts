@@ -107,18 +107,31 @@ const Partial = z
   .record(z.string(), z.number())
   .describe("The non-zero counts (and saved_usd) of one provider, model or strategy");
 
+/** One model's prices (USD per million tokens), as pricing.models names them. */
+const ModelPricesShown = z.object({
+  input: z.number(),
+  cache_write_5m: z.number(),
+  cache_write_1h: z.number(),
+  cache_read: z.number(),
+  output: z.number(),
+});
+
 const Prices = z.object({
   search: z.record(z.string(), z.number()).describe("USD per search call, per provider (pricing.search.*)"),
   extract: z.record(z.string(), z.number()).describe("USD per extracted URL, per provider (pricing.extract.*)"),
   models: z
     .record(
       z.string(),
-      z.object({
-        input: z.number(),
-        cache_write_5m: z.number(),
-        cache_write_1h: z.number(),
-        cache_read: z.number(),
-        output: z.number(),
+      ModelPricesShown.extend({
+        tiers: z
+          .array(
+            ModelPricesShown.extend({
+              above_prompt_tokens: z.number().describe("The tier's line: a request whose prompt is over it"),
+            }),
+          )
+          .describe(
+            "Higher prices of a request whose prompt (input, writes, reads) is over a line, lowest first; empty for one price",
+          ),
       }),
     )
     .describe("USD per million tokens of each model counted in the window (model table, pricing.models overrides)"),

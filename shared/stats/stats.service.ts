@@ -5,7 +5,14 @@
  * never stored, so a price change re-prices the past.
  */
 import type { Config } from "../config/config.schema";
-import { billedCost, modelRules, type ModelRules, shownPrices, tierOf, type UsageTokens } from "../models/models.table";
+import {
+  billedCost,
+  modelRules,
+  type ModelRules,
+  shownModelPrices,
+  tierOf,
+  type UsageTokens,
+} from "../models/models.table";
 import type { LedgerRow, LedgerStore, LedgerTool, StatsRequest } from "../ports";
 import { counterTier, LEDGER_TOOLS, type LLM_AS_SENT_COUNTERS, LLM_WRITE_COUNTERS, TOOL_COUNTERS } from "./counters";
 import { HOUR_MS, hourOf, LEDGER_FAILED_NAME, LEDGER_OTHER_NAME } from "./ledger";
@@ -204,10 +211,10 @@ export class StatsFold {
   private readonly series = new Map<number, Map<LedgerTool, Group>>();
   private readonly prices: RowPrices;
 
-  /** Per hour, provider and model: the billed prompt's money, and whether an as-sent count came with it. */
+  /** Per hour, provider and model: the billed money, and whether an as-sent count came with it. */
   private readonly asSentPairs = new Map<
     string,
-    { hour: number; provider: string; name: string; prompt: number; asSent: boolean }
+    { hour: number; provider: string; name: string; billed: number; asSent: boolean }
   >();
 
   /** Requests per provider of each kept LLM name: its prices shown are its busiest provider's. */
@@ -269,34 +276,39 @@ export class StatsFold {
   }
 
   /**
-   * Notes, per hour, provider and model, the billed prompt's money and whether any as-sent count
-   * was stored beside it: a bucket counted before the as-sent counters existed has none.
+   * Notes, per hour, provider and model, the billed money (prompt and output) and whether any
+   * as-sent count was stored beside it: a bucket counted before the as-sent counters existed has none.
    */
   private pairAsSent(row: LedgerRow, money: Readonly<Money>): void {
-    const asSent = AS_SENT_TOKENS[row.counter] !== undefined;
-    if (!asSent && (PRICED_TOKENS[row.counter] === undefined || row.counter === "output_tokens")) return;
+    // A count is paired by its kind whatever tier it was stored under (`as_sent_input_tokens@100000`).
+    const { counter } = counterTier(row.counter);
+    const asSent = AS_SENT_TOKENS[counter] !== undefined;
+    if (!asSent && PRICED_TOKENS[counter] === undefined) return;
     const pair = held(this.asSentPairs, `${row.hour}\u0000${row.provider}\u0000${row.model}`, () => ({
       hour: row.hour,
       provider: row.provider || "unknown",
       name: this.kept.llm.has(nameOf(row)) ? nameOf(row) : LEDGER_OTHER_NAME,
-      prompt: 0,
+      billed: 0,
       asSent: false,
     }));
     if (asSent) pair.asSent = true;
-    else pair.prompt += money.cost;
+    else pair.billed += money.cost;
   }
 
-  /** A bucket with no as-sent count (written before they existed) is taken as sent as billed: no saving claimed, none lost. */
+  /**
+   * A bucket with no as-sent count (written before they existed) is taken as sent as billed, output
+   * included (as sent, output is `as_sent_output_tokens`): no saving claimed, none lost.
+   */
   private settleUnpaired(): void {
     for (const pair of this.asSentPairs.values()) {
-      if (pair.asSent || pair.prompt === 0) continue;
+      if (pair.asSent || pair.billed === 0) continue;
       const groups = [
         this.totals.get("llm"),
         this.series.get(pair.hour)?.get("llm"),
         this.byProvider.get("llm")?.get(pair.provider),
         this.byModel.get("llm")?.get(pair.name),
       ];
-      for (const group of groups) if (group) group.money.asSent += pair.prompt;
+      for (const group of groups) if (group) group.money.asSent += pair.billed;
     }
     this.asSentPairs.clear();
   }
@@ -356,7 +368,7 @@ export class StatsFold {
             const provider = busiest(this.providers.get(name));
             if (name === LEDGER_OTHER_NAME || name === LEDGER_FAILED_NAME || provider === undefined) return [];
             const model = name === "unknown" ? undefined : name;
-            return [[name, shownPrices(modelRules(provider || undefined, model, pricing.models).prices)]];
+            return [[name, shownModelPrices(modelRules(provider || undefined, model, pricing.models))]];
           }),
         ),
       },

@@ -210,9 +210,23 @@ describe("the dashboard, read as a user reads it", () => {
     const text = (selector: string) => page.$eval(selector, (el) => el.textContent ?? "");
     expect(await page.$eval("#empty", (el) => (el as HTMLElement).hidden)).toBe(true);
     // The headline is the service's own saving; the provider's caching is apart, under its own name.
+    // The screenshot session's fitted images changed its bill: the LLM's own saving is in play.
+    const llm = stats.totals.llm;
+    expect(llm.saved_usd).not.toBe(0);
+    expect(llm.saved_usd).toBeCloseTo(llm.cost_as_sent_usd - llm.cost_usd, 9);
+    expect(stats.saved_usd).toBeCloseTo(
+      stats.totals.web_search.saved_usd + stats.totals.web_extract.saved_usd + llm.saved_usd,
+      9,
+    );
     expect(await text("#saved-usd")).toBe(usd(stats.saved_usd));
-    const cacheSaved =
-      stats.totals.llm.cache_saved_usd ?? stats.totals.llm.cost_without_cache_usd - stats.totals.llm.cost_usd;
+    expect(await text("#saved-parts")).toBe(
+      `web calls avoided ${usd(stats.totals.web_search.saved_usd + stats.totals.web_extract.saved_usd)} + LLM requests as sent − billed ${usd(llm.saved_usd)}`,
+    );
+    expect([await text("#llm-billed"), await text("#llm-as-sent")]).toEqual([
+      usd(llm.cost_usd),
+      usd(llm.cost_as_sent_usd),
+    ]);
+    const cacheSaved = llm.cache_saved_usd;
     expect(cacheSaved).toBeGreaterThan(0);
     expect(await text("#cache-saved-usd")).toBe(usd(cacheSaved));
     expect(await page.$eval("#cache-saved-usd", (el) => el.parentElement?.textContent ?? "")).toContain(
@@ -259,12 +273,7 @@ describe("the dashboard, read as a user reads it", () => {
     const savedAxis = readAxis(saved, (label) => Number(label.replace("$", "")) * (label.startsWith("-") ? -1 : 1));
     expect(savedAxis.values).toContain(0);
     const perHour = [...hours.values()]
-      .map(
-        (p) =>
-          (p.web_search?.saved_usd ?? 0) +
-          (p.web_extract?.saved_usd ?? 0) +
-          (stats.totals.llm.cost_as_sent_usd === undefined ? 0 : (p.llm?.saved_usd ?? 0)),
-      )
+      .map((p) => (p.web_search?.saved_usd ?? 0) + (p.web_extract?.saved_usd ?? 0) + (p.llm?.saved_usd ?? 0))
       .filter((v) => v !== 0);
     expect(saved.bars.map((bar) => savedAxis.heightOf(bar))).toHaveLength(perHour.length);
     for (const [i, bar] of saved.bars.entries()) expect(savedAxis.heightOf(bar)).toBeCloseTo(Math.abs(perHour[i]!), 6);

@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { loadConfig } from "../../shared/config/config.load";
-import { modelRules, shownPrices, usageCost } from "../../shared/models/models.table";
+import { modelRules, shownModelPrices, usageCost } from "../../shared/models/models.table";
 import type { LedgerRow, LedgerStore } from "../../shared/ports";
 import {
   LEDGER_FAILED_NAME,
@@ -161,7 +161,7 @@ describe("the ledger", () => {
       row("as_sent_cache_write_5m_tokens", 10_000),
       row("as_sent_cache_write_1h_tokens", 2_000),
       row("as_sent_cache_read_tokens", 150_000),
-      // Output as billed, counted again under the as-sent prompt's tier.
+      // Output is as billed, counted again beside the as-sent prompt (under its tier).
       row("as_sent_output_tokens", 500),
     ];
     const report = statsReport(rows, "1h", now, pricing);
@@ -191,7 +191,7 @@ describe("the ledger", () => {
     expect(report.by_model.llm["claude-sonnet-4-5"]?.as_sent_cache_read_tokens).toBe(150_000);
     expect(report.by_model.llm["claude-sonnet-4-5"]?.requests).toBe(2);
     expect(report.prices.models["claude-sonnet-4-5"]).toEqual(
-      shownPrices(modelRules("anthropic", "claude-sonnet-4-5").prices),
+      shownModelPrices(modelRules("anthropic", "claude-sonnet-4-5")),
     );
     // pricing.models overrides a model's prices.
     const cheap = loadConfig({
@@ -292,7 +292,7 @@ describe("the ledger", () => {
     expect(report.by_model.llm["claude-sonnet-4-5"]?.requests).toBe(1_000_000);
     expect(report.by_model.llm[LEDGER_OTHER_NAME]?.requests).toBe(12_000 - (ANSWER_NAMES - 1));
     expect(report.prices.models["claude-sonnet-4-5"]).toEqual(
-      shownPrices(modelRules("anthropic", "claude-sonnet-4-5").prices),
+      shownModelPrices(modelRules("anthropic", "claude-sonnet-4-5")),
     );
   });
 

@@ -132,6 +132,7 @@ describe("the as-sent shadow", () => {
       row("claude-opus-4-5", "cache_read_tokens", 90_000),
       row("claude-opus-4-5", "output_tokens", 500),
       row("claude-opus-4-5", "as_sent_cache_read_tokens", 150_000),
+      row("claude-opus-4-5", "as_sent_output_tokens", 500),
     ];
     const report = statsReport(rows, "24h", now, loadConfig({}).config.pricing);
     const before = report.by_model.llm["claude-sonnet-4-5"]!;

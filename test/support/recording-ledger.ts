@@ -15,9 +15,9 @@ export interface RecordingLedger {
   rows: LedgerRow[];
   /** Writes what the buffer gathered. */
   flush(): Promise<void>;
-  /** One counter summed over the written rows. */
+  /** One counter summed over the written rows (a session's copy of the LLM's rows left out). */
   sum(counter: string): number;
-  /** Every counter summed over the written rows. */
+  /** Every counter summed over the written rows (a session's copy of the LLM's rows left out). */
   totals(): Record<string, number>;
 }
 
@@ -31,7 +31,7 @@ export function recordingLedger(): RecordingLedger {
   const ledger = new LedgerBuffer(store, consoleLogger);
   const totals = () => {
     const sum: Record<string, number> = {};
-    // A session's rows count the same requests again (GET /v1/stats/sessions): left out here.
+    // The ledger writes each LLM count twice, once under its session (GET /v1/stats/sessions).
     for (const row of rows) if (row.session === undefined) sum[row.counter] = (sum[row.counter] ?? 0) + row.value;
     return sum;
   };

@@ -386,6 +386,17 @@ describe("GET /v1/stats", () => {
       cache_write_1h: 6,
       cache_read: 0.3,
       output: 15,
+      // Sonnet 4.5 over 200,000 prompt tokens (docs/eviction.md, "Price tiers by prompt size").
+      tiers: [
+        {
+          above_prompt_tokens: 200_000,
+          input: 6,
+          cache_write_5m: 7.5,
+          cache_write_1h: 12,
+          cache_read: 0.6,
+          output: 22.5,
+        },
+      ],
     });
   });
 

@@ -63,7 +63,9 @@ export function singleFlightContract(context: FlightContext): ContractCase<Singl
     {
       name: "a failed search's rescue is one call for every concurrent caller, and never stored",
       async run(flight, check, unique) {
-        const query = `contract rescue [fail:500@tavily] [slow:200] ${unique}`;
+        const key = `contract:rescue:${unique}`;
+        const gate = `rescue-${unique}`;
+        const query = `contract rescue [fail:500@tavily] [gate:${gate}] ${unique}`;
         const job: SearchJob = {
           kind: "search",
           provider: "tavily",
@@ -71,8 +73,11 @@ export function singleFlightContract(context: FlightContext): ContractCase<Singl
           request: { query, count: 10 },
           rescue: { provider: "keyless", settings: { ...settings(context.emulator, "keyless"), apiKey: undefined } },
         };
-        const outcomes = await Promise.all(
-          [1, 2, 3, 4].map(() => flight.run(`contract:rescue:${unique}`, job, options)),
+        const outcomes = await answeredTogether(
+          context,
+          flight,
+          { key, gate, paying: 1, joiners: 3 },
+          [1, 2, 3, 4].map(() => flight.run(key, job, options)),
         );
         check.equal(
           outcomes.map((o) => o.ok && "results" in o.value && o.value.rescued === true && !o.stored),
@@ -87,11 +92,17 @@ export function singleFlightContract(context: FlightContext): ContractCase<Singl
       name: "callers in flight merge whatever their max_age; max_age 0 pays once and replaces the stored entry",
       async run(flight, check, unique) {
         const key = `contract:fresh:${unique}`;
-        const job = searchJob(context, `contract fresh [slow:300] ${unique}`);
+        const gate = `fresh-${unique}`;
+        const job = searchJob(context, `contract fresh ${unique}`);
         const first = await flight.run(key, job, { ...options, now: Date.now() });
+        // The refreshed answer's fetchedAt must be later than the first's, at millisecond resolution.
         await sleep(20);
-        const fresh = await Promise.all(
-          [1, 2, 3, 4].map(() => flight.run(key, job, { ...options, now: Date.now(), maxAgeMs: 0 })),
+        const held = searchJob(context, `contract fresh [gate:${gate}] ${unique}`);
+        const fresh = await answeredTogether(
+          context,
+          flight,
+          { key, gate, paying: 1, joiners: 3 },
+          [1, 2, 3, 4].map(() => flight.run(key, held, { ...options, now: Date.now(), maxAgeMs: 0 })),
         );
         check.equal(
           fresh.map((o) => o.ok && o.cache).sort(),
@@ -116,11 +127,17 @@ export function singleFlightContract(context: FlightContext): ContractCase<Singl
       name: "unstored calls merge only with each other, read nothing and store nothing",
       async run(flight, check, unique) {
         const key = `contract:unstored:${unique}`;
-        const job = searchJob(context, `contract unstored [slow:300] ${unique}`);
+        const gate = `unstored-${unique}`;
+        const job = searchJob(context, `contract unstored ${unique}`);
+        const held = searchJob(context, `contract unstored [gate:${gate}] ${unique}`);
         const unstored = { ...options, now: Date.now(), store: false };
-        const outcomes = await Promise.all(
+        // One caller of each kind pays (two arrive at the gate), the other of its kind joins it.
+        const outcomes = await answeredTogether(
+          context,
+          flight,
+          { key, gate, paying: 2, joiners: 2 },
           [unstored, unstored, { ...options, now: Date.now() }, { ...options, now: Date.now() }].map((o) =>
-            flight.run(key, job, o),
+            flight.run(key, held, o),
           ),
         );
         // Which caller of each kind leads is a race (two handles on one file take leases in either
@@ -156,7 +173,10 @@ export function singleFlightContract(context: FlightContext): ContractCase<Singl
         // The provider holds its answer until the gate opens: the call is in flight once it has arrived.
         const held = searchJob(context, `contract forget [gate:${gate}] ${unique}`);
         const inFlight = flight.run(key, held, { ...options, now: Date.now() });
-        await until(async () => (await gateArrivals(context.emulator, gate)) === 1);
+        await until(
+          async () => (await gateArrivals(context.emulator, gate)) === 1,
+          () => "the call never arrived at the gate",
+        );
         check.equal(await flight.forget(key), false, "forget while the call is in flight");
         await openGate(context.emulator, gate);
         check.equal((await inFlight).ok, true, "the call in flight answers");
@@ -168,12 +188,42 @@ export function singleFlightContract(context: FlightContext): ContractCase<Singl
   ];
 }
 
+/**
+ * Waits until `paying` calls are held at the emulator's `gate` and `joiners` other callers of
+ * `key` have joined them, then opens the gate and returns every caller's outcome: callers that
+ * merge are proven to have been in flight together, however slowly they arrived. After the
+ * answer nobody is left waiting.
+ */
+async function answeredTogether<T>(
+  context: FlightContext,
+  flight: SingleFlight,
+  held: { key: string; gate: string; paying: number; joiners: number },
+  callers: Promise<T>[],
+): Promise<T[]> {
+  let seen = { paying: 0, joiners: 0 };
+  try {
+    await until(
+      async () => {
+        seen = { paying: await gateArrivals(context.emulator, held.gate), joiners: await flight.joiners(held.key) };
+        return seen.paying === held.paying && seen.joiners === held.joiners;
+      },
+      () =>
+        `expected ${JSON.stringify({ paying: held.paying, joiners: held.joiners })}, last saw ${JSON.stringify(seen)}`,
+    );
+  } finally {
+    await openGate(context.emulator, held.gate);
+  }
+  const outcomes = await Promise.all(callers);
+  if ((await flight.joiners(held.key)) !== 0) throw new Error("callers still counted as joiners after the answer");
+  return outcomes;
+}
+
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-/** Resolves once `done` is true, asking every 10 ms (for 10 s at most). */
-async function until(done: () => Promise<boolean>): Promise<void> {
+/** Resolves once `done` is true, asking every 10 ms (for 10 s at most; then throws `why()`). */
+async function until(done: () => Promise<boolean>, why: () => string): Promise<void> {
   for (const started = Date.now(); !(await done()); await sleep(10))
-    if (Date.now() - started > 10_000) throw new Error("the awaited event did not happen within 10 s");
+    if (Date.now() - started > 10_000) throw new Error(`the awaited event did not happen within 10 s: ${why()}`);
 }
 
 function searchJob(context: FlightContext, query: string): SearchJob {

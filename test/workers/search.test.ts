@@ -175,6 +175,7 @@ describe("web_search TTL", () => {
         flight: {
           run: () => Promise.reject(new Error("Durable Object unavailable")),
           forget: () => Promise.reject(new Error("Durable Object unavailable")),
+          joiners: () => Promise.reject(new Error("Durable Object unavailable")),
         },
       }),
     );

@@ -8,7 +8,7 @@
 import type { SingleFlight } from "../../shared/ports";
 import type { ExtractJob, SearchJob } from "../../shared/web/job.types";
 import type { ContractCase } from "./ports.contract";
-import { gateArrivals, openGate } from "../support/emulator-client";
+import { answeredTogether, gateArrivals, openGate, until } from "../support/emulator-client";
 
 export interface FlightContext {
   /** The emulator's base URL, as the adapter's fetch reaches it. */
@@ -74,9 +74,8 @@ export function singleFlightContract(context: FlightContext): ContractCase<Singl
           rescue: { provider: "keyless", settings: { ...settings(context.emulator, "keyless"), apiKey: undefined } },
         };
         const outcomes = await answeredTogether(
-          context,
-          flight,
-          { key, gate, paying: 1, joiners: 3 },
+          context.emulator,
+          { gate, paying: 1, joiners: 3, count: () => flight.joiners(key) },
           [1, 2, 3, 4].map(() => flight.run(key, job, options)),
         );
         check.equal(
@@ -99,9 +98,8 @@ export function singleFlightContract(context: FlightContext): ContractCase<Singl
         await sleep(20);
         const held = searchJob(context, `contract fresh [gate:${gate}] ${unique}`);
         const fresh = await answeredTogether(
-          context,
-          flight,
-          { key, gate, paying: 1, joiners: 3 },
+          context.emulator,
+          { gate, paying: 1, joiners: 3, count: () => flight.joiners(key) },
           [1, 2, 3, 4].map(() => flight.run(key, held, { ...options, now: Date.now(), maxAgeMs: 0 })),
         );
         check.equal(
@@ -133,9 +131,8 @@ export function singleFlightContract(context: FlightContext): ContractCase<Singl
         const unstored = { ...options, now: Date.now(), store: false };
         // One caller of each kind pays (two arrive at the gate), the other of its kind joins it.
         const outcomes = await answeredTogether(
-          context,
-          flight,
-          { key, gate, paying: 2, joiners: 2 },
+          context.emulator,
+          { gate, paying: 2, joiners: 2, count: () => flight.joiners(key) },
           [unstored, unstored, { ...options, now: Date.now() }, { ...options, now: Date.now() }].map((o) =>
             flight.run(key, held, o),
           ),
@@ -188,43 +185,7 @@ export function singleFlightContract(context: FlightContext): ContractCase<Singl
   ];
 }
 
-/**
- * Waits until `paying` calls are held at the emulator's `gate` and `joiners` other callers of
- * `key` have joined them, then opens the gate and returns every caller's outcome: callers that
- * merge are proven to have been in flight together, however slowly they arrived. After the
- * answer nobody is left waiting.
- */
-async function answeredTogether<T>(
-  context: FlightContext,
-  flight: SingleFlight,
-  held: { key: string; gate: string; paying: number; joiners: number },
-  callers: Promise<T>[],
-): Promise<T[]> {
-  let seen = { paying: 0, joiners: 0 };
-  try {
-    await until(
-      async () => {
-        seen = { paying: await gateArrivals(context.emulator, held.gate), joiners: await flight.joiners(held.key) };
-        return seen.paying === held.paying && seen.joiners === held.joiners;
-      },
-      () =>
-        `expected ${JSON.stringify({ paying: held.paying, joiners: held.joiners })}, last saw ${JSON.stringify(seen)}`,
-    );
-  } finally {
-    await openGate(context.emulator, held.gate);
-  }
-  const outcomes = await Promise.all(callers);
-  if ((await flight.joiners(held.key)) !== 0) throw new Error("callers still counted as joiners after the answer");
-  return outcomes;
-}
-
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-/** Resolves once `done` is true, asking every 10 ms (for 10 s at most; then throws `why()`). */
-async function until(done: () => Promise<boolean>, why: () => string): Promise<void> {
-  for (const started = Date.now(); !(await done()); await sleep(10))
-    if (Date.now() - started > 10_000) throw new Error(`the awaited event did not happen within 10 s: ${why()}`);
-}
 
 function searchJob(context: FlightContext, query: string): SearchJob {
   return {

@@ -45,6 +45,11 @@ export async function openGate(emulator: string, id: string): Promise<void> {
   await (await fetch(`${emulator}/__gate/${id}/open`, { method: "POST" })).arrayBuffer();
 }
 
+/** Lets the calls held at `[gate:ID]` through and closes it again, with no arrivals counted. */
+export async function closeGate(emulator: string, id: string): Promise<void> {
+  await (await fetch(`${emulator}/__gate/${id}`, { method: "DELETE" })).arrayBuffer();
+}
+
 /** Resolves once `done` is true, asking every 10 ms; after 10 s throws, saying `why()`. */
 export async function until(done: () => Promise<boolean>, why: () => string): Promise<void> {
   for (const started = Date.now(); !(await done()); await new Promise((resolve) => setTimeout(resolve, 10)))

@@ -4,6 +4,7 @@
  * and the Deno entry (test/node/deno.test.ts). Provider call counts are the evidence.
  */
 import { describe, expect, it } from "vitest";
+import { answeredTogether, closeGate } from "./emulator-client";
 
 export interface FreshnessTarget {
   /** POSTs JSON to the service (anonymous access allowed) and reads the JSON answer. */
@@ -16,6 +17,13 @@ export interface FreshnessTarget {
   providerCalls(provider: string, contains: string): Promise<number>;
   /** A token that makes a test's queries and URLs unique in the shared emulator. */
   unique(): string;
+  /**
+   * Where the test can see the single flight (workerd, by the FlightDO's RPC): the emulator's URL
+   * and how many callers of web_search `query` wait on the ones paying. Concurrent cases then hold
+   * the provider at a `[gate:ID]` until every caller joined; without it (Deno, reached only over
+   * HTTP) they give the callers a `[slow:300]` window to arrive in.
+   */
+  flight?: { emulator: string; searchJoiners(query: string): Promise<number> };
 }
 
 /** Asserts the api.md error shape and returns the error object. */
@@ -37,14 +45,38 @@ export function freshnessSuite(runtime: string, target: () => FreshnessTarget): 
   const providerCalls = (provider: string, contains: string) => target().providerCalls(provider, contains);
   const uniqueToken = () => target().unique();
   const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+  /** What holds the provider's answer to a query made with `token`: a gate where the flight is seen, else a window. */
+  const hold = (token: string) => (target().flight ? `[gate:g-${token}]` : "[slow:300]");
+  /**
+   * Answers of concurrent web_search calls of one `query`: where the flight is seen, once the
+   * `paying` calls are held at the gate and the others joined them; the gate closes again after.
+   */
+  async function together<T>(query: string, token: string, paying: number, calls: Promise<T>[]): Promise<T[]> {
+    const flight = target().flight;
+    if (!flight) return Promise.all(calls);
+    const gate = `g-${token}`;
+    const count = () => flight.searchJoiners(query);
+    const answers = await answeredTogether(
+      flight.emulator,
+      { gate, paying, joiners: calls.length - paying, count },
+      calls,
+    );
+    await closeGate(flight.emulator, gate);
+    return answers;
+  }
 
   describe(`max_age (${runtime})`, () => {
     it("8 concurrent max_age: 0 calls pay once, and their answer replaces the stored one", async () => {
       const token = uniqueToken();
-      const query = `fresh [slow:300] ${token}`;
-      const first = await search({ query });
-      expect(first.body.cache).toBe("miss");
-      const fresh = await Promise.all(Array.from({ length: 8 }, () => search({ query, max_age: 0 })));
+      const query = `fresh ${hold(token)} ${token}`;
+      const [first] = await together(query, token, 1, [search({ query })]);
+      expect(first!.body.cache).toBe("miss");
+      const fresh = await together(
+        query,
+        token,
+        1,
+        Array.from({ length: 8 }, () => search({ query, max_age: 0 })),
+      );
       expect(fresh.map((r) => r.body.cache).sort()).toEqual([
         "coalesced",
         "coalesced",
@@ -57,7 +89,7 @@ export function freshnessSuite(runtime: string, target: () => FreshnessTarget): 
       ]);
       expect(await providerCalls("tavily", token)).toBe(2);
       const refreshedAt = fresh.find((r) => r.body.cache === "miss")!.body.cached_at;
-      expect(refreshedAt > first.body.cached_at).toBe(true);
+      expect(refreshedAt > first!.body.cached_at).toBe(true);
       const later = await search({ query });
       expect([later.body.cache, later.body.cached_at]).toEqual(["hit", refreshedAt]);
       expect(await providerCalls("tavily", token)).toBe(2);
@@ -97,8 +129,12 @@ export function freshnessSuite(runtime: string, target: () => FreshnessTarget): 
   describe(`store: false (${runtime})`, () => {
     it("reads nothing, stores nothing, and merges only with other store: false calls", async () => {
       const token = uniqueToken();
-      const query = `unstored [slow:300] ${token}`;
-      const answers = await Promise.all(
+      const query = `unstored ${hold(token)} ${token}`;
+      // One call of each kind pays, the other of its kind joins it.
+      const answers = await together(
+        query,
+        token,
+        2,
         [{ store: false }, { store: false }, {}, {}].map((extra) => search({ query, ...extra })),
       );
       // Which request of each kind reaches the coordinator first is a race; each kind pays once.
@@ -108,7 +144,8 @@ export function freshnessSuite(runtime: string, target: () => FreshnessTarget): 
         ["coalesced", "miss"],
       ]);
       expect(await providerCalls("tavily", token)).toBe(2);
-      expect((await search({ query, store: false })).body.cache).toBe("miss");
+      const [again] = await together(query, token, 1, [search({ query, store: false })]);
+      expect(again!.body.cache).toBe("miss");
       expect(await providerCalls("tavily", token)).toBe(3);
       expect((await search({ query })).body.cache).toBe("hit");
     });

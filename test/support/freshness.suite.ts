@@ -4,7 +4,7 @@
  * and the Deno entry (test/node/deno.test.ts). Provider call counts are the evidence.
  */
 import { describe, expect, it } from "vitest";
-import { answeredTogether, closeGate } from "./emulator-client";
+import { answeredTogether, closeGate, gateArrivals, openGate, until } from "./emulator-client";
 
 export interface FreshnessTarget {
   /** POSTs JSON to the service (anonymous access allowed) and reads the JSON answer. */
@@ -17,13 +17,15 @@ export interface FreshnessTarget {
   providerCalls(provider: string, contains: string): Promise<number>;
   /** A token that makes a test's queries and URLs unique in the shared emulator. */
   unique(): string;
+  /** The emulator's base URL (for its gates). */
+  emulator: string;
   /**
-   * Where the test can see the single flight (workerd, by the FlightDO's RPC): the emulator's URL
-   * and how many callers of web_search `query` wait on the ones paying. Concurrent cases then hold
+   * Where the test can see the single flight (workerd, by the FlightDO's RPC): how many callers
+   * of web_search `query` wait on the ones paying. Concurrent cases then hold
    * the provider at a `[gate:ID]` until every caller joined; without it (Deno, reached only over
    * HTTP) they give the callers a `[slow:300]` window to arrive in.
    */
-  flight?: { emulator: string; searchJoiners(query: string): Promise<number> };
+  searchJoiners?(query: string): Promise<number>;
 }
 
 /** Asserts the api.md error shape and returns the error object. */
@@ -46,22 +48,18 @@ export function freshnessSuite(runtime: string, target: () => FreshnessTarget): 
   const uniqueToken = () => target().unique();
   const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
   /** What holds the provider's answer to a query made with `token`: a gate where the flight is seen, else a window. */
-  const hold = (token: string) => (target().flight ? `[gate:g-${token}]` : "[slow:300]");
+  const hold = (token: string) => (target().searchJoiners ? `[gate:g-${token}]` : "[slow:300]");
   /**
    * Answers of concurrent web_search calls of one `query`: where the flight is seen, once the
    * `paying` calls are held at the gate and the others joined them; the gate closes again after.
    */
   async function together<T>(query: string, token: string, paying: number, calls: Promise<T>[]): Promise<T[]> {
-    const flight = target().flight;
-    if (!flight) return Promise.all(calls);
+    const { emulator, searchJoiners } = target();
+    if (!searchJoiners) return Promise.all(calls);
     const gate = `g-${token}`;
-    const count = () => flight.searchJoiners(query);
-    const answers = await answeredTogether(
-      flight.emulator,
-      { gate, paying, joiners: calls.length - paying, count },
-      calls,
-    );
-    await closeGate(flight.emulator, gate);
+    const count = () => searchJoiners(query);
+    const answers = await answeredTogether(emulator, { gate, paying, joiners: calls.length - paying, count }, calls);
+    await closeGate(emulator, gate);
     return answers;
   }
 
@@ -248,10 +246,16 @@ export function freshnessSuite(runtime: string, target: () => FreshnessTarget): 
 
     it("a purge racing a flight does not stop it: its answer is stored as usual", async () => {
       const token = uniqueToken();
-      const query = `racing [slow:500] ${token}`;
+      const gate = `racing-${token}`;
+      const query = `racing [gate:${gate}] ${token}`;
       const inFlight = search({ query });
-      await new Promise((resolve) => setTimeout(resolve, 150));
+      // The provider holds its answer until the gate opens: the call is in flight once it arrived.
+      await until(
+        async () => (await gateArrivals(target().emulator, gate)) === 1,
+        () => "the call never arrived at the gate",
+      );
       const purged = await purge({ search: [{ query }] });
+      await openGate(target().emulator, gate);
       expect(purged.body).toEqual({ success: true, purged: 0 });
       expect((await inFlight).body.cache).toBe("miss");
       expect((await search({ query })).body.cache).toBe("hit");

@@ -16,7 +16,8 @@ freshnessSuite("workerd", () => ({
   post: (path, body, headers) => callJson(path, { body, headers }),
   providerCalls,
   unique: uniqueToken,
-  flight: { emulator: EMULATOR, searchJoiners: (query) => searchJoiners(query) },
+  emulator: EMULATOR,
+  searchJoiners: (query) => searchJoiners(query),
 }));
 
 const purge = (body: Record<string, unknown>) => callJson("/v1/cache/purge", { body });

@@ -15,6 +15,7 @@ import {
   type LeaderElection,
   type Lease,
   storedOutcome,
+  tally,
   type Turn,
 } from "../shared/web/flight";
 import type { JobValue } from "../shared/web/job.types";
@@ -93,16 +94,30 @@ class KvLeaseElection implements LeaderElection {
    * Called right after the read tier missed (paidCall reads the head first), so the first attempt
    * assumes no head and no lease and reads nothing: the check-and-set proves it or fails.
    */
+  /** Callers of this process waiting on another process's lease, by key. */
+  private readonly waiters = new Map<string, number>();
+
   async elect(key: string, options: FlightOptions): Promise<Turn> {
     const pause = new Pause(this.kv, [leaseKey(key), cacheHeadKey(key)], this.timing);
+    const wait = { counted: false };
     try {
-      return await this.leadOrWait(key, options, pause);
+      return await this.leadOrWait(key, options, pause, wait);
     } finally {
       pause.close();
+      if (wait.counted) tally(this.waiters, key, -1);
     }
   }
 
-  private async leadOrWait(key: string, options: FlightOptions, pause: Pause): Promise<Turn> {
+  waiting(key: string): number {
+    return this.waiters.get(key) ?? 0;
+  }
+
+  private async leadOrWait(
+    key: string,
+    options: FlightOptions,
+    pause: Pause,
+    wait: { counted: boolean },
+  ): Promise<Turn> {
     let seen: Sighting = { lease: absent(leaseKey(key)), head: absent(cacheHeadKey(key)), outcome: null };
     let waitedOn: LeaseRecord | null = null;
     for (let look = 0; ; look++) {
@@ -146,6 +161,10 @@ class KvLeaseElection implements LeaderElection {
           };
       } else {
         waitedOn = lease;
+        if (!wait.counted) {
+          wait.counted = true;
+          tally(this.waiters, key, 1);
+        }
         await pause.next(look);
       }
       seen = await this.look(key, waitedOn);

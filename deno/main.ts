@@ -151,6 +151,7 @@ const flight: SingleFlight = singleProcess
 const appFlight: SingleFlight = {
   run: (key, job, options) => flight.run(key, job, options),
   forget: async () => false,
+  joiners: (key) => flight.joiners(key),
 };
 const embeds: EmbedCounter = singleProcess ? new MemoryEmbedCounter(Date.now) : new DenoKvEmbedCounter(kv, Date.now);
 

@@ -97,6 +97,12 @@ export interface SingleFlight {
   run(key: string, job: Job, options: FlightOptions): Promise<FlightOutcome>;
   /** Drops the owner's authoritative copy of `key` (a purge); a call in flight still stores. True when there was one. */
   forget(key: string): Promise<boolean>;
+  /**
+   * How many callers of `key` (stored and unstored calls together) wait right now on a call
+   * someone else pays for: read-only, so a test can hold the provider's answer until every
+   * concurrent caller has joined.
+   */
+  joiners(key: string): Promise<number>;
 }
 
 export interface ResolvedAddress {

@@ -50,6 +50,7 @@ function durableFlight(namespace: WorkerEnv["FLIGHT"]): SingleFlight {
   return {
     run: (key, job, options) => namespace.get(namespace.idFromName(key)).run(key, job, options),
     forget: (key) => namespace.get(namespace.idFromName(key)).forget(key),
+    joiners: (key) => namespace.get(namespace.idFromName(key)).joiners(key),
   };
 }
 

@@ -40,6 +40,11 @@ export class FlightDO extends DurableObject<FlightEnv> {
     return this.coordinator.forget(key);
   }
 
+  /** RPC: how many callers of `key` wait on the call in flight here (read-only, for tests). */
+  async joiners(key: string): Promise<number> {
+    return this.coordinator.joiners(key);
+  }
+
   /** Every entry here has expired: drop them all. */
   override async alarm(): Promise<void> {
     await this.ctx.storage.deleteAll();

@@ -46,6 +46,8 @@ export interface LeaderElection {
   elect(key: string, options: FlightOptions): Promise<Turn>;
   /** Drops the authoritative copy of `key` (a purge); true when there was one. */
   forget(key: string): Promise<boolean>;
+  /** How many callers of this flight key wait in the election on a lead held elsewhere (none when absent). */
+  waiting?(key: string): number;
 }
 
 export interface CoordinatorDeps {
@@ -58,6 +60,16 @@ export interface CoordinatorDeps {
   clock?: Clock;
 }
 
+/** Adds `step` to the count of callers waiting on `key`, dropping the key at none. */
+export function tally(counts: Map<string, number>, key: string, step: 1 | -1): void {
+  const count = (counts.get(key) ?? 0) + step;
+  if (count > 0) counts.set(key, count);
+  else counts.delete(key);
+}
+
+/** The flight key of `key`'s unstored calls, which join only each other. */
+const unstoredKey = (key: string) => `${key}\nunstored`;
+
 /** A settled call: the uncut outcome its joiners cut to their own `char_limit`, and its own caller's, cut once. */
 interface Settled {
   shared: FlightOutcome;
@@ -67,6 +79,8 @@ interface Settled {
 export class FlightCoordinator implements SingleFlight {
   /** The calls in flight in this process (or Durable Object), by key. */
   private readonly inflight = new Map<string, Promise<Settled>>();
+  /** How many callers joined each call in flight and still wait on it, by key. */
+  private readonly joined = new Map<string, number>();
 
   constructor(private readonly deps: CoordinatorDeps) {}
 
@@ -76,9 +90,14 @@ export class FlightCoordinator implements SingleFlight {
    * Every caller's answer is cut once to its own `char_limit`.
    */
   run(key: string, job: Job, options: FlightOptions): Promise<FlightOutcome> {
-    const flightKey = options.store ? key : `${key}\nunstored`;
+    const flightKey = options.store ? key : unstoredKey(key);
     const joined = this.inflight.get(flightKey);
-    if (joined) return joined.then(({ shared }) => forCaller(coalesced(shared), options.charLimit));
+    if (joined) {
+      tally(this.joined, flightKey, 1);
+      return joined
+        .then(({ shared }) => forCaller(coalesced(shared), options.charLimit))
+        .finally(() => tally(this.joined, flightKey, -1));
+    }
     const mine = this.settle(flightKey, job, options);
     this.inflight.set(flightKey, mine);
     return mine.then(({ caller }) => caller).finally(() => this.inflight.delete(flightKey));
@@ -86,6 +105,14 @@ export class FlightCoordinator implements SingleFlight {
 
   forget(key: string): Promise<boolean> {
     return this.deps.election.forget(key);
+  }
+
+  /** Callers of `key` that joined a call in flight here, or wait in the election on a lead elsewhere. */
+  async joiners(key: string): Promise<number> {
+    let count = 0;
+    for (const flightKey of [key, unstoredKey(key)])
+      count += (this.joined.get(flightKey) ?? 0) + (this.deps.election.waiting?.(flightKey) ?? 0);
+    return count;
   }
 
   private async settle(key: string, job: Job, options: FlightOptions): Promise<Settled> {

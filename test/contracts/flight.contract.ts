@@ -8,7 +8,7 @@
 import type { SingleFlight } from "../../shared/ports";
 import type { ExtractJob, SearchJob } from "../../shared/web/job.types";
 import type { ContractCase } from "./ports.contract";
-import { gateArrivals, openGate } from "../support/emulator-client";
+import { answeredTogether, gateArrivals, openGate, until } from "../support/emulator-client";
 
 export interface FlightContext {
   /** The emulator's base URL, as the adapter's fetch reaches it. */
@@ -63,7 +63,9 @@ export function singleFlightContract(context: FlightContext): ContractCase<Singl
     {
       name: "a failed search's rescue is one call for every concurrent caller, and never stored",
       async run(flight, check, unique) {
-        const query = `contract rescue [fail:500@tavily] [slow:200] ${unique}`;
+        const key = `contract:rescue:${unique}`;
+        const gate = `rescue-${unique}`;
+        const query = `contract rescue [fail:500@tavily] [gate:${gate}] ${unique}`;
         const job: SearchJob = {
           kind: "search",
           provider: "tavily",
@@ -71,8 +73,10 @@ export function singleFlightContract(context: FlightContext): ContractCase<Singl
           request: { query, count: 10 },
           rescue: { provider: "keyless", settings: { ...settings(context.emulator, "keyless"), apiKey: undefined } },
         };
-        const outcomes = await Promise.all(
-          [1, 2, 3, 4].map(() => flight.run(`contract:rescue:${unique}`, job, options)),
+        const outcomes = await answeredTogether(
+          context.emulator,
+          { gate, paying: 1, joiners: 3, count: () => flight.joiners(key) },
+          [1, 2, 3, 4].map(() => flight.run(key, job, options)),
         );
         check.equal(
           outcomes.map((o) => o.ok && "results" in o.value && o.value.rescued === true && !o.stored),
@@ -87,11 +91,16 @@ export function singleFlightContract(context: FlightContext): ContractCase<Singl
       name: "callers in flight merge whatever their max_age; max_age 0 pays once and replaces the stored entry",
       async run(flight, check, unique) {
         const key = `contract:fresh:${unique}`;
-        const job = searchJob(context, `contract fresh [slow:300] ${unique}`);
+        const gate = `fresh-${unique}`;
+        const job = searchJob(context, `contract fresh ${unique}`);
         const first = await flight.run(key, job, { ...options, now: Date.now() });
+        // The refreshed answer's fetchedAt must be later than the first's, at millisecond resolution.
         await sleep(20);
-        const fresh = await Promise.all(
-          [1, 2, 3, 4].map(() => flight.run(key, job, { ...options, now: Date.now(), maxAgeMs: 0 })),
+        const held = searchJob(context, `contract fresh [gate:${gate}] ${unique}`);
+        const fresh = await answeredTogether(
+          context.emulator,
+          { gate, paying: 1, joiners: 3, count: () => flight.joiners(key) },
+          [1, 2, 3, 4].map(() => flight.run(key, held, { ...options, now: Date.now(), maxAgeMs: 0 })),
         );
         check.equal(
           fresh.map((o) => o.ok && o.cache).sort(),
@@ -116,11 +125,16 @@ export function singleFlightContract(context: FlightContext): ContractCase<Singl
       name: "unstored calls merge only with each other, read nothing and store nothing",
       async run(flight, check, unique) {
         const key = `contract:unstored:${unique}`;
-        const job = searchJob(context, `contract unstored [slow:300] ${unique}`);
+        const gate = `unstored-${unique}`;
+        const job = searchJob(context, `contract unstored ${unique}`);
+        const held = searchJob(context, `contract unstored [gate:${gate}] ${unique}`);
         const unstored = { ...options, now: Date.now(), store: false };
-        const outcomes = await Promise.all(
+        // One caller of each kind pays (two arrive at the gate), the other of its kind joins it.
+        const outcomes = await answeredTogether(
+          context.emulator,
+          { gate, paying: 2, joiners: 2, count: () => flight.joiners(key) },
           [unstored, unstored, { ...options, now: Date.now() }, { ...options, now: Date.now() }].map((o) =>
-            flight.run(key, job, o),
+            flight.run(key, held, o),
           ),
         );
         // Which caller of each kind leads is a race (two handles on one file take leases in either
@@ -156,7 +170,10 @@ export function singleFlightContract(context: FlightContext): ContractCase<Singl
         // The provider holds its answer until the gate opens: the call is in flight once it has arrived.
         const held = searchJob(context, `contract forget [gate:${gate}] ${unique}`);
         const inFlight = flight.run(key, held, { ...options, now: Date.now() });
-        await until(async () => (await gateArrivals(context.emulator, gate)) === 1);
+        await until(
+          async () => (await gateArrivals(context.emulator, gate)) === 1,
+          () => "the call never arrived at the gate",
+        );
         check.equal(await flight.forget(key), false, "forget while the call is in flight");
         await openGate(context.emulator, gate);
         check.equal((await inFlight).ok, true, "the call in flight answers");
@@ -169,12 +186,6 @@ export function singleFlightContract(context: FlightContext): ContractCase<Singl
 }
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-/** Resolves once `done` is true, asking every 10 ms (for 10 s at most). */
-async function until(done: () => Promise<boolean>): Promise<void> {
-  for (const started = Date.now(); !(await done()); await sleep(10))
-    if (Date.now() - started > 10_000) throw new Error("the awaited event did not happen within 10 s");
-}
 
 function searchJob(context: FlightContext, query: string): SearchJob {
   return {

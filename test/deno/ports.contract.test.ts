@@ -85,6 +85,8 @@ const flightAdapters: Record<string, () => SingleFlight> = {
   "Deno KV leases, two handles on one file": () => ({
     run: (key, job, options) => flights[flightTurn++ % 2]!.run(key, job, options),
     forget: (key) => flights[flightTurn++ % 2]!.forget(key),
+    // Every caller waiting on the key, in either process.
+    joiners: async (key) => (await flights[0]!.joiners(key)) + (await flights[1]!.joiners(key)),
   }),
   "in-process coordinator (single-process mode)": () =>
     new FlightCoordinator({

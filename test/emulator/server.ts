@@ -19,7 +19,8 @@
  * LLM APIs (Anthropic, OpenAI) under /llm/: test/emulator/llm.ts.
  * [gate:ID] holds the answer until the gate opens: POST /__gate/ID/open opens it, POST
  * /__gate/ID?after=N makes it open by itself once N calls naming it have arrived, GET /__gate/ID says
- * {arrived, open} (a test waits for its callers' calls there instead of sleeping).
+ * {arrived, open} (a test waits for its callers' calls there instead of sleeping), DELETE /__gate/ID
+ * lets the calls held there through and closes it again with no arrivals (for the next round).
  * Control: GET /__calls?provider=&contains= · GET /__chat?contains= · POST /__dns {name, A, AAAA,
  * status, httpStatus, delayMs, ttl} (or an array) · POST /__reset (clears everything: not for shared runs).
  * `elsewhere`: a second listener (another port) that answers 404 to everything and records each
@@ -302,6 +303,10 @@ function control(ex: Exchange): void {
   }
   const gateCall = /^\/__gate\/([\w-]{1,64})(\/open)?$/.exec(url.pathname);
   if (gateCall) {
+    if (req.method === "DELETE" && !gateCall[2]) {
+      state.gates.get(gateCall[1]!)?.release();
+      state.gates.delete(gateCall[1]!);
+    }
     const gate = gateOf(state.gates, gateCall[1]!);
     if (req.method === "POST" && gateCall[2]) gate.release();
     else if (req.method === "POST") {

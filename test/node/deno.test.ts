@@ -121,6 +121,7 @@ freshnessSuite("Deno", () => ({
   },
   providerCalls: calls,
   unique: () => uniqueToken("dn"),
+  emulator: emulator.url,
 }));
 
 describe("port contracts on Deno", () => {

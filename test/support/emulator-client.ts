@@ -44,3 +44,45 @@ export async function gateArrivals(emulator: string, id: string): Promise<number
 export async function openGate(emulator: string, id: string): Promise<void> {
   await (await fetch(`${emulator}/__gate/${id}/open`, { method: "POST" })).arrayBuffer();
 }
+
+/** Lets the calls held at `[gate:ID]` through and closes it again, with no arrivals counted. */
+export async function closeGate(emulator: string, id: string): Promise<void> {
+  await (await fetch(`${emulator}/__gate/${id}`, { method: "DELETE" })).arrayBuffer();
+}
+
+/** Resolves once `done` is true, asking every 10 ms; after 10 s throws, saying `why()`. */
+export async function until(done: () => Promise<boolean>, why: () => string): Promise<void> {
+  for (const started = Date.now(); !(await done()); await new Promise((resolve) => setTimeout(resolve, 10)))
+    if (Date.now() - started > 10_000) throw new Error(`the awaited event did not happen within 10 s: ${why()}`);
+}
+
+/**
+ * Holds the provider's answer until every concurrent caller of one key is in the single flight:
+ * waits until `paying` calls are held at the emulator's `[gate:ID]` and `joiners()` (the flight's
+ * count for the key) says the other callers joined them, then opens the gate and returns every
+ * caller's answer, however slowly the callers arrived. The gate opens whatever happens (a failed
+ * wait leaves nothing held); after the answers nobody may still be counted as waiting.
+ */
+export async function answeredTogether<T>(
+  emulator: string,
+  held: { gate: string; paying: number; joiners: number; count: () => Promise<number> },
+  callers: (T | Promise<T>)[],
+): Promise<T[]> {
+  let seen = { paying: 0, joiners: 0 };
+  try {
+    await until(
+      async () => {
+        seen = { paying: await gateArrivals(emulator, held.gate), joiners: await held.count() };
+        return seen.paying === held.paying && seen.joiners === held.joiners;
+      },
+      () =>
+        `expected ${JSON.stringify({ paying: held.paying, joiners: held.joiners })}, last saw ${JSON.stringify(seen)}`,
+    );
+  } finally {
+    await openGate(emulator, held.gate);
+  }
+  const answers = await Promise.all(callers);
+  const left = await held.count();
+  if (left !== 0) throw new Error(`${left} callers still counted as waiting after every answer came back`);
+  return answers;
+}

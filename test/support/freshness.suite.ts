@@ -4,6 +4,7 @@
  * and the Deno entry (test/node/deno.test.ts). Provider call counts are the evidence.
  */
 import { describe, expect, it } from "vitest";
+import { answeredTogether, closeGate, gateArrivals, openGate, until } from "./emulator-client";
 
 export interface FreshnessTarget {
   /** POSTs JSON to the service (anonymous access allowed) and reads the JSON answer. */
@@ -16,6 +17,15 @@ export interface FreshnessTarget {
   providerCalls(provider: string, contains: string): Promise<number>;
   /** A token that makes a test's queries and URLs unique in the shared emulator. */
   unique(): string;
+  /** The emulator's base URL (for its gates). */
+  emulator: string;
+  /**
+   * Where the test can see the single flight (workerd, by the FlightDO's RPC): how many callers
+   * of web_search `query` wait on the ones paying. Concurrent cases then hold
+   * the provider at a `[gate:ID]` until every caller joined; without it (Deno, reached only over
+   * HTTP) they give the callers a `[slow:300]` window to arrive in.
+   */
+  searchJoiners?(query: string): Promise<number>;
 }
 
 /** Asserts the api.md error shape and returns the error object. */
@@ -37,14 +47,34 @@ export function freshnessSuite(runtime: string, target: () => FreshnessTarget): 
   const providerCalls = (provider: string, contains: string) => target().providerCalls(provider, contains);
   const uniqueToken = () => target().unique();
   const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+  /** What holds the provider's answer to a query made with `token`: a gate where the flight is seen, else a window. */
+  const hold = (token: string) => (target().searchJoiners ? `[gate:g-${token}]` : "[slow:300]");
+  /**
+   * Answers of concurrent web_search calls of one `query`: where the flight is seen, once the
+   * `paying` calls are held at the gate and the others joined them; the gate closes again after.
+   */
+  async function together<T>(query: string, token: string, paying: number, calls: Promise<T>[]): Promise<T[]> {
+    const { emulator, searchJoiners } = target();
+    if (!searchJoiners) return Promise.all(calls);
+    const gate = `g-${token}`;
+    const count = () => searchJoiners(query);
+    const answers = await answeredTogether(emulator, { gate, paying, joiners: calls.length - paying, count }, calls);
+    await closeGate(emulator, gate);
+    return answers;
+  }
 
   describe(`max_age (${runtime})`, () => {
     it("8 concurrent max_age: 0 calls pay once, and their answer replaces the stored one", async () => {
       const token = uniqueToken();
-      const query = `fresh [slow:300] ${token}`;
-      const first = await search({ query });
-      expect(first.body.cache).toBe("miss");
-      const fresh = await Promise.all(Array.from({ length: 8 }, () => search({ query, max_age: 0 })));
+      const query = `fresh ${hold(token)} ${token}`;
+      const [first] = await together(query, token, 1, [search({ query })]);
+      expect(first!.body.cache).toBe("miss");
+      const fresh = await together(
+        query,
+        token,
+        1,
+        Array.from({ length: 8 }, () => search({ query, max_age: 0 })),
+      );
       expect(fresh.map((r) => r.body.cache).sort()).toEqual([
         "coalesced",
         "coalesced",
@@ -57,7 +87,7 @@ export function freshnessSuite(runtime: string, target: () => FreshnessTarget): 
       ]);
       expect(await providerCalls("tavily", token)).toBe(2);
       const refreshedAt = fresh.find((r) => r.body.cache === "miss")!.body.cached_at;
-      expect(refreshedAt > first.body.cached_at).toBe(true);
+      expect(refreshedAt > first!.body.cached_at).toBe(true);
       const later = await search({ query });
       expect([later.body.cache, later.body.cached_at]).toEqual(["hit", refreshedAt]);
       expect(await providerCalls("tavily", token)).toBe(2);
@@ -97,8 +127,12 @@ export function freshnessSuite(runtime: string, target: () => FreshnessTarget): 
   describe(`store: false (${runtime})`, () => {
     it("reads nothing, stores nothing, and merges only with other store: false calls", async () => {
       const token = uniqueToken();
-      const query = `unstored [slow:300] ${token}`;
-      const answers = await Promise.all(
+      const query = `unstored ${hold(token)} ${token}`;
+      // One call of each kind pays, the other of its kind joins it.
+      const answers = await together(
+        query,
+        token,
+        2,
         [{ store: false }, { store: false }, {}, {}].map((extra) => search({ query, ...extra })),
       );
       // Which request of each kind reaches the coordinator first is a race; each kind pays once.
@@ -108,7 +142,8 @@ export function freshnessSuite(runtime: string, target: () => FreshnessTarget): 
         ["coalesced", "miss"],
       ]);
       expect(await providerCalls("tavily", token)).toBe(2);
-      expect((await search({ query, store: false })).body.cache).toBe("miss");
+      const [again] = await together(query, token, 1, [search({ query, store: false })]);
+      expect(again!.body.cache).toBe("miss");
       expect(await providerCalls("tavily", token)).toBe(3);
       expect((await search({ query })).body.cache).toBe("hit");
     });
@@ -211,10 +246,16 @@ export function freshnessSuite(runtime: string, target: () => FreshnessTarget): 
 
     it("a purge racing a flight does not stop it: its answer is stored as usual", async () => {
       const token = uniqueToken();
-      const query = `racing [slow:500] ${token}`;
+      const gate = `racing-${token}`;
+      const query = `racing [gate:${gate}] ${token}`;
       const inFlight = search({ query });
-      await new Promise((resolve) => setTimeout(resolve, 150));
+      // The provider holds its answer until the gate opens: the call is in flight once it arrived.
+      await until(
+        async () => (await gateArrivals(target().emulator, gate)) === 1,
+        () => "the call never arrived at the gate",
+      );
       const purged = await purge({ search: [{ query }] });
+      await openGate(target().emulator, gate);
       expect(purged.body).toEqual({ success: true, purged: 0 });
       expect((await inFlight).body.cache).toBe("miss");
       expect((await search({ query })).body.cache).toBe("hit");

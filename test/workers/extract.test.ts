@@ -6,6 +6,8 @@
  */
 import { describe, expect, it } from "vitest";
 import { cacheKeyPrefix } from "../../shared/web/cache";
+import { answeredTogether } from "../support/emulator-client";
+import { extractJoiners } from "./flight-joiners";
 import { callJson, EMULATOR, expectErrorShape, providerCalls, testEnv, uniqueToken } from "./helpers";
 
 const extract = (urls: string[], vars?: Record<string, unknown>, format?: string) =>
@@ -34,8 +36,13 @@ describe("web_extract pays once", () => {
   });
 
   it("merges concurrent extracts of one URL into one provider call", async () => {
-    const url = `https://docs.example.com/slow/[slow:300]/${uniqueToken()}`;
-    const answers = await Promise.all([1, 2, 3].map(() => extract([url])));
+    const gate = `merge-${uniqueToken()}`;
+    const url = `https://docs.example.com/slow/[gate:${gate}]/${uniqueToken()}`;
+    const answers = await answeredTogether(
+      EMULATOR,
+      { gate, paying: 1, joiners: 2, count: () => extractJoiners(url) },
+      [1, 2, 3].map(() => extract([url])),
+    );
     expect(answers.map((a) => a.body.results[0].cached).filter((c) => !c)).toHaveLength(1);
     expect(await providerCalls("tavily", url)).toBe(1);
   });

@@ -9,12 +9,15 @@ import { createApp } from "../../shared/app/app";
 import { silentLogger } from "../../shared/log";
 import { workersDeps } from "../../workers/deps";
 import { freshnessSuite } from "../support/freshness.suite";
-import { call, callJson, expectErrorShape, providerCalls, testEnv, uniqueToken } from "./helpers";
+import { searchJoiners } from "./flight-joiners";
+import { call, callJson, EMULATOR, expectErrorShape, providerCalls, testEnv, uniqueToken } from "./helpers";
 
 freshnessSuite("workerd", () => ({
   post: (path, body, headers) => callJson(path, { body, headers }),
   providerCalls,
   unique: uniqueToken,
+  emulator: EMULATOR,
+  searchJoiners: (query) => searchJoiners(query),
 }));
 
 const purge = (body: Record<string, unknown>) => callJson("/v1/cache/purge", { body });

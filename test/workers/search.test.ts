@@ -7,7 +7,9 @@ import { createApp } from "../../shared/app/app";
 import { silentLogger } from "../../shared/log";
 import { cacheKeyPrefix } from "../../shared/web/cache";
 import { workersDeps } from "../../workers/deps";
-import { call, callJson, expectErrorShape, providerCalls, testEnv, uniqueToken } from "./helpers";
+import { answeredTogether } from "../support/emulator-client";
+import { searchJoiners } from "./flight-joiners";
+import { call, callJson, EMULATOR, expectErrorShape, providerCalls, testEnv, uniqueToken } from "./helpers";
 
 const search = (query: string, extra: Record<string, unknown> = {}, vars?: Record<string, unknown>) =>
   callJson("/v1/web_search", { body: { query, ...extra }, vars });
@@ -28,8 +30,13 @@ describe("web_search pays the provider once", () => {
 
   it("merges four identical concurrent searches into one provider call", async () => {
     const token = uniqueToken();
-    const q = `parallel subagents [slow:400] ${token}`;
-    const answers = await Promise.all([1, 2, 3, 4].map(() => search(q)));
+    const gate = `parallel-${token}`;
+    const q = `parallel subagents [gate:${gate}] ${token}`;
+    const answers = await answeredTogether(
+      EMULATOR,
+      { gate, paying: 1, joiners: 3, count: () => searchJoiners(q) },
+      [1, 2, 3, 4].map(() => search(q)),
+    );
     expect(answers.map((a) => a.status)).toEqual([200, 200, 200, 200]);
     const statuses = answers.map((a) => a.body.cache).sort();
     expect(statuses.filter((s) => s === "miss")).toHaveLength(1);
@@ -175,6 +182,7 @@ describe("web_search TTL", () => {
         flight: {
           run: () => Promise.reject(new Error("Durable Object unavailable")),
           forget: () => Promise.reject(new Error("Durable Object unavailable")),
+          joiners: () => Promise.reject(new Error("Durable Object unavailable")),
         },
       }),
     );

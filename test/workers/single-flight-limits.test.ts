@@ -8,7 +8,9 @@ import { describe, expect, it } from "vitest";
 import { createApp } from "../../shared/app/app";
 import type { Logger } from "../../shared/ports";
 import { workersDeps } from "../../workers/deps";
-import { callJson, providerCalls, testEnv, uniqueToken } from "./helpers";
+import { answeredTogether } from "../support/emulator-client";
+import { extractJoiners, searchJoiners } from "./flight-joiners";
+import { callJson, EMULATOR, providerCalls, testEnv, uniqueToken } from "./helpers";
 
 /** A logger that remembers event names, to prove the single-flight object was reachable. */
 function recordingLogger(): Logger & { events: string[] } {
@@ -43,9 +45,12 @@ describe("an answer of any size is paid once", () => {
   });
 
   it("cuts to the caller's own char_limit and still reports truncated on a coalesced answer", async () => {
-    const url = `https://docs.example.com/long/[chars:40000]/[slow:300]/${uniqueToken()}`;
+    const gate = `cut-${uniqueToken()}`;
+    const url = `https://docs.example.com/long/[chars:40000]/[gate:${gate}]/${uniqueToken()}`;
     const vars = { WEB_CHAR_LIMIT: "5000" };
-    const answers = await Promise.all(
+    const answers = await answeredTogether(
+      EMULATOR,
+      { gate, paying: 1, joiners: 2, count: () => extractJoiners(url, vars) },
       [1, 2, 3].map(() => callJson("/v1/web_extract", { body: { urls: [url] }, vars })),
     );
     for (const answer of answers) {
@@ -70,7 +75,8 @@ describe("an answer of any size is paid once", () => {
 describe("a search answer over the transport limits is paid once", () => {
   it("a 40 MiB search answer is a provider_error for every concurrent caller, one provider call, nothing stored, no direct retry", async () => {
     const token = uniqueToken();
-    const query = `huge answer [bloat:41943040] [slow:300] ${token}`;
+    const gate = `bloat-${token}`;
+    const query = `huge answer [bloat:41943040] [gate:${gate}] ${token}`;
     const log = recordingLogger();
     const app = createApp(workersDeps(testEnv, { log }));
     const search = () =>
@@ -79,7 +85,11 @@ describe("a search answer over the transport limits is paid once", () => {
         { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ query, limit: 10 }) },
         testEnv,
       );
-    const responses = await Promise.all([1, 2, 3].map(search));
+    const responses = await answeredTogether(
+      EMULATOR,
+      { gate, paying: 1, joiners: 2, count: () => searchJoiners(query, 10) },
+      [1, 2, 3].map(search),
+    );
     const bodies = (await Promise.all(responses.map((r) => r.json()))) as any[];
     expect(responses.map((r) => r.status)).toEqual([502, 502, 502]);
     for (const body of bodies) {
@@ -97,8 +107,11 @@ describe("a search answer over the transport limits is paid once", () => {
 describe("the keyless rescue is one call for every waiting caller", () => {
   it("16 callers waiting on one failed search share one keyless call, and nothing is stored", async () => {
     const token = uniqueToken();
-    const q = `coalesced rescue [fail:500@tavily] [slow:300] ${token}`;
-    const answers = await Promise.all(
+    const gate = `rescue-${token}`;
+    const q = `coalesced rescue [fail:500@tavily] [gate:${gate}] ${token}`;
+    const answers = await answeredTogether(
+      EMULATOR,
+      { gate, paying: 1, joiners: 15, count: () => searchJoiners(q) },
       Array.from({ length: 16 }, () => callJson("/v1/web_search", { body: { query: q } })),
     );
     expect(answers.map((a) => a.status)).toEqual(Array(16).fill(200));

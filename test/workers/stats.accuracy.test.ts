@@ -6,7 +6,8 @@ import { describe, expect, it } from "vitest";
 import { createApp } from "../../shared/app/app";
 import { workersDeps } from "../../workers/deps";
 import { recordingLedger } from "../support/recording-ledger";
-import { llmCalls } from "../support/emulator-client";
+import { answeredTogether, llmCalls } from "../support/emulator-client";
+import { searchJoiners } from "./flight-joiners";
 import { bothTtlsBody, callJson, EMULATOR, messageStart, sseEvent, testEnv, uniqueToken } from "./helpers";
 
 const MODEL = "claude-sonnet-4-5";
@@ -195,8 +196,12 @@ describe("a streamed answer that fails after its 200", () => {
 describe("web_search saved_usd", () => {
   it("prices no saving for calls that joined a keyless rescue (keyless has no bill; the failed paid provider billed nothing)", async () => {
     const before = (await callJson("/v1/stats?window=24h")).body;
-    const q = `ledger rescue price [fail:500@tavily] [slow:300] ${uniqueToken()}`;
-    const answers = await Promise.all(
+    const token = uniqueToken();
+    const gate = `price-${token}`;
+    const q = `ledger rescue price [fail:500@tavily] [gate:${gate}] ${token}`;
+    const answers = await answeredTogether(
+      EMULATOR,
+      { gate, paying: 1, joiners: 7, count: () => searchJoiners(q) },
       Array.from({ length: 8 }, () => callJson("/v1/web_search", { body: { query: q } })),
     );
     expect(answers.every((a) => a.status === 200 && a.body.provider === "keyless")).toBe(true);

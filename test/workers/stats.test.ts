@@ -30,7 +30,8 @@ import {
   testEnv,
   uniqueToken,
 } from "./helpers";
-import { llmCalls } from "../support/emulator-client";
+import { answeredTogether, llmCalls } from "../support/emulator-client";
+import { searchJoiners } from "./flight-joiners";
 
 const stats = async (window = "24h", vars?: Record<string, unknown>) => {
   const res = await callJson(`/v1/stats?window=${window}`, vars ? { vars } : {});
@@ -153,8 +154,11 @@ describe("GET /v1/stats", () => {
 
   it("counts 64 identical concurrent searches exactly: provider_calls + hits + coalesced = 64, and prices what was avoided", async () => {
     const before = await stats();
-    const q = `ledger sixty-four [slow:300] ${uniqueToken()}`;
-    const answers = await Promise.all(
+    const gate = `sixty-four-${uniqueToken()}`;
+    const q = `ledger sixty-four [gate:${gate}] ${uniqueToken()}`;
+    const answers = await answeredTogether(
+      EMULATOR,
+      { gate, paying: 1, joiners: 63, count: () => searchJoiners(q) },
       Array.from({ length: 64 }, () => callJson("/v1/web_search", { body: { query: q } })),
     );
     expect(answers.every((a) => a.status === 200)).toBe(true);
@@ -177,8 +181,11 @@ describe("GET /v1/stats", () => {
 
   it("counts 16 callers of one rescued search as one paid bypass and 15 joined calls (bypass stays a part of provider_calls)", async () => {
     const before = await stats();
-    const q = `ledger rescue [fail:500@tavily] [slow:300] ${uniqueToken()}`;
-    const answers = await Promise.all(
+    const gate = `rescue-${uniqueToken()}`;
+    const q = `ledger rescue [fail:500@tavily] [gate:${gate}] ${uniqueToken()}`;
+    const answers = await answeredTogether(
+      EMULATOR,
+      { gate, paying: 1, joiners: 15, count: () => searchJoiners(q) },
       Array.from({ length: 16 }, () => callJson("/v1/web_search", { body: { query: q } })),
     );
     expect(answers.map((a) => a.body.cache)).toEqual(Array(16).fill("bypass"));

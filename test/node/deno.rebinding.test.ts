@@ -5,31 +5,24 @@
  * URL; with private addresses allowed, the page is fetched from the address that was checked, and
  * is never stored (it was reached at a private address).
  */
-import { createServer, type Server } from "node:http";
-import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { emulatorVars, startEmulator } from "../emulator/server";
 import { type DenoService, startDeno } from "../support/deno-service";
 import { postJson } from "../support/emulator-client";
+import { type LoopbackSite, startLoopbackSite } from "../support/loopback-site";
 
 let emulator: Awaited<ReturnType<typeof startEmulator>>;
 let strict: DenoService;
 let open: DenoService;
-let site: Server;
+let site: LoopbackSite;
 let sitePort: number;
-let connections = 0;
-const hosts: string[] = [];
+let hosts: string[];
 
 beforeAll(async () => {
   emulator = await startEmulator();
-  site = createServer((request, response) => {
-    hosts.push(request.headers.host ?? "");
-    response.writeHead(200, { "content-type": "text/html" });
-    response.end("<html><head><title>Internal</title></head><body><p>reached the loopback site</p></body></html>");
-  });
-  site.on("connection", () => connections++);
-  await new Promise<void>((resolve) => site.listen(0, "127.0.0.1", () => resolve()));
-  sitePort = (site.address() as AddressInfo).port;
+  site = await startLoopbackSite();
+  sitePort = site.port;
+  hosts = site.hosts;
   const env = (allowPrivate: boolean) => ({
     ...emulatorVars(emulator.url),
     DENO_KV_PATH: ":memory:",
@@ -43,7 +36,6 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await Promise.all([strict?.stop(), open?.stop()]);
-  site?.closeAllConnections();
   site?.close();
   await emulator?.close();
 });
@@ -63,7 +55,7 @@ const post = (service: DenoService, path: string, body: unknown) => postJson(`${
 describe("on Deno, the address connected to is the address checked", () => {
   it("refuses a name the runtime resolves to loopback (web_extract over http and https, a vision image URL), and never connects", async () => {
     const name = await splitName("rebind", "127.0.0.1");
-    const before = connections;
+    const before = site.connections();
     const extract = (await (
       await post(strict, "/v1/web_extract", {
         urls: [`http://${name}:${sitePort}/page`, `https://${name}:${sitePort}/page`],
@@ -77,7 +69,7 @@ describe("on Deno, the address connected to is the address checked", () => {
     const vision = await post(strict, "/v1/vision_analyze", { image: { url: `http://${name}:${sitePort}/photo.png` } });
     expect(vision.status).toBe(403);
     expect(((await vision.json()) as { error: { code: string } }).error.code).toBe("blocked_private_address");
-    expect(connections - before).toBe(0);
+    expect(site.connections() - before).toBe(0);
   });
 
   it("with private addresses allowed, fetches the page from the checked address under its own name", async () => {

@@ -5,28 +5,18 @@
  * `same-origin` (the service reached by its address) pass.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { emulatorVars, startEmulator } from "../emulator/server";
-import { type DenoService, startDeno } from "../support/deno-service";
+import { type DenoOnEmulator, type DenoService, startDenoOnEmulator } from "../support/deno-service";
 
-let emulator: Awaited<ReturnType<typeof startEmulator>>;
+let emulator: DenoOnEmulator["emulator"];
 let deno: DenoService;
+let stack: DenoOnEmulator;
 
 beforeAll(async () => {
-  emulator = await startEmulator();
-  deno = await startDeno({
-    env: {
-      ...emulatorVars(emulator.url),
-      DENO_KV_PATH: ":memory:",
-      SECURITY_ALLOW_ANONYMOUS: "true",
-      ANTHROPIC_API_KEY: "sk-ant-operator-7",
-    },
-  });
+  stack = await startDenoOnEmulator({ SECURITY_ALLOW_ANONYMOUS: "true", ANTHROPIC_API_KEY: "sk-ant-operator-7" });
+  ({ emulator, deno } = stack);
 }, 90_000);
 
-afterAll(async () => {
-  await deno?.stop();
-  await emulator?.close();
-});
+afterAll(() => stack?.stop());
 
 const llmCalls = async (tag: string): Promise<number> =>
   ((await (await fetch(`${emulator.url}/llm/__calls?contains=${tag}`)).json()) as { count: number }).count;

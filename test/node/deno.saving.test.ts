@@ -5,33 +5,25 @@
  * direct bill, each retirement and each fit counted once, and a text-only session at no saving.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { emulatorVars } from "../../scripts/local-stack";
 import { modelRules, usageCost } from "../../shared/models/models.table";
-import { startEmulator } from "../emulator/server";
 import { encodePng, screenshotPixels } from "../fixtures/images";
 import { agentKeyHeader, agentPath, agentRequest, type AgentSession } from "../support/agent-sessions";
-import { type DenoService, startDeno } from "../support/deno-service";
+import { type DenoOnEmulator, type DenoService, startDenoOnEmulator } from "../support/deno-service";
 
-let emulator: Awaited<ReturnType<typeof startEmulator>>;
+let emulator: DenoOnEmulator["emulator"];
 let deno: DenoService;
+let stack: DenoOnEmulator;
 
 beforeAll(async () => {
-  emulator = await startEmulator();
-  deno = await startDeno({
-    env: {
-      ...emulatorVars(emulator.url),
-      DENO_KV_PATH: ":memory:",
-      SECURITY_ALLOW_ANONYMOUS: "true",
-      PROXY_STRATEGY: "hermes",
-      LEDGER_FLUSH_MS: "0",
-    },
+  stack = await startDenoOnEmulator({
+    SECURITY_ALLOW_ANONYMOUS: "true",
+    PROXY_STRATEGY: "hermes",
+    LEDGER_FLUSH_MS: "0",
   });
+  ({ emulator, deno } = stack);
 }, 90_000);
 
-afterAll(async () => {
-  await deno?.stop();
-  await emulator?.close();
-});
+afterAll(() => stack?.stop());
 
 /** Plays the session to `base`; the USD billed and each answer's headers. */
 async function play(session: AgentSession, base: string, key: string): Promise<{ usd: number; headers: Headers[] }> {

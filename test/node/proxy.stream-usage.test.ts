@@ -5,29 +5,18 @@
  */
 import OpenAI from "openai";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { emulatorVars } from "../../scripts/local-stack";
-import { startEmulator } from "../emulator/server";
-import { type DenoService, startDeno } from "../support/deno-service";
+import { type DenoOnEmulator, type DenoService, startDenoOnEmulator } from "../support/deno-service";
 
-let emulator: Awaited<ReturnType<typeof startEmulator>>;
+let emulator: DenoOnEmulator["emulator"];
 let deno: DenoService;
+let stack: DenoOnEmulator;
 
 beforeAll(async () => {
-  emulator = await startEmulator();
-  deno = await startDeno({
-    env: {
-      ...emulatorVars(emulator.url),
-      DENO_KV_PATH: ":memory:",
-      SECURITY_ALLOW_ANONYMOUS: "true",
-      LEDGER_FLUSH_MS: "0",
-    },
-  });
+  stack = await startDenoOnEmulator({ SECURITY_ALLOW_ANONYMOUS: "true", LEDGER_FLUSH_MS: "0" });
+  ({ emulator, deno } = stack);
 }, 90_000);
 
-afterAll(async () => {
-  await deno?.stop();
-  await emulator?.close();
-});
+afterAll(() => stack?.stop());
 
 describe("a chat stream without stream_options.include_usage", () => {
   it("reaches the SDK without a usage chunk, and the ledger counts its bill", async () => {

@@ -7,9 +7,8 @@
 import type { Context, MiddlewareHandler } from "hono";
 import type { Logger, RequestLogFields } from "../ports";
 import { AppError } from "../http/errors";
+import { loggedPath } from "../safety/secrets";
 
-/** Longest path kept: an unknown route's path is caller data. */
-const MAX_PATH_CHARS = 200;
 /** Stack lines kept for a real bug: enough to find it, not a screenful. */
 const STACK_LINES = 8;
 
@@ -52,7 +51,7 @@ function requestLine(
   return {
     request_id: c.get("requestId"),
     method: c.req.method,
-    route: new URL(c.req.url).pathname.slice(0, MAX_PATH_CHARS),
+    route: loggedPath(new URL(c.req.url).pathname),
     status: c.res.status,
     ...(cache ? { cache: cache.toLowerCase() } : {}),
     ...c.get("logFields"),

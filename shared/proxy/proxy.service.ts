@@ -9,6 +9,7 @@ import { BODY_LIMITS, decodeUtf8Body, isJsonContentType, MiB, parseJsonText, rea
 import { AppError } from "../http/errors";
 import { takesAnonymousCalls } from "../http/auth";
 import { anonymousOriginRefusal } from "../safety/origin";
+import { loggedPath } from "../safety/secrets";
 import { asRecord } from "../eviction/inventory";
 import { concatBytes, readAtMost } from "../bytes";
 import { Deadline } from "../deadline";
@@ -245,7 +246,7 @@ export async function proxyRequest(request: Request, spec: LlmProviderSpec, run:
       run.ports.log.error("proxy_failed", {
         request_id: run.requestId,
         provider: spec.name,
-        path,
+        path: loggedPath(path),
         cause: String(error).slice(0, 200),
       });
       return providerError(

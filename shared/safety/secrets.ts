@@ -861,3 +861,20 @@ function hasUserInfoPassword(text: string): boolean {
   }
   return false;
 }
+
+/** Longest path a log line shows. */
+const LOGGED_PATH_CHARS = 200;
+
+/**
+ * A caller's path as a log line may show it: withheld whole when it holds something shaped like a
+ * secret (a bot token in a path, a key in a query), else cut to LOGGED_PATH_CHARS. A log is never
+ * where a caller's secret ends up.
+ *
+ * @example loggedPath("/v1/messages") // "/v1/messages"
+ * @example loggedPath("/bot123456:ABC-DEF1234ghIkl-zyx57W2v1u123ew11/getMe") // "(withheld: shaped like a secret)"
+ */
+export function loggedPath(path: string): string {
+  return findSecretInUrl(`https://path.invalid${path.startsWith("/") ? "" : "/"}${path}`) === null
+    ? path.slice(0, LOGGED_PATH_CHARS)
+    : "(withheld: shaped like a secret)";
+}

@@ -41,6 +41,19 @@ function appWithLog() {
 }
 
 describe("requestLog", () => {
+  it("withholds a path shaped like a secret (a bot token in a proxied path) and cuts a long one to 200 characters", async () => {
+    const { app, lines } = appWithLog();
+    await app.request("/anthropic/bot123456:ABC-DEF1234ghIkl-zyx57W2v1u123ew11/getMe");
+    await app.request(`/v1/${"a".repeat(400)}`);
+    await app.request("/ok");
+    expect(lines.map((line) => line.fields.route)).toEqual([
+      "(withheld: shaped like a secret)",
+      `/v1/${"a".repeat(196)}`,
+      "/ok",
+    ]);
+    expect(JSON.stringify(lines)).not.toContain("ABC-DEF1234");
+  });
+
   it("writes one info line for a success, without the query", async () => {
     const { app, lines } = appWithLog();
     await app.request("/ok?api_key=sk-live-123");

@@ -100,3 +100,84 @@ export async function makeUiInputs(): Promise<Array<[string, Buffer]>> {
   }
   return out;
 }
+
+/** The four screen sizes agents send most, each in a light and a dark UI (issue #45's fit target). */
+export const SCREENSHOT_SIZES: ReadonlyArray<readonly [number, number]> = [
+  [1280, 800],
+  [1440, 900],
+  [1920, 1080],
+  [2560, 1440],
+];
+
+/** Paints a vertical two-colour gradient into `rgb` (`width` wide) over the rectangle. */
+function gradient(
+  rgb: Uint8Array,
+  width: number,
+  [x0, y0, w, h]: readonly [number, number, number, number],
+  from: readonly number[],
+  to: readonly number[],
+): void {
+  for (let y = y0; y < y0 + h; y++) {
+    const t = (y - y0) / Math.max(1, h - 1);
+    for (let x = x0; x < x0 + w; x++) {
+      const i = (y * width + x) * 3;
+      for (let c = 0; c < 3; c++) rgb[i + c] = Math.round(from[c]! + (to[c]! - from[c]!) * t);
+    }
+  }
+}
+
+/** Copies a `w`x`h` photo (test/fixtures/images.ts photoPixels) into `rgb` at (x0, y0). */
+function photoPanel(rgb: Uint8Array, width: number, x0: number, y0: number, w: number, h: number, seed: number): void {
+  const photo = photoPixels(w, h, seed);
+  for (let y = 0; y < h; y++) rgb.set(photo.subarray(y * w * 3, (y + 1) * w * 3), ((y0 + y) * width + x0) * 3);
+}
+
+/**
+ * A typical screenshot an agent sends: the UI corpus's app layout (flat panels, a sidebar, buttons,
+ * anti-aliased text; code on the dark theme) with a gradient banner and a photo panel in its
+ * content area, as RGB bytes.
+ */
+export function typicalScreenshotPixels(width: number, height: number, theme: "light" | "dark"): Uint8Array {
+  const rgb = uiScreenshotPixels({
+    width,
+    height,
+    theme,
+    scale: 1,
+    layout: "app",
+    seed: width + (theme === "dark" ? 1 : 0),
+  });
+  const right = width - 24;
+  const bannerW = Math.round(width * 0.3),
+    bannerH = Math.round(height * 0.12);
+  const dark = theme === "dark";
+  gradient(
+    rgb,
+    width,
+    [right - bannerW, 76, bannerW, bannerH],
+    dark ? [40, 44, 90] : [99, 102, 241],
+    dark ? [20, 22, 30] : [236, 72, 153],
+  );
+  const photoW = Math.round(width * 0.3),
+    photoH = Math.round(height * 0.4);
+  photoPanel(rgb, width, right - photoW, height - photoH - 40, photoW, photoH, width);
+  return rgb;
+}
+
+/**
+ * The typical screenshots (SCREENSHOT_SIZES x light/dark) as computer-use agents send them: RGB PNG
+ * with libpng's adaptive row filters, as screenshot tools write.
+ */
+export async function makeScreenshotInputs(): Promise<Array<[string, Buffer]>> {
+  const out: Array<[string, Buffer]> = [];
+  for (const [width, height] of SCREENSHOT_SIZES) {
+    for (const theme of ["light", "dark"] as const) {
+      out.push([
+        `screenshot ${width}x${height} ${theme} PNG`,
+        await sharp(Buffer.from(typicalScreenshotPixels(width, height, theme)), { raw: { width, height, channels: 3 } })
+          .png({ adaptiveFiltering: true })
+          .toBuffer(),
+      ]);
+    }
+  }
+  return out;
+}

@@ -6,17 +6,19 @@
  * final scan write), search (quality measures: quantise and count, Huffman sizes), compare (the
  * full-size vs smaller comparison) and other (structure walk, ICC, glue). Not a benchmark: time in
  * Node is not time in workerd, but the shares show which kernels matter.
- * Run: npx tsx bench/vision-profile.ts [--ui] [name-substring...]   (RUNS=n repeats each fit, default 2;
- * --ui profiles the UI-screenshot corpus instead of the 33 pairs)
+ * Run: npx tsx bench/vision-profile.ts [--ui|--screenshots] [name-substring...]   (RUNS=n repeats each fit,
+ * default 2; --ui profiles the UI-screenshot corpus instead of the 33 pairs, --screenshots the typical
+ * screenshots at the default budget, 256 KiB)
  */
 import { Session } from "node:inspector/promises";
 import { fitImage } from "../shared/imaging/fit";
 import { loadVisionWasmNode } from "./vision-wasm-node";
-import { BUDGETS, makeInputs, makeUiInputs } from "./vision-inputs";
+import { BUDGETS, makeInputs, makeScreenshotInputs, makeUiInputs } from "./vision-inputs";
 
 const wasm = loadVisionWasmNode();
 const ui = process.argv.includes("--ui");
-const only = process.argv.slice(2).filter((a) => a !== "--ui");
+const screenshots = process.argv.includes("--screenshots");
+const only = process.argv.slice(2).filter((a) => !a.startsWith("--"));
 const runs = Number(process.env.RUNS ?? 2);
 
 interface ProfileNode {
@@ -59,9 +61,9 @@ await session.post("Profiler.enable");
 await session.post("Profiler.setSamplingInterval", { interval: 200 });
 const totals = new Map<string, number>();
 const perPair: Array<{ pair: string; ms: number; encodes: number; decodes: number; stages: Map<string, number> }> = [];
-for (const [name, input] of await (ui ? makeUiInputs() : makeInputs())) {
+for (const [name, input] of await (screenshots ? makeScreenshotInputs() : ui ? makeUiInputs() : makeInputs())) {
   if (only.length && !only.some((o) => name.includes(o))) continue;
-  for (const budget of BUDGETS) {
+  for (const budget of screenshots ? [262144] : BUDGETS) {
     const bytes = new Uint8Array(input);
     const opts = { embedTargetBytes: budget, maxLongEdge: 1568, maxInputPixels: 16_777_216 };
     await fitImage(bytes, opts, wasm); // warm-up

@@ -28,6 +28,7 @@ import { cpuMsSince, median } from "./stats";
 import { startWorker } from "./vision-worker/start";
 import { BUDGETS, makeInputs, makeUiInputs } from "./vision-inputs";
 import { withSharp } from "./vision-sharp";
+import { measureScreenshots, printScreenshots, type ScreenshotRow } from "./vision-screenshots";
 
 if (!(globalThis as { gc?: unknown }).gc) {
   // The JS-heap column needs a GC before each call: re-run this file under node --expose-gc.
@@ -47,8 +48,11 @@ const PICK = process.argv
   ?.slice(9)
   .split(",")
   .map(Number);
-const UI = !process.argv.includes("--no-ui");
-const PAIRS = !process.argv.includes("--ui-only");
+// --screenshots-only runs only the typical screenshots (bench/vision-screenshots.ts), --no-screenshots leaves them out.
+const SHOTS_ONLY = process.argv.includes("--screenshots-only");
+const UI = !process.argv.includes("--no-ui") && !SHOTS_ONLY;
+const PAIRS = !process.argv.includes("--ui-only") && !SHOTS_ONLY;
+const SHOTS = !process.argv.includes("--no-screenshots");
 let retries = 0;
 const gc = (globalThis as unknown as { gc: () => void }).gc;
 
@@ -282,11 +286,13 @@ const uiRows: Array<{
 }> = [];
 const decodeRows: Array<{ input: string; stream: number; inflate: number; simd: number; js: number }> = [];
 const inputs = PAIRS ? (await makeInputs()).filter((_, i) => !PICK || PICK.includes(i)) : [];
+let screenshotRows: ScreenshotRow[] = [];
 const worker = await startWorker();
 try {
   // Warm-up: the first request compiles the WASM modules and JITs the JS.
   const uiInputs = UI ? await makeUiInputs() : [];
-  await inWorkerd(worker.url, (inputs[0] ?? uiInputs[0]!)[1], 262144, "baseline", true);
+  const warm = inputs[0] ?? uiInputs[0];
+  if (warm) await inWorkerd(worker.url, warm[1], 262144, "baseline", true);
   if (ALL) {
     await inWorkerd(worker.url, inputs[0]![1], 262144, "baseline", false);
     await inWorkerd(worker.url, inputs[0]![1], 262144, "mozjpeg", false);
@@ -476,6 +482,13 @@ try {
       console.error(`done ${name} ${budget / 1024} KiB`);
     }
   }
+  if (SHOTS)
+    screenshotRows = await measureScreenshots(
+      wasm,
+      (input, budget) => inWorkerd(worker.url, input, budget, "baseline", true),
+      (input) => headerRoundTrip(worker.url, input),
+      worker.cpuMs,
+    );
 } finally {
   worker.stop();
 }
@@ -485,6 +498,10 @@ console.log(
     .map((v) => v.toFixed(1))
     .join(" ")} (${cpus().length} cores)\n`,
 );
+if (!rows.length && screenshotRows.length) {
+  printScreenshots(screenshotRows);
+  process.exit(0);
+}
 console.log(
   "| input | budget | method | time ms | encodes | data: URL bytes | output | PSNR dB | WASM peak MB | JS held MB |",
 );
@@ -516,6 +533,7 @@ for (const [method, list] of byMethod) {
 }
 
 const oursRows = byMethod.get("ours in workerd (SIMD kernels, baseline encoder)") ?? [];
+if (screenshotRows.length) printScreenshots(screenshotRows);
 // The same fit in Node runs next to sharp's (same process, same moment): a ratio that the load of
 // a shared box distorts less than the workerd round trip.
 const nodeRatios = oursRows.map((r, i) => r.nodeMs! / sharpRows[i]!.ms);

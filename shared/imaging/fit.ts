@@ -12,7 +12,7 @@ import { DEFAULT_FIT_SETTINGS, type FitSettings, type JpegEncoder } from "./jpeg
 import { decodeJpegRgb } from "./codecs/jpeg/jpeg.decode";
 import { FLAT_TABLES, prepareJpeg, type PreparedJpeg, YCC_444 } from "./jpeg.baseline";
 import { subsamplingError } from "./jpeg.chroma";
-import { encodePng } from "./codecs/png/png.encode";
+import { encodePng, pngPredictedOver } from "./codecs/png/png.encode";
 import { type RgbTransform, iccToSrgb } from "./color/icc";
 import { StreamingResampler, resizeRgb, type SourceWindow } from "./resample";
 import { SimdPool } from "./wasm/simd.instances";
@@ -84,6 +84,15 @@ export function decodeDetail(bytesPerPixel: number): DecodeDetail {
   if (bytesPerPixel >= FULL_DETAIL_BYTES_PER_PIXEL) return "full";
   return bytesPerPixel < COARSE_DETAIL_BYTES_PER_PIXEL ? "coarse" : "margin";
 }
+/**
+ * A lossless source's PNG is not encoded where a sample of its rows (an eighth, in 16-row bands:
+ * pngPredictedOver) predicts it over this times its limit. On the bench's 17 PNG sources at the cap
+ * size the sample's prediction was 0.62-1.32x the exact size, so a PNG that fits is never skipped;
+ * a typical screenshot with a photo or gradient panel (1.5-4.6x the limit at 256 KiB) no longer
+ * pays for the part of a PNG encode it took to find out (docs/benchmarks.md, "The typical
+ * screenshots").
+ */
+export const PNG_SLACK = 1.5;
 /** A fit that uses this share of the budget is accepted without searching the last quality points. */
 const GOOD_ENOUGH_SHARE = 0.93;
 
@@ -626,10 +635,16 @@ async function chooseFit(job: FitJob): Promise<FitResult> {
    */
   const pngRoom = maxPayloadBytes("image/png", opts.embedTargetBytes);
   let pngOverBudget = false;
-  /** The PNG of the full fitted image if it is at most `limit` bytes (counted as an encode). */
+  /**
+   * The PNG of the full fitted image if it is at most `limit` bytes (counted as an encode), unless
+   * a sample of its rows predicts it over PNG_SLACK times the limit (not counted).
+   */
   const pngWithin = async (limit: number): Promise<FitResult | undefined> => {
-    state.attempts++;
-    const png = encodePng(full, target.width, target.height, limit, wasm.zlib);
+    let png: Uint8Array | undefined;
+    if (!pngPredictedOver(full, target.width, target.height, limit, PNG_SLACK, wasm.zlib)) {
+      state.attempts++;
+      png = encodePng(full, target.width, target.height, limit, wasm.zlib);
+    }
     if (!png && limit === pngRoom) pngOverBudget = true;
     return png && fitResult(job, png, undefined, target, "image/png");
   };

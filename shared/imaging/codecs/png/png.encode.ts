@@ -86,3 +86,35 @@ export function encodePng(
   ]);
   return out.length <= maxBytes ? out : undefined;
 }
+
+/** Rows per band of the sample estimatePngOver deflates. */
+const SAMPLE_BAND_ROWS = 16;
+/** One band in this many goes into the sample: 1/8 of the rows. */
+const SAMPLE_BAND_STRIDE = 8;
+
+/**
+ * Whether the PNG of `rgb` is predicted over `maxBytes` by more than `slack` times: one 16-row band
+ * in eight is deflated (as encodePng does, stopped at its share of `slack * maxBytes`) and scaled to
+ * the whole image. Costs about an eighth of a full encode; false (encode it) on an image too small
+ * to sample.
+ */
+export function pngPredictedOver(
+  rgb: Uint8Array,
+  width: number,
+  height: number,
+  maxBytes: number,
+  slack: number,
+  zlib: WebAssembly.Module,
+): boolean {
+  const rowBytes = width * 3;
+  const bands = Math.floor(height / (SAMPLE_BAND_ROWS * SAMPLE_BAND_STRIDE));
+  if (bands < 4) return false;
+  const rows = bands * SAMPLE_BAND_ROWS;
+  const sample = new Uint8Array(rows * rowBytes);
+  for (let b = 0; b < bands; b++) {
+    // The middle band of each group of SAMPLE_BAND_STRIDE, so the first and last rows are not favoured.
+    const from = (b * SAMPLE_BAND_STRIDE + (SAMPLE_BAND_STRIDE >> 1)) * SAMPLE_BAND_ROWS * rowBytes;
+    sample.set(rgb.subarray(from, from + SAMPLE_BAND_ROWS * rowBytes), b * SAMPLE_BAND_ROWS * rowBytes);
+  }
+  return encodePng(sample, width, rows, Math.ceil((slack * maxBytes * rows) / height), zlib) === undefined;
+}

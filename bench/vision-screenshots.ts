@@ -146,9 +146,9 @@ export function printScreenshots(rows: ScreenshotRow[]): void {
       `| ${r.input} | ${r.ours} | ${r.sharp} | ${r.nodeMs.toFixed(1)} | ${r.sharpMs.toFixed(1)} | ${x(r.nodeMs, r.sharpMs)} | ${r.workerdMs.toFixed(1)} | ${x(r.workerdMs, r.sharpMs)} | ${x(r.nodeCpuMs, r.sharpCpuMs)} | ${r.workerdCpuMs === undefined ? "-" : x(r.workerdCpuMs, r.sharpCpuMs)} | ${r.sharpPngMs.toFixed(1)} | ${r.psnr.toFixed(2)} / ${r.sharpPsnr.toFixed(2)} | ${r.psnrExact.toFixed(2)} / ${r.sharpPsnrExact.toFixed(2)} | ${r.bytes} / ${r.sharpBytes} |`,
     );
   console.log(
-    "\n| size | ours / sharp, Node (worse of light, dark) | ours / sharp, workerd less the upload | workerd CPU / sharp CPU |",
+    "\n| size | ours / sharp, Node (worse of light, dark) | ours / sharp, workerd less the upload | CPU ours Node / sharp | CPU ours workerd / sharp |",
   );
-  console.log("|---|---:|---:|---:|");
+  console.log("|---|---:|---:|---:|---:|");
   const sizes = [...new Set(rows.map((r) => r.input.split(" ")[1]!))];
   for (const size of sizes) {
     const of = rows.filter((r) => r.input.split(" ")[1] === size);

@@ -533,7 +533,6 @@ for (const [method, list] of byMethod) {
 }
 
 const oursRows = byMethod.get("ours in workerd (SIMD kernels, baseline encoder)") ?? [];
-if (screenshotRows.length) printScreenshots(screenshotRows);
 // The same fit in Node runs next to sharp's (same process, same moment): a ratio that the load of
 // a shared box distorts less than the workerd round trip.
 const nodeRatios = oursRows.map((r, i) => r.nodeMs! / sharpRows[i]!.ms);
@@ -586,3 +585,4 @@ for (const u of uiRows) {
     `| ${u.input} | ${u.budget} | ${u.ours} | ${u.oursBytes} | ${u.oursPsnr.toFixed(2)} | ${u.sharpJpeg} | ${u.sharpJpegBytes} | ${u.sharpJpegPsnr.toFixed(2)} | ${u.sharpPngBytes} | ${u.sharpPngFits ? "yes" : "no"} | ${(u.ms / u.sharpMs).toFixed(2)}x |`,
   );
 }
+if (screenshotRows.length) printScreenshots(screenshotRows);

@@ -73,9 +73,13 @@ export class DenoKvStore implements CacheStore {
 
   /** This process's memory copy of `key`, unless a purge by any process may have dropped it since. */
   private async peek<T>(key: string): Promise<CacheEntry<T> | null> {
-    if (this.hot.get(key, this.clock()) === undefined) return null;
-    if (this.shared) await this.checkPurges();
-    const hot = this.hot.get(key, this.clock());
+    let hot = this.hot.get(key, this.clock());
+    if (hot === undefined) return null;
+    // The purge count is read again only when due (a second since), and the copy looked up again after.
+    if (this.shared && this.clock() - this.purgesReadAt >= PURGE_CHECK_MS) {
+      await this.checkPurges();
+      hot = this.hot.get(key, this.clock());
+    }
     // Parsed on every hit: callers get their own copy to shape.
     return hot === undefined ? null : (JSON.parse(hot) as CacheEntry<T>);
   }

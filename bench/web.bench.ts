@@ -6,7 +6,9 @@
  * 3. web_extract through the Worker: a miss (the provider pays) vs a hit of the same URL;
  * 4. cache-hit latency with the savings ledger on and off (a second wrangler dev with
  *    LEDGER_MODE=off), interleaved, so the ledger's cost is measured on the same loaded box.
- * Run: npm run bench -- web (or npx tsx bench/web.bench.ts).
+ * Run: npm run bench -- web (or npx tsx bench/web.bench.ts; `npx tsx bench/web.bench.ts hit` runs
+ * only the first part). With WEB_BENCH_BEFORE=<dir of another checkout> (its node_modules installed
+ * or linked), that checkout's hit is measured in the same rounds of the first part.
  */
 import { startLocalStack } from "../scripts/local-stack";
 import { startBare } from "./bare-worker/start";
@@ -16,51 +18,73 @@ const HIT_ROUNDS = 400;
 const PROVIDER_DELAY_MS = 250;
 const EXTRACT_URLS = 100;
 const EXTRACT_DELAY_MS = 150;
+const HIT_ONLY = process.argv.includes("hit");
 
 async function main() {
   const stack = await startLocalStack();
+  const beforeDir = process.env.WEB_BENCH_BEFORE;
+  const before = beforeDir ? await startLocalStack({ cwd: beforeDir }) : null;
   const run = Date.now().toString(36);
-  const search = (query: string) => () =>
-    fetch(`${stack.url}/v1/web_search`, {
+  const searchAt = (base: string, query: string) => () =>
+    fetch(`${base}/v1/web_search`, {
       method: "POST",
       headers: { "content-type": "application/json" },
       body: JSON.stringify({ query }),
     });
+  const search = (query: string) => searchAt(stack.url, query);
   const lines: string[] = [];
   try {
-    // 1. Cache hit vs bare route.
+    // 1. Cache hit vs bare route (and the other checkout's hit), interleaved.
     const hitQuery = `bench hit ${run}`;
     const warm = await search(hitQuery)();
     const payload = await warm.text();
+    if (before) await (await searchAt(before.url, hitQuery)()).arrayBuffer();
     const bare = await startBare(payload.replace('"cache":"miss"', '"cache":"hit"'));
     try {
-      const hit: number[] = [];
-      const base: number[] = [];
-      for (let i = 0; i < 30; i++) {
-        await timed(search(hitQuery));
-        await timed(() => fetch(bare.url, { method: "POST", body: "{}" }));
-      }
+      const sides: Array<[string, () => Promise<Response>, number[]]> = [
+        ["POST /v1/web_search (hit)", search(hitQuery), []],
+        ...(before
+          ? [
+              [`the same hit, ${beforeDir}`, searchAt(before.url, hitQuery), []] as [
+                string,
+                () => Promise<Response>,
+                number[],
+              ],
+            ]
+          : []),
+        ["bare Worker, same JSON", () => fetch(bare.url, { method: "POST", body: "{}" }), []],
+      ];
+      const base = sides[sides.length - 1]![2];
+      const pairRatios: number[] = [];
+      for (let i = 0; i < 30; i++) for (const [, request] of sides) await timed(request);
       for (let i = 0; i < HIT_ROUNDS; i++) {
-        const a = await timed(search(hitQuery));
-        if (a.cache !== "HIT") throw new Error(`expected a cache hit, got ${a.cache}`);
-        hit.push(a.ms);
-        base.push((await timed(() => fetch(bare.url, { method: "POST", body: "{}" }))).ms);
+        for (const [name, request, times] of sides) {
+          const a = await timed(request);
+          if (name.startsWith("the same hit") || name.startsWith("POST"))
+            if (a.cache !== "HIT") throw new Error(`expected a cache hit, got ${a.cache}`);
+          times.push(a.ms);
+        }
+        pairRatios.push(sides[0]![2][i]! / base[i]!);
       }
       lines.push(
         "### Cache hit vs a bare Worker returning the same JSON",
         "",
-        `${HIT_ROUNDS} sequential requests each, interleaved, after 30 warm-up pairs.`,
+        `${HIT_ROUNDS} sequential requests each, interleaved, after 30 warm-up rounds; the ratio is to the bare Worker.`,
         "",
       );
-      lines.push("| route | p50 ms | p99 ms |", "|---|---|---|");
-      lines.push(`| POST /v1/web_search (hit) | ${ms(median(hit))} | ${ms(percentile(hit, 99))} |`);
-      lines.push(`| bare Worker, same JSON | ${ms(median(base))} | ${ms(percentile(base, 99))} |`);
-      lines.push(
-        `| ratio hit / bare | ${(median(hit) / median(base)).toFixed(2)}x | ${(percentile(hit, 99) / percentile(base, 99)).toFixed(2)}x |`,
-        "",
-      );
+      lines.push("| route | p50 ms | p99 ms | ratio p50 |", "|---|---|---|---|");
+      for (const [name, , times] of sides)
+        lines.push(
+          `| ${name} | ${ms(median(times))} | ${ms(percentile(times, 99))} | ${(median(times) / median(base)).toFixed(2)}x |`,
+        );
+      lines.push(`| median of paired ratios, hit / bare | | | ${median(pairRatios).toFixed(2)}x |`, "");
     } finally {
       bare.stop();
+      await before?.stop();
+    }
+    if (HIT_ONLY) {
+      console.log(lines.join("\n"));
+      return;
     }
 
     // 2. Identical concurrent requests.

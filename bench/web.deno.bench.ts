@@ -5,13 +5,15 @@
  *    (deno/flight.kv.ts), plus the leader's and the joiners' latency on Deno;
  * 2. cache-hit latency of POST /v1/web_search on Deno vs a bare Deno.serve route returning the
  *    same JSON.
- * Run: npm run bench -- web (or npx tsx bench/web.deno.bench.ts).
+ * Run: npm run bench -- web (or npx tsx bench/web.deno.bench.ts; `npx tsx bench/web.deno.bench.ts hit`
+ * runs only the second part). With WEB_BENCH_BEFORE=<dir of another checkout>, that checkout's
+ * deno/main.ts (on the same Deno KV file) is measured in the same rounds of the second part.
  */
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { emulatorVars, startLocalStack } from "../scripts/local-stack";
-import { type DenoService, startDeno } from "../test/support/deno-service";
+import { DENO_RUN, type DenoService, startDeno } from "../test/support/deno-service";
 import { median, ms, percentile } from "./stats";
 
 const PROCESSES = 4;
@@ -20,6 +22,7 @@ const HIT_ROUNDS = 1000;
 /** Enough for V8 to optimise the hit path (the first few hundred requests run slower). */
 const WARM_UP_PAIRS = 300;
 const PROVIDER_DELAY_MS = 250;
+const HIT_ONLY = process.argv.includes("hit");
 
 async function timed(fn: () => Promise<Response>): Promise<{ ms: number; cache: string }> {
   const start = performance.now();
@@ -47,6 +50,13 @@ async function main() {
     WEB_CACHE_TTL_MINUTES: "60",
   };
   const deno: DenoService[] = await Promise.all(Array.from({ length: PROCESSES }, () => startDeno({ env })));
+  const beforeDir = process.env.WEB_BENCH_BEFORE;
+  const before = beforeDir
+    ? await startDeno({
+        env,
+        command: ["node_modules/.bin/deno", ...DENO_RUN, `${beforeDir}/deno/main.ts`],
+      })
+    : null;
   const lines: string[] = [];
   try {
     // 1. Fan-in: N identical requests at once, UNIQUE_PER_N different queries per N, one after another.
@@ -62,7 +72,7 @@ async function main() {
       "| N | wrangler dev: calls / unique | Deno ×4: calls / unique | Deno leader p50 ms | Deno joiners p50 ms | Deno joiners p99 ms |",
       "|---|---|---|---|---|---|",
     );
-    for (const n of [1, 4, 16, 64]) {
+    for (const n of HIT_ONLY ? [] : [1, 4, 16, 64]) {
       const leaders: number[] = [];
       const joiners: number[] = [];
       for (let u = 0; u < UNIQUE_PER_N; u++) {
@@ -92,15 +102,19 @@ async function main() {
     try {
       const hit: number[] = [];
       const base: number[] = [];
+      const beforeHit: number[] = [];
       const pairRatios: number[] = [];
       const bareRequest = () => fetch(bare.url, { method: "POST", body: "{}" });
+      const beforeRequest = before ? search(before.url, hitQuery) : null;
       for (let i = 0; i < WARM_UP_PAIRS; i++) {
         await timed(search(deno[0]!.url, hitQuery));
+        if (beforeRequest) await timed(beforeRequest);
         await timed(bareRequest);
       }
       for (let i = 0; i < HIT_ROUNDS; i++) {
         const a = await timed(search(deno[0]!.url, hitQuery));
         if (a.cache !== "HIT") throw new Error(`expected a cache hit, got ${a.cache}`);
+        if (beforeRequest) beforeHit.push((await timed(beforeRequest)).ms);
         const b = await timed(bareRequest);
         hit.push(a.ms);
         base.push(b.ms);
@@ -117,16 +131,22 @@ async function main() {
       );
       lines.push("| route | p50 ms | p99 ms |", "|---|---|---|");
       lines.push(`| POST /v1/web_search (hit), Deno | ${ms(median(hit))} | ${ms(percentile(hit, 99))} |`);
+      if (before)
+        lines.push(`| the same hit, ${beforeDir} | ${ms(median(beforeHit))} | ${ms(percentile(beforeHit, 99))} |`);
       lines.push(`| bare Deno.serve, same JSON | ${ms(median(base))} | ${ms(percentile(base, 99))} |`);
       lines.push(
         `| ratio hit / bare | ${(median(hit) / median(base)).toFixed(2)}x | ${(percentile(hit, 99) / percentile(base, 99)).toFixed(2)}x |`,
       );
+      if (before)
+        lines.push(
+          `| ratio ${beforeDir} / bare | ${(median(beforeHit) / median(base)).toFixed(2)}x | ${(percentile(beforeHit, 99) / percentile(base, 99)).toFixed(2)}x |`,
+        );
       lines.push(`| median of paired ratios | ${median(pairRatios).toFixed(2)}x | |`);
     } finally {
       await bare.stop();
     }
   } finally {
-    await Promise.all(deno.map((d) => d.stop()));
+    await Promise.all([...deno, ...(before ? [before] : [])].map((d) => d.stop()));
     await stack.stop();
   }
   console.log(lines.join("\n"));

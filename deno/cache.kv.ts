@@ -12,6 +12,7 @@
  * it moved, so a purge reaches every process sharing the file within that time.
  */
 import type { CacheEntry, CacheStore } from "../shared/ports";
+import { HotEntries } from "../shared/web/hot-entries";
 import { whenUnlocked } from "./kv-busy";
 
 /** At most 32 KiB as a V8-serialised (UTF-16) string: under the 65,536-byte value limit. */
@@ -41,49 +42,6 @@ export const kvExpireIn = (ttlMs: number): number => Math.max(1000, Math.ceil(tt
 const purgeCountKey: Deno.KvKey = ["cache-purges"];
 /** Longest a process answers from its memory copies without reading the purge count. */
 export const PURGE_CHECK_MS = 1000;
-
-/** Entries kept in process memory: each at most this long, all together at most HOT_TOTAL_CHARS. */
-const HOT_ENTRY_CHARS = 256 * 1024;
-const HOT_TOTAL_CHARS = 8 * 1024 * 1024;
-
-/** Recently used entries' JSON, dropped at their expiry or least recently used first. */
-class HotEntries {
-  private readonly entries = new Map<string, { text: string; expiresAt: number }>();
-  private chars = 0;
-
-  get(key: string, now: number): string | undefined {
-    const hot = this.entries.get(key);
-    if (!hot) return undefined;
-    this.forget(key);
-    if (hot.expiresAt <= now) return undefined;
-    this.entries.set(key, hot); // most recently used last
-    this.chars += hot.text.length;
-    return hot.text;
-  }
-
-  set(key: string, text: string, expiresAt: number, now: number): void {
-    this.forget(key);
-    if (text.length > HOT_ENTRY_CHARS || expiresAt <= now) return;
-    this.entries.set(key, { text, expiresAt });
-    this.chars += text.length;
-    for (const oldest of this.entries.keys()) {
-      if (this.chars <= HOT_TOTAL_CHARS) break;
-      this.forget(oldest);
-    }
-  }
-
-  forget(key: string): void {
-    const hot = this.entries.get(key);
-    if (!hot) return;
-    this.entries.delete(key);
-    this.chars -= hot.text.length;
-  }
-
-  clear(): void {
-    this.entries.clear();
-    this.chars = 0;
-  }
-}
 
 export class DenoKvStore implements CacheStore {
   private readonly hot = new HotEntries();
@@ -115,9 +73,13 @@ export class DenoKvStore implements CacheStore {
 
   /** This process's memory copy of `key`, unless a purge by any process may have dropped it since. */
   private async peek<T>(key: string): Promise<CacheEntry<T> | null> {
-    if (this.hot.get(key, this.clock()) === undefined) return null;
-    if (this.shared) await this.checkPurges();
-    const hot = this.hot.get(key, this.clock());
+    let hot = this.hot.get(key, this.clock());
+    if (hot === undefined) return null;
+    // The purge count is read again only when due (a second since), and the copy looked up again after.
+    if (this.shared && this.clock() - this.purgesReadAt >= PURGE_CHECK_MS) {
+      await this.checkPurges();
+      hot = this.hot.get(key, this.clock());
+    }
     // Parsed on every hit: callers get their own copy to shape.
     return hot === undefined ? null : (JSON.parse(hot) as CacheEntry<T>);
   }

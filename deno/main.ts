@@ -14,7 +14,7 @@
 import { parseArgs, parseEnv } from "node:util";
 import { createApp } from "../shared/app/app";
 import { CONFIG_PLACES, loadConfig, type LoadedConfig } from "../shared/config/config.load";
-import { consoleLogger } from "../shared/log";
+import { afterResponseLogger, consoleLogger } from "../shared/log";
 import { dnsResolverPool } from "../shared/safety/dns";
 import { createImageFitter } from "../shared/imaging/fit";
 import { CopyElection, FlightCoordinator } from "../shared/web/flight";
@@ -160,6 +160,9 @@ const embeds: EmbedCounter = singleProcess ? new MemoryEmbedCounter(Date.now) : 
 const ledgerStore = new DenoKvLedgerStore(kv);
 const ledger = env.LEDGER_MODE === "off" ? null : new LedgerBuffer(ledgerStore, consoleLogger);
 
+// The app's lines (one per request) are written just after the response is handed over, not
+// before: a console write is a blocking write on the request's thread (docs/benchmarks.md).
+const appLog = afterResponseLogger();
 const app = createApp({
   runtime: "deno",
   version: pkg.version,
@@ -172,7 +175,7 @@ const app = createApp({
   fetch: fetchPort,
   untrustedFetch,
   clock: Date.now,
-  log: consoleLogger,
+  log: appLog,
   fitImage: createImageFitter(await loadVisionWasm()),
   embeds,
   dnsResolver: dnsResolverPool(fetchPort, Date.now, consoleLogger),
@@ -196,7 +199,10 @@ if (ledger)
     try {
       Deno.addSignalListener(signal, () => {
         const waited = new Promise((resolve) => setTimeout(resolve, 2_000));
-        void Promise.race([ledger.flush(), waited]).finally(() => Deno.exit(0));
+        void Promise.race([ledger.flush(), waited]).finally(() => {
+          appLog.drain();
+          Deno.exit(0);
+        });
       });
     } catch {
       // Not a signal this platform has (Windows takes SIGINT only).

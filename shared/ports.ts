@@ -54,6 +54,11 @@ export interface CacheStore {
   put<T>(key: string, entry: CacheEntry<T>, ttlMs: number): Promise<void>;
   /** Drops the entry (a purge); true when there was one. */
   delete(key: string): Promise<boolean>;
+  /**
+   * Drops this isolate's (or process's) memory copy of `key`, if the store keeps one: the
+   * single-flight owner has just stored a newer entry behind the store's back.
+   */
+  forgetCopy?(key: string): void;
 }
 
 export type CacheStatus = "hit" | "miss" | "coalesced" | "bypass";

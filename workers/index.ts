@@ -4,6 +4,7 @@
  */
 import { env as startEnv } from "cloudflare:workers";
 import { createApp } from "../shared/app/app";
+import { requestPath } from "../shared/app/request-log";
 import { LLM_PROVIDERS } from "../shared/proxy/providers/llm-providers.catalog";
 import { type LedgerBuffer, ledgerFlushDelay } from "../shared/stats/ledger";
 import { reportConfigAtStart, workersDeps, workersLedger } from "./deps";
@@ -27,7 +28,7 @@ const apps = new WeakMap<object, Built>();
 /** The provider proxy's paths (`/anthropic/*`, `/openai/*`): their answers record usage as their body ends. */
 const PROXY_PREFIXES = LLM_PROVIDERS.map((spec) => `/${spec.name}/`);
 const countsAtEnd = (request: Request) => {
-  const path = new URL(request.url).pathname;
+  const path = requestPath(request.url);
   return PROXY_PREFIXES.some((prefix) => path.startsWith(prefix));
 };
 

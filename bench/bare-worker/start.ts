@@ -5,7 +5,11 @@
 import { spawn } from "node:child_process";
 import { freePort } from "../../scripts/local-stack";
 
-export async function startBare(payload: string, upstream?: string): Promise<{ url: string; stop: () => void }> {
+export async function startBare(
+  payload: string,
+  upstream?: string,
+  inspectorPort?: number,
+): Promise<{ url: string; stop: () => void }> {
   const port = await freePort();
   const child = spawn(
     "npx",
@@ -19,7 +23,7 @@ export async function startBare(payload: string, upstream?: string): Promise<{ u
       "--port",
       String(port),
       "--inspector-port",
-      String(await freePort()),
+      String(inspectorPort ?? (await freePort())),
       "--var",
       `PAYLOAD:${payload}`,
       ...(upstream ? ["--var", `UPSTREAM:${upstream}`] : []),

@@ -51,12 +51,45 @@ function requestLine(
   return {
     request_id: c.get("requestId"),
     method: c.req.method,
-    route: loggedPath(new URL(c.req.url).pathname),
+    route: routeOf(requestPath(c.req.url)),
     status: c.res.status,
     ...(cache ? { cache: cache.toLowerCase() } : {}),
     ...c.get("logFields"),
     ms,
   };
+}
+
+/**
+ * The path of a request's URL as `new URL(url).pathname` gives it, without parsing the URL again:
+ * a request's `url` is already a serialised absolute URL, so its path runs from the first `/`
+ * after the authority to the query or fragment.
+ *
+ * @example requestPath("http://127.0.0.1:8787/v1/web_search?x=1") // "/v1/web_search"
+ */
+export function requestPath(url: string): string {
+  const start = url.indexOf("/", url.indexOf("//") + 2);
+  if (start === -1) return "/";
+  const query = url.indexOf("?", start);
+  const fragment = url.indexOf("#", start);
+  const end = Math.min(query === -1 ? url.length : query, fragment === -1 ? url.length : fragment);
+  return url.slice(start, end);
+}
+
+/** Paths whose logged form is remembered (at most this long, this many, the oldest dropped first). */
+const REMEMBERED_PATH_CHARS = 256;
+const REMEMBERED_PATHS = 256;
+const loggedPaths = new Map<string, string>();
+
+/** loggedPath, its secret scan run once per path an isolate (or process) sees again (every route's own). */
+function routeOf(path: string): string {
+  const known = loggedPaths.get(path);
+  if (known !== undefined) return known;
+  const logged = loggedPath(path);
+  if (path.length <= REMEMBERED_PATH_CHARS) {
+    loggedPaths.set(path, logged);
+    if (loggedPaths.size > REMEMBERED_PATHS) loggedPaths.delete(loggedPaths.keys().next().value as string);
+  }
+  return logged;
 }
 
 /** A URL's query and fragment: a runtime's error message may quote the URL it fetched. */

@@ -65,15 +65,30 @@ export async function authorize(
   if (!match) throw unauthorized("Send Authorization: Bearer <token> with one of the service's API tokens.");
   const presented = await digest(match[1]!);
   let accepted = false;
-  for (const token of tokens) {
+  for (const token of await tokenDigests(tokensSecret ?? "", tokens)) {
     // Compare every token (no early exit) on fixed-length digests, so timing says nothing.
-    if (equalDigests(presented, await digest(token))) accepted = true;
+    if (equalDigests(presented, token)) accepted = true;
   }
   if (!accepted) throw unauthorized("The bearer token is not valid for this service.");
 }
 
+const encoder = new TextEncoder();
+
 async function digest(text: string): Promise<Uint8Array> {
-  return new Uint8Array(await crypto.subtle.digest("SHA-256", new TextEncoder().encode(text)));
+  return new Uint8Array(await crypto.subtle.digest("SHA-256", encoder.encode(text)));
+}
+
+/**
+ * The configured tokens' digests, computed once per `API_TOKENS` value (not once per request and
+ * token). Kept as values, never as a promise: a Worker's request must not wait on another's.
+ */
+let configured: { secret: string; digests: Uint8Array[] } | undefined;
+
+async function tokenDigests(secret: string, tokens: string[]): Promise<Uint8Array[]> {
+  if (configured?.secret === secret) return configured.digests;
+  const digests = await Promise.all(tokens.map(digest));
+  configured = { secret, digests };
+  return digests;
 }
 
 function equalDigests(a: Uint8Array, b: Uint8Array): boolean {

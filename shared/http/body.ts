@@ -216,13 +216,16 @@ export async function readJsonValue(request: Request, limit: number): Promise<un
 /** Containers (objects and arrays) nested deeper than this are refused before anything walks them. */
 const MAX_JSON_DEPTH = 256;
 
+/** One decoder for every body: a whole-buffer decode (no `stream`) starts from a clean state. */
+const strictUtf8 = new TextDecoder("utf-8", { fatal: true });
+
 /**
  * The body's text, strictly UTF-8 (a leading byte-order mark dropped, as JSON allows).
  * @throws 400 `invalid_json` for bytes that are not UTF-8.
  */
 export function decodeUtf8Body(bytes: Uint8Array): string {
   try {
-    return new TextDecoder("utf-8", { fatal: true }).decode(bytes);
+    return strictUtf8.decode(bytes);
   } catch {
     throw new AppError(400, "invalid_json", "The request body is not valid UTF-8; send UTF-8 encoded JSON.");
   }

@@ -106,6 +106,8 @@ async function paidCallUntyped(
     deps.log.warn("single_flight_unreachable", { key, error: String(error) });
     outcome = await alone(deps, key).run(key, job, flightOptions);
   }
+  // What the owner stored replaces any copy of the key this isolate read before.
+  deps.cache.forgetCopy?.(key);
   if (!outcome.ok) throw fromFlightError(outcome.error);
   return answered(outcome.value, outcome.cache, outcome.fetchedAt);
 }

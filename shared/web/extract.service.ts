@@ -8,7 +8,7 @@
 import type { LoadedConfig } from "../config/config.load";
 import { AppError } from "../http/errors";
 import { fieldName } from "../http/validate";
-import { sha256Hex } from "../hash";
+import { rememberedSha256Hex } from "../hash";
 import type { RequestContext } from "../ports";
 import { recordWebCall } from "../stats/ledger";
 import {
@@ -149,7 +149,7 @@ export async function webExtract(ctx: RequestContext, input: ExtractRequest): Pr
  * their case and order, so two different resources never share an entry.
  */
 export async function extractCacheKey(provider: ResolvedExtractProvider, url: URL, format: string): Promise<string> {
-  return `${cacheKeyPrefix("extract")}${provider.name}:${format}:${await sha256Hex(`${provider.baseUrl}\n${normalizeUrlForCache(url)}`)}`;
+  return `${cacheKeyPrefix("extract")}${provider.name}:${format}:${await rememberedSha256Hex(`${provider.baseUrl}\n${normalizeUrlForCache(url)}`)}`;
 }
 
 function extractJob(

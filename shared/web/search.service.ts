@@ -3,7 +3,7 @@
  * one-shot keyless rescue (answered, never stored) when the configured provider fails; the rescue
  * runs inside the same single flight (see SearchJob.rescue).
  */
-import { sha256Hex } from "../hash";
+import { rememberedSha256Hex } from "../hash";
 import type { RequestContext } from "../ports";
 import { recordWebCall } from "../stats/ledger";
 import { cacheKeyPrefix, paidCall } from "./cache";
@@ -21,7 +21,7 @@ export async function searchCacheKey(
   normalizedQuery: string,
   tier: number,
 ): Promise<string> {
-  return `${cacheKeyPrefix("search")}${provider.name}:${tier}:${await sha256Hex(`${provider.baseUrl}\n${normalizedQuery}`)}`;
+  return `${cacheKeyPrefix("search")}${provider.name}:${tier}:${await rememberedSha256Hex(`${provider.baseUrl}\n${normalizedQuery}`)}`;
 }
 
 export async function webSearch(ctx: RequestContext, input: SearchRequest): Promise<SearchResponse> {

@@ -46,6 +46,30 @@ function searchSettings(loaded: LoadedConfig, name: SearchProviderName): Resolve
  * @throws 503 `no_provider` when the configured provider lacks its key or URL
  */
 export function resolveSearchProvider(loaded: LoadedConfig): ResolvedSearchProvider {
+  return remembered(resolvedSearch, loaded, resolveSearchProviderOnce);
+}
+
+/**
+ * What `resolve` made of a configuration, kept per configuration object and its secrets (both
+ * loaded once per isolate or process): a provider is chosen once, not on every request. Only an
+ * answer is kept; a configuration that cannot answer throws each time.
+ */
+function remembered<T>(
+  memory: WeakMap<object, { secrets: object; value: T }>,
+  loaded: LoadedConfig,
+  resolve: (loaded: LoadedConfig) => T,
+): T {
+  const known = memory.get(loaded.config);
+  if (known?.secrets === loaded.secrets) return known.value;
+  const value = resolve(loaded);
+  memory.set(loaded.config, { secrets: loaded.secrets, value });
+  return value;
+}
+
+const resolvedSearch = new WeakMap<object, { secrets: object; value: ResolvedSearchProvider }>();
+const resolvedKeyless = new WeakMap<object, { secrets: object; value: ResolvedSearchProvider }>();
+
+function resolveSearchProviderOnce(loaded: LoadedConfig): ResolvedSearchProvider {
   const wanted = loaded.config.web.search_provider;
   if (wanted !== "auto") {
     const settings = searchSettings(loaded, wanted);
@@ -67,7 +91,7 @@ export function resolveSearchProvider(loaded: LoadedConfig): ResolvedSearchProvi
 
 /** The keyless provider, for the one-shot rescue after a provider failure. */
 export function keylessSearchProvider(loaded: LoadedConfig): ResolvedSearchProvider {
-  return searchSettings(loaded, "keyless") as ResolvedSearchProvider;
+  return remembered(resolvedKeyless, loaded, (it) => searchSettings(it, "keyless") as ResolvedSearchProvider);
 }
 
 export interface ResolvedExtractProvider extends ProviderSettings {

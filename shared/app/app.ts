@@ -38,6 +38,11 @@ function withHeaderFields(tool: ToolDefinition, headers: Headers, body: unknown)
   return { ...tool.requestHeaders.toFields(headers), ...body };
 }
 
+/**
+ * The app: the middleware (request id, request log, the token and origin checks), then the routes
+ * in the order they match: index, health, config, the ledger, the dashboard, the tools and /mcp,
+ * the provider proxy, the OpenAPI document; then the 404 and the error renderer.
+ */
 export function createApp(deps: AppDeps): Hono<Env> {
   const app = new Hono<Env>();
 
@@ -83,16 +88,7 @@ export function createApp(deps: AppDeps): Hono<Env> {
   app.use("/mcp", cors({ origin: allowedOrigin, ...MCP_CORS }));
   app.use("/mcp", authenticate);
 
-  /** Registers a path's methods, and a 405 with `Allow` for every other method. */
-  const route = (path: string, methods: Partial<Record<"GET" | "POST", Handler>>) => {
-    for (const [method, handler] of Object.entries(methods)) app.on(method, path, handler);
-    const allow = Object.keys(methods)
-      .flatMap((m) => (m === "GET" ? ["GET", "HEAD"] : [m]))
-      .join(", ");
-    app.all(path, () => {
-      throw new AppError(405, "method_not_allowed", `This route takes ${allow} only.`, { details: { allow } });
-    });
-  };
+  const route = methodRouter(app);
 
   // The index lists what the OpenAPI document describes (built on the first visit: the origin
   // does not change its paths).
@@ -110,7 +106,42 @@ export function createApp(deps: AppDeps): Hono<Env> {
     GET: (c) => jsonResponse({ ...publicConfig(c.get("loaded")), learned_image_tokens: learnedImageCosts.snapshot() }),
   });
 
-  /** A read of the ledger over the query's window; a store that cannot be read is a 503. */
+  ledgerRoutes(route, deps);
+  dashboardRoutes(route, deps);
+  toolRoutes(route, deps);
+
+  // The provider proxy (docs/proxy.md): its own auth and the provider's error shape.
+  for (const spec of LLM_PROVIDERS)
+    app.all(`/${spec.name}/*`, (c) =>
+      proxyRequest(c.req.raw, spec, { ports: deps, loaded: deps.config(), requestId: c.get("requestId") }),
+    );
+
+  route("/openapi.json", {
+    GET: (c) => jsonResponse(openApiDocument(TOOLS, deps.version, new URL(c.req.url).origin)),
+  });
+
+  handleErrors(app);
+  return app;
+}
+
+/** Registers a path's methods, and a 405 with `Allow` for every other method of it. */
+type Route = (path: string, methods: Partial<Record<"GET" | "POST", Handler>>) => void;
+
+/** The `Route` of `app`. */
+function methodRouter(app: Hono<Env>): Route {
+  return (path, methods) => {
+    for (const [method, handler] of Object.entries(methods)) app.on(method, path, handler);
+    const allow = Object.keys(methods)
+      .flatMap((m) => (m === "GET" ? ["GET", "HEAD"] : [m]))
+      .join(", ");
+    app.all(path, () => {
+      throw new AppError(405, "method_not_allowed", `This route takes ${allow} only.`, { details: { allow } });
+    });
+  };
+}
+
+/** The ledger's reads (`/v1/stats`, `/v1/stats/sessions`) over the query's window; a store that cannot be read is a 503. */
+function ledgerRoutes(route: Route, deps: AppDeps): void {
   const ledgerRoute =
     (name: string, read: (store: LedgerStore, request: StatsRequest) => Promise<unknown>): Handler =>
     async (c) => {
@@ -131,7 +162,10 @@ export function createApp(deps: AppDeps): Hono<Env> {
   route("/v1/stats/sessions", {
     GET: ledgerRoute("/v1/stats/sessions", (store, request) => store.sessions(request)),
   });
+}
 
+/** The dashboard's page and script. */
+function dashboardRoutes(route: Route, deps: AppDeps): void {
   // The page holds no data (it reads /v1/stats with the caller's token), so it is served to anyone.
   const page = (body: () => string, type: string) => () =>
     new Response(body(), {
@@ -145,25 +179,29 @@ export function createApp(deps: AppDeps): Hono<Env> {
   const dashboardAsksToken = () => !takesAnonymousCalls(deps.config());
   route("/dashboard", { GET: page(() => dashboardHtml(dashboardAsksToken()), "text/html; charset=utf-8") });
   route("/dashboard/app.js", { GET: page(() => DASHBOARD_JS, "text/javascript; charset=utf-8") });
+}
 
-  const toolContext = (c: Context<Env>): ToolContext => {
-    const { config, secrets } = c.get("loaded");
-    // Hashed only by a tool that keeps session state, at most once: a search or a cache hit never pays for it.
-    let caller: Promise<string> | undefined;
-    const callerOnce = () => (caller ??= callerOf(c.req.header("authorization") ?? null));
-    return { ports: deps, config, secrets, requestId: c.get("requestId"), caller: callerOnce };
-  };
+/** What a tool run gets from the request: the ports, the configuration, the request id and the caller. */
+function toolContext(c: Context<Env>, deps: AppDeps): ToolContext {
+  const { config, secrets } = c.get("loaded");
+  // Hashed only by a tool that keeps session state, at most once: a search or a cache hit never pays for it.
+  let caller: Promise<string> | undefined;
+  const callerOnce = () => (caller ??= callerOf(c.req.header("authorization") ?? null));
+  return { ports: deps, config, secrets, requestId: c.get("requestId"), caller: callerOnce };
+}
 
+/** Each tool's POST route, and `/mcp`, which offers the MCP tools. */
+function toolRoutes(route: Route, deps: AppDeps): void {
   for (const tool of TOOLS) {
     route(tool.path, {
       POST: async (c) => {
         const upload = tool.upload && isMultipart(c.req.header("content-type") ?? null) ? tool.upload : null;
         const answer = upload
           ? await readMultipart(c.req.raw, tool.bodyLimit, upload).then(({ fields, file }) =>
-              tool.run(toolContext(c), parseRequest(upload.fields, fields), file),
+              tool.run(toolContext(c, deps), parseRequest(upload.fields, fields), file),
             )
           : await tool.run(
-              toolContext(c),
+              toolContext(c, deps),
               parseRequest(
                 tool.input,
                 withHeaderFields(tool, c.req.raw.headers, await readJsonBody(c.req.raw, tool.bodyLimit)),
@@ -176,19 +214,12 @@ export function createApp(deps: AppDeps): Hono<Env> {
   }
 
   route("/mcp", {
-    POST: (c) => handleMcpPost(c.req.raw, toolContext(c), MCP_TOOLS, deps.version),
+    POST: (c) => handleMcpPost(c.req.raw, toolContext(c, deps), MCP_TOOLS, deps.version),
   });
+}
 
-  // The provider proxy (docs/proxy.md): its own auth and the provider's error shape.
-  for (const spec of LLM_PROVIDERS)
-    app.all(`/${spec.name}/*`, (c) =>
-      proxyRequest(c.req.raw, spec, { ports: deps, loaded: deps.config(), requestId: c.get("requestId") }),
-    );
-
-  route("/openapi.json", {
-    GET: (c) => jsonResponse(openApiDocument(TOOLS, deps.version, new URL(c.req.url).origin)),
-  });
-
+/** A 404 naming the route, and every error rendered in the api.md shape (a 405 with its `Allow`). */
+function handleErrors(app: Hono<Env>): void {
   app.notFound((c) =>
     errorResponse(
       new AppError(
@@ -214,6 +245,4 @@ export function createApp(deps: AppDeps): Hono<Env> {
     if (appError.code === "method_not_allowed") headers.allow = (appError.details as { allow: string }).allow;
     return errorResponse(appError, headers);
   });
-
-  return app;
 }

@@ -228,62 +228,68 @@ function toolOperation(tool: ToolDefinition): Json {
   };
 }
 
-/**
- * @param serverUrl the origin the document was requested from, so "Try it" reaches this service
- */
-export function openApiDocument(tools: ToolDefinition[], version: string, serverUrl: string): Json {
-  const paths: Json = {
-    "/healthz": {
-      get: {
-        operationId: "healthz",
-        summary: "Liveness (always open); 503 when the configuration is unusable",
-        security: [],
-        responses: {
-          "200": {
-            description: "The service is up",
-            headers: requestIdHeader,
-            content: json({
-              type: "object",
-              required: ["ok", "version", "runtime"],
-              properties: { ok: { const: true }, version: { type: "string" }, runtime: { enum: ["workerd", "deno"] } },
-            }),
-          },
-          "503": {
-            description:
-              "config_error: a configuration key is unusable; the message names it, its value, and where to fix it",
-            headers: requestIdHeader,
-            content: json({
-              allOf: [
-                ref("Error"),
-                {
-                  type: "object",
-                  required: ["ok", "version", "runtime"],
-                  properties: {
-                    ok: { const: false },
-                    version: { type: "string" },
-                    runtime: { enum: ["workerd", "deno"] },
-                  },
+/** `/healthz`: liveness, and the 503 of an unusable configuration. */
+function healthzPath(): Json {
+  return {
+    get: {
+      operationId: "healthz",
+      summary: "Liveness (always open); 503 when the configuration is unusable",
+      security: [],
+      responses: {
+        "200": {
+          description: "The service is up",
+          headers: requestIdHeader,
+          content: json({
+            type: "object",
+            required: ["ok", "version", "runtime"],
+            properties: { ok: { const: true }, version: { type: "string" }, runtime: { enum: ["workerd", "deno"] } },
+          }),
+        },
+        "503": {
+          description:
+            "config_error: a configuration key is unusable; the message names it, its value, and where to fix it",
+          headers: requestIdHeader,
+          content: json({
+            allOf: [
+              ref("Error"),
+              {
+                type: "object",
+                required: ["ok", "version", "runtime"],
+                properties: {
+                  ok: { const: false },
+                  version: { type: "string" },
+                  runtime: { enum: ["workerd", "deno"] },
                 },
-              ],
-            }),
-          },
+              },
+            ],
+          }),
         },
       },
     },
-    "/v1/config": {
-      get: {
-        operationId: "get_config",
-        summary: "The effective configuration, secrets shown as set or null",
-        responses: {
-          "200": {
-            description: "Configuration after defaults, tables and flat variables",
-            headers: requestIdHeader,
-            content: json(configSchema()),
-          },
-          ...errorResponses([401, 500]),
+  };
+}
+
+/** `/v1/config`: the effective configuration. */
+function configPath(): Json {
+  return {
+    get: {
+      operationId: "get_config",
+      summary: "The effective configuration, secrets shown as set or null",
+      responses: {
+        "200": {
+          description: "Configuration after defaults, tables and flat variables",
+          headers: requestIdHeader,
+          content: json(configSchema()),
         },
+        ...errorResponses([401, 500]),
       },
     },
+  };
+}
+
+/** The ledger's reads: `/v1/stats` and `/v1/stats/sessions`. */
+function statsPaths(): Json {
+  return {
     "/v1/stats": ledgerRead(
       "get_stats",
       "The savings ledger over a window: counts, tokens and money per tool, provider and model",
@@ -298,122 +304,154 @@ export function openApiDocument(tools: ToolDefinition[], version: string, server
       "The sessions of the window",
       toJsonSchema(SessionsResponse, "output"),
     ),
-    "/dashboard": {
-      get: {
-        operationId: "dashboard",
-        summary: "The savings dashboard (HTML; reads /v1/stats with the token it asks for)",
-        security: [],
-        responses: {
-          "200": {
-            description: "The page",
-            headers: requestIdHeader,
-            content: { "text/html": { schema: { type: "string" } } },
-          },
+  };
+}
+
+/** `/dashboard`: the savings page. */
+function dashboardPath(): Json {
+  return {
+    get: {
+      operationId: "dashboard",
+      summary: "The savings dashboard (HTML; reads /v1/stats with the token it asks for)",
+      security: [],
+      responses: {
+        "200": {
+          description: "The page",
+          headers: requestIdHeader,
+          content: { "text/html": { schema: { type: "string" } } },
         },
       },
     },
-    "/mcp": {
-      post: {
-        operationId: "mcp",
-        summary: "Model Context Protocol (Streamable HTTP, JSON responses)",
-        description: `JSON-RPC 2.0 over POST; protocol revisions ${MCP_PROTOCOL_VERSIONS.join(", ")}. Tools: ${tools
-          .filter((t) => t.mcp)
-          .map((t) => t.name)
-          .join(
-            ", ",
-          )}. Every POST sends Accept: application/json, text/event-stream (else 406). An Mcp-Session-Id is issued on initialize and is the default session_id of vision_analyze.`,
-        parameters: [
-          {
-            name: "MCP-Protocol-Version",
-            in: "header",
-            required: false,
-            schema: { enum: [...MCP_PROTOCOL_VERSIONS] },
-            description: `The negotiated revision (${DEFAULT_PROTOCOL_VERSION} when absent); another value is a 400`,
-          },
-          {
-            name: "Mcp-Session-Id",
-            in: "header",
-            required: false,
-            schema: { type: "string", pattern: SESSION_ID.source },
-            description: "The id issued on initialize",
-          },
-        ],
-        requestBody: {
-          required: true,
-          content: json({
-            oneOf: [ref("JsonRpcMessage"), { type: "array", items: ref("JsonRpcMessage"), minItems: 1 }],
-          }),
+  };
+}
+
+/** `/mcp`: the Model Context Protocol endpoint and the tools it lists. */
+function mcpPath(tools: ToolDefinition[]): Json {
+  return {
+    post: {
+      operationId: "mcp",
+      summary: "Model Context Protocol (Streamable HTTP, JSON responses)",
+      description: `JSON-RPC 2.0 over POST; protocol revisions ${MCP_PROTOCOL_VERSIONS.join(", ")}. Tools: ${tools
+        .filter((t) => t.mcp)
+        .map((t) => t.name)
+        .join(
+          ", ",
+        )}. Every POST sends Accept: application/json, text/event-stream (else 406). An Mcp-Session-Id is issued on initialize and is the default session_id of vision_analyze.`,
+      parameters: [
+        {
+          name: "MCP-Protocol-Version",
+          in: "header",
+          required: false,
+          schema: { enum: [...MCP_PROTOCOL_VERSIONS] },
+          description: `The negotiated revision (${DEFAULT_PROTOCOL_VERSION} when absent); another value is a 400`,
         },
-        responses: {
-          "200": {
-            description: "The JSON-RPC response to the request posted (initialize also sets Mcp-Session-Id)",
-            headers: {
-              ...requestIdHeader,
-              "Mcp-Session-Id": { description: "Issued on initialize", schema: { type: "string" } },
-            },
-            content: json(ref("JsonRpcResponse")),
-          },
-          "202": { description: "A notification or a response was accepted; no body", headers: requestIdHeader },
-          "400": rpcFailure(
-            "Parse error (-32700), an invalid message or a batch under a revision without batches (-32600), an unsupported MCP-Protocol-Version or a malformed Mcp-Session-Id",
-          ),
-          ...errorResponses([401]),
-          "403": rpcFailure("The Origin is neither this service's nor in security.allowed_origins"),
-          "406": rpcFailure("Accept does not list application/json and text/event-stream"),
-          "413": rpcFailure(`The body is over ${formatBytes(BODY_LIMITS.vision)}`),
-          "415": rpcFailure("The body is not application/json"),
-          ...errorResponses([500]),
+        {
+          name: "Mcp-Session-Id",
+          in: "header",
+          required: false,
+          schema: { type: "string", pattern: SESSION_ID.source },
+          description: "The id issued on initialize",
         },
+      ],
+      requestBody: {
+        required: true,
+        content: json({
+          oneOf: [ref("JsonRpcMessage"), { type: "array", items: ref("JsonRpcMessage"), minItems: 1 }],
+        }),
+      },
+      responses: {
+        "200": {
+          description: "The JSON-RPC response to the request posted (initialize also sets Mcp-Session-Id)",
+          headers: {
+            ...requestIdHeader,
+            "Mcp-Session-Id": { description: "Issued on initialize", schema: { type: "string" } },
+          },
+          content: json(ref("JsonRpcResponse")),
+        },
+        "202": { description: "A notification or a response was accepted; no body", headers: requestIdHeader },
+        "400": rpcFailure(
+          "Parse error (-32700), an invalid message or a batch under a revision without batches (-32600), an unsupported MCP-Protocol-Version or a malformed Mcp-Session-Id",
+        ),
+        ...errorResponses([401]),
+        "403": rpcFailure("The Origin is neither this service's nor in security.allowed_origins"),
+        "406": rpcFailure("Accept does not list application/json and text/event-stream"),
+        "413": rpcFailure(`The body is over ${formatBytes(BODY_LIMITS.vision)}`),
+        "415": rpcFailure("The body is not application/json"),
+        ...errorResponses([500]),
       },
     },
-    "/": {
-      get: {
-        operationId: "index",
-        summary: "The routes and the docs: JSON, or an HTML page for a browser (Accept: text/html)",
-        security: [],
-        responses: {
-          "200": {
-            description: "Every route with one line on what it does",
-            headers: requestIdHeader,
-            content: {
-              ...json({
-                type: "object",
-                required: ["name", "version", "runtime", "routes", "docs"],
-                properties: {
-                  name: { type: "string" },
-                  version: { type: "string" },
-                  runtime: { enum: ["workerd", "deno"] },
-                  routes: {
-                    type: "array",
-                    items: {
-                      type: "object",
-                      required: ["method", "path", "what"],
-                      properties: {
-                        method: { enum: ["GET", "POST", "ANY"] },
-                        path: { type: "string" },
-                        what: { type: "string" },
-                      },
+  };
+}
+
+/** `/`: the routes and the docs, as JSON or a page. */
+function indexPath(): Json {
+  return {
+    get: {
+      operationId: "index",
+      summary: "The routes and the docs: JSON, or an HTML page for a browser (Accept: text/html)",
+      security: [],
+      responses: {
+        "200": {
+          description: "Every route with one line on what it does",
+          headers: requestIdHeader,
+          content: {
+            ...json({
+              type: "object",
+              required: ["name", "version", "runtime", "routes", "docs"],
+              properties: {
+                name: { type: "string" },
+                version: { type: "string" },
+                runtime: { enum: ["workerd", "deno"] },
+                routes: {
+                  type: "array",
+                  items: {
+                    type: "object",
+                    required: ["method", "path", "what"],
+                    properties: {
+                      method: { enum: ["GET", "POST", "ANY"] },
+                      path: { type: "string" },
+                      what: { type: "string" },
                     },
                   },
-                  docs: { type: "object", additionalProperties: { type: "string" } },
                 },
-              }),
-              "text/html": { schema: { type: "string" } },
-            },
+                docs: { type: "object", additionalProperties: { type: "string" } },
+              },
+            }),
+            "text/html": { schema: { type: "string" } },
           },
         },
       },
     },
-    "/openapi.json": {
-      get: {
-        operationId: "openapi",
-        summary: "The OpenAPI 3.1 description of every route of this build",
-        security: [],
-        responses: {
-          "200": { description: "OpenAPI 3.1", headers: requestIdHeader, content: json({ type: "object" }) },
-        },
+  };
+}
+
+/** `/openapi.json`: this document. */
+function openApiPath(): Json {
+  return {
+    get: {
+      operationId: "openapi",
+      summary: "The OpenAPI 3.1 description of every route of this build",
+      security: [],
+      responses: {
+        "200": { description: "OpenAPI 3.1", headers: requestIdHeader, content: json({ type: "object" }) },
       },
     },
+  };
+}
+
+/**
+ * The OpenAPI 3.1 document of this build: the service's own routes, then one POST per tool.
+ * @param serverUrl the origin the document was requested from, so "Try it" reaches this service
+ */
+export function openApiDocument(tools: ToolDefinition[], version: string, serverUrl: string): Json {
+  const paths: Json = {
+    "/healthz": healthzPath(),
+    "/v1/config": configPath(),
+    ...statsPaths(),
+    "/dashboard": dashboardPath(),
+    "/mcp": mcpPath(tools),
+    "/": indexPath(),
+    "/openapi.json": openApiPath(),
   };
   for (const tool of tools) paths[tool.path] = { post: toolOperation(tool) };
   return {

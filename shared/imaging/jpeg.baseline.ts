@@ -541,6 +541,193 @@ function quantiseAndCount(
  * Quantises and codes prepared coefficients (see PreparedJpeg); with `simd`, whose memory holds
  * `coeffs`, the quantise-and-count passes run there (f32, so the final write quantises there too).
  */
+/** The quantisation tables at `quality`, and per block slot of the MCU (the Y blocks, Cb, Cr) their steps and reciprocals, so the hot loop indexes. */
+function quantTablesAt(bases: QuantBases, quality: number, layout: McuLayout) {
+  const luma = quantTable(bases.luma, quality, bases.spread),
+    chroma = quantTable(bases.chroma, quality, bases.spread);
+  const recip = new Float64Array(layout.blocks * 64);
+  const steps = new Float64Array(layout.blocks * 64);
+  for (let b = 0; b < layout.blocks; b++)
+    for (let k = 0; k < 64; k++) {
+      steps[b * 64 + k] = (b < layout.luma ? luma : chroma)[k]!;
+      recip[b * 64 + k] = 1 / steps[b * 64 + k]!;
+    }
+  return { luma, chroma, recip, steps };
+}
+
+/** The four histograms of a count (DC luma at 0, AC luma at 256, DC chroma at 512, AC chroma at 768) as `Statistics`. */
+const statisticsOf = (hist: Uint32Array, extraBits: number): Statistics => ({
+  dcLuma: hist.subarray(0, 256),
+  acLuma: hist.subarray(256, 512),
+  dcChroma: hist.subarray(512, 768),
+  acChroma: hist.subarray(768, 1024),
+  extraBits,
+});
+
+/** Bits of a count by the entropy of each of its 4 histograms (ranks tables as their Huffman codes would), plus `extra`. */
+function entropyBits(hist: Uint32Array, extra: number): number {
+  let bits = extra;
+  for (let t = 0; t < 4; t++) {
+    let total = 0;
+    for (let i = t * 256; i < t * 256 + 256; i++) total += hist[i]!;
+    for (let i = t * 256; i < t * 256 + 256; i++) if (hist[i]) bits -= hist[i]! * Math.log2(hist[i]! / total);
+  }
+  return bits;
+}
+
+/** Bits of one histogram coded with `table`. */
+function huffmanBits(hist: Uint32Array, table: HuffmanTable): number {
+  let bits = 0;
+  for (let i = 0; i < 256; i++) if (hist[i]) bits += hist[i]! * table.length[i]!;
+  return bits;
+}
+
+/** A table set's size and error at one quality, over a sample of the MCUs. */
+type RateDistortion = (quality: number) => { bytes: number; error: number };
+
+/**
+ * The error at exactly `maxBytes` between `low` (within the budget) and `maxQuality`: ln(bytes) is
+ * close to linear in quality away from 100, so secant steps (a bisection when a step leaves most of
+ * the bracket) narrow it to a few qualities, then the error is interpolated (log-log) at the budget
+ * between the bracketing qualities. The error at `maxQuality` when that fits.
+ */
+function errorAtBudget(
+  sample: RateDistortion,
+  maxBytes: number,
+  lowest: { q: number; bytes: number; error: number },
+  maxQuality: number,
+): number {
+  let low = lowest;
+  let high = { q: maxQuality, ...sample(maxQuality) };
+  if (high.bytes <= maxBytes) return high.error;
+  for (let step = 0; step < 5 && high.q - low.q > 3; step++) {
+    const t = (Math.log(maxBytes) - Math.log(low.bytes)) / (Math.log(high.bytes) - Math.log(low.bytes));
+    let q = Math.min(high.q - 1, Math.max(low.q + 1, Math.round(low.q + t * (high.q - low.q))));
+    if (step % 2 === 1) q = (low.q + high.q) >> 1;
+    const at = { q, ...sample(q) };
+    if (at.bytes <= maxBytes) low = at;
+    else high = at;
+  }
+  const t = (Math.log(maxBytes) - Math.log(low.bytes)) / (Math.log(high.bytes) - Math.log(low.bytes));
+  return Math.exp(Math.log(low.error) + Math.min(1, Math.max(0, t)) * (Math.log(high.error) - Math.log(low.error)));
+}
+
+/**
+ * Entropy-codes every block into `w` with `tables` (DC/AC luma, DC/AC chroma) in JS: the
+ * coefficients quantised with `recip`, or `quantised` already (the last full statistics pass).
+ */
+function writeScanJs(
+  coeffs: Float32Array,
+  quantised: Int16Array | null,
+  recip: Float64Array,
+  layout: McuLayout,
+  mcus: number,
+  tables: HuffmanTable[],
+  w: BitWriter,
+): void {
+  const { luma, blocks } = layout;
+  const [dcL, acL, dcC, acC] = tables as [HuffmanTable, HuffmanTable, HuffmanTable, HuffmanTable];
+  const q = new Int32Array(64);
+  const pred = new Int32Array(3);
+  for (let m = 0; m < mcus; m++) {
+    for (let b = 0; b < blocks; b++) {
+      const at = (m * blocks + b) * 64;
+      if (quantised) {
+        for (let k = 0; k < 64; k++) q[k] = quantised[at + k]!;
+      } else {
+        for (let k = 0; k < 64; k++) {
+          const v = coeffs[at + k]! * recip[b * 64 + k]!;
+          q[k] = v < 0 ? -((0.5 - v) | 0) : (v + 0.5) | 0;
+        }
+      }
+      const dcTable = b < luma ? dcL : dcC;
+      const acTable = b < luma ? acL : acC;
+      const dc = q[0]!;
+      const d = dcDifference(pred, componentOf(b, luma), dc);
+      const dcCat = 32 - Math.clz32(d < 0 ? -d : d);
+      w.bits(dcTable.code[dcCat]!, dcTable.length[dcCat]!);
+      if (dcCat) w.bits(d < 0 ? d + (1 << dcCat) - 1 : d, dcCat);
+      const code = acTable.code,
+        length = acTable.length;
+      let run = 0;
+      for (let k = 1; k < 64; k++) {
+        const v = q[k]!;
+        if (v === 0) {
+          run++;
+          continue;
+        }
+        while (run > 15) {
+          w.bits(code[0xf0]!, length[0xf0]!);
+          run -= 16;
+        }
+        const c = 32 - Math.clz32(v < 0 ? -v : v);
+        const sym = (run << 4) | c;
+        // Huffman code (≤ 16 bits) and magnitude (≤ 11 bits) go out in one call when they fit.
+        const n = length[sym]!;
+        if (n + c <= 24) w.bits((code[sym]! << c) | ((v < 0 ? v + (1 << c) - 1 : v) & ((1 << c) - 1)), n + c);
+        else {
+          w.bits(code[sym]!, n);
+          w.bits(v < 0 ? v + (1 << c) - 1 : v, c);
+        }
+        run = 0;
+      }
+      if (run > 0) w.bits(code[0]!, length[0]!);
+    }
+  }
+}
+
+/** The JPEG's header up to its scan: SOI, JFIF APP0, the two DQT, SOF0 in `layout`, the four DHT, SOS. */
+function writeHeaders(
+  w: BitWriter,
+  width: number,
+  height: number,
+  layout: McuLayout,
+  quantTables: { luma: Uint16Array; chroma: Uint16Array },
+  tables: HuffmanTable[],
+): void {
+  const [dcL, acL, dcC, acC] = tables as [HuffmanTable, HuffmanTable, HuffmanTable, HuffmanTable];
+  const u16 = (v: number) => [v >> 8, v & 0xff];
+  w.raw([0xff, 0xd8, 0xff, 0xe0, 0, 16, 0x4a, 0x46, 0x49, 0x46, 0, 1, 1, 0, 0, 1, 0, 1, 0, 0]);
+  for (const [id, table] of [
+    [0, quantTables.luma],
+    [1, quantTables.chroma],
+  ] as const)
+    w.raw([0xff, 0xdb, 0, 67, id, ...table]);
+  // Y samples per MCU side: 2x2 at 4:2:0, 1x1 at 4:4:4; Cb and Cr one each.
+  const ySampling = layout.luma === 4 ? 0x22 : 0x11;
+  w.raw([0xff, 0xc0, 0, 17, 8, ...u16(height), ...u16(width), 3, 1, ySampling, 0, 2, 0x11, 1, 3, 0x11, 1]);
+  for (const [klass, table] of [
+    [0x00, dcL],
+    [0x10, acL],
+    [0x01, dcC],
+    [0x11, acC],
+  ] as const) {
+    w.raw([0xff, 0xc4, ...u16(2 + 1 + 16 + table.symbols.length), klass, ...table.counts, ...table.symbols]);
+  }
+  w.raw([0xff, 0xda, 0, 12, 3, 1, 0x00, 2, 0x11, 3, 0x11, 0, 63, 0]);
+}
+
+/** Full measures: the Huffman tables of a quality, and the bytes its scan and header take. */
+interface Measure {
+  tables: HuffmanTable[];
+  entropyBytes: number;
+  headerBytes: number;
+}
+
+/** The Huffman tables a count's statistics call for, and the bytes they code it in (`stride`: one MCU run sampled in that many). */
+function measureOf(s: Statistics, stride: number): Measure {
+  const tables = [buildHuffman(s.dcLuma), buildHuffman(s.acLuma), buildHuffman(s.dcChroma), buildHuffman(s.acChroma)];
+  const bits =
+    stride * s.extraBits +
+    stride *
+      (huffmanBits(s.dcLuma, tables[0]!) +
+        huffmanBits(s.acLuma, tables[1]!) +
+        huffmanBits(s.dcChroma, tables[2]!) +
+        huffmanBits(s.acChroma, tables[3]!));
+  const dht = tables.reduce((n, t) => n + 4 + 1 + 16 + t.symbols.length, 0);
+  return { tables, entropyBytes: Math.ceil(bits / 8), headerBytes: HEADER_BYTES + dht };
+}
+
 function codeCoefficients(
   coeffs: Float32Array,
   width: number,
@@ -550,23 +737,10 @@ function codeCoefficients(
   simd?: SimdJpegKernels,
 ): PreparedJpeg {
   let bases = initialBases;
-  const { size, luma, blocks } = layout;
+  const { size, blocks } = layout;
   const mcus = Math.ceil(width / size) * Math.ceil(height / size);
   let tablesName = TABLE_CANDIDATES.find(([, b]) => b === initialBases)?.[0] ?? "custom";
-
-  const tablesFor = (quality: number) => {
-    const luma = quantTable(bases.luma, quality, bases.spread),
-      chroma = quantTable(bases.chroma, quality, bases.spread);
-    // One reciprocal table per block slot of the MCU (the Y blocks, Cb, Cr), so the hot loop indexes.
-    const recip = new Float64Array(blocks * 64);
-    const steps = new Float64Array(blocks * 64);
-    for (let b = 0; b < blocks; b++)
-      for (let k = 0; k < 64; k++) {
-        steps[b * 64 + k] = (b < layout.luma ? luma : chroma)[k]!;
-        recip[b * 64 + k] = 1 / steps[b * 64 + k]!;
-      }
-    return { luma, chroma, recip, steps };
-  };
+  const tablesFor = (quality: number) => quantTablesAt(bases, quality, layout);
 
   /**
    * JS path: quantised coefficients of the last full statistics pass (`quantQuality`), so the write
@@ -578,21 +752,14 @@ function codeCoefficients(
 
   /**
    * Quantises the MCUs (all, or a sample of runs of ESTIMATE_RUN, one run in every `stride`) and
-   * counts their Huffman symbols: histograms at 0 (DC luma), 256 (AC luma), 512 (DC chroma), 768
-   * (AC chroma), plus the raw magnitude bits.
+   * counts their Huffman symbols, plus the raw magnitude bits.
    */
   const statistics = (quality: number, stride = 1): Statistics => {
     const { recip } = tablesFor(quality);
     const run = stride === 1 ? 1 : ESTIMATE_RUN;
     if (simd) {
       const { hist, extraBits } = simd.quantCount(recip, stride, run);
-      return {
-        dcLuma: hist.subarray(0, 256),
-        acLuma: hist.subarray(256, 512),
-        dcChroma: hist.subarray(512, 768),
-        acChroma: hist.subarray(768, 1024),
-        extraBits,
-      };
+      return statisticsOf(hist, extraBits);
     }
     const keep = stride === 1;
     const { hist, extra } = quantiseAndCount(
@@ -606,20 +773,13 @@ function codeCoefficients(
       run,
     );
     if (keep) quantQuality = quality;
-    return {
-      dcLuma: hist.subarray(0, 256),
-      acLuma: hist.subarray(256, 512),
-      dcChroma: hist.subarray(512, 768),
-      acChroma: hist.subarray(768, 1024),
-      extraBits: extra,
-    };
+    return statisticsOf(hist, extra);
   };
 
   /**
-   * Rate (bytes, from the entropy of each histogram: ranks tables as their Huffman codes would) and
-   * weighted squared error (errorWeights) of every `stride`-th MCU at `quality`, scaled to the whole
-   * image: the SIMD kernels' count summing the error too where there are kernels, the JS loops
-   * otherwise.
+   * Rate (bytes, from the entropy of each histogram) and weighted squared error (errorWeights) of
+   * every `stride`-th MCU at `quality`, scaled to the whole image: the SIMD kernels' count summing
+   * the error too where there are kernels, the JS loops otherwise.
    */
   const sampleRateDistortion = (quality: number, stride: number): { bytes: number; error: number } => {
     const { recip, steps } = tablesFor(quality);
@@ -632,12 +792,7 @@ function codeCoefficients(
       const weights = errorWeights(layout);
       for (let b = 0; b < blocks; b++) error += counted.errors[b]! * weights[b]!;
     } else ({ hist, extra, error } = quantiseAndCount(layout, coeffs, mcus, recip, steps, stride, undefined));
-    let bits = extra;
-    for (let t = 0; t < 4; t++) {
-      let total = 0;
-      for (let i = t * 256; i < t * 256 + 256; i++) total += hist[i]!;
-      for (let i = t * 256; i < t * 256 + 256; i++) if (hist[i]) bits -= hist[i]! * Math.log2(hist[i]! / total);
-    }
+    const bits = entropyBits(hist, extra);
     const sampled = Math.ceil(mcus / stride);
     return { bytes: HEADER_BYTES + 400 + (bits / 8) * (mcus / sampled), error: error * (mcus / sampled) };
   };
@@ -645,89 +800,14 @@ function codeCoefficients(
   /** About 1/61 of the blocks for chooseTables and errorAt (odd, so the sample does not fall into columns). */
   const sampleStride = mcus >= 1024 ? 61 : mcus >= 256 ? 15 : 1;
 
-  const huffmanBits = (hist: Uint32Array, table: HuffmanTable) => {
-    let bits = 0;
-    for (let i = 0; i < 256; i++) if (hist[i]) bits += hist[i]! * table.length[i]!;
-    return bits;
-  };
-
-  interface Measure {
-    tables: HuffmanTable[];
-    entropyBytes: number;
-    headerBytes: number;
-  }
   /** Full measures by quality: the write of a measured quality reuses its Huffman tables. */
   const measured = new Map<number, Measure>();
   const measure = (quality: number, stride = 1): Measure => {
     const known = stride === 1 ? measured.get(quality) : undefined;
     if (known) return known;
-    const s = statistics(quality, stride);
-    const tables = [buildHuffman(s.dcLuma), buildHuffman(s.acLuma), buildHuffman(s.dcChroma), buildHuffman(s.acChroma)];
-    const bits =
-      stride * s.extraBits +
-      stride *
-        (huffmanBits(s.dcLuma, tables[0]!) +
-          huffmanBits(s.acLuma, tables[1]!) +
-          huffmanBits(s.dcChroma, tables[2]!) +
-          huffmanBits(s.acChroma, tables[3]!));
-    const dht = tables.reduce((n, t) => n + 4 + 1 + 16 + t.symbols.length, 0);
-    const m = { tables, entropyBytes: Math.ceil(bits / 8), headerBytes: HEADER_BYTES + dht };
+    const m = measureOf(statistics(quality, stride), stride);
     if (stride === 1) measured.set(quality, m);
     return m;
-  };
-
-  /** Entropy-codes every block at `quality` with `tables` (DC/AC luma, DC/AC chroma) into `w`. */
-  const writeScan = (quality: number, tables: HuffmanTable[], w: BitWriter) => {
-    const [dcL, acL, dcC, acC] = tables as [HuffmanTable, HuffmanTable, HuffmanTable, HuffmanTable];
-    const { recip } = tablesFor(quality);
-    const reuse = quantQuality === quality;
-    const q = new Int32Array(64);
-    const pred = new Int32Array(3);
-    for (let m = 0; m < mcus; m++) {
-      for (let b = 0; b < blocks; b++) {
-        const at = (m * blocks + b) * 64;
-        if (reuse) {
-          for (let k = 0; k < 64; k++) q[k] = quant[at + k]!;
-        } else {
-          for (let k = 0; k < 64; k++) {
-            const v = coeffs[at + k]! * recip[b * 64 + k]!;
-            q[k] = v < 0 ? -((0.5 - v) | 0) : (v + 0.5) | 0;
-          }
-        }
-        const dcTable = b < luma ? dcL : dcC;
-        const acTable = b < luma ? acL : acC;
-        const dc = q[0]!;
-        const d = dcDifference(pred, componentOf(b, luma), dc);
-        const dcCat = 32 - Math.clz32(d < 0 ? -d : d);
-        w.bits(dcTable.code[dcCat]!, dcTable.length[dcCat]!);
-        if (dcCat) w.bits(d < 0 ? d + (1 << dcCat) - 1 : d, dcCat);
-        const code = acTable.code,
-          length = acTable.length;
-        let run = 0;
-        for (let k = 1; k < 64; k++) {
-          const v = q[k]!;
-          if (v === 0) {
-            run++;
-            continue;
-          }
-          while (run > 15) {
-            w.bits(code[0xf0]!, length[0xf0]!);
-            run -= 16;
-          }
-          const c = 32 - Math.clz32(v < 0 ? -v : v);
-          const sym = (run << 4) | c;
-          // Huffman code (≤ 16 bits) and magnitude (≤ 11 bits) go out in one call when they fit.
-          const n = length[sym]!;
-          if (n + c <= 24) w.bits((code[sym]! << c) | ((v < 0 ? v + (1 << c) - 1 : v) & ((1 << c) - 1)), n + c);
-          else {
-            w.bits(code[sym]!, n);
-            w.bits(v < 0 ? v + (1 << c) - 1 : v, c);
-          }
-          run = 0;
-        }
-        if (run > 0) w.bits(code[0]!, length[0]!);
-      }
-    }
   };
 
   return {
@@ -748,34 +828,16 @@ function codeCoefficients(
       }
     },
     chooseTables(maxBytes, minQuality, maxQuality) {
-      const stride = sampleStride;
+      const sample: RateDistortion = (quality) => sampleRateDistortion(quality, sampleStride);
       let best: { name: string; bases: QuantBases; error: number } | undefined;
       let smallest: { name: string; bases: QuantBases; bytes: number } | undefined;
       for (const [name, candidate] of TABLE_CANDIDATES) {
         if (!CHOICES.has(name)) continue;
         bases = candidate;
-        let low = { q: minQuality, ...sampleRateDistortion(minQuality, stride) };
+        const low = { q: minQuality, ...sample(minQuality) };
         if (!smallest || low.bytes < smallest.bytes) smallest = { name, bases: candidate, bytes: low.bytes };
         if (low.bytes > maxBytes) continue;
-        let high = { q: maxQuality, ...sampleRateDistortion(maxQuality, stride) };
-        let error = high.error;
-        if (high.bytes > maxBytes) {
-          // ln(bytes) is close to linear in quality away from 100: secant steps (a bisection when a
-          // step leaves most of the bracket) narrow it to a few qualities, then the error is
-          // interpolated (log-log) at exactly the budget between the bracketing qualities.
-          for (let step = 0; step < 5 && high.q - low.q > 3; step++) {
-            const t = (Math.log(maxBytes) - Math.log(low.bytes)) / (Math.log(high.bytes) - Math.log(low.bytes));
-            let q = Math.min(high.q - 1, Math.max(low.q + 1, Math.round(low.q + t * (high.q - low.q))));
-            if (step % 2 === 1) q = (low.q + high.q) >> 1;
-            const at = { q, ...sampleRateDistortion(q, stride) };
-            if (at.bytes <= maxBytes) low = at;
-            else high = at;
-          }
-          const t = (Math.log(maxBytes) - Math.log(low.bytes)) / (Math.log(high.bytes) - Math.log(low.bytes));
-          error = Math.exp(
-            Math.log(low.error) + Math.min(1, Math.max(0, t)) * (Math.log(high.error) - Math.log(low.error)),
-          );
-        }
+        const error = errorAtBudget(sample, maxBytes, low, maxQuality);
         if (!best || error < best.error) best = { name, bases: candidate, error };
       }
       const chosen = best ?? smallest!;
@@ -798,32 +860,13 @@ function codeCoefficients(
     },
     encode(quality) {
       const { tables, entropyBytes, headerBytes } = measure(quality);
-      const [dcL, acL, dcC, acC] = tables as [HuffmanTable, HuffmanTable, HuffmanTable, HuffmanTable];
-      const { luma, chroma } = tablesFor(quality);
+      const quantTables = tablesFor(quality);
       const w = new BitWriter(headerBytes + entropyBytes + (entropyBytes >> 6) + 64);
-      const u16 = (v: number) => [v >> 8, v & 0xff];
-      w.raw([0xff, 0xd8, 0xff, 0xe0, 0, 16, 0x4a, 0x46, 0x49, 0x46, 0, 1, 1, 0, 0, 1, 0, 1, 0, 0]);
-      for (const [id, table] of [
-        [0, luma],
-        [1, chroma],
-      ] as const)
-        w.raw([0xff, 0xdb, 0, 67, id, ...table]);
-      // Y samples per MCU side: 2x2 at 4:2:0, 1x1 at 4:4:4; Cb and Cr one each.
-      const ySampling = layout.luma === 4 ? 0x22 : 0x11;
-      w.raw([0xff, 0xc0, 0, 17, 8, ...u16(height), ...u16(width), 3, 1, ySampling, 0, 2, 0x11, 1, 3, 0x11, 1]);
-      for (const [klass, table] of [
-        [0x00, dcL],
-        [0x10, acL],
-        [0x01, dcC],
-        [0x11, acC],
-      ] as const) {
-        w.raw([0xff, 0xc4, ...u16(2 + 1 + 16 + table.symbols.length), klass, ...table.counts, ...table.symbols]);
-      }
-      w.raw([0xff, 0xda, 0, 12, 3, 1, 0x00, 2, 0x11, 3, 0x11, 0, 63, 0]);
+      writeHeaders(w, width, height, layout, quantTables, tables);
       if (simd) {
-        w.block(simd.writeScan(tablesFor(quality).recip, tables, entropyBytes));
+        w.block(simd.writeScan(quantTables.recip, tables, entropyBytes));
       } else {
-        writeScan(quality, tables, w);
+        writeScanJs(coeffs, quantQuality === quality ? quant : null, quantTables.recip, layout, mcus, tables, w);
         w.flush();
       }
       w.raw([0xff, 0xd9]);

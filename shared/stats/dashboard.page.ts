@@ -132,15 +132,18 @@ export const DASHBOARD_JS = `"use strict";
     "30d": "this clock hour and the 719 before it (30 days)",
   };
 
-  // A negative figure (a change that cost more than it saved) keeps its sign: -$3.00.
+  // A negative figure (a change that cost more than it saved) keeps its sign, a minus sign before
+  // the unit as the page writes "as sent − billed": −$3.00, −2.9 KiB. One that rounds to zero
+  // shows none ($0.0000, not −$0.0000).
+  const signed = (n, text) => (n < 0 && /[1-9]/.test(text) ? "\u2212" : "") + text;
   const usd = (n) => {
     const a = Math.abs(n);
-    return (n < 0 ? "-$" : "$") + (a >= 100 ? a.toFixed(0) : a >= 1 ? a.toFixed(2) : a.toFixed(4));
+    return signed(n, "$" + (a >= 100 ? a.toFixed(0) : a >= 1 ? a.toFixed(2) : a.toFixed(4)));
   };
   const int = (n) => Math.round(n).toLocaleString("en-US");
   const bytes = (n) => {
-    const size = Math.abs(n), sign = n < 0 ? "-" : "";
-    return sign + (size >= 1048576 ? (size / 1048576).toFixed(1) + " MiB" : size >= 1024 ? (size / 1024).toFixed(1) + " KiB" : int(size) + " B");
+    const size = Math.abs(n);
+    return signed(n, size >= 1048576 ? (size / 1048576).toFixed(1) + " MiB" : size >= 1024 ? (size / 1024).toFixed(1) + " KiB" : int(size) + " B");
   };
   // Request bytes an image saving kept out: vision's bytes as the base64 they travel in, and the
   // proxy's request bytes; signed (a fit that came out larger is a negative saving).
@@ -331,12 +334,12 @@ export const DASHBOARD_JS = `"use strict";
       const [unit, name] = BYTE_UNITS.find(([u]) => Math.max(Math.abs(lo), Math.abs(hi)) >= u) || [1, "B"];
       const { values, step } = ticks(lo / unit, hi / unit, unit === 1);
       const decimals = unit === 1 ? 0 : Math.max(0, -Math.floor(Math.log10(step) + 1e-9));
-      return values.map((v) => ({ v: v * unit, label: v.toFixed(decimals) + " " + name }));
+      return values.map((v) => ({ v: v * unit, label: signed(v, Math.abs(v).toFixed(decimals) + " " + name) }));
     }
     const { values, step } = ticks(lo, hi, kind === "count");
     if (kind === "count") return values.map((v) => ({ v, label: int(v) }));
     const decimals = Math.max(2, -Math.floor(Math.log10(step) + 1e-9));
-    return values.map((v) => ({ v, label: (v < 0 ? "-$" : "$") + Math.abs(v).toFixed(decimals) }));
+    return values.map((v) => ({ v, label: signed(v, "$" + Math.abs(v).toFixed(decimals)) }));
   }
 
   const NS = "http://www.w3.org/2000/svg";

@@ -29,7 +29,9 @@
  * -5 or 12.5, reported as the input and the output tokens, plain and streamed), [leak:FORM] or [leak:FORM:STATUS] (an answer, 200 unless
  * STATUS, that echoes the key it received as FORM in an `x-echo-key` header and in its body: `plain`,
  * `escaped` (each character a JSON \u escape), `ellipsis` (its first 13 characters, `…`, its last 4),
- * `stars` (7, `***`, 4), `dots` (3, `...`, 4), `x` (8, `xxxxxxxx`, 4); streamed, the key is cut in two
+ * `stars` (7, `***`, 4), `dots` (3, `...`, 4), `x` (8, `xxxxxxxx`, 4), `base64` (the key's standard base64),
+ * `basic` (`Basic ` and the base64 of `api:KEY`), `jwt` (a token whose url-safe base64 payload is
+ * `{"key":"KEY"}`), `percent` (every byte of the key as `%XX`); streamed, the key is cut in two
  * writes 25 ms apart, and with [stall] the stream stops after its first event, left open).
  * [redirect:STATUS] (a 3xx whose Location is the
  * emulator's other listener, `elsewhere`, which records what reaches it), [set-cookie] (the answer
@@ -244,7 +246,7 @@ export function createLlmEmulator(options: LlmEmulatorOptions = {}): LlmEmulator
         status === 429 || status === 529 ? { "retry-after": "1", "retry-after-ms": "20" } : {},
       );
     }
-    const leak = /\[leak:(plain|escaped|ellipsis|stars|dots|x)(?::(\d{3}))?\]/.exec(markers);
+    const leak = /\[leak:(plain|escaped|ellipsis|stars|dots|x|base64|basic|jwt|percent)(?::(\d{3}))?\]/.exec(markers);
     if (leak) {
       call.status = Number(leak[2] ?? 200);
       return leakKey(res, provider, call.status, keyEchoed(key, leak[1]!), call.stream, markers.includes("[stall]"));
@@ -1065,6 +1067,12 @@ function keyEchoed(key: string, form: string): string {
   if (form === "stars") return `${key.slice(0, 7)}***${key.slice(-4)}`;
   if (form === "dots") return `${key.slice(0, 3)}...${key.slice(-4)}`;
   if (form === "x") return `${key.slice(0, 8)}xxxxxxxx${key.slice(-4)}`;
+  if (form === "base64") return Buffer.from(key).toString("base64");
+  if (form === "basic") return `Basic ${Buffer.from(`api:${key}`).toString("base64")}`;
+  if (form === "jwt")
+    return `eyJhbGciOiJIUzI1NiJ9.${Buffer.from(JSON.stringify({ key })).toString("base64url")}.c2lnbmF0dXJl`;
+  if (form === "percent")
+    return [...Buffer.from(key)].map((byte) => `%${byte.toString(16).toUpperCase().padStart(2, "0")}`).join("");
   return key;
 }
 

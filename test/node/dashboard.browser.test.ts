@@ -8,13 +8,13 @@
 import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
-import puppeteer, { type Browser } from "puppeteer-core";
+import type { Browser } from "puppeteer-core";
 import sharp from "sharp";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { emulatorVars } from "../../scripts/local-stack";
 import { type RunningEmulator, startEmulator } from "../emulator/server";
 import { encodePng, photoPixels } from "../fixtures/images";
-import { chromiumArgs, ensureChromium } from "../support/chromium";
+import { launchChromium } from "../support/chromium";
 import { type DenoService, startDeno } from "../support/deno-service";
 
 const ROOT = resolve(import.meta.dirname, "../..");
@@ -27,18 +27,13 @@ let browser: Browser;
 let work: string;
 
 beforeAll(async () => {
-  const chromium = ensureChromium();
   work = mkdtempSync(join(tmpdir(), "dashboard-test-"));
   const kvPath = join(work, "kv.sqlite3");
   emulator = await startEmulator();
   deno = await startDeno({
     env: { ...emulatorVars(emulator.url), DENO_KV_PATH: kvPath, API_TOKENS: TOKEN, SECURITY_ALLOW_ANONYMOUS: "false" },
   });
-  browser = await puppeteer.launch({
-    executablePath: chromium,
-    headless: true,
-    args: chromiumArgs(join(work, "profile")),
-  });
+  browser = await launchChromium(work);
 }, 240_000);
 
 afterAll(async () => {
@@ -61,7 +56,7 @@ const proxied = (body: unknown) =>
 /** The dashboard's byte format. */
 const formatBytes = (n: number): string =>
   n < 0
-    ? `-${formatBytes(-n)}`
+    ? `\u2212${formatBytes(-n)}`
     : n >= 1048576
       ? `${(n / 1048576).toFixed(1)} MiB`
       : n >= 1024
@@ -244,8 +239,8 @@ describe("GET /dashboard in headless Chromium", () => {
     });
     await page.reload({ waitUntil: "networkidle0" });
     await page.waitForSelector("body[data-loaded='24h']", { timeout: 10_000 });
-    expect(await page.$eval("#saved-usd", (el) => el.textContent)).toBe("-$3.00");
-    expect(await page.$eval("#image-bytes-saved", (el) => el.textContent)).toBe("-2.9 KiB");
+    expect(await page.$eval("#saved-usd", (el) => el.textContent)).toBe("\u2212$3.00");
+    expect(await page.$eval("#image-bytes-saved", (el) => el.textContent)).toBe("\u22122.9 KiB");
     const chart = await page.$eval("#chart-saved", (svg) => ({
       bars: [...svg.querySelectorAll("rect")].map((r) => ({
         top: Number(r.getAttribute("y")),
@@ -258,7 +253,7 @@ describe("GET /dashboard in headless Chromium", () => {
     }));
     expect(chart.bars).toHaveLength(2);
     // Every gridline labelled, in whole dollars here: -5 and 2 fall between -6 and 2.
-    expect(chart.ticks.map((t) => t.label)).toEqual(["-$6.00", "-$4.00", "-$2.00", "$0.00", "$2.00"]);
+    expect(chart.ticks.map((t) => t.label)).toEqual(["\u2212$6.00", "\u2212$4.00", "\u2212$2.00", "$0.00", "$2.00"]);
     const zero = chart.ticks.find((t) => t.label === "$0.00")!.y;
     const perDollar = (zero - chart.ticks.find((t) => t.label === "$2.00")!.y) / 2;
     const [below, above] = chart.bars as [{ top: number; bottom: number }, { top: number; bottom: number }];

@@ -10,12 +10,12 @@
 import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
-import puppeteer, { type Browser, type Page } from "puppeteer-core";
+import type { Browser, Page } from "puppeteer-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { emulatorVars } from "../../scripts/local-stack";
 import { type RunningEmulator, startEmulator } from "../emulator/server";
 import { encodePng, photoPixels } from "../fixtures/images";
-import { chromiumArgs, ensureChromium } from "../support/chromium";
+import { launchChromium } from "../support/chromium";
 import { type DenoService, startDeno } from "../support/deno-service";
 
 const OUT = join(resolve(import.meta.dirname, "../.."), "test-output");
@@ -38,11 +38,7 @@ beforeAll(async () => {
       SECURITY_ALLOW_ANONYMOUS: "false",
     },
   });
-  browser = await puppeteer.launch({
-    executablePath: ensureChromium(),
-    headless: true,
-    args: chromiumArgs(join(work, "profile")),
-  });
+  browser = await launchChromium(work);
 }, 240_000);
 
 afterAll(async () => {
@@ -56,7 +52,7 @@ const getJson = async (path: string) => (await (await fetch(`${deno.url}${path}`
 /** The page's money format. */
 const usd = (n: number) => {
   const a = Math.abs(n);
-  return (n < 0 ? "-$" : "$") + (a >= 100 ? a.toFixed(0) : a >= 1 ? a.toFixed(2) : a.toFixed(4));
+  return (n < 0 ? "\u2212$" : "$") + (a >= 100 ? a.toFixed(0) : a >= 1 ? a.toFixed(2) : a.toFixed(4));
 };
 
 /** An Anthropic Messages call through the proxy, in `session` when given. */

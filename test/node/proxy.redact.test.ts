@@ -11,6 +11,9 @@ import { keyRedactor } from "../../shared/proxy/redact";
 const KEY = `sk-ant-api03-${"Ab3_dE9-".repeat(11)}Zq7w`;
 const last4 = KEY.slice(-4);
 
+const encode = (text: string) => new TextEncoder().encode(text);
+const decode = (bytes: Uint8Array) => new TextDecoder().decode(bytes);
+
 const escaped = (text: string, upper = false) =>
   [...text]
     .map((c) => {
@@ -18,6 +21,15 @@ const escaped = (text: string, upper = false) =>
       return `\\u${upper ? hex.toUpperCase() : hex}`;
     })
     .join("");
+
+/** `text` as base64 after `offset` other bytes, only the characters made of `text`'s bits (what is redacted). */
+function base64Of(text: string, offset: number, urlSafe = false): string {
+  const encoded = Buffer.from(`${"@".repeat(offset)}${text}`).toString(urlSafe ? "base64url" : "base64");
+  return encoded.slice(Math.ceil((4 * offset) / 3), Math.floor((4 * (offset + text.length)) / 3));
+}
+
+/** Every byte of `text` as `%xx`. */
+const percent = (text: string) => [...encode(text)].map((byte) => `%${byte.toString(16).padStart(2, "0")}`).join("");
 
 /** Every spelling of the key an answer may carry, each redacted whole. */
 const FORMS: Record<string, string> = {
@@ -33,10 +45,20 @@ const FORMS: Record<string, string> = {
   x: `${KEY.slice(0, 8)}xxxxxxxx${last4}`,
   bullets: `sk-ant-••••${last4}`,
   "two characters of prefix": `sk…${last4}`,
+  "percent-encoded": percent(KEY).toUpperCase(),
+  "percent-encoded, lower-case hex": percent(KEY),
+  "partly percent-encoded": `sk${percent("-ant-")}${KEY.slice(7)}`,
+  "last character percent-encoded": `${KEY.slice(0, -1)}${percent(KEY.slice(-1))}`,
+  "4th character from the end percent-encoded": `${KEY.slice(0, -4)}${percent(KEY.slice(-4, -3))}${KEY.slice(-3)}`,
+  "masked, 2nd character from the end percent-encoded": `sk-ant-***${last4.slice(0, 2)}${percent(last4[2]!)}${last4[3]}`,
+  "percent-encoded ellipsis": `${KEY.slice(0, 13)}%E2%80%A6${last4}`,
+  "base64 at offset 0": base64Of(KEY, 0),
+  "base64 at offset 1": base64Of(KEY, 1),
+  "base64 at offset 2": base64Of(KEY, 2),
+  "url-safe base64 at offset 0": base64Of(KEY, 0, true),
+  "url-safe base64 at offset 1": base64Of(KEY, 1, true),
+  "url-safe base64 at offset 2": base64Of(KEY, 2, true),
 };
-
-const encode = (text: string) => new TextEncoder().encode(text);
-const decode = (bytes: Uint8Array) => new TextDecoder().decode(bytes);
 
 /** `bytes` through a body scrubber in chunks cut at `cuts`; what the caller receives. */
 function scrubbed(bytes: Uint8Array, cuts: number[]): Uint8Array {
@@ -69,6 +91,30 @@ describe("the operator's key in an answer", () => {
     // A header value is its bytes as latin-1 characters: an ellipsis arrives as three.
     const latin1 = String.fromCharCode(...encode(`Bearer ${form}; v=1`));
     expect(keyRedactor(KEY).text(latin1)).toBe("Bearer [redacted]; v=1");
+  });
+
+  it("redacts a key whose base64 holds + and / at each offset: standard, url-safe, JSON-escaped, percent-encoded", () => {
+    const key = "sk-test-???>>>-operator0Secret-~~~-Key0For0Tests-Zq7w";
+    const redactor = keyRedactor(key);
+    for (const offset of [0, 1, 2]) {
+      const standard = base64Of(key, offset);
+      expect(standard).toMatch(/\+/);
+      expect(standard).toMatch(/\//);
+      for (const form of [
+        standard,
+        base64Of(key, offset, true),
+        standard.replaceAll("/", "\\/"),
+        standard.replaceAll("+", "%2B").replaceAll("/", "%2F"),
+      ]) {
+        const body = encode(`{"token":"eyJhbGciOiJub25lIn0.${form}.c2ln"}`);
+        const scrubber = redactor.body();
+        const streamed = decode(
+          concatBytes([scrubber.push(body.subarray(0, 40)), scrubber.push(body.subarray(40)), scrubber.end()]),
+        );
+        expect(streamed, form).toBe(`{"token":"eyJhbGciOiJub25lIn0.[redacted].c2ln"}`);
+        expect(redactor.text(`Basic ${form}`), form).toBe("Basic [redacted]");
+      }
+    }
   });
 
   it("leaves text that only looks like a key alone: another key, the last 4 without a prefix, a prefix without the last 4", () => {

@@ -4,6 +4,8 @@
  */
 import { execFileSync } from "node:child_process";
 import { existsSync } from "node:fs";
+import { join } from "node:path";
+import puppeteer, { type Browser } from "puppeteer-core";
 
 export const CHROMIUM = "/usr/bin/chromium";
 
@@ -30,4 +32,13 @@ export function ensureChromium(): string {
   });
   if (!existsSync(CHROMIUM)) throw new Error(`apt-get installed chromium but ${CHROMIUM} is still missing`);
   return CHROMIUM;
+}
+
+/** Debian's Chromium, headless with the tests' flags, its profile in `work`/profile. */
+export function launchChromium(work: string): Promise<Browser> {
+  return puppeteer.launch({
+    executablePath: ensureChromium(),
+    headless: true,
+    args: chromiumArgs(join(work, "profile")),
+  });
 }

@@ -40,9 +40,10 @@ export async function freePort(): Promise<number> {
 /**
  * @param options.cwd another checkout to run (its wrangler.toml and code), e.g. a benchmark's
  *   "before" side; default the current directory
+ * @param options.args more `wrangler dev` arguments, e.g. `--minify=false` for a readable CPU profile
  */
 export async function startLocalStack(
-  options: { vars?: Record<string, string>; quiet?: boolean; cwd?: string } = {},
+  options: { vars?: Record<string, string>; quiet?: boolean; cwd?: string; args?: readonly string[] } = {},
 ): Promise<LocalStack> {
   const emulator = await startEmulator();
   const port = await freePort();
@@ -66,6 +67,7 @@ export async function startLocalStack(
     "warn",
   ];
   for (const [key, value] of Object.entries(vars)) args.push("--var", `${key}:${value}`);
+  args.push(...(options.args ?? []));
   const child: ChildProcess = spawn("npx", args, {
     cwd: options.cwd,
     env: { ...process.env, WRANGLER_SEND_METRICS: "false", CI: "true" },

@@ -240,10 +240,11 @@ const SLICE_FROM_CHARS = 64 * 1024;
  * nesting is bounded first (on the text, so a deep body is refused before it is parsed), then
  * every string and key a `\u` escape could have made ill-formed is checked for lone surrogates.
  * `sliceFrom` is SLICE_FROM_CHARS but in tests; the value is the same as JSON.parse's either way.
+ * `plain`, when given, receives each string left as a slice (checked to need no escape), for encodeJson.
  * @throws 400 `invalid_json` for text that is not JSON, 400 `invalid_request` for nesting deeper
  * than MAX_JSON_DEPTH or a string that is not well-formed Unicode.
  */
-export function parseJsonText(text: string, sliceFrom: number = SLICE_FROM_CHARS): unknown {
+export function parseJsonText(text: string, sliceFrom: number = SLICE_FROM_CHARS, plain?: Set<string>): unknown {
   const scan = scanJson(text, MAX_JSON_DEPTH, sliceFrom);
   if (scan.depth > MAX_JSON_DEPTH) {
     throw new AppError(
@@ -257,7 +258,7 @@ export function parseJsonText(text: string, sliceFrom: number = SLICE_FROM_CHARS
   }
   // Each long string is parsed as a short placeholder (a random prefix no body can guess), then
   // put back as a slice of the text.
-  const restore = scan.long.length > 0 ? placeholders(text, scan.long) : null;
+  const restore = scan.long.length > 0 ? placeholders(text, scan.long, plain) : null;
   let value: unknown;
   try {
     value = JSON.parse(restore ? restore.text : text);
@@ -358,7 +359,7 @@ interface Restore {
   slice(placeholder: string): string;
 }
 
-function placeholders(text: string, long: readonly number[]): Restore {
+function placeholders(text: string, long: readonly number[], plain?: Set<string>): Restore {
   const nonce = crypto.randomUUID();
   const pieces: string[] = [];
   let from = 0;
@@ -373,7 +374,9 @@ function placeholders(text: string, long: readonly number[]): Restore {
     prefix,
     slice: (placeholder) => {
       const k = Number(placeholder.slice(prefix.length));
-      return text.slice(long[k], long[k + 1]);
+      const slice = text.slice(long[k], long[k + 1]);
+      plain?.add(slice);
+      return slice;
     },
   };
 }
@@ -422,14 +425,20 @@ function walkStrings(root: unknown, restore: Restore | null): (string | number)[
  * `"`, `\\`, control or non-ASCII character: a base64 image), is held out as a short placeholder
  * and copied into the bytes once. Serializing the text and encoding it each cross every character
  * of every image, which on a body of screenshots was the largest share of a proxied request
- * (docs/benchmarks.md, "A computer-use session").
+ * (docs/benchmarks.md, "A computer-use session"). A string in `plain` (parseJsonText's slices)
+ * is known to need no escape and is not checked again.
  */
-export function encodeJson(value: unknown, sliceFrom: number = SLICE_FROM_CHARS): Uint8Array {
+export function encodeJson(
+  value: unknown,
+  sliceFrom: number = SLICE_FROM_CHARS,
+  plain?: ReadonlySet<string>,
+): Uint8Array {
   const held: string[] = [];
   const nonce = crypto.randomUUID();
   const marker = `\u0000${nonce}`;
   const text = JSON.stringify(value, (_key, field: unknown) => {
-    if (typeof field !== "string" || field.length < sliceFrom || !writtenAsIs(field)) return field;
+    if (typeof field !== "string" || field.length < sliceFrom || !(plain?.has(field) || writtenAsIs(field)))
+      return field;
     held.push(field);
     return marker;
   });

@@ -210,7 +210,9 @@ async function transformedBody(
   // a byte-order mark led them (the text has dropped it).
   let exact = received > RE_ENCODE_FROM_BYTES && !startsWithBom(read.bytes!) ? null : read.bytes;
   read.bytes = null;
-  const parsed = parseJsonText(text);
+  // The strings the parse left as slices of the text need no escape: encodeJson does not check them again.
+  const plain = new Set<string>();
+  const parsed = parseJsonText(text, undefined, plain);
   if (parsed === null || typeof parsed !== "object" || Array.isArray(parsed))
     throw new AppError(400, "invalid_request", "The request body must be a JSON object.");
   const object = parsed as Record<string, unknown>;
@@ -239,7 +241,9 @@ async function transformedBody(
   // A stream that reports usage only when asked is sent asking (the bill is the bill).
   const asking = proxied.counted ? (proxied.streamUsage?.ask(transform.body) ?? null) : null;
   const sent =
-    transform.changed || asking ? encodeJson(asking ?? transform.body) : (exact ?? new TextEncoder().encode(text));
+    transform.changed || asking
+      ? encodeJson(asking ?? transform.body, undefined, plain)
+      : (exact ?? new TextEncoder().encode(text));
   exact = null;
   // A model the table does not know has its image cost learned from its bills (docs/eviction.md).
   const learns = proxied.counted && !modelRules(spec.name, model).known && model !== undefined;

@@ -75,6 +75,11 @@ describe("encodeJson", () => {
       fc.property(value, (v) => {
         expect(Buffer.from(encodeJson(v, 8)).equals(Buffer.from(encoded(v)))).toBe(true);
         expect(Buffer.from(encodeJson(v)).equals(Buffer.from(encoded(v)))).toBe(true);
+        // With the parse's slices named plain, as the proxy sends a parsed body (lone surrogates are refused).
+        if (JSON.stringify(v).includes("\\ud8")) return;
+        const plain = new Set<string>();
+        const parsed = parseJsonText(JSON.stringify(v), 8, plain);
+        expect(Buffer.from(encodeJson(parsed, 8, plain)).equals(Buffer.from(encoded(v)))).toBe(true);
       }),
       { numRuns: 400 },
     );

@@ -4,7 +4,8 @@
  * proxy, when a streamed answer's first event arrives, and what a 60-screenshot request costs the
  * first time (every screenshot fitted) and the next time (every fit a hash hit in KV), and the
  * memory workerd takes for a 32 MB request of 100 screenshots (its peak resident size over idle).
- * Run: npm run bench -- proxy
+ * The computer-use session is proxy-session.bench.ts, which `npm run bench -- proxy` runs too.
+ * Run: npm run bench -- proxy (PROXY_BENCH_ONLY_MEMORY=1: the memory row alone)
  */
 import { readFileSync, writeFileSync } from "node:fs";
 import { encodePng, photoPixels, screenshotPixels } from "../test/fixtures/images";
@@ -13,25 +14,12 @@ import { type LocalStack, startLocalStack } from "../scripts/local-stack";
 import { median, ms, percentile, timed } from "./stats";
 import { startBare } from "./bare-worker/start";
 import { workerdProcesses } from "./workerd-processes";
+import { post } from "./computer-use-session";
 
 const ROUNDS = 200;
 const STREAM_ROUNDS = 60;
 const WARM_UP = 20;
 const MODEL = "claude-sonnet-4-5";
-
-const post =
-  (url: string, body: string, headers: Record<string, string> = {}) =>
-  () =>
-    fetch(url, {
-      method: "POST",
-      headers: {
-        "content-type": "application/json",
-        "x-api-key": "bench-key",
-        "anthropic-version": "2023-06-01",
-        ...headers,
-      },
-      body,
-    });
 
 /** A 200-message conversation of plain text (about 60 KB). */
 function textConversation(tag: string, stream = false, last = "go on"): string {
@@ -81,6 +69,8 @@ async function main() {
   const tag = `bench${Date.now().toString(36)}`;
   const lines: string[] = [];
   try {
+    // PROXY_BENCH_ONLY_MEMORY=1: the memory row alone.
+    if (process.env.PROXY_BENCH_ONLY_MEMORY) return console.log((await memoryRow(stack, proxied, tag)).join("\n"));
     // 1. Added latency, 200 messages, no images.
     const body = textConversation(tag);
     const [directMs, bareMs, proxyMs] = (

@@ -40,10 +40,10 @@ export async function freePort(): Promise<number> {
 /**
  * @param options.cwd another checkout to run (its wrangler.toml and code), e.g. a benchmark's
  *   "before" side; default the current directory
- * @param options.args more `wrangler dev` arguments (e.g. `--minify false` for a readable profile)
+ * @param options.args more `wrangler dev` arguments, e.g. `--minify=false` for a readable CPU profile
  */
 export async function startLocalStack(
-  options: { vars?: Record<string, string>; quiet?: boolean; cwd?: string; args?: string[] } = {},
+  options: { vars?: Record<string, string>; quiet?: boolean; cwd?: string; args?: readonly string[] } = {},
 ): Promise<LocalStack> {
   const emulator = await startEmulator();
   const port = await freePort();

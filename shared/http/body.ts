@@ -243,10 +243,11 @@ const SLICE_FROM_CHARS = 64 * 1024;
  * nesting is bounded first (on the text, so a deep body is refused before it is parsed), then
  * every string and key a `\u` escape could have made ill-formed is checked for lone surrogates.
  * `sliceFrom` is SLICE_FROM_CHARS but in tests; the value is the same as JSON.parse's either way.
+ * `plain`, when given, receives each string left as a slice (checked to need no escape), for encodeJson.
  * @throws 400 `invalid_json` for text that is not JSON, 400 `invalid_request` for nesting deeper
  * than MAX_JSON_DEPTH or a string that is not well-formed Unicode.
  */
-export function parseJsonText(text: string, sliceFrom: number = SLICE_FROM_CHARS): unknown {
+export function parseJsonText(text: string, sliceFrom: number = SLICE_FROM_CHARS, plain?: Set<string>): unknown {
   const scan = scanJson(text, MAX_JSON_DEPTH, sliceFrom);
   if (scan.depth > MAX_JSON_DEPTH) {
     throw new AppError(
@@ -260,7 +261,7 @@ export function parseJsonText(text: string, sliceFrom: number = SLICE_FROM_CHARS
   }
   // Each long string is parsed as a short placeholder (a random prefix no body can guess), then
   // put back as a slice of the text.
-  const restore = scan.long.length > 0 ? placeholders(text, scan.long) : null;
+  const restore = scan.long.length > 0 ? placeholders(text, scan.long, plain) : null;
   let value: unknown;
   try {
     value = JSON.parse(restore ? restore.text : text);
@@ -289,38 +290,61 @@ export function parseJsonText(text: string, sliceFrom: number = SLICE_FROM_CHARS
  * One linear pass over JSON text, counting `[` and `{` outside strings (it stops as soon as `limit`
  * is passed) and listing the string values of at least `sliceFrom` characters with no escape and
  * no control character, as [start, end) pairs of their contents. Malformed text gets some answer:
- * JSON.parse judges it.
+ * JSON.parse judges it. The runtime's own searches (a string's closing quote, the next backslash,
+ * the next bracket) do the walking: a body of base64 images is a few strings of megabytes, which a
+ * loop over each character in JavaScript took tens of milliseconds to cross (docs/benchmarks.md).
  * @example scanJson('{"a":[1,{"b":"[["}]}', 256, 1e9) // { depth: 3, long: [] }
  */
 function scanJson(text: string, limit: number, sliceFrom: number): { depth: number; long: number[] } {
   let depth = 0;
   let deepest = 0;
-  let inString = false;
-  let start = 0;
-  let plain = true;
   const long: number[] = [];
-  for (let i = 0; i < text.length; i++) {
+  // The first backslash at or after the last place looked from (-1: none left in the text).
+  let backslash = -2;
+  const structure = /["[\]{}]/g;
+  for (let i = 0; ; i++) {
+    structure.lastIndex = i;
+    const found = structure.exec(text);
+    if (found === null) break;
+    i = found.index;
     const code = text.charCodeAt(i);
-    if (inString) {
-      if (code === 0x5c) {
-        plain = false;
-        i++; // backslash: the next character is escaped
-      } else if (code === 0x22) {
-        inString = false;
-        if (plain && i - start >= sliceFrom && !followedByColon(text, i + 1)) long.push(start, i);
-      } else if (code < 0x20) plain = false;
-    } else if (code === 0x22) {
-      inString = true;
-      start = i + 1;
-      plain = true;
+    if (code === 0x22) {
+      const start = i + 1;
+      let plain = true;
+      for (let from = start; ; ) {
+        const quote = text.indexOf('"', from);
+        if (quote < 0) return { depth: deepest, long };
+        if (backslash !== -1 && backslash < from) backslash = text.indexOf("\\", from);
+        if (backslash !== -1 && backslash < quote) {
+          plain = false;
+          from = backslash + 2; // the escaped character is skipped, a quote too
+          continue;
+        }
+        i = quote;
+        break;
+      }
+      if (
+        plain &&
+        i - start >= sliceFrom &&
+        !hasControlCharacter(text.slice(start, i)) &&
+        !followedByColon(text, i + 1)
+      )
+        long.push(start, i);
     } else if (code === 0x5b || code === 0x7b) {
       if (++depth > deepest && (deepest = depth) > limit) return { depth: deepest, long };
-    } else if (code === 0x5d || code === 0x7d) {
-      depth--;
-    }
+    } else depth--;
   }
   return { depth: deepest, long };
 }
+
+const CONTROL_CHARACTERS = Array.from({ length: 0x20 }, (_, code) => String.fromCharCode(code));
+
+/**
+ * Whether `text` holds a control character (which JSON writes escaped, and JSON.parse refuses
+ * unescaped in a string): one native search per character, several times faster on a long base64
+ * string than one regular expression over it.
+ */
+const hasControlCharacter = (text: string) => CONTROL_CHARACTERS.some((character) => text.includes(character));
 
 /** Whether the next character after JSON whitespace is `:` (the string before was a key). */
 function followedByColon(text: string, from: number): boolean {
@@ -338,7 +362,7 @@ interface Restore {
   slice(placeholder: string): string;
 }
 
-function placeholders(text: string, long: readonly number[]): Restore {
+function placeholders(text: string, long: readonly number[], plain?: Set<string>): Restore {
   const nonce = crypto.randomUUID();
   const pieces: string[] = [];
   let from = 0;
@@ -353,7 +377,9 @@ function placeholders(text: string, long: readonly number[]): Restore {
     prefix,
     slice: (placeholder) => {
       const k = Number(placeholder.slice(prefix.length));
-      return text.slice(long[k], long[k + 1]);
+      const slice = text.slice(long[k], long[k + 1]);
+      plain?.add(slice);
+      return slice;
     },
   };
 }
@@ -395,6 +421,56 @@ function walkStrings(root: unknown, restore: Restore | null): (string | number)[
   }
   return null;
 }
+
+/**
+ * `JSON.stringify(value)` as UTF-8 bytes, built without the runtime's serializer crossing the long
+ * strings: each string of at least `sliceFrom` characters that JSON writes as it is, in ASCII (no
+ * `"`, `\\`, control or non-ASCII character: a base64 image), is held out as a short placeholder
+ * and copied into the bytes once. Serializing the text and encoding it each cross every character
+ * of every image, which on a body of screenshots was the largest share of a proxied request
+ * (docs/benchmarks.md, "A computer-use session"). A string in `plain` (parseJsonText's slices)
+ * is known to need no escape and is not checked again.
+ */
+export function encodeJson(
+  value: unknown,
+  sliceFrom: number = SLICE_FROM_CHARS,
+  plain?: ReadonlySet<string>,
+): Uint8Array {
+  const held: string[] = [];
+  const nonce = crypto.randomUUID();
+  const marker = `\u0000${nonce}`;
+  const text = JSON.stringify(value, (_key, field: unknown) => {
+    if (typeof field !== "string" || field.length < sliceFrom || !(plain?.has(field) || writtenAsIs(field)))
+      return field;
+    held.push(field);
+    return marker;
+  });
+  const encoder = new TextEncoder();
+  if (held.length === 0) return encoder.encode(text);
+  // The placeholder as written (a NUL is escaped); no caller's text holds the random nonce.
+  const pieces = text.split(`"\\u0000${nonce}"`).map((piece) => encoder.encode(piece));
+  let length = 0;
+  for (const piece of pieces) length += piece.byteLength;
+  for (const string of held) length += string.length + 2;
+  const out = new Uint8Array(length);
+  let at = 0;
+  for (const [k, piece] of pieces.entries()) {
+    out.set(piece, at);
+    at += piece.byteLength;
+    const string = held[k];
+    if (string === undefined) break;
+    out[at++] = 0x22;
+    // A character outside ASCII takes more than its byte: the text is then encoded the plain way.
+    if (encoder.encodeInto(string, out.subarray(at, at + string.length)).read !== string.length)
+      return encoder.encode(JSON.stringify(value));
+    at += string.length;
+    out[at++] = 0x22;
+  }
+  return out;
+}
+
+/** Whether JSON writes `text` as it is: no `"`, backslash or control character (lone surrogates aside, which encodeJson's ASCII check catches). */
+const writtenAsIs = (text: string) => !text.includes('"') && !text.includes("\\") && !hasControlCharacter(text);
 
 export function formatBytes(bytes: number): string {
   return bytes % MiB === 0 ? `${bytes / MiB} MiB` : `${bytes} bytes`;

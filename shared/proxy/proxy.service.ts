@@ -5,7 +5,15 @@
  * sees is in its provider's error shape, because the caller's SDK parses that shape.
  */
 import type { LoadedConfig } from "../config/config.load";
-import { BODY_LIMITS, decodeUtf8Body, isJsonContentType, MiB, parseJsonText, readBodyBytes } from "../http/body";
+import {
+  BODY_LIMITS,
+  decodeUtf8Body,
+  encodeJson,
+  isJsonContentType,
+  MiB,
+  parseJsonText,
+  readBodyBytes,
+} from "../http/body";
 import { AppError } from "../http/errors";
 import { takesAnonymousCalls } from "../http/auth";
 import { anonymousOriginRefusal } from "../safety/origin";
@@ -58,6 +66,40 @@ interface Done {
   readonly sent: SentShape | null;
 }
 
+const NOTHING_DONE: Done = { transform: null, bytesSaved: 0, sessionKey: null, sent: null };
+
+/** The body to send and what was done to it. */
+interface Outbound {
+  readonly body: Uint8Array | ReadableStream<Uint8Array> | undefined;
+  readonly done: Done;
+  /** How to take out of the stream the usage the proxy asked for (null: the caller asked, or nothing was asked). */
+  readonly unasked: StreamUsage["unasked"] | null;
+}
+
+/** The ledger entries of one request: under its provider, session and (once the body is read) its model. */
+class RequestLedger {
+  model: string | undefined;
+  /** The session the ledger counts the request under (docs/stats.md "Sessions"), once its body is read. */
+  session: { session: string } | Record<string, never> = {};
+
+  constructor(
+    private readonly run: ProxyRun,
+    private readonly spec: LlmProviderSpec,
+  ) {}
+
+  record(counts: Readonly<Record<string, number>>, unconfirmed: boolean, at: number): void {
+    this.run.ports.ledger.record({
+      tool: "llm",
+      provider: this.spec.name,
+      ...(this.model === undefined ? {} : { model: this.model }),
+      ...this.session,
+      unconfirmed,
+      counts,
+      at,
+    });
+  }
+}
+
 /**
  * Answers one request under `/<spec.name>/`.
  * @example app.all("/anthropic/*", (c) => proxyRequest(c.req.raw, ANTHROPIC, run))
@@ -77,20 +119,7 @@ export async function proxyRequest(request: Request, spec: LlmProviderSpec, run:
     request.method === "OPTIONS" &&
     request.headers.has("origin") &&
     request.headers.has("access-control-request-method");
-  let model: string | undefined;
-  /** The session the ledger counts the request under (docs/stats.md "Sessions"), once its body is read. */
-  let session: { session: string } | Record<string, never> = {};
-  /** One ledger entry of this request, under its provider, session and (once the body was read) its model. */
-  const recordLlm = (counts: Readonly<Record<string, number>>, unconfirmed: boolean, at: number) =>
-    run.ports.ledger.record({
-      tool: "llm",
-      provider: spec.name,
-      ...(model === undefined ? {} : { model }),
-      ...session,
-      unconfirmed,
-      counts,
-      at,
-    });
+  const ledger = new RequestLedger(run, spec);
   try {
     if (!PROXY_METHODS.includes(request.method))
       throw new AppError(
@@ -105,142 +134,23 @@ export async function proxyRequest(request: Request, spec: LlmProviderSpec, run:
     const credential = preflight ? PREFLIGHT : await upstreamCredential(spec, request.headers, run.loaded);
     if (credential.operatorKey) checkOperatorPath(spec, request.method, path, config.proxy.allowed_paths);
     const target = upstreamUrl(baseUrlOf(spec, run.loaded), path, url.search);
-    const headers = new Headers();
-    // By allow-list: what the runtime hides from the Worker (a header `Connection` names, on
-    // workerd) cannot pass by being unseen, and no header carries the service's own token.
-    const forwards = preflight
-      ? (name: string) => PREFLIGHT_HEADERS.has(name)
-      : headerForwarder(config.proxy.forward_headers);
-    const tokens = apiTokens(run.loaded.secrets.API_TOKENS);
-    request.headers.forEach((value, name) => {
-      if (forwards(name) && !carriesServiceToken(value, tokens)) headers.set(name, value);
-    });
+    const headers = outboundHeaders(request, preflight, run.loaded);
     credential.apply(headers);
 
     let body: Uint8Array | ReadableStream<Uint8Array> | undefined;
-    let done: Done = { transform: null, bytesSaved: 0, sessionKey: null, sent: null };
-    let unasked: StreamUsage["unasked"] | null = null;
     // A conversation is read whole (64 MiB at most) to be transformed; any other path (a file
     // upload, a message batch: the providers take hundreds of MB) streams through unread.
     if (request.method !== "GET" && !preflight)
       body = proxied ? await readBodyBytes(request, BODY_LIMITS.proxy) : (request.body ?? undefined);
     // A conversation read was inflated (readBodyBytes): it goes on as the bytes it became.
     if (proxied) headers.delete("content-encoding");
+    let outbound: Outbound;
     if (proxied && body instanceof Uint8Array && isJsonContentType(request.headers.get("content-type"))) {
-      const text = decodeUtf8Body(body);
-      const received = body.byteLength;
-      // A large body is not held as bytes, text and parsed value at once: unchanged, it is sent as
-      // its text encoded again, which gives back exactly its bytes (strict UTF-8 both ways), unless
-      // a byte-order mark led them (the text has dropped it).
-      const exact = body.byteLength > RE_ENCODE_FROM_BYTES && !startsWithBom(body) ? null : body;
-      body = undefined;
-      const parsed = parseJsonText(text);
-      if (parsed === null || typeof parsed !== "object" || Array.isArray(parsed))
-        throw new AppError(400, "invalid_request", "The request body must be a JSON object.");
-      const object = parsed as Record<string, unknown>;
-      model = typeof object.model === "string" ? object.model : undefined;
-      const sessionKey = await sessionKeyOf(spec, proxied, request.headers, credential.callerHash, object);
-      session = { session: sessionName(request.headers.get(SESSION_HEADER), edgeSession(sessionKey)) };
-      const transform = await transformConversation(
-        object,
-        spec,
-        proxied.format,
-        sessionKey,
-        {
-          embedTargetBytes: config.vision.embed_target_bytes,
-          maxLongEdge: config.vision.max_long_edge,
-          maxInputPixels: config.vision.max_input_pixels,
-          fitUserImages: config.proxy.fit_user_images,
-          strategy: config.proxy.strategy,
-          priceOverrides: config.pricing.models,
-          // A request the ledger does not count (count_tokens) never reaches the provider's cache.
-          remembers: proxied.counted,
-          requestBytes: received,
-        },
-        run.ports,
-      );
-      // A stream that reports usage only when asked is sent asking (the bill is the bill).
-      const asking = proxied.counted ? (proxied.streamUsage?.ask(transform.body) ?? null) : null;
-      const sent =
-        transform.changed || asking
-          ? new TextEncoder().encode(JSON.stringify(asking ?? transform.body))
-          : (exact ?? new TextEncoder().encode(text));
-      if (asking) unasked = proxied.streamUsage!.unasked;
-      // A model the table does not know has its image cost learned from its bills (docs/eviction.md).
-      const learns = proxied.counted && !modelRules(spec.name, model).known && model !== undefined;
-      const sentBody = transform.body;
-      done = {
-        transform,
-        bytesSaved: Math.max(0, received - sent.byteLength),
-        sessionKey,
-        sent: learns
-          ? sentShape(proxied.format.eviction, proxied.format.messagesOf(sentBody) ?? [], [
-              sentBody.system,
-              sentBody.tools,
-              sentBody.instructions,
-            ])
-          : null,
-      };
-      body = sent;
-    }
-
-    const answered = await forward(
-      run,
-      spec,
-      target,
-      { method: request.method, headers, body },
-      config.proxy.timeout_seconds,
-    );
-    const upstream = credential.operatorKey
-      ? await withoutKey(answered, spec, credential.operatorKey, config.proxy.timeout_seconds)
-      : answered;
-    const counted = proxied?.counted === true;
-    const at = run.ports.clock();
-    // A refused request's model is the caller's string, which no answer confirmed (docs/stats.md).
-    const refused = upstream.status >= 400;
-    if (counted) {
-      recordLlm(
-        {
-          requests: 1,
-          errors: refused ? 1 : 0,
-          images_fitted: done.transform?.firstFits ?? 0,
-          image_blocks_fitted: done.transform?.fitted ?? 0,
-          images_retired: done.transform?.retiredNow ?? 0,
-          fit_skipped: done.transform?.fitSkipped ?? 0,
-          bytes_saved: done.bytesSaved,
-        },
-        refused,
-        at,
-      );
-    }
-    const record = (usage: LlmUsage | null, failed: boolean) => {
-      if (
-        usage !== null &&
-        !failed &&
-        !refused &&
-        done.sent !== null &&
-        done.sessionKey !== null &&
-        model !== undefined
-      )
-        learnedImageCosts.observe(model, done.sessionKey, done.sent, promptTokens(usage));
-      // A stream that failed after its 200 is an error too (a status of 400 or more was counted above).
-      // Each kind under the request's price tier, which only the billed prompt tells (docs/stats.md);
-      // what the agent's own request would have been billed, under its own tier.
-      const rules = modelRules(spec.name, model, config.pricing.models);
-      const counts: Record<string, number> =
-        usage === null ? {} : { ...usageCounters(usage, rules), ...asSentCounts(usage, done.transform, rules) };
-      if (failed && !refused) counts.errors = 1;
-      if (Object.keys(counts).length === 0) return;
-      recordLlm(counts, refused, at);
-    };
-    const prices = modelRules(spec.name, model, config.pricing.models).prices;
-    return relayAnswer(
-      upstream,
-      spec,
-      edgeHeaders(done, prices),
-      counted ? record : null,
-      upstream.ok ? unasked : null,
-    );
+      const read = { bytes: body as Uint8Array | null };
+      body = undefined; // held by `read` alone, which drops it once decoded
+      outbound = await transformedBody(read, request, spec, proxied, credential.callerHash, run, ledger);
+    } else outbound = { body, done: NOTHING_DONE, unasked: null };
+    return await answer(run, spec, { method: request.method, headers, target, proxied }, outbound, credential, ledger);
   } catch (error) {
     if (!(error instanceof AppError)) {
       run.ports.log.error("proxy_failed", {
@@ -259,10 +169,173 @@ export async function proxyRequest(request: Request, spec: LlmProviderSpec, run:
       );
     }
     if (proxied?.counted && (error.code === "provider_error" || error.code === "provider_timeout")) {
-      recordLlm({ requests: 1, errors: 1 }, true, run.ports.clock());
+      ledger.record({ requests: 1, errors: 1 }, true, run.ports.clock());
     }
     return providerError(spec, error);
   }
+}
+
+/**
+ * The headers sent upstream, by allow-list: what the runtime hides from the Worker (a header
+ * `Connection` names, on workerd) cannot pass by being unseen, and no header carries the
+ * service's own token. The credential is applied by the caller.
+ */
+function outboundHeaders(request: Request, preflight: boolean, loaded: LoadedConfig): Headers {
+  const headers = new Headers();
+  const forwards = preflight
+    ? (name: string) => PREFLIGHT_HEADERS.has(name)
+    : headerForwarder(loaded.config.proxy.forward_headers);
+  const tokens = apiTokens(loaded.secrets.API_TOKENS);
+  request.headers.forEach((value, name) => {
+    if (forwards(name) && !carriesServiceToken(value, tokens)) headers.set(name, value);
+  });
+  return headers;
+}
+
+/** A conversation's JSON body through the outbound transform: the bytes to send and what was done. */
+async function transformedBody(
+  read: { bytes: Uint8Array | null },
+  request: Request,
+  spec: LlmProviderSpec,
+  proxied: ProxiedPath,
+  callerHash: string,
+  run: ProxyRun,
+  ledger: RequestLedger,
+): Promise<Outbound> {
+  const { config } = run.loaded;
+  const text = decodeUtf8Body(read.bytes!);
+  const received = read.bytes!.byteLength;
+  // A large body is not held as bytes, text and parsed value at once: unchanged, it is sent as
+  // its text encoded again, which gives back exactly its bytes (strict UTF-8 both ways), unless
+  // a byte-order mark led them (the text has dropped it).
+  let exact = received > RE_ENCODE_FROM_BYTES && !startsWithBom(read.bytes!) ? null : read.bytes;
+  read.bytes = null;
+  // The strings the parse left as slices of the text need no escape: encodeJson does not check them again.
+  const plain = new Set<string>();
+  const parsed = parseJsonText(text, undefined, plain);
+  if (parsed === null || typeof parsed !== "object" || Array.isArray(parsed))
+    throw new AppError(400, "invalid_request", "The request body must be a JSON object.");
+  const object = parsed as Record<string, unknown>;
+  const model = typeof object.model === "string" ? object.model : undefined;
+  ledger.model = model;
+  const sessionKey = await sessionKeyOf(spec, proxied, request.headers, callerHash, object);
+  ledger.session = { session: sessionName(request.headers.get(SESSION_HEADER), edgeSession(sessionKey)) };
+  const transform = await transformConversation(
+    object,
+    spec,
+    proxied.format,
+    sessionKey,
+    {
+      embedTargetBytes: config.vision.embed_target_bytes,
+      maxLongEdge: config.vision.max_long_edge,
+      maxInputPixels: config.vision.max_input_pixels,
+      fitUserImages: config.proxy.fit_user_images,
+      strategy: config.proxy.strategy,
+      priceOverrides: config.pricing.models,
+      // A request the ledger does not count (count_tokens) never reaches the provider's cache.
+      remembers: proxied.counted,
+      requestBytes: received,
+    },
+    run.ports,
+  );
+  // A stream that reports usage only when asked is sent asking (the bill is the bill).
+  const asking = proxied.counted ? (proxied.streamUsage?.ask(transform.body) ?? null) : null;
+  const sent =
+    transform.changed || asking
+      ? encodeJson(asking ?? transform.body, undefined, plain)
+      : (exact ?? new TextEncoder().encode(text));
+  exact = null;
+  // A model the table does not know has its image cost learned from its bills (docs/eviction.md).
+  const learns = proxied.counted && !modelRules(spec.name, model).known && model !== undefined;
+  const sentBody = transform.body;
+  return {
+    body: sent,
+    unasked: asking ? proxied.streamUsage!.unasked : null,
+    done: {
+      transform,
+      bytesSaved: Math.max(0, received - sent.byteLength),
+      sessionKey,
+      sent: learns
+        ? sentShape(proxied.format.eviction, proxied.format.messagesOf(sentBody) ?? [], [
+            sentBody.system,
+            sentBody.tools,
+            sentBody.instructions,
+          ])
+        : null,
+    },
+  };
+}
+
+/**
+ * The provider's answer, relayed: sent while the transform's store writes finish, the operator's
+ * key taken out, the request counted in the ledger, its usage counted as the answer ends.
+ */
+async function answer(
+  run: ProxyRun,
+  spec: LlmProviderSpec,
+  call: { method: string; headers: Headers; target: string; proxied: ProxiedPath | undefined },
+  outbound: Outbound,
+  credential: { operatorKey?: string | null | undefined },
+  ledger: RequestLedger,
+): Promise<Response> {
+  const { config } = run.loaded;
+  const { done } = outbound;
+  // The store writes (fits, the session's record) run beside the provider call; the answer waits
+  // for them, so the session's next request finds them.
+  const [answered] = await Promise.all([
+    forward(
+      run,
+      spec,
+      call.target,
+      { method: call.method, headers: call.headers, body: outbound.body },
+      config.proxy.timeout_seconds,
+    ),
+    done.transform?.writes,
+  ]);
+  const upstream = credential.operatorKey
+    ? await withoutKey(answered, spec, credential.operatorKey, config.proxy.timeout_seconds)
+    : answered;
+  const counted = call.proxied?.counted === true;
+  const at = run.ports.clock();
+  // A refused request's model is the caller's string, which no answer confirmed (docs/stats.md).
+  const refused = upstream.status >= 400;
+  if (counted) {
+    ledger.record(
+      {
+        requests: 1,
+        errors: refused ? 1 : 0,
+        images_fitted: done.transform?.firstFits ?? 0,
+        image_blocks_fitted: done.transform?.fitted ?? 0,
+        images_retired: done.transform?.retiredNow ?? 0,
+        fit_skipped: done.transform?.fitSkipped ?? 0,
+        bytes_saved: done.bytesSaved,
+      },
+      refused,
+      at,
+    );
+  }
+  const model = ledger.model;
+  const record = (usage: LlmUsage | null, failed: boolean) => {
+    if (usage !== null && !failed && !refused && done.sent !== null && done.sessionKey !== null && model !== undefined)
+      learnedImageCosts.observe(model, done.sessionKey, done.sent, promptTokens(usage));
+    // A stream that failed after its 200 is an error too (a status of 400 or more was counted above).
+    // Each kind under the request's price tier, which only the billed prompt tells (docs/stats.md);
+    // what the agent's own request would have been billed, under its own tier.
+    const rules = modelRules(spec.name, model, config.pricing.models);
+    const counts: Record<string, number> =
+      usage === null ? {} : { ...usageCounters(usage, rules), ...asSentCounts(usage, done.transform, rules) };
+    if (failed && !refused) counts.errors = 1;
+    if (Object.keys(counts).length === 0) return;
+    ledger.record(counts, refused, at);
+  };
+  const prices = modelRules(spec.name, model, config.pricing.models).prices;
+  return relayAnswer(
+    upstream,
+    spec,
+    edgeHeaders(done, prices),
+    counted ? record : null,
+    upstream.ok ? outbound.unasked : null,
+  );
 }
 
 const NULL_BODY_STATUSES = new Set([204, 205, 304]);

@@ -15,11 +15,10 @@ import {
 import { imageMediaType, imageSize } from "../eviction/estimate";
 import { asRecord, type ImageRef } from "../eviction/inventory";
 import { openaiAdapter } from "../eviction/openai";
-import { sha256Hex } from "../hash";
-import { AppError } from "../http/errors";
 import { modelRules, type ModelRules, type PriceOverrides } from "../models/models.table";
 import type { AppPorts } from "../ports";
-import { base64Start, dataUrl, dataUrlPrefixLength, decodeImageData, toBase64 } from "../media/data-url";
+import { base64Start, dataUrl, dataUrlPrefixLength } from "../media/data-url";
+import { type FitOutcome, type FittedImage, fitAndKeep, knownFits } from "./fit-memo";
 import { isShadowState, type ShadowEstimate, shadowStep } from "./shadow";
 import {
   COMPUTER_SCREENSHOT_ROLE,
@@ -67,22 +66,14 @@ export interface TransformOutcome {
   readonly estimate: ShadowEstimate | null;
   /** The eviction module's rule for this request (cost) or null when it did not run. */
   readonly rule: string | null;
+  /** The request's store writes (new fits, the session's record): awaited beside the provider call. */
+  readonly writes: Promise<void>;
 }
 
 type Ports = Pick<AppPorts, "cache" | "clock" | "fitImage">;
 
 const ADAPTERS = { anthropic: anthropicAdapter, openai: openaiAdapter } as const;
 
-/** A fitted image kept in the cache store (docs/storage.md: `proxy:v1:fit:`). */
-interface FittedImage {
-  mediaType: string;
-  data: string;
-}
-/** What is kept for an image the fitter refused, so a session's later requests do not decode it again. */
-interface RefusedImage {
-  refused: true;
-}
-const FIT_TTL_MS = 24 * 60 * 60_000;
 /**
  * Most images fitted in one request: each is a decode and an encode (up to a few hundred ms of CPU
  * for a large screenshot) and two cache-store operations (Workers KV allows 1,000 a request).
@@ -102,6 +93,7 @@ export async function transformConversation(
   ports: Ports,
 ): Promise<TransformOutcome> {
   const original = format.messagesOf(body);
+  const writes: Promise<void>[] = [];
   const unchanged: TransformOutcome = {
     body,
     changed: false,
@@ -112,12 +104,16 @@ export async function transformConversation(
     retiredNow: 0,
     estimate: null,
     rule: null,
+    writes: Promise.resolve(),
   };
   if (!original || original.length === 0) return unchanged;
   const model = typeof body.model === "string" ? body.model : undefined;
   const rules = modelRules(spec.name, model, settings.priceOverrides);
 
-  const fit = await fitImages(original, format.eviction, rules, settings, ports);
+  // The session's record is read beside the fits' lookups, once the request is known to carry an image.
+  let reading: ReturnType<typeof readSessionRecord> | null = null;
+  const readRecord = () => (reading ??= readSessionRecord(sessionKey, ports));
+  const fit = await fitImages(original, format.eviction, rules, settings, ports, { readRecord, writes });
   let messages = fit.messages;
   let retired = 0;
   let rule: string | null = null;
@@ -127,7 +123,7 @@ export async function transformConversation(
   // session's record (eviction memory and shadow) is neither read nor written (two cache-store
   // round trips saved on every text-only request). With one, it is read once and written once.
   const hasToolImages = fit.toolImages > 0;
-  const record = fit.images > 0 ? await readSessionRecord(sessionKey, ports) : null;
+  const record = fit.images > 0 ? await readRecord() : null;
   let remember: SessionMemory | null = record?.memory ?? null;
   let retiredNow = 0;
   if (settings.strategy !== "off" && hasToolImages) {
@@ -177,13 +173,16 @@ export async function transformConversation(
     }
     estimate = step?.estimate ?? null;
     if (settings.remembers !== false)
-      await writeSessionRecord(
-        sessionKey,
-        { memory: remember, extra: { ...record.extra, shadow: step?.state ?? null } },
-        ports,
+      writes.push(
+        writeSessionRecord(
+          sessionKey,
+          { memory: remember, extra: { ...record.extra, shadow: step?.state ?? null } },
+          ports,
+        ),
       );
   }
-  if (!changed) return { ...unchanged, fitSkipped: fit.skipped, rule, estimate };
+  const written = Promise.all(writes).then(() => undefined);
+  if (!changed) return { ...unchanged, fitSkipped: fit.skipped, rule, estimate, writes: written };
   return {
     body: sent,
     changed: true,
@@ -194,6 +193,7 @@ export async function transformConversation(
     retiredNow,
     estimate,
     rule,
+    writes: written,
   };
 }
 
@@ -217,6 +217,7 @@ async function fitImages(
   rules: ModelRules,
   settings: TransformSettings,
   ports: Ports,
+  store: { readRecord: () => unknown; writes: Promise<void>[] },
 ): Promise<{
   messages: unknown[];
   fitted: number;
@@ -230,6 +231,7 @@ async function fitImages(
   const { carriers, uploads } = adapter.inventory(messages);
   const tools: ImageRef[] = carriers.flatMap((carrier) => carrier.images);
   const total = tools.length + uploads.length;
+  if (total > 0) store.readRecord();
   const many = total > rules.images.manyImages;
   // A fit is never larger than the model takes: its longest edge, less when the request is "many".
   const edgeCap = Math.min(
@@ -279,15 +281,16 @@ async function fitImages(
   const dropped = Math.max(0, wanted.length - MAX_FITS);
   wanted.splice(0, dropped);
 
-  // Hashed one at a time (each hash encodes its image's bytes: 100 screenshots at once would hold
-  // them all), then every stored fit looked up at once (one round trip of latency, not one per
-  // image); the misses are fitted one at a time, so a request never holds two decodes at once
-  // (128 MB isolates), and an image sent twice in one request is fitted once.
+  // Known fits from the isolate's memory, else the store (fit-memo.ts); the misses are fitted one
+  // at a time, so a request never holds two decodes at once (128 MB isolates), and an image sent
+  // twice in one request is fitted once.
   const shape = { ...settings, maxLongEdge: edgeCap };
-  const keys: string[] = [];
-  for (const { data } of wanted) keys.push(await fitKey(data, shape));
-  const stored = await Promise.all(keys.map((key) => storedFit(key, ports)));
-  const fits = new Map<string, FittedImage | null>();
+  const { keys, known: stored } = await knownFits(
+    wanted.map(({ data }) => data),
+    shape,
+    ports,
+  );
+  const fits = new Map<string, FitOutcome>();
   let out = messages;
   let fitted = 0;
   let firstFits = 0;
@@ -298,7 +301,7 @@ async function fitImages(
     let result = stored[i] !== undefined ? stored[i] : fits.get(key); // null: a refusal, kept
     let first = false;
     if (result === undefined) {
-      result = await fitAndKeep(key, data, shape, ports);
+      result = await fitAndKeep(key, data, shape, ports, store.writes);
       fits.set(key, result);
       first = true;
     }
@@ -366,65 +369,6 @@ function blockAt(messages: readonly unknown[], image: ImageRef): Record<string, 
   if (image.part === undefined) return block;
   const parts = block?.content;
   return Array.isArray(parts) ? asRecord(parts[image.part]) : null;
-}
-
-/** The fitted copy of one image (cached by its hash and the settings), or null when the fitter refuses it. */
-/** The cache key of an image's fit: its bytes and the settings that shape the result. */
-async function fitKey(data: string, settings: TransformSettings): Promise<string> {
-  return `proxy:v1:fit:${await sha256Hex(`${settings.embedTargetBytes}:${settings.maxLongEdge}:${settings.maxInputPixels}:${data}`)}`;
-}
-
-/**
- * A stored fit, null for a stored refusal, or undefined (none, expired, malformed, or a store that
- * cannot answer).
- */
-async function storedFit(key: string, ports: Ports): Promise<FittedImage | null | undefined> {
-  try {
-    const hit = await ports.cache.get<FittedImage | RefusedImage>(key);
-    if (!hit || hit.expiresAt <= ports.clock()) return undefined;
-    const value = hit.value as Partial<FittedImage & RefusedImage> | null;
-    if (value?.refused === true) return null;
-    if (typeof value?.data === "string" && typeof value.mediaType === "string")
-      return { mediaType: value.mediaType, data: value.data };
-  } catch {
-    // A store that cannot answer costs one fit, never the request.
-  }
-  return undefined;
-}
-
-/** Fits one image and stores the fit; null when the fitter refuses it (it is then sent as it came). */
-async function fitAndKeep(
-  key: string,
-  data: string,
-  settings: TransformSettings,
-  ports: Ports,
-): Promise<FittedImage | null> {
-  let fitted: FittedImage;
-  try {
-    const bytes = decodeImageData(data).bytes;
-    const result = await ports.fitImage(bytes, {
-      embedTargetBytes: settings.embedTargetBytes,
-      maxLongEdge: settings.maxLongEdge,
-      maxInputPixels: settings.maxInputPixels,
-    });
-    fitted = { mediaType: result.mediaType, data: toBase64(result.data) };
-  } catch (error) {
-    // Corrupt, a bomb, a format the fitter does not read: sent as it came (fit_skipped). A refusal
-    // of the image itself (a 4xx) is kept too, so later requests do not decode it again.
-    if (error instanceof AppError && error.status < 500) await keep(key, { refused: true }, ports);
-    return null;
-  }
-  await keep(key, fitted, ports);
-  return fitted;
-}
-
-/** Keeps what became of an image for FIT_TTL_MS; a store that fails costs a fit on the next request. */
-async function keep(key: string, value: FittedImage | RefusedImage, ports: Ports): Promise<void> {
-  try {
-    await ports.cache.put(key, { value, expiresAt: ports.clock() + FIT_TTL_MS }, FIT_TTL_MS);
-  } catch {
-    // Not kept: the next request fits it again, with the same bytes.
-  }
 }
 
 /** A copy of `messages` with one image replaced by `fitted` (only the touched message is copied). */

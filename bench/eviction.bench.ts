@@ -7,10 +7,10 @@
  *
  *   npx tsx bench/eviction.bench.ts [--runs 500]
  */
-import { anthropicAdapter } from "../shared/eviction/anthropic";
+import { anthropicAdapter } from "../shared/llm/anthropic.messages";
 import { evictContext } from "../shared/eviction/evict.service";
-import { imageSteps, type EvictionAdapter } from "../shared/eviction/inventory";
-import { openaiAdapter } from "../shared/eviction/openai";
+import { imageSteps, type EvictionAdapter } from "../shared/llm/image-blocks";
+import { openaiAdapter } from "../shared/llm/openai.chat";
 import { retirementFront } from "../shared/eviction/policy";
 import { conversation, pngBase64, type Format, type Turn } from "../test/node/eviction.fixtures";
 

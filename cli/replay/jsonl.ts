@@ -4,9 +4,9 @@
  * compact turn; request bodies become the cache models' segments, and `--validate` compares the
  * model with the usage the provider logged.
  */
-import { anthropicAdapter } from "../../shared/eviction/anthropic";
-import type { EvictionAdapter } from "../../shared/eviction/inventory";
-import { openaiAdapter } from "../../shared/eviction/openai";
+import { anthropicAdapter } from "../../shared/llm/anthropic.messages";
+import type { EvictionAdapter } from "../../shared/llm/image-blocks";
+import { openaiAdapter } from "../../shared/llm/openai.chat";
 import { DEFAULT_THINK_MS, type CacheModel, type RequestBody, type Segment } from "./cache.models";
 
 export type { RequestBody } from "./cache.models";

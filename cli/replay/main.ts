@@ -15,7 +15,7 @@
  */
 import { readFileSync } from "node:fs";
 import { parseArgs } from "node:util";
-import { CHARS_PER_TOKEN } from "../../shared/eviction/estimate";
+import { CHARS_PER_TOKEN } from "../../shared/llm/estimate";
 import { KEEP_FLOOR, resolveLimits } from "../../shared/eviction/policy";
 import {
   CACHE_MODELS,

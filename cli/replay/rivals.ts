@@ -10,10 +10,10 @@
  */
 import type { EvictRequest } from "../../shared/eviction/evict.schema";
 import { evictContext, evictRemembering, type SessionMemory } from "../../shared/eviction/evict.service";
-import { anthropicAdapter } from "../../shared/eviction/anthropic";
-import { openaiAdapter } from "../../shared/eviction/openai";
+import { anthropicAdapter } from "../../shared/llm/anthropic.messages";
+import { openaiAdapter } from "../../shared/llm/openai.chat";
 import { DEFAULT_LIMITS, KEEP_FLOOR, type EvictionLimits } from "../../shared/eviction/policy";
-import { CHARS_PER_TOKEN } from "../../shared/eviction/estimate";
+import { CHARS_PER_TOKEN } from "../../shared/llm/estimate";
 import type { CacheModel, ReplayRequest, RequestBody } from "./cache.models";
 
 /** What a policy knows about the request it decides for. */

@@ -4,9 +4,9 @@
  * accepts both; `config.load.ts` gathers the layers and calls this.
  */
 import * as z from "zod";
-import { type ModelPrices, PRICE_FIELDS } from "../models/models.table";
-import { ANTHROPIC } from "../proxy/providers/anthropic.provider";
-import { OPENAI } from "../proxy/providers/openai.provider";
+import { type ModelPrices, PRICE_FIELDS } from "../llm/models.table";
+import { ANTHROPIC } from "../llm/anthropic.provider";
+import { OPENAI } from "../llm/openai.provider";
 import { FORWARD_HEADER_PATTERN, NEVER_FORWARDED } from "../proxy/request-policy";
 import {
   EXTRACT_PROVIDERS,

@@ -14,7 +14,7 @@ import {
   oldestBreakpoint,
   withBreakpoint,
   withoutBreakpoint,
-} from "./anthropic";
+} from "../llm/anthropic.messages";
 import {
   cacheIsCold,
   costFront,
@@ -36,13 +36,13 @@ import {
   type ImageInventory,
   type ImageRef,
   type RetiredText,
-} from "./inventory";
-import { countOpenaiBreakpoints, openaiAdapter, openaiBlockBefore, withOpenaiBreakpoint } from "./openai";
+} from "../llm/image-blocks";
+import { countOpenaiBreakpoints, openaiAdapter, openaiBlockBefore, withOpenaiBreakpoint } from "../llm/openai.chat";
 import { resolveLimits, retirementFront, type EvictionLimits } from "./policy";
-import { textTokens } from "./estimate";
+import { textTokens } from "../llm/estimate";
 import { conversationSteps } from "./steps";
 import { learnedImageCosts } from "./image-cost";
-import { modelRules, type ModelRules, type PriceOverrides, pricesAtTier, tierOf } from "../models/models.table";
+import { modelRules, type ModelRules, type PriceOverrides, pricesAtTier, tierOf } from "../llm/models.table";
 import type { AppPorts } from "../ports";
 import { sha256Hex } from "../hash";
 

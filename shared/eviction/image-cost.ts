@@ -6,9 +6,9 @@
  * bounded, so a hostile upstream's usage can move an estimate only within sane limits
  * (docs/eviction.md, "Learned image cost").
  */
-import { anthropicAdapter } from "./anthropic";
-import { textTokens } from "./estimate";
-import { openaiAdapter } from "./openai";
+import { anthropicAdapter } from "../llm/anthropic.messages";
+import { textTokens } from "../llm/estimate";
+import { openaiAdapter } from "../llm/openai.chat";
 
 /** A sample outside these bounds is not an image's cost (a cut-off usage, a changed system prompt, a hostile answer). */
 export const LEARNED_IMAGE_TOKENS = { min: 16, max: 12_000 } as const;

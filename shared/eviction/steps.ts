@@ -4,9 +4,9 @@
  * carriers, their estimated tokens and where they start. The route, the provider proxy and the
  * replay all call it, so "the replay measures what the route does" holds by construction.
  */
-import { imageSize, imageTokens, textTokens } from "./estimate";
+import { imageSize, imageTokens, textTokens } from "../llm/estimate";
 import type { CostCarrier, CostStep } from "./cost";
-import type { EvictionAdapter, ImageInventory, ImageRef } from "./inventory";
+import type { EvictionAdapter, ImageInventory, ImageRef } from "../llm/image-blocks";
 
 /** A conversation's cost steps, and what the ceilings need to know of its images. */
 export interface ConversationSteps {

@@ -11,7 +11,7 @@ import { apiTokens, authorize } from "../http/auth";
 import { AppError } from "../http/errors";
 import { sha256Hex } from "../hash";
 import type { LoadedConfig } from "../config/config.load";
-import type { LlmProviderSpec } from "./providers/llm-provider.types";
+import type { LlmProviderSpec } from "../llm/llm-provider.types";
 import { SERVICE_TOKEN_HEADER } from "./request-policy";
 
 export interface UpstreamCredential {

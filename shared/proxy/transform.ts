@@ -4,7 +4,7 @@
  * as `POST /v1/context/evict`), and, on Anthropic, re-plan the message breakpoints so one stands at
  * the retirement front. Deterministic: the same body and session memory give the same bytes out.
  */
-import { anthropicAdapter } from "../eviction/anthropic";
+import { anthropicAdapter } from "../llm/anthropic.messages";
 import {
   evictRemembering,
   outboundEviction,
@@ -12,20 +12,16 @@ import {
   type SessionMemory,
   writeSessionRecord,
 } from "../eviction/evict.service";
-import { imageMediaType, imageSize } from "../eviction/estimate";
-import { asRecord, type ImageRef } from "../eviction/inventory";
-import { openaiAdapter } from "../eviction/openai";
+import { imageMediaType, imageSize } from "../llm/estimate";
+import { asRecord, type ImageRef } from "../llm/image-blocks";
+import { openaiAdapter } from "../llm/openai.chat";
 import { sha256Hex } from "../hash";
 import { AppError } from "../http/errors";
-import { modelRules, type ModelRules, type PriceOverrides } from "../models/models.table";
+import { modelRules, type ModelRules, type PriceOverrides } from "../llm/models.table";
 import type { AppPorts } from "../ports";
 import { base64Start, dataUrl, dataUrlPrefixLength, decodeImageData, toBase64 } from "../media/data-url";
 import { isShadowState, type ShadowEstimate, shadowStep } from "./shadow";
-import {
-  COMPUTER_SCREENSHOT_ROLE,
-  type ConversationFormat,
-  type LlmProviderSpec,
-} from "./providers/llm-provider.types";
+import { COMPUTER_SCREENSHOT_ROLE, type ConversationFormat, type LlmProviderSpec } from "../llm/llm-provider.types";
 
 export type ProxyStrategy = "cost" | "hermes" | "off";
 

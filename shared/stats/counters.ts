@@ -3,7 +3,7 @@
  * `/v1/stats` answers with. How a web call becomes an entry is `recordWebCall` (./ledger.ts); how an
  * LLM answer's usage does, each token kind under its price tier, is `usageCounters`.
  */
-import { type ModelRules, promptTokens, tierOf, type UsageTokens } from "../models/models.table";
+import { type ModelRules, promptTokens, tierOf, type UsageTokens } from "../llm/models.table";
 
 export const TOOL_COUNTERS = {
   web_search: ["requests", "provider_calls", "hits", "coalesced", "bypass", "errors"],

@@ -11,10 +11,11 @@ import { describe, expect, it } from "vitest";
 import { importGraph, roomOf, upwardArrows } from "../../scripts/import-graph";
 
 const LAYERS: readonly (readonly string[])[] = [
-  ["deadline", "hash", "models", "nearest"], // leaves: import nothing in shared/
+  ["deadline", "hash", "nearest"], // leaves: import nothing in shared/
   ["bytes"],
   ["http"], // errors, bodies, auth, validation: what every route and provider speaks
   ["media"], // an image's type and size from its first bytes, base64
+  ["llm"], // the LLM wire formats, the LLM provider specs and the model table
   ["ports"], // every interface domain code needs from a runtime
   ["log", "safety"],
   ["config"],
@@ -43,13 +44,16 @@ const UPWARD: ReadonlySet<string> = new Set([
   "shared/ports.ts -> shared/stats/counters.ts",
   // A DNS answer's address class (the SSRF gate's ranges).
   "shared/ports.ts -> shared/safety/ip.ts",
-  // The configuration derives its provider keys from the catalogs (the LLM ones move to shared/llm/, issue #41).
-  "shared/config/config.schema.ts -> shared/proxy/providers/anthropic.provider.ts",
-  "shared/config/config.schema.ts -> shared/proxy/providers/openai.provider.ts",
+  // The configuration derives its web provider keys from their catalog.
   "shared/config/config.schema.ts -> shared/web/providers/providers.catalog.ts",
   // proxy.forward_headers is checked against the headers never forwarded, every provider's key
   // headers among them (with the provider specs, to shared/llm/).
   "shared/config/config.schema.ts -> shared/proxy/request-policy.ts",
+
+  // Moved into shared/llm/ as they were: the next commits give llm/ what it reads of eviction/ and stats/.
+  "shared/llm/anthropic.messages.ts -> shared/eviction/cost.ts",
+  "shared/llm/image-blocks.ts -> shared/eviction/policy.ts",
+  "shared/llm/llm-provider.types.ts -> shared/stats/counters.ts",
 ]);
 
 const graph = importGraph(["shared"]);

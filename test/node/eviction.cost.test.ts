@@ -5,13 +5,13 @@
  */
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { anthropicAdapter, blockBefore, countBreakpoints } from "../../shared/eviction/anthropic";
+import { anthropicAdapter, blockBefore, countBreakpoints } from "../../shared/llm/anthropic.messages";
 import { EvictRequest } from "../../shared/eviction/evict.schema";
-import { modelRules } from "../../shared/models/models.table";
+import { modelRules } from "../../shared/llm/models.table";
 
 const PROMPT_CACHE_TTL_MS = modelRules("anthropic", undefined).cache.ttlMs;
 import { evictContext } from "../../shared/eviction/evict.service";
-import { describedImageText, loadOf, RETIRED_IMAGE_TEXT } from "../../shared/eviction/inventory";
+import { describedImageText, loadOf, RETIRED_IMAGE_TEXT } from "../../shared/llm/image-blocks";
 import { anthropicScreenshots, conversation, deepFreeze, FORMATS, pngBase64, screenshots } from "./eviction.fixtures";
 
 const SMALL = { width: 1280, height: 800 };

@@ -1,10 +1,10 @@
 /** evictContext through both format adapters: the spec's counts, what is retired, what is kept. */
 import { describe, expect, it } from "vitest";
-import { anthropicAdapter } from "../../shared/eviction/anthropic";
+import { anthropicAdapter } from "../../shared/llm/anthropic.messages";
 import { EvictRequest, EvictResponse } from "../../shared/eviction/evict.schema";
 import { evictContext } from "../../shared/eviction/evict.service";
-import { RETIRED_IMAGE_TEXT } from "../../shared/eviction/inventory";
-import { openaiAdapter } from "../../shared/eviction/openai";
+import { RETIRED_IMAGE_TEXT } from "../../shared/llm/image-blocks";
+import { openaiAdapter } from "../../shared/llm/openai.chat";
 import { conversation, deepFreeze, FORMATS, screenshots, type Turn } from "./eviction.fixtures";
 
 const tool = (...images: number[]): Turn => ({ kind: "tool", images });

@@ -1,11 +1,11 @@
 /** Invariants of the eviction policy over random conversations in both formats (fast-check). */
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { anthropicAdapter } from "../../shared/eviction/anthropic";
+import { anthropicAdapter } from "../../shared/llm/anthropic.messages";
 import type { EvictRequest } from "../../shared/eviction/evict.schema";
 import { evictContext } from "../../shared/eviction/evict.service";
-import { loadOf, type ImageInventory } from "../../shared/eviction/inventory";
-import { openaiAdapter } from "../../shared/eviction/openai";
+import { loadOf, type ImageInventory } from "../../shared/llm/image-blocks";
+import { openaiAdapter } from "../../shared/llm/openai.chat";
 import { retireCount, retirementFront, type ImageLoad, type ImageStep } from "../../shared/eviction/policy";
 import { conversation, deepFreeze, FORMATS, type Turn } from "./eviction.fixtures";
 

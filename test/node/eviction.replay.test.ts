@@ -29,9 +29,9 @@ import {
   requestsFromTurns,
   requestTimes,
 } from "../../cli/replay/sessions";
-import { anthropicAdapter } from "../../shared/eviction/anthropic";
+import { anthropicAdapter } from "../../shared/llm/anthropic.messages";
 import { conversationSteps } from "../../shared/eviction/steps";
-import { textTokens } from "../../shared/eviction/estimate";
+import { textTokens } from "../../shared/llm/estimate";
 import { conversation, FORMATS, screenshots } from "./eviction.fixtures";
 
 const text = (id: string, tokens: number, message = 0): Segment => ({ id, tokens, message });

@@ -1,11 +1,11 @@
 /**
- * The proxy's view of an OpenAI Responses `input` (shared/proxy/providers/openai.provider.ts): the
+ * The proxy's view of an OpenAI Responses `input` (shared/llm/openai.provider.ts): the
  * same tool loop sent as Responses items and as Chat Completions messages gets the same eviction.
  */
 import { describe, expect, it } from "vitest";
 import { evictRemembering, type SessionMemory } from "../../shared/eviction/evict.service";
-import { openaiAdapter } from "../../shared/eviction/openai";
-import { OPENAI } from "../../shared/proxy/providers/openai.provider";
+import { openaiAdapter } from "../../shared/llm/openai.chat";
+import { OPENAI } from "../../shared/llm/openai.provider";
 import { pngBase64 } from "./eviction.fixtures";
 
 const RESPONSES = OPENAI.paths["/v1/responses"]!.format;

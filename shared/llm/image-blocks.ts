@@ -4,7 +4,7 @@
  * and the text a retired image becomes. Format-neutral, so the service, the replay and the tests
  * handle Anthropic and OpenAI conversations the same way.
  */
-import type { ImageLoad, ImageStep } from "./policy";
+import type { ImageLoad, ImageStep } from "../eviction/policy";
 
 /**
  * The text a retired image becomes. Fixed bytes, nothing time- or request-dependent, so every

@@ -4,7 +4,7 @@
  * "code"}}`, and usage whose prompt count includes the cached (and, where reported, written) part.
  */
 import * as z from "zod";
-import { asRecord as record } from "../../eviction/inventory";
+import { asRecord as record } from "./image-blocks";
 import {
   bearerOf,
   COMPUTER_SCREENSHOT_ROLE,

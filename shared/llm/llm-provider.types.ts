@@ -4,8 +4,8 @@
  * it), which paths carry a conversation to transform, and how to read `usage` out of an answer.
  * One file per provider (anthropic.provider.ts, openai.provider.ts) holds its spec; providers.catalog.ts lists them.
  */
-import type { ModelProvider } from "../../models/models.table";
-import { LEDGER_MAX_COUNT } from "../../stats/counters";
+import type { ModelProvider } from "./models.table";
+import { LEDGER_MAX_COUNT } from "../stats/counters";
 
 /** Tokens of one answer in the disjoint kinds the ledger counts (docs/stats.md). */
 export interface LlmUsage {

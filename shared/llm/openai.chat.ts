@@ -13,7 +13,7 @@ import {
   type ImageRef,
   type RetiredText,
   retiredPart,
-} from "./inventory";
+} from "./image-blocks";
 
 /** The URL of an image part, or null when the part is not an image. */
 function imageUrl(part: Record<string, unknown> | null): string | null {

@@ -4,7 +4,7 @@
  * `{"type": "error", "error": {"type", "message"}}`, and usage with the cache-write split by TTL.
  */
 import * as z from "zod";
-import { asRecord as record } from "../../eviction/inventory";
+import { asRecord as record } from "./image-blocks";
 import {
   bearerOf,
   noUsage,

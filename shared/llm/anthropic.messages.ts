@@ -5,7 +5,7 @@
  * inventory lists carriers in the reverse (chronological) order, which is the same ordering.
  * Knows nothing of ceilings or batches: that is policy.ts.
  */
-import { ANTHROPIC_BREAKPOINTS } from "./cost";
+import { ANTHROPIC_BREAKPOINTS } from "../eviction/cost";
 import {
   asRecord,
   fixedRetiredText,
@@ -15,7 +15,7 @@ import {
   type ImageRef,
   type RetiredText,
   retiredPart,
-} from "./inventory";
+} from "./image-blocks";
 
 /** Base64 characters of an Anthropic image block; URL and file sources travel as references (0). */
 function imageBytes(block: Record<string, unknown>): number {

@@ -9,7 +9,8 @@
  * caches other than `ideal` are the one prompt-cache model (shared/eviction/prompt-cache.ts) the
  * proxy's as-sent shadow runs too.
  */
-import { ANTHROPIC_BREAKPOINTS, PLACEHOLDER_TOKENS } from "../../shared/eviction/cost";
+import { PLACEHOLDER_TOKENS } from "../../shared/eviction/cost";
+import { ANTHROPIC_BREAKPOINTS } from "../../shared/llm/anthropic.messages";
 import type { EvictionLimits } from "../../shared/eviction/policy";
 import { billedCost, type ModelPrices, modelRules } from "../../shared/llm/models.table";
 import {

@@ -20,14 +20,8 @@
  *   the rewrite it causes (`worthStayingUnder`).
  */
 import { modelRules } from "../llm/models.table";
-import { DEFAULT_LIMITS, retirementFront, type EvictionLimits, type ImageLoad } from "./policy";
-
-/** Anthropic's breakpoint rules (the model table's): at most 4 `cache_control` markers a request; an entry is found within 20 blocks before one. */
-const ANTHROPIC_RULES = modelRules("anthropic", undefined).cache;
-export const ANTHROPIC_BREAKPOINTS = Object.freeze({
-  max: ANTHROPIC_RULES.maxBreakpoints,
-  lookbackBlocks: ANTHROPIC_RULES.lookbackBlocks ?? 20,
-});
+import type { ImageLoad } from "../llm/image-blocks";
+import { DEFAULT_LIMITS, retirementFront, type EvictionLimits } from "./policy";
 
 /**
  * The one "cold" rule: the provider's cache has expired when the previous request of the session

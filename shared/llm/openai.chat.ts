@@ -1,22 +1,33 @@
 /**
- * OpenAI Chat Completions adapter: tool images are the image parts of `role: "tool"` messages, one
- * carrier per tool message; image parts anywhere else are user uploads. Understands `image_url`
- * parts (`image_url: {url}` or a bare string) and `input_image` parts (`image_url: "..."`), the
- * shapes OpenAI-compatible providers accept. Knows nothing of ceilings or batches: that is policy.ts.
+ * OpenAI Chat Completions (`/v1/chat/completions`): the conversation is `body.messages`. Tool
+ * images are the image parts of `role: "tool"` messages, one carrier per tool message; image parts
+ * anywhere else are user uploads. Understands `image_url` parts (`image_url: {url}` or a bare
+ * string) and `input_image` parts (`image_url: "..."`), the shapes OpenAI-compatible providers
+ * accept. Breakpoints are explicit `prompt_cache_breakpoint` markers (GPT-5.6 and later). Knows
+ * nothing of ceilings or batches: that is the eviction policy.
  */
+import { base64Start, dataUrl } from "../media/data-url";
+import type { FrontMarker, FrontMarkerRequest, InlineImage, WireFormat } from "./format";
 import {
   asRecord,
+  contentOf,
   fixedRetiredText,
   type Carrier,
-  type EvictionAdapter,
   type ImageInventory,
   type ImageRef,
   type RetiredText,
   retiredPart,
 } from "./image-blocks";
 
+/** A content part as far as this file reads one. */
+interface Part {
+  readonly type?: unknown;
+  readonly image_url?: unknown;
+  readonly prompt_cache_breakpoint?: unknown;
+}
+
 /** The URL of an image part, or null when the part is not an image. */
-function imageUrl(part: Record<string, unknown> | null): string | null {
+function imageUrl(part: Part | null): string | null {
   if (part?.type !== "image_url" && part?.type !== "input_image") return null;
   const field = part.image_url;
   if (typeof field === "string") return field;
@@ -70,13 +81,26 @@ function retire(
 }
 
 function imageData(messages: readonly unknown[], image: ImageRef): string | null {
-  const content = asRecord(messages[image.message])?.content;
-  const url = Array.isArray(content) ? imageUrl(asRecord(content[image.block])) : null;
+  const content = contentOf(messages[image.message]);
+  const url = content ? imageUrl(asRecord(content[image.block])) : null;
   return url?.startsWith("data:") ? url : null;
 }
 
-/** The OpenAI Chat Completions format adapter. */
-export const openaiAdapter: EvictionAdapter = { format: "openai", inventory, retire, imageData };
+/** A copy of `messages` with one image part's URL replaced by `image` as a data URL (only the touched message is copied). */
+function replaceImage(messages: readonly unknown[], at: ImageRef, image: InlineImage): unknown[] {
+  const out = messages.slice();
+  const message = asRecord(messages[at.message])!;
+  const content = (message.content as unknown[]).slice();
+  const part = asRecord(content[at.block])!;
+  const url = dataUrl(image.mediaType, image.data);
+  const field = part.image_url;
+  content[at.block] = {
+    ...part,
+    image_url: typeof field === "string" || field === undefined ? url : { ...asRecord(field), url },
+  };
+  out[at.message] = { ...message, content };
+  return out;
+}
 
 /** Where an OpenAI breakpoint can stand: a content part of a message whose content is an array. */
 export interface PartPosition {
@@ -84,14 +108,14 @@ export interface PartPosition {
   readonly block: number;
 }
 
-const marker = (part: unknown) => asRecord(asRecord(part)?.prompt_cache_breakpoint) !== null;
+const marker = (part: unknown) => asRecord((asRecord(part) as Part | null)?.prompt_cache_breakpoint) !== null;
 
 /** Explicit `prompt_cache_breakpoint` markers the client set on content parts (GPT-5.6 and later). */
 export function countOpenaiBreakpoints(messages: readonly unknown[]): number {
   let count = 0;
   for (const raw of messages) {
-    const content = asRecord(raw)?.content;
-    if (Array.isArray(content)) for (const part of content) if (marker(part)) count += 1;
+    const content = contentOf(raw);
+    if (content) for (const part of content) if (marker(part)) count += 1;
   }
   return count;
 }
@@ -123,3 +147,47 @@ export function withOpenaiBreakpoint(messages: readonly unknown[], at: PartPosit
   outbound[at.message] = { ...message, content };
   return outbound;
 }
+
+/**
+ * An explicit `prompt_cache_breakpoint` on the last content part before the front message, within
+ * the request's budget (the client's markers and the implicit one at the newest message).
+ */
+function placeFrontMarker(request: FrontMarkerRequest): FrontMarker {
+  const { rules } = request;
+  // An OpenAI-shaped endpoint serving a model the table does not know (a router's, a local
+  // server's) may refuse a field it does not know: only a model known to take it gets one.
+  if (!rules.known)
+    return { note: "the model is not in the model table: no prompt_cache_breakpoint its endpoint may refuse" };
+  const used = countOpenaiBreakpoints(request.original) + 1; // the implicit breakpoint at the newest message
+  if (used >= rules.cache.maxBreakpoints)
+    return {
+      note: `the client already uses ${used} of the ${rules.cache.maxBreakpoints} breakpoints a request may write (the implicit one included)`,
+    };
+  const at = openaiBlockBefore(request.messages, request.front.message);
+  if (!at) return { note: "no content part before the front can carry a breakpoint without changing its bytes" };
+  return { messages: withOpenaiBreakpoint(request.messages, at), at };
+}
+
+/** The OpenAI Chat Completions wire format. */
+export const OPENAI_CHAT: WireFormat = {
+  layout: "openai",
+  messagesOf: (body) => (Array.isArray(body.messages) ? body.messages : null),
+  withMessages: (body, messages) => ({ ...body, messages }),
+  prefixOf: () => ({}),
+  inventory,
+  retire,
+  imageData,
+  // The data is the whole data: URL; the part declares no type of its own.
+  inlineImage: (_messages, _image, data) => ({ dataUrlLength: data.length, mislabeledAs: null, keepsOwnSize: false }),
+  replaceImage,
+  imageBlock: (image) => ({ type: "image_url", image_url: { url: dataUrl(image.mediaType, image.data) } }),
+  blockBase64: (block) => {
+    const url = asRecord(block.image_url)?.url;
+    return typeof url === "string" ? url.slice(Math.max(0, base64Start(url))) : null;
+  },
+  toolResultParts: () => null,
+  carrierId: (carrier) => `${carrier.message}`,
+  // The client's markers are counted against the budget when the marker is placed; none sets a TTL.
+  clientBreakpoints: () => ({ count: 0, longTtl: false }),
+  placeFrontMarker,
+};

@@ -5,15 +5,9 @@
  */
 import * as z from "zod";
 import { asRecord as record } from "./image-blocks";
-import {
-  bearerOf,
-  COMPUTER_SCREENSHOT_ROLE,
-  tokenCount,
-  type ConversationFormat,
-  type LlmProviderSpec,
-  type LlmUsage,
-  type StreamUsage,
-} from "./llm-provider.types";
+import { OPENAI_CHAT } from "./openai.chat";
+import { OPENAI_RESPONSES } from "./openai.responses";
+import { bearerOf, tokenCount, type LlmProviderSpec, type LlmUsage, type StreamUsage } from "./llm-provider.types";
 
 const Details = z.looseObject({
   cached_tokens: z.number().nullish().describe("Prompt tokens read from the cache"),
@@ -47,91 +41,6 @@ function readUsage(raw: unknown): LlmUsage | null {
     output: tokenCount(u.completion_tokens ?? u.output_tokens),
   };
 }
-
-/** Chat Completions: `body.messages`, the eviction module's OpenAI format as it is. */
-const CHAT: ConversationFormat = {
-  eviction: "openai",
-  messagesOf: (body) => (Array.isArray(body.messages) ? body.messages : null),
-  withMessages: (body, messages) => ({ ...body, messages }),
-};
-
-/** A computer_call_output's screenshot URL (a data: URL inline), or null (a file_id, or none). */
-function screenshotUrl(item: Record<string, unknown>): string | null {
-  const output = record(item.output);
-  return output?.type === "computer_screenshot" && typeof output.image_url === "string" ? output.image_url : null;
-}
-
-/** Responses items that carry a tool's answer in `output` (a string, or a list of input parts). */
-const TOOL_OUTPUTS = new Set(["function_call_output", "custom_tool_call_output"]);
-
-/** Responses items the model wrote (besides an assistant message): a run of them answered one request. */
-const MODEL_ITEMS = new Set([
-  "reasoning",
-  "function_call",
-  "custom_tool_call",
-  "computer_call",
-  "local_shell_call",
-  "shell_call",
-  "apply_patch_call",
-  "web_search_call",
-  "file_search_call",
-  "code_interpreter_call",
-  "image_generation_call",
-  "mcp_call",
-  "mcp_list_tools",
-  "mcp_approval_request",
-]);
-
-/**
- * Responses: `body.input` items seen as chat messages, so one eviction module reads both. A
- * `function_call_output` or `custom_tool_call_output` whose `output` is a list of parts is a
- * `role: "tool"` message (its images are tool images); a message item keeps its role and parts. What the model wrote for one request
- * (reasoning, calls, its message) is a run of items: the run's first item is the one `assistant`
- * message Chat Completions would have (the eviction counts requests by them), the rest are
- * messages without a role it counts. Any other item is a message without images. Edits go back to
- * the items they came from.
- */
-const RESPONSES: ConversationFormat = {
-  eviction: "openai",
-  messagesOf: (body) => {
-    if (!Array.isArray(body.input)) return null;
-    let answering = false; // inside a run of the model's items
-    return body.input.map((raw) => {
-      const item = record(raw);
-      const message = item && (item.type === "message" || (item.type === undefined && typeof item.role === "string"));
-      const fromModel = (message && item.role === "assistant") || MODEL_ITEMS.has(item?.type as string);
-      const opensRun = fromModel && !answering;
-      answering = fromModel;
-      if (TOOL_OUTPUTS.has(item?.type as string)) return { role: "tool", content: item!.output };
-      if (item?.type === "computer_call_output") {
-        const url = screenshotUrl(item);
-        return {
-          role: COMPUTER_SCREENSHOT_ROLE,
-          content: url === null ? null : [{ type: "input_image", image_url: url }],
-        };
-      }
-      if (message) return { role: opensRun || !fromModel ? item.role : "other", content: item.content };
-      return { role: opensRun ? "assistant" : "other", content: null };
-    });
-  },
-  withMessages: (body, messages) => {
-    const before = RESPONSES.messagesOf(body)!;
-    const input = (body.input as unknown[]).map((raw, i) => {
-      const content = record(messages[i])?.content;
-      if (record(raw)?.type === "computer_call_output") {
-        // Its view is made anew on every read: compare the screenshot's URL, not the array.
-        const url = Array.isArray(content) ? record(content[0])?.image_url : undefined;
-        const item = record(raw)!;
-        if (typeof url !== "string" || url === screenshotUrl(item)) return raw;
-        return { ...item, output: { ...record(item.output), image_url: url } };
-      }
-      if (content === record(before[i])?.content) return raw;
-      const item = record(raw)!;
-      return TOOL_OUTPUTS.has(item.type as string) ? { ...item, output: content } : { ...item, content };
-    });
-    return { ...body, input };
-  },
-};
 
 /**
  * Chat Completions streams usage only with `stream_options.include_usage` (its last chunk, with no
@@ -169,8 +78,8 @@ export const OPENAI: LlmProviderSpec = {
     },
   }),
   paths: {
-    "/v1/chat/completions": { format: CHAT, counted: true, streamUsage: CHAT_STREAM_USAGE },
-    "/v1/responses": { format: RESPONSES, counted: true },
+    "/v1/chat/completions": { format: OPENAI_CHAT, counted: true, streamUsage: CHAT_STREAM_USAGE },
+    "/v1/responses": { format: OPENAI_RESPONSES, counted: true },
   },
   usage: {
     fromAnswer: (answer) => {

@@ -174,7 +174,7 @@ export async function proxyRequest(request: Request, spec: LlmProviderSpec, run:
         bytesSaved: Math.max(0, received - sent.byteLength),
         sessionKey,
         sent: learns
-          ? sentShape(proxied.format.eviction, proxied.format.messagesOf(sentBody) ?? [], [
+          ? sentShape(proxied.format, proxied.format.messagesOf(sentBody) ?? [], [
               sentBody.system,
               sentBody.tools,
               sentBody.instructions,

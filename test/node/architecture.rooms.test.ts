@@ -50,10 +50,6 @@ const UPWARD: ReadonlySet<string> = new Set([
   // headers among them (with the provider specs, to shared/llm/).
   "shared/config/config.schema.ts -> shared/proxy/request-policy.ts",
 
-  // Moved into shared/llm/ as they were: the next commits give llm/ what it reads of eviction/ and stats/.
-  "shared/llm/anthropic.messages.ts -> shared/eviction/cost.ts",
-  "shared/llm/image-blocks.ts -> shared/eviction/policy.ts",
-  "shared/llm/llm-provider.types.ts -> shared/stats/counters.ts",
 ]);
 
 const graph = importGraph(["shared"]);

@@ -11,6 +11,7 @@
  */
 import { PLACEHOLDER_TOKENS } from "../../shared/eviction/cost";
 import { ANTHROPIC_BREAKPOINTS } from "../../shared/llm/anthropic.messages";
+import type { MessagesLayout } from "../../shared/llm/format";
 import type { EvictionLimits } from "../../shared/eviction/policy";
 import { billedCost, type ModelPrices, modelRules } from "../../shared/llm/models.table";
 import {
@@ -47,7 +48,7 @@ export interface Segment {
 
 /** A logged request body and its format: what the route's policies are handed in the replay. */
 export interface RequestBody {
-  readonly format: "anthropic" | "openai";
+  readonly format: MessagesLayout;
   readonly body: Record<string, unknown>;
 }
 

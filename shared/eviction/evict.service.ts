@@ -16,7 +16,7 @@ import {
   type CostStep,
 } from "./cost";
 import type { EvictedImage, EvictRequest, EvictResponse, EvictStats } from "./evict.schema";
-import type { ClientBreakpoints, FrontMarker, WireFormat } from "../llm/format";
+import type { ClientBreakpoints, FrontMarker, MessagesLayout, WireFormat } from "../llm/format";
 import { formatOfLayout } from "../llm/formats.catalog";
 import {
   asRecord,
@@ -543,7 +543,7 @@ export function evictRemembering(
 
 /** What the provider proxy hands the eviction for one outbound request (proxy.md, step 3). */
 export interface OutboundRequest {
-  readonly format: "anthropic" | "openai";
+  readonly format: MessagesLayout;
   readonly messages: unknown[];
   /** The request's own `model`: its prices, image ceilings and cache rules come from the model table. */
   readonly model?: string;

@@ -323,6 +323,7 @@ export const ANTHROPIC_MESSAGES: WireFormat = {
   },
   replaceImage,
   imageBlock: (image) => ({ type: "image", source: { type: "base64", media_type: image.mediaType, data: image.data } }),
+  textBlock: (text) => ({ type: "text", text }),
   blockBase64: (block) => {
     const data = sourceOf(block)?.data;
     return typeof data === "string" ? data : null;

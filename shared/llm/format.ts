@@ -94,6 +94,8 @@ export interface WireFormat {
   replaceImage(messages: readonly unknown[], at: ImageRef, image: InlineImage): unknown[];
   /** A tool result's image block of this format. */
   imageBlock(image: InlineImage): Record<string, unknown>;
+  /** A tool result's text block of this format. */
+  textBlock(text: string): Record<string, unknown>;
   /** The base64 bytes of an image block of this format, or null. */
   blockBase64(block: Record<string, unknown>): string | null;
   /** The parts of a block that nests them (Anthropic's `tool_result`), or null. */

@@ -181,6 +181,7 @@ export const OPENAI_CHAT: WireFormat = {
   inlineImage: (_messages, _image, data) => ({ dataUrlLength: data.length, mislabeledAs: null, keepsOwnSize: false }),
   replaceImage,
   imageBlock: (image) => ({ type: "image_url", image_url: { url: dataUrl(image.mediaType, image.data) } }),
+  textBlock: (text) => ({ type: "text", text }),
   blockBase64: (block) => {
     const url = asRecord(block.image_url)?.url;
     return typeof url === "string" ? url.slice(Math.max(0, base64Start(url))) : null;

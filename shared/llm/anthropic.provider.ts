@@ -6,7 +6,7 @@
 import * as z from "zod";
 import { ANTHROPIC_MESSAGES } from "./anthropic.messages";
 import { asRecord as record } from "./image-blocks";
-import { bearerOf, noUsage, tokenCount, type LlmProviderSpec, type LlmUsage } from "./llm-provider.types";
+import { bearerOf, defineLlmProvider, noUsage, tokenCount, type LlmUsage } from "./llm-provider.types";
 
 /**
  * The usage object of a Messages answer, of `message_start`'s message and of `message_delta`. Any
@@ -64,7 +64,7 @@ function errorType(status: number): string {
   return "invalid_request_error";
 }
 
-export const ANTHROPIC: LlmProviderSpec = {
+export const ANTHROPIC = defineLlmProvider({
   name: "anthropic",
   defaultBaseUrl: "https://api.anthropic.com",
   secretName: "ANTHROPIC_API_KEY",
@@ -89,4 +89,4 @@ export const ANTHROPIC: LlmProviderSpec = {
       return sofar;
     },
   },
-};
+});

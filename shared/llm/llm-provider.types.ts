@@ -4,7 +4,6 @@
  * it), which paths carry a conversation to transform, and how to read `usage` out of an answer.
  * One file per provider (anthropic.provider.ts, openai.provider.ts) holds its spec; providers.catalog.ts lists them.
  */
-import type { ModelProvider } from "./models.table";
 import type { WireFormat } from "./format";
 
 /** Tokens of one answer in the disjoint kinds the ledger counts (docs/stats.md). */
@@ -48,11 +47,12 @@ export interface UsageReader {
 }
 
 export interface LlmProviderSpec {
-  readonly name: ModelProvider;
+  /** Its routes' prefix (`/<name>/*`), its `providers.<name>_base_url` key, and its rows' key in the model table. */
+  readonly name: string;
   /** Public API origin; `providers.<name>_base_url` overrides it. */
   readonly defaultBaseUrl: string;
   /** The secret holding the operator's key (operator's key mode when set). */
-  readonly secretName: "ANTHROPIC_API_KEY" | "OPENAI_API_KEY";
+  readonly secretName: string;
   /** The credential a caller's SDK sent, or null. */
   credentialOf(headers: Headers): string | null;
   /** Request headers that carry a credential (removed before the proxy sets its own). */
@@ -65,6 +65,9 @@ export interface LlmProviderSpec {
   readonly paths: Readonly<Record<string, ProxiedPath>>;
   readonly usage: UsageReader;
 }
+
+/** Keeps a spec's literal types (its name and secret) for what the catalog derives from it. */
+export const defineLlmProvider = <const S extends LlmProviderSpec>(spec: S): S => spec;
 
 export const noUsage = (): LlmUsage => ({ input: 0, cacheWrite5m: 0, cacheWrite1h: 0, cacheRead: 0, output: 0 });
 

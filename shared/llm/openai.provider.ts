@@ -7,7 +7,7 @@ import * as z from "zod";
 import { asRecord as record } from "./image-blocks";
 import { OPENAI_CHAT } from "./openai.chat";
 import { OPENAI_RESPONSES } from "./openai.responses";
-import { bearerOf, tokenCount, type LlmProviderSpec, type LlmUsage, type StreamUsage } from "./llm-provider.types";
+import { bearerOf, defineLlmProvider, tokenCount, type LlmUsage, type StreamUsage } from "./llm-provider.types";
 
 const Details = z.looseObject({
   cached_tokens: z.number().nullish().describe("Prompt tokens read from the cache"),
@@ -62,7 +62,7 @@ const CHAT_STREAM_USAGE: StreamUsage = {
   },
 };
 
-export const OPENAI: LlmProviderSpec = {
+export const OPENAI = defineLlmProvider({
   name: "openai",
   defaultBaseUrl: "https://api.openai.com",
   secretName: "OPENAI_API_KEY",
@@ -96,4 +96,4 @@ export const OPENAI: LlmProviderSpec = {
       return sofar;
     },
   },
-};
+});

@@ -44,7 +44,7 @@ export async function upstreamCredential(
   loaded: LoadedConfig,
 ): Promise<UpstreamCredential> {
   const { secrets, config } = loaded;
-  const operatorKey = secrets[spec.secretName];
+  const operatorKey = (secrets as Partial<Record<string, string>>)[spec.secretName];
   // The service's own token check (auth.ts), with a 401 that says where this mode expects it.
   const admit = (token: string | null, where: string) =>
     authorize(token === null ? null : `Bearer ${token}`, secrets.API_TOKENS, config.security.allow_anonymous).catch(

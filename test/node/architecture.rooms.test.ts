@@ -31,7 +31,8 @@ const LAYERS: readonly (readonly string[])[] = [
 /**
  * Arrows that still run up, as `file -> file`. ports.ts names data types of the rooms whose
  * values cross its interfaces (the configuration, a web job, the stats answer, an address class);
- * the configuration schema derives its provider keys from the provider catalogs.
+ * the configuration schema derives its web provider keys from their catalog (the LLM ones come from
+ * shared/llm/, a layer below it).
  */
 const UPWARD: ReadonlySet<string> = new Set([
   // AppDeps and RequestContext carry the configuration: they belong above config/ (a context file of their own).
@@ -47,7 +48,7 @@ const UPWARD: ReadonlySet<string> = new Set([
   // The configuration derives its web provider keys from their catalog.
   "shared/config/config.schema.ts -> shared/web/providers/providers.catalog.ts",
   // proxy.forward_headers is checked against the headers never forwarded, every provider's key
-  // headers among them (with the provider specs, to shared/llm/).
+  // headers among them (the list, with the proxy's own headers, could go down to shared/llm/).
   "shared/config/config.schema.ts -> shared/proxy/request-policy.ts",
 
 ]);

@@ -7,7 +7,7 @@
  * error is against the direct bill; a text-only session's saving against zero.
  * Run: npm run bench -- attribution
  */
-import { modelRules, usageCost } from "../shared/models/models.table";
+import { modelRules, usageCost } from "../shared/llm/models.table";
 import { encodePng, screenshotPixels } from "../test/fixtures/images";
 import { agentKeyHeader, agentPath, agentRequest, type AgentSession } from "../test/support/agent-sessions";
 import { startLocalStack } from "../scripts/local-stack";

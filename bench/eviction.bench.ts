@@ -7,11 +7,11 @@
  *
  *   npx tsx bench/eviction.bench.ts [--runs 500]
  */
-import { anthropicAdapter } from "../shared/eviction/anthropic";
+import { ANTHROPIC_MESSAGES } from "../shared/llm/anthropic.messages";
 import { evictContext } from "../shared/eviction/evict.service";
-import { imageSteps, type EvictionAdapter } from "../shared/eviction/inventory";
-import { openaiAdapter } from "../shared/eviction/openai";
-import { retirementFront } from "../shared/eviction/policy";
+import type { WireFormat } from "../shared/llm/format";
+import { OPENAI_CHAT } from "../shared/llm/openai.chat";
+import { imageSteps, retirementFront } from "../shared/eviction/policy";
 import { conversation, pngBase64, type Format, type Turn } from "../test/node/eviction.fixtures";
 
 const MESSAGES = 2_000;
@@ -45,7 +45,7 @@ function medianMicros(fn: () => unknown): number {
   return samples[Math.floor(samples.length / 2)]!;
 }
 
-const adapters: Record<Format, EvictionAdapter> = { anthropic: anthropicAdapter, openai: openaiAdapter };
+const adapters: Record<Format, WireFormat> = { anthropic: ANTHROPIC_MESSAGES, openai: OPENAI_CHAT };
 const rows: string[][] = [];
 for (const format of ["anthropic", "openai"] as const) {
   const messages = conversation(format, session());

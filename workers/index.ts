@@ -5,7 +5,7 @@
 import { env as startEnv } from "cloudflare:workers";
 import { createApp } from "../shared/app/app";
 import { requestPath } from "../shared/app/request-log";
-import { LLM_PROVIDERS } from "../shared/proxy/providers/llm-providers.catalog";
+import { LLM_PROVIDERS } from "../shared/llm/llm-providers.catalog";
 import { type LedgerBuffer, ledgerFlushDelay } from "../shared/stats/ledger";
 import { reportConfigAtStart, workersDeps, workersLedger } from "./deps";
 import type { WorkerEnv } from "./env";

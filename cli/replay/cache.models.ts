@@ -5,13 +5,15 @@
  * (automatic prefix caching in 128-token steps, before GPT-5.6) and `openai-breakpoints` (GPT-5.6:
  * an implicit breakpoint at the newest message plus explicit ones, no lookback limit, 30 minutes,
  * writes billed). Requests are segments (equal ids, equal bytes); every rule is an input, and the
- * defaults come from the model table (shared/models/models.table.ts, docs/eviction.md). The
+ * defaults come from the model table (shared/llm/models.table.ts, docs/eviction.md). The
  * caches other than `ideal` are the one prompt-cache model (shared/eviction/prompt-cache.ts) the
  * proxy's as-sent shadow runs too.
  */
-import { ANTHROPIC_BREAKPOINTS, PLACEHOLDER_TOKENS } from "../../shared/eviction/cost";
+import { PLACEHOLDER_TOKENS } from "../../shared/eviction/cost";
+import { ANTHROPIC_BREAKPOINTS } from "../../shared/llm/anthropic.messages";
+import type { MessagesLayout } from "../../shared/llm/format";
 import type { EvictionLimits } from "../../shared/eviction/policy";
-import { billedCost, type ModelPrices, modelRules } from "../../shared/models/models.table";
+import { billedCost, type ModelPrices, modelRules } from "../../shared/llm/models.table";
 import {
   type PromptBlock,
   type PromptCacheEntry,
@@ -46,7 +48,7 @@ export interface Segment {
 
 /** A logged request body and its format: what the route's policies are handed in the replay. */
 export interface RequestBody {
-  readonly format: "anthropic" | "openai";
+  readonly format: MessagesLayout;
   readonly body: Record<string, unknown>;
 }
 

@@ -25,7 +25,7 @@ import {
   requestCost,
   type Segment,
 } from "./cache.models";
-import { modelRules } from "../../shared/models/models.table";
+import { modelRules } from "../../shared/llm/models.table";
 import {
   batchedPolicy,
   claudeCodePolicy,

@@ -4,9 +4,8 @@
  * compact turn; request bodies become the cache models' segments, and `--validate` compares the
  * model with the usage the provider logged.
  */
-import { anthropicAdapter } from "../../shared/eviction/anthropic";
-import type { EvictionAdapter } from "../../shared/eviction/inventory";
-import { openaiAdapter } from "../../shared/eviction/openai";
+import type { MessagesLayout } from "../../shared/llm/format";
+import { formatOfLayout, isMessagesLayout } from "../../shared/llm/formats.catalog";
 import { DEFAULT_THINK_MS, type CacheModel, type RequestBody, type Segment } from "./cache.models";
 
 export type { RequestBody } from "./cache.models";
@@ -45,13 +44,13 @@ const marked = (value: unknown) => {
  * system block, content block (and every part of an Anthropic tool_result) is one segment, and a
  * block with `cache_control` is a breakpoint.
  */
-function segmentsFromBody(body: Record<string, unknown>, format: "anthropic" | "openai", model: BodyModel): Segment[] {
-  const adapter: EvictionAdapter = format === "anthropic" ? anthropicAdapter : openaiAdapter;
+function segmentsFromBody(body: Record<string, unknown>, layout: MessagesLayout, model: BodyModel): Segment[] {
+  const format = formatOfLayout(layout);
   const messages = Array.isArray(body.messages) ? (body.messages as unknown[]) : [];
-  const { carriers, uploads } = adapter.inventory(messages);
+  const { carriers, uploads } = format.inventory(messages);
   const images = new Map<string, NonNullable<Segment["image"]>>();
   for (const carrier of carriers) {
-    const id = format === "anthropic" ? `${carrier.message}/${carrier.block}` : `${carrier.message}`;
+    const id = format.carrierId(carrier);
     for (const ref of carrier.images)
       images.set(`${ref.message}/${ref.block}/${ref.part ?? ""}`, { kind: "tool", carrier: id, bytes: ref.bytes });
   }
@@ -103,9 +102,10 @@ function segmentsFromBody(body: Record<string, unknown>, format: "anthropic" | "
     content.forEach((block, b) => {
       const nested = (block ?? {}) as Record<string, unknown>;
       const position = `${m}/${b}`;
-      if (format === "anthropic" && nested.type === "tool_result" && Array.isArray(nested.content)) {
-        const { content: parts, ...toolHeader } = nested;
-        const partSegments = (parts as unknown[]).map((part, p) => ({ ...piece(part, m, `${m}/${b}/${p}`), position }));
+      const parts = format.toolResultParts(block);
+      if (parts !== null) {
+        const { content: _parts, ...toolHeader } = nested;
+        const partSegments = parts.map((part, p) => ({ ...piece(part, m, `${m}/${b}/${p}`), position }));
         segments.push({ ...text(toolHeader, m), position }, ...partSegments);
         // A breakpoint on the tool_result block itself ends after its last part.
         if (marked(nested)) segments[segments.length - 1] = { ...segments[segments.length - 1]!, breakpoint: true };
@@ -172,13 +172,13 @@ export function parseUsage(raw: unknown): LoggedUsage | undefined {
  */
 export function parseSessionLine(
   line: string,
-  defaultFormat: "anthropic" | "openai",
+  defaultFormat: MessagesLayout,
   body: BodyModel,
   image: { tokens: number; bytes: number },
 ): SessionLine {
   const value = JSON.parse(line) as Record<string, unknown>;
   if (Array.isArray(value.messages)) {
-    const format = value.format === "openai" || value.format === "anthropic" ? value.format : defaultFormat;
+    const format = isMessagesLayout(value.format) ? value.format : defaultFormat;
     const { usage: rawUsage, at: rawAt, format: _format, ...request } = value;
     let at: number | undefined;
     if (rawAt !== undefined) {

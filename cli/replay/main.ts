@@ -13,9 +13,10 @@
  *   npm run replay -- --suite
  *   npm run replay -- --random 500 --seed 1
  */
+import { isMessagesLayout } from "../../shared/llm/formats.catalog";
 import { readFileSync } from "node:fs";
 import { parseArgs } from "node:util";
-import { CHARS_PER_TOKEN } from "../../shared/eviction/estimate";
+import { CHARS_PER_TOKEN } from "../../shared/llm/estimate";
 import { KEEP_FLOOR, resolveLimits } from "../../shared/eviction/policy";
 import {
   CACHE_MODELS,
@@ -268,7 +269,7 @@ const compareOptions = {
 };
 let bodies: RequestBody[] | undefined;
 
-const format = values.format === "openai" ? "openai" : "anthropic";
+const format = isMessagesLayout(values.format) ? values.format : "anthropic";
 const imageTokens = number("image-tokens", DEFAULT_SESSION.imageTokens);
 const imageBytes = number("image-bytes", DEFAULT_SESSION.imageBytes);
 const systemTokens = number("system-tokens", DEFAULT_SESSION.systemTokens);

@@ -10,10 +10,10 @@
  */
 import type { EvictRequest } from "../../shared/eviction/evict.schema";
 import { evictContext, evictRemembering, type SessionMemory } from "../../shared/eviction/evict.service";
-import { anthropicAdapter } from "../../shared/eviction/anthropic";
-import { openaiAdapter } from "../../shared/eviction/openai";
+import type { MessagesLayout } from "../../shared/llm/format";
+import { formatOfLayout } from "../../shared/llm/formats.catalog";
 import { DEFAULT_LIMITS, KEEP_FLOOR, type EvictionLimits } from "../../shared/eviction/policy";
-import { CHARS_PER_TOKEN } from "../../shared/eviction/estimate";
+import { CHARS_PER_TOKEN } from "../../shared/llm/estimate";
 import type { CacheModel, ReplayRequest, RequestBody } from "./cache.models";
 
 /** What a policy knows about the request it decides for. */
@@ -125,7 +125,7 @@ export const claudeCodePolicy = (model: Pick<CacheModel, "placeholderTokens">) =
 
 /** A request as the route receives it, and how its answer maps back to the replay's segments. */
 export interface RouteView {
-  readonly format: "anthropic" | "openai";
+  readonly format: MessagesLayout;
   readonly messages: unknown[];
   readonly system?: unknown;
   readonly tools?: unknown[];
@@ -237,9 +237,9 @@ export function bodyFromSegments(request: ReplayRequest): RouteView {
 
 /** The route's view of a logged body: its own messages, carriers and block positions. */
 function viewOfBody(body: RequestBody, request: ReplayRequest): RouteView {
-  const adapter = body.format === "anthropic" ? anthropicAdapter : openaiAdapter;
+  const format = formatOfLayout(body.format);
   const messages = Array.isArray(body.body.messages) ? (body.body.messages as unknown[]) : [];
-  const { carriers } = adapter.inventory(messages);
+  const { carriers } = format.inventory(messages);
   const segmentAt = new Map<string, number>();
   request.forEach((segment, index) => {
     if (segment.position !== undefined) segmentAt.set(segment.position, index);
@@ -249,7 +249,7 @@ function viewOfBody(body: RequestBody, request: ReplayRequest): RouteView {
     messages,
     ...(body.body.system === undefined ? {} : { system: body.body.system }),
     ...(Array.isArray(body.body.tools) ? { tools: body.body.tools as unknown[] } : {}),
-    carrierIds: carriers.map((c) => (body.format === "anthropic" ? `${c.message}/${c.block}` : `${c.message}`)),
+    carrierIds: carriers.map((c) => format.carrierId(c)),
     segmentAt,
   };
 }

@@ -20,7 +20,7 @@ import { anonymousOriginRefusal, isAllowedOrigin } from "../safety/origin";
 import { learnedImageCosts } from "../eviction/image-cost";
 import { openApiDocument } from "./openapi";
 import { proxyRequest } from "../proxy/proxy.service";
-import { LLM_PROVIDERS } from "../proxy/providers/llm-providers.catalog";
+import { LLM_PROVIDERS } from "../llm/llm-providers.catalog";
 import { DASHBOARD_CSP, DASHBOARD_JS, dashboardHtml } from "../stats/dashboard.page";
 import { StatsQuery, statsQuery } from "../stats/stats.schema";
 import { stats } from "../stats/stats.service";

@@ -6,7 +6,7 @@
 import * as z from "zod";
 import { AppError } from "../http/errors";
 import { apiTokens } from "../http/auth";
-import { shownPrices } from "../models/models.table";
+import { shownPrices } from "../llm/models.table";
 import { capRule } from "./repeat-cap.rule";
 import { findSecretInUrl } from "../safety/secrets";
 import { nearest } from "../nearest";

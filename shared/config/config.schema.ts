@@ -4,9 +4,8 @@
  * accepts both; `config.load.ts` gathers the layers and calls this.
  */
 import * as z from "zod";
-import { type ModelPrices, PRICE_FIELDS } from "../models/models.table";
-import { ANTHROPIC } from "../proxy/providers/anthropic.provider";
-import { OPENAI } from "../proxy/providers/openai.provider";
+import { type ModelPrices, PRICE_FIELDS } from "../llm/models.table";
+import { LLM_PROVIDERS, LLM_SECRETS, type LlmProviderName } from "../llm/llm-providers.catalog";
 import { FORWARD_HEADER_PATTERN, NEVER_FORWARDED } from "../proxy/request-policy";
 import {
   EXTRACT_PROVIDERS,
@@ -160,6 +159,15 @@ function baseUrlFields() {
   };
 }
 
+/** `providers.<name>_base_url` for every LLM provider the proxy serves, default from its spec. */
+function llmBaseUrlFields() {
+  const fields = LLM_PROVIDERS.map((spec) => [
+    `${spec.name}_base_url`,
+    urlWithDefault(spec.defaultBaseUrl).describe(`Upstream of /${spec.name}/* (the provider proxy)`),
+  ]);
+  return Object.fromEntries(fields) as { [N in LlmProviderName as `${N}_base_url`]: ReturnType<typeof urlWithDefault> };
+}
+
 /** A price in USD, ≥ 0; a number, or a string from an env variable. */
 const usd = (fallback: number) =>
   z.unknown().transform((value, ctx): number => {
@@ -263,10 +271,7 @@ export const Config = z.object({
   }),
   providers: z.object({
     ...baseUrlFields(),
-    anthropic_base_url: urlWithDefault(ANTHROPIC.defaultBaseUrl).describe(
-      "Upstream of /anthropic/* (the provider proxy)",
-    ),
-    openai_base_url: urlWithDefault(OPENAI.defaultBaseUrl).describe("Upstream of /openai/* (the provider proxy)"),
+    ...llmBaseUrlFields(),
   }),
   proxy: z.object({
     enabled: flag(true).describe("false: /anthropic/* and /openai/* are 404"),
@@ -305,12 +310,6 @@ export const Config = z.object({
 export type Config = z.infer<typeof Config>;
 
 /** Secrets: read from the environment only, never from wrangler.toml, never shown. */
-export const SECRET_NAMES = [
-  "API_TOKENS",
-  ...PROVIDER_SECRETS,
-  "AUXILIARY_VISION_API_KEY",
-  "ANTHROPIC_API_KEY",
-  "OPENAI_API_KEY",
-] as const;
+export const SECRET_NAMES = ["API_TOKENS", ...PROVIDER_SECRETS, "AUXILIARY_VISION_API_KEY", ...LLM_SECRETS] as const;
 export type SecretName = (typeof SECRET_NAMES)[number];
 export type Secrets = Partial<Record<SecretName, string>>;

@@ -19,15 +19,9 @@
  *   brings it under, and the tier it avoids over the requests it expects to stay under outweighs
  *   the rewrite it causes (`worthStayingUnder`).
  */
-import { modelRules } from "../models/models.table";
-import { DEFAULT_LIMITS, retirementFront, type EvictionLimits, type ImageLoad } from "./policy";
-
-/** Anthropic's breakpoint rules (the model table's): at most 4 `cache_control` markers a request; an entry is found within 20 blocks before one. */
-const ANTHROPIC_RULES = modelRules("anthropic", undefined).cache;
-export const ANTHROPIC_BREAKPOINTS = Object.freeze({
-  max: ANTHROPIC_RULES.maxBreakpoints,
-  lookbackBlocks: ANTHROPIC_RULES.lookbackBlocks ?? 20,
-});
+import { modelRules } from "../llm/models.table";
+import type { ImageLoad } from "../llm/image-blocks";
+import { DEFAULT_LIMITS, retirementFront, type EvictionLimits } from "./policy";
 
 /**
  * The one "cold" rule: the provider's cache has expired when the previous request of the session
@@ -43,7 +37,7 @@ export const PLACEHOLDER_TOKENS = 10;
 
 /**
  * The cache's prices of a model as multiples of its input price (short-TTL write, read), from the
- * model table (shared/models/models.table.ts): Anthropic writes at 1.25x and reads at 0.1x, 0.05x or
+ * model table (shared/llm/models.table.ts): Anthropic writes at 1.25x and reads at 0.1x, 0.05x or
  * 0.025x by model; OpenAI writes at 1.25x from GPT-5.6 (1x before) and reads at 0.1x-0.5x by model.
  */
 export function cachePrices(

@@ -7,15 +7,6 @@
  * the cache-store port.
  */
 import {
-  anthropicAdapter,
-  blockBefore,
-  countBreakpoints,
-  hasBreakpoint,
-  oldestBreakpoint,
-  withBreakpoint,
-  withoutBreakpoint,
-} from "./anthropic";
-import {
   cacheIsCold,
   costFront,
   DEFAULT_COST_SETTINGS,
@@ -25,24 +16,22 @@ import {
   type CostStep,
 } from "./cost";
 import type { EvictedImage, EvictRequest, EvictResponse, EvictStats } from "./evict.schema";
+import type { ClientBreakpoints, FrontMarker, MessagesLayout, WireFormat } from "../llm/format";
+import { formatOfLayout } from "../llm/formats.catalog";
 import {
   asRecord,
   describedImageText,
   fixedRetiredText,
-  imageSteps,
-  loadOf,
   type Carrier,
-  type EvictionAdapter,
   type ImageInventory,
   type ImageRef,
   type RetiredText,
-} from "./inventory";
-import { countOpenaiBreakpoints, openaiAdapter, openaiBlockBefore, withOpenaiBreakpoint } from "./openai";
-import { resolveLimits, retirementFront, type EvictionLimits } from "./policy";
-import { textTokens } from "./estimate";
+} from "../llm/image-blocks";
+import { imageSteps, loadOf, resolveLimits, retirementFront, type EvictionLimits } from "./policy";
+import { textTokens } from "../llm/estimate";
 import { conversationSteps } from "./steps";
 import { learnedImageCosts } from "./image-cost";
-import { modelRules, type ModelRules, type PriceOverrides, pricesAtTier, tierOf } from "../models/models.table";
+import { modelRules, type ModelRules, type PriceOverrides, pricesAtTier, tierOf } from "../llm/models.table";
 import type { AppPorts } from "../ports";
 import { sha256Hex } from "../hash";
 
@@ -76,11 +65,6 @@ export interface SessionMemory {
 
 const carrierKey = (carrier: Carrier) => `${carrier.message}/${carrier.block}/${carrier.bytes}`;
 
-const adapters: Record<EvictRequest["format"], EvictionAdapter> = {
-  anthropic: anthropicAdapter,
-  openai: openaiAdapter,
-};
-
 /** The retired-image text for each image, from the request's `descriptions`. */
 function retiredTextOf(request: EvictRequest): RetiredText {
   if (!request.descriptions || request.descriptions.length === 0) return fixedRetiredText;
@@ -110,7 +94,7 @@ function retiredTextOf(request: EvictRequest): RetiredText {
  * send(out.messages);
  */
 export function evictContext(request: EvictRequest, context: EvictContext = {}): EvictResponse {
-  return evictWithInventory(request, context, adapters[request.format].inventory(request.messages)).response;
+  return evictWithInventory(request, context, formatOfLayout(request.format).inventory(request.messages)).response;
 }
 
 /** A decision and the front the previous request of the conversation stood at (carriers). */
@@ -121,7 +105,7 @@ interface Decided {
 
 /** evictContext on an inventory already taken of `request.messages` (it is only read). */
 function evictWithInventory(request: EvictRequest, context: EvictContext, inventory: ImageInventory): Decided {
-  const adapter = adapters[request.format];
+  const adapter = formatOfLayout(request.format);
   const limits = resolveLimits({
     maxBlocks: request.limits?.max_blocks,
     maxBytes: request.limits?.max_bytes,
@@ -166,7 +150,7 @@ function costRules(request: EvictRequest, context: EvictContext) {
 function costEviction(
   request: EvictRequest,
   context: EvictContext,
-  adapter: EvictionAdapter,
+  adapter: WireFormat,
   requested: EvictionLimits,
   inventory: ImageInventory,
   textOf: RetiredText,
@@ -204,9 +188,8 @@ function costEviction(
         : memory.front <= carriers.length && carrierKey(carriers[memory.front - 1]!) === memory.carrier
           ? memory.front
           : undefined;
-  // The client's Anthropic breakpoints in messages (counted once: the TTL and the marker's budget read them).
-  const breakpoints =
-    request.format === "anthropic" ? countBreakpoints(request.messages) : { count: 0, longTtl: false };
+  // The client's breakpoints in messages (counted once: the TTL and the marker's budget read them).
+  const breakpoints = adapter.clientBreakpoints(request.messages);
   const longTtl = breakpoints.longTtl || asRecord(request.cache_control)?.ttl === "1h";
   const ttlMs = longTtl && rules.cache.longTtlMs !== null ? rules.cache.longTtlMs : rules.cache.ttlMs;
   const lastAt = request.last_request_at !== undefined ? Date.parse(request.last_request_at) : memory?.at;
@@ -238,6 +221,7 @@ function costEviction(
   const extra: Partial<EvictStats> = {};
   if (marks) {
     const placed = placeFrontMarker(
+      adapter,
       request,
       messages,
       carriers,
@@ -383,66 +367,36 @@ function explain(
 }
 
 /**
- * The service's one breakpoint, on the last block before the front as the previous request saw it:
- * Anthropic `cache_control` (the client's markers, a top-level automatic one and those outside
- * `messages` count toward the 4), or OpenAI `prompt_cache_breakpoint` from GPT-5.6 (the implicit
- * one and the client's explicit ones count toward the 4 written). With `moveOldest` (Anthropic), a
- * request that uses all 4 has its oldest message breakpoint moved to the front instead; the marker
- * takes the TTL the client chose (`client` is counted before anything moves).
+ * The service's one breakpoint, on the last block before the front as the previous request saw it,
+ * placed by the request's format within its budget of breakpoints (Anthropic `cache_control`,
+ * OpenAI `prompt_cache_breakpoint` from GPT-5.6). With `moveOldest`, a request that uses them all
+ * has its oldest message breakpoint moved to the front instead; the marker takes the TTL the
+ * client chose (`client` is counted before anything moves).
  */
 function placeFrontMarker(
+  format: WireFormat,
   request: EvictRequest,
   messages: unknown[],
   carriers: readonly Carrier[],
   previousFront: number,
   rules: ModelRules,
-  client: ReturnType<typeof countBreakpoints>,
+  client: ClientBreakpoints,
   moveOldest: boolean,
-): { messages: unknown[]; at: { message: number; block: number } } | { note: string } {
+): FrontMarker {
   const front = carriers[previousFront];
   if (!front) return { note: "no live tool image: no front to mark" };
-  if (request.format === "openai") {
-    // An OpenAI-shaped endpoint serving a model the table does not know (a router's, a local
-    // server's) may refuse a field it does not know: only a model known to take it gets one.
-    if (!rules.known)
-      return { note: "the model is not in the model table: no prompt_cache_breakpoint its endpoint may refuse" };
-    const used = countOpenaiBreakpoints(request.messages) + 1; // the implicit breakpoint at the newest message
-    if (used >= rules.cache.maxBreakpoints)
-      return {
-        note: `the client already uses ${used} of the ${rules.cache.maxBreakpoints} breakpoints a request may write (the implicit one included)`,
-      };
-    const at = openaiBlockBefore(messages, front.message);
-    if (!at) return { note: "no content part before the front can carry a breakpoint without changing its bytes" };
-    return { messages: withOpenaiBreakpoint(messages, at), at };
-  }
-  const automatic = request.cache_control === undefined ? 0 : 1;
-  const others =
-    request.other_breakpoints ??
-    (request.system === undefined && request.tools === undefined
-      ? 1
-      : countBreakpoints([{ content: [request.tools, request.system].flat() }]).count);
-  const used = client.count + others + automatic;
-  // All in use: the oldest message breakpoint is the one that moves, when the caller allows it.
-  const moved =
-    used >= rules.cache.maxBreakpoints && moveOldest && used - 1 < rules.cache.maxBreakpoints
-      ? oldestBreakpoint(messages)
-      : null;
-  if (used >= rules.cache.maxBreakpoints && moved === null) {
-    return {
-      note: `the client already uses ${used} of the ${rules.cache.maxBreakpoints} breakpoints (${client.count} in messages, ${others} outside${automatic ? ", 1 automatic" : ""}); leave one free for the front marker`,
-    };
-  }
-  const at = blockBefore(messages, front);
-  if (!at) return { note: "no block before the front can carry a breakpoint without changing its bytes" };
-  if (hasBreakpoint(messages, at)) return { note: "a client breakpoint already stands just before the front" };
-  return {
-    messages: withBreakpoint(
-      moved === null ? messages : withoutBreakpoint(messages, moved),
-      at,
-      client.longTtl || asRecord(request.cache_control)?.ttl === "1h",
-    ),
-    at,
-  };
+  return format.placeFrontMarker({
+    original: request.messages,
+    messages,
+    front,
+    rules,
+    client,
+    moveOldest,
+    ...(request.cache_control === undefined ? {} : { cacheControl: request.cache_control }),
+    ...(request.other_breakpoints === undefined ? {} : { otherBreakpoints: request.other_breakpoints }),
+    ...(request.system === undefined ? {} : { system: request.system }),
+    ...(request.tools === undefined ? {} : { tools: request.tools }),
+  });
 }
 
 /** The api.md response: the outbound copy, the retired images, and the counts. */
@@ -574,7 +528,7 @@ export function evictRemembering(
   now: number,
   planning: EvictPlanning = {},
 ): { response: EvictResponse; remember: SessionMemory; retiredNow: number } {
-  const inventory = adapters[request.format].inventory(request.messages);
+  const inventory = formatOfLayout(request.format).inventory(request.messages);
   const { response, previous } = evictWithInventory(request, { ...planning, now, memory }, inventory);
   const newest = response.retired > 0 ? inventory.carriers[response.retired - 1] : undefined;
   // Image blocks this request retired that the previous request of the conversation still carried.
@@ -589,7 +543,7 @@ export function evictRemembering(
 
 /** What the provider proxy hands the eviction for one outbound request (proxy.md, step 3). */
 export interface OutboundRequest {
-  readonly format: "anthropic" | "openai";
+  readonly format: MessagesLayout;
   readonly messages: unknown[];
   /** The request's own `model`: its prices, image ceilings and cache rules come from the model table. */
   readonly model?: string;

@@ -6,9 +6,8 @@
  * bounded, so a hostile upstream's usage can move an estimate only within sane limits
  * (docs/eviction.md, "Learned image cost").
  */
-import { anthropicAdapter } from "./anthropic";
-import { textTokens } from "./estimate";
-import { openaiAdapter } from "./openai";
+import { textTokens } from "../llm/estimate";
+import type { WireFormat } from "../llm/format";
 
 /** A sample outside these bounds is not an image's cost (a cut-off usage, a changed system prompt, a hostile answer). */
 export const LEARNED_IMAGE_TOKENS = { min: 16, max: 12_000 } as const;
@@ -32,13 +31,13 @@ interface Learned {
   samples: number;
 }
 
-/** The image blocks and text tokens of a conversation as it is sent (`format` names its layout). */
+/** The image blocks and text tokens of a conversation as it is sent (`format` reads its images). */
 export function sentShape(
-  format: "anthropic" | "openai",
+  format: Pick<WireFormat, "inventory">,
   messages: readonly unknown[],
   outside: readonly unknown[] = [],
 ): SentShape {
-  const { carriers, uploads } = (format === "anthropic" ? anthropicAdapter : openaiAdapter).inventory(messages);
+  const { carriers, uploads } = format.inventory(messages);
   let images = uploads.length;
   for (const carrier of carriers) images += carrier.blocks;
   let text = textTokens(messages as unknown[]);
@@ -57,7 +56,7 @@ function touch<V>(map: Map<string, V>, key: string, value: V, limit: number): vo
  * The learner: `observe` each billed request of a session (its model, session key, what was sent
  * and the prompt the provider billed), `tokensPerImage` for the eviction's estimate.
  *
- * @example learner.observe("my-gateway-model", session, sentShape("openai", messages), usage.input + usage.cacheRead)
+ * @example learner.observe("my-gateway-model", session, sentShape(OPENAI_CHAT, messages), usage.input + usage.cacheRead)
  */
 export class ImageCostLearner {
   private readonly models = new Map<string, Learned>();

@@ -13,13 +13,7 @@
  * front where earlier requests put it. Property tests keep the two in agreement.
  */
 
-/** Blocks and bytes of some images: one carrier, the uploads, or any sum of them. */
-export interface ImageLoad {
-  /** Image blocks (one tool result may carry several). */
-  readonly blocks: number;
-  /** Base64 / data-URL characters; a URL-referenced image counts 0. */
-  readonly bytes: number;
-}
+import type { ImageInventory, ImageLoad, ImageRef } from "../llm/image-blocks";
 
 /** The knobs of the policy; callers may override any of them per request. */
 export interface EvictionLimits {
@@ -234,4 +228,29 @@ export function retirementFront(
   };
   if (within(kept, limits)) return { retire, fits: true, ...last };
   return { retire, fits: false, reason: whyNotFitting(kept, reserved, total - retire, limits), ...last };
+}
+
+/** Blocks and bytes of some image references. */
+export function loadOf(images: readonly ImageRef[]): ImageLoad {
+  let bytes = 0;
+  for (const image of images) bytes += image.bytes;
+  return { blocks: images.length, bytes };
+}
+
+/**
+ * The inventory as the policy's per-message steps (oldest message first), so the front can be
+ * held where earlier requests of the same conversation put it.
+ */
+export function imageSteps(inventory: ImageInventory): ImageStep[] {
+  const byMessage = new Map<number, { carriers: ImageLoad[]; uploads: ImageRef[] }>();
+  const stepOf = (message: number) => {
+    let step = byMessage.get(message);
+    if (!step) byMessage.set(message, (step = { carriers: [], uploads: [] }));
+    return step;
+  };
+  for (const carrier of inventory.carriers) stepOf(carrier.message).carriers.push(carrier);
+  for (const upload of inventory.uploads) stepOf(upload.message).uploads.push(upload);
+  return [...byMessage.entries()]
+    .sort(([a], [b]) => a - b)
+    .map(([, step]) => ({ carriers: step.carriers, uploads: loadOf(step.uploads) }));
 }

@@ -4,9 +4,10 @@
  * carriers, their estimated tokens and where they start. The route, the provider proxy and the
  * replay all call it, so "the replay measures what the route does" holds by construction.
  */
-import { imageSize, imageTokens, textTokens } from "./estimate";
+import { imageSize, imageTokens, textTokens } from "../llm/estimate";
 import type { CostCarrier, CostStep } from "./cost";
-import type { EvictionAdapter, ImageInventory, ImageRef } from "./inventory";
+import type { WireFormat } from "../llm/format";
+import type { ImageInventory, ImageRef } from "../llm/image-blocks";
 
 /** A conversation's cost steps, and what the ceilings need to know of its images. */
 export interface ConversationSteps {
@@ -30,11 +31,11 @@ const NO_UPLOADS = Object.freeze({ blocks: 0, bytes: 0 });
  * every image instead of the pixel estimate.
  *
  * @example
- * const { steps } = conversationSteps(anthropicAdapter, messages, anthropicAdapter.inventory(messages), textTokens(system));
+ * const { steps } = conversationSteps(ANTHROPIC_MESSAGES, messages, ANTHROPIC_MESSAGES.inventory(messages), textTokens(system));
  * costFront(steps, settings);
  */
 export function conversationSteps(
-  adapter: EvictionAdapter,
+  adapter: WireFormat,
   messages: readonly unknown[],
   { carriers, uploads }: ImageInventory,
   prefixTokens = 0,

@@ -11,7 +11,7 @@ import { apiTokens, authorize } from "../http/auth";
 import { AppError } from "../http/errors";
 import { sha256Hex } from "../hash";
 import type { LoadedConfig } from "../config/config.load";
-import type { LlmProviderSpec } from "./providers/llm-provider.types";
+import type { LlmProviderSpec } from "../llm/llm-provider.types";
 import { SERVICE_TOKEN_HEADER } from "./request-policy";
 
 export interface UpstreamCredential {
@@ -44,7 +44,7 @@ export async function upstreamCredential(
   loaded: LoadedConfig,
 ): Promise<UpstreamCredential> {
   const { secrets, config } = loaded;
-  const operatorKey = secrets[spec.secretName];
+  const operatorKey = (secrets as Partial<Record<string, string>>)[spec.secretName];
   // The service's own token check (auth.ts), with a 401 that says where this mode expects it.
   const admit = (token: string | null, where: string) =>
     authorize(token === null ? null : `Bearer ${token}`, secrets.API_TOKENS, config.security.allow_anonymous).catch(

@@ -18,17 +18,17 @@ import { AppError } from "../http/errors";
 import { takesAnonymousCalls } from "../http/auth";
 import { anonymousOriginRefusal } from "../safety/origin";
 import { loggedPath } from "../safety/secrets";
-import { asRecord } from "../eviction/inventory";
+import { asRecord } from "../llm/image-blocks";
 import { concatBytes, readAtMost } from "../bytes";
 import { Deadline } from "../deadline";
 import { sha256Hex } from "../hash";
 import type { AppPorts } from "../ports";
 import { apiTokens } from "../http/auth";
 import { carriesServiceToken, PREFLIGHT, upstreamCredential } from "./credentials";
-import type { LlmProviderSpec, LlmUsage, ProxiedPath, StreamUsage } from "./providers/llm-provider.types";
+import type { LlmProviderSpec, LlmUsage, ProxiedPath, StreamUsage } from "../llm/llm-provider.types";
 import { keyRedactor } from "./redact";
 import { learnedImageCosts, type SentShape, sentShape } from "../eviction/image-cost";
-import { type ModelPrices, type ModelRules, modelRules, promptTokens } from "../models/models.table";
+import { type ModelPrices, type ModelRules, modelRules, promptTokens } from "../llm/models.table";
 import { usageCounters } from "../stats/counters";
 import { relayAnswer } from "./relay";
 import { sessionName } from "../stats/ledger";
@@ -256,7 +256,7 @@ async function transformedBody(
       bytesSaved: Math.max(0, received - sent.byteLength),
       sessionKey,
       sent: learns
-        ? sentShape(proxied.format.eviction, proxied.format.messagesOf(sentBody) ?? [], [
+        ? sentShape(proxied.format, proxied.format.messagesOf(sentBody) ?? [], [
             sentBody.system,
             sentBody.tools,
             sentBody.instructions,

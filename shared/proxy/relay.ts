@@ -6,7 +6,7 @@
  * events are taken out again so the caller gets the stream it asked for.
  */
 import { concatBytes } from "../bytes";
-import type { LlmProviderSpec, LlmUsage, StreamUsage } from "./providers/llm-provider.types";
+import type { LlmProviderSpec, LlmUsage, StreamUsage } from "../llm/llm-provider.types";
 
 /** Response headers not relayed: per-hop, or describing an encoding the runtime's fetch already undid. */
 const NOT_RELAYED = new Set([

@@ -4,8 +4,8 @@
  * headers, by allow-list. Everything here refuses before a byte goes upstream.
  */
 import { AppError } from "../http/errors";
-import type { LlmProviderSpec, ProxiedPath } from "./providers/llm-provider.types";
-import { LLM_PROVIDERS } from "./providers/llm-providers.catalog";
+import type { LlmProviderSpec, ProxiedPath } from "../llm/llm-provider.types";
+import { LLM_PROVIDERS } from "../llm/llm-providers.catalog";
 
 /** The service's own request headers: its token in caller's-key mode, and the session id. */
 export const SERVICE_TOKEN_HEADER = "x-service-token";

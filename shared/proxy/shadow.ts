@@ -7,9 +7,9 @@
  * and the request as sent costs the bill plus the difference of the two. A request the proxy did
  * not change, in a session whose requests it never changed, costs exactly its bill.
  */
-import { imageSize, imageTokens } from "../eviction/estimate";
+import { imageSize, imageTokens } from "../llm/estimate";
 import { learnedImageCosts } from "../eviction/image-cost";
-import { asRecord } from "../eviction/inventory";
+import { asRecord } from "../llm/image-blocks";
 import {
   keptEntries,
   type PromptBlock,
@@ -17,8 +17,8 @@ import {
   type PromptCacheEntry,
   promptCacheRequest,
 } from "../eviction/prompt-cache";
-import { type ModelPrices, type ModelRules, usageCost } from "../models/models.table";
-import type { LlmUsage } from "./providers/llm-provider.types";
+import { type ModelPrices, type ModelRules, usageCost } from "../llm/models.table";
+import type { LlmUsage } from "../llm/llm-provider.types";
 
 /** The prompt token kinds the ledger counts, as the proxy's shadow estimates them. */
 export type PromptKind = "input" | "cacheWrite5m" | "cacheWrite1h" | "cacheRead";

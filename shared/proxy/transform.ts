@@ -4,7 +4,6 @@
  * as `POST /v1/context/evict`), and, on Anthropic, re-plan the message breakpoints so one stands at
  * the retirement front. Deterministic: the same body and session memory give the same bytes out.
  */
-import { anthropicAdapter } from "../eviction/anthropic";
 import {
   evictRemembering,
   outboundEviction,
@@ -12,19 +11,15 @@ import {
   type SessionMemory,
   writeSessionRecord,
 } from "../eviction/evict.service";
-import { imageMediaType, imageSize } from "../eviction/estimate";
-import { asRecord, type ImageRef } from "../eviction/inventory";
-import { openaiAdapter } from "../eviction/openai";
-import { modelRules, type ModelRules, type PriceOverrides } from "../models/models.table";
+import { imageSize } from "../llm/estimate";
+import type { WireFormat } from "../llm/format";
+import { asRecord, COMPUTER_SCREENSHOT_ROLE, type ImageRef } from "../llm/image-blocks";
+import type { LlmProviderSpec } from "../llm/llm-provider.types";
+import { modelRules, type ModelRules, type PriceOverrides } from "../llm/models.table";
 import type { AppPorts } from "../ports";
-import { base64Start, dataUrl, dataUrlPrefixLength } from "../media/data-url";
-import { type FitOutcome, type FittedImage, fitAndKeep, knownFits } from "./fit-memo";
+import { base64Start } from "../media/data-url";
+import { type FitOutcome, fitAndKeep, knownFits } from "./fit-memo";
 import { isShadowState, type ShadowEstimate, shadowStep } from "./shadow";
-import {
-  COMPUTER_SCREENSHOT_ROLE,
-  type ConversationFormat,
-  type LlmProviderSpec,
-} from "./providers/llm-provider.types";
 
 export type ProxyStrategy = "cost" | "hermes" | "off";
 
@@ -72,8 +67,6 @@ export interface TransformOutcome {
 
 type Ports = Pick<AppPorts, "cache" | "clock" | "fitImage">;
 
-const ADAPTERS = { anthropic: anthropicAdapter, openai: openaiAdapter } as const;
-
 /**
  * Most images fitted in one request: each is a decode and an encode (up to a few hundred ms of CPU
  * for a large screenshot) and two cache-store operations (Workers KV allows 1,000 a request).
@@ -87,7 +80,7 @@ export const MAX_FITS = 100;
 export async function transformConversation(
   body: Record<string, unknown>,
   spec: LlmProviderSpec,
-  format: ConversationFormat,
+  format: WireFormat,
   sessionKey: string,
   settings: TransformSettings,
   ports: Ports,
@@ -113,7 +106,7 @@ export async function transformConversation(
   // The session's record is read beside the fits' lookups, once the request is known to carry an image.
   let reading: ReturnType<typeof readSessionRecord> | null = null;
   const readRecord = () => (reading ??= readSessionRecord(sessionKey, ports));
-  const fit = await fitImages(original, format.eviction, rules, settings, ports, { readRecord, writes });
+  const fit = await fitImages(original, format, rules, settings, ports, { readRecord, writes });
   let messages = fit.messages;
   let retired = 0;
   let rule: string | null = null;
@@ -130,15 +123,11 @@ export async function transformConversation(
     // cost: the eviction module's entry for the proxy (the route's own decision code), which may
     // move the caller's oldest message breakpoint to the front; hermes: the route's batched 20/8/3.
     const { evict, planning } = outboundEviction({
-      format: format.eviction,
+      format: format.layout,
       messages,
       ...(model === undefined ? {} : { model: model.slice(0, 200) }),
       sessionKey,
-      ...(format.eviction === "anthropic" && body.system !== undefined ? { system: body.system } : {}),
-      ...(format.eviction === "anthropic" && Array.isArray(body.tools) ? { tools: body.tools } : {}),
-      ...(format.eviction === "anthropic" && asRecord(body.cache_control)
-        ? { cacheControl: asRecord(body.cache_control)! }
-        : {}),
+      ...format.prefixOf(body),
       movesClientBreakpoint: true,
       ...(settings.priceOverrides === undefined ? {} : { priceOverrides: settings.priceOverrides }),
     });
@@ -146,7 +135,7 @@ export async function transformConversation(
       settings.strategy === "cost"
         ? evictRemembering(evict, record?.memory ?? null, ports.clock(), planning)
         : evictRemembering(
-            { format: format.eviction, messages: messages as Record<string, unknown>[], strategy: "hermes" },
+            { format: format.layout, messages: messages as Record<string, unknown>[], strategy: "hermes" },
             null,
             ports.clock(),
           );
@@ -213,7 +202,7 @@ export async function transformConversation(
  */
 async function fitImages(
   messages: unknown[],
-  eviction: "anthropic" | "openai",
+  format: WireFormat,
   rules: ModelRules,
   settings: TransformSettings,
   ports: Ports,
@@ -227,8 +216,7 @@ async function fitImages(
   toolImages: number;
   images: number;
 }> {
-  const adapter = ADAPTERS[eviction];
-  const { carriers, uploads } = adapter.inventory(messages);
+  const { carriers, uploads } = format.inventory(messages);
   const tools: ImageRef[] = carriers.flatMap((carrier) => carrier.images);
   const total = tools.length + uploads.length;
   if (total > 0) store.readRecord();
@@ -247,18 +235,13 @@ async function fitImages(
   const spare: { image: ImageRef; data: string }[] = [];
   const consider = (image: ImageRef, isTool: boolean) => {
     if (image.bytes === 0) return; // a URL or file reference: nothing inline to fit
-    const data = adapter.imageData(messages, image);
+    const data = format.imageData(messages, image);
     if (data === null) return;
-    if (eviction === "anthropic") {
-      const block = blockAt(messages, image);
-      const actual = imageMediaType(data);
-      if (actual && asRecord(block?.source)?.media_type !== actual) mislabeled.push({ image, data, mediaType: actual });
-      // The caller asked the provider to refuse this image rather than scale it (its coordinates
-      // must stay the image's own): it is never fitted here either.
-      if (asRecord(block?.transformations)?.oversized_image === "error") return;
-    }
+    const facts = format.inlineImage(messages, image, data);
+    if (facts.mislabeledAs !== null) mislabeled.push({ image, data, mediaType: facts.mislabeledAs });
+    if (facts.keepsOwnSize) return;
     const payload = base64Length(data);
-    const urlLength = eviction === "openai" ? data.length : dataUrlOf(messages, image, data);
+    const urlLength = facts.dataUrlLength;
     const size = imageSize(data);
     const edge = size ? Math.max(size.width, size.height) : 0;
     const overBudget = urlLength > settings.embedTargetBytes || edge > settings.maxLongEdge;
@@ -311,7 +294,7 @@ async function fitImages(
     }
     // The fitter passed it through as it was: nothing to replace, nothing fitted.
     if (result.data === data.slice(data.length - base64Length(data))) continue;
-    out = replaceImage(out, image, eviction, result);
+    out = format.replaceImage(out, image, result);
     replaced.add(image);
     fitted += 1;
     if (first) firstFits += 1;
@@ -320,7 +303,7 @@ async function fitImages(
   let relabeled = 0;
   for (const { image, data, mediaType } of mislabeled) {
     if (replaced.has(image)) continue; // a fit declares its own type
-    out = replaceImage(out, image, eviction, { mediaType, data });
+    out = format.replaceImage(out, image, { mediaType, data });
     relabeled += 1;
   }
   return { messages: out, fitted, firstFits, skipped, relabeled, toolImages: tools.length, images: total };
@@ -353,51 +336,4 @@ function overTotal<T extends { data: string }>(
 /** Base64 characters of inline image data (a data: URL's payload only). */
 function base64Length(data: string): number {
   return data.length - Math.max(0, base64Start(data));
-}
-
-/** Length of the data: URL an Anthropic base64 image amounts to. */
-function dataUrlOf(messages: readonly unknown[], image: ImageRef, data: string): number {
-  const source = asRecord(blockAt(messages, image)?.source);
-  const mediaType = typeof source?.media_type === "string" ? source.media_type : "";
-  return dataUrlPrefixLength(mediaType) + data.length;
-}
-
-function blockAt(messages: readonly unknown[], image: ImageRef): Record<string, unknown> | null {
-  const content = asRecord(messages[image.message])?.content;
-  if (!Array.isArray(content)) return null;
-  const block = asRecord(content[image.block]);
-  if (image.part === undefined) return block;
-  const parts = block?.content;
-  return Array.isArray(parts) ? asRecord(parts[image.part]) : null;
-}
-
-/** A copy of `messages` with one image replaced by `fitted` (only the touched message is copied). */
-function replaceImage(
-  messages: readonly unknown[],
-  image: ImageRef,
-  eviction: "anthropic" | "openai",
-  fitted: FittedImage,
-): unknown[] {
-  const out = messages.slice();
-  const message = asRecord(messages[image.message])!;
-  const content = (message.content as unknown[]).slice();
-  const swap = (block: Record<string, unknown>): Record<string, unknown> => {
-    if (eviction === "anthropic")
-      return { ...block, source: { type: "base64", media_type: fitted.mediaType, data: fitted.data } };
-    const url = dataUrl(fitted.mediaType, fitted.data);
-    const field = block.image_url;
-    return {
-      ...block,
-      image_url: typeof field === "string" || field === undefined ? url : { ...asRecord(field), url },
-    };
-  };
-  if (image.part === undefined) content[image.block] = swap(asRecord(content[image.block])!);
-  else {
-    const holder = asRecord(content[image.block])!;
-    const parts = (holder.content as unknown[]).slice();
-    parts[image.part] = swap(asRecord(parts[image.part])!);
-    content[image.block] = { ...holder, content: parts };
-  }
-  out[image.message] = { ...message, content };
-  return out;
 }

@@ -3,7 +3,8 @@
  * `/v1/stats` answers with. How a web call becomes an entry is `recordWebCall` (./ledger.ts); how an
  * LLM answer's usage does, each token kind under its price tier, is `usageCounters`.
  */
-import { type ModelRules, promptTokens, tierOf, type UsageTokens } from "../models/models.table";
+import { MAX_TOKEN_COUNT } from "../llm/llm-provider.types";
+import { type ModelRules, promptTokens, tierOf, type UsageTokens } from "../llm/models.table";
 
 export const TOOL_COUNTERS = {
   web_search: ["requests", "provider_calls", "hits", "coalesced", "bypass", "errors"],
@@ -31,7 +32,7 @@ export type LedgerTool = keyof typeof TOOL_COUNTERS;
  * One entry's count of anything (a request's tokens, bytes, images) is below this; a figure that
  * is not a whole number from 0 to below it is not counted (docs/stats.md, "Usage is bounded").
  */
-export const LEDGER_MAX_COUNT = 1_000_000_000;
+export const LEDGER_MAX_COUNT = MAX_TOKEN_COUNT;
 
 export const LEDGER_TOOLS = Object.keys(TOOL_COUNTERS) as LedgerTool[];
 

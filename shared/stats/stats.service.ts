@@ -12,7 +12,7 @@ import {
   shownModelPrices,
   tierOf,
   type UsageTokens,
-} from "../models/models.table";
+} from "../llm/models.table";
 import type { LedgerRow, LedgerStore, LedgerTool, StatsRequest } from "../ports";
 import { counterTier, LEDGER_TOOLS, type LLM_AS_SENT_COUNTERS, LLM_WRITE_COUNTERS, TOOL_COUNTERS } from "./counters";
 import { HOUR_MS, hourOf, LEDGER_FAILED_NAME, LEDGER_OTHER_NAME } from "./ledger";

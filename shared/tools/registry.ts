@@ -3,7 +3,6 @@ import { EvictRequest, EvictResponse } from "../eviction/evict.schema";
 import { evictForSession } from "../eviction/evict.service";
 import { callerSession } from "../http/auth";
 import { BODY_LIMITS } from "../http/body";
-import { base64Start } from "../media/data-url";
 import { ExtractRequest, ExtractResponse } from "../web/extract.schema";
 import { webExtract } from "../web/extract.service";
 import { SearchRequest, SearchResponse } from "../web/search.schema";
@@ -12,6 +11,7 @@ import { cacheControlFields } from "../web/freshness.schema";
 import { PurgeRequest, PurgeResponse } from "../web/purge.schema";
 import { purgeCache } from "../web/purge.service";
 import { MAX_IMAGE_BYTES, analyzeImage } from "../vision/vision.service";
+import { blockImageBase64 } from "../vision/vision.path";
 import * as z from "zod";
 import { VisionDescriptorResponse, VisionNativeResponse, VisionRequest, VisionResponse } from "../vision/vision.schema";
 import { defineTool, type McpToolResult, type ToolDefinition } from "./tool.types";
@@ -72,20 +72,10 @@ const VisionMcpResult = z.union([VisionNativeResponse.omit({ content: true }), V
 /** Longest text block next to an image: a summary the model reads, never the bytes again. */
 const MCP_SUMMARY_MAX_CHARS = 1500;
 
-/** The base64 bytes inside a provider-ready image block, whichever provider's shape it has. */
-function imageBlockData(block: Record<string, unknown>): string | null {
-  const source = block.source as { data?: unknown } | undefined;
-  if (typeof source?.data === "string") return source.data;
-  const url = (block.image_url as { url?: unknown } | undefined)?.url;
-  if (typeof url === "string") return url.slice(Math.max(0, base64Start(url)));
-  const inline = (block.inline_data as { data?: unknown } | undefined)?.data;
-  return typeof inline === "string" ? inline : null;
-}
-
 function visionForMcp(body: Record<string, unknown>): McpToolResult {
   if (body.path !== "native") return { structured: body, text: JSON.stringify(body) };
   const { content, ...rest } = body as VisionNativeResponse;
-  const data = content.map(imageBlockData).find((found) => found !== null);
+  const data = content.map(blockImageBase64).find((found) => found !== null);
   if (data === undefined || data === null) throw new Error("vision answer without an image block");
   const { image } = rest;
   const cap =

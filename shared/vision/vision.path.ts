@@ -2,7 +2,10 @@
  * Native or descriptor (docs/vision.md, "Two paths"): native when the caller's model sees images in
  * tool results, and the provider-ready content blocks for that provider.
  */
-import { dataUrl } from "../media/data-url";
+import { ANTHROPIC_MESSAGES } from "../llm/anthropic.messages";
+import type { WireFormat } from "../llm/format";
+import { asRecord } from "../llm/image-blocks";
+import { OPENAI_CHAT } from "../llm/openai.chat";
 import type { VisionModel } from "./vision.schema";
 
 export type VisionPath = "native" | "descriptor";
@@ -54,6 +57,25 @@ export function choosePath(model: VisionModel | undefined): { path: VisionPath; 
   return { path: "descriptor", style: "openai" };
 }
 
+/** How a block style writes an image and a note: an LLM wire format's, or Gemini's `inline_data` parts. */
+type BlockWriter = Pick<WireFormat, "imageBlock" | "textBlock" | "blockBase64">;
+
+const GEMINI_BLOCKS: BlockWriter = {
+  imageBlock: (image) => ({ inline_data: { mime_type: image.mediaType, data: image.data } }),
+  textBlock: (text) => ({ text }),
+  blockBase64: (block) => {
+    const inline = asRecord(block.inline_data)?.data;
+    return typeof inline === "string" ? inline : null;
+  },
+};
+
+/** The writer of each block style, in the order a block's image is looked for. */
+const WRITERS: Readonly<Record<BlockStyle, BlockWriter>> = {
+  anthropic: ANTHROPIC_MESSAGES,
+  openai: OPENAI_CHAT,
+  gemini: GEMINI_BLOCKS,
+};
+
 /** Content blocks a client can put straight into its provider's tool result. */
 export function contentBlocks(
   style: BlockStyle,
@@ -61,18 +83,15 @@ export function contentBlocks(
   base64: string,
   note: string,
 ): Record<string, unknown>[] {
-  switch (style) {
-    case "anthropic":
-      return [
-        { type: "image", source: { type: "base64", media_type: mediaType, data: base64 } },
-        { type: "text", text: note },
-      ];
-    case "openai":
-      return [
-        { type: "image_url", image_url: { url: dataUrl(mediaType, base64) } },
-        { type: "text", text: note },
-      ];
-    case "gemini":
-      return [{ inline_data: { mime_type: mediaType, data: base64 } }, { text: note }];
+  const writer = WRITERS[style];
+  return [writer.imageBlock({ mediaType, data: base64 }), writer.textBlock(note)];
+}
+
+/** The base64 bytes inside a provider-ready image block, whichever style wrote it, or null. */
+export function blockImageBase64(block: Record<string, unknown>): string | null {
+  for (const writer of Object.values(WRITERS)) {
+    const data = writer.blockBase64(block);
+    if (data !== null) return data;
   }
+  return null;
 }

@@ -1,7 +1,7 @@
 /**
  * LLM provider emulator: Anthropic Messages and OpenAI Chat Completions / Responses, plain and
  * streamed in their own server-sent event formats, billing prompt caching by the documented rules
- * of the model table (shared/models/models.table.ts), with fault injection. Mounted by server.ts
+ * of the model table (shared/llm/models.table.ts), with fault injection. Mounted by server.ts
  * under `/llm/anthropic` and `/llm/openai`; point the service at it with
  * `PROVIDERS_ANTHROPIC_BASE_URL={url}/llm/anthropic`, `PROVIDERS_OPENAI_BASE_URL={url}/llm/openai`.
  *
@@ -43,7 +43,7 @@
  */
 import { createHash } from "node:crypto";
 import type { IncomingMessage, ServerResponse } from "node:http";
-import { modelRules } from "../../shared/models/models.table";
+import { modelRules } from "../../shared/llm/models.table";
 
 export interface LlmUsageRecord {
   input: number;

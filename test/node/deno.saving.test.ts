@@ -5,7 +5,7 @@
  * direct bill, each retirement and each fit counted once, and a text-only session at no saving.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { modelRules, usageCost } from "../../shared/models/models.table";
+import { modelRules, usageCost } from "../../shared/llm/models.table";
 import { encodePng, screenshotPixels } from "../fixtures/images";
 import { agentKeyHeader, agentPath, agentRequest, type AgentSession } from "../support/agent-sessions";
 import { type DenoOnEmulator, type DenoService, startDenoOnEmulator } from "../support/deno-service";

@@ -5,13 +5,14 @@
  */
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { anthropicAdapter, blockBefore, countBreakpoints } from "../../shared/eviction/anthropic";
+import { ANTHROPIC_MESSAGES, blockBefore, countBreakpoints } from "../../shared/llm/anthropic.messages";
 import { EvictRequest } from "../../shared/eviction/evict.schema";
-import { modelRules } from "../../shared/models/models.table";
+import { modelRules } from "../../shared/llm/models.table";
 
 const PROMPT_CACHE_TTL_MS = modelRules("anthropic", undefined).cache.ttlMs;
 import { evictContext } from "../../shared/eviction/evict.service";
-import { describedImageText, loadOf, RETIRED_IMAGE_TEXT } from "../../shared/eviction/inventory";
+import { describedImageText, RETIRED_IMAGE_TEXT } from "../../shared/llm/image-blocks";
+import { loadOf } from "../../shared/eviction/policy";
 import { anthropicScreenshots, conversation, deepFreeze, FORMATS, pngBase64, screenshots } from "./eviction.fixtures";
 
 const SMALL = { width: 1280, height: 800 };
@@ -198,12 +199,12 @@ describe("cost: time and memory", () => {
     );
     expect(now.retired).toBe(11);
     expect(now.stats.reason).toBe("price");
-    const { carriers } = anthropicAdapter.inventory(anthropicScreenshots(14, SMALL));
+    const { carriers } = ANTHROPIC_MESSAGES.inventory(anthropicScreenshots(14, SMALL));
     expect(now.stats.cache_marker?.message).toBe(carriers[0]!.message - 1);
   });
 
   it("holds a front the session remembers, unless the conversation is not the one remembered", () => {
-    const { carriers } = anthropicAdapter.inventory(messages);
+    const { carriers } = ANTHROPIC_MESSAGES.inventory(messages);
     const c = carriers[8]!;
     const memory = { at: NOW - 30_000, front: 9, carrier: `${c.message}/${c.block}/${c.bytes}` };
     const held = evictContext(parse({ ...base, session_id: "s1" }), { now: NOW, memory });
@@ -282,7 +283,7 @@ describe("cost: the front breakpoint (manage_cache)", () => {
     // this request, so that is the oldest live one, after the assistant's tool_use block.
     expect(out.stats.reason).not.toBe("under_ceiling");
     expect(out.stats.explanation).toContain("at an earlier message");
-    const oldestLive = anthropicAdapter.inventory(client).carriers[out.retired]!;
+    const oldestLive = ANTHROPIC_MESSAGES.inventory(client).carriers[out.retired]!;
     expect(at).toEqual({ message: oldestLive.message - 1, block: 1 });
   });
 
@@ -300,7 +301,7 @@ describe("cost: the front breakpoint (manage_cache)", () => {
     expect(after).toHaveLength(before.length + 1);
     expect(countBreakpoints(out.messages).count + 1).toBeLessThanOrEqual(4);
     // The first retirement will start at the oldest tool image: the marker stands on the block before it.
-    const oldest = anthropicAdapter.inventory(client).carriers[0]!;
+    const oldest = ANTHROPIC_MESSAGES.inventory(client).carriers[0]!;
     expect(out.stats.cache_marker).toEqual({ message: oldest.message - 1, block: 1 });
     // Only the marker changed: every message but the marked one is as the client sent it.
     out.messages.forEach((m, i) => {
@@ -358,11 +359,11 @@ describe("cost: the front breakpoint (manage_cache)", () => {
         expect(after.length - before.length).toBeLessThanOrEqual(1);
         expect(countBreakpoints(out.messages).count + others).toBeLessThanOrEqual(Math.max(4, before.length + others));
         if (before.length + others < 4) expect(countBreakpoints(out.messages).count + others).toBeLessThanOrEqual(4);
-        const uploads = anthropicAdapter.inventory(messages).uploads;
+        const uploads = ANTHROPIC_MESSAGES.inventory(messages).uploads;
         const blockAt = (list: readonly unknown[], u: { message: number; block: number }) =>
           (list[u.message] as { content: unknown[] }).content[u.block];
         for (const u of uploads) expect(blockAt(out.messages, u)).toBe(blockAt(messages, u));
-        expect(loadOf(anthropicAdapter.inventory(out.messages).uploads)).toEqual(loadOf(uploads));
+        expect(loadOf(ANTHROPIC_MESSAGES.inventory(out.messages).uploads)).toEqual(loadOf(uploads));
         if (out.stats.fits) expect(out.stats.image_blocks_after).toBeLessThanOrEqual(out.stats.limits.max_blocks);
       }),
       { numRuns: 150 },

@@ -7,7 +7,7 @@ import { describe, expect, it } from "vitest";
 import { cachePrices } from "../../shared/eviction/cost";
 import { EvictRequest } from "../../shared/eviction/evict.schema";
 import { evictContext } from "../../shared/eviction/evict.service";
-import { imageSize, imageTokens, MAX_IMAGE_TOKENS, textTokens } from "../../shared/eviction/estimate";
+import { imageSize, imageTokens, MAX_IMAGE_TOKENS, textTokens } from "../../shared/llm/estimate";
 import { animatedGif, photoPixels, pngHeaderOnly, webpFrom } from "../fixtures/images";
 import { anthropicScreenshots, conversation, screenshots } from "./eviction.fixtures";
 

@@ -1,16 +1,16 @@
 /** evictContext through both format adapters: the spec's counts, what is retired, what is kept. */
 import { describe, expect, it } from "vitest";
-import { anthropicAdapter } from "../../shared/eviction/anthropic";
+import { ANTHROPIC_MESSAGES } from "../../shared/llm/anthropic.messages";
 import { EvictRequest, EvictResponse } from "../../shared/eviction/evict.schema";
 import { evictContext } from "../../shared/eviction/evict.service";
-import { RETIRED_IMAGE_TEXT } from "../../shared/eviction/inventory";
-import { openaiAdapter } from "../../shared/eviction/openai";
+import { RETIRED_IMAGE_TEXT } from "../../shared/llm/image-blocks";
+import { OPENAI_CHAT } from "../../shared/llm/openai.chat";
 import { conversation, deepFreeze, FORMATS, screenshots, type Turn } from "./eviction.fixtures";
 
 const tool = (...images: number[]): Turn => ({ kind: "tool", images });
 const upload = (...images: number[]): Turn => ({ kind: "upload", images });
 const uploads = (n: number): Turn => upload(...Array<number>(n).fill(1_000));
-const adapterOf = { anthropic: anthropicAdapter, openai: openaiAdapter };
+const adapterOf = { anthropic: ANTHROPIC_MESSAGES, openai: OPENAI_CHAT };
 
 describe.each(FORMATS)("%s: the expected counts of eviction.md", (format) => {
   const cases: Array<[string, Turn[], number, boolean]> = [
@@ -201,7 +201,7 @@ describe("anthropic specifics", () => {
       { role: "user", content: [{ type: "tool_result", tool_use_id: "x", content: "just text" }] },
       { role: "user", content: "plain" },
     ];
-    const inventory = anthropicAdapter.inventory(messages);
+    const inventory = ANTHROPIC_MESSAGES.inventory(messages);
     expect(inventory.carriers).toEqual([]);
     expect(inventory.uploads).toEqual([
       { message: 0, block: 1, bytes: 4 },
@@ -222,7 +222,7 @@ describe("anthropic specifics", () => {
         ],
       },
     ];
-    expect(anthropicAdapter.inventory(messages).carriers).toEqual([
+    expect(ANTHROPIC_MESSAGES.inventory(messages).carriers).toEqual([
       {
         message: 0,
         block: 0,
@@ -255,7 +255,7 @@ describe("openai specifics", () => {
       },
       { role: "user", content: [{ type: "input_image", image_url: data }] },
     ];
-    const inventory = openaiAdapter.inventory(messages);
+    const inventory = OPENAI_CHAT.inventory(messages);
     expect(inventory.carriers).toHaveLength(1);
     expect(inventory.carriers[0]).toMatchObject({ message: 0, block: -1, blocks: 4, bytes: 78 });
     expect(inventory.uploads).toEqual([{ message: 1, block: 0, bytes: 26 }]);
@@ -279,7 +279,7 @@ describe("openai specifics", () => {
       { role: "assistant", content: [{ type: "image_url", image_url: { url: data } }] },
       { role: "tool", tool_call_id: "1", content: "text only" },
     ];
-    expect(openaiAdapter.inventory(messages)).toEqual({ carriers: [], uploads: [{ message: 1, block: 0, bytes: 26 }] });
+    expect(OPENAI_CHAT.inventory(messages)).toEqual({ carriers: [], uploads: [{ message: 1, block: 0, bytes: 26 }] });
   });
 });
 

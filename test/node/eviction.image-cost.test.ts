@@ -5,6 +5,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { ImageCostLearner, LEARNED_IMAGE_TOKENS, sentShape } from "../../shared/eviction/image-cost";
+import { OPENAI_CHAT } from "../../shared/llm/openai.chat";
 
 describe("ImageCostLearner", () => {
   it("learns from the difference of two requests: (billed prompt − text) per added image, after 2 samples", () => {
@@ -65,7 +66,7 @@ describe("ImageCostLearner", () => {
 
   it("counts a request's image blocks and its text as sent", () => {
     const shape = sentShape(
-      "openai",
+      OPENAI_CHAT,
       [
         {
           role: "user",

@@ -5,9 +5,9 @@ import {
   resolveLimits,
   retireCount,
   retirementFront,
-  type ImageLoad,
   type ImageStep,
 } from "../../shared/eviction/policy";
+import type { ImageLoad } from "../../shared/llm/image-blocks";
 
 const none: ImageLoad = { blocks: 0, bytes: 0 };
 const shots = (n: number, bytes = 0): ImageLoad[] => Array.from({ length: n }, () => ({ blocks: 1, bytes }));

@@ -1,15 +1,15 @@
 /** Invariants of the eviction policy over random conversations in both formats (fast-check). */
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { anthropicAdapter } from "../../shared/eviction/anthropic";
+import { ANTHROPIC_MESSAGES } from "../../shared/llm/anthropic.messages";
 import type { EvictRequest } from "../../shared/eviction/evict.schema";
 import { evictContext } from "../../shared/eviction/evict.service";
-import { loadOf, type ImageInventory } from "../../shared/eviction/inventory";
-import { openaiAdapter } from "../../shared/eviction/openai";
-import { retireCount, retirementFront, type ImageLoad, type ImageStep } from "../../shared/eviction/policy";
+import type { ImageInventory, ImageLoad } from "../../shared/llm/image-blocks";
+import { OPENAI_CHAT } from "../../shared/llm/openai.chat";
+import { loadOf, retireCount, retirementFront, type ImageStep } from "../../shared/eviction/policy";
 import { conversation, deepFreeze, FORMATS, type Turn } from "./eviction.fixtures";
 
-const adapterOf = { anthropic: anthropicAdapter, openai: openaiAdapter };
+const adapterOf = { anthropic: ANTHROPIC_MESSAGES, openai: OPENAI_CHAT };
 
 // Small sizes and small ceilings, so random sessions hit both ceilings and the floor often.
 const imageBytes = fc.oneof(fc.constant(0), fc.integer({ min: 30, max: 600 }));

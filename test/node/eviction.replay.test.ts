@@ -29,9 +29,9 @@ import {
   requestsFromTurns,
   requestTimes,
 } from "../../cli/replay/sessions";
-import { anthropicAdapter } from "../../shared/eviction/anthropic";
+import { ANTHROPIC_MESSAGES } from "../../shared/llm/anthropic.messages";
 import { conversationSteps } from "../../shared/eviction/steps";
-import { textTokens } from "../../shared/eviction/estimate";
+import { textTokens } from "../../shared/llm/estimate";
 import { conversation, FORMATS, screenshots } from "./eviction.fixtures";
 
 const text = (id: string, tokens: number, message = 0): Segment => ({ id, tokens, message });
@@ -202,7 +202,7 @@ describe("cost strategy inputs", () => {
   it("one builder: a generated request becomes the body the route receives, and the route's steps count its tokens and answered requests", () => {
     // 25 screenshots as a client logs them: assistant tool_use + user tool_result per turn (50 messages).
     const messages = conversation("anthropic", screenshots(25));
-    const { steps } = conversationSteps(anthropicAdapter, messages, anthropicAdapter.inventory(messages));
+    const { steps } = conversationSteps(ANTHROPIC_MESSAGES, messages, ANTHROPIC_MESSAGES.inventory(messages));
     expect(steps).toHaveLength(50);
     expect(steps[steps.length - 1]!.turns).toBe(25);
     expect(steps[1]!.turns).toBe(1); // the first tool_result follows the first assistant message
@@ -210,9 +210,9 @@ describe("cost strategy inputs", () => {
     const request = requestsFromTurns(generateSession({ turns: 10, images: 4 }), 1_000)[9]!;
     const view = bodyFromSegments(request);
     const built = conversationSteps(
-      anthropicAdapter,
+      ANTHROPIC_MESSAGES,
       view.messages,
-      anthropicAdapter.inventory(view.messages),
+      ANTHROPIC_MESSAGES.inventory(view.messages),
       textTokens(view.system),
     );
     expect(

@@ -9,7 +9,7 @@ import { compare, replay } from "../../cli/replay/compare";
 import { costPolicy, keepNewest, noEviction } from "../../cli/replay/rivals";
 import { generateSession, requestsFromTurns, TIER_SESSIONS } from "../../cli/replay/sessions";
 import { evictContext } from "../../shared/eviction/evict.service";
-import { billedCost, modelRules } from "../../shared/models/models.table";
+import { billedCost, modelRules } from "../../shared/llm/models.table";
 
 const HAIKU = "claude-haiku-5-5";
 

@@ -1,12 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { loadConfig, publicConfig } from "../../shared/config/config.load";
-import {
-  MODEL_TABLE_READ_ON,
-  modelRules,
-  modelTable,
-  normaliseModel,
-  usageCost,
-} from "../../shared/models/models.table";
+import { MODEL_TABLE_READ_ON, modelRules, modelTable, normaliseModel, usageCost } from "../../shared/llm/models.table";
 
 describe("model table: prices and cache multipliers per model (docs/eviction.md, read 2026-12-01)", () => {
   it("Anthropic reads at 0.1x for most models, 0.05x for Opus 5.5 and Sonnet 5.5, 0.025x for Fable 5.1; writes at 1.25x (5 min) and 2x (1 h)", () => {

@@ -16,7 +16,7 @@ import {
   tierOf,
   type UsageTokens,
   usageCost,
-} from "../../shared/models/models.table";
+} from "../../shared/llm/models.table";
 import { loadConfig } from "../../shared/config/config.load";
 
 const usage = (input: number, write = 0, read = 0, output = 0): UsageTokens => ({

@@ -5,7 +5,7 @@
 import { describe, expect, it } from "vitest";
 import { loadConfig } from "../../shared/config/config.load";
 import { SECRET_NAMES } from "../../shared/config/config.schema";
-import { LLM_PROVIDERS } from "../../shared/proxy/providers/llm-providers.catalog";
+import { LLM_PROVIDERS } from "../../shared/llm/llm-providers.catalog";
 import {
   EXTRACT_SPECS,
   extractAdapters,

@@ -4,9 +4,9 @@
  * the chunking, in time linear in the stream and memory bounded per line.
  */
 import { describe, expect, it } from "vitest";
-import { ANTHROPIC } from "../../shared/proxy/providers/anthropic.provider";
-import { OPENAI } from "../../shared/proxy/providers/openai.provider";
-import type { LlmProviderSpec, LlmUsage } from "../../shared/proxy/providers/llm-provider.types";
+import { ANTHROPIC } from "../../shared/llm/anthropic.provider";
+import { OPENAI } from "../../shared/llm/openai.provider";
+import type { LlmProviderSpec, LlmUsage } from "../../shared/llm/llm-provider.types";
 import { relayAnswer } from "../../shared/proxy/relay";
 
 const KiB = 1024;

@@ -6,7 +6,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { AppError } from "../../shared/http/errors";
-import { ANTHROPIC } from "../../shared/proxy/providers/anthropic.provider";
+import { ANTHROPIC } from "../../shared/llm/anthropic.provider";
 import { upstreamUrl } from "../../shared/proxy/proxy.service";
 import { headerForwarder, NEVER_FORWARDED, providerPath } from "../../shared/proxy/request-policy";
 

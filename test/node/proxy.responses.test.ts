@@ -1,11 +1,11 @@
 /**
- * The proxy's view of an OpenAI Responses `input` (shared/proxy/providers/openai.provider.ts): the
+ * The proxy's view of an OpenAI Responses `input` (shared/llm/openai.provider.ts): the
  * same tool loop sent as Responses items and as Chat Completions messages gets the same eviction.
  */
 import { describe, expect, it } from "vitest";
 import { evictRemembering, type SessionMemory } from "../../shared/eviction/evict.service";
-import { openaiAdapter } from "../../shared/eviction/openai";
-import { OPENAI } from "../../shared/proxy/providers/openai.provider";
+import { OPENAI_CHAT } from "../../shared/llm/openai.chat";
+import { OPENAI } from "../../shared/llm/openai.provider";
 import { pngBase64 } from "./eviction.fixtures";
 
 const RESPONSES = OPENAI.paths["/v1/responses"]!.format;
@@ -63,7 +63,7 @@ describe("OpenAI Responses through the eviction", () => {
       { type: "computer_call_output", call_id: "c1", output: { type: "computer_screenshot", image_url: SCREENSHOT } },
     ];
     const messages = RESPONSES.messagesOf({ input })!;
-    const { carriers, uploads } = openaiAdapter.inventory(messages);
+    const { carriers, uploads } = OPENAI_CHAT.inventory(messages);
     expect([carriers.length, uploads.length]).toEqual([0, 1]);
     const unchanged = RESPONSES.withMessages({ input }, RESPONSES.messagesOf({ input })!);
     expect((unchanged.input as unknown[])[2]).toBe(input[2]); // the same item, not a copy

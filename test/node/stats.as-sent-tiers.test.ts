@@ -6,7 +6,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { loadConfig } from "../../shared/config/config.load";
-import { modelRules, usageCost } from "../../shared/models/models.table";
+import { modelRules, usageCost } from "../../shared/llm/models.table";
 import { usageCounters } from "../../shared/stats/counters";
 import { sessionsReport } from "../../shared/stats/sessions.service";
 import { statsReport } from "../../shared/stats/stats.service";

@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { loadConfig } from "../../shared/config/config.load";
-import { modelRules, shownModelPrices, usageCost } from "../../shared/models/models.table";
+import { modelRules, shownModelPrices, usageCost } from "../../shared/llm/models.table";
 import type { LedgerRow, LedgerStore } from "../../shared/ports";
 import {
   LEDGER_FAILED_NAME,

@@ -6,7 +6,7 @@
 import { describe, expect, it } from "vitest";
 import { toBase64 } from "../../shared/media/data-url";
 import { learnedImageCosts } from "../../shared/eviction/image-cost";
-import { modelRules } from "../../shared/models/models.table";
+import { modelRules } from "../../shared/llm/models.table";
 import { type KindUnits, shadowStep } from "../../shared/proxy/shadow";
 import { encodePng, screenshotPixels } from "../fixtures/images";
 

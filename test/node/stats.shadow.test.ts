@@ -7,7 +7,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { loadConfig } from "../../shared/config/config.load";
-import { modelRules } from "../../shared/models/models.table";
+import { modelRules } from "../../shared/llm/models.table";
 import type { LedgerRow } from "../../shared/ports";
 import { statsReport } from "../../shared/stats/stats.service";
 import {

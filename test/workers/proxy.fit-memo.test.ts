@@ -8,7 +8,7 @@ import { encodeJson } from "../../shared/http/body";
 import { toBase64 } from "../../shared/media/data-url";
 import type { CacheStore } from "../../shared/ports";
 import { fitAndKeep, FitMemory, knownFits } from "../../shared/proxy/fit-memo";
-import { ANTHROPIC } from "../../shared/proxy/providers/anthropic.provider";
+import { ANTHROPIC } from "../../shared/llm/anthropic.provider";
 import { transformConversation } from "../../shared/proxy/transform";
 import { workersDeps } from "../../workers/deps";
 import { encodePng, screenshotPixels } from "../fixtures/images";

@@ -11,7 +11,7 @@ import { evictContext } from "../../shared/eviction/evict.service";
 import { ANTHROPIC_CACHE_MODEL, type Segment } from "../../cli/replay/cache.models";
 import { replay } from "../../cli/replay/compare";
 import { noEviction } from "../../cli/replay/rivals";
-import { modelRules, usageCost } from "../../shared/models/models.table";
+import { modelRules, usageCost } from "../../shared/llm/models.table";
 import { encodePng, screenshotPixels } from "../fixtures/images";
 import { systemAnd3 } from "./agent.support";
 import { call, EMULATOR, uniqueToken } from "./helpers";

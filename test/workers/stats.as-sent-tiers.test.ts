@@ -7,7 +7,7 @@
  */
 import { describe, expect, it, vi } from "vitest";
 import { toBase64 } from "../../shared/media/data-url";
-import { modelRules, usageCost } from "../../shared/models/models.table";
+import { modelRules, usageCost } from "../../shared/llm/models.table";
 import { encodePng, screenshotPixels } from "../fixtures/images";
 import { agentRequest, type AgentSession } from "../support/agent-sessions";
 import { call, callJson, EMULATOR, ledgerCountsAfter, uniqueToken } from "./helpers";

@@ -5,7 +5,7 @@
  * emulator; and the image counters that count each thing once.
  */
 import { describe, expect, it } from "vitest";
-import { modelRules, usageCost } from "../../shared/models/models.table";
+import { modelRules, usageCost } from "../../shared/llm/models.table";
 import { toBase64 } from "../../shared/media/data-url";
 import { encodePng, screenshotPixels } from "../fixtures/images";
 import { agentKeyHeader, agentPath, agentRequest, type AgentSession } from "../support/agent-sessions";

@@ -10,7 +10,7 @@ import { describe, expect, it, vi } from "vitest";
 import worker from "../../workers/index";
 import type { WorkerEnv } from "../../workers/env";
 import { createApp } from "../../shared/app/app";
-import { modelRules, usageCost } from "../../shared/models/models.table";
+import { modelRules, usageCost } from "../../shared/llm/models.table";
 import { consoleLogger } from "../../shared/log";
 import { LEDGER_FAILED_NAME, LEDGER_NAMES_PER_HOUR, LEDGER_OTHER_NAME, LedgerBuffer } from "../../shared/stats/ledger";
 import { ANSWER_NAMES } from "../../shared/stats/stats.service";

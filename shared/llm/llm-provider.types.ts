@@ -4,8 +4,7 @@
  * it), which paths carry a conversation to transform, and how to read `usage` out of an answer.
  * One file per provider (anthropic.provider.ts, openai.provider.ts) holds its spec; providers.catalog.ts lists them.
  */
-import type { ModelProvider } from "../../models/models.table";
-import { LEDGER_MAX_COUNT } from "../../stats/counters";
+import type { WireFormat } from "./format";
 
 /** Tokens of one answer in the disjoint kinds the ledger counts (docs/stats.md). */
 export interface LlmUsage {
@@ -17,26 +16,10 @@ export interface LlmUsage {
   output: number;
 }
 
-/** How a conversation sits in a request body: the messages and how to put an edited copy back. */
-/**
- * The role a format's view gives a message that holds a computer-use screenshot (OpenAI Responses
- * `computer_call_output`): its image is fitted like a tool image, and never retired, since the
- * item takes nothing but a screenshot (the eviction module counts it as an upload).
- */
-export const COMPUTER_SCREENSHOT_ROLE = "computer_screenshot";
-
-export interface ConversationFormat {
-  /** The eviction module's message format for these messages. */
-  readonly eviction: "anthropic" | "openai";
-  /** The messages of a body (a view for formats the eviction module does not read directly), or null when there are none. */
-  messagesOf(body: Record<string, unknown>): unknown[] | null;
-  /** A copy of `body` carrying `messages` (an edited copy of `messagesOf(body)`, same length). */
-  withMessages(body: Record<string, unknown>, messages: readonly unknown[]): Record<string, unknown>;
-}
-
 /** A path under the provider's prefix whose body the proxy transforms. */
 export interface ProxiedPath {
-  readonly format: ConversationFormat;
+  /** How the conversation sits in the body. */
+  readonly format: WireFormat;
   /** Counted in the ledger as a request (`count_tokens` is not: stats.md). */
   readonly counted: boolean;
   /** Set where a stream carries usage only when the request asks for it (Chat Completions). */
@@ -64,11 +47,12 @@ export interface UsageReader {
 }
 
 export interface LlmProviderSpec {
-  readonly name: ModelProvider;
+  /** Its routes' prefix (`/<name>/*`), its `providers.<name>_base_url` key, and its rows' key in the model table. */
+  readonly name: string;
   /** Public API origin; `providers.<name>_base_url` overrides it. */
   readonly defaultBaseUrl: string;
   /** The secret holding the operator's key (operator's key mode when set). */
-  readonly secretName: "ANTHROPIC_API_KEY" | "OPENAI_API_KEY";
+  readonly secretName: string;
   /** The credential a caller's SDK sent, or null. */
   credentialOf(headers: Headers): string | null;
   /** Request headers that carry a credential (removed before the proxy sets its own). */
@@ -82,11 +66,20 @@ export interface LlmProviderSpec {
   readonly usage: UsageReader;
 }
 
+/** Keeps a spec's literal types (its name and secret) for what the catalog derives from it. */
+export const defineLlmProvider = <const S extends LlmProviderSpec>(spec: S): S => spec;
+
 export const noUsage = (): LlmUsage => ({ input: 0, cacheWrite5m: 0, cacheWrite1h: 0, cacheRead: 0, output: 0 });
 
 /**
+ * A usage field's bound: one count of a ledger entry is below it (stats/counters.ts
+ * LEDGER_MAX_COUNT is this figure).
+ */
+export const MAX_TOKEN_COUNT = 1_000_000_000;
+
+/**
  * A usage field as a token count: 0 when absent, the figure when it is a whole number from 0 to
- * below LEDGER_MAX_COUNT (10^9: no request comes near, and a hostile or broken upstream cannot put
+ * below MAX_TOKEN_COUNT (10^9: no request comes near, and a hostile or broken upstream cannot put
  * billions of dollars on the dashboard), and NaN (not a count) for anything else: negative,
  * fractional, too large.
  * NaN stays NaN through the readers' arithmetic, so every figure derived from it is not counted
@@ -96,7 +89,7 @@ export const noUsage = (): LlmUsage => ({ input: 0, cacheWrite5m: 0, cacheWrite1
  */
 export const tokenCount = (value: unknown): number => {
   if (value === undefined || value === null) return 0;
-  return typeof value === "number" && Number.isInteger(value) && value >= 0 && value < LEDGER_MAX_COUNT
+  return typeof value === "number" && Number.isInteger(value) && value >= 0 && value < MAX_TOKEN_COUNT
     ? value
     : Number.NaN;
 };

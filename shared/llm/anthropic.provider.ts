@@ -4,15 +4,9 @@
  * `{"type": "error", "error": {"type", "message"}}`, and usage with the cache-write split by TTL.
  */
 import * as z from "zod";
-import { asRecord as record } from "../../eviction/inventory";
-import {
-  bearerOf,
-  noUsage,
-  tokenCount,
-  type ConversationFormat,
-  type LlmProviderSpec,
-  type LlmUsage,
-} from "./llm-provider.types";
+import { ANTHROPIC_MESSAGES } from "./anthropic.messages";
+import { asRecord as record } from "./image-blocks";
+import { bearerOf, defineLlmProvider, noUsage, tokenCount, type LlmUsage } from "./llm-provider.types";
 
 /**
  * The usage object of a Messages answer, of `message_start`'s message and of `message_delta`. Any
@@ -57,13 +51,6 @@ function mergeUsage(raw: unknown, sofar: LlmUsage | null): LlmUsage | null {
   return out;
 }
 
-/** Messages: `body.messages`, the eviction module's Anthropic format as it is. */
-const MESSAGES: ConversationFormat = {
-  eviction: "anthropic",
-  messagesOf: (body) => (Array.isArray(body.messages) ? body.messages : null),
-  withMessages: (body, messages) => ({ ...body, messages }),
-};
-
 /** Anthropic's error `type` for a status (its errors page). */
 function errorType(status: number): string {
   if (status === 401) return "authentication_error";
@@ -77,7 +64,7 @@ function errorType(status: number): string {
   return "invalid_request_error";
 }
 
-export const ANTHROPIC: LlmProviderSpec = {
+export const ANTHROPIC = defineLlmProvider({
   name: "anthropic",
   defaultBaseUrl: "https://api.anthropic.com",
   secretName: "ANTHROPIC_API_KEY",
@@ -86,8 +73,8 @@ export const ANTHROPIC: LlmProviderSpec = {
   withCredential: (headers, key) => headers.set("x-api-key", key),
   errorBody: (status, message) => ({ type: "error", error: { type: errorType(status), message } }),
   paths: {
-    "/v1/messages": { format: MESSAGES, counted: true },
-    "/v1/messages/count_tokens": { format: MESSAGES, counted: false },
+    "/v1/messages": { format: ANTHROPIC_MESSAGES, counted: true },
+    "/v1/messages/count_tokens": { format: ANTHROPIC_MESSAGES, counted: false },
   },
   usage: {
     fromAnswer: (answer) => {
@@ -102,4 +89,4 @@ export const ANTHROPIC: LlmProviderSpec = {
       return sofar;
     },
   },
-};
+});

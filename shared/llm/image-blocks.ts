@@ -1,10 +1,23 @@
 /**
- * What the format adapters tell the policy about a conversation: where every image sits, which are
+ * What the wire formats (format.ts) tell the eviction about a conversation: where every image sits, which are
  * retirable tool images (grouped by the tool result that carries them) and which are user uploads,
  * and the text a retired image becomes. Format-neutral, so the service, the replay and the tests
  * handle Anthropic and OpenAI conversations the same way.
  */
-import type { ImageLoad, ImageStep } from "./policy";
+/** Blocks and bytes of some images: one carrier, the uploads, or any sum of them. */
+export interface ImageLoad {
+  /** Image blocks (one tool result may carry several). */
+  readonly blocks: number;
+  /** Base64 / data-URL characters; a URL-referenced image counts 0. */
+  readonly bytes: number;
+}
+
+/**
+ * The role a format's view gives a message that holds a computer-use screenshot (OpenAI Responses
+ * `computer_call_output`): its image is fitted like a tool image, and never retired, since the
+ * item takes nothing but a screenshot (the eviction counts it as an upload).
+ */
+export const COMPUTER_SCREENSHOT_ROLE = "computer_screenshot";
 
 /**
  * The text a retired image becomes. Fixed bytes, nothing time- or request-dependent, so every
@@ -41,21 +54,6 @@ export interface ImageInventory {
   readonly uploads: readonly ImageRef[];
 }
 
-/** A format adapter: finds the images of a conversation and writes the outbound copy. */
-export interface EvictionAdapter {
-  readonly format: "anthropic" | "openai";
-  /** Classify every image block; never modifies `messages`. */
-  inventory(messages: readonly unknown[]): ImageInventory;
-  /**
-   * A copy of `messages` in which every image of `retired` is replaced by one text block of
-   * `textOf(image)` (`RETIRED_IMAGE_TEXT` by default). Untouched messages are shared, touched ones copied; the input is never
-   * modified.
-   */
-  retire(messages: readonly unknown[], retired: readonly Carrier[], textOf?: RetiredText): unknown[];
-  /** The inline data (base64 or data: URL) of one image of `messages`, or null for a reference. */
-  imageData(messages: readonly unknown[], image: ImageRef): string | null;
-}
-
 /** The text a retired image becomes: `RETIRED_IMAGE_TEXT`, or its description when one is known. */
 export type RetiredText = (image: ImageRef) => string;
 
@@ -82,34 +80,15 @@ export const fixedRetiredText: RetiredText = () => RETIRED_IMAGE_TEXT;
 export const describedImageText = (description: string) =>
   `[screenshot removed to save context; it showed: ${description}]`;
 
-/** Blocks and bytes of some image references. */
-export function loadOf(images: readonly ImageRef[]): ImageLoad {
-  let bytes = 0;
-  for (const image of images) bytes += image.bytes;
-  return { blocks: images.length, bytes };
-}
-
-/**
- * The inventory as the policy's per-message steps (oldest message first), so the front can be
- * held where earlier requests of the same conversation put it.
- */
-export function imageSteps(inventory: ImageInventory): ImageStep[] {
-  const byMessage = new Map<number, { carriers: ImageLoad[]; uploads: ImageRef[] }>();
-  const stepOf = (message: number) => {
-    let step = byMessage.get(message);
-    if (!step) byMessage.set(message, (step = { carriers: [], uploads: [] }));
-    return step;
-  };
-  for (const carrier of inventory.carriers) stepOf(carrier.message).carriers.push(carrier);
-  for (const upload of inventory.uploads) stepOf(upload.message).uploads.push(upload);
-  return [...byMessage.entries()]
-    .sort(([a], [b]) => a - b)
-    .map(([, step]) => ({ carriers: step.carriers, uploads: loadOf(step.uploads) }));
-}
-
 /** A plain-object view of an unknown JSON value, or null. */
 export function asRecord(value: unknown): Record<string, unknown> | null {
   return typeof value === "object" && value !== null && !Array.isArray(value)
     ? (value as Record<string, unknown>)
     : null;
+}
+
+/** A message's content blocks, or null when its content is not an array (a plain string, none). */
+export function contentOf(message: unknown): unknown[] | null {
+  const content = asRecord(message)?.content;
+  return Array.isArray(content) ? content : null;
 }

@@ -99,6 +99,12 @@ export interface CostSettings {
    */
   readonly tier?: { readonly abovePromptTokens: number; readonly factor: number };
   /**
+   * The model's context window, a ceiling like the image limits: a request whose estimated prompt
+   * (less what the front retires) would pass it retires down to the floor. Given when text tool
+   * results are carriers too (docs/eviction.md, "Old tool results"); undefined: no such ceiling.
+   */
+  readonly maxPromptTokens?: number;
+  /**
    * Requests the caller expects the session to make after this one (e.g. the agent's remaining
    * iteration budget, when its sessions run to it); undefined when unknown, and the price rule
    * guesses instead.
@@ -184,6 +190,7 @@ function worthRetiring(
   afterBase: boolean,
   totalTurns: number | undefined,
   aboveHermes: number,
+  imageless: boolean,
 ): boolean {
   const saved = retiredTokens(s, tokens, front, to);
   if (saved <= 0 || s.readMultiplier <= 0) return false;
@@ -195,6 +202,9 @@ function worthRetiring(
   const horizon = overBase || !afterBase ? HORIZON : HORIZON_AFTER_CEILING;
   const gain = s.readMultiplier * saved * step.turns * horizon;
   if (gain < premium) return false;
+  // Text tool results only: hermes never retires text, so the share guard would measure the move
+  // against sending everything forever; the horizon and the economic batch judge it alone.
+  if (imageless) return true;
   const paid = s.readMultiplier * step.turns * (step.end / 2) + s.writeMultiplier * step.end;
   return aboveHermes + premium <= PREMATURE_SHARE * paid;
 }
@@ -318,11 +328,14 @@ export function costFront(steps: readonly CostStep[], s: CostSettings): CostDeci
   let hermesFront = 0;
   let aboveHermes = 0;
   let turnsBefore = 0;
+  let endNow = 0; // the current step's prompt tokens, for the context-window ceiling
+  const contextLine = s.maxPromptTokens === undefined ? Number.POSITIVE_INFINITY : s.maxPromptTokens * TIER_MARGIN;
   // Whether keeping the carriers from `from` on is within the true ceilings (no closures in the
   // loop: it runs on every outbound request, for every message).
   const fitsFrom = (from: number, total: number) =>
     reservedBlocks + blocks[total]! - blocks[from]! <= maxBlocks &&
-    reservedBytes + bytes[total]! - bytes[from]! <= maxBytes;
+    reservedBytes + bytes[total]! - bytes[from]! <= maxBytes &&
+    endNow - retiredTokens(s, tokens, 0, from) <= contextLine;
   /** Retire down to the floor, further only if the true ceilings still need it, never past `maxRetire`. */
   const toFloor = (total: number, floor: number, maxRetire: number) => {
     let to = Math.max(front, total - floor);
@@ -345,6 +358,7 @@ export function costFront(steps: readonly CostStep[], s: CostSettings): CostDeci
     }
     reservedBlocks += step.uploads.blocks;
     reservedBytes += step.uploads.bytes;
+    endNow = step.end;
     const total = starts.length;
     front = Math.min(total, Math.max(front, remembered));
     if (total === 0) continue;
@@ -375,6 +389,7 @@ export function costFront(steps: readonly CostStep[], s: CostSettings): CostDeci
         blocks[total]! + reservedBlocks > s.baseCeiling,
         last ? totalTurns : undefined,
         aboveHermes - hermesPremium,
+        blocks[total - floor]! === blocks[front]!,
       )
     ) {
       front = toFloor(total, floor, maxRetire);

@@ -4,6 +4,7 @@
  * decision over them: the newest 3 never touched, a retired result stays retired on the next
  * request, the context window a ceiling, nothing retired without the option.
  */
+import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { evictRemembering, outboundEviction, type SessionMemory } from "../../shared/eviction/evict.service";
 import {
@@ -251,5 +252,60 @@ describe("the cost strategy over text tool results", () => {
     expect(b.found.map((r) => r.chars)).toEqual(a.found.map((r) => r.chars));
     expect(b.toolResults.retired.length).toBe(a.toolResults.retired.length);
     expect(MESSAGES.messagesOf({ messages: [] })).toEqual([]);
+  });
+});
+
+describe("properties", () => {
+  it("over random sizes and lengths: the newest 3 never retired, nothing un-retired, every retired result over the size", () => {
+    fc.assert(
+      fc.property(
+        fc.array(fc.integer({ min: 500, max: 30_000 }), { minLength: 4, maxLength: 45 }),
+        fc.integer({ min: 1_024, max: 16_000 }),
+        (sizes, minChars) => {
+          let memory: SessionMemory | null = null;
+          let previous = new Set<string>();
+          const base = anthropicTextSession(sizes.length);
+          for (let turn = 1; turn <= sizes.length; turn++) {
+            // The fixture's session with the page of each turn cut to its drawn size.
+            const messages = base
+              .slice(0, 1 + 2 * turn)
+              .map((m: any) =>
+                m.role === "user" && Array.isArray(m.content)
+                  ? {
+                      ...m,
+                      content: [
+                        {
+                          ...m.content[0],
+                          content: m.content[0].content
+                            .padEnd(30_000, "x")
+                            .slice(0, sizes[Number(m.content[0].tool_use_id.slice(6))]),
+                        },
+                      ],
+                    }
+                  : m,
+              );
+            const found = textToolResults("anthropic", messages);
+            const { evict, planning } = outboundEviction({
+              format: "anthropic",
+              messages,
+              model: "claude-sonnet-4-6",
+              sessionKey: "s",
+            });
+            const out = evictRemembering(evict, memory, turn * 30_000, {
+              ...planning,
+              toolResults: toolResultCandidates(found, minChars),
+            });
+            memory = out.remember;
+            const retired = new Set(out.toolResults.retired.map((r) => `${r.message}/${r.block}`));
+            for (const r of found.slice(-KEEP_NEWEST_TOOL_RESULTS))
+              expect(retired.has(`${r.message}/${r.block}`)).toBe(false);
+            for (const key of previous) expect(retired.has(key)).toBe(true);
+            for (const r of out.toolResults.retired) expect(r.chars).toBeGreaterThan(minChars);
+            previous = retired;
+          }
+        },
+      ),
+      { numRuns: 40, seed: 46 },
+    );
   });
 });

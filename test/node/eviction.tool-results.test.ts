@@ -16,7 +16,7 @@ import {
 } from "../../shared/eviction/tool-results";
 import { ANTHROPIC } from "../../shared/proxy/providers/anthropic.provider";
 import { OPENAI } from "../../shared/proxy/providers/openai.provider";
-import { anthropicTextSession, chatTextSession, responsesTextSession } from "../fixtures/text-sessions";
+import { anthropicTextSession, chatTextSession, responsesTextSession } from "../../cli/replay/text-sessions";
 
 const RESPONSES = OPENAI.paths["/v1/responses"]!.format;
 const CHAT = OPENAI.paths["/v1/chat/completions"]!.format;
@@ -267,23 +267,21 @@ describe("properties", () => {
           const base = anthropicTextSession(sizes.length);
           for (let turn = 1; turn <= sizes.length; turn++) {
             // The fixture's session with the page of each turn cut to its drawn size.
-            const messages = base
-              .slice(0, 1 + 2 * turn)
-              .map((m: any) =>
-                m.role === "user" && Array.isArray(m.content)
-                  ? {
-                      ...m,
-                      content: [
-                        {
-                          ...m.content[0],
-                          content: m.content[0].content
-                            .padEnd(30_000, "x")
-                            .slice(0, sizes[Number(m.content[0].tool_use_id.slice(6))]),
-                        },
-                      ],
-                    }
-                  : m,
-              );
+            const messages = base.slice(0, 1 + 2 * turn).map((m: any) =>
+              m.role === "user" && Array.isArray(m.content)
+                ? {
+                    ...m,
+                    content: [
+                      {
+                        ...m.content[0],
+                        content: m.content[0].content
+                          .padEnd(30_000, "x")
+                          .slice(0, sizes[Number(m.content[0].tool_use_id.slice(6))]),
+                      },
+                    ],
+                  }
+                : m,
+            );
             const found = textToolResults("anthropic", messages);
             const { evict, planning } = outboundEviction({
               format: "anthropic",

@@ -7,19 +7,7 @@
 import { expect } from "vitest";
 import { EMULATOR } from "./helpers";
 
-/** The messages as Hermes marks them: a breakpoint on the last block of each of the last 3. */
-export function systemAnd3(messages: any[]): any[] {
-  return messages.map((m, i) =>
-    i < messages.length - 3 || typeof m.content === "string"
-      ? m
-      : {
-          ...m,
-          content: m.content.map((b: any, j: number) =>
-            j === m.content.length - 1 ? { ...b, cache_control: { type: "ephemeral" } } : b,
-          ),
-        },
-  );
-}
+export { systemAnd3 } from "../../cli/replay/text-sessions";
 
 /**
  * One Messages request sent straight to the LLM emulator, as an agent without the service would,

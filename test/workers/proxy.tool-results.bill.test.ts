@@ -11,7 +11,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { textTokens } from "../../shared/eviction/estimate";
-import { anthropicTextSession, SYSTEM_PROMPT } from "../fixtures/text-sessions";
+import { anthropicTextSession, SYSTEM_PROMPT } from "../../cli/replay/text-sessions";
 import { sendDirect, systemAnd3 } from "./agent.support";
 import { call, EMULATOR, sha256, uniqueToken } from "./helpers";
 

@@ -9,7 +9,12 @@ import Anthropic from "@anthropic-ai/sdk";
 import OpenAI from "openai";
 import { describe, expect, it } from "vitest";
 import { retiredToolResultText } from "../../shared/eviction/tool-results";
-import { anthropicTextSession, chatTextSession, responsesTextSession, SYSTEM_PROMPT } from "../fixtures/text-sessions";
+import {
+  anthropicTextSession,
+  chatTextSession,
+  responsesTextSession,
+  SYSTEM_PROMPT,
+} from "../../cli/replay/text-sessions";
 import { call, llmCalls, sha256, uniqueToken, withLedger } from "./helpers";
 
 /** The SDKs' fetch, answered by the Workers entry itself (the real app in workerd, the emulator behind it). */

@@ -41,6 +41,7 @@ import {
 } from "./compare";
 import { parseSessionLine, validate, type RequestBody, type SessionLine } from "./jsonl";
 import { bestSchedules, type Schedule } from "./schedules";
+import { replayTextSession } from "./text";
 import {
   DEFAULT_SESSION,
   generateSession,
@@ -116,6 +117,10 @@ Output:
   --json                  one JSON object {keep3, batched, raised, cost, cost_known, none, session, model}
   --validate              with --session request bodies carrying "usage" (and "at"): modelled
                           vs logged cache writes, reads and uncached input per request
+  --text                  a page-text session (one web_extract result of 12,000-20,000 characters a
+                          turn; --turns, --model, --think-seconds) sent as written, under context
+                          editing at its defaults, the every-15 batch, and retired by cost
+                          (proxy.retire_tool_results), through the one prompt-cache model
   --suite                 the target sessions (light, heavy, with and without pauses) side by side,
                           then the sessions on models with a price tier (Haiku 5.5, Sonnet 4.5 1M),
                           each billed at its own model's tier
@@ -167,6 +172,7 @@ const { values } = parseArgs({
     "requests-left": { type: "string" },
     validate: { type: "boolean", default: false },
     suite: { type: "boolean", default: false },
+    text: { type: "boolean", default: false },
     schedules: { type: "boolean", default: false },
     random: { type: "string" },
     seed: { type: "string" },
@@ -324,6 +330,24 @@ if (values.session) {
   process.exit(0);
 } else if (values.suite) {
   process.stdout.write(renderSuite());
+  process.exit(0);
+} else if (values.text) {
+  // A page-text session: 60 turns unless --turns, Claude Sonnet 4.6 unless --model.
+  const turns = number("turns", 60);
+  const model = values.model ?? "claude-sonnet-4-6";
+  const report = replayTextSession(turns, model, number("think-seconds", 30) * 1000);
+  if (values.json) process.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
+  else {
+    const rows = [
+      `| the same ${turns} requests (${model}) | cost | vs as sent | cache writes | cache reads |`,
+      "|---|---:|---:|---:|---:|",
+      ...Object.entries(report).map(
+        ([way, r]) =>
+          `| ${way} | $${r.usd.toFixed(2)} | ${((r.usd / report.sent.usd - 1) * 100).toFixed(0)} % | ${r.cacheWrites.toLocaleString("en-US")} | ${r.cacheReads.toLocaleString("en-US")} |`,
+      ),
+    ];
+    process.stdout.write(`${rows.join("\n")}\n`);
+  }
   process.exit(0);
 } else {
   const turns: ReplayTurn[] = generateSession({

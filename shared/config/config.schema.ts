@@ -284,6 +284,12 @@ export const Config = z.object({
     strategy: choice(["cost", "hermes", "off"] as const, "cost").describe(
       "Tool-image retirement on proxied requests: cost, hermes (20/8/3), or off (images fitted only)",
     ),
+    retire_tool_results: flag(false).describe(
+      "true: old text tool results over tool_result_min_chars are retired like tool images (strategy cost); a request's X-Edge-Retire-Tool-Results: on|off overrides, off winning",
+    ),
+    tool_result_min_chars: clampedInt(8_192, 1_024, 1_000_000).describe(
+      "A text tool result over this many characters may be retired (retire_tool_results), 1024..1000000",
+    ),
     forward_headers: forwardHeaderList.describe(
       "Request headers forwarded upstream besides the provider API's own (an AI gateway's cf-aig-*, say); a trailing * takes a family",
     ),

@@ -93,6 +93,12 @@ export interface CostSettings {
    */
   readonly tier?: { readonly abovePromptTokens: number; readonly factor: number };
   /**
+   * The model's context window, a ceiling like the image limits: a request whose estimated prompt
+   * (less what the front retires) would pass it retires down to the floor. Given when text tool
+   * results are carriers too (docs/eviction.md, "Old tool results"); undefined: no such ceiling.
+   */
+  readonly maxPromptTokens?: number;
+  /**
    * Requests the caller expects the session to make after this one (e.g. the agent's remaining
    * iteration budget, when its sessions run to it); undefined when unknown, and the price rule
    * guesses instead.
@@ -178,6 +184,7 @@ function worthRetiring(
   afterBase: boolean,
   totalTurns: number | undefined,
   aboveHermes: number,
+  imageless: boolean,
 ): boolean {
   const saved = retiredTokens(s, tokens, front, to);
   if (saved <= 0 || s.readMultiplier <= 0) return false;
@@ -189,6 +196,9 @@ function worthRetiring(
   const horizon = overBase || !afterBase ? HORIZON : HORIZON_AFTER_CEILING;
   const gain = s.readMultiplier * saved * step.turns * horizon;
   if (gain < premium) return false;
+  // Text tool results only: hermes never retires text, so the share guard would measure the move
+  // against sending everything forever; the horizon and the economic batch judge it alone.
+  if (imageless) return true;
   const paid = s.readMultiplier * step.turns * (step.end / 2) + s.writeMultiplier * step.end;
   return aboveHermes + premium <= PREMATURE_SHARE * paid;
 }
@@ -312,11 +322,14 @@ export function costFront(steps: readonly CostStep[], s: CostSettings): CostDeci
   let hermesFront = 0;
   let aboveHermes = 0;
   let turnsBefore = 0;
+  let endNow = 0; // the current step's prompt tokens, for the context-window ceiling
+  const contextLine = s.maxPromptTokens === undefined ? Number.POSITIVE_INFINITY : s.maxPromptTokens * TIER_MARGIN;
   // Whether keeping the carriers from `from` on is within the true ceilings (no closures in the
   // loop: it runs on every outbound request, for every message).
   const fitsFrom = (from: number, total: number) =>
     reservedBlocks + blocks[total]! - blocks[from]! <= maxBlocks &&
-    reservedBytes + bytes[total]! - bytes[from]! <= maxBytes;
+    reservedBytes + bytes[total]! - bytes[from]! <= maxBytes &&
+    endNow - retiredTokens(s, tokens, 0, from) <= contextLine;
   /** Retire down to the floor, further only if the true ceilings still need it, never past `maxRetire`. */
   const toFloor = (total: number, floor: number, maxRetire: number) => {
     let to = Math.max(front, total - floor);
@@ -339,6 +352,7 @@ export function costFront(steps: readonly CostStep[], s: CostSettings): CostDeci
     }
     reservedBlocks += step.uploads.blocks;
     reservedBytes += step.uploads.bytes;
+    endNow = step.end;
     const total = starts.length;
     front = Math.min(total, Math.max(front, remembered));
     if (total === 0) continue;
@@ -369,6 +383,7 @@ export function costFront(steps: readonly CostStep[], s: CostSettings): CostDeci
         blocks[total]! + reservedBlocks > s.baseCeiling,
         last ? totalTurns : undefined,
         aboveHermes - hermesPremium,
+        blocks[total - floor]! === blocks[front]!,
       )
     ) {
       front = toFloor(total, floor, maxRetire);

@@ -31,6 +31,7 @@ import { imageSteps, loadOf, resolveLimits, retirementFront, type EvictionLimits
 import { textTokens } from "../llm/estimate";
 import { conversationSteps } from "./steps";
 import { learnedImageCosts } from "./image-cost";
+import { retiredToolResults, retireToolResults, type TextToolResult, withToolResultCarriers } from "./tool-results";
 import { modelRules, type ModelRules, type PriceOverrides, pricesAtTier, tierOf } from "../llm/models.table";
 import type { AppPorts } from "../ports";
 import { sha256Hex } from "../hash";
@@ -48,10 +49,16 @@ export interface EvictContext {
   readonly movesClientBreakpoint?: boolean;
   /** `pricing.models`: the operator's token prices, over the model table's (cost strategy). */
   readonly priceOverrides?: PriceOverrides;
+  /**
+   * Text tool results the cost strategy may retire with the images (the proxy's
+   * `retire_tool_results`: ./tool-results.ts), in the conversation's order; the model's context
+   * window is then a ceiling too. Absent: images only, as before.
+   */
+  readonly toolResults?: readonly TextToolResult[];
 }
 
-/** What the caller of a session's eviction decides beside the request: breakpoints and prices. */
-export type EvictPlanning = Pick<EvictContext, "movesClientBreakpoint" | "priceOverrides">;
+/** What the caller of a session's eviction decides beside the request: breakpoints, prices, text carriers. */
+export type EvictPlanning = Pick<EvictContext, "movesClientBreakpoint" | "priceOverrides" | "toolResults">;
 
 /** What the service remembers per session_id (cost strategy). */
 export interface SessionMemory {
@@ -214,10 +221,15 @@ function costEviction(
     cold: cold && request.session_id !== undefined,
     managed,
     ...tierOfRules(rules),
+    ...(context.toolResults === undefined ? {} : { maxPromptTokens: rules.contextTokens }),
   });
 
   const retired = carriers.slice(0, decision.retire);
-  let messages = decision.retire === 0 ? request.messages.slice() : adapter.retire(request.messages, retired, textOf);
+  const imageCarriers = retired.filter((carrier) => carrier.textChars === undefined);
+  let messages =
+    decision.retire === 0 ? request.messages.slice() : adapter.retire(request.messages, imageCarriers, textOf);
+  const texts = retiredToolResults(carriers, decision.retire, context.toolResults ?? []);
+  if (texts.length > 0) messages = retireToolResults(request.format, messages, texts);
   const extra: Partial<EvictStats> = {};
   if (marks) {
     const placed = placeFrontMarker(
@@ -527,17 +539,28 @@ export function evictRemembering(
   memory: SessionMemory | null,
   now: number,
   planning: EvictPlanning = {},
-): { response: EvictResponse; remember: SessionMemory; retiredNow: number } {
-  const inventory = formatOfLayout(request.format).inventory(request.messages);
+): {
+  response: EvictResponse;
+  remember: SessionMemory;
+  retiredNow: number;
+  /** Text tool results sent retired (planning.toolResults), and those the previous request still carried whole. */
+  toolResults: { retired: TextToolResult[]; retiredNow: number };
+} {
+  const images = formatOfLayout(request.format).inventory(request.messages);
+  const inventory = planning.toolResults ? withToolResultCarriers(images, planning.toolResults) : images;
   const { response, previous } = evictWithInventory(request, { ...planning, now, memory }, inventory);
   const newest = response.retired > 0 ? inventory.carriers[response.retired - 1] : undefined;
   // Image blocks this request retired that the previous request of the conversation still carried.
   let retiredNow = 0;
   for (const carrier of inventory.carriers.slice(previous, response.retired)) retiredNow += carrier.blocks;
+  const candidates = planning.toolResults ?? [];
+  const retired = retiredToolResults(inventory.carriers, response.retired, candidates);
+  const before = new Set(retiredToolResults(inventory.carriers, previous, candidates));
   return {
     response,
     remember: { at: now, front: response.retired, carrier: newest ? carrierKey(newest) : "" },
     retiredNow,
+    toolResults: { retired, retiredNow: retired.filter((result) => !before.has(result)).length },
   };
 }
 

@@ -4,7 +4,7 @@
  * carriers, their estimated tokens and where they start. The route, the provider proxy and the
  * replay all call it, so "the replay measures what the route does" holds by construction.
  */
-import { imageSize, imageTokens, textTokens } from "../llm/estimate";
+import { CHARS_PER_TOKEN, imageSize, imageTokens, textTokens } from "../llm/estimate";
 import type { CostCarrier, CostStep } from "./cost";
 import type { WireFormat } from "../llm/format";
 import type { ImageInventory, ImageRef } from "../llm/image-blocks";
@@ -67,16 +67,21 @@ export function conversationSteps(
     if (message?.role === "assistant") turns += 1;
     const start = tokens;
     let stepCarriers = NO_CARRIERS;
+    let textCarried = 0; // a text tool result's tokens, weighed as its carrier's, not again with the message's text
     while (next < carriers.length && carriers[next]!.message === index) {
       if (stepCarriers === NO_CARRIERS) stepCarriers = [];
       const carrier = carriers[next]!;
       let carrierTokens = 0;
       for (const image of carrier.images) carrierTokens += weigh(image);
+      if (carrier.textChars !== undefined) {
+        carrierTokens += Math.ceil(carrier.textChars / CHARS_PER_TOKEN);
+        textCarried += Math.ceil(carrier.textChars / CHARS_PER_TOKEN);
+      }
       stepCarriers.push({ blocks: carrier.blocks, bytes: carrier.bytes, tokens: carrierTokens, start });
       tokens += carrierTokens;
       next += 1;
     }
-    tokens += textTokens(message);
+    tokens += Math.max(0, textTokens(message) - textCarried);
     const uploaded = uploadsByMessage.get(index);
     tokens += uploaded?.tokens ?? 0;
     steps.push({ carriers: stepCarriers, uploads: uploaded ?? NO_UPLOADS, end: tokens, turns: Math.max(1, turns) });

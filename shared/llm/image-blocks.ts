@@ -44,6 +44,8 @@ export interface Carrier extends ImageLoad {
   /** Index in the message's `content` array (Anthropic tool_result); -1 for a whole OpenAI tool message. */
   readonly block: number;
   readonly images: readonly ImageRef[];
+  /** Set on a text tool result taken as a carrier (no images): its characters (./tool-results.ts). */
+  readonly textChars?: number;
 }
 
 /** Every image of a conversation, classified. */

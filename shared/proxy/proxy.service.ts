@@ -42,6 +42,7 @@ import {
   SESSION_HEADER,
 } from "./request-policy";
 import { transformConversation, type TransformOutcome } from "./transform";
+import { retiresToolResults } from "./tool-results.option";
 
 /** The headers a CORS preflight is forwarded with: the ones that say what the page asks. */
 const PREFLIGHT_HEADERS = new Set(["origin", "access-control-request-method", "access-control-request-headers"]);
@@ -129,6 +130,7 @@ export async function proxyRequest(request: Request, spec: LlmProviderSpec, run:
       );
     path = providerPath(spec, path);
     proxied = conversationOf(spec, request.method, path);
+    const retireToolResults = proxied ? retiresToolResults(request.headers, config.proxy.retire_tool_results) : false;
     const foreign = anonymousOriginRefusal(request, config.security.allowed_origins, takesAnonymousCalls(run.loaded));
     if (foreign) throw foreign;
     const credential = preflight ? PREFLIGHT : await upstreamCredential(spec, request.headers, run.loaded);
@@ -148,7 +150,15 @@ export async function proxyRequest(request: Request, spec: LlmProviderSpec, run:
     if (proxied && body instanceof Uint8Array && isJsonContentType(request.headers.get("content-type"))) {
       const read = { bytes: body as Uint8Array | null };
       body = undefined; // held by `read` alone, which drops it once decoded
-      outbound = await transformedBody(read, request, spec, proxied, credential.callerHash, run, ledger);
+      outbound = await transformedBody(
+        read,
+        request,
+        spec,
+        { proxied, retireToolResults },
+        credential.callerHash,
+        run,
+        ledger,
+      );
     } else outbound = { body, done: NOTHING_DONE, unasked: null };
     return await answer(run, spec, { method: request.method, headers, target, proxied }, outbound, credential, ledger);
   } catch (error) {
@@ -197,7 +207,7 @@ async function transformedBody(
   read: { bytes: Uint8Array | null },
   request: Request,
   spec: LlmProviderSpec,
-  proxied: ProxiedPath,
+  { proxied, retireToolResults }: { proxied: ProxiedPath; retireToolResults: boolean },
   callerHash: string,
   run: ProxyRun,
   ledger: RequestLedger,
@@ -235,6 +245,8 @@ async function transformedBody(
       // A request the ledger does not count (count_tokens) never reaches the provider's cache.
       remembers: proxied.counted,
       requestBytes: received,
+      retireToolResults,
+      toolResultMinChars: config.proxy.tool_result_min_chars,
     },
     run.ports,
   );
@@ -307,6 +319,8 @@ async function answer(
         images_fitted: done.transform?.firstFits ?? 0,
         image_blocks_fitted: done.transform?.fitted ?? 0,
         images_retired: done.transform?.retiredNow ?? 0,
+        tool_results_retired: done.transform?.toolResults.retiredNow ?? 0,
+        tool_result_chars_saved: done.transform?.toolResults.charsSaved ?? 0,
         fit_skipped: done.transform?.fitSkipped ?? 0,
         bytes_saved: done.bytesSaved,
       },
@@ -420,6 +434,7 @@ function edgeHeaders(done: Done, prices: ModelPrices): Record<string, string> {
   const saved = transform?.changed && transform.estimate ? estimatedSavingUsd(transform.estimate, prices) : 0;
   const headers: Record<string, string> = {
     "x-edge-retired": String(transform?.retired ?? 0),
+    "x-edge-retired-tool-results": String(transform?.toolResults.retired ?? 0),
     "x-edge-fitted": String(transform?.fitted ?? 0),
     "x-edge-bytes-saved": String(done.bytesSaved),
     "x-edge-saved-usd": (Object.is(Math.round(saved * 1e6), -0) ? 0 : saved).toFixed(6),

@@ -16,6 +16,7 @@ import type { WireFormat } from "../llm/format";
 import { asRecord, COMPUTER_SCREENSHOT_ROLE, type ImageRef } from "../llm/image-blocks";
 import type { LlmProviderSpec } from "../llm/llm-provider.types";
 import { modelRules, type ModelRules, type PriceOverrides } from "../llm/models.table";
+import { retiredToolResultText, textToolResults, toolResultCandidates } from "../eviction/tool-results";
 import type { AppPorts } from "../ports";
 import { base64Start } from "../media/data-url";
 import { type FitOutcome, fitAndKeep, knownFits } from "./fit-memo";
@@ -40,6 +41,10 @@ export interface TransformSettings {
   readonly remembers?: boolean;
   /** The request body's bytes as received: over the model's request total, uploads are fitted too. */
   readonly requestBytes?: number;
+  /** proxy.retire_tool_results, or the request's X-Edge-Retire-Tool-Results: text tool results are carriers too (cost). */
+  readonly retireToolResults?: boolean;
+  /** proxy.tool_result_min_chars: a text tool result over it is a candidate. */
+  readonly toolResultMinChars?: number;
 }
 
 /** What the transform did to one request. */
@@ -57,6 +62,8 @@ export interface TransformOutcome {
   readonly retired: number;
   /** Of those, the blocks the previous request of the session still carried as images. */
   readonly retiredNow: number;
+  /** Text tool results sent retired (retire_tool_results), their characters not sent, and those newly retired. */
+  readonly toolResults: { readonly retired: number; readonly charsSaved: number; readonly retiredNow: number };
   /** The session as sent and as the agent sent it, through the shadow; null when it did not run (no image). */
   readonly estimate: ShadowEstimate | null;
   /** The eviction module's rule for this request (cost) or null when it did not run. */
@@ -95,6 +102,7 @@ export async function transformConversation(
     fitSkipped: 0,
     retired: 0,
     retiredNow: 0,
+    toolResults: NO_TOOL_RESULTS,
     estimate: null,
     rule: null,
     writes: Promise.resolve(),
@@ -116,10 +124,17 @@ export async function transformConversation(
   // session's record (eviction memory and shadow) is neither read nor written (two cache-store
   // round trips saved on every text-only request). With one, it is read once and written once.
   const hasToolImages = fit.toolImages > 0;
-  const record = fit.images > 0 ? await readRecord() : null;
+  // Text tool results are carriers too only when asked, and only under cost (docs/proxy.md); off,
+  // a text-only request goes as it came.
+  const texts =
+    settings.retireToolResults === true && settings.strategy === "cost"
+      ? toolResultCandidates(textToolResults(format.layout, original, body), settings.toolResultMinChars ?? 8_192)
+      : [];
+  const record = fit.images > 0 || texts.length > 0 ? await readRecord() : null;
   let remember: SessionMemory | null = record?.memory ?? null;
   let retiredNow = 0;
-  if (settings.strategy !== "off" && hasToolImages) {
+  let toolResults = NO_TOOL_RESULTS;
+  if (settings.strategy !== "off" && (hasToolImages || texts.length > 0)) {
     // cost: the eviction module's entry for the proxy (the route's own decision code), which may
     // move the caller's oldest message breakpoint to the front; hermes: the route's batched 20/8/3.
     const { evict, planning } = outboundEviction({
@@ -131,9 +146,10 @@ export async function transformConversation(
       movesClientBreakpoint: true,
       ...(settings.priceOverrides === undefined ? {} : { priceOverrides: settings.priceOverrides }),
     });
+    const withTexts = texts.length > 0 ? { ...planning, toolResults: texts } : planning;
     const out =
       settings.strategy === "cost"
-        ? evictRemembering(evict, record?.memory ?? null, ports.clock(), planning)
+        ? evictRemembering(evict, record?.memory ?? null, ports.clock(), withTexts)
         : evictRemembering(
             { format: format.layout, messages: messages as Record<string, unknown>[], strategy: "hermes" },
             null,
@@ -142,12 +158,27 @@ export async function transformConversation(
     if (settings.strategy === "cost") remember = out.remember;
     retired = out.response.stats.retired_blocks;
     retiredNow = out.retiredNow;
+    if (out.toolResults.retired.length > 0)
+      toolResults = {
+        retired: out.toolResults.retired.length,
+        charsSaved: out.toolResults.retired.reduce(
+          (sum, result) => sum + Math.max(0, result.chars - retiredToolResultText(result.tool, result.chars).length),
+          0,
+        ),
+        retiredNow: out.toolResults.retiredNow,
+      };
     rule = out.response.stats.reason ?? null;
     breakpointsMoved = out.response.stats.cache_marker !== undefined;
     if (breakpointsMoved || out.response.retired > 0) messages = out.response.messages;
   }
 
-  const changed = !(fit.fitted === 0 && fit.relabeled === 0 && retired === 0 && !breakpointsMoved);
+  const changed = !(
+    fit.fitted === 0 &&
+    fit.relabeled === 0 &&
+    retired === 0 &&
+    toolResults.retired === 0 &&
+    !breakpointsMoved
+  );
   const sent = changed ? format.withMessages(body, messages) : body;
   let estimate: ShadowEstimate | null = null;
   if (record !== null) {
@@ -180,11 +211,14 @@ export async function transformConversation(
     fitSkipped: fit.skipped,
     retired,
     retiredNow,
+    toolResults,
     estimate,
     rule,
     writes: written,
   };
 }
+
+const NO_TOOL_RESULTS: TransformOutcome["toolResults"] = Object.freeze({ retired: 0, charsSaved: 0, retiredNow: 0 });
 
 // ---------------------------------------------------------------------------------------------
 // Fitting

@@ -20,6 +20,8 @@ export const TOOL_COUNTERS = {
     "images_fitted",
     "image_blocks_fitted",
     "images_retired",
+    "tool_results_retired",
+    "tool_result_chars_saved",
     "bytes_saved",
     "errors",
   ],

@@ -68,6 +68,9 @@ const COUNTER_TEXT: Record<string, string> = {
   image_blocks_fitted:
     "Image blocks the proxy sent in their fitted form (an image re-sent in a later request counts again)",
   bytes_saved: "Request bytes the proxy's fitting and eviction removed",
+  tool_results_retired:
+    "Text tool results a request retired that the previous request of its session still carried whole (retire_tool_results; each retirement once)",
+  tool_result_chars_saved: "Characters of retired text tool results not sent, summed per request",
 };
 
 const count = (name: string) => z.number().describe(COUNTER_TEXT[name] ?? name);

@@ -50,7 +50,6 @@ const UPWARD: ReadonlySet<string> = new Set([
   // proxy.forward_headers is checked against the headers never forwarded, every provider's key
   // headers among them (the list, with the proxy's own headers, could go down to shared/llm/).
   "shared/config/config.schema.ts -> shared/proxy/request-policy.ts",
-
 ]);
 
 const graph = importGraph(["shared"]);

@@ -1,16 +1,9 @@
 /** The proxy's exposure settings (docs/proxy.md, "What reaches the provider"): read, checked, and refused with the key named. */
 import { describe, expect, it } from "vitest";
-import { loadConfig } from "../../shared/config/config.load";
+import { configRefusal, proxySettings } from "../support/config.support";
 
-const proxy = (env: Record<string, unknown>) => loadConfig(env).config.proxy;
-const refusal = (env: Record<string, unknown>) => {
-  try {
-    loadConfig(env);
-  } catch (error) {
-    return String((error as Error).message);
-  }
-  return "";
-};
+const proxy = proxySettings;
+const refusal = configRefusal;
 
 describe("proxy.forward_headers and proxy.allowed_paths", () => {
   it("default to nothing more than the built-in lists", () => {

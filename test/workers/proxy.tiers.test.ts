@@ -8,7 +8,7 @@
 import { describe, expect, it } from "vitest";
 import { evictContext } from "../../shared/eviction/evict.service";
 import { encodePng, screenshotPixels } from "../fixtures/images";
-import { systemAnd3 } from "./agent.support";
+import { sendDirect, systemAnd3 } from "./agent.support";
 import { call, EMULATOR, uniqueToken } from "./helpers";
 
 const MODEL = "claude-haiku-5-5";
@@ -91,20 +91,13 @@ describe("the cost strategy on Haiku 5.5, through the proxy, billed by the emula
     };
     for (let turn = 1; turn <= TURNS; turn++) {
       const messages = history(turn, shots);
-      for (const [way, evict] of Object.entries(ways)) {
-        const direct = await fetch(`${EMULATOR}/llm/anthropic/v1/messages`, {
-          method: "POST",
-          headers: { "content-type": "application/json", "x-api-key": `key-${way}-${tag}` },
-          body: JSON.stringify({
-            model: MODEL,
-            max_tokens: 64,
-            system: system(`${way}-${tag}`),
-            messages: systemAnd3(evict(messages) as any[]),
-          }),
+      for (const [way, evict] of Object.entries(ways))
+        await sendDirect(way, tag, {
+          model: MODEL,
+          max_tokens: 64,
+          system: system(`${way}-${tag}`),
+          messages: systemAnd3(evict(messages) as any[]),
         });
-        expect(direct.status).toBe(200);
-        await direct.arrayBuffer();
-      }
       const proxied = await call("/anthropic/v1/messages", {
         raw: JSON.stringify({
           model: MODEL,

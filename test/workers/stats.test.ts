@@ -77,6 +77,8 @@ const KEYS = {
     "images_fitted",
     "image_blocks_fitted",
     "images_retired",
+    "tool_results_retired",
+    "tool_result_chars_saved",
     "bytes_saved",
     "errors",
     "cost_usd",

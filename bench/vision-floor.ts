@@ -5,7 +5,7 @@
  * `atFullExact`, a smaller output enlarged by the same kernel) and by SSIM of the luma there (8x8
  * windows, stride 4), which weighs structure (a glyph's strokes) rather than error energy.
  * Deterministic.
- * Run: BUDGETS=49152,65536 npx tsx bench/vision-floor.ts  (docs/benchmarks.md, "The enlargement in the yardstick")
+ * Run: BUDGETS=49152,65536 npx tsx bench/vision-floor.ts  (docs/vision-decisions.md, "The enlargement in the yardstick")
  */
 import sharp from "sharp";
 import { fitImage } from "../shared/imaging/fit";

@@ -53,7 +53,7 @@ export async function psnrAtFull(original: Buffer, output: Uint8Array): Promise<
  * is scaled back up by the same exact Lanczos-3 first. libvips' "lanczos3" enlargement is
  * Catmull-Rom sampled half an output pixel off centre (the libvips sharp bundles): on a 1390x782
  * output of a dark UI screenshot it measured 33.2 dB from the exact enlargement, ours 64.2 dB, and
- * it put the output 3.9 dB further from the reference (docs/benchmarks.md, "The enlargement in the
+ * it put the output 3.9 dB further from the reference (docs/vision-decisions.md, "The enlargement in the
  * yardstick").
  */
 export async function psnrAtFullExact(original: Buffer, output: Uint8Array): Promise<number> {

@@ -2,7 +2,7 @@
  * The fits that shrink below the long-edge cap (nothing fits at quality 30 at the cap: the 64 KiB
  * pairs of screenshots and the Display P3 photo): size, quality, bytes, decodes, time, and PSNR at
  * the output's size and at the full target size against sharp's Lanczos3 of the original, as
- * bench/vision.bench.ts measures them. Run it at two commits to compare (docs/benchmarks.md,
+ * bench/vision.bench.ts measures them. Run it at two commits to compare (docs/vision-decisions.md,
  * "Shrinking from the cap-size render").
  * Run: npx tsx bench/vision-shrink.ts
  */

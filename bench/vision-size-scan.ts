@@ -4,7 +4,7 @@
  * that size, then the usual search), beside sharp's run of the same algorithm; every output is
  * measured at the full target size against the exact Lanczos-3 (vision-psnr.ts `psnrAtFullExact`).
  * Run: INPUTS="5K screenshot" BUDGET=65536 EDGES=1400,1140,1062,950 npx tsx bench/vision-size-scan.ts
- * (docs/benchmarks.md, "The two 5K screenshots at 64 KiB").
+ * (docs/vision-decisions.md, "The two 5K screenshots at 64 KiB").
  */
 import type { FitResult } from "../shared/ports";
 import { fitImage } from "../shared/imaging/fit";

@@ -23,7 +23,7 @@ sed -i 's/defined(__x86_64__) && defined(__ILP32__)/(defined(__wasm32__) || (def
 # A DCT-scaled decode gives subsampled chroma the luma's inverse DCT and leaves the rest to the
 # fancy upsampler, instead of an inverse DCT twice the luma's size (10x10 for 4:2:0 at 5/8, 14x14 at
 # 7/8): 5-12 % of the decode, for under 0.01 dB at full size on the bench's photos, our output being
-# 4:2:0 again (docs/benchmarks.md, "Chroma at the luma's DCT scale"). A full-size decode is unchanged.
+# 4:2:0 again (docs/vision-decisions.md, "Chroma at the luma's DCT scale"). A full-size decode is unchanged.
 sed -i 's/    while (ssize < DCTSIZE \&\&/    while (ssize < 1 \&\&/' "$src/jdmaster.c"
 grep -q 'while (ssize < 1 ' "$src/jdmaster.c"
 # The decompressor's sources (CMakeLists.txt's JPEG_SOURCES, decoding side), arithmetic decoding,

@@ -4,7 +4,7 @@
  * 7/8 to 4/8 (jidctint.c's 7x7, 6x6 and 5x5, jidctred.c's 4x4). native/jpeg/build.sh links them in
  * place of the C ones, which are scalar in every libjpeg-turbo build but the 8x8 one, and that is
  * SIMD only in its native builds: the inverse DCT was the largest item of a scaled decode after the
- * Huffman decode (docs/benchmarks.md, "The inverse DCT in WASM SIMD").
+ * Huffman decode (docs/vision-decisions.md, "The inverse DCT in WASM SIMD").
  *
  * Four columns (pass 1) or four rows (pass 2) a vector, in 32-bit lanes, with the C code's
  * arithmetic term for term. On wasm32 its JLONG is 32 bits, so its sums wrap as the lanes' do;

@@ -32,7 +32,7 @@ const QUALITY_COMFORT = 50;
  * The comparison runs only below this quality: over 128 fits (the bench's 16 inputs at 24–256 KiB)
  * a full-size fit at 40–49 was compared 7 times and the smaller image never won (at best +0.19 dB,
  * under RESOLUTION_PREFERENCE_DB), while each comparison costs a second search and two decodes
- * (docs/benchmarks.md, "Fewer comparisons").
+ * (docs/vision-decisions.md, "Fewer comparisons").
  */
 const QUALITY_COMPARED_BELOW = 40;
 /**
@@ -46,7 +46,7 @@ const RESOLUTION_PREFERENCE_DB = 0.25;
  * fits, and kept unless the smaller image measures RESOLUTION_PREFERENCE_DB more faithful. A small
  * shrink of a UI screenshot resamples every glyph and edge: a 1280x800 dialog at 48 KiB at quality
  * 29 measures 32.7 dB against the exact Lanczos-3, shrunk until 30 fits 31.4 (enlarged back by the
- * same kernel; docs/benchmarks.md, "Under quality 30 at the cap size" and "The enlargement in the
+ * same kernel; docs/vision-decisions.md, "Under quality 30 at the cap size" and "The enlargement in the
  * yardstick"). Lower, the cap size stops winning: the 5K screenshot at 64 KiB fits there only at
  * about 11-14, 0.6 dB less faithful than shrinking.
  */
@@ -55,7 +55,7 @@ const QUALITY_FLOOR = 20;
  * Where the sampled size estimate of 4:2:0 at quality 100 is over this times the budget, its exact
  * size (a count pass, about 6 ms at 1568x882) is not measured before the search. The estimate is
  * 0.55–1.33x the exact size on the bench's screenshots and 1.00–1.02x on photos; a wider margin
- * measured the size of four photos at 1 MiB in vain (docs/benchmarks.md, "4:4:4 where 4:2:0 stops
+ * measured the size of four photos at 1 MiB in vain (docs/vision-decisions.md, "4:4:4 where 4:2:0 stops
  * at quality 100"). A screenshot the estimate overstates is not missed: its search reaches 100, and
  * 4:4:4 is tried then.
  */
@@ -67,7 +67,7 @@ const FULL_QUALITY_SLACK = 1.2;
  * The n/8 decode's ringing on text edges costs that screenshot 3.2 dB at 0.14 (256 KiB at
  * 1568x882), 1.1 at 0.11, 0.7 at 0.089, 0.4 at 0.071 and nothing at 0.053; photos gain under 0.08
  * dB from the full decode, for up to 45 % more CPU on a 12 MP photo and about 10 % on a 6 MP one
- * (docs/benchmarks.md, "The full-size decode from 0.06 bytes a pixel").
+ * (docs/vision-decisions.md, "The full-size decode from 0.06 bytes a pixel").
  */
 export const FULL_DETAIL_BYTES_PER_PIXEL = 0.06;
 /**
@@ -75,7 +75,7 @@ export const FULL_DETAIL_BYTES_PER_PIXEL = 0.06;
  * the DCT-scaled decode's margin keeps, so a JPEG is decoded at the smallest n/8 scale not under the
  * target (DecodeDetail "coarse"). On the bench's seven JPEGs that cost at most 0.02 dB at full size
  * at 0.024-0.035 bytes a pixel (64 KiB) for 10-30 % less CPU per fit; at 0.045-0.06 up to 0.06 dB,
- * at 0.12 up to 0.39 dB (docs/benchmarks.md, "The DCT-scaled decode at low budgets").
+ * at 0.12 up to 0.39 dB (docs/vision-decisions.md, "The DCT-scaled decode at low budgets").
  */
 export const COARSE_DETAIL_BYTES_PER_PIXEL = 0.04;
 
@@ -440,7 +440,7 @@ interface FitJob {
 /**
  * Decodes the source and resamples its window straight to `size` (displayed pixels), converted to
  * sRGB. The search's own smaller sizes are resampled from the cap-size render instead: a second
- * decode cost 6–40 % of the fit for ±0.04 dB (docs/benchmarks.md, "Shrinking from the cap-size
+ * decode cost 6–40 % of the fit for ±0.04 dB (docs/vision-decisions.md, "Shrinking from the cap-size
  * render"); only a smaller candidate that wins the fidelity comparison is rendered from here.
  */
 async function render(job: FitJob, size: Size): Promise<Uint8Array> {
@@ -491,7 +491,7 @@ async function render(job: FitJob, size: Size): Promise<Uint8Array> {
  * `at100`, 4:2:0 at 100 as the search already wrote it within the budget, skips those checks and
  * is what goes out if 4:4:4 loses.
  * 4:4:4 gets the flat table without a choice: at the qualities these budgets reach it adds the
- * least error (docs/benchmarks.md, "4:4:4 where 4:2:0 stops at quality 100"). Its kernels take a
+ * least error (docs/vision-decisions.md, "4:4:4 where 4:2:0 stops at quality 100"). Its kernels take a
  * fresh instance, so `subsampled` stays live when 4:4:4 loses.
  */
 function atFullQuality(

@@ -109,7 +109,7 @@ const errorWeights = (layout: McuLayout) => [
  * MCUs in a run of the sampled size estimate. Single MCUs 16 apart made every DC difference one
  * across 16 MCUs: a photo's estimate came out 28 % over its size at quality 30 and 14 % at 50,
  * and a fit's search took 4 encodes where the first guess was off; in runs, one DC difference in
- * ESTIMATE_RUN spans the gap (docs/benchmarks.md, "The size estimate in runs").
+ * ESTIMATE_RUN spans the gap (docs/vision-decisions.md, "The size estimate in runs").
  */
 const ESTIMATE_RUN = 8;
 

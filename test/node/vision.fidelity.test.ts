@@ -667,7 +667,7 @@ describe("low budgets", () => {
   /**
    * PSNR of `jpeg` shown at the full fitted size against the exact Lanczos-3 of the original there;
    * a smaller one is enlarged by the same exact Lanczos-3 (libvips' enlargement is Catmull-Rom half
-   * an output pixel off centre and put a smaller image up to 5 dB further away: docs/benchmarks.md,
+   * an output pixel off centre and put a smaller image up to 5 dB further away: docs/vision-decisions.md,
    * "The enlargement in the yardstick").
    */
   async function shownAtFullSize(input: Buffer, jpeg: Uint8Array | Buffer): Promise<number> {

@@ -3,7 +3,7 @@
  * against: f64 weights and sums, pixel centres aligned, no rounding. Written apart from the
  * service's resampler (shared/imaging/resample.ts) on purpose, and used both ways: down for a
  * reference, up for an output smaller than the size it is compared at (libvips' "lanczos3"
- * enlargement is Catmull-Rom half an output pixel off centre: docs/benchmarks.md, "The enlargement
+ * enlargement is Catmull-Rom half an output pixel off centre: docs/vision-decisions.md, "The enlargement
  * in the yardstick").
  */
 import sharp from "sharp";
@@ -79,7 +79,7 @@ const exactReferences = new Map<Buffer, { width: number; height: number; rgb: Fl
 /**
  * The original (decoded by libvips in sRGB, flattened on white) at the full target size by the
  * exact Lanczos-3. Neither fit's resampler is the reference here: libvips' render measured 47–56 dB
- * from this one on the bench's inputs, ours 59–64 dB (docs/benchmarks.md, "Two references").
+ * from this one on the bench's inputs, ours 59–64 dB (docs/vision-decisions.md, "Two references").
  */
 async function exactReferenceAtFull(original: Buffer): Promise<{ width: number; height: number; rgb: Float64Array }> {
   const known = exactReferences.get(original);

@@ -70,7 +70,7 @@ export interface CodecImage {
  *   DCT-scaled decode at generous budgets");
  * - "margin": the decoder stops a margin above the target and the resampler does the real shrink;
  * - "coarse": the output's quantiser drops what that margin would keep, so a JPEG is decoded at the
- *   smallest n/8 scale not under the target (docs/benchmarks.md, "The DCT-scaled decode at low
+ *   smallest n/8 scale not under the target (docs/vision-decisions.md, "The DCT-scaled decode at low
  *   budgets"). libwebp's rescaler keeps its margin: an area average is no ideal low-pass.
  */
 export type DecodeDetail = "full" | "margin" | "coarse";

@@ -18,7 +18,7 @@ import { align16, instantiate, type Lease, type SimdExports, type SimdSource, sp
  * window of WINDOW_MCUS MCUs in the instance's memory. A WASM memory's pages are fresh on every
  * instance, and touching a fresh page costs a page fault: on the bench machine 14 µs a page, 21–27
  * ms a fit when the coefficients lived in the instance, against 0.2–0.3 ms of copying a pass at 2 MP
- * (docs/benchmarks.md, "Coefficients in the JS heap"). The instance stays a few hundred KB.
+ * (docs/vision-decisions.md, "Coefficients in the JS heap"). The instance stays a few hundred KB.
  */
 /** Fractional bits of the SIMD encoder's i16 coefficients. */
 const COEFFICIENT_BITS = 4;

@@ -38,7 +38,7 @@ interface WebpDecoderExports {
  * libwebp's rescaler stops this factor above the target and our Lanczos does the rest. Measured on a
  * 4000x3000 screenshot fitted at 1 MiB, PSNR against Lanczos of the original: 35.7 dB at 1.5, 38.3
  * at 2, 39.5 at 2.5, 39.9 decoded at full size; sharp's own WebP shrink-on-load gives 33.9
- * (docs/benchmarks.md, "Our libwebp build").
+ * (docs/vision-decisions.md, "Our libwebp build").
  */
 const WEBP_MARGIN = 2.5;
 /**
@@ -69,7 +69,7 @@ function refusal(status: number, width: number, height: number): AppError {
  * below it), never above its own size, and a first frame smaller than its canvas is placed at the
  * same scale. With `fullDetail` (DecodeDetail "full") the margin is as large as memory allows:
  * the rescaler's area average from the full size to 2.5x a 1568-pixel target had cost a lossless
- * screenshot 6.7 dB at 1 MiB (docs/benchmarks.md, "The DCT-scaled decode at generous budgets").
+ * screenshot 6.7 dB at 1 MiB (docs/vision-decisions.md, "The DCT-scaled decode at generous budgets").
  */
 export function decodeWebpRows(
   bytes: Uint8Array,

@@ -5,7 +5,7 @@
  * function (docs/benchmarks.md, "A computer-use session"). Not a benchmark of its own: a tool.
  * Run: npx tsx bench/proxy-profile.ts [seen|new]   (PROXY_PROFILE_TURNS=N turns, default 20)
  */
-import WebSocket from "ws";
+import { inspectorSession } from "./inspector";
 import { startLocalStack } from "../scripts/local-stack";
 import { screenshot, send, turnBody } from "./computer-use-session";
 
@@ -21,31 +21,6 @@ interface Profile {
   nodes: ProfileNode[];
   samples: number[];
   timeDeltas: number[];
-}
-
-async function inspector(port: number) {
-  const targets = (await (await fetch(`http://127.0.0.1:${port}/json`)).json()) as { webSocketDebuggerUrl: string }[];
-  const socket = new WebSocket(targets[0]!.webSocketDebuggerUrl);
-  await new Promise((resolve, reject) => {
-    socket.once("open", resolve);
-    socket.once("error", reject);
-  });
-  let id = 0;
-  const waiting = new Map<number, (result: unknown) => void>();
-  socket.on("message", (data) => {
-    const message = JSON.parse(String(data)) as { id?: number; result?: unknown };
-    if (message.id !== undefined) waiting.get(message.id)?.(message.result);
-  });
-  const call = <T>(method: string, params: Record<string, unknown> = {}) =>
-    new Promise<T>((resolve) => {
-      const mine = ++id;
-      waiting.set(mine, (result) => {
-        waiting.delete(mine);
-        resolve(result as T);
-      });
-      socket.send(JSON.stringify({ id: mine, method, params }));
-    });
-  return { call, close: () => socket.close() };
 }
 
 async function main() {
@@ -65,7 +40,7 @@ async function main() {
     };
     // On "seen", every turn profiled re-sends screenshots the service has all seen; on "new", each adds one.
     for (let n = 1; n <= (mode === "seen" ? 10 + TURNS : 10); n++) await turn(n);
-    const devtools = await inspector(stack.inspectorPort);
+    const devtools = await inspectorSession(stack.inspectorPort);
     await devtools.call("Profiler.enable");
     await devtools.call("Profiler.setSamplingInterval", { interval: 100 });
     await devtools.call("Profiler.start");

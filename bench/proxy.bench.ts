@@ -9,7 +9,7 @@
  */
 import { readFileSync, writeFileSync } from "node:fs";
 import { encodePng, photoPixels, screenshotPixels } from "../test/fixtures/images";
-import WebSocket from "ws";
+import { inspectorSession } from "./inspector";
 import { type LocalStack, startLocalStack } from "../scripts/local-stack";
 import { median, ms, percentile, timed } from "./stats";
 import { startBare } from "./bare-worker/start";
@@ -195,38 +195,14 @@ function workerdPid(group: number, publicUrl: string): number {
  * JS heap in use, plus ArrayBuffer backing stores and embedder memory, in MiB.
  */
 async function isolateHeap(inspectorPort: number): Promise<{ sample(): Promise<number>; close(): void }> {
-  const targets = (await (await fetch(`http://127.0.0.1:${inspectorPort}/json`)).json()) as {
-    webSocketDebuggerUrl: string;
-  }[];
-  const socket = new WebSocket(targets[0]!.webSocketDebuggerUrl);
-  await new Promise((resolve, reject) => {
-    socket.once("open", resolve);
-    socket.once("error", reject);
-  });
-  let id = 0;
-  const waiting = new Map<number, (result: Record<string, number>) => void>();
-  socket.on("message", (data) => {
-    const message = JSON.parse(String(data)) as { id?: number; result?: Record<string, number> };
-    if (message.id !== undefined) waiting.get(message.id)?.(message.result ?? {});
-  });
   // An answer that does not come within 5 s is taken as none (workerd leaves some methods unanswered).
-  const call = (method: string) =>
-    new Promise<Record<string, number>>((resolve) => {
-      const mine = ++id;
-      const timer = setTimeout(() => waiting.get(mine)?.({}), 5_000);
-      waiting.set(mine, (result) => {
-        clearTimeout(timer);
-        waiting.delete(mine);
-        resolve(result);
-      });
-      socket.send(JSON.stringify({ id: mine, method }));
-    });
+  const { call, close } = await inspectorSession(inspectorPort, { timeoutMs: 5_000 });
   return {
     sample: async () => {
-      const r = await call("Runtime.getHeapUsage");
+      const r = await call<Record<string, number>>("Runtime.getHeapUsage");
       return ((r.usedSize ?? 0) + (r.backingStorageSize ?? 0) + (r.embedderHeapUsedSize ?? 0)) / 1048576;
     },
-    close: () => socket.close(),
+    close,
   };
 }
 

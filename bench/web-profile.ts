@@ -9,7 +9,7 @@
  * Run: npx tsx bench/web-profile.ts [workerd|deno]   (HITS=n, default 3000)
  */
 import { writeFileSync } from "node:fs";
-import WebSocket from "ws";
+import { inspectorSession } from "./inspector";
 import { emulatorVars, freePort, startLocalStack } from "../scripts/local-stack";
 import { DENO_RUN, startDeno } from "../test/support/deno-service";
 import { startBare } from "./bare-worker/start";
@@ -58,39 +58,6 @@ const STAGES: Array<[RegExp, string]> = [
   [/^ext:|^node:|deno:/, "Deno runtime (HTTP server, Request/Response)"],
 ];
 
-/** A CDP session over a WebSocket, with one pending call per id. */
-async function inspect(port: number) {
-  let targets: { webSocketDebuggerUrl: string }[] = [];
-  for (let i = 0; i < 40 && targets.length === 0; i++) {
-    try {
-      targets = (await (await fetch(`http://127.0.0.1:${port}/json/list`)).json()) as typeof targets;
-    } catch {
-      await new Promise((r) => setTimeout(r, 250));
-    }
-  }
-  const socket = new WebSocket(targets[0]!.webSocketDebuggerUrl, { maxPayload: 1 << 30 });
-  await new Promise((resolve, reject) => {
-    socket.once("open", resolve);
-    socket.once("error", reject);
-  });
-  let id = 0;
-  const waiting = new Map<number, (result: Record<string, unknown>) => void>();
-  socket.on("message", (data) => {
-    const message = JSON.parse(String(data)) as { id?: number; result?: Record<string, unknown> };
-    if (message.id !== undefined) waiting.get(message.id)?.(message.result ?? {});
-  });
-  const call = <T = Record<string, unknown>>(method: string, params: object = {}) =>
-    new Promise<T>((resolve) => {
-      const mine = ++id;
-      waiting.set(mine, (result) => {
-        waiting.delete(mine);
-        resolve(result as T);
-      });
-      socket.send(JSON.stringify({ id: mine, method, params }));
-    });
-  return { call, close: () => socket.close() };
-}
-
 /** Each bundled script's lines → the module the bundler's `// path` comment names. */
 function modulesOf(source: string): (line: number) => string {
   const starts: Array<[number, string]> = [];
@@ -113,7 +80,7 @@ async function profileHits(
   request: () => Promise<Response>,
 ): Promise<{ perRequestUs: Map<string, number>; top: Array<[string, number]> }> {
   for (let i = 0; i < WARM_UP; i++) await (await request()).arrayBuffer();
-  const cdp = await inspect(port);
+  const cdp = await inspectorSession(port);
   await cdp.call("Profiler.enable");
   await cdp.call("Profiler.setSamplingInterval", { interval: 50 });
   await cdp.call("Profiler.start");

@@ -10,7 +10,16 @@ import { silentLogger } from "../../shared/log";
 import { paidCall, type PaidCallDeps, purgeCached } from "../../shared/web/cache";
 import { CopyElection, FlightCoordinator } from "../../shared/web/flight";
 import type { ExtractJob, SearchJob } from "../../shared/web/job.types";
-import { emulatorCalls, gateArrivals, openGate, uniqueToken } from "../support/emulator-client";
+import type { SingleFlight } from "../../shared/ports";
+import {
+  answeredTogether,
+  closeGate,
+  emulatorCalls,
+  gateArrivals,
+  openGate,
+  uniqueToken,
+  until,
+} from "../support/emulator-client";
 
 function assertEquals(actual: unknown, expected: unknown, what: string): void {
   const a = JSON.stringify(actual);
@@ -18,28 +27,45 @@ function assertEquals(actual: unknown, expected: unknown, what: string): void {
   if (a !== e) throw new Error(`${what}: expected ${e}, got ${a}`);
 }
 
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
 const EMULATOR = Deno.env.get("EMULATOR_URL") ?? "";
 
 /**
  * The emulated Tavily (test/emulator/server.ts) for one test: its queries and URLs carry the
- * markers that make it answer after `delayMs` (`[slow:N]`), fail with `failStatus` (`[fail:N]`) or
- * give an empty page (`[empty]`), and a tag its calls are counted by.
+ * markers that make it hold its answer at the gate `gate` until the test opens it (`[gate:ID]`,
+ * with `gated`), fail with `failStatus` (`[fail:N]`) or give an empty page (`[empty]`), and a tag
+ * its calls are counted by.
  */
-function provider(options: { delayMs?: number; failStatus?: number; empty?: boolean } = {}) {
+function provider(options: { gated?: boolean; failStatus?: number; empty?: boolean } = {}) {
   const tag = uniqueToken("kv");
+  const gate = `g-${tag}`;
   const markers = [
-    `[slow:${options.delayMs ?? 100}]`,
+    ...(options.gated ? [`[gate:${gate}]`] : []),
     ...(options.failStatus ? [`[fail:${options.failStatus}]`] : []),
     ...(options.empty ? ["[empty]"] : []),
   ];
   return {
+    gate,
     fetch: (input: Request | string | URL, init?: RequestInit) => fetch(input, init),
     query: (text: string) => `${text} ${markers.join(" ")} ${tag}`,
     url: (path: string) => `https://docs.example.com/${tag}/${markers.join("/")}/${path}`,
     calls: () => emulatorCalls(EMULATOR, "tavily", tag),
   };
+}
+
+/**
+ * The answers of concurrent `callers` of `key`, given once `paying` of them are held at the
+ * provider's gate and the flights count every other one as waiting on them (in this process's
+ * flight or on another's lease): however slowly the callers arrive, none is late.
+ */
+function heldUntilJoined<T>(
+  upstream: { gate: string },
+  flights: SingleFlight[],
+  key: string,
+  paying: number,
+  callers: Promise<T>[],
+): Promise<T[]> {
+  const count = async () => (await Promise.all(flights.map((f) => f.joiners(key)))).reduce((a, b) => a + b, 0);
+  return answeredTogether(EMULATOR, { gate: upstream.gate, paying, joiners: callers.length - paying, count }, callers);
 }
 
 /** Deno KV with its reads (get, getMany) and atomic commits counted. */
@@ -105,7 +131,7 @@ async function processOn(fetch: PaidCallDeps["fetch"], leaseMs = 2000) {
     { leaseMs, pollMs: { first: 10, max: 50 } },
   );
   const deps: PaidCallDeps = { cache, flight, fetch, clock: Date.now, log: silentLogger };
-  return { deps, counts, cache };
+  return { deps, counts, cache, flight };
 }
 
 const options = { enabled: true, ttlMs: 60_000, store: true };
@@ -141,10 +167,14 @@ Deno.test({
   name: "Deno KV flight: 20 concurrent callers over two processes pay once and get the same answer",
   sanitizeResources: false,
   async fn() {
-    const upstream = provider({ delayMs: 200 });
+    const upstream = provider({ gated: true });
     const procs = [await processOn(upstream.fetch), await processOn(upstream.fetch)];
     const key = `search:${unique()}`;
-    const answers = await Promise.all(
+    const answers = await heldUntilJoined(
+      upstream,
+      procs.map((p) => p.flight),
+      key,
+      1,
       Array.from({ length: 20 }, (_, i) =>
         paidCall(procs[i % 2]!.deps, key, searchJob(upstream.query("together")), options),
       ),
@@ -159,19 +189,22 @@ Deno.test({
   name: "Deno KV flight: a failure reaches every waiter and stores nothing; the next caller pays again",
   sanitizeResources: false,
   async fn() {
-    const upstream = provider({ delayMs: 200, failStatus: 503 });
+    const upstream = provider({ gated: true, failStatus: 503 });
     const procs = [await processOn(upstream.fetch), await processOn(upstream.fetch)];
     const key = `search:${unique()}`;
-    const settled = await Promise.allSettled(
+    const settled = await heldUntilJoined(
+      upstream,
+      procs.map((p) => p.flight),
+      key,
+      1,
       Array.from({ length: 10 }, (_, i) =>
-        paidCall(procs[i % 2]!.deps, key, searchJob(upstream.query("down")), options),
+        paidCall(procs[i % 2]!.deps, key, searchJob(upstream.query("down")), options).then(
+          () => "answered",
+          (error: { code?: string }) => error.code,
+        ),
       ),
     );
-    assertEquals(
-      settled.map((s) => (s.status === "rejected" ? (s.reason as { code?: string }).code : "answered")),
-      Array(10).fill("provider_error"),
-      "every caller's outcome",
-    );
+    assertEquals(settled, Array(10).fill("provider_error"), "every caller's outcome");
     assertEquals(await upstream.calls(), 1, "provider calls for the concurrent callers");
     assertEquals(await procs[1]!.cache.get(key), null, "stored entry");
     await paidCall(procs[1]!.deps, key, searchJob(upstream.query("down")), options).catch(() => undefined);
@@ -183,10 +216,14 @@ Deno.test({
   name: "Deno KV flight: an answer that must not be stored (an empty page) is handed to the other process's waiters, never stored",
   sanitizeResources: false,
   async fn() {
-    const upstream = provider({ delayMs: 200, empty: true });
+    const upstream = provider({ gated: true, empty: true });
     const procs = [await processOn(upstream.fetch), await processOn(upstream.fetch)];
     const key = `extract:${unique()}`;
-    const answers = await Promise.all(
+    const answers = await heldUntilJoined(
+      upstream,
+      procs.map((p) => p.flight),
+      key,
+      1,
       Array.from({ length: 10 }, (_, i) =>
         paidCall(procs[i % 2]!.deps, key, extractJob(upstream.url("empty")), options),
       ),
@@ -205,7 +242,7 @@ Deno.test({
   name: "Deno KV flight: a lease its holder stopped renewing holds the key until it expires, then the next caller pays once",
   sanitizeResources: false,
   async fn() {
-    const upstream = provider({ delayMs: 50 });
+    const upstream = provider();
     const proc = await processOn(upstream.fetch);
     const key = `search:${unique()}`;
     // What a process killed mid-call leaves behind: its lease, no entry.
@@ -224,10 +261,11 @@ Deno.test({
   name: "Deno KV flight with watch: a waiter wakes on the leader's commit, long before its poll would",
   sanitizeResources: false,
   async fn() {
-    const upstream = provider({ delayMs: 100 });
-    // One handle, two flights: `watch` on a local file sees only its own handle's writes.
+    const upstream = provider({ gated: true });
+    // One handle, two flights: `watch` on a local file sees only its own handle's writes. The poll
+    // is 10 minutes: only the watch can wake the waiter within the test's 30 s.
     const kv = await Deno.openKv(":memory:");
-    const slowPoll = { leaseMs: 5000, pollMs: { first: 3000, max: 3000 }, watch: true };
+    const slowPoll = { leaseMs: 5000, pollMs: { first: 600_000, max: 600_000 }, watch: true };
     const [a, b] = [0, 1].map(() => {
       const cache = new DenoKvStore(kv);
       const flight = new DenoKvFlight(
@@ -239,18 +277,28 @@ Deno.test({
       return { cache, flight, fetch: upstream.fetch, clock: Date.now, log: silentLogger } satisfies PaidCallDeps;
     });
     const key = `search:${unique()}`;
-    const started = Date.now();
-    const [first, second] = await Promise.all([
-      paidCall(a!, key, searchJob(upstream.query("watched")), options),
-      sleep(20).then(() => paidCall(b!, key, searchJob(upstream.query("watched")), options)),
-    ]);
-    const took = Date.now() - started;
+    // a pays (its call held at the gate); b waits on a's lease; the gate opens once b is counted.
+    const first = paidCall(a!, key, searchJob(upstream.query("watched")), options);
+    await until(
+      async () => (await gateArrivals(EMULATOR, upstream.gate)) === 1,
+      () => "the leader's call never reached the provider",
+    );
+    const second = paidCall(b!, key, searchJob(upstream.query("watched")), options);
+    await until(
+      async () => (await b!.flight.joiners(key)) === 1,
+      () => "the second flight never waited on the lease",
+    );
+    await openGate(EMULATOR, upstream.gate);
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const slept = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new Error("the waiter slept through the change (no wake within 30 s)")), 30_000);
+    });
+    const answers = await Promise.race([Promise.all([first, second]), slept]).finally(() => clearTimeout(timer));
     assertEquals(
-      [first.cache, second.cache, await upstream.calls()],
+      [answers[0].cache, answers[1].cache, await upstream.calls()],
       ["miss", "coalesced", 1],
       "outcomes and provider calls",
     );
-    if (took > 1500) throw new Error(`the waiter took ${took} ms: it slept through the change`);
     kv.close();
   },
 });
@@ -259,7 +307,7 @@ Deno.test({
   name: "single-process mode: the in-process coordinator over the store's process copy reads Deno KV once per miss and pays once",
   sanitizeResources: false,
   async fn() {
-    const upstream = provider({ delayMs: 100 });
+    const upstream = provider({ gated: true });
     const { kv, counts } = counted(await Deno.openKv(":memory:"));
     const cache = new DenoKvStore(kv);
     const flight = new FlightCoordinator({
@@ -269,7 +317,11 @@ Deno.test({
     });
     const deps: PaidCallDeps = { cache, flight, fetch: upstream.fetch, clock: Date.now, log: silentLogger };
     const key = `search:${unique()}`;
-    const answers = await Promise.all(
+    const answers = await heldUntilJoined(
+      upstream,
+      [flight],
+      key,
+      1,
       Array.from({ length: 8 }, () => paidCall(deps, key, searchJob(upstream.query("one process")), options)),
     );
     assertEquals(
@@ -296,11 +348,18 @@ Deno.test({
   name: "Deno KV flight: 8 concurrent max_age 0 callers over two processes pay once, and their answer replaces the stored one",
   sanitizeResources: false,
   async fn() {
-    const upstream = provider({ delayMs: 200 });
+    const upstream = provider({ gated: true });
     const procs = [await processOn(upstream.fetch), await processOn(upstream.fetch)];
     const key = `search:${unique()}`;
-    const first = await paidCall(procs[0]!.deps, key, searchJob(upstream.query("fresh")), options);
-    const fresh = await Promise.all(
+    const first = await heldUntilJoined(upstream, [procs[0]!.flight], key, 1, [
+      paidCall(procs[0]!.deps, key, searchJob(upstream.query("fresh")), options),
+    ]).then(([answer]) => answer!);
+    await closeGate(EMULATOR, upstream.gate); // held again for the max_age 0 callers
+    const fresh = await heldUntilJoined(
+      upstream,
+      procs.map((p) => p.flight),
+      key,
+      1,
       Array.from({ length: 8 }, (_, i) =>
         paidCall(procs[i % 2]!.deps, key, searchJob(upstream.query("fresh")), { ...options, maxAge: 0 }),
       ),
@@ -318,10 +377,14 @@ Deno.test({
   name: "Deno KV flight: store:false calls over two processes merge with each other and store nothing",
   sanitizeResources: false,
   async fn() {
-    const upstream = provider({ delayMs: 200 });
+    const upstream = provider({ gated: true });
     const procs = [await processOn(upstream.fetch), await processOn(upstream.fetch)];
     const key = `search:${unique()}`;
-    const answers = await Promise.all(
+    const answers = await heldUntilJoined(
+      upstream,
+      procs.map((p) => p.flight),
+      key,
+      1,
       Array.from({ length: 4 }, (_, i) =>
         paidCall(procs[i % 2]!.deps, key, searchJob(upstream.query("unstored")), { ...options, store: false }),
       ),
@@ -339,7 +402,7 @@ Deno.test({
   name: "Deno KV flight: a purge from another process while the leader pays does not stop it; its answer is stored",
   sanitizeResources: false,
   async fn() {
-    const upstream = provider({ delayMs: 0 });
+    const upstream = provider();
     const procs = [await processOn(upstream.fetch), await processOn(upstream.fetch)];
     const key = `search:${unique()}`;
     await paidCall(procs[0]!.deps, key, searchJob(upstream.query("purged")), options);
@@ -348,7 +411,10 @@ Deno.test({
     // The provider holds its answer until the gate opens: the leader pays once its call has arrived.
     const gate = uniqueToken("purge");
     const inFlight = paidCall(procs[1]!.deps, key, searchJob(upstream.query(`purged [gate:${gate}]`)), options);
-    while ((await gateArrivals(EMULATOR, gate)) < 1) await sleep(10);
+    await until(
+      async () => (await gateArrivals(EMULATOR, gate)) === 1,
+      () => "the leader's call never reached the provider",
+    );
     assertEquals(await purgeCached(procs[0]!.deps, key), false, "purge while the leader pays");
     await openGate(EMULATOR, gate);
     assertEquals((await inFlight).cache, "miss", "the leader's answer");

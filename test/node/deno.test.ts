@@ -8,17 +8,20 @@ import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { CONFIG_PLACES, loadConfig } from "../../shared/config/config.load";
 import { emulatorVars, freePort } from "../../scripts/local-stack";
 import type { RunningEmulator } from "../emulator/server";
 import {
   DENO_RUN,
   type DenoOnEmulator,
+  denoFlightJoiners,
   type DenoService,
   startDeno,
   startDenoOnEmulator,
 } from "../support/deno-service";
 import { freshnessSuite } from "../support/freshness.suite";
-import { emulatorCalls, postJson, uniqueToken } from "../support/emulator-client";
+import { answeredTogether, emulatorCalls, postJson, uniqueToken } from "../support/emulator-client";
+import { searchFlightKey } from "../support/flight-keys";
 
 let stack: DenoOnEmulator;
 let emulator: RunningEmulator;
@@ -30,11 +33,10 @@ beforeAll(async () => {
     configPath,
     JSON.stringify({ web: { cache_ttl_minutes: 45, char_limit: 3000 }, vision: { max_long_edge: 1200 } }),
   );
-  stack = await startDenoOnEmulator({
-    CONFIG_PATH: configPath,
-    WEB_CHAR_LIMIT: "500000",
-    SECURITY_ALLOW_ANONYMOUS: "true",
-  });
+  stack = await startDenoOnEmulator(
+    { CONFIG_PATH: configPath, WEB_CHAR_LIMIT: "500000", SECURITY_ALLOW_ANONYMOUS: "true" },
+    { flightProbe: true },
+  );
   emulator = stack.emulator;
   url = stack.deno.url;
 }, 90_000);
@@ -44,6 +46,13 @@ afterAll(() => stack?.stop());
 const post = (path: string, body: unknown) => postJson(`${url}${path}`, body);
 
 const calls = (provider: string, contains: string) => emulatorCalls(emulator.url, provider, contains);
+
+/** Callers of web_search `query` waiting in the Deno process's flight on the one paying. */
+const searchJoiners = async (query: string) =>
+  denoFlightJoiners(
+    [stack.deno],
+    await searchFlightKey(loadConfig(emulatorVars(emulator.url), CONFIG_PLACES.deno), query),
+  );
 
 describe("on Deno", () => {
   it("reads config.json section tables, with environment variables winning", async () => {
@@ -64,8 +73,11 @@ describe("on Deno", () => {
     const second = await post("/v1/web_search", { query: `twice ${token}` });
     expect([first.headers.get("x-cache"), second.headers.get("x-cache")]).toEqual(["MISS", "HIT"]);
     expect(await calls("tavily", `twice ${token}`)).toBe(1);
-    const together = await Promise.all(
-      [1, 2, 3, 4].map(() => post("/v1/web_search", { query: `together [slow:300] ${token}` })),
+    const query = `together [gate:g-${token}] ${token}`;
+    const together = await answeredTogether(
+      emulator.url,
+      { gate: `g-${token}`, paying: 1, joiners: 3, count: () => searchJoiners(query) },
+      [1, 2, 3, 4].map(() => post("/v1/web_search", { query })),
     );
     expect(together.map((r) => r.headers.get("x-cache")).sort()).toEqual([
       "COALESCED",
@@ -73,7 +85,7 @@ describe("on Deno", () => {
       "COALESCED",
       "MISS",
     ]);
-    expect(await calls("tavily", `together [slow:300] ${token}`)).toBe(1);
+    expect(await calls("tavily", query)).toBe(1);
   });
 
   it("stores a long page in Deno KV across its 64 KiB value limit", async () => {
@@ -122,6 +134,7 @@ freshnessSuite("Deno", () => ({
   providerCalls: calls,
   unique: () => uniqueToken("dn"),
   emulator: emulator.url,
+  searchJoiners,
 }));
 
 describe("port contracts on Deno", () => {

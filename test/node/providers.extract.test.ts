@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { extractAdapters } from "../../shared/web/providers/providers.catalog";
 import type { ProviderSettings } from "../../shared/web/providers/provider.types";
 import { EMULATOR_API_KEY, type EmulatorCall, type RunningEmulator, startEmulator } from "../emulator/server";
-import { emulatorCallList, uniqueToken } from "../support/emulator-client";
+import { emulatorCallList, openGate, uniqueToken } from "../support/emulator-client";
 
 let emulator: RunningEmulator;
 beforeAll(async () => {
@@ -82,11 +82,14 @@ describe.each(NAMES)("%s extract adapter", (name) => {
     expect(error.message).toContain(name);
   });
 
-  it("maps a non-JSON answer to a 502 and a slow one to a 504", async () => {
+  it("maps a non-JSON answer to a 502 and one that never comes to a 504 at the timeout", async () => {
     expect((await appErrorOf(extract(`https://docs.example.com/${token()}/[badjson]`))).status).toBe(502);
+    // The provider holds its answer until after the call: only the 200 ms timeout can end it.
+    const held = token();
     const slow = await appErrorOf(
-      extract(`https://docs.example.com/${token()}/[slow:1500]`, "markdown", { timeoutMs: 200 }),
+      extract(`https://docs.example.com/${held}/[gate:${held}]`, "markdown", { timeoutMs: 200 }),
     );
+    await openGate(emulator.url, held);
     expect(slow.status).toBe(504);
     expect(slow.message).toContain(name);
   });

@@ -290,7 +290,7 @@ describe("SSRF gate: hostnames through the DoH emulator", () => {
       "servfail.test": { status: 2 },
       "garbage.test": { raw: "<html>not json</html>" },
       "bad-data.test": { A: ["not-an-ip"] },
-      "slow.test": { A: ["93.184.215.14"], delayMs: 1500 },
+      "slow.test": { A: ["93.184.215.14"], silent: true },
       "no-ttl.test": { A: ["93.184.215.14"], ttl: 0 },
       "a.test": { A: ["1.0.0.1"] },
       "b.test": { A: ["1.0.0.2"] },
@@ -332,8 +332,7 @@ describe("SSRF gate: hostnames through the DoH emulator", () => {
     },
   );
 
-  it("refuses a name whose resolver is too slow, within the timeout, as dns_unavailable naming the resolver and the setting", async () => {
-    const started = Date.now();
+  it("refuses a name whose resolver never answers, at the timeout, as dns_unavailable naming the resolver and the setting", async () => {
     const verdict = await verdictFor("slow.test", resolverAt(Date.now, { timeoutMs: 150 }));
     expect(verdict).toMatchObject({ ok: false, code: "dns_unavailable" });
     if (!verdict.ok) {
@@ -341,7 +340,6 @@ describe("SSRF gate: hostnames through the DoH emulator", () => {
       expect(verdict.message).toContain("security.dns_resolver_url");
       expect(verdict.message).toContain("SECURITY_DNS_RESOLVER_URL");
     }
-    expect(Date.now() - started).toBeLessThan(1000);
   });
 
   it("calls an endpoint that does not answer DoH JSON (a captive portal's HTML) dns_unavailable, not a private address", async () => {
@@ -362,17 +360,16 @@ describe("SSRF gate: hostnames through the DoH emulator", () => {
       more();
     });
     try {
+      // A 10-minute timeout: only the 64 KiB bound can end this check within the test's time.
       const resolver = createDnsResolver({
         url: `http://127.0.0.1:${port}/dns-query`,
         fetch,
         clock: Date.now,
-        timeoutMs: 10_000,
+        timeoutMs: 600_000,
       });
-      const started = Date.now();
       const verdict = await verdictFor("endless.test", resolver);
       expect(verdict).toMatchObject({ ok: false, code: "dns_unavailable" });
       if (!verdict.ok) expect(verdict.message).toContain("did not answer in the DNS-over-HTTPS JSON format");
-      expect(Date.now() - started).toBeLessThan(5_000); // long before the 10 s timeout
       expect(sent).toBeLessThan(64 * 1024 * 1024);
     } finally {
       await closeServer(server);
@@ -413,10 +410,12 @@ describe("SSRF gate: hostnames through the DoH emulator", () => {
     const records = { "rebind.test": { A: ["93.184.215.14"], ttl: 0 } };
     const rebinding = await startDohEmulator(records);
     try {
-      const resolver = createDnsResolver({ url: rebinding.url, fetch, clock: Date.now, timeoutMs: 1000 });
+      // The resolver's clock is the test's: 1.5 s pass without waiting for them.
+      let now = Date.now();
+      const resolver = createDnsResolver({ url: rebinding.url, fetch, clock: () => now, timeoutMs: 1000 });
       expect(await verdictFor("rebind.test", resolver)).toEqual({ ok: true, local: false });
       records["rebind.test"].A = ["127.0.0.1"];
-      await new Promise((resolve) => setTimeout(resolve, 1500));
+      now += 1500;
       const later = await verdictFor("rebind.test", resolver);
       expect(later).toMatchObject({ ok: false, code: BLOCKED });
       if (!later.ok) expect(later.message).toContain("127.0.0.1");

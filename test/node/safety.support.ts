@@ -15,8 +15,8 @@ export interface DohRecord {
   /** DNS RCODE; 3 is NXDOMAIN. Default 0. */
   status?: number;
   ttl?: number;
-  /** Answer only after this many milliseconds. */
-  delayMs?: number;
+  /** Never answer (a resolver that hangs): only the caller's deadline ends the wait. */
+  silent?: boolean;
   /** Send this body instead of a JSON answer. */
   raw?: string;
 }
@@ -78,8 +78,7 @@ export async function startDohEmulator(records: Record<string, DohRecord>): Prom
       if (Answer.length > 0) body.Answer = Answer;
       res.end(JSON.stringify(body));
     };
-    if (record?.delayMs) setTimeout(answer, record.delayMs);
-    else answer();
+    if (!record?.silent) answer();
   });
   return {
     url: `http://127.0.0.1:${port}/dns-query`,

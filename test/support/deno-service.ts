@@ -24,12 +24,14 @@ export async function startDeno(options: {
   command?: string[];
   port?: number;
   healthPath?: string;
+  /** Run deno/main.ts through test/deno/flight-probe.ts, which shows its flight's joiners (denoFlightJoiners). */
+  flightProbe?: boolean;
 }): Promise<DenoService> {
   const port = options.port ?? (await freePort());
   const command = options.command ?? [
     resolve(ROOT, "node_modules/.bin/deno"),
     ...DENO_RUN,
-    resolve(ROOT, "deno/main.ts"),
+    resolve(ROOT, options.flightProbe ? "test/deno/flight-probe.ts" : "deno/main.ts"),
     ...(options.args ?? []),
   ];
   const child = spawn(command[0]!, command.slice(1), {
@@ -80,10 +82,16 @@ export interface DenoOnEmulator {
  * Starts the emulator, then deno/main.ts pointed at it (every provider, the DNS resolver, the
  * auxiliary model), Deno KV in memory unless `env` names a file; `env` is added last.
  */
-export async function startDenoOnEmulator(env: Record<string, string> = {}): Promise<DenoOnEmulator> {
+export async function startDenoOnEmulator(
+  env: Record<string, string> = {},
+  options: { flightProbe?: boolean } = {},
+): Promise<DenoOnEmulator> {
   const emulator = await startEmulator();
   try {
-    const deno = await startDeno({ env: { ...emulatorVars(emulator.url), DENO_KV_PATH: ":memory:", ...env } });
+    const deno = await startDeno({
+      env: { ...emulatorVars(emulator.url), DENO_KV_PATH: ":memory:", ...env },
+      ...options,
+    });
     return {
       emulator,
       deno,
@@ -97,6 +105,19 @@ export async function startDenoOnEmulator(env: Record<string, string> = {}): Pro
     await emulator.close();
     throw error;
   }
+}
+
+/**
+ * How many callers of the flight key `key` wait on the one paying, summed over `services` (each
+ * started with `flightProbe`): in a process's own flight, or on another process's Deno KV lease.
+ */
+export async function denoFlightJoiners(services: DenoService[], key: string): Promise<number> {
+  let joiners = 0;
+  for (const service of services) {
+    const response = await fetch(`${service.url}/__test/flight-joiners?key=${encodeURIComponent(key)}`);
+    joiners += ((await response.json()) as { joiners: number }).joiners;
+  }
+  return joiners;
 }
 
 /** Resolves when no process of the group `pid` leads is left; kills the rest after 10 s. */

@@ -20,12 +20,11 @@ export interface FreshnessTarget {
   /** The emulator's base URL (for its gates). */
   emulator: string;
   /**
-   * Where the test can see the single flight (workerd, by the FlightDO's RPC): how many callers
-   * of web_search `query` wait on the ones paying. Concurrent cases then hold
-   * the provider at a `[gate:ID]` until every caller joined; without it (Deno, reached only over
-   * HTTP) they give the callers a `[slow:300]` window to arrive in.
+   * How many callers of web_search `query` wait on the ones paying (workerd: the FlightDO's RPC;
+   * Deno: test/deno/flight-probe.ts over HTTP). Concurrent cases hold the provider at a
+   * `[gate:ID]` until every caller joined.
    */
-  searchJoiners?(query: string): Promise<number>;
+  searchJoiners(query: string): Promise<number>;
 }
 
 /** Asserts the api.md error shape and returns the error object. */
@@ -47,15 +46,14 @@ export function freshnessSuite(runtime: string, target: () => FreshnessTarget): 
   const providerCalls = (provider: string, contains: string) => target().providerCalls(provider, contains);
   const uniqueToken = () => target().unique();
   const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-  /** What holds the provider's answer to a query made with `token`: a gate where the flight is seen, else a window. */
-  const hold = (token: string) => (target().searchJoiners ? `[gate:g-${token}]` : "[slow:300]");
+  /** What holds the provider's answer to a query made with `token` until the test opens it. */
+  const hold = (token: string) => `[gate:g-${token}]`;
   /**
-   * Answers of concurrent web_search calls of one `query`: where the flight is seen, once the
-   * `paying` calls are held at the gate and the others joined them; the gate closes again after.
+   * Answers of concurrent web_search calls of one `query`, once the `paying` calls are held at the
+   * gate and the others joined them; the gate closes again after.
    */
   async function together<T>(query: string, token: string, paying: number, calls: Promise<T>[]): Promise<T[]> {
     const { emulator, searchJoiners } = target();
-    if (!searchJoiners) return Promise.all(calls);
     const gate = `g-${token}`;
     const count = () => searchJoiners(query);
     const answers = await answeredTogether(emulator, { gate, paying, joiners: calls.length - paying, count }, calls);

@@ -7,7 +7,7 @@ import { createApp } from "../../shared/app/app";
 import { silentLogger } from "../../shared/log";
 import { cacheKeyPrefix } from "../../shared/web/cache";
 import { workersDeps } from "../../workers/deps";
-import { answeredTogether } from "../support/emulator-client";
+import { answeredTogether, openGate } from "../support/emulator-client";
 import { searchJoiners } from "./flight-joiners";
 import { call, callJson, EMULATOR, expectErrorShape, providerCalls, testEnv, uniqueToken } from "./helpers";
 
@@ -127,9 +127,11 @@ describe("web_search never stores a failure", () => {
     expect(await providerCalls("tavily", token)).toBe(2);
   });
 
-  it("maps a provider that is too slow to 504", async () => {
+  it("maps a provider that never answers to 504 at the timeout", async () => {
     const token = uniqueToken();
-    const slow = await search(`slow [slow:3000] ${token}`, {}, { ...noRescue, WEB_SEARCH_TIMEOUT_SECONDS: "1" });
+    // The provider holds its answer until after the call: only the 1 s timeout can end it.
+    const slow = await search(`slow [gate:${token}] ${token}`, {}, { ...noRescue, WEB_SEARCH_TIMEOUT_SECONDS: "1" });
+    await openGate(EMULATOR, token);
     expect(slow.status).toBe(504);
     expect(expectErrorShape(slow.body).code).toBe("provider_timeout");
   });

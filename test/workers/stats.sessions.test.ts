@@ -17,7 +17,8 @@ async function send(headers: Record<string, string>, text = "hi"): Promise<Respo
   return response;
 }
 
-const sessions = async (query = "window=1h") => {
+// 24 h, not 1h (the clock hour so far): a clock hour turning mid-test would split a session's counts.
+const sessions = async (query = "window=24h") => {
   const res = await callJson(`/v1/stats/sessions?${query}`);
   expect(res.status).toBe(200);
   return res.body.sessions as any[];

@@ -6,7 +6,8 @@
  * pass-through Worker (`bench/bare-worker`) and through the service, both under `wrangler dev`; on
  * each side the turn is sent three times: with its new screenshot, again (every screenshot seen),
  * and again streamed (the first event timed). Run: npm run bench -- proxy-session (also part of
- * `npm run bench -- proxy`).
+ * `npm run bench -- proxy`). With PROXY_BENCH_BEFORE=<another checkout>, that checkout's service
+ * runs as a fourth side in the same run (its rows: "before").
  */
 import { FIRST_TURN, HEIGHT, LAST_TURN, screenshot, send, turnBody, WIDTH } from "./computer-use-session";
 import { startLocalStack } from "../scripts/local-stack";
@@ -34,13 +35,16 @@ const ROWS: readonly Row[] = ["new", "seen", "first"];
 
 async function main() {
   const stack = await startLocalStack();
+  const beforeDir = process.env.PROXY_BENCH_BEFORE;
+  const before = beforeDir ? await startLocalStack({ cwd: beforeDir }) : null;
   const bare = await startBare("{}", `${stack.emulatorUrl}/llm/anthropic`);
-  const sides = {
+  type Side = "direct" | "bare" | "service" | "before";
+  const sides: Partial<Record<Side, string>> = {
     direct: `${stack.emulatorUrl}/llm/anthropic/v1/messages`,
     bare: `${bare.url}/v1/messages`,
     service: `${stack.url}/anthropic/v1/messages`,
-  } as const;
-  type Side = keyof typeof sides;
+    ...(before ? { before: `${before.url}/anthropic/v1/messages` } : {}),
+  };
   const names = Object.keys(sides) as Side[];
   const samples = Object.fromEntries(
     names.map((side) => [side, { new: [] as number[], seen: [] as number[], first: [] as number[] }]),
@@ -55,13 +59,14 @@ async function main() {
       const session = `${tag}-${dark ? "dark" : "light"}`;
       // The session up to turn 15, through the service only: its fits and memory are what a real one has.
       for (let turn = 1; turn < FIRST_TURN; turn++)
-        await timeTo(() => send(sides.service, turnBody(task, shots, turn, false), session), false);
+        for (const url of [sides.service!, ...(sides.before ? [sides.before] : [])])
+          await timeTo(() => send(url, turnBody(task, shots, turn, false), session), false);
       for (let turn = FIRST_TURN; turn <= LAST_TURN; turn++) {
         const plain = turnBody(task, shots, turn, false);
         const streamed = turnBody(task, shots, turn, true);
         largest = Math.max(largest, plain.length);
         for (const side of [...names].sort(() => Math.random() - 0.5)) {
-          const url = sides[side];
+          const url = sides[side]!;
           samples[side].new.push(await timeTo(() => send(url, plain, session), false));
           samples[side].seen.push(await timeTo(() => send(url, plain, session), false));
           samples[side].first.push(await timeTo(() => send(url, streamed, session), true));
@@ -71,6 +76,7 @@ async function main() {
   } finally {
     bare.stop();
     await stack.stop();
+    await before?.stop();
   }
   const p50 = (side: Side, row: Row) => median(samples[side][row]);
   const label: Record<Row, string> = {
@@ -90,6 +96,18 @@ async function main() {
         `| ${label[row]} | ${ms(p50("direct", row))} | ${ms(p50("bare", row))} | ${ms(p50("service", row))} | +${ms(p50("service", row) - p50("direct", row))} | +${ms(p50("service", row) - p50("bare", row))} |`,
     ),
   ];
+  if (before)
+    lines.push(
+      "",
+      `The same turns through \`${beforeDir}\` ("before"), in the same run:`,
+      "",
+      "| p50 per turn | before ms | before over the bare Worker | service over the bare Worker |",
+      "|---|---:|---:|---:|",
+      ...ROWS.map(
+        (row) =>
+          `| ${label[row]} | ${ms(p50("before", row))} | +${ms(p50("before", row) - p50("bare", row))} | +${ms(p50("service", row) - p50("bare", row))} |`,
+      ),
+    );
   console.log(lines.join("\n"));
 }
 

@@ -9,7 +9,8 @@
  */
 import { textTokens } from "../../shared/llm/estimate";
 import { evictRemembering, outboundEviction, type SessionMemory } from "../../shared/eviction/evict.service";
-import { textToolResults, toolResultCandidates } from "../../shared/eviction/tool-results";
+import { toolResultCandidates } from "../../shared/eviction/tool-results";
+import { ANTHROPIC_MESSAGES } from "../../shared/llm/anthropic.messages";
 import { billedCost, modelRules } from "../../shared/llm/models.table";
 import { type ShadowState, shadowStep } from "../../shared/proxy/shadow";
 import { anthropicTextSession, SYSTEM_PROMPT, systemAnd3 } from "./text-sessions";
@@ -74,7 +75,7 @@ export function replayTextSession(
         system,
         movesClientBreakpoint: true,
       });
-      const candidates = toolResultCandidates(textToolResults("anthropic", m), minChars);
+      const candidates = toolResultCandidates(ANTHROPIC_MESSAGES.toolResults(m), minChars);
       const out = evictRemembering(evict, memory, at, { ...planning, toolResults: candidates });
       memory = out.remember;
       return out.response.messages as any[];

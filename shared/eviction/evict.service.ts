@@ -31,7 +31,8 @@ import { imageSteps, loadOf, resolveLimits, retirementFront, type EvictionLimits
 import { textTokens } from "../llm/estimate";
 import { conversationSteps } from "./steps";
 import { learnedImageCosts } from "./image-cost";
-import { retiredToolResults, retireToolResults, type TextToolResult, withToolResultCarriers } from "./tool-results";
+import { retiredToolResults, withToolResultCarriers } from "./tool-results";
+import { retireToolResults, type TextToolResult } from "../llm/tool-result-blocks";
 import { modelRules, type ModelRules, type PriceOverrides, pricesAtTier, tierOf } from "../llm/models.table";
 import type { AppPorts } from "../ports";
 import { sha256Hex } from "../hash";
@@ -229,7 +230,7 @@ function costEviction(
   let messages =
     decision.retire === 0 ? request.messages.slice() : adapter.retire(request.messages, imageCarriers, textOf);
   const texts = retiredToolResults(carriers, decision.retire, context.toolResults ?? []);
-  if (texts.length > 0) messages = retireToolResults(request.format, messages, texts);
+  if (texts.length > 0) messages = retireToolResults(messages, texts);
   const extra: Partial<EvictStats> = {};
   if (marks) {
     const placed = placeFrontMarker(

@@ -8,6 +8,7 @@
  * the eviction policy.
  */
 import { imageMediaType } from "./estimate";
+import { anthropicToolResults } from "./tool-result-blocks";
 import type { ClientBreakpoints, FrontMarker, FrontMarkerRequest, InlineImage, WireFormat } from "./format";
 import {
   asRecord,
@@ -296,6 +297,7 @@ export const ANTHROPIC_MESSAGES: WireFormat = {
   layout: "anthropic",
   messagesOf: (body) => (Array.isArray(body.messages) ? body.messages : null),
   withMessages: (body, messages) => ({ ...body, messages }),
+  toolResults: anthropicToolResults,
   prefixOf: (body) => {
     const cacheControl = asRecord(body.cache_control);
     return {

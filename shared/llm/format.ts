@@ -7,6 +7,7 @@
  */
 import type { ModelRules } from "./models.table";
 import type { Carrier, ImageInventory, ImageRef, RetiredText } from "./image-blocks";
+import type { TextToolResult } from "./tool-result-blocks";
 
 /** How the eviction route (`format` of `POST /v1/context/evict`) and the replay name a messages layout. */
 export type MessagesLayout = "anthropic" | "openai";
@@ -76,6 +77,13 @@ export interface WireFormat {
   withMessages(body: Record<string, unknown>, messages: readonly unknown[]): Record<string, unknown>;
   /** What the eviction weighs before the messages. */
   prefixOf(body: Record<string, unknown>): ConversationPrefix;
+
+  // Tool results
+  /**
+   * Every text tool result of the messages view, oldest first, with the tool that wrote it (any
+   * size: the eviction picks candidates). `body` is read where the view lacks the call ids (Responses).
+   */
+  toolResults(messages: readonly unknown[], body?: Record<string, unknown>): TextToolResult[];
 
   // Image blocks
   /** Classify every image block; never modifies `messages`. */

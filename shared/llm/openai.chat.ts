@@ -6,6 +6,7 @@
  * accept. Breakpoints are explicit `prompt_cache_breakpoint` markers (GPT-5.6 and later). Knows
  * nothing of ceilings or batches: that is the eviction policy.
  */
+import { chatToolResults } from "./tool-result-blocks";
 import { base64Start, dataUrl } from "../media/data-url";
 import type { FrontMarker, FrontMarkerRequest, InlineImage, WireFormat } from "./format";
 import {
@@ -173,6 +174,7 @@ export const OPENAI_CHAT: WireFormat = {
   layout: "openai",
   messagesOf: (body) => (Array.isArray(body.messages) ? body.messages : null),
   withMessages: (body, messages) => ({ ...body, messages }),
+  toolResults: chatToolResults,
   prefixOf: () => ({}),
   inventory,
   retire,

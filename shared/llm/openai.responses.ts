@@ -2,6 +2,7 @@
  * OpenAI Responses (`/v1/responses`): the conversation is `body.input`, a list of items, seen as
  * Chat Completions messages so every image and breakpoint operation is Chat's (`OPENAI_CHAT`).
  */
+import { responsesToolResults } from "./tool-result-blocks";
 import type { WireFormat } from "./format";
 import { asRecord as record, COMPUTER_SCREENSHOT_ROLE } from "./image-blocks";
 import { OPENAI_CHAT } from "./openai.chat";
@@ -44,6 +45,7 @@ const MODEL_ITEMS = new Set([
  */
 export const OPENAI_RESPONSES: WireFormat = {
   ...OPENAI_CHAT,
+  toolResults: responsesToolResults,
   messagesOf: (body) => {
     if (!Array.isArray(body.input)) return null;
     let answering = false; // inside a run of the model's items

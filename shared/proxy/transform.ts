@@ -16,7 +16,8 @@ import type { WireFormat } from "../llm/format";
 import { asRecord, COMPUTER_SCREENSHOT_ROLE, type ImageRef } from "../llm/image-blocks";
 import type { LlmProviderSpec } from "../llm/llm-provider.types";
 import { modelRules, type ModelRules, type PriceOverrides } from "../llm/models.table";
-import { retiredToolResultText, textToolResults, toolResultCandidates } from "../eviction/tool-results";
+import { toolResultCandidates } from "../eviction/tool-results";
+import { retiredToolResultText } from "../llm/tool-result-blocks";
 import type { AppPorts } from "../ports";
 import { base64Start } from "../media/data-url";
 import { type FitOutcome, fitAndKeep, knownFits } from "./fit-memo";
@@ -128,7 +129,7 @@ export async function transformConversation(
   // a text-only request goes as it came.
   const texts =
     settings.retireToolResults === true && settings.strategy === "cost"
-      ? toolResultCandidates(textToolResults(format.layout, original, body), settings.toolResultMinChars ?? 8_192)
+      ? toolResultCandidates(format.toolResults(original, body), settings.toolResultMinChars ?? 8_192)
       : [];
   const record = fit.images > 0 || texts.length > 0 ? await readRecord() : null;
   let remember: SessionMemory | null = record?.memory ?? null;

@@ -7,13 +7,8 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { evictRemembering, outboundEviction, type SessionMemory } from "../../shared/eviction/evict.service";
-import {
-  KEEP_NEWEST_TOOL_RESULTS,
-  retiredToolResultText,
-  retireToolResults,
-  textToolResults,
-  toolResultCandidates,
-} from "../../shared/eviction/tool-results";
+import { KEEP_NEWEST_TOOL_RESULTS, toolResultCandidates } from "../../shared/eviction/tool-results";
+import { retiredToolResultText, retireToolResults } from "../../shared/llm/tool-result-blocks";
 import { ANTHROPIC } from "../../shared/llm/anthropic.provider";
 import { OPENAI } from "../../shared/llm/openai.provider";
 import { anthropicTextSession, chatTextSession, responsesTextSession } from "../../cli/replay/text-sessions";
@@ -64,7 +59,7 @@ describe("finding text tool results", () => {
         ],
       },
     ];
-    expect(textToolResults("anthropic", messages)).toEqual([
+    expect(MESSAGES.toolResults(messages)).toEqual([
       { message: 2, block: 0, tool: "web_extract", chars: 9_000 },
       { message: 2, block: 2, tool: "search", chars: 100 },
       { message: 2, block: 3, tool: "tool", chars: 16 },
@@ -73,7 +68,7 @@ describe("finding text tool results", () => {
 
   it("Chat Completions: role tool messages, named by the assistant's tool_calls", () => {
     const messages = chatTextSession(4);
-    const found = textToolResults("openai", CHAT.messagesOf({ messages })!, { messages });
+    const found = CHAT.toolResults(CHAT.messagesOf({ messages })!, { messages });
     expect(found.map((r) => [r.message, r.block, r.tool])).toEqual([
       [3, -1, "web_extract"],
       [5, -1, "web_extract"],
@@ -88,7 +83,7 @@ describe("finding text tool results", () => {
     input.push({ type: "custom_tool_call", call_id: "x", name: "apply_patch", input: "..." });
     input.push({ type: "custom_tool_call_output", call_id: "x", output: "z".repeat(10_000) });
     const body = { input };
-    const found = textToolResults("openai", RESPONSES.messagesOf(body)!, body);
+    const found = RESPONSES.toolResults(RESPONSES.messagesOf(body)!, body);
     expect(found.map((r) => r.tool)).toEqual([
       "web_extract",
       "web_extract",
@@ -121,8 +116,8 @@ describe("rewriting them", () => {
       },
     ];
     const before = JSON.stringify(anthropic);
-    const found = textToolResults("anthropic", anthropic);
-    const out = retireToolResults("anthropic", anthropic, found) as any[];
+    const found = MESSAGES.toolResults(anthropic);
+    const out = retireToolResults(anthropic, found) as any[];
     expect(JSON.stringify(anthropic)).toBe(before);
     expect(out[0]).toBe(anthropic[0]);
     expect(out[2].content[0]).toEqual({
@@ -135,7 +130,7 @@ describe("rewriting them", () => {
     });
 
     const messages = chatTextSession(1);
-    const chat = retireToolResults("openai", messages, textToolResults("openai", messages, { messages })) as any[];
+    const chat = retireToolResults(messages, CHAT.toolResults(messages, { messages })) as any[];
     expect(chat[3]).toEqual({
       ...messages[3],
       content: retiredToolResultText("web_extract", messages[3].content.length),
@@ -144,7 +139,7 @@ describe("rewriting them", () => {
     const input = responsesTextSession(1);
     const body = { model: "gpt-5.6-terra", input };
     const view = RESPONSES.messagesOf(body)!;
-    const sent = RESPONSES.withMessages(body, retireToolResults("openai", view, textToolResults("openai", view, body)));
+    const sent = RESPONSES.withMessages(body, retireToolResults(view, RESPONSES.toolResults(view, body)));
     expect((sent.input as any[])[2]).toEqual({
       type: "function_call_output",
       call_id: "call_0",
@@ -164,7 +159,10 @@ function request(
   model: string,
   text = true,
 ) {
-  const found = textToolResults(format, messages, body);
+  const found = (format === "anthropic" ? MESSAGES : Array.isArray(body.input) ? RESPONSES : CHAT).toolResults(
+    messages,
+    body,
+  );
   const { evict, planning } = outboundEviction({
     format,
     messages,
@@ -282,7 +280,7 @@ describe("properties", () => {
                   }
                 : m,
             );
-            const found = textToolResults("anthropic", messages);
+            const found = MESSAGES.toolResults(messages);
             const { evict, planning } = outboundEviction({
               format: "anthropic",
               messages,

@@ -8,7 +8,7 @@
 import Anthropic from "@anthropic-ai/sdk";
 import OpenAI from "openai";
 import { describe, expect, it } from "vitest";
-import { retiredToolResultText } from "../../shared/eviction/tool-results";
+import { retiredToolResultText } from "../../shared/llm/tool-result-blocks";
 import {
   anthropicTextSession,
   chatTextSession,

@@ -11,14 +11,14 @@ import type { VisionModel } from "./vision.schema";
 export type VisionPath = "native" | "descriptor";
 export type BlockStyle = "anthropic" | "openai" | "gemini";
 
-/** Providers that take images in tool results for their vision models. */
-const NATIVE_PROVIDERS: Record<string, BlockStyle> = {
-  anthropic: "anthropic",
-  openai: "openai",
-  azure: "openai",
-  "azure-openai": "openai",
-  azure_openai: "openai",
-};
+/** Providers that take images in tool results for their vision models, and the block style each reads (a Map: a name like "constructor" is no provider). */
+const NATIVE_PROVIDERS: ReadonlyMap<string, BlockStyle> = new Map([
+  ["anthropic", "anthropic"],
+  ["openai", "openai"],
+  ["azure", "openai"],
+  ["azure-openai", "openai"],
+  ["azure_openai", "openai"],
+]);
 
 /** Providers that front other vendors' models: the model name decides. */
 const FRONTS = new Set(["openrouter", "bedrock", "vertex", "vertex-ai", "google-vertex", "aws-bedrock"]);
@@ -44,8 +44,8 @@ export function choosePath(model: VisionModel | undefined): { path: VisionPath; 
   const provider = model.provider.trim().toLowerCase();
   const name = model.name ?? "";
   if (name && TEXT_ONLY.test(name)) return { path: "descriptor", style: "openai" };
-  const native = NATIVE_PROVIDERS[provider];
-  if (native) return { path: "native", style: provider === "anthropic" ? "anthropic" : "openai" };
+  const native = NATIVE_PROVIDERS.get(provider);
+  if (native) return { path: "native", style: native };
   if (GEMINI_PROVIDERS.has(provider)) {
     return /gemini-3/i.test(name) ? { path: "native", style: "gemini" } : { path: "descriptor", style: "gemini" };
   }

@@ -16,6 +16,10 @@ describe("choosePath", () => {
     [{ provider: "openai", name: "gpt-3.5-turbo" }, "descriptor", "openai"],
     [{ provider: "openrouter", name: "deepseek/deepseek-chat" }, "descriptor", "openai"],
     [{ provider: "mistral", name: "mistral-large" }, "descriptor", "openai"],
+    // Names of an object's own machinery are no provider (the table is not read through a prototype).
+    [{ provider: "constructor", name: "gpt-4o" }, "descriptor", "openai"],
+    [{ provider: "toString", name: "x" }, "descriptor", "openai"],
+    [{ provider: "__proto__", name: "x" }, "descriptor", "openai"],
   ])("%j → %s (%s blocks)", (model, path, style) => {
     expect(choosePath(model)).toEqual({ path, style });
   });

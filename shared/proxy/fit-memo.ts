@@ -8,15 +8,13 @@
 import { sha256Hex } from "../hash";
 import { AppError } from "../http/errors";
 import { decodeImageData, toBase64 } from "../media/data-url";
+import type { InlineImage } from "../llm/format";
 import type { AppPorts } from "../ports";
 
 type Ports = Pick<AppPorts, "cache" | "clock" | "fitImage">;
 
-/** A fitted image as sent and as kept in the store. */
-export interface FittedImage {
-  mediaType: string;
-  data: string;
-}
+/** A fitted image as sent and as kept in the store: an inline image, as the wire formats write one. */
+type FittedImage = InlineImage;
 /** What is kept for an image the fitter refused, so a session's later requests do not decode it again. */
 interface RefusedImage {
   refused: true;

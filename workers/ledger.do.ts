@@ -87,22 +87,28 @@ export class LedgerDO extends DurableObject<Record<string, never>> {
     });
   }
 
-  /** The sessions of the window, each counter summed over its hours here (its times: least, most). */
+  /**
+   * The sessions of the window, folded hour by hour as Deno KV folds them: the as-sent rule for
+   * hours counted before the as-sent counters is per hour (docs/stats.md, "Sessions"), so a
+   * session's counters summed over the window would answer another figure. A row is already one
+   * (hour, session, provider, model, counter): the primary key.
+   */
   sessions(request: StatsRequest): SessionsResponse {
     const { from, to } = statsWindow(request.window, request.now);
     const fold = new SessionsFold(request);
     const rows = this.ctx.storage.sql.exec<{
+      hour: number;
       session: string;
       provider: string;
       model: string;
       counter: string;
       value: number;
     }>(
-      "SELECT session, provider, model, counter, CASE counter WHEN 'first_at' THEN MIN(value) WHEN 'last_at' THEN MAX(value) ELSE SUM(value) END AS value FROM ledger_sessions WHERE hour >= ? AND hour < ? GROUP BY session, provider, model, counter",
+      "SELECT hour, session, provider, model, counter, value FROM ledger_sessions WHERE hour >= ? AND hour < ?",
       from,
       to,
     );
-    for (const row of rows) fold.add({ hour: from, tool: "llm", ...row });
+    for (const row of rows) fold.add({ tool: "llm", ...row });
     return fold.answer();
   }
 

@@ -8,25 +8,25 @@ import type { LedgerRow, StatsRequest } from "../ports";
 import { combineCounter, counterTier } from "./counters";
 import { LEDGER_OTHER_NAME } from "./ledger";
 import { ANSWER_SESSIONS, type SessionRow, type SessionsResponse, type StatsWindow } from "./stats.schema";
-import { iso, money, RowPrices, statsWindow } from "./stats.service";
+import { iso, money, RowPrices, statsWindow, UnpairedBuckets } from "./stats.service";
 
 /** One session as it is summed. */
 interface Session {
   counts: Record<string, number>;
   cost: number;
+  /** As sent; a bucket without an as-sent count is taken as billed when the fold settles (UnpairedBuckets). */
   asSent: number;
-  /** Whether any of its rows is an as-sent count: without one, nothing is claimed either way. */
-  estimated: boolean;
   /** Requests per "provider\0model", for the one it is shown with. */
   models: Map<string, number>;
 }
 
-const newSession = (): Session => ({ counts: {}, cost: 0, asSent: 0, estimated: false, models: new Map() });
+const newSession = (): Session => ({ counts: {}, cost: 0, asSent: 0, models: new Map() });
 
 /**
- * The sessions answer built one stored counter at a time. A store may hand it rows already summed
- * over the window (the LedgerDO's SQL does), as long as each one's `first_at` and `last_at` are the
- * least and the most.
+ * The sessions answer built one stored counter at a time, in any order. A store hands it each
+ * session's rows hour by hour, as both keep them (not summed over the window): an hour that holds
+ * no as-sent count is taken as sent as billed, so a sum over hours of both kinds would answer
+ * another figure (docs/stats.md, "Sessions").
  *
  * @example const fold = new SessionsFold(request); for (const row of rows) fold.add(row); fold.answer()
  */
@@ -35,6 +35,8 @@ export class SessionsFold {
   private readonly to: number;
   private readonly sessions = new Map<string, Session>();
   private readonly prices: RowPrices;
+  /** Per session, hour, provider and model: the billed money, and whether an as-sent count came with it. */
+  private readonly unpaired = new UnpairedBuckets<Session>();
 
   constructor(request: StatsRequest) {
     ({ from: this.from, to: this.to } = statsWindow(request.window, request.now));
@@ -57,14 +59,15 @@ export class SessionsFold {
     }
     const priced = this.prices.price(row);
     if (priced === null) return;
-    if (priced.asSent) {
-      session.asSent += priced.costUsd;
-      session.estimated = true;
-    } else session.cost += priced.costUsd;
+    if (priced.asSent) session.asSent += priced.costUsd;
+    else session.cost += priced.costUsd;
+    const bucket = `${row.session}\u0000${row.hour}\u0000${row.provider}\u0000${row.model}`;
+    this.unpaired.note(bucket, priced.asSent, priced.costUsd, () => session);
   }
 
   /** The answer: the most saved first, at most ANSWER_SESSIONS, the rest summed as "(other)" (last). */
   answer(): SessionsResponse {
+    for (const [session, billed] of this.unpaired.settle()) session.asSent += billed;
     const rows = [...this.sessions].map(([name, session]) => ({ name, session, shown: shown(name, session) }));
     const ranked = rows
       .filter(({ name }) => name !== LEDGER_OTHER_NAME)
@@ -94,7 +97,6 @@ function merged(into: Session, session: Session): Session {
     counts,
     cost: into.cost + session.cost,
     asSent: into.asSent + session.asSent,
-    estimated: into.estimated || session.estimated,
     models,
   };
 }
@@ -107,7 +109,6 @@ function shown(name: string, session: Session): SessionRow {
   const [provider = "", model = ""] = (busiest?.[0] ?? "\u0000").split("\u0000");
   const count = (counter: string) => session.counts[counter] ?? 0;
   const cost = money(session.cost);
-  const asSent = session.estimated ? money(session.asSent) : 0;
   return {
     session: name,
     provider,
@@ -122,8 +123,8 @@ function shown(name: string, session: Session): SessionRow {
     images_fitted: count("images_fitted"),
     images_retired: count("images_retired"),
     cost_usd: cost,
-    cost_as_sent_usd: asSent,
-    saved_usd: session.estimated ? money(session.asSent - session.cost) : 0,
+    cost_as_sent_usd: money(session.asSent),
+    saved_usd: money(session.asSent - session.cost),
   };
 }
 

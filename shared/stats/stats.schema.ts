@@ -188,9 +188,9 @@ export const SessionRow = z.object({
   images_retired: count("images_retired"),
   cost_usd: usd("What the provider billed for the session's requests (the usage at the model's prices)"),
   cost_as_sent_usd: usd(
-    "What the provider would have billed for the requests exactly as the agent sent them (0 where the ledger holds no as-sent estimate)",
+    "What the provider would have billed for the requests exactly as the agent sent them (hours counted before the ledger kept as-sent counts: as billed, as /v1/stats takes them)",
   ),
-  saved_usd: usd("cost_as_sent_usd − cost_usd (signed; 0 where the ledger holds no as-sent estimate)"),
+  saved_usd: usd("cost_as_sent_usd − cost_usd (signed)"),
 });
 export type SessionRow = z.infer<typeof SessionRow>;
 

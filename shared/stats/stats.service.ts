@@ -195,6 +195,35 @@ export class NameRanking {
 }
 
 /**
+ * The as-sent rule for counts written before the as-sent counters existed (docs/stats.md, "The
+ * service's own saving"): a bucket (an hour, provider and model; for `/v1/stats/sessions`, of one
+ * session) that holds no as-sent count is taken as sent as billed, prompt and output: no saving
+ * claimed, none lost. `/v1/stats` and `/v1/stats/sessions` both settle through it, so they agree.
+ *
+ * @example buckets.note(key, false, billedUsd, () => group); for (const [group, usd] of buckets.settle()) ...
+ */
+export class UnpairedBuckets<T> {
+  private readonly buckets = new Map<string, { tag: T; billed: number; asSent: boolean }>();
+
+  /** Notes one priced LLM token count in bucket `key`: an as-sent one, or `billedUsd` billed; `tag` names the bucket (made once). */
+  note(key: string, asSent: boolean, billedUsd: number, tag: () => T): void {
+    let bucket = this.buckets.get(key);
+    if (bucket === undefined) this.buckets.set(key, (bucket = { tag: tag(), billed: 0, asSent: false }));
+    if (asSent) bucket.asSent = true;
+    else bucket.billed += billedUsd;
+  }
+
+  /** The buckets that held no as-sent count, each with its billed money (to count as sent); then forgets them all. */
+  settle(): Array<[T, number]> {
+    const unpaired: Array<[T, number]> = [];
+    for (const bucket of this.buckets.values())
+      if (!bucket.asSent && bucket.billed !== 0) unpaired.push([bucket.tag, bucket.billed]);
+    this.buckets.clear();
+    return unpaired;
+  }
+}
+
+/**
  * The `/v1/stats` answer built one stored counter at a time, so a store can sum its buckets where
  * they are kept (the LedgerDO, the Deno process) and hand over the answer, whose size is bounded,
  * rather than every counter of the window. Money is linear in each counter (a count times a price),
@@ -212,10 +241,7 @@ export class StatsFold {
   private readonly prices: RowPrices;
 
   /** Per hour, provider and model: the billed money, and whether an as-sent count came with it. */
-  private readonly asSentPairs = new Map<
-    string,
-    { hour: number; provider: string; name: string; billed: number; asSent: boolean }
-  >();
+  private readonly asSentPairs = new UnpairedBuckets<{ hour: number; provider: string; name: string }>();
 
   /** Requests per provider of each kept LLM name: its prices shown are its busiest provider's. */
   private readonly providers = new Map<string, Map<string, number>>();
@@ -284,15 +310,11 @@ export class StatsFold {
     const { counter } = counterTier(row.counter);
     const asSent = AS_SENT_TOKENS[counter] !== undefined;
     if (!asSent && PRICED_TOKENS[counter] === undefined) return;
-    const pair = held(this.asSentPairs, `${row.hour}\u0000${row.provider}\u0000${row.model}`, () => ({
+    this.asSentPairs.note(`${row.hour}\u0000${row.provider}\u0000${row.model}`, asSent, money.cost, () => ({
       hour: row.hour,
       provider: row.provider || "unknown",
       name: this.kept.llm.has(nameOf(row)) ? nameOf(row) : LEDGER_OTHER_NAME,
-      billed: 0,
-      asSent: false,
     }));
-    if (asSent) pair.asSent = true;
-    else pair.billed += money.cost;
   }
 
   /**
@@ -300,17 +322,15 @@ export class StatsFold {
    * included (as sent, output is `as_sent_output_tokens`): no saving claimed, none lost.
    */
   private settleUnpaired(): void {
-    for (const pair of this.asSentPairs.values()) {
-      if (pair.asSent || pair.billed === 0) continue;
+    for (const [bucket, billed] of this.asSentPairs.settle()) {
       const groups = [
         this.totals.get("llm"),
-        this.series.get(pair.hour)?.get("llm"),
-        this.byProvider.get("llm")?.get(pair.provider),
-        this.byModel.get("llm")?.get(pair.name),
+        this.series.get(bucket.hour)?.get("llm"),
+        this.byProvider.get("llm")?.get(bucket.provider),
+        this.byModel.get("llm")?.get(bucket.name),
       ];
-      for (const group of groups) if (group) group.money.asSent += pair.billed;
+      for (const group of groups) if (group) group.money.asSent += billed;
     }
-    this.asSentPairs.clear();
   }
 
   /** The answer (docs/stats.md). */

@@ -142,6 +142,9 @@ async function countsOf(store: LedgerStore, model: string, window: StatsWindow, 
   );
 }
 
+/** Money compared to the millionth of a dollar (a sum of prices is a float). */
+const microUsd = (usd: number) => Math.round(usd * 1e6);
+
 export const ledgerStoreContract: ContractCase<LedgerStore>[] = [
   {
     name: "adds to counters, keeps buckets and keys apart, answers a window ending with the current hour",
@@ -283,14 +286,24 @@ export const ledgerStoreContract: ContractCase<LedgerStore>[] = [
         ],
         "its first and last request",
       );
-      // Billed: 3 M input at $3 and the writes; as sent: 5 M input (no output).
-      check.equal(first.cost_as_sent_usd, 15, "as sent, priced");
+      // The earlier hour holds no as-sent count, so it is taken as sent as billed: 2 M input at $3
+      // and its writes (600 5-min at $3.75/M, 400 1-h at $6/M); the later hour as sent is 5 M input.
       check.equal(
-        Math.round(first.saved_usd * 1e6),
-        Math.round((15 - first.cost_usd) * 1e6),
+        microUsd(first.cost_as_sent_usd),
+        microUsd(15 + 6 + 0.00225 + 0.0024),
+        "as sent, priced, hour by hour",
+      );
+      check.equal(
+        microUsd(first.saved_usd),
+        microUsd(first.cost_as_sent_usd - first.cost_usd),
         "saved = as sent − billed",
       );
-      check.equal([ours[1]!.cost_as_sent_usd, ours[1]!.saved_usd], [0, 0], "no as-sent count: nothing claimed");
+      const second = ours[1]!;
+      check.equal(
+        [microUsd(second.cost_as_sent_usd), second.saved_usd],
+        [microUsd(second.cost_usd), 0],
+        "no as-sent count: as sent = billed, nothing claimed",
+      );
       const stats = await store.report({ window: "24h", now: hour + HOUR, pricing });
       check.equal(stats.by_model.llm[model]?.requests, 8, "/v1/stats counts the tool's rows, not the sessions' again");
       check.equal(stats.totals.llm.input_tokens, 0, "session rows are not in /v1/stats");
@@ -303,6 +316,65 @@ export const ledgerStoreContract: ContractCase<LedgerStore>[] = [
         ],
         "the earlier hour alone",
       );
+    },
+  },
+  {
+    name: "takes a session's hours counted before the as-sent counters as sent as billed, hour by hour, as /v1/stats does",
+    async run(store, check, unique) {
+      // Two hours no other case writes: the first counted before the as-sent counters existed.
+      const before = Math.floor(Date.now() / HOUR) * HOUR - 440 * HOUR;
+      const after = before + HOUR;
+      const model = "claude-sonnet-4-5";
+      // Each count as the proxy writes it: the tool's row, and the same under the session.
+      const counted = (h: number, session: string, counts: Record<string, number>): LedgerRow[] =>
+        Object.entries(counts).flatMap(([counter, value]) => {
+          const row: LedgerRow = { hour: h, tool: "llm", provider: "anthropic", model, counter, value };
+          return [row, { ...row, session }];
+        });
+      const [spans, old] = [`${unique}-spans`, `${unique}-old`];
+      // Sonnet 4.5: input $3, output $15 per million tokens.
+      await store.add([
+        // Billed 2 M input and 100 k output: $7.50, no as-sent count.
+        ...counted(before, spans, { requests: 2, input_tokens: 2_000_000, output_tokens: 100_000 }),
+        // Billed $3, no as-sent count: a session that claims nothing.
+        ...counted(before, old, { requests: 1, input_tokens: 1_000_000 }),
+      ]);
+      // Billed $4.50; as sent 5 M input and the output: $16.50.
+      await store.add(
+        counted(after, spans, {
+          requests: 1,
+          input_tokens: 1_000_000,
+          output_tokens: 100_000,
+          as_sent_input_tokens: 5_000_000,
+          as_sent_output_tokens: 100_000,
+        }),
+      );
+      const windows: Array<[string, StatsWindow, number, Record<string, [number, number, number]>]> = [
+        // [what, window, now, per session: billed, as sent, saved]
+        ["both hours", "24h", after, { [spans]: [12, 24, 12], [old]: [3, 3, 0] }],
+        ["the hour before the counters", "1h", before, { [spans]: [7.5, 7.5, 0], [old]: [3, 3, 0] }],
+        ["the hour after", "1h", after, { [spans]: [4.5, 16.5, 12] }],
+      ];
+      for (const [what, window, now, expected] of windows) {
+        const listed = (await store.sessions({ window, now, pricing })).sessions.filter((s) =>
+          s.session.startsWith(unique),
+        );
+        check.equal(
+          Object.fromEntries(
+            listed.map((s) => [s.session, [s.cost_usd, s.cost_as_sent_usd, s.saved_usd].map(microUsd)]),
+          ),
+          Object.fromEntries(Object.entries(expected).map(([name, usd]) => [name, usd.map(microUsd)])),
+          `${what}: each session's billed, as sent and saved`,
+        );
+        const llm = (await store.report({ window, now, pricing })).totals.llm;
+        const sum = (field: "cost_usd" | "cost_as_sent_usd" | "saved_usd") =>
+          microUsd(listed.reduce((usd, s) => usd + s[field], 0));
+        check.equal(
+          [sum("cost_usd"), sum("cost_as_sent_usd"), sum("saved_usd")],
+          [llm.cost_usd, llm.cost_as_sent_usd, llm.saved_usd].map(microUsd),
+          `${what}: the sessions sum to /v1/stats' LLM figures`,
+        );
+      }
     },
   },
   {

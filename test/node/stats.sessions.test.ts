@@ -107,7 +107,7 @@ describe("the sessions answer", () => {
     session,
   });
 
-  it("lists the most saved first, a session without an as-sent count claiming nothing, its model the busiest", () => {
+  it("lists the most saved first, a session without an as-sent count claiming nothing (as sent = billed), its model the busiest", () => {
     const rows = [
       row("cheap", "requests", 1),
       row("cheap", "input_tokens", 1_000_000),
@@ -129,7 +129,7 @@ describe("the sessions answer", () => {
       ["old", 0],
       ["costly", -3],
     ]);
-    expect(answer.find((s) => s.session === "old")).toMatchObject({ cost_usd: 3, cost_as_sent_usd: 0 });
+    expect(answer.find((s) => s.session === "old")).toMatchObject({ cost_usd: 3, cost_as_sent_usd: 3 });
     expect(answer[0]).toMatchObject({ model: "claude-sonnet-4-5", requests: 3, cost_as_sent_usd: 6 });
   });
 

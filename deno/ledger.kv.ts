@@ -118,6 +118,7 @@ export class DenoKvLedgerStore implements LedgerStore {
   async sessions(request: StatsRequest): Promise<SessionsResponse> {
     const { from, to } = statsWindow(request.window, request.now);
     const fold = new SessionsFold(request);
+    // In key order, so hour by hour, as the fold takes them.
     for await (const entry of this.kv.list<Deno.KvU64>({ start: [SESSION_PREFIX, from], end: [SESSION_PREFIX, to] })) {
       const [, hour, session, provider, model, counter] = entry.key as [string, number, string, string, string, string];
       fold.add({ hour, tool: "llm", provider, model, counter, value: Number(entry.value.value), session });

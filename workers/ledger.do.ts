@@ -91,7 +91,8 @@ export class LedgerDO extends DurableObject<Record<string, never>> {
    * The sessions of the window, folded hour by hour as Deno KV folds them: the as-sent rule for
    * hours counted before the as-sent counters is per hour (docs/stats.md, "Sessions"), so a
    * session's counters summed over the window would answer another figure. A row is already one
-   * (hour, session, provider, model, counter): the primary key.
+   * (hour, session, provider, model, counter): the primary key, whose order (hour first) the
+   * fold takes them in.
    */
   sessions(request: StatsRequest): SessionsResponse {
     const { from, to } = statsWindow(request.window, request.now);
@@ -104,7 +105,7 @@ export class LedgerDO extends DurableObject<Record<string, never>> {
       counter: string;
       value: number;
     }>(
-      "SELECT hour, session, provider, model, counter, value FROM ledger_sessions WHERE hour >= ? AND hour < ?",
+      "SELECT hour, session, provider, model, counter, value FROM ledger_sessions WHERE hour >= ? AND hour < ? ORDER BY hour",
       from,
       to,
     );

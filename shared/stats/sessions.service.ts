@@ -23,10 +23,11 @@ interface Session {
 const newSession = (): Session => ({ counts: {}, cost: 0, asSent: 0, models: new Map() });
 
 /**
- * The sessions answer built one stored counter at a time, in any order. A store hands it each
- * session's rows hour by hour, as both keep them (not summed over the window): an hour that holds
- * no as-sent count is taken as sent as billed, so a sum over hours of both kinds would answer
- * another figure (docs/stats.md, "Sessions").
+ * The sessions answer built one stored counter at a time. A store hands it each session's rows
+ * hour by hour, as both keep them (not summed over the window: an hour that holds no as-sent count
+ * is taken as sent as billed, so a sum over hours of both kinds would answer another figure;
+ * docs/stats.md, "Sessions"), and in the order of their hours, as both list them: the fold then
+ * settles an hour's buckets when the next hour begins, and holds one hour's, not the window's.
  *
  * @example const fold = new SessionsFold(request); for (const row of rows) fold.add(row); fold.answer()
  */
@@ -35,8 +36,10 @@ export class SessionsFold {
   private readonly to: number;
   private readonly sessions = new Map<string, Session>();
   private readonly prices: RowPrices;
-  /** Per session, hour, provider and model: the billed money, and whether an as-sent count came with it. */
+  /** Per session, provider and model of the hour being read: the billed money, and whether an as-sent count came with it. */
   private readonly unpaired = new UnpairedBuckets<Session>();
+  /** The hour being read: rows come in the order of their hours. */
+  private hour = Number.NEGATIVE_INFINITY;
 
   constructor(request: StatsRequest) {
     ({ from: this.from, to: this.to } = statsWindow(request.window, request.now));
@@ -46,6 +49,12 @@ export class SessionsFold {
   /** Adds one stored counter: a session's row within the window (any other is left out). */
   add(row: LedgerRow): void {
     if (row.session === undefined || row.hour < this.from || row.hour >= this.to) return;
+    if (row.hour !== this.hour) {
+      // A store bug, not an input: an hour read again after its buckets were settled would be settled twice.
+      if (row.hour < this.hour) throw new Error("SessionsFold: a store handed rows out of the order of their hours");
+      this.settle();
+      this.hour = row.hour;
+    }
     let session = this.sessions.get(row.session);
     if (session === undefined) this.sessions.set(row.session, (session = newSession()));
     // The LLM's write TTLs are answered summed, as /v1/stats answers them.
@@ -61,13 +70,18 @@ export class SessionsFold {
     if (priced === null) return;
     if (priced.asSent) session.asSent += priced.costUsd;
     else session.cost += priced.costUsd;
-    const bucket = `${row.session}\u0000${row.hour}\u0000${row.provider}\u0000${row.model}`;
+    const bucket = `${row.session}\u0000${row.provider}\u0000${row.model}`;
     this.unpaired.note(bucket, priced.asSent, priced.costUsd, () => session);
+  }
+
+  /** The hour read so far: its buckets without an as-sent count are taken as sent as billed. */
+  private settle(): void {
+    for (const [session, billed] of this.unpaired.settle()) session.asSent += billed;
   }
 
   /** The answer: the most saved first, at most ANSWER_SESSIONS, the rest summed as "(other)" (last). */
   answer(): SessionsResponse {
-    for (const [session, billed] of this.unpaired.settle()) session.asSent += billed;
+    this.settle();
     const rows = [...this.sessions].map(([name, session]) => ({ name, session, shown: shown(name, session) }));
     const ranked = rows
       .filter(({ name }) => name !== LEDGER_OTHER_NAME)
@@ -129,7 +143,7 @@ function shown(name: string, session: Session): SessionRow {
 }
 
 /**
- * Builds the sessions answer from rows in memory.
+ * Builds the sessions answer from rows in memory, in any order (folded in the order of their hours).
  *
  * @example sessionsReport(rows, "24h", Date.now(), config.pricing)
  */
@@ -140,6 +154,6 @@ export function sessionsReport(
   pricing: Config["pricing"],
 ): SessionsResponse {
   const fold = new SessionsFold({ window, now, pricing });
-  for (const row of rows) fold.add(row);
+  for (const row of [...rows].sort((a, b) => a.hour - b.hour)) fold.add(row);
   return fold.answer();
 }

@@ -8,7 +8,7 @@
 import { describe, expect, it } from "vitest";
 import { loadConfig } from "../../shared/config/config.load";
 import type { LedgerRow } from "../../shared/ports";
-import { sessionsReport } from "../../shared/stats/sessions.service";
+import { SessionsFold, sessionsReport } from "../../shared/stats/sessions.service";
 import { statsReport } from "../../shared/stats/stats.service";
 
 const now = Date.UTC(2026, 11, 7, 12, 30);
@@ -96,5 +96,16 @@ describe("as sent, for hours counted before the as-sent counters", () => {
     expect(sum("cost_usd")).toBeCloseTo(totals.cost_usd!, 9);
     expect(sum("cost_as_sent_usd")).toBeCloseTo(totals.cost_as_sent_usd!, 9);
     expect(sum("saved_usd")).toBeCloseTo(totals.saved_usd!, 9);
+  });
+
+  it("answers the same whatever order the rows come in; a store's rows out of the order of their hours are refused", () => {
+    const answer = sessionsReport(rows, "24h", now, pricing);
+    expect(sessionsReport([...rows].reverse(), "24h", now, pricing)).toEqual(answer);
+    // The stores list their rows hour by hour: the fold settles an hour when the next begins.
+    const fold = new SessionsFold({ window: "24h", now, pricing });
+    fold.add(rows.find((row) => row.session !== undefined && row.hour === after)!);
+    expect(() => fold.add(rows.find((row) => row.session !== undefined && row.hour === before)!)).toThrow(
+      /out of the order of their hours/,
+    );
   });
 });

@@ -10,17 +10,70 @@ import { LEDGER_OTHER_NAME } from "./ledger";
 import { ANSWER_SESSIONS, type SessionRow, type SessionsResponse, type StatsWindow } from "./stats.schema";
 import { iso, money, RowPrices, statsWindow, UnpairedBuckets } from "./stats.service";
 
-/** One session as it is summed. */
+/** The counters a session is answered with: the only ones its entry keeps. */
+const SHOWN_COUNTERS = [
+  "requests",
+  "first_at",
+  "last_at",
+  "input_tokens",
+  "cache_write_tokens",
+  "cache_read_tokens",
+  "output_tokens",
+  "images_fitted",
+  "images_retired",
+] as const;
+type ShownCounter = (typeof SHOWN_COUNTERS)[number];
+const SHOWN_AT = new Map<string, number>(SHOWN_COUNTERS.map((counter, at) => [counter, at]));
+
+/** One session as it is summed. A window can hold 144,000 of them (docs/stats.md, "Reading"): kept small. */
 interface Session {
-  counts: Record<string, number>;
+  /** SHOWN_COUNTERS' values in that order, NaN for one never counted. */
+  counts: number[];
   cost: number;
   /** As sent; a bucket without an as-sent count is taken as billed when the fold settles (UnpairedBuckets). */
   asSent: number;
-  /** Requests per "provider\0model", for the one it is shown with. */
-  models: Map<string, number>;
+  /**
+   * Its requests' "provider\0model", for the one it is shown with: the model itself while they are
+   * all of one (most sessions; a Map apiece costs more than the rest of the entry), then requests
+   * per model (`requestsPerModel`).
+   */
+  models: string | Map<string, number> | undefined;
 }
 
-const newSession = (): Session => ({ counts: {}, cost: 0, asSent: 0, models: new Map() });
+const newSession = (): Session => ({
+  counts: SHOWN_COUNTERS.map(() => Number.NaN),
+  cost: 0,
+  asSent: 0,
+  models: undefined,
+});
+
+const REQUESTS_AT = SHOWN_AT.get("requests")!;
+
+/** Adds `value` to a session's counter as the counter combines (a sum, or the least or the most). */
+function addCount(session: Session, counter: ShownCounter, at: number, value: number): void {
+  const held = session.counts[at]!;
+  session.counts[at] = Number.isNaN(held) ? value : combineCounter(counter, held, value);
+}
+
+/** A session's requests per "provider\0model". */
+function requestsPerModel(session: Session): Map<string, number> {
+  const { models } = session;
+  if (models instanceof Map) return models;
+  // One model: every request counted is of it.
+  const requests = session.counts[REQUESTS_AT]!;
+  return new Map(models === undefined ? [] : [[models, Number.isNaN(requests) ? 0 : requests]]);
+}
+
+/** Notes `requests` of model `key`: called before they are added to the session's requests. */
+function addModelRequests(session: Session, key: string, requests: number): void {
+  if (session.models === undefined || session.models === key) {
+    session.models = key;
+    return;
+  }
+  const perModel = requestsPerModel(session);
+  perModel.set(key, (perModel.get(key) ?? 0) + requests);
+  session.models = perModel;
+}
 
 /**
  * The sessions answer built one stored counter at a time. A store hands it each session's rows
@@ -60,12 +113,9 @@ export class SessionsFold {
     // The LLM's write TTLs are answered summed, as /v1/stats answers them.
     const stored = counterTier(row.counter).counter;
     const counter = stored.startsWith("cache_write_") ? "cache_write_tokens" : stored;
-    const held = session.counts[counter];
-    session.counts[counter] = held === undefined ? row.value : combineCounter(counter, held, row.value);
-    if (row.counter === "requests") {
-      const key = `${row.provider}\u0000${row.model}`;
-      session.models.set(key, (session.models.get(key) ?? 0) + row.value);
-    }
+    if (row.counter === "requests") addModelRequests(session, `${row.provider}\u0000${row.model}`, row.value);
+    const at = SHOWN_AT.get(counter);
+    if (at !== undefined) addCount(session, counter as ShownCounter, at, row.value);
     const priced = this.prices.price(row);
     if (priced === null) return;
     if (priced.asSent) session.asSent += priced.costUsd;
@@ -82,46 +132,49 @@ export class SessionsFold {
   /** The answer: the most saved first, at most ANSWER_SESSIONS, the rest summed as "(other)" (last). */
   answer(): SessionsResponse {
     this.settle();
-    const rows = [...this.sessions].map(([name, session]) => ({ name, session, shown: shown(name, session) }));
-    const ranked = rows
-      .filter(({ name }) => name !== LEDGER_OTHER_NAME)
-      .sort(
-        (a, b) => b.shown.saved_usd - a.shown.saved_usd || b.shown.cost_usd - a.shown.cost_usd || order(a.name, b.name),
-      );
+    // Ranked on the figures as answered, and answered only for the sessions listed: a window's
+    // sessions are many, its answer 200.
+    const saved = (session: Session) => money(session.asSent - session.cost);
+    const ranked = [...this.sessions]
+      .filter(([name]) => name !== LEDGER_OTHER_NAME)
+      .sort(([a, x], [b, y]) => saved(y) - saved(x) || money(y.cost) - money(x.cost) || order(a, b));
     const stored = this.sessions.get(LEDGER_OTHER_NAME);
     const room = ranked.length + (stored ? 1 : 0) > ANSWER_SESSIONS ? ANSWER_SESSIONS - 1 : ranked.length;
-    const rest = ranked.slice(room).map(({ session }) => session);
-    if (stored) rest.push(stored);
-    const sessions: SessionRow[] = ranked.slice(0, room).map(({ shown }) => shown);
-    if (rest.length > 0) sessions.push(shown(LEDGER_OTHER_NAME, rest.reduce(merged)));
+    const sessions: SessionRow[] = ranked.slice(0, room).map(([name, session]) => shown(name, session));
+    if (ranked.length > room || stored) {
+      const other = newSession();
+      for (const [, session] of ranked.slice(room)) addInto(other, session);
+      if (stored) addInto(other, stored);
+      sessions.push(shown(LEDGER_OTHER_NAME, other));
+    }
     return { success: true, from: iso(this.from), to: iso(this.to), sessions };
   }
 }
 
 const order = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
 
-/** Two sessions summed into one (for "(other)"). */
-function merged(into: Session, session: Session): Session {
-  const counts = { ...into.counts };
-  for (const [counter, value] of Object.entries(session.counts))
-    counts[counter] = counts[counter] === undefined ? value : combineCounter(counter, counts[counter]!, value);
-  const models = new Map(into.models);
-  for (const [key, requests] of session.models) models.set(key, (models.get(key) ?? 0) + requests);
-  return {
-    counts,
-    cost: into.cost + session.cost,
-    asSent: into.asSent + session.asSent,
-    models,
-  };
+/** Adds a session into another (for "(other)"). */
+function addInto(into: Session, session: Session): void {
+  SHOWN_COUNTERS.forEach((counter, at) => {
+    if (!Number.isNaN(session.counts[at]!)) addCount(into, counter, at, session.counts[at]!);
+  });
+  const perModel = requestsPerModel(into);
+  for (const [key, requests] of requestsPerModel(session)) perModel.set(key, (perModel.get(key) ?? 0) + requests);
+  into.models = perModel;
+  into.cost += session.cost;
+  into.asSent += session.asSent;
 }
 
 /** One session as answered. */
 function shown(name: string, session: Session): SessionRow {
   let busiest: [string, number] | undefined;
-  for (const entry of session.models)
+  for (const entry of requestsPerModel(session))
     if (!busiest || entry[1] > busiest[1] || (entry[1] === busiest[1] && entry[0] < busiest[0])) busiest = entry;
   const [provider = "", model = ""] = (busiest?.[0] ?? "\u0000").split("\u0000");
-  const count = (counter: string) => session.counts[counter] ?? 0;
+  const count = (counter: ShownCounter) => {
+    const value = session.counts[SHOWN_AT.get(counter)!]!;
+    return Number.isNaN(value) ? 0 : value;
+  };
   const cost = money(session.cost);
   return {
     session: name,

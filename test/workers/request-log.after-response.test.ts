@@ -6,6 +6,7 @@
 import { createExecutionContext, waitOnExecutionContext } from "cloudflare:test";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import worker from "../../workers/index";
+import { answerThenLog, workersLogger } from "../../workers/log";
 import { testEnv, uniqueToken } from "./helpers";
 
 /** The JSON lines written to console.log/warn/error since the spies were set, with their level. */
@@ -81,5 +82,28 @@ describe("the request log on Workers", () => {
         .map((line) => line.request_id)
         .sort(),
     ).toEqual([`${token}-0`, `${token}-1`, `${token}-2`]);
+  });
+
+  it("a line made after the response (a waitUntil task's) is written at once, the request's own after the response", async () => {
+    const lines = spyLines();
+    const ctx = createExecutionContext();
+    let release = () => {};
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    let late: Promise<void> = Promise.resolve();
+    await answerThenLog(ctx, () => {
+      workersLogger.info("answered", { n: 1 });
+      late = gate.then(() => workersLogger.warn("late", { n: 2 }));
+      ctx.waitUntil(late);
+      return new Response("ok");
+    });
+    expect(lines()).toEqual([]);
+    release();
+    await late;
+    expect(lines()).toEqual([{ level: "warn", event: "late", n: 2 }]);
+    await waitOnExecutionContext(ctx);
+    expect(lines()).toEqual([
+      { level: "info", event: "answered", n: 1 },
+      { level: "warn", event: "late", n: 2 },
+    ]);
   });
 });

@@ -1,8 +1,9 @@
 /**
  * web_search under `wrangler dev`, measured side by side in one run:
- * 1. cache-hit latency of POST /v1/web_search vs a bare Worker returning the same JSON, and beside
- *    each the CPU all of its `wrangler dev` processes used per request (wrangler's Node process,
- *    which relays and files every log line the Worker writes, and its workerd processes);
+ * 1. cache-hit latency of POST /v1/web_search vs a bare Worker returning the same JSON (and a
+ *    second bare Worker: the noise between identical sides), and beside each the CPU all of its
+ *    `wrangler dev` processes used per request (wrangler's Node process, which relays and files
+ *    every log line the Worker writes, and its workerd processes);
  * 2. N identical concurrent requests (N = 1, 4, 16, 64): provider calls, and latency of the
  *    leader (the one that paid) vs the joiners;
  * 3. web_extract through the Worker: a miss (the provider pays) vs a hit of the same URL;
@@ -46,6 +47,8 @@ async function main() {
     const payload = await warm.text();
     for (const other of others) await (await searchAt(other.stack.url, hitQuery)()).arrayBuffer();
     const bare = await startBare(payload.replace('"cache":"miss"', '"cache":"hit"'));
+    // The same bare Worker again: how far apart two identical sides come out on this box, in this run.
+    const bareAgain = await startBare(payload.replace('"cache":"miss"', '"cache":"hit"'));
     try {
       type Side = [name: string, request: () => Promise<Response>, times: number[], group: number];
       const sides: Side[] = [
@@ -58,6 +61,12 @@ async function main() {
             other.processGroup,
           ],
         ),
+        [
+          "bare Worker again (the noise between identical sides)",
+          () => fetch(bareAgain.url, { method: "POST", body: "{}" }),
+          [],
+          bareAgain.group,
+        ],
         ["bare Worker, same JSON", () => fetch(bare.url, { method: "POST", body: "{}" }), [], bare.group],
       ];
       const base = sides[sides.length - 1]![2];
@@ -65,7 +74,9 @@ async function main() {
       for (let i = 0; i < 30; i++) for (const [, request] of sides) await timed(request);
       const cpuBefore = sides.map(([, , , group]) => processGroupCpuMs(group));
       for (let i = 0; i < HIT_ROUNDS; i++) {
-        for (const [name, request, times] of sides) {
+        // Every other round in reverse: work a side leaves after its response (its log line, in
+        // wrangler's processes) falls on a different neighbour's request each round.
+        for (const [name, request, times] of i % 2 === 0 ? sides : [...sides].reverse()) {
           const a = await timed(request);
           if (name.startsWith("the same hit") || name.startsWith("POST"))
             if (a.cache !== "HIT") throw new Error(`expected a cache hit, got ${a.cache}`);
@@ -80,7 +91,7 @@ async function main() {
       lines.push(
         "### Cache hit vs a bare Worker returning the same JSON",
         "",
-        `${HIT_ROUNDS} sequential requests each, interleaved, after 30 warm-up rounds; the ratio is to the bare Worker; CPU: every process of its wrangler dev, per request.`,
+        `${HIT_ROUNDS} sequential requests each, interleaved (every other round in reverse), after 30 warm-up rounds; the ratio is to the bare Worker; CPU: every process of its wrangler dev, per request.`,
         "",
       );
       lines.push("| route | p50 ms | p99 ms | ratio p50 | CPU ms |", "|---|---|---|---|---|");
@@ -91,6 +102,7 @@ async function main() {
       lines.push(`| median of paired ratios, hit / bare | | | ${median(pairRatios).toFixed(2)}x | |`, "");
     } finally {
       bare.stop();
+      bareAgain.stop();
       for (const other of others) await other.stack.stop();
     }
     if (HIT_ONLY) {

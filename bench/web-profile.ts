@@ -42,7 +42,11 @@ const STAGES: Array<[RegExp, string]> = [
   [/shared\/http\/body\.ts/, "body read + JSON parse"],
   [/shared\/http\/auth\.ts/, "auth"],
   [/shared\/safety\/origin\.ts/, "origin gate"],
-  [/shared\/app\/request-log\.ts|shared\/log\.ts|shared\/safety\/secrets\.ts/, "request log"],
+  // workers/log.ts writes the lines after the response; workerd formats each through node:util's inspect.
+  [
+    /shared\/app\/request-log\.ts|shared\/log\.ts|shared\/safety\/secrets\.ts|workers\/log\.ts|internal_inspect/,
+    "request log",
+  ],
   [/shared\/stats\/ledger\.ts|shared\/stats\/counters\.ts/, "ledger record + flush"],
   [/shared\/web\/query\.ts|shared\/hash\.ts/, "cache key (normalise + hash)"],
   [/cache\.kv\.ts|kv-busy\.ts/, "KV get + entry parse"],

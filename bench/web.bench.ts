@@ -1,18 +1,24 @@
 /**
  * web_search under `wrangler dev`, measured side by side in one run:
- * 1. cache-hit latency of POST /v1/web_search vs a bare Worker returning the same JSON;
+ * 1. cache-hit latency of POST /v1/web_search vs a bare Worker returning the same JSON (and a
+ *    second bare Worker: the noise between identical sides), and beside each the CPU all of its
+ *    `wrangler dev` processes used per request (wrangler's Node process, which relays and files
+ *    every log line the Worker writes, and its workerd processes);
  * 2. N identical concurrent requests (N = 1, 4, 16, 64): provider calls, and latency of the
  *    leader (the one that paid) vs the joiners;
  * 3. web_extract through the Worker: a miss (the provider pays) vs a hit of the same URL;
  * 4. cache-hit latency with the savings ledger on and off (a second wrangler dev with
  *    LEDGER_MODE=off), interleaved, so the ledger's cost is measured on the same loaded box.
  * Run: npm run bench -- web (or npx tsx bench/web.bench.ts; `npx tsx bench/web.bench.ts hit` runs
- * only the first part). With WEB_BENCH_BEFORE=<dir of another checkout> (its node_modules installed
- * or linked), that checkout's hit is measured in the same rounds of the first part.
+ * only the first part). With WEB_BENCH_BEFORE=<dir of another checkout>[,<dir>...] (node_modules
+ * installed or linked), each checkout's hit is measured in the same rounds of the first part: the
+ * code before a change, or copies with one stage removed each (docs/benchmarks.md, "Where a hit's
+ * time goes").
  */
 import { startLocalStack } from "../scripts/local-stack";
 import { startBare } from "./bare-worker/start";
 import { median, ms, percentile, timed } from "./stats";
+import { processGroupCpuMs } from "./workerd-processes";
 
 const HIT_ROUNDS = 400;
 const PROVIDER_DELAY_MS = 250;
@@ -22,8 +28,9 @@ const HIT_ONLY = process.argv.includes("hit");
 
 async function main() {
   const stack = await startLocalStack();
-  const beforeDir = process.env.WEB_BENCH_BEFORE;
-  const before = beforeDir ? await startLocalStack({ cwd: beforeDir }) : null;
+  const others: Array<{ dir: string; stack: Awaited<ReturnType<typeof startLocalStack>> }> = [];
+  for (const dir of (process.env.WEB_BENCH_BEFORE ?? "").split(",").filter(Boolean))
+    others.push({ dir, stack: await startLocalStack({ cwd: dir }) });
   const run = Date.now().toString(36);
   const searchAt = (base: string, query: string) => () =>
     fetch(`${base}/v1/web_search`, {
@@ -38,27 +45,38 @@ async function main() {
     const hitQuery = `bench hit ${run}`;
     const warm = await search(hitQuery)();
     const payload = await warm.text();
-    if (before) await (await searchAt(before.url, hitQuery)()).arrayBuffer();
+    for (const other of others) await (await searchAt(other.stack.url, hitQuery)()).arrayBuffer();
     const bare = await startBare(payload.replace('"cache":"miss"', '"cache":"hit"'));
+    // The same bare Worker again: how far apart two identical sides come out on this box, in this run.
+    const bareAgain = await startBare(payload.replace('"cache":"miss"', '"cache":"hit"'));
     try {
-      const sides: Array<[string, () => Promise<Response>, number[]]> = [
-        ["POST /v1/web_search (hit)", search(hitQuery), []],
-        ...(before
-          ? [
-              [`the same hit, ${beforeDir}`, searchAt(before.url, hitQuery), []] as [
-                string,
-                () => Promise<Response>,
-                number[],
-              ],
-            ]
-          : []),
-        ["bare Worker, same JSON", () => fetch(bare.url, { method: "POST", body: "{}" }), []],
+      type Side = [name: string, request: () => Promise<Response>, times: number[], group: number];
+      const sides: Side[] = [
+        ["POST /v1/web_search (hit)", search(hitQuery), [], stack.processGroup],
+        ...others.map(
+          ({ dir, stack: other }): Side => [
+            `the same hit, ${dir}`,
+            searchAt(other.url, hitQuery),
+            [],
+            other.processGroup,
+          ],
+        ),
+        [
+          "bare Worker again (the noise between identical sides)",
+          () => fetch(bareAgain.url, { method: "POST", body: "{}" }),
+          [],
+          bareAgain.group,
+        ],
+        ["bare Worker, same JSON", () => fetch(bare.url, { method: "POST", body: "{}" }), [], bare.group],
       ];
       const base = sides[sides.length - 1]![2];
       const pairRatios: number[] = [];
       for (let i = 0; i < 30; i++) for (const [, request] of sides) await timed(request);
+      const cpuBefore = sides.map(([, , , group]) => processGroupCpuMs(group));
       for (let i = 0; i < HIT_ROUNDS; i++) {
-        for (const [name, request, times] of sides) {
+        // Every other round in reverse: work a side leaves after its response (its log line, in
+        // wrangler's processes) falls on a different neighbour's request each round.
+        for (const [name, request, times] of i % 2 === 0 ? sides : [...sides].reverse()) {
           const a = await timed(request);
           if (name.startsWith("the same hit") || name.startsWith("POST"))
             if (a.cache !== "HIT") throw new Error(`expected a cache hit, got ${a.cache}`);
@@ -66,21 +84,26 @@ async function main() {
         }
         pairRatios.push(sides[0]![2][i]! / base[i]!);
       }
+      const cpuPerRequest = sides.map(([, , , group], k) => {
+        const [start, end] = [cpuBefore[k], processGroupCpuMs(group)];
+        return start === undefined || end === undefined ? Number.NaN : (end - start) / HIT_ROUNDS;
+      });
       lines.push(
         "### Cache hit vs a bare Worker returning the same JSON",
         "",
-        `${HIT_ROUNDS} sequential requests each, interleaved, after 30 warm-up rounds; the ratio is to the bare Worker.`,
+        `${HIT_ROUNDS} sequential requests each, interleaved (every other round in reverse), after 30 warm-up rounds; the ratio is to the bare Worker; CPU: every process of its wrangler dev, per request.`,
         "",
       );
-      lines.push("| route | p50 ms | p99 ms | ratio p50 |", "|---|---|---|---|");
-      for (const [name, , times] of sides)
+      lines.push("| route | p50 ms | p99 ms | ratio p50 | CPU ms |", "|---|---|---|---|---|");
+      for (const [k, [name, , times]] of sides.entries())
         lines.push(
-          `| ${name} | ${ms(median(times))} | ${ms(percentile(times, 99))} | ${(median(times) / median(base)).toFixed(2)}x |`,
+          `| ${name} | ${ms(median(times))} | ${ms(percentile(times, 99))} | ${(median(times) / median(base)).toFixed(2)}x | ${ms(cpuPerRequest[k]!)} |`,
         );
-      lines.push(`| median of paired ratios, hit / bare | | | ${median(pairRatios).toFixed(2)}x |`, "");
+      lines.push(`| median of paired ratios, hit / bare | | | ${median(pairRatios).toFixed(2)}x | |`, "");
     } finally {
       bare.stop();
-      await before?.stop();
+      bareAgain.stop();
+      for (const other of others) await other.stack.stop();
     }
     if (HIT_ONLY) {
       console.log(lines.join("\n"));

@@ -24,9 +24,27 @@ export function workerdProcesses(group: number): Array<{ pid: number; args: stri
  * be read (off Linux).
  */
 export function workerdCpuMs(group: number): number | undefined {
+  return cpuMsOf(workerdProcesses(group).map(({ pid }) => pid));
+}
+
+/**
+ * CPU time (ms) every process of `group` has used so far: wrangler's own Node process (which
+ * relays and files the Worker's log lines) with its workerd processes; undefined off Linux.
+ */
+export function processGroupCpuMs(group: number): number | undefined {
+  const out = execFileSync("ps", ["-o", "pid=", "-g", String(group)], { encoding: "utf8" });
+  return cpuMsOf(
+    out
+      .split("\n")
+      .filter((line) => line.trim() !== "")
+      .map(Number),
+  );
+}
+
+function cpuMsOf(pids: number[]): number | undefined {
   let ns = 0;
   try {
-    for (const { pid } of workerdProcesses(group))
+    for (const pid of pids)
       for (const tid of readdirSync(`/proc/${pid}/task`)) {
         try {
           ns += Number(readFileSync(`/proc/${pid}/task/${tid}/schedstat`, "utf8").split(" ")[0]);

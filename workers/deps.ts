@@ -16,6 +16,7 @@ import { createImageFitter } from "../shared/imaging/fit";
 import { dnsResolverPool } from "../shared/safety/dns";
 import { LEDGER_OBJECT } from "./ledger.do";
 import { visionWasm } from "./vision-codecs";
+import { workersLogger } from "./log";
 
 const configs = new WeakMap<object, LoadedConfig | Error>();
 
@@ -131,7 +132,7 @@ export function workersDeps(env: WorkerEnv, overrides: Partial<AppDeps> = {}): A
     flight: durableFlight(env.FLIGHT),
     fetch: platformFetch,
     clock: Date.now,
-    log: consoleLogger,
+    log: workersLogger,
     fitImage,
     embeds: durableEmbeds(env.SESSIONS),
     dnsResolver,

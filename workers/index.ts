@@ -1,6 +1,7 @@
 /**
  * The Workers entry: builds the app from bindings (once per env object), exports the DOs, and
- * flushes the savings ledger after each response with `waitUntil`, off the request path.
+ * writes each request's log lines and flushes the savings ledger after its response with
+ * `waitUntil`, off the request path.
  */
 import { env as startEnv } from "cloudflare:workers";
 import { createApp } from "../shared/app/app";
@@ -9,6 +10,7 @@ import { LLM_PROVIDERS } from "../shared/llm/llm-providers.catalog";
 import { type LedgerBuffer, ledgerFlushDelay } from "../shared/stats/ledger";
 import { reportConfigAtStart, workersDeps, workersLedger } from "./deps";
 import type { WorkerEnv } from "./env";
+import { answerThenLog } from "./log";
 
 export { FlightDO } from "./flight.do";
 export { LedgerDO } from "./ledger.do";
@@ -44,7 +46,8 @@ export default {
       };
       apps.set(env, built);
     }
-    const response = await built.app.fetch(request, env, ctx);
+    const { app } = built;
+    const response = await answerThenLog(ctx, () => app.fetch(request, env, ctx));
     const { ledger, flushMs } = built;
     if (!ledger) return response;
     const flush = ledger.flushAfter(flushMs);

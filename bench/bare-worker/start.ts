@@ -9,7 +9,7 @@ export async function startBare(
   payload: string,
   upstream?: string,
   inspectorPort?: number,
-): Promise<{ url: string; stop: () => void }> {
+): Promise<{ url: string; group: number; stop: () => void }> {
   const port = await freePort();
   const child = spawn(
     "npx",
@@ -44,5 +44,5 @@ export async function startBare(
     } catch {}
     await new Promise((r) => setTimeout(r, 250));
   }
-  return { url, stop: () => child.pid && process.kill(-child.pid, "SIGTERM") };
+  return { url, group: child.pid ?? 0, stop: () => child.pid && process.kill(-child.pid, "SIGTERM") };
 }

@@ -10,29 +10,39 @@ export const consoleLogger: Logger = {
 /** For tests and benchmarks that want quiet output. */
 export const silentLogger: Logger = { info: () => {}, warn: () => {}, error: () => {} };
 
-/** How long an afterResponseLogger gathers lines before it writes them, at most. */
+/** How long an afterResponseLogger gathers lines logged with no request in flight before it writes them, at most. */
 export const LOG_GATHER_MS = 10;
+/** How long a line logged while a request is in flight waits for a response to be handed over, at most. */
+export const LOG_HOLD_MS = 1000;
+
+/** Where an afterResponseLogger's text goes: `text` is one or more lines, without the last newline. */
+export type LogWrite = (method: "log" | "warn" | "error", text: string) => void;
 
 /**
- * A console logger whose lines are gathered and written together LOG_GATHER_MS later, in order
- * (each run of lines of one level in one console call): a request's line goes out after its
- * response was handed to the server, not on the request's path, and a burst of requests costs one
- * write and one timer, not one each. For a runtime whose console write is a blocking write on the
- * request's thread (Deno's); `drain` writes what waits at once (before an exit).
+ * A console logger whose lines are written off the request's path, in order (each run of lines of
+ * one level in one write): for a runtime whose console write is a blocking write on the request's
+ * thread (Deno's). A line logged while a request is in flight (`after`) is written once a response
+ * was handed over, at the latest LOG_HOLD_MS later; one logged with none in flight, LOG_GATHER_MS
+ * later. A burst of requests costs one write, and a request no timer of its own (a timer set on
+ * the path cost more than the write). `drain` writes what waits at once (before an exit). `write`
+ * takes each text (console's method of that name by default).
  */
-export function afterResponseLogger(): Logger & { drain(): void } {
+export function afterResponseLogger(
+  write: LogWrite = (method, text) => console[method](text),
+): Logger & { drain(): void; after(handedOver: Promise<unknown>): void } {
   type Method = "log" | "warn" | "error";
   const waiting: Array<[Method, string]> = [];
   let timer: ReturnType<typeof setTimeout> | undefined;
+  /** Promises given to `after` not settled yet. */
+  let inFlight = 0;
   const drain = () => {
-    if (timer !== undefined) clearTimeout(timer);
-    timer = undefined;
     const lines = waiting.splice(0);
     for (let start = 0; start < lines.length; ) {
       const method = lines[start]![0];
       let end = start + 1;
       while (end < lines.length && lines[end]![0] === method) end++;
-      console[method](
+      write(
+        method,
         lines
           .slice(start, end)
           .map(([, line]) => line)
@@ -41,11 +51,33 @@ export function afterResponseLogger(): Logger & { drain(): void } {
       start = end;
     }
   };
+  // The timer is left to run out, not cleared by a hand-over's drain: the next line would only set another.
+  const due = () => {
+    timer = undefined;
+    drain();
+  };
+  const settled = () => {
+    inFlight--;
+    drain();
+  };
   const line =
     (level: "info" | "warn" | "error", method: Method) => (event: string, fields?: Record<string, unknown>) => {
       // Made into text at once: the fields are the caller's to change after this returns.
       waiting.push([method, JSON.stringify({ level, event, ...fields })]);
-      timer ??= setTimeout(drain, LOG_GATHER_MS);
+      timer ??= setTimeout(due, inFlight > 0 ? LOG_HOLD_MS : LOG_GATHER_MS);
     };
-  return { info: line("info", "log"), warn: line("warn", "warn"), error: line("error", "error"), drain };
+  return {
+    info: line("info", "log"),
+    warn: line("warn", "warn"),
+    error: line("error", "error"),
+    drain: () => {
+      if (timer !== undefined) clearTimeout(timer);
+      timer = undefined;
+      drain();
+    },
+    after: (handedOver) => {
+      inFlight++;
+      handedOver.then(settled, settled);
+    },
+  };
 }

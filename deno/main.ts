@@ -176,7 +176,7 @@ const embeds: EmbedCounter = singleProcess ? new MemoryEmbedCounter(Date.now) : 
 const ledgerStore = new DenoKvLedgerStore(kv);
 const ledger = env.LEDGER_MODE === "off" ? null : new LedgerBuffer(ledgerStore, consoleLogger);
 
-// The app's lines (one per request) are written once the response is handed over, not before: a
+// The app's lines (one per request) are written after the response is handed over, not before: a
 // console write is a blocking write on the request's thread (docs/benchmarks.md).
 const appLog = afterResponseLogger(writeText);
 const app = createApp({
@@ -227,7 +227,7 @@ if (ledger)
 
 /**
  * Answers, then writes what the request counted, off its path (the flush never rejects); the
- * lines logged meanwhile are written once the response is handed over.
+ * lines logged meanwhile are written after the response is handed over.
  */
 async function serve(request: Request, info: Deno.ServeHandlerInfo): Promise<Response> {
   appLog.after(info.completed);

@@ -10,7 +10,7 @@ export const consoleLogger: Logger = {
 /** For tests and benchmarks that want quiet output. */
 export const silentLogger: Logger = { info: () => {}, warn: () => {}, error: () => {} };
 
-/** How long an afterResponseLogger gathers lines logged with no request in flight before it writes them, at most. */
+/** How long an afterResponseLogger gathers lines before it writes them, at most. */
 export const LOG_GATHER_MS = 10;
 /** How long a line logged while a request is in flight waits for a response to be handed over, at most. */
 export const LOG_HOLD_MS = 1000;
@@ -21,18 +21,21 @@ export type LogWrite = (method: "log" | "warn" | "error", text: string) => void;
 /**
  * A console logger whose lines are written off the request's path, in order (each run of lines of
  * one level in one write): for a runtime whose console write is a blocking write on the request's
- * thread (Deno's). A line logged while a request is in flight (`after`) is written once a response
- * was handed over, at the latest LOG_HOLD_MS later; one logged with none in flight, LOG_GATHER_MS
- * later. A burst of requests costs one write, and a request no timer of its own (a timer set on
- * the path cost more than the write). `drain` writes what waits at once (before an exit). `write`
- * takes each text (console's method of that name by default).
+ * thread (Deno's). A line is written LOG_GATHER_MS after it was logged, or, while a request is in
+ * flight (`after`), LOG_GATHER_MS after a response was handed over (at the latest LOG_HOLD_MS
+ * after it was logged): the timer that gathers a burst of lines into one write is set after the
+ * response, not on the request's path, where setting it cost more than the write. `drain` writes
+ * what waits at once (before an exit). `write` takes each text (console's method by default).
  */
 export function afterResponseLogger(
   write: LogWrite = (method, text) => console[method](text),
 ): Logger & { drain(): void; after(handedOver: Promise<unknown>): void } {
   type Method = "log" | "warn" | "error";
   const waiting: Array<[Method, string]> = [];
-  let timer: ReturnType<typeof setTimeout> | undefined;
+  /** Writes what waits LOG_GATHER_MS after it was set. */
+  let gather: ReturnType<typeof setTimeout> | undefined;
+  /** Writes what waits LOG_HOLD_MS after a line was logged with a request in flight (a long stream). */
+  let hold: ReturnType<typeof setTimeout> | undefined;
   /** Promises given to `after` not settled yet. */
   let inFlight = 0;
   const drain = () => {
@@ -51,28 +54,34 @@ export function afterResponseLogger(
       start = end;
     }
   };
-  // The timer is left to run out, not cleared by a hand-over's drain: the next line would only set another.
-  const due = () => {
-    timer = undefined;
+  // Each timer, once set, runs out (a drain leaves it): the next line would only set another.
+  const gathered = () => {
+    gather = undefined;
+    drain();
+  };
+  const held = () => {
+    hold = undefined;
     drain();
   };
   const settled = () => {
     inFlight--;
-    drain();
+    if (waiting.length > 0) gather ??= setTimeout(gathered, LOG_GATHER_MS);
   };
   const line =
     (level: "info" | "warn" | "error", method: Method) => (event: string, fields?: Record<string, unknown>) => {
       // Made into text at once: the fields are the caller's to change after this returns.
       waiting.push([method, JSON.stringify({ level, event, ...fields })]);
-      timer ??= setTimeout(due, inFlight > 0 ? LOG_HOLD_MS : LOG_GATHER_MS);
+      if (inFlight === 0) gather ??= setTimeout(gathered, LOG_GATHER_MS);
+      else hold ??= setTimeout(held, LOG_HOLD_MS);
     };
   return {
     info: line("info", "log"),
     warn: line("warn", "warn"),
     error: line("error", "error"),
     drain: () => {
-      if (timer !== undefined) clearTimeout(timer);
-      timer = undefined;
+      clearTimeout(gather);
+      clearTimeout(hold);
+      gather = hold = undefined;
       drain();
     },
     after: (handedOver) => {

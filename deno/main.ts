@@ -29,6 +29,22 @@ import { loadVisionWasm } from "./vision-codecs";
 import { pinnedFetch } from "./pinned-fetch";
 import { classifyIpLiteral } from "../shared/safety/ip";
 
+const encoder = new TextEncoder();
+
+/**
+ * A log text to stdout (`log`) or stderr, the bytes `console.log(text)` writes without console's
+ * formatting pass over them. A stream that is closed takes nothing, and the service goes on.
+ */
+function writeText(method: "log" | "warn" | "error", text: string): void {
+  const out = method === "log" ? Deno.stdout : Deno.stderr;
+  const bytes = encoder.encode(`${text}\n`);
+  try {
+    for (let at = 0; at < bytes.byteLength; ) at += out.writeSync(bytes.subarray(at));
+  } catch {
+    // Nowhere to write the line (the reading end of a pipe has gone).
+  }
+}
+
 function fail(message: string): never {
   console.error(JSON.stringify({ level: "error", event: "deno_start_failed", message }));
   Deno.exit(1);
@@ -160,9 +176,9 @@ const embeds: EmbedCounter = singleProcess ? new MemoryEmbedCounter(Date.now) : 
 const ledgerStore = new DenoKvLedgerStore(kv);
 const ledger = env.LEDGER_MODE === "off" ? null : new LedgerBuffer(ledgerStore, consoleLogger);
 
-// The app's lines (one per request) are written just after the response is handed over, not
-// before: a console write is a blocking write on the request's thread (docs/benchmarks.md).
-const appLog = afterResponseLogger();
+// The app's lines (one per request) are written after the response is handed over, not before: a
+// console write is a blocking write on the request's thread (docs/benchmarks.md).
+const appLog = afterResponseLogger(writeText);
 const app = createApp({
   runtime: "deno",
   version: pkg.version,
@@ -209,8 +225,12 @@ if (ledger)
     }
   }
 
-/** Answers, then writes what the request counted, off its path (the flush never rejects). */
-async function serve(request: Request): Promise<Response> {
+/**
+ * Answers, then writes what the request counted, off its path (the flush never rejects); the
+ * lines logged meanwhile are written after the response is handed over.
+ */
+async function serve(request: Request, info: Deno.ServeHandlerInfo): Promise<Response> {
+  appLog.after(info.completed);
   const response = await app.fetch(request);
   if (ledger) void ledger.flushAfter(ledgerFlushMs);
   return response;

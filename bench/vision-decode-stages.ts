@@ -7,7 +7,8 @@
  * stage, stages interleaved per round. With DECODE_STAGES_BEFORE=<checkout>
  * (e.g. /work/main) the same stages run from that checkout's code in the same rounds, side by side.
  * Also prints each input's row filter mix (what the unfilter runs on), and first the unfilter
- * kernel alone per filter type on a 1920-pixel RGB and RGBA line, in ns a pixel (least of 7 rounds).
+ * kernel alone per filter type on a 1920-pixel RGB and RGBA line, in ns a pixel (least of 7 rounds),
+ * and the resampler alone at the fits' two shrinks.
  * Run: npx tsx bench/vision-decode-stages.ts [name-substring...]
  */
 import { readFileSync } from "node:fs";
@@ -97,6 +98,28 @@ function unfilterKernel(roots: Array<[string, string]>): void {
       );
 }
 unfilterKernel(trees.map((t) => [t.label, t.root]));
+
+/** The resampler alone (resizeRgb of noise, the fit's sizes), each tree's code and kernels: CPU ms, least of 9 rounds. */
+function resamplerAlone(): void {
+  console.log(`\n| resampler alone (resizeRgb), CPU ms | ${trees.map((t) => t.label).join(" | ")} |`);
+  console.log(`|---|${trees.map(() => "---:").join("|")}|`);
+  for (const [w, h, dw, dh] of [
+    [1920, 1080, 1568, 882],
+    [2560, 1440, 1568, 882],
+  ] as const) {
+    const src = new Uint8Array(w * h * 3);
+    for (let i = 0; i < src.length; i++) src[i] = (i * 2654435761) >>> 24;
+    const best = trees.map(() => Infinity);
+    for (let round = 0; round < 9; round++)
+      trees.forEach((t, i) => {
+        const start = process.cpuUsage();
+        t.resample.resizeRgb(src, w, h, dw, dh, t.wasm.simd);
+        best[i] = Math.min(best[i]!, cpuMsSince(start));
+      });
+    console.log(`| ${w}x${h} to ${dw}x${dh} | ${best.map((ms) => ms.toFixed(1)).join(" | ")} |`);
+  }
+}
+resamplerAlone();
 
 const inputs: Array<[string, Uint8Array]> = [
   ...(await makeScreenshotInputs()).map(([n, b]) => [n, new Uint8Array(b)] as [string, Uint8Array]),

@@ -412,8 +412,11 @@
 
   ;; Horizontal pass of one RGB byte row: for each output pixel x, taps come in quads of 4 source
   ;; pixels (12 bytes, read as one 16-byte load) with two i16x8 weight vectors
-  ;; [w0 w1 w0 w1 w0 w1 0 0] and [w2 w3 ...]: two byte shuffles (zero-extending into i16 lanes
-  ;; r0 r1 g0 g1 b0 b1 and r2 r3 g2 g3 b2 b3) and two i32x4.dot_i16x8_s give R, G, B in lanes 0..2.
+  ;; [w0 w1 w0 w1 w0 w1 0 0] and [w2 w3 ...]: two swizzles spread the bytes into the i16 lanes
+  ;; r0 r1 g0 g1 b0 b1 0 0 and r2 r3 g2 g3 b2 b3 0 0 (indices of 128 give zero, so each is one
+  ;; pshufb on x64), and two i32x4.dot_i16x8_s give R, G, B in lanes 0..2. Two to four quads (up to
+  ;; 16 taps: the fits' shrinks up to 2x, past which the box stage takes over) run unrolled, one
+  ;; loop per count; other counts loop over the quads.
   ;; Exact integer math, identical to the JS path: (round + sum) >> shift, stored as i32 R G B
   ;; (the fourth lane spills onto the next pixel's R, rewritten next; the row has 4 bytes of slack).
   ;; starts: i32 byte offset (start * 3) per output pixel; weights: quads * 32 bytes per pixel.
@@ -421,10 +424,81 @@
     (param $src i32) (param $dst i32) (param $weights i32) (param $starts i32)
     (param $width i32) (param $quads i32) (param $shift i32)
     (local $x i32) (local $p i32) (local $w i32) (local $q i32) (local $acc v128) (local $v v128)
-    (local $round v128) (local $zero v128)
+    (local $round v128)
     (local.set $round (i32x4.splat (i32.shl (i32.const 1) (i32.sub (local.get $shift) (i32.const 1)))))
-    (local.set $zero (v128.const i32x4 0 0 0 0))
     (local.set $w (local.get $weights))
+    (if (i32.eq (local.get $quads) (i32.const 2))
+      (then
+        (loop $unrolled2
+          (local.set $p (i32.add (local.get $src) (i32.load (i32.add (local.get $starts) (i32.shl (local.get $x) (i32.const 2))))))
+          (local.set $acc (local.get $round))
+          (local.set $v (v128.load (local.get $p)))
+          (local.set $acc (i32x4.add (local.get $acc) (i32x4.add
+            (i32x4.dot_i16x8_s (i8x16.swizzle (local.get $v) (v128.const i8x16 0 128 3 128 1 128 4 128 2 128 5 128 128 128 128 128)) (v128.load (local.get $w)))
+            (i32x4.dot_i16x8_s (i8x16.swizzle (local.get $v) (v128.const i8x16 6 128 9 128 7 128 10 128 8 128 11 128 128 128 128 128)) (v128.load offset=16 (local.get $w))))))
+          (local.set $v (v128.load offset=12 (local.get $p)))
+          (local.set $acc (i32x4.add (local.get $acc) (i32x4.add
+            (i32x4.dot_i16x8_s (i8x16.swizzle (local.get $v) (v128.const i8x16 0 128 3 128 1 128 4 128 2 128 5 128 128 128 128 128)) (v128.load offset=32 (local.get $w)))
+            (i32x4.dot_i16x8_s (i8x16.swizzle (local.get $v) (v128.const i8x16 6 128 9 128 7 128 10 128 8 128 11 128 128 128 128 128)) (v128.load offset=48 (local.get $w))))))
+          (v128.store
+            (i32.add (local.get $dst) (i32.mul (local.get $x) (i32.const 12)))
+            (i32x4.shr_s (local.get $acc) (local.get $shift)))
+          (local.set $w (i32.add (local.get $w) (i32.const 64)))
+          (local.set $x (i32.add (local.get $x) (i32.const 1)))
+          (br_if $unrolled2 (i32.lt_u (local.get $x) (local.get $width))))
+        (return)))
+    (if (i32.eq (local.get $quads) (i32.const 3))
+      (then
+        (loop $unrolled3
+          (local.set $p (i32.add (local.get $src) (i32.load (i32.add (local.get $starts) (i32.shl (local.get $x) (i32.const 2))))))
+          (local.set $acc (local.get $round))
+          (local.set $v (v128.load (local.get $p)))
+          (local.set $acc (i32x4.add (local.get $acc) (i32x4.add
+            (i32x4.dot_i16x8_s (i8x16.swizzle (local.get $v) (v128.const i8x16 0 128 3 128 1 128 4 128 2 128 5 128 128 128 128 128)) (v128.load (local.get $w)))
+            (i32x4.dot_i16x8_s (i8x16.swizzle (local.get $v) (v128.const i8x16 6 128 9 128 7 128 10 128 8 128 11 128 128 128 128 128)) (v128.load offset=16 (local.get $w))))))
+          (local.set $v (v128.load offset=12 (local.get $p)))
+          (local.set $acc (i32x4.add (local.get $acc) (i32x4.add
+            (i32x4.dot_i16x8_s (i8x16.swizzle (local.get $v) (v128.const i8x16 0 128 3 128 1 128 4 128 2 128 5 128 128 128 128 128)) (v128.load offset=32 (local.get $w)))
+            (i32x4.dot_i16x8_s (i8x16.swizzle (local.get $v) (v128.const i8x16 6 128 9 128 7 128 10 128 8 128 11 128 128 128 128 128)) (v128.load offset=48 (local.get $w))))))
+          (local.set $v (v128.load offset=24 (local.get $p)))
+          (local.set $acc (i32x4.add (local.get $acc) (i32x4.add
+            (i32x4.dot_i16x8_s (i8x16.swizzle (local.get $v) (v128.const i8x16 0 128 3 128 1 128 4 128 2 128 5 128 128 128 128 128)) (v128.load offset=64 (local.get $w)))
+            (i32x4.dot_i16x8_s (i8x16.swizzle (local.get $v) (v128.const i8x16 6 128 9 128 7 128 10 128 8 128 11 128 128 128 128 128)) (v128.load offset=80 (local.get $w))))))
+          (v128.store
+            (i32.add (local.get $dst) (i32.mul (local.get $x) (i32.const 12)))
+            (i32x4.shr_s (local.get $acc) (local.get $shift)))
+          (local.set $w (i32.add (local.get $w) (i32.const 96)))
+          (local.set $x (i32.add (local.get $x) (i32.const 1)))
+          (br_if $unrolled3 (i32.lt_u (local.get $x) (local.get $width))))
+        (return)))
+    (if (i32.eq (local.get $quads) (i32.const 4))
+      (then
+        (loop $unrolled4
+          (local.set $p (i32.add (local.get $src) (i32.load (i32.add (local.get $starts) (i32.shl (local.get $x) (i32.const 2))))))
+          (local.set $acc (local.get $round))
+          (local.set $v (v128.load (local.get $p)))
+          (local.set $acc (i32x4.add (local.get $acc) (i32x4.add
+            (i32x4.dot_i16x8_s (i8x16.swizzle (local.get $v) (v128.const i8x16 0 128 3 128 1 128 4 128 2 128 5 128 128 128 128 128)) (v128.load (local.get $w)))
+            (i32x4.dot_i16x8_s (i8x16.swizzle (local.get $v) (v128.const i8x16 6 128 9 128 7 128 10 128 8 128 11 128 128 128 128 128)) (v128.load offset=16 (local.get $w))))))
+          (local.set $v (v128.load offset=12 (local.get $p)))
+          (local.set $acc (i32x4.add (local.get $acc) (i32x4.add
+            (i32x4.dot_i16x8_s (i8x16.swizzle (local.get $v) (v128.const i8x16 0 128 3 128 1 128 4 128 2 128 5 128 128 128 128 128)) (v128.load offset=32 (local.get $w)))
+            (i32x4.dot_i16x8_s (i8x16.swizzle (local.get $v) (v128.const i8x16 6 128 9 128 7 128 10 128 8 128 11 128 128 128 128 128)) (v128.load offset=48 (local.get $w))))))
+          (local.set $v (v128.load offset=24 (local.get $p)))
+          (local.set $acc (i32x4.add (local.get $acc) (i32x4.add
+            (i32x4.dot_i16x8_s (i8x16.swizzle (local.get $v) (v128.const i8x16 0 128 3 128 1 128 4 128 2 128 5 128 128 128 128 128)) (v128.load offset=64 (local.get $w)))
+            (i32x4.dot_i16x8_s (i8x16.swizzle (local.get $v) (v128.const i8x16 6 128 9 128 7 128 10 128 8 128 11 128 128 128 128 128)) (v128.load offset=80 (local.get $w))))))
+          (local.set $v (v128.load offset=36 (local.get $p)))
+          (local.set $acc (i32x4.add (local.get $acc) (i32x4.add
+            (i32x4.dot_i16x8_s (i8x16.swizzle (local.get $v) (v128.const i8x16 0 128 3 128 1 128 4 128 2 128 5 128 128 128 128 128)) (v128.load offset=96 (local.get $w)))
+            (i32x4.dot_i16x8_s (i8x16.swizzle (local.get $v) (v128.const i8x16 6 128 9 128 7 128 10 128 8 128 11 128 128 128 128 128)) (v128.load offset=112 (local.get $w))))))
+          (v128.store
+            (i32.add (local.get $dst) (i32.mul (local.get $x) (i32.const 12)))
+            (i32x4.shr_s (local.get $acc) (local.get $shift)))
+          (local.set $w (i32.add (local.get $w) (i32.const 128)))
+          (local.set $x (i32.add (local.get $x) (i32.const 1)))
+          (br_if $unrolled4 (i32.lt_u (local.get $x) (local.get $width))))
+        (return)))
     (block $done
       (loop $pixels
         (br_if $done (i32.ge_u (local.get $x) (local.get $width)))
@@ -432,13 +506,11 @@
         (local.set $acc (local.get $round))
         (local.set $q (local.get $quads))
         (loop $taps
-          ;; One single-source shuffle: r0 r1 g0 g1 b0 b1 _ _ r2 r3 g2 g3 b2 b3 _ _ (the _ lanes meet
-          ;; zero weights, so any byte will do), then zero-extended half by half.
-          (local.set $v (i8x16.shuffle 0 3 1 4 2 5 0 0 6 9 7 10 8 11 0 0 (v128.load (local.get $p)) (local.get $zero)))
+          (local.set $v (v128.load (local.get $p)))
           (local.set $acc (i32x4.add (local.get $acc)
-            (i32x4.dot_i16x8_s (i16x8.extend_low_i8x16_u (local.get $v)) (v128.load (local.get $w)))))
+            (i32x4.dot_i16x8_s (i8x16.swizzle (local.get $v) (v128.const i8x16 0 128 3 128 1 128 4 128 2 128 5 128 128 128 128 128)) (v128.load (local.get $w)))))
           (local.set $acc (i32x4.add (local.get $acc)
-            (i32x4.dot_i16x8_s (i16x8.extend_high_i8x16_u (local.get $v)) (v128.load offset=16 (local.get $w)))))
+            (i32x4.dot_i16x8_s (i8x16.swizzle (local.get $v) (v128.const i8x16 6 128 9 128 7 128 10 128 8 128 11 128 128 128 128 128)) (v128.load offset=16 (local.get $w)))))
           (local.set $p (i32.add (local.get $p) (i32.const 12)))
           (local.set $w (i32.add (local.get $w) (i32.const 32)))
           (local.set $q (i32.sub (local.get $q) (i32.const 1)))

@@ -57,3 +57,21 @@ function cpuMsOf(pids: number[]): number | undefined {
   }
   return ns / 1e6;
 }
+
+/**
+ * Minor page faults (first touches of fresh pages) the workerd processes of `group` have taken so
+ * far, from /proc/<pid>/stat (field 10); undefined off Linux.
+ */
+export function workerdMinorFaults(group: number): number | undefined {
+  let faults = 0;
+  try {
+    for (const { pid } of workerdProcesses(group)) {
+      const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+      // Fields after the parenthesised command name, which may hold spaces: state is field 3.
+      faults += Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[7]);
+    }
+  } catch {
+    return undefined;
+  }
+  return faults;
+}

@@ -2,7 +2,8 @@
  * Bench-only Worker: runs `fitImage` inside workerd on the POSTed image bytes and answers with the
  * fitted JPEG as the body and the fit's numbers in `x-fit` (JSON). Started by bench/vision.bench.ts
  * through `wrangler dev`; timing is taken on the Node side (workerd's clock only moves on I/O).
- * `?mode=decode` only decodes a PNG (rows dropped), `?mode=inflate` only inflates its IDAT data:
+ * `?mode=decode` only decodes a PNG (rows dropped), `?mode=resample` decodes and resamples it to the
+ * 1568 px cap (not encoded), `?mode=inflate` only inflates its IDAT data:
  * the bench's breakdown of where a PNG fit's time goes inside workerd. `?mode=header` only reads
  * the header (a pass-through before it was verified), and `&region=full` fits with a region of the
  * whole image but its last row (a region of the whole image is no region and passes through), which
@@ -12,7 +13,8 @@ import { fitImage } from "../../shared/imaging/fit";
 import { readImageHeader } from "../../shared/media/image-header";
 import { decodePngRows, parseChunks } from "../../shared/imaging/codecs/png/png.decode";
 import { ZlibInflater } from "../../shared/imaging/codecs/png/png.inflate";
-import type { StreamingResampler } from "../../shared/imaging/resample";
+import { StreamingResampler } from "../../shared/imaging/resample";
+import { SimdPool } from "../../shared/imaging/wasm/simd.instances";
 import { visionWasm } from "../../workers/vision-codecs";
 import jpegEncoder from "@jsquash/jpeg/codec/enc/mozjpeg_enc.wasm";
 import { mozJpegFit } from "../mozjpeg.encode";
@@ -70,6 +72,20 @@ export default {
     if (mode === "decode") {
       decodePngRows(parseChunks(bytes), sink, wasm);
       return new Response("decoded");
+    }
+    if (mode === "resample") {
+      // Decoded and resampled to the 1568 px cap as a fit renders it (a fit's SimdPool), not encoded.
+      const pool = wasm === visionWasm && visionWasm.simd ? new SimdPool(visionWasm.simd) : undefined;
+      const { resampler } = decodePngRows(
+        parseChunks(bytes),
+        (w, h) => {
+          const scale = Math.min(1, 1568 / Math.max(w, h));
+          const size = [Math.round(w * scale), Math.round(h * scale)] as const;
+          return new StreamingResampler(w, h, { x: 0, y: 0, width: w, height: h }, size[0], size[1], pool);
+        },
+        wasm,
+      );
+      return new Response(`${resampler.finish().length} bytes`);
     }
     const header = url.searchParams.get("region") === "full" ? readImageHeader(bytes) : undefined;
     const region: [number, number, number, number] | undefined = header && [0, 0, header.width, header.height - 1];

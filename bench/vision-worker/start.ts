@@ -20,7 +20,10 @@ async function freePort(): Promise<number> {
  * time its workerd processes have used so far, both of them, so a header-only request's CPU is the
  * upload's share to subtract (undefined off Linux).
  */
-export async function startWorker(): Promise<{ url: string; stop: () => void; cpuMs: () => number | undefined }> {
+export async function startWorker(
+  /** The checkout whose Worker runs (another one's for a before/after bench); this process's directory by default. */
+  cwd = process.cwd(),
+): Promise<{ url: string; stop: () => void; cpuMs: () => number | undefined; group: number }> {
   const port = await freePort();
   const child = spawn(
     "npx",
@@ -38,6 +41,7 @@ export async function startWorker(): Promise<{ url: string; stop: () => void; cp
       "--show-interactive-dev-session=false",
     ],
     {
+      cwd,
       env: { ...process.env, WRANGLER_SEND_METRICS: "false" },
       stdio: ["ignore", "ignore", "pipe"],
       detached: true,
@@ -59,7 +63,8 @@ export async function startWorker(): Promise<{ url: string; stop: () => void; cp
     await new Promise((r) => setTimeout(r, 500));
     if (child.exitCode !== null) break;
     try {
-      if ((await fetch(url)).status === 405) return { url, stop, cpuMs: () => workerdCpuMs(child.pid!) };
+      if ((await fetch(url)).status === 405)
+        return { url, stop, cpuMs: () => workerdCpuMs(child.pid!), group: child.pid! };
     } catch {
       /* not up yet */
     }

@@ -26,11 +26,14 @@
     (global.set $count (i32.const 0)))
 
   ;; PNG unfilter of one scanline in place: `n` bytes at $cur, the previous (unfiltered) line at
-  ;; $prev, `bpp` bytes per pixel (1..8); both lines have 16 bytes of slack. Up adds 16 bytes at a
-  ;; time; Sub, Average and Paeth are serial per pixel, so they run one pixel per step with all its
-  ;; channels in the lanes of one vector (8-byte loads and stores; the predictor is masked to the
-  ;; pixel's `bpp` lanes, so the bytes past it are written back unchanged). The first pixel needs
-  ;; no special case: with a = c = 0 each predictor reduces to what the PNG spec says for it.
+  ;; $prev, `bpp` bytes per pixel (1..8); both lines have 16 bytes of slack, which the kernels may
+  ;; overwrite. Up adds 16 bytes at a time; Sub, Average and Paeth are serial per pixel, so they run
+  ;; one pixel per step with all its channels in the lanes of one vector: for 3- and 4-byte pixels
+  ;; (8-bit RGB, RGBA) four pixels per load and store ($unfilter3, $unfilter4); for the other sizes
+  ;; here, with 8-byte loads and stores (the predictor is masked to the pixel's `bpp` lanes, so the
+  ;; bytes past it are written back unchanged; each load then waits on the store before it, which
+  ;; cost 15-20 ns a pixel: docs/vision-decisions.md, "Unfiltering four pixels a step"). The first
+  ;; pixel needs no special case: with a = c = 0 each predictor reduces to what the PNG spec says for it.
   (func (export "unfilter") (param $filter i32) (param $cur i32) (param $prev i32) (param $n i32) (param $bpp i32)
     (local $i i32) (local $p i32) (local $mask v128) (local $x v128) (local $a v128) (local $b v128) (local $c v128)
     (local $a16 v128) (local $b16 v128) (local $c16 v128) (local $pa v128) (local $pb v128) (local $pc v128)
@@ -46,6 +49,10 @@
             (br $up)))
         (return)))
     (if (i32.eqz (local.get $filter)) (then (return)))
+    (if (i32.eq (local.get $bpp) (i32.const 3))
+      (then (call $unfilter3 (local.get $filter) (local.get $cur) (local.get $prev) (local.get $n)) (return)))
+    (if (i32.eq (local.get $bpp) (i32.const 4))
+      (then (call $unfilter4 (local.get $filter) (local.get $cur) (local.get $prev) (local.get $n)) (return)))
     (local.set $mask (i64x2.replace_lane 0 (v128.const i64x2 0 0)
       (select (i64.const -1)
         (i64.sub (i64.shl (i64.const 1) (i64.extend_i32_u (i32.shl (local.get $bpp) (i32.const 3)))) (i64.const 1))
@@ -88,6 +95,290 @@
         (local.set $i (i32.add (local.get $i) (local.get $bpp)))
         (br $pixel))))
 
+  ;; Sub, Average or Paeth of one scanline of 3-byte pixels (unfilter's contract), four
+  ;; pixels (12 bytes) per step: one load of the line and one of the previous line per step,
+  ;; each pixel's channels zero-extended into the i16 lanes of one vector by a shuffle, off the
+  ;; serial chain; only the predictor and the add carry from pixel to pixel. The four results are
+  ;; narrowed and packed back into 12 bytes stored without overlapping the next step's load.
+  (func $unfilter3 (param $filter i32) (param $cur i32) (param $prev i32) (param $n i32)
+    (local $i i32) (local $p i32) (local $v v128) (local $w v128) (local $zero v128) (local $a v128) (local $c v128)
+    (local $x0 v128) (local $x1 v128) (local $x2 v128) (local $x3 v128)
+    (local $b0 v128) (local $b1 v128) (local $b2 v128) (local $b3 v128)
+    (local $r0 v128) (local $r1 v128) (local $r2 v128) (local $r3 v128)
+    (local $pa0 v128) (local $pa v128) (local $pb0 v128) (local $pb v128) (local $pc v128)
+    (local.set $zero (v128.const i32x4 0 0 0 0))
+    (local.set $a (local.get $zero))
+    (local.set $c (local.get $zero))
+    (if (i32.eq (local.get $filter) (i32.const 1))
+      (then
+        (loop $sub
+          (local.set $p (i32.add (local.get $cur) (local.get $i)))
+          (local.set $v (v128.load (local.get $p)))
+          (local.set $x0 (i8x16.shuffle 0 16 1 16 2 16 16 16 16 16 16 16 16 16 16 16 (local.get $v) (local.get $zero)))
+          (local.set $x1 (i8x16.shuffle 3 16 4 16 5 16 16 16 16 16 16 16 16 16 16 16 (local.get $v) (local.get $zero)))
+          (local.set $x2 (i8x16.shuffle 6 16 7 16 8 16 16 16 16 16 16 16 16 16 16 16 (local.get $v) (local.get $zero)))
+          (local.set $x3 (i8x16.shuffle 9 16 10 16 11 16 16 16 16 16 16 16 16 16 16 16 (local.get $v) (local.get $zero)))
+          (local.set $a (v128.and (i16x8.add (local.get $x0) (local.get $a)) (v128.const i16x8 255 255 255 255 255 255 255 255)))
+          (local.set $r0 (local.get $a))
+          (local.set $a (v128.and (i16x8.add (local.get $x1) (local.get $a)) (v128.const i16x8 255 255 255 255 255 255 255 255)))
+          (local.set $r1 (local.get $a))
+          (local.set $a (v128.and (i16x8.add (local.get $x2) (local.get $a)) (v128.const i16x8 255 255 255 255 255 255 255 255)))
+          (local.set $r2 (local.get $a))
+          (local.set $a (v128.and (i16x8.add (local.get $x3) (local.get $a)) (v128.const i16x8 255 255 255 255 255 255 255 255)))
+          (local.set $r3 (local.get $a))
+          (local.set $w (i8x16.shuffle 0 1 2 8 9 10 16 17 18 24 25 26 0 0 0 0
+            (i8x16.narrow_i16x8_u (local.get $r0) (local.get $r1)) (i8x16.narrow_i16x8_u (local.get $r2) (local.get $r3))))
+          (v128.store64_lane 0 (local.get $p) (local.get $w))
+          (v128.store32_lane offset=8 2 (local.get $p) (local.get $w))
+          (local.set $i (i32.add (local.get $i) (i32.const 12)))
+          (br_if $sub (i32.lt_u (local.get $i) (local.get $n))))
+        (return)))
+    (if (i32.eq (local.get $filter) (i32.const 3))
+      (then
+        (loop $avg
+          (local.set $p (i32.add (local.get $cur) (local.get $i)))
+          (local.set $v (v128.load (local.get $p)))
+          (local.set $x0 (i8x16.shuffle 0 16 1 16 2 16 16 16 16 16 16 16 16 16 16 16 (local.get $v) (local.get $zero)))
+          (local.set $x1 (i8x16.shuffle 3 16 4 16 5 16 16 16 16 16 16 16 16 16 16 16 (local.get $v) (local.get $zero)))
+          (local.set $x2 (i8x16.shuffle 6 16 7 16 8 16 16 16 16 16 16 16 16 16 16 16 (local.get $v) (local.get $zero)))
+          (local.set $x3 (i8x16.shuffle 9 16 10 16 11 16 16 16 16 16 16 16 16 16 16 16 (local.get $v) (local.get $zero)))
+          (local.set $v (v128.load (i32.add (local.get $prev) (local.get $i))))
+          (local.set $b0 (i8x16.shuffle 0 16 1 16 2 16 16 16 16 16 16 16 16 16 16 16 (local.get $v) (local.get $zero)))
+          (local.set $b1 (i8x16.shuffle 3 16 4 16 5 16 16 16 16 16 16 16 16 16 16 16 (local.get $v) (local.get $zero)))
+          (local.set $b2 (i8x16.shuffle 6 16 7 16 8 16 16 16 16 16 16 16 16 16 16 16 (local.get $v) (local.get $zero)))
+          (local.set $b3 (i8x16.shuffle 9 16 10 16 11 16 16 16 16 16 16 16 16 16 16 16 (local.get $v) (local.get $zero)))
+          (local.set $a (v128.and (i16x8.add (local.get $x0)
+            (i16x8.shr_u (i16x8.add (local.get $a) (local.get $b0)) (i32.const 1))) (v128.const i16x8 255 255 255 255 255 255 255 255)))
+          (local.set $r0 (local.get $a))
+          (local.set $a (v128.and (i16x8.add (local.get $x1)
+            (i16x8.shr_u (i16x8.add (local.get $a) (local.get $b1)) (i32.const 1))) (v128.const i16x8 255 255 255 255 255 255 255 255)))
+          (local.set $r1 (local.get $a))
+          (local.set $a (v128.and (i16x8.add (local.get $x2)
+            (i16x8.shr_u (i16x8.add (local.get $a) (local.get $b2)) (i32.const 1))) (v128.const i16x8 255 255 255 255 255 255 255 255)))
+          (local.set $r2 (local.get $a))
+          (local.set $a (v128.and (i16x8.add (local.get $x3)
+            (i16x8.shr_u (i16x8.add (local.get $a) (local.get $b3)) (i32.const 1))) (v128.const i16x8 255 255 255 255 255 255 255 255)))
+          (local.set $r3 (local.get $a))
+          (local.set $w (i8x16.shuffle 0 1 2 8 9 10 16 17 18 24 25 26 0 0 0 0
+            (i8x16.narrow_i16x8_u (local.get $r0) (local.get $r1)) (i8x16.narrow_i16x8_u (local.get $r2) (local.get $r3))))
+          (v128.store64_lane 0 (local.get $p) (local.get $w))
+          (v128.store32_lane offset=8 2 (local.get $p) (local.get $w))
+          (local.set $i (i32.add (local.get $i) (i32.const 12)))
+          (br_if $avg (i32.lt_u (local.get $i) (local.get $n))))
+        (return)))
+    (if (i32.eq (local.get $filter) (i32.const 4))
+      (then
+        (loop $paeth
+          (local.set $p (i32.add (local.get $cur) (local.get $i)))
+          (local.set $v (v128.load (local.get $p)))
+          (local.set $x0 (i8x16.shuffle 0 16 1 16 2 16 16 16 16 16 16 16 16 16 16 16 (local.get $v) (local.get $zero)))
+          (local.set $x1 (i8x16.shuffle 3 16 4 16 5 16 16 16 16 16 16 16 16 16 16 16 (local.get $v) (local.get $zero)))
+          (local.set $x2 (i8x16.shuffle 6 16 7 16 8 16 16 16 16 16 16 16 16 16 16 16 (local.get $v) (local.get $zero)))
+          (local.set $x3 (i8x16.shuffle 9 16 10 16 11 16 16 16 16 16 16 16 16 16 16 16 (local.get $v) (local.get $zero)))
+          (local.set $v (v128.load (i32.add (local.get $prev) (local.get $i))))
+          (local.set $b0 (i8x16.shuffle 0 16 1 16 2 16 16 16 16 16 16 16 16 16 16 16 (local.get $v) (local.get $zero)))
+          (local.set $b1 (i8x16.shuffle 3 16 4 16 5 16 16 16 16 16 16 16 16 16 16 16 (local.get $v) (local.get $zero)))
+          (local.set $b2 (i8x16.shuffle 6 16 7 16 8 16 16 16 16 16 16 16 16 16 16 16 (local.get $v) (local.get $zero)))
+          (local.set $b3 (i8x16.shuffle 9 16 10 16 11 16 16 16 16 16 16 16 16 16 16 16 (local.get $v) (local.get $zero)))
+          (local.set $pa0 (i16x8.sub (local.get $b0) (local.get $c)))
+          (local.set $pa (i16x8.abs (local.get $pa0)))
+          (local.set $pb0 (i16x8.sub (local.get $a) (local.get $c)))
+          (local.set $pc (i16x8.abs (i16x8.add (local.get $pa0) (local.get $pb0))))
+          (local.set $pb (i16x8.abs (local.get $pb0)))
+          (local.set $a (v128.and (i16x8.add (local.get $x0)
+            (v128.bitselect
+              (v128.bitselect (local.get $c) (local.get $b0) (i16x8.gt_s (local.get $pb) (local.get $pc)))
+              (local.get $a)
+              (v128.or (i16x8.gt_s (local.get $pa) (local.get $pb)) (i16x8.gt_s (local.get $pa) (local.get $pc)))))
+            (v128.const i16x8 255 255 255 255 255 255 255 255)))
+          (local.set $r0 (local.get $a))
+          (local.set $pa0 (i16x8.sub (local.get $b1) (local.get $b0)))
+          (local.set $pa (i16x8.abs (local.get $pa0)))
+          (local.set $pb0 (i16x8.sub (local.get $a) (local.get $b0)))
+          (local.set $pc (i16x8.abs (i16x8.add (local.get $pa0) (local.get $pb0))))
+          (local.set $pb (i16x8.abs (local.get $pb0)))
+          (local.set $a (v128.and (i16x8.add (local.get $x1)
+            (v128.bitselect
+              (v128.bitselect (local.get $b0) (local.get $b1) (i16x8.gt_s (local.get $pb) (local.get $pc)))
+              (local.get $a)
+              (v128.or (i16x8.gt_s (local.get $pa) (local.get $pb)) (i16x8.gt_s (local.get $pa) (local.get $pc)))))
+            (v128.const i16x8 255 255 255 255 255 255 255 255)))
+          (local.set $r1 (local.get $a))
+          (local.set $pa0 (i16x8.sub (local.get $b2) (local.get $b1)))
+          (local.set $pa (i16x8.abs (local.get $pa0)))
+          (local.set $pb0 (i16x8.sub (local.get $a) (local.get $b1)))
+          (local.set $pc (i16x8.abs (i16x8.add (local.get $pa0) (local.get $pb0))))
+          (local.set $pb (i16x8.abs (local.get $pb0)))
+          (local.set $a (v128.and (i16x8.add (local.get $x2)
+            (v128.bitselect
+              (v128.bitselect (local.get $b1) (local.get $b2) (i16x8.gt_s (local.get $pb) (local.get $pc)))
+              (local.get $a)
+              (v128.or (i16x8.gt_s (local.get $pa) (local.get $pb)) (i16x8.gt_s (local.get $pa) (local.get $pc)))))
+            (v128.const i16x8 255 255 255 255 255 255 255 255)))
+          (local.set $r2 (local.get $a))
+          (local.set $pa0 (i16x8.sub (local.get $b3) (local.get $b2)))
+          (local.set $pa (i16x8.abs (local.get $pa0)))
+          (local.set $pb0 (i16x8.sub (local.get $a) (local.get $b2)))
+          (local.set $pc (i16x8.abs (i16x8.add (local.get $pa0) (local.get $pb0))))
+          (local.set $pb (i16x8.abs (local.get $pb0)))
+          (local.set $a (v128.and (i16x8.add (local.get $x3)
+            (v128.bitselect
+              (v128.bitselect (local.get $b2) (local.get $b3) (i16x8.gt_s (local.get $pb) (local.get $pc)))
+              (local.get $a)
+              (v128.or (i16x8.gt_s (local.get $pa) (local.get $pb)) (i16x8.gt_s (local.get $pa) (local.get $pc)))))
+            (v128.const i16x8 255 255 255 255 255 255 255 255)))
+          (local.set $r3 (local.get $a))
+          (local.set $c (local.get $b3))
+          (local.set $w (i8x16.shuffle 0 1 2 8 9 10 16 17 18 24 25 26 0 0 0 0
+            (i8x16.narrow_i16x8_u (local.get $r0) (local.get $r1)) (i8x16.narrow_i16x8_u (local.get $r2) (local.get $r3))))
+          (v128.store64_lane 0 (local.get $p) (local.get $w))
+          (v128.store32_lane offset=8 2 (local.get $p) (local.get $w))
+          (local.set $i (i32.add (local.get $i) (i32.const 12)))
+          (br_if $paeth (i32.lt_u (local.get $i) (local.get $n))))
+        (return)))
+    (unreachable))
+
+  ;; Sub, Average or Paeth of one scanline of 4-byte pixels (unfilter's contract), four
+  ;; pixels (16 bytes) per step: one load of the line and one of the previous line per step,
+  ;; each pixel's channels zero-extended into the i16 lanes of one vector by a shuffle, off the
+  ;; serial chain; only the predictor and the add carry from pixel to pixel. The four results are
+  ;; narrowed and packed back into 16 bytes stored without overlapping the next step's load.
+  (func $unfilter4 (param $filter i32) (param $cur i32) (param $prev i32) (param $n i32)
+    (local $i i32) (local $p i32) (local $v v128) (local $w v128) (local $zero v128) (local $a v128) (local $c v128)
+    (local $x0 v128) (local $x1 v128) (local $x2 v128) (local $x3 v128)
+    (local $b0 v128) (local $b1 v128) (local $b2 v128) (local $b3 v128)
+    (local $r0 v128) (local $r1 v128) (local $r2 v128) (local $r3 v128)
+    (local $pa0 v128) (local $pa v128) (local $pb0 v128) (local $pb v128) (local $pc v128)
+    (local.set $zero (v128.const i32x4 0 0 0 0))
+    (local.set $a (local.get $zero))
+    (local.set $c (local.get $zero))
+    (if (i32.eq (local.get $filter) (i32.const 1))
+      (then
+        (loop $sub
+          (local.set $p (i32.add (local.get $cur) (local.get $i)))
+          (local.set $v (v128.load (local.get $p)))
+          (local.set $x0 (i8x16.shuffle 0 16 1 16 2 16 3 16 16 16 16 16 16 16 16 16 (local.get $v) (local.get $zero)))
+          (local.set $x1 (i8x16.shuffle 4 16 5 16 6 16 7 16 16 16 16 16 16 16 16 16 (local.get $v) (local.get $zero)))
+          (local.set $x2 (i8x16.shuffle 8 16 9 16 10 16 11 16 16 16 16 16 16 16 16 16 (local.get $v) (local.get $zero)))
+          (local.set $x3 (i8x16.shuffle 12 16 13 16 14 16 15 16 16 16 16 16 16 16 16 16 (local.get $v) (local.get $zero)))
+          (local.set $a (v128.and (i16x8.add (local.get $x0) (local.get $a)) (v128.const i16x8 255 255 255 255 255 255 255 255)))
+          (local.set $r0 (local.get $a))
+          (local.set $a (v128.and (i16x8.add (local.get $x1) (local.get $a)) (v128.const i16x8 255 255 255 255 255 255 255 255)))
+          (local.set $r1 (local.get $a))
+          (local.set $a (v128.and (i16x8.add (local.get $x2) (local.get $a)) (v128.const i16x8 255 255 255 255 255 255 255 255)))
+          (local.set $r2 (local.get $a))
+          (local.set $a (v128.and (i16x8.add (local.get $x3) (local.get $a)) (v128.const i16x8 255 255 255 255 255 255 255 255)))
+          (local.set $r3 (local.get $a))
+          (local.set $w (i8x16.shuffle 0 1 2 3 8 9 10 11 16 17 18 19 24 25 26 27
+            (i8x16.narrow_i16x8_u (local.get $r0) (local.get $r1)) (i8x16.narrow_i16x8_u (local.get $r2) (local.get $r3))))
+          (v128.store (local.get $p) (local.get $w))
+          (local.set $i (i32.add (local.get $i) (i32.const 16)))
+          (br_if $sub (i32.lt_u (local.get $i) (local.get $n))))
+        (return)))
+    (if (i32.eq (local.get $filter) (i32.const 3))
+      (then
+        (loop $avg
+          (local.set $p (i32.add (local.get $cur) (local.get $i)))
+          (local.set $v (v128.load (local.get $p)))
+          (local.set $x0 (i8x16.shuffle 0 16 1 16 2 16 3 16 16 16 16 16 16 16 16 16 (local.get $v) (local.get $zero)))
+          (local.set $x1 (i8x16.shuffle 4 16 5 16 6 16 7 16 16 16 16 16 16 16 16 16 (local.get $v) (local.get $zero)))
+          (local.set $x2 (i8x16.shuffle 8 16 9 16 10 16 11 16 16 16 16 16 16 16 16 16 (local.get $v) (local.get $zero)))
+          (local.set $x3 (i8x16.shuffle 12 16 13 16 14 16 15 16 16 16 16 16 16 16 16 16 (local.get $v) (local.get $zero)))
+          (local.set $v (v128.load (i32.add (local.get $prev) (local.get $i))))
+          (local.set $b0 (i8x16.shuffle 0 16 1 16 2 16 3 16 16 16 16 16 16 16 16 16 (local.get $v) (local.get $zero)))
+          (local.set $b1 (i8x16.shuffle 4 16 5 16 6 16 7 16 16 16 16 16 16 16 16 16 (local.get $v) (local.get $zero)))
+          (local.set $b2 (i8x16.shuffle 8 16 9 16 10 16 11 16 16 16 16 16 16 16 16 16 (local.get $v) (local.get $zero)))
+          (local.set $b3 (i8x16.shuffle 12 16 13 16 14 16 15 16 16 16 16 16 16 16 16 16 (local.get $v) (local.get $zero)))
+          (local.set $a (v128.and (i16x8.add (local.get $x0)
+            (i16x8.shr_u (i16x8.add (local.get $a) (local.get $b0)) (i32.const 1))) (v128.const i16x8 255 255 255 255 255 255 255 255)))
+          (local.set $r0 (local.get $a))
+          (local.set $a (v128.and (i16x8.add (local.get $x1)
+            (i16x8.shr_u (i16x8.add (local.get $a) (local.get $b1)) (i32.const 1))) (v128.const i16x8 255 255 255 255 255 255 255 255)))
+          (local.set $r1 (local.get $a))
+          (local.set $a (v128.and (i16x8.add (local.get $x2)
+            (i16x8.shr_u (i16x8.add (local.get $a) (local.get $b2)) (i32.const 1))) (v128.const i16x8 255 255 255 255 255 255 255 255)))
+          (local.set $r2 (local.get $a))
+          (local.set $a (v128.and (i16x8.add (local.get $x3)
+            (i16x8.shr_u (i16x8.add (local.get $a) (local.get $b3)) (i32.const 1))) (v128.const i16x8 255 255 255 255 255 255 255 255)))
+          (local.set $r3 (local.get $a))
+          (local.set $w (i8x16.shuffle 0 1 2 3 8 9 10 11 16 17 18 19 24 25 26 27
+            (i8x16.narrow_i16x8_u (local.get $r0) (local.get $r1)) (i8x16.narrow_i16x8_u (local.get $r2) (local.get $r3))))
+          (v128.store (local.get $p) (local.get $w))
+          (local.set $i (i32.add (local.get $i) (i32.const 16)))
+          (br_if $avg (i32.lt_u (local.get $i) (local.get $n))))
+        (return)))
+    (if (i32.eq (local.get $filter) (i32.const 4))
+      (then
+        (loop $paeth
+          (local.set $p (i32.add (local.get $cur) (local.get $i)))
+          (local.set $v (v128.load (local.get $p)))
+          (local.set $x0 (i8x16.shuffle 0 16 1 16 2 16 3 16 16 16 16 16 16 16 16 16 (local.get $v) (local.get $zero)))
+          (local.set $x1 (i8x16.shuffle 4 16 5 16 6 16 7 16 16 16 16 16 16 16 16 16 (local.get $v) (local.get $zero)))
+          (local.set $x2 (i8x16.shuffle 8 16 9 16 10 16 11 16 16 16 16 16 16 16 16 16 (local.get $v) (local.get $zero)))
+          (local.set $x3 (i8x16.shuffle 12 16 13 16 14 16 15 16 16 16 16 16 16 16 16 16 (local.get $v) (local.get $zero)))
+          (local.set $v (v128.load (i32.add (local.get $prev) (local.get $i))))
+          (local.set $b0 (i8x16.shuffle 0 16 1 16 2 16 3 16 16 16 16 16 16 16 16 16 (local.get $v) (local.get $zero)))
+          (local.set $b1 (i8x16.shuffle 4 16 5 16 6 16 7 16 16 16 16 16 16 16 16 16 (local.get $v) (local.get $zero)))
+          (local.set $b2 (i8x16.shuffle 8 16 9 16 10 16 11 16 16 16 16 16 16 16 16 16 (local.get $v) (local.get $zero)))
+          (local.set $b3 (i8x16.shuffle 12 16 13 16 14 16 15 16 16 16 16 16 16 16 16 16 (local.get $v) (local.get $zero)))
+          (local.set $pa0 (i16x8.sub (local.get $b0) (local.get $c)))
+          (local.set $pa (i16x8.abs (local.get $pa0)))
+          (local.set $pb0 (i16x8.sub (local.get $a) (local.get $c)))
+          (local.set $pc (i16x8.abs (i16x8.add (local.get $pa0) (local.get $pb0))))
+          (local.set $pb (i16x8.abs (local.get $pb0)))
+          (local.set $a (v128.and (i16x8.add (local.get $x0)
+            (v128.bitselect
+              (v128.bitselect (local.get $c) (local.get $b0) (i16x8.gt_s (local.get $pb) (local.get $pc)))
+              (local.get $a)
+              (v128.or (i16x8.gt_s (local.get $pa) (local.get $pb)) (i16x8.gt_s (local.get $pa) (local.get $pc)))))
+            (v128.const i16x8 255 255 255 255 255 255 255 255)))
+          (local.set $r0 (local.get $a))
+          (local.set $pa0 (i16x8.sub (local.get $b1) (local.get $b0)))
+          (local.set $pa (i16x8.abs (local.get $pa0)))
+          (local.set $pb0 (i16x8.sub (local.get $a) (local.get $b0)))
+          (local.set $pc (i16x8.abs (i16x8.add (local.get $pa0) (local.get $pb0))))
+          (local.set $pb (i16x8.abs (local.get $pb0)))
+          (local.set $a (v128.and (i16x8.add (local.get $x1)
+            (v128.bitselect
+              (v128.bitselect (local.get $b0) (local.get $b1) (i16x8.gt_s (local.get $pb) (local.get $pc)))
+              (local.get $a)
+              (v128.or (i16x8.gt_s (local.get $pa) (local.get $pb)) (i16x8.gt_s (local.get $pa) (local.get $pc)))))
+            (v128.const i16x8 255 255 255 255 255 255 255 255)))
+          (local.set $r1 (local.get $a))
+          (local.set $pa0 (i16x8.sub (local.get $b2) (local.get $b1)))
+          (local.set $pa (i16x8.abs (local.get $pa0)))
+          (local.set $pb0 (i16x8.sub (local.get $a) (local.get $b1)))
+          (local.set $pc (i16x8.abs (i16x8.add (local.get $pa0) (local.get $pb0))))
+          (local.set $pb (i16x8.abs (local.get $pb0)))
+          (local.set $a (v128.and (i16x8.add (local.get $x2)
+            (v128.bitselect
+              (v128.bitselect (local.get $b1) (local.get $b2) (i16x8.gt_s (local.get $pb) (local.get $pc)))
+              (local.get $a)
+              (v128.or (i16x8.gt_s (local.get $pa) (local.get $pb)) (i16x8.gt_s (local.get $pa) (local.get $pc)))))
+            (v128.const i16x8 255 255 255 255 255 255 255 255)))
+          (local.set $r2 (local.get $a))
+          (local.set $pa0 (i16x8.sub (local.get $b3) (local.get $b2)))
+          (local.set $pa (i16x8.abs (local.get $pa0)))
+          (local.set $pb0 (i16x8.sub (local.get $a) (local.get $b2)))
+          (local.set $pc (i16x8.abs (i16x8.add (local.get $pa0) (local.get $pb0))))
+          (local.set $pb (i16x8.abs (local.get $pb0)))
+          (local.set $a (v128.and (i16x8.add (local.get $x3)
+            (v128.bitselect
+              (v128.bitselect (local.get $b2) (local.get $b3) (i16x8.gt_s (local.get $pb) (local.get $pc)))
+              (local.get $a)
+              (v128.or (i16x8.gt_s (local.get $pa) (local.get $pb)) (i16x8.gt_s (local.get $pa) (local.get $pc)))))
+            (v128.const i16x8 255 255 255 255 255 255 255 255)))
+          (local.set $r3 (local.get $a))
+          (local.set $c (local.get $b3))
+          (local.set $w (i8x16.shuffle 0 1 2 3 8 9 10 11 16 17 18 19 24 25 26 27
+            (i8x16.narrow_i16x8_u (local.get $r0) (local.get $r1)) (i8x16.narrow_i16x8_u (local.get $r2) (local.get $r3))))
+          (v128.store (local.get $p) (local.get $w))
+          (local.set $i (i32.add (local.get $i) (i32.const 16)))
+          (br_if $paeth (i32.lt_u (local.get $i) (local.get $n))))
+        (return)))
+    (unreachable))
+
+
   ;; 8-bit RGBA to RGB flattened on white, `pixels` from $src to $dst (16 bytes of slack after
   ;; each), four pixels per step: round((c a + 255 (255 - a)) / 255) as (v + (v >> 8)) >> 8 with
   ;; v = c a + 255 (255 - a) + 128, which stays below 2^16, so u16 lanes are exact (the JS path's formula).
@@ -121,8 +412,11 @@
 
   ;; Horizontal pass of one RGB byte row: for each output pixel x, taps come in quads of 4 source
   ;; pixels (12 bytes, read as one 16-byte load) with two i16x8 weight vectors
-  ;; [w0 w1 w0 w1 w0 w1 0 0] and [w2 w3 ...]: two byte shuffles (zero-extending into i16 lanes
-  ;; r0 r1 g0 g1 b0 b1 and r2 r3 g2 g3 b2 b3) and two i32x4.dot_i16x8_s give R, G, B in lanes 0..2.
+  ;; [w0 w1 w0 w1 w0 w1 0 0] and [w2 w3 ...]: two swizzles spread the bytes into the i16 lanes
+  ;; r0 r1 g0 g1 b0 b1 0 0 and r2 r3 g2 g3 b2 b3 0 0 (indices of 128 give zero, so each is one
+  ;; pshufb on x64), and two i32x4.dot_i16x8_s give R, G, B in lanes 0..2. Two to four quads (up to
+  ;; 16 taps: the fits' shrinks up to 2x, past which the box stage takes over) run unrolled, one
+  ;; loop per count; other counts loop over the quads.
   ;; Exact integer math, identical to the JS path: (round + sum) >> shift, stored as i32 R G B
   ;; (the fourth lane spills onto the next pixel's R, rewritten next; the row has 4 bytes of slack).
   ;; starts: i32 byte offset (start * 3) per output pixel; weights: quads * 32 bytes per pixel.
@@ -130,10 +424,81 @@
     (param $src i32) (param $dst i32) (param $weights i32) (param $starts i32)
     (param $width i32) (param $quads i32) (param $shift i32)
     (local $x i32) (local $p i32) (local $w i32) (local $q i32) (local $acc v128) (local $v v128)
-    (local $round v128) (local $zero v128)
+    (local $round v128)
     (local.set $round (i32x4.splat (i32.shl (i32.const 1) (i32.sub (local.get $shift) (i32.const 1)))))
-    (local.set $zero (v128.const i32x4 0 0 0 0))
     (local.set $w (local.get $weights))
+    (if (i32.eq (local.get $quads) (i32.const 2))
+      (then
+        (loop $unrolled2
+          (local.set $p (i32.add (local.get $src) (i32.load (i32.add (local.get $starts) (i32.shl (local.get $x) (i32.const 2))))))
+          (local.set $acc (local.get $round))
+          (local.set $v (v128.load (local.get $p)))
+          (local.set $acc (i32x4.add (local.get $acc) (i32x4.add
+            (i32x4.dot_i16x8_s (i8x16.swizzle (local.get $v) (v128.const i8x16 0 128 3 128 1 128 4 128 2 128 5 128 128 128 128 128)) (v128.load (local.get $w)))
+            (i32x4.dot_i16x8_s (i8x16.swizzle (local.get $v) (v128.const i8x16 6 128 9 128 7 128 10 128 8 128 11 128 128 128 128 128)) (v128.load offset=16 (local.get $w))))))
+          (local.set $v (v128.load offset=12 (local.get $p)))
+          (local.set $acc (i32x4.add (local.get $acc) (i32x4.add
+            (i32x4.dot_i16x8_s (i8x16.swizzle (local.get $v) (v128.const i8x16 0 128 3 128 1 128 4 128 2 128 5 128 128 128 128 128)) (v128.load offset=32 (local.get $w)))
+            (i32x4.dot_i16x8_s (i8x16.swizzle (local.get $v) (v128.const i8x16 6 128 9 128 7 128 10 128 8 128 11 128 128 128 128 128)) (v128.load offset=48 (local.get $w))))))
+          (v128.store
+            (i32.add (local.get $dst) (i32.mul (local.get $x) (i32.const 12)))
+            (i32x4.shr_s (local.get $acc) (local.get $shift)))
+          (local.set $w (i32.add (local.get $w) (i32.const 64)))
+          (local.set $x (i32.add (local.get $x) (i32.const 1)))
+          (br_if $unrolled2 (i32.lt_u (local.get $x) (local.get $width))))
+        (return)))
+    (if (i32.eq (local.get $quads) (i32.const 3))
+      (then
+        (loop $unrolled3
+          (local.set $p (i32.add (local.get $src) (i32.load (i32.add (local.get $starts) (i32.shl (local.get $x) (i32.const 2))))))
+          (local.set $acc (local.get $round))
+          (local.set $v (v128.load (local.get $p)))
+          (local.set $acc (i32x4.add (local.get $acc) (i32x4.add
+            (i32x4.dot_i16x8_s (i8x16.swizzle (local.get $v) (v128.const i8x16 0 128 3 128 1 128 4 128 2 128 5 128 128 128 128 128)) (v128.load (local.get $w)))
+            (i32x4.dot_i16x8_s (i8x16.swizzle (local.get $v) (v128.const i8x16 6 128 9 128 7 128 10 128 8 128 11 128 128 128 128 128)) (v128.load offset=16 (local.get $w))))))
+          (local.set $v (v128.load offset=12 (local.get $p)))
+          (local.set $acc (i32x4.add (local.get $acc) (i32x4.add
+            (i32x4.dot_i16x8_s (i8x16.swizzle (local.get $v) (v128.const i8x16 0 128 3 128 1 128 4 128 2 128 5 128 128 128 128 128)) (v128.load offset=32 (local.get $w)))
+            (i32x4.dot_i16x8_s (i8x16.swizzle (local.get $v) (v128.const i8x16 6 128 9 128 7 128 10 128 8 128 11 128 128 128 128 128)) (v128.load offset=48 (local.get $w))))))
+          (local.set $v (v128.load offset=24 (local.get $p)))
+          (local.set $acc (i32x4.add (local.get $acc) (i32x4.add
+            (i32x4.dot_i16x8_s (i8x16.swizzle (local.get $v) (v128.const i8x16 0 128 3 128 1 128 4 128 2 128 5 128 128 128 128 128)) (v128.load offset=64 (local.get $w)))
+            (i32x4.dot_i16x8_s (i8x16.swizzle (local.get $v) (v128.const i8x16 6 128 9 128 7 128 10 128 8 128 11 128 128 128 128 128)) (v128.load offset=80 (local.get $w))))))
+          (v128.store
+            (i32.add (local.get $dst) (i32.mul (local.get $x) (i32.const 12)))
+            (i32x4.shr_s (local.get $acc) (local.get $shift)))
+          (local.set $w (i32.add (local.get $w) (i32.const 96)))
+          (local.set $x (i32.add (local.get $x) (i32.const 1)))
+          (br_if $unrolled3 (i32.lt_u (local.get $x) (local.get $width))))
+        (return)))
+    (if (i32.eq (local.get $quads) (i32.const 4))
+      (then
+        (loop $unrolled4
+          (local.set $p (i32.add (local.get $src) (i32.load (i32.add (local.get $starts) (i32.shl (local.get $x) (i32.const 2))))))
+          (local.set $acc (local.get $round))
+          (local.set $v (v128.load (local.get $p)))
+          (local.set $acc (i32x4.add (local.get $acc) (i32x4.add
+            (i32x4.dot_i16x8_s (i8x16.swizzle (local.get $v) (v128.const i8x16 0 128 3 128 1 128 4 128 2 128 5 128 128 128 128 128)) (v128.load (local.get $w)))
+            (i32x4.dot_i16x8_s (i8x16.swizzle (local.get $v) (v128.const i8x16 6 128 9 128 7 128 10 128 8 128 11 128 128 128 128 128)) (v128.load offset=16 (local.get $w))))))
+          (local.set $v (v128.load offset=12 (local.get $p)))
+          (local.set $acc (i32x4.add (local.get $acc) (i32x4.add
+            (i32x4.dot_i16x8_s (i8x16.swizzle (local.get $v) (v128.const i8x16 0 128 3 128 1 128 4 128 2 128 5 128 128 128 128 128)) (v128.load offset=32 (local.get $w)))
+            (i32x4.dot_i16x8_s (i8x16.swizzle (local.get $v) (v128.const i8x16 6 128 9 128 7 128 10 128 8 128 11 128 128 128 128 128)) (v128.load offset=48 (local.get $w))))))
+          (local.set $v (v128.load offset=24 (local.get $p)))
+          (local.set $acc (i32x4.add (local.get $acc) (i32x4.add
+            (i32x4.dot_i16x8_s (i8x16.swizzle (local.get $v) (v128.const i8x16 0 128 3 128 1 128 4 128 2 128 5 128 128 128 128 128)) (v128.load offset=64 (local.get $w)))
+            (i32x4.dot_i16x8_s (i8x16.swizzle (local.get $v) (v128.const i8x16 6 128 9 128 7 128 10 128 8 128 11 128 128 128 128 128)) (v128.load offset=80 (local.get $w))))))
+          (local.set $v (v128.load offset=36 (local.get $p)))
+          (local.set $acc (i32x4.add (local.get $acc) (i32x4.add
+            (i32x4.dot_i16x8_s (i8x16.swizzle (local.get $v) (v128.const i8x16 0 128 3 128 1 128 4 128 2 128 5 128 128 128 128 128)) (v128.load offset=96 (local.get $w)))
+            (i32x4.dot_i16x8_s (i8x16.swizzle (local.get $v) (v128.const i8x16 6 128 9 128 7 128 10 128 8 128 11 128 128 128 128 128)) (v128.load offset=112 (local.get $w))))))
+          (v128.store
+            (i32.add (local.get $dst) (i32.mul (local.get $x) (i32.const 12)))
+            (i32x4.shr_s (local.get $acc) (local.get $shift)))
+          (local.set $w (i32.add (local.get $w) (i32.const 128)))
+          (local.set $x (i32.add (local.get $x) (i32.const 1)))
+          (br_if $unrolled4 (i32.lt_u (local.get $x) (local.get $width))))
+        (return)))
     (block $done
       (loop $pixels
         (br_if $done (i32.ge_u (local.get $x) (local.get $width)))
@@ -141,13 +506,11 @@
         (local.set $acc (local.get $round))
         (local.set $q (local.get $quads))
         (loop $taps
-          ;; One single-source shuffle: r0 r1 g0 g1 b0 b1 _ _ r2 r3 g2 g3 b2 b3 _ _ (the _ lanes meet
-          ;; zero weights, so any byte will do), then zero-extended half by half.
-          (local.set $v (i8x16.shuffle 0 3 1 4 2 5 0 0 6 9 7 10 8 11 0 0 (v128.load (local.get $p)) (local.get $zero)))
+          (local.set $v (v128.load (local.get $p)))
           (local.set $acc (i32x4.add (local.get $acc)
-            (i32x4.dot_i16x8_s (i16x8.extend_low_i8x16_u (local.get $v)) (v128.load (local.get $w)))))
+            (i32x4.dot_i16x8_s (i8x16.swizzle (local.get $v) (v128.const i8x16 0 128 3 128 1 128 4 128 2 128 5 128 128 128 128 128)) (v128.load (local.get $w)))))
           (local.set $acc (i32x4.add (local.get $acc)
-            (i32x4.dot_i16x8_s (i16x8.extend_high_i8x16_u (local.get $v)) (v128.load offset=16 (local.get $w)))))
+            (i32x4.dot_i16x8_s (i8x16.swizzle (local.get $v) (v128.const i8x16 6 128 9 128 7 128 10 128 8 128 11 128 128 128 128 128)) (v128.load offset=16 (local.get $w)))))
           (local.set $p (i32.add (local.get $p) (i32.const 12)))
           (local.set $w (i32.add (local.get $w) (i32.const 32)))
           (local.set $q (i32.sub (local.get $q) (i32.const 1)))

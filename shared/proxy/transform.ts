@@ -9,6 +9,7 @@ import {
   outboundEviction,
   readSessionRecord,
   type SessionMemory,
+  type SessionRecord,
   writeSessionRecord,
 } from "../eviction/evict.service";
 import { imageSize } from "../llm/estimate";
@@ -84,6 +85,8 @@ export const MAX_FITS = 100;
 /**
  * Transforms a parsed request body of a proxied path.
  * @param sessionKey the session memory's key (X-Session-Id or derived), already hashed
+ * @param recordRead the session's record, when its read was started before the body was parsed
+ *   (proxy.service.ts, `readAhead`); otherwise it is read here, once the body is known to need it
  */
 export async function transformConversation(
   body: Record<string, unknown>,
@@ -92,6 +95,7 @@ export async function transformConversation(
   sessionKey: string,
   settings: TransformSettings,
   ports: Ports,
+  recordRead?: Promise<SessionRecord>,
 ): Promise<TransformOutcome> {
   const original = format.messagesOf(body);
   const writes: Promise<void>[] = [];
@@ -113,7 +117,7 @@ export async function transformConversation(
   const rules = modelRules(spec.name, model, settings.priceOverrides);
 
   // The session's record is read beside the fits' lookups, once the request is known to carry an image.
-  let reading: ReturnType<typeof readSessionRecord> | null = null;
+  let reading: Promise<SessionRecord> | null = recordRead ?? null;
   const readRecord = () => (reading ??= readSessionRecord(sessionKey, ports));
   const fit = await fitImages(original, format, rules, settings, ports, { readRecord, writes });
   let messages = fit.messages;

@@ -44,6 +44,7 @@ import {
 import { transformConversation, type TransformOutcome } from "./transform";
 import { readSessionRecord, type SessionRecord } from "../eviction/evict.service";
 import { retiresToolResults } from "./tool-results.option";
+import { fitMemory } from "./fit-memo";
 
 /** The headers a CORS preflight is forwarded with: the ones that say what the page asks. */
 const PREFLIGHT_HEADERS = new Set(["origin", "access-control-request-method", "access-control-request-headers"]);
@@ -224,7 +225,8 @@ async function transformedBody(
   read.bytes = null;
   // The strings the parse left as slices of the text need no escape: encodeJson does not check them again.
   const plain = new Set<string>();
-  const parsed = parseJsonText(text, undefined, plain);
+  // An image this isolate remembers was checked for control characters when it was first seen.
+  const parsed = parseJsonText(text, undefined, plain, (contents) => fitMemory.isPlain(contents));
   if (parsed === null || typeof parsed !== "object" || Array.isArray(parsed))
     throw new AppError(400, "invalid_request", "The request body must be a JSON object.");
   const object = parsed as Record<string, unknown>;

@@ -163,6 +163,9 @@ async function fitKey(data: string, tag: string): Promise<string> {
   return `proxy:v1:fit:${await sha256Hex(`${tag}:${data}`)}`;
 }
 
+/** Standard base64, as `toBase64` writes a fit. */
+const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
+
 /** A stored fit or refusal with its expiry, or undefined (none, expired, malformed, or a store that cannot answer). */
 async function storedFit(key: string, ports: Ports): Promise<{ outcome: FitOutcome; expiresAt: number } | undefined> {
   try {
@@ -170,7 +173,8 @@ async function storedFit(key: string, ports: Ports): Promise<{ outcome: FitOutco
     if (!hit || hit.expiresAt <= ports.clock()) return undefined;
     const value = hit.value as Partial<FittedImage & RefusedImage> | null;
     if (value?.refused === true) return { outcome: null, expiresAt: hit.expiresAt };
-    if (typeof value?.data === "string" && typeof value.mediaType === "string")
+    // A fit is base64 (which the request body is then written with unchecked, transform.ts `plain`).
+    if (typeof value?.data === "string" && typeof value.mediaType === "string" && BASE64.test(value.data))
       return { outcome: { mediaType: value.mediaType, data: value.data }, expiresAt: hit.expiresAt };
   } catch {
     // A store that cannot answer costs one fit, never the request.

@@ -255,6 +255,7 @@ async function transformedBody(
     run.ports,
     ahead?.record,
   );
+  for (const data of transform.plain) plain.add(data);
   // A stream that reports usage only when asked is sent asking (the bill is the bill).
   const asking = proxied.counted ? (proxied.streamUsage?.ask(transform.body) ?? null) : null;
   const sent =

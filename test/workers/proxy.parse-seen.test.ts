@@ -4,10 +4,14 @@
  * character is not checked again, and one it knows that does hold one (base64 wrapped in lines,
  * sent escaped) is still refused when a body carries it with its line breaks raw, which JSON does
  * not allow in a string: the same 400 as before the image was seen, and nothing sent upstream.
+ * The body sent is written without checking the fits it carries (transform.ts `plain`), so a fit
+ * read from the store that is not base64 is not taken: the image is fitted again.
  */
 import { describe, expect, it } from "vitest";
 import { encodePng, screenshotPixels } from "../fixtures/images";
-import { llmCalls, postJson, uniqueToken } from "./helpers";
+import { loadConfig } from "../../shared/config/config.load";
+import { sha256Hex } from "../../shared/hash";
+import { llmCalls, postJson, testEnv, uniqueToken } from "./helpers";
 
 const toBase64 = (bytes: Uint8Array) => {
   let s = "";
@@ -64,5 +68,27 @@ describe("the parse of a body whose images were seen", () => {
     expect(again.headers.get("x-edge-fitted")).toBe("1");
     await again.arrayBuffer();
     expect(await llmCalls(tag)).toHaveLength(2);
+  });
+});
+
+describe("a fit read from the store", () => {
+  it("is taken only as base64: a stored one with a quote is fitted again, and the provider gets valid JSON", async () => {
+    const tag = uniqueToken();
+    const data = toBase64(await encodePng(screenshotPixels(1920, 1080, 92), 1920, 1080, 3));
+    // The store's entry for this image under the default settings (fit-memo.ts `fitKey`).
+    const { vision } = loadConfig({}).config;
+    const shape = `${vision.embed_target_bytes}:${vision.max_long_edge}:${vision.max_input_pixels}`;
+    const key = `proxy:v1:fit:${await sha256Hex(`${shape}:${data}`)}`;
+    const bad = {
+      value: { mediaType: "image/png", data: `${"A".repeat(70_000)}"}]}` },
+      expiresAt: Date.now() + 3_600_000,
+    };
+    await testEnv.CACHE.put(key, JSON.stringify(bad), { expirationTtl: 3600 });
+    const response = await postJson("/anthropic/v1/messages", oneToolImage(tag, data), { "x-api-key": "k" });
+    expect(response.status).toBe(200);
+    expect(response.headers.get("x-edge-fitted")).toBe("1");
+    await response.arrayBuffer();
+    const [seen] = await llmCalls(tag);
+    expect(seen.images).toBe(1);
   });
 });

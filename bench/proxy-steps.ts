@@ -22,6 +22,7 @@ const STEPS = [
   "control-check",
   "memo-lookup",
   "encode",
+  "encode-checked",
   "text-encode",
 ];
 

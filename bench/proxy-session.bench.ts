@@ -7,7 +7,9 @@
  * each side the turn is sent three times: with its new screenshot, again (every screenshot seen),
  * and again streamed (the first event timed). Run: npm run bench -- proxy-session (also part of
  * `npm run bench -- proxy`). With PROXY_BENCH_BEFORE=<another checkout>, that checkout's service
- * runs as a fourth side in the same run (its rows: "before").
+ * runs as a fourth side in the same run (its rows: "before"); with PROXY_BENCH_LEDGER_OFF=1, this
+ * checkout's service with the ledger off (`LEDGER_MODE=off`) runs as another (its rows: "ledger off"),
+ * so what the savings ledger costs a turn is measured on the same loaded box.
  */
 import { FIRST_TURN, HEIGHT, LAST_TURN, screenshot, send, turnBody, WIDTH } from "./computer-use-session";
 import { startLocalStack } from "../scripts/local-stack";
@@ -37,13 +39,15 @@ async function main() {
   const stack = await startLocalStack();
   const beforeDir = process.env.PROXY_BENCH_BEFORE;
   const before = beforeDir ? await startLocalStack({ cwd: beforeDir }) : null;
+  const ledgerOff = process.env.PROXY_BENCH_LEDGER_OFF ? await startLocalStack({ vars: { LEDGER_MODE: "off" } }) : null;
   const bare = await startBare("{}", `${stack.emulatorUrl}/llm/anthropic`);
-  type Side = "direct" | "bare" | "service" | "before";
+  type Side = "direct" | "bare" | "service" | "before" | "off";
   const sides: Partial<Record<Side, string>> = {
     direct: `${stack.emulatorUrl}/llm/anthropic/v1/messages`,
     bare: `${bare.url}/v1/messages`,
     service: `${stack.url}/anthropic/v1/messages`,
     ...(before ? { before: `${before.url}/anthropic/v1/messages` } : {}),
+    ...(ledgerOff ? { off: `${ledgerOff.url}/anthropic/v1/messages` } : {}),
   };
   const names = Object.keys(sides) as Side[];
   const samples = Object.fromEntries(
@@ -59,7 +63,7 @@ async function main() {
       const session = `${tag}-${dark ? "dark" : "light"}`;
       // The session up to turn 15, through the service only: its fits and memory are what a real one has.
       for (let turn = 1; turn < FIRST_TURN; turn++)
-        for (const url of [sides.service!, ...(sides.before ? [sides.before] : [])])
+        for (const url of [sides.service!, ...(sides.before ? [sides.before] : []), ...(sides.off ? [sides.off] : [])])
           await timeTo(() => send(url, turnBody(task, shots, turn, false), session), false);
       for (let turn = FIRST_TURN; turn <= LAST_TURN; turn++) {
         const plain = turnBody(task, shots, turn, false);
@@ -77,6 +81,7 @@ async function main() {
     bare.stop();
     await stack.stop();
     await before?.stop();
+    await ledgerOff?.stop();
   }
   const p50 = (side: Side, row: Row) => median(samples[side][row]);
   const label: Record<Row, string> = {
@@ -106,6 +111,18 @@ async function main() {
       ...ROWS.map(
         (row) =>
           `| ${label[row]} | ${ms(p50("before", row))} | +${ms(p50("before", row) - p50("bare", row))} | +${ms(p50("service", row) - p50("bare", row))} |`,
+      ),
+    );
+  if (ledgerOff)
+    lines.push(
+      "",
+      "The same turns through this checkout's service with the ledger off (`LEDGER_MODE=off`), in the same run:",
+      "",
+      "| p50 per turn | ledger off ms | ledger off over the bare Worker | service over the bare Worker |",
+      "|---|---:|---:|---:|",
+      ...ROWS.map(
+        (row) =>
+          `| ${label[row]} | ${ms(p50("off", row))} | +${ms(p50("off", row) - p50("bare", row))} | +${ms(p50("service", row) - p50("bare", row))} |`,
       ),
     );
   console.log(lines.join("\n"));

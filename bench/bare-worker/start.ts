@@ -1,6 +1,7 @@
 /**
  * Starts the bench's bare Worker (index.ts beside this file) under `wrangler dev`, answering
- * `payload`, or forwarding every POST to `upstream` when given.
+ * `payload`, or forwarding every POST to `upstream` when given; `startBenchWorker` starts any
+ * bench Worker the same way (bench/proxy-steps.ts).
  */
 import { spawn } from "node:child_process";
 import { freePort } from "../../scripts/local-stack";
@@ -10,6 +11,19 @@ export async function startBare(
   upstream?: string,
   inspectorPort?: number,
 ): Promise<{ url: string; group: number; stop: () => void }> {
+  const vars: Record<string, string> = { PAYLOAD: payload, ...(upstream ? { UPSTREAM: upstream } : {}) };
+  return startBenchWorker("bench/bare-worker/wrangler.toml", vars, inspectorPort);
+}
+
+/**
+ * The Worker of `config` under `wrangler dev` on free ports, with `vars`, once it answers a GET with
+ * 200; `group` is its process group (bench/web.bench.ts reads its CPU).
+ */
+export async function startBenchWorker(
+  config: string,
+  vars: Record<string, string> = {},
+  inspectorPort?: number,
+): Promise<{ url: string; group: number; stop: () => void }> {
   const port = await freePort();
   const child = spawn(
     "npx",
@@ -17,16 +31,14 @@ export async function startBare(
       "wrangler",
       "dev",
       "--config",
-      "bench/bare-worker/wrangler.toml",
+      config,
       "--ip",
       "127.0.0.1",
       "--port",
       String(port),
       "--inspector-port",
       String(inspectorPort ?? (await freePort())),
-      "--var",
-      `PAYLOAD:${payload}`,
-      ...(upstream ? ["--var", `UPSTREAM:${upstream}`] : []),
+      ...Object.entries(vars).flatMap(([name, value]) => ["--var", `${name}:${value}`]),
       "--show-interactive-dev-session=false",
       "--log-level",
       "warn",

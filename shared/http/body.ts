@@ -244,11 +244,19 @@ const SLICE_FROM_CHARS = 64 * 1024;
  * every string and key a `\u` escape could have made ill-formed is checked for lone surrogates.
  * `sliceFrom` is SLICE_FROM_CHARS but in tests; the value is the same as JSON.parse's either way.
  * `plain`, when given, receives each string left as a slice (checked to need no escape), for encodeJson.
+ * `knownPlain`, when given, says of a long string that it is one already found free of control
+ * characters (the proxy's memory of images it has seen: the same text, compared whole), so its
+ * check is not run again; the value and the refusals are the same either way.
  * @throws 400 `invalid_json` for text that is not JSON, 400 `invalid_request` for nesting deeper
  * than MAX_JSON_DEPTH or a string that is not well-formed Unicode.
  */
-export function parseJsonText(text: string, sliceFrom: number = SLICE_FROM_CHARS, plain?: Set<string>): unknown {
-  const scan = scanJson(text, MAX_JSON_DEPTH, sliceFrom);
+export function parseJsonText(
+  text: string,
+  sliceFrom: number = SLICE_FROM_CHARS,
+  plain?: Set<string>,
+  knownPlain?: (text: string) => boolean,
+): unknown {
+  const scan = scanJson(text, MAX_JSON_DEPTH, sliceFrom, knownPlain);
   if (scan.depth > MAX_JSON_DEPTH) {
     throw new AppError(
       400,
@@ -295,7 +303,12 @@ export function parseJsonText(text: string, sliceFrom: number = SLICE_FROM_CHARS
  * loop over each character in JavaScript took tens of milliseconds to cross (docs/benchmarks.md).
  * @example scanJson('{"a":[1,{"b":"[["}]}', 256, 1e9) // { depth: 3, long: [] }
  */
-function scanJson(text: string, limit: number, sliceFrom: number): { depth: number; long: number[] } {
+function scanJson(
+  text: string,
+  limit: number,
+  sliceFrom: number,
+  knownPlain?: (text: string) => boolean,
+): { depth: number; long: number[] } {
   let depth = 0;
   let deepest = 0;
   const long: number[] = [];
@@ -323,13 +336,10 @@ function scanJson(text: string, limit: number, sliceFrom: number): { depth: numb
         i = quote;
         break;
       }
-      if (
-        plain &&
-        i - start >= sliceFrom &&
-        !hasControlCharacter(text.slice(start, i)) &&
-        !followedByColon(text, i + 1)
-      )
-        long.push(start, i);
+      if (plain && i - start >= sliceFrom && !followedByColon(text, i + 1)) {
+        const contents = text.slice(start, i);
+        if (knownPlain?.(contents) || !hasControlCharacter(contents)) long.push(start, i);
+      }
     } else if (code === 0x5b || code === 0x7b) {
       if (++depth > deepest && (deepest = depth) > limit) return { depth: deepest, long };
     } else depth--;
@@ -344,7 +354,7 @@ const CONTROL_CHARACTERS = Array.from({ length: 0x20 }, (_, code) => String.from
  * unescaped in a string): one native search per character, several times faster on a long base64
  * string than one regular expression over it.
  */
-const hasControlCharacter = (text: string) => CONTROL_CHARACTERS.some((character) => text.includes(character));
+export const hasControlCharacter = (text: string) => CONTROL_CHARACTERS.some((character) => text.includes(character));
 
 /** Whether the next character after JSON whitespace is `:` (the string before was a key). */
 function followedByColon(text: string, from: number): boolean {

@@ -6,6 +6,7 @@
  * only by its whole base64 text (compared in full), never by a sample or a weak hash.
  */
 import { sha256Hex } from "../hash";
+import { hasControlCharacter } from "../http/body";
 import { AppError } from "../http/errors";
 import { decodeImageData, toBase64 } from "../media/data-url";
 import type { InlineImage } from "../llm/format";
@@ -45,8 +46,11 @@ interface Remembered {
  * a request's whole body alive as the parent of a slice).
  */
 export class FitMemory {
-  /** By image; each slot holds its own copy of the image, which is its key in the map. */
-  private readonly slots = new Map<string, { image: string; entry: Remembered }>();
+  /**
+   * By image; each slot holds its own copy of the image, which is its key in the map, and whether
+   * the image holds no control character (checked once, when the image is first remembered).
+   */
+  private readonly slots = new Map<string, { image: string; entry: Remembered; plain: boolean }>();
   private held = 0;
 
   constructor(readonly maxChars: number) {}
@@ -69,6 +73,15 @@ export class FitMemory {
     return slot.entry;
   }
 
+  /**
+   * Whether `data` is an image remembered here (the same text, compared whole) that holds no
+   * control character: a request body's parse need not check it again (shared/http/body.ts,
+   * `parseJsonText`'s `knownPlain`). Not a use: the order of eviction is left as it is.
+   */
+  isPlain(data: string): boolean {
+    return this.slots.get(data)?.plain === true;
+  }
+
   /** Remembers `entry` for `data` (replacing what was there); an image over a quarter of the memory is not kept. */
   set(data: string, entry: Remembered): void {
     const old = this.slots.get(data);
@@ -79,12 +92,15 @@ export class FitMemory {
     const chars = charsOf(data, entry);
     if (chars > this.maxChars / 4) return;
     while (this.held + chars > this.maxChars) {
-      const [oldest, slot] = this.slots.entries().next().value as [string, { image: string; entry: Remembered }];
+      const [oldest, slot] = this.slots.entries().next().value as [
+        string,
+        { image: string; entry: Remembered; plain: boolean },
+      ];
       this.slots.delete(oldest);
       this.held -= charsOf(slot.image, slot.entry);
     }
     const image = old?.image ?? ownCopy(data);
-    this.slots.set(image, { image, entry });
+    this.slots.set(image, { image, entry, plain: old?.plain ?? !hasControlCharacter(image) });
     this.held += chars;
   }
 }
@@ -147,6 +163,9 @@ async function fitKey(data: string, tag: string): Promise<string> {
   return `proxy:v1:fit:${await sha256Hex(`${tag}:${data}`)}`;
 }
 
+/** Standard base64, as `toBase64` writes a fit. */
+const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
+
 /** A stored fit or refusal with its expiry, or undefined (none, expired, malformed, or a store that cannot answer). */
 async function storedFit(key: string, ports: Ports): Promise<{ outcome: FitOutcome; expiresAt: number } | undefined> {
   try {
@@ -154,7 +173,8 @@ async function storedFit(key: string, ports: Ports): Promise<{ outcome: FitOutco
     if (!hit || hit.expiresAt <= ports.clock()) return undefined;
     const value = hit.value as Partial<FittedImage & RefusedImage> | null;
     if (value?.refused === true) return { outcome: null, expiresAt: hit.expiresAt };
-    if (typeof value?.data === "string" && typeof value.mediaType === "string")
+    // A fit is base64 (which the request body is then written with unchecked, transform.ts `plain`).
+    if (typeof value?.data === "string" && typeof value.mediaType === "string" && BASE64.test(value.data))
       return { outcome: { mediaType: value.mediaType, data: value.data }, expiresAt: hit.expiresAt };
   } catch {
     // A store that cannot answer costs one fit, never the request.

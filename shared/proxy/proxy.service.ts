@@ -42,7 +42,9 @@ import {
   SESSION_HEADER,
 } from "./request-policy";
 import { transformConversation, type TransformOutcome } from "./transform";
+import { readSessionRecord, type SessionRecord } from "../eviction/evict.service";
 import { retiresToolResults } from "./tool-results.option";
+import { fitMemory } from "./fit-memo";
 
 /** The headers a CORS preflight is forwarded with: the ones that say what the page asks. */
 const PREFLIGHT_HEADERS = new Set(["origin", "access-control-request-method", "access-control-request-headers"]);
@@ -215,6 +217,7 @@ async function transformedBody(
   const { config } = run.loaded;
   const text = decodeUtf8Body(read.bytes!);
   const received = read.bytes!.byteLength;
+  const ahead = readAhead(spec, request.headers, callerHash, text, run);
   // A large body is not held as bytes, text and parsed value at once: unchanged, it is sent as
   // its text encoded again, which gives back exactly its bytes (strict UTF-8 both ways), unless
   // a byte-order mark led them (the text has dropped it).
@@ -222,13 +225,14 @@ async function transformedBody(
   read.bytes = null;
   // The strings the parse left as slices of the text need no escape: encodeJson does not check them again.
   const plain = new Set<string>();
-  const parsed = parseJsonText(text, undefined, plain);
+  // An image this isolate remembers was checked for control characters when it was first seen.
+  const parsed = parseJsonText(text, undefined, plain, (contents) => fitMemory.isPlain(contents));
   if (parsed === null || typeof parsed !== "object" || Array.isArray(parsed))
     throw new AppError(400, "invalid_request", "The request body must be a JSON object.");
   const object = parsed as Record<string, unknown>;
   const model = typeof object.model === "string" ? object.model : undefined;
   ledger.model = model;
-  const sessionKey = await sessionKeyOf(spec, proxied, request.headers, callerHash, object);
+  const sessionKey = await (ahead?.sessionKey ?? sessionKeyOf(spec, proxied, request.headers, callerHash, object));
   ledger.session = { session: sessionName(request.headers.get(SESSION_HEADER), edgeSession(sessionKey)) };
   const transform = await transformConversation(
     object,
@@ -249,7 +253,9 @@ async function transformedBody(
       toolResultMinChars: config.proxy.tool_result_min_chars,
     },
     run.ports,
+    ahead?.record,
   );
+  for (const data of transform.plain) plain.add(data);
   // A stream that reports usage only when asked is sent asking (the bill is the bill).
   const asking = proxied.counted ? (proxied.streamUsage?.ask(transform.body) ?? null) : null;
   const sent =
@@ -472,6 +478,30 @@ export function upstreamUrl(base: string, path: string, search: string): string 
 }
 
 /**
+ * The session's record read ahead, beside the body's parse (which takes a 4.7 MB body several ms):
+ * when the caller names its session (X-Session-Id, so the key needs no parse) and the body holds
+ * inline base64 (an image, whose request reads the record anyway). A text-only request does not
+ * read it (docs/proxy.md, "Fitting"); one that only mentions base64 reads it for nothing.
+ */
+function readAhead(
+  spec: LlmProviderSpec,
+  headers: Headers,
+  callerHash: string,
+  text: string,
+  run: ProxyRun,
+): { sessionKey: Promise<string>; record: Promise<SessionRecord> } | null {
+  const given = givenSessionKey(spec, headers, callerHash);
+  if (given === null || !text.includes("base64")) return null;
+  return { sessionKey: given, record: given.then((key) => readSessionRecord(key, run.ports)) };
+}
+
+/** The session key of a caller that names its session (X-Session-Id, at most 256 characters), else null. */
+function givenSessionKey(spec: LlmProviderSpec, headers: Headers, callerHash: string): Promise<string> | null {
+  const given = headers.get(SESSION_HEADER)?.trim();
+  return given && given.length <= 256 ? sha256Hex(`${spec.name}\n${callerHash}\nsession\n${given}`) : null;
+}
+
+/**
  * Sessions are kept apart by caller: the key is a hash of the caller's credential hash and either
  * its `X-Session-Id` or, without one, the model, the system prompt and the first message.
  */
@@ -482,8 +512,8 @@ async function sessionKeyOf(
   callerHash: string,
   body: Record<string, unknown>,
 ): Promise<string> {
-  const given = headers.get(SESSION_HEADER)?.trim();
-  if (given && given.length <= 256) return sha256Hex(`${spec.name}\n${callerHash}\nsession\n${given}`);
+  const given = givenSessionKey(spec, headers, callerHash);
+  if (given !== null) return given;
   // The first message is the conversation's own: a Chat or Responses system (developer) message
   // is the agent's, the same in each of its conversations, so it counts with the system prompt.
   const messages = proxied.format.messagesOf(body) ?? [];

@@ -9,6 +9,7 @@ import {
   outboundEviction,
   readSessionRecord,
   type SessionMemory,
+  type SessionRecord,
   writeSessionRecord,
 } from "../eviction/evict.service";
 import { imageSize } from "../llm/estimate";
@@ -71,6 +72,11 @@ export interface TransformOutcome {
   readonly rule: string | null;
   /** The request's store writes (new fits, the session's record): awaited beside the provider call. */
   readonly writes: Promise<void>;
+  /**
+   * The fits' base64 the body carries (fit-memo.ts: made by the fitter, or read from the store and
+   * checked to be base64), which JSON writes as it is: encodeJson need not check them.
+   */
+  readonly plain: ReadonlySet<string>;
 }
 
 type Ports = Pick<AppPorts, "cache" | "clock" | "fitImage">;
@@ -84,6 +90,8 @@ export const MAX_FITS = 100;
 /**
  * Transforms a parsed request body of a proxied path.
  * @param sessionKey the session memory's key (X-Session-Id or derived), already hashed
+ * @param recordRead the session's record, when its read was started before the body was parsed
+ *   (proxy.service.ts, `readAhead`); otherwise it is read here, once the body is known to need it
  */
 export async function transformConversation(
   body: Record<string, unknown>,
@@ -92,6 +100,7 @@ export async function transformConversation(
   sessionKey: string,
   settings: TransformSettings,
   ports: Ports,
+  recordRead?: Promise<SessionRecord>,
 ): Promise<TransformOutcome> {
   const original = format.messagesOf(body);
   const writes: Promise<void>[] = [];
@@ -107,13 +116,14 @@ export async function transformConversation(
     estimate: null,
     rule: null,
     writes: Promise.resolve(),
+    plain: new Set(),
   };
   if (!original || original.length === 0) return unchanged;
   const model = typeof body.model === "string" ? body.model : undefined;
   const rules = modelRules(spec.name, model, settings.priceOverrides);
 
   // The session's record is read beside the fits' lookups, once the request is known to carry an image.
-  let reading: ReturnType<typeof readSessionRecord> | null = null;
+  let reading: Promise<SessionRecord> | null = recordRead ?? null;
   const readRecord = () => (reading ??= readSessionRecord(sessionKey, ports));
   const fit = await fitImages(original, format, rules, settings, ports, { readRecord, writes });
   let messages = fit.messages;
@@ -216,6 +226,7 @@ export async function transformConversation(
     estimate,
     rule,
     writes: written,
+    plain: fit.plain,
   };
 }
 
@@ -250,6 +261,7 @@ async function fitImages(
   relabeled: number;
   toolImages: number;
   images: number;
+  plain: ReadonlySet<string>;
 }> {
   const { carriers, uploads } = format.inventory(messages);
   const tools: ImageRef[] = carriers.flatMap((carrier) => carrier.images);
@@ -293,7 +305,16 @@ async function fitImages(
   for (const image of uploads) consider(image, asRecord(messages[image.message])?.role === COMPUTER_SCREENSHOT_ROLE);
   wanted.push(...overTotal(wanted, spare, settings, rules.images.maxRequestBytes));
   if (wanted.length === 0 && mislabeled.length === 0)
-    return { messages, fitted: 0, firstFits: 0, skipped: 0, relabeled: 0, toolImages: tools.length, images: total };
+    return {
+      messages,
+      fitted: 0,
+      firstFits: 0,
+      skipped: 0,
+      relabeled: 0,
+      toolImages: tools.length,
+      images: total,
+      plain: new Set(),
+    };
   // At most MAX_FITS a request: the uploads (listed last) and the newest tool images; the oldest
   // are the first a retirement drops. The rest go as they came, counted as skipped.
   const dropped = Math.max(0, wanted.length - MAX_FITS);
@@ -314,6 +335,7 @@ async function fitImages(
   let firstFits = 0;
   let skipped = dropped;
   const replaced = new Set<ImageRef>();
+  const plain = new Set<string>();
   for (const [i, { image, data }] of wanted.entries()) {
     const key = keys[i]!;
     let result = stored[i] !== undefined ? stored[i] : fits.get(key); // null: a refusal, kept
@@ -330,6 +352,7 @@ async function fitImages(
     // The fitter passed it through as it was: nothing to replace, nothing fitted.
     if (result.data === data.slice(data.length - base64Length(data))) continue;
     out = format.replaceImage(out, image, result);
+    plain.add(result.data);
     replaced.add(image);
     fitted += 1;
     if (first) firstFits += 1;
@@ -341,7 +364,7 @@ async function fitImages(
     out = format.replaceImage(out, image, { mediaType, data });
     relabeled += 1;
   }
-  return { messages: out, fitted, firstFits, skipped, relabeled, toolImages: tools.length, images: total };
+  return { messages: out, fitted, firstFits, skipped, relabeled, toolImages: tools.length, images: total, plain };
 }
 
 /**

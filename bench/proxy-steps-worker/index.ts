@@ -1,0 +1,66 @@
+/**
+ * Bench Worker for bench/proxy-steps.ts: holds one request body (POST /body) and runs one step of
+ * the proxy's path on it `k` times per request (GET /?step=…&k=…), so each step's cost in workerd
+ * is timed from outside (the isolate's clocks stand still while it computes) without a profiler.
+ */
+import { decodeUtf8Body, encodeJson, parseJsonText } from "../../shared/http/body";
+import { FitMemory } from "../../shared/proxy/fit-memo";
+
+let bytes = new Uint8Array(0);
+let text = "";
+let value: unknown = null;
+const plain = new Set<string>();
+const memory = new FitMemory(16 * 1024 * 1024);
+const CONTROL = Array.from({ length: 0x20 }, (_, code) => String.fromCharCode(code));
+
+const STEPS: Record<string, () => number> = {
+  none: () => 0,
+  decode: () => decodeUtf8Body(bytes).length,
+  parse: () => {
+    plain.clear();
+    value = parseJsonText(text, undefined, plain);
+    return plain.size;
+  },
+  // The proxy's parse of a turn whose images the isolate has all seen (their check not run again).
+  "parse-seen": () => {
+    plain.clear();
+    value = parseJsonText(text, undefined, plain, (contents) => memory.isPlain(contents));
+    return plain.size;
+  },
+  "json-parse": () => (JSON.parse(text) as unknown[]).length,
+  // The parse's check of each long string (shared/http/body.ts, hasControlCharacter), alone.
+  "control-check": () => {
+    let found = 0;
+    for (const string of plain) if (CONTROL.some((character) => string.includes(character))) found++;
+    return found;
+  },
+  // The fit memory's lookups of each long string (shared/proxy/fit-memo.ts), every one a hit.
+  "memo-lookup": () => {
+    let hits = 0;
+    for (const string of plain) if (memory.get(string) !== undefined) hits++;
+    return hits;
+  },
+  encode: () => encodeJson(value, undefined, plain).byteLength,
+  // The same with no string known to need no escape: each long one searched (a fit was, until issue 45).
+  "encode-checked": () => encodeJson(value).byteLength,
+  "text-encode": () => new TextEncoder().encode(text).byteLength,
+};
+
+export default {
+  async fetch(request: Request): Promise<Response> {
+    const url = new URL(request.url);
+    if (request.method === "POST") {
+      bytes = new Uint8Array(await request.arrayBuffer());
+      text = decodeUtf8Body(bytes);
+      value = parseJsonText(text, undefined, plain);
+      for (const string of plain) memory.set(string, { shape: "s", key: "k" });
+      return new Response(String(bytes.byteLength));
+    }
+    const step = STEPS[url.searchParams.get("step") ?? "none"];
+    if (!step) return new Response("no such step", { status: 404 });
+    const k = Number(url.searchParams.get("k") ?? 1);
+    let out = 0;
+    for (let i = 0; i < k; i++) out += step();
+    return new Response(String(out));
+  },
+};

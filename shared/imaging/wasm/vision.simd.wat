@@ -561,27 +561,44 @@
         (br $mcuLoop)))
     (local.get $extra))
 
-  ;; Appends the low $n bits of $bits (already masked; $n <= 32) MSB first, with JPEG's 0xFF 0x00 stuffing.
+  ;; One byte of the scan at $at, with JPEG's 0xFF 0x00 stuffing.
+  (func $emitByte (param $byte i32)
+    (i32.store8 (global.get $at) (local.get $byte))
+    (global.set $at (i32.add (global.get $at) (i32.const 1)))
+    (if (i32.eq (local.get $byte) (i32.const 255))
+      (then
+        (i32.store8 (global.get $at) (i32.const 0))
+        (global.set $at (i32.add (global.get $at) (i32.const 1))))))
+
+  ;; Appends the low $n bits of $bits (already masked; $n <= 27) MSB first. The bits pend in $acc
+  ;; until 32 have gathered, which go out as four bytes in one store unless one of them is 0xFF
+  ;; (then byte by byte, stuffed): a scan's bytes are rarely 0xFF, so most puts only shift.
   (func $put (param $bits i32) (param $n i32)
-    (local $byte i32)
+    (local $w i32) (local $x i32)
     (global.set $acc (i64.or (i64.shl (global.get $acc) (i64.extend_i32_u (local.get $n))) (i64.extend_i32_u (local.get $bits))))
     (global.set $count (i32.add (global.get $count) (local.get $n)))
-    (block $done
-      (loop $bytes
-        (br_if $done (i32.lt_u (global.get $count) (i32.const 8)))
-        (global.set $count (i32.sub (global.get $count) (i32.const 8)))
-        (local.set $byte (i32.and (i32.wrap_i64 (i64.shr_u (global.get $acc) (i64.extend_i32_u (global.get $count)))) (i32.const 255)))
-        (i32.store8 (global.get $at) (local.get $byte))
-        (global.set $at (i32.add (global.get $at) (i32.const 1)))
-        (if (i32.eq (local.get $byte) (i32.const 255))
+    (if (i32.ge_u (global.get $count) (i32.const 32))
+      (then
+        (global.set $count (i32.sub (global.get $count) (i32.const 32)))
+        (local.set $w (i32.wrap_i64 (i64.shr_u (global.get $acc) (i64.extend_i32_u (global.get $count)))))
+        (global.set $acc (i64.and (global.get $acc) (i64.sub (i64.shl (i64.const 1) (i64.extend_i32_u (global.get $count))) (i64.const 1))))
+        ;; A byte of $w is 0xFF where a byte of its complement is zero.
+        (local.set $x (i32.xor (local.get $w) (i32.const -1)))
+        (if (i32.and (i32.and (i32.sub (local.get $x) (i32.const 0x01010101)) (i32.xor (local.get $x) (i32.const -1))) (i32.const 0x80808080))
           (then
-            (i32.store8 (global.get $at) (i32.const 0))
-            (global.set $at (i32.add (global.get $at) (i32.const 1)))))
-        (br $bytes)))
-    (global.set $acc (i64.and (global.get $acc) (i64.sub (i64.shl (i64.const 1) (i64.extend_i32_u (global.get $count))) (i64.const 1)))))
+            (call $emitByte (i32.shr_u (local.get $w) (i32.const 24)))
+            (call $emitByte (i32.and (i32.shr_u (local.get $w) (i32.const 16)) (i32.const 255)))
+            (call $emitByte (i32.and (i32.shr_u (local.get $w) (i32.const 8)) (i32.const 255)))
+            (call $emitByte (i32.and (local.get $w) (i32.const 255))))
+          (else
+            ;; Big-endian: the first byte of the scan is the word's top byte.
+            (i32.store (global.get $at) (i32.or
+              (i32.or (i32.shl (local.get $w) (i32.const 24)) (i32.shl (i32.and (local.get $w) (i32.const 0xff00)) (i32.const 8)))
+              (i32.or (i32.and (i32.shr_u (local.get $w) (i32.const 8)) (i32.const 0xff00)) (i32.shr_u (local.get $w) (i32.const 24)))))
+            (global.set $at (i32.add (global.get $at) (i32.const 4))))))))
 
   ;; Entropy-coded scan of the `mcus` MCUs at $coeffs (laid out as quantCount reads them), the next window of a scan begun by scanStart,
-  ;; into `out`; returns the whole bytes written (the bits short of a byte stay pending for the next
+  ;; into `out`; returns the bytes written (the bits short of a 32-bit word stay pending for the next
   ;; window or scanFlush). Each block is quantised into `scratch` as quantCount does it (same
   ;; `recip`), so no quantised copy of the image is kept. `codes`: 4 x 256 i32 entries
   ;; (code | length << 16) for DC luma, AC luma, DC chroma, AC chroma. The tables come from the same
@@ -660,12 +677,20 @@
         (br $mcuLoop)))
     (i32.sub (global.get $at) (local.get $out)))
 
-  ;; Ends a scan: the pending bits padded with 1 bits to a whole byte, at `out`; returns the bytes written.
+  ;; Ends a scan: the pending bits padded with 1 bits to a whole byte, at `out`, stuffed; returns the bytes written.
   (func (export "scanFlush") (param $out i32) (result i32)
+    (local $pad i32)
     (global.set $at (local.get $out))
-    (if (global.get $count)
-      (then (call $put
-        (i32.sub (i32.shl (i32.const 1) (i32.sub (i32.const 8) (global.get $count))) (i32.const 1))
-        (i32.sub (i32.const 8) (global.get $count)))))
+    (local.set $pad (i32.and (i32.sub (i32.const 8) (i32.and (global.get $count) (i32.const 7))) (i32.const 7)))
+    (global.set $acc (i64.or (i64.shl (global.get $acc) (i64.extend_i32_u (local.get $pad)))
+      (i64.extend_i32_u (i32.sub (i32.shl (i32.const 1) (local.get $pad)) (i32.const 1)))))
+    (global.set $count (i32.add (global.get $count) (local.get $pad)))
+    (block $done
+      (loop $bytes
+        (br_if $done (i32.lt_u (global.get $count) (i32.const 8)))
+        (global.set $count (i32.sub (global.get $count) (i32.const 8)))
+        (call $emitByte (i32.and (i32.wrap_i64 (i64.shr_u (global.get $acc) (i64.extend_i32_u (global.get $count)))) (i32.const 255)))
+        (br $bytes)))
+    (global.set $acc (i64.const 0))
     (i32.sub (global.get $at) (local.get $out)))
 )

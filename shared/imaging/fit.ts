@@ -375,25 +375,31 @@ export async function fitImage(
   const toSrgb = iccToSrgb(await image.colorProfile());
   // Another encoder handed in (the bench's MozJPEG) searches in place of ours, one instance per fit.
   const other = settings.jpegEncoder && (await settings.jpegEncoder());
-  return chooseFit({
-    opts,
-    wasm,
-    // The fit's resamplers and encodes share instances (a later one reuses the pages an earlier one touched).
-    simd: wasm.simd && new SimdPool(wasm.simd),
-    header,
-    image,
-    lossless: codec.lossless,
-    turned,
-    original,
-    crop,
-    window,
-    target: targetSize(window.width, window.height, opts.maxLongEdge),
-    storedWindow: toStored(window, orientation, header.width, header.height),
-    toSrgb,
-    maxBytes: maxPayloadBytes(OUT_TYPE, opts.embedTargetBytes),
-    other,
-    state: { attempts: 0, decodes: 0, wasmPeakBytes: 0, usedSimd: false },
-  });
+  // The fit's resamplers and encodes share instances (a later one reuses the pages an earlier one
+  // touched), and its encodes one coefficient array, which the release keeps for the next fit.
+  const simd = wasm.simd && new SimdPool(wasm.simd);
+  try {
+    return await chooseFit({
+      opts,
+      wasm,
+      simd,
+      header,
+      image,
+      lossless: codec.lossless,
+      turned,
+      original,
+      crop,
+      window,
+      target: targetSize(window.width, window.height, opts.maxLongEdge),
+      storedWindow: toStored(window, orientation, header.width, header.height),
+      toSrgb,
+      maxBytes: maxPayloadBytes(OUT_TYPE, opts.embedTargetBytes),
+      other,
+      state: { attempts: 0, decodes: 0, wasmPeakBytes: 0, usedSimd: false },
+    });
+  } finally {
+    simd?.release();
+  }
 }
 
 /** The fit's output type unless a lossless source goes out as a PNG. */

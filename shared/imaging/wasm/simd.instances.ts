@@ -72,11 +72,26 @@ export interface Lease {
 type PoolRole = "resample" | "jpeg";
 
 /**
+ * Largest coefficient array kept between fits: a 4:2:0 image at the default long-edge cap, up to
+ * 1568x1568 (7.4 MB). A larger one (4:4:4, a larger cap) is dropped with its fit.
+ */
+const SPARE_COEFFICIENT_BYTES = 8 << 20;
+/** The isolate's spare coefficient array (SimdPool.release), taken by the next fit's pool that needs one. */
+let spareCoefficients: Int16Array | undefined;
+
+/**
  * One fit's SIMD instances, one per role (the resampler's, the encoder's): each new kernel set of a
  * role gets the instance the previous one used, zeroed and grown if it must be, so a fit's second
  * resample or encode writes to pages the first one touched instead of fresh ones (on a VM, first
  * touch costs about 15 µs a 4 KB page: docs/benchmarks.md). A new lease ends the role's earlier
- * one, whose kernels then refuse to run. The pool belongs to one fit and is dropped with it.
+ * one, whose kernels then refuse to run. The pool belongs to one fit and is released with it.
+ *
+ * The encoder's coefficients (3 bytes a pixel at 4:2:0, in the JS heap: jpeg.simd.ts) are held
+ * the same way: the pool hands a fit's later encoder the array its earlier one filled, and at the
+ * fit's end `release()` keeps it as the isolate's one spare (up to SPARE_COEFFICIENT_BYTES) for the
+ * next fit. workerd hands every fresh array new pages, and first touch faulted each in: about 1,000
+ * faults, 11 ms of CPU, of a 1920x1080 screenshot's fit (docs/vision-decisions.md, "The
+ * coefficient array kept for the next fit").
  * @example
  * const pool = new SimdPool(wasm.simd);
  * const a = prepareJpeg(rgb, 1568, 1176, pool); // encodes, searches
@@ -84,8 +99,36 @@ type PoolRole = "resample" | "jpeg";
  */
 export class SimdPool {
   private readonly leased = new Map<PoolRole, { k: SimdExports; generation: number }>();
+  /** The encoder's coefficient array: its earlier kernels' (spent once a later one leases the role), or the spare. */
+  private coefficients: Int16Array | undefined;
 
   constructor(readonly module: WebAssembly.Module) {}
+
+  /**
+   * `cells` i16 for the encoder kernels the pool has just leased the "jpeg" role to: the array the
+   * role's earlier kernels used, else the isolate's spare, each if large enough, else a new one.
+   * Not zeroed: the transform writes every cell before a pass reads one.
+   */
+  coefficientStore(cells: number): Int16Array {
+    let store = this.coefficients ?? spareCoefficients;
+    if (store === spareCoefficients) spareCoefficients = undefined;
+    if (!store || store.length < cells) store = new Int16Array(cells);
+    this.coefficients = store;
+    return store.subarray(0, cells);
+  }
+
+  /**
+   * Ends the fit: every kernel set leased from the pool refuses to run from now on, and the
+   * coefficient array becomes the isolate's spare if it is not over SPARE_COEFFICIENT_BYTES and
+   * larger than the spare there is (another fit may have returned one meanwhile).
+   */
+  release(): void {
+    for (const held of this.leased.values()) held.generation++;
+    const store = this.coefficients;
+    this.coefficients = undefined;
+    if (store && store.byteLength <= SPARE_COEFFICIENT_BYTES && store.length > (spareCoefficients?.length ?? 0))
+      spareCoefficients = store;
+  }
 
   lease(role: PoolRole, bytes: number): Lease {
     const held = this.leased.get(role);

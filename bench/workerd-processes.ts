@@ -39,3 +39,21 @@ export function workerdCpuMs(group: number): number | undefined {
   }
   return ns / 1e6;
 }
+
+/**
+ * Page faults (minor + major) the workerd processes of `group` have taken so far, from
+ * /proc/<pid>/stat; undefined where it cannot be read (off Linux).
+ */
+export function workerdFaults(group: number): number | undefined {
+  let faults = 0;
+  try {
+    for (const { pid } of workerdProcesses(group)) {
+      // The fields after the command's closing parenthesis: minflt is the 8th, majflt the 10th.
+      const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.split(" ");
+      faults += Number(fields[7]) + Number(fields[9]);
+    }
+  } catch {
+    return undefined;
+  }
+  return faults;
+}

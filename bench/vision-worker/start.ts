@@ -18,9 +18,13 @@ async function freePort(): Promise<number> {
 /**
  * Starts the bench Worker in workerd and resolves its base URL once it answers. `cpuMs()`: the CPU
  * time its workerd processes have used so far, both of them, so a header-only request's CPU is the
- * upload's share to subtract (undefined off Linux).
+ * upload's share to subtract (undefined off Linux). `root`: the checkout whose Worker it runs (this
+ * one unless told; bench/vision-before-after.ts starts another's beside it). `group`: the process
+ * group of its workerd processes (bench/workerd-processes.ts).
  */
-export async function startWorker(): Promise<{ url: string; stop: () => void; cpuMs: () => number | undefined }> {
+export async function startWorker(
+  root = ".",
+): Promise<{ url: string; stop: () => void; cpuMs: () => number | undefined; group: number }> {
   const port = await freePort();
   const child = spawn(
     "npx",
@@ -38,6 +42,7 @@ export async function startWorker(): Promise<{ url: string; stop: () => void; cp
       "--show-interactive-dev-session=false",
     ],
     {
+      cwd: root,
       env: { ...process.env, WRANGLER_SEND_METRICS: "false" },
       stdio: ["ignore", "ignore", "pipe"],
       detached: true,
@@ -59,7 +64,8 @@ export async function startWorker(): Promise<{ url: string; stop: () => void; cp
     await new Promise((r) => setTimeout(r, 500));
     if (child.exitCode !== null) break;
     try {
-      if ((await fetch(url)).status === 405) return { url, stop, cpuMs: () => workerdCpuMs(child.pid!) };
+      if ((await fetch(url)).status === 405)
+        return { url, stop, cpuMs: () => workerdCpuMs(child.pid!), group: child.pid! };
     } catch {
       /* not up yet */
     }

@@ -40,7 +40,7 @@ const sides = await Promise.all(
 async function post(url: string, body: Uint8Array): Promise<Response> {
   for (let attempt = 1; ; attempt++) {
     try {
-      return await fetch(url, { method: "POST", body });
+      return await fetch(url, { method: "POST", body: body as Uint8Array<ArrayBuffer> });
     } catch (error) {
       if (attempt === 3) throw error;
     }

@@ -193,26 +193,6 @@
         (local.set $c (i32.add (local.get $c) (i32.const 1)))
         (br $chunk))))
 
-  ;; One chroma component of a group of eight pixels ($c1: pixels 0..3, $c2: 4..7) into its plane
-  ;; at $plane: at full resolution ($full, 4:4:4) at byte $at, the Y plane's offset of the group;
-  ;; else (4:2:0) summed over horizontal pairs at byte $pc, and on odd rows averaged with the even
-  ;; row's sums there.
-  (func $storeChroma (param $c1 v128) (param $c2 v128) (param $plane i32) (param $pc i32) (param $row i32)
-    (param $full i32) (param $at i32)
-    (local $sum v128) (local $v i32)
-    (if (local.get $full)
-      (then
-        (v128.store (i32.add (local.get $plane) (local.get $at)) (local.get $c1))
-        (v128.store offset=16 (i32.add (local.get $plane) (local.get $at)) (local.get $c2))
-        (return)))
-    (local.set $sum (f32x4.add
-      (i8x16.shuffle 0 1 2 3 8 9 10 11 16 17 18 19 24 25 26 27 (local.get $c1) (local.get $c2))
-      (i8x16.shuffle 4 5 6 7 12 13 14 15 20 21 22 23 28 29 30 31 (local.get $c1) (local.get $c2))))
-    (local.set $v (i32.add (local.get $plane) (local.get $pc)))
-    (if (i32.and (local.get $row) (i32.const 1))
-      (then (v128.store (local.get $v) (f32x4.mul (f32x4.add (v128.load (local.get $v)) (local.get $sum)) (v128.const f32x4 0.25 0.25 0.25 0.25))))
-      (else (v128.store (local.get $v) (local.get $sum)))))
-
   ;; Colour conversion of `rows` (even) RGB byte rows, `groups` x 8 pixels each (`stride` bytes
   ;; apart, 4 bytes of slack after the last), into level-shifted Y (f32, `groups` x 8 per row) and
   ;; Cb and Cr: with `full` (4:4:4) as Y is laid out; else (4:2:0) 2x2-averaged (f32, `groups` x 4
@@ -220,9 +200,10 @@
   (func (export "rgbToYcc")
     (param $rgb i32) (param $stride i32) (param $groups i32) (param $rows i32)
     (param $y i32) (param $cb i32) (param $cr i32) (param $full i32)
-    (local $row i32) (local $g i32) (local $p i32) (local $py i32) (local $pc i32) (local $v i32)
+    (local $row i32) (local $g i32) (local $p i32) (local $py i32) (local $pc i32) (local $px v128)
     (local $r1 v128) (local $g1 v128) (local $b1 v128) (local $r2 v128) (local $g2 v128) (local $b2 v128)
     (local $c1 v128) (local $c2 v128) (local $zero v128)
+    (local $sum v128) (local $w i32) (local $at i32) (local $odd i32)
     (local.set $zero (v128.const i32x4 0 0 0 0))
     (block $done
       (loop $rowLoop
@@ -230,17 +211,20 @@
         (local.set $p (i32.add (local.get $rgb) (i32.mul (local.get $row) (local.get $stride))))
         (local.set $py (i32.add (local.get $y) (i32.shl (i32.mul (local.get $row) (local.get $groups)) (i32.const 5))))
         (local.set $pc (i32.shl (i32.mul (i32.shr_u (local.get $row) (i32.const 1)) (local.get $groups)) (i32.const 4)))
+        (local.set $odd (i32.and (local.get $row) (i32.const 1)))
         (local.set $g (i32.const 0))
         (loop $groupLoop
+          ;; Where the group's chroma goes at 4:4:4: the Y plane's offset of the group.
+          (local.set $at (i32.sub (local.get $py) (local.get $y)))
           ;; Pixels 0..3 and 4..7 of the group: bytes -> i32 lanes -> f32.
-          (local.set $v (local.get $p))
-          (local.set $r1 (f32x4.convert_i32x4_u (i8x16.shuffle 0 16 16 16 3 16 16 16 6 16 16 16 9 16 16 16 (v128.load (local.get $v)) (local.get $zero))))
-          (local.set $g1 (f32x4.convert_i32x4_u (i8x16.shuffle 1 16 16 16 4 16 16 16 7 16 16 16 10 16 16 16 (v128.load (local.get $v)) (local.get $zero))))
-          (local.set $b1 (f32x4.convert_i32x4_u (i8x16.shuffle 2 16 16 16 5 16 16 16 8 16 16 16 11 16 16 16 (v128.load (local.get $v)) (local.get $zero))))
-          (local.set $v (i32.add (local.get $p) (i32.const 12)))
-          (local.set $r2 (f32x4.convert_i32x4_u (i8x16.shuffle 0 16 16 16 3 16 16 16 6 16 16 16 9 16 16 16 (v128.load (local.get $v)) (local.get $zero))))
-          (local.set $g2 (f32x4.convert_i32x4_u (i8x16.shuffle 1 16 16 16 4 16 16 16 7 16 16 16 10 16 16 16 (v128.load (local.get $v)) (local.get $zero))))
-          (local.set $b2 (f32x4.convert_i32x4_u (i8x16.shuffle 2 16 16 16 5 16 16 16 8 16 16 16 11 16 16 16 (v128.load (local.get $v)) (local.get $zero))))
+          (local.set $px (v128.load (local.get $p)))
+          (local.set $r1 (f32x4.convert_i32x4_u (i8x16.shuffle 0 16 16 16 3 16 16 16 6 16 16 16 9 16 16 16 (local.get $px) (local.get $zero))))
+          (local.set $g1 (f32x4.convert_i32x4_u (i8x16.shuffle 1 16 16 16 4 16 16 16 7 16 16 16 10 16 16 16 (local.get $px) (local.get $zero))))
+          (local.set $b1 (f32x4.convert_i32x4_u (i8x16.shuffle 2 16 16 16 5 16 16 16 8 16 16 16 11 16 16 16 (local.get $px) (local.get $zero))))
+          (local.set $px (v128.load offset=12 (local.get $p)))
+          (local.set $r2 (f32x4.convert_i32x4_u (i8x16.shuffle 0 16 16 16 3 16 16 16 6 16 16 16 9 16 16 16 (local.get $px) (local.get $zero))))
+          (local.set $g2 (f32x4.convert_i32x4_u (i8x16.shuffle 1 16 16 16 4 16 16 16 7 16 16 16 10 16 16 16 (local.get $px) (local.get $zero))))
+          (local.set $b2 (f32x4.convert_i32x4_u (i8x16.shuffle 2 16 16 16 5 16 16 16 8 16 16 16 11 16 16 16 (local.get $px) (local.get $zero))))
           ;; Y = 0.299 R + 0.587 G + 0.114 B - 128
           (v128.store (local.get $py) (f32x4.sub
             (f32x4.add (f32x4.add (f32x4.mul (local.get $r1) (v128.const f32x4 0.299 0.299 0.299 0.299)) (f32x4.mul (local.get $g1) (v128.const f32x4 0.587 0.587 0.587 0.587)))
@@ -255,15 +239,35 @@
             (f32x4.mul (local.get $b1) (v128.const f32x4 0.5 0.5 0.5 0.5))))
           (local.set $c2 (f32x4.add (f32x4.add (f32x4.mul (local.get $r2) (v128.const f32x4 -0.168736 -0.168736 -0.168736 -0.168736)) (f32x4.mul (local.get $g2) (v128.const f32x4 -0.331264 -0.331264 -0.331264 -0.331264)))
             (f32x4.mul (local.get $b2) (v128.const f32x4 0.5 0.5 0.5 0.5))))
-          (call $storeChroma (local.get $c1) (local.get $c2) (local.get $cb) (local.get $pc) (local.get $row)
-            (local.get $full) (i32.sub (local.get $py) (local.get $y)))
+          (if (local.get $full)
+            (then
+              (v128.store (i32.add (local.get $cb) (local.get $at)) (local.get $c1))
+              (v128.store offset=16 (i32.add (local.get $cb) (local.get $at)) (local.get $c2)))
+            (else
+              (local.set $sum (f32x4.add
+                (i8x16.shuffle 0 1 2 3 8 9 10 11 16 17 18 19 24 25 26 27 (local.get $c1) (local.get $c2))
+                (i8x16.shuffle 4 5 6 7 12 13 14 15 20 21 22 23 28 29 30 31 (local.get $c1) (local.get $c2))))
+              (local.set $w (i32.add (local.get $cb) (local.get $pc)))
+              (if (local.get $odd)
+                (then (v128.store (local.get $w) (f32x4.mul (f32x4.add (v128.load (local.get $w)) (local.get $sum)) (v128.const f32x4 0.25 0.25 0.25 0.25))))
+                (else (v128.store (local.get $w) (local.get $sum))))))
           ;; Cr = 0.5 R - 0.418688 G - 0.081312 B
           (local.set $c1 (f32x4.sub (f32x4.sub (f32x4.mul (local.get $r1) (v128.const f32x4 0.5 0.5 0.5 0.5)) (f32x4.mul (local.get $g1) (v128.const f32x4 0.418688 0.418688 0.418688 0.418688)))
             (f32x4.mul (local.get $b1) (v128.const f32x4 0.081312 0.081312 0.081312 0.081312))))
           (local.set $c2 (f32x4.sub (f32x4.sub (f32x4.mul (local.get $r2) (v128.const f32x4 0.5 0.5 0.5 0.5)) (f32x4.mul (local.get $g2) (v128.const f32x4 0.418688 0.418688 0.418688 0.418688)))
             (f32x4.mul (local.get $b2) (v128.const f32x4 0.081312 0.081312 0.081312 0.081312))))
-          (call $storeChroma (local.get $c1) (local.get $c2) (local.get $cr) (local.get $pc) (local.get $row)
-            (local.get $full) (i32.sub (local.get $py) (local.get $y)))
+          (if (local.get $full)
+            (then
+              (v128.store (i32.add (local.get $cr) (local.get $at)) (local.get $c1))
+              (v128.store offset=16 (i32.add (local.get $cr) (local.get $at)) (local.get $c2)))
+            (else
+              (local.set $sum (f32x4.add
+                (i8x16.shuffle 0 1 2 3 8 9 10 11 16 17 18 19 24 25 26 27 (local.get $c1) (local.get $c2))
+                (i8x16.shuffle 4 5 6 7 12 13 14 15 20 21 22 23 28 29 30 31 (local.get $c1) (local.get $c2))))
+              (local.set $w (i32.add (local.get $cr) (local.get $pc)))
+              (if (local.get $odd)
+                (then (v128.store (local.get $w) (f32x4.mul (f32x4.add (v128.load (local.get $w)) (local.get $sum)) (v128.const f32x4 0.25 0.25 0.25 0.25))))
+                (else (v128.store (local.get $w) (local.get $sum))))))
           (local.set $p (i32.add (local.get $p) (i32.const 24)))
           (local.set $py (i32.add (local.get $py) (i32.const 32)))
           (local.set $pc (i32.add (local.get $pc) (i32.const 16)))

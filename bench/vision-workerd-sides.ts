@@ -12,7 +12,7 @@ import { screenshot } from "./computer-use-session";
 import { median } from "./stats";
 import { makeScreenshotInputs } from "./vision-inputs";
 import { startWorker } from "./vision-worker/start";
-import { workerdMinorFaults } from "./workerd-processes";
+import { workerdFaults } from "./workerd-processes";
 
 const rounds = Number(process.env.ROUNDS ?? 7);
 const only = process.argv.slice(2);
@@ -33,11 +33,11 @@ try {
   /** workerd's CPU ms and minor faults for one request. */
   async function measure(worker: Worker, query: string, body: Uint8Array<ArrayBuffer>) {
     const cpu = worker.cpuMs()!,
-      faults = workerdMinorFaults(worker.group)!;
+      faults = workerdFaults(worker.group)!;
     const response = await fetch(`${worker.url}/?${query}`, { method: "POST", body });
     await response.arrayBuffer();
     if (!response.ok) throw new Error(`worker answered ${response.status}`);
-    return { cpu: worker.cpuMs()! - cpu, faults: workerdMinorFaults(worker.group)! - faults };
+    return { cpu: worker.cpuMs()! - cpu, faults: workerdFaults(worker.group)! - faults };
   }
   const FIT = "budget=262144&encoder=baseline&simd=1";
   console.log(

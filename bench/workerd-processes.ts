@@ -59,16 +59,17 @@ function cpuMsOf(pids: number[]): number | undefined {
 }
 
 /**
- * Minor page faults (first touches of fresh pages) the workerd processes of `group` have taken so
- * far, from /proc/<pid>/stat (field 10); undefined off Linux.
+ * Page faults (minor, first touches of fresh pages, + major) the workerd processes of `group` have
+ * taken so far, from /proc/<pid>/stat; undefined off Linux.
  */
-export function workerdMinorFaults(group: number): number | undefined {
+export function workerdFaults(group: number): number | undefined {
   let faults = 0;
   try {
     for (const { pid } of workerdProcesses(group)) {
       const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-      // Fields after the parenthesised command name, which may hold spaces: state is field 3.
-      faults += Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[7]);
+      // Fields after the parenthesised command name, which may hold spaces: minflt is the 8th, majflt the 10th.
+      const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+      faults += Number(fields[7]) + Number(fields[9]);
     }
   } catch {
     return undefined;

@@ -18,11 +18,12 @@ async function freePort(): Promise<number> {
 /**
  * Starts the bench Worker in workerd and resolves its base URL once it answers. `cpuMs()`: the CPU
  * time its workerd processes have used so far, both of them, so a header-only request's CPU is the
- * upload's share to subtract (undefined off Linux).
+ * upload's share to subtract (undefined off Linux). `root`: the checkout whose Worker it runs (this
+ * one unless told; bench/vision-before-after.ts starts another's beside it). `group`: the process
+ * group of its workerd processes (bench/workerd-processes.ts).
  */
 export async function startWorker(
-  /** The checkout whose Worker runs (another one's for a before/after bench); this process's directory by default. */
-  cwd = process.cwd(),
+  root = ".",
 ): Promise<{ url: string; stop: () => void; cpuMs: () => number | undefined; group: number }> {
   const port = await freePort();
   const child = spawn(
@@ -41,7 +42,7 @@ export async function startWorker(
       "--show-interactive-dev-session=false",
     ],
     {
-      cwd,
+      cwd: root,
       env: { ...process.env, WRANGLER_SEND_METRICS: "false" },
       stdio: ["ignore", "ignore", "pipe"],
       detached: true,

@@ -2,7 +2,9 @@
  * Fits an image into the vision embed budget (docs/vision.md, "The embed budget"): pass through what already fits, else
  * crop, flatten, scale straight to the long-edge cap and search the highest JPEG quality whose
  * `data:` URL fits, shrinking by the square root of the overshoot only when the lowest acceptable
- * quality still does not fit. Every codec instance lives for one call, so memory does not ratchet.
+ * quality still does not fit. Every codec instance lives for one call, so memory does not ratchet,
+ * except our SIMD kernels' instance per role and the encoder's coefficient array, which the next
+ * fit reuses (bounded, about 5 MB at 1568x882: SimdPool).
  */
 import { AppError } from "../http/errors";
 import type { FitOptions, FitResult, ImageMediaType, VisionWasm } from "../ports";
@@ -375,25 +377,31 @@ export async function fitImage(
   const toSrgb = iccToSrgb(await image.colorProfile());
   // Another encoder handed in (the bench's MozJPEG) searches in place of ours, one instance per fit.
   const other = settings.jpegEncoder && (await settings.jpegEncoder());
-  return chooseFit({
-    opts,
-    wasm,
-    // The fit's resamplers and encodes share instances (a later one reuses the pages an earlier one touched).
-    simd: wasm.simd && new SimdPool(wasm.simd),
-    header,
-    image,
-    lossless: codec.lossless,
-    turned,
-    original,
-    crop,
-    window,
-    target: targetSize(window.width, window.height, opts.maxLongEdge),
-    storedWindow: toStored(window, orientation, header.width, header.height),
-    toSrgb,
-    maxBytes: maxPayloadBytes(OUT_TYPE, opts.embedTargetBytes),
-    other,
-    state: { attempts: 0, decodes: 0, wasmPeakBytes: 0, usedSimd: false },
-  });
+  // The fit's resamplers and encodes share instances (a later one reuses the pages an earlier one
+  // touched), and its encodes one coefficient array, which the release keeps for the next fit.
+  const simd = wasm.simd && new SimdPool(wasm.simd);
+  try {
+    return await chooseFit({
+      opts,
+      wasm,
+      simd,
+      header,
+      image,
+      lossless: codec.lossless,
+      turned,
+      original,
+      crop,
+      window,
+      target: targetSize(window.width, window.height, opts.maxLongEdge),
+      storedWindow: toStored(window, orientation, header.width, header.height),
+      toSrgb,
+      maxBytes: maxPayloadBytes(OUT_TYPE, opts.embedTargetBytes),
+      other,
+      state: { attempts: 0, decodes: 0, wasmPeakBytes: 0, usedSimd: false },
+    });
+  } finally {
+    simd?.release();
+  }
 }
 
 /** The fit's output type unless a lossless source goes out as a PNG. */

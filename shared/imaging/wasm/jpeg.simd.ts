@@ -3,7 +3,7 @@
  * one prepared image. The instance comes fresh from the module, or from one fit's SimdPool
  * (simd.instances.ts), which hands a fit's later encodes the instance its earlier one used.
  */
-import { align16, instantiate, type Lease, type SimdExports, type SimdSource, spent } from "./simd.instances";
+import { align16, instantiate, type Lease, type SimdExports, SimdPool, type SimdSource, spent } from "./simd.instances";
 
 /**
  * The JPEG encoder's SIMD half: colour conversion (RGB to level-shifted Y and Cb/Cr, 2x2-averaged
@@ -19,6 +19,8 @@ import { align16, instantiate, type Lease, type SimdExports, type SimdSource, sp
  * instance, and touching a fresh page costs a page fault: on the bench machine 14 µs a page, 21–27
  * ms a fit when the coefficients lived in the instance, against 0.2–0.3 ms of copying a pass at 2 MP
  * (docs/vision-decisions.md, "Coefficients in the JS heap"). The instance stays a few hundred KB.
+ * A fresh JS array's pages are fresh too in workerd, so a fit's pool hands its encoders one array
+ * and keeps it for the isolate's next fit (SimdPool.coefficientStore).
  */
 /** Fractional bits of the SIMD encoder's i16 coefficients. */
 const COEFFICIENT_BITS = 4;
@@ -137,8 +139,10 @@ export class SimdJpegKernels {
     this.window = take(this.windowMcus * this.mcuCoeffs * 2);
     this.codes = take(4 * 256 * 4);
     this.scanAt = take(this.windowMcus * blocks * BLOCK_SCAN_BYTES);
-    this.store = new Int16Array(this.mcus * this.mcuCoeffs);
     this.lease = instantiate(source, at, "jpeg");
+    // After the lease, which ends the role's earlier kernels: they shared the array handed on here.
+    const cells = this.mcus * this.mcuCoeffs;
+    this.store = source instanceof SimdPool ? source.coefficientStore(cells) : new Int16Array(cells);
     this.k = this.lease.k;
     const view = new DataView(this.k.memory.buffer);
     for (let k = 0; k < 64; k++) {

@@ -72,11 +72,35 @@ export interface Lease {
 type PoolRole = "resample" | "jpeg";
 
 /**
+ * Largest coefficient array kept between fits: a 4:2:0 image at the default long-edge cap, up to
+ * 1568x1568 (7.4 MB). A larger one (4:4:4, a larger cap) is dropped with its fit.
+ */
+const SPARE_COEFFICIENT_BYTES = 8 << 20;
+/** Largest instance memory kept between fits. */
+const SPARE_INSTANCE_BYTES = 4 << 20;
+/** The isolate's spare instance per role (SimdPool.release), taken by the next fit's pool that leases the role. */
+const spareInstances = new Map<PoolRole, { module: WebAssembly.Module; k: SimdExports }>();
+/** As a fresh instance would be: the kernels rely on zeroed memory (e.g. the resampler's padded taps). */
+function zeroed(k: SimdExports, bytes: number): void {
+  new Uint8Array(k.memory.buffer, 0, Math.min(bytes, k.memory.buffer.byteLength)).fill(0);
+}
+/** The isolate's spare coefficient array (SimdPool.release), taken by the next fit's pool that needs one. */
+let spareCoefficients: Int16Array | undefined;
+
+/**
  * One fit's SIMD instances, one per role (the resampler's, the encoder's): each new kernel set of a
  * role gets the instance the previous one used, zeroed and grown if it must be, so a fit's second
  * resample or encode writes to pages the first one touched instead of fresh ones (on a VM, first
  * touch costs about 15 µs a 4 KB page: docs/benchmarks.md). A new lease ends the role's earlier
- * one, whose kernels then refuse to run. The pool belongs to one fit and is dropped with it.
+ * one, whose kernels then refuse to run. The pool belongs to one fit and is released with it.
+ *
+ * The encoder's coefficients (3 bytes a pixel at 4:2:0, in the JS heap: jpeg.simd.ts) are held
+ * the same way: the pool hands a fit's later encoder the array its earlier one filled. At the fit's
+ * end `release()` keeps the array (up to SPARE_COEFFICIENT_BYTES) and each role's instance (up to
+ * SPARE_INSTANCE_BYTES) as the isolate's spares, which the next fit's pool takes: workerd hands
+ * every fresh array and instance new pages, and first touch faulted them in, about 1,150 of the
+ * ~1,370 page faults of a 1920x1080 screenshot's fit (docs/vision-decisions.md, "The coefficient
+ * array kept for the next fit"). What stays between fits is bounded: about 5 MB at 1568x882.
  * @example
  * const pool = new SimdPool(wasm.simd);
  * const a = prepareJpeg(rgb, 1568, 1176, pool); // encodes, searches
@@ -84,19 +108,58 @@ type PoolRole = "resample" | "jpeg";
  */
 export class SimdPool {
   private readonly leased = new Map<PoolRole, { k: SimdExports; generation: number }>();
+  /** The encoder's coefficient array: its earlier kernels' (spent once a later one leases the role), or the spare. */
+  private coefficients: Int16Array | undefined;
 
   constructor(readonly module: WebAssembly.Module) {}
+
+  /**
+   * `cells` i16 for the encoder kernels the pool has just leased the "jpeg" role to: the array the
+   * role's earlier kernels used, else the isolate's spare, each if large enough, else a new one.
+   * Not zeroed: the transform writes every cell before a pass reads one.
+   */
+  coefficientStore(cells: number): Int16Array {
+    let store = this.coefficients ?? spareCoefficients;
+    if (store === spareCoefficients) spareCoefficients = undefined;
+    if (!store || store.length < cells) store = new Int16Array(cells);
+    this.coefficients = store;
+    return store.subarray(0, cells);
+  }
+
+  /**
+   * Ends the fit: every kernel set leased from the pool refuses to run from now on; each role's
+   * instance becomes the isolate's spare for that role if its memory is not over
+   * SPARE_INSTANCE_BYTES, and the coefficient array if it is not over SPARE_COEFFICIENT_BYTES and
+   * larger than the spare there is (another fit may have returned one meanwhile).
+   */
+  release(): void {
+    for (const [role, held] of this.leased) {
+      held.generation++;
+      if (held.k.memory.buffer.byteLength <= SPARE_INSTANCE_BYTES)
+        spareInstances.set(role, { module: this.module, k: held.k });
+    }
+    this.leased.clear();
+    const store = this.coefficients;
+    this.coefficients = undefined;
+    if (store && store.byteLength <= SPARE_COEFFICIENT_BYTES && store.length > (spareCoefficients?.length ?? 0))
+      spareCoefficients = store;
+  }
 
   lease(role: PoolRole, bytes: number): Lease {
     const held = this.leased.get(role);
     if (!held) {
-      const entry = { k: reserve(newInstance(this.module), bytes), generation: 0 };
+      const spare = spareInstances.get(role);
+      const reused = spare?.module === this.module ? spare.k : undefined;
+      if (reused) {
+        spareInstances.delete(role);
+        zeroed(reused, bytes);
+      }
+      const entry = { k: reserve(reused ?? newInstance(this.module), bytes), generation: 0 };
       this.leased.set(role, entry);
       return { k: entry.k, live: () => entry.generation === 0 };
     }
     const generation = ++held.generation;
-    // As a fresh instance would be: the kernels rely on zeroed memory (e.g. the resampler's padded taps).
-    new Uint8Array(held.k.memory.buffer, 0, Math.min(bytes, held.k.memory.buffer.byteLength)).fill(0);
+    zeroed(held.k, bytes);
     reserve(held.k, bytes);
     return { k: held.k, live: () => held.generation === generation };
   }

@@ -556,26 +556,6 @@
         (local.set $c (i32.add (local.get $c) (i32.const 1)))
         (br $chunk))))
 
-  ;; One chroma component of a group of eight pixels ($c1: pixels 0..3, $c2: 4..7) into its plane
-  ;; at $plane: at full resolution ($full, 4:4:4) at byte $at, the Y plane's offset of the group;
-  ;; else (4:2:0) summed over horizontal pairs at byte $pc, and on odd rows averaged with the even
-  ;; row's sums there.
-  (func $storeChroma (param $c1 v128) (param $c2 v128) (param $plane i32) (param $pc i32) (param $row i32)
-    (param $full i32) (param $at i32)
-    (local $sum v128) (local $v i32)
-    (if (local.get $full)
-      (then
-        (v128.store (i32.add (local.get $plane) (local.get $at)) (local.get $c1))
-        (v128.store offset=16 (i32.add (local.get $plane) (local.get $at)) (local.get $c2))
-        (return)))
-    (local.set $sum (f32x4.add
-      (i8x16.shuffle 0 1 2 3 8 9 10 11 16 17 18 19 24 25 26 27 (local.get $c1) (local.get $c2))
-      (i8x16.shuffle 4 5 6 7 12 13 14 15 20 21 22 23 28 29 30 31 (local.get $c1) (local.get $c2))))
-    (local.set $v (i32.add (local.get $plane) (local.get $pc)))
-    (if (i32.and (local.get $row) (i32.const 1))
-      (then (v128.store (local.get $v) (f32x4.mul (f32x4.add (v128.load (local.get $v)) (local.get $sum)) (v128.const f32x4 0.25 0.25 0.25 0.25))))
-      (else (v128.store (local.get $v) (local.get $sum)))))
-
   ;; Colour conversion of `rows` (even) RGB byte rows, `groups` x 8 pixels each (`stride` bytes
   ;; apart, 4 bytes of slack after the last), into level-shifted Y (f32, `groups` x 8 per row) and
   ;; Cb and Cr: with `full` (4:4:4) as Y is laid out; else (4:2:0) 2x2-averaged (f32, `groups` x 4
@@ -583,9 +563,10 @@
   (func (export "rgbToYcc")
     (param $rgb i32) (param $stride i32) (param $groups i32) (param $rows i32)
     (param $y i32) (param $cb i32) (param $cr i32) (param $full i32)
-    (local $row i32) (local $g i32) (local $p i32) (local $py i32) (local $pc i32) (local $v i32)
+    (local $row i32) (local $g i32) (local $p i32) (local $py i32) (local $pc i32) (local $px v128)
     (local $r1 v128) (local $g1 v128) (local $b1 v128) (local $r2 v128) (local $g2 v128) (local $b2 v128)
     (local $c1 v128) (local $c2 v128) (local $zero v128)
+    (local $sum v128) (local $w i32) (local $at i32) (local $odd i32)
     (local.set $zero (v128.const i32x4 0 0 0 0))
     (block $done
       (loop $rowLoop
@@ -593,17 +574,20 @@
         (local.set $p (i32.add (local.get $rgb) (i32.mul (local.get $row) (local.get $stride))))
         (local.set $py (i32.add (local.get $y) (i32.shl (i32.mul (local.get $row) (local.get $groups)) (i32.const 5))))
         (local.set $pc (i32.shl (i32.mul (i32.shr_u (local.get $row) (i32.const 1)) (local.get $groups)) (i32.const 4)))
+        (local.set $odd (i32.and (local.get $row) (i32.const 1)))
         (local.set $g (i32.const 0))
         (loop $groupLoop
+          ;; Where the group's chroma goes at 4:4:4: the Y plane's offset of the group.
+          (local.set $at (i32.sub (local.get $py) (local.get $y)))
           ;; Pixels 0..3 and 4..7 of the group: bytes -> i32 lanes -> f32.
-          (local.set $v (local.get $p))
-          (local.set $r1 (f32x4.convert_i32x4_u (i8x16.shuffle 0 16 16 16 3 16 16 16 6 16 16 16 9 16 16 16 (v128.load (local.get $v)) (local.get $zero))))
-          (local.set $g1 (f32x4.convert_i32x4_u (i8x16.shuffle 1 16 16 16 4 16 16 16 7 16 16 16 10 16 16 16 (v128.load (local.get $v)) (local.get $zero))))
-          (local.set $b1 (f32x4.convert_i32x4_u (i8x16.shuffle 2 16 16 16 5 16 16 16 8 16 16 16 11 16 16 16 (v128.load (local.get $v)) (local.get $zero))))
-          (local.set $v (i32.add (local.get $p) (i32.const 12)))
-          (local.set $r2 (f32x4.convert_i32x4_u (i8x16.shuffle 0 16 16 16 3 16 16 16 6 16 16 16 9 16 16 16 (v128.load (local.get $v)) (local.get $zero))))
-          (local.set $g2 (f32x4.convert_i32x4_u (i8x16.shuffle 1 16 16 16 4 16 16 16 7 16 16 16 10 16 16 16 (v128.load (local.get $v)) (local.get $zero))))
-          (local.set $b2 (f32x4.convert_i32x4_u (i8x16.shuffle 2 16 16 16 5 16 16 16 8 16 16 16 11 16 16 16 (v128.load (local.get $v)) (local.get $zero))))
+          (local.set $px (v128.load (local.get $p)))
+          (local.set $r1 (f32x4.convert_i32x4_u (i8x16.shuffle 0 16 16 16 3 16 16 16 6 16 16 16 9 16 16 16 (local.get $px) (local.get $zero))))
+          (local.set $g1 (f32x4.convert_i32x4_u (i8x16.shuffle 1 16 16 16 4 16 16 16 7 16 16 16 10 16 16 16 (local.get $px) (local.get $zero))))
+          (local.set $b1 (f32x4.convert_i32x4_u (i8x16.shuffle 2 16 16 16 5 16 16 16 8 16 16 16 11 16 16 16 (local.get $px) (local.get $zero))))
+          (local.set $px (v128.load offset=12 (local.get $p)))
+          (local.set $r2 (f32x4.convert_i32x4_u (i8x16.shuffle 0 16 16 16 3 16 16 16 6 16 16 16 9 16 16 16 (local.get $px) (local.get $zero))))
+          (local.set $g2 (f32x4.convert_i32x4_u (i8x16.shuffle 1 16 16 16 4 16 16 16 7 16 16 16 10 16 16 16 (local.get $px) (local.get $zero))))
+          (local.set $b2 (f32x4.convert_i32x4_u (i8x16.shuffle 2 16 16 16 5 16 16 16 8 16 16 16 11 16 16 16 (local.get $px) (local.get $zero))))
           ;; Y = 0.299 R + 0.587 G + 0.114 B - 128
           (v128.store (local.get $py) (f32x4.sub
             (f32x4.add (f32x4.add (f32x4.mul (local.get $r1) (v128.const f32x4 0.299 0.299 0.299 0.299)) (f32x4.mul (local.get $g1) (v128.const f32x4 0.587 0.587 0.587 0.587)))
@@ -618,15 +602,35 @@
             (f32x4.mul (local.get $b1) (v128.const f32x4 0.5 0.5 0.5 0.5))))
           (local.set $c2 (f32x4.add (f32x4.add (f32x4.mul (local.get $r2) (v128.const f32x4 -0.168736 -0.168736 -0.168736 -0.168736)) (f32x4.mul (local.get $g2) (v128.const f32x4 -0.331264 -0.331264 -0.331264 -0.331264)))
             (f32x4.mul (local.get $b2) (v128.const f32x4 0.5 0.5 0.5 0.5))))
-          (call $storeChroma (local.get $c1) (local.get $c2) (local.get $cb) (local.get $pc) (local.get $row)
-            (local.get $full) (i32.sub (local.get $py) (local.get $y)))
+          (if (local.get $full)
+            (then
+              (v128.store (i32.add (local.get $cb) (local.get $at)) (local.get $c1))
+              (v128.store offset=16 (i32.add (local.get $cb) (local.get $at)) (local.get $c2)))
+            (else
+              (local.set $sum (f32x4.add
+                (i8x16.shuffle 0 1 2 3 8 9 10 11 16 17 18 19 24 25 26 27 (local.get $c1) (local.get $c2))
+                (i8x16.shuffle 4 5 6 7 12 13 14 15 20 21 22 23 28 29 30 31 (local.get $c1) (local.get $c2))))
+              (local.set $w (i32.add (local.get $cb) (local.get $pc)))
+              (if (local.get $odd)
+                (then (v128.store (local.get $w) (f32x4.mul (f32x4.add (v128.load (local.get $w)) (local.get $sum)) (v128.const f32x4 0.25 0.25 0.25 0.25))))
+                (else (v128.store (local.get $w) (local.get $sum))))))
           ;; Cr = 0.5 R - 0.418688 G - 0.081312 B
           (local.set $c1 (f32x4.sub (f32x4.sub (f32x4.mul (local.get $r1) (v128.const f32x4 0.5 0.5 0.5 0.5)) (f32x4.mul (local.get $g1) (v128.const f32x4 0.418688 0.418688 0.418688 0.418688)))
             (f32x4.mul (local.get $b1) (v128.const f32x4 0.081312 0.081312 0.081312 0.081312))))
           (local.set $c2 (f32x4.sub (f32x4.sub (f32x4.mul (local.get $r2) (v128.const f32x4 0.5 0.5 0.5 0.5)) (f32x4.mul (local.get $g2) (v128.const f32x4 0.418688 0.418688 0.418688 0.418688)))
             (f32x4.mul (local.get $b2) (v128.const f32x4 0.081312 0.081312 0.081312 0.081312))))
-          (call $storeChroma (local.get $c1) (local.get $c2) (local.get $cr) (local.get $pc) (local.get $row)
-            (local.get $full) (i32.sub (local.get $py) (local.get $y)))
+          (if (local.get $full)
+            (then
+              (v128.store (i32.add (local.get $cr) (local.get $at)) (local.get $c1))
+              (v128.store offset=16 (i32.add (local.get $cr) (local.get $at)) (local.get $c2)))
+            (else
+              (local.set $sum (f32x4.add
+                (i8x16.shuffle 0 1 2 3 8 9 10 11 16 17 18 19 24 25 26 27 (local.get $c1) (local.get $c2))
+                (i8x16.shuffle 4 5 6 7 12 13 14 15 20 21 22 23 28 29 30 31 (local.get $c1) (local.get $c2))))
+              (local.set $w (i32.add (local.get $cr) (local.get $pc)))
+              (if (local.get $odd)
+                (then (v128.store (local.get $w) (f32x4.mul (f32x4.add (v128.load (local.get $w)) (local.get $sum)) (v128.const f32x4 0.25 0.25 0.25 0.25))))
+                (else (v128.store (local.get $w) (local.get $sum))))))
           (local.set $p (i32.add (local.get $p) (i32.const 24)))
           (local.set $py (i32.add (local.get $py) (i32.const 32)))
           (local.set $pc (i32.add (local.get $pc) (i32.const 16)))
@@ -924,27 +928,44 @@
         (br $mcuLoop)))
     (local.get $extra))
 
-  ;; Appends the low $n bits of $bits (already masked; $n <= 32) MSB first, with JPEG's 0xFF 0x00 stuffing.
+  ;; One byte of the scan at $at, with JPEG's 0xFF 0x00 stuffing.
+  (func $emitByte (param $byte i32)
+    (i32.store8 (global.get $at) (local.get $byte))
+    (global.set $at (i32.add (global.get $at) (i32.const 1)))
+    (if (i32.eq (local.get $byte) (i32.const 255))
+      (then
+        (i32.store8 (global.get $at) (i32.const 0))
+        (global.set $at (i32.add (global.get $at) (i32.const 1))))))
+
+  ;; Appends the low $n bits of $bits (already masked; $n <= 27) MSB first. The bits pend in $acc
+  ;; until 32 have gathered, which go out as four bytes in one store unless one of them is 0xFF
+  ;; (then byte by byte, stuffed): a scan's bytes are rarely 0xFF, so most puts only shift.
   (func $put (param $bits i32) (param $n i32)
-    (local $byte i32)
+    (local $w i32) (local $x i32)
     (global.set $acc (i64.or (i64.shl (global.get $acc) (i64.extend_i32_u (local.get $n))) (i64.extend_i32_u (local.get $bits))))
     (global.set $count (i32.add (global.get $count) (local.get $n)))
-    (block $done
-      (loop $bytes
-        (br_if $done (i32.lt_u (global.get $count) (i32.const 8)))
-        (global.set $count (i32.sub (global.get $count) (i32.const 8)))
-        (local.set $byte (i32.and (i32.wrap_i64 (i64.shr_u (global.get $acc) (i64.extend_i32_u (global.get $count)))) (i32.const 255)))
-        (i32.store8 (global.get $at) (local.get $byte))
-        (global.set $at (i32.add (global.get $at) (i32.const 1)))
-        (if (i32.eq (local.get $byte) (i32.const 255))
+    (if (i32.ge_u (global.get $count) (i32.const 32))
+      (then
+        (global.set $count (i32.sub (global.get $count) (i32.const 32)))
+        (local.set $w (i32.wrap_i64 (i64.shr_u (global.get $acc) (i64.extend_i32_u (global.get $count)))))
+        (global.set $acc (i64.and (global.get $acc) (i64.sub (i64.shl (i64.const 1) (i64.extend_i32_u (global.get $count))) (i64.const 1))))
+        ;; A byte of $w is 0xFF where a byte of its complement is zero.
+        (local.set $x (i32.xor (local.get $w) (i32.const -1)))
+        (if (i32.and (i32.and (i32.sub (local.get $x) (i32.const 0x01010101)) (i32.xor (local.get $x) (i32.const -1))) (i32.const 0x80808080))
           (then
-            (i32.store8 (global.get $at) (i32.const 0))
-            (global.set $at (i32.add (global.get $at) (i32.const 1)))))
-        (br $bytes)))
-    (global.set $acc (i64.and (global.get $acc) (i64.sub (i64.shl (i64.const 1) (i64.extend_i32_u (global.get $count))) (i64.const 1)))))
+            (call $emitByte (i32.shr_u (local.get $w) (i32.const 24)))
+            (call $emitByte (i32.and (i32.shr_u (local.get $w) (i32.const 16)) (i32.const 255)))
+            (call $emitByte (i32.and (i32.shr_u (local.get $w) (i32.const 8)) (i32.const 255)))
+            (call $emitByte (i32.and (local.get $w) (i32.const 255))))
+          (else
+            ;; Big-endian: the first byte of the scan is the word's top byte.
+            (i32.store (global.get $at) (i32.or
+              (i32.or (i32.shl (local.get $w) (i32.const 24)) (i32.shl (i32.and (local.get $w) (i32.const 0xff00)) (i32.const 8)))
+              (i32.or (i32.and (i32.shr_u (local.get $w) (i32.const 8)) (i32.const 0xff00)) (i32.shr_u (local.get $w) (i32.const 24)))))
+            (global.set $at (i32.add (global.get $at) (i32.const 4))))))))
 
   ;; Entropy-coded scan of the `mcus` MCUs at $coeffs (laid out as quantCount reads them), the next window of a scan begun by scanStart,
-  ;; into `out`; returns the whole bytes written (the bits short of a byte stay pending for the next
+  ;; into `out`; returns the bytes written (the bits short of a 32-bit word stay pending for the next
   ;; window or scanFlush). Each block is quantised into `scratch` as quantCount does it (same
   ;; `recip`), so no quantised copy of the image is kept. `codes`: 4 x 256 i32 entries
   ;; (code | length << 16) for DC luma, AC luma, DC chroma, AC chroma. The tables come from the same
@@ -1023,12 +1044,20 @@
         (br $mcuLoop)))
     (i32.sub (global.get $at) (local.get $out)))
 
-  ;; Ends a scan: the pending bits padded with 1 bits to a whole byte, at `out`; returns the bytes written.
+  ;; Ends a scan: the pending bits padded with 1 bits to a whole byte, at `out`, stuffed; returns the bytes written.
   (func (export "scanFlush") (param $out i32) (result i32)
+    (local $pad i32)
     (global.set $at (local.get $out))
-    (if (global.get $count)
-      (then (call $put
-        (i32.sub (i32.shl (i32.const 1) (i32.sub (i32.const 8) (global.get $count))) (i32.const 1))
-        (i32.sub (i32.const 8) (global.get $count)))))
+    (local.set $pad (i32.and (i32.sub (i32.const 8) (i32.and (global.get $count) (i32.const 7))) (i32.const 7)))
+    (global.set $acc (i64.or (i64.shl (global.get $acc) (i64.extend_i32_u (local.get $pad)))
+      (i64.extend_i32_u (i32.sub (i32.shl (i32.const 1) (local.get $pad)) (i32.const 1)))))
+    (global.set $count (i32.add (global.get $count) (local.get $pad)))
+    (block $done
+      (loop $bytes
+        (br_if $done (i32.lt_u (global.get $count) (i32.const 8)))
+        (global.set $count (i32.sub (global.get $count) (i32.const 8)))
+        (call $emitByte (i32.and (i32.wrap_i64 (i64.shr_u (global.get $acc) (i64.extend_i32_u (global.get $count)))) (i32.const 255)))
+        (br $bytes)))
+    (global.set $acc (i64.const 0))
     (i32.sub (global.get $at) (local.get $out)))
 )

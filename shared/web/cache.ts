@@ -2,7 +2,7 @@
  * The read-through cache of paid calls: global read tier first, then the single-flight owner,
  * which pays at most once per key. Every safety check has run before a caller gets here.
  */
-import type { AppPorts, CacheStatus, FlightOutcome } from "../ports";
+import type { AppPorts, CacheEntry, CacheStatus, FlightOutcome } from "../ports";
 import { cutForCaller, fetchedAtOf, FlightCoordinator, fromFlightError, isServable, type Lease } from "./flight";
 import { runJob } from "./jobs";
 import type { Job, JobValue, ValueOf } from "./job.types";
@@ -133,9 +133,10 @@ function alone(deps: PaidCallDeps, key: string): FlightCoordinator {
   });
 }
 
-async function readQuietly(deps: PaidCallDeps, key: string) {
+/** The stored entry, shared and frozen where the store keeps one (paidCall only reads it and shapes copies). */
+async function readQuietly(deps: PaidCallDeps, key: string): Promise<Readonly<CacheEntry<JobValue>> | null> {
   try {
-    return await deps.cache.get<JobValue>(key);
+    return await (deps.cache.getShared ? deps.cache.getShared<JobValue>(key) : deps.cache.get<JobValue>(key));
   } catch (error) {
     deps.log.warn("cache_read_failed", { key, error: String(error) });
     return null;

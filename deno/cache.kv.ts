@@ -81,12 +81,19 @@ export class DenoKvStore implements CacheStore {
    * parsed for this caller, or (`shared`) the one frozen parse every shared read gets.
    */
   private async peek<T>(key: string, shared = false): Promise<CacheEntry<T> | null> {
-    if (this.hot.get(key, this.clock()) === undefined) return null;
+    const read = (): CacheEntry<T> | undefined => {
+      if (shared) return this.hot.getParsed(key, this.clock()) as CacheEntry<T> | undefined;
+      const text = this.hot.get(key, this.clock());
+      return text === undefined ? undefined : (JSON.parse(text) as CacheEntry<T>);
+    };
+    let entry = read();
+    if (entry === undefined) return null;
     // The purge count is read again only when due (a second since), and the copy looked up again after.
-    if (this.shared && this.clock() - this.purgesReadAt >= PURGE_CHECK_MS) await this.checkPurges();
-    if (shared) return (this.hot.getParsed(key, this.clock()) as CacheEntry<T> | undefined) ?? null;
-    const hot = this.hot.get(key, this.clock());
-    return hot === undefined ? null : (JSON.parse(hot) as CacheEntry<T>);
+    if (this.shared && this.clock() - this.purgesReadAt >= PURGE_CHECK_MS) {
+      await this.checkPurges();
+      entry = read();
+    }
+    return entry ?? null;
   }
 
   /**

@@ -81,7 +81,7 @@ async function paidCallUntyped(
   // flight answers it has cut already (flagged, so passed through; unflagged, it fits).
   const answered = (value: JobValue, cache: CacheStatus, fetchedAt: number): PaidCallResult => {
     const age = cache === "miss" || cache === "bypass" ? 0 : Math.max(0, Math.floor((now - fetchedAt) / 1000));
-    return { value: cutForCaller(value, options.charLimit), cache, age, cachedAt: new Date(fetchedAt).toISOString() };
+    return { value: cutForCaller(value, options.charLimit), cache, age, cachedAt: isoTime(fetchedAt) };
   };
   if (!options.enabled) return answered(await runJob(job, deps.fetch, deps.untrustedFetch), "bypass", deps.clock());
 
@@ -110,6 +110,15 @@ async function paidCallUntyped(
   deps.cache.forgetCopy?.(key);
   if (!outcome.ok) throw fromFlightError(outcome.error);
   return answered(outcome.value, outcome.cache, outcome.fetchedAt);
+}
+
+/** The last time isoTime wrote, and how: hits on one entry ask for the same time again and again. */
+let lastIso = { at: Number.NaN, iso: "" };
+
+/** `at` (ms since the epoch) as an ISO time, as `new Date(at).toISOString()` writes it. */
+function isoTime(at: number): string {
+  if (at !== lastIso.at) lastIso = { at, iso: new Date(at).toISOString() };
+  return lastIso.iso;
 }
 
 /**

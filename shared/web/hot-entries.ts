@@ -29,6 +29,8 @@ function deepFreeze<T>(value: T): T {
 export class HotEntries {
   private readonly entries = new Map<string, HotEntry>();
   private chars = 0;
+  /** The key last in `entries` (the most recently used), when known. */
+  private newest: string | undefined;
 
   constructor(private readonly totalChars: number = HOT_TOTAL_CHARS) {}
 
@@ -53,10 +55,14 @@ export class HotEntries {
   private touch(key: string, now: number): HotEntry | undefined {
     const hot = this.entries.get(key);
     if (!hot) return undefined;
-    this.forget(key);
-    if (hot.expiresAt <= now) return undefined;
+    if (hot.expiresAt <= now) {
+      this.forget(key);
+      return undefined;
+    }
+    if (key === this.newest) return hot; // the most recently used already: a run of hits on one key
+    this.entries.delete(key);
     this.entries.set(key, hot); // most recently used last
-    this.chars += hot.text.length;
+    this.newest = key;
     return hot;
   }
 
@@ -65,6 +71,7 @@ export class HotEntries {
     this.forget(key);
     if (text.length > HOT_ENTRY_CHARS || expiresAt <= now) return;
     this.entries.set(key, { text, expiresAt });
+    this.newest = key;
     this.chars += text.length;
     for (const oldest of this.entries.keys()) {
       if (this.chars <= this.totalChars) break;
@@ -77,10 +84,12 @@ export class HotEntries {
     if (!hot) return;
     this.entries.delete(key);
     this.chars -= hot.text.length;
+    if (key === this.newest) this.newest = undefined;
   }
 
   clear(): void {
     this.entries.clear();
+    this.newest = undefined;
     this.chars = 0;
   }
 }

@@ -71,17 +71,29 @@ export class DenoKvStore implements CacheStore {
     return head.value ? this.entryOf<T>(key, head.value) : null;
   }
 
-  /** This process's memory copy of `key`, unless a purge by any process may have dropped it since. */
-  private async peek<T>(key: string): Promise<CacheEntry<T> | null> {
-    let hot = this.hot.get(key, this.clock());
-    if (hot === undefined) return null;
+  /** As `get`, but a memory copy answers with the one parsed, deep-frozen entry every shared read gets. */
+  async getShared<T>(key: string): Promise<Readonly<CacheEntry<T>> | null> {
+    return (await this.peek<T>(key, true)) ?? this.get<T>(key);
+  }
+
+  /**
+   * This process's memory copy of `key`, unless a purge by any process may have dropped it since:
+   * parsed for this caller, or (`shared`) the one frozen parse every shared read gets.
+   */
+  private async peek<T>(key: string, shared = false): Promise<CacheEntry<T> | null> {
+    const read = (): CacheEntry<T> | undefined => {
+      if (shared) return this.hot.getParsed(key, this.clock()) as CacheEntry<T> | undefined;
+      const text = this.hot.get(key, this.clock());
+      return text === undefined ? undefined : (JSON.parse(text) as CacheEntry<T>);
+    };
+    let entry = read();
+    if (entry === undefined) return null;
     // The purge count is read again only when due (a second since), and the copy looked up again after.
     if (this.shared && this.clock() - this.purgesReadAt >= PURGE_CHECK_MS) {
       await this.checkPurges();
-      hot = this.hot.get(key, this.clock());
+      entry = read();
     }
-    // Parsed on every hit: callers get their own copy to shape.
-    return hot === undefined ? null : (JSON.parse(hot) as CacheEntry<T>);
+    return entry ?? null;
   }
 
   /**

@@ -50,6 +50,11 @@ export interface CacheEntry<T = unknown> {
 /** Global read tier (KV on Workers, Deno KV on Deno). TTL quirks live in the adapter. */
 export interface CacheStore {
   get<T>(key: string): Promise<CacheEntry<T> | null>;
+  /**
+   * As `get`, but a memory copy may answer with one parsed entry shared by every reader,
+   * deep-frozen: for a reader that only reads it (the web cache's hit), which then skips a parse.
+   */
+  getShared?<T>(key: string): Promise<Readonly<CacheEntry<T>> | null>;
   /** `ttlMs` is the logical TTL; adapters round up to their storage minimum. */
   put<T>(key: string, entry: CacheEntry<T>, ttlMs: number): Promise<void>;
   /** Drops the entry (a purge); true when there was one. */

@@ -40,6 +40,11 @@ export class KvStore implements CacheStore {
     return entry;
   }
 
+  async getShared<T>(key: string): Promise<Readonly<CacheEntry<T>> | null> {
+    const copy = this.copies.getParsed(key, this.clock()) as CacheEntry<T> | undefined;
+    return copy ?? this.get<T>(key);
+  }
+
   async put<T>(key: string, entry: CacheEntry<T>, ttlMs: number): Promise<void> {
     this.copies.forget(key);
     const expirationTtl = Math.max(KV_MIN_TTL_SECONDS, Math.ceil(ttlMs / 1000));

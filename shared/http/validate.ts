@@ -136,7 +136,9 @@ function unknownFields(schema: z.ZodType, value: unknown, path: (string | number
   const names = Object.keys(shape);
   const loose = def.catchall !== undefined && (def.catchall._zod.def as unknown as SchemaDef).type !== "never";
   return Object.entries(record).flatMap(([key, field]): FieldProblem[] => {
-    if (Object.hasOwn(shape, key)) return unknownFields(shape[key]!, field, [...path, key]);
+    // A field's value that is not an object or array has no fields of its own to check.
+    if (Object.hasOwn(shape, key))
+      return field === null || typeof field !== "object" ? [] : unknownFields(shape[key]!, field, [...path, key]);
     if (loose) return [];
     const meant =
       nearest(key, names, 2) ??

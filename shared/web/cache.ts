@@ -2,7 +2,7 @@
  * The read-through cache of paid calls: global read tier first, then the single-flight owner,
  * which pays at most once per key. Every safety check has run before a caller gets here.
  */
-import type { AppPorts, CacheStatus, FlightOutcome } from "../ports";
+import type { AppPorts, CacheEntry, CacheStatus, FlightOutcome } from "../ports";
 import { cutForCaller, fetchedAtOf, FlightCoordinator, fromFlightError, isServable, type Lease } from "./flight";
 import { runJob } from "./jobs";
 import type { Job, JobValue, ValueOf } from "./job.types";
@@ -81,7 +81,7 @@ async function paidCallUntyped(
   // flight answers it has cut already (flagged, so passed through; unflagged, it fits).
   const answered = (value: JobValue, cache: CacheStatus, fetchedAt: number): PaidCallResult => {
     const age = cache === "miss" || cache === "bypass" ? 0 : Math.max(0, Math.floor((now - fetchedAt) / 1000));
-    return { value: cutForCaller(value, options.charLimit), cache, age, cachedAt: new Date(fetchedAt).toISOString() };
+    return { value: cutForCaller(value, options.charLimit), cache, age, cachedAt: isoTime(fetchedAt) };
   };
   if (!options.enabled) return answered(await runJob(job, deps.fetch, deps.untrustedFetch), "bypass", deps.clock());
 
@@ -112,6 +112,15 @@ async function paidCallUntyped(
   return answered(outcome.value, outcome.cache, outcome.fetchedAt);
 }
 
+/** The last time isoTime wrote, and how: hits on one entry ask for the same time again and again. */
+let lastIso = { at: Number.NaN, iso: "" };
+
+/** `at` (ms since the epoch) as an ISO time, as `new Date(at).toISOString()` writes it. */
+function isoTime(at: number): string {
+  if (at !== lastIso.at) lastIso = { at, iso: new Date(at).toISOString() };
+  return lastIso.iso;
+}
+
 /**
  * Drops `key` everywhere it is kept: the read tier and the single-flight owner's copy. A call in
  * flight for it is not stopped, and stores its answer as usual. True when either held it.
@@ -133,9 +142,10 @@ function alone(deps: PaidCallDeps, key: string): FlightCoordinator {
   });
 }
 
-async function readQuietly(deps: PaidCallDeps, key: string) {
+/** The stored entry, shared and frozen where the store keeps one (paidCall only reads it and shapes copies). */
+async function readQuietly(deps: PaidCallDeps, key: string): Promise<Readonly<CacheEntry<JobValue>> | null> {
   try {
-    return await deps.cache.get<JobValue>(key);
+    return await (deps.cache.getShared ? deps.cache.getShared<JobValue>(key) : deps.cache.get<JobValue>(key));
   } catch (error) {
     deps.log.warn("cache_read_failed", { key, error: String(error) });
     return null;

@@ -9,21 +9,61 @@
 export const HOT_ENTRY_CHARS = 256 * 1024;
 export const HOT_TOTAL_CHARS = 8 * 1024 * 1024;
 
+/** One kept entry: its JSON, and the value parsed from it once a shared read asked for it. */
+interface HotEntry {
+  text: string;
+  expiresAt: number;
+  /** Deep-frozen, so no reader can change what the next one reads. */
+  parsed?: unknown;
+}
+
+/** `value` and everything in it made read-only (a JSON value: plain objects and arrays). */
+function deepFreeze<T>(value: T): T {
+  if (typeof value === "object" && value !== null && !Object.isFrozen(value)) {
+    Object.freeze(value);
+    for (const inner of Object.values(value)) deepFreeze(inner);
+  }
+  return value;
+}
+
 export class HotEntries {
-  private readonly entries = new Map<string, { text: string; expiresAt: number }>();
+  private readonly entries = new Map<string, HotEntry>();
   private chars = 0;
+  /** The key last in `entries` (the most recently used), when known. */
+  private newest: string | undefined;
 
   constructor(private readonly totalChars: number = HOT_TOTAL_CHARS) {}
 
   /** The text kept for `key`, unless its time is up at `now`. */
   get(key: string, now: number): string | undefined {
+    return this.touch(key, now)?.text;
+  }
+
+  /**
+   * The value parsed from the text kept for `key`, unless its time is up at `now`: parsed once
+   * and deep-frozen, then the same object for every later read (it cannot be changed: a reader
+   * shapes its own copy of what it needs). The text is JSON the store wrote.
+   */
+  getParsed(key: string, now: number): unknown {
+    const hot = this.touch(key, now);
+    if (!hot) return undefined;
+    if (hot.parsed === undefined) hot.parsed = deepFreeze(JSON.parse(hot.text));
+    return hot.parsed;
+  }
+
+  /** The entry kept for `key`, made the most recently used, unless its time is up at `now`. */
+  private touch(key: string, now: number): HotEntry | undefined {
     const hot = this.entries.get(key);
     if (!hot) return undefined;
-    this.forget(key);
-    if (hot.expiresAt <= now) return undefined;
+    if (hot.expiresAt <= now) {
+      this.forget(key);
+      return undefined;
+    }
+    if (key === this.newest) return hot; // the most recently used already: a run of hits on one key
+    this.entries.delete(key);
     this.entries.set(key, hot); // most recently used last
-    this.chars += hot.text.length;
-    return hot.text;
+    this.newest = key;
+    return hot;
   }
 
   /** Keeps `text` for `key` until `expiresAt` (not when over HOT_ENTRY_CHARS, or already due). */
@@ -31,6 +71,7 @@ export class HotEntries {
     this.forget(key);
     if (text.length > HOT_ENTRY_CHARS || expiresAt <= now) return;
     this.entries.set(key, { text, expiresAt });
+    this.newest = key;
     this.chars += text.length;
     for (const oldest of this.entries.keys()) {
       if (this.chars <= this.totalChars) break;
@@ -43,10 +84,12 @@ export class HotEntries {
     if (!hot) return;
     this.entries.delete(key);
     this.chars -= hot.text.length;
+    if (key === this.newest) this.newest = undefined;
   }
 
   clear(): void {
     this.entries.clear();
+    this.newest = undefined;
     this.chars = 0;
   }
 }

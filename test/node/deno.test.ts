@@ -173,7 +173,7 @@ describe("port contracts on Deno", () => {
           resolve({ status: error ? ((error as { code?: number }).code ?? 1) : 0, output: `${stdout}\n${stderr}` }),
       );
     });
-    expect(result.output, result.output.slice(-2000)).toMatch(/ok \| 59 passed \| 0 failed/);
+    expect(result.output, result.output.slice(-2000)).toMatch(/ok \| 60 passed \| 0 failed/);
     expect(result.status).toBe(0);
   }, 150_000);
 });

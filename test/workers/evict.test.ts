@@ -3,7 +3,7 @@
  * outbound copy, uploads untouched, limits per request, the 64 MiB body limit.
  */
 import { describe, expect, it } from "vitest";
-import { callJson, expectErrorShape, uniqueToken } from "./helpers";
+import { callJson, expectErrorShape, screenshotCall, uniqueToken } from "./helpers";
 
 const screenshot = (i: number) => `iVBORw0KGgo${"A".repeat(400)}${i.toString().padStart(6, "0")}`;
 
@@ -18,19 +18,7 @@ function anthropic(toolImages: number, uploads = 0) {
         { type: "text", text: "look" },
       ],
     });
-  for (let i = 0; i < toolImages; i++) {
-    messages.push({ role: "assistant", content: [{ type: "tool_use", id: `t${i}`, name: "screenshot", input: {} }] });
-    messages.push({
-      role: "user",
-      content: [
-        {
-          type: "tool_result",
-          tool_use_id: `t${i}`,
-          content: [{ type: "image", source: { type: "base64", media_type: "image/png", data: screenshot(i) } }],
-        },
-      ],
-    });
-  }
+  for (let i = 0; i < toolImages; i++) messages.push(...screenshotCall(`t${i}`, screenshot(i)));
   return messages;
 }
 

@@ -184,3 +184,21 @@ export async function ledgerCountsAfter(
   );
   return counts!;
 }
+
+/**
+ * A screenshot tool call and its result carrying `data` as a base64 PNG, in Anthropic messages:
+ * the assistant's `tool_use` named `id`, then the user's `tool_result` answering it.
+ */
+export const screenshotCall = (id: string, data: string): { role: string; content: any[] }[] => [
+  { role: "assistant", content: [{ type: "tool_use", id, name: "screenshot", input: {} }] },
+  {
+    role: "user",
+    content: [
+      {
+        type: "tool_result",
+        tool_use_id: id,
+        content: [{ type: "image", source: { type: "base64", media_type: "image/png", data } }],
+      },
+    ],
+  },
+];

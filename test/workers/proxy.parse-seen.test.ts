@@ -8,36 +8,17 @@
  * read from the store that is not base64 is not taken: the image is fitted again.
  */
 import { describe, expect, it } from "vitest";
-import { encodePng, screenshotPixels } from "../fixtures/images";
+import { encodePng, screenshotPixels, toBase64 } from "../fixtures/images";
 import { loadConfig } from "../../shared/config/config.load";
 import { sha256Hex } from "../../shared/hash";
-import { llmCalls, postJson, testEnv, uniqueToken } from "./helpers";
-
-const toBase64 = (bytes: Uint8Array) => {
-  let s = "";
-  for (let i = 0; i < bytes.length; i += 0x8000) s += String.fromCharCode(...bytes.subarray(i, i + 0x8000));
-  return btoa(s);
-};
+import { llmCalls, postJson, screenshotCall, testEnv, uniqueToken } from "./helpers";
 
 /** An Anthropic call whose one tool result carries `data` as its image. */
 const oneToolImage = (tag: string, data: string) => ({
   model: "claude-sonnet-4-5",
   max_tokens: 64,
   system: `agent ${tag}`,
-  messages: [
-    { role: "user", content: `start ${tag}` },
-    { role: "assistant", content: [{ type: "tool_use", id: "t1", name: "screenshot", input: {} }] },
-    {
-      role: "user",
-      content: [
-        {
-          type: "tool_result",
-          tool_use_id: "t1",
-          content: [{ type: "image", source: { type: "base64", media_type: "image/png", data } }],
-        },
-      ],
-    },
-  ],
+  messages: [{ role: "user", content: `start ${tag}` }, ...screenshotCall("t1", data)],
 });
 
 describe("the parse of a body whose images were seen", () => {

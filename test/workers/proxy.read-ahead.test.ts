@@ -7,16 +7,10 @@
  * (images retired from a request that still carried them, the shadow's as-sent tokens).
  */
 import { describe, expect, it } from "vitest";
-import { encodePng, screenshotPixels } from "../fixtures/images";
-import { uniqueToken, withLedger } from "./helpers";
+import { encodePng, screenshotPixels, toBase64 } from "../fixtures/images";
+import { screenshotCall, uniqueToken, withLedger } from "./helpers";
 
 const MODEL = "claude-sonnet-4-5";
-
-const toBase64 = (bytes: Uint8Array) => {
-  let s = "";
-  for (let i = 0; i < bytes.length; i += 0x8000) s += String.fromCharCode(...bytes.subarray(i, i + 0x8000));
-  return btoa(s);
-};
 
 /**
  * Turn `turns` of a screenshot session: the task, then a screenshot call and its image per turn,
@@ -25,19 +19,7 @@ const toBase64 = (bytes: Uint8Array) => {
  */
 function turn(task: string, shots: readonly string[], turns: number) {
   const messages: { role: string; content: any }[] = [{ role: "user", content: [{ type: "text", text: task }] }];
-  for (let i = 0; i < turns; i++) {
-    messages.push({ role: "assistant", content: [{ type: "tool_use", id: `t${i}`, name: "screenshot", input: {} }] });
-    messages.push({
-      role: "user",
-      content: [
-        {
-          type: "tool_result",
-          tool_use_id: `t${i}`,
-          content: [{ type: "image", source: { type: "base64", media_type: "image/png", data: shots[i]! } }],
-        },
-      ],
-    });
-  }
+  for (let i = 0; i < turns; i++) messages.push(...screenshotCall(`t${i}`, shots[i]!));
   for (const message of messages.slice(-3))
     message.content[message.content.length - 1] = {
       ...message.content[message.content.length - 1],

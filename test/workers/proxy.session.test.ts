@@ -12,19 +12,13 @@ import { ANTHROPIC_CACHE_MODEL, type Segment } from "../../cli/replay/cache.mode
 import { replay } from "../../cli/replay/compare";
 import { noEviction } from "../../cli/replay/rivals";
 import { modelRules, usageCost } from "../../shared/llm/models.table";
-import { encodePng, screenshotPixels } from "../fixtures/images";
+import { encodePng, screenshotPixels, toBase64 } from "../fixtures/images";
 import { systemAnd3 } from "./agent.support";
 import { call, EMULATOR, uniqueToken } from "./helpers";
 import { llmCalls } from "../support/emulator-client";
 
 const MODEL = "claude-sonnet-4-5";
 const TURNS = 80;
-
-const toBase64 = (bytes: Uint8Array) => {
-  let s = "";
-  for (let i = 0; i < bytes.length; i += 0x8000) s += String.fromCharCode(...bytes.subarray(i, i + 0x8000));
-  return btoa(s);
-};
 
 /** Turn i carries a screenshot unless i % 4 === 3: 60 screenshots in 80 turns. */
 const hasShot = (i: number) => i % 4 !== 3;

@@ -8,7 +8,7 @@ import { describe, expect, it, vi } from "vitest";
 import { createApp } from "../../shared/app/app";
 import { workersDeps } from "../../workers/deps";
 import { recordingLedger } from "../support/recording-ledger";
-import { encodePng, screenshotPixels, webpFrom } from "../fixtures/images";
+import { encodePng, screenshotPixels, toBase64, webpFrom } from "../fixtures/images";
 import { LEDGER_FAILED_NAME } from "../../shared/stats/ledger";
 import {
   bothTtlsBody,
@@ -18,11 +18,12 @@ import {
   llmCalls,
   messageStart,
   postJson,
-  withLedger,
+  screenshotCall,
   sha256,
   sseEvent,
   testEnv,
   uniqueToken,
+  withLedger,
 } from "./helpers";
 
 const MODEL = "claude-sonnet-4-5";
@@ -36,12 +37,6 @@ const anthropicBody = (tag: string, extra: Record<string, unknown> = {}) => ({
   messages: [{ role: "user", content: `hello ${tag}` }],
   ...extra,
 });
-
-const toBase64 = (bytes: Uint8Array) => {
-  let s = "";
-  for (let i = 0; i < bytes.length; i += 0x8000) s += String.fromCharCode(...bytes.subarray(i, i + 0x8000));
-  return btoa(s);
-};
 
 /** A screenshot-like PNG, as base64. */
 const screenshot = async (width: number, height: number, seed: number) =>
@@ -58,20 +53,7 @@ const sendDirect = (body: unknown) =>
 /** An Anthropic call whose one tool result carries `data` as its image. */
 const oneToolImage = (tag: string, data: string) =>
   anthropicBody(tag, {
-    messages: [
-      { role: "user", content: `start ${tag}` },
-      { role: "assistant", content: [{ type: "tool_use", id: "t1", name: "screenshot", input: {} }] },
-      {
-        role: "user",
-        content: [
-          {
-            type: "tool_result",
-            tool_use_id: "t1",
-            content: [{ type: "image", source: { type: "base64", media_type: "image/png", data } }],
-          },
-        ],
-      },
-    ],
+    messages: [{ role: "user", content: `start ${tag}` }, ...screenshotCall("t1", data)],
   });
 
 /** A task, then `turns` screenshot tool calls, each answered with the same screenshot and a line of text. */

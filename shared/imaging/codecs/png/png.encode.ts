@@ -8,6 +8,7 @@
  */
 import { concatBytes } from "../../../bytes";
 import { crc32 } from "./png.decode";
+import { giveBackZlib, takeZlib } from "./png.inflate";
 
 /** The PNG encoder's exports of shared/imaging/wasm/zlib.wasm (native/zlib/png-deflater.c). */
 interface DeflaterExports {
@@ -59,18 +60,13 @@ export function encodePng(
   const room = maxBytes - headerBytes;
   if (room <= 0) return undefined;
 
-  const pd = new WebAssembly.Instance(zlib, {}).exports as unknown as DeflaterExports;
-  // Its areas are bounded by the largest budget (4 MiB) and long edge; were one refused, the JPEG stands.
-  if (pd.pd_open(width, grey ? 1 : 0, room) !== PD_OK) return undefined;
-  const input = pd.pd_input();
-  const rowBytes = width * 3;
-  for (let y = 0; y < height; y += BLOCK_ROWS) {
-    const rows = Math.min(BLOCK_ROWS, height - y);
-    new Uint8Array(pd.memory.buffer).set(rgb.subarray(y * rowBytes, (y + rows) * rowBytes), input);
-    if (pd.pd_rows(rows) !== PD_OK) return undefined;
+  // A spare instance if the isolate has one (takeZlib); given back on every return, not on a throw.
+  const pd = takeZlib<DeflaterExports>(zlib);
+  const idat = deflateRows(pd, rgb, width, height, grey, room);
+  if (!idat) {
+    giveBackZlib(zlib, pd);
+    return undefined;
   }
-  if (pd.pd_finish() !== PD_OK) return undefined;
-  const idat = new Uint8Array(pd.memory.buffer, pd.pd_output(), pd.pd_length());
 
   const ihdr = new Uint8Array(13);
   const view = new DataView(ihdr.buffer);
@@ -84,7 +80,30 @@ export function encodePng(
     chunk("IDAT", idat),
     chunk("IEND", new Uint8Array(0)),
   ]);
+  giveBackZlib(zlib, pd);
   return out.length <= maxBytes ? out : undefined;
+}
+
+/** The IDAT data of `rgb` deflated by `pd`, a view into its memory; undefined once over `room` bytes. */
+function deflateRows(
+  pd: DeflaterExports,
+  rgb: Uint8Array,
+  width: number,
+  height: number,
+  grey: boolean,
+  room: number,
+): Uint8Array | undefined {
+  // Its areas are bounded by the largest budget (4 MiB) and long edge; were one refused, the JPEG stands.
+  if (pd.pd_open(width, grey ? 1 : 0, room) !== PD_OK) return undefined;
+  const input = pd.pd_input();
+  const rowBytes = width * 3;
+  for (let y = 0; y < height; y += BLOCK_ROWS) {
+    const rows = Math.min(BLOCK_ROWS, height - y);
+    new Uint8Array(pd.memory.buffer).set(rgb.subarray(y * rowBytes, (y + rows) * rowBytes), input);
+    if (pd.pd_rows(rows) !== PD_OK) return undefined;
+  }
+  if (pd.pd_finish() !== PD_OK) return undefined;
+  return new Uint8Array(pd.memory.buffer, pd.pd_output(), pd.pd_length());
 }
 
 /** Rows per band of the sample estimatePngOver deflates. */

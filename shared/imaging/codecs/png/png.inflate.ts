@@ -18,6 +18,47 @@ interface InflaterExports {
   malloc(bytes: number): number;
 }
 
+/**
+ * The memory of a fresh zlib.wasm instance, per module: its bytes at instantiation (data segments,
+ * zeroed heap), put back over a spare instance's before it serves again.
+ */
+const pristine = new WeakMap<WebAssembly.Module, Uint8Array>();
+/** Most zlib.wasm instances kept between uses: one for the inflate, one for the PNG attempt's deflate. */
+const SPARE_ZLIB_INSTANCES = 2;
+/** The isolate's spare zlib.wasm instances (giveBackZlib), each at its initial memory size (1 MiB). */
+const spareZlib: Array<{ module: WebAssembly.Module; exports: { memory: WebAssembly.Memory } }> = [];
+
+/**
+ * An instance of zlib.wasm `module` in its fresh state: a spare one (giveBackZlib) with its memory
+ * put back to a fresh instance's bytes, else a new one. workerd hands every new instance fresh
+ * pages, whose first touch faults them in (about 15 µs a 4 KB page on a VM), and zlib.wasm's glue
+ * allocates without freeing (one stream per instance): restoring the whole memory (1 MiB, its only
+ * mutable global, the stack pointer, is back in place after every call) makes the instance as new.
+ */
+export function takeZlib<T extends { memory: WebAssembly.Memory }>(module: WebAssembly.Module): T {
+  const at = spareZlib.findIndex((s) => s.module === module);
+  const image = pristine.get(module);
+  if (at >= 0 && image) {
+    const [spare] = spareZlib.splice(at, 1);
+    new Uint8Array(spare!.exports.memory.buffer).set(image);
+    return spare!.exports as T;
+  }
+  const exports = new WebAssembly.Instance(module, {}).exports as unknown as T;
+  if (!image) pristine.set(module, new Uint8Array(exports.memory.buffer).slice());
+  return exports;
+}
+
+/**
+ * Keeps an instance takeZlib gave as a spare for the next use, if its memory has not grown past
+ * its initial size and fewer than SPARE_ZLIB_INSTANCES are kept: what stays is bounded (2 MiB of
+ * instances and the 1 MiB image). Only for an instance whose last call returned (a trap may leave
+ * its stack pointer moved): callers give back on their normal paths only.
+ */
+export function giveBackZlib(module: WebAssembly.Module, exports: { memory: WebAssembly.Memory }): void {
+  if (exports.memory.buffer.byteLength !== pristine.get(module)?.length) return;
+  if (spareZlib.length < SPARE_ZLIB_INSTANCES) spareZlib.push({ module, exports });
+}
+
 const Z_OK = 0;
 const Z_STREAM_END = 1;
 const Z_MEM_ERROR = -4;
@@ -42,10 +83,10 @@ export class ZlibInflater {
   private ended = false;
 
   constructor(
-    module: WebAssembly.Module,
+    private readonly module: WebAssembly.Module,
     private readonly pieces: readonly Uint8Array[],
   ) {
-    this.z = new WebAssembly.Instance(module, {}).exports as unknown as InflaterExports;
+    this.z = takeZlib<InflaterExports>(module);
     this.inAt = this.z.malloc(AREA_BYTES);
     this.outAt = this.z.malloc(AREA_BYTES);
     if (this.inAt === 0 || this.outAt === 0 || this.z.zi_open() !== Z_OK) throw decoderOutOfMemory("PNG");
@@ -58,7 +99,9 @@ export class ZlibInflater {
 
   /**
    * The next inflated bytes, a view into WASM memory valid until the next call; undefined once the
-   * stream has ended (bytes after its end are ignored, as libpng does).
+   * stream has ended (bytes after its end are ignored, as libpng does). The call that reaches the
+   * stream's end returns a copy of its last bytes and gives the instance back to the isolate's
+   * spares (giveBackZlib).
    * @throws AppError 400 `invalid_image` for a corrupt stream, a wrong Adler-32, or compressed data
    * that ends before the stream does.
    */
@@ -73,6 +116,13 @@ export class ZlibInflater {
       else if (status === Z_MEM_ERROR) throw decoderOutOfMemory("PNG");
       else if (status !== Z_OK && status !== Z_BUF_ERROR) throw corrupt();
       else if (consumed === 0 && produced === 0) throw corrupt();
+      if (this.ended) {
+        // The stream's last bytes are copied out and the instance goes back to the spares now:
+        // decoders stop at their last row and never ask past it.
+        const last = new Uint8Array(this.z.memory.buffer, this.outAt, produced).slice();
+        giveBackZlib(this.module, this.z);
+        return produced > 0 ? last : undefined;
+      }
       if (produced > 0) return new Uint8Array(this.z.memory.buffer, this.outAt, produced);
     }
     return undefined;

@@ -20,12 +20,14 @@ async function freePort(): Promise<number> {
  * time its workerd processes have used so far, both of them, so a header-only request's CPU is the
  * upload's share to subtract (undefined off Linux). `root`: the checkout whose Worker it runs (this
  * one unless told; bench/vision-before-after.ts starts another's beside it). `group`: the process
- * group of its workerd processes (bench/workerd-processes.ts).
+ * group of its workerd processes (bench/workerd-processes.ts). `inspectorPort`: wrangler's inspector
+ * for the Worker (bench/vision-workerd-profile.ts).
  */
 export async function startWorker(
   root = ".",
-): Promise<{ url: string; stop: () => void; cpuMs: () => number | undefined; group: number }> {
+): Promise<{ url: string; stop: () => void; cpuMs: () => number | undefined; group: number; inspectorPort: number }> {
   const port = await freePort();
+  const inspectorPort = await freePort();
   const child = spawn(
     "npx",
     [
@@ -38,7 +40,7 @@ export async function startWorker(
       "--port",
       String(port),
       "--inspector-port",
-      String(await freePort()),
+      String(inspectorPort),
       "--show-interactive-dev-session=false",
     ],
     {
@@ -65,7 +67,7 @@ export async function startWorker(
     if (child.exitCode !== null) break;
     try {
       if ((await fetch(url)).status === 405)
-        return { url, stop, cpuMs: () => workerdCpuMs(child.pid!), group: child.pid! };
+        return { url, stop, cpuMs: () => workerdCpuMs(child.pid!), group: child.pid!, inspectorPort };
     } catch {
       /* not up yet */
     }

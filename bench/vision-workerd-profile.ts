@@ -5,7 +5,7 @@
  * node:inspector), self time summed by function, the top 15 of each printed with the garbage
  * collector's share. Not a benchmark (the profiler and, in workerd, a connected inspector add
  * their own cost): it shows which functions take the runtimes' difference.
- * Run: npx tsx bench/vision-workerd-profile.ts
+ * Run: [NODE_DEBUGGER=1] npx tsx bench/vision-workerd-profile.ts
  */
 import { Session } from "node:inspector/promises";
 import { loadavg } from "node:os";
@@ -79,6 +79,8 @@ try {
   devtools.close();
   const session = new Session();
   session.connect();
+  // NODE_DEBUGGER=1: Node's side with V8's debugger on too, as wrangler's proxy has workerd's.
+  if (process.env.NODE_DEBUGGER) await session.post("Debugger.enable");
   await session.post("Profiler.enable");
   await session.post("Profiler.setSamplingInterval", { interval: 100 });
   await session.post("Profiler.start");

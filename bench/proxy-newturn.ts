@@ -1,6 +1,6 @@
 /**
  * Where a computer-use turn with one new screenshot spends its time beyond an all-seen turn
- * (docs/benchmarks.md, "A computer-use session"), timed from outside: inside workerd
+ * (docs/speed.md, "A computer-use turn through the proxy"), timed from outside: inside workerd
  * performance.now() does not advance during CPU work, so each request's wall time and the CPU its
  * workerd processes used (every thread, from Linux /proc: bench/workerd-processes.ts) are read
  * here. Per turn (16 to PROXY_SESSION_LAST_TURN of a light session), interleaved: the service with

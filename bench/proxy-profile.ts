@@ -2,7 +2,7 @@
  * A CPU profile of the service's isolate on the computer-use session (bench/computer-use-session.ts):
  * the service under `wrangler dev --minify=false`, its V8 profiler started through the inspector
  * (Chrome DevTools protocol), turns sent one after another, and the samples summed by function
- * (docs/benchmarks.md, "A computer-use session"): self time, and the inclusive time of the
+ * (docs/speed.md, "A computer-use turn through the proxy"): self time, and the inclusive time of the
  * functions whose names `PROXY_PROFILE_TOTALS` lists (comma-separated; default the proxy's steps).
  * Not a benchmark of its own: a tool.
  * Run: npx tsx bench/proxy-profile.ts [seen|new|first]   (PROXY_PROFILE_TURNS=N turns, default 20;

@@ -2,7 +2,7 @@
  * The Workers logger: a request's lines are written after its response, in `waitUntil`, not on
  * the request's path (docs/api.md, "Logs"). Under `wrangler dev` a console write is not cheap: the
  * isolate hands the line to the inspector and to stdout, and wrangler copies each line to its own
- * debug log file (docs/benchmarks.md, "Where a hit's time goes").
+ * debug log file (docs/speed.md, "Where a hit's time goes on workerd, by removal").
  *
  * Each request gathers its own lines (through AsyncLocalStorage, so concurrent requests in one
  * isolate never mix theirs, and each line stays with its own invocation in Workers Logs); a line

@@ -119,10 +119,11 @@ describe("a fit leaves nothing behind", () => {
     // its render 3: a leak of any of them, or of its output, is far over these.
     expect(after.arrayBuffers - before.arrayBuffers).toBeLessThan(1 * MB);
     expect(after.heapUsed - before.heapUsed).toBeLessThan(4 * MB);
-    // Each fit instantiates its codecs (1-3 instances) and lets them go: one kept per fit leaves
-    // over 30 alive here. Our SIMD kernels' two instances are the isolate's spares, handed from
-    // fit to fit (SimdPool.release), so they are not new each time.
-    expect(after.created - before.created).toBeGreaterThanOrEqual(30);
+    // Most fits still instantiate a codec and let it go (27 new instances in these 30 fits when
+    // this was written): one kept per fit would leave over 20 alive here. Our SIMD kernels' two
+    // instances and at most two zlib instances are the isolate's spares, handed from fit to fit
+    // (SimdPool.release, png.inflate.ts), so they are not new each time.
+    expect(after.created - before.created).toBeGreaterThanOrEqual(20);
     expect(after.instances - before.instances).toBeLessThan(5);
   });
 });

@@ -45,12 +45,19 @@ interface Remembered {
  * holds), least recently used out first. Keys are the images' own text, copied (a key never keeps
  * a request's whole body alive as the parent of a slice).
  */
+/**
+ * One remembered image: its own copy of the image (its key in the map), what was decided for it,
+ * and whether it holds no control character (checked once, when the image is first remembered).
+ */
+interface Slot {
+  image: string;
+  entry: Remembered;
+  plain: boolean;
+}
+
 export class FitMemory {
-  /**
-   * By image; each slot holds its own copy of the image, which is its key in the map, and whether
-   * the image holds no control character (checked once, when the image is first remembered).
-   */
-  private readonly slots = new Map<string, { image: string; entry: Remembered; plain: boolean }>();
+  /** By image, least recently used first. */
+  private readonly slots = new Map<string, Slot>();
   private held = 0;
 
   constructor(readonly maxChars: number) {}
@@ -92,10 +99,7 @@ export class FitMemory {
     const chars = charsOf(data, entry);
     if (chars > this.maxChars / 4) return;
     while (this.held + chars > this.maxChars) {
-      const [oldest, slot] = this.slots.entries().next().value as [
-        string,
-        { image: string; entry: Remembered; plain: boolean },
-      ];
+      const [oldest, slot] = this.slots.entries().next().value as [string, Slot];
       this.slots.delete(oldest);
       this.held -= charsOf(slot.image, slot.entry);
     }

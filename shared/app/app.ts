@@ -12,7 +12,7 @@ import { readJsonBody } from "../http/body";
 import { AppError } from "../http/errors";
 import { isMultipart, readMultipart } from "../http/multipart";
 import { healthAnswer, indexRoutes, type RouteEntry, serviceIndex } from "./home";
-import { requestLog } from "./request-log";
+import { type BuiltResponse, requestLog } from "./request-log";
 import { errorResponse, jsonResponse } from "../http/respond";
 import { parseRequest } from "../http/validate";
 import { MCP_CORS, handleMcpPost, mcpOriginRefusal } from "../mcp/mcp.http";
@@ -27,7 +27,9 @@ import { stats } from "../stats/stats.service";
 import { MCP_TOOLS, TOOLS } from "../tools/registry";
 import type { ToolContext, ToolDefinition } from "../tools/tool.types";
 
-type Env = { Variables: { requestId: string; loaded: LoadedConfig; logFields?: RequestLogFields } };
+type Env = {
+  Variables: { requestId: string; loaded: LoadedConfig; logFields?: RequestLogFields; built?: BuiltResponse };
+};
 type Handler = (c: Context<Env>) => Promise<Response> | Response;
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
@@ -50,6 +52,8 @@ export function createApp(deps: AppDeps): Hono<Env> {
     const given = c.req.header("x-request-id");
     c.set("requestId", given && REQUEST_ID.test(given) ? given : crypto.randomUUID());
     await next();
+    // A tool's answer was built with this request's id (`builtJson`): its headers are left unread.
+    if (c.get("built")?.response === c.res) return;
     // A provider's own X-Request-Id (OpenAI's, relayed by the proxy) reaches its SDK unchanged;
     // this service's id, the one its log lines carry, goes beside it.
     // An error answer already carries this service's id: nothing to put beside it.
@@ -190,6 +194,14 @@ function toolContext(c: Context<Env>, deps: AppDeps): ToolContext {
   return { ports: deps, config, secrets, requestId: c.get("requestId"), caller: callerOnce };
 }
 
+/** A 200 JSON answer with `headers` and this request's id, built once (BuiltResponse). */
+function builtJson(c: Context<Env>, body: unknown, headers: Readonly<Record<string, string>> = {}): Response {
+  const all = { ...headers, "x-request-id": c.get("requestId") };
+  const response = jsonResponse(body, 200, all);
+  c.set("built", { response, headers: all });
+  return response;
+}
+
 /** Each tool's POST route, and `/mcp`, which offers the MCP tools. */
 function toolRoutes(route: Route, deps: AppDeps): void {
   for (const tool of TOOLS) {
@@ -208,7 +220,7 @@ function toolRoutes(route: Route, deps: AppDeps): void {
               ),
             );
         c.set("logFields", answer.log);
-        return jsonResponse(answer.body, 200, answer.headers);
+        return builtJson(c, answer.body, answer.headers);
       },
     });
   }

@@ -9,6 +9,19 @@ import type { Logger, RequestLogFields } from "../ports";
 import { AppError } from "../http/errors";
 import { loggedPath } from "../safety/secrets";
 
+/**
+ * A response the app built, with the headers it was built with (`x-request-id` among them): the
+ * request-id middleware and the request log read these, never the Response's own `headers`. On
+ * Deno a response whose headers were never read is handed to the server as built; the first read
+ * of `headers` throws that away and builds the list again (docs/speed.md).
+ */
+export interface BuiltResponse {
+  response: Response;
+  headers: Readonly<Record<string, string>>;
+}
+
+type LogVariables = { requestId: string; logFields?: RequestLogFields; built?: BuiltResponse };
+
 /** Stack lines kept for a real bug: enough to find it, not a screenful. */
 const STACK_LINES = 8;
 
@@ -16,10 +29,7 @@ const STACK_LINES = 8;
  * The middleware: times the request and writes its line once the response is built.
  * @example app.use("*", requestLog(deps.log, deps.clock));
  */
-export function requestLog(
-  log: Logger,
-  clock: () => number,
-): MiddlewareHandler<{ Variables: { requestId: string; logFields?: RequestLogFields } }> {
+export function requestLog(log: Logger, clock: () => number): MiddlewareHandler<{ Variables: LogVariables }> {
   return async (c, next) => {
     const started = clock();
     await next();
@@ -43,11 +53,9 @@ export function requestLog(
   };
 }
 
-function requestLine(
-  c: Context<{ Variables: { requestId: string; logFields?: RequestLogFields } }>,
-  ms: number,
-): Record<string, unknown> {
-  const cache = c.res.headers.get("x-cache");
+function requestLine(c: Context<{ Variables: LogVariables }>, ms: number): Record<string, unknown> {
+  const built = c.get("built");
+  const cache = built?.response === c.res ? built.headers["x-cache"] : c.res.headers.get("x-cache");
   return {
     request_id: c.get("requestId"),
     method: c.req.method,

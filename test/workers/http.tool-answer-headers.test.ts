@@ -25,7 +25,7 @@ describe("a tool answer's headers", () => {
   });
 
   it("without a usable id from the caller, a new one", async () => {
-    for (const headers of [{}, { "x-request-id": "has spaces <and> more" }]) {
+    for (const headers of [{}, { "x-request-id": "has spaces <and> more" }] as Record<string, string>[]) {
       const response = await call("/v1/web_search", { body: { query: `fresh id ${uniqueToken()}` }, headers });
       expect(response.headers.get("x-request-id")).toMatch(/^[0-9a-f-]{36}$/);
       expect(response.headers.get("x-edge-request-id")).toBeNull();

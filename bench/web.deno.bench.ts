@@ -7,7 +7,9 @@
  *    same JSON.
  * Run: npm run bench -- web (or npx tsx bench/web.deno.bench.ts; `npx tsx bench/web.deno.bench.ts hit`
  * runs only the second part). With WEB_BENCH_BEFORE=<dir of another checkout>, that checkout's
- * deno/main.ts (on the same Deno KV file) is measured in the same rounds of the second part.
+ * deno/main.ts (on the same Deno KV file) is measured in the same rounds of the second part. The
+ * second part also measures the runtime's floor for a hit: the bare route reading and parsing the
+ * request body and sending the hit's headers (bench/bare-deno, FLOOR=1).
  */
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -94,22 +96,28 @@ async function main() {
     // from its memory copy of the entry: deno/cache.kv.ts).
     const hitQuery = `bench deno hit ${run}`;
     const payload = await (await search(deno[0]!.url, hitQuery)()).text();
-    const bare = await startDeno({
-      env: { PAYLOAD: payload.replace('"cache":"miss"', '"cache":"hit"') },
-      command: ["node_modules/.bin/deno", "run", "--allow-net", "--allow-env", "bench/bare-deno/main.ts"],
-      healthPath: "/",
-    });
+    const bareDeno = (floor: boolean) =>
+      startDeno({
+        env: { PAYLOAD: payload.replace('"cache":"miss"', '"cache":"hit"'), FLOOR: floor ? "1" : "0" },
+        command: ["node_modules/.bin/deno", "run", "--allow-net", "--allow-env", "bench/bare-deno/main.ts"],
+        healthPath: "/",
+      });
+    const bare = await bareDeno(false);
+    const floor = await bareDeno(true);
     try {
       const hit: number[] = [];
       const base: number[] = [];
       const beforeHit: number[] = [];
+      const floorHit: number[] = [];
       const pairRatios: number[] = [];
       const bareRequest = () => fetch(bare.url, { method: "POST", body: "{}" });
+      const floorRequest = search(floor.url, hitQuery);
       const beforeRequest = before ? search(before.url, hitQuery) : null;
       for (let i = 0; i < WARM_UP_PAIRS; i++) {
         await timed(search(deno[0]!.url, hitQuery));
         if (beforeRequest) await timed(beforeRequest);
         await timed(bareRequest);
+        await timed(floorRequest);
       }
       // The sides take turns going first: the side measured first in a round ran measurably faster
       // (0.05-0.1x of the ratio at load 8-12), whichever it was.
@@ -120,6 +128,7 @@ async function main() {
           hit.push(a.ms);
         },
         async () => void base.push((await timed(bareRequest)).ms),
+        async () => void floorHit.push((await timed(floorRequest)).ms),
         ...(beforeRequest ? [async () => void beforeHit.push((await timed(beforeRequest)).ms)] : []),
       ];
       for (let i = 0; i < HIT_ROUNDS; i++) {
@@ -141,15 +150,21 @@ async function main() {
         lines.push(`| the same hit, ${beforeDir} | ${ms(median(beforeHit))} | ${ms(percentile(beforeHit, 99))} |`);
       lines.push(`| bare Deno.serve, same JSON | ${ms(median(base))} | ${ms(percentile(base, 99))} |`);
       lines.push(
+        `| bare Deno.serve reading the body, with the hit's headers (the floor) | ${ms(median(floorHit))} | ${ms(percentile(floorHit, 99))} |`,
+      );
+      lines.push(
         `| ratio hit / bare | ${(median(hit) / median(base)).toFixed(2)}x | ${(percentile(hit, 99) / percentile(base, 99)).toFixed(2)}x |`,
       );
       if (before)
         lines.push(
           `| ratio ${beforeDir} / bare | ${(median(beforeHit) / median(base)).toFixed(2)}x | ${(percentile(beforeHit, 99) / percentile(base, 99)).toFixed(2)}x |`,
         );
+      lines.push(
+        `| ratio floor / bare | ${(median(floorHit) / median(base)).toFixed(2)}x | ${(percentile(floorHit, 99) / percentile(base, 99)).toFixed(2)}x |`,
+      );
       lines.push(`| median of paired ratios | ${median(pairRatios).toFixed(2)}x | |`);
     } finally {
-      await bare.stop();
+      await Promise.all([bare.stop(), floor.stop()]);
     }
   } finally {
     await Promise.all([...deno, ...(before ? [before] : [])].map((d) => d.stop()));

@@ -1,6 +1,21 @@
-/** Bench baseline: a bare Deno.serve route that answers every request with the JSON in PAYLOAD. */
+/**
+ * Bench baseline: a bare Deno.serve route that answers every request with the JSON in PAYLOAD.
+ * With FLOOR=1 it does what the web_search contract asks of any server on top: reads the request
+ * body and parses it as JSON, and answers with the hit's headers (X-Cache, Age, a new
+ * X-Request-Id): the runtime's own floor for a hit (docs/speed.md).
+ */
 const payload = Deno.env.get("PAYLOAD") ?? "{}";
-Deno.serve(
-  { port: Number(Deno.env.get("PORT")), hostname: "127.0.0.1", onListen: () => {} },
-  () => new Response(payload, { headers: { "content-type": "application/json; charset=utf-8", "x-cache": "HIT" } }),
-);
+const floor = Deno.env.get("FLOOR") === "1";
+Deno.serve({ port: Number(Deno.env.get("PORT")), hostname: "127.0.0.1", onListen: () => {} }, async (request) => {
+  if (!floor || request.method !== "POST")
+    return new Response(payload, { headers: { "content-type": "application/json; charset=utf-8", "x-cache": "HIT" } });
+  JSON.parse(await request.text());
+  return new Response(payload, {
+    headers: {
+      "content-type": "application/json; charset=utf-8",
+      "x-cache": "HIT",
+      age: "0",
+      "x-request-id": crypto.randomUUID(),
+    },
+  });
+});

@@ -103,7 +103,10 @@ async function main() {
         healthPath: "/",
       });
     const bare = await bareDeno(false);
-    const floor = await bareDeno(true);
+    const floor = await bareDeno(true).catch(async (error: unknown) => {
+      await bare.stop();
+      throw error;
+    });
     try {
       const hit: number[] = [];
       const base: number[] = [];

@@ -805,19 +805,24 @@
   ;; runs are skipped with ctz.
   (func $quantiseBlock (param $at i32) (param $r i32) (param $q i32) (result i64)
     (local $i i32) (local $mask i64) (local $c v128) (local $v0 v128) (local $v1 v128) (local $packed v128)
+    (local $half v128) (local $sign v128) (local $zero v128)
+    ;; Constants in locals set before the loop: workerd's V8 builds a v128.const where it is used,
+    ;; inside the loop (docs/vision-decisions.md, "Constants out of the loops").
+    (local.set $half (v128.const f32x4 0.5 0.5 0.5 0.5))
+    (local.set $sign (v128.const i32x4 0x80000000 0x80000000 0x80000000 0x80000000))
     (loop $quantise
       (local.set $c (v128.load (local.get $at)))
       ;; The cell's middle: never exactly on a rounding tie of a power-of-two step, so no bias.
-      (local.set $v0 (f32x4.mul (f32x4.add (f32x4.convert_i32x4_s (i32x4.extend_low_i16x8_s (local.get $c))) (v128.const f32x4 0.5 0.5 0.5 0.5)) (v128.load (local.get $r))))
-      (local.set $v1 (f32x4.mul (f32x4.add (f32x4.convert_i32x4_s (i32x4.extend_high_i16x8_s (local.get $c))) (v128.const f32x4 0.5 0.5 0.5 0.5)) (v128.load offset=16 (local.get $r))))
+      (local.set $v0 (f32x4.mul (f32x4.add (f32x4.convert_i32x4_s (i32x4.extend_low_i16x8_s (local.get $c))) (local.get $half)) (v128.load (local.get $r))))
+      (local.set $v1 (f32x4.mul (f32x4.add (f32x4.convert_i32x4_s (i32x4.extend_high_i16x8_s (local.get $c))) (local.get $half)) (v128.load offset=16 (local.get $r))))
       ;; v * recip + copysign(0.5, v), truncated.
-      (local.set $v0 (f32x4.add (local.get $v0) (v128.or (v128.and (local.get $v0) (v128.const i32x4 0x80000000 0x80000000 0x80000000 0x80000000)) (v128.const f32x4 0.5 0.5 0.5 0.5))))
-      (local.set $v1 (f32x4.add (local.get $v1) (v128.or (v128.and (local.get $v1) (v128.const i32x4 0x80000000 0x80000000 0x80000000 0x80000000)) (v128.const f32x4 0.5 0.5 0.5 0.5))))
+      (local.set $v0 (f32x4.add (local.get $v0) (v128.or (v128.and (local.get $v0) (local.get $sign)) (local.get $half))))
+      (local.set $v1 (f32x4.add (local.get $v1) (v128.or (v128.and (local.get $v1) (local.get $sign)) (local.get $half))))
       (local.set $packed (i16x8.narrow_i32x4_s (i32x4.trunc_sat_f32x4_s (local.get $v0)) (i32x4.trunc_sat_f32x4_s (local.get $v1))))
       (v128.store (i32.add (local.get $q) (i32.shl (local.get $i) (i32.const 1))) (local.get $packed))
       (local.set $mask (i64.or (local.get $mask)
         (i64.shl
-          (i64.extend_i32_u (i16x8.bitmask (v128.not (i16x8.eq (local.get $packed) (v128.const i32x4 0 0 0 0)))))
+          (i64.extend_i32_u (i16x8.bitmask (v128.not (i16x8.eq (local.get $packed) (local.get $zero)))))
           (i64.extend_i32_u (local.get $i)))))
       (local.set $at (i32.add (local.get $at) (i32.const 16)))
       (local.set $r (i32.add (local.get $r) (i32.const 32)))
@@ -829,16 +834,17 @@
   ;; middles) against the quantised i16 at $q times the 64 f32 steps at $steps (in the same cell
   ;; unit), summed in f32 lanes per block.
   (func $blockError (param $at i32) (param $steps i32) (param $q i32) (result f64)
-    (local $i i32) (local $c v128) (local $k v128) (local $d v128) (local $sum v128)
+    (local $i i32) (local $c v128) (local $k v128) (local $d v128) (local $sum v128) (local $half v128)
+    (local.set $half (v128.const f32x4 0.5 0.5 0.5 0.5))
     (loop $lanes
       (local.set $c (v128.load (local.get $at)))
       (local.set $k (v128.load (local.get $q)))
       (local.set $d (f32x4.sub
-        (f32x4.add (f32x4.convert_i32x4_s (i32x4.extend_low_i16x8_s (local.get $c))) (v128.const f32x4 0.5 0.5 0.5 0.5))
+        (f32x4.add (f32x4.convert_i32x4_s (i32x4.extend_low_i16x8_s (local.get $c))) (local.get $half))
         (f32x4.mul (f32x4.convert_i32x4_s (i32x4.extend_low_i16x8_s (local.get $k))) (v128.load (local.get $steps)))))
       (local.set $sum (f32x4.add (local.get $sum) (f32x4.mul (local.get $d) (local.get $d))))
       (local.set $d (f32x4.sub
-        (f32x4.add (f32x4.convert_i32x4_s (i32x4.extend_high_i16x8_s (local.get $c))) (v128.const f32x4 0.5 0.5 0.5 0.5))
+        (f32x4.add (f32x4.convert_i32x4_s (i32x4.extend_high_i16x8_s (local.get $c))) (local.get $half))
         (f32x4.mul (f32x4.convert_i32x4_s (i32x4.extend_high_i16x8_s (local.get $k))) (v128.load offset=16 (local.get $steps)))))
       (local.set $sum (f32x4.add (local.get $sum) (f32x4.mul (local.get $d) (local.get $d))))
       (local.set $at (i32.add (local.get $at) (i32.const 16)))

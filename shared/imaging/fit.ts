@@ -95,6 +95,13 @@ export function decodeDetail(bytesPerPixel: number): DecodeDetail {
  * screenshots").
  */
 export const PNG_SLACK = 1.5;
+/**
+ * Secant steps of a search's guess before it bisects. Through the last two estimates, not the
+ * bracket's ends: ln(size) bends upward towards quality 100, so a line to the far end undershoots
+ * step after step; through the last two it lands within a quality or two of the crossing, and a
+ * guess took 5-6 estimates instead of 7-10 (docs/vision-decisions.md, "Fewer estimates").
+ */
+const SECANT_STEPS = 6;
 /** A fit that uses this share of the budget is accepted without searching the last quality points. */
 const GOOD_ENOUGH_SHARE = 0.93;
 
@@ -788,20 +795,29 @@ function searchPrepared(
   /**
    * Highest quality in [low, high] predicted to fit (sizes grow with quality), else `low`: the
    * quality a bisection would find, from fewer estimates. ln(size) is close to linear in quality,
-   * so each step tries where the line through the bracket's ends crosses the budget (clamped
-   * inside it); from the third step on, the middle, so a curved stretch cannot stall it.
+   * so each step tries where the line through the last two qualities estimated crosses the budget
+   * (a secant step, clamped inside the bracket); after SECANT_STEPS, the middle, so a curved
+   * stretch cannot stall it.
    */
   const guess = (low: number, high: number) => {
     if (predicted(high) <= maxBytes) return high;
     if (predicted(low) > maxBytes) return low;
     const aim = Math.log(maxBytes);
+    // The line goes through the last two qualities estimated (the bracket's ends at first).
+    let a = low,
+      b = high;
     for (let step = 0; high - low > 1; step++) {
-      const atLow = Math.log(predicted(low)),
-        atHigh = Math.log(predicted(high));
-      const secant = low + Math.floor(((aim - atLow) / (atHigh - atLow)) * (high - low));
-      const mid = Math.min(high - 1, Math.max(low + 1, step < 2 ? secant : (low + high) >> 1));
-      if (predicted(mid) <= maxBytes) low = mid;
-      else high = mid;
+      const atA = Math.log(predicted(a)),
+        atB = Math.log(predicted(b));
+      const secant = a + Math.floor(((aim - atA) / (atB - atA)) * (b - a));
+      const next = Math.min(
+        high - 1,
+        Math.max(low + 1, step < SECANT_STEPS && Number.isFinite(secant) ? secant : (low + high) >> 1),
+      );
+      if (predicted(next) <= maxBytes) low = next;
+      else high = next;
+      a = b;
+      b = next;
     }
     return low;
   };

@@ -579,15 +579,17 @@
         (loop $groupLoop
           ;; Where the group's chroma goes at 4:4:4: the Y plane's offset of the group.
           (local.set $at (i32.sub (local.get $py) (local.get $y)))
-          ;; Pixels 0..3 and 4..7 of the group: bytes -> i32 lanes -> f32.
+          ;; Pixels 0..3 and 4..7 of the group: bytes -> i32 lanes -> f32. The lanes hold 0..255, so the
+          ;; signed conversion (one cvtdq2ps on x64, where the unsigned one is a sequence of several)
+          ;; gives the same floats (docs/vision-decisions.md, "The colour conversion's signed conversions").
           (local.set $px (v128.load (local.get $p)))
-          (local.set $r1 (f32x4.convert_i32x4_u (i8x16.shuffle 0 16 16 16 3 16 16 16 6 16 16 16 9 16 16 16 (local.get $px) (local.get $zero))))
-          (local.set $g1 (f32x4.convert_i32x4_u (i8x16.shuffle 1 16 16 16 4 16 16 16 7 16 16 16 10 16 16 16 (local.get $px) (local.get $zero))))
-          (local.set $b1 (f32x4.convert_i32x4_u (i8x16.shuffle 2 16 16 16 5 16 16 16 8 16 16 16 11 16 16 16 (local.get $px) (local.get $zero))))
+          (local.set $r1 (f32x4.convert_i32x4_s (i8x16.shuffle 0 16 16 16 3 16 16 16 6 16 16 16 9 16 16 16 (local.get $px) (local.get $zero))))
+          (local.set $g1 (f32x4.convert_i32x4_s (i8x16.shuffle 1 16 16 16 4 16 16 16 7 16 16 16 10 16 16 16 (local.get $px) (local.get $zero))))
+          (local.set $b1 (f32x4.convert_i32x4_s (i8x16.shuffle 2 16 16 16 5 16 16 16 8 16 16 16 11 16 16 16 (local.get $px) (local.get $zero))))
           (local.set $px (v128.load offset=12 (local.get $p)))
-          (local.set $r2 (f32x4.convert_i32x4_u (i8x16.shuffle 0 16 16 16 3 16 16 16 6 16 16 16 9 16 16 16 (local.get $px) (local.get $zero))))
-          (local.set $g2 (f32x4.convert_i32x4_u (i8x16.shuffle 1 16 16 16 4 16 16 16 7 16 16 16 10 16 16 16 (local.get $px) (local.get $zero))))
-          (local.set $b2 (f32x4.convert_i32x4_u (i8x16.shuffle 2 16 16 16 5 16 16 16 8 16 16 16 11 16 16 16 (local.get $px) (local.get $zero))))
+          (local.set $r2 (f32x4.convert_i32x4_s (i8x16.shuffle 0 16 16 16 3 16 16 16 6 16 16 16 9 16 16 16 (local.get $px) (local.get $zero))))
+          (local.set $g2 (f32x4.convert_i32x4_s (i8x16.shuffle 1 16 16 16 4 16 16 16 7 16 16 16 10 16 16 16 (local.get $px) (local.get $zero))))
+          (local.set $b2 (f32x4.convert_i32x4_s (i8x16.shuffle 2 16 16 16 5 16 16 16 8 16 16 16 11 16 16 16 (local.get $px) (local.get $zero))))
           ;; Y = 0.299 R + 0.587 G + 0.114 B - 128
           (v128.store (local.get $py) (f32x4.sub
             (f32x4.add (f32x4.add (f32x4.mul (local.get $r1) (v128.const f32x4 0.299 0.299 0.299 0.299)) (f32x4.mul (local.get $g1) (v128.const f32x4 0.587 0.587 0.587 0.587)))

@@ -120,8 +120,9 @@ export function pngOverBySource(
 /**
  * Secant steps of a search's guess before it bisects. Through the last two estimates, not the
  * bracket's ends: ln(size) bends upward towards quality 100, so a line to the far end undershoots
- * step after step; through the last two it lands within a quality or two of the crossing, and a
- * guess took 5-6 estimates instead of 7-10 (docs/vision-decisions.md, "Fewer estimates").
+ * step after step; through the last two it lands within a quality or two of the crossing: a fit
+ * of the typical or the session's screenshots took 5-10 estimates instead of 5-16, for the same
+ * guesses (docs/vision-decisions.md, "Fewer estimates").
  */
 const SECANT_STEPS = 6;
 /** A fit that uses this share of the budget is accepted without searching the last quality points. */

@@ -717,7 +717,10 @@
   ;; Second DCT pass of one 8x8 block whose columns are already transformed (rows $s bytes apart
   ;; at $src): transpose into the scratch $blk (256 bytes of f32, then 128 of i16), transform, scale
   ;; each coefficient ($table: 64 f32 in the scratch's order, the JPEG scale times the
-  ;; coefficients' fixed point) and floor it to i16, eight at a time; then write the 64 to $out in
+  ;; coefficients' fixed point) and floor it to i16, eight at a time (the floored float plus 1.5 x 2^23
+  ;; holds the integer in its low mantissa bits, so the float's bits less the constant's are it:
+  ;; exact for |x| < 2^22, and a cell is within 2^14; two instructions where i32x4.trunc_sat_f32x4_s
+  ;; is a sequence of several on x64, docs/vision-decisions.md "The DCT's float-to-integer step"); then write the 64 to $out in
   ;; zigzag order. The stored value is the fixed-point cell, and the coefficient is read back as the
   ;; cell's middle (see $quantiseBlock). After the two passes coefficient (u = n % 8, v = n / 8) of
   ;; natural index n sits at u * 8 + v of the scratch, so zigzag position k reads i16 number
@@ -735,8 +738,8 @@
     (loop $cells
       (v128.store offset=256 (i32.add (local.get $blk) (i32.shl (local.get $j) (i32.const 1)))
         (i16x8.narrow_i32x4_s
-          (i32x4.trunc_sat_f32x4_s (f32x4.floor (f32x4.mul (v128.load (local.get $at)) (v128.load (local.get $scale)))))
-          (i32x4.trunc_sat_f32x4_s (f32x4.floor (f32x4.mul (v128.load offset=16 (local.get $at)) (v128.load offset=16 (local.get $scale)))))))
+          (i32x4.sub (f32x4.add (f32x4.floor (f32x4.mul (v128.load (local.get $at)) (v128.load (local.get $scale)))) (v128.const f32x4 12582912 12582912 12582912 12582912)) (v128.const i32x4 0x4b400000 0x4b400000 0x4b400000 0x4b400000))
+          (i32x4.sub (f32x4.add (f32x4.floor (f32x4.mul (v128.load offset=16 (local.get $at)) (v128.load offset=16 (local.get $scale)))) (v128.const f32x4 12582912 12582912 12582912 12582912)) (v128.const i32x4 0x4b400000 0x4b400000 0x4b400000 0x4b400000))))
       (local.set $at (i32.add (local.get $at) (i32.const 32)))
       (local.set $scale (i32.add (local.get $scale) (i32.const 32)))
       (local.set $j (i32.add (local.get $j) (i32.const 8)))

@@ -95,6 +95,36 @@ export function decodeDetail(bytesPerPixel: number): DecodeDetail {
  * screenshots").
  */
 export const PNG_SLACK = 1.5;
+/**
+ * Whether the source's own deflated image data (CodecImage.deflatedBytes), scaled to the pixels of
+ * the fitted size, puts the fit's PNG over PNG_SLACK times `limit` without deflating a row: then
+ * neither the sampled prediction nor the encode runs. Only for the whole image (a crop may be
+ * its flattest part). Resampling adds colours to every edge and glyph, so the fit's PNG at the cap
+ * size was 1.0x (not scaled) to 27x the source's bytes scaled on the bench's PNGs, and never under
+ * 0.74x where the source was written with other row filters or levels 2-9 (sharp with no filters:
+ * 0.75x): over PNG_SLACK by the source's bytes is over the limit by the PNG's own. The typical
+ * screenshots' sources (287-612 KB a 1.0-2.0 MP cap render) rule out a PNG at their JPEG's size
+ * (194 KB at 256 KiB), the sample's 2-6 ms spared; the computer-use session's (89 KB) does not
+ * (docs/vision-decisions.md, "The PNG the source's bytes rule out").
+ */
+export function pngOverBySource(
+  deflatedBytes: number | undefined,
+  source: { width: number; height: number },
+  window: { width: number; height: number },
+  size: { width: number; height: number },
+  limit: number,
+): boolean {
+  if (deflatedBytes === undefined || window.width !== source.width || window.height !== source.height) return false;
+  return (deflatedBytes * size.width * size.height) / (source.width * source.height) >= PNG_SLACK * limit;
+}
+/**
+ * Secant steps of a search's guess before it bisects. Through the last two estimates, not the
+ * bracket's ends: ln(size) bends upward towards quality 100, so a line to the far end undershoots
+ * step after step; through the last two it lands within a quality or two of the crossing: a fit
+ * of the typical or the session's screenshots took 5-10 estimates instead of 5-16, for the same
+ * guesses (docs/vision-decisions.md, "Fewer estimates").
+ */
+const SECANT_STEPS = 6;
 /** A fit that uses this share of the budget is accepted without searching the last quality points. */
 const GOOD_ENOUGH_SHARE = 0.93;
 
@@ -645,11 +675,13 @@ async function chooseFit(job: FitJob): Promise<FitResult> {
   let pngOverBudget = false;
   /**
    * The PNG of the full fitted image if it is at most `limit` bytes (counted as an encode), unless
-   * a sample of its rows predicts it over PNG_SLACK times the limit (not counted).
+   * the source's bytes (pngOverBySource) or a sample of its rows predict it over PNG_SLACK times
+   * the limit (neither counted).
    */
   const pngWithin = async (limit: number): Promise<FitResult | undefined> => {
     let png: Uint8Array | undefined;
-    if (!pngPredictedOver(full, target.width, target.height, limit, PNG_SLACK, wasm.zlib)) {
+    const bySource = pngOverBySource(job.image.deflatedBytes, job.original, job.window, target, limit);
+    if (!bySource && !pngPredictedOver(full, target.width, target.height, limit, PNG_SLACK, wasm.zlib)) {
       state.attempts++;
       png = encodePng(full, target.width, target.height, limit, wasm.zlib);
     }
@@ -659,7 +691,9 @@ async function chooseFit(job: FitJob): Promise<FitResult> {
   const withLossless = async (jpeg: FitResult): Promise<FitResult> => {
     if (!job.lossless || pngOverBudget) return jpeg;
     const shrunk = jpeg.width !== target.width || jpeg.height !== target.height;
-    return (await pngWithin(shrunk ? pngRoom : Math.min(pngRoom, jpeg.data.length))) ?? jpeg;
+    const png = await pngWithin(shrunk ? pngRoom : Math.min(pngRoom, jpeg.data.length));
+    // A PNG encoded and over its limit was an attempt too.
+    return png ?? { ...jpeg, encodeAttempts: state.attempts };
   };
   /** The fit's tables and chroma as chosen now; the function puts them back after a losing candidate. */
   const keepChoice = () => {
@@ -788,20 +822,29 @@ function searchPrepared(
   /**
    * Highest quality in [low, high] predicted to fit (sizes grow with quality), else `low`: the
    * quality a bisection would find, from fewer estimates. ln(size) is close to linear in quality,
-   * so each step tries where the line through the bracket's ends crosses the budget (clamped
-   * inside it); from the third step on, the middle, so a curved stretch cannot stall it.
+   * so each step tries where the line through the last two qualities estimated crosses the budget
+   * (a secant step, clamped inside the bracket); after SECANT_STEPS, the middle, so a curved
+   * stretch cannot stall it.
    */
   const guess = (low: number, high: number) => {
     if (predicted(high) <= maxBytes) return high;
     if (predicted(low) > maxBytes) return low;
     const aim = Math.log(maxBytes);
+    // The line goes through the last two qualities estimated (the bracket's ends at first).
+    let a = low,
+      b = high;
     for (let step = 0; high - low > 1; step++) {
-      const atLow = Math.log(predicted(low)),
-        atHigh = Math.log(predicted(high));
-      const secant = low + Math.floor(((aim - atLow) / (atHigh - atLow)) * (high - low));
-      const mid = Math.min(high - 1, Math.max(low + 1, step < 2 ? secant : (low + high) >> 1));
-      if (predicted(mid) <= maxBytes) low = mid;
-      else high = mid;
+      const atA = Math.log(predicted(a)),
+        atB = Math.log(predicted(b));
+      const secant = a + Math.floor(((aim - atA) / (atB - atA)) * (b - a));
+      const next = Math.min(
+        high - 1,
+        Math.max(low + 1, step < SECANT_STEPS && Number.isFinite(secant) ? secant : (low + high) >> 1),
+      );
+      if (predicted(next) <= maxBytes) low = next;
+      else high = next;
+      a = b;
+      b = next;
     }
     return low;
   };

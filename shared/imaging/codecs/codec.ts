@@ -47,6 +47,13 @@ export interface CodecImage {
    * (providers expect RGB), an animation, a PNG that lost a damaged ancillary chunk.
    */
   readonly passThrough: boolean;
+  /**
+   * A PNG of 8-bit grey, RGB or palette samples, not interlaced, without transparency, whose zlib
+   * header says it was deflated at zlib's level 2 or above: the bytes of its image data (IDAT). A
+   * PNG of its pixels at its size comes out about this large or larger (fit.ts `pngOverBySource`).
+   * Undefined for every other image.
+   */
+  readonly deflatedBytes?: number;
   /** Verifies all of the image's data before it is embedded unchanged. @throws AppError 400 `invalid_image`. */
   verify(): Promise<void>;
   /** The embedded ICC profile, undefined when there is none (or it is unreadable). */

@@ -579,15 +579,17 @@
         (loop $groupLoop
           ;; Where the group's chroma goes at 4:4:4: the Y plane's offset of the group.
           (local.set $at (i32.sub (local.get $py) (local.get $y)))
-          ;; Pixels 0..3 and 4..7 of the group: bytes -> i32 lanes -> f32.
+          ;; Pixels 0..3 and 4..7 of the group: bytes -> i32 lanes -> f32. The lanes hold 0..255, so the
+          ;; signed conversion (one cvtdq2ps on x64, where the unsigned one is a sequence of several)
+          ;; gives the same floats (docs/vision-decisions.md, "The colour conversion's signed conversions").
           (local.set $px (v128.load (local.get $p)))
-          (local.set $r1 (f32x4.convert_i32x4_u (i8x16.shuffle 0 16 16 16 3 16 16 16 6 16 16 16 9 16 16 16 (local.get $px) (local.get $zero))))
-          (local.set $g1 (f32x4.convert_i32x4_u (i8x16.shuffle 1 16 16 16 4 16 16 16 7 16 16 16 10 16 16 16 (local.get $px) (local.get $zero))))
-          (local.set $b1 (f32x4.convert_i32x4_u (i8x16.shuffle 2 16 16 16 5 16 16 16 8 16 16 16 11 16 16 16 (local.get $px) (local.get $zero))))
+          (local.set $r1 (f32x4.convert_i32x4_s (i8x16.shuffle 0 16 16 16 3 16 16 16 6 16 16 16 9 16 16 16 (local.get $px) (local.get $zero))))
+          (local.set $g1 (f32x4.convert_i32x4_s (i8x16.shuffle 1 16 16 16 4 16 16 16 7 16 16 16 10 16 16 16 (local.get $px) (local.get $zero))))
+          (local.set $b1 (f32x4.convert_i32x4_s (i8x16.shuffle 2 16 16 16 5 16 16 16 8 16 16 16 11 16 16 16 (local.get $px) (local.get $zero))))
           (local.set $px (v128.load offset=12 (local.get $p)))
-          (local.set $r2 (f32x4.convert_i32x4_u (i8x16.shuffle 0 16 16 16 3 16 16 16 6 16 16 16 9 16 16 16 (local.get $px) (local.get $zero))))
-          (local.set $g2 (f32x4.convert_i32x4_u (i8x16.shuffle 1 16 16 16 4 16 16 16 7 16 16 16 10 16 16 16 (local.get $px) (local.get $zero))))
-          (local.set $b2 (f32x4.convert_i32x4_u (i8x16.shuffle 2 16 16 16 5 16 16 16 8 16 16 16 11 16 16 16 (local.get $px) (local.get $zero))))
+          (local.set $r2 (f32x4.convert_i32x4_s (i8x16.shuffle 0 16 16 16 3 16 16 16 6 16 16 16 9 16 16 16 (local.get $px) (local.get $zero))))
+          (local.set $g2 (f32x4.convert_i32x4_s (i8x16.shuffle 1 16 16 16 4 16 16 16 7 16 16 16 10 16 16 16 (local.get $px) (local.get $zero))))
+          (local.set $b2 (f32x4.convert_i32x4_s (i8x16.shuffle 2 16 16 16 5 16 16 16 8 16 16 16 11 16 16 16 (local.get $px) (local.get $zero))))
           ;; Y = 0.299 R + 0.587 G + 0.114 B - 128
           (v128.store (local.get $py) (f32x4.sub
             (f32x4.add (f32x4.add (f32x4.mul (local.get $r1) (v128.const f32x4 0.299 0.299 0.299 0.299)) (f32x4.mul (local.get $g1) (v128.const f32x4 0.587 0.587 0.587 0.587)))
@@ -715,7 +717,10 @@
   ;; Second DCT pass of one 8x8 block whose columns are already transformed (rows $s bytes apart
   ;; at $src): transpose into the scratch $blk (256 bytes of f32, then 128 of i16), transform, scale
   ;; each coefficient ($table: 64 f32 in the scratch's order, the JPEG scale times the
-  ;; coefficients' fixed point) and floor it to i16, eight at a time; then write the 64 to $out in
+  ;; coefficients' fixed point) and floor it to i16, eight at a time (the floored float plus 1.5 x 2^23
+  ;; holds the integer in its low mantissa bits, so the float's bits less the constant's are it:
+  ;; exact for |x| < 2^22, and a cell is within 2^14; two instructions where i32x4.trunc_sat_f32x4_s
+  ;; is a sequence of several on x64, docs/vision-decisions.md "The DCT's float-to-integer step"); then write the 64 to $out in
   ;; zigzag order. The stored value is the fixed-point cell, and the coefficient is read back as the
   ;; cell's middle (see $quantiseBlock). After the two passes coefficient (u = n % 8, v = n / 8) of
   ;; natural index n sits at u * 8 + v of the scratch, so zigzag position k reads i16 number
@@ -733,8 +738,8 @@
     (loop $cells
       (v128.store offset=256 (i32.add (local.get $blk) (i32.shl (local.get $j) (i32.const 1)))
         (i16x8.narrow_i32x4_s
-          (i32x4.trunc_sat_f32x4_s (f32x4.floor (f32x4.mul (v128.load (local.get $at)) (v128.load (local.get $scale)))))
-          (i32x4.trunc_sat_f32x4_s (f32x4.floor (f32x4.mul (v128.load offset=16 (local.get $at)) (v128.load offset=16 (local.get $scale)))))))
+          (i32x4.sub (f32x4.add (f32x4.floor (f32x4.mul (v128.load (local.get $at)) (v128.load (local.get $scale)))) (v128.const f32x4 12582912 12582912 12582912 12582912)) (v128.const i32x4 0x4b400000 0x4b400000 0x4b400000 0x4b400000))
+          (i32x4.sub (f32x4.add (f32x4.floor (f32x4.mul (v128.load offset=16 (local.get $at)) (v128.load offset=16 (local.get $scale)))) (v128.const f32x4 12582912 12582912 12582912 12582912)) (v128.const i32x4 0x4b400000 0x4b400000 0x4b400000 0x4b400000))))
       (local.set $at (i32.add (local.get $at) (i32.const 32)))
       (local.set $scale (i32.add (local.get $scale) (i32.const 32)))
       (local.set $j (i32.add (local.get $j) (i32.const 8)))
@@ -943,39 +948,37 @@
         (i32.store8 (global.get $at) (i32.const 0))
         (global.set $at (i32.add (global.get $at) (i32.const 1))))))
 
-  ;; Appends the low $n bits of $bits (already masked; $n <= 27) MSB first. The bits pend in $acc
-  ;; until 32 have gathered, which go out as four bytes in one store unless one of them is 0xFF
-  ;; (then byte by byte, stuffed): a scan's bytes are rarely 0xFF, so most puts only shift.
-  (func $put (param $bits i32) (param $n i32)
-    (local $w i32) (local $x i32)
-    (global.set $acc (i64.or (i64.shl (global.get $acc) (i64.extend_i32_u (local.get $n))) (i64.extend_i32_u (local.get $bits))))
-    (global.set $count (i32.add (global.get $count) (local.get $n)))
-    (if (i32.ge_u (global.get $count) (i32.const 32))
+  ;; Writes the 32 bits $w of the scan at $at, first byte in the top bits, and returns where the next
+  ;; byte goes: in one store unless one of its bytes is 0xFF, then byte by byte with JPEG's stuffing
+  ;; (a scan's bytes are rarely 0xFF).
+  (func $word (param $w i32) (param $at i32) (result i32)
+    (local $x i32)
+    ;; A byte of $w is 0xFF where a byte of its complement is zero.
+    (local.set $x (i32.xor (local.get $w) (i32.const -1)))
+    (if (i32.and (i32.and (i32.sub (local.get $x) (i32.const 0x01010101)) (i32.xor (local.get $x) (i32.const -1))) (i32.const 0x80808080))
       (then
-        (global.set $count (i32.sub (global.get $count) (i32.const 32)))
-        (local.set $w (i32.wrap_i64 (i64.shr_u (global.get $acc) (i64.extend_i32_u (global.get $count)))))
-        (global.set $acc (i64.and (global.get $acc) (i64.sub (i64.shl (i64.const 1) (i64.extend_i32_u (global.get $count))) (i64.const 1))))
-        ;; A byte of $w is 0xFF where a byte of its complement is zero.
-        (local.set $x (i32.xor (local.get $w) (i32.const -1)))
-        (if (i32.and (i32.and (i32.sub (local.get $x) (i32.const 0x01010101)) (i32.xor (local.get $x) (i32.const -1))) (i32.const 0x80808080))
-          (then
-            (call $emitByte (i32.shr_u (local.get $w) (i32.const 24)))
-            (call $emitByte (i32.and (i32.shr_u (local.get $w) (i32.const 16)) (i32.const 255)))
-            (call $emitByte (i32.and (i32.shr_u (local.get $w) (i32.const 8)) (i32.const 255)))
-            (call $emitByte (i32.and (local.get $w) (i32.const 255))))
-          (else
-            ;; Big-endian: the first byte of the scan is the word's top byte.
-            (i32.store (global.get $at) (i32.or
-              (i32.or (i32.shl (local.get $w) (i32.const 24)) (i32.shl (i32.and (local.get $w) (i32.const 0xff00)) (i32.const 8)))
-              (i32.or (i32.and (i32.shr_u (local.get $w) (i32.const 8)) (i32.const 0xff00)) (i32.shr_u (local.get $w) (i32.const 24)))))
-            (global.set $at (i32.add (global.get $at) (i32.const 4))))))))
+        (global.set $at (local.get $at))
+        (call $emitByte (i32.shr_u (local.get $w) (i32.const 24)))
+        (call $emitByte (i32.and (i32.shr_u (local.get $w) (i32.const 16)) (i32.const 255)))
+        (call $emitByte (i32.and (i32.shr_u (local.get $w) (i32.const 8)) (i32.const 255)))
+        (call $emitByte (i32.and (local.get $w) (i32.const 255)))
+        (return (global.get $at))))
+    ;; Big-endian: the first byte of the scan is the word's top byte.
+    (i32.store (local.get $at) (i32.or
+      (i32.or (i32.shl (local.get $w) (i32.const 24)) (i32.shl (i32.and (local.get $w) (i32.const 0xff00)) (i32.const 8)))
+      (i32.or (i32.and (i32.shr_u (local.get $w) (i32.const 8)) (i32.const 0xff00)) (i32.shr_u (local.get $w) (i32.const 24)))))
+    (i32.add (local.get $at) (i32.const 4)))
 
   ;; Entropy-coded scan of the `mcus` MCUs at $coeffs (laid out as quantCount reads them), the next window of a scan begun by scanStart,
   ;; into `out`; returns the bytes written (the bits short of a 32-bit word stay pending for the next
   ;; window or scanFlush). Each block is quantised into `scratch` as quantCount does it (same
   ;; `recip`), so no quantised copy of the image is kept. `codes`: 4 x 256 i32 entries
   ;; (code | length << 16) for DC luma, AC luma, DC chroma, AC chroma. The tables come from the same
-  ;; quantisation's statistics, so every symbol has a code.
+  ;; quantisation's statistics, so every symbol has a code. The bit writer's state ($acc, $count,
+  ;; $at) lives in locals for the window (each code appended: a shift, an or, an add and a compare;
+  ;; every 32 bits a word out, $word) and goes back to the globals at its end: kept in the globals
+  ;; through a call per code, each code waited on the last one's stores (docs/vision-decisions.md,
+  ;; "The scan writer in locals").
   (func (export "writeScan")
     (param $coeffs i32) (param $recip i32) (param $scratch i32) (param $mcus i32) (param $codes i32) (param $out i32)
     (param $luma i32) (result i32)
@@ -983,7 +986,10 @@
     (local $dc i32) (local $diff i32)
     (local $cat i32) (local $dcT i32) (local $acT i32) (local $k i32) (local $last i32) (local $run i32)
     (local $val i32) (local $entry i32)
-    (global.set $at (local.get $out))
+    (local $acc i64) (local $count i32) (local $at i32)
+    (local.set $acc (global.get $acc))
+    (local.set $count (global.get $count))
+    (local.set $at (local.get $out))
     (local.set $q (local.get $scratch))
     (block $mcuDone
       (loop $mcuLoop
@@ -1004,15 +1010,19 @@
                 (then (local.set $diff (i32.sub (local.get $dc) (global.get $predCb))) (global.set $predCb (local.get $dc)))
                 (else (local.set $diff (i32.sub (local.get $dc) (global.get $predCr))) (global.set $predCr (local.get $dc))))))
           (local.set $acT (i32.add (local.get $dcT) (i32.const 1024)))
-          ;; Category, then the magnitude bits (negative values as value - 1, the low bits kept).
+          ;; Category, then the magnitude bits (negative values as value - 1, the low bits kept), in
+          ;; one append: code (<= 16 bits) and magnitude (<= 11 bits).
           (local.set $val (select (i32.sub (i32.const 0) (local.get $diff)) (local.get $diff) (i32.lt_s (local.get $diff) (i32.const 0))))
           (local.set $cat (i32.sub (i32.const 32) (i32.clz (local.get $val))))
           (local.set $entry (i32.load (i32.add (local.get $dcT) (i32.shl (local.get $cat) (i32.const 2)))))
-          (call $put (i32.and (local.get $entry) (i32.const 0xffff)) (i32.shr_u (local.get $entry) (i32.const 16)))
-          (if (local.get $cat)
-            (then (call $put
-              (i32.and (i32.sub (local.get $diff) (i32.shr_u (local.get $diff) (i32.const 31))) (i32.sub (i32.shl (i32.const 1) (local.get $cat)) (i32.const 1)))
-              (local.get $cat))))
+          (local.set $acc (i64.or (i64.shl (local.get $acc) (i64.extend_i32_u (i32.add (i32.shr_u (local.get $entry) (i32.const 16)) (local.get $cat)))) (i64.extend_i32_u (i32.or
+              (i32.shl (i32.and (local.get $entry) (i32.const 0xffff)) (local.get $cat))
+              (i32.and (i32.sub (local.get $diff) (i32.shr_u (local.get $diff) (i32.const 31))) (i32.sub (i32.shl (i32.const 1) (local.get $cat)) (i32.const 1)))))))
+          (local.set $count (i32.add (local.get $count) (i32.add (i32.shr_u (local.get $entry) (i32.const 16)) (local.get $cat))))
+          (if (i32.ge_u (local.get $count) (i32.const 32))
+            (then
+              (local.set $count (i32.sub (local.get $count) (i32.const 32)))
+              (local.set $at (call $word (i32.wrap_i64 (i64.shr_u (local.get $acc) (i64.extend_i32_u (local.get $count)))) (local.get $at)))))
           (local.set $mask (i64.and (local.get $mask) (i64.const -2)))
           (local.set $last (i32.const 0))
           (block $acDone
@@ -1024,31 +1034,47 @@
                 (loop $zrl
                   (br_if $zrlDone (i32.le_s (local.get $run) (i32.const 15)))
                   (local.set $entry (i32.load offset=960 (local.get $acT)))
-                  (call $put (i32.and (local.get $entry) (i32.const 0xffff)) (i32.shr_u (local.get $entry) (i32.const 16)))
+                  (local.set $acc (i64.or (i64.shl (local.get $acc) (i64.extend_i32_u (i32.shr_u (local.get $entry) (i32.const 16)))) (i64.extend_i32_u (i32.and (local.get $entry) (i32.const 0xffff)))))
+                  (local.set $count (i32.add (local.get $count) (i32.shr_u (local.get $entry) (i32.const 16))))
+                  (if (i32.ge_u (local.get $count) (i32.const 32))
+                    (then
+                      (local.set $count (i32.sub (local.get $count) (i32.const 32)))
+                      (local.set $at (call $word (i32.wrap_i64 (i64.shr_u (local.get $acc) (i64.extend_i32_u (local.get $count)))) (local.get $at)))))
                   (local.set $run (i32.sub (local.get $run) (i32.const 16)))
                   (br $zrl)))
               (local.set $diff (i32.load16_s (i32.add (local.get $q) (i32.shl (local.get $k) (i32.const 1)))))
               (local.set $val (select (i32.sub (i32.const 0) (local.get $diff)) (local.get $diff) (i32.lt_s (local.get $diff) (i32.const 0))))
               (local.set $cat (i32.sub (i32.const 32) (i32.clz (local.get $val))))
               (local.set $entry (i32.load (i32.add (local.get $acT) (i32.shl (i32.or (i32.shl (local.get $run) (i32.const 4)) (local.get $cat)) (i32.const 2)))))
-              ;; Code (<= 16 bits) and magnitude (<= 10 bits) in one call.
-              (call $put
-                (i32.or
+              ;; Code (<= 16 bits) and magnitude (<= 10 bits) in one append.
+              (local.set $acc (i64.or (i64.shl (local.get $acc) (i64.extend_i32_u (i32.add (i32.shr_u (local.get $entry) (i32.const 16)) (local.get $cat)))) (i64.extend_i32_u (i32.or
                   (i32.shl (i32.and (local.get $entry) (i32.const 0xffff)) (local.get $cat))
-                  (i32.and (i32.sub (local.get $diff) (i32.shr_u (local.get $diff) (i32.const 31))) (i32.sub (i32.shl (i32.const 1) (local.get $cat)) (i32.const 1))))
-                (i32.add (i32.shr_u (local.get $entry) (i32.const 16)) (local.get $cat)))
+                  (i32.and (i32.sub (local.get $diff) (i32.shr_u (local.get $diff) (i32.const 31))) (i32.sub (i32.shl (i32.const 1) (local.get $cat)) (i32.const 1)))))))
+              (local.set $count (i32.add (local.get $count) (i32.add (i32.shr_u (local.get $entry) (i32.const 16)) (local.get $cat))))
+              (if (i32.ge_u (local.get $count) (i32.const 32))
+                (then
+                  (local.set $count (i32.sub (local.get $count) (i32.const 32)))
+                  (local.set $at (call $word (i32.wrap_i64 (i64.shr_u (local.get $acc) (i64.extend_i32_u (local.get $count)))) (local.get $at)))))
               (local.set $last (local.get $k))
               (local.set $mask (i64.and (local.get $mask) (i64.sub (local.get $mask) (i64.const 1))))
               (br $acLoop)))
           (if (i32.lt_u (local.get $last) (i32.const 63))
             (then
               (local.set $entry (i32.load (local.get $acT)))
-              (call $put (i32.and (local.get $entry) (i32.const 0xffff)) (i32.shr_u (local.get $entry) (i32.const 16)))))
+              (local.set $acc (i64.or (i64.shl (local.get $acc) (i64.extend_i32_u (i32.shr_u (local.get $entry) (i32.const 16)))) (i64.extend_i32_u (i32.and (local.get $entry) (i32.const 0xffff)))))
+              (local.set $count (i32.add (local.get $count) (i32.shr_u (local.get $entry) (i32.const 16))))
+              (if (i32.ge_u (local.get $count) (i32.const 32))
+                (then
+                  (local.set $count (i32.sub (local.get $count) (i32.const 32)))
+                  (local.set $at (call $word (i32.wrap_i64 (i64.shr_u (local.get $acc) (i64.extend_i32_u (local.get $count)))) (local.get $at)))))))
           (local.set $b (i32.add (local.get $b) (i32.const 1)))
           (br_if $blockLoop (i32.lt_u (local.get $b) (i32.add (local.get $luma) (i32.const 2)))))
         (local.set $m (i32.add (local.get $m) (i32.const 1)))
         (br $mcuLoop)))
-    (i32.sub (global.get $at) (local.get $out)))
+    (global.set $acc (local.get $acc))
+    (global.set $count (local.get $count))
+    (global.set $at (local.get $at))
+    (i32.sub (local.get $at) (local.get $out)))
 
   ;; Ends a scan: the pending bits padded with 1 bits to a whole byte, at `out`, stuffed; returns the bytes written.
   (func (export "scanFlush") (param $out i32) (result i32)

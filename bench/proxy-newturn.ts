@@ -3,7 +3,8 @@
  * (docs/speed.md, "A computer-use turn through the proxy"), timed from outside: inside workerd
  * performance.now() does not advance during CPU work, so each request's wall time and the CPU its
  * workerd processes used (every thread, from Linux /proc: bench/workerd-processes.ts) are read
- * here. Per turn (16 to PROXY_SESSION_LAST_TURN of a light session), interleaved: the service with
+ * here, with its split between the main threads (JavaScript, WASM, the collector's pauses) and V8's
+ * worker threads (concurrent marking and sweeping, optimising compiles). Per turn (16 to PROXY_SESSION_LAST_TURN of a light session), interleaved: the service with
  * the turn's new screenshot, the service again (all seen), the same new screenshot fitted alone by
  * the vision bench Worker (bench/vision-worker, the proxy's settings: 256 KiB budget, 1568 px)
  * less a header-only request of it, and, with PROXY_NEWTURN_SIDES=<checkout>,<checkout>... (e.g. a
@@ -22,11 +23,11 @@ import { startLocalStack } from "../scripts/local-stack";
 import { FIRST_TURN, LAST_TURN, screenshot, send, turnBody } from "./computer-use-session";
 import { median } from "./stats";
 import { startWorker } from "./vision-worker/start";
-import { workerdCpuMs, workerdFaults } from "./workerd-processes";
+import { workerdCpuMs, workerdFaults, workerdThreadCpuMs } from "./workerd-processes";
 
-type Sample = { wall: number[]; cpu: number[]; faults: number[] };
-const sample = (): Sample => ({ wall: [], cpu: [], faults: [] });
-type Measured = { wall: number; cpu: number; faults: number };
+type Sample = { wall: number[]; cpu: number[]; main: number[]; v8: number[]; faults: number[] };
+const sample = (): Sample => ({ wall: [], cpu: [], main: [], v8: [], faults: [] });
+type Measured = { wall: number; cpu: number; main: number; v8: number; faults: number };
 
 async function main() {
   const stack = await startLocalStack();
@@ -48,6 +49,7 @@ async function main() {
   /** Wall ms and workerd CPU ms of one call. */
   async function timed(group: number, call: () => Promise<Response>): Promise<Measured> {
     const cpu0 = workerdCpuMs(group)!;
+    const threads0 = workerdThreadCpuMs(group)!;
     const faults0 = workerdFaults(group)!;
     const start = performance.now();
     const response = await call();
@@ -56,11 +58,20 @@ async function main() {
     if (!response.ok) throw new Error(`status ${response.status}`);
     // The Worker's waitUntil work (its log lines, the ledger's flush) ends after the answer: let it.
     await new Promise((resolve) => setTimeout(resolve, 100));
-    return { wall, cpu: workerdCpuMs(group)! - cpu0, faults: workerdFaults(group)! - faults0 };
+    const threads = workerdThreadCpuMs(group)!;
+    return {
+      wall,
+      cpu: workerdCpuMs(group)! - cpu0,
+      main: threads.main - threads0.main,
+      v8: threads.v8 - threads0.v8,
+      faults: workerdFaults(group)! - faults0,
+    };
   }
   const push = (row: string, got: Measured) => {
     rows[row]!.wall.push(got.wall);
     rows[row]!.cpu.push(got.cpu);
+    rows[row]!.main.push(got.main);
+    rows[row]!.v8.push(got.v8);
     rows[row]!.faults.push(got.faults);
   };
   try {
@@ -91,7 +102,13 @@ async function main() {
         async () => {
           const fit = await timed(vision.group, fitCall("budget=262144&encoder=baseline&simd=1", png));
           const header = await timed(vision.group, fitCall("mode=header", png));
-          push("fit", { wall: fit.wall - header.wall, cpu: fit.cpu - header.cpu, faults: fit.faults - header.faults });
+          push("fit", {
+            wall: fit.wall - header.wall,
+            cpu: fit.cpu - header.cpu,
+            main: fit.main - header.main,
+            v8: fit.v8 - header.v8,
+            faults: fit.faults - header.faults,
+          });
         },
       ];
       for (const step of steps.sort(() => Math.random() - 0.5)) await step();
@@ -105,15 +122,14 @@ async function main() {
   console.log(
     `turns ${FIRST_TURN}-${LAST_TURN}, p50; load average ${execSync("cat /proc/loadavg").toString().split(" ").slice(0, 3).join(" ")}`,
   );
-  console.log("| p50 per turn | wall ms | workerd CPU ms | page faults |\n|---|---:|---:|---:|");
-  for (const row of Object.keys(rows).filter((row) => rows[row]!.wall.length > 0))
-    console.log(
-      `| ${row} | ${p(row, "wall").toFixed(1)} | ${p(row, "cpu").toFixed(1)} | ${p(row, "faults").toFixed(0)} |`,
-    );
-  const gap = (what: keyof Sample) => p("new", what) - p("seen", what) - p("fit", what);
   console.log(
-    `| new - seen - fit alone | ${gap("wall").toFixed(1)} | ${gap("cpu").toFixed(1)} | ${gap("faults").toFixed(0)} |`,
+    "| p50 per turn | wall ms | workerd CPU ms | main thread | V8 worker threads | page faults |\n|---|---:|---:|---:|---:|---:|",
   );
+  const line = (row: string, at: (what: keyof Sample) => number) =>
+    `| ${row} | ${at("wall").toFixed(1)} | ${at("cpu").toFixed(1)} | ${at("main").toFixed(1)} | ${at("v8").toFixed(1)} | ${at("faults").toFixed(0)} |`;
+  for (const row of Object.keys(rows).filter((row) => rows[row]!.wall.length > 0))
+    console.log(line(row, (what) => p(row, what)));
+  console.log(line("new - seen - fit alone", (what) => p("new", what) - p("seen", what) - p("fit", what)));
 }
 
 /**

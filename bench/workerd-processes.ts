@@ -41,6 +41,31 @@ export function processGroupCpuMs(group: number): number | undefined {
   );
 }
 
+/**
+ * The CPU time (ms) of `workerdCpuMs` by kind of thread: each process's main thread (its JavaScript
+ * and the GC work done there), V8's worker threads ("V8 DefaultWorke": concurrent marking,
+ * sweeping, background compiles) and the rest; undefined off Linux.
+ */
+export function workerdThreadCpuMs(group: number): { main: number; v8: number; other: number } | undefined {
+  const split = { main: 0, v8: 0, other: 0 };
+  try {
+    for (const { pid } of workerdProcesses(group))
+      for (const tid of readdirSync(`/proc/${pid}/task`)) {
+        try {
+          const ns = Number(readFileSync(`/proc/${pid}/task/${tid}/schedstat`, "utf8").split(" ")[0]);
+          const name = readFileSync(`/proc/${pid}/task/${tid}/comm`, "utf8");
+          const kind = Number(tid) === pid ? "main" : name.startsWith("V8") ? "v8" : "other";
+          split[kind] += ns / 1e6;
+        } catch {
+          /* a thread that ended */
+        }
+      }
+  } catch {
+    return undefined;
+  }
+  return split;
+}
+
 function cpuMsOf(pids: number[]): number | undefined {
   let ns = 0;
   try {

@@ -41,7 +41,8 @@ export function processGroupCpuMs(group: number): number | undefined {
   );
 }
 
-function cpuMsOf(pids: number[]): number | undefined {
+/** CPU ms processes `pids` have used so far, every thread (Linux /proc schedstat); undefined off Linux. */
+export function cpuMsOf(pids: number[]): number | undefined {
   let ns = 0;
   try {
     for (const pid of pids)

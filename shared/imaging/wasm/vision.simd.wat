@@ -441,20 +441,23 @@
     (i16x8.shr_u (i16x8.add (local.get $v) (i16x8.shr_u (local.get $v) (i32.const 8))) (i32.const 8)))
 
   ;; Horizontal pass of one RGB byte row: for each output pixel x, taps come in quads of 4 source
-  ;; pixels (12 bytes, read as one 16-byte load) with two i16x8 weight vectors
-  ;; [w0 w1 w0 w1 w0 w1 0 0] and [w2 w3 ...]: two swizzles spread the bytes into the i16 lanes
+  ;; pixels (12 bytes, read as one 16-byte load); its weights are 4 i16 per quad (w0 w1 w2 w3), read
+  ;; 8 at a time (two quads a load) and spread by i32 lane splats (pshufd: no mask) into
+  ;; [w0 w1 w0 w1 ...] and [w2 w3 w2 w3 ...]; two swizzles spread the bytes into the i16 lanes
   ;; r0 r1 g0 g1 b0 b1 0 0 and r2 r3 g2 g3 b2 b3 0 0 (indices of 128 give zero, so each is one
-  ;; pshufb on x64), and two i32x4.dot_i16x8_s give R, G, B in lanes 0..2. Two to four quads (up to
-  ;; 16 taps: the fits' shrinks up to 2x, past which the box stage takes over) run unrolled, one
-  ;; loop per count; other counts loop over the quads.
+  ;; pshufb on x64; the zero lanes cancel the weights' last lane pair), and two i32x4.dot_i16x8_s
+  ;; give R, G, B in lanes 0..2. Two to four quads (up to 16 taps: the fits' shrinks up to 2x, past
+  ;; which the box stage takes over) run unrolled, one loop per count; other counts loop over the
+  ;; quads. Per pixel at two quads: 5 memory accesses (was 8 with the weights stored spread), each
+  ;; bounds-checked in workerd (docs/vision-decisions.md, "Constants out of the loops").
   ;; Exact integer math, identical to the JS path: (round + sum) >> shift, stored as i32 R G B
   ;; (the fourth lane spills onto the next pixel's R, rewritten next; the row has 4 bytes of slack).
-  ;; starts: i32 byte offset (start * 3) per output pixel; weights: quads * 32 bytes per pixel.
+  ;; starts: i32 byte offset (start * 3) per output pixel; weights: quads * 8 bytes per pixel.
   (func (export "hfilter")
     (param $src i32) (param $dst i32) (param $weights i32) (param $starts i32)
     (param $width i32) (param $quads i32) (param $shift i32)
     (local $x i32) (local $p i32) (local $w i32) (local $q i32) (local $acc v128) (local $v v128)
-    (local $round v128) (local $lo v128) (local $hi v128)
+    (local $round v128) (local $lo v128) (local $hi v128) (local $w0 v128) (local $w1 v128)
     (local.set $lo (v128.const i8x16 0 128 3 128 1 128 4 128 2 128 5 128 128 128 128 128))
     (local.set $hi (v128.const i8x16 6 128 9 128 7 128 10 128 8 128 11 128 128 128 128 128))
     (local.set $round (i32x4.splat (i32.shl (i32.const 1) (i32.sub (local.get $shift) (i32.const 1)))))
@@ -464,18 +467,19 @@
         (loop $unrolled2
           (local.set $p (i32.add (local.get $src) (i32.load (i32.add (local.get $starts) (i32.shl (local.get $x) (i32.const 2))))))
           (local.set $acc (local.get $round))
+          (local.set $w0 (v128.load (local.get $w)))
           (local.set $v (v128.load (local.get $p)))
           (local.set $acc (i32x4.add (local.get $acc) (i32x4.add
-            (i32x4.dot_i16x8_s (i8x16.swizzle (local.get $v) (local.get $lo)) (v128.load (local.get $w)))
-            (i32x4.dot_i16x8_s (i8x16.swizzle (local.get $v) (local.get $hi)) (v128.load offset=16 (local.get $w))))))
+            (i32x4.dot_i16x8_s (i8x16.swizzle (local.get $v) (local.get $lo)) (i8x16.shuffle 0 1 2 3 0 1 2 3 0 1 2 3 0 1 2 3 (local.get $w0) (local.get $w0)))
+            (i32x4.dot_i16x8_s (i8x16.swizzle (local.get $v) (local.get $hi)) (i8x16.shuffle 4 5 6 7 4 5 6 7 4 5 6 7 4 5 6 7 (local.get $w0) (local.get $w0))))))
           (local.set $v (v128.load offset=12 (local.get $p)))
           (local.set $acc (i32x4.add (local.get $acc) (i32x4.add
-            (i32x4.dot_i16x8_s (i8x16.swizzle (local.get $v) (local.get $lo)) (v128.load offset=32 (local.get $w)))
-            (i32x4.dot_i16x8_s (i8x16.swizzle (local.get $v) (local.get $hi)) (v128.load offset=48 (local.get $w))))))
+            (i32x4.dot_i16x8_s (i8x16.swizzle (local.get $v) (local.get $lo)) (i8x16.shuffle 8 9 10 11 8 9 10 11 8 9 10 11 8 9 10 11 (local.get $w0) (local.get $w0)))
+            (i32x4.dot_i16x8_s (i8x16.swizzle (local.get $v) (local.get $hi)) (i8x16.shuffle 12 13 14 15 12 13 14 15 12 13 14 15 12 13 14 15 (local.get $w0) (local.get $w0))))))
           (v128.store
             (i32.add (local.get $dst) (i32.mul (local.get $x) (i32.const 12)))
             (i32x4.shr_s (local.get $acc) (local.get $shift)))
-          (local.set $w (i32.add (local.get $w) (i32.const 64)))
+          (local.set $w (i32.add (local.get $w) (i32.const 16)))
           (local.set $x (i32.add (local.get $x) (i32.const 1)))
           (br_if $unrolled2 (i32.lt_u (local.get $x) (local.get $width))))
         (return)))
@@ -484,22 +488,24 @@
         (loop $unrolled3
           (local.set $p (i32.add (local.get $src) (i32.load (i32.add (local.get $starts) (i32.shl (local.get $x) (i32.const 2))))))
           (local.set $acc (local.get $round))
+          (local.set $w0 (v128.load (local.get $w)))
+          (local.set $w1 (v128.load64_zero offset=16 (local.get $w)))
           (local.set $v (v128.load (local.get $p)))
           (local.set $acc (i32x4.add (local.get $acc) (i32x4.add
-            (i32x4.dot_i16x8_s (i8x16.swizzle (local.get $v) (local.get $lo)) (v128.load (local.get $w)))
-            (i32x4.dot_i16x8_s (i8x16.swizzle (local.get $v) (local.get $hi)) (v128.load offset=16 (local.get $w))))))
+            (i32x4.dot_i16x8_s (i8x16.swizzle (local.get $v) (local.get $lo)) (i8x16.shuffle 0 1 2 3 0 1 2 3 0 1 2 3 0 1 2 3 (local.get $w0) (local.get $w0)))
+            (i32x4.dot_i16x8_s (i8x16.swizzle (local.get $v) (local.get $hi)) (i8x16.shuffle 4 5 6 7 4 5 6 7 4 5 6 7 4 5 6 7 (local.get $w0) (local.get $w0))))))
           (local.set $v (v128.load offset=12 (local.get $p)))
           (local.set $acc (i32x4.add (local.get $acc) (i32x4.add
-            (i32x4.dot_i16x8_s (i8x16.swizzle (local.get $v) (local.get $lo)) (v128.load offset=32 (local.get $w)))
-            (i32x4.dot_i16x8_s (i8x16.swizzle (local.get $v) (local.get $hi)) (v128.load offset=48 (local.get $w))))))
+            (i32x4.dot_i16x8_s (i8x16.swizzle (local.get $v) (local.get $lo)) (i8x16.shuffle 8 9 10 11 8 9 10 11 8 9 10 11 8 9 10 11 (local.get $w0) (local.get $w0)))
+            (i32x4.dot_i16x8_s (i8x16.swizzle (local.get $v) (local.get $hi)) (i8x16.shuffle 12 13 14 15 12 13 14 15 12 13 14 15 12 13 14 15 (local.get $w0) (local.get $w0))))))
           (local.set $v (v128.load offset=24 (local.get $p)))
           (local.set $acc (i32x4.add (local.get $acc) (i32x4.add
-            (i32x4.dot_i16x8_s (i8x16.swizzle (local.get $v) (local.get $lo)) (v128.load offset=64 (local.get $w)))
-            (i32x4.dot_i16x8_s (i8x16.swizzle (local.get $v) (local.get $hi)) (v128.load offset=80 (local.get $w))))))
+            (i32x4.dot_i16x8_s (i8x16.swizzle (local.get $v) (local.get $lo)) (i8x16.shuffle 0 1 2 3 0 1 2 3 0 1 2 3 0 1 2 3 (local.get $w1) (local.get $w1)))
+            (i32x4.dot_i16x8_s (i8x16.swizzle (local.get $v) (local.get $hi)) (i8x16.shuffle 4 5 6 7 4 5 6 7 4 5 6 7 4 5 6 7 (local.get $w1) (local.get $w1))))))
           (v128.store
             (i32.add (local.get $dst) (i32.mul (local.get $x) (i32.const 12)))
             (i32x4.shr_s (local.get $acc) (local.get $shift)))
-          (local.set $w (i32.add (local.get $w) (i32.const 96)))
+          (local.set $w (i32.add (local.get $w) (i32.const 24)))
           (local.set $x (i32.add (local.get $x) (i32.const 1)))
           (br_if $unrolled3 (i32.lt_u (local.get $x) (local.get $width))))
         (return)))
@@ -508,26 +514,28 @@
         (loop $unrolled4
           (local.set $p (i32.add (local.get $src) (i32.load (i32.add (local.get $starts) (i32.shl (local.get $x) (i32.const 2))))))
           (local.set $acc (local.get $round))
+          (local.set $w0 (v128.load (local.get $w)))
+          (local.set $w1 (v128.load offset=16 (local.get $w)))
           (local.set $v (v128.load (local.get $p)))
           (local.set $acc (i32x4.add (local.get $acc) (i32x4.add
-            (i32x4.dot_i16x8_s (i8x16.swizzle (local.get $v) (local.get $lo)) (v128.load (local.get $w)))
-            (i32x4.dot_i16x8_s (i8x16.swizzle (local.get $v) (local.get $hi)) (v128.load offset=16 (local.get $w))))))
+            (i32x4.dot_i16x8_s (i8x16.swizzle (local.get $v) (local.get $lo)) (i8x16.shuffle 0 1 2 3 0 1 2 3 0 1 2 3 0 1 2 3 (local.get $w0) (local.get $w0)))
+            (i32x4.dot_i16x8_s (i8x16.swizzle (local.get $v) (local.get $hi)) (i8x16.shuffle 4 5 6 7 4 5 6 7 4 5 6 7 4 5 6 7 (local.get $w0) (local.get $w0))))))
           (local.set $v (v128.load offset=12 (local.get $p)))
           (local.set $acc (i32x4.add (local.get $acc) (i32x4.add
-            (i32x4.dot_i16x8_s (i8x16.swizzle (local.get $v) (local.get $lo)) (v128.load offset=32 (local.get $w)))
-            (i32x4.dot_i16x8_s (i8x16.swizzle (local.get $v) (local.get $hi)) (v128.load offset=48 (local.get $w))))))
+            (i32x4.dot_i16x8_s (i8x16.swizzle (local.get $v) (local.get $lo)) (i8x16.shuffle 8 9 10 11 8 9 10 11 8 9 10 11 8 9 10 11 (local.get $w0) (local.get $w0)))
+            (i32x4.dot_i16x8_s (i8x16.swizzle (local.get $v) (local.get $hi)) (i8x16.shuffle 12 13 14 15 12 13 14 15 12 13 14 15 12 13 14 15 (local.get $w0) (local.get $w0))))))
           (local.set $v (v128.load offset=24 (local.get $p)))
           (local.set $acc (i32x4.add (local.get $acc) (i32x4.add
-            (i32x4.dot_i16x8_s (i8x16.swizzle (local.get $v) (local.get $lo)) (v128.load offset=64 (local.get $w)))
-            (i32x4.dot_i16x8_s (i8x16.swizzle (local.get $v) (local.get $hi)) (v128.load offset=80 (local.get $w))))))
+            (i32x4.dot_i16x8_s (i8x16.swizzle (local.get $v) (local.get $lo)) (i8x16.shuffle 0 1 2 3 0 1 2 3 0 1 2 3 0 1 2 3 (local.get $w1) (local.get $w1)))
+            (i32x4.dot_i16x8_s (i8x16.swizzle (local.get $v) (local.get $hi)) (i8x16.shuffle 4 5 6 7 4 5 6 7 4 5 6 7 4 5 6 7 (local.get $w1) (local.get $w1))))))
           (local.set $v (v128.load offset=36 (local.get $p)))
           (local.set $acc (i32x4.add (local.get $acc) (i32x4.add
-            (i32x4.dot_i16x8_s (i8x16.swizzle (local.get $v) (local.get $lo)) (v128.load offset=96 (local.get $w)))
-            (i32x4.dot_i16x8_s (i8x16.swizzle (local.get $v) (local.get $hi)) (v128.load offset=112 (local.get $w))))))
+            (i32x4.dot_i16x8_s (i8x16.swizzle (local.get $v) (local.get $lo)) (i8x16.shuffle 8 9 10 11 8 9 10 11 8 9 10 11 8 9 10 11 (local.get $w1) (local.get $w1)))
+            (i32x4.dot_i16x8_s (i8x16.swizzle (local.get $v) (local.get $hi)) (i8x16.shuffle 12 13 14 15 12 13 14 15 12 13 14 15 12 13 14 15 (local.get $w1) (local.get $w1))))))
           (v128.store
             (i32.add (local.get $dst) (i32.mul (local.get $x) (i32.const 12)))
             (i32x4.shr_s (local.get $acc) (local.get $shift)))
-          (local.set $w (i32.add (local.get $w) (i32.const 128)))
+          (local.set $w (i32.add (local.get $w) (i32.const 32)))
           (local.set $x (i32.add (local.get $x) (i32.const 1)))
           (br_if $unrolled4 (i32.lt_u (local.get $x) (local.get $width))))
         (return)))
@@ -538,13 +546,13 @@
         (local.set $acc (local.get $round))
         (local.set $q (local.get $quads))
         (loop $taps
+          (local.set $w0 (v128.load64_zero (local.get $w)))
           (local.set $v (v128.load (local.get $p)))
-          (local.set $acc (i32x4.add (local.get $acc)
-            (i32x4.dot_i16x8_s (i8x16.swizzle (local.get $v) (local.get $lo)) (v128.load (local.get $w)))))
-          (local.set $acc (i32x4.add (local.get $acc)
-            (i32x4.dot_i16x8_s (i8x16.swizzle (local.get $v) (local.get $hi)) (v128.load offset=16 (local.get $w)))))
+          (local.set $acc (i32x4.add (local.get $acc) (i32x4.add
+            (i32x4.dot_i16x8_s (i8x16.swizzle (local.get $v) (local.get $lo)) (i8x16.shuffle 0 1 2 3 0 1 2 3 0 1 2 3 0 1 2 3 (local.get $w0) (local.get $w0)))
+            (i32x4.dot_i16x8_s (i8x16.swizzle (local.get $v) (local.get $hi)) (i8x16.shuffle 4 5 6 7 4 5 6 7 4 5 6 7 4 5 6 7 (local.get $w0) (local.get $w0))))))
           (local.set $p (i32.add (local.get $p) (i32.const 12)))
-          (local.set $w (i32.add (local.get $w) (i32.const 32)))
+          (local.set $w (i32.add (local.get $w) (i32.const 8)))
           (local.set $q (i32.sub (local.get $q) (i32.const 1)))
           (br_if $taps (local.get $q)))
         (v128.store
@@ -561,7 +569,93 @@
     (param $rows i32) (param $taps i32) (param $n i32) (param $dst i32) (param $chunks i32) (param $shift i32)
     (local $c i32) (local $t i32) (local $at i32) (local $k v128) (local $off i32)
     (local $a0 v128) (local $a1 v128) (local $a2 v128) (local $a3 v128) (local $round v128)
+    (local $p0 i32) (local $k0 v128)
+    (local $p1 i32) (local $k1 v128)
+    (local $p2 i32) (local $k2 v128)
+    (local $p3 i32) (local $k3 v128)
+    (local $p4 i32) (local $k4 v128)
+    (local $p5 i32) (local $k5 v128)
+    (local $p6 i32) (local $k6 v128)
+    (local $p7 i32) (local $k7 v128)
     (local.set $round (i32x4.splat (i32.shl (i32.const 1) (i32.sub (local.get $shift) (i32.const 1)))))
+    ;; Up to 8 taps (the fits' shrinks up to 1.4x): the rows' addresses and weights held in locals
+    ;; for the whole row, taps past `n` weighted 0 (adding nothing), so each chunk is 32 loads and
+    ;; no per-tap loop: a third fewer memory accesses, each of which carries a bounds check in
+    ;; workerd (no WASM trap handler there: docs/vision-decisions.md, "Constants out of the loops").
+    (if (i32.le_u (local.get $n) (i32.const 8))
+      (then
+        (local.set $p0 (i32.load (local.get $rows)))
+        (local.set $k0 (i32x4.splat (i32.load (local.get $taps))))
+        (local.set $p1 (select (i32.load offset=4 (local.get $rows)) (local.get $p0) (i32.gt_u (local.get $n) (i32.const 1))))
+        (local.set $k1 (select (i32x4.splat (i32.load offset=4 (local.get $taps))) (v128.const i32x4 0 0 0 0) (i32.gt_u (local.get $n) (i32.const 1))))
+        (local.set $p2 (select (i32.load offset=8 (local.get $rows)) (local.get $p0) (i32.gt_u (local.get $n) (i32.const 2))))
+        (local.set $k2 (select (i32x4.splat (i32.load offset=8 (local.get $taps))) (v128.const i32x4 0 0 0 0) (i32.gt_u (local.get $n) (i32.const 2))))
+        (local.set $p3 (select (i32.load offset=12 (local.get $rows)) (local.get $p0) (i32.gt_u (local.get $n) (i32.const 3))))
+        (local.set $k3 (select (i32x4.splat (i32.load offset=12 (local.get $taps))) (v128.const i32x4 0 0 0 0) (i32.gt_u (local.get $n) (i32.const 3))))
+        (local.set $p4 (select (i32.load offset=16 (local.get $rows)) (local.get $p0) (i32.gt_u (local.get $n) (i32.const 4))))
+        (local.set $k4 (select (i32x4.splat (i32.load offset=16 (local.get $taps))) (v128.const i32x4 0 0 0 0) (i32.gt_u (local.get $n) (i32.const 4))))
+        (local.set $p5 (select (i32.load offset=20 (local.get $rows)) (local.get $p0) (i32.gt_u (local.get $n) (i32.const 5))))
+        (local.set $k5 (select (i32x4.splat (i32.load offset=20 (local.get $taps))) (v128.const i32x4 0 0 0 0) (i32.gt_u (local.get $n) (i32.const 5))))
+        (local.set $p6 (select (i32.load offset=24 (local.get $rows)) (local.get $p0) (i32.gt_u (local.get $n) (i32.const 6))))
+        (local.set $k6 (select (i32x4.splat (i32.load offset=24 (local.get $taps))) (v128.const i32x4 0 0 0 0) (i32.gt_u (local.get $n) (i32.const 6))))
+        (local.set $p7 (select (i32.load offset=28 (local.get $rows)) (local.get $p0) (i32.gt_u (local.get $n) (i32.const 7))))
+        (local.set $k7 (select (i32x4.splat (i32.load offset=28 (local.get $taps))) (v128.const i32x4 0 0 0 0) (i32.gt_u (local.get $n) (i32.const 7))))
+        (block $done8
+          (loop $chunk8
+            (br_if $done8 (i32.ge_u (local.get $c) (local.get $chunks)))
+            (local.set $off (i32.shl (local.get $c) (i32.const 6)))
+            (local.set $a0 (local.get $round))
+            (local.set $a1 (local.get $round))
+            (local.set $a2 (local.get $round))
+            (local.set $a3 (local.get $round))
+            (local.set $at (i32.add (local.get $p0) (local.get $off)))
+            (local.set $a0 (i32x4.add (local.get $a0) (i32x4.mul (v128.load (local.get $at)) (local.get $k0))))
+            (local.set $a1 (i32x4.add (local.get $a1) (i32x4.mul (v128.load offset=16 (local.get $at)) (local.get $k0))))
+            (local.set $a2 (i32x4.add (local.get $a2) (i32x4.mul (v128.load offset=32 (local.get $at)) (local.get $k0))))
+            (local.set $a3 (i32x4.add (local.get $a3) (i32x4.mul (v128.load offset=48 (local.get $at)) (local.get $k0))))
+            (local.set $at (i32.add (local.get $p1) (local.get $off)))
+            (local.set $a0 (i32x4.add (local.get $a0) (i32x4.mul (v128.load (local.get $at)) (local.get $k1))))
+            (local.set $a1 (i32x4.add (local.get $a1) (i32x4.mul (v128.load offset=16 (local.get $at)) (local.get $k1))))
+            (local.set $a2 (i32x4.add (local.get $a2) (i32x4.mul (v128.load offset=32 (local.get $at)) (local.get $k1))))
+            (local.set $a3 (i32x4.add (local.get $a3) (i32x4.mul (v128.load offset=48 (local.get $at)) (local.get $k1))))
+            (local.set $at (i32.add (local.get $p2) (local.get $off)))
+            (local.set $a0 (i32x4.add (local.get $a0) (i32x4.mul (v128.load (local.get $at)) (local.get $k2))))
+            (local.set $a1 (i32x4.add (local.get $a1) (i32x4.mul (v128.load offset=16 (local.get $at)) (local.get $k2))))
+            (local.set $a2 (i32x4.add (local.get $a2) (i32x4.mul (v128.load offset=32 (local.get $at)) (local.get $k2))))
+            (local.set $a3 (i32x4.add (local.get $a3) (i32x4.mul (v128.load offset=48 (local.get $at)) (local.get $k2))))
+            (local.set $at (i32.add (local.get $p3) (local.get $off)))
+            (local.set $a0 (i32x4.add (local.get $a0) (i32x4.mul (v128.load (local.get $at)) (local.get $k3))))
+            (local.set $a1 (i32x4.add (local.get $a1) (i32x4.mul (v128.load offset=16 (local.get $at)) (local.get $k3))))
+            (local.set $a2 (i32x4.add (local.get $a2) (i32x4.mul (v128.load offset=32 (local.get $at)) (local.get $k3))))
+            (local.set $a3 (i32x4.add (local.get $a3) (i32x4.mul (v128.load offset=48 (local.get $at)) (local.get $k3))))
+            (local.set $at (i32.add (local.get $p4) (local.get $off)))
+            (local.set $a0 (i32x4.add (local.get $a0) (i32x4.mul (v128.load (local.get $at)) (local.get $k4))))
+            (local.set $a1 (i32x4.add (local.get $a1) (i32x4.mul (v128.load offset=16 (local.get $at)) (local.get $k4))))
+            (local.set $a2 (i32x4.add (local.get $a2) (i32x4.mul (v128.load offset=32 (local.get $at)) (local.get $k4))))
+            (local.set $a3 (i32x4.add (local.get $a3) (i32x4.mul (v128.load offset=48 (local.get $at)) (local.get $k4))))
+            (local.set $at (i32.add (local.get $p5) (local.get $off)))
+            (local.set $a0 (i32x4.add (local.get $a0) (i32x4.mul (v128.load (local.get $at)) (local.get $k5))))
+            (local.set $a1 (i32x4.add (local.get $a1) (i32x4.mul (v128.load offset=16 (local.get $at)) (local.get $k5))))
+            (local.set $a2 (i32x4.add (local.get $a2) (i32x4.mul (v128.load offset=32 (local.get $at)) (local.get $k5))))
+            (local.set $a3 (i32x4.add (local.get $a3) (i32x4.mul (v128.load offset=48 (local.get $at)) (local.get $k5))))
+            (local.set $at (i32.add (local.get $p6) (local.get $off)))
+            (local.set $a0 (i32x4.add (local.get $a0) (i32x4.mul (v128.load (local.get $at)) (local.get $k6))))
+            (local.set $a1 (i32x4.add (local.get $a1) (i32x4.mul (v128.load offset=16 (local.get $at)) (local.get $k6))))
+            (local.set $a2 (i32x4.add (local.get $a2) (i32x4.mul (v128.load offset=32 (local.get $at)) (local.get $k6))))
+            (local.set $a3 (i32x4.add (local.get $a3) (i32x4.mul (v128.load offset=48 (local.get $at)) (local.get $k6))))
+            (local.set $at (i32.add (local.get $p7) (local.get $off)))
+            (local.set $a0 (i32x4.add (local.get $a0) (i32x4.mul (v128.load (local.get $at)) (local.get $k7))))
+            (local.set $a1 (i32x4.add (local.get $a1) (i32x4.mul (v128.load offset=16 (local.get $at)) (local.get $k7))))
+            (local.set $a2 (i32x4.add (local.get $a2) (i32x4.mul (v128.load offset=32 (local.get $at)) (local.get $k7))))
+            (local.set $a3 (i32x4.add (local.get $a3) (i32x4.mul (v128.load offset=48 (local.get $at)) (local.get $k7))))
+            (v128.store
+              (i32.add (local.get $dst) (i32.shl (local.get $c) (i32.const 4)))
+              (i8x16.narrow_i16x8_u
+                (i16x8.narrow_i32x4_s (i32x4.shr_s (local.get $a0) (local.get $shift)) (i32x4.shr_s (local.get $a1) (local.get $shift)))
+                (i16x8.narrow_i32x4_s (i32x4.shr_s (local.get $a2) (local.get $shift)) (i32x4.shr_s (local.get $a3) (local.get $shift)))))
+            (local.set $c (i32.add (local.get $c) (i32.const 1)))
+            (br $chunk8)))
+        (return)))
     (block $done
       (loop $chunk
         (br_if $done (i32.ge_u (local.get $c) (local.get $chunks)))

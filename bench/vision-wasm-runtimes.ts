@@ -7,6 +7,7 @@
  * repetition (Linux /proc schedstat of the side's process, every thread, less an empty request's),
  * median of ROUNDS (default 7) after 3 warm-up requests, sides interleaved per round.
  * WASM_RUNTIMES_BEFORE=<checkout>: the same sides again with that checkout's shared/ code and .wasm files.
+ * WASM_RUNTIMES_DENO=1: a Deno side too (the Node side's server under Deno).
  * Prints first each side's V8 facts (the WASM trap handler: off means an explicit bounds check per
  * memory access; Node's V8 version).
  * Run: [WASM_RUNTIMES_BEFORE=/work/main] npx tsx bench/vision-wasm-runtimes.ts [op...]
@@ -123,9 +124,14 @@ const w :Workerd.Worker = (
   return started(label, child, port);
 }
 
-async function nodeSide(label: string, root: string, dir: string): Promise<Side> {
+/** The Node side, or with `deno` the same server under Deno (V8 15 like workerd, and no WASM trap handler either). */
+async function serverSide(label: string, root: string, dir: string, deno = false): Promise<Side> {
   const port = await freePort();
-  const child = spawn(process.execPath, ["--allow-natives-syntax", join(dir, "node-server.mjs")], {
+  const server = join(dir, "node-server.mjs");
+  const [command, args] = deno
+    ? [join(here, "../node_modules/.bin/deno"), ["run", "-A", "--v8-flags=--allow-natives-syntax", server]]
+    : [process.execPath, ["--allow-natives-syntax", server]];
+  const child = spawn(command, args, {
     env: { ...process.env, PORT: String(port), WASM_DIR: join(root, "shared/imaging/wasm"), PNG_DIR: work },
     stdio: ["ignore", "ignore", "inherit"],
   });
@@ -154,7 +160,8 @@ try {
     sides.push(await workerdSide(`workerd, ${label}`, root, dir, []));
     if (extraFlags.length)
       sides.push(await workerdSide(`workerd ${extraFlags.join(" ")}, ${label}`, root, dir, extraFlags));
-    sides.push(await nodeSide(`Node, ${label}`, root, dir));
+    sides.push(await serverSide(`Node, ${label}`, root, dir));
+    if (process.env.WASM_RUNTIMES_DENO) sides.push(await serverSide(`Deno, ${label}`, root, dir, true));
   }
   for (const side of sides) {
     await request(side, "op=hfilter&reps=1");

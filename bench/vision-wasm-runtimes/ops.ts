@@ -14,6 +14,7 @@ import type { VisionWasm } from "../../shared/ports";
 export const KERNEL_OPS = [
   "hfilter",
   "vfilter",
+  "vfilter-10",
   "unfilter-sub-3",
   "unfilter-avg-3",
   "unfilter-paeth-3",
@@ -77,14 +78,16 @@ export async function runOp(
     for (let r = 0; r < reps; r++) for (let y = 0; y < 1080; y++) k.hfilter(at(6), at(8), at(1), at(4), 1568, 2, 6);
     return bytes[at(8)]!;
   }
-  if (op === "vfilter") {
-    // 1080 -> 882 rows of 1568 px: 8 taps over ring rows 1568 x 3 i32 apart.
+  if (op === "vfilter" || op === "vfilter-10") {
+    // 882 rows of 1568 px from ring rows 1568 x 3 i32 apart: 8 taps (1080 -> 882 rows), or 10 (1440 -> 882).
+    const taps = op === "vfilter" ? 8 : 10;
     const stride = 294 * 64 + 16;
-    for (let t = 0; t < 8; t++) {
+    for (let t = 0; t < taps; t++) {
       words[(at(1) >> 2) + t] = at(2) + t * stride;
       words[(at(1) >> 2) + 16 + t] = 500;
     }
-    for (let r = 0; r < reps; r++) for (let y = 0; y < 882; y++) k.vfilter(at(1), at(1) + 64, 8, at(1) + 256, 294, 20);
+    for (let r = 0; r < reps; r++)
+      for (let y = 0; y < 882; y++) k.vfilter(at(1), at(1) + 64, taps, at(1) + 256, 294, 20);
     return bytes[at(1) + 256]!;
   }
   if (op.startsWith("unfilter-")) {

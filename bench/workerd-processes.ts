@@ -66,7 +66,8 @@ export function workerdThreadCpuMs(group: number): { main: number; v8: number; o
   return split;
 }
 
-function cpuMsOf(pids: number[]): number | undefined {
+/** CPU ms processes `pids` have used so far, every thread (Linux /proc schedstat); undefined off Linux. */
+export function cpuMsOf(pids: number[]): number | undefined {
   let ns = 0;
   try {
     for (const pid of pids)

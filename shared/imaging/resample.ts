@@ -90,6 +90,28 @@ function computeTaps(srcSize: number, winStart: number, winSize: number, dstSize
   return { start, count, fixed, maxTaps, widest };
 }
 
+/** Axes whose taps are kept, least recently used dropped first: two renders' worth. */
+const KEPT_TAPS = 4;
+/**
+ * The taps of the last KEPT_TAPS axes, keyed by computeTaps' arguments: a session's screenshots are
+ * one size, so every fit after the first resamples the same axes, and computing their taps is about
+ * 50,000 `Math.sin` calls (1-1.5 ms of a fit in workerd, whose `sin` is slower than Node's:
+ * docs/speed.md). Taps are read-only once built, so fits share them. Under 0.7 MB at the 1568 px
+ * cap (an axis: outputs x at most 26 taps x 4 bytes).
+ */
+const keptTaps = new Map<string, FixedTaps>();
+
+function tapsFor(srcSize: number, winStart: number, winSize: number, dstSize: number, unit: number): FixedTaps {
+  // Numbers print as the shortest text that reads back as the same double: the key is exact.
+  const key = `${srcSize} ${winStart} ${winSize} ${dstSize} ${unit}`;
+  let taps = keptTaps.get(key);
+  if (taps) keptTaps.delete(key);
+  else taps = computeTaps(srcSize, winStart, winSize, dstSize, unit);
+  keptTaps.set(key, taps);
+  if (keptTaps.size > KEPT_TAPS) keptTaps.delete(keptTaps.keys().next().value!);
+  return taps;
+}
+
 /** Integer box factor for an axis shrinking `ratio` times: leaves at least BOX_GAP x the target. */
 export function boxFactor(ratio: number): number {
   return Math.max(1, Math.floor(ratio / BOX_GAP));
@@ -144,8 +166,8 @@ export class StreamingResampler {
     this.boxY = boxFactor(window.height / dstHeight);
     this.gridWidth = Math.ceil(srcWidth / this.boxX);
     this.gridHeight = Math.ceil(srcHeight / this.boxY);
-    this.horizontal = computeTaps(this.gridWidth, window.x / this.boxX, window.width / this.boxX, dstWidth, H_ONE);
-    this.vertical = computeTaps(this.gridHeight, window.y / this.boxY, window.height / this.boxY, dstHeight, V_ONE);
+    this.horizontal = tapsFor(this.gridWidth, window.x / this.boxX, window.width / this.boxX, dstWidth, H_ONE);
+    this.vertical = tapsFor(this.gridHeight, window.y / this.boxY, window.height / this.boxY, dstHeight, V_ONE);
     this.wanted = new Uint8Array(this.gridHeight);
     for (let y = 0; y < dstHeight; y++) {
       const first = this.vertical.start[y]!;

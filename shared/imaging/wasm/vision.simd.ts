@@ -131,7 +131,7 @@ export class SimdResampleKernels {
       at = align16(at + n);
       return start;
     };
-    this.weights = take(dstWidth * this.quads * 32);
+    this.weights = take(dstWidth * this.quads * 8);
     this.starts = take(dstWidth * 4);
     // Padded taps read up to a quad of pixels (plus the 16-byte load) past the row's end.
     this.src = take(srcWidth * 3 + this.quads * 12 + 16);
@@ -144,20 +144,14 @@ export class SimdResampleKernels {
     this.k = this.lease.k;
     this.bytes = new Uint8Array(this.k.memory.buffer);
     this.words = new Int32Array(this.k.memory.buffer);
-    const weights = new Int16Array(this.k.memory.buffer, this.weights, dstWidth * this.quads * 16);
+    const weights = new Int16Array(this.k.memory.buffer, this.weights, dstWidth * this.quads * 4);
     const starts = this.words.subarray(this.starts >> 2, (this.starts >> 2) + dstWidth);
     const { start, count, fixed, maxTaps } = horizontal;
     for (let x = 0; x < dstWidth; x++) {
       starts[x] = start[x]! * 3;
       const n = count[x]!;
-      // Per quad: [w0 w1 w0 w1 w0 w1 0 0] [w2 w3 w2 w3 w2 w3 0 0]; taps past `n` stay zero.
-      for (let t = 0; t < n; t++) {
-        const w = fixed[x * maxTaps + t]!;
-        const base = (x * this.quads + (t >> 2)) * 16 + (t & 2 ? 8 : 0) + (t & 1);
-        weights[base] = w;
-        weights[base + 2] = w;
-        weights[base + 4] = w;
-      }
+      // Per quad: w0 w1 w2 w3 (hfilter spreads them); taps past `n` stay zero.
+      weights.set(fixed.subarray(x * maxTaps, x * maxTaps + n), x * this.quads * 4);
     }
   }
 

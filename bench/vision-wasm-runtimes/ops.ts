@@ -22,6 +22,9 @@ export const KERNEL_OPS = [
   "unfilter-paeth-4",
   "flatten",
   "resize",
+  "ycc",
+  "dct",
+  "quant",
 ];
 export const FIT_OPS = ["inflate-light", "fit-session", "fit-light"];
 
@@ -99,6 +102,33 @@ export async function runOp(
   if (op === "flatten") {
     for (let r = 0; r < reps; r++) for (let y = 0; y < 1080; y++) k.flattenRgba(at(1), at(2), 1920);
     return bytes[at(2)]!;
+  }
+  // The encoder's kernels over 56 MCU rows of 1568 px (4:2:0): colour conversion, DCT, and a
+  // quantise-and-count pass; pseudo-random samples (the time does not depend on them).
+  if (op === "ycc") {
+    for (let i = at(1); i < at(3); i++) bytes[i] = (i * 7919) >>> 3;
+    for (let r = 0; r < reps; r++)
+      for (let y = 0; y < 56; y++) k.rgbToYcc(at(1), 1568 * 3, 196, 16, at(4), at(7), at(8), 0);
+    return bytes[at(4)]!;
+  }
+  if (op === "dct" || op === "quant") {
+    const floats = new Float32Array(k.memory.buffer);
+    let s = 7;
+    for (let i = at(1) >> 2; i < at(8) >> 2; i++) {
+      s = (s * 1103515245 + 12345) >>> 0;
+      floats[i] = (s >>> 24) - 128;
+    }
+    for (let i = 0; i < 64; i++) floats[(at(7) >> 2) + i] = 0.125;
+    for (let i = 0; i < 6 * 64; i++) floats[(at(9) >> 2) + i] = 1 / 12;
+    for (let r = 0; r < reps; r++)
+      for (let y = 0; y < 56; y++) {
+        if (op === "dct") k.dctMcuRow(at(1), at(4), at(5), 98, at(6), at(7), at(8), 0);
+        else {
+          k.scanStart();
+          k.quantCount(at(8), at(9), at(10), 98, at(11), 4, 0, 0);
+        }
+      }
+    return bytes[at(8)]!;
   }
   throw new Error(`unknown op ${op}`);
 }

@@ -13,6 +13,7 @@ import { writeFileSync } from "node:fs";
 import { inspectorSession } from "./inspector";
 import { startLocalStack } from "../scripts/local-stack";
 import { screenshot, send, turnBody } from "./computer-use-session";
+import { answerTimes } from "./stats";
 
 const TURNS = Number(process.env.PROXY_PROFILE_TURNS ?? 20);
 const mode = process.argv[2] === "new" ? "new" : process.argv[2] === "first" ? "first" : "seen";
@@ -41,17 +42,9 @@ async function main() {
     const session = `${task}-session`;
     const url = `${stack.url}/anthropic/v1/messages`;
     const turn = async (n: number, stream = false) => {
-      const start = performance.now();
-      const response = await send(url, turnBody(task, shots, n, stream), session);
-      const reader = response.body!.getReader();
-      let first = Number.NaN;
-      for (;;) {
-        const { done } = await reader.read();
-        if (Number.isNaN(first)) first = performance.now() - start;
-        if (done) break;
-      }
+      const { first, end, response } = await answerTimes(() => send(url, turnBody(task, shots, n, stream), session));
       if (!response.ok) throw new Error(`status ${response.status}`);
-      return stream ? first : performance.now() - start;
+      return stream ? first : end;
     };
     // On "seen" and "first", every turn profiled re-sends screenshots the service has all seen; on "new", each adds one.
     for (let n = 1; n <= (mode === "new" ? 10 : 10 + TURNS); n++) await turn(n);

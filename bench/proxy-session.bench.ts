@@ -4,8 +4,9 @@
  * so the proxy fits it), turns 16 to 40, one light session and one dark. Each turn is sent, side by
  * side and in a random order of sides per turn, directly to the LLM emulator, through the bare
  * pass-through Worker (`bench/bare-worker`) and through the service, both under `wrangler dev`; on
- * each side the turn is sent three times: with its new screenshot, again (every screenshot seen),
- * and again streamed (the first event timed). Run: npm run bench -- proxy-session (also part of
+ * each side the turn is sent three times: with its new screenshot, again (every screenshot seen;
+ * the time to its answer's headers is a row too, to set beside the first streamed event), and again
+ * streamed (the first event timed; its body differs from the plain turn's by the emulator's pause marker). Run: npm run bench -- proxy-session (also part of
  * `npm run bench -- proxy`). With PROXY_BENCH_BEFORE=<another checkout>, that checkout's service
  * runs as a fourth side in the same run (its rows: "before"); with PROXY_BENCH_LEDGER_OFF=1, this
  * checkout's service with the ledger off (`LEDGER_MODE=off`) runs as another (its rows: "ledger off"),
@@ -14,26 +15,19 @@
 import { FIRST_TURN, HEIGHT, LAST_TURN, screenshot, send, turnBody, WIDTH } from "./computer-use-session";
 import { startLocalStack } from "../scripts/local-stack";
 import { startBare } from "./bare-worker/start";
-import { median, ms } from "./stats";
+import { answerTimes, median, ms } from "./stats";
 import { execSync } from "node:child_process";
 
-/** Milliseconds to the answer's last byte, or to its first body chunk. */
-async function timeTo(call: () => Promise<Response>, first: boolean): Promise<number> {
-  const start = performance.now();
-  const response = await call();
-  if (!response.ok) throw new Error(`status ${response.status}: ${(await response.text()).slice(0, 300)}`);
-  const reader = response.body!.getReader();
-  let at = Number.NaN;
-  for (;;) {
-    const { done } = await reader.read();
-    if (Number.isNaN(at) && first) at = performance.now() - start;
-    if (done) break;
-  }
-  return first ? at : performance.now() - start;
+/** Milliseconds to the answer's last byte, or to its first body chunk; `head` gets the time to its headers. */
+async function timeTo(call: () => Promise<Response>, first: boolean, head?: (ms: number) => void): Promise<number> {
+  const times = await answerTimes(call);
+  if (!times.response.ok) throw new Error(`status ${times.response.status}`);
+  head?.(times.head);
+  return first ? times.first : times.end;
 }
 
-type Row = "new" | "seen" | "first";
-const ROWS: readonly Row[] = ["new", "seen", "first"];
+type Row = "new" | "seen" | "head" | "first";
+const ROWS: readonly Row[] = ["new", "seen", "head", "first"];
 
 async function main() {
   const stack = await startLocalStack();
@@ -51,7 +45,10 @@ async function main() {
   };
   const names = Object.keys(sides) as Side[];
   const samples = Object.fromEntries(
-    names.map((side) => [side, { new: [] as number[], seen: [] as number[], first: [] as number[] }]),
+    names.map((side) => [
+      side,
+      { new: [] as number[], seen: [] as number[], head: [] as number[], first: [] as number[] },
+    ]),
   ) as Record<Side, Record<Row, number[]>>;
   const tag = `cu${Date.now().toString(36)}`;
   let largest = 0;
@@ -72,7 +69,13 @@ async function main() {
         for (const side of [...names].sort(() => Math.random() - 0.5)) {
           const url = sides[side]!;
           samples[side].new.push(await timeTo(() => send(url, plain, session), false));
-          samples[side].seen.push(await timeTo(() => send(url, plain, session), false));
+          samples[side].seen.push(
+            await timeTo(
+              () => send(url, plain, session),
+              false,
+              (ms) => samples[side].head.push(ms),
+            ),
+          );
           samples[side].first.push(await timeTo(() => send(url, streamed, session), true));
         }
       }
@@ -87,6 +90,7 @@ async function main() {
   const label: Record<Row, string> = {
     new: "a turn with one new screenshot",
     seen: "a turn whose screenshots were all seen before",
+    head: "the answer's headers of that turn (plain)",
     first: "the first streamed event of an all-seen turn",
   };
   const lines = [

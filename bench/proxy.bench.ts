@@ -11,7 +11,7 @@ import { readFileSync, writeFileSync } from "node:fs";
 import { encodePng, photoPixels, screenshotPixels } from "../test/fixtures/images";
 import { inspectorSession } from "./inspector";
 import { type LocalStack, startLocalStack } from "../scripts/local-stack";
-import { median, ms, percentile, timed } from "./stats";
+import { answerTimes, median, ms, percentile, timed } from "./stats";
 import { startBare } from "./bare-worker/start";
 import { workerdProcesses } from "./workerd-processes";
 import { post } from "./computer-use-session";
@@ -33,16 +33,8 @@ function textConversation(tag: string, stream = false, last = "go on"): string {
 
 /** Milliseconds to the first body chunk and to the end of a streamed answer. */
 async function firstEvent(call: () => Promise<Response>): Promise<{ first: number; total: number }> {
-  const start = performance.now();
-  const response = await call();
-  const reader = response.body!.getReader();
-  let first = Number.NaN;
-  for (;;) {
-    const { done } = await reader.read();
-    if (Number.isNaN(first)) first = performance.now() - start;
-    if (done) break;
-  }
-  return { first, total: performance.now() - start };
+  const { first, end } = await answerTimes(call);
+  return { first, total: end };
 }
 
 async function interleaved<T>(rounds: number, sides: readonly (() => Promise<T>)[]): Promise<T[][]> {

@@ -23,3 +23,23 @@ export async function timed(fn: () => Promise<Response>): Promise<{ ms: number; 
   await response.arrayBuffer();
   return { ms: performance.now() - start, cache: response.headers.get("x-cache") ?? "" };
 }
+
+/**
+ * Times one request read chunk by chunk: ms to its headers, to its first body chunk (a streamed
+ * answer's first event) and to its end, and the response (its body read).
+ */
+export async function answerTimes(
+  call: () => Promise<Response>,
+): Promise<{ head: number; first: number; end: number; response: Response }> {
+  const start = performance.now();
+  const response = await call();
+  const head = performance.now() - start;
+  const reader = response.body!.getReader();
+  let first = Number.NaN;
+  for (;;) {
+    const { done } = await reader.read();
+    if (Number.isNaN(first)) first = performance.now() - start;
+    if (done) break;
+  }
+  return { head, first, end: performance.now() - start, response };
+}

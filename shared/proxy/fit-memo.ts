@@ -2,8 +2,9 @@
  * Where the proxy finds what became of an image (docs/proxy.md, "Fitting"): the isolate's own
  * memory first, then the cache store (`proxy:v1:fit:`, docs/storage.md), then the fitter. A
  * computer-use agent sends every earlier screenshot again on each turn; the memory makes such a
- * turn cost no hash and no store read per image. It is an exact-match memory: an image is found
- * only by its whole base64 text (compared in full), never by a sample or a weak hash.
+ * turn cost no hash and no store read per image. It is an exact-match memory: a short key of
+ * sampled windows only files an image (shared/text-map.ts); it is found only by its whole base64
+ * text (compared in full), never by the sample or a weak hash.
  */
 import { sha256Hex } from "../hash";
 import { hasControlCharacter } from "../http/body";

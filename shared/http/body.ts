@@ -256,7 +256,7 @@ const SLICE_FROM_CHARS = 64 * 1024;
 export function parseJsonText(
   text: string,
   sliceFrom: number = SLICE_FROM_CHARS,
-  plain?: Set<string>,
+  plain?: { add(text: string): unknown },
   knownPlain?: (text: string) => boolean,
 ): unknown {
   const scan = scanJson(text, MAX_JSON_DEPTH, sliceFrom, knownPlain);
@@ -375,7 +375,7 @@ interface Restore {
   slice(placeholder: string): string;
 }
 
-function placeholders(text: string, long: readonly number[], plain?: Set<string>): Restore {
+function placeholders(text: string, long: readonly number[], plain?: { add(text: string): unknown }): Restore {
   const nonce = crypto.randomUUID();
   const pieces: string[] = [];
   let from = 0;
@@ -447,7 +447,7 @@ function walkStrings(root: unknown, restore: Restore | null): (string | number)[
 export function encodeJson(
   value: unknown,
   sliceFrom: number = SLICE_FROM_CHARS,
-  plain?: ReadonlySet<string>,
+  plain?: { has(text: string): boolean },
 ): Uint8Array {
   const held: string[] = [];
   const nonce = crypto.randomUUID();

@@ -511,7 +511,7 @@ async function render(job: FitJob, size: Size): Promise<Uint8Array> {
     return resampler;
   };
   const minScale = Math.max(stored.width / storedWindow.width, stored.height / storedWindow.height);
-  const decoded = await job.image.decodeRows(minScale, makeResampler, detail);
+  const decoded = await job.image.decodeRows(minScale, makeResampler, detail, job.simd);
   const rgb = orient(decoded.resampler.finish(), stored.width, stored.height, orientation);
   // Codec instances run one after another, so the call's peak is the largest single one.
   state.wasmPeakBytes = Math.max(state.wasmPeakBytes, decoded.wasmBytes, simdBytes);

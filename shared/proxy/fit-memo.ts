@@ -2,8 +2,9 @@
  * Where the proxy finds what became of an image (docs/proxy.md, "Fitting"): the isolate's own
  * memory first, then the cache store (`proxy:v1:fit:`, docs/storage.md), then the fitter. A
  * computer-use agent sends every earlier screenshot again on each turn; the memory makes such a
- * turn cost no hash and no store read per image. It is an exact-match memory: an image is found
- * only by its whole base64 text (compared in full), never by a sample or a weak hash.
+ * turn cost no hash and no store read per image. It is an exact-match memory: a short key of
+ * sampled windows only files an image (shared/text-map.ts); it is found only by its whole base64
+ * text (compared in full), never by the sample or a weak hash.
  */
 import { sha256Hex } from "../hash";
 import { hasControlCharacter } from "../http/body";
@@ -11,6 +12,7 @@ import { AppError } from "../http/errors";
 import { decodeImageData, toBase64 } from "../media/data-url";
 import type { InlineImage } from "../llm/format";
 import type { AppPorts } from "../ports";
+import { TextMap } from "../text-map";
 
 type Ports = Pick<AppPorts, "cache" | "clock" | "fitImage">;
 
@@ -41,13 +43,8 @@ interface Remembered {
 }
 
 /**
- * A map bounded by the characters of its images (the base64 it is keyed by plus the fit it
- * holds), least recently used out first. Keys are the images' own text, copied (a key never keeps
- * a request's whole body alive as the parent of a slice).
- */
-/**
- * One remembered image: its own copy of the image (its key in the map), what was decided for it,
- * and whether it holds no control character (checked once, when the image is first remembered).
+ * One remembered image: its own copy of the image, what was decided for it, and whether it holds
+ * no control character (checked once, when the image is first remembered).
  */
 interface Slot {
   image: string;
@@ -55,9 +52,17 @@ interface Slot {
   plain: boolean;
 }
 
+/**
+ * A memory bounded by the characters of its images (the base64 plus the fit it holds), least
+ * recently used out first. Images are found by a short key and compared whole (shared/text-map.ts:
+ * a `Map` keyed by the base64 itself hashed every character on every lookup). Each image is kept
+ * as its own copy (one kept as it came would keep a request's whole body alive as a slice's parent).
+ */
 export class FitMemory {
-  /** By image, least recently used first. */
-  private readonly slots = new Map<string, Slot>();
+  /** By image. */
+  private readonly slots = new TextMap<Slot>();
+  /** Least recently used first (a Set keeps insertion order; its keys are objects, hashed by identity). */
+  private readonly order = new Set<Slot>();
   private held = 0;
 
   constructor(readonly maxChars: number) {}
@@ -74,9 +79,8 @@ export class FitMemory {
   get(data: string): Remembered | undefined {
     const slot = this.slots.get(data);
     if (slot === undefined) return undefined;
-    // Most recently used last: a Map keeps insertion order.
-    this.slots.delete(data);
-    this.slots.set(slot.image, slot);
+    this.order.delete(slot);
+    this.order.add(slot);
     return slot.entry;
   }
 
@@ -92,20 +96,21 @@ export class FitMemory {
   /** Remembers `entry` for `data` (replacing what was there); an image over a quarter of the memory is not kept. */
   set(data: string, entry: Remembered): void {
     const old = this.slots.get(data);
-    if (old !== undefined) {
-      this.slots.delete(data);
-      this.held -= charsOf(old.image, old.entry);
-    }
+    if (old !== undefined) this.forget(old);
     const chars = charsOf(data, entry);
     if (chars > this.maxChars / 4) return;
-    while (this.held + chars > this.maxChars) {
-      const [oldest, slot] = this.slots.entries().next().value as [string, Slot];
-      this.slots.delete(oldest);
-      this.held -= charsOf(slot.image, slot.entry);
-    }
+    while (this.held + chars > this.maxChars) this.forget(this.order.values().next().value as Slot);
     const image = old?.image ?? ownCopy(data);
-    this.slots.set(image, { image, entry, plain: old?.plain ?? !hasControlCharacter(image) });
+    const slot = { image, entry, plain: old?.plain ?? !hasControlCharacter(image) };
+    this.slots.set(image, slot);
+    this.order.add(slot);
     this.held += chars;
+  }
+
+  private forget(slot: Slot): void {
+    this.slots.delete(slot.image);
+    this.order.delete(slot);
+    this.held -= charsOf(slot.image, slot.entry);
   }
 }
 

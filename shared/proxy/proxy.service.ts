@@ -23,6 +23,7 @@ import { concatBytes, readAtMost } from "../bytes";
 import { Deadline } from "../deadline";
 import { sha256Hex } from "../hash";
 import type { AppPorts } from "../ports";
+import { TextSet } from "../text-map";
 import { apiTokens } from "../http/auth";
 import { carriesServiceToken, PREFLIGHT, upstreamCredential } from "./credentials";
 import type { LlmProviderSpec, LlmUsage, ProxiedPath, StreamUsage } from "../llm/llm-provider.types";
@@ -224,7 +225,7 @@ async function transformedBody(
   let exact = received > RE_ENCODE_FROM_BYTES && !startsWithBom(read.bytes!) ? null : read.bytes;
   read.bytes = null;
   // The strings the parse left as slices of the text need no escape: encodeJson does not check them again.
-  const plain = new Set<string>();
+  const plain = new TextSet();
   // An image this isolate remembers was checked for control characters when it was first seen.
   const parsed = parseJsonText(text, undefined, plain, (contents) => fitMemory.isPlain(contents));
   if (parsed === null || typeof parsed !== "object" || Array.isArray(parsed))

@@ -76,7 +76,7 @@ export interface TransformOutcome {
    * The fits' base64 the body carries (fit-memo.ts: made by the fitter, or read from the store and
    * checked to be base64), which JSON writes as it is: encodeJson need not check them.
    */
-  readonly plain: ReadonlySet<string>;
+  readonly plain: readonly string[];
 }
 
 type Ports = Pick<AppPorts, "cache" | "clock" | "fitImage">;
@@ -116,7 +116,7 @@ export async function transformConversation(
     estimate: null,
     rule: null,
     writes: Promise.resolve(),
-    plain: new Set(),
+    plain: [],
   };
   if (!original || original.length === 0) return unchanged;
   const model = typeof body.model === "string" ? body.model : undefined;
@@ -261,7 +261,7 @@ async function fitImages(
   relabeled: number;
   toolImages: number;
   images: number;
-  plain: ReadonlySet<string>;
+  plain: readonly string[];
 }> {
   const { carriers, uploads } = format.inventory(messages);
   const tools: ImageRef[] = carriers.flatMap((carrier) => carrier.images);
@@ -313,7 +313,7 @@ async function fitImages(
       relabeled: 0,
       toolImages: tools.length,
       images: total,
-      plain: new Set(),
+      plain: [],
     };
   // At most MAX_FITS a request: the uploads (listed last) and the newest tool images; the oldest
   // are the first a retirement drops. The rest go as they came, counted as skipped.
@@ -335,7 +335,7 @@ async function fitImages(
   let firstFits = 0;
   let skipped = dropped;
   const replaced = new Set<ImageRef>();
-  const plain = new Set<string>();
+  const plain: string[] = [];
   for (const [i, { image, data }] of wanted.entries()) {
     const key = keys[i]!;
     let result = stored[i] !== undefined ? stored[i] : fits.get(key); // null: a refusal, kept
@@ -352,7 +352,7 @@ async function fitImages(
     // The fitter passed it through as it was: nothing to replace, nothing fitted.
     if (result.data === data.slice(data.length - base64Length(data))) continue;
     out = format.replaceImage(out, image, result);
-    plain.add(result.data);
+    plain.push(result.data);
     replaced.add(image);
     fitted += 1;
     if (first) firstFits += 1;

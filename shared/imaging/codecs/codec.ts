@@ -7,6 +7,7 @@ import { AppError } from "../../http/errors";
 import type { ImageHeader, JpegMarkerWalk } from "../../media/image-header";
 import type { VisionWasm } from "../../ports";
 import type { StreamingResampler } from "../resample";
+import type { SimdPool } from "../wasm/simd.instances";
 
 /**
  * Builds the resampler once the decoder knows the size it will actually deliver. `scale`: decoded
@@ -63,9 +64,15 @@ export interface CodecImage {
    * into the resampler the factory builds for the decoded size. `minScale`: the output's pixels
    * per original pixel, for a decoder that can scale while decoding (a JPEG's n/8). `detail`: how
    * much of the source the output can keep (DecodeDetail), which sets how far such a decoder
-   * shrinks before the resampler takes over.
+   * shrinks before the resampler takes over. `simd`: the fit's pool, for a decoder that runs our
+   * SIMD kernels (the PNG decoder's lines).
    */
-  decodeRows(minScale: number, makeResampler: ResamplerFactory, detail?: DecodeDetail): Promise<DecodedRows>;
+  decodeRows(
+    minScale: number,
+    makeResampler: ResamplerFactory,
+    detail?: DecodeDetail,
+    simd?: SimdPool,
+  ): Promise<DecodedRows>;
 }
 
 /**

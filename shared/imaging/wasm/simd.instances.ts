@@ -69,7 +69,7 @@ export interface Lease {
   live(): boolean;
 }
 
-type PoolRole = "resample" | "jpeg";
+type PoolRole = "png" | "resample" | "jpeg";
 
 /**
  * Largest coefficient array kept between fits: a 4:2:0 image at the default long-edge cap, up to
@@ -88,7 +88,7 @@ function zeroed(k: SimdExports, bytes: number): void {
 let spareCoefficients: Int16Array | undefined;
 
 /**
- * One fit's SIMD instances, one per role (the resampler's, the encoder's): each new kernel set of a
+ * One fit's SIMD instances, one per role (the PNG decoder's lines, the resampler's, the encoder's): each new kernel set of a
  * role gets the instance the previous one used, zeroed and grown if it must be, so a fit's second
  * resample or encode writes to pages the first one touched instead of fresh ones (on a VM, first
  * touch costs about 15 µs a 4 KB page: docs/benchmarks.md). A new lease ends the role's earlier

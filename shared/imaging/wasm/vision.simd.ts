@@ -1,21 +1,12 @@
 /**
  * JS side of our SIMD kernels (vision.simd.wat) for the PNG decode and the resampler (the JPEG
  * encoder's are in jpeg.simd.ts): lays out one instance's memory for one PNG decode or one
- * resampler and grows it once to what the rows need. A resampler's instance comes fresh from the
- * module, or from one fit's SimdPool, which hands a fit's later resamplers the instance its earlier
- * ones used. Nothing outlives the fit, so a fit leaves no WASM
- * high-water mark behind.
+ * resampler and grows it once to what the rows need. A PNG decode's or a resampler's instance comes
+ * fresh from the module, or from one fit's SimdPool (a role each), which hands the fit's later
+ * decodes and resamplers the instance its earlier ones used and at the fit's end keeps it, within
+ * a bound, as the isolate's spare for the next fit (SimdPool.release).
  */
-import {
-  align16,
-  instantiate,
-  newInstance,
-  reserve,
-  type Lease,
-  type SimdExports,
-  type SimdSource,
-  spent,
-} from "./simd.instances";
+import { align16, instantiate, type Lease, type SimdExports, type SimdSource, spent } from "./simd.instances";
 
 /**
  * PNG scanline kernels: two lines (current and previous, swapped by address) and one RGB row live
@@ -24,6 +15,7 @@ import {
  */
 export class SimdPngKernels {
   private readonly k: SimdExports;
+  private readonly lease: Lease;
   private cur: number;
   private prev: number;
   private readonly rgbAt: number;
@@ -31,7 +23,7 @@ export class SimdPngKernels {
   readonly bytes: Uint8Array;
 
   constructor(
-    module: WebAssembly.Module,
+    source: SimdSource,
     private readonly stride: number,
     private readonly width: number,
   ) {
@@ -45,7 +37,10 @@ export class SimdPngKernels {
     this.cur = take(stride + 16);
     this.prev = take(stride + 16);
     this.rgbAt = take(width * 3 + 16);
-    this.k = reserve(newInstance(module), at);
+    // From the fit's pool, the instance is the isolate's spare from fit to fit: a fresh one's
+    // exports object has a map of its own, which deoptimised the decoder's calls into it every fit.
+    this.lease = instantiate(source, at, "png");
+    this.k = this.lease.k;
     this.bytes = new Uint8Array(this.k.memory.buffer);
   }
 
@@ -65,6 +60,7 @@ export class SimdPngKernels {
 
   /** Unfilters the current line against the previous one (filter type 0..4, checked by the caller). */
   unfilter(filter: number, bpp: number): void {
+    if (!this.lease.live()) throw spent();
     this.k.unfilter(filter, this.cur, this.prev, this.stride, bpp);
   }
 

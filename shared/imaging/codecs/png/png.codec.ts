@@ -33,8 +33,10 @@ export const pngCodec: Codec = {
       deflatedBytes: deflatedBytes(info),
       verify: async () => verifyPngData(info, wasm.zlib),
       colorProfile: async () => pngIccProfile(info, wasm.zlib),
-      decodeRows: async (_minScale, makeResampler) =>
-        info.interlaced ? decodeAdam7Rows(info, makeResampler, wasm.zlib) : decodePngRows(info, makeResampler, wasm),
+      decodeRows: async (_minScale, makeResampler, _detail, simd) =>
+        info.interlaced
+          ? decodeAdam7Rows(info, makeResampler, wasm.zlib)
+          : decodePngRows(info, makeResampler, wasm, simd),
     };
   },
 };

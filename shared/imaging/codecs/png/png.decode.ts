@@ -10,6 +10,7 @@ import type { AppError } from "../../../http/errors";
 import { invalidImage } from "../../../media/image-header";
 import type { VisionWasm } from "../../../ports";
 import { type DecodedRows, flattenRgbaRow, type ResamplerFactory } from "../codec";
+import type { SimdPool, SimdSource } from "../../wasm/simd.instances";
 import { SimdPngKernels } from "../../wasm/vision.simd";
 import { inflateBounded, ZlibInflater } from "./png.inflate";
 
@@ -343,13 +344,13 @@ export interface LineStore {
 }
 
 function simdLines(
-  module: WebAssembly.Module,
+  source: SimdSource,
   info: PngInfo,
   stride: number,
   bpp: number,
   convert: RowConverter | undefined,
 ): LineStore {
-  const k = new SimdPngKernels(module, stride, info.width);
+  const k = new SimdPngKernels(source, stride, info.width);
   const rgba = info.colorType === 6 && info.bitDepth === 8;
   const rgb = new Uint8Array(convert && !rgba ? info.width * 3 : 0);
   return {
@@ -400,7 +401,7 @@ export function jsLines(info: PngInfo, stride: number, bpp: number, convert: Row
 /**
  * Streams the rows of a non-interlaced PNG, its chunks walked once by parseChunks, into the
  * resampler built for its full size. Given our SIMD module, unfiltering and the RGBA flatten run
- * there (same bytes as the JS loops).
+ * there (same bytes as the JS loops), in an instance leased from the fit's `simd` pool when given.
  * @throws AppError 400 `invalid_image` for a corrupt or short zlib stream.
  * @example
  * const info = parseChunks(bytes); // once per fit: every later decode of the file reuses it
@@ -410,6 +411,7 @@ export function decodePngRows(
   info: PngInfo,
   makeResampler: ResamplerFactory,
   wasm: Pick<VisionWasm, "zlib" | "simd">,
+  simd?: SimdPool,
 ): DecodedRows {
   const { width, height, bitDepth, colorType } = info;
   const channels = CHANNELS[colorType]!;
@@ -418,7 +420,9 @@ export function decodePngRows(
   const bpp = Math.max(1, bitsPerPixel >> 3);
   const resampler = makeResampler(width, height);
   const convert = makeRowConverter(info);
-  const lines = wasm.simd ? simdLines(wasm.simd, info, stride, bpp, convert) : jsLines(info, stride, bpp, convert);
+  const lines = wasm.simd
+    ? simdLines(simd ?? wasm.simd, info, stride, bpp, convert)
+    : jsLines(info, stride, bpp, convert);
   let lastWanted = height - 1;
   while (lastWanted > 0 && !resampler.wantsRow(lastWanted)) lastWanted--;
 

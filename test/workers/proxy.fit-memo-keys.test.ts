@@ -1,0 +1,86 @@
+/**
+ * The fit memory and the proxy's `plain` set find an image by a short key (shared/text-map.ts:
+ * its length and a few sampled windows) and answer only for a text equal in full: a screenshot
+ * that agrees with a remembered one on every sampled window but differs elsewhere is not sent as
+ * the remembered one's fit; it goes to the fitter as its own image.
+ */
+import { describe, expect, it } from "vitest";
+import { ANTHROPIC } from "../../shared/llm/anthropic.provider";
+import { transformConversation } from "../../shared/proxy/transform";
+import { TextMap, TextSet, textKey } from "../../shared/text-map";
+import { workersDeps } from "../../workers/deps";
+import { encodePng, screenshotPixels, toBase64 } from "../fixtures/images";
+import { screenshotCall, testEnv, uniqueToken } from "./helpers";
+
+const SETTINGS = {
+  embedTargetBytes: 262_144,
+  maxLongEdge: 1568,
+  maxInputPixels: 14_745_600,
+  fitUserImages: false,
+  strategy: "off" as const,
+};
+
+/** `text` with one base64 character changed outside every sampled window: the same short key. */
+function sameKeyOtherText(text: string): string {
+  const key = textKey(text);
+  for (let i = Math.floor(text.length / 2); i < text.length; i++) {
+    const other = `${text.slice(0, i)}${text[i] === "A" ? "B" : "A"}${text.slice(i + 1)}`;
+    if (textKey(other) === key) return other;
+  }
+  throw new Error("no position outside the sampled windows");
+}
+
+const withImage = (tag: string, data: string) => ({
+  model: "claude-sonnet-4-5",
+  max_tokens: 64,
+  system: `keys ${tag}`,
+  messages: [{ role: "user", content: "go" }, ...screenshotCall("t1", data)],
+});
+
+const sentData = (body: any): string => body.messages[2].content[0].content[0].source.data;
+
+describe("images found by a short key", () => {
+  it("never gives one screenshot's fit to another that shares its sampled windows", async () => {
+    const tag = uniqueToken();
+    const shot = toBase64(
+      await encodePng(screenshotPixels(1920, 1080, 5_000 + Math.floor(Math.random() * 1e6)), 1920, 1080, 3),
+    );
+    const twin = sameKeyOtherText(shot);
+    expect(twin).not.toBe(shot);
+    expect(twin.length).toBe(shot.length);
+    expect(textKey(twin)).toBe(textKey(shot));
+
+    const ports = { cache: workersDeps(testEnv).cache, clock: Date.now, fitImage: workersDeps(testEnv).fitImage };
+    const format = ANTHROPIC.paths["/v1/messages"]!.format;
+    const first = await transformConversation(withImage(tag, shot), ANTHROPIC, format, `a-${tag}`, SETTINGS, ports);
+    await first.writes;
+    expect([first.fitted, first.firstFits]).toEqual([1, 1]);
+    const fit = sentData(first.body);
+
+    // The twin is remembered nowhere: it goes to the fitter (a fit of its own, or refused as
+    // corrupt and sent as it came), never out as the first screenshot's fit.
+    const second = await transformConversation(withImage(tag, twin), ANTHROPIC, format, `b-${tag}`, SETTINGS, ports);
+    await second.writes;
+    expect(second.firstFits + second.fitSkipped).toBe(1);
+    expect(sentData(second.body)).not.toBe(fit);
+
+    // The first is still remembered as itself.
+    const again = await transformConversation(withImage(tag, shot), ANTHROPIC, format, `c-${tag}`, SETTINGS, ports);
+    expect([again.fitted, again.firstFits]).toEqual([1, 0]);
+    expect(sentData(again.body)).toBe(fit);
+  });
+
+  it("keeps texts that share a key apart, in a map and in a set", () => {
+    const text = "QUJD".repeat(50_000);
+    const twin = sameKeyOtherText(text);
+    const map = new TextMap<number>();
+    map.set(text, 1);
+    expect(map.get(twin)).toBeUndefined();
+    map.set(twin, 2);
+    expect([map.get(text), map.get(twin), map.size]).toEqual([1, 2, 2]);
+    expect(map.delete(text)).toBe(true);
+    expect([map.get(text), map.get(twin), map.size]).toEqual([undefined, 2, 1]);
+    const set = new TextSet().add(text);
+    expect([set.has(text), set.has(twin), set.has(`${text}`.slice(0))]).toEqual([true, false, true]);
+  });
+});

@@ -202,3 +202,12 @@ export const screenshotCall = (id: string, data: string): { role: string; conten
     ],
   },
 ];
+
+/** The proxy transform's settings for tests that fit screenshots with retirement off. */
+export const FIT_SETTINGS = {
+  embedTargetBytes: 262_144,
+  maxLongEdge: 1568,
+  maxInputPixels: 14_745_600,
+  fitUserImages: false,
+  strategy: "off" as const,
+};

@@ -10,15 +10,7 @@ import { transformConversation } from "../../shared/proxy/transform";
 import { TextMap, TextSet, textKey } from "../../shared/text-map";
 import { workersDeps } from "../../workers/deps";
 import { encodePng, screenshotPixels, toBase64 } from "../fixtures/images";
-import { screenshotCall, testEnv, uniqueToken } from "./helpers";
-
-const SETTINGS = {
-  embedTargetBytes: 262_144,
-  maxLongEdge: 1568,
-  maxInputPixels: 14_745_600,
-  fitUserImages: false,
-  strategy: "off" as const,
-};
+import { FIT_SETTINGS, screenshotCall, testEnv, uniqueToken } from "./helpers";
 
 /** `text` with one base64 character changed outside every sampled window: the same short key. */
 function sameKeyOtherText(text: string): string {
@@ -52,20 +44,27 @@ describe("images found by a short key", () => {
 
     const ports = { cache: workersDeps(testEnv).cache, clock: Date.now, fitImage: workersDeps(testEnv).fitImage };
     const format = ANTHROPIC.paths["/v1/messages"]!.format;
-    const first = await transformConversation(withImage(tag, shot), ANTHROPIC, format, `a-${tag}`, SETTINGS, ports);
+    const first = await transformConversation(withImage(tag, shot), ANTHROPIC, format, `a-${tag}`, FIT_SETTINGS, ports);
     await first.writes;
     expect([first.fitted, first.firstFits]).toEqual([1, 1]);
     const fit = sentData(first.body);
 
     // The twin is remembered nowhere: it goes to the fitter (a fit of its own, or refused as
     // corrupt and sent as it came), never out as the first screenshot's fit.
-    const second = await transformConversation(withImage(tag, twin), ANTHROPIC, format, `b-${tag}`, SETTINGS, ports);
+    const second = await transformConversation(
+      withImage(tag, twin),
+      ANTHROPIC,
+      format,
+      `b-${tag}`,
+      FIT_SETTINGS,
+      ports,
+    );
     await second.writes;
     expect(second.firstFits + second.fitSkipped).toBe(1);
     expect(sentData(second.body)).not.toBe(fit);
 
     // The first is still remembered as itself.
-    const again = await transformConversation(withImage(tag, shot), ANTHROPIC, format, `c-${tag}`, SETTINGS, ports);
+    const again = await transformConversation(withImage(tag, shot), ANTHROPIC, format, `c-${tag}`, FIT_SETTINGS, ports);
     expect([again.fitted, again.firstFits]).toEqual([1, 0]);
     expect(sentData(again.body)).toBe(fit);
   });

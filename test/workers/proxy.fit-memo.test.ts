@@ -12,7 +12,7 @@ import { ANTHROPIC } from "../../shared/llm/anthropic.provider";
 import { transformConversation } from "../../shared/proxy/transform";
 import { workersDeps } from "../../workers/deps";
 import { encodePng, screenshotPixels } from "../fixtures/images";
-import { testEnv, uniqueToken } from "./helpers";
+import { FIT_SETTINGS, testEnv, uniqueToken } from "./helpers";
 
 const screenshot = async (width: number, height: number, seed: number) =>
   toBase64(await encodePng(screenshotPixels(width, height, seed), width, height, 3));
@@ -31,14 +31,6 @@ function countedStore() {
   };
   return { cache, reads };
 }
-
-const SETTINGS = {
-  embedTargetBytes: 262_144,
-  maxLongEdge: 1568,
-  maxInputPixels: 14_745_600,
-  fitUserImages: false,
-  strategy: "off" as const,
-};
 
 describe("the isolate's memory of fits", () => {
   it("finds a screenshot sent again without reading the store, and sends the same bytes", async () => {
@@ -66,7 +58,7 @@ describe("the isolate's memory of fits", () => {
     const { cache, reads } = countedStore();
     const ports = { cache, clock: Date.now, fitImage: workersDeps(testEnv).fitImage };
     const format = ANTHROPIC.paths["/v1/messages"]!.format;
-    const first = await transformConversation(body, ANTHROPIC, format, `s1-${tag}`, SETTINGS, ports);
+    const first = await transformConversation(body, ANTHROPIC, format, `s1-${tag}`, FIT_SETTINGS, ports);
     await first.writes;
     expect([first.fitted, first.firstFits]).toEqual([1, 1]);
     expect(reads).toHaveLength(1); // looked up once, not found: fitted
@@ -76,7 +68,7 @@ describe("the isolate's memory of fits", () => {
       ANTHROPIC,
       format,
       `s2-${tag}`,
-      SETTINGS,
+      FIT_SETTINGS,
       ports,
     );
     expect([again.fitted, again.firstFits]).toEqual([1, 0]);
@@ -84,7 +76,7 @@ describe("the isolate's memory of fits", () => {
     expect(Buffer.from(encodeJson(again.body)).equals(Buffer.from(encodeJson(first.body)))).toBe(true);
 
     // Another isolate (an empty memory) finds the same fit in KV.
-    const elsewhere = await knownFits([shot], { ...SETTINGS }, ports, new FitMemory(16 * 1024 * 1024));
+    const elsewhere = await knownFits([shot], { ...FIT_SETTINGS }, ports, new FitMemory(16 * 1024 * 1024));
     expect(reads).toHaveLength(2);
     const sentImage = (first.body.messages as any[])[2].content[0].content[0].source;
     expect(elsewhere.known[0]).toEqual({ mediaType: sentImage.media_type, data: sentImage.data });

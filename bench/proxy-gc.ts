@@ -1,0 +1,176 @@
+/**
+ * V8's collections per turn of the computer-use session through the proxy (docs/speed.md, "A
+ * computer-use turn through the proxy"): per turn (16 to PROXY_SESSION_LAST_TURN), a new turn and
+ * the same turn again (all seen), for each checkout named in PROXY_GC_SIDES (comma-separated),
+ * taking turns. Each side's workerd runs with `--trace-gc` and its output teed to a file, so the
+ * scavenges and mark-compacts that fell inside each request are counted by their log lines, with
+ * the old generation's size after each mark-compact. With PROXY_GC_SAMPLE=1, V8's allocation
+ * sampling over the new turns (collected objects included) names the functions that allocate; the
+ * profiler's own work moves the collections (a mark-compact after each sampled turn), so count
+ * them in a run without it.
+ *
+ * Needs a `wrangler` whose miniflare passes MINIFLARE_WORKERD_V8_FLAGS on to workerd's config
+ * (wrangler 4.86's does not; a throwaway copy of its `miniflare/dist/src/index.js` with
+ * `v8Flags: process.env.MINIFLARE_WORKERD_V8_FLAGS.split(" ")` beside `structuredLogging` does),
+ * in each checkout's node_modules. A tool, not a benchmark of its own.
+ * Run: PROXY_GC_SIDES=<checkout>,<checkout> npx tsx bench/proxy-gc.ts
+ */
+import { execSync } from "node:child_process";
+import { chmodSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { createRequire } from "node:module";
+import { tmpdir } from "node:os";
+import { basename, join, resolve } from "node:path";
+import { startLocalStack } from "../scripts/local-stack";
+import { FIRST_TURN, LAST_TURN, screenshot, send, turnBody } from "./computer-use-session";
+import { inspectorSession } from "./inspector";
+import { median } from "./stats";
+
+interface Side {
+  name: string;
+  log: string;
+  stack: Awaited<ReturnType<typeof startLocalStack>>;
+  read: number;
+  rows: { new: Counted[]; seen: Counted[] };
+  sampled: Map<string, number>;
+}
+interface Counted {
+  scavenges: number;
+  majors: number;
+  /** The old generation's size (MB) after each mark-compact in the request. */
+  after: number[];
+}
+
+/** The GC lines written to `side.log` since the last read. */
+function newLines(side: Side): string[] {
+  const text = readFileSync(side.log, "utf8");
+  const fresh = text.slice(side.read);
+  side.read = text.length;
+  return fresh.split("\n").filter((line) => / ms: (Scavenge|Mark-Compact|Minor Mark)/.test(line));
+}
+
+function count(lines: string[]): Counted {
+  const majors = lines.filter((line) => line.includes("Mark-Compact"));
+  return {
+    scavenges: lines.length - majors.length,
+    majors: majors.length,
+    after: majors.map((line) => Number(/-> ([\d.]+) \(/.exec(line)?.[1] ?? Number.NaN)),
+  };
+}
+
+/** A wrapper that runs `checkout`'s workerd with its standard output teed to `log`. */
+function teeing(checkout: string, log: string): string {
+  const wrangler = createRequire(join(resolve(checkout), "node_modules/wrangler/package.json"));
+  const workerd = (wrangler("workerd") as { default: string }).default;
+  const script = join(mkdtempSync(join(tmpdir(), "proxy-gc-")), "workerd");
+  writeFileSync(script, `#!/bin/bash\nexec ${JSON.stringify(workerd)} "$@" > >(tee -a ${JSON.stringify(log)})\n`);
+  chmodSync(script, 0o755);
+  return script;
+}
+
+async function main() {
+  const checkouts = (process.env.PROXY_GC_SIDES ?? ".").split(",").filter(Boolean);
+  const sample = process.env.PROXY_GC_SAMPLE === "1";
+  const sides: Side[] = [];
+  for (const checkout of checkouts) {
+    const log = join(mkdtempSync(join(tmpdir(), "proxy-gc-log-")), "workerd.log");
+    writeFileSync(log, "");
+    process.env.MINIFLARE_WORKERD_PATH = teeing(checkout, log);
+    process.env.MINIFLARE_WORKERD_V8_FLAGS = "--trace-gc";
+    const stack = await startLocalStack({ cwd: checkout, args: ["--minify=false"] });
+    sides.push({
+      name: basename(resolve(checkout)),
+      log,
+      stack,
+      read: 0,
+      rows: { new: [], seen: [] },
+      sampled: new Map(),
+    });
+  }
+  try {
+    const tag = `gc${Date.now().toString(36)}`;
+    const shots: string[] = [];
+    for (let i = 0; i < LAST_TURN; i++) shots.push(await screenshot(3000 + i, false));
+    const task = `${tag}: book the cheapest flight`;
+    for (let turn = 1; turn < FIRST_TURN; turn++)
+      for (const side of sides)
+        await (await send(`${side.stack.url}/anthropic/v1/messages`, turnBody(task, shots, turn, false), tag)).text();
+    const sessions = new Map<Side, Awaited<ReturnType<typeof inspectorSession>>>();
+    if (sample)
+      for (const side of sides)
+        sessions.set(side, await inspectorSession(side.stack.inspectorPort, { timeoutMs: 30_000 }));
+    for (let turn = FIRST_TURN; turn <= LAST_TURN; turn++) {
+      const body = turnBody(task, shots, turn, false);
+      for (const side of [...sides].sort(() => Math.random() - 0.5)) {
+        const url = `${side.stack.url}/anthropic/v1/messages`;
+        newLines(side);
+        const inspector = sessions.get(side);
+        await inspector?.call("HeapProfiler.startSampling", {
+          samplingInterval: 16 * 1024,
+          includeObjectsCollectedByMajorGC: true,
+          includeObjectsCollectedByMinorGC: true,
+        });
+        for (const row of ["new", "seen"] as const) {
+          const response = await send(url, body, tag);
+          await response.arrayBuffer();
+          if (!response.ok) throw new Error(`status ${response.status}`);
+          // The Worker's waitUntil work ends after the answer, and the log's tee after the line.
+          await new Promise((done) => setTimeout(done, 150));
+          if (row === "new" && inspector) {
+            const { profile } = await inspector.call<{ profile: { head: HeapNode } }>("HeapProfiler.stopSampling");
+            if (profile) tally(profile.head, side.sampled);
+          }
+          side.rows[row].push(count(newLines(side)));
+        }
+      }
+    }
+    for (const session of sessions.values()) session.close();
+  } finally {
+    for (const side of sides) await side.stack.stop();
+  }
+  const turns = LAST_TURN - FIRST_TURN + 1;
+  console.log(
+    `turns ${FIRST_TURN}-${LAST_TURN}; load average ${execSync("cat /proc/loadavg").toString().split(" ").slice(0, 3).join(" ")}`,
+  );
+  console.log(
+    "| side, turn | mark-compacts (all turns) | per turn | scavenges per turn, p50 | old generation after a mark-compact, MB p50 |\n|---|---:|---:|---:|---:|",
+  );
+  for (const side of sides)
+    for (const row of ["new", "seen"] as const) {
+      const counted = side.rows[row];
+      const majors = counted.reduce((sum, c) => sum + c.majors, 0);
+      const after = counted.flatMap((c) => c.after);
+      console.log(
+        `| ${side.name} ${row} | ${majors} | ${(majors / turns).toFixed(2)} | ${median(counted.map((c) => c.scavenges))} | ${after.length ? median(after).toFixed(1) : "-"} |`,
+      );
+    }
+  if (sample)
+    for (const side of sides) {
+      const total = [...side.sampled.values()].reduce((a, b) => a + b, 0);
+      console.log(
+        `\n${side.name}: sampled allocation over ${turns} new turns, ${(total / turns / 1e6).toFixed(2)} MB a turn`,
+      );
+      const top = [...side.sampled.entries()].sort((a, b) => b[1] - a[1]).slice(0, 15);
+      for (const [where, bytes] of top) console.log(`  ${(bytes / turns / 1e6).toFixed(2)} MB  ${where}`);
+    }
+}
+
+interface HeapNode {
+  callFrame: { functionName: string; url: string; lineNumber: number };
+  selfSize: number;
+  children: HeapNode[];
+}
+
+/** Each sampled allocation's bytes, by the function that made it (its file and line). */
+function tally(node: HeapNode, into: Map<string, number>): void {
+  if (node.selfSize > 0) {
+    const { functionName, url, lineNumber } = node.callFrame;
+    const where = `${functionName || "(anonymous)"} ${url.split("/").slice(-2).join("/")}:${lineNumber + 1}`;
+    into.set(where, (into.get(where) ?? 0) + node.selfSize);
+  }
+  for (const child of node.children) tally(child, into);
+}
+
+main().catch((error) => {
+  console.error(error);
+  process.exit(1);
+});

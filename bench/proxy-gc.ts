@@ -2,9 +2,10 @@
  * V8's collections per turn of the computer-use session through the proxy (docs/speed.md, "A
  * computer-use turn through the proxy"): per turn (16 to PROXY_SESSION_LAST_TURN), a new turn and
  * the same turn again (all seen), for each checkout named in PROXY_GC_SIDES (comma-separated),
- * taking turns. Each side's workerd runs with `--trace-gc` and its output teed to a file, so the
- * scavenges and mark-compacts that fell inside each request are counted by their log lines, with
- * the old generation's size after each mark-compact. With PROXY_GC_SAMPLE=1, V8's allocation
+ * taking turns. Each side's workerd runs with `--trace-gc-nvp` and its output teed to a file, so the
+ * scavenges and full collections (mark-compacts) that fell inside each request are counted by their
+ * log lines, with the bytes the scavenges promoted into the old generation (what fills it, with
+ * what is allocated there directly) and the heap's size after each full collection. With PROXY_GC_SAMPLE=1, V8's allocation
  * sampling over the new turns (collected objects included) names the functions that allocate; the
  * profiler's own work moves the collections (a mark-compact after each sampled turn), so count
  * them in a run without it.
@@ -13,6 +14,8 @@
  * (wrangler 4.86's does not; a throwaway copy of its `miniflare/dist/src/index.js` with
  * `v8Flags: process.env.MINIFLARE_WORKERD_V8_FLAGS.split(" ")` beside `structuredLogging` does),
  * in each checkout's node_modules. A tool, not a benchmark of its own.
+ * PROXY_GC_V8_FLAGS adds V8 flags (e.g. `--trace-gc-verbose`: each space's size at each collection,
+ * left in the log, whose path is printed).
  * Run: PROXY_GC_SIDES=<checkout>,<checkout> npx tsx bench/proxy-gc.ts
  */
 import { execSync } from "node:child_process";
@@ -30,30 +33,57 @@ interface Side {
   log: string;
   stack: Awaited<ReturnType<typeof startLocalStack>>;
   read: number;
+  /** Lines two threads wrote into each other, not counted. */
+  garbled: number;
   rows: { new: Counted[]; seen: Counted[] };
   sampled: Map<string, number>;
 }
 interface Counted {
   scavenges: number;
   majors: number;
-  /** The old generation's size (MB) after each mark-compact in the request. */
+  /** MB the request's scavenges moved into the old generation. */
+  promoted: number;
+  /** The heap's objects (MB) after each full collection in the request. */
   after: number[];
 }
 
-/** The GC lines written to `side.log` since the last read. */
-function newLines(side: Side): string[] {
+/** The GC events written to `side.log` since the last read (`--trace-gc-nvp`: one JSON object a line). */
+function newEvents(side: Side): GcEvent[] {
   const text = readFileSync(side.log, "utf8");
-  const fresh = text.slice(side.read);
-  side.read = text.length;
-  return fresh.split("\n").filter((line) => / ms: (Scavenge|Mark-Compact|Minor Mark)/.test(line));
+  // Whole lines only: the tee may be halfway through one.
+  const end = text.lastIndexOf("\n") + 1;
+  const fresh = text.slice(side.read, Math.max(side.read, end));
+  side.read = Math.max(side.read, end);
+  const events: GcEvent[] = [];
+  for (const line of fresh.split("\n")) {
+    const json = /GC: (\{.*\})\s*$/.exec(line)?.[1];
+    if (json === undefined) continue;
+    try {
+      events.push(JSON.parse(json) as GcEvent);
+    } catch {
+      // Two threads' lines run together: not counted (rare).
+      side.garbled += 1;
+    }
+  }
+  return events;
 }
 
-function count(lines: string[]): Counted {
-  const majors = lines.filter((line) => line.includes("Mark-Compact"));
+interface GcEvent {
+  /** "s": a scavenge; anything else a full collection. */
+  gc: string;
+  /** Bytes the scavenge moved into the old generation. */
+  promoted?: number;
+  /** The heap's object bytes after the collection. */
+  end_object_size?: number;
+}
+
+function count(events: GcEvent[]): Counted {
+  const majors = events.filter((event) => event.gc !== "s");
   return {
-    scavenges: lines.length - majors.length,
+    scavenges: events.length - majors.length,
     majors: majors.length,
-    after: majors.map((line) => Number(/-> ([\d.]+) \(/.exec(line)?.[1] ?? Number.NaN)),
+    promoted: events.reduce((sum, event) => sum + (event.gc === "s" ? (event.promoted ?? 0) : 0), 0) / 1e6,
+    after: majors.map((event) => (event.end_object_size ?? Number.NaN) / 1e6),
   };
 }
 
@@ -75,13 +105,14 @@ async function main() {
     const log = join(mkdtempSync(join(tmpdir(), "proxy-gc-log-")), "workerd.log");
     writeFileSync(log, "");
     process.env.MINIFLARE_WORKERD_PATH = teeing(checkout, log);
-    process.env.MINIFLARE_WORKERD_V8_FLAGS = "--trace-gc";
+    process.env.MINIFLARE_WORKERD_V8_FLAGS = `--trace-gc-nvp ${process.env.PROXY_GC_V8_FLAGS ?? ""}`.trim();
     const stack = await startLocalStack({ cwd: checkout, args: ["--minify=false"] });
     sides.push({
       name: basename(resolve(checkout)),
       log,
       stack,
       read: 0,
+      garbled: 0,
       rows: { new: [], seen: [] },
       sampled: new Map(),
     });
@@ -102,7 +133,7 @@ async function main() {
       const body = turnBody(task, shots, turn, false);
       for (const side of [...sides].sort(() => Math.random() - 0.5)) {
         const url = `${side.stack.url}/anthropic/v1/messages`;
-        newLines(side);
+        newEvents(side);
         const inspector = sessions.get(side);
         await inspector?.call("HeapProfiler.startSampling", {
           samplingInterval: 16 * 1024,
@@ -119,7 +150,7 @@ async function main() {
             const { profile } = await inspector.call<{ profile: { head: HeapNode } }>("HeapProfiler.stopSampling");
             if (profile) tally(profile.head, side.sampled);
           }
-          side.rows[row].push(count(newLines(side)));
+          side.rows[row].push(count(newEvents(side)));
         }
       }
     }
@@ -132,17 +163,22 @@ async function main() {
     `turns ${FIRST_TURN}-${LAST_TURN}; load average ${execSync("cat /proc/loadavg").toString().split(" ").slice(0, 3).join(" ")}`,
   );
   console.log(
-    "| side, turn | mark-compacts (all turns) | per turn | scavenges per turn, p50 | old generation after a mark-compact, MB p50 |\n|---|---:|---:|---:|---:|",
+    "| side, turn | full collections (all turns) | per turn | scavenges per turn, mean | MB promoted to the old generation per turn, mean / p50 | heap after a full collection, MB p50 |\n|---|---:|---:|---:|---:|---:|",
   );
+  const mean = (values: number[]) => values.reduce((a, b) => a + b, 0) / values.length;
   for (const side of sides)
     for (const row of ["new", "seen"] as const) {
       const counted = side.rows[row];
       const majors = counted.reduce((sum, c) => sum + c.majors, 0);
       const after = counted.flatMap((c) => c.after);
+      const promoted = counted.map((c) => c.promoted);
       console.log(
-        `| ${side.name} ${row} | ${majors} | ${(majors / turns).toFixed(2)} | ${median(counted.map((c) => c.scavenges))} | ${after.length ? median(after).toFixed(1) : "-"} |`,
+        `| ${side.name} ${row} | ${majors} | ${(majors / turns).toFixed(2)} | ${mean(counted.map((c) => c.scavenges)).toFixed(2)} | ${mean(promoted).toFixed(2)} / ${median(promoted).toFixed(2)} | ${after.length ? median(after).toFixed(1) : "-"} |`,
       );
     }
+  for (const side of sides) console.log(`${side.name}: workerd's log ${side.log}`);
+  for (const side of sides)
+    if (side.garbled > 0) console.log(`${side.name}: ${side.garbled} garbled GC lines not counted`);
   if (sample)
     for (const side of sides) {
       const total = [...side.sampled.values()].reduce((a, b) => a + b, 0);

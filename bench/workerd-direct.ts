@@ -11,9 +11,9 @@
  * - "workerd": workerd writes them to its own stdout, a file (`logFile`), as a runtime writes its
  *   log stream: no Node process touches a line. Miniflare starts workerd through a two-line shell
  *   wrapper (MINIFLARE_WORKERD_PATH) that `exec`s it with stdout on the file.
- * - "node": Miniflare's own default: it reads workerd's stdout through a pipe in its Node process,
- *   parses each structured line and prints it (to a file here), the way `wrangler dev`'s Node
- *   process receives them too (without the debug-log file it then appends each line to).
+ * - "node": Miniflare's own default: its Node process reads workerd's stdout through a pipe, line
+ *   by line, and prints each with console.log (to a file here), the way `wrangler dev`'s Node
+ *   process receives them too (without the debug-log file wrangler then appends each line to).
  *
  * Each side runs in a Node child of its own (this file with `serve`), the leader of a process
  * group with its workerd, so a bench can read the CPU of the two apart (bench/workerd-processes.ts).

@@ -6,13 +6,17 @@
  * charged to a stage by the source module of the innermost frame that has one (a native function
  * such as JSON.stringify is charged to its caller's module). Prints CPU µs per request per stage.
  * Not a benchmark (the profiler slows what it samples): it shows which stages matter.
- * Run: npx tsx bench/web-profile.ts [workerd|deno]   (HITS=n, default 3000)
+ * `workerd-direct`: the same on workerd without wrangler (bench/workerd-direct.ts), through
+ * workerd's own inspector.
+ * Run: npx tsx bench/web-profile.ts [workerd|workerd-direct|deno]   (HITS=n, default 3000;
+ * PROFILE_OUT=<prefix> also writes each .cpuprofile)
  */
 import { writeFileSync } from "node:fs";
 import { inspectorSession } from "./inspector";
 import { emulatorVars, freePort, startLocalStack } from "../scripts/local-stack";
 import { DENO_RUN, startDeno } from "../test/support/deno-service";
 import { startBare } from "./bare-worker/start";
+import { startDirect } from "./workerd-direct";
 
 const HITS = Number(process.env.HITS ?? 3000);
 const WARM_UP = 500;
@@ -189,6 +193,38 @@ async function workerd(lines: string[]) {
   }
 }
 
+/** The same on workerd without wrangler dev (bench/workerd-direct.ts): workerd's own inspector, no proxy in between. */
+async function workerdDirect(lines: string[]) {
+  const stack = await startLocalStack();
+  const [inspectorPort, bareInspector] = [await freePort(), await freePort()];
+  const query = `profile direct hit ${Date.now().toString(36)}`;
+  const unminified = ["--minify=false"];
+  const service = await startDirect({
+    vars: emulatorVars(stack.emulatorUrl),
+    logs: "workerd",
+    inspectorPort,
+    buildArgs: unminified,
+  });
+  const payload = await (await searchAt(service.url, query)()).text();
+  const bare = await startDirect({
+    config: "bench/bare-worker/wrangler.toml",
+    vars: { PAYLOAD: payload.replace('"cache":"miss"', '"cache":"hit"') },
+    logs: "workerd",
+    inspectorPort: bareInspector,
+    buildArgs: unminified,
+  });
+  try {
+    const hit = await profileHits(inspectorPort, searchAt(service.url, query));
+    const baseline = await profileHits(bareInspector, () => fetch(bare.url, { method: "POST", body: "{}" }));
+    lines.push(...table(`workerd without wrangler, ${HITS} hits`, hit.perRequestUs, baseline.perRequestUs));
+    lines.push("Top self time, service (µs / hit):", "", ...hit.top.map(([l, us]) => `- ${us.toFixed(1)} ${l}`), "");
+  } finally {
+    bare.stop();
+    service.stop();
+    await stack.stop();
+  }
+}
+
 async function deno(lines: string[]) {
   const stack = await startLocalStack();
   const inspectPort = await freePort();
@@ -233,6 +269,7 @@ async function deno(lines: string[]) {
 async function main() {
   const lines: string[] = [];
   if (wanted.length === 0 || wanted.includes("workerd")) await workerd(lines);
+  if (wanted.length === 0 || wanted.includes("workerd-direct")) await workerdDirect(lines);
   if (wanted.length === 0 || wanted.includes("deno")) await deno(lines);
   console.log(lines.join("\n"));
 }

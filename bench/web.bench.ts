@@ -15,10 +15,13 @@
  * code before a change, or copies with one stage removed each (docs/benchmarks.md, "Where a hit's
  * time goes").
  */
-import { startLocalStack } from "../scripts/local-stack";
+import { readFileSync } from "node:fs";
+import { loadavg } from "node:os";
+import { emulatorVars, startLocalStack } from "../scripts/local-stack";
 import { startBare } from "./bare-worker/start";
 import { median, ms, percentile, timed } from "./stats";
-import { processGroupCpuMs } from "./workerd-processes";
+import { type DirectWorker, startDirect } from "./workerd-direct";
+import { processGroupCpuMs, workerdCpuMs } from "./workerd-processes";
 
 const HIT_ROUNDS = 400;
 const PROVIDER_DELAY_MS = 250;
@@ -41,68 +44,141 @@ async function main() {
   const search = (query: string) => searchAt(stack.url, query);
   const lines: string[] = [];
   try {
-    // 1. Cache hit vs bare route (and the other checkout's hit), interleaved.
+    // 1. Cache hit vs bare route (and the other checkout's hit), interleaved, under wrangler dev and
+    // on workerd without it.
     const hitQuery = `bench hit ${run}`;
     const warm = await search(hitQuery)();
     const payload = await warm.text();
     for (const other of others) await (await searchAt(other.stack.url, hitQuery)()).arrayBuffer();
-    const bare = await startBare(payload.replace('"cache":"miss"', '"cache":"hit"'));
+    const hitJson = payload.replace('"cache":"miss"', '"cache":"hit"');
+    const bare = await startBare(hitJson);
     // The same bare Worker again: how far apart two identical sides come out on this box, in this run.
-    const bareAgain = await startBare(payload.replace('"cache":"miss"', '"cache":"hit"'));
+    const bareAgain = await startBare(hitJson);
+    // The same bundles a deploy would upload, on workerd through Miniflare, no wrangler dev: the
+    // service's log lines written by workerd to its own stdout (a file), and once more through
+    // Miniflare's Node process (its default), to see what a line costs there.
+    const vars = emulatorVars(stack.emulatorUrl);
+    const direct = await Promise.all([
+      startDirect({ vars, logs: "workerd" }),
+      ...others.map(({ dir }) => startDirect({ cwd: dir, vars, logs: "workerd" })),
+      startDirect({ vars, logs: "node" }),
+      startDirect({ config: "bench/bare-worker/wrangler.toml", vars: { PAYLOAD: hitJson }, logs: "workerd" }),
+      startDirect({ config: "bench/bare-worker/wrangler.toml", vars: { PAYLOAD: hitJson }, logs: "workerd" }),
+    ]);
+    const [directHit, ...directRest] = direct;
+    const directOthers = directRest.slice(0, others.length);
+    const [directNodeLogs, directBareAgain, directBare] = directRest.slice(others.length) as [
+      DirectWorker,
+      DirectWorker,
+      DirectWorker,
+    ];
+    for (const side of [directHit!, ...directOthers, directNodeLogs])
+      await (await searchAt(side.url, hitQuery)()).arrayBuffer();
     try {
-      type Side = [name: string, request: () => Promise<Response>, times: number[], group: number];
-      const sides: Side[] = [
-        ["POST /v1/web_search (hit)", search(hitQuery), [], stack.processGroup],
-        ...others.map(
-          ({ dir, stack: other }): Side => [
-            `the same hit, ${dir}`,
-            searchAt(other.url, hitQuery),
-            [],
-            other.processGroup,
+      interface Side {
+        name: string;
+        request: () => Promise<Response>;
+        times: number[];
+        group: number;
+        hit: boolean;
+      }
+      const post = (url: string) => () => fetch(url, { method: "POST", body: "{}" });
+      const side = (name: string, request: () => Promise<Response>, group: number, hit: boolean): Side => ({
+        name,
+        request,
+        times: [],
+        group,
+        hit,
+      });
+      // Two setups, each with its hit sides, a second bare Worker (the noise between identical
+      // sides) and the bare Worker every ratio of the setup is to.
+      const setups = [
+        {
+          label: "wrangler dev",
+          hits: [
+            side("POST /v1/web_search (hit)", search(hitQuery), stack.processGroup, true),
+            ...others.map(({ dir, stack: other }) =>
+              side(`the same hit, ${dir}`, searchAt(other.url, hitQuery), other.processGroup, true),
+            ),
           ],
-        ),
-        [
-          "bare Worker again (the noise between identical sides)",
-          () => fetch(bareAgain.url, { method: "POST", body: "{}" }),
-          [],
-          bareAgain.group,
-        ],
-        ["bare Worker, same JSON", () => fetch(bare.url, { method: "POST", body: "{}" }), [], bare.group],
+          bareAgain: side("bare Worker again", post(bareAgain.url), bareAgain.group, false),
+          bare: side("bare Worker, same JSON", post(bare.url), bare.group, false),
+        },
+        {
+          label: "workerd, no wrangler",
+          hits: [
+            side(
+              "POST /v1/web_search (hit), log lines to workerd's stdout",
+              searchAt(directHit!.url, hitQuery),
+              directHit!.group,
+              true,
+            ),
+            ...directOthers.map((d, k) =>
+              side(`the same hit, ${others[k]!.dir}`, searchAt(d.url, hitQuery), d.group, true),
+            ),
+            side(
+              "the same hit, log lines through Miniflare's Node process",
+              searchAt(directNodeLogs.url, hitQuery),
+              directNodeLogs.group,
+              true,
+            ),
+          ],
+          bareAgain: side("bare Worker again", post(directBareAgain.url), directBareAgain.group, false),
+          bare: side("bare Worker, same JSON", post(directBare.url), directBare.group, false),
+        },
       ];
-      const base = sides[sides.length - 1]![2];
-      const pairRatios: number[] = [];
-      for (let i = 0; i < 30; i++) for (const [, request] of sides) await timed(request);
-      const cpuBefore = sides.map(([, , , group]) => processGroupCpuMs(group));
+      const sides = setups.flatMap(({ hits, bareAgain, bare }) => [...hits, bareAgain, bare]);
+      // The hit / bare ratio of each round, per setup.
+      const paired = setups.map(() => [] as number[]);
+      for (let i = 0; i < 30; i++) for (const { request } of sides) await timed(request);
+      const cpu = () => sides.map(({ group }) => [processGroupCpuMs(group), workerdCpuMs(group)] as const);
+      const loadStart = loadavg();
+      const cpuBefore = cpu();
       for (let i = 0; i < HIT_ROUNDS; i++) {
         // Every other round in reverse: work a side leaves after its response (its log line, in
         // wrangler's processes) falls on a different neighbour's request each round.
-        for (const [name, request, times] of i % 2 === 0 ? sides : [...sides].reverse()) {
+        for (const { request, times, hit } of i % 2 === 0 ? sides : [...sides].reverse()) {
           const a = await timed(request);
-          if (name.startsWith("the same hit") || name.startsWith("POST"))
-            if (a.cache !== "HIT") throw new Error(`expected a cache hit, got ${a.cache}`);
+          if (hit && a.cache !== "HIT") throw new Error(`expected a cache hit, got ${a.cache}`);
           times.push(a.ms);
         }
-        pairRatios.push(sides[0]![2][i]! / base[i]!);
+        for (const [k, { hits, bare }] of setups.entries()) paired[k]!.push(hits[0]!.times[i]! / bare.times[i]!);
       }
-      const cpuPerRequest = sides.map(([, , , group], k) => {
-        const [start, end] = [cpuBefore[k], processGroupCpuMs(group)];
+      const cpuAfter = cpu();
+      const loadEnd = loadavg();
+      const perRequest = (k: number, part: 0 | 1) => {
+        const [start, end] = [cpuBefore[k]![part], cpuAfter[k]![part]];
         return start === undefined || end === undefined ? Number.NaN : (end - start) / HIT_ROUNDS;
-      });
+      };
+      const loads = (l: number[]) => l.map((x) => x.toFixed(2)).join(" ");
       lines.push(
         "### Cache hit vs a bare Worker returning the same JSON",
         "",
-        `${HIT_ROUNDS} sequential requests each, interleaved (every other round in reverse), after 30 warm-up rounds; the ratio is to the bare Worker; CPU: every process of its wrangler dev, per request.`,
+        `${HIT_ROUNDS} sequential requests each, interleaved (every other round in reverse), after 30 warm-up rounds; each ratio is to the bare Worker of the same setup. CPU per request: every process of the side (wrangler dev: its Node process and its two workerd; without wrangler: the Node process that started Miniflare, and workerd), and of it workerd's. Load average ${loads(loadStart)} at the start, ${loads(loadEnd)} at the end.`,
         "",
       );
-      lines.push("| route | p50 ms | p99 ms | ratio p50 | CPU ms |", "|---|---|---|---|---|");
-      for (const [k, [name, , times]] of sides.entries())
-        lines.push(
-          `| ${name} | ${ms(median(times))} | ${ms(percentile(times, 99))} | ${(median(times) / median(base)).toFixed(2)}x | ${ms(cpuPerRequest[k]!)} |`,
-        );
-      lines.push(`| median of paired ratios, hit / bare | | | ${median(pairRatios).toFixed(2)}x | |`, "");
+      lines.push(
+        "| route | p50 ms | p99 ms | ratio p50 | CPU ms | of it workerd | of it Node |",
+        "|---|---|---|---|---|---|---|",
+      );
+      for (const { label, hits, bareAgain, bare } of setups) {
+        for (const one of [...hits, bareAgain, bare]) {
+          const k = sides.indexOf(one);
+          const [all, workerd] = [perRequest(k, 0), perRequest(k, 1)];
+          lines.push(
+            `| ${label}: ${one.name} | ${ms(median(one.times))} | ${ms(percentile(one.times, 99))} | ${(median(one.times) / median(bare.times)).toFixed(2)}x | ${ms(all)} | ${ms(workerd)} | ${ms(all - workerd)} |`,
+          );
+        }
+      }
+      for (const [k, { label }] of setups.entries())
+        lines.push(`| ${label}: median of paired ratios, hit / bare | | | ${median(paired[k]!).toFixed(2)}x | | | |`);
+      lines.push("");
+      const lineCount = readFileSync(directHit!.logFile, "utf8").split("\n").filter(Boolean).length;
+      lines.push(`Log lines workerd wrote to its stdout file for the hit side without wrangler: ${lineCount}.`, "");
     } finally {
       bare.stop();
       bareAgain.stop();
+      for (const d of direct) d.stop();
       for (const other of others) await other.stack.stop();
     }
     if (HIT_ONLY) {

@@ -18,6 +18,8 @@ const STEPS = [
   "decode",
   "parse",
   "parse-seen",
+  "seen-lookups",
+  "seen-lookups-slice",
   "json-parse",
   "control-check",
   "memo-lookup",

@@ -1,11 +1,13 @@
 /**
- * A map and a set of long texts (a request's base64 images) found by a short key. V8 hashes, and
- * in workerd internalizes, the string keys of a `Map` or `Set`: keyed by a screenshot's whole
- * base64 (about 116,000 characters), every lookup crossed every character and could copy it into
- * the isolate's string table, old-generation bytes that bring V8's full collections sooner
- * (docs/speed.md, "the first fit's extra"). Here the key is the text's length and a few windows
- * sampled across it; the whole text is kept in its entry and a lookup is answered only by a text
- * equal to it in full (`===`), so two texts that share a key never share an entry.
+ * A map and a set of long texts (a request's base64 images) found by a short key. In workerd a
+ * string used as a `Map` or `Set` key is internalized: keyed by a screenshot's whole base64 (about
+ * 116,000 characters), each lookup with a new string (a slice of the request's body) went through
+ * the isolate's string table, compared in full there with an equal string, or added to it
+ * (old-generation bytes that bring V8's full collections sooner: docs/speed.md, "the first fit's
+ * extra"). It was not a hash of every character: V8 hashes a string over 16,383 characters by its
+ * length alone (measured: docs/speed.md, "The image lookups"). Here the key is the text's length
+ * and a few windows sampled across it; the whole text is kept in its entry and a lookup is answered
+ * only by a text equal to it in full (`===`), so two texts that share a key never share an entry.
  */
 
 /** Characters in each sampled window. */

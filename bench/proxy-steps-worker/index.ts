@@ -5,6 +5,7 @@
  */
 import { decodeUtf8Body, encodeJson, parseJsonText } from "../../shared/http/body";
 import { FitMemory } from "../../shared/proxy/fit-memo";
+import { TextSet } from "../../shared/text-map";
 
 let bytes = new Uint8Array(0);
 let text = "";
@@ -24,9 +25,16 @@ const STEPS: Record<string, () => number> = {
   // The proxy's parse of a turn whose images the isolate has all seen (their check not run again).
   "parse-seen": () => {
     plain.clear();
-    value = parseJsonText(text, undefined, plain, (contents) => memory.isPlain(contents));
+    value = parseJsonText(text, undefined, plain, (contents) => memory.plainCopy(contents));
     return plain.size;
   },
+  // A seen turn's lookups as the proxy makes them: the parse finds each image in the fit memory
+  // and puts the memory's own copy in the value, and the transform's lookup of it is by identity.
+  "seen-lookups": () => seenLookups((contents) => memory.plainCopy(contents)),
+  // The same with the value holding the body's slice (as before the parse handed over the copy):
+  // each image compared in full twice a turn.
+  "seen-lookups-slice": () =>
+    seenLookups((contents) => (memory.plainCopy(contents) === undefined ? undefined : contents)),
   "json-parse": () => (JSON.parse(text) as unknown[]).length,
   // The parse's check of each long string (shared/http/body.ts, hasControlCharacter), alone.
   "control-check": () => {
@@ -45,6 +53,22 @@ const STEPS: Record<string, () => number> = {
   "encode-checked": () => encodeJson(value).byteLength,
   "text-encode": () => new TextEncoder().encode(text).byteLength,
 };
+
+/** The parse of the body with `known`, then the fit memory's lookup of each long string of the value; the hits. */
+function seenLookups(known: (contents: string) => string | undefined): number {
+  const images: string[] = [];
+  const seen = new TextSet();
+  const plain = {
+    add: (image: string) => {
+      seen.add(image);
+      images.push(image);
+    },
+  };
+  value = parseJsonText(text, undefined, plain, known);
+  let hits = 0;
+  for (const image of images) if (memory.get(image) !== undefined) hits++;
+  return hits;
+}
 
 export default {
   async fetch(request: Request): Promise<Response> {

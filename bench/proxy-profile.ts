@@ -34,7 +34,7 @@ interface Profile {
 }
 
 async function main() {
-  const stack = await startLocalStack({ args: ["--minify=false"] });
+  const stack = await startLocalStack({ args: ["--minify=false"], cwd: process.env.PROXY_PROFILE_CWD });
   try {
     const shots: string[] = [];
     for (let i = 0; i < TURNS + 10; i++) shots.push(await screenshot(3000 + i, i % 2 === 1));

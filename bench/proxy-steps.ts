@@ -5,7 +5,8 @@
  * request; the step's cost is (the request's time - the empty step's) / K, median of ROUNDS
  * interleaved rounds. A sampling profile (bench/proxy-profile.ts) spreads native time over the
  * JavaScript around it and charges the inspector's own work to console calls; this does neither.
- * Run: npx tsx bench/proxy-steps.ts   (PROXY_STEPS_K, PROXY_STEPS_ROUNDS)
+ * Run: npx tsx bench/proxy-steps.ts   (PROXY_STEPS_K, PROXY_STEPS_ROUNDS; PROXY_STEPS_ONLY=a,b runs
+ * only those steps beside the empty one)
  */
 import { execSync } from "node:child_process";
 import { startBenchWorker } from "./bare-worker/start";
@@ -13,11 +14,16 @@ import { LAST_TURN, screenshot, turnBody } from "./computer-use-session";
 
 const K = Number(process.env.PROXY_STEPS_K ?? 10);
 const ROUNDS = Number(process.env.PROXY_STEPS_ROUNDS ?? 25);
-const STEPS = [
+const ALL_STEPS = [
   "none",
   "decode",
   "parse",
   "parse-seen",
+  "seen-lookups",
+  "seen-lookups-slice",
+  "lookups-map",
+  "lookups-twice",
+  "lookups-once",
   "json-parse",
   "control-check",
   "memo-lookup",
@@ -25,6 +31,8 @@ const STEPS = [
   "encode-checked",
   "text-encode",
 ];
+const ONLY = process.env.PROXY_STEPS_ONLY?.split(",");
+const STEPS = ONLY ? ["none", ...ONLY.filter((step) => ALL_STEPS.includes(step))] : ALL_STEPS;
 
 async function main() {
   const worker = await startBenchWorker("bench/proxy-steps-worker/wrangler.toml");

@@ -5,6 +5,7 @@
  */
 import { decodeUtf8Body, encodeJson, parseJsonText } from "../../shared/http/body";
 import { FitMemory } from "../../shared/proxy/fit-memo";
+import { TextSet } from "../../shared/text-map";
 
 let bytes = new Uint8Array(0);
 let text = "";
@@ -24,9 +25,42 @@ const STEPS: Record<string, () => number> = {
   // The proxy's parse of a turn whose images the isolate has all seen (their check not run again).
   "parse-seen": () => {
     plain.clear();
-    value = parseJsonText(text, undefined, plain, (contents) => memory.isPlain(contents));
+    value = parseJsonText(text, undefined, plain, (contents) => memory.plainCopy(contents));
     return plain.size;
   },
+  // A seen turn's lookups as the proxy makes them: the parse finds each image in the fit memory
+  // and puts the memory's own copy in the value, and the transform's lookup of it is by identity.
+  "seen-lookups": () => seenLookups((contents) => memory.plainCopy(contents)),
+  // The same with the value holding the body's slice (as before the parse handed over the copy):
+  // each image compared in full twice a turn.
+  "seen-lookups-slice": () =>
+    seenLookups((contents) => (memory.plainCopy(contents) === undefined ? undefined : contents)),
+  // The lookups alone, of new slices of the body at each image, as three versions made them: the
+  // parse's probe and then the value's string. "map": the memory and the `plain` set keyed by the
+  // base64 itself (before the short keys, 1561fe9); "twice": the short keys, the value holding the
+  // slice; "once": the short keys, the value holding the memory's copy (now).
+  "lookups-map": () =>
+    lookups((probe, string) => {
+      byText.get(probe);
+      new Set<string>().add(string);
+      const slot = byText.get(string);
+      if (slot === undefined) return false;
+      byText.delete(string);
+      byText.set(slot.image, slot);
+      return true;
+    }),
+  "lookups-twice": () =>
+    lookups((probe, string) => {
+      memory.plainCopy(probe);
+      new TextSet().add(string);
+      return memory.get(string) !== undefined;
+    }),
+  "lookups-once": () =>
+    lookups((probe) => {
+      const copy = memory.plainCopy(probe) ?? probe;
+      new TextSet().add(copy);
+      return memory.get(copy) !== undefined;
+    }),
   "json-parse": () => (JSON.parse(text) as unknown[]).length,
   // The parse's check of each long string (shared/http/body.ts, hasControlCharacter), alone.
   "control-check": () => {
@@ -46,6 +80,35 @@ const STEPS: Record<string, () => number> = {
   "text-encode": () => new TextEncoder().encode(text).byteLength,
 };
 
+/** Where each long string of the body is: [start, end) pairs. */
+let images: number[] = [];
+/** The fit memory as it was before the short keys: keyed by the base64 itself. */
+const byText = new Map<string, { image: string }>();
+
+/** `lookup` of two new slices of the body at each image (the parse's probe, the value's string); the hits. */
+function lookups(lookup: (probe: string, string: string) => boolean): number {
+  let hits = 0;
+  for (let k = 0; k < images.length; k += 2)
+    if (lookup(text.slice(images[k], images[k + 1]), text.slice(images[k], images[k + 1]))) hits++;
+  return hits;
+}
+
+/** The parse of the body with `known`, then the fit memory's lookup of each long string of the value; the hits. */
+function seenLookups(known: (contents: string) => string | undefined): number {
+  const images: string[] = [];
+  const seen = new TextSet();
+  const plain = {
+    add: (image: string) => {
+      seen.add(image);
+      images.push(image);
+    },
+  };
+  value = parseJsonText(text, undefined, plain, known);
+  let hits = 0;
+  for (const image of images) if (memory.get(image) !== undefined) hits++;
+  return hits;
+}
+
 export default {
   async fetch(request: Request): Promise<Response> {
     const url = new URL(request.url);
@@ -53,7 +116,14 @@ export default {
       bytes = new Uint8Array(await request.arrayBuffer());
       text = decodeUtf8Body(bytes);
       value = parseJsonText(text, undefined, plain);
-      for (const string of plain) memory.set(string, { shape: "s", key: "k" });
+      images = [];
+      for (const string of plain) {
+        memory.set(string, { shape: "s", key: "k" });
+        const start = text.indexOf(string);
+        images.push(start, start + string.length);
+        const image = new TextDecoder().decode(new TextEncoder().encode(string));
+        byText.set(image, { image });
+      }
       return new Response(String(bytes.byteLength));
     }
     const step = STEPS[url.searchParams.get("step") ?? "none"];

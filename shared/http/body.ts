@@ -247,9 +247,11 @@ const SLICE_FROM_CHARS = 64 * 1024;
  * every string and key a `\u` escape could have made ill-formed is checked for lone surrogates.
  * `sliceFrom` is SLICE_FROM_CHARS but in tests; the value is the same as JSON.parse's either way.
  * `plain`, when given, receives each string left as a slice (checked to need no escape), for encodeJson.
- * `knownPlain`, when given, says of a long string that it is one already found free of control
- * characters (the proxy's memory of images it has seen: the same text, compared whole), so its
- * check is not run again; the value and the refusals are the same either way.
+ * `known`, when given, answers for a long string with a string equal to it (compared whole) that
+ * was already found free of control characters (the proxy's memory's own copy of an image it has
+ * seen), or undefined: the value then holds that string in place of the slice, its check is not
+ * run again, and the memory finds it later in the request by identity, not by a second full
+ * comparison. The value (equal strings) and the refusals are the same either way.
  * @throws 400 `invalid_json` for text that is not JSON, 400 `invalid_request` for nesting deeper
  * than MAX_JSON_DEPTH or a string that is not well-formed Unicode.
  */
@@ -257,9 +259,9 @@ export function parseJsonText(
   text: string,
   sliceFrom: number = SLICE_FROM_CHARS,
   plain?: { add(text: string): unknown },
-  knownPlain?: (text: string) => boolean,
+  known?: (text: string) => string | undefined,
 ): unknown {
-  const scan = scanJson(text, MAX_JSON_DEPTH, sliceFrom, knownPlain);
+  const scan = scanJson(text, MAX_JSON_DEPTH, sliceFrom, known);
   if (scan.depth > MAX_JSON_DEPTH) {
     throw new AppError(
       400,
@@ -272,7 +274,7 @@ export function parseJsonText(
   }
   // Each long string is parsed as a short placeholder (a random prefix no body can guess), then
   // put back as a slice of the text.
-  const restore = scan.long.length > 0 ? placeholders(text, scan.long, plain) : null;
+  const restore = scan.long.length > 0 ? placeholders(text, scan.long, scan.strings, plain) : null;
   let value: unknown;
   try {
     value = JSON.parse(restore ? restore.text : text);
@@ -300,21 +302,23 @@ export function parseJsonText(
 /**
  * One linear pass over JSON text, counting `[` and `{` outside strings (it stops as soon as `limit`
  * is passed) and listing the string values of at least `sliceFrom` characters with no escape and
- * no control character, as [start, end) pairs of their contents. Malformed text gets some answer:
+ * no control character, as [start, end) pairs of their contents and, in `strings`, each one's
+ * string (a slice of the text, or what `known` gave for it). Malformed text gets some answer:
  * JSON.parse judges it. The runtime's own searches (a string's closing quote, the next backslash,
  * the next bracket) do the walking: a body of base64 images is a few strings of megabytes, which a
  * loop over each character in JavaScript took tens of milliseconds to cross (docs/benchmarks.md).
- * @example scanJson('{"a":[1,{"b":"[["}]}', 256, 1e9) // { depth: 3, long: [] }
+ * @example scanJson('{"a":[1,{"b":"[["}]}', 256, 1e9) // { depth: 3, long: [], strings: [] }
  */
 function scanJson(
   text: string,
   limit: number,
   sliceFrom: number,
-  knownPlain?: (text: string) => boolean,
-): { depth: number; long: number[] } {
+  known?: (text: string) => string | undefined,
+): { depth: number; long: number[]; strings: string[] } {
   let depth = 0;
   let deepest = 0;
   const long: number[] = [];
+  const strings: string[] = [];
   // The first backslash at or after the last place looked from (-1: none left in the text).
   let backslash = -2;
   const structure = /["[\]{}]/g;
@@ -329,7 +333,7 @@ function scanJson(
       let plain = true;
       for (let from = start; ; ) {
         const quote = text.indexOf('"', from);
-        if (quote < 0) return { depth: deepest, long };
+        if (quote < 0) return { depth: deepest, long, strings };
         if (backslash !== -1 && backslash < from) backslash = text.indexOf("\\", from);
         if (backslash !== -1 && backslash < quote) {
           plain = false;
@@ -341,13 +345,17 @@ function scanJson(
       }
       if (plain && i - start >= sliceFrom && !followedByColon(text, i + 1)) {
         const contents = text.slice(start, i);
-        if (knownPlain?.(contents) || !hasControlCharacter(contents)) long.push(start, i);
+        const twin = known?.(contents);
+        if (twin !== undefined || !hasControlCharacter(contents)) {
+          long.push(start, i);
+          strings.push(twin ?? contents);
+        }
       }
     } else if (code === 0x5b || code === 0x7b) {
-      if (++depth > deepest && (deepest = depth) > limit) return { depth: deepest, long };
+      if (++depth > deepest && (deepest = depth) > limit) return { depth: deepest, long, strings };
     } else depth--;
   }
-  return { depth: deepest, long };
+  return { depth: deepest, long, strings };
 }
 
 const CONTROL_CHARACTERS = Array.from({ length: 0x20 }, (_, code) => String.fromCharCode(code));
@@ -371,11 +379,16 @@ interface Restore {
   text: string;
   /** What every placeholder starts with once parsed. */
   prefix: string;
-  /** The slice of the original text a parsed placeholder stands for. */
+  /** The string a parsed placeholder stands for (scanJson's `strings`). */
   slice(placeholder: string): string;
 }
 
-function placeholders(text: string, long: readonly number[], plain?: { add(text: string): unknown }): Restore {
+function placeholders(
+  text: string,
+  long: readonly number[],
+  strings: readonly string[],
+  plain?: { add(text: string): unknown },
+): Restore {
   const nonce = crypto.randomUUID();
   const pieces: string[] = [];
   let from = 0;
@@ -389,10 +402,9 @@ function placeholders(text: string, long: readonly number[], plain?: { add(text:
     text: pieces.join(""),
     prefix,
     slice: (placeholder) => {
-      const k = Number(placeholder.slice(prefix.length));
-      const slice = text.slice(long[k], long[k + 1]);
-      plain?.add(slice);
-      return slice;
+      const string = strings[Number(placeholder.slice(prefix.length)) / 2]!;
+      plain?.add(string);
+      return string;
     },
   };
 }
@@ -419,7 +431,7 @@ function walkStrings(root: unknown, restore: Restore | null): (string | number)[
     const { value } = frame;
     if (typeof value === "string") {
       if (restore && frame.parent && value.startsWith(restore.prefix)) {
-        // A slice of the text, which is well-formed: nothing to check.
+        // A slice of the text (or a string equal to one), which is well-formed: nothing to check.
         (frame.parent.value as Record<string | number, unknown>)[frame.step!] = restore.slice(value);
       } else if (!value.isWellFormed()) return pathOf(frame);
     } else if (Array.isArray(value)) {

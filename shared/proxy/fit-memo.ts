@@ -55,8 +55,10 @@ interface Slot {
 /**
  * A memory bounded by the characters of its images (the base64 plus the fit it holds), least
  * recently used out first. Images are found by a short key and compared whole (shared/text-map.ts:
- * a `Map` keyed by the base64 itself hashed every character on every lookup). Each image is kept
- * as its own copy (one kept as it came would keep a request's whole body alive as a slice's parent).
+ * a `Map` keyed by the base64 itself put each new string through the isolate's string table). A
+ * request's parse takes this memory's own copy of each image it finds (`plainCopy`), so a seen
+ * image is compared in full once a request, not again at its `get`. Each image is kept as its own
+ * copy (one kept as it came would keep a request's whole body alive as a slice's parent).
  */
 export class FitMemory {
   /** By image. */
@@ -85,12 +87,15 @@ export class FitMemory {
   }
 
   /**
-   * Whether `data` is an image remembered here (the same text, compared whole) that holds no
-   * control character: a request body's parse need not check it again (shared/http/body.ts,
-   * `parseJsonText`'s `knownPlain`). Not a use: the order of eviction is left as it is.
+   * This memory's own copy of `data` (the same text, compared whole) when it holds no control
+   * character, else undefined. A request body's parse puts it in the parsed value in place of its
+   * slice of the body (shared/http/body.ts, `parseJsonText`'s `known`): the parse need not check it
+   * again, and the request's own lookup of it (`get`, in `knownFits`) is then answered by identity,
+   * not by a second comparison of its whole text. Not a use: the order of eviction is left as it is.
    */
-  isPlain(data: string): boolean {
-    return this.slots.get(data)?.plain === true;
+  plainCopy(data: string): string | undefined {
+    const slot = this.slots.get(data);
+    return slot?.plain === true ? slot.image : undefined;
   }
 
   /** Remembers `entry` for `data` (replacing what was there); an image over a quarter of the memory is not kept. */

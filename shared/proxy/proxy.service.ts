@@ -226,8 +226,9 @@ async function transformedBody(
   read.bytes = null;
   // The strings the parse left as slices of the text need no escape: encodeJson does not check them again.
   const plain = new TextSet();
-  // An image this isolate remembers was checked for control characters when it was first seen.
-  const parsed = parseJsonText(text, undefined, plain, (contents) => fitMemory.isPlain(contents));
+  // An image this isolate remembers was checked for control characters when it was first seen; the
+  // value holds the memory's own copy of it, which the transform's lookup finds by identity.
+  const parsed = parseJsonText(text, undefined, plain, (contents) => fitMemory.plainCopy(contents));
   if (parsed === null || typeof parsed !== "object" || Array.isArray(parsed))
     throw new AppError(400, "invalid_request", "The request body must be a JSON object.");
   const object = parsed as Record<string, unknown>;

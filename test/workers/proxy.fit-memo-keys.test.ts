@@ -2,7 +2,8 @@
  * The fit memory and the proxy's `plain` set find an image by a short key (shared/text-map.ts:
  * its length and a few sampled windows) and answer only for a text equal in full: a screenshot
  * that agrees with a remembered one on every sampled window but differs elsewhere is not sent as
- * the remembered one's fit; it goes to the fitter as its own image.
+ * the remembered one's fit; it goes to the fitter as its own image, through the transform alone
+ * and through the proxy, whose parse puts the memory's own copy of a seen image in the body.
  */
 import { describe, expect, it } from "vitest";
 import { ANTHROPIC } from "../../shared/llm/anthropic.provider";
@@ -10,7 +11,7 @@ import { transformConversation } from "../../shared/proxy/transform";
 import { TextMap, TextSet, textKey } from "../../shared/text-map";
 import { workersDeps } from "../../workers/deps";
 import { encodePng, screenshotPixels, toBase64 } from "../fixtures/images";
-import { FIT_SETTINGS, screenshotCall, testEnv, uniqueToken } from "./helpers";
+import { FIT_SETTINGS, llmCalls, postJson, screenshotCall, testEnv, uniqueToken } from "./helpers";
 
 /** `text` with one base64 character changed outside every sampled window: the same short key. */
 function sameKeyOtherText(text: string): string {
@@ -67,6 +68,30 @@ describe("images found by a short key", () => {
     const again = await transformConversation(withImage(tag, shot), ANTHROPIC, format, `c-${tag}`, FIT_SETTINGS, ports);
     expect([again.fitted, again.firstFits]).toEqual([1, 0]);
     expect(sentData(again.body)).toBe(fit);
+  });
+
+  it("through the proxy, where the parse takes the memory's copy of a seen image, sends a twin as itself", async () => {
+    const tag = uniqueToken();
+    const shot = toBase64(
+      await encodePng(screenshotPixels(1920, 1080, 7_000 + Math.floor(Math.random() * 1e6)), 1920, 1080, 3),
+    );
+    const twin = sameKeyOtherText(shot);
+    const post = async (data: string) => {
+      const response = await postJson("/anthropic/v1/messages", withImage(tag, data), { "x-api-key": "k" });
+      expect(response.status).toBe(200);
+      await response.arrayBuffer();
+      return response.headers.get("x-edge-fitted");
+    };
+    expect(await post(shot)).toBe("1");
+    // The twin's parse finds no copy of it (shared/http/body.ts `known`, fit-memo.ts `plainCopy`):
+    // the provider gets another body than the first, not the first screenshot's fit.
+    await post(twin);
+    // The first, sent again, is the seen image: the same body as its first time.
+    expect(await post(shot)).toBe("1");
+    const calls = await llmCalls(tag);
+    expect(calls).toHaveLength(3);
+    expect(calls[1].body_sha256).not.toBe(calls[0].body_sha256);
+    expect(calls[2].body_sha256).toBe(calls[0].body_sha256);
   });
 
   it("keeps texts that share a key apart, in a map and in a set", () => {

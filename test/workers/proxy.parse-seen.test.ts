@@ -1,6 +1,6 @@
 /**
- * The parse of a body whose images the isolate has seen (shared/http/body.ts `knownPlain`, from
- * shared/proxy/fit-memo.ts `isPlain`): a long string the fit memory knows to hold no control
+ * The parse of a body whose images the isolate has seen (shared/http/body.ts `known`, from
+ * shared/proxy/fit-memo.ts `plainCopy`): a long string the fit memory knows to hold no control
  * character is not checked again, and one it knows that does hold one (base64 wrapped in lines,
  * sent escaped) is still refused when a body carries it with its line breaks raw, which JSON does
  * not allow in a string: the same 400 as before the image was seen, and nothing sent upstream.

@@ -9,7 +9,8 @@
  * runs only the second part). With WEB_BENCH_BEFORE=<dir of another checkout>, that checkout's
  * deno/main.ts (on the same Deno KV file) is measured in the same rounds of the second part. The
  * second part also measures the runtime's floor for a hit: the bare route reading and parsing the
- * request body and sending the hit's headers (bench/bare-deno, FLOOR=1).
+ * request body and sending the hit's headers (bench/bare-deno, FLOOR=1). Beside each side's p50,
+ * the CPU its Deno process used per request over the measured rounds (every thread, Linux only).
  */
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -17,6 +18,7 @@ import { join } from "node:path";
 import { emulatorVars, startLocalStack } from "../scripts/local-stack";
 import { DENO_RUN, type DenoService, startDeno } from "../test/support/deno-service";
 import { median, ms, percentile } from "./stats";
+import { processGroupCpuMs } from "./workerd-processes";
 
 const PROCESSES = 4;
 const UNIQUE_PER_N = 5;
@@ -134,10 +136,18 @@ async function main() {
         async () => void floorHit.push((await timed(floorRequest)).ms),
         ...(beforeRequest ? [async () => void beforeHit.push((await timed(beforeRequest)).ms)] : []),
       ];
+      // Each side's process (every Deno runs in a process group of its own), in the rows' order.
+      const groups = [deno[0]!, bare, floor, ...(before ? [before] : [])].map((d) => d.process.pid!);
+      const cpuBefore = groups.map((group) => processGroupCpuMs(group));
       for (let i = 0; i < HIT_ROUNDS; i++) {
         for (let k = 0; k < sides.length; k++) await sides[(i + k) % sides.length]!();
         pairRatios.push(hit[i]! / base[i]!);
       }
+      const cpu = groups.map((group, k) => {
+        const [start, end] = [cpuBefore[k], processGroupCpuMs(group)];
+        return start === undefined || end === undefined ? "-" : ms((end - start) / HIT_ROUNDS);
+      });
+      const [hitCpu, bareCpu, floorCpu, beforeCpu] = cpu;
       lines.push(
         "",
         "### Cache hit on Deno (Deno KV file, 4 processes running) vs a bare Deno.serve route returning the same JSON",
@@ -147,25 +157,27 @@ async function main() {
         `${HIT_ROUNDS} sequential requests each, interleaved (the sides take turns going first), after ${WARM_UP_PAIRS} warm-up pairs; the last row is the median of each pair's ratio (a pair runs under the same machine load).`,
         "",
       );
-      lines.push("| route | p50 ms | p99 ms |", "|---|---|---|");
-      lines.push(`| POST /v1/web_search (hit), Deno | ${ms(median(hit))} | ${ms(percentile(hit, 99))} |`);
+      lines.push("| route | p50 ms | p99 ms | CPU ms / request |", "|---|---|---|---|");
+      lines.push(`| POST /v1/web_search (hit), Deno | ${ms(median(hit))} | ${ms(percentile(hit, 99))} | ${hitCpu} |`);
       if (before)
-        lines.push(`| the same hit, ${beforeDir} | ${ms(median(beforeHit))} | ${ms(percentile(beforeHit, 99))} |`);
-      lines.push(`| bare Deno.serve, same JSON | ${ms(median(base))} | ${ms(percentile(base, 99))} |`);
+        lines.push(
+          `| the same hit, ${beforeDir} | ${ms(median(beforeHit))} | ${ms(percentile(beforeHit, 99))} | ${beforeCpu} |`,
+        );
+      lines.push(`| bare Deno.serve, same JSON | ${ms(median(base))} | ${ms(percentile(base, 99))} | ${bareCpu} |`);
       lines.push(
-        `| bare Deno.serve reading the body, with the hit's headers (the floor) | ${ms(median(floorHit))} | ${ms(percentile(floorHit, 99))} |`,
+        `| bare Deno.serve reading the body, with the hit's headers (the floor) | ${ms(median(floorHit))} | ${ms(percentile(floorHit, 99))} | ${floorCpu} |`,
       );
       lines.push(
-        `| ratio hit / bare | ${(median(hit) / median(base)).toFixed(2)}x | ${(percentile(hit, 99) / percentile(base, 99)).toFixed(2)}x |`,
+        `| ratio hit / bare | ${(median(hit) / median(base)).toFixed(2)}x | ${(percentile(hit, 99) / percentile(base, 99)).toFixed(2)}x | |`,
       );
       if (before)
         lines.push(
-          `| ratio ${beforeDir} / bare | ${(median(beforeHit) / median(base)).toFixed(2)}x | ${(percentile(beforeHit, 99) / percentile(base, 99)).toFixed(2)}x |`,
+          `| ratio ${beforeDir} / bare | ${(median(beforeHit) / median(base)).toFixed(2)}x | ${(percentile(beforeHit, 99) / percentile(base, 99)).toFixed(2)}x | |`,
         );
       lines.push(
-        `| ratio floor / bare | ${(median(floorHit) / median(base)).toFixed(2)}x | ${(percentile(floorHit, 99) / percentile(base, 99)).toFixed(2)}x |`,
+        `| ratio floor / bare | ${(median(floorHit) / median(base)).toFixed(2)}x | ${(percentile(floorHit, 99) / percentile(base, 99)).toFixed(2)}x | |`,
       );
-      lines.push(`| median of paired ratios | ${median(pairRatios).toFixed(2)}x | |`);
+      lines.push(`| median of paired ratios | ${median(pairRatios).toFixed(2)}x | | |`);
     } finally {
       await Promise.all([bare.stop(), floor.stop()]);
     }

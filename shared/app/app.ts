@@ -2,7 +2,7 @@
  * The pure application: routes, middleware and error rendering, built from ports only.
  * Each runtime's entry (workers/index.ts, deno/main.ts) turns its bindings into `AppDeps`.
  */
-import { Hono, type Context } from "hono";
+import { Hono, type Context, type MiddlewareHandler } from "hono";
 import { cors } from "hono/cors";
 import type { LoadedConfig } from "../config/config.load";
 import type { AppDeps, LedgerStore, RequestLogFields, StatsRequest } from "../ports";
@@ -48,10 +48,13 @@ function withHeaderFields(tool: ToolDefinition, headers: Headers, body: unknown)
 export function createApp(deps: AppDeps): Hono<Env> {
   const app = new Hono<Env>();
 
+  // The request log runs inside this middleware, not as a step of its own: one dispatch fewer on
+  // every request's path. (Its variables are a part of Env's; Hono's types cannot say so.)
+  const logRequest = requestLog(deps.log, deps.clock) as unknown as MiddlewareHandler<Env>;
   app.use("*", async (c, next) => {
     const given = c.req.header("x-request-id");
     c.set("requestId", given && REQUEST_ID.test(given) ? given : crypto.randomUUID());
-    await next();
+    await logRequest(c, next);
     // A tool's answer was built with this request's id (`builtJson`): its headers are left unread.
     if (c.get("built")?.response === c.res) return;
     // A provider's own X-Request-Id (OpenAI's, relayed by the proxy) reaches its SDK unchanged;
@@ -61,22 +64,20 @@ export function createApp(deps: AppDeps): Hono<Env> {
     if (carried === null) c.res.headers.set("x-request-id", c.get("requestId"));
     else if (carried !== c.get("requestId")) c.res.headers.set("x-edge-request-id", c.get("requestId"));
   });
-  app.use("*", requestLog(deps.log, deps.clock));
 
   const authenticate = async (c: Context<Env>, next: () => Promise<void>) => {
     const loaded = deps.config();
     c.set("loaded", loaded);
-    const refusal = anonymousOriginRefusal(
-      c.req.raw,
-      loaded.config.security.allowed_origins,
-      takesAnonymousCalls(loaded),
-    );
+    const anonymous = takesAnonymousCalls(loaded);
+    const refusal = anonymousOriginRefusal(c.req.raw, loaded.config.security.allowed_origins, anonymous);
     if (refusal) throw refusal;
-    await authorize(
-      c.req.header("authorization") ?? null,
-      loaded.secrets.API_TOKENS,
-      loaded.config.security.allow_anonymous,
-    );
+    // No tokens and anonymous calls taken: authorize would pass every request, so it is not awaited.
+    if (!anonymous)
+      await authorize(
+        c.req.header("authorization") ?? null,
+        loaded.secrets.API_TOKENS,
+        loaded.config.security.allow_anonymous,
+      );
     await next();
   };
   app.use("/v1/*", authenticate);

@@ -30,6 +30,13 @@ const ALL_STEPS = [
   "encode",
   "encode-checked",
   "text-encode",
+  "new-key",
+  "new-memory-set",
+  "new-b64-decode",
+  "new-to-base64",
+  "new-store-json",
+  "native-to-base64",
+  "native-from-base64",
 ];
 const ONLY = process.env.PROXY_STEPS_ONLY?.split(",");
 const STEPS = ONLY ? ["none", ...ONLY.filter((step) => ALL_STEPS.includes(step))] : ALL_STEPS;

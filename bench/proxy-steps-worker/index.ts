@@ -4,6 +4,8 @@
  * is timed from outside (the isolate's clocks stand still while it computes) without a profiler.
  */
 import { decodeUtf8Body, encodeJson, parseJsonText } from "../../shared/http/body";
+import { sha256Hex } from "../../shared/hash";
+import { decodeImageData, toBase64 } from "../../shared/media/data-url";
 import { FitMemory } from "../../shared/proxy/fit-memo";
 import { TextSet } from "../../shared/text-map";
 
@@ -14,7 +16,12 @@ const plain = new Set<string>();
 const memory = new FitMemory(16 * 1024 * 1024);
 const CONTROL = Array.from({ length: 0x20 }, (_, code) => String.fromCharCode(code));
 
-const STEPS: Record<string, () => number> = {
+/** A fit's bytes as large as a fitted screenshot's (about 190 KB): what toBase64 writes. */
+const fitBytes = Uint8Array.from({ length: 190_000 }, (_, i) => (i * 2654435761) >>> 24);
+/** A new slice of the body at its last image, as a new turn's parse leaves it. */
+const lastImage = () => text.slice(images[images.length - 2], images[images.length - 1]);
+
+const STEPS: Record<string, () => number | Promise<number>> = {
   none: () => 0,
   decode: () => decodeUtf8Body(bytes).length,
   parse: () => {
@@ -78,6 +85,22 @@ const STEPS: Record<string, () => number> = {
   // The same with no string known to need no escape: each long one searched (a fit was, until issue 45).
   "encode-checked": () => encodeJson(value).byteLength,
   "text-encode": () => new TextEncoder().encode(text).byteLength,
+  // A new screenshot's own steps (shared/proxy/fit-memo.ts), one image: its store key, the
+  // memory's copy of it, the base64 decode before the fitter, the fit's base64.
+  "new-key": async () => (await sha256Hex(`262144:1568:50000000:${lastImage()}`)).length,
+  "new-memory-set": () => {
+    const fresh = new FitMemory(16 * 1024 * 1024);
+    fresh.set(lastImage(), { shape: "s", key: "k" });
+    return fresh.size;
+  },
+  "new-b64-decode": () => decodeImageData(lastImage()).bytes.byteLength,
+  "new-to-base64": () => toBase64(fitBytes).length,
+  // The runtime's own base64 (TC39 Uint8Array base64) where it has one; -1 where it has none.
+  "native-to-base64": () => (fitBytes as unknown as { toBase64?: () => string }).toBase64?.().length ?? -1,
+  "native-from-base64": () =>
+    (Uint8Array as unknown as { fromBase64?: (text: string) => Uint8Array }).fromBase64?.(lastImage()).byteLength ?? -1,
+  "new-store-json": () =>
+    JSON.stringify({ value: { mediaType: "image/jpeg", data: toBase64(fitBytes) }, expiresAt: 1 }).length,
 };
 
 /** Where each long string of the body is: [start, end) pairs. */
@@ -130,7 +153,7 @@ export default {
     if (!step) return new Response("no such step", { status: 404 });
     const k = Number(url.searchParams.get("k") ?? 1);
     let out = 0;
-    for (let i = 0; i < k; i++) out += step();
+    for (let i = 0; i < k; i++) out += await step();
     return new Response(String(out));
   },
 };

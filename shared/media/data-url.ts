@@ -25,10 +25,6 @@ const invalid = () =>
     { details: [{ path: ["image", "data"], message: "invalid base64" }] },
   );
 
-/** TC39's `Uint8Array.fromBase64` and `toBase64` (workerd and Deno have them; Node 20 does not). */
-const fromBase64 = (Uint8Array as unknown as { fromBase64?: (text: string) => Uint8Array<ArrayBuffer> }).fromBase64;
-const nativeToBase64 = (Uint8Array.prototype as unknown as { toBase64?: (this: Uint8Array) => string }).toBase64;
-
 /**
  * Decodes base64 or a `data:<type>;base64,` URL. Whitespace is ignored; padding is optional.
  * @returns the bytes and the media type a data: URL declared, if any
@@ -42,16 +38,6 @@ export function decodeImageData(text: string): { bytes: Uint8Array; declaredType
     if (comma < 0 || !/;base64$/i.test(header)) throw invalid();
     declaredType = header.replace(/;base64$/i, "") || undefined;
     payload = payload.slice(comma + 1);
-  }
-  // The runtime's own decoder where it has one (workerd, Deno), for the standard alphabet: it reads
-  // a screenshot's base64 about 15 times faster than the loop below (docs/speed.md). It skips a form
-  // feed, which this decoder refuses; anything it refuses (base64url, odd padding) is left to the loop.
-  if (fromBase64 !== undefined && !payload.includes("\f")) {
-    try {
-      return { bytes: fromBase64(payload), declaredType };
-    } catch {
-      // Judged below.
-    }
   }
   const out = new Uint8Array(Math.floor((payload.length * 3) / 4) + 3);
   let length = 0;
@@ -129,9 +115,6 @@ const PAD = 0x3d; // "="
  * turn through the proxy").
  */
 export function toBase64(bytes: Uint8Array): string {
-  // The runtime's own writer where it has one: the same text (standard alphabet, padded), about 3
-  // times faster on a fit in workerd (docs/speed.md).
-  if (nativeToBase64 !== undefined) return nativeToBase64.call(bytes);
   const out = new Uint8Array(Math.ceil(bytes.length / 3) * 4);
   const full = bytes.length - (bytes.length % 3);
   let o = 0;

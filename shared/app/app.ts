@@ -2,7 +2,7 @@
  * The pure application: routes, middleware and error rendering, built from ports only.
  * Each runtime's entry (workers/index.ts, deno/main.ts) turns its bindings into `AppDeps`.
  */
-import { Hono, type Context, type MiddlewareHandler } from "hono";
+import { Hono, type Context } from "hono";
 import { cors } from "hono/cors";
 import type { LoadedConfig } from "../config/config.load";
 import type { AppDeps, LedgerStore, RequestLogFields, StatsRequest } from "../ports";
@@ -49,8 +49,8 @@ export function createApp(deps: AppDeps): Hono<Env> {
   const app = new Hono<Env>();
 
   // The request log runs inside this middleware, not as a step of its own: one dispatch fewer on
-  // every request's path. (Its variables are a part of Env's; Hono's types cannot say so.)
-  const logRequest = requestLog(deps.log, deps.clock) as unknown as MiddlewareHandler<Env>;
+  // every request's path.
+  const logRequest = requestLog<Env>(deps.log, deps.clock);
   app.use("*", async (c, next) => {
     const given = c.req.header("x-request-id");
     c.set("requestId", given && REQUEST_ID.test(given) ? given : crypto.randomUUID());

@@ -29,7 +29,10 @@ const STACK_LINES = 8;
  * The middleware: times the request and writes its line once the response is built.
  * @example app.use("*", requestLog(deps.log, deps.clock));
  */
-export function requestLog(log: Logger, clock: () => number): MiddlewareHandler<{ Variables: LogVariables }> {
+export function requestLog<E extends { Variables: LogVariables } = { Variables: LogVariables }>(
+  log: Logger,
+  clock: () => number,
+): MiddlewareHandler<E> {
   return async (c, next) => {
     const started = clock();
     await next();
@@ -53,7 +56,7 @@ export function requestLog(log: Logger, clock: () => number): MiddlewareHandler<
   };
 }
 
-function requestLine(c: Context<{ Variables: LogVariables }>, ms: number): Record<string, unknown> {
+function requestLine<E extends { Variables: LogVariables }>(c: Context<E>, ms: number): Record<string, unknown> {
   const built = c.get("built");
   const cache = built?.response === c.res ? built.headers["x-cache"] : c.res.headers.get("x-cache");
   return {

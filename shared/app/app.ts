@@ -8,7 +8,7 @@ import type { LoadedConfig } from "../config/config.load";
 import type { AppDeps, LedgerStore, RequestLogFields, StatsRequest } from "../ports";
 import { publicConfig } from "../config/config.load";
 import { authorize, callerOf, takesAnonymousCalls } from "../http/auth";
-import { readJsonBody } from "../http/body";
+import { parseJsonText, readJsonText } from "../http/body";
 import { AppError } from "../http/errors";
 import { isMultipart, readMultipart } from "../http/multipart";
 import { healthAnswer, indexRoutes, type RouteEntry, serviceIndex } from "./home";
@@ -25,6 +25,7 @@ import { DASHBOARD_CSP, DASHBOARD_JS, dashboardHtml } from "../stats/dashboard.p
 import { StatsQuery, statsQuery } from "../stats/stats.schema";
 import { stats } from "../stats/stats.service";
 import { MCP_TOOLS, TOOLS } from "../tools/registry";
+import { InputMemo } from "../tools/input-memo";
 import type { ToolContext, ToolDefinition } from "../tools/tool.types";
 
 type Env = {
@@ -203,8 +204,28 @@ function builtJson(c: Context<Env>, body: unknown, headers: Readonly<Record<stri
   return response;
 }
 
+/**
+ * A tool's validated input from a JSON body: a repeat of a small body a `sharedInput` tool has
+ * seen (the same text, the same values of the headers it reads) gets the input made of it before.
+ */
+async function jsonInput(tool: ToolDefinition, request: Request, inputs: InputMemo): Promise<unknown> {
+  const text = await readJsonText(request, tool.bodyLimit);
+  const key = tool.sharedInput
+    ? inputs.key(
+        tool.name,
+        (tool.requestHeaders?.names ?? []).map((name) => request.headers.get(name)),
+        text,
+      )
+    : null;
+  const known = key === null ? undefined : inputs.get(key);
+  if (known !== undefined) return known;
+  const input = parseRequest(tool.input, withHeaderFields(tool, request.headers, parseJsonText(text)));
+  return key === null ? input : inputs.set(key, input);
+}
+
 /** Each tool's POST route, and `/mcp`, which offers the MCP tools. */
 function toolRoutes(route: Route, deps: AppDeps): void {
+  const inputs = new InputMemo();
   for (const tool of TOOLS) {
     route(tool.path, {
       POST: async (c) => {
@@ -213,13 +234,7 @@ function toolRoutes(route: Route, deps: AppDeps): void {
           ? await readMultipart(c.req.raw, tool.bodyLimit, upload).then(({ fields, file }) =>
               tool.run(toolContext(c, deps), parseRequest(upload.fields, fields), file),
             )
-          : await tool.run(
-              toolContext(c, deps),
-              parseRequest(
-                tool.input,
-                withHeaderFields(tool, c.req.raw.headers, await readJsonBody(c.req.raw, tool.bodyLimit)),
-              ),
-            );
+          : await tool.run(toolContext(c, deps), await jsonInput(tool, c.req.raw, inputs));
         c.set("logFields", answer.log);
         return builtJson(c, answer.body, answer.headers);
       },

@@ -195,6 +195,15 @@ export function isJsonContentType(header: string | null): boolean {
  * not UTF-8 or not JSON, 400 `invalid_request` for a string that is not well-formed Unicode.
  */
 export async function readJsonBody(request: Request, limit: number = BODY_LIMITS.default): Promise<unknown> {
+  return parseJsonText(await readJsonText(request, limit));
+}
+
+/**
+ * The text of a JSON request body within `limit` bytes, before it is parsed (parseJsonText), for
+ * a caller that keeps what it made of a text it has seen before.
+ * @throws 415 for another content type, as readBodyBytes and decodeUtf8Body do.
+ */
+export async function readJsonText(request: Request, limit: number = BODY_LIMITS.default): Promise<string> {
   if (!isJsonContentType(request.headers.get("content-type"))) {
     throw new AppError(
       415,
@@ -202,7 +211,7 @@ export async function readJsonBody(request: Request, limit: number = BODY_LIMITS
       "Send the request body as JSON with the header Content-Type: application/json.",
     );
   }
-  return readJsonValue(request, limit);
+  return decodeUtf8Body(await readBodyBytes(request, limit));
 }
 
 /**

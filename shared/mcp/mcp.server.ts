@@ -15,6 +15,7 @@ import {
 } from "@modelcontextprotocol/sdk/types.js";
 import { CfWorkerJsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/cfworker-provider.js";
 import * as z from "zod";
+import { deepFreeze } from "../frozen";
 import { AppError } from "../http/errors";
 import { parseRequest } from "../http/validate";
 import { toObjectJsonSchema } from "../tools/json-schema";
@@ -127,13 +128,4 @@ async function callTool(
     // A tool failure is a result the model can read, not a protocol error (MCP spec).
     return { content: [{ type: "text", text: JSON.stringify(appError.toBody()) }], isError: true };
   }
-}
-
-/** Freezes our own generated listing, nested objects included (it is small and acyclic). */
-function deepFreeze<T>(value: T): T {
-  if (value !== null && typeof value === "object" && !Object.isFrozen(value)) {
-    for (const inner of Object.values(value)) deepFreeze(inner);
-    Object.freeze(value);
-  }
-  return value;
 }

@@ -18,6 +18,7 @@ import { defineTool, type McpToolResult, type ToolDefinition } from "./tool.type
 
 /** `Cache-Control` request directives as web_search / web_extract body fields (which win). */
 const CACHE_CONTROL = {
+  names: ["cache-control"],
   toFields: cacheControlFields,
   describe: {
     "Cache-Control":
@@ -37,6 +38,7 @@ export const webSearchTool = defineTool({
   bodyLimit: BODY_LIMITS.default,
   mcp: true,
   requestHeaders: CACHE_CONTROL,
+  sharedInput: true,
   responseHeaders: { Age: "The body's `age`: whole seconds since the provider answered" },
   async run(ctx, input) {
     const body = await webSearch(ctx, input);

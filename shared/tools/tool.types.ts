@@ -44,7 +44,17 @@ export interface ToolDefinition<S extends z.ZodType = z.ZodType> {
   /** Offered on /mcp too. */
   mcp: boolean;
   /** Body fields an HTTP request's headers give (`Cache-Control`); the body's own fields win. */
-  requestHeaders?: { toFields(headers: Headers): Record<string, unknown>; describe: Record<string, string> };
+  requestHeaders?: {
+    /** The headers `toFields` reads (lower case). */
+    names: readonly string[];
+    toFields(headers: Headers): Record<string, unknown>;
+    describe: Record<string, string>;
+  };
+  /**
+   * `run` never changes its input, so a small body's validated input may be kept and shared by
+   * the repeats of that body (shared/tools/input-memo.ts): it is deep-frozen.
+   */
+  sharedInput?: boolean;
   /** Response headers of a 200 besides `X-Cache`, with what they say (for OpenAPI). */
   responseHeaders?: Record<string, string>;
   /**

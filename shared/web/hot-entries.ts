@@ -4,6 +4,7 @@
  * used dropped first past a total size. The stores that keep them (deno/cache.kv.ts,
  * workers/cache.kv.ts) say how long a copy may answer for them.
  */
+import { deepFreeze } from "../frozen";
 
 /** Most characters of one entry kept, and of all together, by default (16 MiB as UTF-16). */
 export const HOT_ENTRY_CHARS = 256 * 1024;
@@ -15,15 +16,6 @@ interface HotEntry {
   expiresAt: number;
   /** Deep-frozen, so no reader can change what the next one reads. */
   parsed?: unknown;
-}
-
-/** `value` and everything in it made read-only (a JSON value: plain objects and arrays). */
-function deepFreeze<T>(value: T): T {
-  if (typeof value === "object" && value !== null && !Object.isFrozen(value)) {
-    Object.freeze(value);
-    for (const inner of Object.values(value)) deepFreeze(inner);
-  }
-  return value;
 }
 
 export class HotEntries {

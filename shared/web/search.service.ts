@@ -3,6 +3,7 @@
  * one-shot keyless rescue (answered, never stored) when the configured provider fails; the rescue
  * runs inside the same single flight (see SearchJob.rescue).
  */
+import { deepFreeze } from "../frozen";
 import { rememberedSha256Hex } from "../hash";
 import type { RequestContext } from "../ports";
 import { recordWebCall } from "../stats/ledger";
@@ -24,8 +25,27 @@ export async function searchCacheKey(
   return `${cacheKeyPrefix("search")}${provider.name}:${tier}:${await rememberedSha256Hex(`${provider.baseUrl}\n${normalizedQuery}`)}`;
 }
 
-export async function webSearch(ctx: RequestContext, input: SearchRequest): Promise<SearchResponse> {
-  const { ports, config } = ctx;
+/** What a search request's input resolves to under one configuration (the same for a repeat of it). */
+interface SearchPlan {
+  config: object;
+  secrets: object;
+  provider: ResolvedSearchProvider;
+  key: string;
+  job: SearchJob;
+  /** The last answer built from it, for the same stored answer at the same age. */
+  last?: { value: object; cache: string; age: number; cachedAt: string; body: Readonly<SearchResponse> };
+}
+
+/**
+ * Plans kept per input object: a repeated request's input is one object (the app keeps a small
+ * body's validated input, docs/speed.md), so its provider, key and job are worked out once.
+ */
+const plans = new WeakMap<object, SearchPlan>();
+
+async function planOf(ctx: RequestContext, input: SearchRequest): Promise<SearchPlan> {
+  const { config, secrets } = ctx;
+  const known = plans.get(input);
+  if (known && known.config === config && known.secrets === secrets) return known;
   const provider = resolveSearchProvider(ctx);
   const normalized = normalizeQuery(input.query);
   const tier = limitTier(input.limit);
@@ -38,7 +58,15 @@ export async function webSearch(ctx: RequestContext, input: SearchRequest): Prom
   // The one-shot keyless rescue travels with the job, so the single flight makes it once for all.
   if (config.web.keyless_fallback && provider.name !== "keyless")
     job.rescue = { provider: "keyless", settings: keylessSearchProvider(ctx) };
-  const key = await searchCacheKey(provider, normalized, tier);
+  const plan = { config, secrets, provider, key: await searchCacheKey(provider, normalized, tier), job };
+  if (Object.isFrozen(input)) plans.set(input, plan);
+  return plan;
+}
+
+export async function webSearch(ctx: RequestContext, input: SearchRequest): Promise<Readonly<SearchResponse>> {
+  const { ports, config } = ctx;
+  const plan = await planOf(ctx, input);
+  const { provider, key, job } = plan;
 
   const answer = await paidCall(ports, key, job, {
     enabled: config.web.cache_enabled,
@@ -62,7 +90,16 @@ export async function webSearch(ctx: RequestContext, input: SearchRequest): Prom
     paidRescue ? { bypass: 1 } : {},
   );
   if (paidRescue) ports.log.warn("search_rescued_by_keyless", { provider: provider.name });
-  return {
+  const last = plan.last;
+  if (
+    last &&
+    last.value === answer.value &&
+    last.cache === answer.cache &&
+    last.age === answer.age &&
+    last.cachedAt === answer.cachedAt
+  )
+    return last.body;
+  const body: SearchResponse = {
     success: true,
     query: input.query,
     limit: input.limit,
@@ -73,4 +110,14 @@ export async function webSearch(ctx: RequestContext, input: SearchRequest): Prom
     age: answer.age,
     cached_at: answer.cachedAt,
   };
+  // Only a hit's answer is the same again: kept frozen, so no reader changes the next one's.
+  if (answer.cache === "hit" && plans.get(input) === plan)
+    plan.last = {
+      value: answer.value,
+      cache: answer.cache,
+      age: answer.age,
+      cachedAt: answer.cachedAt,
+      body: deepFreeze(body),
+    };
+  return body;
 }

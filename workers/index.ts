@@ -54,8 +54,9 @@ export default {
     if (flush) ctx.waitUntil(flush);
     // A proxied answer (streamed or not) counts its usage when its body ends, which may be after
     // the flush above was taken: schedule a flush then (or join the waiting one), however it ends:
-    // read to its end, broken off, or cancelled by the caller (an agent's Esc).
-    if (response.body && countsAtEnd(request)) {
+    // read to its end, broken off, or cancelled by the caller (an agent's Esc). The path first:
+    // `response.body` is a call into the runtime, and every other answer asked it (docs/speed.md).
+    if (countsAtEnd(request) && response.body) {
       const atEnd = () => {
         const flushed = ledger.flushAfter(flushMs);
         if (flushed) ctx.waitUntil(flushed);

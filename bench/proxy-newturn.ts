@@ -11,7 +11,10 @@
  * copy of this tree whose fit-memo.ts makes a "fit" without the fitter), those services' new and
  * all-seen turns (rows named by the checkout's directory; `<checkout>+ledger-off` runs it with
  * LEDGER_MODE=off).
- * PROXY_NEWTURN_NOFIT=1 adds such a copy of HEAD, made here (`no-fit` rows). A tool, not a
+ * PROXY_NEWTURN_NOFIT=1 adds such a copy of HEAD, made here (`no-fit` rows). PROXY_NEWTURN_BARE=1
+ * adds the bench's bare pass-through Worker (bench/bare-worker, forwarding to the same emulator) with
+ * the same body each turn (`bare` row): the runtime's own floor for that turn. PROXY_NEWTURN_SEEN=N
+ * sends each service's all-seen turn N times a turn (N samples of it). A tool, not a
  * benchmark of its own.
  * Run: PROXY_NEWTURN_NOFIT=1 npx tsx bench/proxy-newturn.ts   (PROXY_SESSION_LAST_TURN=N, default 40)
  */
@@ -22,8 +25,12 @@ import { basename, join, resolve } from "node:path";
 import { startLocalStack } from "../scripts/local-stack";
 import { FIRST_TURN, LAST_TURN, screenshot, send, turnBody } from "./computer-use-session";
 import { median } from "./stats";
+import { startBare } from "./bare-worker/start";
 import { startWorker } from "./vision-worker/start";
 import { workerdCpuMs, workerdFaults, workerdThreadCpuMs } from "./workerd-processes";
+
+/** PROXY_NEWTURN_SEEN=N: each service's all-seen turn sent N times a turn (N samples), default 1. */
+const SEEN_TIMES = Math.max(1, Number(process.env.PROXY_NEWTURN_SEEN ?? 1));
 
 type Sample = { wall: number[]; cpu: number[]; main: number[]; v8: number[]; faults: number[] };
 const sample = (): Sample => ({ wall: [], cpu: [], main: [], v8: [], faults: [] });
@@ -44,7 +51,9 @@ async function main() {
     });
   }
   const vision = await startWorker();
+  const bare = process.env.PROXY_NEWTURN_BARE ? await startBare("{}", `${stack.emulatorUrl}/llm/anthropic`) : null;
   const rows: Record<string, Sample> = { new: sample(), seen: sample(), fit: sample() };
+  if (bare) rows.bare = sample();
   for (const { name } of others) Object.assign(rows, { [`${name} new`]: sample(), [`${name} seen`]: sample() });
   /** Wall ms and workerd CPU ms of one call. */
   async function timed(group: number, call: () => Promise<Response>): Promise<Measured> {
@@ -53,9 +62,12 @@ async function main() {
     const faults0 = workerdFaults(group)!;
     const start = performance.now();
     const response = await call();
-    await response.arrayBuffer();
+    const answer = await response.arrayBuffer();
     const wall = performance.now() - start;
-    if (!response.ok) throw new Error(`status ${response.status}`);
+    if (!response.ok)
+      throw new Error(
+        `status ${response.status} (process group ${group}): ${Buffer.from(answer).toString().slice(0, 300)}`,
+      );
     // The Worker's waitUntil work (its log lines, the ledger's flush) ends after the answer: let it.
     await new Promise((resolve) => setTimeout(resolve, 100));
     const threads = workerdThreadCpuMs(group)!;
@@ -97,8 +109,12 @@ async function main() {
       const steps = [
         ...services.map((service) => async () => {
           push(`${service.prefix}new`, await timed(service.group, () => send(service.url, body, tag)));
-          push(`${service.prefix}seen`, await timed(service.group, () => send(service.url, body, tag)));
+          for (let i = 0; i < SEEN_TIMES; i++)
+            push(`${service.prefix}seen`, await timed(service.group, () => send(service.url, body, tag)));
         }),
+        ...(bare
+          ? [async () => push("bare", await timed(bare.group, () => send(`${bare.url}/v1/messages`, body, tag)))]
+          : []),
         async () => {
           const fit = await timed(vision.group, fitCall("budget=262144&encoder=baseline&simd=1", png));
           const header = await timed(vision.group, fitCall("mode=header", png));
@@ -117,6 +133,7 @@ async function main() {
     await stack.stop();
     for (const { stack: other } of others) await other.stop();
     vision.stop();
+    bare?.stop();
   }
   const p = (row: string, what: keyof Sample) => median(rows[row]![what]);
   console.log(

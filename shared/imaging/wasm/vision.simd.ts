@@ -101,7 +101,12 @@ export class SimdResampleKernels {
   private readonly words: Int32Array;
   private readonly weights: number;
   private readonly starts: number;
-  private readonly src: number;
+  /** Two source row areas, taken in turn, so a row can be compared with the one before it. */
+  private readonly src: [number, number];
+  /** Which of `src` holds the last row filtered (-1: none yet), its ring slot and its shift. */
+  private last = -1;
+  private lastSlot = -1;
+  private lastShift = -1;
   private readonly ring: number;
   private readonly ringStride: number;
   private readonly rowPtrs: number;
@@ -130,7 +135,7 @@ export class SimdResampleKernels {
     this.weights = take(dstWidth * this.quads * 8);
     this.starts = take(dstWidth * 4);
     // Padded taps read up to a quad of pixels (plus the 16-byte load) past the row's end.
-    this.src = take(srcWidth * 3 + this.quads * 12 + 16);
+    this.src = [take(srcWidth * 3 + this.quads * 12 + 16), take(srcWidth * 3 + this.quads * 12 + 16)];
     this.ringStride = this.chunks * 64 + 16;
     this.ring = take(ringRows * this.ringStride);
     this.rowPtrs = take(ringRows * 4);
@@ -163,19 +168,30 @@ export class SimdResampleKernels {
     return this.words.subarray(at, at + this.rowLen);
   }
 
-  /** Horizontal pass of the RGB byte row at `rgb[offset]` into ring `slot`, in 1/2^(14-shift) units. */
-  filterBytes(rgb: Uint8Array, offset: number, slot: number, shift: number): void {
+  /**
+   * Horizontal pass of the RGB byte row at `rgb[offset]` into ring `slot`, in 1/2^(14-shift) units.
+   * A row byte for byte the same as the last one filtered (at the same `shift`) is not filtered
+   * again: that row's filtered copy goes into `slot`, and the answer is true.
+   */
+  filterBytes(rgb: Uint8Array, offset: number, slot: number, shift: number): boolean {
     if (!this.lease.live()) throw spent();
-    this.bytes.set(rgb.subarray(offset, offset + this.srcWidth * 3), this.src);
-    this.k.hfilter(
-      this.src,
-      this.ring + slot * this.ringStride,
-      this.weights,
-      this.starts,
-      this.dstWidth,
-      this.quads,
-      shift,
-    );
+    const n = this.srcWidth * 3;
+    const into = this.last === 0 ? 1 : 0;
+    const at = this.src[into];
+    this.bytes.set(rgb.subarray(offset, offset + n), at);
+    if (this.last >= 0 && shift === this.lastShift && this.k.sameBytes(at, this.src[this.last]!, n) === 1) {
+      if (slot !== this.lastSlot) {
+        const from = this.ring + this.lastSlot * this.ringStride;
+        this.bytes.copyWithin(this.ring + slot * this.ringStride, from, from + this.rowLen * 4);
+        this.lastSlot = slot;
+      }
+      return true;
+    }
+    this.last = into;
+    this.lastSlot = slot;
+    this.lastShift = shift;
+    this.k.hfilter(at, this.ring + slot * this.ringStride, this.weights, this.starts, this.dstWidth, this.quads, shift);
+    return false;
   }
 
   /** Vertical pass: `n` ring slots with weights `taps[first..]` into `out[outAt..]`, clamped bytes. */

@@ -107,6 +107,12 @@ export class SimdResampleKernels {
   private last = -1;
   private lastSlot = -1;
   private lastShift = -1;
+  /**
+   * Which row area of the ring each slot reads (its own, unless it repeats a row another slot
+   * holds): a repeat shares the area instead of copying it, and a new row is filtered into an area
+   * no other slot reads.
+   */
+  private readonly areaOf: Int32Array;
   private readonly ring: number;
   private readonly ringStride: number;
   private readonly rowPtrs: number;
@@ -138,6 +144,7 @@ export class SimdResampleKernels {
     this.src = [take(srcWidth * 3 + this.quads * 12 + 16), take(srcWidth * 3 + this.quads * 12 + 16)];
     this.ringStride = this.chunks * 64 + 16;
     this.ring = take(ringRows * this.ringStride);
+    this.areaOf = Int32Array.from({ length: ringRows }, (_, slot) => slot);
     this.rowPtrs = take(ringRows * 4);
     this.rowTaps = take(ringRows * 4);
     this.outRow = take(this.chunks * 16);
@@ -161,10 +168,10 @@ export class SimdResampleKernels {
     return this.k.memory.buffer.byteLength;
   }
 
-  /** The ring slot as i32 values (R G B per output pixel), for rows filtered in JS. */
+  /** The ring slot's row as i32 values (R G B per output pixel); rows filtered in JS are written there. */
   ringRow(slot: number): Int32Array {
     if (!this.lease.live()) throw spent();
-    const at = (this.ring + slot * this.ringStride) >> 2;
+    const at = (this.ring + this.areaOf[slot]! * this.ringStride) >> 2;
     return this.words.subarray(at, at + this.rowLen);
   }
 
@@ -180,18 +187,29 @@ export class SimdResampleKernels {
     const at = this.src[into];
     this.bytes.set(rgb.subarray(offset, offset + n), at);
     if (this.last >= 0 && shift === this.lastShift && this.k.sameBytes(at, this.src[this.last]!, n) === 1) {
-      if (slot !== this.lastSlot) {
-        const from = this.ring + this.lastSlot * this.ringStride;
-        this.bytes.copyWithin(this.ring + slot * this.ringStride, from, from + this.rowLen * 4);
-        this.lastSlot = slot;
-      }
+      this.areaOf[slot] = this.areaOf[this.lastSlot]!;
+      this.lastSlot = slot;
       return true;
     }
     this.last = into;
     this.lastSlot = slot;
     this.lastShift = shift;
-    this.k.hfilter(at, this.ring + slot * this.ringStride, this.weights, this.starts, this.dstWidth, this.quads, shift);
+    const area = this.freeArea(slot);
+    this.areaOf[slot] = area;
+    this.k.hfilter(at, this.ring + area * this.ringStride, this.weights, this.starts, this.dstWidth, this.quads, shift);
     return false;
+  }
+
+  /** A row area no slot but `slot` reads: its own if unshared (the ring has an area per slot, so one is always free). */
+  private freeArea(slot: number): number {
+    const areas = this.areaOf;
+    for (let i = -1; i < areas.length; i++) {
+      const area = i < 0 ? areas[slot]! : i;
+      let read = false;
+      for (let t = 0; t < areas.length && !read; t++) read = t !== slot && areas[t] === area;
+      if (!read) return area;
+    }
+    throw new Error("resampler ring: no free row area");
   }
 
   /** Vertical pass: `n` ring slots with weights `taps[first..]` into `out[outAt..]`, clamped bytes. */
@@ -208,7 +226,7 @@ export class SimdResampleKernels {
     const ptrs = this.rowPtrs >> 2,
       weights = this.rowTaps >> 2;
     for (let t = 0; t < n; t++) {
-      this.words[ptrs + t] = this.ring + slots[t]! * this.ringStride;
+      this.words[ptrs + t] = this.ring + this.areaOf[slots[t]!]! * this.ringStride;
       this.words[weights + t] = taps[first + t]!;
     }
     this.k.vfilter(this.rowPtrs, this.rowTaps, n, this.outRow, this.chunks, shift);

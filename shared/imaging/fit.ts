@@ -824,10 +824,15 @@ function searchPrepared(
    * quality a bisection would find, from fewer estimates. ln(size) is close to linear in quality,
    * so each step tries where the line through the last two qualities estimated crosses the budget
    * (a secant step, clamped inside the bracket); after SECANT_STEPS, the middle, so a curved
-   * stretch cannot stall it.
+   * stretch cannot stall it. `probe`, a quality inside the bracket, is estimated first and narrows
+   * it: the same answer where the estimates grow with quality, from fewer of them where it is near.
    */
-  const guess = (low: number, high: number) => {
+  const guess = (low: number, high: number, probe?: number) => {
     if (predicted(high) <= maxBytes) return high;
+    if (probe !== undefined && probe > low && probe < high) {
+      if (predicted(probe) <= maxBytes) low = probe;
+      else high = probe;
+    }
     if (predicted(low) > maxBytes) return low;
     const aim = Math.log(maxBytes);
     // The line goes through the last two qualities estimated (the bracket's ends at first).
@@ -852,9 +857,12 @@ function searchPrepared(
     high = highest;
   let fits: number | undefined;
   let hint = known === undefined ? undefined : Math.max(low, Math.min(high, known));
+  // Where the table choice's sample put the budget: the first guess looks there first ("Fewer estimates").
+  let probe = prepared.budgetQuality === undefined ? undefined : Math.round(prepared.budgetQuality);
   while (low <= high) {
-    const q = hint ?? guess(low, high);
+    const q = hint ?? guess(low, high, probe);
     hint = undefined;
+    probe = undefined;
     counter.attempts++;
     const size = prepared.sizeAt(q);
     sizes.set(q, size);

@@ -400,6 +400,11 @@ export interface PreparedJpeg {
   errorAt(quality: number, tables?: string): number;
   /** Name of the base tables in use ("annex-k" until chooseTables picks). */
   tables: string;
+  /**
+   * Where chooseTables' sample put the chosen tables' size at its `maxBytes` (a fractional quality;
+   * undefined before it chose, or where nothing fitted at `minQuality`): where a search may look first.
+   */
+  budgetQuality: number | undefined;
   /** WASM memory the SIMD colour conversion + DCT used (0 on the JS path). */
   wasmBytes: number;
 }
@@ -621,17 +626,17 @@ type RateDistortion = (quality: number) => { bytes: number; error: number };
  * The error at exactly `maxBytes` between `low` (within the budget) and `maxQuality`: ln(bytes) is
  * close to linear in quality away from 100, so secant steps (a bisection when a step leaves most of
  * the bracket) narrow it to a few qualities, then the error is interpolated (log-log) at the budget
- * between the bracketing qualities. The error at `maxQuality` when that fits.
+ * between the bracketing qualities, and so is the quality. The error at `maxQuality` when that fits.
  */
 function errorAtBudget(
   sample: RateDistortion,
   maxBytes: number,
   lowest: { q: number; bytes: number; error: number },
   maxQuality: number,
-): number {
+): { error: number; quality: number } {
   let low = lowest;
   let high = { q: maxQuality, ...sample(maxQuality) };
-  if (high.bytes <= maxBytes) return high.error;
+  if (high.bytes <= maxBytes) return { error: high.error, quality: maxQuality };
   for (let step = 0; step < 5 && high.q - low.q > 3; step++) {
     const t = (Math.log(maxBytes) - Math.log(low.bytes)) / (Math.log(high.bytes) - Math.log(low.bytes));
     let q = Math.min(high.q - 1, Math.max(low.q + 1, Math.round(low.q + t * (high.q - low.q))));
@@ -640,8 +645,14 @@ function errorAtBudget(
     if (at.bytes <= maxBytes) low = at;
     else high = at;
   }
-  const t = (Math.log(maxBytes) - Math.log(low.bytes)) / (Math.log(high.bytes) - Math.log(low.bytes));
-  return Math.exp(Math.log(low.error) + Math.min(1, Math.max(0, t)) * (Math.log(high.error) - Math.log(low.error)));
+  const t = Math.min(
+    1,
+    Math.max(0, (Math.log(maxBytes) - Math.log(low.bytes)) / (Math.log(high.bytes) - Math.log(low.bytes))),
+  );
+  return {
+    error: Math.exp(Math.log(low.error) + t * (Math.log(high.error) - Math.log(low.error))),
+    quality: low.q + t * (high.q - low.q),
+  };
 }
 
 /**
@@ -842,6 +853,8 @@ function codeCoefficients(
     return m;
   };
 
+  let budgetQuality: number | undefined;
+
   return {
     width,
     height,
@@ -849,6 +862,9 @@ function codeCoefficients(
     wasmBytes: simd?.wasmBytes ?? 0,
     get tables() {
       return tablesName;
+    },
+    get budgetQuality() {
+      return budgetQuality;
     },
     errorAt(quality, tables) {
       const inUse = bases;
@@ -861,7 +877,7 @@ function codeCoefficients(
     },
     chooseTables(maxBytes, minQuality, maxQuality) {
       const sample: RateDistortion = (quality) => sampleRateDistortion(quality, sampleStride);
-      let best: { name: string; bases: QuantBases; error: number } | undefined;
+      let best: { name: string; bases: QuantBases; error: number; quality: number } | undefined;
       let smallest: { name: string; bases: QuantBases; bytes: number } | undefined;
       for (const [name, candidate] of TABLE_CANDIDATES) {
         if (!CHOICES.has(name)) continue;
@@ -869,10 +885,11 @@ function codeCoefficients(
         const low = { q: minQuality, ...sample(minQuality) };
         if (!smallest || low.bytes < smallest.bytes) smallest = { name, bases: candidate, bytes: low.bytes };
         if (low.bytes > maxBytes) continue;
-        const error = errorAtBudget(sample, maxBytes, low, maxQuality);
-        if (!best || error < best.error) best = { name, bases: candidate, error };
+        const { error, quality } = errorAtBudget(sample, maxBytes, low, maxQuality);
+        if (!best || error < best.error) best = { name, bases: candidate, error, quality };
       }
       const chosen = best ?? smallest!;
+      budgetQuality = best?.quality;
       bases = chosen.bases;
       tablesName = chosen.name;
       measured.clear();

@@ -122,7 +122,9 @@ export function boxFactor(ratio: number): number {
  * of the window. Rows outside the window's filter support are skipped cheaply (`wantsRow`). Each
  * source row is (box-summed and) filtered horizontally once into a ring of `maxTaps` rows; a
  * destination row is written as soon as its last source row arrives, so the only large buffer is
- * the output.
+ * the output. With the SIMD module, a row equal to the one before is not filtered again, and a
+ * destination row whose taps all read one such run, as the row above's did, is copied from it
+ * (docs/vision-decisions.md, "Repeated rows resampled once").
  */
 export class StreamingResampler {
   private readonly boxX: number;
@@ -147,6 +149,14 @@ export class StreamingResampler {
   private readonly simd?: SimdResampleKernels;
   private readonly withSimd: boolean;
   private readonly slots: Int32Array;
+  /**
+   * Per ring slot, which content its filtered row has: the first grid row of its run of rows the
+   * SIMD pass found byte for byte the same (a repeat keeps the number of the row it repeats).
+   */
+  private readonly contents: Int32Array;
+  /** The content of the last row pushed, and of every tap of the last row emitted (-1: mixed). */
+  private lastContent = -1;
+  private emittedContent = -1;
   /**
    * Where a destination row starts in its source row (in pixels), when every output is one source
    * pixel in place (no box stage, one tap of the whole unit on both axes, columns in a run): rows
@@ -186,6 +196,7 @@ export class StreamingResampler {
       this.copyFrom = h.start[0]!;
       this.ring = [];
       this.slots = new Int32Array(0);
+      this.contents = new Int32Array(0);
       this.acc = new Int32Array(0);
       this.boxSums = new Int32Array(0);
       return;
@@ -199,6 +210,7 @@ export class StreamingResampler {
       this.ring = Array.from({ length: ringRows }, () => new Int32Array(dstWidth * 3));
     }
     this.slots = new Int32Array(ringRows);
+    this.contents = new Int32Array(ringRows).fill(-1);
     this.acc = new Int32Array(this.simd ? 0 : dstWidth * 3);
     this.boxSums = new Int32Array(this.boxX > 1 || this.boxY > 1 ? this.gridWidth * 3 : 0);
   }
@@ -228,8 +240,11 @@ export class StreamingResampler {
       return;
     }
     if (this.boxSums.length === 0) {
-      if (this.simd) this.simd.filterBytes(rgb, offset, row % this.ring.length, 14 - ROW_SHIFT);
-      else this.filterRow(rgb, offset, this.ring[row % this.ring.length]!, 14 - ROW_SHIFT, 1);
+      const slot = row % this.ring.length;
+      if (this.simd) {
+        if (!this.simd.filterBytes(rgb, offset, slot, 14 - ROW_SHIFT)) this.lastContent = row;
+        this.contents[slot] = this.lastContent;
+      } else this.filterRow(rgb, offset, this.ring[row % this.ring.length]!, 14 - ROW_SHIFT, 1);
       this.emitThrough(row);
       return;
     }
@@ -363,7 +378,20 @@ export class StreamingResampler {
       const n = v.count[y]!;
       if (first + n - 1 > row) return;
       if (this.simd) {
-        for (let t = 0; t < n; t++) this.slots[t] = (first + t) % ring.length;
+        let content = this.contents[first % ring.length]!;
+        for (let t = 0; t < n; t++) {
+          const slot = (first + t) % ring.length;
+          this.slots[t] = slot;
+          if (this.contents[slot] !== content) content = -1;
+        }
+        if (content >= 0 && content === this.emittedContent) {
+          // Every tap reads the same row, as every tap of the row above did: the taps sum to exactly
+          // V_ONE, so whatever their weights the output is that row's, the row above's bytes.
+          out.copyWithin(y * rowLen, (y - 1) * rowLen, y * rowLen);
+          this.nextY++;
+          continue;
+        }
+        this.emittedContent = content;
         this.simd.emitRow(this.slots, v.fixed, y * v.maxTaps, n, shift, out, y * rowLen);
         this.nextY++;
         continue;

@@ -8,6 +8,7 @@ export interface SimdExports {
   flattenRgba(src: number, dst: number, pixels: number): void;
   hfilter(src: number, dst: number, weights: number, starts: number, width: number, quads: number, shift: number): void;
   vfilter(rows: number, taps: number, n: number, dst: number, chunks: number, shift: number): void;
+  sameBytes(a: number, b: number, n: number): number;
   rgbToYcc(
     rgb: number,
     stride: number,

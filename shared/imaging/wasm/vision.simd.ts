@@ -101,7 +101,18 @@ export class SimdResampleKernels {
   private readonly words: Int32Array;
   private readonly weights: number;
   private readonly starts: number;
-  private readonly src: number;
+  /** Two source row areas, taken in turn, so a row can be compared with the one before it. */
+  private readonly src: [number, number];
+  /** Which of `src` holds the last row filtered (-1: none yet), its ring slot and its shift. */
+  private last = -1;
+  private lastSlot = -1;
+  private lastShift = -1;
+  /**
+   * Which row area of the ring each slot reads (its own, unless it repeats a row another slot
+   * holds): a repeat shares the area instead of copying it, and a new row is filtered into an area
+   * no other slot reads.
+   */
+  private readonly areaOf: Int32Array;
   private readonly ring: number;
   private readonly ringStride: number;
   private readonly rowPtrs: number;
@@ -130,9 +141,10 @@ export class SimdResampleKernels {
     this.weights = take(dstWidth * this.quads * 8);
     this.starts = take(dstWidth * 4);
     // Padded taps read up to a quad of pixels (plus the 16-byte load) past the row's end.
-    this.src = take(srcWidth * 3 + this.quads * 12 + 16);
+    this.src = [take(srcWidth * 3 + this.quads * 12 + 16), take(srcWidth * 3 + this.quads * 12 + 16)];
     this.ringStride = this.chunks * 64 + 16;
     this.ring = take(ringRows * this.ringStride);
+    this.areaOf = Int32Array.from({ length: ringRows }, (_, slot) => slot);
     this.rowPtrs = take(ringRows * 4);
     this.rowTaps = take(ringRows * 4);
     this.outRow = take(this.chunks * 16);
@@ -156,26 +168,48 @@ export class SimdResampleKernels {
     return this.k.memory.buffer.byteLength;
   }
 
-  /** The ring slot as i32 values (R G B per output pixel), for rows filtered in JS. */
+  /** The ring slot's row as i32 values (R G B per output pixel); rows filtered in JS are written there. */
   ringRow(slot: number): Int32Array {
     if (!this.lease.live()) throw spent();
-    const at = (this.ring + slot * this.ringStride) >> 2;
+    const at = (this.ring + this.areaOf[slot]! * this.ringStride) >> 2;
     return this.words.subarray(at, at + this.rowLen);
   }
 
-  /** Horizontal pass of the RGB byte row at `rgb[offset]` into ring `slot`, in 1/2^(14-shift) units. */
-  filterBytes(rgb: Uint8Array, offset: number, slot: number, shift: number): void {
+  /**
+   * Horizontal pass of the RGB byte row at `rgb[offset]` into ring `slot`, in 1/2^(14-shift) units.
+   * A row byte for byte the same as the last one filtered (at the same `shift`) is not filtered
+   * again: that row's filtered copy goes into `slot`, and the answer is true.
+   */
+  filterBytes(rgb: Uint8Array, offset: number, slot: number, shift: number): boolean {
     if (!this.lease.live()) throw spent();
-    this.bytes.set(rgb.subarray(offset, offset + this.srcWidth * 3), this.src);
-    this.k.hfilter(
-      this.src,
-      this.ring + slot * this.ringStride,
-      this.weights,
-      this.starts,
-      this.dstWidth,
-      this.quads,
-      shift,
-    );
+    const n = this.srcWidth * 3;
+    const into = this.last === 0 ? 1 : 0;
+    const at = this.src[into];
+    this.bytes.set(rgb.subarray(offset, offset + n), at);
+    if (this.last >= 0 && shift === this.lastShift && this.k.sameBytes(at, this.src[this.last]!, n) === 1) {
+      this.areaOf[slot] = this.areaOf[this.lastSlot]!;
+      this.lastSlot = slot;
+      return true;
+    }
+    this.last = into;
+    this.lastSlot = slot;
+    this.lastShift = shift;
+    const area = this.freeArea(slot);
+    this.areaOf[slot] = area;
+    this.k.hfilter(at, this.ring + area * this.ringStride, this.weights, this.starts, this.dstWidth, this.quads, shift);
+    return false;
+  }
+
+  /** A row area no slot but `slot` reads: its own if unshared (the ring has an area per slot, so one is always free). */
+  private freeArea(slot: number): number {
+    const areas = this.areaOf;
+    for (let i = -1; i < areas.length; i++) {
+      const area = i < 0 ? areas[slot]! : i;
+      let read = false;
+      for (let t = 0; t < areas.length && !read; t++) read = t !== slot && areas[t] === area;
+      if (!read) return area;
+    }
+    throw new Error("resampler ring: no free row area");
   }
 
   /** Vertical pass: `n` ring slots with weights `taps[first..]` into `out[outAt..]`, clamped bytes. */
@@ -192,7 +226,7 @@ export class SimdResampleKernels {
     const ptrs = this.rowPtrs >> 2,
       weights = this.rowTaps >> 2;
     for (let t = 0; t < n; t++) {
-      this.words[ptrs + t] = this.ring + slots[t]! * this.ringStride;
+      this.words[ptrs + t] = this.ring + this.areaOf[slots[t]!]! * this.ringStride;
       this.words[weights + t] = taps[first + t]!;
     }
     this.k.vfilter(this.rowPtrs, this.rowTaps, n, this.outRow, this.chunks, shift);

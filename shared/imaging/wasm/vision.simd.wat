@@ -440,6 +440,46 @@
       (i16x8.add (i16x8.mul (i16x8.sub (local.get $k255) (local.get $a)) (local.get $k255)) (local.get $k128))))
     (i16x8.shr_u (i16x8.add (local.get $v) (i16x8.shr_u (local.get $v) (i32.const 8))) (i32.const 8)))
 
+  ;; Whether the `n` bytes at $a and at $b are the same: 1 or 0. 64 bytes a step (their XORs OR-ed,
+  ;; one branch a step), then 16, then byte by byte; both areas are read only within their `n` bytes.
+  ;; The resampler asks it of each source row against the last one (a UI screenshot repeats rows:
+  ;; the computer-use session's 62 %), and a repeat takes the last row's filtered copy instead of
+  ;; the horizontal pass (docs/vision-decisions.md, "Repeated rows resampled once").
+  (func (export "sameBytes") (param $a i32) (param $b i32) (param $n i32) (result i32)
+    (local $end i32)
+    (local.set $end (i32.add (local.get $a) (local.get $n)))
+    (block $bytes
+      (loop $wide
+        (br_if $bytes (i32.gt_u (i32.add (local.get $a) (i32.const 64)) (local.get $end)))
+        (if (v128.any_true (v128.or
+              (v128.or
+                (v128.xor (v128.load (local.get $a)) (v128.load (local.get $b)))
+                (v128.xor (v128.load offset=16 (local.get $a)) (v128.load offset=16 (local.get $b))))
+              (v128.or
+                (v128.xor (v128.load offset=32 (local.get $a)) (v128.load offset=32 (local.get $b)))
+                (v128.xor (v128.load offset=48 (local.get $a)) (v128.load offset=48 (local.get $b))))))
+          (then (return (i32.const 0))))
+        (local.set $a (i32.add (local.get $a) (i32.const 64)))
+        (local.set $b (i32.add (local.get $b) (i32.const 64)))
+        (br $wide)))
+    (block $tail
+      (loop $narrow
+        (br_if $tail (i32.gt_u (i32.add (local.get $a) (i32.const 16)) (local.get $end)))
+        (if (v128.any_true (v128.xor (v128.load (local.get $a)) (v128.load (local.get $b))))
+          (then (return (i32.const 0))))
+        (local.set $a (i32.add (local.get $a) (i32.const 16)))
+        (local.set $b (i32.add (local.get $b) (i32.const 16)))
+        (br $narrow)))
+    (block $done
+      (loop $byte
+        (br_if $done (i32.ge_u (local.get $a) (local.get $end)))
+        (if (i32.ne (i32.load8_u (local.get $a)) (i32.load8_u (local.get $b)))
+          (then (return (i32.const 0))))
+        (local.set $a (i32.add (local.get $a) (i32.const 1)))
+        (local.set $b (i32.add (local.get $b) (i32.const 1)))
+        (br $byte)))
+    (i32.const 1))
+
   ;; Horizontal pass of one RGB byte row: for each output pixel x, taps come in quads of 4 source
   ;; pixels (12 bytes, read as one 16-byte load); its weights are 4 i16 per quad (w0 w1 w2 w3), read
   ;; 8 at a time (two quads a load) and spread by i32 lane splats (pshufd: no mask) into

@@ -10,7 +10,8 @@
  * - `cap<MB>` (e.g. `cap128`): the heap capped like a deployed isolate's (`--max-heap-size=<MB>`):
  *   does the request still succeed? The smallest cap it succeeds under is what it needs.
  * After the answer, a forced collection: what the isolate keeps (its fit memory, the compiled code).
- * PROXY_MEMORY_TIMELINE=1 prints each inspector reading with its time.
+ * PROXY_MEMORY_TIMELINE=1 prints each inspector reading with its time; PROXY_MEMORY_REQUESTS=2 sends a
+ * second request of other screenshots after the first, to the same isolate (its fit memory full).
  *
  * Needs a `wrangler` that passes V8 flags on to workerd, in each checkout's node_modules
  * (bench/gc-log.ts says how). A tool, not a benchmark of its own.
@@ -32,6 +33,10 @@ async function main() {
   const modes = (process.env.PROXY_MEMORY_MODES ?? "watch,cap128").split(",") as MemoryMode[];
   const tag = `mem${Date.now().toString(36)}`;
   const { body, images } = await memoryRequest(tag);
+  // PROXY_MEMORY_REQUESTS=2: a second request of other screenshots on the same isolate, after the first.
+  const bodies = [body];
+  for (let i = 1; i < Number(process.env.PROXY_MEMORY_REQUESTS ?? 1); i++)
+    bodies.push((await memoryRequest(tag, 500 + 1000 * i)).body);
   console.log(
     `${(body.length / 1e6).toFixed(1)} MB, ${images} screenshots; ${new Date().toISOString()}, load average ${load()}`,
   );
@@ -40,7 +45,7 @@ async function main() {
     const order = checkouts.flatMap((checkout) => modes.map((mode) => ({ checkout, mode })));
     order.sort(() => Math.random() - 0.5);
     for (const { checkout, mode } of order) {
-      const row = await memoryRun(checkout, mode, body, tag, run);
+      const row = await memoryRun(checkout, mode, bodies, tag, run);
       console.log(memoryTableRow(row));
       if (process.env.PROXY_MEMORY_TIMELINE === "1") console.log(`    readings: ${row.timeline}`);
     }

@@ -34,8 +34,6 @@ const ALL_STEPS = [
   "new-memory-set",
   "new-b64-decode",
   "new-to-base64",
-  "loop-b64-decode",
-  "loop-to-base64",
   "new-store-json",
   "native-to-base64",
   "native-from-base64",

@@ -3,7 +3,8 @@
  * the same run (docs/proxy.md): the latency a 200-message request without images gains through the
  * proxy, when a streamed answer's first event arrives, and what a 60-screenshot request costs the
  * first time (every screenshot fitted) and the next time (every fit a hash hit in KV), and the
- * memory workerd takes for a 32 MB request of 100 screenshots (its peak resident size over idle).
+ * memory a 32 MB request of 100 screenshots takes (workerd's peak resident size over idle, the
+ * isolate's heap; with a wrangler that passes V8 flags on, V8's collection log and a capped heap).
  * The computer-use session is proxy-session.bench.ts, which `npm run bench -- proxy` runs too.
  * Run: npm run bench -- proxy (PROXY_BENCH_ONLY_MEMORY=1: the memory row alone)
  */
@@ -242,7 +243,7 @@ async function memoryRow(stack: LocalStack, proxied: string, tag: string): Promi
     "",
     MEMORY_TABLE_HEAD,
   );
-  for (const mode of ["watch", "cap128"]) lines.push(memoryTableRow(await memoryRun(".", mode, body, tag, 1)));
+  for (const mode of ["watch", "cap128"]) lines.push(memoryTableRow(await memoryRun(".", mode, [body], tag, 1)));
   return lines;
 }
 

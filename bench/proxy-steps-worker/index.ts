@@ -5,7 +5,7 @@
  */
 import { decodeUtf8Body, encodeJson, parseJsonText } from "../../shared/http/body";
 import { sha256Hex } from "../../shared/hash";
-import { decodeBase64Loop, decodeImageData, toBase64, toBase64Loop } from "../../shared/media/data-url";
+import { decodeImageData, toBase64 } from "../../shared/media/data-url";
 import { FitMemory } from "../../shared/proxy/fit-memo";
 import { TextSet } from "../../shared/text-map";
 
@@ -95,9 +95,6 @@ const STEPS: Record<string, () => number | Promise<number>> = {
   },
   "new-b64-decode": () => decodeImageData(lastImage()).bytes.byteLength,
   "new-to-base64": () => toBase64(fitBytes).length,
-  // The project's own loops, which the two steps above use only where the runtime has no base64.
-  "loop-b64-decode": () => decodeBase64Loop(lastImage()).byteLength,
-  "loop-to-base64": () => toBase64Loop(fitBytes).length,
   // The runtime's own base64 (TC39 Uint8Array base64) where it has one; -1 where it has none.
   "native-to-base64": () => (fitBytes as unknown as { toBase64?: () => string }).toBase64?.().length ?? -1,
   "native-from-base64": () =>

@@ -25,10 +25,6 @@ const invalid = () =>
     { details: [{ path: ["image", "data"], message: "invalid base64" }] },
   );
 
-/** TC39's `Uint8Array.fromBase64` and `toBase64` (workerd and Deno have them; Node 20 does not). */
-const fromBase64 = (Uint8Array as unknown as { fromBase64?: (text: string) => Uint8Array<ArrayBuffer> }).fromBase64;
-const nativeToBase64 = (Uint8Array.prototype as unknown as { toBase64?: (this: Uint8Array) => string }).toBase64;
-
 /**
  * Decodes base64 or a `data:<type>;base64,` URL. Whitespace is ignored; padding is optional.
  * @returns the bytes and the media type a data: URL declared, if any
@@ -43,25 +39,6 @@ export function decodeImageData(text: string): { bytes: Uint8Array; declaredType
     declaredType = header.replace(/;base64$/i, "") || undefined;
     payload = payload.slice(comma + 1);
   }
-  // The runtime's own decoder where it has one (workerd, Deno), for the standard alphabet: it reads
-  // a screenshot's base64 about 15 times faster than the loop (docs/speed.md). It skips a form feed,
-  // which the loop refuses; anything it refuses (base64url, odd padding) is left to the loop.
-  if (fromBase64 !== undefined && !payload.includes("\f")) {
-    try {
-      return { bytes: fromBase64(payload), declaredType };
-    } catch {
-      // Judged by the loop.
-    }
-  }
-  return { bytes: decodeBase64Loop(payload), declaredType };
-}
-
-/**
- * The project's own decoder, which judges every payload the runtime's refuses: whitespace (space,
- * tab, CR, LF) is skipped, padding is optional and up to two `=` at the end, base64url's `-` and
- * `_` are read too. Exported for the test that holds the runtime's decoder to it.
- */
-export function decodeBase64Loop(payload: string): Uint8Array {
   const out = new Uint8Array(Math.floor((payload.length * 3) / 4) + 3);
   let length = 0;
   let buffer = 0;
@@ -84,7 +61,7 @@ export function decodeBase64Loop(payload: string): Uint8Array {
     }
   }
   if (padding > 2 || bits >= 6) throw invalid();
-  return out.subarray(0, length);
+  return { bytes: out.subarray(0, length), declaredType };
 }
 
 /** `data:<mediaType>;base64,` followed by `base64`. */
@@ -133,20 +110,11 @@ const PAD = 0x3d; // "="
 
 /**
  * Standard base64 (with padding) of `bytes`; web-standard, no Buffer/btoa round trip through binary
- * strings. The runtime's own writer where it has one (workerd, Deno): the same text, about 3 times
- * faster on a fit in workerd (docs/speed.md).
+ * strings. Written as ASCII bytes and decoded once: built by string concatenation, a 190 KB fit's
+ * text left about 2.3 MB of intermediate strings for the collector (docs/speed.md, "A computer-use
+ * turn through the proxy").
  */
 export function toBase64(bytes: Uint8Array): string {
-  return nativeToBase64 !== undefined ? nativeToBase64.call(bytes) : toBase64Loop(bytes);
-}
-
-/**
- * The project's own writer, where the runtime has none (Node 20); exported for the test that holds
- * the runtime's to it. Written as ASCII bytes and decoded once: built by string concatenation, a
- * 190 KB fit's text left about 2.3 MB of intermediate strings for the collector (docs/speed.md, "A
- * computer-use turn through the proxy").
- */
-export function toBase64Loop(bytes: Uint8Array): string {
   const out = new Uint8Array(Math.ceil(bytes.length / 3) * 4);
   const full = bytes.length - (bytes.length % 3);
   let o = 0;

@@ -10,19 +10,15 @@
  * profiler's own work moves the collections (a mark-compact after each sampled turn), so count
  * them in a run without it.
  *
- * Needs a `wrangler` whose miniflare passes MINIFLARE_WORKERD_V8_FLAGS on to workerd's config
- * (wrangler 4.86's does not; a throwaway copy of its `miniflare/dist/src/index.js` with
- * `v8Flags: process.env.MINIFLARE_WORKERD_V8_FLAGS.split(" ")` beside `structuredLogging` does),
- * in each checkout's node_modules. A tool, not a benchmark of its own.
+ * Needs a `wrangler` that passes V8 flags on to workerd, in each checkout's node_modules
+ * (bench/gc-log.ts says how). A tool, not a benchmark of its own.
  * PROXY_GC_V8_FLAGS adds V8 flags (e.g. `--trace-gc-verbose`: each space's size at each collection,
  * left in the log, whose path is printed).
  * Run: PROXY_GC_SIDES=<checkout>,<checkout> npx tsx bench/proxy-gc.ts
  */
 import { execSync } from "node:child_process";
-import { chmodSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
-import { createRequire } from "node:module";
-import { tmpdir } from "node:os";
-import { basename, join, resolve } from "node:path";
+import { basename, resolve } from "node:path";
+import { type GcEvent, type GcLog, gcLog, newGcEvents, teeingWorkerd } from "./gc-log";
 import { startLocalStack } from "../scripts/local-stack";
 import { FIRST_TURN, LAST_TURN, screenshot, send, turnBody } from "./computer-use-session";
 import { inspectorSession } from "./inspector";
@@ -30,11 +26,8 @@ import { median } from "./stats";
 
 interface Side {
   name: string;
-  log: string;
+  log: GcLog;
   stack: Awaited<ReturnType<typeof startLocalStack>>;
-  read: number;
-  /** Lines two threads wrote into each other, not counted. */
-  garbled: number;
   rows: { new: Counted[]; seen: Counted[] };
   sampled: Map<string, number>;
 }
@@ -47,36 +40,6 @@ interface Counted {
   after: number[];
 }
 
-/** The GC events written to `side.log` since the last read (`--trace-gc-nvp`: one JSON object a line). */
-function newEvents(side: Side): GcEvent[] {
-  const text = readFileSync(side.log, "utf8");
-  // Whole lines only: the tee may be halfway through one.
-  const end = text.lastIndexOf("\n") + 1;
-  const fresh = text.slice(side.read, Math.max(side.read, end));
-  side.read = Math.max(side.read, end);
-  const events: GcEvent[] = [];
-  for (const line of fresh.split("\n")) {
-    const json = /GC: (\{.*\})\s*$/.exec(line)?.[1];
-    if (json === undefined) continue;
-    try {
-      events.push(JSON.parse(json) as GcEvent);
-    } catch {
-      // Two threads' lines run together: not counted (rare).
-      side.garbled += 1;
-    }
-  }
-  return events;
-}
-
-interface GcEvent {
-  /** "s": a scavenge; anything else a full collection. */
-  gc: string;
-  /** Bytes the scavenge moved into the old generation. */
-  promoted?: number;
-  /** The heap's object bytes after the collection. */
-  end_object_size?: number;
-}
-
 function count(events: GcEvent[]): Counted {
   const majors = events.filter((event) => event.gc !== "s");
   return {
@@ -87,32 +50,19 @@ function count(events: GcEvent[]): Counted {
   };
 }
 
-/** A wrapper that runs `checkout`'s workerd with its standard output teed to `log`. */
-function teeing(checkout: string, log: string): string {
-  const wrangler = createRequire(join(resolve(checkout), "node_modules/wrangler/package.json"));
-  const workerd = (wrangler("workerd") as { default: string }).default;
-  const script = join(mkdtempSync(join(tmpdir(), "proxy-gc-")), "workerd");
-  writeFileSync(script, `#!/bin/bash\nexec ${JSON.stringify(workerd)} "$@" > >(tee -a ${JSON.stringify(log)})\n`);
-  chmodSync(script, 0o755);
-  return script;
-}
-
 async function main() {
   const checkouts = (process.env.PROXY_GC_SIDES ?? ".").split(",").filter(Boolean);
   const sample = process.env.PROXY_GC_SAMPLE === "1";
   const sides: Side[] = [];
   for (const checkout of checkouts) {
-    const log = join(mkdtempSync(join(tmpdir(), "proxy-gc-log-")), "workerd.log");
-    writeFileSync(log, "");
-    process.env.MINIFLARE_WORKERD_PATH = teeing(checkout, log);
+    const log = gcLog();
+    process.env.MINIFLARE_WORKERD_PATH = teeingWorkerd(checkout, log);
     process.env.MINIFLARE_WORKERD_V8_FLAGS = `--trace-gc-nvp ${process.env.PROXY_GC_V8_FLAGS ?? ""}`.trim();
     const stack = await startLocalStack({ cwd: checkout, args: ["--minify=false"] });
     sides.push({
       name: basename(resolve(checkout)),
       log,
       stack,
-      read: 0,
-      garbled: 0,
       rows: { new: [], seen: [] },
       sampled: new Map(),
     });
@@ -133,7 +83,7 @@ async function main() {
       const body = turnBody(task, shots, turn, false);
       for (const side of [...sides].sort(() => Math.random() - 0.5)) {
         const url = `${side.stack.url}/anthropic/v1/messages`;
-        newEvents(side);
+        newGcEvents(side.log);
         const inspector = sessions.get(side);
         await inspector?.call("HeapProfiler.startSampling", {
           samplingInterval: 16 * 1024,
@@ -150,7 +100,7 @@ async function main() {
             const { profile } = await inspector.call<{ profile: { head: HeapNode } }>("HeapProfiler.stopSampling");
             if (profile) tally(profile.head, side.sampled);
           }
-          side.rows[row].push(count(newEvents(side)));
+          side.rows[row].push(count(newGcEvents(side.log).events));
         }
       }
     }
@@ -176,9 +126,9 @@ async function main() {
         `| ${side.name} ${row} | ${majors} | ${(majors / turns).toFixed(2)} | ${mean(counted.map((c) => c.scavenges)).toFixed(2)} | ${mean(promoted).toFixed(2)} / ${median(promoted).toFixed(2)} | ${after.length ? median(after).toFixed(1) : "-"} |`,
       );
     }
-  for (const side of sides) console.log(`${side.name}: workerd's log ${side.log}`);
+  for (const side of sides) console.log(`${side.name}: workerd's log ${side.log.path}`);
   for (const side of sides)
-    if (side.garbled > 0) console.log(`${side.name}: ${side.garbled} garbled GC lines not counted`);
+    if (side.log.garbled > 0) console.log(`${side.name}: ${side.log.garbled} garbled GC lines not counted`);
   if (sample)
     for (const side of sides) {
       const total = [...side.sampled.values()].reduce((a, b) => a + b, 0);

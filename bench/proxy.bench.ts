@@ -3,13 +3,25 @@
  * the same run (docs/proxy.md): the latency a 200-message request without images gains through the
  * proxy, when a streamed answer's first event arrives, and what a 60-screenshot request costs the
  * first time (every screenshot fitted) and the next time (every fit a hash hit in KV), and the
- * memory workerd takes for a 32 MB request of 100 screenshots (its peak resident size over idle).
+ * memory a 32 MB request of 100 screenshots takes (workerd's peak resident size over idle, the
+ * isolate's heap; with a wrangler that passes V8 flags on, V8's collection log and a capped heap).
  * The computer-use session is proxy-session.bench.ts, which `npm run bench -- proxy` runs too.
  * Run: npm run bench -- proxy (PROXY_BENCH_ONLY_MEMORY=1: the memory row alone)
  */
 import { readFileSync, writeFileSync } from "node:fs";
-import { encodePng, photoPixels, screenshotPixels } from "../test/fixtures/images";
+import { encodePng, screenshotPixels } from "../test/fixtures/images";
+import { v8FlagsReachWorkerd } from "./gc-log";
 import { inspectorSession } from "./inspector";
+import {
+  base64,
+  heapReading,
+  MEMORY_TABLE_HEAD,
+  memoryRequest,
+  memoryRun,
+  memoryTableRow,
+  screenshotSession,
+  watchHeap,
+} from "./proxy-memory-request";
 import { type LocalStack, startLocalStack } from "../scripts/local-stack";
 import { answerTimes, median, ms, percentile, timed } from "./stats";
 import { startBare } from "./bare-worker/start";
@@ -48,8 +60,6 @@ async function interleaved<T>(rounds: number, sides: readonly (() => Promise<T>)
   }
   return samples;
 }
-
-const base64 = (bytes: Uint8Array) => Buffer.from(bytes).toString("base64");
 
 async function main() {
   const stack = await startLocalStack();
@@ -151,25 +161,6 @@ async function main() {
   }
 }
 
-/** A task, then one screenshot tool call per image, each answered with its image. */
-function screenshotSession(task: string, shots: readonly string[]): unknown[] {
-  const messages: unknown[] = [{ role: "user", content: task }];
-  shots.forEach((data, i) => {
-    messages.push({ role: "assistant", content: [{ type: "tool_use", id: `t${i}`, name: "screenshot", input: {} }] });
-    messages.push({
-      role: "user",
-      content: [
-        {
-          type: "tool_result",
-          tool_use_id: `t${i}`,
-          content: [{ type: "image", source: { type: "base64", media_type: "image/png", data } }],
-        },
-      ],
-    });
-  });
-  return messages;
-}
-
 /**
  * The workerd process that runs the service: wrangler dev starts two, one listening on the public
  * port (its dev proxy) and one on a port of its own (the worker); the second is the one.
@@ -180,22 +171,6 @@ function workerdPid(group: number, publicUrl: string): number {
   const worker = workerds.find((w) => !w.args.includes(publicEntry)) ?? workerds[0];
   if (!worker) throw new Error(`no workerd in process group ${group}`);
   return worker.pid;
-}
-
-/**
- * The service isolate's memory through wrangler dev's inspector (Chrome DevTools protocol): the
- * JS heap in use, plus ArrayBuffer backing stores and embedder memory, in MiB.
- */
-async function isolateHeap(inspectorPort: number): Promise<{ sample(): Promise<number>; close(): void }> {
-  // An answer that does not come within 5 s is taken as none (workerd leaves some methods unanswered).
-  const { call, close } = await inspectorSession(inspectorPort, { timeoutMs: 5_000 });
-  return {
-    sample: async () => {
-      const r = await call<Record<string, number>>("Runtime.getHeapUsage");
-      return ((r.usedSize ?? 0) + (r.backingStorageSize ?? 0) + (r.embedderHeapUsedSize ?? 0)) / 1048576;
-    },
-    close,
-  };
 }
 
 /** A process's resident size and its peak since the last reset, in MB (Linux /proc). */
@@ -209,34 +184,21 @@ function residentMb(pid: number): { rss: number; peak: number } {
  * One request of about 32 MB with 100 screenshots over the embed budget, through the proxy: the
  * workerd process's peak resident size during it, over its resident size just before (the peak is
  * reset first: `clear_refs` 5). The process holds the runtime and every isolate besides this
- * request, so the growth is an upper bound on what the request took in its isolate.
+ * request, so the growth is an upper bound on what the request took in its isolate. Then the
+ * isolate: the inspector's readings during the request (a floor), what it keeps after it, and, where
+ * this checkout's wrangler passes V8 flags on to workerd (bench/gc-log.ts), the same request in a
+ * fresh `wrangler dev` twice: with V8's collection log (the heap at every collection), and with
+ * the heap capped at 128 MB like a deployed isolate's (does it still succeed?).
  */
 async function memoryRow(stack: LocalStack, proxied: string, tag: string): Promise<string[]> {
-  const shots: string[] = [];
-  // A photo-like PNG compresses poorly: about 320 KB of base64 each, 100 of them.
-  for (let bytes = 0, i = 0; bytes < 32e6; i++) {
-    shots.push(base64(await encodePng(photoPixels(400, 260, 500 + i), 400, 260, 3)));
-    bytes += shots[i]!.length;
-  }
-  const images = shots.length;
-  const messages = screenshotSession(`${tag} memory session`, shots);
-  const body = JSON.stringify({ model: MODEL, max_tokens: 64, system: `bench memory ${tag}`, messages });
+  const { body, images } = await memoryRequest(tag);
   const pid = workerdPid(stack.processGroup, proxied);
-  const heap = await isolateHeap(stack.inspectorPort);
+  const session = await inspectorSession(stack.inspectorPort, { timeoutMs: 30_000 });
   await new Promise((resolve) => setTimeout(resolve, 2_000));
   writeFileSync(`/proc/${pid}/clear_refs`, "5");
   const before = residentMb(pid);
-  const heapBefore = await heap.sample();
-  let heapPeak = heapBefore;
-  let heapSamples = 0;
-  let sampling = true;
-  const heapSampling = (async () => {
-    while (sampling) {
-      heapPeak = Math.max(heapPeak, await heap.sample());
-      heapSamples++;
-      await new Promise((resolve) => setTimeout(resolve, 10));
-    }
-  })();
+  const heapBefore = await heapReading(session);
+  const stopWatch = watchHeap(session);
   // Sampled as well, every 10 ms: the kernel's peak (VmHWM) is not kept up to date on every page.
   let sampled = before.rss;
   const sampler = setInterval(() => {
@@ -247,12 +209,13 @@ async function memoryRow(stack: LocalStack, proxied: string, tag: string): Promi
   await response.arrayBuffer();
   const took = performance.now() - start;
   clearInterval(sampler);
-  sampling = false;
-  await heapSampling;
-  heap.close();
+  const watched = await stopWatch();
+  await session.call("HeapProfiler.collectGarbage");
+  const kept = await heapReading(session);
+  session.close();
   const after = residentMb(pid);
   const peak = Math.max(after.peak, sampled);
-  return [
+  const lines = [
     `### A request of ${(body.length / 1e6).toFixed(1)} MB with ${images} screenshots (each over the embed budget)`,
     "",
     "workerd's resident size (the whole process: runtime, every isolate) just before the request,",
@@ -262,12 +225,26 @@ async function memoryRow(stack: LocalStack, proxied: string, tag: string): Promi
     "|---|---|---|---|---|---|",
     `| ${response.status} | ${response.headers.get("x-edge-fitted") ?? "-"} | ${ms(took)} | ${before.rss.toFixed(0)} | ${peak.toFixed(0)} | ${(peak - before.rss).toFixed(0)} |`,
     "",
-    `The isolate itself, from the inspector (\`Runtime.getHeapUsage\`: the JS heap in use plus ArrayBuffer backing stores and embedder memory; garbage not yet collected included): just before the request, and the largest of ${heapSamples} samples taken while it ran (the inspector answers only between the request's turns, so this is a floor on the peak, garbage included):`,
+    `The isolate from the inspector (\`Runtime.getHeapUsage\`: the JS heap's objects, garbage included, plus ArrayBuffer backing stores): just before the request, the largest of the ${watched.samples} readings workerd answered while it ran (only at some of its pauses: a floor on the peak that lands where it happens to), and what it keeps after a forced collection:`,
     "",
-    "| isolate before MiB | largest sample MiB |",
-    "|---|---|",
-    `| ${heapBefore.toFixed(1)} | ${heapPeak.toFixed(1)} |`,
+    "| before MiB | largest reading MiB (objects + backing) | kept after MiB |",
+    "|---|---|---|",
+    `| ${heapBefore.total.toFixed(1)} | ${watched.peak.total.toFixed(1)} (${watched.peak.used.toFixed(1)} + ${watched.peak.backing.toFixed(1)}) | ${kept.total.toFixed(1)} |`,
+    "",
   ];
+  if (!v8FlagsReachWorkerd(".")) {
+    lines.push(
+      "The peak from V8's collection log and the run with a capped heap need a wrangler that passes V8 flags on to workerd (bench/gc-log.ts): `bench/proxy-memory.ts` with one.",
+    );
+    return lines;
+  }
+  lines.push(
+    "The same request in a fresh `wrangler dev`, from V8's collection log (every collection: the heap's objects, garbage included, when it began; the backing stores after it; what a full collection left), then with the heap capped (`--max-heap-size=128`):",
+    "",
+    MEMORY_TABLE_HEAD,
+  );
+  for (const mode of ["watch", "cap128"]) lines.push(memoryTableRow(await memoryRun(".", mode, [body], tag, 1)));
+  return lines;
 }
 
 main().catch((error) => {

@@ -8,6 +8,7 @@
  */
 import { textTokens } from "../llm/estimate";
 import type { WireFormat } from "../llm/format";
+import { keepRecent } from "../recent";
 
 /** A sample outside these bounds is not an image's cost (a cut-off usage, a changed system prompt, a hostile answer). */
 export const LEARNED_IMAGE_TOKENS = { min: 16, max: 12_000 } as const;
@@ -45,13 +46,6 @@ export function sentShape(
   return { images, textTokens: text };
 }
 
-/** Sets `key` as the most recently used of `map`, dropping the least recently used past `limit`. */
-function touch<V>(map: Map<string, V>, key: string, value: V, limit: number): void {
-  map.delete(key);
-  map.set(key, value);
-  if (map.size > limit) map.delete(map.keys().next().value as string);
-}
-
 /**
  * The learner: `observe` each billed request of a session (its model, session key, what was sent
  * and the prompt the provider billed), `tokensPerImage` for the eviction's estimate.
@@ -66,7 +60,7 @@ export class ImageCostLearner {
     const name = model.slice(0, NAME_CHARS);
     if (!Number.isFinite(billedPrompt) || billedPrompt < 0) return;
     const before = this.sessions.get(session);
-    touch(this.sessions, session, { ...sent, prompt: billedPrompt, model: name }, SESSIONS_HELD);
+    keepRecent(this.sessions, session, { ...sent, prompt: billedPrompt, model: name }, SESSIONS_HELD);
     if (!before || before.model !== name) return;
     const added = sent.images - before.images;
     if (added < 1) return;
@@ -76,7 +70,7 @@ export class ImageCostLearner {
     const samples = learned.samples + 1;
     const tokensPerImage =
       learned.tokensPerImage + (sample - learned.tokensPerImage) / Math.min(samples, SETTLED_SAMPLES);
-    touch(this.models, name, { tokensPerImage, samples }, MODELS_HELD);
+    keepRecent(this.models, name, { tokensPerImage, samples }, MODELS_HELD);
   }
 
   /** Tokens per image learned for `model`, once it has enough samples; undefined otherwise. */

@@ -6,6 +6,7 @@
  * checks that depend on the request (token, origin, Content-Type, body limit) still run on each.
  */
 import { deepFreeze } from "../frozen";
+import { keepRecent } from "../recent";
 
 /** Bodies longer than this (characters) are not kept: a repeat is a small request. */
 export const INPUT_MEMO_CHARS = 1024;
@@ -30,16 +31,13 @@ export class InputMemo {
   /** The input kept under `key`, made the most recently used, or undefined. */
   get(key: string): unknown {
     const input = this.inputs.get(key);
-    if (input === undefined) return undefined;
-    this.inputs.delete(key);
-    this.inputs.set(key, input);
+    if (input !== undefined) keepRecent(this.inputs, key, input, INPUT_MEMO_ENTRIES);
     return input;
   }
 
   /** Keeps `input` (deep-frozen) under `key` and returns it. */
   set<T>(key: string, input: T): T {
-    this.inputs.set(key, deepFreeze(input));
-    if (this.inputs.size > INPUT_MEMO_ENTRIES) this.inputs.delete(this.inputs.keys().next().value as string);
+    keepRecent(this.inputs, key, deepFreeze(input), INPUT_MEMO_ENTRIES);
     return input;
   }
 }

@@ -32,8 +32,8 @@ interface SearchPlan {
   provider: ResolvedSearchProvider;
   key: string;
   job: SearchJob;
-  /** The last answer built from it, for the same stored answer at the same age. */
-  last?: { value: object; cache: string; age: number; cachedAt: string; body: Readonly<SearchResponse> };
+  /** The last hit's answer built from it, for a hit on the same stored answer at the same age. */
+  last?: { value: object; age: number; cachedAt: string; body: Readonly<SearchResponse> };
 }
 
 /**
@@ -93,8 +93,8 @@ export async function webSearch(ctx: RequestContext, input: SearchRequest): Prom
   const last = plan.last;
   if (
     last &&
+    answer.cache === "hit" &&
     last.value === answer.value &&
-    last.cache === answer.cache &&
     last.age === answer.age &&
     last.cachedAt === answer.cachedAt
   )
@@ -114,7 +114,6 @@ export async function webSearch(ctx: RequestContext, input: SearchRequest): Prom
   if (answer.cache === "hit" && plans.get(input) === plan)
     plan.last = {
       value: answer.value,
-      cache: answer.cache,
       age: answer.age,
       cachedAt: answer.cachedAt,
       body: deepFreeze(body),

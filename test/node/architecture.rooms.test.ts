@@ -11,7 +11,7 @@ import { describe, expect, it } from "vitest";
 import { importGraph, roomOf, upwardArrows } from "../../scripts/import-graph";
 
 const LAYERS: readonly (readonly string[])[] = [
-  ["deadline", "frozen", "hash", "nearest", "text-map"], // leaves: import nothing in shared/
+  ["deadline", "frozen", "hash", "nearest", "recent", "text-map"], // leaves: import nothing in shared/
   ["bytes"],
   ["http"], // errors, bodies, auth, validation: what every route and provider speaks
   ["media"], // an image's type and size from its first bytes, base64
